@@ -1,0 +1,57 @@
+# shardjob — developer commands. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+PKGS := ./...
+BIN := bin
+# Bounded fuzzing inside `make test` (CI); raise locally: make fuzz FUZZTIME=5m
+FUZZTIME ?= 15s
+TEST_TIMEOUT ?= 20m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_/-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build the admin and executor binaries into bin/
+	$(GO) build -o $(BIN)/shardjob-admin ./admin/cmd/shardjob-admin
+	$(GO) build -o $(BIN)/shardjob-executor ./executor/cmd/shardjob-executor
+
+.PHONY: run
+run: ## standalone mode: admin + SQLite + in-process coordinator + demo executor on http://127.0.0.1:8080
+	$(GO) run ./admin/cmd/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080
+
+.PHONY: deps
+deps: ## install missing test services (Debian packages: mariadb-server, zookeeper, chromium)
+	@bash deploy/dev/ensure-deps.sh
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l admin executor sdk web sql); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+.PHONY: test
+test: deps lint ## the whole suite with -race against real MariaDB, ZooKeeper and Chromium, then short fuzzing
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$dir/*_test.go 2>/dev/null | awk '{print $$2}'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+.PHONY: bench
+bench: deps ## run the benchmarks and print a table of figures (also written to bench.md)
+	@set -o pipefail; $(GO) test -run='^$$' -bench=. -benchmem -count=1 -timeout 60m $(PKGS) | tee bench.out
+	@$(GO) run ./admin/internal/benchtable < bench.out | tee bench.md
+	@echo "copy bench.md into docs/performance.md to record it"
+
+.PHONY: clean
+clean: ## remove build outputs (keeps data/)
+	rm -rf $(BIN) bench.out bench.md

@@ -1,0 +1,9 @@
+// Package api is the admin's HTTP surface (gin): the operator API under
+// /api/v1 (session cookie with CSRF, or bearer token; roles checked on
+// every route), the executor protocol endpoints (HMAC-signed, see
+// sdk/protocol), health endpoints and the embedded console.
+//
+// Bad input never reaches the database: bodies are size-limited, unknown
+// JSON fields are refused, and validation errors come back as 400 with a
+// message per field.
+package api

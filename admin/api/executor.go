@@ -1,0 +1,156 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// signed verifies the HMAC signature of executor requests.
+func (s *Server) signed(c *gin.Context) {
+	if _, err := s.verifier.VerifyRequest(c.Request, s.cfg.MaxBodyBytes); err != nil {
+		s.log.Warn("refused executor request", "path", c.Request.URL.Path, "remote", c.ClientIP(), "err", err)
+		code := http.StatusUnauthorized
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) || strings.Contains(err.Error(), "body larger") {
+			code = http.StatusRequestEntityTooLarge
+		}
+		c.AbortWithStatusJSON(code, protocol.Error{Error: err.Error()})
+		return
+	}
+	c.Next()
+}
+
+func decodeSigned(c *gin.Context, v any) bool {
+	if err := json.NewDecoder(c.Request.Body).Decode(v); err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, protocol.Error{Error: "invalid JSON body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func (s *Server) heartbeat(c *gin.Context) {
+	var req protocol.HeartbeatRequest
+	if !decodeSigned(c, &req) {
+		return
+	}
+	if req.InstanceID == "" || req.App == "" || req.Address == "" || len(req.InstanceID) > 191 || len(req.App) > 64 || len(req.Address) > 255 {
+		c.AbortWithStatusJSON(http.StatusBadRequest, protocol.Error{Error: "instance_id (≤191), app (≤64) and address (≤255) are required"})
+		return
+	}
+	ctx := c.Request.Context()
+	ex, err := s.st.Heartbeat(ctx, store.ExecutorInfo{
+		InstanceID: req.InstanceID, App: req.App, Address: req.Address, Capacity: max(req.Capacity, 1),
+		Version: req.Version, Handlers: req.Handlers, Draining: req.Draining,
+	})
+	if err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	if ex.App != req.App {
+		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "instance_id is registered for app " + ex.App})
+		return
+	}
+	running := make([]int64, 0, len(req.Running))
+	for _, r := range req.Running {
+		running = append(running, r.Token)
+	}
+	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds()}
+	if len(running) > 0 {
+		if err := s.st.AckAttempts(ctx, ex.ID, running); err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		stale, err := s.st.StaleTokens(ctx, ex.ID, running)
+		if err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		resp.Cancel = stale
+	}
+	dbNow, err := s.st.Now(ctx)
+	if err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	if err := s.st.RenewLeases(ctx, ex.ID, dbNow.Add(s.cfg.LostAfter).UnixMilli()); err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	if !req.Draining {
+		slots, err := s.st.UnackedFor(ctx, ex.ID, 1024)
+		if err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		resp.Assignments = scheduler.BuildAssignments(slots)
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (s *Server) results(c *gin.Context) {
+	var req protocol.ResultsRequest
+	if !decodeSigned(c, &req) {
+		return
+	}
+	resp := protocol.ResultsResponse{Accepted: []int64{}}
+	ex, err := s.st.ExecutorByInstance(c.Request.Context(), req.InstanceID)
+	if errors.Is(err, store.ErrNotFound) {
+		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "unknown instance_id: heartbeat first"})
+		return
+	}
+	if err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	for _, r := range req.Results {
+		status := r.Status
+		switch status {
+		case protocol.SlotSucceeded, protocol.SlotFailed, protocol.SlotCancelled:
+		default:
+			status = protocol.SlotFailed
+			r.Error = "executor reported unknown status " + r.Status + ": " + r.Error
+		}
+		ok, err := s.st.FinishAttempt(c.Request.Context(), store.SlotOutcome{
+			Token: r.Token, ExecutorID: ex.ID, Status: status, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+			Processed: r.Processed, Skipped: r.Skipped, Failed: r.Failed, Uncertain: r.Uncertain,
+		})
+		if err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		if ok {
+			resp.Accepted = append(resp.Accepted, r.Token)
+		} else {
+			resp.Rejected = append(resp.Rejected, r.Token)
+		}
+	}
+	if len(resp.Rejected) > 0 {
+		s.log.Info("stale results rejected (token superseded or unknown)", "instance", req.InstanceID, "tokens", resp.Rejected)
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (s *Server) deregister(c *gin.Context) {
+	var req protocol.DeregisterRequest
+	if !decodeSigned(c, &req) {
+		return
+	}
+	if err := s.st.Deregister(c.Request.Context(), req.InstanceID); err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true})
+}
+
+func (s *Server) internalProto(c *gin.Context, err error) {
+	s.log.Error("executor request failed", "path", c.Request.URL.Path, "err", err)
+	c.AbortWithStatusJSON(http.StatusInternalServerError, protocol.Error{Error: "internal error; see the admin log"})
+}

@@ -1,0 +1,204 @@
+package api
+
+import (
+	"database/sql"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// RunView is a run as the API returns it.
+type RunView struct {
+	ID             int64      `json:"id"`
+	JobID          int64      `json:"job_id"`
+	JobName        string     `json:"job_name"`
+	App            string     `json:"app"`
+	ScheduledAt    time.Time  `json:"scheduled_at"`
+	Trigger        string     `json:"trigger"`
+	Status         string     `json:"status"`
+	Params         string     `json:"params"`
+	Slots          int        `json:"slots"`
+	SlotsSucceeded int        `json:"slots_succeeded"`
+	SlotsFailed    int        `json:"slots_failed"`
+	Epoch          int64      `json:"epoch"`
+	CreatedAt      time.Time  `json:"created_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	Error          string     `json:"error,omitempty"`
+}
+
+// AttemptView is one slot attempt.
+type AttemptView struct {
+	Token      int64      `json:"token"`
+	Slot       int        `json:"slot"`
+	Attempt    int        `json:"attempt"`
+	ExecutorID *int64     `json:"executor_id"`
+	Status     string     `json:"status"`
+	Current    bool       `json:"current"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Processed  int64      `json:"processed"`
+	Skipped    int64      `json:"skipped"`
+	Failed     int64      `json:"failed"`
+	Uncertain  int64      `json:"uncertain"`
+	Error      string     `json:"error,omitempty"`
+}
+
+func optTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := msTime(v.Int64)
+	return &t
+}
+
+func runView(r store.Run) RunView {
+	return RunView{
+		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, ScheduledAt: msTime(r.ScheduledAt),
+		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
+		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
+		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
+	}
+}
+
+func attemptView(a store.Attempt) AttemptView {
+	v := AttemptView{
+		Token: a.ID, Slot: a.Slot, Attempt: a.Attempt, Status: a.Status, Current: a.Current,
+		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
+		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
+	}
+	if a.ExecutorID.Valid {
+		id := a.ExecutorID.Int64
+		v.ExecutorID = &id
+	}
+	return v
+}
+
+var runStatuses = map[string]bool{
+	store.RunPending: true, store.RunRunning: true, store.RunSucceeded: true, store.RunFailed: true,
+	store.RunPartiallyFailed: true, store.RunCancelled: true, store.RunSkipped: true,
+}
+
+func (s *Server) listRuns(c *gin.Context) {
+	var f store.RunFilter
+	var err error
+	if v := c.Query("job_id"); v != "" {
+		if f.JobID, err = strconv.ParseInt(v, 10, 64); err != nil || f.JobID <= 0 {
+			fail(c, http.StatusBadRequest, "job_id must be a positive integer")
+			return
+		}
+	}
+	if v := c.Query("status"); v != "" {
+		if !runStatuses[v] {
+			fail(c, http.StatusBadRequest, "status must be one of pending, running, succeeded, failed, partially_failed, cancelled, skipped")
+			return
+		}
+		f.Status = v
+	}
+	if v := c.Query("before"); v != "" {
+		if f.BeforeID, err = strconv.ParseInt(v, 10, 64); err != nil || f.BeforeID <= 0 {
+			fail(c, http.StatusBadRequest, "before must be a run id (positive integer)")
+			return
+		}
+	}
+	if v := c.Query("limit"); v != "" {
+		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
+			fail(c, http.StatusBadRequest, "limit must be 1-1000")
+			return
+		}
+	}
+	runs, err := s.st.ListRuns(c.Request.Context(), f)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := make([]RunView, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, runView(r))
+	}
+	resp := gin.H{"runs": out}
+	if len(runs) > 0 && len(runs) == max(f.Limit, 1) {
+		resp["next_before"] = runs[len(runs)-1].ID
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+func (s *Server) getRun(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	r, err := s.st.Run(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	atts, err := s.st.Attempts(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	views := make([]AttemptView, 0, len(atts))
+	for _, a := range atts {
+		views = append(views, attemptView(a))
+	}
+	c.JSON(http.StatusOK, gin.H{"run": runView(r), "attempts": views})
+}
+
+// ExecutorView is a registered executor.
+type ExecutorView struct {
+	ID            int64     `json:"id"`
+	InstanceID    string    `json:"instance_id"`
+	App           string    `json:"app"`
+	Address       string    `json:"address"`
+	Capacity      int       `json:"capacity"`
+	Version       string    `json:"version"`
+	Handlers      string    `json:"handlers"`
+	State         string    `json:"state"`
+	RegisteredAt  time.Time `json:"registered_at"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+}
+
+func (s *Server) listExecutors(c *gin.Context) {
+	execs, err := s.st.Executors(c.Request.Context())
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := make([]ExecutorView, 0, len(execs))
+	for _, e := range execs {
+		out = append(out, ExecutorView{
+			ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
+			Version: e.Version, Handlers: e.Handlers, State: e.State,
+			RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat),
+		})
+	}
+	c.JSON(http.StatusOK, gin.H{"executors": out})
+}
+
+func (s *Server) cluster(c *gin.Context) {
+	rec, err := s.st.Leader(c.Request.Context())
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	resp := gin.H{"leader": gin.H{"epoch": rec.Epoch, "holder": rec.Holder, "since": msTime(rec.SinceMS)}}
+	if s.cfg.Members != nil {
+		members, err := s.cfg.Members.Members(c.Request.Context())
+		if err != nil {
+			resp["members_error"] = err.Error()
+		} else {
+			resp["members"] = members
+		}
+	}
+	c.JSON(http.StatusOK, resp)
+}

@@ -1,0 +1,227 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/coord"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+	"github.com/shardjob/shardjob/web"
+)
+
+// Membership reports the admin replicas (coord.Elector satisfies it).
+type Membership interface {
+	Members(ctx context.Context) ([]coord.Member, error)
+}
+
+// Waker nudges the scheduler after a change (scheduler.Scheduler).
+type Waker interface{ Wake() }
+
+// Config of the API.
+type Config struct {
+	// Store is the platform database. Required.
+	Store *store.Store
+	// ExecutorSecret verifies executor requests. Required, no default.
+	ExecutorSecret string
+	// Members lists admin replicas; optional.
+	Members Membership
+	// Scheduler is woken after jobs change; optional.
+	Scheduler Waker
+	// HeartbeatInterval told to executors. Default 2s.
+	HeartbeatInterval time.Duration
+	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
+	LostAfter time.Duration
+	// SessionTTL of console sessions. Default 12h.
+	SessionTTL time.Duration
+	// MaxBodyBytes bounds request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// SecureCookies sets the Secure flag (behind TLS). Default false.
+	SecureCookies bool
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.LostAfter <= 0 {
+		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.SessionTTL <= 0 {
+		c.SessionTTL = 12 * time.Hour
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Server holds the routes.
+type Server struct {
+	cfg      Config
+	st       *store.Store
+	verifier *protocol.Verifier
+	throttle *auth.Throttle
+	log      *slog.Logger
+}
+
+// New builds the HTTP handler.
+func New(cfg Config) (http.Handler, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.Store == nil {
+		return nil, errors.New("api: Config.Store is required")
+	}
+	if err := protocol.ValidateSecret(cfg.ExecutorSecret); err != nil {
+		return nil, fmt.Errorf("api: executor secret: %w", err)
+	}
+	s := &Server{
+		cfg: cfg, st: cfg.Store, log: cfg.Logger,
+		verifier: protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
+		throttle: auth.NewThrottle(5, time.Minute),
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(s.recoverJSON, s.limitBody)
+	r.HandleMethodNotAllowed = true
+	r.NoRoute(func(c *gin.Context) {
+		fail(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+c.Request.URL.Path)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		fail(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
+	})
+
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", s.ready)
+
+	ex := r.Group("/", s.signed)
+	ex.POST(protocol.PathHeartbeat, s.heartbeat)
+	ex.POST(protocol.PathResults, s.results)
+	ex.POST(protocol.PathDeregister, s.deregister)
+
+	v1 := r.Group("/api/v1")
+	v1.POST("/login", s.login)
+	authed := v1.Group("/", s.authenticate)
+	authed.POST("/logout", s.logout)
+	authed.GET("/me", s.me)
+
+	view := authed.Group("/", require(auth.RoleViewer))
+	view.GET("/jobs", s.listJobs)
+	view.GET("/jobs/:id", s.getJob)
+	view.POST("/jobs/validate", s.validateJob)
+	view.GET("/runs", s.listRuns)
+	view.GET("/runs/:id", s.getRun)
+	view.GET("/executors", s.listExecutors)
+	view.GET("/cluster", s.cluster)
+
+	op := authed.Group("/", require(auth.RoleOperator))
+	op.POST("/jobs", s.createJob)
+	op.DELETE("/jobs/:id", s.deleteJob)
+	op.POST("/jobs/:id/enable", s.enableJob)
+	op.POST("/jobs/:id/disable", s.disableJob)
+	op.POST("/jobs/:id/trigger", s.triggerJob)
+
+	web.Register(r)
+	return r, nil
+}
+
+// errorBody is the JSON of every error response.
+type errorBody struct {
+	Error  string            `json:"error"`
+	Fields map[string]string `json:"fields,omitempty"`
+}
+
+func fail(c *gin.Context, code int, msg string) {
+	c.AbortWithStatusJSON(code, errorBody{Error: msg})
+}
+
+func (s *Server) internal(c *gin.Context, err error) {
+	s.log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
+	fail(c, http.StatusInternalServerError, "internal error; see the admin log")
+}
+
+func (s *Server) recoverJSON(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic in handler", "path", c.Request.URL.Path, "panic", v)
+			fail(c, http.StatusInternalServerError, "internal error; see the admin log")
+		}
+	}()
+	c.Next()
+}
+
+func (s *Server) limitBody(c *gin.Context) {
+	if c.Request.Body != nil {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.cfg.MaxBodyBytes)
+	}
+	c.Next()
+}
+
+// decode reads a JSON body strictly: one object, no unknown fields.
+func decode(c *gin.Context, v any) bool {
+	dec := json.NewDecoder(c.Request.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			fail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
+		case errors.Is(err, io.EOF):
+			fail(c, http.StatusBadRequest, "request body is empty: send a JSON object")
+		default:
+			fail(c, http.StatusBadRequest, "invalid JSON body: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+		return false
+	}
+	if dec.More() {
+		fail(c, http.StatusBadRequest, "invalid JSON body: more than one JSON value")
+		return false
+	}
+	return true
+}
+
+func (s *Server) ready(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+	defer cancel()
+	checks := gin.H{}
+	ok := true
+	if err := s.st.Ping(ctx); err != nil {
+		checks["database"] = err.Error()
+		ok = false
+	} else {
+		checks["database"] = "ok"
+		v, err := s.st.SchemaVersion(ctx)
+		latest, _ := store.LatestVersion(s.st.Dialect())
+		if err != nil || v != latest {
+			checks["migrations"] = fmt.Sprintf("schema at %d, binary expects %d", v, latest)
+			ok = false
+		} else {
+			checks["migrations"] = "ok"
+		}
+	}
+	code := http.StatusOK
+	if !ok {
+		code = http.StatusServiceUnavailable
+	}
+	c.JSON(code, gin.H{"ready": ok, "checks": checks})
+}

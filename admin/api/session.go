@@ -1,0 +1,139 @@
+package api
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Cookie and header names of console sessions.
+const (
+	SessionCookie = "sj_session"
+	CSRFCookie    = "sj_csrf"
+	CSRFHeader    = "X-CSRF-Token"
+)
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+type loginResponse struct {
+	Token    string `json:"token"`
+	CSRF     string `json:"csrf"`
+	Username string `json:"username"`
+	Role     string `json:"role"`
+}
+
+func (s *Server) login(c *gin.Context) {
+	var req loginRequest
+	if !decode(c, &req) {
+		return
+	}
+	key := strings.ToLower(req.Username) + "|" + c.ClientIP()
+	if ok, wait := s.throttle.Allowed(key); !ok {
+		c.Header("Retry-After", itoa(int(wait.Seconds())+1))
+		fail(c, http.StatusTooManyRequests, "too many failed logins; try again in "+wait.Round(1e9).String())
+		return
+	}
+	u, err := s.st.UserByName(c.Request.Context(), req.Username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.internal(c, err)
+		return
+	}
+	if err != nil || !auth.CheckPassword(u.PasswordHash, req.Password) {
+		s.throttle.Fail(key)
+		fail(c, http.StatusUnauthorized, "wrong user name or password")
+		return
+	}
+	s.throttle.Reset(key)
+	token, csrf := auth.NewToken(), auth.NewToken()
+	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.Now().Add(s.cfg.SessionTTL)); err != nil {
+		s.internal(c, err)
+		return
+	}
+	maxAge := int(s.cfg.SessionTTL.Seconds())
+	c.SetSameSite(http.SameSiteStrictMode)
+	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.cfg.SecureCookies, true)
+	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.cfg.SecureCookies, false)
+	_ = s.st.Audit(c.Request.Context(), u.Username, "login", "user/"+u.Username, "")
+	c.JSON(http.StatusOK, loginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+}
+
+func (s *Server) logout(c *gin.Context) {
+	if tok := sessionToken(c); tok != "" {
+		_ = s.st.DeleteSession(c.Request.Context(), auth.HashToken(tok))
+	}
+	c.SetSameSite(http.SameSiteStrictMode)
+	c.SetCookie(SessionCookie, "", -1, "/", "", s.cfg.SecureCookies, true)
+	c.SetCookie(CSRFCookie, "", -1, "/", "", s.cfg.SecureCookies, false)
+	c.JSON(http.StatusOK, gin.H{"ok": true})
+}
+
+func (s *Server) me(c *gin.Context) {
+	u := currentUser(c)
+	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role})
+}
+
+func sessionToken(c *gin.Context) string {
+	if h := c.GetHeader("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+	}
+	if v, err := c.Cookie(SessionCookie); err == nil {
+		return v
+	}
+	return ""
+}
+
+// authenticate accepts a bearer token or a session cookie. Cookie-based
+// requests that change state must echo the CSRF cookie in X-CSRF-Token.
+func (s *Server) authenticate(c *gin.Context) {
+	bearer := strings.HasPrefix(c.GetHeader("Authorization"), "Bearer ")
+	tok := sessionToken(c)
+	if tok == "" {
+		fail(c, http.StatusUnauthorized, "not logged in: POST /api/v1/login, then send the session cookie or 'Authorization: Bearer <token>'")
+		return
+	}
+	u, err := s.st.SessionUser(c.Request.Context(), auth.HashToken(tok))
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusUnauthorized, "session expired or unknown: log in again")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if !bearer && c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {
+		cookie, _ := c.Cookie(CSRFCookie)
+		hdr := c.GetHeader(CSRFHeader)
+		if cookie == "" || subtle.ConstantTimeCompare([]byte(cookie), []byte(hdr)) != 1 {
+			fail(c, http.StatusForbidden, "missing or wrong "+CSRFHeader+" header (send the value of the "+CSRFCookie+" cookie)")
+			return
+		}
+	}
+	c.Set("user", u)
+	c.Next()
+}
+
+func currentUser(c *gin.Context) store.User {
+	u, _ := c.Get("user")
+	user, _ := u.(store.User)
+	return user
+}
+
+func require(role string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		u := currentUser(c)
+		if !auth.Allows(u.Role, role) {
+			fail(c, http.StatusForbidden, "role "+u.Role+" may not do this; it needs "+role)
+			return
+		}
+		c.Next()
+	}
+}

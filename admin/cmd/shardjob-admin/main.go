@@ -1,0 +1,230 @@
+// Command shardjob-admin runs the shardjob admin.
+//
+//	shardjob-admin standalone [--data-dir ./data] [--http-addr 127.0.0.1:8080]
+//	shardjob-admin serve --db-driver mysql --db-dsn DSN --zk host:2181 --executor-secret S
+//	shardjob-admin migrate --db-driver mysql --db-dsn DSN
+//	shardjob-admin version
+//
+// Every flag can also be set with an environment variable: --db-dsn is
+// SHARDJOB_DB_DSN, and so on. Errors are printed on one line naming the
+// setting, and the exit status is 1 (2 for usage errors).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/server"
+	"github.com/shardjob/shardjob/admin/standalone"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Version is set at build time with -ldflags "-X main.Version=...".
+var Version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `usage: shardjob-admin <command> [flags]
+
+commands:
+  standalone   admin + embedded SQLite + in-process coordinator + demo executor
+  serve        production admin against MySQL/MariaDB and ZooKeeper
+  migrate      apply the database migrations and exit
+  version      print the version
+
+run 'shardjob-admin <command> -h' for the flags of a command.
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "standalone":
+		err = cmdStandalone(ctx, args[1:], stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		err = cmdMigrate(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "shardjob-admin", Version)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "shardjob-admin: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "shardjob-admin: %s\n", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+var errUsage = errors.New("usage")
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// flags wraps a FlagSet whose defaults come from SHARDJOB_* variables.
+type flags struct{ *flag.FlagSet }
+
+func newFlags(name string, stderr io.Writer) flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return flags{fs}
+}
+
+func envName(flagName string) string {
+	return "SHARDJOB_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (f flags) str(name, def, help string) *string {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		def = v
+	}
+	return f.String(name, def, help+" (env "+envName(name)+")")
+}
+
+func (f flags) dur(name string, def time.Duration, help string) *time.Duration {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			def = d
+		}
+	}
+	return f.Duration(name, def, help+" (env "+envName(name)+")")
+}
+
+func (f flags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if f.NArg() > 0 {
+		fmt.Fprintf(f.Output(), "unexpected arguments: %v\n", f.Args())
+		return errUsage
+	}
+	return nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("standalone", stderr)
+	dataDir := f.str("data-dir", "data", "directory of the SQLite database and the executor secret")
+	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
+	noDemo := f.Bool("no-demo", false, "do not start the demo executor and demo job")
+	logFormat := f.str("log-format", "text", "text or json")
+	logLevel := f.str("log-level", "info", "debug, info, warn or error")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	return standalone.Run(ctx, standalone.Config{
+		DataDir: *dataDir, HTTPAddr: *addr, NoDemo: *noDemo, Out: stdout, Logger: log,
+		Ready: func(url string) {
+			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
+		},
+	})
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("serve", stderr)
+	id := f.str("id", "", "replica id (default hostname-pid)")
+	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the API, console and executor endpoints")
+	adv := f.str("advertise-url", "", "URL other processes reach this replica at (default http://<http-addr>)")
+	driver := f.str("db-driver", "mysql", "mysql or sqlite")
+	dsn := f.str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
+	zk := f.str("zk", "", "ZooKeeper servers, comma separated, e.g. 10.0.0.1:2181,10.0.0.2:2181 (empty: in-process coordinator, single replica only)")
+	zkRoot := f.str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
+	zkSession := f.dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
+	secret := f.str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
+	hb := f.dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
+	logFormat := f.str("log-format", "text", "text or json")
+	logLevel := f.str("log-level", "info", "debug, info, warn or error")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	var servers []string
+	for _, s := range strings.Split(*zk, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			servers = append(servers, s)
+		}
+	}
+	srv, err := server.New(ctx, server.Config{
+		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
+		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, Out: stdout, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "shardjob: admin %s serving at %s\n", *id, srv.URL())
+	return srv.Serve(ctx)
+}
+
+func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := newFlags("migrate", stderr)
+	driver := f.str("db-driver", "mysql", "mysql or sqlite")
+	dsn := f.str("db-dsn", "", "database DSN or SQLite file")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, store.Config{Driver: *driver, DSN: *dsn})
+	if err != nil {
+		return fmt.Errorf("--db-dsn: %w", err)
+	}
+	defer st.Close()
+	n, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "shardjob: applied %d migration(s); schema version %d\n", n, v)
+	return nil
+}

@@ -1,0 +1,252 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const (
+	adminPkg    = "github.com/shardjob/shardjob/admin/cmd/shardjob-admin"
+	executorPkg = "github.com/shardjob/shardjob/executor/cmd/shardjob-executor"
+)
+
+var passwordRE = regexp.MustCompile(`with password (\S+)`)
+
+type run struct {
+	ID             int64  `json:"id"`
+	JobID          int64  `json:"job_id"`
+	Status         string `json:"status"`
+	Trigger        string `json:"trigger"`
+	Slots          int    `json:"slots"`
+	SlotsSucceeded int    `json:"slots_succeeded"`
+	Epoch          int64  `json:"epoch"`
+}
+
+func waitCtx(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startAdmin runs `shardjob-admin serve` against MariaDB and ZooKeeper and
+// returns a logged-in client.
+func startAdmin(t *testing.T, bin, dsn, zk, root, secret string) (*testenv.Process, *Client) {
+	t.Helper()
+	port := testenv.FreePort(t)
+	p := testenv.StartProcess(t, bin, []string{
+		"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root,
+		"--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", "e2e-admin-" + strconv.Itoa(port),
+		"--heartbeat-interval", "500ms",
+	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
+	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "serving at")
+	require.NoError(t, err, p.Output())
+	return p, NewClient("http://127.0.0.1:" + strconv.Itoa(port))
+}
+
+func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.MySQL(t)
+	zk := testenv.ZooKeeper(t)
+	root := testenv.ZKChroot(t)
+	secret := protocol.NewSecret()
+	adminBin := testenv.BuildBinary(t, adminPkg)
+	execBin := testenv.BuildBinary(t, executorPkg)
+
+	admin, c := startAdmin(t, adminBin, dsn, zk, root, secret)
+	m := passwordRE.FindStringSubmatch(admin.Stdout())
+	require.NotNil(t, m, "first start must print the generated password: %s", admin.Output())
+	require.NoError(t, c.Login("admin", m[1]))
+
+	ex := testenv.StartProcess(t, execBin, []string{
+		"--app", "e2e", "--admins", c.Base, "--capacity", "3", "--heartbeat-interval", "500ms",
+	}, []string{"SHARDJOB_SECRET=" + secret})
+	_, err := ex.WaitForLine(waitCtx(t, 60*time.Second), "listening at")
+	require.NoError(t, err, ex.Output())
+
+	// The executor registers by heartbeat.
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		var out struct {
+			Executors []struct {
+				App   string `json:"app"`
+				State string `json:"state"`
+			} `json:"executors"`
+		}
+		if _, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out); err != nil {
+			return false, err
+		}
+		return len(out.Executors) == 1 && out.Executors[0].State == "online", nil
+	}, "executor did not register")
+
+	// A job firing every second, 6 slots over one executor of capacity 3.
+	var job struct {
+		ID int64 `json:"id"`
+	}
+	code, err := c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+		"app": "e2e", "name": "every-second", "handler": "demo.hello", "cron": "* * * * * *",
+		"time_zone": "Europe/Berlin", "slots": 6, "params": "records=10",
+	}, &job)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, code)
+
+	var succeeded run
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
+		var out struct{ Runs []run }
+		if _, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=1", job.ID), nil, &out); err != nil {
+			return false, err
+		}
+		if len(out.Runs) == 0 {
+			return false, nil
+		}
+		succeeded = out.Runs[0]
+		return true, nil
+	}, "no run of the job succeeded")
+	require.Equal(t, 6, succeeded.SlotsSucceeded)
+	require.Equal(t, "cron", succeeded.Trigger)
+	require.Positive(t, succeeded.Epoch, "the run records the leader epoch that created it")
+
+	var detail struct {
+		Attempts []struct {
+			Status    string `json:"status"`
+			Processed int64  `json:"processed"`
+		} `json:"attempts"`
+	}
+	_, err = c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", succeeded.ID), nil, &detail)
+	require.NoError(t, err)
+	require.Len(t, detail.Attempts, 6)
+	for _, a := range detail.Attempts {
+		require.Equal(t, "succeeded", a.Status)
+		require.Equal(t, int64(10), a.Processed)
+	}
+
+	// Disable the cron job, then trigger it by hand with a parameter override.
+	code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/disable", job.ID), nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, code)
+	var trig struct {
+		Run     run  `json:"run"`
+		Created bool `json:"created"`
+	}
+	code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"params": "records=7"}, &trig)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, code)
+	require.Equal(t, "manual", trig.Run.Trigger)
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		var out struct{ Run run }
+		_, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", trig.Run.ID), nil, &out)
+		return out.Run.Status == "succeeded", err
+	}, "manual run did not succeed")
+
+	// Backfill of a given scheduled time is idempotent: the run key.
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, want := range []int{http.StatusCreated, http.StatusOK} {
+		code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"scheduled_at": at}, &trig)
+		require.NoError(t, err)
+		require.Equal(t, want, code, "backfill request %d", i)
+	}
+
+	// SIGTERM drains the executor: it deregisters.
+	require.NoError(t, ex.Stop())
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		var out struct {
+			Executors []struct{ State string } `json:"executors"`
+		}
+		_, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out)
+		return err == nil && len(out.Executors) == 1 && out.Executors[0].State == "gone", err
+	}, "executor did not deregister on SIGTERM")
+}
+
+func TestStandaloneRunsTheDemoJob(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildBinary(t, adminPkg)
+	dir := t.TempDir()
+	port := testenv.FreePort(t)
+	p := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
+	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "standalone mode ready")
+	require.NoError(t, err, p.Output())
+	m := passwordRE.FindStringSubmatch(p.Stdout())
+	require.NotNil(t, m, p.Output())
+	c := NewClient("http://127.0.0.1:" + strconv.Itoa(port))
+	require.NoError(t, c.Login("admin", m[1]))
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
+		var out struct{ Runs []run }
+		_, err := c.Do(http.MethodGet, "/api/v1/runs?status=succeeded&limit=1", nil, &out)
+		return len(out.Runs) == 1 && out.Runs[0].SlotsSucceeded == 8, err
+	}, "the demo job did not run")
+
+	// The console page is served.
+	res, err := http.Get(c.Base + "/")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	// A restart keeps the data and prints no new password.
+	require.NoError(t, p.Stop())
+	p2 := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
+	_, err = p2.WaitForLine(waitCtx(t, 60*time.Second), "standalone mode ready")
+	require.NoError(t, err, p2.Output())
+	require.NotContains(t, p2.Stdout(), "with password")
+	require.NoError(t, c.Login("admin", m[1]))
+}
+
+func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildBinary(t, adminPkg)
+	secret := protocol.NewSecret()
+	dsn := testenv.MySQL(t)
+	zk := testenv.ZooKeeper(t)
+	dead := testenv.FreePort(t)
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busy.Close() })
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unreachable database", []string{"--db-dsn", fmt.Sprintf("root@tcp(127.0.0.1:%d)/x", dead), "--zk", zk}, "--db-dsn"},
+		{"bad zookeeper address", []string{"--db-dsn", dsn, "--zk", fmt.Sprintf("127.0.0.1:%d", dead)}, "--zk"},
+		{"port taken", []string{"--db-dsn", dsn, "--zk", zk, "--http-addr", busy.Addr().String()}, "--http-addr"},
+		{"missing secret", []string{"--db-dsn", dsn, "--zk", zk, "--executor-secret", ""}, "--executor-secret"},
+		{"unknown driver", []string{"--db-driver", "oracle", "--db-dsn", "x"}, "--db-driver"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"SHARDJOB_EXECUTOR_SECRET=" + secret}
+			args := append([]string{"serve", "--http-addr", "127.0.0.1:0", "--zk-root", testenv.ZKChroot(t)}, tc.args...)
+			if tc.name == "missing secret" {
+				env = nil
+			}
+			p := testenv.StartProcess(t, bin, args, env)
+			select {
+			case <-p.Done():
+			case <-waitCtx(t, 60*time.Second).Done():
+				t.Fatalf("admin did not exit: %s", p.Output())
+			}
+			require.Equal(t, 1, p.ExitCode(), p.Output())
+			out := strings.TrimSpace(p.Output())
+			lines := strings.Split(out, "\n")
+			last := lines[len(lines)-1]
+			require.Contains(t, last, "shardjob-admin: "+tc.want, out)
+			require.NotContains(t, out, "goroutine ", "no stack trace")
+			require.NotContains(t, out, "panic", "no panic")
+		})
+	}
+}

@@ -1,0 +1,95 @@
+// Command benchtable turns `go test -bench` output (stdin) into the
+// Markdown table kept in docs/performance.md: one row per benchmark with
+// ns/op, B/op, allocs/op and any custom metrics (b.ReportMetric), headed by
+// the machine's core count, Go version and date.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+type row struct {
+	pkg, name string
+	metrics   map[string]string
+	order     []string
+}
+
+func main() {
+	rows, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	write(os.Stdout, rows, time.Now())
+}
+
+func parse(r io.Reader) ([]row, error) {
+	var rows []row
+	pkg := ""
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "pkg: "); ok {
+			pkg = strings.TrimPrefix(strings.TrimSpace(rest), "github.com/shardjob/shardjob/")
+			continue
+		}
+		if !strings.HasPrefix(line, "Benchmark") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		rw := row{pkg: pkg, name: trimProcs(f[0]), metrics: map[string]string{}}
+		for i := 2; i+1 < len(f); i += 2 {
+			rw.metrics[f[i+1]] = f[i]
+			rw.order = append(rw.order, f[i+1])
+		}
+		rows = append(rows, rw)
+	}
+	return rows, sc.Err()
+}
+
+func trimProcs(name string) string {
+	if i := strings.LastIndex(name, "-"); i > 0 {
+		if _, err := fmt.Sscanf(name[i+1:], "%d", new(int)); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
+
+func write(w io.Writer, rows []row, now time.Time) {
+	fmt.Fprintf(w, "Measured %s on %d cores (GOMAXPROCS %d), %s, %s/%s.\n\n",
+		now.UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(w, "| package | benchmark | ns/op | B/op | allocs/op | other metrics |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|")
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].pkg < rows[j].pkg })
+	for _, r := range rows {
+		var extra []string
+		for _, k := range r.order {
+			switch k {
+			case "ns/op", "B/op", "allocs/op":
+			default:
+				extra = append(extra, r.metrics[k]+" "+k)
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.pkg, strings.TrimPrefix(r.name, "Benchmark"),
+			dash(r.metrics["ns/op"]), dash(r.metrics["B/op"]), dash(r.metrics["allocs/op"]), strings.Join(extra, ", "))
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

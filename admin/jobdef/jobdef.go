@@ -1,0 +1,198 @@
+package jobdef
+
+import (
+	"database/sql"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Limits of a job definition.
+const (
+	MaxSlots       = 1024
+	MaxParamsBytes = 64 << 10
+	MaxRetries     = 100
+)
+
+// Spec is a job definition as clients send it (JSON).
+type Spec struct {
+	App                string `json:"app"`
+	Name               string `json:"name"`
+	Description        string `json:"description"`
+	Handler            string `json:"handler"`
+	Cron               string `json:"cron"`
+	TimeZone           string `json:"time_zone"`
+	Slots              int    `json:"slots"`
+	SlotParams         string `json:"slot_params"` // "0=Beijing,1=Shanghai"
+	Params             string `json:"params"`
+	MisfirePolicy      string `json:"misfire_policy"`
+	MisfireThresholdMS int64  `json:"misfire_threshold_ms"`
+	MaxCatchUp         int    `json:"max_catch_up"`
+	OverlapPolicy      string `json:"overlap_policy"`
+	TimeoutMS          int64  `json:"timeout_ms"`
+	RetryMax           int    `json:"retry_max"`
+	RetryBackoffMS     int64  `json:"retry_backoff_ms"`
+	Enabled            *bool  `json:"enabled"`
+}
+
+// FieldErrors maps a JSON field name to what is wrong with it.
+type FieldErrors map[string]string
+
+func (f FieldErrors) Error() string {
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+": "+f[k])
+	}
+	return "invalid job: " + strings.Join(parts, "; ")
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validated is a valid definition with its parsed schedule.
+type Validated struct {
+	Job      store.Job
+	Schedule *schedule.Schedule
+}
+
+// Validate checks a spec and returns the job row (without id) and its
+// schedule, or FieldErrors. now is used to compute the first firing.
+func Validate(s Spec, now time.Time) (Validated, error) {
+	errs := FieldErrors{}
+	if !nameRE.MatchString(s.App) {
+		errs["app"] = "required; 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	}
+	if !nameRE.MatchString(s.Name) {
+		errs["name"] = "required; 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	}
+	if len(s.Description) > 1024 {
+		errs["description"] = "at most 1024 characters"
+	}
+	if s.Handler == "" || len(s.Handler) > 128 || strings.ContainsAny(s.Handler, " ,\t\n") {
+		errs["handler"] = "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)"
+	}
+	if s.Slots == 0 {
+		s.Slots = 1
+	}
+	if s.Slots < 1 || s.Slots > MaxSlots {
+		errs["slots"] = fmt.Sprintf("%d is outside 1-%d", s.Slots, MaxSlots)
+	}
+	if len(s.Params) > MaxParamsBytes {
+		errs["params"] = fmt.Sprintf("at most %d bytes", MaxParamsBytes)
+	}
+	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
+		errs["slot_params"] = err.Error()
+	}
+	if s.TimeZone == "" {
+		s.TimeZone = "UTC"
+	}
+	mp, err := schedule.ParseMisfirePolicy(s.MisfirePolicy)
+	if err != nil {
+		errs["misfire_policy"] = err.Error()
+	}
+	op, err := schedule.ParseOverlapPolicy(s.OverlapPolicy)
+	if err != nil {
+		errs["overlap_policy"] = err.Error()
+	}
+	if s.MisfireThresholdMS == 0 {
+		s.MisfireThresholdMS = 60_000
+	}
+	if s.MisfireThresholdMS < 1000 || s.MisfireThresholdMS > 7*24*3600*1000 {
+		errs["misfire_threshold_ms"] = "between 1000 (1 s) and 604800000 (7 days)"
+	}
+	if s.MaxCatchUp == 0 {
+		s.MaxCatchUp = 10
+	}
+	if s.MaxCatchUp < 1 || s.MaxCatchUp > 1000 {
+		errs["max_catch_up"] = "between 1 and 1000"
+	}
+	if s.TimeoutMS < 0 {
+		errs["timeout_ms"] = "0 (no timeout) or a positive number of milliseconds"
+	}
+	if s.RetryMax < 0 || s.RetryMax > MaxRetries {
+		errs["retry_max"] = fmt.Sprintf("between 0 and %d", MaxRetries)
+	}
+	if s.RetryBackoffMS == 0 {
+		s.RetryBackoffMS = 1000
+	}
+	if s.RetryBackoffMS < 0 {
+		errs["retry_backoff_ms"] = "a positive number of milliseconds"
+	}
+	var sched *schedule.Schedule
+	if _, zerr := schedule.ValidateZone(s.TimeZone); zerr != nil {
+		errs["time_zone"] = zerr.Error()
+	} else if strings.TrimSpace(s.Cron) == "" {
+		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
+	} else {
+		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.App + "/" + s.Name, Anchor: now})
+		if err != nil {
+			errs["cron"] = err.Error()
+		}
+	}
+	if len(errs) > 0 {
+		return Validated{}, errs
+	}
+	enabled := true
+	if s.Enabled != nil {
+		enabled = *s.Enabled
+	}
+	j := store.Job{
+		App: s.App, Name: s.Name, Description: s.Description, Handler: s.Handler,
+		CronExpr: s.Cron, TimeZone: s.TimeZone, MisfirePolicy: string(mp), OverlapPolicy: string(op),
+		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
+		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
+		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
+	}
+	if enabled {
+		j.NextFireAt = NextFire(sched, now)
+	}
+	return Validated{Job: j, Schedule: sched}, nil
+}
+
+// NextFire is the first firing strictly after now, as stored.
+func NextFire(s *schedule.Schedule, now time.Time) sql.NullInt64 {
+	n := s.Next(now)
+	if n.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: n.UnixMilli(), Valid: true}
+}
+
+// ScheduleOf parses the schedule of a stored job.
+func ScheduleOf(j store.Job) (*schedule.Schedule, error) {
+	return schedule.Parse(schedule.Spec{Expr: j.CronExpr, Zone: j.TimeZone, JobKey: j.App + "/" + j.Name, Anchor: time.UnixMilli(j.CreatedAt)})
+}
+
+// ParseSlotParams parses "0=Beijing,1=Shanghai" into a map from slot to
+// parameter. Slots must be within 0..slots-1 and appear once.
+func ParseSlotParams(s string, slots int) (map[int]string, error) {
+	out := map[int]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai", part)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(k))
+		if err != nil || n < 0 || n >= max(slots, 1) {
+			return nil, fmt.Errorf("%q: slot must be a number in 0-%d", part, max(slots, 1)-1)
+		}
+		if _, dup := out[n]; dup {
+			return nil, fmt.Errorf("slot %d appears twice", n)
+		}
+		out[n] = strings.TrimSpace(v)
+	}
+	return out, nil
+}

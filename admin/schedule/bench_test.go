@@ -1,0 +1,92 @@
+package schedule
+
+import (
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+var benchCases = []struct {
+	name, expr, zone string
+}{
+	{"Every5Min_UTC", "*/5 * * * *", "UTC"},
+	{"Every5Min_NewYork", "*/5 * * * *", "America/New_York"},
+	{"Daily0300_UTC", "0 3 * * *", "UTC"},
+	{"Daily0300_NewYork", "0 3 * * *", "America/New_York"},
+	{"WeekdaysH_Berlin", "H 9 * * MON-FRI", "Europe/Berlin"},
+	{"EverySecond_NewYork", "* * * * * *", "America/New_York"},
+	{"LeapDay_UTC", "0 0 29 2 *", "UTC"},
+}
+
+// benchStart and benchEnd bound the chain of Next calls, so every call
+// starts from a realistic instant (2026..2036) and crosses many DST
+// transitions.
+var (
+	benchStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	benchEnd   = time.Date(2036, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+func BenchmarkNext(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			s := mustParse(b, Spec{Expr: bc.expr, Zone: bc.zone, JobKey: "bench/job"})
+			t := benchStart
+			for b.Loop() {
+				t = s.Next(t)
+				if t.After(benchEnd) || t.IsZero() {
+					t = benchStart
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNextRobfig runs robfig/cron's own Next (which does not apply
+// our DST rules) on the same expressions, for comparison.
+func BenchmarkNextRobfig(b *testing.B) {
+	p := cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			s := mustParse(b, Spec{Expr: bc.expr, Zone: bc.zone, JobKey: "bench/job"})
+			r, err := p.Parse(s.Resolved())
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.(*cron.SpecSchedule).Location = s.Location()
+			t := benchStart
+			for b.Loop() {
+				t = r.Next(t)
+				if t.After(benchEnd) || t.IsZero() {
+					t = benchStart
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	for b.Loop() {
+		if _, err := Parse(Spec{Expr: "H H(0-5) * * MON-FRI", Zone: "America/New_York", JobKey: "bench/job"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPlanYearBacklog: an every-second job whose next_fire_at is a
+// year old (31.5 million missed firings).
+func BenchmarkPlanYearBacklog(b *testing.B) {
+	s := mustParse(b, Spec{Expr: "* * * * * *", Zone: "America/New_York"})
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	next := now.AddDate(-1, 0, 0)
+	for _, p := range []MisfirePolicy{MisfireRunOnce, MisfireCatchUp} {
+		b.Run(string(p), func(b *testing.B) {
+			for b.Loop() {
+				d := Plan(s, next, now, MisfireConfig{Policy: p, Threshold: time.Second})
+				if d.SkippedCount == 0 {
+					b.Fatal("nothing skipped")
+				}
+			}
+		})
+	}
+}

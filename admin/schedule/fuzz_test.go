@@ -1,0 +1,179 @@
+package schedule
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+var fuzzZones = []string{
+	"UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Sao_Paulo",
+	"Asia/Kolkata", "Pacific/Apia", "Pacific/Chatham", "Europe/Dublin", "Africa/Casablanca",
+	"America/St_Johns", "Antarctica/Troll", "Asia/Magadan", "Pacific/Kiritimati",
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []struct{ expr, zone, key string }{
+		{"*/5 * * * *", "UTC", "app/job"},
+		{"0 3 * * *", "America/New_York", ""},
+		{"H H(0-5) * * H", "Europe/Berlin", "a/b"},
+		{"H(0-29)/7,H(30-59) * * * * *", "", "x"},
+		{"0 0 30 2 *", "UTC", ""},
+		{"@every 1h30m", "Asia/Kolkata", ""},
+		{"@weekly", "Local", ""},
+		{"1-7/2 0 0 * * 5-7", "Etc/GMT+8", ""},
+		{"TZ=UTC 0 0 * * *", "", ""},
+		{"0 0 L * *", "UTC", ""},
+		{"H/0 * * * *", "UTC", "k"},
+		{"? ? ? ? ? ?", "UTC", ""},
+		{"0,,1 * * * *", "UTC", ""},
+	} {
+		f.Add(seed.expr, seed.zone, seed.key)
+	}
+	f.Fuzz(func(t *testing.T, expr, zone, key string) {
+		s, err := Parse(Spec{Expr: expr, Zone: zone, JobKey: key})
+		if err != nil {
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Parse(%q, %q) returned %T %v, want *ValidationError", expr, zone, err, err)
+			}
+			if ve.Error() == "" || ve.Name == "" || ve.Msg == "" {
+				t.Fatalf("empty validation error for %q: %+v", expr, ve)
+			}
+			return
+		}
+		// The resolved form is plain cron that parses to the same schedule.
+		again, err := Parse(Spec{Expr: s.Resolved(), Zone: zone})
+		if err != nil {
+			t.Fatalf("Resolved() %q of %q does not parse: %v", s.Resolved(), expr, err)
+		}
+		if again.second != s.second || again.minute != s.minute || again.hour != s.hour || again.dom != s.dom ||
+			again.month != s.month || again.dow != s.dow || again.domStar != s.domStar || again.dowStar != s.dowStar ||
+			again.every != s.every {
+			t.Fatalf("Resolved() %q of %q parses differently", s.Resolved(), expr)
+		}
+		a := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC)
+		if n := s.Next(a); n.IsZero() || !n.After(a) {
+			t.Fatalf("%q: Next(%s) = %s", expr, a, n)
+		}
+		_ = s.Preview(a, 3)
+	})
+}
+
+func FuzzNext(f *testing.F) {
+	seeds := []struct {
+		expr string
+		zone uint8
+		at   int64
+	}{
+		{"*/5 * * * *", 0, 1772935200},
+		{"30 2 * * *", 1, 1772928000},   // New York spring forward 2026
+		{"30 1 * * *", 1, 1793505600},   // New York fall back 2026
+		{"0 * * * *", 1, 1793505600},    // hourly over fall back
+		{"*/15 2 * * *", 2, 1774659600}, // Berlin
+		{"45 1 * * *", 3, 1775300000},   // Lord Howe
+		{"0 0 * * *", 4, 1541260800},    // Sao Paulo midnight gap 2018
+		{"0 9 * * MON-FRI", 5, 1772935200},
+		{"0 0 29 2 *", 0, 1767225600},
+		{"*/20 * 2 * * *", 1, 1772949000},
+		{"0 0 30 * *", 6, 1325000000}, // Samoa skipped 2011-12-30
+		{"H H * * *", 7, 1772935200},
+		{"@every 45m", 1, 1772935200},
+		{"0 0 13 * FRI", 9, 1700000000},
+	}
+	for _, sd := range seeds {
+		f.Add(sd.expr, sd.zone, sd.at, "fuzz/job")
+	}
+	f.Fuzz(func(t *testing.T, expr string, zoneIdx uint8, at int64, key string) {
+		zone := fuzzZones[int(zoneIdx)%len(fuzzZones)]
+		s, err := Parse(Spec{Expr: expr, Zone: zone, JobKey: key, Anchor: time.Unix(1767225600, 0)})
+		if err != nil {
+			return
+		}
+		// Keep the start between 1900 and 2200.
+		const lo, span = -2208988800, 9467107200
+		checkNextInvariants(t, s, lo+((at%span)+span)%span)
+	})
+}
+
+var fuzzRobfigParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// checkNextInvariants follows Next for up to 8 firings after `at` and checks
+// each one: strictly increasing, within the horizon, on a whole second,
+// matching the expression in local wall time (or a DST-gap firing, and never
+// the repeat of a fixed time) by the reference in reference_test.go, with no
+// firing counted in between, and equal to robfig's Next in UTC.
+func checkNextInvariants(t testing.TB, s *Schedule, at int64) {
+	t.Helper()
+	zone := s.loc.String()
+	var rs *cron.SpecSchedule
+	if zone == "UTC" && s.every == 0 {
+		r, err := fuzzRobfigParser.Parse(s.robfig)
+		if err != nil {
+			t.Fatalf("robfig rejects %q (from %q): %v", s.robfig, s.spec.Expr, err)
+		}
+		rs = r.(*cron.SpecSchedule)
+		rs.Location = time.UTC
+	}
+	prev := time.Unix(at, 0).UTC()
+	var fs []int64
+	for range 8 {
+		next := s.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		if !next.After(prev) {
+			t.Fatalf("%q in %s: Next(%s) = %s is not after", s.spec.Expr, zone, prev, next)
+		}
+		if next.Sub(prev) > horizon*time.Second {
+			t.Fatalf("%q in %s: Next(%s) = %s is beyond the horizon", s.spec.Expr, zone, prev, next)
+		}
+		if next.Nanosecond() != 0 || next.Location() != time.UTC {
+			t.Fatalf("%q: Next returned %v", s.spec.Expr, next)
+		}
+		if s.every > 0 {
+			if (next.Unix()-s.anchor)%s.every != 0 || next.Unix() <= s.anchor {
+				t.Fatalf("%q: %s is not anchor + k*every", s.spec.Expr, next)
+			}
+		} else if !refIsFiring(s, next) {
+			t.Fatalf("%q in %s: %s (local %s) does not match the expression and is no DST-gap firing",
+				s.spec.Expr, zone, next, next.In(s.loc))
+		}
+		if c := s.countBetween(prev.Unix(), next.Unix()); c != 0 {
+			t.Fatalf("%q in %s: %d firings counted between %s and Next=%s", s.spec.Expr, zone, c, prev, next)
+		}
+		if rs != nil {
+			if want := rs.Next(prev); !want.IsZero() && !want.Equal(next) {
+				t.Fatalf("%q in UTC after %s: got %s, robfig %s", s.spec.Expr, prev, next, want)
+			}
+		}
+		fs = append(fs, next.Unix())
+		prev = next
+	}
+	if k := len(fs); k >= 3 {
+		if c := s.countBetween(fs[0], fs[k-1]); c != int64(k-2) {
+			t.Fatalf("%q in %s: countBetween = %d, want %d", s.spec.Expr, zone, c, k-2)
+		}
+		if l := s.lastBefore(fs[0], fs[k-1]); l != fs[k-2] {
+			t.Fatalf("%q in %s: lastBefore = %d, want %d", s.spec.Expr, zone, l, fs[k-2])
+		}
+	}
+}
+
+// The fuzz checks, on random valid expressions in every fuzz zone at random
+// instants between 1900 and 2200 (deterministic seed).
+func TestNextInvariantsRandom(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 1500 {
+		zone := fuzzZones[i%len(fuzzZones)]
+		s, err := Parse(Spec{Expr: randomExpr(r, r.IntN(4) == 0), Zone: zone})
+		if err != nil {
+			continue
+		}
+		checkNextInvariants(t, s, -2208988800+r.Int64N(9467107200))
+	}
+}

@@ -1,0 +1,159 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Spec is what a job stores about its schedule.
+type Spec struct {
+	Expr   string    // cron text: 5 fields, 6 with seconds first, a descriptor or "@every <duration>"
+	Zone   string    // IANA name; "" means "UTC"
+	JobKey string    // stable identity of the job, e.g. "app/name"; used by H
+	Anchor time.Time // for @every: firings are Anchor + k*d (k >= 1); zero means the Unix epoch
+}
+
+// Schedule is a compiled Spec. It is immutable and safe for concurrent use.
+type Schedule struct {
+	spec     Spec
+	loc      *time.Location
+	resolved string
+	robfig   string // the text handed to robfig's parser
+
+	// @every: interval and anchor in Unix seconds (every == 0 for cron).
+	every, anchor int64
+
+	// cron: robfig bitmasks without the star bit; bit i set = value i matches.
+	second, minute, hour, dom, month, dow uint64
+	domStar, dowStar                      bool
+	// fixed: the hour and minute fields each match exactly one value, so a
+	// repeated (fall-back) wall time fires only at its first occurrence.
+	fixed  bool
+	perDay int64 // matching seconds in a matching day
+}
+
+// Firing is one planned firing, for previews.
+type Firing struct {
+	At    time.Time // the instant, in UTC
+	Local time.Time // the same instant in the job's zone
+	// Note is "" for an ordinary firing, or explains a daylight-saving case,
+	// e.g. "DST gap: 02:30 does not exist, fired at 03:00 EDT" or
+	// "DST overlap: first 01:30 (EDT); the repeated 01:30 EST does not fire".
+	Note string
+}
+
+// Location returns the job's zone.
+func (s *Schedule) Location() *time.Location { return s.loc }
+
+// Resolved returns the expression with every H replaced by the values chosen
+// for this job (descriptors are returned in lower case, @every normalised).
+func (s *Schedule) Resolved() string { return s.resolved }
+
+// String returns Resolved.
+func (s *Schedule) String() string { return s.resolved }
+
+// Spec returns the spec the schedule was parsed from.
+func (s *Schedule) Spec() Spec { return s.spec }
+
+// Fixed reports whether the hour and minute fields each match exactly one
+// value, the condition for firing only once in a repeated (fall-back) hour.
+func (s *Schedule) Fixed() bool { return s.every == 0 && s.fixed }
+
+// Next returns the first firing strictly after `after` (an instant; its zone
+// does not matter), in UTC, or the zero Time if there is none within about
+// five years. Firings fall on whole seconds.
+func (s *Schedule) Next(after time.Time) time.Time {
+	f, ok := s.nextSec(after.Unix())
+	if !ok {
+		return time.Time{}
+	}
+	return time.Unix(f, 0).UTC()
+}
+
+// maxPreview bounds Preview.
+const maxPreview = 1000
+
+// Preview returns up to n (at most 1000) firings strictly after `after`,
+// with daylight-saving notes.
+func (s *Schedule) Preview(after time.Time, n int) []Firing {
+	n = min(n, maxPreview)
+	if n <= 0 {
+		return nil
+	}
+	out := make([]Firing, 0, n)
+	a := after.Unix()
+	for len(out) < n {
+		f, ok := s.nextSec(a)
+		if !ok {
+			break
+		}
+		out = append(out, Firing{At: time.Unix(f, 0).UTC(), Local: time.Unix(f, 0).In(s.loc), Note: s.note(f)})
+		a = f
+	}
+	return out
+}
+
+// note explains a firing that a daylight-saving transition affected.
+func (s *Schedule) note(f int64) string {
+	if s.every > 0 || s.loc == time.UTC {
+		return ""
+	}
+	p := lookupPeriod(s.loc, f)
+	wall := f + p.off
+	if f == p.start {
+		if from, to, ok := s.gapAt(p); ok {
+			if first, hit := s.nextWall(from, to); hit {
+				return s.gapNote(first, to, wall, p)
+			}
+		}
+	}
+	// Repeated wall time: later in the next period (first occurrence) or
+	// earlier in the previous one (second occurrence)?
+	if f-p.start < maxOffsetSpan {
+		if prev, ok := p.previous(s.loc); ok && prev.off > p.off && wall < p.start+prev.off {
+			return fmt.Sprintf("DST overlap: %s %s is the second of two (clocks went back from %s)", s.clock(wall), p.abbr, prev.abbr)
+		}
+	}
+	if p.end != math.MaxInt64 && p.end-f < maxOffsetSpan {
+		if nxt, ok := p.next(s.loc); ok && nxt.off < p.off && wall >= p.end+nxt.off {
+			if s.fixed {
+				return fmt.Sprintf("DST overlap: first %s (%s); the repeated %s %s does not fire", s.clock(wall), p.abbr, s.clock(wall), nxt.abbr)
+			}
+			return fmt.Sprintf("DST overlap: %s %s is the first of two (clocks go back to %s)", s.clock(wall), p.abbr, nxt.abbr)
+		}
+	}
+	return ""
+}
+
+func (s *Schedule) gapNote(first, to, wall int64, p period) string {
+	count, last := 0, first
+	for w, ok := first, true; ok && count < 10000; w, ok = s.nextWall(w+1, to) {
+		count, last = count+1, w
+	}
+	at := s.clock(wall) + " " + p.abbr
+	var msg string
+	if count == 1 {
+		msg = fmt.Sprintf("DST gap: %s does not exist, fired at %s", s.clock(first), at)
+	} else {
+		more := ""
+		if count >= 10000 {
+			more = "+"
+		}
+		msg = fmt.Sprintf("DST gap: %d%s scheduled times from %s to %s do not exist, fired once at %s", count, more, s.clock(first), s.clock(last), at)
+	}
+	if s.matchesWall(wall) {
+		msg += " (together with the regular " + s.clock(wall) + " firing)"
+	}
+	return msg
+}
+
+// clock formats the time of day of a wall value, with seconds only when the
+// schedule uses them.
+func (s *Schedule) clock(w int64) string {
+	sod := int(w - floorDiv(w, secondsPerDay)*secondsPerDay)
+	if s.second == 1 {
+		return fmt.Sprintf("%02d:%02d", sod/3600, sod/60%60)
+	}
+	return fmt.Sprintf("%02d:%02d:%02d", sod/3600, sod/60%60, sod%60)
+}

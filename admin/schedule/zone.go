@@ -1,0 +1,147 @@
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	// Embed the IANA database so zones resolve on hosts without
+	// /usr/share/zoneinfo (distroless and scratch images).
+	_ "time/tzdata"
+)
+
+// ValidateZone resolves an IANA time zone name for a job.
+//
+// "" means "UTC". "Local" is rejected (the admin's own zone must never leak
+// into a job's schedule), and so is every spelling of a fixed UTC offset —
+// "+08:00", "UTC+8", "GMT-5", "Etc/GMT+8" — because an offset cannot follow a
+// region's daylight-saving rules (and the Etc/GMT names have inverted signs).
+// Use a region name such as "Asia/Shanghai" or "America/New_York", or "UTC".
+// The error is a *ValidationError with Name "time zone".
+func ValidateZone(name string) (*time.Location, error) {
+	switch name {
+	case "", "UTC":
+		return time.UTC, nil
+	case "Local":
+		return nil, zoneError(name, `"Local" would follow the admin server's own zone; name the job's zone explicitly, e.g. "Europe/Berlin" or "UTC"`)
+	}
+	if strings.TrimSpace(name) != name || name == "" {
+		return nil, zoneError(name, "remove the surrounding spaces")
+	}
+	if isFixedOffsetName(name) {
+		msg := "fixed UTC offsets are not accepted because they cannot follow daylight-saving rules; use a region name such as \"Asia/Shanghai\" or \"America/New_York\", or \"UTC\""
+		if strings.HasPrefix(name, "Etc/GMT") {
+			msg += " (note that Etc/GMT+8 means UTC-8: the sign is inverted)"
+		}
+		return nil, zoneError(name, msg)
+	}
+	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.Contains(name, "\\") {
+		return nil, zoneError(name, "a time zone is an IANA name such as \"Europe/Berlin\", not a file path")
+	}
+	if !plausibleZoneName(name) {
+		return nil, zoneError(name, unknownZone)
+	}
+	if loc, ok := zoneCache.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, zoneError(name, unknownZone)
+	}
+	zoneCache.Store(name, loc)
+	return loc, nil
+}
+
+// zoneCache memoises loaded zones: time.LoadLocation reads and decodes the
+// zone file on every call. Only valid names are stored, so it is bounded by
+// the size of the IANA database.
+var zoneCache sync.Map // string -> *time.Location
+
+const unknownZone = "unknown IANA time zone name (names are case-sensitive), use one like \"Europe/Berlin\", \"America/New_York\" or \"UTC\""
+
+// plausibleZoneName admits the shape of IANA names — an upper-case ASCII
+// letter first, then letters, digits, '/', '_', '-' and '+' — and so keeps
+// out the other files of a system zoneinfo directory: "localtime" (the
+// host's zone under another name), "posixrules", "right/..." (clocks that
+// count leap seconds), "zone.tab".
+func plausibleZoneName(name string) bool {
+	if name[0] < 'A' || name[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '/', c == '_', c == '-', c == '+':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func zoneError(name, msg string) *ValidationError {
+	return &ValidationError{Name: "time zone", Value: name, Msg: fmt.Sprintf("%q: %s", name, msg)}
+}
+
+// isFixedOffsetName reports whether name spells a fixed UTC offset: a leading
+// sign ("+08:00"), a UTC/GMT/UT prefix followed by a sign or digit ("UTC+8",
+// "GMT-05:00", "GMT0"), or the Etc/GMT±N family.
+func isFixedOffsetName(name string) bool {
+	if name[0] == '+' || name[0] == '-' || (name[0] >= '0' && name[0] <= '9') {
+		return true
+	}
+	rest := strings.TrimPrefix(name, "Etc/")
+	for _, p := range []string{"UTC", "GMT", "UT"} {
+		if tail, ok := strings.CutPrefix(rest, p); ok && tail != "" {
+			c := tail[0]
+			if c == '+' || c == '-' || (c >= '0' && c <= '9') || c == ' ' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// period is one stretch of constant UTC offset of a zone: instants in
+// [start, end) have local wall time instant+off. An unbounded side is
+// math.MinInt64 / math.MaxInt64.
+type period struct {
+	start, end int64
+	off        int64
+	abbr       string
+}
+
+func lookupPeriod(loc *time.Location, u int64) period {
+	if loc == time.UTC {
+		return period{start: math.MinInt64, end: math.MaxInt64, abbr: "UTC"}
+	}
+	t := time.Unix(u, 0).In(loc)
+	abbr, off := t.Zone()
+	st, en := t.ZoneBounds()
+	p := period{start: math.MinInt64, end: math.MaxInt64, off: int64(off), abbr: abbr}
+	if !st.IsZero() {
+		p.start = st.Unix()
+	}
+	if !en.IsZero() {
+		p.end = en.Unix()
+	}
+	return p
+}
+
+// previous returns the period just before p, and false when p is the first.
+func (p period) previous(loc *time.Location) (period, bool) {
+	if p.start == math.MinInt64 {
+		return period{}, false
+	}
+	return lookupPeriod(loc, p.start-1), true
+}
+
+// next returns the period just after p, and false when p is the last.
+func (p period) next(loc *time.Location) (period, bool) {
+	if p.end == math.MaxInt64 {
+		return period{}, false
+	}
+	return lookupPeriod(loc, p.end), true
+}

@@ -1,0 +1,509 @@
+package scheduler
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/placement"
+	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// Pusher sends work to executors (dispatch.Client in production).
+type Pusher interface {
+	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
+	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+}
+
+// Config tunes the leader loop. Zero values take the documented defaults.
+type Config struct {
+	// ID names this admin replica in the leader record. Required.
+	ID string
+	// PollInterval is the longest the loop sleeps between ticks. Default 200ms.
+	PollInterval time.Duration
+	// BatchSize is how many due jobs one transaction claims. Default 500.
+	BatchSize int
+	// HeartbeatInterval is the executors' heartbeat period. Default 2s.
+	HeartbeatInterval time.Duration
+	// LostAfter is the heartbeat silence after which an executor is lost.
+	// Default 3 × HeartbeatInterval.
+	LostAfter time.Duration
+	// PushConcurrency bounds parallel pushes. Default 16.
+	PushConcurrency int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used to decide what is due. Default time.Now.
+	Now func() time.Time
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.PollInterval <= 0 {
+		c.PollInterval = 200 * time.Millisecond
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 500
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.LostAfter <= 0 {
+		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.PushConcurrency <= 0 {
+		c.PushConcurrency = 16
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Scheduler is the leader loop. Create it with New; call Lead for each term.
+type Scheduler struct {
+	cfg   Config
+	store *store.Store
+	push  Pusher
+	log   *slog.Logger
+	wake  chan struct{}
+
+	mu     sync.Mutex
+	scheds map[int64]cachedSchedule // job id → parsed schedule
+	stats  Stats
+}
+
+type cachedSchedule struct {
+	version int64
+	s       *schedule.Schedule
+}
+
+// Stats counts what the leader did (for tests, metrics and the console).
+type Stats struct {
+	Fired            int64 // runs created by cron
+	Skipped          int64 // firings recorded as skipped
+	DuplicateFirings int64 // inserts dropped by the unique run key
+	Reassigned       int64 // slots moved off lost executors
+	StaleAborts      int64 // transactions refused by the epoch fence
+}
+
+// New returns a Scheduler.
+func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.ID == "" {
+		return nil, errors.New("scheduler: Config.ID is required (the admin replica id)")
+	}
+	if st == nil || push == nil {
+		return nil, errors.New("scheduler: store and pusher are required")
+	}
+	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1), scheds: map[int64]cachedSchedule{}}, nil
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Wake makes the loop tick now (after a job was created or triggered).
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Lead runs the leader loop for one term until ctx ends or the epoch is
+// taken by another admin. It first records the epoch in the database.
+func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
+	log := s.log.With("epoch", epoch)
+	ok, err := s.store.ClaimEpoch(ctx, epoch, s.cfg.ID)
+	if err != nil {
+		log.Error("cannot record leader epoch; not leading this term", "err", err)
+		return
+	}
+	if !ok {
+		rec, _ := s.store.Leader(ctx)
+		log.Warn("a larger or equal epoch is already recorded; not leading this term", "recorded_epoch", rec.Epoch, "holder", rec.Holder)
+		return
+	}
+	log.Info("leading")
+	defer log.Info("stopped leading")
+	lastRecover := time.Time{}
+	for {
+		if err := s.tick(ctx, epoch, &lastRecover); err != nil {
+			if errors.Is(err, store.ErrStaleEpoch) {
+				s.count(func(st *Stats) { st.StaleAborts++ })
+				log.Warn("epoch fence refused a write: another admin leads; stepping down", "err", err)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			log.Error("scheduler tick failed", "err", err)
+		}
+		wait := s.cfg.PollInterval
+		if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
+			if d := time.UnixMilli(next.Int64).Sub(s.cfg.Now()); d < wait {
+				wait = max(d, time.Millisecond)
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Scheduler) count(f func(*Stats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) error {
+	for {
+		n, err := s.FireDue(ctx, epoch)
+		if err != nil {
+			return err
+		}
+		if n < s.cfg.BatchSize {
+			break
+		}
+	}
+	if err := s.AssignPending(ctx, epoch); err != nil {
+		return err
+	}
+	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
+		*lastRecover = time.Now()
+		if err := s.RecoverLost(ctx, epoch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Scheduler) scheduleOf(j store.Job) (*schedule.Schedule, error) {
+	s.mu.Lock()
+	c, ok := s.scheds[j.ID]
+	s.mu.Unlock()
+	if ok && c.version == j.Version {
+		return c.s, nil
+	}
+	sc, err := jobdef.ScheduleOf(j)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.scheds[j.ID] = cachedSchedule{version: j.Version, s: sc}
+	s.mu.Unlock()
+	return sc, nil
+}
+
+// FireDue claims one batch of due jobs and creates their runs, in one
+// transaction fenced by epoch. It returns how many jobs it claimed.
+func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
+	now := s.cfg.Now()
+	var claimed, fired, skipped, dup int64
+	err := s.store.Tx(ctx, func(tx *sqlx.Tx) error {
+		claimed, fired, skipped, dup = 0, 0, 0, 0
+		if err := s.store.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		jobs, err := s.store.ClaimDue(ctx, tx, now.UnixMilli(), s.cfg.BatchSize)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		claimed = int64(len(jobs))
+		var guarded []int64
+		for _, j := range jobs {
+			if j.OverlapPolicy != string(schedule.OverlapAllow) {
+				guarded = append(guarded, j.ID)
+			}
+		}
+		active, err := s.store.ActiveJobs(ctx, tx, guarded)
+		if err != nil {
+			return err
+		}
+		runs := make([]store.NewRun, 0, len(jobs))
+		next := make(map[int64]sql.NullInt64, len(jobs))
+		for _, j := range jobs {
+			sc, err := s.scheduleOf(j)
+			if err != nil {
+				// A stored schedule that no longer parses (e.g. zone data
+				// changed): stop firing it and say why, rather than loop.
+				s.log.Error("job schedule is invalid; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "err", err)
+				next[j.ID] = sql.NullInt64{}
+				continue
+			}
+			d := schedule.Plan(sc, time.UnixMilli(j.NextFireAt.Int64), now, schedule.MisfireConfig{
+				Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
+				Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
+				MaxCatchUp: j.MaxCatchUp,
+			})
+			next[j.ID] = sql.NullInt64{}
+			if !d.Next.IsZero() {
+				next[j.ID] = sql.NullInt64{Int64: d.Next.UnixMilli(), Valid: true}
+			}
+			kind := store.TriggerCron
+			if d.Misfired && j.MisfirePolicy == string(schedule.MisfireCatchUp) {
+				kind = store.TriggerCatchUp
+			}
+			busy := active[j.ID]
+			for _, at := range d.Fire {
+				r := store.NewRun{JobID: j.ID, ScheduledAt: at.UnixMilli(), TriggerKind: kind, Status: store.RunPending, Params: j.Params, SlotCount: j.SlotCount}
+				switch schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) {
+				case schedule.ActionSkip:
+					r.Status, r.Error = store.RunSkipped, "overlap policy skip: the previous run is still active"
+					skipped++
+				default:
+					// start, queue and replace all create a pending run; the
+					// assigner applies queue and replace when it starts runs.
+					fired++
+				}
+				busy = busy || r.Status == store.RunPending
+				runs = append(runs, r)
+			}
+			for _, at := range d.Skipped {
+				runs = append(runs, store.NewRun{JobID: j.ID, ScheduledAt: at.UnixMilli(), TriggerKind: kind, Status: store.RunSkipped,
+					Params: j.Params, SlotCount: j.SlotCount, Error: fmt.Sprintf("misfire policy %s: firing was late by more than %dms", j.MisfirePolicy, j.MisfireMS)})
+				skipped++
+			}
+			if extra := d.SkippedCount - len(d.Skipped); extra > 0 {
+				s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
+			}
+		}
+		n, err := s.store.InsertRuns(ctx, tx, epoch, runs)
+		if err != nil {
+			return err
+		}
+		dup = int64(len(runs)) - n
+		return s.store.SetNextFire(ctx, tx, next)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if dup > 0 {
+		s.log.Warn("run key already existed: duplicate firings dropped by the unique key", "count", dup)
+	}
+	s.count(func(st *Stats) { st.Fired += fired; st.Skipped += skipped; st.DuplicateFirings += dup })
+	return int(claimed), nil
+}
+
+// AssignPending places the slots of pending runs on online executors and
+// pushes them.
+func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
+	runs, err := s.store.PendingRuns(ctx, 200)
+	if err != nil {
+		return err
+	}
+	online := map[string][]store.Executor{}
+	for _, r := range runs {
+		job, err := s.store.Job(ctx, r.JobID)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				_, err = s.store.TransitionRun(ctx, s.store.DB(), r.ID, store.RunPending, store.RunCancelled, s.cfg.Now().UnixMilli(), "job was deleted")
+			}
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if job.OverlapPolicy == string(schedule.OverlapQueue) || job.OverlapPolicy == string(schedule.OverlapReplace) {
+			// queue: wait until no earlier run of the job is running.
+			// replace: the earlier run is cancelled first (not yet: treated as queue).
+			running, err := s.store.ListRuns(ctx, store.RunFilter{JobID: job.ID, Status: store.RunRunning, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(running) > 0 {
+				continue
+			}
+		}
+		execs, ok := online[r.App]
+		if !ok {
+			execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.LostAfter.Milliseconds())
+			if err != nil {
+				return err
+			}
+			online[r.App] = execs
+		}
+		targets := make([]placement.Executor, 0, len(execs))
+		for _, e := range execs {
+			if hasHandler(e.Handlers, job.Handler) {
+				targets = append(targets, placement.Executor{ID: e.ID, Capacity: e.Capacity})
+			}
+		}
+		if len(targets) == 0 {
+			continue // stays pending until an executor with the handler is online
+		}
+		owners := placement.Spread(r.SlotCount, targets, job.ID)
+		atts := make([]store.NewAttempt, len(owners))
+		for slot, ex := range owners {
+			atts[slot] = store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: ex}
+		}
+		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
+		started, err := s.store.StartRun(ctx, epoch, r.ID, lease, atts)
+		if err != nil {
+			return err
+		}
+		if started {
+			s.pushRun(ctx, r.ID, execs)
+		}
+	}
+	return nil
+}
+
+func hasHandler(list, h string) bool {
+	if list == "" {
+		return true // executor did not say: let it refuse unknown handlers
+	}
+	for _, x := range strings.Split(list, ",") {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// pushRun sends the unacknowledged attempts of a run, one request per
+// executor, and records which tokens were accepted.
+func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Executor) {
+	slots, err := s.store.DispatchOfRun(ctx, runID)
+	if err != nil {
+		s.log.Error("load assignments to push", "run_id", runID, "err", err)
+		return
+	}
+	byExec := map[int64][]store.DispatchSlot{}
+	for _, d := range slots {
+		byExec[d.ExecutorID.Int64] = append(byExec[d.ExecutorID.Int64], d)
+	}
+	addr := map[int64]string{}
+	for _, e := range execs {
+		addr[e.ID] = e.Address
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.PushConcurrency)
+	for exID, ds := range byExec {
+		a, ok := addr[exID]
+		if !ok {
+			e, err := s.store.ExecutorByID(ctx, exID)
+			if err != nil {
+				continue
+			}
+			a = e.Address
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			req := protocol.AssignRequest{Assignments: BuildAssignments(ds)}
+			resp, err := s.push.Assign(ctx, a, req)
+			if err != nil {
+				s.log.Warn("push failed; the executor will get the work with its next heartbeat", "executor_id", exID, "address", a, "run_id", runID, "err", err)
+				return
+			}
+			if err := s.store.AckAttempts(ctx, exID, resp.Accepted); err != nil {
+				s.log.Error("record acknowledged tokens", "executor_id", exID, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BuildAssignments groups dispatch rows by run into wire assignments.
+func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
+	var out []protocol.RunAssignment
+	index := map[int64]int{}
+	params := map[int64]map[int]string{}
+	for _, d := range ds {
+		i, ok := index[d.RunID]
+		if !ok {
+			i = len(out)
+			index[d.RunID] = i
+			out = append(out, protocol.RunAssignment{
+				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
+				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
+			})
+			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
+		}
+		out[i].Slots = append(out[i].Slots, protocol.SlotAssignment{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
+	}
+	return out
+}
+
+// RecoverLost marks silent executors lost and moves their unfinished slots
+// to online executors of the same app with new, larger tokens.
+func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
+	n, err := s.store.MarkLostExecutors(ctx, s.cfg.LostAfter.Milliseconds())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		s.log.Warn("executors lost (no heartbeat)", "count", n, "after", s.cfg.LostAfter)
+	}
+	lost, err := s.store.LostAttempts(ctx, 1000)
+	if err != nil || len(lost) == 0 {
+		return err
+	}
+	runs := map[int64]store.Run{}
+	online := map[string][]store.Executor{}
+	moved := map[int64]bool{}
+	for _, a := range lost {
+		r, ok := runs[a.RunID]
+		if !ok {
+			if r, err = s.store.Run(ctx, a.RunID); err != nil {
+				return err
+			}
+			runs[a.RunID] = r
+		}
+		execs, ok := online[r.App]
+		if !ok {
+			if execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.LostAfter.Milliseconds()); err != nil {
+				return err
+			}
+			online[r.App] = execs
+		}
+		if len(execs) == 0 {
+			continue // nobody to take it yet; try next tick
+		}
+		targets := make([]placement.Executor, len(execs))
+		for i, e := range execs {
+			targets[i] = placement.Executor{ID: e.ID, Capacity: e.Capacity}
+		}
+		to := placement.Spread(1, targets, a.RunID+int64(a.Slot))[0]
+		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
+		tok, err := s.store.Reassign(ctx, epoch, a, to, lease)
+		if err != nil {
+			return err
+		}
+		if tok > 0 {
+			moved[a.RunID] = true
+			s.count(func(st *Stats) { st.Reassigned++ })
+			s.log.Info("slot moved off lost executor", "run_id", a.RunID, "slot", a.Slot, "old_token", a.ID, "new_token", tok, "executor_id", to)
+		}
+	}
+	for runID := range moved {
+		s.pushRun(ctx, runID, online[runs[runID].App])
+	}
+	return nil
+}

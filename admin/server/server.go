@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/coord"
+	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// Config of one admin replica. Field comments name the command-line flag.
+type Config struct {
+	// ID names this replica (--id). Default hostname-pid.
+	ID string
+	// HTTPAddr is the listen address of the API and console (--http-addr).
+	// Default 127.0.0.1:8080.
+	HTTPAddr string
+	// AdvertiseURL is how other processes reach this replica (--advertise-url).
+	// Default http://<HTTPAddr>.
+	AdvertiseURL string
+	// DBDriver is "mysql" or "sqlite" (--db-driver). Required.
+	DBDriver string
+	// DBDSN is the database DSN or SQLite file (--db-dsn). Required.
+	DBDSN string
+	// ZKServers are ZooKeeper servers (--zk). Empty means the in-process
+	// coordinator (standalone mode: only one replica may run).
+	ZKServers []string
+	// ZKRoot is the ZooKeeper path of this cluster (--zk-root). Default /shardjob.
+	ZKRoot string
+	// ZKSessionTimeout (--zk-session-timeout). Default 6s.
+	ZKSessionTimeout time.Duration
+	// ExecutorSecret authenticates executor traffic (--executor-secret or
+	// SHARDJOB_EXECUTOR_SECRET). Required, at least 16 characters.
+	ExecutorSecret string
+	// HeartbeatInterval the executors are told to use. Default 2s.
+	HeartbeatInterval time.Duration
+	// PollInterval of the leader loop. Default 200ms.
+	PollInterval time.Duration
+	// Out receives the one-time bootstrap credentials. Default os.Stdout.
+	Out io.Writer
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.ID == "" {
+		host, _ := os.Hostname()
+		c.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = "127.0.0.1:8080"
+	}
+	if c.ZKRoot == "" {
+		c.ZKRoot = "/shardjob"
+	}
+	if c.ZKSessionTimeout <= 0 {
+		c.ZKSessionTimeout = 6 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.Out == nil {
+		c.Out = os.Stdout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.DBDriver != "mysql" && c.DBDriver != "sqlite" {
+		return fmt.Errorf("--db-driver %q: must be mysql or sqlite", c.DBDriver)
+	}
+	if c.DBDSN == "" {
+		return errors.New("--db-dsn is empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob) or the SQLite file")
+	}
+	if err := protocol.ValidateSecret(c.ExecutorSecret); err != nil {
+		return fmt.Errorf("--executor-secret (or SHARDJOB_EXECUTOR_SECRET): %w; generate one with 'openssl rand -hex 32'", err)
+	}
+	return nil
+}
+
+// Server is a running admin replica.
+type Server struct {
+	cfg   Config
+	st    *store.Store
+	elect coord.Elector
+	sched *scheduler.Scheduler
+	ln    net.Listener
+	http  *http.Server
+	log   *slog.Logger
+	close func() error
+}
+
+// New opens the database, migrates it, bootstraps the first user, binds the
+// listener and prepares the elector. It does not start leading or serving:
+// call Serve.
+func New(ctx context.Context, cfg Config) (_ *Server, err error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With("admin", cfg.ID)
+	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN})
+	if err != nil {
+		return nil, fmt.Errorf("--db-dsn: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = st.Close()
+		}
+	}()
+	n, err := st.Migrate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate database: %w", err)
+	}
+	if n > 0 {
+		log.Info("database migrated", "applied", n)
+	}
+	pw, err := auth.Bootstrap(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if pw != "" {
+		fmt.Fprintf(cfg.Out, "shardjob: first start: created console user \"admin\" with password %s\nshardjob: this password is shown once; store it now and change it later.\n", pw)
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--http-addr %s: %w", cfg.HTTPAddr, unwrapOp(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = ln.Close()
+		}
+	}()
+	if cfg.AdvertiseURL == "" {
+		cfg.AdvertiseURL = "http://" + ln.Addr().String()
+	}
+	s := &Server{cfg: cfg, st: st, ln: ln, log: log}
+	if len(cfg.ZKServers) > 0 {
+		zk, err := coord.NewZK(coord.ZKConfig{
+			Servers: cfg.ZKServers, Root: cfg.ZKRoot, ID: cfg.ID, Address: cfg.AdvertiseURL,
+			SessionTimeout: cfg.ZKSessionTimeout, Logger: log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--zk %s: %w", strings.Join(cfg.ZKServers, ","), err)
+		}
+		s.elect, s.close = zk, zk.Close
+	} else {
+		local := coord.NewLocal(coord.LocalConfig{
+			ID: cfg.ID, Address: cfg.AdvertiseURL,
+			BaseEpoch: func() (int64, error) {
+				rec, err := st.Leader(context.Background())
+				return rec.Epoch, err
+			},
+		})
+		s.elect, s.close = local, local.Close
+	}
+	push, err := dispatch.New(cfg.ExecutorSecret, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	s.sched, err = scheduler.New(scheduler.Config{
+		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, Logger: log,
+	}, st, push)
+	if err != nil {
+		return nil, err
+	}
+	handler, err := api.New(api.Config{
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched,
+		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	return s, nil
+}
+
+func unwrapOp(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// URL is the base URL of this replica.
+func (s *Server) URL() string { return s.cfg.AdvertiseURL }
+
+// Store exposes the database (standalone mode seeds the demo job with it).
+func (s *Server) Store() *store.Store { return s.st }
+
+// Scheduler exposes the leader loop (for Wake and Stats).
+func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
+
+// Serve runs the HTTP server and the election until ctx ends, then shuts
+// everything down and returns.
+func (s *Server) Serve(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http server: %w", err)
+		}
+	}()
+	leadCtx, stopLead := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		err := s.elect.Lead(leadCtx, s.sched.Lead)
+		if err != nil && leadCtx.Err() == nil {
+			errc <- fmt.Errorf("leader election: %w", err)
+		}
+	}()
+	s.log.Info("admin serving", "url", s.cfg.AdvertiseURL)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		s.log.Error("admin stopping", "err", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = s.http.Shutdown(shutdownCtx)
+	stopLead()
+	_ = s.close()
+	wg.Wait()
+	_ = s.st.Close()
+	return err
+}

@@ -1,0 +1,153 @@
+// Package standalone runs shardjob in one process with no external service:
+// the admin with an embedded SQLite file and the in-process coordinator, plus
+// a demo executor that talks to the admin over the same loopback HTTP
+// protocol a remote executor uses. It is what `make run` starts.
+//
+// Files under DataDir: shardjob.db (the platform database) and
+// executor.secret (the generated executor secret, mode 0600).
+package standalone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/server"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/executor/demo"
+	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// DemoApp is the app of the demo executor and the demo job.
+const DemoApp = "demo"
+
+// Config of standalone mode.
+type Config struct {
+	// DataDir holds the database and the secret. Default ./data.
+	DataDir string
+	// HTTPAddr of the console and API. Default 127.0.0.1:8080.
+	HTTPAddr string
+	// NoDemo disables the demo executor and demo job.
+	NoDemo bool
+	// Out receives the first-start credentials. Default os.Stdout.
+	Out io.Writer
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Ready, if set, is called with the base URL once everything runs.
+	Ready func(url string)
+}
+
+// Run starts everything and blocks until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.DataDir == "" {
+		cfg.DataDir = "data"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
+	}
+	secret, err := loadOrCreateSecret(filepath.Join(cfg.DataDir, "executor.secret"))
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, server.Config{
+		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
+		ExecutorSecret: secret, Out: cfg.Out, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx) }()
+
+	var ex *sdk.Executor
+	if !cfg.NoDemo {
+		if err := seedDemoJob(ctx, srv.Store()); err != nil {
+			stopServe()
+			<-served
+			return err
+		}
+		ex, err = sdk.New(sdk.Config{App: DemoApp, Admins: []string{srv.URL()}, Secret: secret, InstanceID: "standalone-demo-executor", Logger: cfg.Logger.With("component", "demo-executor")})
+		if err != nil {
+			stopServe()
+			<-served
+			return err
+		}
+		demo.Register(ex)
+		if err := ex.Start(ctx); err != nil {
+			stopServe()
+			<-served
+			return fmt.Errorf("demo executor: %w", err)
+		}
+	}
+	if cfg.Ready != nil {
+		cfg.Ready(srv.URL())
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	if ex != nil {
+		_ = ex.Stop(context.WithoutCancel(ctx))
+	}
+	stopServe()
+	if serr := <-served; err == nil {
+		err = serr
+	}
+	return err
+}
+
+func loadOrCreateSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if err := protocol.ValidateSecret(s); err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		return s, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("read executor secret: %w", err)
+	}
+	s := protocol.NewSecret()
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write executor secret: %w", err)
+	}
+	return s, nil
+}
+
+// seedDemoJob creates the demo job on the first start (when there is no job).
+func seedDemoJob(ctx context.Context, st *store.Store) error {
+	jobs, err := st.ListJobs(ctx, 0, 1)
+	if err != nil || len(jobs) > 0 {
+		return err
+	}
+	now, err := st.Now(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := jobdef.Validate(jobdef.Spec{
+		App: DemoApp, Name: "hello-every-5s", Description: "Demo: 8 slots every 5 seconds",
+		Handler: "demo.hello", Cron: "*/5 * * * * *", Slots: 8, Params: "records=100",
+		SlotParams: "0=Beijing,1=Shanghai",
+	}, now)
+	if err != nil {
+		return fmt.Errorf("demo job: %w", err)
+	}
+	_, err = st.CreateJob(ctx, v.Job)
+	if errors.Is(err, store.ErrConflict) {
+		return nil
+	}
+	return err
+}

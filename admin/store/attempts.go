@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// NewAttempt places one slot of a run on an executor.
+type NewAttempt struct {
+	Slot       int
+	Attempt    int
+	ExecutorID int64
+}
+
+// StartRun creates the first attempt of each slot and moves the run from
+// pending to running, in one transaction guarded by the leader epoch. It
+// returns false if the run was no longer pending.
+func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, leaseUntilMS int64, atts []NewAttempt) (bool, error) {
+	started := false
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		now, err := s.txNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		ok, err := s.TransitionRun(ctx, tx, runID, RunPending, RunRunning, now, "")
+		if err != nil || !ok {
+			return err
+		}
+		if err := s.insertAttempts(ctx, tx, runID, leaseUntilMS, atts); err != nil {
+			return err
+		}
+		started = true
+		return nil
+	})
+	return started, err
+}
+
+func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, runID, leaseUntilMS int64, atts []NewAttempt) error {
+	const batch = 512
+	for start := 0; start < len(atts); start += batch {
+		chunk := atts[start:min(start+batch, len(atts))]
+		q := multiRow(s.q.get("AttemptInsert"), len(chunk))
+		args := make([]any, 0, 5*len(chunk))
+		for _, a := range chunk {
+			args = append(args, runID, a.Slot, a.Attempt, a.ExecutorID, leaseUntilMS)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert %d slot attempts of run %d: %w", len(chunk), runID, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
+	var now int64
+	if err := tx.GetContext(ctx, &now, s.q.get("DBNow")); err != nil {
+		return 0, fmt.Errorf("read database clock: %w", err)
+	}
+	return now, nil
+}
+
+// Attempts returns every attempt of a run, by slot then attempt.
+func (s *Store) Attempts(ctx context.Context, runID int64) ([]Attempt, error) {
+	var out []Attempt
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsOfRun"), runID); err != nil {
+		return nil, fmt.Errorf("attempts of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// Attempt returns one attempt by token.
+func (s *Store) Attempt(ctx context.Context, token int64) (Attempt, error) {
+	var a Attempt
+	if err := s.db.GetContext(ctx, &a, s.q.get("AttemptByID"), token); err != nil {
+		return a, notFound(err, fmt.Sprintf("attempt %d", token))
+	}
+	return a, nil
+}
+
+// DispatchSlot is an attempt with what an executor needs to run it.
+type DispatchSlot struct {
+	Token       int64         `db:"token"`
+	RunID       int64         `db:"run_id"`
+	Slot        int           `db:"slot"`
+	Attempt     int           `db:"attempt"`
+	JobID       int64         `db:"job_id"`
+	JobName     string        `db:"job_name"`
+	Handler     string        `db:"handler"`
+	ScheduledAt int64         `db:"scheduled_at"`
+	Params      string        `db:"params"`
+	SlotCount   int           `db:"slot_count"`
+	TimeoutMS   int64         `db:"timeout_ms"`
+	SlotParams  string        `db:"slot_params"`
+	ExecutorID  sql.NullInt64 `db:"executor_id"`
+}
+
+// UnackedFor returns the current attempts placed on an executor that it has
+// not acknowledged yet (delivered again in heartbeat responses).
+func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]DispatchSlot, error) {
+	var out []DispatchSlot
+	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchUnacked"), executorID, limit); err != nil {
+		return nil, fmt.Errorf("unacknowledged attempts of executor %d: %w", executorID, err)
+	}
+	return out, nil
+}
+
+// DispatchOfRun returns the assigned, unacknowledged attempts of a run.
+func (s *Store) DispatchOfRun(ctx context.Context, runID int64) ([]DispatchSlot, error) {
+	var out []DispatchSlot
+	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchOfRun"), runID); err != nil {
+		return nil, fmt.Errorf("dispatch of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// AckAttempts marks tokens as received by the executor.
+func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
+	for _, t := range tokens {
+		if _, err := s.db.ExecContext(ctx, s.q.get("AttemptAck"), t, executorID); err != nil {
+			return fmt.Errorf("acknowledge token %d: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// RenewLeases extends the lease of every current attempt of an executor.
+func (s *Store) RenewLeases(ctx context.Context, executorID, leaseUntilMS int64) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get("AttemptRenewLease"), leaseUntilMS, executorID); err != nil {
+		return fmt.Errorf("renew leases of executor %d: %w", executorID, err)
+	}
+	return nil
+}
+
+// StaleTokens returns which of tokens, claimed as running by an executor,
+// are not its current, unfinished attempts any more (superseded, finished,
+// unknown, or another executor's): the executor must cancel them.
+func (s *Store) StaleTokens(ctx context.Context, executorID int64, tokens []int64) ([]int64, error) {
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(s.q.get("AttemptsLive"), executorID, tokens)
+	if err != nil {
+		return nil, err
+	}
+	var live []int64
+	if err := s.db.SelectContext(ctx, &live, q, args...); err != nil {
+		return nil, fmt.Errorf("live tokens of executor %d: %w", executorID, err)
+	}
+	ok := make(map[int64]bool, len(live))
+	for _, t := range live {
+		ok[t] = true
+	}
+	var stale []int64
+	for _, t := range tokens {
+		if !ok[t] {
+			stale = append(stale, t)
+		}
+	}
+	return stale, nil
+}
+
+// SlotOutcome is an executor's report of one attempt.
+type SlotOutcome struct {
+	Token      int64
+	ExecutorID int64  // the reporting executor; a token of another executor is rejected
+	Status     string // AttemptSucceeded, AttemptFailed or AttemptCancelled
+	Error      string
+	StartedAt  int64
+	FinishedAt int64
+	Processed  int64
+	Skipped    int64
+	Failed     int64
+	Uncertain  int64
+}
+
+// FinishAttempt records an outcome if the token is still current and active,
+// then finishes the run when no slot is active any more. accepted is false
+// for stale or unknown tokens; their result is ignored.
+func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, o.StartedAt,
+			o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000), o.Token, o.ExecutorID)
+		if err != nil {
+			return fmt.Errorf("finish token %d: %w", o.Token, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		accepted = true
+		var runID int64
+		if err := tx.GetContext(ctx, &runID, `SELECT run_id FROM slot_attempt WHERE id = ?`, o.Token); err != nil {
+			return fmt.Errorf("run of token %d: %w", o.Token, err)
+		}
+		return s.settleRun(ctx, tx, runID, o.FinishedAt)
+	})
+	return accepted, err
+}
+
+// settleRun updates a run's counters and finishes it when no slot is active.
+func (s *Store) settleRun(ctx context.Context, tx *sqlx.Tx, runID, atMS int64) error {
+	var c struct {
+		Succeeded int `db:"succeeded"`
+		Failed    int `db:"failed"`
+		Active    int `db:"active"`
+	}
+	if err := tx.GetContext(ctx, &c, s.q.get("AttemptSlotCounts"), runID); err != nil {
+		return fmt.Errorf("slot counts of run %d: %w", runID, err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q.get("RunCountSlots"), c.Succeeded, c.Failed, runID); err != nil {
+		return fmt.Errorf("update counters of run %d: %w", runID, err)
+	}
+	if c.Active > 0 {
+		return nil
+	}
+	to := RunSucceeded
+	errText := ""
+	switch {
+	case c.Failed > 0 && c.Succeeded == 0:
+		to, errText = RunFailed, fmt.Sprintf("%d slot(s) failed", c.Failed)
+	case c.Failed > 0:
+		to, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
+	}
+	_, err := s.TransitionRun(ctx, tx, runID, RunRunning, to, atMS, errText)
+	return err
+}
+
+// LostAttempts returns current, unfinished attempts whose executor is lost.
+func (s *Store) LostAttempts(ctx context.Context, limit int) ([]Attempt, error) {
+	var out []Attempt
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsOfLostExecutors"), limit); err != nil {
+		return nil, fmt.Errorf("attempts of lost executors: %w", err)
+	}
+	return out, nil
+}
+
+// Reassign supersedes an attempt and creates the next attempt of the same
+// slot on another executor, guarded by the leader epoch. The new attempt has
+// a larger token. It returns the new token, or 0 if the old attempt was no
+// longer current and active.
+func (s *Store) Reassign(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64) (int64, error) {
+	var token int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), old.ID)
+		if err != nil {
+			return fmt.Errorf("supersede token %d: %w", old.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		res, err = tx.ExecContext(ctx, s.q.get("AttemptInsert"), old.RunID, old.Slot, old.Attempt+1, executorID, leaseUntilMS)
+		if err != nil {
+			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
+		}
+		token, err = res.LastInsertId()
+		return err
+	})
+	return token, err
+}

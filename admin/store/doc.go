@@ -1,0 +1,21 @@
+// Package store is the platform database of the shardjob admin: jobs, runs,
+// slot attempts, executors, users, the audit log and the leader epoch.
+//
+// One Store type serves two dialects — MySQL/MariaDB (production) and SQLite
+// (standalone mode) — from the same named queries in sql/queries.sql, with a
+// few dialect macros (see that file). Every instant is stored as Unix
+// milliseconds; decisions about ownership (heartbeat age, lease expiry) use
+// the database clock ({{now_ms}}), never the clock of one machine.
+//
+// Migrations are embedded (sql/<dialect>/migrations), applied in order by
+// Migrate, recorded in the schema_migrations table, and idempotent. A database
+// whose schema is newer than the binary is refused with ErrSchemaTooNew.
+//
+// Fencing: scheduling transactions call CheckEpoch first, which reads the
+// leader row with a shared lock and fails with ErrStaleEpoch unless the
+// epoch is still the caller's. A leader that lost its ZooKeeper session can
+// therefore write nothing once a successor has claimed a larger epoch.
+//
+// The conformance suite (store_test.go) runs every test against both
+// dialects, each on its own database or file.
+package store

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// ExecutorInfo is what a heartbeat tells about an executor.
+type ExecutorInfo struct {
+	InstanceID string
+	App        string
+	Address    string
+	Capacity   int
+	Version    string
+	Handlers   []string
+	Draining   bool
+}
+
+// Heartbeat registers or refreshes an executor (database clock) and returns
+// its row.
+func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error) {
+	state := ExecutorOnline
+	if in.Draining {
+		state = ExecutorDraining
+	}
+	handlers := strings.Join(in.Handlers, ",")
+	for range 2 {
+		res, err := s.db.ExecContext(ctx, s.q.get("ExecutorHeartbeat"), in.App, in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID)
+		if err != nil {
+			return Executor{}, fmt.Errorf("heartbeat of %s: %w", in.InstanceID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// MySQL reports 0 affected rows when nothing changed, so look first.
+			if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
+				return e, nil
+			}
+			_, err = s.db.ExecContext(ctx, s.q.get("ExecutorUpsert"), in.InstanceID, in.App, in.Address, in.Capacity, in.Version, handlers, state)
+			if err != nil && !isDuplicate(err) {
+				return Executor{}, fmt.Errorf("register %s: %w", in.InstanceID, err)
+			}
+			continue
+		}
+		break
+	}
+	return s.ExecutorByInstance(ctx, in.InstanceID)
+}
+
+// ExecutorByInstance returns an executor by its instance id.
+func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Executor, error) {
+	var e Executor
+	if err := s.db.GetContext(ctx, &e, s.q.get("ExecutorByInstance"), instanceID); err != nil {
+		return e, notFound(err, "executor "+instanceID)
+	}
+	return e, nil
+}
+
+// ExecutorByID returns an executor by id.
+func (s *Store) ExecutorByID(ctx context.Context, id int64) (Executor, error) {
+	var e Executor
+	if err := s.db.GetContext(ctx, &e, s.q.get("ExecutorByID"), id); err != nil {
+		return e, notFound(err, fmt.Sprintf("executor %d", id))
+	}
+	return e, nil
+}
+
+// Executors lists every executor.
+func (s *Store) Executors(ctx context.Context) ([]Executor, error) {
+	var out []Executor
+	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorList")); err != nil {
+		return nil, fmt.Errorf("list executors: %w", err)
+	}
+	return out, nil
+}
+
+// OnlineExecutors returns the executors of an app that are online and whose
+// last heartbeat is younger than maxAgeMS by the database clock.
+func (s *Store) OnlineExecutors(ctx context.Context, app string, maxAgeMS int64) ([]Executor, error) {
+	var out []Executor
+	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsOnline"), app, maxAgeMS); err != nil {
+		return nil, fmt.Errorf("online executors of %s: %w", app, err)
+	}
+	return out, nil
+}
+
+// MarkLostExecutors marks executors silent for more than maxAgeMS as lost
+// and returns how many changed.
+func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("ExecutorMarkLost"), maxAgeMS)
+	if err != nil {
+		return 0, fmt.Errorf("mark lost executors: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// Deregister marks an executor gone.
+func (s *Store) Deregister(ctx context.Context, instanceID string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get("ExecutorDeregister"), instanceID); err != nil {
+		return fmt.Errorf("deregister %s: %w", instanceID, err)
+	}
+	return nil
+}

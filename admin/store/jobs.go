@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// CreateJob inserts a job and returns its id. A taken (app, name) is
+// ErrConflict. The caller validates fields and computes NextFireAt.
+func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("JobInsert"),
+		j.App, j.Name, j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy,
+		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.NextFireAt)
+	if isDuplicate(err) {
+		return 0, fmt.Errorf("job %s/%s already exists: %w", j.App, j.Name, ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("create job %s/%s: %w", j.App, j.Name, err)
+	}
+	return res.LastInsertId()
+}
+
+// Job returns a job or ErrNotFound.
+func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
+	var j Job
+	if err := s.db.GetContext(ctx, &j, s.q.get("JobByID"), id); err != nil {
+		return j, notFound(err, fmt.Sprintf("job %d", id))
+	}
+	return j, nil
+}
+
+// ListJobs returns up to limit jobs with id > afterID, by id (keyset paging).
+func (s *Store) ListJobs(ctx context.Context, afterID int64, limit int) ([]Job, error) {
+	var out []Job
+	if err := s.db.SelectContext(ctx, &out, s.q.get("JobList"), afterID, limit); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return out, nil
+}
+
+// SetJobEnabled enables or disables a job and sets its next firing.
+func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next sql.NullInt64) error {
+	res, err := s.db.ExecContext(ctx, s.q.get("JobSetEnabled"), enabled, next, id)
+	if err != nil {
+		return fmt.Errorf("update job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteJob removes a job definition (its run history stays).
+func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+	res, err := s.db.ExecContext(ctx, s.q.get("JobDelete"), id)
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// NextDue returns the earliest next_fire_at of enabled jobs (Valid=false if none).
+func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
+	var v sql.NullInt64
+	if err := s.db.GetContext(ctx, &v, s.q.get("JobNextDue")); err != nil {
+		return v, fmt.Errorf("next due job: %w", err)
+	}
+	return v, nil
+}
+
+// ClaimDue locks and returns up to limit enabled jobs due at or before
+// nowMS, oldest first. On MySQL rows locked by another transaction are
+// skipped (SKIP LOCKED). Call inside a transaction after CheckEpoch.
+func (s *Store) ClaimDue(ctx context.Context, tx *sqlx.Tx, nowMS int64, limit int) ([]Job, error) {
+	var out []Job
+	if err := tx.SelectContext(ctx, &out, s.q.get("JobClaimDue"), nowMS, limit); err != nil {
+		return nil, fmt.Errorf("claim due jobs: %w", err)
+	}
+	return out, nil
+}
+
+// SetNextFire updates next_fire_at of many jobs in one statement. A nil
+// value (Valid=false) means the job never fires again.
+func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql.NullInt64) error {
+	if len(next) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, 3*len(next))
+	b.WriteString("UPDATE job SET next_fire_at = CASE id")
+	ids := make([]any, 0, len(next))
+	for id, v := range next {
+		b.WriteString(" WHEN ? THEN ?")
+		args = append(args, id, v)
+		ids = append(ids, id)
+	}
+	b.WriteString(" END WHERE id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")")
+	args = append(args, ids...)
+	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(next), err)
+	}
+	return nil
+}

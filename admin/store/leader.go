@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// LeaderRecord is the fencing record of the current leader.
+type LeaderRecord struct {
+	Epoch   int64  `db:"epoch"`
+	Holder  string `db:"holder"`
+	SinceMS int64  `db:"since_ms"`
+}
+
+// ClaimEpoch records holder as leader with epoch if epoch is larger than the
+// stored one. It returns false when a larger or equal epoch is already
+// recorded: the caller must not lead.
+func (s *Store) ClaimEpoch(ctx context.Context, epoch int64, holder string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("LeaderClaim"), epoch, holder, epoch)
+	if err != nil {
+		return false, fmt.Errorf("claim leader epoch %d: %w", epoch, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n == 1, nil
+}
+
+// Leader returns the fencing record.
+func (s *Store) Leader(ctx context.Context) (LeaderRecord, error) {
+	var l LeaderRecord
+	if err := s.db.GetContext(ctx, &l, s.q.get("LeaderGet")); err != nil {
+		return l, fmt.Errorf("read leader record: %w", err)
+	}
+	return l, nil
+}
+
+// CheckEpoch reads the leader row with a shared lock inside tx and returns
+// ErrStaleEpoch unless its epoch equals epoch. The lock is held until tx
+// ends, so a successor's ClaimEpoch waits for this transaction and the
+// transaction cannot commit after the successor took over.
+func (s *Store) CheckEpoch(ctx context.Context, tx *sqlx.Tx, epoch int64) error {
+	var cur int64
+	if err := tx.GetContext(ctx, &cur, s.q.get("LeaderGetShared")); err != nil {
+		return fmt.Errorf("read leader epoch: %w", err)
+	}
+	if cur != epoch {
+		return fmt.Errorf("%w (ours %d, recorded %d)", ErrStaleEpoch, epoch, cur)
+	}
+	return nil
+}

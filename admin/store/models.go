@@ -1,0 +1,142 @@
+package store
+
+import "database/sql"
+
+// Run statuses. Transitions are guarded by the expected current status
+// (see TransitionRun), so concurrent writers cannot overwrite each other:
+//
+//	pending → running → succeeded | failed | partially_failed | cancelled
+//	pending → cancelled | skipped
+const (
+	RunPending         = "pending"
+	RunRunning         = "running"
+	RunSucceeded       = "succeeded"
+	RunFailed          = "failed"
+	RunPartiallyFailed = "partially_failed"
+	RunCancelled       = "cancelled"
+	RunSkipped         = "skipped"
+)
+
+// Trigger kinds of a run.
+const (
+	TriggerCron    = "cron"
+	TriggerManual  = "manual"
+	TriggerCatchUp = "catch_up"
+	TriggerRetry   = "retry"
+	TriggerAPI     = "api"
+)
+
+// Slot attempt statuses.
+const (
+	AttemptAssigned  = "assigned"
+	AttemptRunning   = "running"
+	AttemptSucceeded = "succeeded"
+	AttemptFailed    = "failed"
+	AttemptCancelled = "cancelled"
+	AttemptLost      = "lost"
+)
+
+// Executor states.
+const (
+	ExecutorOnline   = "online"
+	ExecutorDraining = "draining"
+	ExecutorLost     = "lost"
+	ExecutorGone     = "gone"
+)
+
+// Roles of console users.
+const (
+	RoleAdmin    = "admin"
+	RoleOperator = "operator"
+	RoleViewer   = "viewer"
+)
+
+// Job is a job definition.
+type Job struct {
+	ID             int64         `db:"id"`
+	App            string        `db:"app"`
+	Name           string        `db:"name"`
+	Description    string        `db:"description"`
+	Handler        string        `db:"handler"`
+	CronExpr       string        `db:"cron_expr"`
+	TimeZone       string        `db:"time_zone"`
+	MisfirePolicy  string        `db:"misfire_policy"`
+	OverlapPolicy  string        `db:"overlap_policy"`
+	MisfireMS      int64         `db:"misfire_threshold_ms"`
+	MaxCatchUp     int           `db:"max_catch_up"`
+	SlotCount      int           `db:"slot_count"`
+	SlotParams     string        `db:"slot_params"`
+	Params         string        `db:"params"`
+	TimeoutMS      int64         `db:"timeout_ms"`
+	RetryMax       int           `db:"retry_max"`
+	RetryBackoffMS int64         `db:"retry_backoff_ms"`
+	Enabled        bool          `db:"enabled"`
+	NextFireAt     sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt      int64         `db:"created_at"`
+	UpdatedAt      int64         `db:"updated_at"`
+	Version        int64         `db:"version"`
+}
+
+// Run is one firing of a job.
+type Run struct {
+	ID             int64         `db:"id"`
+	JobID          int64         `db:"job_id"`
+	JobName        string        `db:"job_name"`
+	App            string        `db:"app"`
+	ScheduledAt    int64         `db:"scheduled_at"`
+	TriggerKind    string        `db:"trigger_kind"`
+	Status         string        `db:"status"`
+	Params         string        `db:"params"`
+	SlotCount      int           `db:"slot_count"`
+	SlotsSucceeded int           `db:"slots_succeeded"`
+	SlotsFailed    int           `db:"slots_failed"`
+	Epoch          int64         `db:"epoch"`
+	CreatedAt      int64         `db:"created_at"`
+	StartedAt      sql.NullInt64 `db:"started_at"`
+	FinishedAt     sql.NullInt64 `db:"finished_at"`
+	Error          string        `db:"error"`
+}
+
+// Attempt is one attempt of one slot; its ID is the fencing token.
+type Attempt struct {
+	ID           int64         `db:"id"`
+	RunID        int64         `db:"run_id"`
+	Slot         int           `db:"slot"`
+	Attempt      int           `db:"attempt"`
+	ExecutorID   sql.NullInt64 `db:"executor_id"`
+	Status       string        `db:"status"`
+	Current      bool          `db:"current"`
+	Acked        bool          `db:"acked"`
+	DispatchedAt sql.NullInt64 `db:"dispatched_at"`
+	LeaseUntil   sql.NullInt64 `db:"lease_until"`
+	StartedAt    sql.NullInt64 `db:"started_at"`
+	FinishedAt   sql.NullInt64 `db:"finished_at"`
+	Processed    int64         `db:"processed"`
+	Skipped      int64         `db:"skipped"`
+	Failed       int64         `db:"failed"`
+	Uncertain    int64         `db:"uncertain"`
+	Error        string        `db:"error"`
+}
+
+// Executor is a registered executor instance.
+type Executor struct {
+	ID            int64  `db:"id"`
+	InstanceID    string `db:"instance_id"`
+	App           string `db:"app"`
+	Address       string `db:"address"`
+	Capacity      int    `db:"capacity"`
+	Version       string `db:"version"`
+	Handlers      string `db:"handlers"`
+	State         string `db:"state"`
+	RegisteredAt  int64  `db:"registered_at"`
+	LastHeartbeat int64  `db:"last_heartbeat"`
+}
+
+// User is a console user.
+type User struct {
+	ID           int64  `db:"id"`
+	Username     string `db:"username"`
+	PasswordHash string `db:"password_hash"`
+	Role         string `db:"role"`
+	CreatedAt    int64  `db:"created_at"`
+}

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// NewRun is a firing to create.
+type NewRun struct {
+	JobID       int64
+	ScheduledAt int64 // Unix ms; with JobID the run key
+	TriggerKind string
+	Status      string // RunPending, or RunSkipped for a recorded skip
+	Params      string
+	SlotCount   int
+	Error       string // why a run was skipped, for example
+}
+
+const runInsertBatch = 500
+
+// InsertRuns inserts runs in multi-row statements, ignoring run keys that
+// exist already, and returns how many were inserted. The unique run key
+// (job_id, scheduled_at) makes a second insert of the same firing a no-op.
+func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs []NewRun) (int64, error) {
+	var inserted int64
+	for start := 0; start < len(runs); start += runInsertBatch {
+		end := min(start+runInsertBatch, len(runs))
+		chunk := runs[start:end]
+		q := multiRow(s.q.get("RunInsert"), len(chunk))
+		args := make([]any, 0, 9*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.Status)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return inserted, fmt.Errorf("insert %d runs: %w", len(chunk), err)
+		}
+		n, _ := res.RowsAffected()
+		inserted += n
+	}
+	return inserted, nil
+}
+
+// InsertRun inserts one run and returns it; an existing run key returns the
+// existing run with created=false.
+func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, created bool, err error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.Status)
+	if err != nil {
+		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
+	}
+	n, _ := res.RowsAffected()
+	if err := s.db.GetContext(ctx, &run, s.q.get("RunByKey"), r.JobID, r.ScheduledAt); err != nil {
+		return run, false, notFound(err, "run")
+	}
+	return run, n == 1, nil
+}
+
+// Run returns a run or ErrNotFound.
+func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+	var r Run
+	if err := s.db.GetContext(ctx, &r, s.q.get("RunByID"), id); err != nil {
+		return r, notFound(err, fmt.Sprintf("run %d", id))
+	}
+	return r, nil
+}
+
+// RunFilter selects runs for ListRuns. Zero fields do not filter.
+type RunFilter struct {
+	JobID    int64
+	Status   string
+	BeforeID int64 // keyset: runs with id < BeforeID (newest first)
+	Limit    int
+}
+
+// ListRuns returns runs newest first.
+func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	base := s.q.get("RunByID")
+	base = base[:strings.LastIndex(base, "WHERE")]
+	var conds []string
+	var args []any
+	if f.JobID > 0 {
+		conds = append(conds, "r.job_id = ?")
+		args = append(args, f.JobID)
+	}
+	if f.Status != "" {
+		conds = append(conds, "r.status = ?")
+		args = append(args, f.Status)
+	}
+	if f.BeforeID > 0 {
+		conds = append(conds, "r.id < ?")
+		args = append(args, f.BeforeID)
+	}
+	q := base
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	q += " ORDER BY r.id DESC LIMIT ?"
+	args = append(args, f.Limit)
+	var out []Run
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// PendingRuns returns up to limit runs waiting for slot assignment.
+func (s *Store) PendingRuns(ctx context.Context, limit int) ([]Run, error) {
+	var out []Run
+	if err := s.db.SelectContext(ctx, &out, s.q.get("RunPending"), limit); err != nil {
+		return nil, fmt.Errorf("pending runs: %w", err)
+	}
+	return out, nil
+}
+
+// HasActiveRun reports whether a job has a pending or running run.
+func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, s.q.get("RunActiveForJob"), jobID); err != nil {
+		return false, fmt.Errorf("active runs of job %d: %w", jobID, err)
+	}
+	return n > 0, nil
+}
+
+// ActiveJobs returns which of jobIDs have a pending or running run.
+func (s *Store) ActiveJobs(ctx context.Context, q sqlx.QueryerContext, jobIDs []int64) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if len(jobIDs) == 0 {
+		return out, nil
+	}
+	text, args, err := sqlx.In(s.q.get("RunActiveJobs"), jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if err := sqlx.SelectContext(ctx, q, &ids, text, args...); err != nil {
+		return nil, fmt.Errorf("active runs of %d jobs: %w", len(jobIDs), err)
+	}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// TransitionRun moves a run from status `from` to `to`. It returns false if
+// the run was not in `from` (someone else moved it first).
+func (s *Store) TransitionRun(ctx context.Context, ex sqlx.ExecerContext, id int64, from, to string, atMS int64, errText string) (bool, error) {
+	var finished sql.NullInt64
+	switch to {
+	case RunSucceeded, RunFailed, RunPartiallyFailed, RunCancelled, RunSkipped:
+		finished = sql.NullInt64{Int64: atMS, Valid: true}
+	}
+	var started sql.NullInt64
+	if to == RunRunning {
+		started = sql.NullInt64{Int64: atMS, Valid: true}
+	}
+	res, err := ex.ExecContext(ctx, s.q.get("RunTransition"), to, started, finished, truncate(errText, 2000), id, from)
+	if err != nil {
+		return false, fmt.Errorf("run %d %s→%s: %w", id, from, to, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

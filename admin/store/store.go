@@ -1,0 +1,193 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+
+	sqlfiles "github.com/shardjob/shardjob/sql"
+)
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrStaleEpoch   = errors.New("leader epoch is no longer ours: another admin leads")
+	ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+)
+
+// Config selects and tunes the database.
+type Config struct {
+	// Driver is "mysql" or "sqlite". Required.
+	Driver string
+	// DSN is the data source name. For mysql a go-sql-driver DSN
+	// (user:pass@tcp(host:3306)/db); parseTime, loc and time_zone are set by
+	// Open. For sqlite a file path (created if missing). Required.
+	DSN string
+	// ConnectTimeout bounds the first ping. Default 5s.
+	ConnectTimeout time.Duration
+	// MaxOpenConns caps the pool (mysql). Default 32. SQLite always uses 1.
+	MaxOpenConns int
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 5 * time.Second
+	}
+	if c.MaxOpenConns <= 0 {
+		c.MaxOpenConns = 32
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch c.Driver {
+	case sqlfiles.MySQL, sqlfiles.SQLite:
+	default:
+		return fmt.Errorf("store driver %q: must be %q or %q", c.Driver, sqlfiles.MySQL, sqlfiles.SQLite)
+	}
+	if c.DSN == "" {
+		return errors.New("store DSN is empty: set the database DSN (mysql) or file path (sqlite)")
+	}
+	return nil
+}
+
+// Store is the platform database. It is safe for concurrent use.
+type Store struct {
+	db      *sqlx.DB
+	dialect string
+	q       queries
+}
+
+// Open connects, checks the connection, and returns a Store. It does not
+// migrate; call Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	dsn := cfg.DSN
+	if cfg.Driver == sqlfiles.MySQL {
+		mc, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("mysql DSN: %w", err)
+		}
+		mc.ParseTime = true
+		mc.Loc = time.UTC
+		if mc.Params == nil {
+			mc.Params = map[string]string{}
+		}
+		mc.Params["time_zone"] = "'+00:00'"
+		mc.Timeout = cfg.ConnectTimeout
+		mc.MultiStatements = true
+		// RowsAffected counts matched rows, as SQLite does, so guarded updates
+		// that happen to change nothing still report success.
+		mc.ClientFoundRows = true
+		dsn = mc.FormatDSN()
+	} else {
+		dsn = sqliteDSN(dsn)
+	}
+	db, err := sqlx.Open(cfg.Driver, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", cfg.Driver, err)
+	}
+	if cfg.Driver == sqlfiles.SQLite {
+		db.SetMaxOpenConns(1)
+	} else {
+		db.SetMaxOpenConns(cfg.MaxOpenConns)
+		db.SetMaxIdleConns(cfg.MaxOpenConns)
+		db.SetConnMaxLifetime(30 * time.Minute)
+	}
+	pctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to %s database: %w", cfg.Driver, err)
+	}
+	q, err := loadQueries(cfg.Driver)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{db: db, dialect: cfg.Driver, q: q}, nil
+}
+
+func sqliteDSN(path string) string {
+	if strings.HasPrefix(path, "file:") {
+		return path
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return "file:" + path + sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dialect returns "mysql" or "sqlite".
+func (s *Store) Dialect() string { return s.dialect }
+
+// DB exposes the pool for tests and health checks.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Ping checks the database.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+// Now returns the database clock.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var ms int64
+	if err := s.db.GetContext(ctx, &ms, s.q.get("DBNow")); err != nil {
+		return time.Time{}, fmt.Errorf("read database clock: %w", err)
+	}
+	return time.UnixMilli(ms).UTC(), nil
+}
+
+// Tx runs fn in a transaction, committing when fn returns nil.
+func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func nullMS(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMilli(), Valid: true}
+}

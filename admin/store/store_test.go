@@ -1,0 +1,439 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/testenv"
+	sqlfiles "github.com/shardjob/shardjob/sql"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// eachDialect runs fn against a fresh, migrated MariaDB database and a fresh
+// SQLite file, in parallel subtests.
+func eachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	for _, d := range []string{sqlfiles.MySQL, sqlfiles.SQLite} {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			s := openStore(t, d)
+			fn(t, s)
+		})
+	}
+}
+
+func openStore(t *testing.T, dialect string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), "shardjob.db")
+	if dialect == sqlfiles.MySQL {
+		dsn = testenv.MySQL(t)
+	}
+	s, err := store.Open(ctx, store.Config{Driver: dialect, DSN: dsn})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	return s
+}
+
+func TestMigrateIsIdempotentAndVersioned(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		latest, err := store.LatestVersion(s.Dialect())
+		require.NoError(t, err)
+		v, err := s.SchemaVersion(ctx)
+		require.NoError(t, err)
+		require.Equal(t, latest, v)
+
+		n, err := s.Migrate(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "second migrate must be a no-op")
+
+		// A database from the future is refused.
+		_, err = s.DB().ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 0)`, latest+1)
+		require.NoError(t, err)
+		_, err = s.Migrate(ctx)
+		require.ErrorIs(t, err, store.ErrSchemaTooNew)
+		require.ErrorContains(t, err, "upgrade shardjob")
+	})
+}
+
+func TestMigrationsAreWellFormed(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{sqlfiles.MySQL, sqlfiles.SQLite} {
+		migs, err := store.Migrations(d)
+		require.NoError(t, err)
+		require.NotEmpty(t, migs)
+		for _, m := range migs {
+			require.NotEmpty(t, m.Down, "migration %d of %s needs a down file", m.Version, d)
+		}
+	}
+	my, _ := store.Migrations(sqlfiles.MySQL)
+	lite, _ := store.Migrations(sqlfiles.SQLite)
+	require.Equal(t, len(my), len(lite), "both dialects must have the same migration versions")
+}
+
+func TestConcurrentMigrateOnMySQL(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.MySQL(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	applied := make([]int, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: dsn})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer s.Close()
+			applied[i], errs[i] = s.Migrate(ctx)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i := range 4 {
+		require.NoError(t, errs[i])
+		total += applied[i]
+	}
+	latest, _ := store.LatestVersion(sqlfiles.MySQL)
+	require.Equal(t, latest, total, "each migration applied exactly once across concurrent admins")
+}
+
+func TestOpenBadConfig(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, err := store.Open(ctx, store.Config{Driver: "postgres", DSN: "x"})
+	require.ErrorContains(t, err, `must be "mysql" or "sqlite"`)
+	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.MySQL})
+	require.ErrorContains(t, err, "DSN is empty")
+	port := testenv.FreePort(t)
+	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: "root@tcp(127.0.0.1:" + itoa(port) + ")/x", ConnectTimeout: 2 * time.Second})
+	require.ErrorContains(t, err, "connect to mysql database")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func newJob(app, name string, next int64) store.Job {
+	return store.Job{
+		App: app, Name: name, Handler: "noop", CronExpr: "* * * * *", TimeZone: "UTC",
+		MisfirePolicy: "run_once", OverlapPolicy: "allow", SlotCount: 4, Params: "{}",
+		Enabled: true, NextFireAt: sql.NullInt64{Int64: next, Valid: next > 0},
+	}
+}
+
+func TestJobsCRUD(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		id, err := s.CreateJob(ctx, newJob("billing", "settle", 1000))
+		require.NoError(t, err)
+		_, err = s.CreateJob(ctx, newJob("billing", "settle", 1000))
+		require.ErrorIs(t, err, store.ErrConflict)
+
+		j, err := s.Job(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, "settle", j.Name)
+		require.Equal(t, 4, j.SlotCount)
+		require.True(t, j.Enabled)
+		require.Equal(t, int64(1000), j.NextFireAt.Int64)
+
+		require.NoError(t, s.SetJobEnabled(ctx, id, false, sql.NullInt64{}))
+		j, err = s.Job(ctx, id)
+		require.NoError(t, err)
+		require.False(t, j.Enabled)
+		require.False(t, j.NextFireAt.Valid)
+		require.Equal(t, int64(2), j.Version)
+
+		_, err = s.Job(ctx, id+100)
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		for i := range 5 {
+			_, err := s.CreateJob(ctx, newJob("billing", "j"+itoa(i), 0))
+			require.NoError(t, err)
+		}
+		page1, err := s.ListJobs(ctx, 0, 4)
+		require.NoError(t, err)
+		require.Len(t, page1, 4)
+		page2, err := s.ListJobs(ctx, page1[3].ID, 4)
+		require.NoError(t, err)
+		require.Len(t, page2, 2)
+
+		require.NoError(t, s.DeleteJob(ctx, id))
+		require.ErrorIs(t, s.DeleteJob(ctx, id), store.ErrNotFound)
+	})
+}
+
+func TestEpochFencing(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ok, err := s.ClaimEpoch(ctx, 5, "admin-a")
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.ClaimEpoch(ctx, 5, "admin-b")
+		require.NoError(t, err)
+		require.False(t, ok, "equal epoch must not win")
+		ok, err = s.ClaimEpoch(ctx, 3, "admin-b")
+		require.NoError(t, err)
+		require.False(t, ok, "smaller epoch must not win")
+
+		l, err := s.Leader(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(5), l.Epoch)
+		require.Equal(t, "admin-a", l.Holder)
+
+		require.NoError(t, s.Tx(ctx, func(tx *sqlx.Tx) error { return s.CheckEpoch(ctx, tx, 5) }))
+		ok, err = s.ClaimEpoch(ctx, 9, "admin-b")
+		require.NoError(t, err)
+		require.True(t, ok)
+		err = s.Tx(ctx, func(tx *sqlx.Tx) error { return s.CheckEpoch(ctx, tx, 5) })
+		require.ErrorIs(t, err, store.ErrStaleEpoch)
+	})
+}
+
+func TestRunKeyIsUniqueAndClaimAdvances(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		var ids []int64
+		for i := range 3 {
+			id, err := s.CreateJob(ctx, newJob("a", "due"+itoa(i), int64(1000+i)))
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		_, err = s.CreateJob(ctx, newJob("a", "later", 5000))
+		require.NoError(t, err)
+
+		var claimed []store.Job
+		err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+			if err := s.CheckEpoch(ctx, tx, 1); err != nil {
+				return err
+			}
+			claimed, err = s.ClaimDue(ctx, tx, 2000, 10)
+			if err != nil {
+				return err
+			}
+			var runs []store.NewRun
+			next := map[int64]sql.NullInt64{}
+			for _, j := range claimed {
+				runs = append(runs, store.NewRun{JobID: j.ID, ScheduledAt: j.NextFireAt.Int64, TriggerKind: store.TriggerCron, Status: store.RunPending, Params: "", SlotCount: j.SlotCount})
+				next[j.ID] = sql.NullInt64{Int64: j.NextFireAt.Int64 + 60000, Valid: true}
+			}
+			n, err := s.InsertRuns(ctx, tx, 1, runs)
+			if err != nil {
+				return err
+			}
+			if n != int64(len(runs)) {
+				return errors.New("not all runs inserted")
+			}
+			// The same firings again: the run key rejects them.
+			n, err = s.InsertRuns(ctx, tx, 1, runs)
+			if err != nil {
+				return err
+			}
+			if n != 0 {
+				return errors.New("duplicate run keys inserted")
+			}
+			return s.SetNextFire(ctx, tx, next)
+		})
+		require.NoError(t, err)
+		require.Len(t, claimed, 3)
+		require.Equal(t, ids[0], claimed[0].ID, "oldest first")
+
+		for _, id := range ids {
+			j, err := s.Job(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, int64(1000+int(id-ids[0])+60000), j.NextFireAt.Int64)
+		}
+		runs, err := s.ListRuns(ctx, store.RunFilter{})
+		require.NoError(t, err)
+		require.Len(t, runs, 3)
+		for _, r := range runs {
+			require.Equal(t, int64(1), r.Epoch)
+			require.Equal(t, store.RunPending, r.Status)
+		}
+		_, created, err := s.InsertRun(ctx, 1, store.NewRun{JobID: ids[0], ScheduledAt: 1000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
+		require.NoError(t, err)
+		require.False(t, created, "manual trigger for an existing run key returns the existing run")
+	})
+}
+
+func TestRunLifecycleWithFencedResults(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 7, "me")
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "two-slots", 0))
+		require.NoError(t, err)
+		exA, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-a", App: "a", Address: "http://127.0.0.1:1", Capacity: 2, Handlers: []string{"noop"}})
+		require.NoError(t, err)
+		exB, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-b", App: "a", Address: "http://127.0.0.1:2", Capacity: 2})
+		require.NoError(t, err)
+		again, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-a", App: "a", Address: "http://127.0.0.1:1", Capacity: 3})
+		require.NoError(t, err)
+		require.Equal(t, exA.ID, again.ID)
+		require.Equal(t, 3, again.Capacity)
+
+		online, err := s.OnlineExecutors(ctx, "a", 60_000)
+		require.NoError(t, err)
+		require.Len(t, online, 2)
+
+		run, created, err := s.InsertRun(ctx, 7, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+		require.NoError(t, err)
+		require.True(t, created)
+		started, err := s.StartRun(ctx, 7, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: exA.ID}, {Slot: 1, Attempt: 1, ExecutorID: exB.ID}})
+		require.NoError(t, err)
+		require.True(t, started)
+		started, err = s.StartRun(ctx, 7, run.ID, 0, nil)
+		require.NoError(t, err)
+		require.False(t, started, "a run starts once")
+		_, err = s.StartRun(ctx, 6, run.ID, 0, nil)
+		require.ErrorIs(t, err, store.ErrStaleEpoch)
+
+		unacked, err := s.UnackedFor(ctx, exA.ID, 100)
+		require.NoError(t, err)
+		require.Len(t, unacked, 1)
+		require.Equal(t, "noop", unacked[0].Handler)
+		tokA := unacked[0].Token
+		require.NoError(t, s.AckAttempts(ctx, exA.ID, []int64{tokA}))
+		unacked, err = s.UnackedFor(ctx, exA.ID, 100)
+		require.NoError(t, err)
+		require.Empty(t, unacked)
+
+		ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5})
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptFailed, FinishedAt: 30})
+		require.NoError(t, err)
+		require.False(t, ok, "a second result for the same token is ignored")
+
+		// Executor B goes silent: its slot moves to A with a larger token,
+		// and B's late result is rejected.
+		atts, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		var oldB store.Attempt
+		for _, a := range atts {
+			if a.Slot == 1 {
+				oldB = a
+			}
+		}
+		newTok, err := s.Reassign(ctx, 7, oldB, exA.ID, 0)
+		require.NoError(t, err)
+		require.Greater(t, newTok, oldB.ID)
+		stale, err := s.StaleTokens(ctx, exB.ID, []int64{oldB.ID})
+		require.NoError(t, err)
+		require.Equal(t, []int64{oldB.ID}, stale)
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: oldB.ID, ExecutorID: exB.ID, Status: store.AttemptSucceeded, FinishedAt: 40})
+		require.NoError(t, err)
+		require.False(t, ok, "stale token rejected")
+
+		r, err := s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status)
+
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: newTok, ExecutorID: exA.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 50})
+		require.NoError(t, err)
+		require.True(t, ok)
+		r, err = s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunPartiallyFailed, r.Status)
+		require.Equal(t, 1, r.SlotsSucceeded)
+		require.Equal(t, 1, r.SlotsFailed)
+		require.True(t, r.FinishedAt.Valid)
+	})
+}
+
+func TestLostExecutors(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-old", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+
+		n, err := s.MarkLostExecutors(ctx, 60_000)
+		require.NoError(t, err)
+		require.Zero(t, n, "a fresh heartbeat is not lost")
+		// Age the heartbeat by the database clock.
+		_, err = s.DB().ExecContext(ctx, `UPDATE executor SET last_heartbeat = last_heartbeat - 120000 WHERE id = ?`, ex.ID)
+		require.NoError(t, err)
+		n, err = s.MarkLostExecutors(ctx, 60_000)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		lost, err := s.LostAttempts(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, lost, 1)
+		online, err := s.OnlineExecutors(ctx, "a", 60_000)
+		require.NoError(t, err)
+		require.Empty(t, online)
+	})
+}
+
+func TestUsersSessionsAudit(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		n, err := s.CountUsers(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		id, err := s.CreateUser(ctx, "ops", "hash", store.RoleOperator)
+		require.NoError(t, err)
+		_, err = s.CreateUser(ctx, "ops", "hash", store.RoleOperator)
+		require.ErrorIs(t, err, store.ErrConflict)
+		u, err := s.UserByName(ctx, "ops")
+		require.NoError(t, err)
+		require.Equal(t, id, u.ID)
+
+		require.NoError(t, s.CreateSession(ctx, "h1", id, time.Now().Add(time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, "h2", id, time.Now().Add(-time.Hour)))
+		got, err := s.SessionUser(ctx, "h1")
+		require.NoError(t, err)
+		require.Equal(t, "ops", got.Username)
+		_, err = s.SessionUser(ctx, "h2")
+		require.ErrorIs(t, err, store.ErrNotFound, "expired session")
+		require.NoError(t, s.DeleteSession(ctx, "h1"))
+		_, err = s.SessionUser(ctx, "h1")
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		require.NoError(t, s.Audit(ctx, "ops", "job.create", "job/1", `{"name":"x"}`))
+		var count int
+		require.NoError(t, s.DB().GetContext(ctx, &count, `SELECT COUNT(*) FROM audit_log`))
+		require.Equal(t, 1, count)
+	})
+}
+
+func TestDatabaseClock(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		now, err := s.Now(context.Background())
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now(), now, time.Minute)
+	})
+}

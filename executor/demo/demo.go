@@ -1,0 +1,91 @@
+// Package demo holds the demonstration handlers of the ready-made executor
+// and of standalone mode. They do no harm: they log, count and wait.
+//
+//   - demo.hello: logs its slot, reports the slot's records as processed
+//     (params "records=N", default 100) and succeeds.
+//   - demo.sleep: sleeps params "ms=N" (default 100) per slot, honouring
+//     cancellation.
+//   - demo.fail: fails every slot whose number is in params "slots=1,3"
+//     (all slots when empty), succeeds the others.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardjob/shardjob/sdk"
+)
+
+// Register adds the demo handlers to an executor.
+func Register(e *sdk.Executor) {
+	e.Handle("demo.hello", Hello)
+	e.Handle("demo.sleep", Sleep)
+	e.Handle("demo.fail", Fail)
+}
+
+// param reads key=value pairs from "a=1;b=2" or "a=1,b=2" style params.
+func param(params, key string) (string, bool) {
+	for _, kv := range strings.FieldsFunc(params, func(r rune) bool { return r == ';' || r == '&' || r == ' ' }) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+func intParam(params, key string, def int64) (int64, error) {
+	v, ok := param(params, key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("param %s=%q: want a non-negative integer", key, v)
+	}
+	return n, nil
+}
+
+// Hello logs and reports records processed.
+func Hello(ctx context.Context, t *sdk.Task) error {
+	n, err := intParam(t.Params, "records", 100)
+	if err != nil {
+		return err
+	}
+	t.Logger.Info("hello from slot", "slot", t.Slot, "total", t.Total, "slot_param", t.SlotParam)
+	t.AddProcessed(n)
+	return ctx.Err()
+}
+
+// Sleep waits, honouring cancellation.
+func Sleep(ctx context.Context, t *sdk.Task) error {
+	ms, err := intParam(t.Params, "ms", 100)
+	if err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		t.AddProcessed(1)
+		return nil
+	}
+}
+
+// Fail fails the listed slots.
+func Fail(_ context.Context, t *sdk.Task) error {
+	v, _ := param(t.Params, "slots")
+	if v == "" {
+		return fmt.Errorf("demo.fail: slot %d fails on purpose", t.Slot)
+	}
+	for _, s := range strings.Split(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n == t.Slot {
+			return fmt.Errorf("demo.fail: slot %d fails on purpose", t.Slot)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package sdk
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// progressQueued is the progress reported for an accepted slot waiting for
+// capacity.
+const progressQueued = "queued"
+
+// heartbeatLoop sends a heartbeat at once, then every interval (the admin's
+// interval_ms when it gives one), and whenever kicked, until ctx ends.
+func (e *Executor) heartbeatLoop(ctx context.Context) {
+	defer e.loops.Done()
+	interval := e.cfg.HeartbeatInterval
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-e.hbKick:
+		}
+		next, admin, err := e.heartbeat(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			e.mu.Lock()
+			e.stats.HeartbeatFailures++
+			e.notifyLocked()
+			e.mu.Unlock()
+			if !failing {
+				e.log.Warn("heartbeat failed on every admin: retrying every interval", "err", err, "interval", interval)
+			} else {
+				e.log.Debug("heartbeat failed", "err", err)
+			}
+			failing = true
+		default:
+			if failing {
+				e.log.Info("heartbeat answered again", "admin", admin)
+			}
+			failing = false
+			if next > 0 && next != interval {
+				e.log.Debug("heartbeat interval set by admin", "interval", next)
+				interval = next
+			}
+			kick(e.resRetry)
+		}
+		e.pruneFinished(time.Now())
+		timer.Reset(interval)
+	}
+}
+
+// heartbeat sends one heartbeat and applies the response. It returns the
+// interval the admin asked for (0 for none) and the admin that answered.
+func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error) {
+	req := e.heartbeatRequest()
+	var resp protocol.HeartbeatResponse
+	admin, err := e.client.post(ctx, protocol.PathHeartbeat, req, &resp)
+	if req.Draining {
+		e.mu.Lock()
+		if !e.drainBeatSent {
+			e.drainBeatSent = true
+			close(e.drainBeat)
+		}
+		e.mu.Unlock()
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	e.client.addAdmins(resp.Admins)
+	e.mu.Lock()
+	if resp.ExecutorID != 0 && resp.ExecutorID != e.executorID {
+		e.log.Info("registered with admin", "admin", admin, "executor_id", resp.ExecutorID)
+		e.executorID = resp.ExecutorID
+	}
+	e.stats.Heartbeats++
+	e.notifyLocked()
+	e.mu.Unlock()
+	if len(resp.Assignments) > 0 {
+		e.accept(resp.Assignments, "heartbeat")
+	}
+	if len(resp.Cancel) > 0 {
+		e.cancel(resp.Cancel, "", "heartbeat")
+	}
+	var next time.Duration
+	if resp.IntervalMS > 0 {
+		next = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
+	}
+	return next, admin, nil
+}
+
+// heartbeatRequest snapshots the executor: identity, and every accepted
+// unfinished token (running ones with their progress, queued ones as
+// "queued") in token order.
+func (e *Executor) heartbeatRequest() protocol.HeartbeatRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	req := protocol.HeartbeatRequest{
+		InstanceID: e.cfg.InstanceID,
+		App:        e.cfg.App,
+		Address:    e.addr,
+		Capacity:   e.cfg.Capacity,
+		Version:    e.cfg.Version,
+		Handlers:   e.handlerNamesLocked(),
+		Labels:     e.cfg.Labels,
+		Draining:   e.state != stateRunning,
+	}
+	for tok, s := range e.slots {
+		p := progressQueued
+		if s.cancel != nil {
+			p = s.task.progress()
+		}
+		req.Running = append(req.Running, protocol.RunningSlot{Token: tok, Progress: p})
+	}
+	slices.SortFunc(req.Running, func(a, b protocol.RunningSlot) int { return cmp.Compare(a.Token, b.Token) })
+	return req
+}
+
+// pruneFinished forgets tokens whose result was acknowledged more than
+// finishedRetention ago.
+func (e *Executor) pruneFinished(now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for tok, acked := range e.finished {
+		if !acked.IsZero() && now.Sub(acked) > finishedRetention {
+			delete(e.finished, tok)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func signed(t *testing.T, secret, method, path string, body []byte, at time.Time) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://127.0.0.1:1"+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	Sign(req, secret, body, at)
+	return req
+}
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	secret := NewSecret()
+	now := time.UnixMilli(1_800_000_000_000)
+	clock := func() time.Time { return now }
+	body := []byte(`{"instance_id":"x"}`)
+
+	cases := []struct {
+		name    string
+		mutate  func(r *http.Request) (method, path string, b []byte)
+		at      time.Time
+		secret  string
+		wantErr error
+	}{
+		{name: "valid", at: now, secret: secret},
+		{name: "wrong secret", at: now, secret: NewSecret(), wantErr: ErrBadSignature},
+		{name: "too old", at: now.Add(-31 * time.Second), secret: secret, wantErr: ErrClockWindow},
+		{name: "from the future", at: now.Add(31 * time.Second), secret: secret, wantErr: ErrClockWindow},
+		{name: "body changed", at: now, secret: secret, wantErr: ErrBadSignature,
+			mutate: func(r *http.Request) (string, string, []byte) {
+				return r.Method, r.URL.Path, []byte(`{"instance_id":"y"}`)
+			}},
+		{name: "path changed", at: now, secret: secret, wantErr: ErrBadSignature,
+			mutate: func(r *http.Request) (string, string, []byte) { return r.Method, PathDeregister, body }},
+		{name: "method changed", at: now, secret: secret, wantErr: ErrBadSignature,
+			mutate: func(r *http.Request) (string, string, []byte) { return http.MethodPut, r.URL.Path, body }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			v := NewVerifier(secret, 30*time.Second, clock)
+			req := signed(t, tc.secret, http.MethodPost, PathHeartbeat, body, tc.at)
+			method, path, b := req.Method, req.URL.Path, body
+			if tc.mutate != nil {
+				method, path, b = tc.mutate(req)
+			}
+			err := v.Verify(method, path, req.Header, b)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestVerifyRefusesReplayAndUnsigned(t *testing.T) {
+	t.Parallel()
+	secret := NewSecret()
+	v := NewVerifier(secret, 0, nil)
+	body := []byte(`{}`)
+	req := signed(t, secret, http.MethodPost, PathResults, body, time.Now())
+	require.NoError(t, v.Verify(req.Method, req.URL.Path, req.Header, body))
+	require.ErrorIs(t, v.Verify(req.Method, req.URL.Path, req.Header, body), ErrReplay)
+
+	unsigned, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:1"+PathResults, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, v.Verify(unsigned.Method, unsigned.URL.Path, unsigned.Header, nil), ErrUnsigned)
+}
+
+func TestVerifyRequestRestoresBodyAndLimits(t *testing.T) {
+	t.Parallel()
+	secret := NewSecret()
+	v := NewVerifier(secret, 0, nil)
+	body := []byte(`{"a":1}`)
+	req := signed(t, secret, http.MethodPost, PathAssign, body, time.Now())
+	got, err := v.VerifyRequest(req, 1024)
+	require.NoError(t, err)
+	require.Equal(t, body, got)
+
+	big := bytes.Repeat([]byte("x"), 2048)
+	req = signed(t, secret, http.MethodPost, PathAssign, big, time.Now())
+	_, err = v.VerifyRequest(req, 1024)
+	require.ErrorContains(t, err, "larger than 1024")
+}
+
+func TestValidateSecret(t *testing.T) {
+	t.Parallel()
+	require.ErrorIs(t, ValidateSecret("short"), ErrWeakSecret)
+	require.NoError(t, ValidateSecret(NewSecret()))
+}

@@ -1,0 +1,141 @@
+package protocol
+
+// Paths of the executor-facing admin API and of the executor's own API.
+const (
+	PathHeartbeat  = "/api/v1/executor/heartbeat"
+	PathResults    = "/api/v1/executor/results"
+	PathDeregister = "/api/v1/executor/deregister"
+
+	PathAssign = "/shardjob/v1/assign"
+	PathCancel = "/shardjob/v1/cancel"
+	PathHealth = "/shardjob/v1/health"
+)
+
+// Slot attempt states reported by executors.
+const (
+	SlotSucceeded = "succeeded"
+	SlotFailed    = "failed"
+	SlotCancelled = "cancelled"
+)
+
+// HeartbeatRequest registers an executor and renews the leases of the tokens
+// it is running. It is idempotent: the first heartbeat registers.
+type HeartbeatRequest struct {
+	InstanceID string            `json:"instance_id"` // stable per process, e.g. host-pid-random
+	App        string            `json:"app"`         // the app whose jobs it runs
+	Address    string            `json:"address"`     // base URL the admin pushes to, e.g. http://10.0.0.5:9090
+	Capacity   int               `json:"capacity"`    // slots it runs at once
+	Version    string            `json:"version"`
+	Handlers   []string          `json:"handlers"` // handler names it can run
+	Labels     map[string]string `json:"labels,omitempty"`
+	Draining   bool              `json:"draining,omitempty"`
+	Running    []RunningSlot     `json:"running,omitempty"`
+}
+
+// RunningSlot is a token the executor is executing right now.
+type RunningSlot struct {
+	Token    int64  `json:"token"`
+	Progress string `json:"progress,omitempty"`
+}
+
+// HeartbeatResponse tells the executor what to run and what to stop.
+type HeartbeatResponse struct {
+	ExecutorID  int64           `json:"executor_id"`
+	IntervalMS  int64           `json:"interval_ms"`
+	Assignments []RunAssignment `json:"assignments,omitempty"`
+	Cancel      []int64         `json:"cancel,omitempty"`
+	Admins      []string        `json:"admins,omitempty"` // other admin replicas the executor may fail over to
+}
+
+// RunAssignment is the work of one run for one executor: all of its slots.
+type RunAssignment struct {
+	RunID       int64            `json:"run_id"`
+	JobID       int64            `json:"job_id"`
+	JobName     string           `json:"job_name"`
+	Handler     string           `json:"handler"`
+	ScheduledAt int64            `json:"scheduled_at_ms"`
+	Params      string           `json:"params,omitempty"`
+	Total       int              `json:"total"`
+	TimeoutMS   int64            `json:"timeout_ms,omitempty"`
+	Slots       []SlotAssignment `json:"slots"`
+}
+
+// SlotAssignment is one attempt of one slot.
+type SlotAssignment struct {
+	Slot    int    `json:"slot"`
+	Token   int64  `json:"token"`
+	Attempt int    `json:"attempt"`
+	Param   string `json:"param,omitempty"`
+}
+
+// AssignRequest is pushed by the admin to an executor.
+type AssignRequest struct {
+	Assignments []RunAssignment `json:"assignments"`
+}
+
+// AssignResponse lists the tokens the executor accepted.
+type AssignResponse struct {
+	Accepted []int64 `json:"accepted"`
+}
+
+// CancelRequest asks an executor to stop tokens.
+type CancelRequest struct {
+	Tokens []int64 `json:"tokens"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+// SlotResult is the outcome of one slot attempt.
+type SlotResult struct {
+	Token      int64  `json:"token"`
+	Status     string `json:"status"` // SlotSucceeded, SlotFailed or SlotCancelled
+	Error      string `json:"error,omitempty"`
+	StartedAt  int64  `json:"started_at_ms"`
+	FinishedAt int64  `json:"finished_at_ms"`
+	Processed  int64  `json:"processed,omitempty"`
+	Skipped    int64  `json:"skipped,omitempty"`
+	Failed     int64  `json:"failed,omitempty"`
+	Uncertain  int64  `json:"uncertain,omitempty"`
+}
+
+// ResultsRequest delivers a batch of results.
+type ResultsRequest struct {
+	InstanceID string       `json:"instance_id"`
+	Results    []SlotResult `json:"results"`
+}
+
+// ResultsResponse acknowledges results. Accepted and Rejected are both final:
+// the executor forgets them. Rejected tokens were stale (superseded or unknown).
+type ResultsResponse struct {
+	Accepted []int64 `json:"accepted"`
+	Rejected []int64 `json:"rejected,omitempty"`
+}
+
+// DeregisterRequest removes an executor from the registry.
+type DeregisterRequest struct {
+	InstanceID string `json:"instance_id"`
+}
+
+// Error is the JSON body of every non-2xx response.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// CancelResponse lists the tokens an executor found (queued or running) and
+// cancelled. Tokens it does not hold (unknown or already finished) are left
+// out; their results, if any, are on their way.
+type CancelResponse struct {
+	Cancelled []int64 `json:"cancelled"`
+}
+
+// HealthResponse is the body of GET PathHealth. The endpoint is not signed
+// (load balancers and probes call it), so it tells nothing sensitive.
+type HealthResponse struct {
+	Status     string `json:"status"` // HealthOK or HealthDraining
+	InstanceID string `json:"instance_id"`
+}
+
+// Health states.
+const (
+	HealthOK       = "ok"
+	HealthDraining = "draining"
+)

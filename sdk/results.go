@@ -1,0 +1,189 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// resultLoop delivers queued results: at the latest flushInterval after the
+// first one is queued (sooner when a batch is full), in batches of
+// ResultBatch, retrying with capped, fully jittered exponential backoff until
+// an admin acknowledges them. A heartbeat answered by an admin cuts a
+// backoff short.
+func (e *Executor) resultLoop(ctx context.Context) {
+	defer e.loops.Done()
+	attempt := 0
+	for {
+		if e.pendingCount() == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-e.resWake:
+				continue
+			}
+		}
+		if attempt == 0 && !e.lingerForBatch(ctx) {
+			return
+		}
+		err := e.flushResults(ctx)
+		if err == nil {
+			attempt = 0
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		attempt++
+		d := e.backoff(attempt)
+		level := e.log.Debug
+		if attempt == 1 {
+			level = e.log.Warn
+		}
+		level("results not delivered: retrying", "pending", e.pendingCount(), "attempt", attempt, "retry_in", d.Round(time.Millisecond), "err", err)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-e.resRetry:
+			t.Stop()
+		}
+	}
+}
+
+// lingerForBatch waits up to flushInterval for a batch to fill up. It
+// returns false when ctx ends.
+func (e *Executor) lingerForBatch(ctx context.Context) bool {
+	if e.pendingCount() >= e.cfg.ResultBatch {
+		return true
+	}
+	t := time.NewTimer(e.flushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-e.resWake:
+			if e.pendingCount() >= e.cfg.ResultBatch {
+				return true
+			}
+		}
+	}
+}
+
+// backoff returns a random delay in [0, min(backoffMax, backoffBase·2^(attempt-1))]
+// ("full jitter").
+func (e *Executor) backoff(attempt int) time.Duration {
+	ceiling := e.backoffMax
+	if attempt < 32 {
+		ceiling = min(e.backoffMax, e.backoffBase<<(attempt-1))
+	}
+	return rand.N(ceiling + 1)
+}
+
+func (e *Executor) pendingCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.pending)
+}
+
+// flushResults sends the pending results in batches until none is left. It
+// returns the first failure: no admin answered, or the admin acknowledged
+// none of a batch.
+func (e *Executor) flushResults(ctx context.Context) error {
+	for {
+		e.mu.Lock()
+		batch := slices.Clone(e.pending[:min(len(e.pending), e.cfg.ResultBatch)])
+		e.mu.Unlock()
+		if len(batch) == 0 {
+			return nil
+		}
+		var resp protocol.ResultsResponse
+		admin, err := e.client.post(ctx, protocol.PathResults, protocol.ResultsRequest{InstanceID: e.cfg.InstanceID, Results: batch}, &resp)
+		if err != nil {
+			e.mu.Lock()
+			e.stats.ResultFailures++
+			e.notifyLocked()
+			e.mu.Unlock()
+			return err
+		}
+		if e.acknowledge(batch, &resp, admin) == 0 {
+			return fmt.Errorf("admin %s acknowledged none of %d results", admin, len(batch))
+		}
+	}
+}
+
+// acknowledge forgets the results of batch the admin accepted or rejected
+// and returns how many they were. Rejected results had a stale token.
+func (e *Executor) acknowledge(batch []protocol.SlotResult, resp *protocol.ResultsResponse, admin string) int {
+	inBatch := make(map[int64]string, len(batch))
+	for _, r := range batch {
+		inBatch[r.Token] = r.Status
+	}
+	acked := make(map[int64]bool, len(batch))
+	var accepted, rejected uint64
+	for _, tok := range resp.Accepted {
+		if _, ok := inBatch[tok]; ok && !acked[tok] {
+			acked[tok] = true
+			accepted++
+		}
+	}
+	for _, tok := range resp.Rejected {
+		if _, ok := inBatch[tok]; ok && !acked[tok] {
+			acked[tok] = true
+			rejected++
+			e.log.Warn("stale token: result ignored by admin", "token", tok, "status", inBatch[tok], "admin", admin)
+		}
+	}
+	if len(acked) == 0 {
+		return 0
+	}
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending = slices.DeleteFunc(e.pending, func(r protocol.SlotResult) bool {
+		if acked[r.Token] {
+			e.finished[r.Token] = now
+			return true
+		}
+		return false
+	})
+	e.stats.ResultsAccepted += accepted
+	e.stats.ResultsRejected += rejected
+	if len(e.slots)+len(e.pending) < e.cfg.MaxPendingResults {
+		e.refusedLogged = false
+	}
+	e.notifyLocked()
+	return len(acked)
+}
+
+// flushRemaining delivers every pending result, retrying with backoff, until
+// none is left or ctx ends.
+func (e *Executor) flushRemaining(ctx context.Context) error {
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		err := e.flushResults(ctx)
+		if err == nil {
+			return nil
+		}
+		// Keep the admins' answer rather than the deadline that cut a request short.
+		if lastErr == nil || ctx.Err() == nil {
+			lastErr = err
+		}
+		t := time.NewTimer(e.backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: %d results (last error: %w)", ErrResultsUndelivered, e.pendingCount(), lastErr)
+		case <-t.C:
+		}
+	}
+}

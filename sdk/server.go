@@ -1,0 +1,112 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// routes is the executor's HTTP API, called by the admin.
+func (e *Executor) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(protocol.PathAssign, e.serveAssign)
+	mux.HandleFunc(protocol.PathCancel, e.serveCancel)
+	mux.HandleFunc(protocol.PathHealth, e.serveHealth)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	})
+	return mux
+}
+
+// serveAssign accepts pushed assignments. It answers with the tokens the
+// executor holds (see accept); 503 while stopping.
+func (e *Executor) serveAssign(w http.ResponseWriter, r *http.Request) {
+	var req protocol.AssignRequest
+	if !e.readSigned(w, r, &req) {
+		return
+	}
+	e.mu.Lock()
+	st := e.state
+	e.mu.Unlock()
+	if st != stateRunning {
+		writeError(w, http.StatusServiceUnavailable, "executor is "+st.String()+": assign the slots to another executor")
+		return
+	}
+	writeJSON(w, http.StatusOK, protocol.AssignResponse{Accepted: e.accept(req.Assignments, "push")})
+}
+
+// serveCancel cancels tokens; it works while stopping too.
+func (e *Executor) serveCancel(w http.ResponseWriter, r *http.Request) {
+	var req protocol.CancelRequest
+	if !e.readSigned(w, r, &req) {
+		return
+	}
+	writeJSON(w, http.StatusOK, protocol.CancelResponse{Cancelled: e.cancel(req.Tokens, req.Reason, "push")})
+}
+
+// serveHealth is unauthenticated (probes call it) and reveals only the state
+// and the instance id.
+func (e *Executor) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": use GET")
+		return
+	}
+	e.mu.Lock()
+	st := e.state
+	e.mu.Unlock()
+	resp := protocol.HealthResponse{Status: protocol.HealthOK, InstanceID: e.cfg.InstanceID}
+	code := http.StatusOK
+	if st != stateRunning {
+		resp.Status = protocol.HealthDraining
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, resp)
+}
+
+// readSigned checks the method, reads and verifies a signed request and
+// decodes its JSON body into v. On failure it writes the error response and
+// returns false: 401 for a request that is unsigned, badly signed, outside
+// the clock window or replayed.
+func (e *Executor) readSigned(w http.ResponseWriter, r *http.Request, v any) bool {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" "+r.URL.Path+": use POST")
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", tooBig.Limit))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return false
+	}
+	if err := e.verifier.Verify(r.Method, r.URL.Path, r.Header, body); err != nil {
+		e.log.Warn("refused unauthenticated request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		writeError(w, http.StatusBadRequest, "decode "+r.URL.Path+" request: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, protocol.Error{Error: msg})
+}

@@ -1,0 +1,90 @@
+package sdk
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Handler processes one slot of one run. It must return when ctx is done
+// (cancel by the admin, the assignment's timeout, or Stop after
+// DrainTimeout); see the package documentation for how its return value
+// becomes the slot's result.
+type Handler func(ctx context.Context, task *Task) error
+
+// Task describes the slot a Handler runs, and collects what it reports.
+// The exported fields are read-only; the methods are safe for concurrent use
+// (a handler may process records in several goroutines).
+type Task struct {
+	RunID       int64     // the run (one firing of the job)
+	JobID       int64     // the job
+	JobName     string    // the job's name
+	Handler     string    // the handler name the job names (the one running)
+	ScheduledAt time.Time // the firing time the run was created for
+
+	Slot      int    // this slot, in [0, Total)
+	Total     int    // the job's slot count, >= 1
+	Params    string // the job's (run's) parameters
+	SlotParam string // this slot's own parameter, if the job defines one
+	Token     int64  // the fencing token of this attempt: take the shard lock and write dedup rows with it
+	Attempt   int    // 1 for the first attempt of the slot, then 2, 3, …
+
+	// Logger is pre-tagged with run_id, job, slot, token and attempt.
+	Logger *slog.Logger
+
+	lastProgress atomic.Pointer[[2]int64] // done, total
+	processed    atomic.Int64
+	skipped      atomic.Int64
+	failed       atomic.Int64
+	uncertain    atomic.Int64
+}
+
+// Progress records how far the slot is: done out of total units (records,
+// pages…; total may be 0 when unknown). The latest value is reported with the
+// next heartbeat.
+func (t *Task) Progress(done, total int64) {
+	t.lastProgress.Store(&[2]int64{done, total})
+}
+
+// AddProcessed counts n records applied by this attempt.
+func (t *Task) AddProcessed(n int64) { t.processed.Add(n) }
+
+// AddSkipped counts n records skipped (for example already done according to
+// the dedup table).
+func (t *Task) AddSkipped(n int64) { t.skipped.Add(n) }
+
+// AddFailed counts n records that failed.
+func (t *Task) AddFailed(n int64) { t.failed.Add(n) }
+
+// AddUncertain counts n records whose outcome is unknown (left pending by a
+// crashed attempt, with an external effect).
+func (t *Task) AddUncertain(n int64) { t.uncertain.Add(n) }
+
+// Counts returns the counters recorded so far.
+func (t *Task) Counts() (processed, skipped, failed, uncertain int64) {
+	return t.processed.Load(), t.skipped.Load(), t.failed.Load(), t.uncertain.Load()
+}
+
+// Owns reports whether key belongs to this slot: SlotOf(key, t.Total) == t.Slot.
+func (t *Task) Owns(key string) bool { return SlotOf(key, t.Total) == t.Slot }
+
+// IDRange returns this slot's part of [minID, maxID]; see the function IDRange.
+func (t *Task) IDRange(minID, maxID int64) (lo, hi int64) {
+	return IDRange(t.Slot, t.Total, minID, maxID)
+}
+
+// progress is the text reported in RunningSlot.Progress: "done/total", or
+// "done" when total is unknown, or "" before the first call to Progress.
+func (t *Task) progress() string {
+	p := t.lastProgress.Load()
+	if p == nil {
+		return ""
+	}
+	done, total := p[0], p[1]
+	if total <= 0 {
+		return strconv.FormatInt(done, 10)
+	}
+	return strconv.FormatInt(done, 10) + "/" + strconv.FormatInt(total, 10)
+}

@@ -1,0 +1,23 @@
+// Package sqlfiles embeds shardjob's SQL: the versioned migrations of the
+// platform schema for each dialect (mysql/migrations, sqlite/migrations) and
+// the named queries the store runs (queries.sql).
+//
+// The directory is named sql/ so that the SQL stays in reviewable .sql files;
+// the Go package is named sqlfiles so that it does not shadow database/sql.
+//
+// Migration files are named NNNN_description.up.sql and
+// NNNN_description.down.sql; versions start at 1 and have no gaps.
+package sqlfiles
+
+import "embed"
+
+// FS holds every .sql file below this directory.
+//
+//go:embed mysql/migrations/*.sql sqlite/migrations/*.sql queries.sql
+var FS embed.FS
+
+// Dialect names used as directory names.
+const (
+	MySQL  = "mysql"
+	SQLite = "sqlite"
+)

@@ -1,0 +1,225 @@
+-- Named queries of the platform store, shared by both dialects.
+--
+-- Each query starts with a line "-- name: Name". Macros in double braces are
+-- replaced per dialect when the file is loaded:
+--   {{now_ms}}                 the database clock in Unix milliseconds
+--   {{insert_ignore}}          INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
+--   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
+--   {{for_update}}             FOR UPDATE (MySQL) / nothing
+--   {{lock_shared}}            LOCK IN SHARE MODE (MySQL) / nothing
+-- A query whose text ends in a VALUES tuple can be expanded to a multi-row
+-- insert by the store.
+-- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
+-- passes NULL and uses the database clock.
+
+-- name: DBNow
+SELECT {{now_ms}};
+
+-- name: LeaderGet
+SELECT epoch, holder, since_ms FROM leader WHERE id = 1;
+
+-- name: LeaderGetShared
+SELECT epoch FROM leader WHERE id = 1 {{lock_shared}};
+
+-- name: LeaderClaim
+UPDATE leader SET epoch = ?, holder = ?, since_ms = {{now_ms}} WHERE id = 1 AND epoch < ?;
+
+-- name: UserCount
+SELECT COUNT(*) FROM app_user;
+
+-- name: UserInsert
+INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?, {{now_ms}});
+
+-- name: UserByName
+SELECT id, username, password_hash, role, created_at FROM app_user WHERE username = ?;
+
+-- name: UserByID
+SELECT id, username, password_hash, role, created_at FROM app_user WHERE id = ?;
+
+-- name: SessionInsert
+INSERT INTO user_session (token_hash, user_id, expires_at) VALUES (?, ?, ?);
+
+-- name: SessionGet
+SELECT user_id FROM user_session WHERE token_hash = ? AND expires_at > {{now_ms}};
+
+-- name: SessionDelete
+DELETE FROM user_session WHERE token_hash = ?;
+
+-- name: SessionPurge
+DELETE FROM user_session WHERE expires_at <= {{now_ms}};
+
+-- name: AuditInsert
+INSERT INTO audit_log (at, actor, action, object, detail) VALUES ({{now_ms}}, ?, ?, ?, ?);
+
+-- name: JobInsert
+INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+                 misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max,
+                 retry_backoff_ms, enabled, next_fire_at, created_at, updated_at, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, {{now_ms}}, 1);
+
+-- name: JobByID
+SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       next_fire_at, created_at, updated_at, version
+FROM job WHERE id = ?;
+
+-- name: JobList
+SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       next_fire_at, created_at, updated_at, version
+FROM job WHERE id > ? ORDER BY id LIMIT ?;
+
+-- name: JobSetEnabled
+UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobDelete
+DELETE FROM job WHERE id = ?;
+
+-- name: JobClaimDue
+SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       next_fire_at, created_at, updated_at, version
+FROM job
+WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+ORDER BY next_fire_at, id
+LIMIT ? {{for_update_skip_locked}};
+
+-- name: JobNextDue
+SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND next_fire_at IS NOT NULL;
+
+-- name: JobSetNextFire
+UPDATE job SET next_fire_at = ? WHERE id = ?;
+
+-- name: RunInsert
+{{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error,
+                                created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END);
+
+-- name: RunByID
+SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?;
+
+-- name: RunByKey
+SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
+
+-- name: RunPending
+SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+FROM job_run r JOIN job j ON j.id = r.job_id
+WHERE r.status = 'pending' ORDER BY r.id LIMIT ?;
+
+-- name: RunActiveForJob
+SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
+
+-- name: RunTransition
+UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?
+WHERE id = ? AND status = ?;
+
+-- name: RunCountSlots
+UPDATE job_run SET slots_succeeded = ?, slots_failed = ? WHERE id = ?;
+
+-- name: AttemptInsert
+INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
+VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, ?);
+
+-- name: AttemptsOfRun
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
+
+-- name: AttemptByID
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a WHERE a.id = ?;
+
+-- name: DispatchUnacked
+SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
+       r.params, r.slot_count, j.timeout_ms, j.slot_params
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
+ORDER BY a.id LIMIT ?;
+
+-- name: DispatchOfRun
+SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, a.executor_id
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.run_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
+ORDER BY a.id;
+
+-- name: AttemptsUnacked
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
+ORDER BY a.id LIMIT ?;
+
+-- name: AttemptsLive
+SELECT a.id FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
+
+-- name: AttemptAck
+UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
+WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptRenewLease
+UPDATE slot_attempt SET lease_until = ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptFinish
+UPDATE slot_attempt
+SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), processed = ?, skipped = ?, failed = ?,
+    uncertain = ?, error = ?
+WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptSupersede
+UPDATE slot_attempt SET current = 0, status = 'lost', finished_at = {{now_ms}}
+WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptsOfLostExecutors
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
+WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
+ORDER BY a.id LIMIT ?;
+
+-- name: AttemptSlotCounts
+SELECT
+  COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
+  COALESCE(SUM(CASE WHEN status IN ('failed', 'cancelled') THEN 1 ELSE 0 END), 0) AS failed,
+  COALESCE(SUM(CASE WHEN status IN ('assigned', 'running') THEN 1 ELSE 0 END), 0) AS active
+FROM slot_attempt WHERE run_id = ? AND current = 1;
+
+-- name: ExecutorUpsert
+INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
+VALUES (?, ?, ?, ?, ?, ?, ?, {{now_ms}}, {{now_ms}});
+
+-- name: ExecutorHeartbeat
+UPDATE executor SET app = ?, address = ?, capacity = ?, version = ?, handlers = ?, state = ?, last_heartbeat = {{now_ms}}
+WHERE instance_id = ?;
+
+-- name: ExecutorByInstance
+SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+FROM executor WHERE instance_id = ?;
+
+-- name: ExecutorByID
+SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+FROM executor WHERE id = ?;
+
+-- name: ExecutorList
+SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+FROM executor ORDER BY app, id;
+
+-- name: ExecutorsOnline
+SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+FROM executor WHERE app = ? AND state = 'online' AND last_heartbeat >= {{now_ms}} - ? ORDER BY id;
+
+-- name: ExecutorMarkLost
+UPDATE executor SET state = 'lost' WHERE state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
+
+-- name: ExecutorDeregister
+UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_id = ?;
+
+-- name: RunActiveJobs
+SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
