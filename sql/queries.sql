@@ -196,8 +196,8 @@ INSERT INTO executor (instance_id, app, address, capacity, version, handlers, st
 VALUES (?, ?, ?, ?, ?, ?, ?, {{now_ms}}, {{now_ms}});
 
 -- name: ExecutorHeartbeat
-UPDATE executor SET app = ?, address = ?, capacity = ?, version = ?, handlers = ?, state = ?, last_heartbeat = {{now_ms}}
-WHERE instance_id = ?;
+UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = ?, state = ?, last_heartbeat = {{now_ms}}
+WHERE instance_id = ? AND app = ?;
 
 -- name: ExecutorByInstance
 SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat

@@ -207,10 +207,10 @@ type replica struct {
 // zkConfig returns a config for a replica under root on server.
 func zkConfig(t testing.TB, server, root, id string) ZKConfig {
 	return ZKConfig{
-		Servers:        []string{server},
-		Root:           root,
-		ID:             id,
-		Address:        "http://" + id + ".test:8080",
+		Servers: []string{server},
+		Root:    root,
+		ID:      id,
+		Address: "http://" + id + ".test:8080",
 		// Long enough not to expire when a loaded machine starves the test
 		// for a few seconds; tests of the timing set their own.
 		SessionTimeout: 10 * time.Second,

@@ -21,7 +21,7 @@ type memberData struct {
 }
 
 // membersWait bounds how long Members waits for a connection.
-const membersWait = time.Second
+const membersWait = 2 * time.Second
 
 // errMemberTaken: the member node exists and belongs to another session,
 // either a previous run of this replica whose session has not expired yet,

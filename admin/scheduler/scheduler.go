@@ -346,12 +346,7 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 			}
 			online[r.App] = execs
 		}
-		targets := make([]placement.Executor, 0, len(execs))
-		for _, e := range execs {
-			if hasHandler(e.Handlers, job.Handler) {
-				targets = append(targets, placement.Executor{ID: e.ID, Capacity: e.Capacity})
-			}
-		}
+		targets := targetsFor(execs, job.Handler)
 		if len(targets) == 0 {
 			continue // stays pending until an executor with the handler is online
 		}
@@ -370,6 +365,17 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 		}
 	}
 	return nil
+}
+
+// targetsFor returns the executors that can run handler.
+func targetsFor(execs []store.Executor, handler string) []placement.Executor {
+	out := make([]placement.Executor, 0, len(execs))
+	for _, e := range execs {
+		if hasHandler(e.Handlers, handler) {
+			out = append(out, placement.Executor{ID: e.ID, Capacity: e.Capacity})
+		}
+	}
+	return out
 }
 
 func hasHandler(list, h string) bool {
@@ -466,6 +472,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 		return err
 	}
 	runs := map[int64]store.Run{}
+	handlers := map[int64]string{}
 	online := map[string][]store.Executor{}
 	moved := map[int64]bool{}
 	for _, a := range lost {
@@ -475,6 +482,11 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 				return err
 			}
 			runs[a.RunID] = r
+			job, err := s.store.Job(ctx, r.JobID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			handlers[a.RunID] = job.Handler
 		}
 		execs, ok := online[r.App]
 		if !ok {
@@ -483,12 +495,9 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 			}
 			online[r.App] = execs
 		}
-		if len(execs) == 0 {
+		targets := targetsFor(execs, handlers[a.RunID])
+		if len(targets) == 0 {
 			continue // nobody to take it yet; try next tick
-		}
-		targets := make([]placement.Executor, len(execs))
-		for i, e := range execs {
-			targets[i] = placement.Executor{ID: e.ID, Capacity: e.Capacity}
 		}
 		to := placement.Spread(1, targets, a.RunID+int64(a.Slot))[0]
 		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -159,7 +158,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			SessionTimeout: cfg.ZKSessionTimeout, Logger: log,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("--zk %s: %w", strings.Join(cfg.ZKServers, ","), err)
+			return nil, fmt.Errorf("--zk: %w", err)
 		}
 		s.elect, s.close = zk, zk.Close
 	} else {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -190,6 +191,21 @@ func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool
 			return fmt.Errorf("finish token %d: %w", o.Token, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			// A result delivered again because its acknowledgement was lost
+			// is accepted again: same token, same executor, same outcome.
+			var prev struct {
+				Status     string        `db:"status"`
+				Current    bool          `db:"current"`
+				ExecutorID sql.NullInt64 `db:"executor_id"`
+			}
+			err := tx.GetContext(ctx, &prev, `SELECT status, current, executor_id FROM slot_attempt WHERE id = ?`, o.Token)
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("look up token %d: %w", o.Token, err)
+			}
+			accepted = prev.Current && prev.Status == o.Status && prev.ExecutorID.Int64 == o.ExecutorID
 			return nil
 		}
 		accepted = true

@@ -26,7 +26,9 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 	}
 	handlers := strings.Join(in.Handlers, ",")
 	for range 2 {
-		res, err := s.db.ExecContext(ctx, s.q.get("ExecutorHeartbeat"), in.App, in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID)
+		// The app is part of the identity: an instance never moves to another
+		// app (the caller sees the stored app and refuses).
+		res, err := s.db.ExecContext(ctx, s.q.get("ExecutorHeartbeat"), in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID, in.App)
 		if err != nil {
 			return Executor{}, fmt.Errorf("heartbeat of %s: %w", in.InstanceID, err)
 		}

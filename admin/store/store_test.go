@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -14,39 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// eachDialect runs fn against a fresh, migrated MariaDB database and a fresh
-// SQLite file, in parallel subtests.
-func eachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) {
-	t.Helper()
-	for _, d := range []string{sqlfiles.MySQL, sqlfiles.SQLite} {
-		t.Run(d, func(t *testing.T) {
-			t.Parallel()
-			s := openStore(t, d)
-			fn(t, s)
-		})
-	}
-}
-
-func openStore(t *testing.T, dialect string) *store.Store {
-	t.Helper()
-	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "shardjob.db")
-	if dialect == sqlfiles.MySQL {
-		dsn = testenv.MySQL(t)
-	}
-	s, err := store.Open(ctx, store.Config{Driver: dialect, DSN: dsn})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
-	return s
-}
+func eachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) { storetest.EachDialect(t, fn) }
 
 func TestMigrateIsIdempotentAndVersioned(t *testing.T) {
 	t.Parallel()
@@ -73,7 +47,7 @@ func TestMigrateIsIdempotentAndVersioned(t *testing.T) {
 
 func TestMigrationsAreWellFormed(t *testing.T) {
 	t.Parallel()
-	for _, d := range []string{sqlfiles.MySQL, sqlfiles.SQLite} {
+	for _, d := range storetest.Dialects {
 		migs, err := store.Migrations(d)
 		require.NoError(t, err)
 		require.NotEmpty(t, migs)
@@ -323,9 +297,19 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5})
 		require.NoError(t, err)
 		require.True(t, ok)
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5})
+		require.NoError(t, err)
+		require.True(t, ok, "the same result delivered again is acknowledged again")
 		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptFailed, FinishedAt: 30})
 		require.NoError(t, err)
-		require.False(t, ok, "a second result for the same token is ignored")
+		require.False(t, ok, "a different second result for the same token is ignored")
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exB.ID, Status: store.AttemptSucceeded, FinishedAt: 30})
+		require.NoError(t, err)
+		require.False(t, ok, "another executor cannot report this token")
+		a, err := s.Attempt(ctx, tokA)
+		require.NoError(t, err)
+		require.Equal(t, store.AttemptSucceeded, a.Status)
+		require.Equal(t, int64(5), a.Processed)
 
 		// Executor B goes silent: its slot moves to A with a larger token,
 		// and B's late result is rejected.

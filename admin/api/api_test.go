@@ -1,0 +1,318 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type env struct {
+	t      *testing.T
+	st     *store.Store
+	srv    *httptest.Server
+	secret string
+}
+
+func eachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		secret := protocol.NewSecret()
+		h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, MaxBodyBytes: 64 << 10})
+		require.NoError(t, err)
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		fn(t, &env{t: t, st: st, srv: srv, secret: secret})
+	})
+}
+
+func (e *env) user(name, role string) {
+	h, err := auth.HashPassword("password-" + name)
+	require.NoError(e.t, err)
+	_, err = e.st.CreateUser(context.Background(), name, h, role)
+	require.NoError(e.t, err)
+}
+
+// token logs in and returns a bearer token.
+func (e *env) token(name string) string {
+	var out struct{ Token string }
+	code := e.call("POST", "/api/v1/login", "", map[string]string{"username": name, "password": "password-" + name}, &out)
+	require.Equal(e.t, http.StatusOK, code)
+	return out.Token
+}
+
+func (e *env) call(method, path, token string, body any, out any) int {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		require.NoError(e.t, err)
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, r)
+	require.NoError(e.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	require.True(e.t, json.Valid(data), "every answer is JSON: %s", data)
+	if out != nil {
+		require.NoError(e.t, json.Unmarshal(data, out), string(data))
+	}
+	return res.StatusCode
+}
+
+func (e *env) countJobs() int {
+	var n int
+	require.NoError(e.t, e.st.DB().Get(&n, `SELECT COUNT(*) FROM job`))
+	return n
+}
+
+var validJob = map[string]any{"app": "billing", "name": "settle", "handler": "settle.v1", "cron": "0 3 * * *", "time_zone": "Asia/Shanghai", "slots": 16}
+
+func with(k string, v any) map[string]any {
+	m := map[string]any{}
+	for kk, vv := range validJob {
+		m[kk] = vv
+	}
+	m[k] = v
+	return m
+}
+
+func TestBadJobInputIs400AndWritesNothing(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		tok := e.token("ops")
+		cases := []struct {
+			name  string
+			body  any
+			field string
+		}{
+			{"bad cron", with("cron", "0 25 * * *"), "cron"},
+			{"cron never fires", with("cron", "0 0 30 2 *"), "cron"},
+			{"unknown zone", with("time_zone", "Mars/Olympus"), "time_zone"},
+			{"fixed offset zone", with("time_zone", "+08:00"), "time_zone"},
+			{"zero slots", with("slots", -1), "slots"},
+			{"too many slots", with("slots", 1025), "slots"},
+			{"unknown misfire policy", with("misfire_policy", "sometimes"), "misfire_policy"},
+			{"unknown overlap policy", with("overlap_policy", "merge"), "overlap_policy"},
+			{"bad name", with("name", "has space"), "name"},
+			{"bad slot params", with("slot_params", "99=x"), "slot_params"},
+		}
+		for _, tc := range cases {
+			var out struct {
+				Error  string
+				Fields map[string]string
+			}
+			code := e.call("POST", "/api/v1/jobs", tok, tc.body, &out)
+			require.Equal(t, http.StatusBadRequest, code, tc.name)
+			require.NotEmpty(t, out.Fields[tc.field], "%s: message for field %s in %v", tc.name, tc.field, out)
+		}
+		var out struct{ Error string }
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs", tok, `{"app":"a","bogus":1}`, &out))
+		require.Contains(t, out.Error, `unknown field "bogus"`)
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs", tok, `{"app":`, &out))
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs", tok, ``, &out))
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs", tok, `{"slots":"many"}`, &out))
+		require.Equal(t, http.StatusRequestEntityTooLarge, e.call("POST", "/api/v1/jobs", tok, `{"params":"`+strings.Repeat("x", 70<<10)+`"}`, &out))
+		require.Equal(t, 0, e.countJobs(), "nothing written")
+
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, validJob, nil))
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/jobs", tok, validJob, nil))
+		require.Equal(t, 1, e.countJobs())
+
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/jobs/abc", tok, nil, nil))
+		require.Equal(t, http.StatusNotFound, e.call("GET", "/api/v1/jobs/999", tok, nil, nil))
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/runs?status=weird", tok, nil, nil))
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/runs?limit=0", tok, nil, nil))
+		require.Equal(t, http.StatusNotFound, e.call("GET", "/api/v1/nope", tok, nil, nil))
+	})
+}
+
+func TestAuthRBACAndAudit(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		e.user("watcher", auth.RoleViewer)
+		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", "", nil, nil))
+		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", "forged", nil, nil))
+		require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "nope"}, nil))
+
+		viewer := e.token("watcher")
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/jobs", viewer, nil, nil))
+		var denied struct{ Error string }
+		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs", viewer, validJob, &denied))
+		require.Contains(t, denied.Error, "needs operator")
+		require.Equal(t, 0, e.countJobs())
+
+		ops := e.token("ops")
+		var job api.JobView
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, validJob, &job))
+		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", viewer, nil, nil))
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, nil))
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/disable", ops, nil, nil))
+
+		var rows []struct {
+			Actor  string `db:"actor"`
+			Action string `db:"action"`
+		}
+		require.NoError(t, e.st.DB().Select(&rows, `SELECT actor, action FROM audit_log WHERE action LIKE 'job.%' ORDER BY id`))
+		require.Len(t, rows, 3)
+		require.Equal(t, "ops", rows[0].Actor)
+		require.Equal(t, []string{"job.create", "job.trigger", "job.disable"}, []string{rows[0].Action, rows[1].Action, rows[2].Action})
+
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/logout", ops, nil, nil))
+		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", ops, nil, nil), "token dead after logout")
+	})
+}
+
+func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		for range 5 {
+			require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "guess"}, nil))
+		}
+		require.Equal(t, http.StatusTooManyRequests, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "password-ops"}, nil),
+			"even the right password is refused while throttled")
+	})
+}
+
+func TestCookieSessionsNeedCSRF(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		jar, err := cookiejar.New(nil)
+		require.NoError(t, err)
+		client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+		res, err := client.Post(e.srv.URL+"/api/v1/login", "application/json", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
+		require.NoError(t, err)
+		var login struct{ CSRF string }
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&login))
+		res.Body.Close()
+		var sessionCookie *http.Cookie
+		for _, c := range res.Cookies() {
+			if c.Name == api.SessionCookie {
+				sessionCookie = c
+			}
+		}
+		require.NotNil(t, sessionCookie)
+		require.True(t, sessionCookie.HttpOnly)
+		require.Equal(t, http.SameSiteStrictMode, sessionCookie.SameSite)
+
+		// A GET with the cookie works without CSRF.
+		res, err = client.Get(e.srv.URL + "/api/v1/jobs")
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+
+		body, _ := json.Marshal(validJob)
+		post := func(csrf string) int {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/jobs", bytes.NewReader(body))
+			if csrf != "" {
+				req.Header.Set(api.CSRFHeader, csrf)
+			}
+			res, err := client.Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			return res.StatusCode
+		}
+		require.Equal(t, http.StatusForbidden, post(""), "no CSRF header")
+		require.Equal(t, http.StatusForbidden, post("wrong"), "wrong CSRF header")
+		require.Equal(t, 0, e.countJobs())
+		require.Equal(t, http.StatusCreated, post(login.CSRF))
+	})
+}
+
+func (e *env) signed(path string, body any, secret string) (int, []byte) {
+	data, err := json.Marshal(body)
+	require.NoError(e.t, err)
+	req, err := http.NewRequest("POST", e.srv.URL+path, bytes.NewReader(data))
+	require.NoError(e.t, err)
+	if secret != "" {
+		protocol.Sign(req, secret, data, time.Now())
+	}
+	res, err := e.srv.Client().Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	return res.StatusCode, out
+}
+
+func TestExecutorEndpointsAreAuthenticated(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		hb := protocol.HeartbeatRequest{InstanceID: "i-1", App: "billing", Address: "http://127.0.0.1:9", Capacity: 2, Handlers: []string{"settle.v1"}}
+		code, _ := e.signed(protocol.PathHeartbeat, hb, "")
+		require.Equal(t, http.StatusUnauthorized, code, "unsigned")
+		code, _ = e.signed(protocol.PathHeartbeat, hb, protocol.NewSecret())
+		require.Equal(t, http.StatusUnauthorized, code, "wrong secret")
+		execs, err := e.st.Executors(context.Background())
+		require.NoError(t, err)
+		require.Empty(t, execs, "refused requests register nothing")
+
+		code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
+		require.Equal(t, http.StatusOK, code, string(out))
+		var resp protocol.HeartbeatResponse
+		require.NoError(t, json.Unmarshal(out, &resp))
+		require.Positive(t, resp.ExecutorID)
+
+		// Replaying the exact signed request is refused.
+		data, _ := json.Marshal(hb)
+		req, _ := http.NewRequest("POST", e.srv.URL+protocol.PathHeartbeat, bytes.NewReader(data))
+		protocol.Sign(req, e.secret, data, time.Now())
+		replay := req.Clone(context.Background())
+		replay.Body = io.NopCloser(bytes.NewReader(data))
+		res, err := e.srv.Client().Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		res, err = e.srv.Client().Do(replay)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, res.StatusCode, "replay")
+
+		// Results for tokens this executor does not hold are rejected.
+		code, out = e.signed(protocol.PathResults, protocol.ResultsRequest{InstanceID: "i-1", Results: []protocol.SlotResult{{Token: 12345, Status: protocol.SlotSucceeded}}}, e.secret)
+		require.Equal(t, http.StatusOK, code)
+		var rr protocol.ResultsResponse
+		require.NoError(t, json.Unmarshal(out, &rr))
+		require.Equal(t, []int64{12345}, rr.Rejected)
+
+		// An instance registered for one app cannot switch app.
+		hb.App = "other"
+		code, _ = e.signed(protocol.PathHeartbeat, hb, e.secret)
+		require.Equal(t, http.StatusConflict, code)
+		ex, err := e.st.ExecutorByInstance(context.Background(), "i-1")
+		require.NoError(t, err)
+		require.Equal(t, "billing", ex.App)
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

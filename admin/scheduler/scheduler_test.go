@@ -1,0 +1,290 @@
+package scheduler_test
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// fakePusher records pushes and accepts everything.
+type fakePusher struct {
+	mu     sync.Mutex
+	pushes []protocol.AssignRequest
+	fail   bool
+}
+
+func (f *fakePusher) Assign(_ context.Context, _ string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushes = append(f.pushes, req)
+	var resp protocol.AssignResponse
+	if f.fail {
+		return resp, context.DeadlineExceeded
+	}
+	for _, a := range req.Assignments {
+		for _, s := range a.Slots {
+			resp.Accepted = append(resp.Accepted, s.Token)
+		}
+	}
+	return resp, nil
+}
+
+func (f *fakePusher) Cancel(context.Context, string, protocol.CancelRequest) error { return nil }
+
+var _ scheduler.Pusher = (*fakePusher)(nil)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) { storetest.EachDialect(t, fn) }
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func createJob(t *testing.T, st *store.Store, spec jobdef.Spec, now time.Time) store.Job {
+	t.Helper()
+	v, err := jobdef.Validate(spec, now)
+	require.NoError(t, err)
+	id, err := st.CreateJob(context.Background(), v.Job)
+	require.NoError(t, err)
+	// Pin created_at (the @every anchor) and next_fire_at to the test clock.
+	_, err = st.DB().Exec(`UPDATE job SET created_at = ? WHERE id = ?`, now.UnixMilli(), id)
+	require.NoError(t, err)
+	j, err := st.Job(context.Background(), id)
+	require.NoError(t, err)
+	return j
+}
+
+func newScheduler(t *testing.T, st *store.Store, c *clock, p scheduler.Pusher) *scheduler.Scheduler {
+	t.Helper()
+	s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, BatchSize: 50}, st, p)
+	require.NoError(t, err)
+	return s
+}
+
+func runsOf(t *testing.T, st *store.Store, jobID int64) []store.Run {
+	t.Helper()
+	runs, err := st.ListRuns(context.Background(), store.RunFilter{JobID: jobID, Limit: 1000})
+	require.NoError(t, err)
+	return runs
+}
+
+func TestFireDueCreatesOneRunPerFiringAndAdvances(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 3, "test")
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", Slots: 2}, t0)
+		require.Equal(t, t0.Add(time.Minute).UnixMilli(), j.NextFireAt.Int64)
+
+		n, err := s.FireDue(ctx, 3)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing due yet")
+
+		c.Set(t0.Add(time.Minute + 200*time.Millisecond))
+		n, err = s.FireDue(ctx, 3)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		runs := runsOf(t, st, j.ID)
+		require.Len(t, runs, 1)
+		require.Equal(t, t0.Add(time.Minute).UnixMilli(), runs[0].ScheduledAt)
+		require.Equal(t, int64(3), runs[0].Epoch)
+		require.Equal(t, 2, runs[0].SlotCount)
+		j, err = st.Job(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, t0.Add(2*time.Minute).UnixMilli(), j.NextFireAt.Int64)
+
+		// Firing again at the same instant creates nothing more.
+		n, err = s.FireDue(ctx, 3)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.Len(t, runsOf(t, st, j.ID), 1)
+		require.Equal(t, int64(1), s.Stats().Fired)
+	})
+}
+
+func TestStaleLeaderCannotFire(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		old := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 4, "old")
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "a", Name: "j", Handler: "h", Cron: "* * * * *"}, t0)
+		// A successor claims a larger epoch while the old leader still runs.
+		_, err = st.ClaimEpoch(ctx, 5, "new")
+		require.NoError(t, err)
+		c.Set(t0.Add(90 * time.Second))
+		_, err = old.FireDue(ctx, 4)
+		require.ErrorIs(t, err, store.ErrStaleEpoch)
+		require.Empty(t, runsOf(t, st, j.ID), "the stale leader wrote nothing")
+		j2, err := st.Job(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, j.NextFireAt, j2.NextFireAt, "next_fire_at untouched")
+
+		// Lead returns at once for a term whose epoch is not larger.
+		done := make(chan struct{})
+		go func() { old.Lead(ctx, 5); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Lead with an already recorded epoch did not return")
+		}
+	})
+}
+
+func TestMisfirePolicies(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		once := createJob(t, st, jobdef.Spec{App: "a", Name: "once", Handler: "h", Cron: "* * * * *", MisfirePolicy: "run_once"}, t0)
+		skip := createJob(t, st, jobdef.Spec{App: "a", Name: "skip", Handler: "h", Cron: "* * * * *", MisfirePolicy: "skip"}, t0)
+		catch := createJob(t, st, jobdef.Spec{App: "a", Name: "catch", Handler: "h", Cron: "* * * * *", MisfirePolicy: "catch_up", MaxCatchUp: 3}, t0)
+
+		// The leader was away for 10 minutes and 30 seconds.
+		c.Set(t0.Add(10*time.Minute + 30*time.Second))
+		_, err = s.FireDue(ctx, 1)
+		require.NoError(t, err)
+
+		count := func(runs []store.Run) (pending, skipped int) {
+			for _, r := range runs {
+				switch r.Status {
+				case store.RunPending:
+					pending++
+				case store.RunSkipped:
+					skipped++
+				}
+			}
+			return
+		}
+		p, sk := count(runsOf(t, st, once.ID))
+		require.Equal(t, 1, p, "run_once fires one run")
+		require.Equal(t, 9, sk, "and records every other missed firing as skipped")
+		p, sk = count(runsOf(t, st, skip.ID))
+		require.Equal(t, 1, p, "skip fires only the on-time firing (12:10, 30s late)")
+		require.Equal(t, 9, sk, "and records every late one as skipped")
+		p, sk = count(runsOf(t, st, catch.ID))
+		require.Equal(t, 4, p, "catch_up fires up to its cap of late firings, plus the on-time one")
+		require.Equal(t, 6, sk)
+		for _, r := range runsOf(t, st, catch.ID) {
+			if r.Status == store.RunPending {
+				require.Equal(t, store.TriggerCatchUp, r.TriggerKind)
+			}
+		}
+		for _, id := range []int64{once.ID, skip.ID, catch.ID} {
+			j, err := st.Job(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, t0.Add(11*time.Minute).UnixMilli(), j.NextFireAt.Int64)
+		}
+	})
+}
+
+func TestOverlapSkipRecordsSkippedFiring(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "a", Name: "ov", Handler: "h", Cron: "* * * * *", OverlapPolicy: "skip"}, t0)
+		c.Set(t0.Add(time.Minute))
+		_, err = s.FireDue(ctx, 1)
+		require.NoError(t, err)
+		c.Set(t0.Add(2 * time.Minute))
+		_, err = s.FireDue(ctx, 1) // the first run is still pending (no executor)
+		require.NoError(t, err)
+		runs := runsOf(t, st, j.ID)
+		require.Len(t, runs, 2)
+		require.Equal(t, store.RunSkipped, runs[0].Status, "newest first")
+		require.Contains(t, runs[0].Error, "still active")
+		require.Equal(t, store.RunPending, runs[1].Status)
+	})
+}
+
+func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
+		require.NoError(t, err)
+		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", Slots: 8, SlotParams: "0=Beijing"}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
+		require.NoError(t, err)
+
+		require.NoError(t, s.AssignPending(ctx, 1))
+		require.Len(t, p.pushes, 2, "one request per executor, never one per slot")
+		perExec := map[int]int{}
+		for _, req := range p.pushes {
+			require.Len(t, req.Assignments, 1)
+			perExec[len(req.Assignments[0].Slots)]++
+			for _, sl := range req.Assignments[0].Slots {
+				if sl.Slot == 0 {
+					require.Equal(t, "Beijing", sl.Param)
+				}
+			}
+		}
+		require.Equal(t, map[int]int{2: 1, 6: 1}, perExec, "slots in proportion to capacity; executor without the handler gets none")
+		r, err := st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status)
+
+		// Executor B stops heartbeating: its slots move to A with new tokens.
+		_, err = st.DB().Exec(`UPDATE executor SET last_heartbeat = last_heartbeat - 600000 WHERE id = ?`, exB.ID)
+		require.NoError(t, err)
+		require.NoError(t, s.RecoverLost(ctx, 1))
+		require.Equal(t, int64(6), s.Stats().Reassigned)
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		current := 0
+		for _, a := range atts {
+			if a.Current {
+				current++
+				require.Equal(t, exA.ID, a.ExecutorID.Int64)
+			} else {
+				require.Equal(t, store.AttemptLost, a.Status)
+			}
+		}
+		require.Equal(t, 8, current)
+		require.Len(t, atts, 14)
+		_ = sql.ErrNoRows
+	})
+}
