@@ -54,23 +54,36 @@ INSERT INTO audit_log (at, actor, action, object, detail) VALUES ({{now_ms}}, ?,
 -- name: JobInsert
 INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
                  misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max,
-                 retry_backoff_ms, enabled, next_fire_at, created_at, updated_at, version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, {{now_ms}}, 1);
+                 retry_backoff_ms, enabled, paused, child_job_ids, next_fire_at, created_at, updated_at, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, COALESCE(?, {{now_ms}}), {{now_ms}}, 1);
 
 -- name: JobByID
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
        misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
-       next_fire_at, created_at, updated_at, version
+       paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job WHERE id = ?;
 
 -- name: JobList
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
        misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
-       next_fire_at, created_at, updated_at, version
+       paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job WHERE id > ? ORDER BY id LIMIT ?;
 
 -- name: JobSetEnabled
 UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobUpdate
+UPDATE job SET description = ?, handler = ?, cron_expr = ?, time_zone = ?, misfire_policy = ?, overlap_policy = ?,
+               misfire_threshold_ms = ?, max_catch_up = ?, slot_count = ?, slot_params = ?, params = ?, timeout_ms = ?,
+               retry_max = ?, retry_backoff_ms = ?, enabled = ?, child_job_ids = ?, next_fire_at = ?,
+               updated_at = {{now_ms}}, version = version + 1
+WHERE id = ? AND version = ?;
+
+-- name: JobSetPaused
+UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobChildren
+SELECT id, child_job_ids FROM job WHERE child_job_ids <> '';
 
 -- name: JobDelete
 DELETE FROM job WHERE id = ?;
@@ -78,38 +91,41 @@ DELETE FROM job WHERE id = ?;
 -- name: JobClaimDue
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
        misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
-       next_fire_at, created_at, updated_at, version
+       paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job
-WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
 ORDER BY next_fire_at, id
 LIMIT ? {{for_update_skip_locked}};
 
 -- name: JobNextDue
-SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND next_fire_at IS NOT NULL;
+SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL;
 
 -- name: JobSetNextFire
 UPDATE job SET next_fire_at = ? WHERE id = ?;
 
 -- name: RunInsert
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error,
-                                created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END);
+                                parent_run_id, created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END);
 
 -- name: RunByID
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
 FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunByKey
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
 FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunPending
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
 FROM job_run r JOIN job j ON j.id = r.job_id
-WHERE r.status = 'pending' ORDER BY r.id LIMIT ?;
+WHERE r.status = 'pending' AND r.scheduled_at <= ? ORDER BY r.scheduled_at, r.id LIMIT ?;
+
+-- name: RunNextPending
+SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at > ?;
 
 -- name: RunActiveForJob
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
@@ -223,3 +239,32 @@ UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_i
 
 -- name: RunActiveJobs
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
+
+-- name: RunByParent
+SELECT r.id FROM job_run r WHERE r.job_id = ? AND r.parent_run_id = ?;
+
+-- name: AttemptsCancelRun
+UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?
+WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptsActiveOfRun
+SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
+WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
+
+-- name: AlarmInsert
+{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, raised_by)
+VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: AlarmList
+SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by FROM alarm_event
+WHERE id < ? ORDER BY id DESC LIMIT ?;
+
+-- name: JobsOverdue
+SELECT id, app, name, next_fire_at FROM job
+WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at < {{now_ms}} - ?
+ORDER BY next_fire_at LIMIT ?;
+
+-- name: RunCountsInWindow
+SELECT job_id, COUNT(*) AS n FROM job_run
+WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
+GROUP BY job_id;

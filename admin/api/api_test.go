@@ -316,3 +316,62 @@ func TestExecutorEndpointsAreAuthenticated(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestUpdatePauseCancelAndChildren(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		tok := e.token("ops")
+		var a, b api.JobView
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, with("name", "a"), &a))
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, map[string]any{"app": "billing", "name": "b", "handler": "h", "cron": "@hourly", "child_job_ids": []int64{a.ID}}, &b))
+		require.Equal(t, []int64{a.ID}, b.ChildJobIDs)
+		var bad struct{ Fields map[string]string }
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs", tok, map[string]any{"app": "billing", "name": "c", "handler": "h", "cron": "@hourly", "child_job_ids": []int64{9999}}, &bad))
+		require.Contains(t, bad.Fields["child_job_ids"], "does not exist")
+
+		// a → b would close the cycle b → a.
+		upd := with("name", "a")
+		upd["child_job_ids"] = []int64{b.ID}
+		upd["version"] = a.Version
+		require.Equal(t, http.StatusBadRequest, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, &bad))
+		require.Contains(t, bad.Fields["child_job_ids"], "cycle")
+
+		// Optimistic lock: a stale version is refused.
+		upd = with("name", "a")
+		upd["cron"] = "0 4 * * *"
+		upd["version"] = a.Version
+		var a2 api.JobView
+		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, &a2))
+		require.Equal(t, "0 4 * * *", a2.Cron)
+		require.Equal(t, a.Version+1, a2.Version)
+		require.Equal(t, http.StatusConflict, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, nil), "stale version")
+		upd["version"] = 0
+		require.Equal(t, http.StatusBadRequest, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, nil), "version required")
+		upd["version"] = a2.Version
+		upd["name"] = "renamed"
+		require.Equal(t, http.StatusBadRequest, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, nil), "name is identity")
+
+		var paused api.JobView
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/pause", tok, nil, &paused))
+		require.True(t, paused.Paused)
+		require.Nil(t, paused.NextFireAt)
+		var resumed api.JobView
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/resume", tok, nil, &resumed))
+		require.False(t, resumed.Paused)
+		require.NotNil(t, resumed.NextFireAt)
+
+		var trig struct{ Run api.RunView }
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/trigger", tok, nil, &trig))
+		var cancelled struct{ Run api.RunView }
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, map[string]string{"reason": "test"}, &cancelled))
+		require.Equal(t, "cancelled", cancelled.Run.Status)
+		require.Contains(t, cancelled.Run.Error, "test")
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, nil, nil))
+		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/runs/999999/cancel", tok, nil, nil))
+
+		var alarms struct{ Alarms []api.AlarmView }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", tok, nil, &alarms))
+		require.Empty(t, alarms.Alarms)
+	})
+}

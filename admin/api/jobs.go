@@ -1,10 +1,13 @@
 package api
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -35,6 +38,8 @@ type JobView struct {
 	RetryMax           int        `json:"retry_max"`
 	RetryBackoffMS     int64      `json:"retry_backoff_ms"`
 	Enabled            bool       `json:"enabled"`
+	Paused             bool       `json:"paused"`
+	ChildJobIDs        []int64    `json:"child_job_ids"`
 	NextFireAt         *time.Time `json:"next_fire_at"`
 	CreatedAt          time.Time  `json:"created_at"`
 	UpdatedAt          time.Time  `json:"updated_at"`
@@ -49,7 +54,7 @@ func jobView(j store.Job) JobView {
 		TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
 		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
-		Enabled: j.Enabled, CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt), Version: j.Version,
+		Enabled: j.Enabled, Paused: j.Paused, ChildJobIDs: store.ParseIDList(j.ChildJobIDs), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt), Version: j.Version,
 	}
 	if j.NextFireAt.Valid {
 		t := msTime(j.NextFireAt.Int64)
@@ -88,6 +93,9 @@ func (s *Server) createJob(c *gin.Context) {
 		}
 		return
 	}
+	if !s.checkChildren(c, 0, spec.ChildJobIDs) {
+		return
+	}
 	id, err := s.st.CreateJob(c.Request.Context(), v.Job)
 	if errors.Is(err, store.ErrConflict) {
 		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + spec.App + "; choose another name"}})
@@ -105,6 +113,99 @@ func (s *Server) createJob(c *gin.Context) {
 	s.audit(c, "job.create", "job/"+strconv.FormatInt(id, 10), jobView(j))
 	s.wake()
 	c.JSON(http.StatusCreated, jobView(j))
+}
+
+// checkChildren verifies that child jobs exist and that giving job id (0 for
+// a new job) these children creates no cycle.
+func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool {
+	if len(children) == 0 {
+		return true
+	}
+	for _, child := range children {
+		if _, err := s.st.Job(c.Request.Context(), child); errors.Is(err, store.ErrNotFound) {
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child job does not exist", Fields: map[string]string{"child_job_ids": "job " + strconv.FormatInt(child, 10) + " does not exist"}})
+			return false
+		} else if err != nil {
+			s.internal(c, err)
+			return false
+		}
+	}
+	if id == 0 {
+		return true // a new job has no parents yet: no cycle possible
+	}
+	graph, err := s.st.ChildGraph(c.Request.Context())
+	if err != nil {
+		s.internal(c, err)
+		return false
+	}
+	if cycle := jobdef.FindCycle(graph, id, children); cycle != nil {
+		parts := make([]string, len(cycle))
+		for i, n := range cycle {
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child jobs would form a cycle",
+			Fields: map[string]string{"child_job_ids": "cycle " + strings.Join(parts, " → ") + "; remove one of these links"}})
+		return false
+	}
+	return true
+}
+
+func (s *Server) updateJob(c *gin.Context) {
+	old, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	var spec jobdef.Spec
+	if !decode(c, &spec) {
+		return
+	}
+	if spec.App == "" {
+		spec.App = old.App
+	}
+	if spec.Name == "" {
+		spec.Name = old.Name
+	}
+	if spec.App != old.App || spec.Name != old.Name {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify a job and cannot change; clone the job instead",
+			Fields: map[string]string{"name": "must stay " + old.Name, "app": "must stay " + old.App}})
+		return
+	}
+	if spec.Version <= 0 {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required", Fields: map[string]string{"version": "send the version you read (optimistic lock), currently " + strconv.FormatInt(old.Version, 10)}})
+		return
+	}
+	v, err := jobdef.ValidateUpdate(spec, s.cfg.Now(), time.UnixMilli(old.CreatedAt))
+	if err != nil {
+		if !s.validationFailed(c, err) {
+			s.internal(c, err)
+		}
+		return
+	}
+	if !s.checkChildren(c, old.ID, spec.ChildJobIDs) {
+		return
+	}
+	v.Job.ID = old.ID
+	v.Job.Version = spec.Version
+	if old.Paused {
+		v.Job.NextFireAt.Valid = false // stays paused; resume computes the next firing
+	}
+	err = s.st.UpdateJob(c.Request.Context(), v.Job)
+	if errors.Is(err, store.ErrConflict) {
+		fail(c, http.StatusConflict, err.Error())
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	j, err := s.st.Job(c.Request.Context(), old.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobView(old), "after": jobView(j)})
+	s.wake()
+	c.JSON(http.StatusOK, jobView(j))
 }
 
 // Preview is one upcoming firing.
@@ -187,29 +288,28 @@ func (s *Server) deleteJob(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"deleted": j.ID})
 }
 
-func (s *Server) setEnabled(c *gin.Context, enabled bool) {
+// switchJob flips the enabled or the paused flag of a job. A job fires only
+// when enabled and not paused; when it starts firing again, its next firing
+// is the first one after now (what fell in between is intentional, not a
+// misfire).
+func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(store.Job) bool,
+	save func(ctx context.Context, id int64, on bool, next sql.NullInt64) error, on bool) {
 	j, ok := s.loadJob(c)
 	if !ok {
 		return
 	}
-	next := j.NextFireAt
-	if enabled {
+	next := sql.NullInt64{}
+	if enabled(j) && !paused(j) {
 		sc, err := jobdef.ScheduleOf(j)
 		if err != nil {
 			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
 			return
 		}
 		next = jobdef.NextFire(sc, s.cfg.Now())
-	} else {
-		next.Valid = false
 	}
-	if err := s.st.SetJobEnabled(c.Request.Context(), j.ID, enabled, next); err != nil {
+	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
 		s.internal(c, err)
 		return
-	}
-	action := "job.disable"
-	if enabled {
-		action = "job.enable"
 	}
 	s.audit(c, action, "job/"+strconv.FormatInt(j.ID, 10), nil)
 	s.wake()
@@ -217,8 +317,26 @@ func (s *Server) setEnabled(c *gin.Context, enabled bool) {
 	c.JSON(http.StatusOK, jobView(j))
 }
 
-func (s *Server) enableJob(c *gin.Context)  { s.setEnabled(c, true) }
-func (s *Server) disableJob(c *gin.Context) { s.setEnabled(c, false) }
+func isEnabled(j store.Job) bool { return j.Enabled }
+func isPaused(j store.Job) bool  { return j.Paused }
+func yes(store.Job) bool         { return true }
+func no(store.Job) bool          { return false }
+
+func (s *Server) enableJob(c *gin.Context) {
+	s.switchJob(c, "job.enable", yes, isPaused, s.st.SetJobEnabled, true)
+}
+
+func (s *Server) disableJob(c *gin.Context) {
+	s.switchJob(c, "job.disable", no, isPaused, s.st.SetJobEnabled, false)
+}
+
+func (s *Server) pauseJob(c *gin.Context) {
+	s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+}
+
+func (s *Server) resumeJob(c *gin.Context) {
+	s.switchJob(c, "job.resume", isEnabled, no, s.st.SetJobPaused, false)
+}
 
 type triggerRequest struct {
 	// Params overrides the job's params for this run.

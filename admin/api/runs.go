@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // RunView is a run as the API returns it.
@@ -30,6 +32,7 @@ type RunView struct {
 	StartedAt      *time.Time `json:"started_at"`
 	FinishedAt     *time.Time `json:"finished_at"`
 	Error          string     `json:"error,omitempty"`
+	ParentRunID    *int64     `json:"parent_run_id,omitempty"`
 }
 
 // AttemptView is one slot attempt.
@@ -63,7 +66,15 @@ func runView(r store.Run) RunView {
 		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
+		ParentRunID: optID(r.ParentRunID),
 	}
+}
+
+func optID(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
 }
 
 func attemptView(a store.Attempt) AttemptView {
@@ -201,4 +212,89 @@ func (s *Server) cluster(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+type cancelRequest struct {
+	Reason string `json:"reason"`
+}
+
+func (s *Server) cancelRun(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	var req cancelRequest
+	if c.Request.ContentLength != 0 && !decode(c, &req) {
+		return
+	}
+	reason := "cancelled by " + currentUser(c).Username
+	if req.Reason != "" {
+		reason += ": " + req.Reason
+	}
+	r, err := s.st.Run(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	active, cancelled, err := s.st.CancelRun(c.Request.Context(), id, reason)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if !cancelled {
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+"; only pending or running runs can be cancelled")
+		return
+	}
+	s.pushCancel(c.Request.Context(), active, reason)
+	s.audit(c, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason, "slots": len(active)})
+	r, _ = s.st.Run(c.Request.Context(), id)
+	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
+}
+
+// pushCancel tells executors to stop tokens, one request per executor. A
+// failed push is fine: the next heartbeat response cancels them too.
+func (s *Server) pushCancel(ctx context.Context, active []store.ActiveToken, reason string) {
+	if s.cfg.Canceller == nil || len(active) == 0 {
+		return
+	}
+	byAddr := map[string][]int64{}
+	for _, a := range active {
+		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
+	}
+	for addr, tokens := range byAddr {
+		if err := s.cfg.Canceller.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
+			s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
+		}
+	}
+}
+
+// AlarmView is an alarm event.
+type AlarmView struct {
+	ID       int64     `json:"id"`
+	At       time.Time `json:"at"`
+	Kind     string    `json:"kind"`
+	Severity string    `json:"severity"`
+	JobID    *int64    `json:"job_id,omitempty"`
+	RunID    *int64    `json:"run_id,omitempty"`
+	Message  string    `json:"message"`
+	RaisedBy string    `json:"raised_by"`
+}
+
+func (s *Server) listAlarms(c *gin.Context) {
+	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
+	alarms, err := s.st.Alarms(c.Request.Context(), before, 200)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := make([]AlarmView, 0, len(alarms))
+	for _, a := range alarms {
+		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity,
+			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy})
+	}
+	c.JSON(http.StatusOK, gin.H{"alarms": out})
 }

@@ -28,6 +28,13 @@ type Membership interface {
 // Waker nudges the scheduler after a change (scheduler.Scheduler).
 type Waker interface{ Wake() }
 
+// Canceller stops the attempts of a cancelled run on their executors
+// (dispatch.Client). Optional: without it executors learn of the
+// cancellation in their next heartbeat response.
+type Canceller interface {
+	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+}
+
 // Config of the API.
 type Config struct {
 	// Store is the platform database. Required.
@@ -38,6 +45,8 @@ type Config struct {
 	Members Membership
 	// Scheduler is woken after jobs change; optional.
 	Scheduler Waker
+	// Canceller pushes cancellations to executors; optional.
+	Canceller Canceller
 	// HeartbeatInterval told to executors. Default 2s.
 	HeartbeatInterval time.Duration
 	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
@@ -133,6 +142,7 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/runs/:id", s.getRun)
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
+	view.GET("/alarms", s.listAlarms)
 
 	op := authed.Group("/", require(auth.RoleOperator))
 	op.POST("/jobs", s.createJob)
@@ -140,6 +150,10 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/enable", s.enableJob)
 	op.POST("/jobs/:id/disable", s.disableJob)
 	op.POST("/jobs/:id/trigger", s.triggerJob)
+	op.PUT("/jobs/:id", s.updateJob)
+	op.POST("/jobs/:id/pause", s.pauseJob)
+	op.POST("/jobs/:id/resume", s.resumeJob)
+	op.POST("/runs/:id/cancel", s.cancelRun)
 
 	web.Register(r)
 	return r, nil

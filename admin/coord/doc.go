@@ -106,6 +106,17 @@
 // watches went out again (it sees them pass on the socket), which keeps its
 // own traffic out of that race.
 //
+// And one more: v1.0.4 waits for the server's answer to its handshake for
+// 10 times its read timeout (40s for a 6s session), and Close cannot cut
+// that wait short. A server that accepts a connection and never answers
+// would keep the replica away from ZooKeeper, and from the election, long
+// after its session expired. ZooKeeper 3.8 does exactly that to the
+// connections that arrive while it loads its database after a restart (its
+// close of them fails: ZOOKEEPER-5051), which is when every replica
+// reconnects. ZKElector's dialer bounds the handshake to 2/3 of the session
+// timeout, the silence after which the client drops an established
+// connection too; the client then tries again.
+//
 // # Why a paused leader is still safe
 //
 // Nothing in this package can stop a leader that does not run: a process

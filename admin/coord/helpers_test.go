@@ -314,23 +314,28 @@ func watchesByPath(t testing.TB, server, prefix string) map[string][]int64 {
 }
 
 // sessionSpy is a dialer that remembers the session id and password of
-// the last ConnectResponse, and can cut the connections it made.
+// the last ConnectResponse, can cut the connections it made, and can send
+// new ones elsewhere.
 type sessionSpy struct {
-	mu      sync.Mutex
-	id      int64
-	passwd  []byte
-	conns   []net.Conn
-	blocked bool
+	mu       sync.Mutex
+	id       int64
+	passwd   []byte
+	conns    []net.Conn
+	blocked  bool
+	diverted string // dial this address instead, if set
 }
 
 var errPartitioned = errors.New("test: partitioned from zookeeper")
 
 func (s *sessionSpy) dial(network, addr string, timeout time.Duration) (net.Conn, error) {
 	s.mu.Lock()
-	blocked := s.blocked
+	blocked, diverted := s.blocked, s.diverted
 	s.mu.Unlock()
 	if blocked {
 		return nil, errPartitioned
+	}
+	if diverted != "" {
+		addr = diverted
 	}
 	c, err := net.DialTimeout(network, addr, timeout)
 	if err != nil {
@@ -354,6 +359,14 @@ func (s *sessionSpy) partition(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked = on
+}
+
+// divert sends new connections to addr instead of the server asked for;
+// "" ends that.
+func (s *sessionSpy) divert(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.diverted = addr
 }
 
 // cut closes every connection made so far: the client sees EOF and
@@ -396,6 +409,54 @@ func (c *spyConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// muteServer accepts connections and never answers on them, like a
+// ZooKeeper 3.8 that got the connection while it was loading its database
+// (its close of the connection fails, ZOOKEEPER-5051), or a wedged server.
+type muteServer struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newMuteServer(t testing.TB) *muteServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	m := &muteServer{ln: ln}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.conns = append(m.conns, c)
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, c := range m.conns {
+			c.Close()
+		}
+	})
+	return m
+}
+
+func (m *muteServer) addr() string { return m.ln.Addr().String() }
+
+// accepted returns how many connections it accepted so far.
+func (m *muteServer) accepted() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.conns)
 }
 
 // closeSession attaches to session id with its password on a connection

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -368,7 +369,8 @@ func (e *ZKElector) closeConn() {
 }
 
 // dial is the zk.Dialer: it wraps connections to note when the client last
-// heard from a server and which session timeout the server granted.
+// heard from a server and which session timeout the server granted, and to
+// bound the handshake (see heardConn).
 func (e *ZKElector) dial(network, address string, timeout time.Duration) (net.Conn, error) {
 	d := e.cfg.hooks.dial
 	if d == nil {
@@ -381,13 +383,35 @@ func (e *ZKElector) dial(network, address string, timeout time.Duration) (net.Co
 	if err != nil {
 		return nil, err
 	}
-	return &heardConn{Conn: c, e: e, id: e.dials.Add(1)}, nil
+	hc := &heardConn{Conn: c, e: e, id: e.dials.Add(1), answerBy: time.Now().Add(e.handshakeTimeout())}
+	if err := c.SetReadDeadline(hc.answerBy); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return hc, nil
 }
+
+// handshakeTimeout bounds how long a new connection may wait for the
+// server's ConnectResponse: 2/3 of the session timeout, the silence after
+// which the client gives up an established connection too. go-zookeeper
+// v1.0.4 waits 10 times that (40s for a 6s session) and is deaf to Close
+// meanwhile; a server that accepts connections without answering them (a
+// ZooKeeper 3.8 loading its database when the connection came, see
+// ZOOKEEPER-5051; a wedged server) would keep the replica away from
+// ZooKeeper, and from the election, long after its session expired.
+func (e *ZKElector) handshakeTimeout() time.Duration { return e.cfg.SessionTimeout * 2 / 3 }
 
 // heardConn records reads. The first 12 bytes a server sends are the length
 // and the start of the ConnectResponse: protocol version, then the
 // negotiated session timeout in milliseconds. It also notices when the
-// client re-sends its watches after a reconnection (see ready).
+// client re-sends its watches after a reconnection (see ready), and bounds
+// the handshake: until the whole ConnectResponse was read, the read
+// deadline is never later than answerBy (the client would set 10 times its
+// read timeout, and none at all while reading the body).
+//
+// The client uses a connection from one goroutine during the handshake,
+// then reads in one goroutine and writes in another, which it starts after
+// the handshake: the fields need no lock.
 type heardConn struct {
 	net.Conn
 	e         *ZKElector
@@ -395,6 +419,11 @@ type heardConn struct {
 	hdr       [12]byte
 	n         int
 	handshook bool // the ConnectRequest was written
+
+	answerBy time.Time // the ConnectResponse must be read by then
+	got      int       // bytes of the ConnectResponse read so far
+	answered bool      // the whole ConnectResponse was read
+	asked    time.Time // the read deadline the client last asked for
 }
 
 // opSetWatches is the opcode of SetWatches in the ZooKeeper protocol.
@@ -423,8 +452,41 @@ func (c *heardConn) Read(p []byte) (int, error) {
 				c.e.noteNegotiated(time.Duration(int32(binary.BigEndian.Uint32(c.hdr[8:12]))) * time.Millisecond)
 			}
 		}
+		if !c.answered {
+			c.got += n
+			if c.n >= 4 && c.got >= 4+int(binary.BigEndian.Uint32(c.hdr[:4])) {
+				// Handshake over: the deadline is the client's again. (If
+				// the connection broke meanwhile, the next read says so.)
+				c.answered = true
+				_ = c.Conn.SetReadDeadline(c.asked)
+			}
+		}
+	}
+	if err != nil && !c.answered && errors.Is(err, os.ErrDeadlineExceeded) {
+		c.e.log.Warn("coord: the zookeeper server accepted the connection but did not answer the handshake in time; "+
+			"trying again", "server", c.RemoteAddr().String(), "within", c.e.handshakeTimeout())
 	}
 	return n, err
+}
+
+// SetReadDeadline keeps the handshake within answerBy.
+func (c *heardConn) SetReadDeadline(t time.Time) error {
+	if !c.answered {
+		c.asked = t
+		if t.IsZero() || t.After(c.answerBy) {
+			t = c.answerBy
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline is SetWriteDeadline and SetReadDeadline (the client does not
+// call it, but the bound must hold whatever it calls).
+func (c *heardConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
 }
 
 func (e *ZKElector) noteNegotiated(d time.Duration) {

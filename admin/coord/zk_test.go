@@ -273,7 +273,9 @@ func TestZKReconnectWithinSession(t *testing.T) {
 
 // TestZKServerStopped: the only ZooKeeper server stops. The leader's term
 // is cancelled by the local trust timer, before the session timeout; when
-// the server is back, a leader is elected again with a larger epoch.
+// the server is back, a leader is elected again with a larger epoch, even
+// when the replicas reconnected while the server was still starting, and
+// it left their handshakes unanswered (see TestZKMuteServer).
 func TestZKServerStopped(t *testing.T) {
 	t.Parallel()
 	z := testenv.StartZooKeeper(t)
@@ -327,6 +329,75 @@ func TestZKServerStopped(t *testing.T) {
 	t.Logf("ZooKeeper started in %s; %s leads with epoch %d (was %d) %s after it answered",
 		started.Sub(startAt).Round(time.Millisecond), tn.id, tn.epoch, ta.epoch, tn.start.Sub(started).Round(time.Millisecond))
 	requireIncreasingEpochs(t, rec, true)
+}
+
+// TestZKMuteServer: the leader's connection breaks and the next one lands
+// on a server that accepts it and never answers the handshake, as a
+// ZooKeeper 3.8 does with connections that arrive while it loads its
+// database at startup (ZOOKEEPER-5051). go-zookeeper alone would wait 10
+// times its read timeout (40s for this 6s session), long after the session
+// expired, deaf to Close; the elector gives up the handshake after 2/3 of
+// the session timeout, reaches a server that answers and leads again. Close
+// does not wait for such a handshake either.
+func TestZKMuteServer(t *testing.T) {
+	t.Parallel()
+	server := testenv.ZooKeeper(t)
+	root := testenv.ZKChroot(t) + "/shardjob"
+	mute := newMuteServer(t)
+	rec := newRecorder()
+	spy := &sessionSpy{}
+	sessionUp := make(chan struct{}, 1)
+	cfg := zkConfig(t, server, root, "a")
+	cfg.SessionTimeout = 6 * time.Second // handshakes bounded at 4s
+	cfg.hooks.dial = spy.dial
+	cfg.hooks.event = func(ev zk.Event) {
+		if ev.State == zk.StateHasSession {
+			select {
+			case sessionUp <- struct{}{}:
+			default:
+			}
+		}
+	}
+	a := startReplica(t, cfg, rec)
+	ta := rec.awaitLeader(t, 20*time.Second, "", 0)
+	<-sessionUp
+	muted := func() {
+		t.Helper()
+		n := mute.accepted()
+		spy.divert(mute.addr())
+		spy.cut()
+		testenv.WaitFor(t, 20*time.Second, func() (bool, error) { return mute.accepted() > n, nil },
+			"the client dials the mute server")
+	}
+
+	// The client is stuck in a handshake; a server that answers is back.
+	id := a.e.conn.SessionID()
+	muted()
+	spy.divert("")
+	mutedAt := time.Now()
+	select {
+	case <-sessionUp:
+	case <-time.After(20 * time.Second): // go-zookeeper alone: 40s
+		t.Fatalf("no session within 20s after the mute server took the connection")
+	}
+	t.Logf("a session again %s after the mute server took the connection (same session: %v)",
+		time.Since(mutedAt).Round(time.Millisecond), a.e.conn.SessionID() == id)
+	tn := rec.awaitLeader(t, 20*time.Second, "", ta.epoch)
+	require.Equal(t, "a", tn.id)
+	requireIncreasingEpochs(t, rec, true)
+
+	// Close while the client is stuck in a handshake: the client stops too.
+	muted()
+	closeAt := time.Now()
+	require.ErrorIs(t, a.stop(t), ErrClosed)
+	took := time.Since(closeAt)
+	select {
+	case _, open := <-a.e.events:
+		require.False(t, open, "an event after Close")
+	default:
+		t.Fatalf("Close returned after %s, but the zookeeper client still runs", took)
+	}
+	t.Logf("Close during a mute handshake took %s", took.Round(time.Millisecond))
 }
 
 // TestZKMembers: every replica, campaigning or not, is listed with its

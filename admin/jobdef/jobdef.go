@@ -22,24 +22,30 @@ const (
 
 // Spec is a job definition as clients send it (JSON).
 type Spec struct {
-	App                string `json:"app"`
-	Name               string `json:"name"`
-	Description        string `json:"description"`
-	Handler            string `json:"handler"`
-	Cron               string `json:"cron"`
-	TimeZone           string `json:"time_zone"`
-	Slots              int    `json:"slots"`
-	SlotParams         string `json:"slot_params"` // "0=Beijing,1=Shanghai"
-	Params             string `json:"params"`
-	MisfirePolicy      string `json:"misfire_policy"`
-	MisfireThresholdMS int64  `json:"misfire_threshold_ms"`
-	MaxCatchUp         int    `json:"max_catch_up"`
-	OverlapPolicy      string `json:"overlap_policy"`
-	TimeoutMS          int64  `json:"timeout_ms"`
-	RetryMax           int    `json:"retry_max"`
-	RetryBackoffMS     int64  `json:"retry_backoff_ms"`
-	Enabled            *bool  `json:"enabled"`
+	App                string  `json:"app"`
+	Name               string  `json:"name"`
+	Description        string  `json:"description"`
+	Handler            string  `json:"handler"`
+	Cron               string  `json:"cron"`
+	TimeZone           string  `json:"time_zone"`
+	Slots              int     `json:"slots"`
+	SlotParams         string  `json:"slot_params"` // "0=Beijing,1=Shanghai"
+	Params             string  `json:"params"`
+	MisfirePolicy      string  `json:"misfire_policy"`
+	MisfireThresholdMS int64   `json:"misfire_threshold_ms"`
+	MaxCatchUp         int     `json:"max_catch_up"`
+	OverlapPolicy      string  `json:"overlap_policy"`
+	TimeoutMS          int64   `json:"timeout_ms"`
+	RetryMax           int     `json:"retry_max"`
+	RetryBackoffMS     int64   `json:"retry_backoff_ms"`
+	Enabled            *bool   `json:"enabled"`
+	ChildJobIDs        []int64 `json:"child_job_ids"` // jobs triggered once each time a run of this job succeeds
+	// Version is the version being replaced, required on update (optimistic lock).
+	Version int64 `json:"version"`
 }
+
+// MaxChildren bounds the child jobs of one job.
+const MaxChildren = 20
 
 // FieldErrors maps a JSON field name to what is wrong with it.
 type FieldErrors map[string]string
@@ -65,9 +71,20 @@ type Validated struct {
 	Schedule *schedule.Schedule
 }
 
-// Validate checks a spec and returns the job row (without id) and its
-// schedule, or FieldErrors. now is used to compute the first firing.
+// Validate checks a new job's spec and returns the job row (without id) and
+// its schedule, or FieldErrors. now is the job's creation time: it anchors
+// @every schedules and is the instant the first firing follows.
 func Validate(s Spec, now time.Time) (Validated, error) {
+	return validate(s, now, now)
+}
+
+// ValidateUpdate is Validate for a new definition of an existing job created
+// at createdAt (the @every anchor stays the job's creation).
+func ValidateUpdate(s Spec, now, createdAt time.Time) (Validated, error) {
+	return validate(s, now, createdAt)
+}
+
+func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	errs := FieldErrors{}
 	if !nameRE.MatchString(s.App) {
 		errs["app"] = "required; 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -128,13 +145,23 @@ func Validate(s Spec, now time.Time) (Validated, error) {
 	if s.RetryBackoffMS < 0 {
 		errs["retry_backoff_ms"] = "a positive number of milliseconds"
 	}
+	if len(s.ChildJobIDs) > MaxChildren {
+		errs["child_job_ids"] = fmt.Sprintf("at most %d child jobs", MaxChildren)
+	}
+	seen := map[int64]bool{}
+	for _, id := range s.ChildJobIDs {
+		if id <= 0 || seen[id] {
+			errs["child_job_ids"] = "ids of existing jobs, each once"
+		}
+		seen[id] = true
+	}
 	var sched *schedule.Schedule
 	if _, zerr := schedule.ValidateZone(s.TimeZone); zerr != nil {
 		errs["time_zone"] = zerr.Error()
 	} else if strings.TrimSpace(s.Cron) == "" {
 		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
 	} else {
-		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.App + "/" + s.Name, Anchor: now})
+		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.App + "/" + s.Name, Anchor: anchor})
 		if err != nil {
 			errs["cron"] = err.Error()
 		}
@@ -152,6 +179,7 @@ func Validate(s Spec, now time.Time) (Validated, error) {
 		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
 		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
+		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: anchor.UnixMilli(),
 	}
 	if enabled {
 		j.NextFireAt = NextFire(sched, now)
@@ -195,4 +223,49 @@ func ParseSlotParams(s string, slots int) (map[int]string, error) {
 		out[n] = strings.TrimSpace(v)
 	}
 	return out, nil
+}
+
+// FormatIDList writes ids as "1,2,3" (the stored form).
+func FormatIDList(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// FindCycle reports a cycle that giving job `id` the children `children`
+// would create in the child graph (job → its children), as the path of job
+// ids from id back to id, or nil. A job may not be its own child.
+func FindCycle(graph map[int64][]int64, id int64, children []int64) []int64 {
+	g := make(map[int64][]int64, len(graph)+1)
+	for k, v := range graph {
+		g[k] = v
+	}
+	g[id] = children
+	// Depth-first search from id; a path that reaches id again is a cycle.
+	var path []int64
+	visited := map[int64]bool{}
+	var dfs func(n int64) bool
+	dfs = func(n int64) bool {
+		path = append(path, n)
+		for _, c := range g[n] {
+			if c == id {
+				path = append(path, c)
+				return true
+			}
+			if !visited[c] {
+				visited[c] = true
+				if dfs(c) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if dfs(id) {
+		return path
+	}
+	return nil
 }

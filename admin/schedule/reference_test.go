@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -57,24 +58,23 @@ func refIsFiring(s *Schedule, u time.Time) bool {
 }
 
 // refShownEarlier reports whether some earlier instant (within 26h) showed
-// the same wall time as u: walk the zone's periods backwards and, for each
-// offset o larger than u's, test the instant whose wall time under o equals
-// u's.
+// the same wall time as u: for every offset o in effect during the 26 hours
+// before u (sampled every 15 minutes; it does not trust ZoneBounds), the
+// instant whose wall time under o equals u's must not exist before u.
 func refShownEarlier(loc *time.Location, u time.Time) bool {
 	_, off := u.In(loc).Zone()
 	wall := u.Unix() + int64(off)
-	start, _ := u.In(loc).ZoneBounds()
-	for !start.IsZero() && u.Sub(start) < 26*time.Hour {
-		prev := start.Add(-time.Second)
-		_, o := prev.In(loc).Zone()
-		if o > off {
-			e := time.Unix(wall-int64(o), 0)
-			ps, _ := prev.In(loc).ZoneBounds()
-			if e.Before(start) && (ps.IsZero() || !e.Before(ps)) {
-				return true
-			}
+	seen := map[int]bool{off: true}
+	for back := 15 * time.Minute; back <= 26*time.Hour; back += 15 * time.Minute {
+		_, o := u.Add(-back).In(loc).Zone()
+		if seen[o] {
+			continue
 		}
-		start, _ = prev.In(loc).ZoneBounds()
+		seen[o] = true
+		e := time.Unix(wall-int64(o), 0)
+		if _, oe := e.In(loc).Zone(); oe == o && e.Before(u) {
+			return true
+		}
 	}
 	return false
 }
@@ -111,6 +111,39 @@ var transitions = []transition{
 	{"America/Sao_Paulo", "2018-11-04T03:00:00Z"},
 	{"America/Sao_Paulo", "2019-02-17T02:00:00Z"},
 	{"Asia/Kolkata", "2026-03-08T07:00:00Z"}, // no transition: control
+	// Not transitions: the last UTC day of a leap year served by the TZ
+	// footer rule, where time.ZoneBounds is wrong (golang/go#81583).
+	{"America/New_York", "2040-12-31T12:00:00Z"},
+	{"Europe/Dublin", "2040-12-31T12:00:00Z"},
+}
+
+// lookupPeriod must always return a stretch that contains the instant and
+// has one offset, even where time.ZoneBounds does not (golang/go#81583).
+func TestLookupPeriodContainsInstant(t *testing.T) {
+	t.Parallel()
+	for _, zone := range []string{"America/New_York", "Europe/Warsaw", "Europe/Dublin", "Australia/Lord_Howe", "America/Sao_Paulo", "Asia/Kolkata", "UTC"} {
+		loc, err := ValidateZone(zone)
+		require.NoError(t, err)
+		for _, day := range []string{"2040-12-31T00:00:00Z", "2044-12-31T00:00:00Z", "2026-03-08T00:00:00Z", "2026-11-01T00:00:00Z", "2039-12-31T00:00:00Z"} {
+			d := utc(t, day).Unix()
+			for u := d - 3600; u < d+secondsPerDay+3600; u += 977 {
+				p := lookupPeriod(loc, u)
+				require.LessOrEqual(t, p.start, u, "%s %d", zone, u)
+				require.Greater(t, p.end, u, "%s %d", zone, u)
+				_, off := time.Unix(u, 0).In(loc).Zone()
+				require.Equal(t, int64(off), p.off)
+				if p.end != math.MaxInt64 {
+					_, o := time.Unix(p.end-1, 0).In(loc).Zone()
+					require.Equal(t, off, o, "%s %d: offset changes inside the period", zone, u)
+				}
+			}
+		}
+	}
+	// Next does not hang on that day (it used to loop when trusting ZoneBounds).
+	s := mustParse(t, Spec{Expr: "0 * * * *", Zone: "America/New_York"})
+	require.Equal(t, []string{"2040-12-31T13:00:00Z", "2040-12-31T14:00:00Z"}, nextN(s, utc(t, "2040-12-31T12:30:00Z"), 2))
+	s = mustParse(t, Spec{Expr: "0 0 1 1 *", Zone: "Europe/Dublin"})
+	require.Equal(t, []string{"2041-01-01T00:00:00Z"}, nextN(s, utc(t, "2040-12-30T12:00:00Z"), 1))
 }
 
 func TestNextMatchesReferenceAroundTransitions(t *testing.T) {

@@ -11,7 +11,7 @@ type Spec struct {
 	Expr   string    // cron text: 5 fields, 6 with seconds first, a descriptor or "@every <duration>"
 	Zone   string    // IANA name; "" means "UTC"
 	JobKey string    // stable identity of the job, e.g. "app/name"; used by H
-	Anchor time.Time // for @every: firings are Anchor + k*d (k >= 1); zero means the Unix epoch
+	Anchor time.Time // for @every: firings are Anchor + k*d (k >= 1, Anchor truncated to the second); zero means the Unix epoch
 }
 
 // Schedule is a compiled Spec. It is immutable and safe for concurrent use.

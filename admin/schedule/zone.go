@@ -127,7 +127,59 @@ func lookupPeriod(loc *time.Location, u int64) period {
 	if !en.IsZero() {
 		p.end = en.Unix()
 	}
+	// ZoneBounds is only a hint: for years served by the zone's POSIX TZ
+	// rule, Go (up to at least 1.26) reports on the last UTC day of a leap
+	// year an end before the instant itself (golang/go#81583). The offsets
+	// are right, so check the bounds against them and rebuild them by
+	// probing when they do not hold.
+	if p.start > u || p.end <= u ||
+		(p.start != math.MinInt64 && offsetAt(loc, p.start) != off) ||
+		(p.end != math.MaxInt64 && offsetAt(loc, p.end-1) != off) {
+		p.start, p.end = probeBounds(loc, u, off)
+	}
 	return p
+}
+
+func offsetAt(loc *time.Location, u int64) int {
+	_, off := time.Unix(u, 0).In(loc).Zone()
+	return off
+}
+
+// probeBounds finds the stretch around u where the offset stays off, by
+// hourly probes and a binary search for the exact second, within two days on
+// each side (a bound that is still the same offset two days away is
+// reported there; the next look-up continues from it).
+func probeBounds(loc *time.Location, u int64, off int) (start, end int64) {
+	const step, reach = 3600, 48 * 3600
+	edge := func(dir int64) int64 {
+		same := u
+		for k := int64(1); k*step <= reach; k++ {
+			x := u + dir*k*step
+			if offsetAt(loc, x) == off {
+				same = x
+				continue
+			}
+			// The offset changes between same and x: find the first
+			// instant (in direction dir) with the other offset.
+			in, out := same, x
+			for (out-in)*dir > 1 {
+				mid := in + (out-in)/2
+				if offsetAt(loc, mid) == off {
+					in = mid
+				} else {
+					out = mid
+				}
+			}
+			return out
+		}
+		return u + dir*reach
+	}
+	end = edge(1)
+	start = edge(-1) + 1 // edge(-1) is the last instant before the stretch
+	if start > u {
+		start = u
+	}
+	return start, end
 }
 
 // previous returns the period just before p, and false when p is the first.

@@ -31,8 +31,13 @@ type Config struct {
 	ID string
 	// PollInterval is the longest the loop sleeps between ticks. Default 200ms.
 	PollInterval time.Duration
-	// BatchSize is how many due jobs one transaction claims. Default 500.
+	// BatchSize is how many due jobs one transaction claims. Default 1000.
 	BatchSize int
+	// PreRead creates the runs of firings due within this window ahead of
+	// time, so that a herd of jobs due at the same second has its runs
+	// before that second; the runs are dispatched at their scheduled time.
+	// Default 5s. A job disabled or paused inside the window still runs once.
+	PreRead time.Duration
 	// HeartbeatInterval is the executors' heartbeat period. Default 2s.
 	HeartbeatInterval time.Duration
 	// LostAfter is the heartbeat silence after which an executor is lost.
@@ -52,7 +57,10 @@ func (c Config) WithDefaults() Config {
 		c.PollInterval = 200 * time.Millisecond
 	}
 	if c.BatchSize <= 0 {
-		c.BatchSize = 500
+		c.BatchSize = 1000
+	}
+	if c.PreRead <= 0 {
+		c.PreRead = 5 * time.Second
 	}
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = 2 * time.Second
@@ -155,12 +163,7 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 			}
 			log.Error("scheduler tick failed", "err", err)
 		}
-		wait := s.cfg.PollInterval
-		if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
-			if d := time.UnixMilli(next.Int64).Sub(s.cfg.Now()); d < wait {
-				wait = max(d, time.Millisecond)
-			}
-		}
+		wait := s.nextWait(ctx)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -171,6 +174,20 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 		case <-t.C:
 		}
 	}
+}
+
+// nextWait is how long the loop may sleep: until the next job enters the
+// pre-read window or the next early-created run is due, at most PollInterval.
+func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
+	wait := s.cfg.PollInterval
+	now := s.cfg.Now()
+	if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
+		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.cfg.PreRead).Sub(now))
+	}
+	if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
+		wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
+	}
+	return max(wait, time.Millisecond)
 }
 
 func (s *Scheduler) count(f func(*Stats)) {
@@ -228,7 +245,7 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 		if err := s.store.CheckEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
-		jobs, err := s.store.ClaimDue(ctx, tx, now.UnixMilli(), s.cfg.BatchSize)
+		jobs, err := s.store.ClaimDue(ctx, tx, now.Add(s.cfg.PreRead).UnixMilli(), s.cfg.BatchSize)
 		if err != nil || len(jobs) == 0 {
 			return err
 		}
@@ -254,7 +271,10 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 				next[j.ID] = sql.NullInt64{}
 				continue
 			}
-			d := schedule.Plan(sc, time.UnixMilli(j.NextFireAt.Int64), now, schedule.MisfireConfig{
+			// A firing inside the pre-read window is planned as if it were
+			// due now: on time, fired ahead, dispatched at its time.
+			due := time.UnixMilli(j.NextFireAt.Int64)
+			d := schedule.Plan(sc, due, later(now, due), schedule.MisfireConfig{
 				Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
 				Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
 				MaxCatchUp: j.MaxCatchUp,
@@ -308,10 +328,17 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 	return int(claimed), nil
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // AssignPending places the slots of pending runs on online executors and
 // pushes them.
 func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
-	runs, err := s.store.PendingRuns(ctx, 200)
+	runs, err := s.store.PendingRuns(ctx, s.cfg.Now().UnixMilli(), 200)
 	if err != nil {
 		return err
 	}
@@ -328,14 +355,19 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 			continue
 		}
 		if job.OverlapPolicy == string(schedule.OverlapQueue) || job.OverlapPolicy == string(schedule.OverlapReplace) {
-			// queue: wait until no earlier run of the job is running.
-			// replace: the earlier run is cancelled first (not yet: treated as queue).
-			running, err := s.store.ListRuns(ctx, store.RunFilter{JobID: job.ID, Status: store.RunRunning, Limit: 1})
+			running, err := s.store.ListRuns(ctx, store.RunFilter{JobID: job.ID, Status: store.RunRunning, Limit: 10})
 			if err != nil {
 				return err
 			}
-			if len(running) > 0 {
-				continue
+			if len(running) > 0 && job.OverlapPolicy == string(schedule.OverlapQueue) {
+				continue // queue: start after the running run ends, in order
+			}
+			for _, old := range running { // replace: cancel the running run, then start
+				active, _, err := s.store.CancelRun(ctx, old.ID, fmt.Sprintf("replaced by run %d (overlap policy replace)", r.ID))
+				if err != nil {
+					return err
+				}
+				s.cancelTokens(ctx, active, "replaced by a newer run")
 			}
 		}
 		execs, ok := online[r.App]
@@ -434,6 +466,19 @@ func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Exec
 		}()
 	}
 	wg.Wait()
+}
+
+// cancelTokens pushes cancellations, one request per executor.
+func (s *Scheduler) cancelTokens(ctx context.Context, active []store.ActiveToken, reason string) {
+	byAddr := map[string][]int64{}
+	for _, a := range active {
+		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
+	}
+	for addr, tokens := range byAddr {
+		if err := s.push.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
+			s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
+		}
+	}
 }
 
 // BuildAssignments groups dispatch rows by run into wire assignments.

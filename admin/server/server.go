@@ -18,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// PollInterval of the leader loop. Default 200ms.
 	PollInterval time.Duration
+	// MissedFireGrace is how late a firing may be before the watchdog on
+	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
+	MissedFireGrace time.Duration
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -101,6 +105,7 @@ type Server struct {
 	st    *store.Store
 	elect coord.Elector
 	sched *scheduler.Scheduler
+	watch *watchdog.Watchdog
 	ln    net.Listener
 	http  *http.Server
 	log   *slog.Logger
@@ -181,8 +186,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log}, st)
+	if err != nil {
+		return nil, err
+	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: push,
 		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
 	})
 	if err != nil {
@@ -221,6 +230,13 @@ func (s *Server) Serve(ctx context.Context) error {
 			errc <- fmt.Errorf("http server: %w", err)
 		}
 	}()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.watch.Run(watchCtx)
+	}()
 	leadCtx, stopLead := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() {
@@ -241,6 +257,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
 	stopLead()
+	stopWatch()
 	_ = s.close()
 	wg.Wait()
 	_ = s.st.Close()

@@ -242,8 +242,100 @@ func (s *Store) settleRun(ctx context.Context, tx *sqlx.Tx, runID, atMS int64) e
 	case c.Failed > 0:
 		to, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
 	}
-	_, err := s.TransitionRun(ctx, tx, runID, RunRunning, to, atMS, errText)
-	return err
+	ok, err := s.TransitionRun(ctx, tx, runID, RunRunning, to, atMS, errText)
+	if err != nil || !ok || to != RunSucceeded {
+		return err
+	}
+	return s.triggerChildren(ctx, tx, runID, atMS)
+}
+
+// triggerChildren creates one pending run of each child job of the run's
+// job, in the transaction that finished the parent. The unique key
+// (job_id, parent_run_id) makes a parent trigger each child at most once.
+func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, atMS int64) error {
+	var parent struct {
+		JobID    int64  `db:"job_id"`
+		Children string `db:"child_job_ids"`
+		Epoch    int64  `db:"epoch"`
+	}
+	err := tx.GetContext(ctx, &parent, `SELECT r.job_id, j.child_job_ids, r.epoch FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?`, parentRunID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("children of run %d: %w", parentRunID, err)
+	}
+	for _, child := range ParseIDList(parent.Children) {
+		var c struct {
+			SlotCount int    `db:"slot_count"`
+			Params    string `db:"params"`
+			Enabled   bool   `db:"enabled"`
+		}
+		err := tx.GetContext(ctx, &c, `SELECT slot_count, params, enabled FROM job WHERE id = ?`, child)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && !c.Enabled) {
+			continue // deleted or disabled child: nothing to trigger
+		}
+		if err != nil {
+			return fmt.Errorf("child job %d: %w", child, err)
+		}
+		// The run key (job_id, scheduled_at) must not collide with the
+		// child's own cron firings: try the next millisecond if it does.
+		for at := atMS; at < atMS+100; at++ {
+			var exists int
+			if err := tx.GetContext(ctx, &exists, `SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?`, child, parentRunID); err != nil {
+				return fmt.Errorf("child run of %d: %w", parentRunID, err)
+			}
+			if exists > 0 {
+				break
+			}
+			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), child, at, TriggerChild, RunPending, c.Params, c.SlotCount,
+				parent.Epoch, "", sql.NullInt64{Int64: parentRunID, Valid: true}, RunPending)
+			if err != nil {
+				return fmt.Errorf("trigger child job %d of run %d: %w", child, parentRunID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ActiveToken is an unfinished attempt and where its executor listens.
+type ActiveToken struct {
+	Token   int64  `db:"token"`
+	Address string `db:"address"`
+}
+
+// CancelRun moves a pending or running run to cancelled and cancels its
+// unfinished attempts (their executors are told by push and in their next
+// heartbeat response). It returns the attempts to stop and whether the run
+// was cancelled by this call.
+func (s *Store) CancelRun(ctx context.Context, runID int64, reason string) ([]ActiveToken, bool, error) {
+	var active []ActiveToken
+	cancelled := false
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		now, err := s.txNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for _, from := range []string{RunPending, RunRunning} {
+			ok, err := s.TransitionRun(ctx, tx, runID, from, RunCancelled, now, reason)
+			if err != nil {
+				return err
+			}
+			if ok {
+				cancelled = true
+				break
+			}
+		}
+		if !cancelled {
+			return nil
+		}
+		if err := tx.SelectContext(ctx, &active, s.q.get("AttemptsActiveOfRun"), runID); err != nil {
+			return fmt.Errorf("active attempts of run %d: %w", runID, err)
+		}
+		_, err = tx.ExecContext(ctx, s.q.get("AttemptsCancelRun"), truncate(reason, 2000), runID)
+		return err
+	})
+	return active, cancelled, err
 }
 
 // LostAttempts returns current, unfinished attempts whose executor is lost.

@@ -4,17 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
 
 // CreateJob inserts a job and returns its id. A taken (app, name) is
-// ErrConflict. The caller validates fields and computes NextFireAt.
+// ErrConflict. The caller validates fields and computes NextFireAt;
+// CreatedAt (the @every anchor) defaults to the database clock.
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 	res, err := s.db.ExecContext(ctx, s.q.get("JobInsert"),
 		j.App, j.Name, j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy,
-		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.NextFireAt)
+		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.ChildJobIDs, j.NextFireAt,
+		sql.NullInt64{Int64: j.CreatedAt, Valid: j.CreatedAt > 0})
 	if isDuplicate(err) {
 		return 0, fmt.Errorf("job %s/%s already exists: %w", j.App, j.Name, ErrConflict)
 	}
@@ -52,6 +55,68 @@ func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next 
 		return fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// UpdateJob replaces the definition of job j.ID if its version is still
+// j.Version (optimistic lock); otherwise ErrConflict. App and name are the
+// job's identity and do not change.
+func (s *Store) UpdateJob(ctx context.Context, j Job) error {
+	res, err := s.db.ExecContext(ctx, s.q.get("JobUpdate"),
+		j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
+		j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.ChildJobIDs,
+		j.NextFireAt, j.ID, j.Version)
+	if err != nil {
+		return fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := s.Job(ctx, j.ID); err != nil {
+			return err
+		}
+		return fmt.Errorf("job %d was changed by someone else (version %d is stale): reload it and apply your change again: %w", j.ID, j.Version, ErrConflict)
+	}
+	return nil
+}
+
+// SetJobPaused pauses or resumes a job and sets its next firing. A paused
+// job keeps its definition and enabled flag but does not fire; firings that
+// fall into the pause are intentional, not misfires.
+func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sql.NullInt64) error {
+	res, err := s.db.ExecContext(ctx, s.q.get("JobSetPaused"), paused, next, id)
+	if err != nil {
+		return fmt.Errorf("pause job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// ChildGraph returns, for every job that has children, the ids of its
+// children (for cycle checks).
+func (s *Store) ChildGraph(ctx context.Context) (map[int64][]int64, error) {
+	var rows []struct {
+		ID       int64  `db:"id"`
+		Children string `db:"child_job_ids"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.q.get("JobChildren")); err != nil {
+		return nil, fmt.Errorf("child graph: %w", err)
+	}
+	out := make(map[int64][]int64, len(rows))
+	for _, r := range rows {
+		out[r.ID] = ParseIDList(r.Children)
+	}
+	return out, nil
+}
+
+// ParseIDList parses "1,2,3"; invalid entries are skipped (validated on save).
+func ParseIDList(s string) []int64 {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		if id, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64); err == nil && id > 0 {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // DeleteJob removes a job definition (its run history stays).

@@ -23,6 +23,7 @@ const (
 	TriggerManual  = "manual"
 	TriggerCatchUp = "catch_up"
 	TriggerRetry   = "retry"
+	TriggerChild   = "child"
 	TriggerAPI     = "api"
 )
 
@@ -71,6 +72,8 @@ type Job struct {
 	RetryMax       int           `db:"retry_max"`
 	RetryBackoffMS int64         `db:"retry_backoff_ms"`
 	Enabled        bool          `db:"enabled"`
+	Paused         bool          `db:"paused"`
+	ChildJobIDs    string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
 	NextFireAt     sql.NullInt64 `db:"next_fire_at"`
 	CreatedAt      int64         `db:"created_at"`
 	UpdatedAt      int64         `db:"updated_at"`
@@ -95,6 +98,7 @@ type Run struct {
 	StartedAt      sql.NullInt64 `db:"started_at"`
 	FinishedAt     sql.NullInt64 `db:"finished_at"`
 	Error          string        `db:"error"`
+	ParentRunID    sql.NullInt64 `db:"parent_run_id"` // set on runs triggered as a child job
 }
 
 // Attempt is one attempt of one slot; its ID is the fencing token.

@@ -18,6 +18,11 @@ type NewRun struct {
 	Params      string
 	SlotCount   int
 	Error       string // why a run was skipped, for example
+	ParentRunID int64  // for child runs: the parent run (at most one child run per parent)
+}
+
+func (r NewRun) parent() sql.NullInt64 {
+	return sql.NullInt64{Int64: r.ParentRunID, Valid: r.ParentRunID > 0}
 }
 
 const runInsertBatch = 500
@@ -31,9 +36,9 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 		end := min(start+runInsertBatch, len(runs))
 		chunk := runs[start:end]
 		q := multiRow(s.q.get("RunInsert"), len(chunk))
-		args := make([]any, 0, 9*len(chunk))
+		args := make([]any, 0, 10*len(chunk))
 		for _, r := range chunk {
-			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.Status)
+			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status)
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -48,7 +53,7 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 // InsertRun inserts one run and returns it; an existing run key returns the
 // existing run with created=false.
 func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, created bool, err error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.Status)
+	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status)
 	if err != nil {
 		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
 	}
@@ -110,13 +115,25 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	return out, nil
 }
 
-// PendingRuns returns up to limit runs waiting for slot assignment.
-func (s *Store) PendingRuns(ctx context.Context, limit int) ([]Run, error) {
+// PendingRuns returns up to limit runs waiting for slot assignment whose
+// scheduled time is at or before nowMS (runs created ahead of time by the
+// pre-read window wait for their time).
+func (s *Store) PendingRuns(ctx context.Context, nowMS int64, limit int) ([]Run, error) {
 	var out []Run
-	if err := s.db.SelectContext(ctx, &out, s.q.get("RunPending"), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get("RunPending"), nowMS, limit); err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}
 	return out, nil
+}
+
+// NextPendingAfter returns the earliest scheduled time of a pending run
+// scheduled after nowMS (runs created ahead of time by the pre-read window).
+func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {
+	var v sql.NullInt64
+	if err := s.db.GetContext(ctx, &v, s.q.get("RunNextPending"), nowMS); err != nil {
+		return v, fmt.Errorf("next pending run: %w", err)
+	}
+	return v, nil
 }
 
 // HasActiveRun reports whether a job has a pending or running run.

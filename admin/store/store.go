@@ -91,6 +91,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// RowsAffected counts matched rows, as SQLite does, so guarded updates
 		// that happen to change nothing still report success.
 		mc.ClientFoundRows = true
+		// Client-side interpolation: one round trip per statement instead of
+		// prepare + execute + close (the driver escapes values; utf8mb4 only).
+		mc.InterpolateParams = true
 		dsn = mc.FormatDSN()
 	} else {
 		dsn = sqliteDSN(dsn)

@@ -421,3 +421,85 @@ func TestDatabaseClock(t *testing.T) {
 		require.WithinDuration(t, time.Now(), now, time.Minute)
 	})
 }
+
+func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 2, "me")
+		require.NoError(t, err)
+		child := newJob("a", "child", 0)
+		child.Params = "from-child-def"
+		childID, err := s.CreateJob(ctx, child)
+		require.NoError(t, err)
+		parent := newJob("a", "parent", 0)
+		parent.SlotCount = 1
+		parent.ChildJobIDs = strconv.FormatInt(childID, 10)
+		parentID, err := s.CreateJob(ctx, parent)
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+
+		finish := func(status string) store.Run {
+			run, _, err := s.InsertRun(ctx, 2, store.NewRun{JobID: parentID, ScheduledAt: time.Now().UnixNano(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+			require.NoError(t, err)
+			_, err = s.StartRun(ctx, 2, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+			require.NoError(t, err)
+			atts, err := s.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: status, FinishedAt: 1}
+			ok, err := s.FinishAttempt(ctx, o)
+			require.NoError(t, err)
+			require.True(t, ok)
+			ok, err = s.FinishAttempt(ctx, o) // delivered twice
+			require.NoError(t, err)
+			require.True(t, ok)
+			return run
+		}
+		ok1 := finish(store.AttemptSucceeded)
+		_ = finish(store.AttemptFailed)
+		runs, err := s.ListRuns(ctx, store.RunFilter{JobID: childID})
+		require.NoError(t, err)
+		require.Len(t, runs, 1, "one child run for the succeeded parent run, none for the failed one")
+		require.Equal(t, store.TriggerChild, runs[0].TriggerKind)
+		require.Equal(t, ok1.ID, runs[0].ParentRunID.Int64)
+		require.Equal(t, "from-child-def", runs[0].Params)
+
+		graph, err := s.ChildGraph(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[int64][]int64{parentID: {childID}}, graph)
+	})
+}
+
+func TestCancelRun(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		jobID, err := s.CreateJob(ctx, newJob("a", "c", 0))
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:7", Capacity: 1})
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 0, store.NewRun{JobID: jobID, ScheduledAt: 5, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+		require.NoError(t, err)
+		_, err = s.StartRun(ctx, 0, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		active, ok, err := s.CancelRun(ctx, run.ID, "ops said so")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Len(t, active, 2)
+		require.Equal(t, "http://127.0.0.1:7", active[0].Address)
+		_, ok, err = s.CancelRun(ctx, run.ID, "again")
+		require.NoError(t, err)
+		require.False(t, ok, "a finished run cannot be cancelled")
+		r, err := s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunCancelled, r.Status)
+		require.Equal(t, "ops said so", r.Error)
+		stale, err := s.StaleTokens(ctx, ex.ID, []int64{active[0].Token, active[1].Token})
+		require.NoError(t, err)
+		require.Len(t, stale, 2, "the executor is told to stop both tokens")
+		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: active[0].Token, ExecutorID: ex.ID, Status: store.AttemptSucceeded})
+		require.NoError(t, err)
+		require.False(t, ok, "late result of a cancelled attempt is rejected")
+	})
+}

@@ -30,6 +30,8 @@ CREATE TABLE job (
   retry_max       INT          NOT NULL DEFAULT 0,
   retry_backoff_ms BIGINT      NOT NULL DEFAULT 1000,
   enabled         TINYINT      NOT NULL DEFAULT 1,
+  paused          TINYINT      NOT NULL DEFAULT 0,
+  child_job_ids   VARCHAR(1024) NOT NULL DEFAULT '',
   next_fire_at    BIGINT       NULL,
   created_at      BIGINT       NOT NULL,
   updated_at      BIGINT       NOT NULL,
@@ -53,8 +55,10 @@ CREATE TABLE job_run (
   started_at    BIGINT       NULL,
   finished_at   BIGINT       NULL,
   error         VARCHAR(2048) NOT NULL DEFAULT '',
+  parent_run_id BIGINT       NULL,
   UNIQUE KEY uk_run_key (job_id, scheduled_at),
-  KEY idx_run_status (status, id),
+  UNIQUE KEY uk_run_parent (job_id, parent_run_id),
+  KEY idx_run_status (status, scheduled_at),
   KEY idx_run_created (created_at, id)
 ) ENGINE=InnoDB;
 
@@ -122,4 +126,20 @@ CREATE TABLE audit_log (
   object      VARCHAR(255) NOT NULL,
   detail      TEXT         NOT NULL,
   KEY idx_audit_at (at, id)
+) ENGINE=InnoDB;
+
+-- Events that need an operator's attention: missed firings, lost executors,
+-- failed runs. dedup_key makes raising the same event twice a no-op.
+CREATE TABLE alarm_event (
+  id          BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  at          BIGINT       NOT NULL,
+  kind        VARCHAR(32)  NOT NULL,
+  severity    VARCHAR(16)  NOT NULL,
+  job_id      BIGINT       NULL,
+  run_id      BIGINT       NULL,
+  dedup_key   VARCHAR(191) NOT NULL,
+  message     VARCHAR(2048) NOT NULL,
+  raised_by   VARCHAR(191) NOT NULL,
+  UNIQUE KEY uk_alarm_dedup (dedup_key),
+  KEY idx_alarm_at (at, id)
 ) ENGINE=InnoDB;

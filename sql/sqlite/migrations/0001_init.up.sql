@@ -30,6 +30,8 @@ CREATE TABLE job (
   retry_max       INT          NOT NULL DEFAULT 0,
   retry_backoff_ms BIGINT      NOT NULL DEFAULT 1000,
   enabled         TINYINT      NOT NULL DEFAULT 1,
+  paused          TINYINT      NOT NULL DEFAULT 0,
+  child_job_ids   VARCHAR(1024) NOT NULL DEFAULT '',
   next_fire_at    BIGINT       NULL,
   created_at      BIGINT       NOT NULL,
   updated_at      BIGINT       NOT NULL,
@@ -52,10 +54,12 @@ CREATE TABLE job_run (
   created_at    BIGINT       NOT NULL,
   started_at    BIGINT       NULL,
   finished_at   BIGINT       NULL,
-  error         VARCHAR(2048) NOT NULL DEFAULT ''
+  error         VARCHAR(2048) NOT NULL DEFAULT '',
+  parent_run_id BIGINT       NULL
 );
+CREATE UNIQUE INDEX uk_run_parent ON job_run (job_id, parent_run_id);
 CREATE UNIQUE INDEX uk_run_key ON job_run (job_id, scheduled_at);
-CREATE INDEX idx_run_status ON job_run (status, id);
+CREATE INDEX idx_run_status ON job_run (status, scheduled_at);
 CREATE INDEX idx_run_created ON job_run (created_at, id);
 
 -- One attempt of one slot. The row id is the attempt's fencing token: a later
@@ -123,3 +127,19 @@ CREATE TABLE audit_log (
   detail      TEXT         NOT NULL
 );
 CREATE INDEX idx_audit_at ON audit_log (at, id);
+
+-- Events that need an operator's attention: missed firings, lost executors,
+-- failed runs. dedup_key makes raising the same event twice a no-op.
+CREATE TABLE alarm_event (
+  id          INTEGER      PRIMARY KEY AUTOINCREMENT,
+  at          BIGINT       NOT NULL,
+  kind        VARCHAR(32)  NOT NULL,
+  severity    VARCHAR(16)  NOT NULL,
+  job_id      BIGINT       NULL,
+  run_id      BIGINT       NULL,
+  dedup_key   VARCHAR(191) NOT NULL,
+  message     VARCHAR(2048) NOT NULL,
+  raised_by   VARCHAR(191) NOT NULL
+);
+CREATE UNIQUE INDEX uk_alarm_dedup ON alarm_event (dedup_key);
+CREATE INDEX idx_alarm_at ON alarm_event (at, id);

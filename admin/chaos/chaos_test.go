@@ -1,0 +1,379 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// Environment variables selecting the form (see the package documentation).
+const (
+	envForm   = "SHARDJOB_CHAOS"
+	envJobs   = "SHARDJOB_CHAOS_JOBS"
+	envRounds = "SHARDJOB_CHAOS_ROUNDS"
+	envSettle = "SHARDJOB_CHAOS_SETTLE"
+)
+
+// config is one form of the test.
+type config struct {
+	form   string        // "short" or "long"
+	jobs   int           // jobs firing every second
+	rounds int           // times each disruption is applied
+	settle time.Duration // undisturbed firing between disruptions
+	// stopFor is how long the leader stays SIGSTOPped at least: longer
+	// than its ZooKeeper session, so that it expires.
+	stopFor time.Duration
+	// stoppedMax bounds the wait for a successor while the leader is
+	// stopped; it stays below InnoDB's 50s lock wait timeout, so that a
+	// claim blocked by the stopped leader shows as what it is.
+	stoppedMax time.Duration
+}
+
+func loadConfig(t *testing.T) config {
+	t.Helper()
+	cfg := config{form: "short", jobs: 60, rounds: 1, settle: 2 * time.Second, stopFor: 10 * time.Second, stoppedMax: 40 * time.Second}
+	switch v := os.Getenv(envForm); v {
+	case "", "short":
+	case "long":
+		cfg.form, cfg.jobs, cfg.rounds, cfg.settle = "long", 1000, 2, 10*time.Second
+	default:
+		t.Fatalf("%s=%q: use short or long", envForm, v)
+	}
+	for _, o := range []struct {
+		env string
+		dst *int
+	}{{envJobs, &cfg.jobs}, {envRounds, &cfg.rounds}} {
+		if v := os.Getenv(o.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				t.Fatalf("%s=%q: want a positive integer", o.env, v)
+			}
+			*o.dst = n
+		}
+	}
+	if v := os.Getenv(envSettle); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			t.Fatalf("%s=%q: want a duration such as 5s", envSettle, v)
+		}
+		cfg.settle = d
+	}
+	return cfg
+}
+
+// phase is the record of one disruption.
+type phase struct {
+	name      string
+	at        time.Time // the disruption instant
+	oldEpoch  int64
+	oldHolder string
+	newEpoch  int64 // epoch of the first run created under a larger epoch; 0 if leadership did not change
+	newHolder string
+	failover  time.Duration // at → first run created under a larger epoch
+	maxPause  time.Duration // longest stretch without a new run, from at to the end of the phase
+	maxDelay  time.Duration // largest created_at - scheduled_at of the runs created in the phase: how late a firing came
+	notes     []string
+	events    []string // interesting admin log messages during the phase
+}
+
+func (p *phase) String() string {
+	s := fmt.Sprintf("%-22s leader %s (epoch %d)", p.name, p.oldHolder, p.oldEpoch)
+	if p.newEpoch != 0 {
+		s += fmt.Sprintf(" -> %s (epoch %d), failover %s", p.newHolder, p.newEpoch, p.failover.Round(time.Millisecond))
+	} else {
+		s += ", no leader change"
+	}
+	s += fmt.Sprintf(", longest pause in run creation %s, latest firing %s late",
+		p.maxPause.Round(time.Millisecond), p.maxDelay.Round(time.Millisecond))
+	if len(p.notes) > 0 {
+		s += "; " + strings.Join(p.notes, "; ")
+	}
+	return s
+}
+
+// TestChaosHAScheduling breaks the HA scheduling core with real processes
+// and proves by SQL that no firing was lost, doubled or written by a stale
+// leader. See the package documentation.
+func TestChaosHAScheduling(t *testing.T) {
+	cfg := loadConfig(t)
+	began := time.Now()
+	t.Logf("chaos: %s form: %d jobs, %d round(s), settle %s, SIGSTOP %s", cfg.form, cfg.jobs, cfg.rounds, cfg.settle, cfg.stopFor)
+
+	c := newCluster(t)
+	c.startAdmins()
+	c.monitor()
+	first := c.createJobs(cfg.jobs)
+	epoch, leader := c.waitActiveLeader()
+	t.Logf("chaos: %s leads with epoch %d; %d jobs fire every second from %s", leader.id, epoch, cfg.jobs, time.UnixMilli(first).UTC().Format(time.TimeOnly))
+	pause(cfg.settle)
+
+	var phases []*phase
+	record := func(p *phase) {
+		phases = append(phases, p)
+		t.Logf("chaos: %s", p)
+		for _, e := range p.events {
+			t.Logf("chaos:     %s", e)
+		}
+		c.requireAlive("after " + p.name)
+		pause(cfg.settle)
+	}
+	for r := 1; r <= cfg.rounds; r++ {
+		record(c.killLeader(r))
+		record(c.stopLeader(r, cfg))
+		// Odd rounds stop the servers cleanly and keep them down a little
+		// longer than the leader's ZooKeeper trust window (2/3 of the
+		// session: 4s); even rounds kill them and keep them down longer
+		// than the session itself.
+		if r%2 == 1 {
+			record(c.restartZooKeeper(r, false, 5*time.Second))
+			record(c.restartMariaDB(r, false, 5*time.Second))
+		} else {
+			record(c.restartZooKeeper(r, true, 8*time.Second))
+			record(c.restartMariaDB(r, true, 10*time.Second))
+		}
+	}
+
+	c.waitCaughtUp(60 * time.Second)
+	stoppedAt := time.Now()
+	c.stopAdmins()
+	c.stopMon()
+	res := c.check(first, stoppedAt, cfg.jobs)
+
+	// The summary.
+	for _, p := range phases {
+		t.Logf("chaos: %s", p)
+	}
+	var kills, stops []string
+	for _, p := range phases {
+		switch {
+		case strings.HasPrefix(p.name, "kill -9"):
+			kills = append(kills, p.failover.Round(time.Millisecond).String())
+		case strings.HasPrefix(p.name, "SIGSTOP"):
+			stops = append(stops, p.failover.Round(time.Millisecond).String())
+		}
+	}
+	t.Logf("chaos summary: form=%s jobs=%d rounds=%d runs=%d (cron %d, catch_up %d, skipped %d) duplicate_keys=%d gap_jobs=%d "+
+		"epochless=%d stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=[%s] failover_sigstop=[%s] wall=%s",
+		cfg.form, cfg.jobs, cfg.rounds, res.runs, res.byTrigger["cron"], res.byTrigger["catch_up"], res.skipped,
+		res.duplicateKeys, res.gapJobs, res.epochless, res.staleWrites, res.epochs, res.maxDelay.Round(time.Millisecond),
+		strings.Join(kills, " "), strings.Join(stops, " "), time.Since(began).Round(time.Second))
+}
+
+// killLeader: kill -9 the leader, measure the failover, start the replica
+// again.
+func (c *cluster) killLeader(round int) *phase {
+	c.t.Helper()
+	p := &phase{name: fmt.Sprintf("kill -9 leader #%d", round)}
+	var a *admin
+	p.oldEpoch, a = c.waitActiveLeader()
+	p.oldHolder = a.id
+	afterID, m := c.maxRunID(), c.mark()
+	p.at = time.Now()
+	require.NoError(c.t, a.proc.Kill())
+	a.dead = true
+
+	// A successor takes over once the dead leader's session expired.
+	err := poll(60*time.Second, func() (bool, error) { return c.successor(p, afterID) })
+	if err != nil {
+		c.t.Fatalf("DEFECT: no replica created a run with an epoch above %d within 60s of kill -9 of %s: %v\n%s",
+			p.oldEpoch, a.id, err, c.lockDiagnostics())
+	}
+	c.startAdmin(a.id)
+	c.waitMembers()
+	p.maxPause, p.maxDelay = c.maxPause(afterID, p.at)
+	p.events = c.eventsSince(m)
+	return p
+}
+
+// successor fills the new-leader fields of p from the first run created
+// after afterID with an epoch above p.oldEpoch.
+func (c *cluster) successor(p *phase, afterID int64) (bool, error) {
+	created, epoch, ok, err := c.firstRunAbove(afterID, p.oldEpoch)
+	if !ok {
+		return false, err
+	}
+	p.newEpoch, p.failover = epoch, time.Duration(created-p.at.UnixMilli())*time.Millisecond
+	if o, seen := c.observedEpoch(epoch); seen {
+		p.newHolder = o.Holder
+	} else if err := c.sql.QueryRow("SELECT holder FROM leader WHERE id = 1 AND epoch = ?", epoch).Scan(&p.newHolder); err != nil {
+		p.newHolder = "?"
+	}
+	return true, nil
+}
+
+// stopLeader: SIGSTOP the leader past its session, wait for a successor to
+// fire, SIGCONT it, and check that it wrote nothing after the successor's
+// claim.
+func (c *cluster) stopLeader(round int, cfg config) *phase {
+	c.t.Helper()
+	p := &phase{name: fmt.Sprintf("SIGSTOP leader #%d", round)}
+	var a *admin
+	p.oldEpoch, a = c.waitActiveLeader()
+	p.oldHolder = a.id
+	afterID, m := c.maxRunID(), c.mark()
+	p.at = time.Now()
+	require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
+	a.frozen = true
+	// Stay stopped for at least stopFor, longer than the ZooKeeper session:
+	// the session expires while the process cannot notice.
+	minStop := time.NewTimer(cfg.stopFor)
+
+	if err := poll(cfg.stoppedMax, func() (bool, error) { return c.successor(p, afterID) }); err != nil {
+		c.t.Errorf("DEFECT: no other replica created a run with an epoch above %d while %s was stopped for %s: %v\n"+
+			"leader changes seen: %+v\n%s", p.oldEpoch, a.id, cfg.stoppedMax, err, c.observed(), c.lockDiagnostics())
+	}
+	<-minStop.C
+	stopped := time.Since(p.at)
+	require.NoError(c.t, a.proc.Signal(syscall.SIGCONT))
+	a.frozen = false
+	p.notes = append(p.notes, fmt.Sprintf("stopped %s", stopped.Round(100*time.Millisecond)))
+
+	// The woken leader must end its term: by the epoch fence if its
+	// scheduler loop runs first, or by the ZooKeeper client's news (node
+	// deleted, session expired) if that comes first.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	epoch := strconv.FormatInt(p.oldEpoch, 10)
+	ended, err := a.proc.WaitForRegexp(ctx, regexp.MustCompile(`msg="coord: term ended".* epoch=`+epoch+`( .*)?$`))
+	if err != nil {
+		c.t.Errorf("DEFECT: %s did not end its term (epoch %d) within 30s of SIGCONT: %v", a.id, p.oldEpoch, err)
+	} else {
+		p.notes = append(p.notes, "woken leader: "+eventText(ended[0]))
+	}
+	fence := grep(a.proc.Output(), regexp.MustCompile(`epoch fence refused a write.* epoch=`+epoch+`( |$)`))
+	p.notes = append(p.notes, fmt.Sprintf("epoch-fence refusals of epoch %d: %d", p.oldEpoch, len(fence)))
+
+	if p.newEpoch != 0 {
+		// The fence: nothing of the old epoch after the successor's claim
+		// was seen committed (check does this for every leader change).
+		if o, ok := c.observedEpoch(p.newEpoch); ok {
+			var n int
+			var last int64
+			require.NoError(c.t, c.sql.QueryRow(`SELECT COUNT(*), COALESCE(MAX(created_at), 0) FROM job_run
+				WHERE id > ? AND epoch = ? AND created_at > ?`, afterID, p.oldEpoch, o.SeenAt.UnixMilli()).Scan(&n, &last))
+			if n > 0 {
+				c.t.Errorf("DEFECT: stale leader %s (epoch %d) created %d runs after %s claimed epoch %d (seen at %s); last at %s",
+					a.id, p.oldEpoch, n, o.Holder, o.Epoch, o.SeenAt.Format("15:04:05.000"), hms(last))
+			}
+			p.notes = append(p.notes, fmt.Sprintf("successor's claim seen %s after SIGSTOP; stale runs after it: %d",
+				o.SeenAt.Sub(p.at).Round(time.Millisecond), n))
+		}
+	}
+	c.waitMembers()
+	p.maxPause, p.maxDelay = c.maxPause(afterID, p.at)
+	p.events = c.eventsSince(m)
+	return p
+}
+
+// restartZooKeeper stops (or kills) ZooKeeper, keeps it down for down and
+// starts it again.
+func (c *cluster) restartZooKeeper(round int, hard bool, down time.Duration) *phase {
+	c.t.Helper()
+	p := &phase{name: fmt.Sprintf("ZooKeeper %s #%d", verb(hard), round)}
+	var a *admin
+	p.oldEpoch, a = c.waitActiveLeader()
+	p.oldHolder = a.id
+	afterID, m := c.maxRunID(), c.mark()
+	p.at = time.Now()
+	if hard {
+		require.NoError(c.t, c.zk.Kill())
+	} else {
+		require.NoError(c.t, c.zk.Stop())
+	}
+	// The outage itself is the point: keep the server down.
+	pause(time.Until(p.at.Add(down)))
+	require.NoError(c.t, c.zk.Start())
+	up := time.Now()
+	p.notes = append(p.notes, fmt.Sprintf("ZooKeeper down %s", up.Sub(p.at).Round(100*time.Millisecond)))
+
+	c.waitRunAfter(afterID, up, 60*time.Second, "DEFECT: no run was created after ZooKeeper came back")
+	c.waitMembers()
+	c.waitCaughtUp(60 * time.Second)
+	c.afterOutage(p, afterID)
+	p.events = c.eventsSince(m)
+	return p
+}
+
+// restartMariaDB stops (or kills) the database, keeps it down for down and
+// starts it again; every replica must survive and reconnect.
+func (c *cluster) restartMariaDB(round int, hard bool, down time.Duration) *phase {
+	c.t.Helper()
+	p := &phase{name: fmt.Sprintf("MariaDB %s #%d", verb(hard), round)}
+	var a *admin
+	p.oldEpoch, a = c.waitActiveLeader()
+	p.oldHolder = a.id
+	afterID, m := c.maxRunID(), c.mark()
+	p.at = time.Now()
+	if hard {
+		require.NoError(c.t, c.db.Kill())
+	} else {
+		require.NoError(c.t, c.db.Stop())
+	}
+	// The outage itself is the point: keep the server down.
+	pause(time.Until(p.at.Add(down)))
+	require.NoError(c.t, c.db.Start())
+	up := time.Now()
+	p.notes = append(p.notes, fmt.Sprintf("MariaDB down %s", up.Sub(p.at).Round(100*time.Millisecond)))
+
+	c.requireAlive("while MariaDB was down")
+	c.waitReady(60 * time.Second)
+	c.waitRunAfter(afterID, up, 60*time.Second, "DEFECT: no run was created after MariaDB came back")
+	c.waitCaughtUp(60 * time.Second)
+	c.afterOutage(p, afterID)
+	p.events = c.eventsSince(m)
+	return p
+}
+
+func verb(hard bool) string {
+	if hard {
+		return "kill"
+	}
+	return "stop"
+}
+
+// afterOutage records who leads after a server outage and how long firing
+// paused.
+func (c *cluster) afterOutage(p *phase, afterID int64) {
+	c.t.Helper()
+	epoch, _ := c.waitActiveLeader()
+	if epoch != p.oldEpoch {
+		if _, err := c.successor(p, afterID); err != nil {
+			c.t.Fatalf("read the first run of epoch %d: %v", epoch, err)
+		}
+	}
+	p.maxPause, p.maxDelay = c.maxPause(afterID, p.at)
+}
+
+// stopAdmins sends SIGTERM to every running replica; each must exit 0.
+func (c *cluster) stopAdmins() {
+	c.t.Helper()
+	for _, a := range c.running() {
+		if err := a.proc.Stop(); err != nil {
+			c.t.Errorf("DEFECT: %s did not stop within %s of SIGTERM: %v", a.id, testenv.DefaultStopTimeout, err)
+		}
+		if code := a.proc.ExitCode(); code != 0 {
+			c.t.Errorf("DEFECT: %s exited with code %d after SIGTERM; last output:\n%s", a.id, code, tail(a.proc.Output(), 20))
+		}
+		a.dead = true
+	}
+}
+
+// compactLog shortens a slog text line to its message and attributes.
+func compactLog(l string) string {
+	if i := strings.Index(l, "msg="); i >= 0 {
+		l = l[i:]
+	}
+	return oneLine(l)
+}

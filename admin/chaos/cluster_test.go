@@ -1,0 +1,610 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+const (
+	adminPkg = "github.com/shardjob/shardjob/admin/cmd/shardjob-admin"
+	// dbName is the platform database on the private MariaDB.
+	dbName = "shardjob"
+	// app of the jobs this test creates.
+	jobApp = "chaos"
+	// zkSession is the admins' ZooKeeper session timeout.
+	zkSession = 6 * time.Second
+	// adminCount replicas share the database and ZooKeeper.
+	adminCount = 3
+)
+
+var passwordRE = regexp.MustCompile(`with password (\S+)`)
+
+// admin is one replica. A replica that is killed and started again keeps
+// its id and gets a new admin value; every process ever started stays in
+// cluster.procs so that its output can be searched at the end.
+type admin struct {
+	id     string
+	url    string
+	proc   *testenv.Process
+	dead   bool // killed on purpose
+	frozen bool // SIGSTOPped
+}
+
+// leaderObs is one change of the leader row seen by the monitor.
+type leaderObs struct {
+	Epoch   int64
+	Holder  string
+	SinceMS int64     // the database time of the claim statement (leader.since_ms)
+	SeenAt  time.Time // when the monitor first read it: the claim had committed by then
+}
+
+// cluster is the system under test and the test's own view of it.
+type cluster struct {
+	t      *testing.T
+	bin    string
+	db     *testenv.MariaDB
+	zk     *testenv.ZK
+	root   string
+	secret string
+	sql    *sql.DB // the test's own pool on the platform database
+	hc     *http.Client
+	token  string // console session (sessions live in the database: valid on every replica)
+
+	admins map[string]*admin
+	procs  []*admin // every process ever started, in order
+
+	mu      sync.Mutex
+	leaders []leaderObs
+	stopMon func()
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	start := time.Now()
+	c := &cluster{
+		t:      t,
+		bin:    testenv.BuildBinary(t, adminPkg),
+		db:     testenv.StartMariaDB(t),
+		zk:     testenv.StartZooKeeper(t),
+		root:   testenv.ZKChroot(t),
+		secret: protocol.NewSecret(),
+		hc:     &http.Client{Timeout: 5 * time.Second},
+		admins: map[string]*admin{},
+	}
+	t.Logf("chaos: binary, MariaDB %s and ZooKeeper %s ready in %s", c.db.Addr(), c.zk.Addr(), time.Since(start).Round(time.Millisecond))
+
+	root, err := sql.Open("mysql", c.db.DSN(""))
+	require.NoError(t, err)
+	_, err = root.Exec("CREATE DATABASE " + dbName + " CHARACTER SET utf8mb4")
+	require.NoError(t, root.Close())
+	require.NoError(t, err)
+
+	// The test's pool must fail fast while MariaDB is down, not hang.
+	cfg, err := mysql.ParseDSN(c.db.DSN(dbName))
+	require.NoError(t, err)
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
+	c.sql, err = sql.Open("mysql", cfg.FormatDSN())
+	require.NoError(t, err)
+	c.sql.SetMaxOpenConns(4)
+	t.Cleanup(func() { _ = c.sql.Close() }) // before StartMariaDB's cleanup stops the server
+	return c
+}
+
+// startAdmin starts replica id (again) and waits until it serves.
+func (c *cluster) startAdmin(id string) *admin {
+	c.t.Helper()
+	port := testenv.FreePort(c.t)
+	a := &admin{id: id, url: "http://127.0.0.1:" + strconv.Itoa(port)}
+	a.proc = testenv.StartProcess(c.t, c.bin, []string{
+		"serve", "--db-driver", "mysql", "--db-dsn", c.db.DSN(dbName),
+		"--zk", c.zk.Addr(), "--zk-root", c.root,
+		"--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", id,
+		"--zk-session-timeout", zkSession.String(),
+	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
+	// A frozen process would make the cleanup's SIGTERM wait for nothing.
+	c.t.Cleanup(func() {
+		if a.frozen {
+			_ = a.proc.Signal(syscall.SIGCONT)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	_, err := a.proc.WaitForLine(ctx, "serving at")
+	require.NoError(c.t, err)
+	c.admins[id] = a
+	c.procs = append(c.procs, a)
+	return a
+}
+
+// startAdmins starts the replicas: the first alone (it migrates the schema
+// and prints the console password), then the others.
+func (c *cluster) startAdmins() {
+	c.t.Helper()
+	first := c.startAdmin("admin-1")
+	m := passwordRE.FindStringSubmatch(first.proc.Stdout())
+	require.NotNil(c.t, m, "the first start must print the generated console password")
+	for i := 2; i <= adminCount; i++ {
+		c.startAdmin("admin-" + strconv.Itoa(i))
+	}
+	var out struct {
+		Token string `json:"token"`
+	}
+	code, err := c.call(first, http.MethodPost, "/api/v1/login", map[string]string{"username": "admin", "password": m[1]}, &out)
+	require.NoError(c.t, err)
+	require.Equal(c.t, http.StatusOK, code)
+	c.token = out.Token
+	c.waitMembers()
+}
+
+// running returns the replicas that should be alive and responsive.
+func (c *cluster) running() []*admin {
+	var out []*admin
+	for i := 1; i <= adminCount; i++ {
+		if a := c.admins["admin-"+strconv.Itoa(i)]; a != nil && !a.dead && !a.frozen {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// requireAlive stops the test if a replica that should run has exited.
+func (c *cluster) requireAlive(when string) {
+	c.t.Helper()
+	for _, a := range c.admins {
+		if a.dead {
+			continue
+		}
+		select {
+		case <-a.proc.Done():
+			c.t.Fatalf("DEFECT: %s (pid %d) exited by itself %s (exit code %d); last output:\n%s",
+				a.id, a.proc.PID(), when, a.proc.ExitCode(), tail(a.proc.Output(), 40))
+		default:
+		}
+	}
+}
+
+// call sends a JSON request to replica a.
+func (c *cluster) call(a *admin, method, path string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, a.url+path, body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil || out == nil {
+		return res.StatusCode, err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return res.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, data)
+	}
+	return res.StatusCode, nil
+}
+
+// waitMembers waits until ZooKeeper, as seen by every running replica,
+// lists all replicas as members with exactly one leader.
+func (c *cluster) waitMembers() {
+	c.t.Helper()
+	testenv.WaitFor(c.t, 60*time.Second, func() (bool, error) {
+		for _, a := range c.running() {
+			var out struct {
+				Members []struct {
+					ID     string `json:"id"`
+					Leader bool   `json:"leader"`
+				} `json:"members"`
+				MembersError string `json:"members_error"`
+			}
+			code, err := c.call(a, http.MethodGet, "/api/v1/cluster", nil, &out)
+			if err != nil {
+				return false, err
+			}
+			if code != http.StatusOK || out.MembersError != "" {
+				return false, fmt.Errorf("%s: /api/v1/cluster %d %s", a.id, code, out.MembersError)
+			}
+			leaders := 0
+			for _, m := range out.Members {
+				if m.Leader {
+					leaders++
+				}
+			}
+			if len(out.Members) != adminCount || leaders != 1 {
+				return false, fmt.Errorf("%s sees %d members and %d leaders: %+v", a.id, len(out.Members), leaders, out.Members)
+			}
+		}
+		return true, nil
+	}, "ZooKeeper membership did not come back to every replica with one leader")
+}
+
+// waitReady waits until every running replica answers /readyz (it pings
+// the database).
+func (c *cluster) waitReady(timeout time.Duration) {
+	c.t.Helper()
+	testenv.WaitFor(c.t, timeout, func() (bool, error) {
+		for _, a := range c.running() {
+			code, err := c.call(a, http.MethodGet, "/readyz", nil, nil)
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", a.id, err)
+			}
+			if code != http.StatusOK {
+				return false, fmt.Errorf("%s: /readyz answered %d", a.id, code)
+			}
+		}
+		return true, nil
+	}, "DEFECT: a replica did not become ready again (cannot reach the database?)")
+}
+
+// monitor polls the leader row until stopped and records every change.
+func (c *cluster) monitor() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
+			var o leaderObs
+			err := c.sql.QueryRowContext(qctx, "SELECT epoch, holder, since_ms FROM leader WHERE id = 1").Scan(&o.Epoch, &o.Holder, &o.SinceMS)
+			qcancel()
+			if err == nil {
+				o.SeenAt = time.Now()
+				c.mu.Lock()
+				if n := len(c.leaders); n == 0 || c.leaders[n-1].Epoch != o.Epoch {
+					c.leaders = append(c.leaders, o)
+				}
+				c.mu.Unlock()
+			} // errors: MariaDB is down on purpose; the next tick retries
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	c.stopMon = func() { cancel(); <-done }
+	c.t.Cleanup(c.stopMon)
+}
+
+// observed returns the leader changes seen so far.
+func (c *cluster) observed() []leaderObs {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]leaderObs(nil), c.leaders...)
+}
+
+// observedEpoch returns the observation of epoch e, if any.
+func (c *cluster) observedEpoch(e int64) (leaderObs, bool) {
+	for _, o := range c.observed() {
+		if o.Epoch == e {
+			return o, true
+		}
+	}
+	return leaderObs{}, false
+}
+
+// dbNowMS reads the database clock, the clock of created_at.
+func (c *cluster) dbNowMS() (int64, error) {
+	var now int64
+	err := c.sql.QueryRow("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)").Scan(&now)
+	return now, err
+}
+
+// maxRunID returns the largest job_run id; runs created later have larger
+// ids, which keeps the phase queries on the primary key.
+func (c *cluster) maxRunID() int64 {
+	c.t.Helper()
+	var id sql.NullInt64
+	testenv.WaitFor(c.t, 30*time.Second, func() (bool, error) {
+		err := c.sql.QueryRow("SELECT MAX(id) FROM job_run").Scan(&id)
+		return err == nil, err
+	}, "read the largest run id")
+	return id.Int64
+}
+
+// waitActiveLeader waits until the leader row names a running replica and
+// the newest run was created under its epoch less than 2.5s ago: that
+// replica leads and fires.
+func (c *cluster) waitActiveLeader() (int64, *admin) {
+	c.t.Helper()
+	var epoch int64
+	var holder string
+	testenv.WaitFor(c.t, 60*time.Second, func() (bool, error) {
+		if err := c.sql.QueryRow("SELECT epoch, holder FROM leader WHERE id = 1").Scan(&epoch, &holder); err != nil {
+			return false, err
+		}
+		a := c.admins[holder]
+		if a == nil || a.dead || a.frozen {
+			return false, fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
+		}
+		var runEpoch, created, now int64
+		err := c.sql.QueryRow(`SELECT epoch, created_at, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)
+			FROM job_run ORDER BY id DESC LIMIT 1`).Scan(&runEpoch, &created, &now)
+		if err != nil {
+			return false, err
+		}
+		if runEpoch != epoch || now-created > 2500 {
+			return false, fmt.Errorf("newest run: epoch %d, %dms old; leader row: epoch %d", runEpoch, now-created, epoch)
+		}
+		return true, nil
+	}, "no replica leads and fires")
+	return epoch, c.admins[holder]
+}
+
+// firstRunAbove returns the earliest run with id > afterID and an epoch
+// larger than epoch.
+func (c *cluster) firstRunAbove(afterID, epoch int64) (createdAt, runEpoch int64, ok bool, err error) {
+	err = c.sql.QueryRow(`SELECT created_at, epoch FROM job_run WHERE id > ? AND epoch > ?
+		ORDER BY created_at, id LIMIT 1`, afterID, epoch).Scan(&createdAt, &runEpoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	return createdAt, runEpoch, err == nil, err
+}
+
+// waitRunAfter waits until some run was created at or after atMS
+// (database clock).
+func (c *cluster) waitRunAfter(afterID int64, at time.Time, timeout time.Duration, what string) {
+	c.t.Helper()
+	testenv.WaitFor(c.t, timeout, func() (bool, error) {
+		var n int
+		err := c.sql.QueryRow("SELECT COUNT(*) FROM job_run WHERE id > ? AND created_at >= ?", afterID, at.UnixMilli()).Scan(&n)
+		return n > 0, err
+	}, what)
+}
+
+// waitCaughtUp waits until no enabled job is more than 2s overdue.
+func (c *cluster) waitCaughtUp(timeout time.Duration) {
+	c.t.Helper()
+	testenv.WaitFor(c.t, timeout, func() (bool, error) {
+		var late int
+		err := c.sql.QueryRow(`SELECT COUNT(*) FROM job WHERE enabled = 1 AND app = ?
+			AND next_fire_at < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 2000`, jobApp).Scan(&late)
+		if err == nil && late > 0 {
+			err = fmt.Errorf("%d jobs are more than 2s overdue", late)
+		}
+		return err == nil, err
+	}, "DEFECT: the leader did not catch up with the due jobs")
+}
+
+// maxPause returns the longest stretch without a new run from at to the
+// last run with id > afterID, and the largest delay between a run's
+// scheduled time and its creation among those runs (negative: created
+// ahead of time).
+func (c *cluster) maxPause(afterID int64, at time.Time) (pause, delay time.Duration) {
+	c.t.Helper()
+	rows, err := c.sql.Query("SELECT created_at, MAX(created_at - scheduled_at) FROM job_run WHERE id > ? GROUP BY created_at ORDER BY created_at", afterID)
+	require.NoError(c.t, err)
+	defer rows.Close()
+	prev, gap, late := at.UnixMilli(), int64(0), int64(math.MinInt64)
+	for rows.Next() {
+		var ts, d int64
+		require.NoError(c.t, rows.Scan(&ts, &d))
+		gap = max(gap, ts-prev)
+		prev = max(prev, ts)
+		late = max(late, d)
+	}
+	require.NoError(c.t, rows.Err())
+	if late == math.MinInt64 {
+		late = 0
+	}
+	return time.Duration(gap) * time.Millisecond, time.Duration(late) * time.Millisecond
+}
+
+// createJobs inserts n jobs firing every second from a whole second a
+// little ahead and returns that first scheduled time (Unix ms).
+func (c *cluster) createJobs(n int) int64 {
+	c.t.Helper()
+	now, err := c.dbNowMS()
+	require.NoError(c.t, err)
+	first := (now/1000 + 2) * 1000
+	const cols = `(app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+		misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
+		enabled, next_fire_at, created_at, updated_at, version)`
+	for lo := 0; lo < n; lo += 500 {
+		hi := min(lo+500, n)
+		var q strings.Builder
+		q.WriteString("INSERT INTO job " + cols + " VALUES ")
+		args := make([]any, 0, 6*(hi-lo))
+		for i := lo; i < hi; i++ {
+			if i > lo {
+				q.WriteString(", ")
+			}
+			// Even jobs: a 2s threshold, so outages go through catch-up.
+			// Odd jobs: one hour, so every firing stays on time.
+			threshold := int64(2000)
+			if i%2 == 1 {
+				threshold = 3_600_000
+			}
+			q.WriteString("(?, ?, '', 'demo.hello', '* * * * * *', 'UTC', 'catch_up', 'allow', ?, 1000, 1, '', '', 0, 0, 1000, 1, ?, ?, ?, 1)")
+			args = append(args, jobApp, fmt.Sprintf("every-second-%04d", i), threshold, first, now, now)
+		}
+		_, err := c.sql.Exec(q.String(), args...)
+		require.NoError(c.t, err)
+	}
+	return first
+}
+
+// pause lets the cluster run undisturbed for d. This is not
+// synchronisation: the point is to accumulate firings under the current
+// leader (or to keep a process stopped), so a plain timer is right.
+func pause(d time.Duration) {
+	t := time.NewTimer(d)
+	<-t.C
+}
+
+// poll is testenv.WaitFor without stopping the test: it returns an error
+// after timeout, for the waits whose failure is a product defect to report
+// before the test goes on.
+func poll(timeout time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	delay := 10 * time.Millisecond
+	var last error
+	for {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("still false after %s (last error: %v)", timeout, last)
+		}
+		pause(min(delay, left))
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// lockDiagnostics lists the open InnoDB transactions and lock waits, to
+// explain a successor that cannot claim its epoch.
+func (c *cluster) lockDiagnostics() string {
+	var b strings.Builder
+	rows, err := c.sql.Query(`SELECT trx_id, trx_state, trx_started, trx_mysql_thread_id, COALESCE(trx_query, ''),
+		trx_rows_locked FROM information_schema.INNODB_TRX ORDER BY trx_started`)
+	if err != nil {
+		return "INNODB_TRX: " + err.Error()
+	}
+	defer rows.Close()
+	b.WriteString("open InnoDB transactions:")
+	for rows.Next() {
+		var id, state, started, query string
+		var thread, locked int64
+		if err := rows.Scan(&id, &state, &started, &thread, &query, &locked); err != nil {
+			return b.String() + " " + err.Error()
+		}
+		fmt.Fprintf(&b, "\n  trx %s %s since %s (thread %d, %d rows locked): %s", id, state, started, thread, locked, oneLine(query))
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// events are the log messages worth showing per phase.
+var events = regexp.MustCompile(`coord: (elected leader|term ended|zookeeper unreachable|disconnected from zookeeper while leading|` +
+	`reconnected within the session|new zookeeper session|zookeeper reported the session expired|zookeeper gave a new session|election failed)|` +
+	`epoch fence refused|not leading this term|cannot record leader epoch|scheduler tick failed|admin stopping`)
+
+// marks records how many output lines each process had printed.
+type marks map[*testenv.Process]int
+
+// mark returns the current output length of every process.
+func (c *cluster) mark() marks {
+	m := marks{}
+	for _, a := range c.procs {
+		m[a.proc] = strings.Count(a.proc.Output(), "\n")
+	}
+	return m
+}
+
+// eventsSince returns the interesting log messages printed since m, per
+// replica, with repetitions counted.
+func (c *cluster) eventsSince(m marks) []string {
+	var out []string
+	for _, a := range c.procs {
+		lines := strings.Split(a.proc.Output(), "\n")
+		lines = lines[min(m[a.proc], len(lines)):]
+		var order []string
+		count := map[string]int{}
+		for _, l := range lines {
+			if !events.MatchString(l) {
+				continue
+			}
+			msg := eventText(l)
+			if count[msg] == 0 {
+				order = append(order, msg)
+			}
+			count[msg]++
+		}
+		for _, msg := range order {
+			s := a.id + ": " + msg
+			if n := count[msg]; n > 1 {
+				s += fmt.Sprintf(" (x%d)", n)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+var (
+	msgRE   = regexp.MustCompile(`msg="([^"]*)"|msg=(\S+)`)
+	attrREs = func() map[string]*regexp.Regexp {
+		m := map[string]*regexp.Regexp{}
+		for _, key := range eventAttrs {
+			m[key] = regexp.MustCompile(` ` + key + `=("[^"]*"|\S+)`)
+		}
+		return m
+	}()
+	eventAttrs = []string{"epoch", "cause", "within", "recorded_epoch"}
+)
+
+// eventText reduces a slog text line to its message and the attributes
+// that tell terms apart (epoch, cause), so that repeats can be counted.
+func eventText(l string) string {
+	var parts []string
+	if m := msgRE.FindStringSubmatch(l); m != nil {
+		parts = append(parts, m[1]+m[2])
+	}
+	for _, key := range eventAttrs {
+		if m := attrREs[key].FindStringSubmatch(l); m != nil {
+			parts = append(parts, key+"="+m[1])
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// grep returns the lines of s that match re.
+func grep(s string, re *regexp.Regexp) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package jobdef
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFindCycle(t *testing.T) {
+	t.Parallel()
+	graph := map[int64][]int64{1: {2}, 2: {3}, 4: {1}}
+	require.Nil(t, FindCycle(graph, 3, []int64{5}), "3 → 5: no cycle")
+	require.Equal(t, []int64{3, 4, 1, 2, 3}, FindCycle(graph, 3, []int64{4}), "3 → 4 → 1 → 2 → 3")
+	require.Equal(t, []int64{7, 7}, FindCycle(graph, 7, []int64{7}), "self")
+	require.Nil(t, FindCycle(graph, 1, []int64{2, 3}), "diamond-free DAG")
+	require.Nil(t, FindCycle(map[int64][]int64{1: {2, 3}, 2: {4}, 3: {4}}, 5, []int64{1}), "diamond is not a cycle")
+}
+
+func TestValidateFields(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ok := Spec{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *", TimeZone: "Europe/Berlin", ChildJobIDs: []int64{4, 5}}
+	v, err := Validate(ok, now)
+	require.NoError(t, err)
+	require.Equal(t, "4,5", v.Job.ChildJobIDs)
+	require.Equal(t, 1, v.Job.SlotCount, "default one slot")
+	require.Equal(t, time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC).UnixMilli(), v.Job.NextFireAt.Int64, "03:00 Berlin = 02:00 UTC")
+
+	bad := ok
+	bad.ChildJobIDs = []int64{4, 4}
+	_, err = Validate(bad, now)
+	require.ErrorContains(t, err, "child_job_ids")
+	var fe FieldErrors
+	bad = Spec{}
+	_, err = Validate(bad, now)
+	require.ErrorAs(t, err, &fe)
+	for _, f := range []string{"app", "name", "handler", "cron"} {
+		require.NotEmpty(t, fe[f], f)
+	}
+	disabled := ok
+	off := false
+	disabled.Enabled = &off
+	v, err = Validate(disabled, now)
+	require.NoError(t, err)
+	require.False(t, v.Job.NextFireAt.Valid, "a disabled job has no next firing")
+}
+
+func TestParseSlotParams(t *testing.T) {
+	t.Parallel()
+	m, err := ParseSlotParams("0=Beijing, 1=Shanghai", 2)
+	require.NoError(t, err)
+	require.Equal(t, map[int]string{0: "Beijing", 1: "Shanghai"}, m)
+	for _, bad := range []string{"x", "2=a", "0=a,0=b", "-1=a"} {
+		_, err := ParseSlotParams(bad, 2)
+		require.Error(t, err, bad)
+	}
+}
+
+func FuzzParseSlotParams(f *testing.F) {
+	f.Add("0=a,1=b", 4)
+	f.Add("=,=", 1)
+	f.Fuzz(func(t *testing.T, s string, slots int) {
+		if slots < 0 || slots > 1024 {
+			return
+		}
+		m, err := ParseSlotParams(s, slots)
+		if err == nil {
+			for k := range m {
+				require.True(t, k >= 0 && k < max(slots, 1))
+			}
+		}
+	})
+}

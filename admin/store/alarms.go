@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Alarm kinds.
+const (
+	AlarmMissedFire   = "missed_fire"   // a due firing did not happen
+	AlarmRunFailed    = "run_failed"    // a run ended failed or partially failed
+	AlarmExecutorLost = "executor_lost" // an executor stopped heartbeating
+)
+
+// Alarm is an event that needs an operator's attention.
+type Alarm struct {
+	ID       int64         `db:"id"`
+	At       int64         `db:"at"`
+	Kind     string        `db:"kind"`
+	Severity string        `db:"severity"`
+	JobID    sql.NullInt64 `db:"job_id"`
+	RunID    sql.NullInt64 `db:"run_id"`
+	DedupKey string        `db:"dedup_key"`
+	Message  string        `db:"message"`
+	RaisedBy string        `db:"raised_by"`
+}
+
+// RaiseAlarm records an alarm unless one with the same dedup key exists
+// (several replicas may detect the same problem). It reports whether this
+// call recorded it.
+func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy)
+	if err != nil {
+		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// Alarms lists alarms newest first with id < beforeID (0: from the newest).
+func (s *Store) Alarms(ctx context.Context, beforeID int64, limit int) ([]Alarm, error) {
+	if beforeID <= 0 {
+		beforeID = 1<<63 - 1
+	}
+	var out []Alarm
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AlarmList"), beforeID, limit); err != nil {
+		return nil, fmt.Errorf("list alarms: %w", err)
+	}
+	return out, nil
+}
+
+// OverdueJob is a job whose next firing is late.
+type OverdueJob struct {
+	ID         int64  `db:"id"`
+	App        string `db:"app"`
+	Name       string `db:"name"`
+	NextFireAt int64  `db:"next_fire_at"`
+}
+
+// OverdueJobs returns enabled, unpaused jobs whose next_fire_at is older
+// than graceMS by the database clock.
+func (s *Store) OverdueJobs(ctx context.Context, graceMS int64, limit int) ([]OverdueJob, error) {
+	var out []OverdueJob
+	if err := s.db.SelectContext(ctx, &out, s.q.get("JobsOverdue"), graceMS, limit); err != nil {
+		return nil, fmt.Errorf("overdue jobs: %w", err)
+	}
+	return out, nil
+}
+
+// CronRunCounts counts cron and catch-up runs (fired or skipped) per job
+// scheduled in [fromMS, toMS).
+func (s *Store) CronRunCounts(ctx context.Context, fromMS, toMS int64) (map[int64]int, error) {
+	var rows []struct {
+		JobID int64 `db:"job_id"`
+		N     int   `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.q.get("RunCountsInWindow"), fromMS, toMS); err != nil {
+		return nil, fmt.Errorf("run counts: %w", err)
+	}
+	out := make(map[int64]int, len(rows))
+	for _, r := range rows {
+		out[r.JobID] = r.N
+	}
+	return out, nil
+}

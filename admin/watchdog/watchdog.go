@@ -1,0 +1,205 @@
+// Package watchdog is the missed-fire checker. It runs on every admin
+// replica — not only the leader — because its purpose is to notice when
+// the leader is stalled, absent or fenced off: "the report did not happen".
+//
+// Two checks, each raising a de-duplicated alarm event (store.RaiseAlarm):
+//
+//   - overdue: an enabled, unpaused job whose next_fire_at is older than
+//     Grace by the database clock: nobody is firing it;
+//   - gap audit: over a past window (ending Grace ago), every cron firing
+//     of every job must have a run row — fired, or recorded as skipped by
+//     the misfire or overlap policy. A firing with neither is a gap.
+package watchdog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Config of the watchdog.
+type Config struct {
+	// ID of the replica, recorded in the alarms it raises. Required.
+	ID string
+	// Interval between overdue checks. Default 5s.
+	Interval time.Duration
+	// Grace is how late a firing may be before it counts as missed.
+	// Default 30s (a leader failover takes about the ZooKeeper session
+	// timeout plus a poll).
+	Grace time.Duration
+	// AuditWindow is the span the gap audit checks each time; it runs once
+	// per window. Default 1m.
+	AuditWindow time.Duration
+	// MaxFiringsPerJob caps the firings enumerated per job and window.
+	// Default 1000.
+	MaxFiringsPerJob int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of the gap audit. Default time.Now.
+	Now func() time.Time
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.Interval <= 0 {
+		c.Interval = 5 * time.Second
+	}
+	if c.Grace <= 0 {
+		c.Grace = 30 * time.Second
+	}
+	if c.AuditWindow <= 0 {
+		c.AuditWindow = time.Minute
+	}
+	if c.MaxFiringsPerJob <= 0 {
+		c.MaxFiringsPerJob = 1000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Watchdog checks that firings happen.
+type Watchdog struct {
+	cfg       Config
+	st        *store.Store
+	log       *slog.Logger
+	lastAudit time.Time // end of the last audited window
+}
+
+// New returns a Watchdog.
+func New(cfg Config, st *store.Store) (*Watchdog, error) {
+	cfg = cfg.WithDefaults()
+	if cfg.ID == "" || st == nil {
+		return nil, errors.New("watchdog: Config.ID and a store are required")
+	}
+	return &Watchdog{cfg: cfg, st: st, log: cfg.Logger.With("component", "watchdog")}, nil
+}
+
+// Run checks every Interval until ctx ends.
+func (w *Watchdog) Run(ctx context.Context) {
+	t := time.NewTicker(w.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := w.CheckOverdue(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("overdue check failed", "err", err)
+		}
+		end := w.cfg.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
+		if end.After(w.lastAudit) {
+			if _, err := w.AuditGaps(ctx, end.Add(-w.cfg.AuditWindow), end); err != nil && ctx.Err() == nil {
+				w.log.Error("gap audit failed", "err", err)
+			} else {
+				w.lastAudit = end
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// CheckOverdue raises an alarm for each overdue job and returns how many
+// alarms it newly recorded.
+func (w *Watchdog) CheckOverdue(ctx context.Context) (int, error) {
+	jobs, err := w.st.OverdueJobs(ctx, w.cfg.Grace.Milliseconds(), 1000)
+	if err != nil {
+		return 0, err
+	}
+	raised := 0
+	for _, j := range jobs {
+		due := time.UnixMilli(j.NextFireAt).UTC()
+		ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
+			Kind: store.AlarmMissedFire, Severity: "critical",
+			JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
+			DedupKey: fmt.Sprintf("missed_fire:overdue:%d:%d", j.ID, j.NextFireAt),
+			Message: fmt.Sprintf("job %s/%s should have fired at %s and has not (grace %s): is an admin leading? see /api/v1/cluster",
+				j.App, j.Name, due.Format(time.RFC3339), w.cfg.Grace),
+			RaisedBy: w.cfg.ID,
+		})
+		if err != nil {
+			return raised, err
+		}
+		if ok {
+			raised++
+			w.log.Error("missed firing: job is overdue", "job_id", j.ID, "job", j.App+"/"+j.Name, "due", due)
+		}
+	}
+	return raised, nil
+}
+
+// AuditGaps checks that every cron firing scheduled in [from, to) has a run
+// row and raises an alarm per job with gaps. It returns the number of jobs
+// with gaps.
+func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, error) {
+	counts, err := w.st.CronRunCounts(ctx, from.UnixMilli(), to.UnixMilli())
+	if err != nil {
+		return 0, err
+	}
+	gaps := 0
+	var after int64
+	for {
+		jobs, err := w.st.ListJobs(ctx, after, 1000)
+		if err != nil {
+			return gaps, err
+		}
+		if len(jobs) == 0 {
+			return gaps, nil
+		}
+		after = jobs[len(jobs)-1].ID
+		for _, j := range jobs {
+			missing, expected := w.missing(j, from, to, counts[j.ID])
+			if missing <= 0 {
+				continue
+			}
+			gaps++
+			ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
+				Kind: store.AlarmMissedFire, Severity: "critical",
+				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
+				DedupKey: fmt.Sprintf("missed_fire:gap:%d:%d", j.ID, from.UnixMilli()),
+				Message: fmt.Sprintf("job %s/%s: %d of %d firings between %s and %s have neither a run nor a recorded skip",
+					j.App, j.Name, missing, expected, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339)),
+				RaisedBy: w.cfg.ID,
+			})
+			if err != nil {
+				return gaps, err
+			}
+			if ok {
+				w.log.Error("missed firings: gap in run history", "job_id", j.ID, "job", j.App+"/"+j.Name, "missing", missing, "from", from, "to", to)
+			}
+		}
+	}
+}
+
+// missing returns how many expected firings of j in [from, to) have no run
+// row, given the count of its cron rows there. Only the part of the window
+// in which the job was enabled, unpaused and unchanged counts.
+func (w *Watchdog) missing(j store.Job, from, to time.Time, have int) (missing, expected int) {
+	if !j.Enabled || j.Paused {
+		return 0, 0
+	}
+	if changed := time.UnixMilli(j.UpdatedAt); changed.After(from) {
+		from = changed
+	}
+	if !from.Before(to) {
+		return 0, 0
+	}
+	sc, err := jobdef.ScheduleOf(j)
+	if err != nil {
+		return 0, 0
+	}
+	for t := sc.Next(from.Add(-time.Millisecond)); !t.IsZero() && t.Before(to) && expected < w.cfg.MaxFiringsPerJob; t = sc.Next(t) {
+		expected++
+	}
+	return expected - have, expected
+}

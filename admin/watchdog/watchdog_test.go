@@ -1,0 +1,109 @@
+package watchdog_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/admin/watchdog"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestOverdueJobRaisesOneAlarm(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now, err := st.Now(ctx)
+		require.NoError(t, err)
+		v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: "late", Handler: "h", Cron: "* * * * *"}, now)
+		require.NoError(t, err)
+		id, err := st.CreateJob(ctx, v.Job)
+		require.NoError(t, err)
+		w, err := watchdog.New(watchdog.Config{ID: "replica-1", Grace: 30 * time.Second}, st)
+		require.NoError(t, err)
+
+		n, err := w.CheckOverdue(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "a job due in the future is not overdue")
+
+		// Nobody fired it for 5 minutes.
+		_, err = st.DB().Exec(`UPDATE job SET next_fire_at = ? WHERE id = ?`, now.Add(-5*time.Minute).UnixMilli(), id)
+		require.NoError(t, err)
+		n, err = w.CheckOverdue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		// Another replica sees the same problem: still one alarm.
+		w2, err := watchdog.New(watchdog.Config{ID: "replica-2"}, st)
+		require.NoError(t, err)
+		n, err = w2.CheckOverdue(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		alarms, err := st.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, store.AlarmMissedFire, alarms[0].Kind)
+		require.Contains(t, alarms[0].Message, "a/late should have fired")
+		require.Equal(t, "replica-1", alarms[0].RaisedBy)
+
+		// A paused job is not overdue.
+		require.NoError(t, st.SetJobPaused(ctx, id, true, v.Job.NextFireAt))
+		_, err = st.DB().Exec(`UPDATE job SET next_fire_at = ? WHERE id = ?`, now.Add(-10*time.Minute).UnixMilli(), id)
+		require.NoError(t, err)
+		n, err = w.CheckOverdue(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
+
+func TestGapAuditFindsFiringsWithoutRuns(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		created := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+		mk := func(name string) int64 {
+			v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: name, Handler: "h", Cron: "* * * * *"}, created)
+			require.NoError(t, err)
+			id, err := st.CreateJob(ctx, v.Job)
+			require.NoError(t, err)
+			_, err = st.DB().Exec(`UPDATE job SET created_at = ?, updated_at = ? WHERE id = ?`, created.UnixMilli(), created.UnixMilli(), id)
+			require.NoError(t, err)
+			return id
+		}
+		complete, holey := mk("complete"), mk("holey")
+		from := created.Add(time.Hour)
+		to := from.Add(10 * time.Minute)
+		var runs []store.NewRun
+		for i := range 10 {
+			at := from.Add(time.Duration(i) * time.Minute).UnixMilli()
+			status := store.RunPending
+			if i == 3 {
+				status = store.RunSkipped // a recorded skip is not a gap
+			}
+			runs = append(runs, store.NewRun{JobID: complete, ScheduledAt: at, TriggerKind: store.TriggerCron, Status: status, SlotCount: 1})
+			if i != 4 && i != 7 {
+				runs = append(runs, store.NewRun{JobID: holey, ScheduledAt: at, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1})
+			}
+		}
+		for _, r := range runs {
+			_, _, err := st.InsertRun(ctx, 1, r)
+			require.NoError(t, err)
+		}
+		w, err := watchdog.New(watchdog.Config{ID: "r"}, st)
+		require.NoError(t, err)
+		n, err := w.AuditGaps(ctx, from, to)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		alarms, err := st.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, holey, alarms[0].JobID.Int64)
+		require.Contains(t, alarms[0].Message, "2 of 10 firings")
+	})
+}
