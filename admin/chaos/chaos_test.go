@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -36,14 +38,14 @@ type config struct {
 	// than its ZooKeeper session, so that it expires.
 	stopFor time.Duration
 	// stoppedMax bounds the wait for a successor while the leader is
-	// stopped; it stays below InnoDB's 50s lock wait timeout, so that a
-	// claim blocked by the stopped leader shows as what it is.
+	// stopped: the session expires after 6s, a successor should fire
+	// within a second or two after that.
 	stoppedMax time.Duration
 }
 
 func loadConfig(t *testing.T) config {
 	t.Helper()
-	cfg := config{form: "short", jobs: 60, rounds: 1, settle: 2 * time.Second, stopFor: 10 * time.Second, stoppedMax: 40 * time.Second}
+	cfg := config{form: "short", jobs: 60, rounds: 1, settle: 2 * time.Second, stopFor: 10 * time.Second, stoppedMax: 20 * time.Second}
 	switch v := os.Getenv(envForm); v {
 	case "", "short":
 	case "long":
@@ -131,7 +133,8 @@ func TestChaosHAScheduling(t *testing.T) {
 	}
 	for r := 1; r <= cfg.rounds; r++ {
 		record(c.killLeader(r))
-		record(c.stopLeader(r, cfg))
+		record(c.stopLeader(r, cfg, false))
+		record(c.stopLeader(r, cfg, true))
 		// Odd rounds stop the servers cleanly and keep them down a little
 		// longer than the leader's ZooKeeper trust window (2/3 of the
 		// session: 4s); even rounds kill them and keep them down longer
@@ -215,16 +218,26 @@ func (c *cluster) successor(p *phase, afterID int64) (bool, error) {
 
 // stopLeader: SIGSTOP the leader past its session, wait for a successor to
 // fire, SIGCONT it, and check that it wrote nothing after the successor's
-// claim.
-func (c *cluster) stopLeader(round int, cfg config) *phase {
+// claim. With inTx the signal is sent while the leader is inside a fenced
+// transaction, holding the shared lock on the leader row that the
+// successor's claim must wait for.
+func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 	c.t.Helper()
 	p := &phase{name: fmt.Sprintf("SIGSTOP leader #%d", round)}
+	if inTx {
+		p.name = fmt.Sprintf("SIGSTOP leader in tx #%d", round)
+	}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
 	afterID, m := c.maxRunID(), c.mark()
+	if inTx {
+		thread, tries := c.freezeInTx(a)
+		p.notes = append(p.notes, fmt.Sprintf("frozen inside transaction of thread %d (attempt %d)", thread, tries))
+	} else {
+		require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
+	}
 	p.at = time.Now()
-	require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
 	a.frozen = true
 	// Stay stopped for at least stopFor, longer than the ZooKeeper session:
 	// the session expires while the process cannot notice.
@@ -239,6 +252,13 @@ func (c *cluster) stopLeader(round int, cfg config) *phase {
 	require.NoError(c.t, a.proc.Signal(syscall.SIGCONT))
 	a.frozen = false
 	p.notes = append(p.notes, fmt.Sprintf("stopped %s", stopped.Round(100*time.Millisecond)))
+	if p.newEpoch == 0 {
+		// Failover came only after SIGCONT, if at all: measure it anyway.
+		if err := poll(60*time.Second, func() (bool, error) { return c.successor(p, afterID) }); err != nil {
+			c.t.Fatalf("DEFECT: no replica created a run with an epoch above %d within 60s of SIGCONT of %s: %v\n%s",
+				p.oldEpoch, a.id, err, c.lockDiagnostics())
+		}
+	}
 
 	// The woken leader must end its term: by the epoch fence if its
 	// scheduler loop runs first, or by the ZooKeeper client's news (node
@@ -275,6 +295,60 @@ func (c *cluster) stopLeader(round int, cfg config) *phase {
 	p.maxPause, p.maxDelay = c.maxPause(afterID, p.at)
 	p.events = c.eventsSince(m)
 	return p
+}
+
+// freezeInTx stops replica a (the leader) inside a fenced transaction.
+// The test inserts, in a transaction of its own, the run the leader is
+// about to create (the next firing of one job). The leader's transaction
+// checks its epoch first, taking the shared lock on the leader row, then
+// its multi-row INSERT IGNORE waits for the test's row lock. Once the wait
+// shows in the process list, the leader gets SIGSTOP and the test rolls
+// back: the leader's insert completes on the server, and its transaction
+// stays open, the leader row locked, for as long as the process is stopped.
+// It returns the MariaDB thread id of the frozen transaction and the number
+// of attempts.
+func (c *cluster) freezeInTx(a *admin) (int64, int) {
+	c.t.Helper()
+	ctx := context.Background()
+	conn, err := c.sql.Conn(ctx)
+	require.NoError(c.t, err)
+	defer conn.Close()
+	// Give up quickly when the leader holds the row already (it fired the
+	// second meanwhile) and try the next one.
+	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1")
+	require.NoError(c.t, err)
+	for attempt := 1; attempt <= 10; attempt++ {
+		var jobID, next int64
+		err := conn.QueryRowContext(ctx, "SELECT id, next_fire_at FROM job WHERE app = ? ORDER BY next_fire_at, id LIMIT 1", jobApp).Scan(&jobID, &next)
+		require.NoError(c.t, err)
+		tx, err := conn.BeginTx(ctx, nil)
+		require.NoError(c.t, err)
+		_, err = tx.ExecContext(ctx, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at)
+			VALUES (?, ?, 'cron', 'pending', '', 1, 0, 0)`, jobID, next)
+		if err != nil { // fired meanwhile: duplicate key, or the leader's lock
+			_ = tx.Rollback()
+			continue
+		}
+		var thread int64
+		err = poll(10*time.Second, func() (bool, error) {
+			err := c.sql.QueryRow(`SELECT ID FROM information_schema.PROCESSLIST
+				WHERE USER = ? AND COMMAND = 'Query' AND INFO LIKE '%INTO job_run%' LIMIT 1`, a.id).Scan(&thread)
+			if errors.Is(err, sql.ErrNoRows) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			_ = tx.Rollback()
+			c.t.Logf("chaos: %s did not wait for the run of job %d at %s: %v; trying again", a.id, jobID, hms(next), err)
+			continue
+		}
+		require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
+		require.NoError(c.t, tx.Rollback())
+		return thread, attempt
+	}
+	c.t.Fatalf("could not catch %s inside a transaction in 10 attempts", a.id)
+	return 0, 0
 }
 
 // restartZooKeeper stops (or kills) ZooKeeper, keeps it down for down and

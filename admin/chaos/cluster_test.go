@@ -95,7 +95,19 @@ func newCluster(t *testing.T) *cluster {
 
 	root, err := sql.Open("mysql", c.db.DSN(""))
 	require.NoError(t, err)
-	_, err = root.Exec("CREATE DATABASE " + dbName + " CHARACTER SET utf8mb4")
+	// One database user per replica, named like it, so that the test can
+	// tell the replicas' connections and transactions apart
+	// (information_schema.PROCESSLIST.USER).
+	stmts := []string{"CREATE DATABASE " + dbName + " CHARACTER SET utf8mb4"}
+	for i := 1; i <= adminCount; i++ {
+		user := fmt.Sprintf("'admin-%d'@'%%'", i)
+		stmts = append(stmts, "CREATE USER "+user, "GRANT ALL PRIVILEGES ON "+dbName+".* TO "+user)
+	}
+	for _, q := range stmts {
+		if _, err = root.Exec(q); err != nil {
+			break
+		}
+	}
 	require.NoError(t, root.Close())
 	require.NoError(t, err)
 
@@ -116,7 +128,7 @@ func (c *cluster) startAdmin(id string) *admin {
 	port := testenv.FreePort(c.t)
 	a := &admin{id: id, url: "http://127.0.0.1:" + strconv.Itoa(port)}
 	a.proc = testenv.StartProcess(c.t, c.bin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", c.db.DSN(dbName),
+		"serve", "--db-driver", "mysql", "--db-dsn", c.adminDSN(id),
 		"--zk", c.zk.Addr(), "--zk-root", c.root,
 		"--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", id,
 		"--zk-session-timeout", zkSession.String(),
@@ -134,6 +146,14 @@ func (c *cluster) startAdmin(id string) *admin {
 	c.admins[id] = a
 	c.procs = append(c.procs, a)
 	return a
+}
+
+// adminDSN is the DSN replica id uses: its own database user.
+func (c *cluster) adminDSN(id string) string {
+	cfg, err := mysql.ParseDSN(c.db.DSN(dbName))
+	require.NoError(c.t, err)
+	cfg.User = id
+	return cfg.FormatDSN()
 }
 
 // startAdmins starts the replicas: the first alone (it migrates the schema
@@ -425,13 +445,15 @@ func (c *cluster) maxPause(afterID int64, at time.Time) (pause, delay time.Durat
 	return time.Duration(gap) * time.Millisecond, time.Duration(late) * time.Millisecond
 }
 
-// createJobs inserts n jobs firing every second from a whole second a
-// little ahead and returns that first scheduled time (Unix ms).
+// createJobs inserts n jobs firing every second and returns their first
+// scheduled time (Unix ms).
 func (c *cluster) createJobs(n int) int64 {
 	c.t.Helper()
 	now, err := c.dbNowMS()
 	require.NoError(c.t, err)
-	first := (now/1000 + 2) * 1000
+	// The first firing is the first whole second after created_at, as for
+	// a job created through the API.
+	first := (now/1000 + 1) * 1000
 	const cols = `(app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
 		misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
 		enabled, next_fire_at, created_at, updated_at, version)`
@@ -491,24 +513,35 @@ func poll(timeout time.Duration, cond func() (bool, error)) error {
 	}
 }
 
-// lockDiagnostics lists the open InnoDB transactions and lock waits, to
-// explain a successor that cannot claim its epoch.
+// lockDiagnostics lists the open InnoDB transactions, whose replica they
+// belong to and what they wait for, to explain a successor that cannot
+// claim its epoch.
 func (c *cluster) lockDiagnostics() string {
 	var b strings.Builder
-	rows, err := c.sql.Query(`SELECT trx_id, trx_state, trx_started, trx_mysql_thread_id, COALESCE(trx_query, ''),
-		trx_rows_locked FROM information_schema.INNODB_TRX ORDER BY trx_started`)
+	rows, err := c.sql.Query(`SELECT t.trx_id, t.trx_state, t.trx_started, t.trx_mysql_thread_id, COALESCE(p.USER, '?'),
+		COALESCE(t.trx_query, ''), t.trx_rows_locked, COALESCE(w.blocking_trx_id, '')
+		FROM information_schema.INNODB_TRX t
+		LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+		LEFT JOIN information_schema.INNODB_LOCK_WAITS w ON w.requesting_trx_id = t.trx_id
+		ORDER BY t.trx_started`)
 	if err != nil {
 		return "INNODB_TRX: " + err.Error()
 	}
 	defer rows.Close()
 	b.WriteString("open InnoDB transactions:")
 	for rows.Next() {
-		var id, state, started, query string
+		var id, state, started, user, query, blocker string
 		var thread, locked int64
-		if err := rows.Scan(&id, &state, &started, &thread, &query, &locked); err != nil {
+		if err := rows.Scan(&id, &state, &started, &thread, &user, &query, &locked, &blocker); err != nil {
 			return b.String() + " " + err.Error()
 		}
-		fmt.Fprintf(&b, "\n  trx %s %s since %s (thread %d, %d rows locked): %s", id, state, started, thread, locked, oneLine(query))
+		fmt.Fprintf(&b, "\n  trx %s of %s (thread %d) %s since %s, %d rows locked", id, user, thread, state, started, locked)
+		if blocker != "" {
+			fmt.Fprintf(&b, ", waiting for trx %s", blocker)
+		}
+		if query != "" {
+			fmt.Fprintf(&b, ": %s", oneLine(query))
+		}
 	}
 	return b.String()
 }

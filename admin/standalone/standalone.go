@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
@@ -66,7 +67,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	serveCtx, stopServe := context.WithCancel(ctx)
+	// The server outlives ctx until the demo executor has drained, delivered
+	// its results and deregistered.
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServe()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(serveCtx) }()
@@ -99,7 +102,9 @@ func Run(ctx context.Context, cfg Config) error {
 	case err = <-served:
 	}
 	if ex != nil {
-		_ = ex.Stop(context.WithoutCancel(ctx))
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 8*time.Second)
+		_ = ex.Stop(stopCtx)
+		cancel()
 	}
 	stopServe()
 	if serr := <-served; err == nil {
