@@ -55,3 +55,14 @@ bench: deps ## run the benchmarks and print a table of figures (also written to 
 .PHONY: clean
 clean: ## remove build outputs (keeps data/)
 	rm -rf $(BIN) bench.out bench.md
+
+# The long form of the chaos test (admin/chaos); the short form runs in `make test`.
+# Knobs: make chaos CHAOS_JOBS=2000 CHAOS_ROUNDS=3 CHAOS_FLAGS=-race
+CHAOS_JOBS ?= 1000
+CHAOS_ROUNDS ?= 2
+CHAOS_FLAGS ?=
+
+.PHONY: chaos
+chaos: deps ## long HA failure test: 3 admins + ZooKeeper + MariaDB, CHAOS_JOBS jobs, kill -9/SIGSTOP/restarts CHAOS_ROUNDS times
+	SHARDJOB_CHAOS=long SHARDJOB_CHAOS_JOBS=$(CHAOS_JOBS) SHARDJOB_CHAOS_ROUNDS=$(CHAOS_ROUNDS) \
+	  $(GO) test $(CHAOS_FLAGS) -count=1 -v -timeout 60m -run '^TestChaos' ./admin/chaos/

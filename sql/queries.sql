@@ -100,6 +100,9 @@ LIMIT ? {{for_update_skip_locked}};
 -- name: JobNextDue
 SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL;
 
+-- name: JobCountDue
+SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
+
 -- name: JobSetNextFire
 UPDATE job SET next_fire_at = ? WHERE id = ?;
 

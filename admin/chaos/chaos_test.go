@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/testenv"
@@ -75,9 +76,17 @@ func loadConfig(t *testing.T) config {
 	return cfg
 }
 
+// Kinds of disruption with a failover to measure.
+const (
+	kindKill     = "kill"
+	kindStop     = "sigstop"
+	kindStopInTx = "sigstop-in-tx"
+)
+
 // phase is the record of one disruption.
 type phase struct {
 	name      string
+	kind      string
 	at        time.Time // the disruption instant
 	oldEpoch  int64
 	oldHolder string
@@ -135,17 +144,17 @@ func TestChaosHAScheduling(t *testing.T) {
 		record(c.killLeader(r))
 		record(c.stopLeader(r, cfg, false))
 		record(c.stopLeader(r, cfg, true))
-		// Odd rounds stop the servers cleanly and keep them down a little
-		// longer than the leader's ZooKeeper trust window (2/3 of the
-		// session: 4s); even rounds kill them and keep them down longer
-		// than the session itself.
-		if r%2 == 1 {
-			record(c.restartZooKeeper(r, false, 5*time.Second))
-			record(c.restartMariaDB(r, false, 5*time.Second))
-		} else {
-			record(c.restartZooKeeper(r, true, 8*time.Second))
-			record(c.restartMariaDB(r, true, 10*time.Second))
+		// Odd rounds stop the servers cleanly, even rounds kill them.
+		// ZooKeeper stays down longer than the leader's trust window (2/3
+		// of the session: 4s), in even rounds longer than the session.
+		// MariaDB stays down long enough for firings to become late.
+		hard := r%2 == 0
+		zkDown := 5 * time.Second
+		if hard {
+			zkDown = 8 * time.Second
 		}
+		record(c.restartZooKeeper(r, hard, zkDown))
+		record(c.restartMariaDB(r, hard, 10*time.Second))
 	}
 
 	c.waitCaughtUp(60 * time.Second)
@@ -158,27 +167,23 @@ func TestChaosHAScheduling(t *testing.T) {
 	for _, p := range phases {
 		t.Logf("chaos: %s", p)
 	}
-	var kills, stops []string
+	failovers := map[string][]string{} // by kind of disruption
 	for _, p := range phases {
-		switch {
-		case strings.HasPrefix(p.name, "kill -9"):
-			kills = append(kills, p.failover.Round(time.Millisecond).String())
-		case strings.HasPrefix(p.name, "SIGSTOP"):
-			stops = append(stops, p.failover.Round(time.Millisecond).String())
-		}
+		failovers[p.kind] = append(failovers[p.kind], p.failover.Round(time.Millisecond).String())
 	}
 	t.Logf("chaos summary: form=%s jobs=%d rounds=%d runs=%d (cron %d, catch_up %d, skipped %d) duplicate_keys=%d gap_jobs=%d "+
-		"epochless=%d stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=[%s] failover_sigstop=[%s] wall=%s",
+		"epochless=%d stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=%v failover_sigstop=%v "+
+		"failover_sigstop_in_tx=%v wall=%s",
 		cfg.form, cfg.jobs, cfg.rounds, res.runs, res.byTrigger["cron"], res.byTrigger["catch_up"], res.skipped,
 		res.duplicateKeys, res.gapJobs, res.epochless, res.staleWrites, res.epochs, res.maxDelay.Round(time.Millisecond),
-		strings.Join(kills, " "), strings.Join(stops, " "), time.Since(began).Round(time.Second))
+		failovers[kindKill], failovers[kindStop], failovers[kindStopInTx], time.Since(began).Round(time.Second))
 }
 
 // killLeader: kill -9 the leader, measure the failover, start the replica
 // again.
 func (c *cluster) killLeader(round int) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("kill -9 leader #%d", round)}
+	p := &phase{name: fmt.Sprintf("kill -9 leader #%d", round), kind: kindKill}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
@@ -223,9 +228,9 @@ func (c *cluster) successor(p *phase, afterID int64) (bool, error) {
 // successor's claim must wait for.
 func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("SIGSTOP leader #%d", round)}
+	p := &phase{name: fmt.Sprintf("SIGSTOP leader #%d", round), kind: kindStop}
 	if inTx {
-		p.name = fmt.Sprintf("SIGSTOP leader in tx #%d", round)
+		p.name, p.kind = fmt.Sprintf("SIGSTOP leader in tx #%d", round), kindStopInTx
 	}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
@@ -325,9 +330,13 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 		require.NoError(c.t, err)
 		_, err = tx.ExecContext(ctx, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at)
 			VALUES (?, ?, 'cron', 'pending', '', 1, 0, 0)`, jobID, next)
-		if err != nil { // fired meanwhile: duplicate key, or the leader's lock
+		if err != nil {
 			_ = tx.Rollback()
-			continue
+			var me *mysql.MySQLError
+			if errors.As(err, &me) && (me.Number == 1062 || me.Number == 1205) {
+				continue // the leader created that run meanwhile, or is creating it
+			}
+			c.t.Fatalf("insert a run to hold its row lock: %v", err)
 		}
 		var thread int64
 		err = poll(10*time.Second, func() (bool, error) {
@@ -355,7 +364,7 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 // starts it again.
 func (c *cluster) restartZooKeeper(round int, hard bool, down time.Duration) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("ZooKeeper %s #%d", verb(hard), round)}
+	p := &phase{name: fmt.Sprintf("ZooKeeper %s #%d", verb(hard), round), kind: "zookeeper"}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
@@ -384,7 +393,7 @@ func (c *cluster) restartZooKeeper(round int, hard bool, down time.Duration) *ph
 // starts it again; every replica must survive and reconnect.
 func (c *cluster) restartMariaDB(round int, hard bool, down time.Duration) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("MariaDB %s #%d", verb(hard), round)}
+	p := &phase{name: fmt.Sprintf("MariaDB %s #%d", verb(hard), round), kind: "mariadb"}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id

@@ -165,14 +165,16 @@ func (c *cluster) check(first int64, stoppedAt time.Time, jobs int) result {
 	// Alarms raised meanwhile (missed firings, for example), for the
 	// report; older schemas have no alarm table.
 	if rows, err := c.sql.Query("SELECT kind, COUNT(*) FROM alarm_event GROUP BY kind ORDER BY kind"); err == nil {
+		var kinds []string
 		for rows.Next() {
 			var kind string
 			var n int
 			if rows.Scan(&kind, &n) == nil {
-				t.Logf("chaos: %d alarms of kind %s were raised", n, kind)
+				kinds = append(kinds, fmt.Sprintf("%s x%d", kind, n))
 			}
 		}
 		rows.Close()
+		t.Logf("chaos: alarms raised: %s", firstN(kinds, 20))
 	}
 
 	c.scanLogs()

@@ -475,8 +475,20 @@ func (c *cluster) createJobs(n int) int64 {
 			q.WriteString("(?, ?, '', 'demo.hello', '* * * * * *', 'UTC', 'catch_up', 'allow', ?, 1000, 1, '', '', 0, 0, 1000, 1, ?, ?, ?, 1)")
 			args = append(args, jobApp, fmt.Sprintf("every-second-%04d", i), threshold, first, now, now)
 		}
-		_, err := c.sql.Exec(q.String(), args...)
+		// The leader may already be claiming the first jobs: InnoDB can
+		// pick this insert as a deadlock victim. The statement was rolled
+		// back as a whole, so it is run again.
+		var execErr error
+		err := poll(30*time.Second, func() (bool, error) {
+			_, execErr = c.sql.Exec(q.String(), args...)
+			var me *mysql.MySQLError
+			if errors.As(execErr, &me) && (me.Number == 1213 || me.Number == 1205) {
+				return false, execErr
+			}
+			return true, nil
+		})
 		require.NoError(c.t, err)
+		require.NoError(c.t, execErr)
 	}
 	return first
 }

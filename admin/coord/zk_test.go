@@ -338,7 +338,8 @@ func TestZKServerStopped(t *testing.T) {
 // times its read timeout (40s for this 6s session), long after the session
 // expired, deaf to Close; the elector gives up the handshake after 2/3 of
 // the session timeout, reaches a server that answers and leads again. Close
-// does not wait for such a handshake either.
+// during such a handshake waits for that bound at most, and the client has
+// stopped when it returns.
 func TestZKMuteServer(t *testing.T) {
 	t.Parallel()
 	server := testenv.ZooKeeper(t)

@@ -38,11 +38,20 @@ type Config struct {
 	// before that second; the runs are dispatched at their scheduled time.
 	// Default 5s. A job disabled or paused inside the window still runs once.
 	PreRead time.Duration
+	// MaxPreRead bounds the adaptive window: when more jobs are due within
+	// MaxPreRead than the leader can fire within PreRead at the rate it has
+	// measured (a thundering herd), it reads further ahead so that the
+	// herd's runs exist before their second. Default 30s.
+	MaxPreRead time.Duration
 	// HeartbeatInterval is the executors' heartbeat period. Default 2s.
 	HeartbeatInterval time.Duration
 	// LostAfter is the heartbeat silence after which an executor is lost.
 	// Default 3 × HeartbeatInterval.
 	LostAfter time.Duration
+	// FireWorkers is how many claim transactions run at once when there is
+	// a backlog (a herd); SKIP LOCKED gives each a disjoint batch. Default 2.
+	// SQLite always uses 1.
+	FireWorkers int
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
 	// Logger defaults to slog.Default().
@@ -62,11 +71,17 @@ func (c Config) WithDefaults() Config {
 	if c.PreRead <= 0 {
 		c.PreRead = 5 * time.Second
 	}
+	if c.MaxPreRead < c.PreRead {
+		c.MaxPreRead = max(30*time.Second, c.PreRead)
+	}
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = 2 * time.Second
 	}
 	if c.LostAfter <= 0 {
 		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.FireWorkers <= 0 {
+		c.FireWorkers = 2
 	}
 	if c.PushConcurrency <= 0 {
 		c.PushConcurrency = 16
@@ -91,6 +106,11 @@ type Scheduler struct {
 	mu     sync.Mutex
 	scheds map[int64]cachedSchedule // job id → parsed schedule
 	stats  Stats
+
+	// Adaptive pre-read (leader loop goroutine only).
+	window   time.Duration // current pre-read window
+	windowAt time.Time     // when window was computed
+	rate     float64       // measured firings/s while draining a backlog (EWMA)
 }
 
 type cachedSchedule struct {
@@ -116,7 +136,8 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 	if st == nil || push == nil {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
-	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1), scheds: map[int64]cachedSchedule{}}, nil
+	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
+		scheds: map[int64]cachedSchedule{}, window: cfg.PreRead, rate: 5000}, nil
 }
 
 // Stats returns a snapshot of the counters.
@@ -182,7 +203,7 @@ func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Now()
 	if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
-		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.cfg.PreRead).Sub(now))
+		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.window).Sub(now))
 	}
 	if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
 		wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
@@ -197,14 +218,8 @@ func (s *Scheduler) count(f func(*Stats)) {
 }
 
 func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) error {
-	for {
-		n, err := s.FireDue(ctx, epoch)
-		if err != nil {
-			return err
-		}
-		if n < s.cfg.BatchSize {
-			break
-		}
+	if err := s.fireAll(ctx, epoch); err != nil {
+		return err
 	}
 	if err := s.AssignPending(ctx, epoch); err != nil {
 		return err
@@ -216,6 +231,72 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 		}
 	}
 	return nil
+}
+
+// preRead returns the pre-read window: PreRead, widened up to MaxPreRead
+// when a herd is coming that would take longer than PreRead to fire at the
+// measured rate. It is recomputed at most once a second.
+func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
+	if s.cfg.MaxPreRead <= s.cfg.PreRead || now.Sub(s.windowAt) < time.Second && now.After(s.windowAt) {
+		return s.window
+	}
+	s.windowAt = now
+	n, err := s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli())
+	if err != nil {
+		return s.window
+	}
+	need := time.Duration(float64(n) / s.rate * 1.5 * float64(time.Second))
+	w := min(max(need, s.cfg.PreRead), s.cfg.MaxPreRead)
+	if w != s.window && (w > s.cfg.PreRead || s.window > s.cfg.PreRead) {
+		s.log.Info("pre-read window adjusted for a herd of due jobs", "window", w.Round(time.Millisecond), "due_within_max", n, "rate_per_s", int(s.rate))
+	}
+	s.window = w
+	return w
+}
+
+// fireAll fires batches until fewer than a full batch is due. When the
+// first batch is full there is a backlog, and FireWorkers transactions
+// drain it in parallel.
+func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
+	start := time.Now()
+	window := s.preRead(ctx, s.cfg.Now())
+	n, err := s.fireDue(ctx, epoch, window)
+	if err != nil || n < s.cfg.BatchSize {
+		return err
+	}
+	fired := int64(n)
+	var firedMu sync.Mutex
+	defer func() {
+		if d := time.Since(start).Seconds(); d > 0.2 {
+			s.rate = 0.7*s.rate + 0.3*float64(fired)/d
+		}
+	}()
+	workers := s.cfg.FireWorkers
+	if s.store.Dialect() == "sqlite" {
+		workers = 1
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for {
+				n, err := s.fireDue(ctx, epoch, window)
+				firedMu.Lock()
+				fired += int64(n)
+				firedMu.Unlock()
+				if err != nil || n < s.cfg.BatchSize {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var first error
+	for range workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 func (s *Scheduler) scheduleOf(j store.Job) (*schedule.Schedule, error) {
@@ -235,9 +316,14 @@ func (s *Scheduler) scheduleOf(j store.Job) (*schedule.Schedule, error) {
 	return sc, nil
 }
 
-// FireDue claims one batch of due jobs and creates their runs, in one
-// transaction fenced by epoch. It returns how many jobs it claimed.
+// FireDue claims one batch of due jobs (due now or within PreRead) and
+// creates their runs, in one transaction fenced by epoch. It returns how
+// many jobs it claimed.
 func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
+	return s.fireDue(ctx, epoch, s.cfg.PreRead)
+}
+
+func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
 	now := s.cfg.Now()
 	var claimed, fired, skipped, dup int64
 	err := s.store.Tx(ctx, func(tx *sqlx.Tx) error {
@@ -245,7 +331,7 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 		if err := s.store.CheckEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
-		jobs, err := s.store.ClaimDue(ctx, tx, now.Add(s.cfg.PreRead).UnixMilli(), s.cfg.BatchSize)
+		jobs, err := s.store.ClaimDue(ctx, tx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
 		if err != nil || len(jobs) == 0 {
 			return err
 		}
@@ -561,3 +647,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 	}
 	return nil
 }
+
+// FireAll fires everything due now (as the leader loop does each tick),
+// with FireWorkers transactions in parallel when there is a backlog.
+func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }

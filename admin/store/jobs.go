@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -140,6 +141,15 @@ func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
 	return v, nil
 }
 
+// CountDue counts enabled, unpaused jobs due at or before nowMS.
+func (s *Store) CountDue(ctx context.Context, nowMS int64) (int, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, s.q.get("JobCountDue"), nowMS); err != nil {
+		return 0, fmt.Errorf("count due jobs: %w", err)
+	}
+	return n, nil
+}
+
 // ClaimDue locks and returns up to limit enabled jobs due at or before
 // nowMS, oldest first. On MySQL rows locked by another transaction are
 // skipped (SKIP LOCKED). Call inside a transaction after CheckEpoch.
@@ -151,17 +161,51 @@ func (s *Store) ClaimDue(ctx context.Context, tx *sqlx.Tx, nowMS int64, limit in
 	return out, nil
 }
 
-// SetNextFire updates next_fire_at of many jobs in one statement. A nil
-// value (Valid=false) means the job never fires again.
+// SetNextFire updates next_fire_at of many jobs. Jobs that share their next
+// firing (a herd of jobs on the same schedule) are updated together by one
+// "WHERE id IN (…)" statement per distinct value; the rest, when there are
+// many distinct values, by one CASE statement. A nil value (Valid=false)
+// means the job never fires again.
 func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql.NullInt64) error {
 	if len(next) == 0 {
 		return nil
 	}
-	var b strings.Builder
-	args := make([]any, 0, 3*len(next))
-	b.WriteString("UPDATE job SET next_fire_at = CASE id")
-	ids := make([]any, 0, len(next))
+	groups := map[sql.NullInt64][]int64{}
 	for id, v := range next {
+		groups[v] = append(groups[v], id)
+	}
+	// The largest groups (up to maxGroups of them) get their own statement.
+	const maxGroups, minGroup = 8, 4
+	values := make([]sql.NullInt64, 0, len(groups))
+	for v := range groups {
+		values = append(values, v)
+	}
+	sort.Slice(values, func(a, b int) bool { return len(groups[values[a]]) > len(groups[values[b]]) })
+	rest := map[int64]sql.NullInt64{}
+	for i, v := range values {
+		ids := groups[v]
+		if i >= maxGroups || len(ids) < minGroup {
+			for _, id := range ids {
+				rest[id] = v
+			}
+			continue
+		}
+		q, args, err := sqlx.In(`UPDATE job SET next_fire_at = ? WHERE id IN (?)`, v, ids)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(ids), err)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	args := make([]any, 0, 3*len(rest))
+	ids := make([]any, 0, len(rest))
+	b.WriteString("UPDATE job SET next_fire_at = CASE id")
+	for id, v := range rest {
 		b.WriteString(" WHEN ? THEN ?")
 		args = append(args, id, v)
 		ids = append(ids, id)
@@ -169,7 +213,7 @@ func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql
 	b.WriteString(" END WHERE id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")")
 	args = append(args, ids...)
 	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
-		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(next), err)
+		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(rest), err)
 	}
 	return nil
 }

@@ -155,9 +155,34 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
-// Tx runs fn in a transaction, committing when fn returns nil.
+// Tx runs fn in a transaction, committing when fn returns nil. On MySQL
+// the transaction is READ COMMITTED (no gap locks: concurrent claimers with
+// SKIP LOCKED do not deadlock on index gaps), and a deadlock or lock-wait
+// timeout runs fn again, up to 5 attempts with a short backoff, so fn must
+// be restartable (start from scratch each call).
 func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.db.BeginTxx(ctx, nil)
+	var opts *sql.TxOptions
+	if s.dialect == sqlfiles.MySQL {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.tx(ctx, opts, fn)
+		if !retryable(err) || attempt == 5 {
+			return err
+		}
+		t := time.NewTimer(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Store) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -169,6 +194,12 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// retryable reports a deadlock (1213) or lock-wait timeout (1205).
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }
 
 func isDuplicate(err error) bool {

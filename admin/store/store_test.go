@@ -503,3 +503,31 @@ func TestCancelRun(t *testing.T) {
 		require.False(t, ok, "late result of a cancelled attempt is rejected")
 	})
 }
+
+func TestSetNextFireGroupsAndCase(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		want := map[int64]sql.NullInt64{}
+		for i := range 30 {
+			id, err := s.CreateJob(ctx, newJob("a", "n"+itoa(i), 1))
+			require.NoError(t, err)
+			switch {
+			case i < 20: // a herd: one statement
+				want[id] = sql.NullInt64{Int64: 5000, Valid: true}
+			case i < 25: // a second group
+				want[id] = sql.NullInt64{Int64: 6000, Valid: true}
+			case i == 25: // never fires again
+				want[id] = sql.NullInt64{}
+			default: // singletons: the CASE statement
+				want[id] = sql.NullInt64{Int64: int64(7000 + i), Valid: true}
+			}
+		}
+		require.NoError(t, s.Tx(ctx, func(tx *sqlx.Tx) error { return s.SetNextFire(ctx, tx, want) }))
+		for id, v := range want {
+			j, err := s.Job(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, v, j.NextFireAt, "job %d", id)
+		}
+	})
+}
