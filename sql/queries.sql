@@ -204,11 +204,16 @@ WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('los
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptSlotCounts
+-- A failed attempt whose job allows another attempt counts as active: the
+-- leader retries it after a backoff.
 SELECT
-  COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
-  COALESCE(SUM(CASE WHEN status IN ('failed', 'cancelled') THEN 1 ELSE 0 END), 0) AS failed,
-  COALESCE(SUM(CASE WHEN status IN ('assigned', 'running') THEN 1 ELSE 0 END), 0) AS active
-FROM slot_attempt WHERE run_id = ? AND current = 1;
+  COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
+  COALESCE(SUM(CASE WHEN a.status = 'cancelled'
+                      OR (a.status = 'failed' AND a.attempt > COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
+  COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
+                      OR (a.status = 'failed' AND a.attempt <= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
+WHERE a.run_id = ? AND a.current = 1;
 
 -- name: ExecutorUpsert
 INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
@@ -271,3 +276,32 @@ ORDER BY next_fire_at LIMIT ?;
 SELECT job_id, COUNT(*) AS n FROM job_run
 WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
 GROUP BY job_id;
+
+-- name: AttemptsToRetry
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.finished_at, j.retry_backoff_ms
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.current = 1 AND a.status = 'failed' AND a.attempt <= j.retry_max AND r.status = 'running'
+ORDER BY a.id LIMIT ?;
+
+-- name: AttemptSupersedeFailed
+UPDATE slot_attempt SET current = 0 WHERE id = ? AND current = 1 AND status IN ('failed', 'cancelled');
+
+-- name: AttemptInsertUnplaced
+INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
+VALUES (?, ?, ?, NULL, 'assigned', 1, NULL, NULL);
+
+-- name: AttemptsUnplaced
+SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler,
+       (SELECT p.executor_id FROM slot_attempt p WHERE p.run_id = a.run_id AND p.slot = a.slot AND p.attempt = a.attempt - 1) AS previous_executor
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL
+ORDER BY a.id LIMIT ?;
+
+-- name: AttemptPlace
+UPDATE slot_attempt SET executor_id = ?, dispatched_at = {{now_ms}}, lease_until = ?
+WHERE id = ? AND current = 1 AND status = 'assigned' AND executor_id IS NULL;
+
+-- name: AttemptsFailedOfRun
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');

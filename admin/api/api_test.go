@@ -369,6 +369,9 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		require.Contains(t, cancelled.Run.Error, "test")
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, nil, nil))
 		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/runs/999999/cancel", tok, nil, nil))
+		var noRetry struct{ Error string }
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/retry", tok, nil, &noRetry))
+		require.Contains(t, noRetry.Error, "no failed or cancelled slot")
 
 		var alarms struct{ Alarms []api.AlarmView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", tok, nil, &alarms))

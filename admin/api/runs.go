@@ -255,6 +255,37 @@ func (s *Server) cancelRun(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
 }
 
+// retryRun gives every failed or cancelled slot of a finished run a new
+// attempt; the leader places them on executors.
+func (s *Server) retryRun(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	r, err := s.st.Run(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	n, err := s.st.RetryRun(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if n == 0 {
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+" and has no failed or cancelled slot to retry")
+		return
+	}
+	s.audit(c, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})
+	s.wake()
+	r, _ = s.st.Run(c.Request.Context(), id)
+	c.JSON(http.StatusOK, gin.H{"run": runView(r), "retried_slots": n})
+}
+
 // pushCancel tells executors to stop tokens, one request per executor. A
 // failed push is fine: the next heartbeat response cancels them too.
 func (s *Server) pushCancel(ctx context.Context, active []store.ActiveToken, reason string) {

@@ -154,6 +154,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/pause", s.pauseJob)
 	op.POST("/jobs/:id/resume", s.resumeJob)
 	op.POST("/runs/:id/cancel", s.cancelRun)
+	op.POST("/runs/:id/retry", s.retryRun)
 
 	web.Register(r)
 	return r, nil

@@ -322,6 +322,7 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 	// second meanwhile) and try the next one.
 	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1")
 	require.NoError(c.t, err)
+	defer func() { _, _ = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = DEFAULT") }()
 	for attempt := 1; attempt <= 10; attempt++ {
 		var jobID, next int64
 		err := conn.QueryRowContext(ctx, "SELECT id, next_fire_at FROM job WHERE app = ? ORDER BY next_fire_at, id LIMIT 1", jobApp).Scan(&jobID, &next)

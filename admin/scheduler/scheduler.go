@@ -52,6 +52,10 @@ type Config struct {
 	// a backlog (a herd); SKIP LOCKED gives each a disjoint batch. Default 2.
 	// SQLite always uses 1.
 	FireWorkers int
+	// RetryBackoffCap caps the delay before a failed slot is retried.
+	// Delays are "full jitter": uniform in [0, min(cap, base × 2^(attempt-1))],
+	// base being the job's retry_backoff_ms. Default 10 minutes.
+	RetryBackoffCap time.Duration
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
 	// Logger defaults to slog.Default().
@@ -82,6 +86,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.FireWorkers <= 0 {
 		c.FireWorkers = 2
+	}
+	if c.RetryBackoffCap <= 0 {
+		c.RetryBackoffCap = 10 * time.Minute
 	}
 	if c.PushConcurrency <= 0 {
 		c.PushConcurrency = 16
@@ -125,6 +132,7 @@ type Stats struct {
 	DuplicateFirings int64 // inserts dropped by the unique run key
 	Reassigned       int64 // slots moved off lost executors
 	StaleAborts      int64 // transactions refused by the epoch fence
+	Retried          int64 // failed slots given another attempt
 }
 
 // New returns a Scheduler.
@@ -222,6 +230,12 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 		return err
 	}
 	if err := s.AssignPending(ctx, epoch); err != nil {
+		return err
+	}
+	if err := s.RetryFailed(ctx, epoch); err != nil {
+		return err
+	}
+	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
 		return err
 	}
 	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
@@ -651,3 +665,104 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 // FireAll fires everything due now (as the leader loop does each tick),
 // with FireWorkers transactions in parallel when there is a backlog.
 func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
+
+// RetryDelay is the full-jitter backoff before attempt+1 of a slot whose
+// attempt `attempt` failed: uniform in [0, min(cap, base·2^(attempt-1))].
+// The "random" fraction is derived from the failed token, so every replica
+// and every scan computes the same delay for the same attempt.
+func RetryDelay(token int64, attempt int, base, cap time.Duration) time.Duration {
+	if base <= 0 {
+		return 0
+	}
+	ceiling := base
+	for i := 1; i < attempt && ceiling < cap; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, cap)
+	// splitmix64 of the token: a well-mixed, deterministic fraction in [0,1).
+	z := uint64(token) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	frac := float64(z>>11) / float64(1<<53)
+	return time.Duration(frac * float64(ceiling))
+}
+
+// RetryFailed creates the next attempt of failed slots whose job allows
+// more attempts, once their backoff has passed. The new attempts are placed
+// by PlaceUnplaced, preferably on another executor.
+func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
+	cands, err := s.store.RetryCandidates(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	for _, c := range cands {
+		delay := RetryDelay(c.ID, c.Attempt, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
+		if c.FinishedAt.Valid && time.UnixMilli(c.FinishedAt.Int64).Add(delay).After(now) {
+			continue
+		}
+		tok, err := s.store.Retry(ctx, epoch, c)
+		if err != nil {
+			return err
+		}
+		if tok > 0 {
+			s.count(func(st *Stats) { st.Retried++ })
+			s.log.Info("retrying failed slot", "run_id", c.RunID, "slot", c.Slot, "attempt", c.Attempt+1, "old_token", c.ID, "new_token", tok, "after", delay.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// PlaceUnplaced puts attempts waiting for an executor (retries, manual
+// retries from the API) on online executors of their app that have the
+// handler — another executor than the previous attempt's when there is one
+// — and pushes them.
+func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
+	waiting, err := s.store.UnplacedAttempts(ctx, 1000)
+	if err != nil || len(waiting) == 0 {
+		return err
+	}
+	online := map[string][]store.Executor{}
+	placed := map[int64]bool{}
+	for _, u := range waiting {
+		execs, ok := online[u.App]
+		if !ok {
+			if execs, err = s.store.OnlineExecutors(ctx, u.App, s.cfg.LostAfter.Milliseconds()); err != nil {
+				return err
+			}
+			online[u.App] = execs
+		}
+		targets := targetsFor(execs, u.Handler)
+		if len(targets) > 1 && u.PreviousExecutor.Valid {
+			others := targets[:0:0]
+			for _, t := range targets {
+				if t.ID != u.PreviousExecutor.Int64 {
+					others = append(others, t)
+				}
+			}
+			targets = others
+		}
+		if len(targets) == 0 {
+			continue // waits for an executor with the handler
+		}
+		to := placement.Spread(1, targets, u.RunID+int64(u.Slot)+int64(u.Attempt))[0]
+		ok, err = s.store.PlaceAttempt(ctx, u.ID, to, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+		if err != nil {
+			return err
+		}
+		if ok {
+			placed[u.RunID] = true
+		}
+	}
+	for runID := range placed {
+		var app string
+		for _, u := range waiting {
+			if u.RunID == runID {
+				app = u.App
+			}
+		}
+		s.pushRun(ctx, runID, online[app])
+	}
+	return nil
+}

@@ -288,3 +288,106 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		_ = sql.ErrNoRows
 	})
 }
+
+func TestRetryDelayIsFullJitterAndDeterministic(t *testing.T) {
+	t.Parallel()
+	base, cap := time.Second, 20*time.Second
+	for tok := int64(1); tok < 2000; tok++ {
+		for attempt := 1; attempt <= 8; attempt++ {
+			d := scheduler.RetryDelay(tok, attempt, base, cap)
+			ceiling := min(base*time.Duration(1<<(attempt-1)), cap)
+			require.GreaterOrEqual(t, d, time.Duration(0))
+			require.Less(t, d, ceiling+1)
+			require.Equal(t, d, scheduler.RetryDelay(tok, attempt, base, cap), "deterministic")
+		}
+	}
+	// Spread: the mean of many delays is about half the ceiling.
+	var sum time.Duration
+	for tok := int64(1); tok <= 10000; tok++ {
+		sum += scheduler.RetryDelay(tok, 3, base, cap)
+	}
+	mean := sum / 10000
+	require.InDelta(t, float64(2*time.Second), float64(mean), float64(200*time.Millisecond))
+	require.Zero(t, scheduler.RetryDelay(5, 1, 0, cap))
+}
+
+func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		current := func() store.Attempt {
+			atts, err := st.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			for _, a := range atts {
+				if a.Current {
+					return a
+				}
+			}
+			t.Fatal("no current attempt")
+			return store.Attempt{}
+		}
+		first := current()
+		ok, err := st.FinishAttempt(ctx, store.SlotOutcome{Token: first.ID, ExecutorID: first.ExecutorID.Int64, Status: store.AttemptFailed, Error: "boom", FinishedAt: t0.UnixMilli()})
+		require.NoError(t, err)
+		require.True(t, ok)
+		r, err := st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status, "a slot with retries left keeps the run running")
+
+		// After the backoff (at most 1 s for the first retry) the slot moves to the other executor.
+		c.Set(t0.Add(1100 * time.Millisecond))
+		require.NoError(t, s.RetryFailed(ctx, 1))
+		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		second := current()
+		require.Equal(t, 2, second.Attempt)
+		require.Greater(t, second.ID, first.ID)
+		require.NotEqual(t, first.ExecutorID.Int64, second.ExecutorID.Int64, "retried on the other executor")
+		require.Contains(t, []int64{exA.ID, exB.ID}, second.ExecutorID.Int64)
+		require.Equal(t, int64(1), s.Stats().Retried)
+
+		// The last attempt fails too: the slot is dead and the run failed.
+		ok, err = st.FinishAttempt(ctx, store.SlotOutcome{Token: second.ID, ExecutorID: second.ExecutorID.Int64, Status: store.AttemptFailed, Error: "boom again", FinishedAt: t0.UnixMilli() + 2000})
+		require.NoError(t, err)
+		require.True(t, ok)
+		r, err = st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunFailed, r.Status)
+		c.Set(t0.Add(time.Hour))
+		require.NoError(t, s.RetryFailed(ctx, 1))
+		require.Equal(t, int64(1), s.Stats().Retried, "no retry beyond retry_max")
+
+		// An operator retries the failed run by hand.
+		n, err := st.RetryRun(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		r, err = st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status)
+		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		third := current()
+		require.Equal(t, 3, third.Attempt)
+		require.True(t, third.ExecutorID.Valid)
+		ok, err = st.FinishAttempt(ctx, store.SlotOutcome{Token: third.ID, ExecutorID: third.ExecutorID.Int64, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli() + 5000})
+		require.NoError(t, err)
+		require.True(t, ok)
+		r, err = st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunSucceeded, r.Status)
+		n, err = st.RetryRun(ctx, run.ID)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing to retry in a succeeded run")
+	})
+}

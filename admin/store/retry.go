@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// RetryCandidate is a failed attempt whose job allows another attempt.
+type RetryCandidate struct {
+	ID             int64         `db:"id"`
+	RunID          int64         `db:"run_id"`
+	Slot           int           `db:"slot"`
+	Attempt        int           `db:"attempt"`
+	ExecutorID     sql.NullInt64 `db:"executor_id"`
+	FinishedAt     sql.NullInt64 `db:"finished_at"`
+	RetryBackoffMS int64         `db:"retry_backoff_ms"`
+}
+
+// RetryCandidates returns failed current attempts of running runs that their
+// job's retry_max allows to try again.
+func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidate, error) {
+	var out []RetryCandidate
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsToRetry"), limit); err != nil {
+		return nil, fmt.Errorf("attempts to retry: %w", err)
+	}
+	return out, nil
+}
+
+// Retry supersedes a failed attempt and creates the next attempt of its
+// slot, not yet placed on an executor (PlaceAttempt does that), guarded by
+// the leader epoch. It returns the new token, 0 if the attempt was no
+// longer current.
+func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64, error) {
+	var token int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		token = 0
+		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		var err error
+		token, err = s.supersedeAndInsert(ctx, tx, c.ID, c.RunID, c.Slot, c.Attempt)
+		return err
+	})
+	return token, err
+}
+
+func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID int64, slot, attempt int) (int64, error) {
+	res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersedeFailed"), id)
+	if err != nil {
+		return 0, fmt.Errorf("supersede token %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return 0, nil
+	}
+	res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), runID, slot, attempt+1)
+	if err != nil {
+		return 0, fmt.Errorf("retry slot %d of run %d: %w", slot, runID, err)
+	}
+	return res.LastInsertId()
+}
+
+// Unplaced is a current attempt that waits for an executor.
+type Unplaced struct {
+	ID               int64         `db:"id"`
+	RunID            int64         `db:"run_id"`
+	Slot             int           `db:"slot"`
+	Attempt          int           `db:"attempt"`
+	App              string        `db:"app"`
+	Handler          string        `db:"handler"`
+	PreviousExecutor sql.NullInt64 `db:"previous_executor"`
+}
+
+// UnplacedAttempts returns attempts waiting for an executor (retries).
+func (s *Store) UnplacedAttempts(ctx context.Context, limit int) ([]Unplaced, error) {
+	var out []Unplaced
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsUnplaced"), limit); err != nil {
+		return nil, fmt.Errorf("unplaced attempts: %w", err)
+	}
+	return out, nil
+}
+
+// PlaceAttempt puts an unplaced attempt on an executor. It reports false if
+// the attempt was placed or superseded meanwhile.
+func (s *Store) PlaceAttempt(ctx context.Context, token, executorID, leaseUntilMS int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("AttemptPlace"), executorID, leaseUntilMS, token)
+	if err != nil {
+		return false, fmt.Errorf("place token %d: %w", token, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// RetryRun reopens a finished run whose slots failed or were cancelled: it
+// moves the run back to running and creates a new, unplaced attempt for
+// each such slot (the leader places them). It returns how many slots it
+// retries; 0 when the run has none or is not failed, partially failed or
+// cancelled.
+func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
+	n := 0
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		n = 0
+		var failed []Attempt
+		if err := tx.SelectContext(ctx, &failed, s.q.get("AttemptsFailedOfRun"), runID); err != nil {
+			return fmt.Errorf("failed slots of run %d: %w", runID, err)
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		now, err := s.txNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		reopened := false
+		for _, from := range []string{RunFailed, RunPartiallyFailed, RunCancelled} {
+			res, err := tx.ExecContext(ctx, `UPDATE job_run SET status = 'running', finished_at = NULL, error = '', started_at = COALESCE(started_at, ?) WHERE id = ? AND status = ?`, now, runID, from)
+			if err != nil {
+				return fmt.Errorf("reopen run %d: %w", runID, err)
+			}
+			if k, _ := res.RowsAffected(); k == 1 {
+				reopened = true
+				break
+			}
+		}
+		if !reopened {
+			return nil
+		}
+		for _, a := range failed {
+			tok, err := s.supersedeAndInsert(ctx, tx, a.ID, a.RunID, a.Slot, a.Attempt)
+			if err != nil {
+				return err
+			}
+			if tok > 0 {
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}
