@@ -113,17 +113,20 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{no
 
 -- name: RunByID
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.predicted_ms
 FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunByKey
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.predicted_ms
 FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunPending
 SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.predicted_ms
 FROM job_run r JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? ORDER BY r.scheduled_at, r.id LIMIT ?;
 
@@ -224,19 +227,19 @@ UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = ?, state 
 WHERE instance_id = ? AND app = ?;
 
 -- name: ExecutorByInstance
-SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor WHERE instance_id = ?;
 
 -- name: ExecutorByID
-SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor WHERE id = ?;
 
 -- name: ExecutorList
-SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor ORDER BY app, id;
 
 -- name: ExecutorsOnline
-SELECT id, instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor WHERE app = ? AND state = 'online' AND last_heartbeat >= {{now_ms}} - ? ORDER BY id;
 
 -- name: ExecutorMarkLost
@@ -305,3 +308,27 @@ WHERE id = ? AND current = 1 AND status = 'assigned' AND executor_id IS NULL;
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
+
+-- name: SlotStatsUpdate
+UPDATE slot_stats SET cost_ms = cost_ms * (1 - ?) + ? * ?, records = records * (1 - ?) + ? * ?, samples = samples + 1,
+                      last_executor = ?, updated_at = {{now_ms}}
+WHERE job_id = ? AND slot = ?;
+
+-- name: SlotStatsInsert
+{{insert_ignore}} INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
+VALUES (?, ?, ?, ?, 1, ?, {{now_ms}});
+
+-- name: SlotStatsOfJob
+SELECT slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id = ? ORDER BY slot;
+
+-- name: ExecutorSetSpeed
+UPDATE executor SET speed = ? WHERE id = ?;
+
+-- name: RunSetPredicted
+UPDATE job_run SET predicted_ms = ? WHERE id = ?;
+
+-- name: AttemptForStats
+SELECT a.slot, a.executor_id, r.job_id, e.speed, s.cost_ms
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN executor e ON e.id = a.executor_id
+LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot
+WHERE a.id = ?;

@@ -209,6 +209,11 @@ func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool
 			return nil
 		}
 		accepted = true
+		if o.Status == AttemptSucceeded {
+			if err := s.recordStats(ctx, tx, o); err != nil {
+				return err
+			}
+		}
 		var runID int64
 		if err := tx.GetContext(ctx, &runID, `SELECT run_id FROM slot_attempt WHERE id = ?`, o.Token); err != nil {
 			return fmt.Errorf("run of token %d: %w", o.Token, err)

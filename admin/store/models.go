@@ -99,6 +99,7 @@ type Run struct {
 	FinishedAt     sql.NullInt64 `db:"finished_at"`
 	Error          string        `db:"error"`
 	ParentRunID    sql.NullInt64 `db:"parent_run_id"` // set on runs triggered as a child job
+	PredictedMS    sql.NullInt64 `db:"predicted_ms"`  // makespan the placement predicted
 }
 
 // Attempt is one attempt of one slot; its ID is the fencing token.
@@ -124,16 +125,17 @@ type Attempt struct {
 
 // Executor is a registered executor instance.
 type Executor struct {
-	ID            int64  `db:"id"`
-	InstanceID    string `db:"instance_id"`
-	App           string `db:"app"`
-	Address       string `db:"address"`
-	Capacity      int    `db:"capacity"`
-	Version       string `db:"version"`
-	Handlers      string `db:"handlers"`
-	State         string `db:"state"`
-	RegisteredAt  int64  `db:"registered_at"`
-	LastHeartbeat int64  `db:"last_heartbeat"`
+	ID            int64   `db:"id"`
+	InstanceID    string  `db:"instance_id"`
+	App           string  `db:"app"`
+	Address       string  `db:"address"`
+	Capacity      int     `db:"capacity"`
+	Speed         float64 `db:"speed"` // measured: 1 = as fast as the cost model, 0.5 = half as fast
+	Version       string  `db:"version"`
+	Handlers      string  `db:"handlers"`
+	State         string  `db:"state"`
+	RegisteredAt  int64   `db:"registered_at"`
+	LastHeartbeat int64   `db:"last_heartbeat"`
 }
 
 // User is a console user.

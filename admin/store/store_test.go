@@ -531,3 +531,41 @@ func TestSetNextFireGroupsAndCase(t *testing.T) {
 		}
 	})
 }
+
+func TestSlotStatsAndExecutorSpeed(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		jobID, err := s.CreateJob(ctx, newJob("a", "stats", 0))
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		require.Equal(t, 1.0, ex.Speed)
+		runOnce := func(key int64, dur int64) {
+			run, _, err := s.InsertRun(ctx, 0, store.NewRun{JobID: jobID, ScheduledAt: key, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+			require.NoError(t, err)
+			_, err = s.StartRun(ctx, 0, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+			require.NoError(t, err)
+			atts, err := s.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 1000 + dur, Processed: 10})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		runOnce(1, 1000)
+		stats, err := s.SlotStats(ctx, jobID)
+		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.InDelta(t, 1000, stats[0].CostMS, 0.01, "first sample taken as is")
+		require.Equal(t, ex.ID, stats[0].LastExecutor.Int64)
+		// The same slot now takes twice as long on this executor: it looks slower.
+		runOnce(2, 2000)
+		stats, err = s.SlotStats(ctx, jobID)
+		require.NoError(t, err)
+		require.InDelta(t, 1000*0.7+2000*0.3, stats[0].CostMS, 0.01)
+		require.Equal(t, 2, stats[0].Samples)
+		ex, err = s.ExecutorByID(ctx, ex.ID)
+		require.NoError(t, err)
+		require.InDelta(t, 0.8+0.2*0.5, ex.Speed, 0.001, "speed sample = predicted 1000 ms / actual 2000 ms")
+	})
+}

@@ -1,3 +1,4 @@
+DROP TABLE IF EXISTS slot_stats;
 DROP TABLE IF EXISTS alarm_event;
 DROP TABLE IF EXISTS audit_log;
 DROP TABLE IF EXISTS user_session;

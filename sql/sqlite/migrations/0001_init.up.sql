@@ -55,6 +55,7 @@ CREATE TABLE job_run (
   started_at    BIGINT       NULL,
   finished_at   BIGINT       NULL,
   error         VARCHAR(2048) NOT NULL DEFAULT '',
+  predicted_ms  BIGINT       NULL,
   parent_run_id BIGINT       NULL
 );
 CREATE UNIQUE INDEX uk_run_parent ON job_run (job_id, parent_run_id);
@@ -93,6 +94,7 @@ CREATE TABLE executor (
   app            VARCHAR(64)  NOT NULL,
   address        VARCHAR(255) NOT NULL,
   capacity       INT          NOT NULL,
+  speed          DOUBLE       NOT NULL DEFAULT 1,
   version        VARCHAR(64)  NOT NULL DEFAULT '',
   handlers       TEXT         NOT NULL,
   state          VARCHAR(16)  NOT NULL,
@@ -143,3 +145,16 @@ CREATE TABLE alarm_event (
 );
 CREATE UNIQUE INDEX uk_alarm_dedup ON alarm_event (dedup_key);
 CREATE INDEX idx_alarm_at ON alarm_event (at, id);
+
+-- Measured cost of each slot of each job (EWMA of its duration normalised
+-- to a speed-1 executor, and of its records): the rebalancer's input.
+CREATE TABLE slot_stats (
+  job_id         BIGINT       NOT NULL,
+  slot           INT          NOT NULL,
+  cost_ms        DOUBLE       NOT NULL,
+  records        DOUBLE       NOT NULL,
+  samples        INT          NOT NULL,
+  last_executor  BIGINT       NULL,
+  updated_at     BIGINT       NOT NULL,
+  PRIMARY KEY (job_id, slot)
+);

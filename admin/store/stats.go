@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Smoothing of the measured statistics (weight of the newest sample).
+const (
+	CostAlpha  = 0.3
+	SpeedAlpha = 0.2
+)
+
+// SlotStat is the measured cost of one slot of a job.
+type SlotStat struct {
+	Slot         int           `db:"slot"`
+	CostMS       float64       `db:"cost_ms"` // EWMA duration on a speed-1 executor
+	Records      float64       `db:"records"`
+	Samples      int           `db:"samples"`
+	LastExecutor sql.NullInt64 `db:"last_executor"`
+}
+
+// SlotStats returns the measured slots of a job, by slot.
+func (s *Store) SlotStats(ctx context.Context, jobID int64) ([]SlotStat, error) {
+	var out []SlotStat
+	if err := s.db.SelectContext(ctx, &out, s.q.get("SlotStatsOfJob"), jobID); err != nil {
+		return nil, fmt.Errorf("slot stats of job %d: %w", jobID, err)
+	}
+	return out, nil
+}
+
+// SetPredicted records the makespan the placement predicted for a run.
+func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) error {
+	_, err := s.db.ExecContext(ctx, s.q.get("RunSetPredicted"), predictedMS, runID)
+	return err
+}
+
+// recordStats updates the slot's cost and the executor's speed from a
+// succeeded attempt: the duration normalised by the executor's speed is a
+// sample of the slot's cost; predicted cost over actual duration is a
+// sample of the executor's speed.
+func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome) error {
+	durMS := float64(o.FinishedAt - o.StartedAt)
+	if o.StartedAt <= 0 || durMS < 0 {
+		return nil
+	}
+	durMS = max(durMS, 1)
+	var a struct {
+		Slot       int             `db:"slot"`
+		ExecutorID int64           `db:"executor_id"`
+		JobID      int64           `db:"job_id"`
+		Speed      float64         `db:"speed"`
+		CostMS     sql.NullFloat64 `db:"cost_ms"`
+	}
+	err := tx.GetContext(ctx, &a, s.q.get("AttemptForStats"), o.Token)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stats of token %d: %w", o.Token, err)
+	}
+	speed := a.Speed
+	if speed <= 0 {
+		speed = 1
+	}
+	cost := durMS * speed
+	records := float64(o.Processed + o.Skipped + o.Failed + o.Uncertain)
+	res, err := tx.ExecContext(ctx, s.q.get("SlotStatsUpdate"), CostAlpha, cost, CostAlpha, CostAlpha, records, CostAlpha, a.ExecutorID, a.JobID, a.Slot)
+	if err != nil {
+		return fmt.Errorf("update slot stats: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := tx.ExecContext(ctx, s.q.get("SlotStatsInsert"), a.JobID, a.Slot, cost, records, a.ExecutorID); err != nil {
+			return fmt.Errorf("insert slot stats: %w", err)
+		}
+	}
+	// Speed sample: the cost the model predicted (before this sample) over
+	// the time it actually took. Ignore tiny slots: timer noise dominates.
+	if a.CostMS.Valid && a.CostMS.Float64 >= 20 && durMS >= 20 {
+		sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
+		newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
+		if _, err := tx.ExecContext(ctx, s.q.get("ExecutorSetSpeed"), newSpeed, a.ExecutorID); err != nil {
+			return fmt.Errorf("update executor speed: %w", err)
+		}
+	}
+	return nil
+}
