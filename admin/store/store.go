@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,13 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// MaxOpenConns caps the pool (mysql). Default 32. SQLite always uses 1.
 	MaxOpenConns int
+	// IdleTxTimeout makes MariaDB roll back a transaction that stays idle
+	// (no statement running) this long, and close its connection
+	// (idle_transaction_timeout). It frees the locks of an admin that froze
+	// inside a transaction (SIGSTOP, VM pause) so that a successor can claim
+	// the leader epoch at once. Default 5s; MySQL 8 has no such setting (see
+	// docs/operations.md).
+	IdleTxTimeout time.Duration
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -44,6 +52,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxOpenConns <= 0 {
 		c.MaxOpenConns = 32
+	}
+	if c.IdleTxTimeout <= 0 {
+		c.IdleTxTimeout = 5 * time.Second
 	}
 	return c
 }
@@ -115,12 +126,50 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", cfg.Driver, err)
 	}
+	if cfg.Driver == sqlfiles.MySQL {
+		if db, err = withMariaDBSettings(ctx, db, dsn, cfg); err != nil {
+			return nil, err
+		}
+	}
 	q, err := loadQueries(cfg.Driver)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return &Store{db: db, dialect: cfg.Driver, q: q}, nil
+}
+
+// withMariaDBSettings reopens the pool with MariaDB-only session settings
+// when the server is MariaDB (an unknown variable would fail every
+// connection on MySQL).
+func withMariaDBSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config) (*sqlx.DB, error) {
+	var version string
+	if err := db.GetContext(ctx, &version, `SELECT VERSION()`); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("read server version: %w", err)
+	}
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		return db, nil
+	}
+	mc, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	mc.Params["idle_transaction_timeout"] = strconv.Itoa(max(1, int(cfg.IdleTxTimeout.Seconds())))
+	_ = db.Close()
+	db, err = sqlx.Open(sqlfiles.MySQL, mc.FormatDSN())
+	if err != nil {
+		return nil, fmt.Errorf("open mysql: %w", err)
+	}
+	db.SetMaxOpenConns(cfg.MaxOpenConns)
+	db.SetMaxIdleConns(cfg.MaxOpenConns)
+	db.SetConnMaxLifetime(30 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to mysql database: %w", err)
+	}
+	return db, nil
 }
 
 func sqliteDSN(path string) string {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -568,4 +569,41 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 		require.NoError(t, err)
 		require.InDelta(t, 0.8+0.2*0.5, ex.Speed, 0.001, "speed sample = predicted 1000 ms / actual 2000 ms")
 	})
+}
+
+func TestFrozenTransactionReleasesTheEpochOnMariaDB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := testenv.MySQL(t)
+	open := func() *store.Store {
+		s, err := store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: dsn, IdleTxTimeout: time.Second})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	old, successor := open(), open()
+	_, err := old.Migrate(ctx)
+	require.NoError(t, err)
+	_, err = old.ClaimEpoch(ctx, 1, "old")
+	require.NoError(t, err)
+	var version string
+	require.NoError(t, old.DB().Get(&version, `SELECT VERSION()`))
+	if !strings.Contains(strings.ToLower(version), "mariadb") {
+		t.Skip("idle_transaction_timeout is MariaDB only")
+	}
+	// The old leader freezes inside a scheduling transaction, holding the
+	// shared lock on the leader row.
+	tx, err := old.DB().BeginTxx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback() //nolint:errcheck
+	require.NoError(t, old.CheckEpoch(ctx, tx, 1))
+	start := time.Now()
+	ok, err := successor.ClaimEpoch(ctx, 2, "successor")
+	require.NoError(t, err)
+	require.True(t, ok)
+	waited := time.Since(start)
+	t.Logf("successor claimed the epoch %s after the old leader froze in a transaction (idle timeout 1s)", waited.Round(time.Millisecond))
+	require.Less(t, waited, 20*time.Second, "the frozen transaction was rolled back by the server")
+	// The frozen transaction is gone: its next statement fails.
+	require.Error(t, tx.Commit())
 }
