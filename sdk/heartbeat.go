@@ -11,7 +11,7 @@ import (
 
 // progressQueued is the progress reported for an accepted slot waiting for
 // capacity.
-const progressQueued = "queued"
+const progressQueued = protocol.ProgressQueued
 
 // heartbeatLoop sends a heartbeat at once, then every interval (the admin's
 // interval_ms when it gives one), and whenever kicked, until ctx ends.

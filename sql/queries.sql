@@ -183,6 +183,10 @@ SELECT a.id FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
 
 -- name: AttemptAck
+UPDATE slot_attempt SET acked = 1
+WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+
+-- name: AttemptStarted
 UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
@@ -196,7 +200,7 @@ SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), processed
 WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede
-UPDATE slot_attempt SET current = 0, status = 'lost', finished_at = {{now_ms}}
+UPDATE slot_attempt SET current = 0, status = ?, finished_at = {{now_ms}}
 WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptsOfLostExecutors
@@ -332,3 +336,17 @@ SELECT a.slot, a.executor_id, r.job_id, e.speed, s.cost_ms
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot
 WHERE a.id = ?;
+
+-- name: ExecutorLoad
+SELECT a.executor_id, COUNT(*) AS active,
+       COALESCE(SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END), 0) AS queued
+FROM slot_attempt a
+WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
+GROUP BY a.executor_id;
+
+-- name: AttemptsQueuedOn
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
+ORDER BY a.id DESC LIMIT ?;

@@ -59,12 +59,20 @@ func (s *Server) heartbeat(c *gin.Context) {
 		return
 	}
 	running := make([]int64, 0, len(req.Running))
+	var started []int64
 	for _, r := range req.Running {
 		running = append(running, r.Token)
+		if r.Progress != protocol.ProgressQueued {
+			started = append(started, r.Token)
+		}
 	}
 	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds()}
 	if len(running) > 0 {
 		if err := s.st.AckAttempts(ctx, ex.ID, running); err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		if err := s.st.MarkStarted(ctx, ex.ID, started); err != nil {
 			s.internalProto(c, err)
 			return
 		}

@@ -133,6 +133,7 @@ type Stats struct {
 	Reassigned       int64 // slots moved off lost executors
 	StaleAborts      int64 // transactions refused by the epoch fence
 	Retried          int64 // failed slots given another attempt
+	Stolen           int64 // queued slots moved to an idle executor
 }
 
 // New returns a Scheduler.
@@ -236,6 +237,9 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 		return err
 	}
 	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
+		return err
+	}
+	if err := s.StealWork(ctx, epoch); err != nil {
 		return err
 	}
 	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
@@ -763,6 +767,112 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 			}
 		}
 		s.pushRun(ctx, runID, online[app])
+	}
+	return nil
+}
+
+// StealWork gives idle capacity the slots other executors of the same app
+// have accepted but not started (queued behind their capacity): an executor
+// that joins mid-run, or finishes early, takes over unstarted slots at once.
+// From the executor with the most queued slots it takes at most half of
+// them per tick (no ping-pong), newest first. The old token is cancelled on
+// the victim; a victim that started the slot meanwhile has its result
+// rejected (the token is no longer current).
+func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
+	loads, err := s.store.Loads(ctx)
+	if err != nil {
+		return err
+	}
+	queuedAnywhere := false
+	for _, l := range loads {
+		if l.Queued > 0 {
+			queuedAnywhere = true
+			break
+		}
+	}
+	if !queuedAnywhere {
+		return nil
+	}
+	all, err := s.store.Executors(ctx)
+	if err != nil {
+		return err
+	}
+	apps := map[string]bool{}
+	for _, e := range all {
+		if loads[e.ID].Queued > 0 {
+			apps[e.App] = true
+		}
+	}
+	handlers := map[int64]string{} // run id → handler
+	var cancels []store.ActiveToken
+	runs := map[int64][]store.Executor{}
+	for app := range apps {
+		execs, err := s.store.OnlineExecutors(ctx, app, s.cfg.LostAfter.Milliseconds())
+		if err != nil {
+			return err
+		}
+		queued := map[int64]int{}
+		for _, e := range execs {
+			queued[e.ID] = loads[e.ID].Queued
+		}
+		for _, thief := range execs {
+			free := thief.Capacity - loads[thief.ID].Active
+			for free > 0 {
+				var victim *store.Executor
+				for i := range execs {
+					v := &execs[i]
+					if v.ID != thief.ID && queued[v.ID] > 0 && (victim == nil || queued[v.ID] > queued[victim.ID]) {
+						victim = v
+					}
+				}
+				if victim == nil {
+					break
+				}
+				take := min(free, (queued[victim.ID]+1)/2)
+				atts, err := s.store.QueuedOn(ctx, victim.ID, take)
+				if err != nil {
+					return err
+				}
+				moved := 0
+				for _, a := range atts {
+					h, ok := handlers[a.RunID]
+					if !ok {
+						r, err := s.store.Run(ctx, a.RunID)
+						if err != nil {
+							return err
+						}
+						if j, err := s.store.Job(ctx, r.JobID); err == nil {
+							h = j.Handler
+						}
+						handlers[a.RunID] = h
+					}
+					if !hasHandler(thief.Handlers, h) {
+						continue
+					}
+					tok, err := s.store.Steal(ctx, epoch, a, thief.ID, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+					if err != nil {
+						return err
+					}
+					if tok == 0 {
+						continue
+					}
+					moved++
+					cancels = append(cancels, store.ActiveToken{Token: a.ID, Address: victim.Address})
+					runs[a.RunID] = execs
+					s.count(func(st *Stats) { st.Stolen++ })
+					s.log.Info("unstarted slot moved to an idle executor", "run_id", a.RunID, "slot", a.Slot, "from", victim.ID, "to", thief.ID, "old_token", a.ID, "new_token", tok)
+				}
+				queued[victim.ID] -= len(atts)
+				free -= moved
+				if moved == 0 {
+					queued[victim.ID] = 0 // nothing this thief can take from it
+				}
+			}
+		}
+	}
+	s.cancelTokens(ctx, cancels, "moved to an idle executor")
+	for runID, execs := range runs {
+		s.pushRun(ctx, runID, execs)
 	}
 	return nil
 }

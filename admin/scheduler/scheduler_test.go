@@ -391,3 +391,56 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		require.Zero(t, n, "nothing to retry in a succeeded run")
 	})
 }
+
+func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1)) // all 10 on the only executor; the push acknowledged them
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		// The executor runs 2 (its capacity) and queues 8.
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID, atts[1].ID}))
+
+		require.NoError(t, s.StealWork(ctx, 1))
+		require.Zero(t, s.Stats().Stolen, "nobody idle: nothing moves")
+
+		idle, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 3})
+		require.NoError(t, err)
+		other, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other-app", App: "x", Address: "http://127.0.0.1:3", Capacity: 8})
+		require.NoError(t, err)
+		require.NoError(t, s.StealWork(ctx, 1))
+		require.Equal(t, int64(3), s.Stats().Stolen, "the idle executor fills its capacity")
+
+		atts, err = st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		on := map[int64]int{}
+		moved := 0
+		for _, a := range atts {
+			if a.Current {
+				on[a.ExecutorID.Int64]++
+			} else {
+				require.Equal(t, store.AttemptMoved, a.Status)
+				require.False(t, a.StartedAt.Valid, "only unstarted slots move")
+				moved++
+			}
+		}
+		require.Equal(t, map[int64]int{busy.ID: 7, idle.ID: 3}, on)
+		require.Equal(t, 3, moved)
+		require.Zero(t, on[other.ID], "another app's executor gets nothing")
+
+		// Running slots never move; the thief is now full: a second pass moves nothing.
+		require.NoError(t, s.StealWork(ctx, 1))
+		require.Equal(t, int64(3), s.Stats().Stolen)
+	})
+}

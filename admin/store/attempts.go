@@ -120,7 +120,8 @@ func (s *Store) DispatchOfRun(ctx context.Context, runID int64) ([]DispatchSlot,
 	return out, nil
 }
 
-// AckAttempts marks tokens as received by the executor.
+// AckAttempts marks tokens as received by the executor (queued there,
+// perhaps not started yet).
 func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
 	for _, t := range tokens {
 		if _, err := s.db.ExecContext(ctx, s.q.get("AttemptAck"), t, executorID); err != nil {
@@ -128,6 +129,47 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 		}
 	}
 	return nil
+}
+
+// MarkStarted records that the executor runs tokens (not only queued).
+func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
+	for _, t := range tokens {
+		if _, err := s.db.ExecContext(ctx, s.q.get("AttemptStarted"), t, executorID); err != nil {
+			return fmt.Errorf("mark token %d started: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// ExecutorLoad is the work placed on an executor: active current attempts,
+// of which queued are acknowledged but not started.
+type ExecutorLoad struct {
+	ExecutorID int64 `db:"executor_id"`
+	Active     int   `db:"active"`
+	Queued     int   `db:"queued"`
+}
+
+// Loads returns the load of every executor that has work.
+func (s *Store) Loads(ctx context.Context) (map[int64]ExecutorLoad, error) {
+	var rows []ExecutorLoad
+	if err := s.db.SelectContext(ctx, &rows, s.q.get("ExecutorLoad")); err != nil {
+		return nil, fmt.Errorf("executor loads: %w", err)
+	}
+	out := make(map[int64]ExecutorLoad, len(rows))
+	for _, r := range rows {
+		out[r.ExecutorID] = r
+	}
+	return out, nil
+}
+
+// QueuedOn returns up to limit attempts queued (acknowledged, not started)
+// on an executor, newest first: the ones it would start last.
+func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]Attempt, error) {
+	var out []Attempt
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsQueuedOn"), executorID, limit); err != nil {
+		return nil, fmt.Errorf("queued attempts of executor %d: %w", executorID, err)
+	}
+	return out, nil
 }
 
 // RenewLeases extends the lease of every current attempt of an executor.
@@ -357,12 +399,24 @@ func (s *Store) LostAttempts(ctx context.Context, limit int) ([]Attempt, error) 
 // a larger token. It returns the new token, or 0 if the old attempt was no
 // longer current and active.
 func (s *Store) Reassign(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64) (int64, error) {
+	return s.move(ctx, epoch, old, executorID, leaseUntilMS, AttemptLost)
+}
+
+// Steal moves an attempt that has not started to another executor: like
+// Reassign, the old attempt is superseded (status moved) and the new one
+// has a larger token.
+func (s *Store) Steal(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64) (int64, error) {
+	return s.move(ctx, epoch, old, executorID, leaseUntilMS, AttemptMoved)
+}
+
+func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64, oldStatus string) (int64, error) {
 	var token int64
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), old.ID)
+		token = 0
+		res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), oldStatus, old.ID)
 		if err != nil {
 			return fmt.Errorf("supersede token %d: %w", old.ID, err)
 		}

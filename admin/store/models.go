@@ -34,7 +34,8 @@ const (
 	AttemptSucceeded = "succeeded"
 	AttemptFailed    = "failed"
 	AttemptCancelled = "cancelled"
-	AttemptLost      = "lost"
+	AttemptLost      = "lost"  // superseded: its executor stopped heartbeating
+	AttemptMoved     = "moved" // superseded before it started: given to an idle executor
 )
 
 // Executor states.

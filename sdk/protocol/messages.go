@@ -32,6 +32,10 @@ type HeartbeatRequest struct {
 	Running    []RunningSlot     `json:"running,omitempty"`
 }
 
+// ProgressQueued is the Progress of a token the executor accepted but has
+// not started (it waits for capacity); the admin may move it elsewhere.
+const ProgressQueued = "queued"
+
 // RunningSlot is a token the executor is executing right now.
 type RunningSlot struct {
 	Token    int64  `json:"token"`
