@@ -33,6 +33,10 @@ type RunView struct {
 	FinishedAt     *time.Time `json:"finished_at"`
 	Error          string     `json:"error,omitempty"`
 	ParentRunID    *int64     `json:"parent_run_id,omitempty"`
+	// PredictedMS is the makespan the placement predicted from measured slot
+	// costs; ActualMS is finished − started. Both absent until known.
+	PredictedMS *int64 `json:"predicted_ms,omitempty"`
+	ActualMS    *int64 `json:"actual_ms,omitempty"`
 }
 
 // AttemptView is one slot attempt.
@@ -66,8 +70,16 @@ func runView(r store.Run) RunView {
 		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
-		ParentRunID: optID(r.ParentRunID),
+		ParentRunID: optID(r.ParentRunID), PredictedMS: optID(r.PredictedMS), ActualMS: actualMS(r),
 	}
+}
+
+func actualMS(r store.Run) *int64 {
+	if !r.StartedAt.Valid || !r.FinishedAt.Valid {
+		return nil
+	}
+	d := r.FinishedAt.Int64 - r.StartedAt.Int64
+	return &d
 }
 
 func optID(v sql.NullInt64) *int64 {

@@ -486,7 +486,10 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 		if len(targets) == 0 {
 			continue // stays pending until an executor with the handler is online
 		}
-		owners := placement.Spread(r.SlotCount, targets, job.ID)
+		owners, predicted, err := s.place(ctx, job, r.SlotCount, execs, targets)
+		if err != nil {
+			return err
+		}
 		atts := make([]store.NewAttempt, len(owners))
 		for slot, ex := range owners {
 			atts[slot] = store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: ex}
@@ -497,10 +500,53 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 			return err
 		}
 		if started {
+			if predicted > 0 {
+				if err := s.store.SetPredicted(ctx, r.ID, predicted.Milliseconds()); err != nil {
+					s.log.Warn("record predicted makespan", "run_id", r.ID, "err", err)
+				}
+			}
 			s.pushRun(ctx, r.ID, execs)
 		}
 	}
 	return nil
+}
+
+// place decides the executor of each slot of a new run. Without measured
+// slot costs it spreads slots in proportion to capacity (placement.Spread);
+// once the job's slots have been measured it balances them by predicted
+// runtime and executor speed, sticky to last run's owners
+// (placement.Balance), and returns the predicted makespan.
+func (s *Scheduler) place(ctx context.Context, job store.Job, slots int, execs []store.Executor, targets []placement.Executor) ([]int64, time.Duration, error) {
+	stats, err := s.store.SlotStats(ctx, job.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(stats) == 0 {
+		return placement.Spread(slots, targets, job.ID), 0, nil
+	}
+	speed := make(map[int64]float64, len(execs))
+	for _, e := range execs {
+		speed[e.ID] = e.Speed
+	}
+	nodes := make([]placement.Node, len(targets))
+	for i, t := range targets {
+		nodes[i] = placement.Node{ID: t.ID, Capacity: t.Capacity, Speed: speed[t.ID]}
+	}
+	costs := make([]placement.SlotCost, slots)
+	for i := range costs {
+		costs[i].Slot = i
+	}
+	for _, st := range stats {
+		if st.Slot < slots {
+			costs[st.Slot].Cost = st.CostMS / 1000
+			costs[st.Slot].LastOwner = st.LastExecutor.Int64
+		}
+	}
+	plan := placement.Balance(costs, nodes, placement.DefaultMargin)
+	if len(plan.Owner) != slots {
+		return placement.Spread(slots, targets, job.ID), 0, nil
+	}
+	return plan.Owner, time.Duration(plan.Makespan * float64(time.Second)), nil
 }
 
 // targetsFor returns the executors that can run handler.

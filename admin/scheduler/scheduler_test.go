@@ -444,3 +444,41 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		require.Equal(t, int64(3), s.Stats().Stolen)
 	})
 }
+
+func TestMeasuredCostsDrivePlacement(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		// Slot 0 is measured at 10 s, the others at 1 s.
+		for slot, cost := range []float64{10000, 1000, 1000, 1000} {
+			_, err := st.DB().Exec(`INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at) VALUES (?, ?, ?, 0, 3, NULL, 0)`, j.ID, slot, cost)
+			require.NoError(t, err)
+		}
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		owner := map[int]int64{}
+		for _, a := range atts {
+			owner[a.Slot] = a.ExecutorID.Int64
+		}
+		for slot := 1; slot < 4; slot++ {
+			require.NotEqual(t, owner[0], owner[slot], "the 10 s slot runs alone; the small ones go to the other executor")
+		}
+		require.ElementsMatch(t, []int64{exA.ID, exB.ID}, []int64{owner[0], owner[1]})
+		r, err := st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, int64(10000), r.PredictedMS.Int64, "predicted makespan: the largest slot")
+	})
+}
