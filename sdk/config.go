@@ -90,6 +90,14 @@ type Config struct {
 	// produced are never dropped. Default 100000.
 	MaxPendingResults int
 
+	// ResultsDir, when set, keeps results that no admin has acknowledged yet
+	// in a journal file in this directory, so that they survive a restart of
+	// the executor and are delivered by the next process. Give the executor a
+	// stable InstanceID too: the admin accepts a result only from the
+	// instance that holds the token. Default "" (results are kept in memory
+	// only).
+	ResultsDir string
+
 	// HTTPClient sends requests to the admin. Default: a client of its own
 	// with a 10s timeout.
 	HTTPClient *http.Client

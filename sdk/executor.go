@@ -91,6 +91,7 @@ type Executor struct {
 	running       int                 // handlers running
 	finished      map[int64]time.Time // finished tokens → when their result was acknowledged (zero: not yet)
 	pending       []protocol.SlotResult
+	journal       *journal // nil unless Config.ResultsDir is set
 	idle          chan struct{} // while draining: closed when running reaches 0
 	drainBeatSent bool
 	executorID    int64
@@ -177,6 +178,22 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("start shardjob executor: %w", err)
+	}
+	if e.cfg.ResultsDir != "" && e.journal == nil {
+		j, restored, err := openJournal(e.cfg.ResultsDir, 4*e.cfg.ResultBatch)
+		if err != nil {
+			return fmt.Errorf("start shardjob executor: ResultsDir: %w", err)
+		}
+		e.mu.Lock()
+		for _, r := range restored {
+			e.finished[r.Token] = time.Time{}
+			e.pending = append(e.pending, r)
+		}
+		e.mu.Unlock()
+		e.journal = j
+		if len(restored) > 0 {
+			e.log.Info("results of a previous process restored from the journal", "results", len(restored), "dir", e.cfg.ResultsDir)
+		}
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", e.cfg.ListenAddr)
@@ -372,6 +389,11 @@ func (e *Executor) stop(ctx context.Context, idle chan struct{}, running, handed
 	<-e.serverDone
 	if e.ownHTTP {
 		e.client.http.CloseIdleConnections()
+	}
+	if e.journal != nil {
+		if err := e.journal.close(); err != nil {
+			errs = append(errs, fmt.Errorf("close results journal: %w", err))
+		}
 	}
 	e.mu.Lock()
 	e.state = stateStopped
@@ -612,6 +634,11 @@ func (e *Executor) finish(s *slot, res protocol.SlotResult) {
 func (e *Executor) finishLocked(res protocol.SlotResult) {
 	e.finished[res.Token] = time.Time{}
 	e.pending = append(e.pending, res)
+	if e.journal != nil {
+		if err := e.journal.add(res); err != nil {
+			e.log.Error("results journal: cannot record a result on disk; it is kept in memory", "token", res.Token, "err", err)
+		}
+	}
 	switch res.Status {
 	case protocol.SlotSucceeded:
 		e.stats.Succeeded++

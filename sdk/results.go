@@ -146,6 +146,20 @@ func (e *Executor) acknowledge(batch []protocol.SlotResult, resp *protocol.Resul
 	if len(acked) == 0 {
 		return 0
 	}
+	if e.journal != nil {
+		tokens := make([]int64, 0, len(acked))
+		for tok := range acked {
+			tokens = append(tokens, tok)
+		}
+		pending := func() []protocol.SlotResult {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return slices.DeleteFunc(slices.Clone(e.pending), func(r protocol.SlotResult) bool { return acked[r.Token] })
+		}
+		if err := e.journal.ack(tokens, pending); err != nil {
+			e.log.Error("results journal: cannot record acknowledgements", "err", err)
+		}
+	}
 	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()

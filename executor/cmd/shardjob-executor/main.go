@@ -51,6 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	listen := str("listen", "127.0.0.1:0", "listen address for pushes from the admin")
 	advertise := str("advertise-url", "", "URL the admin reaches this executor at (default http://<listen address>)")
 	instance := str("instance-id", "", "stable instance id (default hostname-pid-random)")
+	resultsDir := str("results-dir", "", "keep unacknowledged results on disk here so they survive a restart (give a stable --instance-id too)")
 	capacity := fs.Int("capacity", 4, "slots run at once")
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
@@ -88,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ex, err := sdk.New(sdk.Config{
 		App: *app, Admins: urls, Secret: *secret, ListenAddr: *listen, AdvertiseURL: *advertise,
 		InstanceID: *instance, Capacity: *capacity, HeartbeatInterval: *hb, DrainTimeout: *drain,
-		Logger: log, Version: Version,
+		ResultsDir: *resultsDir, Logger: log, Version: Version,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "shardjob-executor: %s\n", strings.Join(strings.Fields(err.Error()), " "))
