@@ -60,7 +60,7 @@ type leaderObs struct {
 
 // cluster is the system under test and the test's own view of it.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	db     *testenv.MariaDB
 	zk     *testenv.ZK
@@ -78,7 +78,7 @@ type cluster struct {
 	stopMon func()
 }
 
-func newCluster(t *testing.T) *cluster {
+func newCluster(t testing.TB) *cluster {
 	t.Helper()
 	start := time.Now()
 	c := &cluster{
