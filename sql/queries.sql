@@ -184,11 +184,11 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running'
 
 -- name: AttemptAck
 UPDATE slot_attempt SET acked = 1
-WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptStarted
 UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
-WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptRenewLease
 UPDATE slot_attempt SET lease_until = ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');

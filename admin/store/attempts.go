@@ -123,9 +123,20 @@ func (s *Store) DispatchOfRun(ctx context.Context, runID int64) ([]DispatchSlot,
 // AckAttempts marks tokens as received by the executor (queued there,
 // perhaps not started yet).
 func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
-	for _, t := range tokens {
-		if _, err := s.db.ExecContext(ctx, s.q.get("AttemptAck"), t, executorID); err != nil {
-			return fmt.Errorf("acknowledge token %d: %w", t, err)
+	return s.updateTokens(ctx, "AttemptAck", executorID, tokens)
+}
+
+// updateTokens runs a named "… executor_id = ? … id IN (?)" update over
+// tokens in chunks (one statement per 1000 tokens).
+func (s *Store) updateTokens(ctx context.Context, query string, executorID int64, tokens []int64) error {
+	for start := 0; start < len(tokens); start += 1000 {
+		chunk := tokens[start:min(start+1000, len(tokens))]
+		q, args, err := sqlx.In(s.q.get(query), executorID, chunk)
+		if err != nil {
+			return err
+		}
+		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("%s of %d tokens: %w", query, len(chunk), err)
 		}
 	}
 	return nil
@@ -133,12 +144,7 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 
 // MarkStarted records that the executor runs tokens (not only queued).
 func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
-	for _, t := range tokens {
-		if _, err := s.db.ExecContext(ctx, s.q.get("AttemptStarted"), t, executorID); err != nil {
-			return fmt.Errorf("mark token %d started: %w", t, err)
-		}
-	}
-	return nil
+	return s.updateTokens(ctx, "AttemptStarted", executorID, tokens)
 }
 
 // ExecutorLoad is the work placed on an executor: active current attempts,
