@@ -332,7 +332,7 @@ UPDATE executor SET speed = ? WHERE id = ?;
 UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 
 -- name: AttemptForStats
-SELECT a.slot, a.executor_id, r.job_id, e.speed, s.cost_ms
+SELECT a.slot, a.executor_id, r.job_id, e.speed, s.cost_ms, s.last_executor
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot
 WHERE a.id = ?;

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -486,13 +487,15 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 		if len(targets) == 0 {
 			continue // stays pending until an executor with the handler is online
 		}
-		owners, predicted, err := s.place(ctx, job, r.SlotCount, execs, targets)
+		owners, order, predicted, err := s.place(ctx, job, r.SlotCount, execs, targets)
 		if err != nil {
 			return err
 		}
-		atts := make([]store.NewAttempt, len(owners))
-		for slot, ex := range owners {
-			atts[slot] = store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: ex}
+		// Attempts are created (and so pushed and queued on the executors)
+		// in order: the most expensive slots first, as the placement assumes.
+		atts := make([]store.NewAttempt, 0, len(owners))
+		for _, slot := range order {
+			atts = append(atts, store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: owners[slot]})
 		}
 		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
 		started, err := s.store.StartRun(ctx, epoch, r.ID, lease, atts)
@@ -516,13 +519,17 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 // once the job's slots have been measured it balances them by predicted
 // runtime and executor speed, sticky to last run's owners
 // (placement.Balance), and returns the predicted makespan.
-func (s *Scheduler) place(ctx context.Context, job store.Job, slots int, execs []store.Executor, targets []placement.Executor) ([]int64, time.Duration, error) {
+func (s *Scheduler) place(ctx context.Context, job store.Job, slots int, execs []store.Executor, targets []placement.Executor) (owners []int64, order []int, predicted time.Duration, err error) {
+	order = make([]int, slots)
+	for i := range order {
+		order[i] = i
+	}
 	stats, err := s.store.SlotStats(ctx, job.ID)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	if len(stats) == 0 {
-		return placement.Spread(slots, targets, job.ID), 0, nil
+		return placement.Spread(slots, targets, job.ID), order, 0, nil
 	}
 	speed := make(map[int64]float64, len(execs))
 	for _, e := range execs {
@@ -544,9 +551,10 @@ func (s *Scheduler) place(ctx context.Context, job store.Job, slots int, execs [
 	}
 	plan := placement.Balance(costs, nodes, placement.DefaultMargin)
 	if len(plan.Owner) != slots {
-		return placement.Spread(slots, targets, job.ID), 0, nil
+		return placement.Spread(slots, targets, job.ID), order, 0, nil
 	}
-	return plan.Owner, time.Duration(plan.Makespan * float64(time.Second)), nil
+	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]].Cost > costs[order[b]].Cost })
+	return plan.Owner, order, time.Duration(plan.Makespan * float64(time.Second)), nil
 }
 
 // targetsFor returns the executors that can run handler.

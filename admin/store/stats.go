@@ -55,6 +55,7 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome) err
 		JobID      int64           `db:"job_id"`
 		Speed      float64         `db:"speed"`
 		CostMS     sql.NullFloat64 `db:"cost_ms"`
+		LastExec   sql.NullInt64   `db:"last_executor"`
 	}
 	err := tx.GetContext(ctx, &a, s.q.get("AttemptForStats"), o.Token)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -79,8 +80,10 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome) err
 		}
 	}
 	// Speed sample: the cost the model predicted (before this sample) over
-	// the time it actually took. Ignore tiny slots: timer noise dominates.
-	if a.CostMS.Valid && a.CostMS.Float64 >= 20 && durMS >= 20 {
+	// the time it actually took — only when that cost was measured on
+	// another executor (otherwise it merely echoes this executor's own
+	// estimate). Ignore tiny slots: timer noise dominates.
+	if a.CostMS.Valid && a.LastExec.Valid && a.LastExec.Int64 != a.ExecutorID && a.CostMS.Float64 >= 20 && durMS >= 20 {
 		sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
 		newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
 		if _, err := tx.ExecContext(ctx, s.q.get("ExecutorSetSpeed"), newSpeed, a.ExecutorID); err != nil {

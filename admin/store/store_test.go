@@ -559,15 +559,24 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 		require.Len(t, stats, 1)
 		require.InDelta(t, 1000, stats[0].CostMS, 0.01, "first sample taken as is")
 		require.Equal(t, ex.ID, stats[0].LastExecutor.Int64)
-		// The same slot now takes twice as long on this executor: it looks slower.
-		runOnce(2, 2000)
+		// The same slot takes twice as long on another executor: that one
+		// looks slower (a cost measured on the same executor says nothing
+		// about its speed).
+		runOnce(2, 1000)
+		ex2, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "a", Address: "http://127.0.0.1:2", Capacity: 1})
+		require.NoError(t, err)
+		ex = ex2
+		runOnce(3, 2000)
 		stats, err = s.SlotStats(ctx, jobID)
 		require.NoError(t, err)
 		require.InDelta(t, 1000*0.7+2000*0.3, stats[0].CostMS, 0.01)
-		require.Equal(t, 2, stats[0].Samples)
-		ex, err = s.ExecutorByID(ctx, ex.ID)
+		require.Equal(t, 3, stats[0].Samples)
+		ex, err = s.ExecutorByID(ctx, ex2.ID)
 		require.NoError(t, err)
 		require.InDelta(t, 0.8+0.2*0.5, ex.Speed, 0.001, "speed sample = predicted 1000 ms / actual 2000 ms")
+		first, err := s.ExecutorByInstance(ctx, "x")
+		require.NoError(t, err)
+		require.Equal(t, 1.0, first.Speed, "own measurements do not move an executor's speed")
 	})
 }
 
