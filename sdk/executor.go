@@ -91,7 +91,7 @@ type Executor struct {
 	running       int                 // handlers running
 	finished      map[int64]time.Time // finished tokens → when their result was acknowledged (zero: not yet)
 	pending       []protocol.SlotResult
-	journal       *journal // nil unless Config.ResultsDir is set
+	journal       *journal      // nil unless Config.ResultsDir is set
 	idle          chan struct{} // while draining: closed when running reaches 0
 	drainBeatSent bool
 	executorID    int64

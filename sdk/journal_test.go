@@ -56,7 +56,9 @@ func TestJournalToleratesATornLineAndCompacts(t *testing.T) {
 	for tok := int64(1); tok <= 1500; tok++ {
 		require.NoError(t, j.add(protocol.SlotResult{Token: tok, Status: protocol.SlotSucceeded}))
 	}
-	left := func() []protocol.SlotResult { return []protocol.SlotResult{{Token: 1500, Status: protocol.SlotSucceeded}} }
+	left := func() []protocol.SlotResult {
+		return []protocol.SlotResult{{Token: 1500, Status: protocol.SlotSucceeded}}
+	}
 	acked := make([]int64, 0, 1499)
 	for tok := int64(1); tok < 1500; tok++ {
 		acked = append(acked, tok)
