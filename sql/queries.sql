@@ -112,22 +112,22 @@ UPDATE job SET next_fire_at = ? WHERE id = ?;
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END);
 
 -- name: RunByID
-SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
        r.predicted_ms
-FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?;
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunByKey
-SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
        r.predicted_ms
-FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunPending
-SELECT r.id, r.job_id, j.name AS job_name, j.app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
        r.predicted_ms
-FROM job_run r JOIN job j ON j.id = r.job_id
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? ORDER BY r.scheduled_at, r.id LIMIT ?;
 
 -- name: RunNextPending
@@ -195,7 +195,7 @@ UPDATE slot_attempt SET lease_until = ? WHERE executor_id = ? AND current = 1 AN
 
 -- name: AttemptFinish
 UPDATE slot_attempt
-SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?), processed = ?, skipped = ?, failed = ?,
+SET status = ?, finished_at = ?, started_at = COALESCE(?, started_at), processed = ?, skipped = ?, failed = ?,
     uncertain = ?, error = ?
 WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
 

@@ -233,7 +233,9 @@ type SlotOutcome struct {
 // for stale or unknown tokens; their result is ignored.
 func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool, err error) {
 	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, o.StartedAt,
+		// The executor's start time, from the same clock as its finish time.
+		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
+		res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, started,
 			o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000), o.Token, o.ExecutorID)
 		if err != nil {
 			return fmt.Errorf("finish token %d: %w", o.Token, err)

@@ -616,3 +616,24 @@ func TestFrozenTransactionReleasesTheEpochOnMariaDB(t *testing.T) {
 	// The frozen transaction is gone: its next statement fails.
 	require.Error(t, tx.Commit())
 }
+
+func TestRunsOfADeletedJobStayVisible(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		id, err := s.CreateJob(ctx, newJob("a", "gone", 0))
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 0, store.NewRun{JobID: id, ScheduledAt: 9, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		require.NoError(t, s.DeleteJob(ctx, id))
+		r, err := s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, "", r.JobName)
+		runs, err := s.ListRuns(ctx, store.RunFilter{JobID: id})
+		require.NoError(t, err)
+		require.Len(t, runs, 1)
+		pending, err := s.PendingRuns(ctx, 100, 10)
+		require.NoError(t, err)
+		require.Len(t, pending, 1, "a pending run of a deleted job is found (and then cancelled by the leader)")
+	})
+}

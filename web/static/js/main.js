@@ -1,0 +1,207 @@
+// shardjob console: boot, login, navigation, hash routing and the live
+// refresh loop. Pages live in ./pages/; each exports mount(root, ctx)
+// returning { refresh(), interval(), unmount() }.
+import { api, onUnauthorized, can, ApiError } from "./api.js";
+import { loadI18n, t, tOr, setLang, getLang, onLocaleChange, isUTC, setUTC, fmtTime } from "./i18n.js";
+import { h, tickTimes, hideTip, toast, emptyState, button, fill } from "./dom.js";
+import dashboard from "./pages/dashboard.js";
+import jobs from "./pages/jobs.js";
+import jobForm from "./pages/jobform.js";
+import jobDetail from "./pages/jobdetail.js";
+import runs from "./pages/runs.js";
+import runDetail from "./pages/rundetail.js";
+import failures from "./pages/failures.js";
+import executors from "./pages/executors.js";
+import alarms from "./pages/alarms.js";
+import cluster from "./pages/cluster.js";
+
+const routes = [
+  { re: /^dashboard$/, page: dashboard, nav: "dashboard" },
+  { re: /^jobs$/, page: jobs, nav: "jobs" },
+  { re: /^jobs\/new$/, page: jobForm, nav: "jobs", keys: [] },
+  { re: /^jobs\/(\d+)$/, page: jobDetail, nav: "jobs", keys: ["id"] },
+  { re: /^jobs\/(\d+)\/edit$/, page: jobForm, nav: "jobs", keys: ["id"] },
+  { re: /^runs$/, page: runs, nav: "runs" },
+  { re: /^runs\/(\d+)$/, page: runDetail, nav: "runs", keys: ["id"] },
+  { re: /^failures$/, page: failures, nav: "failures" },
+  { re: /^executors$/, page: executors, nav: "executors" },
+  { re: /^alarms$/, page: alarms, nav: "alarms" },
+  { re: /^cluster$/, page: cluster, nav: "cluster" },
+];
+const navItems = ["dashboard", "jobs", "runs", "failures", "executors", "alarms", "cluster"];
+
+const $ = id => document.getElementById(id);
+let me = null;
+let current = null; // { page instance, gen }
+let gen = 0;
+let timer = null;
+let lastOK = 0;
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query] = raw.split("?");
+  return { path: path || "dashboard", query: new URLSearchParams(query || "") };
+}
+
+function renderNav(active) {
+  fill($("nav"), ...navItems.map(n => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
+  $("logout").textContent = t("nav.logout");
+  fill($("who"), h("span", { class: "who-name" }, me ? me.username : ""), me ? h("span", { class: ["role", "role-" + me.role] }, tOr("role." + me.role, me.role)) : null);
+  $("lang-select").value = getLang();
+  $("lang-select").setAttribute("aria-label", t("nav.language"));
+  $("utc-toggle").checked = isUTC();
+  $("utc-toggle").parentElement.title = t("nav.utcHint");
+}
+
+function setLive(state) {
+  const live = $("live");
+  live.dataset.state = state;
+  $("live-text").textContent = state === "ok" ? t("live.updated", { time: fmtTime(lastOK) }) : state === "paused" ? t("live.paused") : t("live.error");
+}
+
+function schedule(g) {
+  clearTimeout(timer);
+  if (!current || g !== gen) return;
+  const ms = current.inst.interval ? current.inst.interval() : 5000;
+  if (!ms) return;
+  timer = setTimeout(() => refresh(g), ms);
+}
+
+async function refresh(g, first) {
+  if (!current || g !== gen) return;
+  if (document.visibilityState === "hidden" && !first) { setLive("paused"); return; }
+  try {
+    await current.inst.refresh();
+    if (g !== gen) return;
+    lastOK = Date.now();
+    setLive("ok");
+    current.root.classList.remove("is-loading");
+  } catch (e) {
+    if (g !== gen) return;
+    if (e instanceof ApiError && e.status === 401) return; // login shown
+    setLive("error");
+    if (first) {
+      current.root.classList.remove("is-loading");
+      fill(current.root, h("div", { class: "page-error" },
+        emptyState(e.status === 404 ? t("error.notFound") : t("error.loadFailed"), e.message),
+        button(t("common.back"), { onclick: () => history.back(), icon: "back" })));
+      return;
+    }
+  }
+  schedule(g);
+}
+
+function route() {
+  if (!me) return;
+  const { path, query } = parseHash();
+  const r = routes.find(x => x.re.test(path));
+  if (!r) { location.hash = "#/dashboard"; return; }
+  const m = path.match(r.re);
+  const params = {};
+  (r.keys || []).forEach((k, i) => { params[k] = m[i + 1]; });
+  if (current && current.inst.unmount) current.inst.unmount();
+  hideTip();
+  gen++;
+  const g = gen;
+  clearTimeout(timer);
+  renderNav(r.nav);
+  const root = h("div", { class: ["page", "page-" + r.nav, "is-loading"] });
+  fill($("view"), root);
+  window.scrollTo(0, 0);
+  const ctx = {
+    params, query, me,
+    can: need => can(me.role, need),
+    navigate: hash => { location.hash = hash; },
+    refreshNow: () => refresh(g),
+    isCurrent: () => g === gen,
+  };
+  const inst = r.page(root, ctx) || {};
+  current = { inst, root, gen: g };
+  document.title = t("nav." + r.nav) + " · shardjob";
+  refresh(g, true);
+}
+
+function showLogin(message) {
+  me = null;
+  gen++;
+  clearTimeout(timer);
+  if (current && current.inst.unmount) current.inst.unmount();
+  current = null;
+  $("boot").hidden = true;
+  $("app-view").hidden = true;
+  fill($("toasts"));
+  hideTip();
+  const view = $("login-view");
+  const err = h("p", { class: "login-error", id: "login-error", role: "alert" }, message || "");
+  const user = h("input", { name: "username", id: "login-user", autocomplete: "username", required: true, autofocus: true });
+  const pass = h("input", { name: "password", id: "login-pass", type: "password", autocomplete: "current-password", required: true });
+  const submit = h("button", { type: "submit", class: "btn btn-primary btn-block", id: "login-submit" }, t("login.submit"));
+  const form = h("form", { id: "login-form", class: "login-form" },
+    h("label", { class: "field" }, h("span", { class: "field-label" }, t("login.username")), user),
+    h("label", { class: "field" }, h("span", { class: "field-label" }, t("login.password")), pass),
+    err, submit);
+  form.addEventListener("submit", async ev => {
+    ev.preventDefault();
+    submit.disabled = true;
+    err.textContent = "";
+    try {
+      await api("POST", "/login", { username: user.value, password: pass.value });
+      await start();
+    } catch (e) {
+      err.textContent = e.status === 401 ? t("login.wrong") : e.message;
+      pass.select();
+    } finally { submit.disabled = false; }
+  });
+  const langs = h("div", { class: "login-langs" }, [["en", "English"], ["zh-CN", "简体中文"]].map(([l, label]) =>
+    h("button", { type: "button", class: ["link-btn", getLang() === l && "active"], onclick: () => { setLang(l); showLogin(err.textContent); } }, label)));
+  fill(view, h("div", { class: "login-card" },
+    h("div", { class: "login-brand" },
+      h("img", { src: "/ui/favicon.svg", alt: "", class: "login-logo" }),
+      h("div", {}, h("div", { class: "login-title" }, "shardjob"), h("div", { class: "login-sub" }, t("login.tagline")))),
+    h("h1", { class: "login-h" }, t("login.title")),
+    form, langs),
+    h("p", { class: "login-foot" }, t("login.foot")));
+  document.title = t("login.title") + " · shardjob";
+  view.hidden = false;
+  user.focus();
+}
+
+async function start() {
+  try {
+    me = await api("GET", "/me");
+  } catch (e) {
+    if (e.status === 401) return showLogin();
+    $("boot").hidden = true;
+    return showLogin(e.message);
+  }
+  $("boot").hidden = true;
+  $("login-view").hidden = true;
+  $("app-view").hidden = false;
+  if (!location.hash || location.hash === "#" || location.hash === "#/") history.replaceState(null, "", "#/dashboard");
+  route();
+}
+
+async function boot() {
+  await loadI18n();
+  onUnauthorized(() => { if (me) { showLogin(t("login.expired")); } });
+  $("logout").addEventListener("click", async () => {
+    await api("POST", "/logout").catch(() => {});
+    showLogin();
+  });
+  $("lang-select").addEventListener("change", ev => { setLang(ev.target.value); });
+  $("utc-toggle").addEventListener("change", ev => { setUTC(ev.target.checked); });
+  onLocaleChange(() => { if (me) route(); });
+  window.addEventListener("hashchange", route);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && current) refresh(gen);
+  });
+  setInterval(() => tickTimes(), 1000);
+  window.addEventListener("unhandledrejection", ev => {
+    const e = ev.reason;
+    if (e instanceof ApiError && e.status === 401) { ev.preventDefault(); return; }
+    if (e instanceof ApiError) { ev.preventDefault(); toast(e.message, "error"); }
+  });
+  await start();
+}
+
+boot();

@@ -1,0 +1,67 @@
+// Alarm events (missed fires, dead slots, ...), newest first, with paging.
+import { api, qs } from "../api.js";
+import { t, tOr } from "../i18n.js";
+import { h, pageHead, syncTable, absTime, relTime, emptyState, pill, button } from "../dom.js";
+
+let severity = "";
+
+export default function mount(root, ctx) {
+  const alarms = new Map();
+  let before = null;
+  let more = true;
+  const tbody = h("tbody");
+  const empty = h("div", { hidden: true }, emptyState(t("alarm.none"), t("alarm.noneSub")));
+  const sevSeg = h("div", { class: "segmented", id: "alarm-sev" }, ["", "critical", "warning", "info"].map(sv =>
+    h("button", { type: "button", class: sv === severity && "active", dataset: { sev: sv }, onclick: () => {
+      severity = sv;
+      sevSeg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.sev === sv));
+      render();
+    } }, sv ? t("severity." + sv) : t("alarm.all"))));
+  const moreBtn = button(t("runs.loadOlder"), { id: "alarms-more", onclick: () => loadOlder() });
+  const table = h("table", { class: "table", id: "alarms-table" },
+    h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.severity")), h("th", {}, t("col.kind")),
+      h("th", {}, t("col.job")), h("th", {}, t("col.run")), h("th", {}, t("col.message")), h("th", {}, t("col.raisedBy")))),
+    tbody);
+  root.append(pageHead(t("alarm.title"), t("alarm.sub")),
+    h("div", { class: "card" }, h("div", { class: "toolbar" }, sevSeg), h("div", { class: "table-wrap" }, table), empty, h("div", { class: "table-foot" }, moreBtn)));
+
+  function sevKind(sv) { return { critical: "bad", error: "bad", warning: "warn", warn: "warn" }[sv] || "info"; }
+
+  function render() {
+    const list = [...alarms.values()].filter(a => !severity || a.severity === severity || (severity === "warning" && a.severity === "warn")).sort((a, b) => b.id - a.id);
+    syncTable(tbody, list, a => a.id, [
+      { sig: a => a.at, cell: a => [absTime(a.at), h("div", { class: "sub-line" }, relTime(a.at))] },
+      { sig: a => a.severity, cell: a => pill(tOr("severity." + a.severity, a.severity), sevKind(a.severity)) },
+      { class: "mono", sig: a => a.kind, cell: a => a.kind },
+      { sig: a => a.job_id || "", cell: a => a.job_id ? h("a", { href: "#/jobs/" + a.job_id, class: "link" }, "#" + a.job_id) : "—" },
+      { sig: a => a.run_id || "", cell: a => a.run_id ? h("a", { href: "#/runs/" + a.run_id, class: "link" }, "#" + a.run_id) : "—" },
+      { class: "msg-cell", sig: a => a.message, cell: a => a.message },
+      { class: "mono muted", sig: a => a.raised_by, cell: a => a.raised_by },
+    ]);
+    table.hidden = !list.length;
+    empty.hidden = !!list.length;
+    moreBtn.hidden = !more || !alarms.size;
+  }
+
+  async function loadOlder() {
+    if (!before) return;
+    const res = await api("GET", "/alarms" + qs({ before }));
+    res.alarms.forEach(a => alarms.set(a.id, a));
+    more = res.alarms.length >= 200;
+    if (res.alarms.length) before = res.alarms[res.alarms.length - 1].id;
+    render();
+  }
+
+  async function refresh() {
+    const res = await api("GET", "/alarms");
+    if (!ctx.isCurrent()) return;
+    res.alarms.forEach(a => alarms.set(a.id, a));
+    if (before === null) {
+      more = res.alarms.length >= 200;
+      before = res.alarms.length ? res.alarms[res.alarms.length - 1].id : null;
+    }
+    render();
+  }
+
+  return { refresh, interval: () => 5000 };
+}

@@ -1,0 +1,83 @@
+// Cluster: the leader record (epoch, holder, since), the admin replicas
+// and a drawing of replicas and executor apps.
+import { api } from "../api.js";
+import { t, fmtNum, fmtDur } from "../i18n.js";
+import { h, s, pageHead, card, kv, syncTable, absTime, relTime, emptyState, pill, fill } from "../dom.js";
+
+export default function mount(root, ctx) {
+  const leaderBox = h("div", { id: "cluster-leader" });
+  const topo = h("div", { class: "topo-box", id: "cluster-topology" });
+  const tbody = h("tbody");
+  const membersErr = h("div", { class: "callout callout-bad", hidden: true });
+  root.append(pageHead(t("cluster.title"), t("cluster.sub")),
+    h("div", { class: "grid grid-detail" },
+      card(t("cluster.leader"), leaderBox),
+      card(t("cluster.topology"), topo)),
+    card(t("cluster.replicas"), [membersErr, h("div", { class: "table-wrap" }, h("table", { class: "table", id: "members-table" },
+      h("thead", {}, h("tr", {}, h("th", {}, t("col.replica")), h("th", {}, t("col.address")), h("th", {}, t("col.role")), h("th", {}, t("col.joined")), h("th", { class: "num" }, t("col.epoch")))),
+      tbody))], { flush: true }),
+    h("p", { class: "footnote" }, t("cluster.note")));
+
+  function drawTopology(members, execs) {
+    const apps = new Map();
+    for (const e of execs) {
+      if (e.state === "gone") continue;
+      const a = apps.get(e.app) || { online: 0, total: 0 };
+      a.total++; if (e.state === "online") a.online++;
+      apps.set(e.app, a);
+    }
+    const W = Math.max(320, topo.clientWidth || 520), H = 220;
+    const g = s("svg", { class: "chart topo", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    const ms = members.length ? members : [{ id: "?", leader: false }];
+    const appList = [...apps];
+    const mx = i => (W / (ms.length + 1)) * (i + 1);
+    const ax = i => (W / (appList.length + 1)) * (i + 1);
+    const dbY = 110;
+    g.append(s("text", { class: "axis", x: 8, y: 14 }, t("cluster.admins")), s("text", { class: "axis", x: 8, y: H - 50 }, t("cluster.execApps")));
+    ms.forEach((m, i) => g.append(s("line", { class: "topo-link", x1: mx(i), y1: 48, x2: W / 2, y2: dbY - 14 })));
+    appList.forEach((_, i) => g.append(s("line", { class: "topo-link dashed", x1: ax(i), y1: H - 36, x2: W / 2, y2: dbY + 14 })));
+    g.append(s("rect", { class: "topo-db", x: W / 2 - 60, y: dbY - 14, width: 120, height: 28, rx: 6 }),
+      s("text", { class: "topo-label", x: W / 2, y: dbY + 4, "text-anchor": "middle" }, t("cluster.platformDB")));
+    ms.forEach((m, i) => {
+      g.append(s("circle", { class: ["topo-node", m.leader && "leader"], cx: mx(i), cy: 36, r: 14 }));
+      if (m.leader) g.append(s("text", { class: "topo-star", x: mx(i), y: 41, "text-anchor": "middle" }, "★"));
+      g.append(s("text", { class: "topo-label", x: mx(i), y: 66, "text-anchor": "middle" }, String(m.id).slice(0, 18)));
+    });
+    appList.forEach(([app, a], i) => {
+      g.append(s("rect", { class: ["topo-app", a.online === 0 && "bad"], x: ax(i) - 44, y: H - 40, width: 88, height: 26, rx: 13 }),
+        s("text", { class: "topo-label", x: ax(i), y: H - 23, "text-anchor": "middle" }, `${app.slice(0, 10)} ${a.online}/${a.total}`));
+    });
+    if (!appList.length) g.append(s("text", { class: "axis", x: W / 2, y: H - 22, "text-anchor": "middle" }, t("exec.none")));
+    fill(topo, g);
+  }
+
+  async function refresh() {
+    const [c, ex] = await Promise.all([api("GET", "/cluster"), api("GET", "/executors")]);
+    if (!ctx.isCurrent()) return;
+    const members = c.members || [];
+    fill(leaderBox, 
+      h("div", { class: "leader-hero" }, h("span", { class: "leader-crown big" }, "★"),
+        h("div", {}, h("div", { class: "leader-name", id: "leader-holder" }, c.leader.holder || "—"),
+          h("div", { class: "muted" }, t("cluster.epochSince", { epoch: fmtNum(c.leader.epoch) }), " ", relTime(c.leader.since)))),
+      kv([
+        [t("col.epoch"), h("span", { class: "mono" }, String(c.leader.epoch))],
+        [t("cluster.holder"), c.leader.holder || "—"],
+        [t("cluster.since"), absTime(c.leader.since)],
+        [t("cluster.tenure"), fmtDur(Date.now() - Date.parse(c.leader.since))],
+        [t("cluster.replicaCount"), fmtNum(members.length)],
+      ]));
+    membersErr.hidden = !c.members_error;
+    membersErr.textContent = c.members_error || "";
+    syncTable(tbody, members, m => m.id, [
+      { class: "mono", sig: m => m.id, cell: m => m.id },
+      { class: "mono", sig: m => m.address || "", cell: m => m.address || "—" },
+      { sig: m => m.leader, cell: m => m.leader ? pill("★ " + t("cluster.roleLeader"), "ok") : pill(t("cluster.roleFollower")) },
+      { sig: m => m.since, cell: m => [absTime(m.since), h("div", { class: "sub-line" }, relTime(m.since))] },
+      { class: "num mono", sig: m => m.epoch, cell: m => m.leader ? String(m.epoch) : "—" },
+    ]);
+    if (!members.length) fill(tbody, h("tr", {}, h("td", { colspan: 5 }, emptyState(t("cluster.noMembers")))));
+    drawTopology(members, ex.executors);
+  }
+
+  return { refresh, interval: () => 5000 };
+}

@@ -1,0 +1,132 @@
+// Actions on one job shared by the job list and the job page: trigger
+// (with params and an optional backfill instant), pause/resume,
+// enable/disable and delete, each behind the role check of the caller.
+import { api } from "../api.js";
+import { t, isUTC, zoneLabel } from "../i18n.js";
+import { h, modal, confirmDialog, toast, icon } from "../dom.js";
+
+/** jobState is "enabled", "paused" or "disabled". */
+export function jobState(j) {
+  if (!j.enabled) return "disabled";
+  return j.paused ? "paused" : "enabled";
+}
+
+/** triggerDialog asks for params and triggers; navigates to the new run. */
+export async function triggerDialog(job, ctx) {
+  const params = h("textarea", { id: "trigger-params", name: "params", rows: 4, class: "mono", spellcheck: "false" });
+  params.value = job.params || "";
+  const backfill = h("input", { type: "checkbox", id: "trigger-backfill" });
+  const at = h("input", { type: "datetime-local", id: "trigger-at", step: 1, disabled: true });
+  backfill.addEventListener("change", () => { at.disabled = !backfill.checked; if (backfill.checked) at.focus(); });
+  const body = h("div", { class: "form-stack" },
+    h("p", { class: "muted" }, t("trigger.intro", { name: `${job.app}/${job.name}`, slots: job.slots })),
+    h("label", { class: "field" }, h("span", { class: "field-label" }, t("field.params")), params,
+      h("span", { class: "field-help" }, t("trigger.paramsHelp"))),
+    h("label", { class: "check" }, backfill, h("span", {}, t("trigger.backfill"))),
+    h("label", { class: "field" }, h("span", { class: "field-label" }, t("trigger.at", { zone: zoneLabel() })), at,
+      h("span", { class: "field-help" }, t("trigger.atHelp"))));
+  let result = null;
+  const v = await modal({
+    title: t("trigger.title"), body, id: "trigger-dialog",
+    actions: [
+      { label: t("common.cancel"), value: "cancel" },
+      { label: t("trigger.submit"), kind: "primary", value: "ok", submit: true },
+    ],
+    onSubmit: async () => {
+      const req = { params: params.value };
+      if (backfill.checked) {
+        if (!at.value) throw new Error(t("trigger.atRequired"));
+        const [d, tm] = at.value.split("T");
+        const [y, mo, da] = d.split("-").map(Number);
+        const [hh, mi, ss] = (tm + ":00:00").split(":").map(Number);
+        const when = isUTC() ? new Date(Date.UTC(y, mo - 1, da, hh, mi, ss || 0)) : new Date(y, mo - 1, da, hh, mi, ss || 0);
+        req.scheduled_at = when.toISOString();
+      }
+      result = await api("POST", `/jobs/${job.id}/trigger`, req);
+      return "ok";
+    },
+  });
+  if (v !== "ok" || !result) return null;
+  toast(result.created ? t("trigger.done", { id: result.run.id }) : t("trigger.exists", { id: result.run.id }), result.created ? "ok" : "info");
+  ctx.navigate("#/runs/" + result.run.id);
+  return result.run;
+}
+
+async function simple(job, action, okKey, after) {
+  try {
+    const j = await api("POST", `/jobs/${job.id}/${action}`);
+    toast(t(okKey, { name: job.name }));
+    if (after) after(j);
+  } catch (e) { toast(e.message, "error"); }
+}
+
+export const pauseJob = (job, after) => simple(job, "pause", "job.paused", after);
+export const resumeJob = (job, after) => simple(job, "resume", "job.resumed", after);
+export const enableJob = (job, after) => simple(job, "enable", "job.enabled", after);
+export const disableJob = (job, after) => simple(job, "disable", "job.disabled", after);
+
+/** deleteJob confirms and deletes. Returns true when deleted. */
+export async function deleteJob(job) {
+  const ok = await confirmDialog({
+    id: "delete-dialog",
+    title: t("job.deleteTitle"),
+    message: h("div", { class: "form-stack" },
+      h("p", {}, t("job.deleteConfirm", { name: `${job.app}/${job.name}` })),
+      h("p", { class: "callout callout-warn" }, t("job.deleteWarn"))),
+    confirmLabel: t("job.delete"), danger: true,
+    onConfirm: () => api("DELETE", `/jobs/${job.id}`),
+  });
+  if (ok) toast(t("job.deleted", { name: job.name }));
+  return ok;
+}
+
+/**
+ * actionButtons returns the buttons for a job: trigger, pause/resume and a
+ * menu with edit, enable/disable and delete. Empty for viewers.
+ */
+export function actionButtons(job, ctx, onChange, opts = {}) {
+  if (!ctx.can("operator")) return [];
+  const st = jobState(job);
+  const btn = (label, ic, cls, fn, name) => h("button", { type: "button", class: ["btn", "btn-sm", cls], dataset: { act: name }, onclick: ev => { ev.stopPropagation(); fn(ev.currentTarget); } }, icon(ic), h("span", {}, label));
+  const trig = btn(t("job.trigger"), "bolt", "btn-primary", () => triggerDialog(job, ctx), "trigger");
+  const pr = st === "paused"
+    ? btn(t("job.resume"), "play", "btn-secondary", () => resumeJob(job, onChange), "resume")
+    : btn(t("job.pause"), "pause", "btn-secondary", () => pauseJob(job, onChange), "pause");
+  if (st === "disabled") pr.disabled = true;
+  const items = [
+    h("a", { href: `#/jobs/${job.id}/edit`, class: "menu-item", dataset: { act: "edit" } }, icon("edit"), t("job.edit")),
+    st === "disabled"
+      ? h("button", { type: "button", class: "menu-item", dataset: { act: "enable" }, onclick: () => enableJob(job, onChange) }, icon("power"), t("job.enable"))
+      : h("button", { type: "button", class: "menu-item", dataset: { act: "disable" }, onclick: () => disableJob(job, onChange) }, icon("power"), t("job.disable")),
+    h("div", { class: "menu-sep" }),
+    h("button", { type: "button", class: "menu-item danger", dataset: { act: "delete" }, onclick: async () => { if (await deleteJob(job) && onChange) onChange(null); } }, icon("trash"), t("job.delete")),
+  ];
+  if (opts.inline) {
+    return [trig, pr,
+      h("a", { href: `#/jobs/${job.id}/edit`, class: "btn btn-sm btn-secondary", dataset: { act: "edit" } }, icon("edit"), h("span", {}, t("job.edit"))),
+      st === "disabled" ? btn(t("job.enable"), "power", "btn-secondary", () => enableJob(job, onChange), "enable") : btn(t("job.disable"), "power", "btn-secondary", () => disableJob(job, onChange), "disable"),
+      btn(t("job.delete"), "trash", "btn-danger-ghost", async () => { if (await deleteJob(job) && onChange) onChange(null); }, "delete")];
+  }
+  const pop = h("div", { class: "menu-pop" }, items);
+  const menu = h("details", { class: "menu" }, h("summary", { class: "btn btn-sm btn-secondary icon-only", "aria-label": t("common.more"), title: t("common.more") }, icon("more")), pop);
+  // The pop-up is fixed to the viewport so that a scrolling table does not
+  // clip it; it opens upwards when there is no room below.
+  menu.addEventListener("toggle", () => {
+    if (!menu.open) return;
+    const r = menu.getBoundingClientRect();
+    const ph = pop.offsetHeight || 120;
+    const below = r.bottom + 4 + ph < window.innerHeight;
+    pop.style.setProperty("top", (below ? r.bottom + 4 : r.top - 4 - ph) + "px");
+    pop.style.setProperty("left", Math.max(8, r.right - (pop.offsetWidth || 170)) + "px");
+  });
+  return [trig, pr, menu];
+}
+
+// Close open menus on outside click or Escape.
+document.addEventListener("click", ev => {
+  for (const d of document.querySelectorAll("details.menu[open]")) if (!d.contains(ev.target) || ev.target.closest(".menu-item")) d.open = false;
+});
+window.addEventListener("scroll", () => { for (const d of document.querySelectorAll("details.menu[open]")) d.open = false; }, true);
+document.addEventListener("keydown", ev => {
+  if (ev.key === "Escape") for (const d of document.querySelectorAll("details.menu[open]")) d.open = false;
+});

@@ -1,0 +1,134 @@
+// One job: definition, actions, next firings and its recent runs with a
+// duration chart.
+import { api } from "../api.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel } from "../i18n.js";
+import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
+import { durationBars } from "../charts.js";
+import { actionButtons, jobState } from "./jobactions.js";
+
+function runDuration(r) {
+  if (!r.started_at) return null;
+  return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
+}
+
+export default function mount(root, ctx) {
+  const id = Number(ctx.params.id);
+  let job = null;
+  let previewFor = "";
+  const title = h("h1", {});
+  const sub = h("div", { class: "page-sub" });
+  const actions = h("div", { class: "page-actions", id: "job-actions" });
+  const defBox = h("div");
+  const nextBox = h("div", { id: "job-next" });
+  const chart = h("div", { class: "chart-box", id: "chart-durations" });
+  const tbody = h("tbody");
+  const runsEmpty = h("div", { hidden: true }, emptyState(t("job.noRuns")));
+
+  root.append(
+    h("div", { class: "breadcrumbs" }, h("a", { href: "#/jobs" }, t("nav.jobs")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
+    h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
+    h("div", { class: "grid grid-detail" },
+      card(t("job.definition"), defBox),
+      card(t("job.nextFirings"), nextBox, { sub: t("job.nextSub") })),
+    card(t("job.recentRuns"), [chart,
+      h("div", { class: "table-wrap", id: "job-runs-wrap" }, h("table", { class: "table table-hover", id: "job-runs" },
+        h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.scheduled")), h("th", {}, t("col.trigger")),
+          h("th", {}, t("col.status")), h("th", {}, t("col.slots")), h("th", { class: "num" }, t("col.duration")), h("th", {}, t("col.error")))),
+        tbody)), runsEmpty], { flush: true, actions: h("a", { class: "link", href: `#/runs?job_id=${id}` }, t("common.viewAll")) }));
+
+  tbody.addEventListener("click", ev => {
+    const tr = ev.target.closest("tr");
+    if (tr && tr.dataset.key && !ev.target.closest("a")) ctx.navigate("#/runs/" + tr.dataset.key);
+  });
+
+  function renderJob() {
+    const st = jobState(job);
+    fill(title, h("span", { class: "app-tag app-tag-lg" }, job.app), job.name, " ",
+      pill(t("jobs.state." + st), { enabled: "ok", paused: "warn", disabled: "muted" }[st]));
+    sub.textContent = job.description || "";
+    document.getElementById("crumb").textContent = job.name;
+    fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }));
+    fill(defBox, kv([
+      [t("field.handler"), h("code", {}, job.handler)],
+      [t("field.cron"), h("span", {}, h("code", {}, job.cron), " ", h("span", { class: "muted" }, job.time_zone))],
+      [t("field.slots"), fmtNum(job.slots)],
+      [t("field.params"), job.params ? h("code", { class: "wrap" }, job.params) : "—"],
+      [t("field.slot_params"), job.slot_params ? h("code", { class: "wrap" }, job.slot_params) : "—"],
+      [t("field.misfire_policy"), `${tOr("misfire." + job.misfire_policy, job.misfire_policy)} · ${fmtDur(job.misfire_threshold_ms)}` + (job.misfire_policy === "catch_up" ? ` · ≤ ${job.max_catch_up}` : "")],
+      [t("field.overlap_policy"), tOr("overlap." + job.overlap_policy, job.overlap_policy)],
+      [t("field.timeout_ms"), job.timeout_ms ? fmtDur(job.timeout_ms) : t("job.noTimeout")],
+      [t("field.retry_max"), job.retry_max ? t("job.retries", { n: job.retry_max, backoff: fmtDur(job.retry_backoff_ms) }) : t("job.noRetry")],
+      [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
+      [t("col.nextFire"), st === "enabled" && job.next_fire_at ? [absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")] : "—"],
+      [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
+    ]));
+  }
+
+  async function renderNext() {
+    const key = job.cron + "|" + job.time_zone + "|" + job.version + "|" + st();
+    if (key === previewFor) return;
+    previewFor = key;
+    try {
+      const res = await api("POST", "/jobs/validate", {
+        app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, slots: job.slots,
+        slot_params: job.slot_params, misfire_policy: job.misfire_policy, overlap_policy: job.overlap_policy,
+      });
+      const next = (res.next || []).slice(0, 6);
+      fill(nextBox, 
+        st() !== "enabled" ? h("div", { class: "callout callout-warn" }, t("job.notFiring." + st())) : null,
+        res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
+        h("table", { class: "table table-compact" },
+          h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), h("th", {}, "UTC"), h("th", {}, ""))),
+          h("tbody", {}, next.map(f => [h("tr", {},
+            h("td", { class: "mono nowrap" }, f.local || fmtInZone(f.at, job.time_zone)),
+            h("td", { class: "mono nowrap muted" }, fmtInZone(f.at, "UTC")),
+            h("td", { class: "muted nowrap" }, fmtRel(f.at))),
+          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: 3 }, h("span", { class: "dst-note" }, "⚠ ", f.note))) : null]))));
+    } catch (e) {
+      fill(nextBox, h("div", { class: "callout callout-bad" }, e.message));
+    }
+  }
+  const st = () => jobState(job);
+
+  async function refresh() {
+    const [j, rs] = await Promise.all([api("GET", `/jobs/${id}`), api("GET", `/runs?job_id=${id}&limit=50`)]);
+    if (!ctx.isCurrent()) return;
+    job = j;
+    renderJob();
+    renderNext();
+    const runs = rs.runs;
+    const items = runs.slice(0, 60).reverse().map(r => ({
+      value: runDuration(r) || 0,
+      cls: "st-" + r.status,
+      href: "#/runs/" + r.id,
+      tip: () => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, `#${r.id} · ${fmtDateTime(r.scheduled_at)}`),
+        h("div", { class: "tip-row" }, t("col.status"), h("b", {}, badge(r.status, "badge-sm"))),
+        h("div", { class: "tip-row" }, t("col.duration"), h("b", {}, fmtDur(runDuration(r))))),
+    }));
+    durationBars(chart, items, { height: 110, yFormat: v => fmtDur(v), slots: 50 });
+    chart.hidden = !runs.length;
+    runsEmpty.hidden = !!runs.length;
+    document.getElementById("job-runs-wrap").hidden = !runs.length;
+    syncTable(tbody, runs, r => r.id, [
+      { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
+      { sig: r => r.scheduled_at, cell: r => absTime(r.scheduled_at) },
+      { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
+      { sig: r => r.status, cell: r => badge(r.status) },
+      { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
+      { class: "num", sig: r => r.status + r.started_at + r.finished_at, cell: r => fmtDur(runDuration(r)) },
+      { class: "error-cell", sig: r => r.error || "", cell: r => r.error ? h("span", { title: r.error }, r.error) : "" },
+    ]);
+  }
+
+  return { refresh, interval: () => 4000 };
+}
+
+/** slotBar draws succeeded / failed / remaining slots of a run. */
+export function slotBar(r) {
+  const total = Math.max(1, r.slots);
+  const ok = h("span", { class: "sb-ok" }), bad = h("span", { class: "sb-fail" });
+  ok.style.setProperty("width", (100 * r.slots_succeeded / total).toFixed(2) + "%");
+  bad.style.setProperty("width", (100 * r.slots_failed / total).toFixed(2) + "%");
+  return h("div", { class: "slotbar-wrap", title: `${r.slots_succeeded} ✓ · ${r.slots_failed} ✗ · ${r.slots}` },
+    h("div", { class: "slotbar" }, ok, bad), h("span", { class: "slotbar-text" }, `${r.slots_succeeded + r.slots_failed}/${r.slots}`));
+}

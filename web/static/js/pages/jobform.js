@@ -1,0 +1,292 @@
+// Create / edit a job, with live validation: every change is sent
+// (debounced) to POST /jobs/validate; field errors appear next to their
+// fields and the next firings are previewed in the job's zone and in UTC,
+// with the daylight-saving notes of the schedule package.
+import { api } from "../api.js";
+import { t, fmtInZone, fmtRel, fmtWeekday } from "../i18n.js";
+import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
+
+const drafts = new Map(); // "new" or job id → field values, kept across a language switch
+
+const NUMERIC = ["slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms"];
+const PRESETS = [
+  ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
+  ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
+];
+const SCHEDULE_FIELDS = new Set(["cron", "time_zone"]);
+
+function zones() {
+  try { return Intl.supportedValuesOf("timeZone"); } catch { return ["UTC", "Europe/Berlin", "Asia/Shanghai", "America/New_York"]; }
+}
+function browserZone() {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch { return "UTC"; }
+}
+
+export default function mount(root, ctx) {
+  const id = ctx.params.id ? Number(ctx.params.id) : 0;
+  const key = id ? String(id) : "new";
+  let job = null;
+  let seq = 0;
+  let submitted = false;
+  const touched = new Set();
+  const inputs = {};
+  const errs = {};
+
+  if (!ctx.can("operator")) {
+    root.append(pageHead(id ? t("form.editTitle") : t("form.newTitle")), h("div", { class: "callout callout-warn", id: "form-forbidden" }, t("form.forbidden")));
+    return { refresh: async () => {}, interval: () => 0 };
+  }
+
+  function input(name, attrs = {}) {
+    const el = attrs.tag === "textarea" ? h("textarea", { id: "f-" + name, name, rows: attrs.rows || 3, spellcheck: "false", class: attrs.class })
+      : attrs.tag === "select" ? h("select", { id: "f-" + name, name }, attrs.options.map(([v, l]) => h("option", { value: v }, l)))
+        : h("input", { id: "f-" + name, name, type: attrs.type || "text", autocomplete: "off", spellcheck: "false", class: attrs.class, placeholder: attrs.placeholder, min: attrs.min, max: attrs.max, list: attrs.list, step: attrs.step });
+    inputs[name] = el;
+    return el;
+  }
+  function field(name, label, el, help, opts = {}) {
+    const err = h("div", { class: "field-error", "data-error-for": name, id: "err-" + name, role: "alert" });
+    errs[name] = err;
+    return h("div", { class: ["field", opts.wide && "span-2"], dataset: { field: name } },
+      h("label", { class: "field-label", for: el.id }, label, opts.required ? h("span", { class: "req" }, " *") : null),
+      opts.suffix ? h("div", { class: "input-group" }, el, h("span", { class: "suffix" }, opts.suffix)) : el,
+      err, help ? h("div", { class: "field-help" }, help) : null);
+  }
+
+  const zoneList = h("datalist", { id: "tz-list" }, ["UTC", ...zones().filter(z => z !== "UTC")].map(z => h("option", { value: z })));
+  const enabled = h("input", { type: "checkbox", id: "f-enabled", name: "enabled" });
+  const presets = h("div", { class: "chips" }, PRESETS.map(([expr, k]) => h("button", { type: "button", class: "chip", title: expr, onclick: () => {
+    inputs.cron.value = expr; touched.add("cron"); changed(); inputs.cron.focus();
+  } }, t(k))));
+
+  const banner = h("div", { class: "callout callout-bad", id: "form-error", hidden: true });
+  const draftNote = h("div", { class: "callout callout-info", id: "draft-note", hidden: true }, t("form.draftRestored"), " ",
+    button(t("form.discardDraft"), { size: "sm", onclick: async () => {
+      drafts.delete(key);
+      touched.clear();
+      submitted = false;
+      draftNote.hidden = true;
+      await load(true);
+    } }));
+  const saveBtn = h("button", { type: "submit", class: "btn btn-primary", id: "job-save" }, icon(id ? "edit" : "plus"), h("span", {}, id ? t("form.save") : t("form.create")));
+  const cancelBtn = h("a", { href: id ? "#/jobs/" + id : "#/jobs", class: "btn btn-secondary", id: "job-cancel", onclick: () => drafts.delete(key) }, t("common.cancel"));
+
+  const form = h("form", { id: "job-form", class: "job-form", novalidate: true },
+    draftNote, banner,
+    card(t("form.identity"), h("div", { class: "form-grid" },
+      field("app", t("field.app"), input("app", { placeholder: "billing" }), t("help.app"), { required: true }),
+      field("name", t("field.name"), input("name", { placeholder: "nightly-settlement" }), t("help.name"), { required: true }),
+      field("description", t("field.description"), input("description", { tag: "textarea", rows: 2 }), null, { wide: true }))),
+    card(t("form.schedule"), h("div", { class: "form-grid" },
+      field("cron", t("field.cron"), input("cron", { class: "mono", placeholder: "0 3 * * *" }), [t("help.cron"), presets], { required: true, wide: true }),
+      field("time_zone", t("field.time_zone"), input("time_zone", { list: "tz-list", placeholder: "Europe/Berlin" }), t("help.time_zone")),
+      field("misfire_policy", t("field.misfire_policy"), input("misfire_policy", { tag: "select", options: [["run_once", t("misfire.run_once")], ["skip", t("misfire.skip")], ["catch_up", t("misfire.catch_up")]] }), t("help.misfire_policy")),
+      field("misfire_threshold_ms", t("field.misfire_threshold_ms"), input("misfire_threshold_ms", { type: "number", min: 1000, placeholder: "60000" }), null, { suffix: "ms" }),
+      field("max_catch_up", t("field.max_catch_up"), input("max_catch_up", { type: "number", min: 1, max: 1000, placeholder: "10" }), t("help.max_catch_up")),
+      field("overlap_policy", t("field.overlap_policy"), input("overlap_policy", { tag: "select", options: [["allow", t("overlap.allow")], ["skip", t("overlap.skip")], ["queue", t("overlap.queue")], ["replace", t("overlap.replace")]] }), t("help.overlap_policy")),
+      zoneList)),
+    card(t("form.execution"), h("div", { class: "form-grid" },
+      field("handler", t("field.handler"), input("handler", { class: "mono", placeholder: "demo.hello" }), t("help.handler"), { required: true }),
+      field("slots", t("field.slots"), input("slots", { type: "number", min: 1, max: 1024, placeholder: "1" }), t("help.slots")),
+      field("params", t("field.params"), input("params", { tag: "textarea", rows: 2, class: "mono" }), t("help.params"), { wide: true }),
+      field("slot_params", t("field.slot_params"), input("slot_params", { class: "mono", placeholder: "0=Beijing,1=Shanghai" }), t("help.slot_params"), { wide: true }),
+      field("timeout_ms", t("field.timeout_ms"), input("timeout_ms", { type: "number", min: 0, placeholder: "0" }), t("help.timeout_ms"), { suffix: "ms" }),
+      field("retry_max", t("field.retry_max"), input("retry_max", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.retry_max")),
+      field("retry_backoff_ms", t("field.retry_backoff_ms"), input("retry_backoff_ms", { type: "number", min: 1, placeholder: "1000" }), null, { suffix: "ms" }),
+      field("child_job_ids", t("field.child_job_ids"), input("child_job_ids", { placeholder: "12, 15" }), t("help.child_job_ids")),
+      id ? null : h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))))),
+    h("div", { class: "form-actions" }, cancelBtn, saveBtn));
+
+  // Preview panel.
+  const pvState = h("div", { class: "pv-state", id: "pv-state", dataset: { state: "idle" } });
+  const pvResolved = h("div", { class: "pv-resolved", id: "pv-resolved" });
+  const pvBody = h("div", { class: "pv-body", id: "preview" });
+  const preview = card(t("form.preview"), [pvState, pvResolved, pvBody], { class: "preview-card", sub: t("form.previewSub") });
+
+  root.append(
+    pageHead(id ? t("form.editTitle") : t("form.newTitle"), id ? null : t("form.newSub")),
+    h("div", { class: "form-layout" }, form, h("aside", { class: "form-aside" }, preview)));
+
+  function values() {
+    const v = {};
+    for (const [k, el] of Object.entries(inputs)) v[k] = el.value;
+    v.enabled = enabled.checked;
+    return v;
+  }
+  function setValues(v) {
+    for (const [k, el] of Object.entries(inputs)) if (v[k] !== undefined && v[k] !== null) el.value = String(v[k]);
+    enabled.checked = v.enabled !== false;
+  }
+
+  /** spec builds the API body; client-side errors are returned separately. */
+  function spec() {
+    const v = values();
+    const out = {
+      app: v.app.trim(), name: v.name.trim(), description: v.description, handler: v.handler.trim(), cron: v.cron.trim(),
+      time_zone: v.time_zone.trim(), slot_params: v.slot_params, params: v.params,
+      misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy,
+    };
+    const local = {};
+    for (const k of NUMERIC) {
+      const raw = String(v[k]).trim();
+      if (raw === "") { out[k] = 0; continue; }
+      const n = Number(raw);
+      if (!Number.isInteger(n)) { local[k] = t("form.err.integer"); out[k] = 0; } else out[k] = n;
+    }
+    const ids = v.child_job_ids.split(/[\s,]+/).filter(Boolean);
+    out.child_job_ids = [];
+    for (const s of ids) {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n <= 0) local.child_job_ids = t("form.err.ids"); else out.child_job_ids.push(n);
+    }
+    if (id) { out.version = job ? job.version : 0; out.enabled = job ? job.enabled : true; } else out.enabled = v.enabled;
+    return { body: out, local };
+  }
+
+  function showErrors(fields) {
+    for (const [k, el] of Object.entries(errs)) {
+      const msg = fields[k];
+      const show = msg && (submitted || touched.has(k) || SCHEDULE_FIELDS.has(k) && (inputs[k].value.trim() !== ""));
+      el.textContent = show ? msg : "";
+      el.closest(".field").classList.toggle("has-error", !!show);
+    }
+  }
+
+  function renderPreview(res, note) {
+    fill(pvResolved);
+    if (res.resolved && res.resolved !== inputs.cron.value.trim()) {
+      pvResolved.append(h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved));
+    }
+    const zone = inputs.time_zone.value.trim() || "UTC";
+    const next = res.next || [];
+    if (!next.length) { fill(pvBody, h("div", { class: "empty-sub" }, t("form.noFirings"))); return; }
+    fill(pvBody,
+      note ? h("div", { class: "callout callout-info" }, note) : null,
+      h("table", { class: "table table-compact pv-table", id: "preview-table" },
+        h("thead", {}, h("tr", {}, h("th", { class: "num" }, "#"), h("th", {}, t("form.inZone", { zone }), h("span", { class: "th-sub" }, " / UTC")), h("th", { class: "num" }, ""))),
+        h("tbody", {}, next.map((f, i) => [
+          h("tr", { class: f.note ? "has-note" : "" },
+            h("td", { class: "num muted" }, String(i + 1)),
+            h("td", {},
+              h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, zone)), f.local || fmtInZone(f.at, zone)),
+              h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC"))),
+            h("td", { class: "num muted nowrap" }, fmtRel(f.at))),
+          f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 }, h("span", { class: "dst-note" }, "⚠ ", t("form.dst"), ": ", f.note))) : null,
+        ]))));
+  }
+
+  function setState(state, text) {
+    pvState.dataset.state = state;
+    fill(pvState, h("span", { class: "pv-dot" }), text);
+  }
+
+  async function validate() {
+    const my = ++seq;
+    const { body, local } = spec();
+    if (touched.size) drafts.set(key, values());
+    if (!body.cron) {
+      showErrors(local);
+      setState("idle", t("form.enterCron"));
+      fill(pvResolved);
+      fill(pvBody);
+      return;
+    }
+    setState("checking", t("form.checking"));
+    try {
+      const res = await api("POST", "/jobs/validate", body);
+      if (my !== seq) return;
+      showErrors(local);
+      setState(Object.keys(local).length ? "invalid" : "valid", Object.keys(local).length ? t("form.invalid") : t("form.valid"));
+      renderPreview(res);
+    } catch (e) {
+      if (my !== seq) return;
+      const fields = { ...e.fields, ...local };
+      showErrors(fields);
+      if (e.status !== 400) { setState("invalid", e.message); return; }
+      const scheduleBad = Object.keys(fields).some(k => SCHEDULE_FIELDS.has(k));
+      if (scheduleBad) {
+        setState("invalid", t("form.scheduleInvalid"));
+        fill(pvResolved);
+        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone));
+        return;
+      }
+      // The schedule is fine but another field is not: preview the schedule
+      // with placeholders for the fields in error (H depends on app/name).
+      const alt = { ...body };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "" };
+      for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
+      try {
+        const res = await api("POST", "/jobs/validate", alt);
+        if (my !== seq) return;
+        setState("partial", t("form.otherInvalid"));
+        renderPreview(res, /\bH\b/.test(body.cron) && (fields.app || fields.name) ? t("form.hNote") : null);
+      } catch {
+        if (my !== seq) return;
+        setState("invalid", t("form.invalid"));
+      }
+    }
+  }
+  const changed = debounce(validate, 300);
+
+  form.addEventListener("input", ev => {
+    if (ev.target.name) touched.add(ev.target.name);
+    banner.hidden = true;
+    changed();
+  });
+  form.addEventListener("change", () => changed());
+
+  form.addEventListener("submit", async ev => {
+    ev.preventDefault();
+    submitted = true;
+    changed.cancel();
+    const { body, local } = spec();
+    if (Object.keys(local).length) { showErrors(local); focusFirstError(); return; }
+    saveBtn.disabled = true;
+    banner.hidden = true;
+    try {
+      const j = id ? await api("PUT", `/jobs/${id}`, body) : await api("POST", "/jobs", body);
+      drafts.delete(key);
+      toast(id ? t("form.saved", { name: j.name }) : t("form.created", { name: j.name }));
+      ctx.navigate("#/jobs/" + j.id);
+    } catch (e) {
+      showErrors({ ...e.fields });
+      fill(banner, h("strong", {}, e.status === 409 && !Object.keys(e.fields).length ? t("form.conflict") : t("form.saveFailed")), " ", e.message);
+      if (e.status === 409 && id && !Object.keys(e.fields).length) {
+        banner.append(" ", button(t("form.reload"), { size: "sm", onclick: async () => { drafts.delete(key); job = null; await load(true); banner.hidden = true; } }));
+      }
+      banner.hidden = false;
+      focusFirstError();
+    } finally { saveBtn.disabled = false; }
+  });
+
+  function focusFirstError() {
+    const f = form.querySelector(".field.has-error input, .field.has-error textarea, .field.has-error select");
+    if (f) { f.focus(); f.scrollIntoView({ block: "center" }); } else banner.scrollIntoView({ block: "center" });
+  }
+
+  async function load(force) {
+    if (id) {
+      job = await api("GET", `/jobs/${id}`);
+      const d = !force && drafts.get(key);
+      setValues(d || { ...job, child_job_ids: (job.child_job_ids || []).join(", ") });
+      if (d) for (const k of Object.keys(inputs)) touched.add(k);
+      draftNote.hidden = !d;
+      inputs.app.readOnly = true;
+      inputs.name.readOnly = true;
+      root.querySelector(".page-sub")?.remove();
+      root.querySelector(".page-title").append(h("div", { class: "page-sub" }, `${job.app}/${job.name} · v${job.version}`));
+    } else {
+      const d = !force && drafts.get(key);
+      draftNote.hidden = !d;
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", child_job_ids: "" });
+      if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
+    }
+    await validate();
+  }
+
+  let loaded = false;
+  return {
+    refresh: async () => { if (!loaded) { loaded = true; await load(); } },
+    interval: () => 0,
+  };
+}

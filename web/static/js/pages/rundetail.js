@@ -1,0 +1,410 @@
+// One run: status, progress, timeline, the grid of all its slots coloured
+// by status or by duration, per-slot details on hover and click, the
+// executors that ran it, failed slots, cancel and retry.
+import { api } from "../api.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel } from "../i18n.js";
+import { h, s, card, badge, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
+
+const ACTIVE = new Set(["pending", "running"]);
+const HEAT = [[254, 243, 199], [252, 211, 77], [249, 115, 22], [220, 38, 38], [127, 29, 29]];
+let savedMode = "status";
+
+function heat(x) {
+  x = Math.max(0, Math.min(1, x)) * (HEAT.length - 1);
+  const i = Math.min(HEAT.length - 2, Math.floor(x)), f = x - i;
+  const c = HEAT[i].map((v, k) => Math.round(v + (HEAT[i + 1][k] - v) * f));
+  return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+}
+
+function dur(a, now) {
+  if (!a || !a.started_at) return null;
+  // Start and finish can come from different clocks (executor, database):
+  // never show a negative duration.
+  return Math.max(0, (a.finished_at ? Date.parse(a.finished_at) : now) - Date.parse(a.started_at));
+}
+
+export default function mount(root, ctx) {
+  const id = Number(ctx.params.id);
+  let data = null;
+  let execs = new Map();
+  let execsAt = 0;
+  let mode = savedMode;
+  let selected = null;
+  let cells = [];
+  let bySlot = new Map(); // slot → attempts (newest first)
+  let current = new Map(); // slot → current attempt
+
+  const statusEl = h("span", { id: "run-status" });
+  const title = h("h1", {}, t("run.title", { id }), " ", statusEl);
+  const sub = h("div", { class: "page-sub" });
+  const actions = h("div", { class: "page-actions", id: "run-actions" });
+  const progressBox = h("div", { id: "run-progress" });
+  const recordsBox = h("div", { id: "run-records" });
+  const timingBox = h("div", { id: "run-timing" });
+  const timeline = h("div", { class: "timeline-box", id: "run-timeline" });
+  const grid = h("div", { class: "slot-grid", id: "slot-grid", role: "grid", tabindex: "0", "aria-label": t("run.slots") });
+  const gridLegend = h("div", { class: "legend", id: "grid-legend" });
+  const modeSeg = h("div", { class: "segmented", id: "grid-mode" }, ["status", "duration"].map(m =>
+    h("button", { type: "button", class: m === mode && "active", dataset: { mode: m }, onclick: () => {
+      mode = savedMode = m;
+      modeSeg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.mode === m));
+      paintGrid();
+    } }, t("run.mode." + m))));
+  const slotPanel = h("div", { class: "slot-panel", id: "slot-panel" });
+  const execBody = h("tbody");
+  const failBox = h("div", { id: "run-failures" });
+  const errorBanner = h("div", { class: "callout callout-bad", id: "run-error", hidden: true });
+
+  root.append(
+    h("div", { class: "breadcrumbs" }, h("a", { href: "#/runs" }, t("nav.runs")), h("span", {}, "/"), h("span", {}, "#" + id)),
+    h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
+    errorBanner,
+    h("div", { class: "grid grid-3" },
+      card(t("run.progress"), progressBox),
+      card(t("run.records"), recordsBox),
+      card(t("run.timing"), timingBox)),
+    card(t("run.timeline"), timeline, { sub: t("run.timelineSub") }),
+    h("div", { class: "grid grid-slots" },
+      card(t("run.slots"), [h("div", { class: "grid-toolbar" }, gridLegend, h("div", { class: "spacer" }), modeSeg), grid], { id: "slots-card", sub: t("run.slotsSub") }),
+      card(t("run.slotDetail"), slotPanel, { class: "slot-side" })),
+    h("div", { class: "grid grid-detail" },
+      card(t("run.executors"), h("div", { class: "table-wrap" }, h("table", { class: "table table-compact", id: "run-executors" },
+        h("thead", {}, h("tr", {}, h("th", {}, t("col.executor")), h("th", { class: "num" }, t("col.slots")), h("th", { class: "num" }, t("status.succeeded")),
+          h("th", { class: "num" }, t("status.failed")), h("th", { class: "num" }, t("run.active")), h("th", { class: "num" }, t("run.processed")), h("th", { class: "num" }, t("run.busy")))),
+        execBody)), { flush: true }),
+      card(t("run.failedSlots"), failBox, { flush: true })));
+
+  fill(slotPanel, emptyState(t("run.pickSlot"), t("run.pickSlotSub")));
+
+  // Slot grid interaction: one listener for all cells.
+  grid.addEventListener("mouseover", ev => {
+    const c = ev.target.closest(".cell");
+    if (!c) return;
+    const slot = Number(c.dataset.slot);
+    showTip(c, slotTip(slot), ev.clientX, ev.clientY);
+  });
+  grid.addEventListener("mousemove", ev => {
+    const c = ev.target.closest(".cell");
+    if (c) showTip(c, slotTip(Number(c.dataset.slot)), ev.clientX, ev.clientY);
+  });
+  grid.addEventListener("mouseleave", () => hideTip());
+  grid.addEventListener("click", ev => {
+    const c = ev.target.closest(".cell");
+    if (!c) return;
+    select(Number(c.dataset.slot));
+  });
+  grid.addEventListener("keydown", ev => {
+    if (selected === null) return;
+    const cols = Math.max(1, Math.round(grid.clientWidth / (cells[0]?.offsetWidth || 20)));
+    const step = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols }[ev.key];
+    if (!step) return;
+    ev.preventDefault();
+    const n = Math.max(0, Math.min(cells.length - 1, selected + step));
+    select(n);
+    cells[n].focus();
+  });
+
+  function select(slot) {
+    selected = slot;
+    cells.forEach((c, i) => c.classList.toggle("selected", i === slot));
+    renderSlotPanel();
+  }
+
+  function execLabel(eid) {
+    if (eid == null) return "—";
+    const e = execs.get(eid);
+    return e ? `${e.instance_id}` : `#${eid}`;
+  }
+
+  function slotTip(slot) {
+    const a = current.get(slot);
+    const now = Date.now();
+    const rows = [h("div", { class: "tip-title" }, t("run.slotN", { n: slot }), " ", badge(a ? a.status : "unassigned", "badge-sm"))];
+    if (a) {
+      rows.push(
+        h("div", { class: "tip-row" }, t("col.executor"), h("b", {}, execLabel(a.executor_id))),
+        h("div", { class: "tip-row" }, t("run.attempt"), h("b", {}, `${a.attempt} · token ${a.token}`)),
+        h("div", { class: "tip-row" }, t("col.duration"), h("b", {}, fmtDur(dur(a, now)))),
+        h("div", { class: "tip-row" }, t("run.recordsShort"), h("b", {}, `${fmtNum(a.processed)} / ${fmtNum(a.skipped)} / ${fmtNum(a.failed)} / ${fmtNum(a.uncertain)}`)));
+      if (a.error) rows.push(h("div", { class: "tip-error" }, a.error.length > 300 ? a.error.slice(0, 300) + "…" : a.error));
+    } else rows.push(h("div", { class: "tip-row muted" }, t("run.notAssigned")));
+    return h("div", { class: "tip-body" }, rows);
+  }
+
+  function renderSlotPanel() {
+    if (selected === null || !data) return;
+    const list = bySlot.get(selected) || [];
+    const now = Date.now();
+    const a = current.get(selected);
+    fill(slotPanel, 
+      h("div", { class: "slot-head" }, h("h4", {}, t("run.slotN", { n: selected })), badge(a ? a.status : "unassigned")),
+      a ? kv([
+        [t("col.executor"), a.executor_id != null ? h("span", { title: execs.get(a.executor_id)?.address || "" }, execLabel(a.executor_id)) : "—"],
+        [t("run.attempt"), `${a.attempt} (token ${a.token})`],
+        [t("run.started"), a.started_at ? h("span", { title: fmtDateTime(a.started_at) }, fmtTime(a.started_at, true)) : "—"],
+        [t("run.finished"), a.finished_at ? h("span", { title: fmtDateTime(a.finished_at) }, fmtTime(a.finished_at, true)) : "—"],
+        [t("col.duration"), fmtDur(dur(a, now))],
+        [t("run.processed"), fmtNum(a.processed)],
+        [t("run.skipped"), fmtNum(a.skipped)],
+        [t("run.failedRecords"), fmtNum(a.failed)],
+        [t("run.uncertain"), fmtNum(a.uncertain)],
+      ], "kv-compact") : h("p", { class: "muted" }, t("run.notAssigned")),
+      a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, a.error) : null,
+      list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
+        h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
+          h("tbody", {}, list.map(x => h("tr", { title: x.error || "" }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
+            h("td", {}, badge(x.status, "badge-sm")), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
+  }
+
+  function buildGrid(n) {
+    grid.classList.remove("grid-lg", "grid-md", "grid-sm");
+    grid.classList.add(n <= 64 ? "grid-lg" : n <= 256 ? "grid-md" : "grid-sm");
+    cells = Array.from({ length: n }, (_, i) => h("div", { class: "cell", role: "gridcell", tabindex: "-1", dataset: { slot: i } }, n <= 64 ? String(i) : null));
+    fill(grid, ...cells);
+  }
+
+  function paintGrid() {
+    if (!data) return;
+    const now = Date.now();
+    let max = 0, min = Infinity;
+    for (const a of current.values()) { const d = dur(a, now); if (d != null) { max = Math.max(max, d); min = Math.min(min, d); } }
+    const span = Math.max(1, max - (min === Infinity ? 0 : min));
+    cells.forEach((c, i) => {
+      const a = current.get(i);
+      const st = a ? a.status : "unassigned";
+      const cls = "cell s-" + st + (i === selected ? " selected" : "") + (mode === "duration" ? " heat" : "");
+      if (c.className !== cls) c.className = cls;
+      c.dataset.status = st;
+      const d = dur(a, now);
+      if (mode === "duration" && d != null) {
+        const x = (d - (min === Infinity ? 0 : min)) / span;
+        c.style.setProperty("background-color", heat(x));
+        c.style.setProperty("color", x > 0.55 ? "rgba(255, 255, 255, .92)" : "rgba(15, 23, 42, .7)");
+      } else {
+        c.style.removeProperty("background-color");
+        c.style.removeProperty("color");
+      }
+    });
+    if (mode === "status") {
+      const counts = {};
+      for (let i = 0; i < cells.length; i++) { const st = current.get(i)?.status || "unassigned"; counts[st] = (counts[st] || 0) + 1; }
+      fill(gridLegend, ...["succeeded", "running", "assigned", "failed", "cancelled", "lost", "moved", "unassigned"].filter(k => counts[k])
+        .map(k => h("span", { class: "legend-item" }, h("span", { class: ["swatch", "s-" + k] }), stLabel(k), h("b", {}, fmtNum(counts[k])))));
+    } else {
+      const bar = h("span", { class: "heat-bar" });
+      fill(gridLegend, h("span", { class: "legend-item" }, fmtDur(min === Infinity ? 0 : min)), bar, h("span", { class: "legend-item" }, fmtDur(max)));
+    }
+  }
+
+  function renderHeader(r) {
+    fill(statusEl, badge(r.status, "badge-lg"));
+    statusEl.dataset.status = r.status;
+    fill(sub, h("a", { href: "#/jobs/" + r.job_id, class: "link" }, `${r.app}/${r.job_name}`), " · ", tOr("trigger." + r.trigger, r.trigger),
+      " · ", t("run.epoch", { epoch: r.epoch }), r.parent_run_id ? [" · ", h("a", { href: "#/runs/" + r.parent_run_id, class: "link" }, t("run.parent", { id: r.parent_run_id }))] : null);
+    const btns = [];
+    if (ctx.can("operator")) {
+      if (ACTIVE.has(r.status)) {
+        btns.push(h("button", { type: "button", class: "btn btn-danger-ghost", id: "run-cancel", onclick: () => cancelRun() }, icon("stop"), h("span", {}, t("run.cancel"))));
+      } else {
+        const retryable = [...current.values()].filter(a => a.status === "failed" || a.status === "cancelled").length;
+        if (retryable) btns.push(h("button", { type: "button", class: "btn btn-primary", id: "run-retry", onclick: ev => retry(ev.currentTarget) }, icon("retry"), h("span", {}, t("run.retry", { n: retryable }))));
+      }
+    }
+    btns.push(h("a", { class: "btn btn-secondary", href: "#/jobs/" + r.job_id }, t("run.openJob")));
+    const sig = btns.map(b => b.id + b.textContent).join("|");
+    if (actions.dataset.sig !== sig) { fill(actions, ...btns); actions.dataset.sig = sig; }
+    errorBanner.hidden = !r.error;
+    errorBanner.textContent = r.error || "";
+  }
+
+  function renderSummary(r) {
+    const now = Date.now();
+    const counts = { succeeded: 0, failed: 0, running: 0, assigned: 0, other: 0 };
+    const rec = { processed: 0, skipped: 0, failed: 0, uncertain: 0 };
+    for (const a of current.values()) {
+      if (a.status in counts) counts[a.status]++; else counts.other++;
+      rec.processed += a.processed; rec.skipped += a.skipped; rec.failed += a.failed; rec.uncertain += a.uncertain;
+    }
+    const total = Math.max(1, r.slots);
+    const done = counts.succeeded + counts.failed + counts.other;
+    const waiting = Math.max(0, r.slots - current.size);
+    const bar = h("div", { class: "progress", id: "run-progress-bar" });
+    for (const [k, cls] of [["succeeded", "p-ok"], ["failed", "p-fail"], ["other", "p-other"], ["running", "p-run"], ["assigned", "p-assigned"]]) {
+      if (!counts[k]) continue;
+      const seg = h("span", { class: cls });
+      seg.style.setProperty("width", (100 * counts[k] / total).toFixed(3) + "%");
+      bar.append(seg);
+    }
+    fill(progressBox, 
+      h("div", { class: "big-num" }, `${Math.floor(100 * done / total)}%`, h("span", { class: "big-sub" }, t("run.slotsDone", { done: fmtNum(done), total: fmtNum(r.slots) }))),
+      bar,
+      h("div", { class: "progress-legend" },
+        h("span", {}, h("i", { class: "swatch p-ok" }), t("status.succeeded"), " ", h("b", {}, fmtNum(counts.succeeded))),
+        h("span", {}, h("i", { class: "swatch p-fail" }), t("status.failed"), " ", h("b", {}, fmtNum(counts.failed))),
+        h("span", {}, h("i", { class: "swatch p-run" }), t("status.running"), " ", h("b", {}, fmtNum(counts.running))),
+        h("span", {}, h("i", { class: "swatch p-assigned" }), t("run.queued"), " ", h("b", {}, fmtNum(counts.assigned + waiting)))));
+    fill(recordsBox, h("div", { class: "records" },
+      [["processed", t("run.processed"), ""], ["skipped", t("run.skipped"), ""], ["failed", t("run.failedRecords"), rec.failed ? "text-bad" : ""], ["uncertain", t("run.uncertain"), rec.uncertain ? "text-warn" : ""]]
+        .map(([k, label, cls]) => h("div", { class: "record", id: "rec-" + k }, h("div", { class: ["record-num", cls] }, fmtNum(rec[k])), h("div", { class: "record-label" }, label)))));
+    const started = r.started_at ? Date.parse(r.started_at) : null;
+    const finished = r.finished_at ? Date.parse(r.finished_at) : null;
+    fill(timingBox, kv([
+      [t("run.scheduled"), absTime(r.scheduled_at)],
+      [t("run.created"), absTime(r.created_at)],
+      [t("run.started"), r.started_at ? [absTime(r.started_at), h("span", { class: "muted" }, " (+", fmtDur(started - Date.parse(r.scheduled_at)), ")")] : "—"],
+      [t("run.finished"), r.finished_at ? absTime(r.finished_at) : (ACTIVE.has(r.status) ? h("span", { class: "muted" }, t("run.inProgress")) : "—")],
+      [t("col.duration"), started ? fmtDur((finished || now) - started) : "—"],
+      r.predicted_ms != null ? [t("run.predicted"), fmtDur(r.predicted_ms)] : null,
+    ], "kv-compact"));
+  }
+
+  function renderTimeline(r) {
+    const now = Date.now();
+    const sched = Date.parse(r.scheduled_at), created = Date.parse(r.created_at);
+    const started = r.started_at ? Date.parse(r.started_at) : null;
+    const finished = r.finished_at ? Date.parse(r.finished_at) : null;
+    const atts = data.attempts.filter(a => a.started_at);
+    let t0 = Math.min(sched, created), t1 = finished || now;
+    for (const a of atts) { t0 = Math.min(t0, Date.parse(a.started_at)); t1 = Math.max(t1, a.finished_at ? Date.parse(a.finished_at) : now); }
+    if (t1 - t0 < 50) t1 = t0 + 50;
+    t1 += (t1 - t0) * 0.01;
+    // One lane per executor; inside it, attempts are packed into rows so
+    // that concurrent slots show side by side (a small Gantt chart).
+    const execIds = [...new Set(atts.map(a => a.executor_id ?? -1))].slice(0, 12);
+    const startOf = a => Date.parse(a.started_at), endOf = a => (a.finished_at ? Date.parse(a.finished_at) : now);
+    const lanes = execIds.map(eid => {
+      const list = atts.filter(a => (a.executor_id ?? -1) === eid).sort((a, b) => startOf(a) - startOf(b));
+      const rowEnds = [];
+      const placed = list.map(a => {
+        let r = rowEnds.findIndex(e => e <= startOf(a));
+        if (r < 0) r = rowEnds.length < 16 ? rowEnds.push(0) - 1 : rowEnds.indexOf(Math.min(...rowEnds));
+        rowEnds[r] = endOf(a);
+        return { a, r };
+      });
+      return { eid, placed, rows: Math.max(1, rowEnds.length) };
+    });
+    const rowH = 7, top = 30, L = 170, R = 16;
+    const W = Math.max(300, timeline.clientWidth || 900);
+    let y0 = top + 22;
+    const laneY = lanes.map(l => { const y = y0; y0 += l.rows * rowH + 9; return y; });
+    const H = y0 + 18;
+    const x = v => L + ((v - t0) / (t1 - t0)) * (W - L - R);
+    const g = s("svg", { class: "chart timeline", width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    // Run phases: waiting (created or scheduled → started), running.
+    const phaseY = top;
+    const from = Math.min(sched, created);
+    g.append(s("text", { class: "lane-label", x: 8, y: phaseY + 11 }, t("run.phaseRun")));
+    g.append(s("rect", { class: "phase-wait", x: x(from), y: phaseY, width: Math.max(1, x(started || now) - x(from)), height: 14, rx: 2 }));
+    if (started) g.append(s("rect", { class: ["phase-run", "st-" + r.status], x: x(started), y: phaseY, width: Math.max(2, x(finished || now) - x(started)), height: 14, rx: 2 }));
+    lanes.forEach((l, li) => {
+      const y = laneY[li], hgt = l.rows * rowH + 3;
+      g.append(s("text", { class: "lane-label", x: 8, y: y + Math.min(hgt, 14) - 3 }, l.eid === -1 ? t("run.unplaced") : execLabel(l.eid).slice(0, 24)));
+      g.append(s("rect", { class: "lane-bg", x: L, y, width: W - L - R, height: hgt, rx: 2 }));
+      for (const { a, r: row } of l.placed) {
+        const a0 = startOf(a), a1 = endOf(a);
+        const bar = s("rect", { class: ["att", "s-" + a.status], x: x(a0).toFixed(2), y: y + 2 + row * rowH, width: Math.max(1.5, x(a1) - x(a0)).toFixed(2), height: rowH - 2, rx: 1 });
+        bar.addEventListener("mousemove", ev => showTip(bar, slotTip(a.slot), ev.clientX, ev.clientY));
+        bar.addEventListener("mouseleave", () => hideTip(bar));
+        bar.addEventListener("click", () => select(a.slot));
+        g.append(bar);
+      }
+    });
+    // Markers: a label above, the time below; a label that would overlap
+    // the previous one moves to the second row.
+    const marks = [[sched, t("run.scheduled"), "m-sched"], [created, t("run.created"), "m-created"]];
+    if (started) marks.push([started, t("run.started"), "m-started"]);
+    if (finished) marks.push([finished, t("run.finished"), "m-finished"]);
+    const lastByRow = [-1e9, -1e9];
+    marks.sort((a, b) => a[0] - b[0]).forEach(([v, label, cls]) => {
+      const xx = x(v);
+      const row = xx - lastByRow[0] >= 80 ? 0 : xx - lastByRow[1] >= 80 ? 1 : -1;
+      g.append(s("line", { class: ["marker", cls], x1: xx, x2: xx, y1: 4, y2: H - 18 }, s("title", {}, `${label} ${fmtTime(v, true)}`)));
+      if (row < 0) return;
+      lastByRow[row] = xx;
+      const anchor = xx > W - 90 ? "end" : "start";
+      const dx = anchor === "end" ? -4 : 4;
+      g.append(s("text", { class: ["marker-label", cls], x: xx + dx, y: row ? 22 : 11, "text-anchor": anchor }, label));
+      if (row === 0) g.append(s("text", { class: "axis", x: xx, y: H - 6, "text-anchor": xx < L + 30 ? "start" : "middle" }, fmtTime(v, true)));
+    });
+    hideTipWithin(timeline);
+    fill(timeline, g);
+  }
+
+  function renderExecutors() {
+    const now = Date.now();
+    const rows = new Map();
+    for (const a of current.values()) {
+      const k = a.executor_id ?? -1;
+      const e = rows.get(k) || { id: k, slots: 0, succeeded: 0, failed: 0, running: 0, processed: 0, busy: 0 };
+      e.slots++;
+      if (a.status === "succeeded") e.succeeded++; else if (a.status === "failed") e.failed++; else if (a.status === "running" || a.status === "assigned") e.running++;
+      e.processed += a.processed;
+      e.busy += dur(a, now) || 0;
+      rows.set(k, e);
+    }
+    const list = [...rows.values()].sort((a, b) => b.slots - a.slots);
+    fill(execBody, ...(list.length ? list.map(e => h("tr", {},
+      h("td", {}, e.id === -1 ? h("span", { class: "muted" }, t("run.unplaced")) : h("span", { title: execs.get(e.id)?.address || "" }, execLabel(e.id), h("div", { class: "sub-line mono" }, execs.get(e.id)?.address || ""))),
+      h("td", { class: "num" }, fmtNum(e.slots)), h("td", { class: "num" }, fmtNum(e.succeeded)),
+      h("td", { class: ["num", e.failed && "text-bad"] }, fmtNum(e.failed)), h("td", { class: "num" }, fmtNum(e.running)),
+      h("td", { class: "num" }, fmtNum(e.processed)), h("td", { class: "num" }, fmtDur(e.busy))))
+      : [h("tr", {}, h("td", { colspan: 7, class: "muted center" }, t("run.noAttempts")))]));
+  }
+
+  function renderFailures() {
+    const failed = [...current.values()].filter(a => a.status === "failed" || a.error).sort((a, b) => a.slot - b.slot);
+    fill(failBox, failed.length ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact table-hover" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.slot")), h("th", {}, t("col.executor")), h("th", {}, t("col.error")))),
+      h("tbody", {}, failed.slice(0, 100).map(a => h("tr", { class: "clickable", onclick: () => select(a.slot) },
+        h("td", { class: "num mono" }, String(a.slot)), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: a.error }, a.error || stLabel(a.status))))))))
+      : emptyState(t("run.noFailedSlots")));
+  }
+
+  async function cancelRun() {
+    const reason = h("input", { id: "cancel-reason", placeholder: t("run.cancelReasonPh") });
+    const ok = await confirmDialog({
+      id: "cancel-dialog", title: t("run.cancelTitle", { id }), danger: true, confirmLabel: t("run.cancel"),
+      message: h("div", { class: "form-stack" }, h("p", {}, t("run.cancelConfirm")),
+        h("label", { class: "field" }, h("span", { class: "field-label" }, t("run.cancelReason")), reason)),
+      onConfirm: () => api("POST", `/runs/${id}/cancel`, reason.value ? { reason: reason.value } : {}),
+    });
+    if (ok) { toast(t("run.cancelled", { id })); ctx.refreshNow(); }
+  }
+
+  async function retry(btn) {
+    try {
+      const res = await busy(btn, api("POST", `/runs/${id}/retry`));
+      toast(t("run.retried", { n: res.retried_slots }));
+      ctx.refreshNow();
+    } catch (e) { toast(e.message, "error"); }
+  }
+
+  async function refresh() {
+    const now = Date.now();
+    const [d, ex] = await Promise.all([api("GET", `/runs/${id}`), now - execsAt > 15000 ? api("GET", "/executors") : null]);
+    if (!ctx.isCurrent()) return;
+    if (ex) { execs = new Map(ex.executors.map(e => [e.id, e])); execsAt = now; }
+    data = d;
+    bySlot = new Map();
+    current = new Map();
+    for (const a of d.attempts) {
+      if (!bySlot.has(a.slot)) bySlot.set(a.slot, []);
+      bySlot.get(a.slot).push(a);
+      if (a.current) current.set(a.slot, a);
+    }
+    for (const l of bySlot.values()) l.sort((a, b) => b.attempt - a.attempt || b.token - a.token);
+    // A slot with attempts but none current shows its newest attempt.
+    for (const [slot, l] of bySlot) if (!current.has(slot)) current.set(slot, l[0]);
+    if (cells.length !== d.run.slots) buildGrid(d.run.slots);
+    renderHeader(d.run);
+    renderSummary(d.run);
+    paintGrid();
+    renderTimeline(d.run);
+    renderExecutors();
+    renderFailures();
+    renderSlotPanel();
+    document.title = t("run.title", { id }) + " · " + stLabel(d.run.status) + " · shardjob";
+  }
+
+  return { refresh, interval: () => (data && ACTIVE.has(data.run.status) ? 1000 : 5000) };
+}

@@ -1,0 +1,108 @@
+// Run list: filter by job and status, newest first, keyset paging with
+// "Load older"; the newest page refreshes live.
+import { api, allJobs, qs } from "../api.js";
+import { t, tOr, fmtDur } from "../i18n.js";
+import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill } from "../dom.js";
+import { slotBar } from "./jobdetail.js";
+
+const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_failed", "cancelled", "skipped"];
+const PAGE = 100;
+
+function runDuration(r) {
+  if (!r.started_at) return null;
+  return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
+}
+function lag(r) {
+  return r.started_at ? Math.max(0, Date.parse(r.started_at) - Date.parse(r.scheduled_at)) : null;
+}
+
+export default function mount(root, ctx) {
+  const filter = { job_id: ctx.query.get("job_id") || "", status: ctx.query.get("status") || "" };
+  const runs = new Map();
+  let nextBefore = null;
+  let jobsLoaded = false;
+
+  const jobSel = h("select", { id: "runs-job", "aria-label": t("col.job") }, h("option", { value: "" }, t("runs.allJobs")));
+  const stSel = h("select", { id: "runs-status", "aria-label": t("col.status") }, STATUSES.map(s => h("option", { value: s }, s ? t("status." + s) : t("runs.allStatuses"))));
+  stSel.value = filter.status;
+  const more = button(t("runs.loadOlder"), { id: "runs-more", onclick: async ev => {
+    const b = ev.currentTarget;
+    b.disabled = true;
+    try { await loadOlder(); } finally { b.disabled = false; }
+  } });
+  const tbody = h("tbody");
+  const empty = h("div", { hidden: true }, emptyState(t("runs.none")));
+  const table = h("table", { class: "table table-hover", id: "runs-table" },
+    h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.job")), h("th", {}, t("col.scheduled")),
+      h("th", {}, t("col.trigger")), h("th", {}, t("col.status")), h("th", {}, t("col.slots")),
+      h("th", { class: "num" }, t("col.lag")), h("th", { class: "num" }, t("col.duration")), h("th", {}, t("col.error")))),
+    tbody);
+
+  root.append(pageHead(t("runs.title"), t("runs.sub")),
+    h("div", { class: "card" },
+      h("div", { class: "toolbar" }, jobSel, stSel, h("div", { class: "spacer" }), h("span", { class: "muted", id: "runs-count" })),
+      h("div", { class: "table-wrap" }, table), empty,
+      h("div", { class: "table-foot" }, more)));
+
+  const apply = () => {
+    const q = qs({ job_id: filter.job_id, status: filter.status });
+    history.replaceState(null, "", "#/runs" + q);
+    runs.clear();
+    nextBefore = null;
+    fill(tbody);
+    ctx.refreshNow();
+  };
+  jobSel.addEventListener("change", () => { filter.job_id = jobSel.value; apply(); });
+  stSel.addEventListener("change", () => { filter.status = stSel.value; apply(); });
+  tbody.addEventListener("click", ev => {
+    const tr = ev.target.closest("tr");
+    if (tr && tr.dataset.key && !ev.target.closest("a")) ctx.navigate("#/runs/" + tr.dataset.key);
+  });
+
+  function render() {
+    const list = [...runs.values()].sort((a, b) => b.id - a.id);
+    syncTable(tbody, list, r => r.id, [
+      { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
+      { sig: r => r.job_id + r.job_name, cell: r => h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
+      { sig: r => r.scheduled_at, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at))] },
+      { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
+      { sig: r => r.status, cell: r => badge(r.status) },
+      { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
+      { class: "num", sig: r => r.started_at, cell: r => fmtDur(lag(r)) },
+      { class: "num", sig: r => r.status + r.started_at + r.finished_at + (r.status === "running" ? Date.now() : ""), cell: r => fmtDur(runDuration(r)) },
+      { class: "error-cell", sig: r => r.error || "", cell: r => r.error ? h("span", { title: r.error }, r.error) : "" },
+    ]);
+    table.hidden = !list.length;
+    empty.hidden = !!list.length;
+    more.hidden = !nextBefore;
+    document.getElementById("runs-count").textContent = t("runs.count", { n: list.length });
+  }
+
+  async function loadOlder() {
+    if (!nextBefore) return;
+    const page = await api("GET", "/runs" + qs({ ...filter, before: nextBefore, limit: PAGE }));
+    page.runs.forEach(r => runs.set(r.id, r));
+    nextBefore = page.next_before || null;
+    render();
+  }
+
+  async function refresh() {
+    if (!jobsLoaded) {
+      const jobs = await allJobs();
+      jobSel.append(...jobs.map(j => h("option", { value: String(j.id) }, `${j.app}/${j.name}`)));
+      jobSel.value = filter.job_id;
+      jobsLoaded = true;
+    }
+    const page = await api("GET", "/runs" + qs({ ...filter, limit: PAGE }));
+    if (!ctx.isCurrent()) return;
+    page.runs.forEach(r => runs.set(r.id, r));
+    if (nextBefore === null) nextBefore = page.next_before || null;
+    // Runs still active below the first page are refreshed one by one.
+    const firstIds = new Set(page.runs.map(r => r.id));
+    const stale = [...runs.values()].filter(r => !firstIds.has(r.id) && (r.status === "pending" || r.status === "running")).slice(0, 20);
+    await Promise.all(stale.map(async r => { try { const d = await api("GET", "/runs/" + r.id); runs.set(r.id, d.run); } catch { /* next time */ } }));
+    render();
+  }
+
+  return { refresh, interval: () => 3000 };
+}
