@@ -508,7 +508,7 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 					s.log.Warn("record predicted makespan", "run_id", r.ID, "err", err)
 				}
 			}
-			s.pushRun(ctx, r.ID, execs)
+			s.pushRun(ctx, epoch, r.ID, execs)
 		}
 	}
 	return nil
@@ -582,11 +582,56 @@ func hasHandler(list, h string) bool {
 
 // pushRun sends the unacknowledged attempts of a run, one request per
 // executor, and records which tokens were accepted.
-func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Executor) {
+func (s *Scheduler) pushRun(ctx context.Context, epoch, runID int64, execs []store.Executor) {
+	failed := s.pushOnce(ctx, runID, execs)
+	if len(failed) == 0 {
+		return
+	}
+	// A push that failed moves those slots to other executors right away
+	// (the failed executor may be down; if it is alive it learns from its
+	// next heartbeat that the tokens are no longer its own). One round only:
+	// what cannot be pushed then waits for heartbeats.
+	var others []store.Executor
+	for _, e := range execs {
+		if _, bad := failed[e.ID]; !bad {
+			others = append(others, e)
+		}
+	}
+	moved := 0
+	for exID, ds := range failed {
+		for _, d := range ds {
+			targets := targetsFor(others, d.Handler)
+			if len(targets) == 0 {
+				continue
+			}
+			to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
+			tok, err := s.store.Reassign(ctx, epoch, store.Attempt{ID: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt}, to, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+			if err != nil {
+				s.log.Error("move slot after a failed push", "run_id", runID, "slot", d.Slot, "err", err)
+				continue
+			}
+			if tok > 0 {
+				moved++
+				s.count(func(st *Stats) { st.Reassigned++ })
+			}
+		}
+		if moved > 0 {
+			s.log.Warn("push failed: slots moved to other executors", "executor_id", exID, "run_id", runID, "moved", moved)
+		}
+	}
+	if moved > 0 {
+		s.pushOnce(ctx, runID, others)
+	}
+}
+
+// pushOnce sends the unacknowledged attempts of a run, one request per
+// executor, records which tokens were accepted, and returns the attempts of
+// the executors whose push failed.
+func (s *Scheduler) pushOnce(ctx context.Context, runID int64, execs []store.Executor) map[int64][]store.DispatchSlot {
 	slots, err := s.store.DispatchOfRun(ctx, runID)
 	if err != nil {
 		s.log.Error("load assignments to push", "run_id", runID, "err", err)
-		return
+		return nil
 	}
 	byExec := map[int64][]store.DispatchSlot{}
 	for _, d := range slots {
@@ -596,6 +641,8 @@ func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Exec
 	for _, e := range execs {
 		addr[e.ID] = e.Address
 	}
+	var mu sync.Mutex
+	failed := map[int64][]store.DispatchSlot{}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.cfg.PushConcurrency)
 	for exID, ds := range byExec {
@@ -615,7 +662,10 @@ func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Exec
 			req := protocol.AssignRequest{Assignments: BuildAssignments(ds)}
 			resp, err := s.push.Assign(ctx, a, req)
 			if err != nil {
-				s.log.Warn("push failed; the executor will get the work with its next heartbeat", "executor_id", exID, "address", a, "run_id", runID, "err", err)
+				s.log.Warn("push failed", "executor_id", exID, "address", a, "run_id", runID, "err", err)
+				mu.Lock()
+				failed[exID] = ds
+				mu.Unlock()
 				return
 			}
 			if err := s.store.AckAttempts(ctx, exID, resp.Accepted); err != nil {
@@ -624,6 +674,7 @@ func (s *Scheduler) pushRun(ctx context.Context, runID int64, execs []store.Exec
 		}()
 	}
 	wg.Wait()
+	return failed
 }
 
 // cancelTokens pushes cancellations, one request per executor.
@@ -715,7 +766,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 		}
 	}
 	for runID := range moved {
-		s.pushRun(ctx, runID, online[runs[runID].App])
+		s.pushRun(ctx, epoch, runID, online[runs[runID].App])
 	}
 	return nil
 }
@@ -820,7 +871,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 				app = u.App
 			}
 		}
-		s.pushRun(ctx, runID, online[app])
+		s.pushRun(ctx, epoch, runID, online[app])
 	}
 	return nil
 }
@@ -926,7 +977,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 	}
 	s.cancelTokens(ctx, cancels, "moved to an idle executor")
 	for runID, execs := range runs {
-		s.pushRun(ctx, runID, execs)
+		s.pushRun(ctx, epoch, runID, execs)
 	}
 	return nil
 }

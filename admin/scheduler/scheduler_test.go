@@ -21,17 +21,18 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // fakePusher records pushes and accepts everything.
 type fakePusher struct {
-	mu     sync.Mutex
-	pushes []protocol.AssignRequest
-	fail   bool
+	mu       sync.Mutex
+	pushes   []protocol.AssignRequest
+	fail     bool
+	failAddr string // pushes to this executor fail
 }
 
-func (f *fakePusher) Assign(_ context.Context, _ string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+func (f *fakePusher) Assign(_ context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pushes = append(f.pushes, req)
 	var resp protocol.AssignResponse
-	if f.fail {
+	if f.fail || addr == f.failAddr {
 		return resp, context.DeadlineExceeded
 	}
 	for _, a := range req.Assignments {
@@ -480,5 +481,37 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		r, err := st.Run(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, int64(10000), r.PredictedMS.Int64, "predicted makespan: the largest slot")
+	})
+}
+
+func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{failAddr: "http://127.0.0.1:1"}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
+		require.NoError(t, err)
+		up, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		current := 0
+		for _, a := range atts {
+			if a.Current {
+				current++
+				require.Equal(t, up.ID, a.ExecutorID.Int64, "slot %d: every slot ends on the executor that answered", a.Slot)
+				require.True(t, a.Acked)
+			}
+		}
+		require.Equal(t, 8, current)
+		require.Equal(t, int64(4), s.Stats().Reassigned)
 	})
 }

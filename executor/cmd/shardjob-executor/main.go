@@ -56,6 +56,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
+	fs.String("config", os.Getenv("SHARDJOB_CONFIG"), "file of name=value lines setting any of these flags (flags on the command line win) (env SHARDJOB_CONFIG)")
+	if path := configPath(args); path != "" {
+		if err := applyConfigFile(fs, path); err != nil {
+			fmt.Fprintf(stderr, "shardjob-executor: --config %s: %v\n", path, err)
+			return 2
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -111,4 +118,48 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// configPath finds --config in args (or SHARDJOB_CONFIG) before the flags
+// are parsed, so that the file can supply defaults the command line overrides.
+func configPath(args []string) string {
+	path := os.Getenv("SHARDJOB_CONFIG")
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		if hasValue {
+			path = value
+		} else if i+1 < len(args) {
+			path = args[i+1]
+		}
+	}
+	return path
+}
+
+// applyConfigFile sets flags from "name = value" lines; '#' starts a comment.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if !ok || name == "" {
+			return fmt.Errorf("line %d: want name = value", n+1)
+		}
+		if name == "config" || fs.Lookup(name) == nil {
+			return fmt.Errorf("line %d: unknown setting %q (run with -h for the list)", n+1, name)
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("line %d: %s: %w", n+1, name, err)
+		}
+	}
+	return nil
 }
