@@ -1,0 +1,215 @@
+package records
+
+import (
+	"bufio"
+	"embed"
+	"fmt"
+	"strings"
+)
+
+// sqlFS holds the DDL of each dialect and the named queries. The SQL stays
+// in .sql files so that it can be reviewed (and run by hand) as SQL.
+//
+//go:embed sql/mysql.sql sql/sqlite.sql sql/queries.sql
+var sqlFS embed.FS
+
+// Dialects.
+const (
+	DialectMySQL  = "mysql"  // MySQL 8 or MariaDB >= 10.6 (go-sql-driver/mysql)
+	DialectSQLite = "sqlite" // SQLite >= 3.35 (modernc.org/sqlite or any driver)
+)
+
+var dialectMacros = map[string]map[string]string{
+	DialectMySQL: {
+		"{{now_ms}}":        "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
+		"{{insert_ignore}}": "INSERT IGNORE",
+		"{{for_update}}":    "FOR UPDATE",
+	},
+	DialectSQLite: {
+		// julianday rather than unixepoch('subsec'), which needs SQLite 3.42.
+		"{{now_ms}}":        "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)",
+		"{{insert_ignore}}": "INSERT OR IGNORE",
+		"{{for_update}}":    "",
+	},
+}
+
+// runtimeMacros are expanded per call, for the size of a batch.
+var runtimeMacros = []string{"{{list}}", "{{cases}}", "{{rows}}"}
+
+// DDL returns the CREATE statements of shard_lock and dedup_record for
+// dialect ("mysql" or "sqlite"), as shipped in sdk/records/sql/. Every
+// statement is idempotent (IF NOT EXISTS). Processor.EnsureSchema runs the
+// same text; DDL is for teams that apply schemas with their own migration
+// tool.
+func DDL(dialect string) (string, error) {
+	switch dialect {
+	case DialectMySQL, DialectSQLite:
+	default:
+		return "", fmt.Errorf("records: unknown dialect %q: use %q or %q", dialect, DialectMySQL, DialectSQLite)
+	}
+	b, err := sqlFS.ReadFile("sql/" + dialect + ".sql")
+	if err != nil {
+		return "", fmt.Errorf("records: read embedded DDL: %w", err)
+	}
+	return string(b), nil
+}
+
+// splitStatements cuts a SQL file into statements: comment lines are
+// dropped and a statement ends with a line ending in ";".
+func splitStatements(text string) []string {
+	var out []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		trim := strings.TrimSpace(line)
+		if trim == "" || strings.HasPrefix(trim, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(trim, ";") {
+			out = append(out, strings.TrimSuffix(strings.TrimSpace(cur.String()), ";"))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// queries are the named queries of one dialect, macros expanded.
+type queries map[string]string
+
+func loadQueries(dialect string) (queries, error) {
+	raw, err := sqlFS.ReadFile("sql/queries.sql")
+	if err != nil {
+		return nil, fmt.Errorf("records: read embedded queries: %w", err)
+	}
+	return parseQueries(string(raw), dialect)
+}
+
+// parseQueries reads "-- name: X" blocks. A block named "X.<dialect>"
+// replaces X for that dialect; blocks for other dialects are dropped.
+func parseQueries(text, dialect string) (queries, error) {
+	macros, ok := dialectMacros[dialect]
+	if !ok {
+		return nil, fmt.Errorf("records: unknown dialect %q", dialect)
+	}
+	shared, own := queries{}, queries{}
+	var name string
+	var body strings.Builder
+	flush := func() error {
+		if name == "" {
+			return nil
+		}
+		q := strings.TrimSuffix(strings.TrimSpace(body.String()), ";")
+		body.Reset()
+		for k, v := range macros {
+			q = strings.ReplaceAll(q, k, v)
+		}
+		rest := q
+		for _, m := range runtimeMacros {
+			rest = strings.ReplaceAll(rest, m, "")
+		}
+		if strings.Contains(rest, "{{") {
+			return fmt.Errorf("records: query %s: unknown macro in %q", name, q)
+		}
+		if q == "" {
+			return fmt.Errorf("records: query %s is empty", name)
+		}
+		base, d, dialectOnly := strings.Cut(name, ".")
+		target := shared
+		if dialectOnly {
+			if _, known := dialectMacros[d]; !known {
+				return fmt.Errorf("records: query %s: unknown dialect %q", name, d)
+			}
+			if d != dialect {
+				return nil
+			}
+			target = own
+		}
+		if _, dup := target[base]; dup {
+			return fmt.Errorf("records: query %s defined twice", name)
+		}
+		target[base] = q
+		return nil
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			name = strings.TrimSpace(rest)
+			continue
+		}
+		if name == "" || strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		body.WriteString(line)
+		body.WriteByte('\n')
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	for k, v := range own {
+		shared[k] = v
+	}
+	return shared, nil
+}
+
+func (q queries) get(name string) string {
+	s, ok := q[name]
+	if !ok {
+		panic("records: no query named " + name) // programmer error, caught by the tests
+	}
+	return s
+}
+
+// expand replaces the runtime macros of q for a batch of n: {{list}} by n
+// placeholders, {{cases}} by n "WHEN ? THEN ?" pairs, and "{{rows}} (tuple)"
+// by n copies of the tuple.
+func expand(q string, n int) string {
+	var b strings.Builder
+	b.Grow(len(q) + 3*n)
+	for {
+		i := strings.Index(q, "{{")
+		if i < 0 {
+			b.WriteString(q)
+			return b.String()
+		}
+		b.WriteString(q[:i])
+		q = q[i:]
+		switch {
+		case strings.HasPrefix(q, "{{list}}"):
+			q = q[len("{{list}}"):]
+			for k := range n {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteByte('?')
+			}
+		case strings.HasPrefix(q, "{{cases}}"):
+			q = q[len("{{cases}}"):]
+			for range n {
+				b.WriteString("WHEN ? THEN ? ")
+			}
+		case strings.HasPrefix(q, "{{rows}}"):
+			// The tuple runs to the end of the query.
+			tuple := strings.TrimSpace(q[len("{{rows}}"):])
+			b.Grow(n * (len(tuple) + 2))
+			for k := range n {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(tuple)
+			}
+			q = ""
+		default:
+			panic("records: unexpanded macro in " + q) // parseQueries rejects these
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package records
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MySQL / MariaDB server errors that abort a statement or a transaction
+// because of a conflict with another transaction, not because of what it
+// does: running it again later succeeds.
+const (
+	mysqlLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT (statement rolled back)
+	mysqlDeadlock        = 1213 // ER_LOCK_DEADLOCK (transaction rolled back)
+	mysqlCheckRead       = 1020 // ER_CHECKREAD: "record has changed since last read" (MariaDB innodb_snapshot_isolation)
+)
+
+// SQLite primary result codes (the driver may report extended codes: the
+// low byte is the primary code).
+const (
+	sqliteBusy   = 5 // SQLITE_BUSY: another connection writes
+	sqliteLocked = 6 // SQLITE_LOCKED: a conflict inside one connection's shared cache
+)
+
+// errConflict is returned inside a transaction when a compare-and-set
+// matched fewer rows than it read a moment before: another transaction
+// changed them. The transaction is rolled back and run again.
+var errConflict = errors.New("records: dedup rows changed concurrently")
+
+// retryable reports whether err is a transient conflict between
+// transactions (deadlock, lock wait timeout, SQLite busy, a lost
+// compare-and-set), after which the whole transaction can simply run again.
+// Such errors are retried with backoff and never reported as failures.
+//
+// A broken connection is not retryable: a COMMIT that failed that way may
+// have committed.
+func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, errConflict) {
+		return true
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case mysqlDeadlock, mysqlLockWaitTimeout, mysqlCheckRead:
+			return true
+		}
+		return false
+	}
+	// modernc.org/sqlite's *sqlite.Error, and any driver error with a
+	// SQLite result code, without importing a driver here.
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case sqliteBusy, sqliteLocked:
+			return true
+		}
+	}
+	return false
+}
+
+// backoff waits before retry number attempt (1, 2, …): full jitter over an
+// exponential ceiling from 2ms to 500ms. It returns ctx's error if ctx ends
+// first.
+func backoff(ctx context.Context, attempt int) error {
+	ceiling := 2 * time.Millisecond << min(attempt-1, 8)
+	ceiling = min(ceiling, 500*time.Millisecond)
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling)) + 1))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// inTx runs f in a transaction and commits, and runs it again (after
+// backoff) for as long as it fails with a retryable error and ctx lives.
+// onRetry, if not nil, is told about each retried error.
+func inTx(ctx context.Context, db *sql.DB, onRetry func(error), f func(tx *sql.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := runTx(ctx, db, f)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if onRetry != nil {
+			onRetry(err)
+		}
+		if berr := backoff(ctx, attempt); berr != nil {
+			return errors.Join(berr, err)
+		}
+	}
+}
+
+func runTx(ctx context.Context, db *sql.DB, f func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
