@@ -350,3 +350,21 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
 FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
 ORDER BY a.id DESC LIMIT ?;
+
+-- name: UserList
+SELECT id, username, password_hash, role, created_at FROM app_user ORDER BY username;
+
+-- name: UserSetRole
+UPDATE app_user SET role = ? WHERE id = ?;
+
+-- name: UserSetPassword
+UPDATE app_user SET password_hash = ? WHERE id = ?;
+
+-- name: UserDelete
+DELETE FROM app_user WHERE id = ?;
+
+-- name: SessionDeleteUser
+DELETE FROM user_session WHERE user_id = ?;
+
+-- name: AuditList
+SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?;

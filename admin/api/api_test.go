@@ -378,3 +378,68 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		require.Empty(t, alarms.Alarms)
 	})
 }
+
+func TestUsersPasswordsAndAudit(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("root", auth.RoleAdmin)
+		e.user("ops", auth.RoleOperator)
+		admin, ops := e.token("root"), e.token("ops")
+		require.Equal(t, http.StatusForbidden, e.call("GET", "/api/v1/users", ops, nil, nil), "operators do not manage users")
+
+		var created api.UserView
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "eve", "password": "long-enough-pw", "role": "viewer"}, &created))
+		require.Equal(t, "viewer", created.Role)
+		var bad struct{ Fields map[string]string }
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "x", "password": "short", "role": "viewer"}, &bad))
+		require.NotEmpty(t, bad.Fields["password"])
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "y", "password": "long-enough-pw", "role": "god"}, &bad))
+		require.NotEmpty(t, bad.Fields["role"])
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "eve", "password": "long-enough-pw", "role": "viewer"}, nil))
+
+		var list struct{ Users []api.UserView }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/users", admin, nil, &list))
+		require.Len(t, list.Users, 3)
+		raw := struct{ Users []map[string]any }{}
+		e.call("GET", "/api/v1/users", admin, nil, &raw)
+		for _, u := range raw.Users {
+			require.NotContains(t, u, "password_hash", "hashes never leave the server")
+		}
+
+		role := "operator"
+		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/users/"+itoa(created.ID), admin, map[string]any{"role": role}, &created))
+		require.Equal(t, "operator", created.Role)
+
+		// Changing one's password ends one's sessions.
+		var bad2 struct{ Fields map[string]string }
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/me/password", ops, map[string]string{"old": "nope", "new": "new-password-1"}, &bad2))
+		require.NotEmpty(t, bad2.Fields["old"])
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/me/password", ops, map[string]string{"old": "password-ops", "new": "new-password-1"}, nil))
+		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", ops, nil, nil))
+		var login struct{ Token string }
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "new-password-1"}, &login))
+
+		var rootUser api.UserView
+		for _, u := range list.Users {
+			if u.Username == "root" {
+				rootUser = u
+			}
+		}
+		require.Equal(t, http.StatusConflict, e.call("DELETE", "/api/v1/users/"+itoa(rootUser.ID), admin, nil, nil), "no self-delete")
+		require.Equal(t, http.StatusOK, e.call("DELETE", "/api/v1/users/"+itoa(created.ID), admin, nil, nil))
+		require.Equal(t, http.StatusNotFound, e.call("DELETE", "/api/v1/users/"+itoa(created.ID), admin, nil, nil))
+
+		var audit struct {
+			Entries []api.AuditView
+		}
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", login.Token, nil, &audit))
+		var actions []string
+		for _, a := range audit.Entries {
+			actions = append(actions, a.Action)
+		}
+		require.Contains(t, actions, "user.create")
+		require.Contains(t, actions, "user.update")
+		require.Contains(t, actions, "user.delete")
+		require.Contains(t, actions, "user.password")
+	})
+}

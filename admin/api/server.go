@@ -155,6 +155,14 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/resume", s.resumeJob)
 	op.POST("/runs/:id/cancel", s.cancelRun)
 	op.POST("/runs/:id/retry", s.retryRun)
+	op.GET("/audit", s.listAudit)
+
+	authed.POST("/me/password", s.changeOwnPassword)
+	adm := authed.Group("/", require(auth.RoleAdmin))
+	adm.GET("/users", s.listUsers)
+	adm.POST("/users", s.createUser)
+	adm.PUT("/users/:id", s.updateUser)
+	adm.DELETE("/users/:id", s.deleteUser)
 
 	web.Register(r)
 	return r, nil

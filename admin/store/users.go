@@ -75,3 +75,68 @@ func (s *Store) Audit(ctx context.Context, actor, action, object, detail string)
 	}
 	return nil
 }
+
+// Users lists console users by name.
+func (s *Store) Users(ctx context.Context) ([]User, error) {
+	var out []User
+	if err := s.db.SelectContext(ctx, &out, s.q.get("UserList")); err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return out, nil
+}
+
+// SetUserRole changes a user's role.
+func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
+	return s.execOne(ctx, "UserSetRole", fmt.Sprintf("user %d", id), role, id)
+}
+
+// SetUserPassword replaces a user's password hash and ends their sessions.
+func (s *Store) SetUserPassword(ctx context.Context, id int64, hash string) error {
+	if err := s.execOne(ctx, "UserSetPassword", fmt.Sprintf("user %d", id), hash, id); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, s.q.get("SessionDeleteUser"), id)
+	return err
+}
+
+// DeleteUser removes a user and their sessions.
+func (s *Store) DeleteUser(ctx context.Context, id int64) error {
+	if err := s.execOne(ctx, "UserDelete", fmt.Sprintf("user %d", id), id); err != nil {
+		return err
+	}
+	_, err := s.db.ExecContext(ctx, s.q.get("SessionDeleteUser"), id)
+	return err
+}
+
+func (s *Store) execOne(ctx context.Context, query, what string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, s.q.get(query), args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return nil
+}
+
+// AuditEntry is one change.
+type AuditEntry struct {
+	ID     int64  `db:"id"`
+	At     int64  `db:"at"`
+	Actor  string `db:"actor"`
+	Action string `db:"action"`
+	Object string `db:"object"`
+	Detail string `db:"detail"`
+}
+
+// AuditLog lists entries newest first with id < beforeID (0: from the newest).
+func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int) ([]AuditEntry, error) {
+	if beforeID <= 0 {
+		beforeID = 1<<63 - 1
+	}
+	var out []AuditEntry
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AuditList"), beforeID, limit); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,228 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+var userNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// UserView is a console user (never the password hash).
+type UserView struct {
+	ID        int64     `json:"id"`
+	Username  string    `json:"username"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func userView(u store.User) UserView {
+	return UserView{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: msTime(u.CreatedAt)}
+}
+
+func (s *Server) listUsers(c *gin.Context) {
+	users, err := s.st.Users(c.Request.Context())
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := make([]UserView, 0, len(users))
+	for _, u := range users {
+		out = append(out, userView(u))
+	}
+	c.JSON(http.StatusOK, gin.H{"users": out})
+}
+
+type userRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	Role     string `json:"role"`
+}
+
+func roleError(c *gin.Context, role string) bool {
+	if auth.ValidRole(role) {
+		return false
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "unknown role", Fields: map[string]string{"role": "one of viewer, operator, admin"}})
+	return true
+}
+
+func (s *Server) createUser(c *gin.Context) {
+	var req userRequest
+	if !decode(c, &req) {
+		return
+	}
+	if !userNameRE.MatchString(req.Username) {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]string{"username": "1-64 letters, digits, '.', '_' or '-'"}})
+		return
+	}
+	if roleError(c, req.Role) {
+		return
+	}
+	hash, err := auth.HashPassword(req.Password)
+	if err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+		return
+	}
+	id, err := s.st.CreateUser(c.Request.Context(), req.Username, hash, req.Role)
+	if errors.Is(err, store.ErrConflict) {
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: "user exists", Fields: map[string]string{"username": "taken"}})
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	u, err := s.st.UserByID(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "user.create", "user/"+u.Username, map[string]string{"role": u.Role})
+	c.JSON(http.StatusCreated, userView(u))
+}
+
+type userUpdate struct {
+	Role     *string `json:"role"`
+	Password *string `json:"password"`
+}
+
+func (s *Server) updateUser(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	var req userUpdate
+	if !decode(c, &req) {
+		return
+	}
+	u, err := s.st.UserByID(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "user "+c.Param("id")+" does not exist")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if req.Role != nil {
+		if roleError(c, *req.Role) {
+			return
+		}
+		if u.ID == currentUser(c).ID && *req.Role != auth.RoleAdmin {
+			fail(c, http.StatusConflict, "you cannot take the admin role from yourself; ask another admin")
+			return
+		}
+		if err := s.st.SetUserRole(c.Request.Context(), id, *req.Role); err != nil {
+			s.internal(c, err)
+			return
+		}
+	}
+	if req.Password != nil {
+		hash, err := auth.HashPassword(*req.Password)
+		if err != nil {
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+			return
+		}
+		if err := s.st.SetUserPassword(c.Request.Context(), id, hash); err != nil {
+			s.internal(c, err)
+			return
+		}
+	}
+	u, _ = s.st.UserByID(c.Request.Context(), id)
+	s.audit(c, "user.update", "user/"+u.Username, map[string]any{"role": u.Role, "password_changed": req.Password != nil})
+	c.JSON(http.StatusOK, userView(u))
+}
+
+func (s *Server) deleteUser(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	if id == currentUser(c).ID {
+		fail(c, http.StatusConflict, "you cannot delete yourself; ask another admin")
+		return
+	}
+	u, err := s.st.UserByID(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "user "+c.Param("id")+" does not exist")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if err := s.st.DeleteUser(c.Request.Context(), id); err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "user.delete", "user/"+u.Username, nil)
+	c.JSON(http.StatusOK, gin.H{"deleted": id})
+}
+
+type passwordChange struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+func (s *Server) changeOwnPassword(c *gin.Context) {
+	var req passwordChange
+	if !decode(c, &req) {
+		return
+	}
+	u := currentUser(c)
+	if !auth.CheckPassword(u.PasswordHash, req.Old) {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "current password is wrong", Fields: map[string]string{"old": "wrong password"}})
+		return
+	}
+	hash, err := auth.HashPassword(req.New)
+	if err != nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"new": err.Error()}})
+		return
+	}
+	if err := s.st.SetUserPassword(c.Request.Context(), u.ID, hash); err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "user.password", "user/"+u.Username, nil)
+	c.JSON(http.StatusOK, gin.H{"ok": true, "note": "all sessions of this user ended; log in again"})
+}
+
+// AuditView is one audit log entry.
+type AuditView struct {
+	ID     int64     `json:"id"`
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Action string    `json:"action"`
+	Object string    `json:"object"`
+	Detail string    `json:"detail"`
+}
+
+func (s *Server) listAudit(c *gin.Context) {
+	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
+	limit, _ := strconv.Atoi(c.Query("limit"))
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	entries, err := s.st.AuditLog(c.Request.Context(), before, limit)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := make([]AuditView, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail})
+	}
+	resp := gin.H{"entries": out}
+	if len(entries) == limit {
+		resp["next_before"] = entries[len(entries)-1].ID
+	}
+	c.JSON(http.StatusOK, resp)
+}
