@@ -208,8 +208,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Delete the flaky job from the list, with confirmation.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)))
 	row := fmt.Sprintf(`#jobs-table tr[data-key="%d"]`, flaky)
-	b.do(chromedp.Click(chromedp.CSS(row+" details.menu summary")), chromedp.Click(chromedp.CSS(row+` [data-act="delete"]`)),
-		chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
+	// Open the row menu and choose Delete in one step: on a loaded machine a
+	// live refresh may land between two separate clicks.
+	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('%s details.menu') !== null`, row), "the job's row")
+	b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const m = document.querySelector('%s details.menu'); m.open = true;
+		m.querySelector('[data-act="delete"]').click(); })()`, row)), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
 	require.Contains(t, b.text("#delete-dialog"), "demo/flaky")
 	b.do(chromedp.Click(chromedp.CSS(`#delete-dialog button[type="submit"]`)))
 	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('%s') === null && document.querySelector("#delete-dialog") === null`, row), "job deleted")
