@@ -368,3 +368,6 @@ DELETE FROM user_session WHERE user_id = ?;
 
 -- name: AuditList
 SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?;
+
+-- name: RunLock
+SELECT id FROM job_run WHERE id = ? {{for_update}};

@@ -57,6 +57,12 @@ type Config struct {
 	// Delays are "full jitter": uniform in [0, min(cap, base × 2^(attempt-1))],
 	// base being the job's retry_backoff_ms. Default 10 minutes.
 	RetryBackoffCap time.Duration
+	// WorkStealing lets executors with free capacity take over slots other
+	// executors have queued but not started. Default off: a slot that its
+	// executor starts between its last heartbeat and the steal can run twice
+	// (the second run's result counts; see docs/guarantees.md). A release
+	// handshake with the executor will make it safe.
+	WorkStealing bool
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
 	// Logger defaults to slog.Default().
@@ -240,8 +246,10 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
 		return err
 	}
-	if err := s.StealWork(ctx, epoch); err != nil {
-		return err
+	if s.cfg.WorkStealing {
+		if err := s.StealWork(ctx, epoch); err != nil {
+			return err
+		}
 	}
 	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
 		*lastRecover = time.Now()

@@ -399,8 +399,9 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		ctx := context.Background()
 		c := &clock{now: t0}
 		p := &fakePusher{}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, WorkStealing: true}, st, p)
+		require.NoError(t, err)
+		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
 		require.NoError(t, err)

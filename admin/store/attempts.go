@@ -274,7 +274,14 @@ func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool
 }
 
 // settleRun updates a run's counters and finishes it when no slot is active.
+// It locks the run row first: two results of the same run committed at the
+// same time would otherwise each count the other's slot as still active
+// (READ COMMITTED), and neither would finish the run.
 func (s *Store) settleRun(ctx context.Context, tx *sqlx.Tx, runID, atMS int64) error {
+	var locked int64
+	if err := tx.GetContext(ctx, &locked, s.q.get("RunLock"), runID); err != nil {
+		return fmt.Errorf("lock run %d: %w", runID, err)
+	}
 	var c struct {
 		Succeeded int `db:"succeeded"`
 		Failed    int `db:"failed"`

@@ -7,6 +7,8 @@
 //     cancellation.
 //   - demo.fail: fails every slot whose number is in params "slots=1,3"
 //     (all slots when empty), succeeds the others.
+//   - demo.range: processes its slot's part of the record IDs 1..N, params
+//     "records=N;ms_per_record=M", honouring cancellation (see Range).
 package demo
 
 import (
@@ -24,6 +26,7 @@ func Register(e *sdk.Executor) {
 	e.Handle("demo.hello", Hello)
 	e.Handle("demo.sleep", Sleep)
 	e.Handle("demo.fail", Fail)
+	e.Handle("demo.range", Range)
 }
 
 // param reads key=value pairs from "a=1;b=2" or "a=1,b=2" style params.

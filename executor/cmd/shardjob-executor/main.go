@@ -56,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
+	demoDSN := str("demo-db-dsn", "", "MySQL/MariaDB DSN of a business database for the record-level demo handlers demo.ledger and demo.ledger-external (empty: they are not registered)")
 	fs.String("config", os.Getenv("SHARDJOB_CONFIG"), "file of name=value lines setting any of these flags (flags on the command line win) (env SHARDJOB_CONFIG)")
 	if path := configPath(args); path != "" {
 		if err := applyConfigFile(fs, path); err != nil {
@@ -103,6 +104,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	demo.Register(ex)
+	if *demoDSN != "" {
+		db, err := demo.OpenDB(*demoDSN)
+		if err == nil {
+			defer db.Close()
+			err = demo.RegisterRecords(ex, db)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "shardjob-executor: --demo-db-dsn: %s\n", strings.Join(strings.Fields(err.Error()), " "))
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := ex.Start(ctx); err != nil {
