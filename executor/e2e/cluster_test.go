@@ -29,7 +29,7 @@ const (
 
 	// heartbeat is the heartbeat interval of the admin and the executors;
 	// the admin declares an executor lost after lostAfter of silence.
-	heartbeat = 500 * time.Millisecond
+	heartbeat = time.Second
 	lostAfter = 3 * heartbeat
 
 	// Deadlines are generous: binaries built with -race, on a 2-core
