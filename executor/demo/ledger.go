@@ -42,6 +42,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 VALUES (?, ?, ?, ?, ?, ?, ?)`
 )
 
+// maxConcurrency caps the concurrency param: every value gets a Processor
+// of its own, and a Transactional one holds that many connections per slot.
+const maxConcurrency = 64
+
 // mysqlDuplicateKey is ER_DUP_ENTRY.
 const mysqlDuplicateKey = 1062
 
@@ -125,6 +129,7 @@ func RegisterRecords(ex *sdk.Executor, db *sql.DB) error {
 //	records=N         the job's records are the ids 1..N (default 1000); a slot processes Task.IDRange(1, N)
 //	ms_per_record=M   every record takes M milliseconds (default 0), honouring cancellation
 //	batch=B           records.Config.BatchSize, 1..4000 (default 500)
+//	concurrency=C     records.Config.Concurrency (default 8): batch transactions at once (demo.ledger), handler calls at once (demo.ledger-external)
 //	scope=S           dedup scope: "run" (default: once per run), "job" (once per job), or a name of your choice
 //	uncertain=P       demo.ledger-external only, required: "retry" (at least once) or "skip" (at most once)
 //
@@ -141,9 +146,10 @@ type Ledger struct {
 }
 
 type procKey struct {
-	mode   records.Mode
-	policy records.UncertainPolicy
-	batch  int
+	mode        records.Mode
+	policy      records.UncertainPolicy
+	batch       int
+	concurrency int
 }
 
 // NewLedger returns the handlers over db (MySQL or MariaDB through
@@ -166,7 +172,7 @@ func NewLedger(db *sql.DB, log *slog.Logger) (*Ledger, error) {
 // EnsureSchema creates shard_lock, dedup_record, ledger and external_calls
 // when they do not exist.
 func (l *Ledger) EnsureSchema(ctx context.Context) error {
-	p, err := l.processor(records.Transactional, 0, 0)
+	p, err := l.processor(procKey{mode: records.Transactional})
 	if err != nil {
 		return err
 	}
@@ -188,7 +194,7 @@ func (l *Ledger) Transactional(ctx context.Context, t *sdk.Task) error {
 	if err != nil {
 		return err
 	}
-	p, err := l.processor(records.Transactional, 0, o.batch)
+	p, err := l.processor(procKey{mode: records.Transactional, batch: o.batch, concurrency: o.concurrency})
 	if err != nil {
 		return err
 	}
@@ -221,7 +227,7 @@ func (l *Ledger) External(ctx context.Context, t *sdk.Task) error {
 	if err != nil {
 		return err
 	}
-	p, err := l.processor(records.External, o.policy, o.batch)
+	p, err := l.processor(procKey{mode: records.External, policy: o.policy, batch: o.batch, concurrency: o.concurrency})
 	if err != nil {
 		return err
 	}
@@ -266,18 +272,17 @@ func (l *Ledger) process(ctx context.Context, t *sdk.Task, p *records.Processor,
 	return res.Err()
 }
 
-// processor returns the Processor for a mode, policy and batch size,
-// creating it on first use. Each has a holder of its own.
-func (l *Ledger) processor(mode records.Mode, policy records.UncertainPolicy, batch int) (*records.Processor, error) {
-	k := procKey{mode, policy, batch}
+// processor returns the Processor for a mode, policy, batch size and
+// concurrency, creating it on first use. Each has a holder of its own.
+func (l *Ledger) processor(k procKey) (*records.Processor, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if p, ok := l.procs[k]; ok {
 		return p, nil
 	}
 	p, err := records.New(records.Config{
-		DB: l.db, Dialect: records.DialectMySQL, Mode: mode, Uncertain: policy, BatchSize: batch,
-		Holder: l.holderFor(k), Logger: l.log,
+		DB: l.db, Dialect: records.DialectMySQL, Mode: k.mode, Uncertain: k.policy, BatchSize: k.batch,
+		Concurrency: k.concurrency, Holder: l.holderFor(k), Logger: l.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
@@ -287,21 +292,22 @@ func (l *Ledger) processor(mode records.Mode, policy records.UncertainPolicy, ba
 }
 
 // holderFor names the Processor of k in shard_lock.holder, e.g.
-// "demo:host:42:1a2b3c4d/external-skip-batch20".
+// "demo:host:42:1a2b3c4d/external-skip-batch20-c0".
 func (l *Ledger) holderFor(k procKey) string {
 	h := l.holder + "/" + k.mode.String()
 	if k.policy != 0 {
 		h += "-" + k.policy.String()
 	}
-	return h + "-batch" + strconv.Itoa(k.batch)
+	return h + "-batch" + strconv.Itoa(k.batch) + "-c" + strconv.Itoa(k.concurrency)
 }
 
 type ledgerParams struct {
-	records   int64
-	perRecord time.Duration
-	batch     int
-	scope     records.Scope
-	policy    records.UncertainPolicy
+	records     int64
+	perRecord   time.Duration
+	batch       int
+	concurrency int
+	scope       records.Scope
+	policy      records.UncertainPolicy
 }
 
 func parseLedgerParams(params string, external bool) (ledgerParams, error) {
@@ -326,6 +332,14 @@ func parseLedgerParams(params string, external bool) (ledgerParams, error) {
 		return o, fmt.Errorf("param batch=%d: at most %d", batch, records.MaxBatchSize)
 	}
 	o.batch = int(batch)
+	concurrency, err := intParam(params, "concurrency", 0)
+	if err != nil {
+		return o, err
+	}
+	if concurrency > maxConcurrency {
+		return o, fmt.Errorf("param concurrency=%d: at most %d", concurrency, maxConcurrency)
+	}
+	o.concurrency = int(concurrency)
 	switch s, _ := param(params, "scope"); s {
 	case "", "run":
 		o.scope = records.ScopeRun

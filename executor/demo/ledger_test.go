@@ -83,7 +83,7 @@ func TestLedgerBooksEveryRecordOnce(t *testing.T) {
 	t.Parallel()
 	e := newLedgerEnv(t)
 	ctx := context.Background()
-	const params = "records=100;batch=7;ms_per_record=0"
+	const params = "records=100;batch=7;ms_per_record=0;concurrency=2"
 	var out lockedBuffer
 	for slot := range 4 {
 		require.NoError(t, e.l.Transactional(ctx, ledgerTask(slot, 4, int64(10+slot), params, &out)))
@@ -189,6 +189,7 @@ func TestLedgerParams(t *testing.T) {
 		{true, "records=10;uncertain=maybe", "uncertain=retry"},
 		{false, "records=10;uncertain=skip", "only demo.ledger-external"},
 		{false, "records=10;batch=5000", "batch=5000"},
+		{false, "records=10;concurrency=65", "concurrency=65"},
 		{false, "records=-1", "records"},
 		{false, "records=10;scope=run:3", "scope"},
 	} {

@@ -1,0 +1,109 @@
+//go:build recordschaos
+
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Work stealing (admin/scheduler: "unstarted slot moved to an idle
+// executor", off by default, scheduler.Config.WorkStealing) is meant for
+// slots that have not started; docs/guarantees.md states the known race:
+// a slot its executor starts between its last heartbeat and the steal runs
+// twice. These helpers measure, from the admin's and the executors' logs,
+// how often a moved slot had in fact started, so that the test reports it
+// when stealing is on. Records stay exactly once either way (the fencing
+// of sdk/records); the cost is work thrown away, and in External mode
+// records made uncertain without any crash.
+
+// stealReport sums up the moves of one run.
+type stealReport struct {
+	Moved        int           // attempts moved to an idle executor
+	StartedFirst int           // of which the old executor had started before the move
+	MaxLag       time.Duration // longest time between such a start and its move
+	Again        int           // slots moved more than once by stealing
+}
+
+func (r stealReport) String() string {
+	return fmt.Sprintf("%d slots moved as unstarted, %d of them had started (up to %s before the move), %d slots moved twice or more",
+		r.Moved, r.StartedFirst, r.MaxLag.Round(time.Millisecond), r.Again)
+}
+
+func (c *cluster) steals(runID int64) stealReport {
+	startedAt := map[int64]time.Time{}
+	for _, e := range c.execs {
+		for _, l := range logLines(e.proc, "slot started") {
+			if l.int("run_id") == runID {
+				startedAt[l.int("token")] = l.time()
+			}
+		}
+	}
+	var r stealReport
+	perSlot := map[int64]int{}
+	for _, l := range logLines(c.admin, "unstarted slot moved to an idle executor") {
+		if l.int("run_id") != runID {
+			continue
+		}
+		r.Moved++
+		perSlot[l.int("slot")]++
+		if at, ok := startedAt[l.int("old_token")]; ok && at.Before(l.time()) {
+			r.StartedFirst++
+			r.MaxLag = max(r.MaxLag, l.time().Sub(at))
+		}
+	}
+	for _, n := range perSlot {
+		if n > 1 {
+			r.Again++
+		}
+	}
+	return r
+}
+
+// reportSteals logs a DEFECT line when moved slots had started.
+func (c *cluster) reportSteals(what string, runID int64) stealReport {
+	r := c.steals(runID)
+	if r.StartedFirst > 0 {
+		c.t.Logf("DEFECT (admin work stealing, the known double-start race of docs/guarantees.md; not failing the test): %s run %d: %s", what, runID, r)
+	} else {
+		c.t.Logf("%s run %d: %s", what, runID, r)
+	}
+	return r
+}
+
+// reportRetryBudget logs a DEFECT line for every slot whose last attempt
+// failed although the slot had failed fewer than retryMax times: its
+// retries were spent by attempts superseded as lost or moved, which count
+// in the attempt number that the admin compares with retry_max.
+func (c *cluster) reportRetryBudget(runID int64, atts []attemptView) {
+	bySlot := map[int][]attemptView{}
+	for _, a := range atts {
+		bySlot[a.Slot] = append(bySlot[a.Slot], a)
+	}
+	var lines []string
+	for slot, as := range bySlot {
+		sort.Slice(as, func(i, j int) bool { return as[i].Token < as[j].Token })
+		last := as[len(as)-1]
+		if !last.Current || last.Status != "failed" {
+			continue
+		}
+		failures, superseded := 0, 0
+		for _, a := range as {
+			switch a.Status {
+			case "failed":
+				failures++
+			case "lost", "moved":
+				superseded++
+			}
+		}
+		if failures <= retryMax {
+			lines = append(lines, fmt.Sprintf("slot %d failed for good on attempt %d after %d failure(s) (%d attempts superseded as lost/moved)",
+				slot, last.Attempt, failures, superseded))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		c.t.Logf("DEFECT (admin retry budget: retry_max %d counts lost/moved attempts; not failing the test): run %d: %s", retryMax, runID, l)
+	}
+}
