@@ -151,18 +151,27 @@ func (s *Server) listRuns(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
+// loadRun reads run id, answering 404 or 500 itself when it cannot.
+func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
+	r, err := s.st.Run(c.Request.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
+		return r, false
+	}
+	if err != nil {
+		s.internal(c, err)
+		return r, false
+	}
+	return r, true
+}
+
 func (s *Server) getRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	r, err := s.st.Run(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
-		return
-	}
-	if err != nil {
-		s.internal(c, err)
+	r, ok := s.loadRun(c, id)
+	if !ok {
 		return
 	}
 	atts, err := s.st.Attempts(c.Request.Context(), id)
@@ -243,13 +252,8 @@ func (s *Server) cancelRun(c *gin.Context) {
 	if req.Reason != "" {
 		reason += ": " + req.Reason
 	}
-	r, err := s.st.Run(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
-		return
-	}
-	if err != nil {
-		s.internal(c, err)
+	r, ok := s.loadRun(c, id)
+	if !ok {
 		return
 	}
 	active, cancelled, err := s.st.CancelRun(c.Request.Context(), id, reason)
@@ -274,13 +278,8 @@ func (s *Server) retryRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	r, err := s.st.Run(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
-		return
-	}
-	if err != nil {
-		s.internal(c, err)
+	r, ok := s.loadRun(c, id)
+	if !ok {
 		return
 	}
 	n, err := s.st.RetryRun(c.Request.Context(), id)
