@@ -191,7 +191,7 @@ UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(sta
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptRenewLease
-UPDATE slot_attempt SET lease_until = ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+UPDATE slot_attempt SET lease_until = {{now_ms}} + ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptFinish
 UPDATE slot_attempt

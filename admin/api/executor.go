@@ -83,12 +83,7 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 		resp.Cancel = stale
 	}
-	dbNow, err := s.st.Now(ctx)
-	if err != nil {
-		s.internalProto(c, err)
-		return
-	}
-	if err := s.st.RenewLeases(ctx, ex.ID, dbNow.Add(s.cfg.LostAfter).UnixMilli()); err != nil {
+	if err := s.st.RenewLeases(ctx, ex.ID, s.cfg.LostAfter.Milliseconds()); err != nil {
 		s.internalProto(c, err)
 		return
 	}

@@ -178,9 +178,10 @@ func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]At
 	return out, nil
 }
 
-// RenewLeases extends the lease of every current attempt of an executor.
-func (s *Store) RenewLeases(ctx context.Context, executorID, leaseUntilMS int64) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("AttemptRenewLease"), leaseUntilMS, executorID); err != nil {
+// RenewLeases extends the lease of every current attempt of an executor to
+// leaseMS after the database clock.
+func (s *Store) RenewLeases(ctx context.Context, executorID, leaseMS int64) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get("AttemptRenewLease"), leaseMS, executorID); err != nil {
 		return fmt.Errorf("renew leases of executor %d: %w", executorID, err)
 	}
 	return nil
