@@ -1,6 +1,7 @@
 // Package sqlfiles embeds shardjob's SQL: the versioned migrations of the
 // platform schema for each dialect (mysql/migrations, sqlite/migrations) and
-// the named queries the store runs (queries.sql).
+// the named queries the store runs (queries.sql and queries_*.sql: one file
+// per area, read in name order; a name may be defined only once over all).
 //
 // The directory is named sql/ so that the SQL stays in reviewable .sql files;
 // the Go package is named sqlfiles so that it does not shadow database/sql.
@@ -13,7 +14,7 @@ import "embed"
 
 // FS holds every .sql file below this directory.
 //
-//go:embed mysql/migrations/*.sql sqlite/migrations/*.sql queries.sql
+//go:embed mysql/migrations/*.sql sqlite/migrations/*.sql queries*.sql
 var FS embed.FS
 
 // Dialect names used as directory names.

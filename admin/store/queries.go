@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -29,11 +30,20 @@ var macros = map[string]map[string]string{
 }
 
 func loadQueries(dialect string) (queries, error) {
-	raw, err := sqlfiles.FS.ReadFile("queries.sql")
+	names, err := fs.Glob(sqlfiles.FS, "queries*.sql")
 	if err != nil {
-		return nil, fmt.Errorf("read embedded queries: %w", err)
+		return nil, fmt.Errorf("list embedded queries: %w", err)
 	}
-	return parseQueries(string(raw), dialect)
+	var all strings.Builder
+	for _, name := range names { // fs.Glob returns names in lexical order
+		raw, err := sqlfiles.FS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read embedded queries %s: %w", name, err)
+		}
+		all.Write(raw)
+		all.WriteString("\n")
+	}
+	return parseQueries(all.String(), dialect)
 }
 
 func parseQueries(text, dialect string) (queries, error) {
