@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/executor/builtin"
 )
 
 // Limits of a job definition.
@@ -106,6 +107,8 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	}
 	if len(s.Params) > MaxParamsBytes {
 		errs["params"] = fmt.Sprintf("at most %d bytes", MaxParamsBytes)
+	} else if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
+		errs["params"] = err.Error() // the built-in handlers (http, sql, shell) parse their params the same way
 	}
 	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
 		errs["slot_params"] = err.Error()

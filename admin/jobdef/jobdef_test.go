@@ -72,3 +72,19 @@ func FuzzParseSlotParams(f *testing.F) {
 		}
 	})
 }
+
+func TestValidateBuiltinHandlerParams(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := Spec{App: "a", Name: "n", Handler: "http", Cron: "0 3 * * *", Params: `{"url": "ftp://example.com/"}`}
+	_, err := Validate(s, now)
+	var fe FieldErrors
+	require.ErrorAs(t, err, &fe)
+	require.Contains(t, fe["params"], "http handler params: url:")
+	s.Params = `{"url": "https://example.com/hook?slot={slot}"}`
+	_, err = Validate(s, now)
+	require.NoError(t, err)
+	s.Handler, s.Params = "my.handler", "not json"
+	_, err = Validate(s, now)
+	require.NoError(t, err, "the params of other handlers are theirs to read")
+}

@@ -4,6 +4,11 @@
 //
 //	shardjob-executor --app demo --admins http://127.0.0.1:8080 --secret-file /etc/shardjob/executor.secret
 //
+// It hosts the built-in handlers http, sql and shell (see
+// docs/builtin-handlers.md), closed by default: http reaches only the
+// destinations of --http-allow, sql only the data sources of
+// --sql-datasource, shell nothing unless --shell-enable and --shell-allow.
+//
 // SIGTERM or SIGINT drains: the executor stops taking work, lets running
 // slots finish (up to --drain-timeout), delivers their results and
 // deregisters.
@@ -18,10 +23,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/executor/demo"
 	"github.com/shardjob/shardjob/sdk"
 )
@@ -57,12 +65,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
 	demoDSN := str("demo-db-dsn", "", "MySQL/MariaDB DSN of a business database for the record-level demo handlers demo.ledger and demo.ledger-external (empty: they are not registered)")
+	list := func(name, sep, help string) *listFlag {
+		l := &listFlag{sep: sep}
+		if v, ok := os.LookupEnv(envName(name)); ok {
+			_ = l.Set(v)
+			l.replaceOnNextSet() // the config file replaces the environment
+		}
+		fs.Var(l, name, help+" (env "+envName(name)+")")
+		return l
+	}
+	httpAllow := list("http-allow", ",", "http handler: destinations allowed, comma separated: host names, *.domain, IPs, CIDRs, or * for any public address; loopback, private and other special addresses only by IP or CIDR (default none: every request refused)")
+	sqlSources := list("sql-datasource", "\n", "sql handler: a data source name=driver:dsn, driver mysql or sqlite, e.g. billing=mysql:user:pass@tcp(db:3306)/billing; repeat the flag for more (env: one per line) (default none)")
+	shellDefault := false
+	if v, ok := os.LookupEnv(envName("shell-enable")); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "shardjob-executor: %s=%q: use true or false\n", envName("shell-enable"), v)
+			return 2
+		}
+		shellDefault = b
+	}
+	shellEnable := fs.Bool("shell-enable", shellDefault, "shell handler: let jobs run the programs of --shell-allow on this machine (default false: every shell job refused) (env "+envName("shell-enable")+")")
+	shellAllow := list("shell-allow", ",", "shell handler: absolute paths of the programs jobs may run, comma separated (default none)")
 	fs.String("config", os.Getenv("SHARDJOB_CONFIG"), "file of name=value lines setting any of these flags (flags on the command line win) (env SHARDJOB_CONFIG)")
 	if path := configPath(args); path != "" {
 		if err := applyConfigFile(fs, path); err != nil {
 			fmt.Fprintf(stderr, "shardjob-executor: --config %s: %v\n", path, err)
 			return 2
 		}
+	}
+	for _, l := range []*listFlag{httpAllow, sqlSources, shellAllow} {
+		l.replaceOnNextSet() // the command line replaces what the environment or the file set
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -103,6 +136,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "shardjob-executor: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 		return 1
 	}
+	shellOn := *shellEnable
+	bcfg := builtin.Config{
+		HTTP:  builtin.HTTPConfig{Allow: httpAllow.vals},
+		SQL:   builtin.SQLConfig{DataSources: map[string]builtin.DataSource{}},
+		Shell: builtin.ShellConfig{Enabled: shellOn, Allow: shellAllow.vals},
+	}
+	for _, spec := range sqlSources.vals {
+		name, ds, err := builtin.ParseDataSource(spec)
+		if err == nil {
+			if _, dup := bcfg.SQL.DataSources[name]; dup {
+				err = fmt.Errorf("sql data source %q given twice", name)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "shardjob-executor: --sql-datasource: %v\n", err)
+			return 2
+		}
+		bcfg.SQL.DataSources[name] = ds
+	}
+	builtins, err := builtin.New(bcfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "shardjob-executor: built-in handlers: %v\n", err)
+		return 2
+	}
+	defer builtins.Close()
+	builtins.Register(ex)
+	log.Info("built-in handlers", "http_allow", strings.Join(httpAllow.vals, ","), "sql_datasources", dataSourceNames(bcfg.SQL),
+		"shell_enabled", shellOn, "shell_allow", strings.Join(shellAllow.vals, ","))
 	demo.Register(ex)
 	if *demoDSN != "" {
 		db, err := demo.OpenDB(*demoDSN)
@@ -174,4 +235,45 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 		}
 	}
 	return nil
+}
+
+// listFlag is a flag that collects values: each use adds its values (split
+// on sep), except that the first use on the command line replaces the
+// values that came from the environment or the config file.
+type listFlag struct {
+	sep     string
+	vals    []string
+	replace bool
+}
+
+func (l *listFlag) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(l.vals, l.sep)
+}
+
+func (l *listFlag) Set(v string) error {
+	if l.replace {
+		l.vals, l.replace = nil, false
+	}
+	for _, part := range strings.Split(v, l.sep) {
+		if part = strings.TrimSpace(part); part != "" {
+			l.vals = append(l.vals, part)
+		}
+	}
+	return nil
+}
+
+func (l *listFlag) replaceOnNextSet() { l.replace = len(l.vals) > 0 }
+
+// dataSourceNames lists the configured data sources, without their DSNs
+// (which may hold passwords).
+func dataSourceNames(c builtin.SQLConfig) string {
+	names := make([]string, 0, len(c.DataSources))
+	for n, ds := range c.DataSources {
+		names = append(names, n+"("+ds.Driver+")")
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }

@@ -42,3 +42,38 @@ func TestMissingRequiredSettingIsOneLine(t *testing.T) {
 	require.Contains(t, errOut.String(), "App")
 	require.Equal(t, 1, bytes.Count(bytes.TrimSpace(errOut.Bytes()), []byte("\n"))+1, errOut.String())
 }
+
+func TestBuiltinHandlerSettings(t *testing.T) {
+	t.Parallel()
+	base := []string{"--app", "a", "--admins", "http://127.0.0.1:1", "--secret", "0123456789abcdef0123456789abcdef"}
+	for name, flags := range map[string][]string{
+		"shell enabled, nothing allowed":  {"--shell-enable"},
+		"relative shell program":          {"--shell-enable", "--shell-allow", "bin/tool"},
+		"numeric alias in the allow-list": {"--http-allow", "127.1"},
+		"data source without driver":      {"--sql-datasource", "billing"},
+		"unknown driver":                  {"--sql-datasource", "billing=postgres:x"},
+		"data source twice":               {"--sql-datasource", "a=sqlite:x.db", "--sql-datasource", "a=sqlite:y.db"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(append(append([]string{}, base...), flags...), &out, &errOut)
+		require.Equal(t, 2, code, "%s: %s", name, errOut.String())
+		require.Regexp(t, `^shardjob-executor: (built-in handlers|--sql-datasource): `, errOut.String(), name)
+		require.Equal(t, 1, bytes.Count(bytes.TrimSpace(errOut.Bytes()), []byte("\n"))+1, "%s: one line: %s", name, errOut.String())
+	}
+}
+
+func TestListFlagCommandLineReplacesFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "executor.conf")
+	require.NoError(t, os.WriteFile(path, []byte("http-allow = a.example.com,b.example.com\nsql-datasource = x=sqlite:x.db\nsql-datasource = y=sqlite:y.db\n"), 0o600))
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	allow, sources := &listFlag{sep: ","}, &listFlag{sep: "\n"}
+	fs.Var(allow, "http-allow", "")
+	fs.Var(sources, "sql-datasource", "")
+	require.NoError(t, applyConfigFile(fs, path))
+	allow.replaceOnNextSet()
+	sources.replaceOnNextSet()
+	require.NoError(t, fs.Parse([]string{"--http-allow", "c.example.com", "--http-allow", "10.0.0.0/8"}))
+	require.Equal(t, []string{"c.example.com", "10.0.0.0/8"}, allow.vals, "the command line replaces the file, then adds")
+	require.Equal(t, []string{"x=sqlite:x.db", "y=sqlite:y.db"}, sources.vals, "repeated lines add up")
+}

@@ -1,0 +1,744 @@
+package builtin
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shardjob/shardjob/sdk"
+)
+
+// HTTPConfig configures the http handler. Every field has a safe default.
+type HTTPConfig struct {
+	// Allow lists the destinations requests may go to (flag --http-allow):
+	//
+	//   - "api.example.com": that host name, when every address it
+	//     resolves to is public;
+	//   - "*.example.com": any subdomain of example.com (not example.com
+	//     itself), likewise public addresses only;
+	//   - "203.0.113.7", "10.20.0.0/16", "::1": these addresses, whatever
+	//     name leads to them — the only way to reach a loopback, private,
+	//     link-local, unique-local, CGNAT or other special address;
+	//   - "*": any host whose addresses are all public.
+	//
+	// Default: empty, every request is refused.
+	Allow []string
+
+	// MaxBodyBytes is how much of a response body is read; the rest is
+	// not read (the response still counts). Default 1 MiB.
+	MaxBodyBytes int64
+
+	// LogBodyBytes is how much of the response body goes to the run log.
+	// Default 512; negative: none.
+	LogBodyBytes int
+
+	// DefaultTimeout bounds a request whose params give no timeout_ms
+	// (default 30s); MaxTimeout is the largest timeout_ms accepted at run
+	// time (default 10 minutes, the largest ValidateParams accepts).
+	DefaultTimeout time.Duration
+	MaxTimeout     time.Duration
+
+	// Resolve looks up the addresses of a host name. Default:
+	// net.DefaultResolver.LookupNetIP(ctx, "ip", host). Tests replace it to
+	// make a name resolve to a private address without DNS.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	// TLSConfig is used for https (nil: the system's roots).
+	TLSConfig *tls.Config
+}
+
+// errRedirect is wrapped by a redirect the handler does not follow.
+var errRedirect = errors.New("redirect not followed")
+
+// Limits of the http handler's params.
+const (
+	httpMaxTimeout      = 10 * time.Minute
+	httpMaxRedirectsCap = 10
+	httpDefaultRedirect = 5
+)
+
+// withDefaults fills in the defaults.
+func (c HTTPConfig) withDefaults() HTTPConfig {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.LogBodyBytes == 0 {
+		c.LogBodyBytes = 512
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = 30 * time.Second
+	}
+	if c.MaxTimeout <= 0 {
+		c.MaxTimeout = httpMaxTimeout
+	}
+	if c.Resolve == nil {
+		c.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	return c
+}
+
+// HTTP is the http handler: one request per slot, see docs/builtin-handlers.md.
+type HTTP struct {
+	cfg    HTTPConfig
+	allow  *allowList
+	client *http.Client
+}
+
+// NewHTTP checks cfg and builds the handler.
+func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
+	cfg = cfg.withDefaults()
+	allow, err := parseAllowList(cfg.Allow)
+	if err != nil {
+		return nil, err
+	}
+	h := &HTTP{cfg: cfg, allow: allow}
+	tr := &http.Transport{
+		Proxy:                 nil, // a proxy would make the dial check look at the proxy, not the destination
+		DialContext:           h.dial,
+		TLSClientConfig:       cfg.TLSConfig,
+		ForceAttemptHTTP2:     true,
+		DisableKeepAlives:     true, // no idle connections (or goroutines) outlive a slot
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 0, // the request's context bounds it
+	}
+	h.client = &http.Client{Transport: tr}
+	return h, nil
+}
+
+// httpParams is the JSON params of the http handler.
+type httpParams struct {
+	URL          string            `json:"url"`
+	Method       string            `json:"method"`
+	Headers      map[string]string `json:"headers"`
+	Body         string            `json:"body"`
+	TimeoutMS    int64             `json:"timeout_ms"`
+	MaxRedirects *int              `json:"max_redirects"`
+	Outcomes     map[string]string `json:"outcomes"`
+
+	timeout   time.Duration
+	redirects int
+}
+
+// Outcomes of an HTTP status.
+const (
+	outcomeSuccess = "success"
+	outcomeRetry   = "retry"
+	outcomeFail    = "fail"
+)
+
+var httpMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
+
+// headers the params may not set: the URL and the transport own them.
+var reservedHeaders = map[string]bool{"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Upgrade": true, "Te": true, "Trailer": true, "Proxy-Connection": true}
+
+func parseHTTPParams(params string) (*httpParams, error) {
+	var p httpParams
+	if err := decodeParams(NameHTTP, params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.URL) == "" {
+		return nil, paramsErr(NameHTTP, "url", "required, e.g. \"https://api.example.com/batch?slot={slot}\"")
+	}
+	probe, _ := expandSlot(p.URL, &sdk.Task{Total: 1})
+	if _, err := checkURL(probe); err != nil {
+		return nil, paramsErr(NameHTTP, "url", "%s", err.Error())
+	}
+	p.Method = strings.ToUpper(strings.TrimSpace(p.Method))
+	if p.Method == "" {
+		p.Method = http.MethodGet
+	}
+	if !httpMethods[p.Method] {
+		return nil, paramsErr(NameHTTP, "method", "%q: use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", p.Method)
+	}
+	for _, k := range sortedKeys(p.Headers) {
+		if !validHeaderName(k) {
+			return nil, paramsErr(NameHTTP, "headers", "%q is not a valid header name", k)
+		}
+		if reservedHeaders[http.CanonicalHeaderKey(k)] {
+			return nil, paramsErr(NameHTTP, "headers", "%s is set by the handler, not the params", http.CanonicalHeaderKey(k))
+		}
+		if strings.ContainsAny(p.Headers[k], "\r\n\x00") {
+			return nil, paramsErr(NameHTTP, "headers", "the value of %s contains a line break or NUL", k)
+		}
+	}
+	var err error
+	if p.timeout, err = timeoutParam(NameHTTP, p.TimeoutMS, 0, httpMaxTimeout); err != nil {
+		return nil, err
+	}
+	p.redirects = httpDefaultRedirect
+	if p.MaxRedirects != nil {
+		if *p.MaxRedirects < 0 || *p.MaxRedirects > httpMaxRedirectsCap {
+			return nil, paramsErr(NameHTTP, "max_redirects", "%d: want 0 (do not follow) to %d", *p.MaxRedirects, httpMaxRedirectsCap)
+		}
+		p.redirects = *p.MaxRedirects
+	}
+	for _, k := range sortedKeys(p.Outcomes) {
+		if !validStatusKey(k) {
+			return nil, paramsErr(NameHTTP, "outcomes", "key %q: use a status class (\"2xx\" … \"5xx\") or a status code (100-599)", k)
+		}
+		switch p.Outcomes[k] {
+		case outcomeSuccess, outcomeRetry, outcomeFail:
+		default:
+			return nil, paramsErr(NameHTTP, "outcomes", "%s: %q: use success, retry or fail", k, p.Outcomes[k])
+		}
+	}
+	return &p, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+func validStatusKey(k string) bool {
+	if len(k) == 3 && k[1:] == "xx" && k[0] >= '1' && k[0] <= '5' {
+		return true
+	}
+	n, err := strconv.Atoi(k)
+	return err == nil && n >= 100 && n <= 599 && len(k) == 3
+}
+
+// outcome maps a status to success, retry or fail: the params' code, then
+// the params' class, then the defaults (2xx success; 408, 425, 429 and 5xx
+// retry; anything else fail).
+func (p *httpParams) outcome(status int) string {
+	code := strconv.Itoa(status)
+	if o, ok := p.Outcomes[code]; ok {
+		return o
+	}
+	if o, ok := p.Outcomes[code[:1]+"xx"]; ok {
+		return o
+	}
+	switch {
+	case status >= 200 && status < 300:
+		return outcomeSuccess
+	case status == 408 || status == 425 || status == 429 || status >= 500:
+		return outcomeRetry
+	default:
+		return outcomeFail
+	}
+}
+
+// checkURL parses a request or redirect URL: http or https, a host, and a
+// host that, when numeric, is a valid IPv4 address in some form.
+func checkURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a URL: %w", raw, errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%q: only http and https URLs are allowed", raw)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%q has no host", raw)
+	}
+	if _, _, err := literalIP(u.Hostname()); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Handle runs one request for the task.
+func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
+	p, err := parseHTTPParams(t.Params)
+	if err != nil {
+		return err
+	}
+	timeout := p.timeout
+	if timeout == 0 {
+		timeout = h.cfg.DefaultTimeout
+	}
+	if timeout > h.cfg.MaxTimeout {
+		return paramsErr(NameHTTP, "timeout_ms", "%d ms exceeds this executor's maximum of %s", p.TimeoutMS, h.cfg.MaxTimeout)
+	}
+	rawURL, _ := expandSlot(p.URL, t)
+	u, err := checkURL(rawURL)
+	if err != nil {
+		return err
+	}
+	body, _ := expandSlot(p.Body, t)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, p.Method, u.String(), strings.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("http: build request: %w", err)
+	}
+	if body == "" {
+		req.Body, req.ContentLength = http.NoBody, 0
+	}
+	req.Header.Set("User-Agent", "shardjob-executor")
+	req.Header.Set("X-Shardjob-Slot", strconv.Itoa(t.Slot))
+	req.Header.Set("X-Shardjob-Total", strconv.Itoa(t.Total))
+	req.Header.Set("X-Shardjob-Run-Id", strconv.FormatInt(t.RunID, 10))
+	req.Header.Set("X-Shardjob-Attempt", strconv.Itoa(t.Attempt))
+	for k, v := range p.Headers {
+		v, _ = expandSlot(v, t)
+		req.Header.Set(k, v)
+	}
+	log := logger(t)
+	client := *h.client
+	client.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+		if len(via) > p.redirects {
+			if p.redirects == 0 {
+				return http.ErrUseLastResponse // the 3xx is the answer, mapped by outcomes
+			}
+			return fmt.Errorf("%w: more than %d redirects (max_redirects)", errRedirect, p.redirects)
+		}
+		if _, err := checkURL(next.URL.String()); err != nil {
+			return fmt.Errorf("%w: %w", errRedirect, err)
+		}
+		// Refuse a literal address at once (a name is checked when dialled).
+		if ip, ok, _ := literalIP(next.URL.Hostname()); ok {
+			if err := h.allow.permit("", ip); err != nil {
+				return fmt.Errorf("%w to %s: %w", errRedirect, next.URL.Redacted(), err)
+			}
+		}
+		log.Info("http redirect", "to", next.URL.Redacted(), "hop", len(via))
+		return nil
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrRefused), errors.Is(err, errRedirect):
+			return fmt.Errorf("http %s %s: %w", p.Method, u.Redacted(), unwrapURLError(err))
+		case ctx.Err() != nil:
+			return fmt.Errorf("http %s %s: %w", p.Method, u.Redacted(), ctx.Err())
+		case rctx.Err() != nil:
+			return retryable("http %s %s: no answer within timeout %s", p.Method, u.Redacted(), timeout)
+		default:
+			return retryable("http %s %s: %v", p.Method, u.Redacted(), unwrapURLError(err))
+		}
+	}
+	defer resp.Body.Close()
+	buf, rerr := io.ReadAll(io.LimitReader(resp.Body, h.cfg.MaxBodyBytes+1))
+	truncated := int64(len(buf)) > h.cfg.MaxBodyBytes
+	if truncated {
+		buf = buf[:h.cfg.MaxBodyBytes]
+	}
+	outcome := p.outcome(resp.StatusCode)
+	attrs := []any{"method", p.Method, "url", resp.Request.URL.Redacted(), "status", resp.StatusCode, "outcome", outcome,
+		"body_bytes", len(buf), "body_truncated", truncated, "duration", time.Since(start).Round(time.Millisecond)}
+	if h.cfg.LogBodyBytes > 0 {
+		attrs = append(attrs, "body", cappedPrefix(buf, h.cfg.LogBodyBytes))
+	}
+	log.Info("http response", attrs...)
+	if rerr != nil && outcome == outcomeSuccess {
+		if ctx.Err() != nil {
+			return fmt.Errorf("http %s %s: reading the body: %w", p.Method, u.Redacted(), ctx.Err())
+		}
+		return retryable("http %s %s: %d, then reading the body failed: %v", p.Method, u.Redacted(), resp.StatusCode, rerr)
+	}
+	switch outcome {
+	case outcomeSuccess:
+		t.AddProcessed(1)
+		t.Progress(1, 1)
+		return nil
+	case outcomeRetry:
+		return retryable("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
+	default:
+		return fmt.Errorf("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
+	}
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// logger is the task's logger, or one that discards.
+func logger(t *sdk.Task) *slog.Logger {
+	if t.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return t.Logger
+}
+
+// dial is the transport's DialContext: it resolves the host, checks every
+// address against the policy, and connects to a checked address — never
+// resolving again, so that a DNS answer that changes between the check
+// and the connection (rebinding) cannot lead anywhere unchecked.
+func (h *HTTP) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return nil, fmt.Errorf("http: bad port in %q", addr)
+	}
+	ip, literal, err := literalIP(host)
+	if err != nil {
+		return nil, err
+	}
+	var ips []netip.Addr
+	name := ""
+	if literal {
+		ips = []netip.Addr{ip}
+	} else {
+		name = normalizeHost(host)
+		got, err := h.cfg.Resolve(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("http: resolve %s: %w", name, err)
+		}
+		if len(got) == 0 {
+			return nil, fmt.Errorf("http: resolve %s: no addresses", name)
+		}
+		for _, a := range got {
+			ips = append(ips, a.Unmap())
+		}
+	}
+	for _, a := range ips {
+		if err := h.allow.permit(name, a); err != nil {
+			return nil, err
+		}
+	}
+	checked := map[netip.Addr]bool{}
+	for _, a := range ips {
+		checked[a.WithZone("")] = true
+	}
+	d := net.Dialer{
+		Timeout: 30 * time.Second,
+		// A second look at the very address connected to.
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil || !checked[ap.Addr().Unmap().WithZone("")] {
+				return refused("connection to %s was not checked against the allow-list", address)
+			}
+			return nil
+		},
+	}
+	var firstErr error
+	for _, a := range ips {
+		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			return conn, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, firstErr
+}
+
+func normalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// allowList is the parsed HTTPConfig.Allow.
+type allowList struct {
+	anyPublic bool
+	hosts     map[string]bool
+	suffixes  []string // ".example.com"
+	prefixes  []netip.Prefix
+	text      string // for messages
+}
+
+func parseAllowList(entries []string) (*allowList, error) {
+	a := &allowList{hosts: map[string]bool{}}
+	var shown []string
+	for _, raw := range entries {
+		e := normalizeHost(strings.TrimSpace(raw))
+		if e == "" {
+			continue
+		}
+		shown = append(shown, e)
+		switch {
+		case strings.Contains(e, "://"):
+			return nil, fmt.Errorf("http allow-list entry %q: want a host name, *.domain, an IP, a CIDR or * (no scheme, port or path)", raw)
+		case e == "*":
+			a.anyPublic = true
+		case strings.HasPrefix(e, "*."):
+			if !validHostName(e[2:]) {
+				return nil, fmt.Errorf("http allow-list entry %q: want *.domain, e.g. *.example.com", raw)
+			}
+			a.suffixes = append(a.suffixes, e[1:])
+		case strings.Contains(e, "/"):
+			p, err := netip.ParsePrefix(e)
+			if err != nil {
+				return nil, fmt.Errorf("http allow-list entry %q: not a CIDR (e.g. 10.20.0.0/16, fd00::/8): %v", raw, err)
+			}
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
+			a.prefixes = append(a.prefixes, p.Masked())
+		default:
+			if ip, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
+				if ip.Zone() != "" {
+					return nil, fmt.Errorf("http allow-list entry %q: IPv6 zones are not supported", raw)
+				}
+				ip = ip.Unmap()
+				a.prefixes = append(a.prefixes, netip.PrefixFrom(ip, ip.BitLen()))
+				continue
+			}
+			if looksNumeric(e) {
+				return nil, fmt.Errorf("http allow-list entry %q: write IPv4 addresses as four decimal numbers (e.g. 127.0.0.1)", raw)
+			}
+			if !validHostName(e) {
+				return nil, fmt.Errorf("http allow-list entry %q: want a host name, *.domain, an IP, a CIDR or * (no scheme, port or path)", raw)
+			}
+			a.hosts[e] = true
+		}
+	}
+	a.text = strings.Join(shown, ",")
+	return a, nil
+}
+
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (a *allowList) hostAllowed(name string) bool {
+	if name == "" {
+		return false
+	}
+	if a.hosts[name] {
+		return true
+	}
+	for _, s := range a.suffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// permit decides whether a connection to ip, reached through the host name
+// name ("" for an address written in the URL), is allowed.
+func (a *allowList) permit(name string, ip netip.Addr) error {
+	what := ip.String()
+	if name != "" {
+		what = name + " (" + ip.String() + ")"
+	}
+	if ip.Zone() != "" {
+		return refused("%s: addresses with an IPv6 zone are not allowed", what)
+	}
+	ip = ip.Unmap()
+	for _, p := range a.prefixes {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	if class := specialClass(ip); class != "" {
+		return refused("%s is a %s address; only addresses on the executor's --http-allow list (IP or CIDR) may be reached there", what, class)
+	}
+	if a.anyPublic || a.hostAllowed(name) {
+		return nil
+	}
+	if a.text == "" {
+		return refused("%s: the executor's http allow-list (--http-allow) is empty, so every destination is refused", what)
+	}
+	return refused("%s is not on the executor's http allow-list (--http-allow %s)", what, a.text)
+}
+
+// specialPrefixes are address blocks that are not public destinations,
+// beyond what netip's predicates recognise.
+var specialPrefixes = []struct {
+	p     netip.Prefix
+	class string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" (0.0.0.0/8)"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "CGNAT (100.64.0.0/10)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol (192.0.0.0/24)"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
+	{netip.MustParsePrefix("fc00::/7"), "unique-local (fc00::/7)"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local (fec0::/10)"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible IPv6 (::/96)"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 (64:ff9b::/96)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 (64:ff9b:1::/48)"},
+	{netip.MustParsePrefix("100::/64"), "discard (100::/64)"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo (2001::/32)"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4 (2002::/16)"},
+}
+
+// specialClass names the kind of a non-public address, or "" for a public
+// one. ip must be unmapped.
+func specialClass(ip netip.Addr) string {
+	switch {
+	case !ip.IsValid():
+		return "invalid"
+	case ip.IsUnspecified():
+		return "unspecified"
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsMulticast():
+		return "multicast"
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return "link-local"
+	}
+	for _, s := range specialPrefixes {
+		if s.p.Contains(ip) {
+			return s.class
+		}
+	}
+	switch {
+	case ip.IsPrivate():
+		return "private"
+	case !ip.IsGlobalUnicast():
+		return "non-unicast"
+	}
+	return ""
+}
+
+// literalIP reports whether host (no brackets, no port) is an IP address,
+// in any of the forms resolvers accept: dotted quad, IPv6 (zone refused),
+// and the legacy IPv4 forms of inet_aton — fewer parts ("127.1"), octal
+// ("0177.0.0.1"), hex ("0x7f000001") and one decimal ("2130706433"). A
+// host whose last label is numeric but that is no valid address is an
+// error, as in the WHATWG URL standard.
+func literalIP(host string) (netip.Addr, bool, error) {
+	h := strings.TrimSuffix(host, ".")
+	if strings.Contains(h, ":") {
+		ip, err := netip.ParseAddr(h)
+		if err != nil {
+			return netip.Addr{}, false, fmt.Errorf("host %q is not a valid IPv6 address", host)
+		}
+		if ip.Zone() != "" {
+			return netip.Addr{}, false, refused("host %q: addresses with an IPv6 zone are not allowed", host)
+		}
+		return ip.Unmap(), true, nil
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip, true, nil
+	}
+	if !looksNumeric(h) {
+		return netip.Addr{}, false, nil
+	}
+	ip, ok := parseLegacyIPv4(h)
+	if !ok {
+		return netip.Addr{}, false, fmt.Errorf("host %q ends in a number but is not a valid IPv4 address", host)
+	}
+	return ip, true, nil
+}
+
+// looksNumeric reports whether the last dot-separated label of h is a
+// number (decimal, or hex with 0x): such a host is meant as an address.
+func looksNumeric(h string) bool {
+	h = strings.TrimSuffix(h, ".")
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if len(last) > 1 && (last[:2] == "0x" || last[:2] == "0X") {
+		for _, c := range last[2:] {
+			if !isHex(c) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range last {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c rune) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// parseLegacyIPv4 parses the inet_aton forms: 1 to 4 parts, each decimal,
+// octal (leading 0) or hex (0x); all parts but the last are one byte, the
+// last fills the remaining bytes.
+func parseLegacyIPv4(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) == 0 || len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var vals []uint64
+	for _, p := range parts {
+		v, ok := parseLegacyPart(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		vals = append(vals, v)
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 255 {
+			return netip.Addr{}, false
+		}
+		n |= v << (8 * (3 - i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(8*(5-len(vals))) {
+		return netip.Addr{}, false
+	}
+	n |= last
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+func parseLegacyPart(p string) (uint64, bool) {
+	base := 10
+	switch {
+	case p == "":
+		return 0, false
+	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+		base, p = 16, p[2:]
+		if p == "" {
+			return 0, true // "0x" is 0, as inet_aton reads it
+		}
+	case len(p) > 1 && p[0] == '0':
+		base, p = 8, p[1:]
+	}
+	if len(p) > 32 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(p, base, 64)
+	if err != nil || v > 0xffffffff {
+		return 0, false
+	}
+	return v, true
+}

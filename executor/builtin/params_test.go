@@ -1,0 +1,200 @@
+package builtin
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidateParams(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, ValidateParams("demo.hello", "records=5"), "not a built-in: not checked")
+	for _, ok := range []struct{ handler, params string }{
+		{"http", `{"url": "https://api.example.com/x?slot={slot}"}`},
+		{"http", `{"url": "http://10.0.0.1/", "method": "post", "headers": {"Authorization": "Bearer x"}, "body": "{}", "timeout_ms": 1000, "max_redirects": 0, "outcomes": {"4xx": "retry", "404": "success"}}`},
+		{"sql", `{"datasource": "biz", "statement": "UPDATE t SET a = ? WHERE id % :total = :slot AND b = :b", "args": [1.5], "named": {"b": null}}`},
+		{"shell", `{"command": "/usr/local/bin/reindex", "args": ["--slot={slot}"], "retry_exit_codes": [75]}`},
+	} {
+		require.NoError(t, ValidateParams(ok.handler, ok.params), ok.params)
+	}
+	for _, bad := range []struct{ handler, params, want string }{
+		{"http", ``, "http handler params: required: a JSON object"},
+		{"http", `{"url": "x"`, "not a valid JSON object"},
+		{"http", `{"url": "http://a/"} {}`, "unexpected data after the JSON object"},
+		{"http", `{"uri": "http://a/"}`, `unknown field "uri"`},
+		{"http", `{"url": 5}`, "url: want a JSON string"},
+		{"http", `{}`, "url: required"},
+		{"http", `{"url": "file:///etc/passwd"}`, "url: \"file:///etc/passwd\": only http and https"},
+		{"http", `{"url": "http:///x"}`, "has no host"},
+		{"http", `{"url": "http://1.2.3.256/"}`, "not a valid IPv4 address"},
+		{"http", `{"url": "http://a/", "method": "TRACE"}`, "method: \"TRACE\""},
+		{"http", `{"url": "http://a/", "headers": {"Host": "b"}}`, "headers: Host is set by the handler"},
+		{"http", `{"url": "http://a/", "headers": {"X": "a\r\nB: c"}}`, "line break"},
+		{"http", `{"url": "http://a/", "headers": {"X Y": "a"}}`, "not a valid header name"},
+		{"http", `{"url": "http://a/", "timeout_ms": -1}`, "timeout_ms: -1"},
+		{"http", `{"url": "http://a/", "max_redirects": 11}`, "max_redirects: 11"},
+		{"http", `{"url": "http://a/", "outcomes": {"6xx": "fail"}}`, "outcomes: key \"6xx\""},
+		{"http", `{"url": "http://a/", "outcomes": {"5xx": "ignore"}}`, "use success, retry or fail"},
+		{"sql", `{"statement": "SELECT 1"}`, "datasource: required"},
+		{"sql", `{"datasource": "biz"}`, "statement: required"},
+		{"sql", `{"datasource": "biz", "statement": "DELETE FROM t; DROP TABLE t"}`, "one statement only"},
+		{"sql", `{"datasource": "biz", "statement": "SELECT 'x"}`, "is not closed"},
+		{"sql", `{"datasource": "biz", "statement": "SELECT ?", "args": []}`, "1 ? placeholders but args has 0"},
+		{"sql", `{"datasource": "biz", "statement": "SELECT :nope"}`, ":nope is neither a task value"},
+		{"sql", `{"datasource": "biz", "statement": "SELECT :slot", "named": {"slot": 1}}`, `"slot" is set by the handler`},
+		{"sql", `{"datasource": "biz", "statement": "SELECT 1", "named": {"x": 1}}`, `"x" is not used`},
+		{"sql", `{"datasource": "biz", "statement": "SELECT ?", "args": [[1]]}`, "args[0]: want a string, number, boolean or null, not a JSON array"},
+		{"sql", `{"datasource": "biz", "statement": "SELECT ?1", "args": [1]}`, "numbered placeholders"},
+		{"shell", `{"command": "rm"}`, "command: \"rm\": want a clean absolute path"},
+		{"shell", `{"command": "/bin/x", "retry_exit_codes": [0]}`, "retry_exit_codes: 0"},
+		{"shell", `{"command": "/bin/x", "timeout_ms": 90000000}`, "timeout_ms: 90000000"},
+	} {
+		err := ValidateParams(bad.handler, bad.params)
+		require.ErrorContains(t, err, bad.want, bad.params)
+		var pe *ParamsError
+		require.ErrorAs(t, err, &pe)
+	}
+}
+
+func TestCompileStatement(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"UPDATE t SET a = :x WHERE b = ? AND c = :slot":          "UPDATE t SET a = ? WHERE b = ? AND c = ?",
+		"SELECT ':x', \"?\", `:y`, 'it''s :z', 'a\\' :w' FROM t": "SELECT ':x', \"?\", `:y`, 'it''s :z', 'a\\' :w' FROM t",
+		"SELECT @v := 1, a::text -- :c ?\n, /* :d ? */ :e;":      "SELECT @v := 1, a::text -- :c ?\n, /* :d ? */ ?",
+	} {
+		got, _, err := compileStatement(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	_, refs, err := compileStatement("SELECT ?, :slot, ?, :b")
+	require.NoError(t, err)
+	require.Equal(t, []argRef{{pos: 0}, {name: "slot"}, {pos: 1}, {name: "b"}}, refs)
+}
+
+func TestLiteralIP(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]string{
+		"127.0.0.1": "127.0.0.1", "127.1": "127.0.0.1", "127.0.1": "127.0.0.1", "0x7f000001": "127.0.0.1",
+		"0x7F.0x0.0x0.0x1": "127.0.0.1", "2130706433": "127.0.0.1", "017700000001": "127.0.0.1", "0177.0.0.01": "127.0.0.1",
+		"0": "0.0.0.0", "0.0.0.0": "0.0.0.0", "10.1": "10.0.0.1", "192.168.257": "192.168.1.1", "4294967295": "255.255.255.255",
+		"::ffff:127.0.0.1": "127.0.0.1", "::1": "::1", "127.0.0.1.": "127.0.0.1", "0x": "0.0.0.0",
+	} {
+		ip, ok, err := literalIP(host)
+		require.NoError(t, err, host)
+		require.True(t, ok, host)
+		require.Equal(t, want, ip.String(), host)
+	}
+	for _, host := range []string{"example.com", "1.example.com", "a0x1", "0x1g", "localhost"} {
+		_, ok, err := literalIP(host)
+		require.NoError(t, err, host)
+		require.False(t, ok, host)
+	}
+	for _, host := range []string{"256.0.0.1", "4294967296", "1.2.3.4.5", "08.0.0.1", "1..1", "example.1", "1.2.3.0x100", "fe80::1%eth0"} {
+		_, _, err := literalIP(host)
+		require.Error(t, err, host)
+	}
+}
+
+func TestSpecialClass(t *testing.T) {
+	t.Parallel()
+	for ip, want := range map[string]string{
+		"8.8.8.8": "", "2606:4700::1111": "", "93.184.215.14": "",
+		"127.0.0.1": "loopback", "::1": "loopback", "10.0.0.1": "private", "172.16.0.1": "private", "192.168.1.1": "private",
+		"169.254.169.254": "link-local", "fe80::1": "link-local", "fd00::1": "unique-local (fc00::/7)", "100.64.0.1": "CGNAT (100.64.0.0/10)",
+		"224.0.0.1": "multicast", "ff02::1": "multicast", "0.0.0.0": "unspecified", "::": "unspecified", "255.255.255.255": "reserved (240.0.0.0/4)",
+		"0.1.2.3": "\"this network\" (0.0.0.0/8)", "2002:7f00:1::": "6to4 (2002::/16)", "64:ff9b::7f00:1": "NAT64 (64:ff9b::/96)", "::7f00:1": "IPv4-compatible IPv6 (::/96)",
+	} {
+		require.Equal(t, want, specialClass(netip.MustParseAddr(ip).Unmap()), ip)
+	}
+	a, err := parseAllowList([]string{"10.0.0.0/8", "::ffff:192.168.0.0/112", "api.example.com", "*.corp.example"})
+	require.NoError(t, err)
+	require.NoError(t, a.permit("", netip.MustParseAddr("10.9.9.9")), "allow-listed CIDR reaches a private address")
+	require.NoError(t, a.permit("anything.test", netip.MustParseAddr("192.168.3.4")), "mapped CIDR is unmapped")
+	require.NoError(t, a.permit("api.example.com", netip.MustParseAddr("8.8.8.8")))
+	require.NoError(t, a.permit("x.corp.example", netip.MustParseAddr("8.8.8.8")))
+	require.ErrorIs(t, a.permit("corp.example", netip.MustParseAddr("8.8.8.8")), ErrRefused, "*.d is subdomains only")
+	require.ErrorIs(t, a.permit("api.example.com", netip.MustParseAddr("127.0.0.1")), ErrRefused, "a host name does not unlock loopback")
+	require.ErrorIs(t, a.permit("", netip.MustParseAddr("8.8.8.8")), ErrRefused, "a public IP literal needs * or its CIDR")
+}
+
+// FuzzValidateParams: no input panics any parser, and what the sql parser
+// accepts binds exactly as many values as its statement has placeholders.
+func FuzzValidateParams(f *testing.F) {
+	for _, s := range []string{
+		`{"url": "http://127.1:80/x?{slot}", "headers": {"A": "b"}, "outcomes": {"5xx": "retry"}}`,
+		`{"datasource": "biz", "statement": "UPDATE t SET a = ? WHERE b = :slot -- :c", "args": [1]}`,
+		`{"command": "/bin/echo", "args": ["{slot}"], "retry_exit_codes": [75]}`,
+		`{"url": "http://[::ffff:127.0.0.1]/"}`, `{}`, ``, `null`, `[1]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		for _, h := range []string{NameHTTP, NameSQL, NameShell, "other"} {
+			_ = ValidateParams(h, params)
+		}
+		if p, err := parseSQLParams(params); err == nil {
+			if got := strings.Count(p.compiled, "?"); got < len(p.refs) {
+				t.Fatalf("%q compiled to %q with %d refs", p.Statement, p.compiled, len(p.refs))
+			}
+			positional := 0
+			for _, r := range p.refs {
+				if r.name == "" {
+					positional++
+				}
+			}
+			if positional != len(p.args) {
+				t.Fatalf("%d positional refs, %d args", positional, len(p.args))
+			}
+		}
+	})
+}
+
+// FuzzStatement: compiling never panics, and a compiled statement compiles
+// again to itself with only positional placeholders, as many as before.
+func FuzzStatement(f *testing.F) {
+	for _, s := range []string{"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, stmt string) {
+		out, refs, err := compileStatement(stmt)
+		if err != nil {
+			return
+		}
+		again, refs2, err := compileStatement(out)
+		if err != nil {
+			t.Fatalf("%q compiled to %q, which does not compile: %v", stmt, out, err)
+		}
+		if again != out || len(refs2) != len(refs) {
+			t.Fatalf("%q → %q (%d refs) → %q (%d refs)", stmt, out, len(refs), again, len(refs2))
+		}
+		for _, r := range refs2 {
+			if r.name != "" {
+				t.Fatalf("%q: named ref %q left in %q", stmt, r.name, out)
+			}
+		}
+	})
+}
+
+// FuzzHost: numeric host parsing never panics, agrees with netip on strict
+// forms, and whatever it reads as an address is valid.
+func FuzzHost(f *testing.F) {
+	for _, s := range []string{"127.1", "0x7f000001", "2130706433", "0177.0.0.1", "::ffff:127.0.0.1", "a.b", "1.2.3.4.", "0x", "09"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		ip, ok, err := literalIP(host)
+		if err != nil {
+			return
+		}
+		if ok && !ip.IsValid() {
+			t.Fatalf("%q: invalid address", host)
+		}
+		if strict, perr := netip.ParseAddr(host); perr == nil && strict.Zone() == "" && (!ok || ip != strict.Unmap()) {
+			t.Fatalf("%q: read as %v (%v), netip says %v", host, ip, ok, strict)
+		}
+		_, _ = parseAllowList([]string{host})
+	})
+}

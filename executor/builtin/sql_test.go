@@ -1,0 +1,134 @@
+package builtin_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/executor/builtin"
+)
+
+// sqlEnv is one test's business database, of one dialect, with a table
+// item(id, owner, note) holding ids 1..20.
+type sqlEnv struct {
+	h  *builtin.SQL
+	db *sql.DB
+}
+
+func newSQLEnv(t *testing.T, driver string) *sqlEnv {
+	t.Helper()
+	var dsn string
+	switch driver {
+	case "mysql":
+		dsn = testenv.MySQL(t) // has multiStatements=true: the handler turns it off
+	case "sqlite":
+		dsn = "file:" + filepath.Join(t.TempDir(), "biz.db") + "?_pragma=busy_timeout(10000)"
+	}
+	db, err := sql.Open(driver, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() }) // before testenv drops the database
+	_, err = db.Exec("CREATE TABLE item (id INTEGER NOT NULL PRIMARY KEY, owner INTEGER, note VARCHAR(200))")
+	require.NoError(t, err)
+	for i := 1; i <= 20; i++ {
+		_, err = db.Exec("INSERT INTO item (id) VALUES (?)", i)
+		require.NoError(t, err)
+	}
+	h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: driver, DSN: dsn}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, h.Close()) })
+	return &sqlEnv{h: h, db: db}
+}
+
+func bothDrivers(t *testing.T, f func(t *testing.T, e *sqlEnv)) {
+	for _, d := range []string{"mysql", "sqlite"} {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			f(t, newSQLEnv(t, d))
+		})
+	}
+}
+
+func TestSQLBindsSlotTotalAndArgs(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+		// Slot 3 of 8 owns ids 3, 11, 19.
+		task, log := newTask(`{"datasource": "biz",
+			"statement": "UPDATE item SET owner = :slot, note = ? WHERE id % :total = :slot AND id > :min -- a :comment\n",
+			"args": ["it's; DROP TABLE item; --"], "named": {"min": 0}}`)
+		require.NoError(t, e.h.Handle(context.Background(), task))
+		processed, _, _, _ := task.Counts()
+		require.EqualValues(t, 3, processed, "rows affected are counted")
+		require.Contains(t, log.String(), "rows_affected=3")
+		var ids []int
+		rows, err := e.db.Query("SELECT id FROM item WHERE owner = 3 AND note = ? ORDER BY id", "it's; DROP TABLE item; --")
+		require.NoError(t, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id int
+			require.NoError(t, rows.Scan(&id))
+			ids = append(ids, id)
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, []int{3, 11, 19}, ids, "the value was bound, not interpolated")
+
+		task, _ = newTask(`{"datasource": "biz", "statement": "DELETE FROM item WHERE id = ?;", "args": [20]}`)
+		require.NoError(t, e.h.Handle(context.Background(), task), "a trailing ; is fine")
+		processed, _, _, _ = task.Counts()
+		require.EqualValues(t, 1, processed)
+	})
+}
+
+func TestSQLErrors(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+		task, _ := newTask(`{"datasource": "platform", "statement": "DELETE FROM job"}`)
+		err := e.h.Handle(context.Background(), task)
+		require.ErrorIs(t, err, builtin.ErrRefused)
+		require.ErrorContains(t, err, `sql data source "platform" is not configured on this executor (configured: biz)`)
+
+		task, _ = newTask(`{"datasource": "biz", "statement": "UPDATE item SET owner = 1; DROP TABLE item"}`)
+		require.ErrorContains(t, e.h.Handle(context.Background(), task), "one statement only")
+
+		task, _ = newTask(`{"datasource": "biz", "statement": "UPDATE nosuch SET x = 1"}`)
+		err = e.h.Handle(context.Background(), task)
+		require.Error(t, err)
+		require.False(t, builtin.IsRetryable(err), "a missing table is not transient: %v", err)
+
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		task, _ = newTask(`{"datasource": "biz", "statement": "UPDATE item SET owner = 1"}`)
+		require.ErrorIs(t, e.h.Handle(ctx, task), context.Canceled)
+
+		var n int
+		require.NoError(t, e.db.QueryRow("SELECT COUNT(*) FROM item").Scan(&n))
+		require.Equal(t, 20, n, "the table survived")
+	})
+}
+
+func TestSQLConfig(t *testing.T) {
+	t.Parallel()
+	name, ds, err := builtin.ParseDataSource("billing=mysql:app:pw@tcp(db:3306)/billing?parseTime=true")
+	require.NoError(t, err)
+	require.Equal(t, "billing", name)
+	require.Equal(t, builtin.DataSource{Driver: "mysql", DSN: "app:pw@tcp(db:3306)/billing?parseTime=true"}, ds)
+	_, _, err = builtin.ParseDataSource("billing")
+	require.ErrorContains(t, err, "want name=driver:dsn")
+	_, _, err = builtin.ParseDataSource("billing=app:secret@tcp(x)")
+	require.NotContains(t, fmt.Sprint(err), "secret")
+
+	for ds, want := range map[builtin.DataSource]string{
+		{Driver: "postgres", DSN: "x"}:      `driver "postgres": use mysql`,
+		{Driver: "mysql", DSN: "not a dsn"}: "not a go-sql-driver/mysql DSN",
+		{Driver: "sqlite", DSN: " "}:        "needs a file name",
+	} {
+		_, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"x": ds}})
+		require.ErrorContains(t, err, want)
+	}
+	_, err = builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"a b": {Driver: "sqlite", DSN: "x.db"}}})
+	require.ErrorContains(t, err, "name must be")
+}
