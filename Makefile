@@ -14,9 +14,10 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z_/-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## build the admin and executor binaries into bin/
+build: ## build the admin, executor and shardjobctl (CLI) binaries into bin/
 	$(GO) build -o $(BIN)/shardjob-admin ./admin/cmd/shardjob-admin
 	$(GO) build -o $(BIN)/shardjob-executor ./executor/cmd/shardjob-executor
+	$(GO) build -o $(BIN)/shardjobctl ./admin/cmd/shardjobctl
 
 .PHONY: run
 run: ## standalone mode: admin + SQLite + in-process coordinator + demo executor on http://127.0.0.1:8080

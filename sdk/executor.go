@@ -90,6 +90,7 @@ type Executor struct {
 	queue         []*slot             // accepted, waiting for capacity, in arrival order
 	running       int                 // handlers running
 	finished      map[int64]time.Time // finished tokens → when their result was acknowledged (zero: not yet)
+	released      map[int64]bool      // tokens given back unstarted, until the admin confirms they moved
 	pending       []protocol.SlotResult
 	journal       *journal      // nil unless Config.ResultsDir is set
 	idle          chan struct{} // while draining: closed when running reaches 0
@@ -130,6 +131,7 @@ func New(cfg Config) (*Executor, error) {
 		handlers:      map[string]Handler{},
 		slots:         map[int64]*slot{},
 		finished:      map[int64]time.Time{},
+		released:      map[int64]bool{},
 		changed:       make(chan struct{}),
 	}, nil
 }
@@ -503,6 +505,9 @@ func (e *Executor) knownLocked(token int64) bool {
 	if _, ok := e.slots[token]; ok {
 		return true
 	}
+	if e.released[token] {
+		return true // given back: never started here, even if delivered again
+	}
 	_, ok := e.finished[token]
 	return ok
 }
@@ -685,6 +690,45 @@ func (e *Executor) cancel(tokens []int64, reason, source string) []int64 {
 	return found
 }
 
+// release gives back the given tokens that are queued (accepted, not
+// started): they leave the queue and will never start on this executor. A
+// running, finished or unknown token is kept as it is. It returns the tokens
+// given back. The decision is taken under the executor's lock, so a token is
+// either started here or released, never both.
+func (e *Executor) release(tokens []int64, reason string) []int64 {
+	released := []int64{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, tok := range tokens {
+		s, ok := e.slots[tok]
+		if !ok || s.cancel != nil {
+			continue
+		}
+		if i := slices.Index(e.queue, s); i >= 0 {
+			e.queue = slices.Delete(e.queue, i, i+1)
+		}
+		delete(e.slots, tok)
+		e.released[tok] = true
+		e.stats.Released++
+		released = append(released, tok)
+		s.task.Logger.Info("queued slot given back to the admin before it started", "reason", reason)
+	}
+	if len(released) > 0 {
+		e.notifyLocked()
+	}
+	return released
+}
+
+// forgetReleased drops released tokens the admin reports as no longer
+// current for this executor.
+func (e *Executor) forgetReleased(tokens []int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, tok := range tokens {
+		delete(e.released, tok)
+	}
+}
+
 func (e *Executor) handlerNamesLocked() []string {
 	names := make([]string, 0, len(e.handlers))
 	for n := range e.handlers {
@@ -710,6 +754,9 @@ type Stats struct {
 	// Refused counts slot assignments not accepted: while stopping, or
 	// because MaxPendingResults was reached.
 	Refused uint64
+	// Released counts queued slots given back unstarted to the admin (work
+	// stealing: an idle executor runs them instead).
+	Released uint64
 
 	Heartbeats        uint64 // heartbeats an admin answered
 	HeartbeatFailures uint64 // heartbeats no admin answered

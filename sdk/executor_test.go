@@ -294,6 +294,50 @@ func TestCancelQueuedSlot(t *testing.T) {
 	require.EqualValues(t, 1, g.count.Load(), "the cancelled queued slot never ran")
 }
 
+// TestReleaseGivesBackOnlyQueuedSlots: a release request (work stealing)
+// gives back queued slots and keeps the running one; a given-back slot never
+// starts here, even when delivered again, and is reported in heartbeats
+// until the admin says it is no longer this executor's.
+func TestReleaseGivesBackOnlyQueuedSlots(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.Capacity = 1 })
+	require.Equal(t, []int64{901, 902, 903}, fa.assignPush(t, e, run("work", 901, 902, 903)))
+	require.Equal(t, int64(901), recv(t, g.started, "the first slot").Token)
+
+	var resp protocol.ReleaseResponse
+	code, _ := fa.push(t, e.Addr(), protocol.PathRelease, protocol.ReleaseRequest{Tokens: []int64{901, 903, 999}}, &resp)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []int64{903}, resp.Released, "the running slot and an unknown token are kept out")
+	require.Equal(t, 1, e.Stats().Queued)
+	require.EqualValues(t, 1, e.Stats().Released)
+
+	// Delivered again (a heartbeat response crossing the release): held, not run.
+	require.Equal(t, []int64{903}, fa.assignPush(t, e, run("work", 903)))
+	fa.waitFor(t, "a heartbeat reporting the released token", func(f *fakeAdmin) bool {
+		hb, ok := f.lastHeartbeat()
+		return ok && slices.Equal(hb.Released, []int64{903})
+	})
+
+	g.release <- struct{}{}
+	require.Equal(t, int64(902), recv(t, g.started, "the second slot").Token)
+	g.release <- struct{}{}
+	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 902).Status)
+	require.EqualValues(t, 2, g.count.Load(), "the released slot never ran here")
+
+	// The admin moved it: it says so in Cancel, and the executor forgets it.
+	fa.update(func(f *fakeAdmin) { f.cancel = []int64{903} })
+	fa.waitFor(t, "a heartbeat without released tokens", func(f *fakeAdmin) bool {
+		hb, ok := f.lastHeartbeat()
+		return ok && len(hb.Released) == 0
+	})
+	fa.mu.Lock()
+	_, reported := fa.results[903]
+	fa.mu.Unlock()
+	require.False(t, reported, "a released slot has no result")
+}
+
 func TestTimeout(t *testing.T) {
 	t.Parallel()
 	fa := newFakeAdmin(t, testSecret)

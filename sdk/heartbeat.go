@@ -90,6 +90,7 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 	}
 	if len(resp.Cancel) > 0 {
 		e.cancel(resp.Cancel, "", "heartbeat")
+		e.forgetReleased(resp.Cancel)
 	}
 	var next time.Duration
 	if resp.IntervalMS > 0 {
@@ -122,6 +123,10 @@ func (e *Executor) heartbeatRequest() protocol.HeartbeatRequest {
 		req.Running = append(req.Running, protocol.RunningSlot{Token: tok, Progress: p})
 	}
 	slices.SortFunc(req.Running, func(a, b protocol.RunningSlot) int { return cmp.Compare(a.Token, b.Token) })
+	for tok := range e.released {
+		req.Released = append(req.Released, tok)
+	}
+	slices.Sort(req.Released)
 	return req
 }
 

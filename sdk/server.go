@@ -15,6 +15,7 @@ func (e *Executor) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(protocol.PathAssign, e.serveAssign)
 	mux.HandleFunc(protocol.PathCancel, e.serveCancel)
+	mux.HandleFunc(protocol.PathRelease, e.serveRelease)
 	mux.HandleFunc(protocol.PathHealth, e.serveHealth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
@@ -46,6 +47,16 @@ func (e *Executor) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, protocol.CancelResponse{Cancelled: e.cancel(req.Tokens, req.Reason, "push")})
+}
+
+// serveRelease gives back queued, unstarted tokens (work stealing); it works
+// while stopping too (a stopping executor has handed back its queue already).
+func (e *Executor) serveRelease(w http.ResponseWriter, r *http.Request) {
+	var req protocol.ReleaseRequest
+	if !e.readSigned(w, r, &req) {
+		return
+	}
+	writeJSON(w, http.StatusOK, protocol.ReleaseResponse{Released: e.release(req.Tokens, req.Reason)})
 }
 
 // serveHealth is unauthenticated (probes call it) and reveals only the state

@@ -149,12 +149,12 @@ VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, ?);
 
 -- name: AttemptsOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
 
 -- name: AttemptByID
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.id = ?;
 
 -- name: DispatchUnacked
@@ -166,17 +166,21 @@ ORDER BY a.id LIMIT ?;
 
 -- name: DispatchOfRun
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, a.executor_id
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.run_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
 ORDER BY a.id;
 
 -- name: AttemptsUnacked
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
+
+-- name: ForUpdateSuffix
+-- Appended to a single-row SELECT in a transaction to lock the row.
+{{for_update}};
 
 -- name: AttemptsLive
 SELECT a.id FROM slot_attempt a
@@ -205,20 +209,21 @@ WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptsOfLostExecutors
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptSlotCounts
 -- A failed attempt whose job allows another attempt counts as active: the
--- leader retries it after a backoff.
+-- leader retries it after a backoff. failures counts earlier failed attempts
+-- of the slot, so this one is failure number failures+1.
 SELECT
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
   COALESCE(SUM(CASE WHEN a.status = 'cancelled'
-                      OR (a.status = 'failed' AND a.attempt > COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
+                      OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
-                      OR (a.status = 'failed' AND a.attempt <= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active
+                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
 WHERE a.run_id = ? AND a.current = 1;
 
@@ -246,8 +251,12 @@ FROM executor ORDER BY app, id;
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor WHERE app = ? AND state = 'online' AND last_heartbeat >= {{now_ms}} - ? ORDER BY id;
 
+-- name: ExecutorsSilent
+SELECT id, instance_id, app, last_heartbeat FROM executor
+WHERE state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
+
 -- name: ExecutorMarkLost
-UPDATE executor SET state = 'lost' WHERE state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
+UPDATE executor SET state = 'lost' WHERE id = ? AND state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
 
 -- name: ExecutorDeregister
 UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_id = ?;
@@ -285,17 +294,23 @@ WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch
 GROUP BY job_id;
 
 -- name: AttemptsToRetry
-SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.finished_at, j.retry_backoff_ms
+SELECT a.id, a.run_id, a.slot, a.attempt, a.failures, a.executor_id, a.finished_at, j.retry_backoff_ms
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.current = 1 AND a.status = 'failed' AND a.attempt <= j.retry_max AND r.status = 'running'
+WHERE a.current = 1 AND a.status = 'failed' AND a.failures < j.retry_max AND r.status = 'running'
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptSupersedeFailed
 UPDATE slot_attempt SET current = 0 WHERE id = ? AND current = 1 AND status IN ('failed', 'cancelled');
 
 -- name: AttemptInsertUnplaced
-INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
-VALUES (?, ?, ?, NULL, 'assigned', 1, NULL, NULL);
+INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
+VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL);
+
+-- name: AttemptInsertMoved
+-- The next attempt of a slot moved off an executor (lost, or unstarted work
+-- given to an idle one): same failure count as the attempt it replaces.
+INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
+VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, ?);
 
 -- name: AttemptsUnplaced
 SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler,
@@ -310,7 +325,7 @@ WHERE id = ? AND current = 1 AND status = 'assigned' AND executor_id IS NULL;
 
 -- name: AttemptsFailedOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
 
 -- name: SlotStatsUpdate
@@ -332,10 +347,12 @@ UPDATE executor SET speed = ? WHERE id = ?;
 UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 
 -- name: AttemptForStats
-SELECT a.slot, a.executor_id, r.job_id, e.speed, s.cost_ms, s.last_executor
-FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN executor e ON e.id = a.executor_id
-LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot
-WHERE a.id = ?;
+-- The caller appends "AND a.id = ?" or "AND a.id IN (...)".
+SELECT a.id, a.run_id, a.slot, a.failures, COALESCE(a.executor_id, 0) AS executor_id, r.job_id, COALESCE(e.speed, 1) AS speed,
+       s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
+LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot LEFT JOIN job j ON j.id = r.job_id
+WHERE 1 = 1
 
 -- name: ExecutorLoad
 SELECT a.executor_id, COUNT(*) AS active,
@@ -346,7 +363,7 @@ GROUP BY a.executor_id;
 
 -- name: AttemptsQueuedOn
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
 ORDER BY a.id DESC LIMIT ?;

@@ -83,6 +83,26 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 		resp.Cancel = stale
 	}
+	if len(req.Released) > 0 {
+		// Tokens given back for work stealing that the leader did not move
+		// (it stopped leading in between): move them now; then tell the
+		// executor to forget every released token that is no longer its own.
+		if len(req.Released) > 10000 {
+			req.Released = req.Released[:10000]
+		}
+		if n, err := s.st.ReleaseAttempts(ctx, ex.ID, req.Released); err != nil {
+			s.internalProto(c, err)
+			return
+		} else if n > 0 {
+			s.log.Info("moved slots an executor gave back", "executor_id", ex.ID, "slots", n)
+		}
+		gone, err := s.st.StaleTokens(ctx, ex.ID, req.Released)
+		if err != nil {
+			s.internalProto(c, err)
+			return
+		}
+		resp.Cancel = append(resp.Cancel, gone...)
+	}
 	if err := s.st.RenewLeases(ctx, ex.ID, s.cfg.LostAfter.Milliseconds()); err != nil {
 		s.internalProto(c, err)
 		return
@@ -113,7 +133,8 @@ func (s *Server) results(c *gin.Context) {
 		s.internalProto(c, err)
 		return
 	}
-	for _, r := range req.Results {
+	outcomes := make([]store.SlotOutcome, len(req.Results))
+	for i, r := range req.Results {
 		status := r.Status
 		switch status {
 		case protocol.SlotSucceeded, protocol.SlotFailed, protocol.SlotCancelled:
@@ -121,18 +142,21 @@ func (s *Server) results(c *gin.Context) {
 			status = protocol.SlotFailed
 			r.Error = "executor reported unknown status " + r.Status + ": " + r.Error
 		}
-		ok, err := s.st.FinishAttempt(c.Request.Context(), store.SlotOutcome{
+		outcomes[i] = store.SlotOutcome{
 			Token: r.Token, ExecutorID: ex.ID, Status: status, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 			Processed: r.Processed, Skipped: r.Skipped, Failed: r.Failed, Uncertain: r.Uncertain,
-		})
-		if err != nil {
-			s.internalProto(c, err)
-			return
 		}
+	}
+	accepted, err := s.st.FinishAttempts(c.Request.Context(), outcomes)
+	if err != nil {
+		s.internalProto(c, err)
+		return
+	}
+	for i, ok := range accepted {
 		if ok {
-			resp.Accepted = append(resp.Accepted, r.Token)
+			resp.Accepted = append(resp.Accepted, outcomes[i].Token)
 		} else {
-			resp.Rejected = append(resp.Rejected, r.Token)
+			resp.Rejected = append(resp.Rejected, outcomes[i].Token)
 		}
 	}
 	if len(resp.Rejected) > 0 {

@@ -47,6 +47,8 @@ type Config struct {
 	Scheduler Waker
 	// Canceller pushes cancellations to executors; optional.
 	Canceller Canceller
+	// AlarmChannels validates alarm routes and tests channels; optional.
+	AlarmChannels AlarmChannels
 	// HeartbeatInterval told to executors. Default 2s.
 	HeartbeatInterval time.Duration
 	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
@@ -158,11 +160,15 @@ func New(cfg Config) (http.Handler, error) {
 	op.GET("/audit", s.listAudit)
 
 	authed.POST("/me/password", s.changeOwnPassword)
+	view.GET("/tokens", s.listTokens) // own API tokens (tokens.go)
+	view.POST("/tokens", s.createToken)
+	view.DELETE("/tokens/:id", s.revokeToken) // own; admins: anyone's
 	adm := authed.Group("/", require(auth.RoleAdmin))
 	adm.GET("/users", s.listUsers)
 	adm.POST("/users", s.createUser)
 	adm.PUT("/users/:id", s.updateUser)
 	adm.DELETE("/users/:id", s.deleteUser)
+	s.alarmRoutes(view, op, adm) // alarm_routes.go
 
 	web.Register(r)
 	return r, nil

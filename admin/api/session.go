@@ -100,6 +100,15 @@ func (s *Server) authenticate(c *gin.Context) {
 		fail(c, http.StatusUnauthorized, "not logged in: POST /api/v1/login, then send the session cookie or 'Authorization: Bearer <token>'")
 		return
 	}
+	if bearer && looksLikeAPIToken(tok) { // personal API token (tokens.go); no CSRF for bearer
+		u, ok := s.apiTokenUser(c, tok)
+		if !ok {
+			return
+		}
+		c.Set("user", u)
+		c.Next()
+		return
+	}
 	u, err := s.st.SessionUser(c.Request.Context(), auth.HashToken(tok))
 	if errors.Is(err, store.ErrNotFound) {
 		fail(c, http.StatusUnauthorized, "session expired or unknown: log in again")

@@ -52,6 +52,14 @@ func (c *Client) Cancel(ctx context.Context, baseURL string, req protocol.Cancel
 	return c.post(ctx, baseURL, protocol.PathCancel, req, nil)
 }
 
+// Release asks the executor at baseURL to give back queued, unstarted
+// tokens; the response lists those it gave back.
+func (c *Client) Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error) {
+	var resp protocol.ReleaseResponse
+	err := c.post(ctx, baseURL, protocol.PathRelease, req, &resp)
+	return resp, err
+}
+
 func (c *Client) post(ctx context.Context, baseURL, path string, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 type Pusher interface {
 	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
 	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+	Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error)
 }
 
 // Config tunes the leader loop. Zero values take the documented defaults.
@@ -57,12 +58,11 @@ type Config struct {
 	// Delays are "full jitter": uniform in [0, min(cap, base × 2^(attempt-1))],
 	// base being the job's retry_backoff_ms. Default 10 minutes.
 	RetryBackoffCap time.Duration
-	// WorkStealing lets executors with free capacity take over slots other
-	// executors have queued but not started. Default off: a slot that its
-	// executor starts between its last heartbeat and the steal can run twice
-	// (the second run's result counts; see docs/guarantees.md). A release
-	// handshake with the executor will make it safe.
-	WorkStealing bool
+	// DisableWorkStealing turns off work stealing: by default executors with
+	// free capacity take over slots other executors of the app have queued
+	// but not started, after the queuing executor released them (see
+	// StealWork: a slot never runs twice because of it).
+	DisableWorkStealing bool
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
 	// Logger defaults to slog.Default().
@@ -121,10 +121,30 @@ type Scheduler struct {
 	scheds map[int64]cachedSchedule // job id → parsed schedule
 	stats  Stats
 
+	// Pushes run in the background so that an executor that does not answer
+	// (frozen, partitioned) cannot stall the loop for the push timeout: lost
+	// executors are still detected on time and other runs still dispatched.
+	pushMu   sync.Mutex
+	pushing  map[pushKey]*pushJob // pushes in flight
+	pushSem  chan struct{}        // bounds pushes in flight to PushConcurrency
+	pushWG   sync.WaitGroup
+	stealing bool // a work-stealing round is in flight
+
 	// Adaptive pre-read (leader loop goroutine only).
 	window   time.Duration // current pre-read window
 	windowAt time.Time     // when window was computed
 	rate     float64       // measured firings/s while draining a backlog (EWMA)
+}
+
+// pushKey identifies a background push: one run's slots to one executor.
+type pushKey struct{ run, executor int64 }
+
+// pushJob is a background push; again asks it to push once more when it is
+// done (the run got new assignments on that executor meanwhile).
+type pushJob struct {
+	epoch int64
+	execs []store.Executor
+	again bool
 }
 
 type cachedSchedule struct {
@@ -153,7 +173,7 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
 	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
-		scheds: map[int64]cachedSchedule{}, window: cfg.PreRead, rate: 5000}, nil
+		scheds: map[int64]cachedSchedule{}, pushing: map[pushKey]*pushJob{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
 
 // Stats returns a snapshot of the counters.
@@ -187,6 +207,14 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 	}
 	log.Info("leading")
 	defer log.Info("stopped leading")
+	if _, err := s.store.RaiseAlarm(ctx, store.Alarm{
+		Kind: store.AlarmLeaderChange, Severity: "info", RaisedBy: s.cfg.ID,
+		DedupKey: fmt.Sprintf("leader_change:%d", epoch),
+		Message:  fmt.Sprintf("admin replica %s leads the scheduler (epoch %d)", s.cfg.ID, epoch),
+	}); err != nil {
+		log.Warn("cannot record the leader_change alarm", "err", err)
+	}
+	defer s.WaitPushes() // ctx is done: pushes in flight end promptly
 	lastRecover := time.Time{}
 	for {
 		if err := s.tick(ctx, epoch, &lastRecover); err != nil {
@@ -246,7 +274,7 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
 		return err
 	}
-	if s.cfg.WorkStealing {
+	if !s.cfg.DisableWorkStealing {
 		if err := s.StealWork(ctx, epoch); err != nil {
 			return err
 		}
@@ -516,7 +544,7 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 					s.log.Warn("record predicted makespan", "run_id", r.ID, "err", err)
 				}
 			}
-			s.pushRun(ctx, epoch, r.ID, execs)
+			s.pushInBackground(ctx, epoch, r.ID, execs)
 		}
 	}
 	return nil
@@ -588,113 +616,163 @@ func hasHandler(list, h string) bool {
 	return false
 }
 
-// pushRun sends the unacknowledged attempts of a run, one request per
-// executor, and records which tokens were accepted.
-func (s *Scheduler) pushRun(ctx context.Context, epoch, runID int64, execs []store.Executor) {
-	failed := s.pushOnce(ctx, runID, execs)
-	if len(failed) == 0 {
-		return
-	}
-	// A push that failed moves those slots to other executors right away
-	// (the failed executor may be down; if it is alive it learns from its
-	// next heartbeat that the tokens are no longer its own). One round only:
-	// what cannot be pushed then waits for heartbeats.
-	var others []store.Executor
-	for _, e := range execs {
-		if _, bad := failed[e.ID]; !bad {
-			others = append(others, e)
-		}
-	}
-	moved := 0
-	for exID, ds := range failed {
-		for _, d := range ds {
-			targets := targetsFor(others, d.Handler)
-			if len(targets) == 0 {
-				continue
-			}
-			to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
-			tok, err := s.store.Reassign(ctx, epoch, store.Attempt{ID: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt}, to, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
-			if err != nil {
-				s.log.Error("move slot after a failed push", "run_id", runID, "slot", d.Slot, "err", err)
-				continue
-			}
-			if tok > 0 {
-				moved++
-				s.count(func(st *Stats) { st.Reassigned++ })
-			}
-		}
-		if moved > 0 {
-			s.log.Warn("push failed: slots moved to other executors", "executor_id", exID, "run_id", runID, "moved", moved)
-		}
-	}
-	if moved > 0 {
-		s.pushOnce(ctx, runID, others)
-	}
-}
-
-// pushOnce sends the unacknowledged attempts of a run, one request per
-// executor, records which tokens were accepted, and returns the attempts of
-// the executors whose push failed.
-func (s *Scheduler) pushOnce(ctx context.Context, runID int64, execs []store.Executor) map[int64][]store.DispatchSlot {
+// pushInBackground pushes a run's unacknowledged attempts, one request per
+// executor, each in a goroutine of its own, so that an executor that does
+// not answer (frozen, partitioned) delays neither the loop nor the pushes to
+// other executors. One push per (run, executor) is in flight at a time;
+// asking again while it runs makes it push once more when it is done (the
+// run got new assignments there meanwhile). A push that fails moves those
+// slots to the other executors of execs right away. ctx ends the pushes
+// (the leader loop's context: a replica that stops leading stops pushing);
+// WaitPushes waits for them.
+func (s *Scheduler) pushInBackground(ctx context.Context, epoch, runID int64, execs []store.Executor) {
 	slots, err := s.store.DispatchOfRun(ctx, runID)
 	if err != nil {
 		s.log.Error("load assignments to push", "run_id", runID, "err", err)
-		return nil
+		return
 	}
 	byExec := map[int64][]store.DispatchSlot{}
 	for _, d := range slots {
 		byExec[d.ExecutorID.Int64] = append(byExec[d.ExecutorID.Int64], d)
 	}
-	addr := map[int64]string{}
-	for _, e := range execs {
-		addr[e.ID] = e.Address
-	}
-	var mu sync.Mutex
-	failed := map[int64][]store.DispatchSlot{}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, s.cfg.PushConcurrency)
 	for exID, ds := range byExec {
-		a, ok := addr[exID]
-		if !ok {
-			e, err := s.store.ExecutorByID(ctx, exID)
-			if err != nil {
-				continue
-			}
-			a = e.Address
+		key := pushKey{run: runID, executor: exID}
+		s.pushMu.Lock()
+		if job, ok := s.pushing[key]; ok {
+			job.again, job.execs, job.epoch = true, execs, epoch
+			s.pushMu.Unlock()
+			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			req := protocol.AssignRequest{Assignments: BuildAssignments(ds)}
-			resp, err := s.push.Assign(ctx, a, req)
-			if err != nil {
-				s.log.Warn("push failed", "executor_id", exID, "address", a, "run_id", runID, "err", err)
-				mu.Lock()
-				failed[exID] = ds
-				mu.Unlock()
-				return
-			}
-			if err := s.store.AckAttempts(ctx, exID, resp.Accepted); err != nil {
-				s.log.Error("record acknowledged tokens", "executor_id", exID, "err", err)
-			}
-		}()
+		job := &pushJob{epoch: epoch, execs: execs}
+		s.pushing[key] = job
+		s.pushWG.Add(1)
+		s.pushMu.Unlock()
+		go s.pushLoop(ctx, key, job, ds)
 	}
-	wg.Wait()
-	return failed
 }
 
-// cancelTokens pushes cancellations, one request per executor.
+// pushLoop pushes ds, then again while asked to.
+func (s *Scheduler) pushLoop(ctx context.Context, key pushKey, job *pushJob, ds []store.DispatchSlot) {
+	defer s.pushWG.Done()
+	for {
+		s.pushMu.Lock()
+		epoch, execs := job.epoch, job.execs
+		job.again = false
+		s.pushMu.Unlock()
+		if len(ds) > 0 {
+			s.pushTo(ctx, epoch, key, ds, execs)
+		}
+		s.pushMu.Lock()
+		if !job.again || ctx.Err() != nil {
+			delete(s.pushing, key)
+			s.pushMu.Unlock()
+			return
+		}
+		s.pushMu.Unlock()
+		all, err := s.store.DispatchOfRun(ctx, key.run)
+		if err != nil {
+			s.log.Error("load assignments to push", "run_id", key.run, "err", err)
+		}
+		ds = ds[:0]
+		for _, d := range all {
+			if d.ExecutorID.Int64 == key.executor {
+				ds = append(ds, d)
+			}
+		}
+	}
+}
+
+// pushTo sends one executor its unacknowledged attempts of a run and records
+// which tokens it accepted. If the push fails, the slots move to the other
+// executors of execs with new tokens (the failed executor may be down; if
+// it is alive it learns from its next heartbeat that the tokens are no
+// longer its own), and are pushed there; with no other executor they wait
+// for heartbeats.
+func (s *Scheduler) pushTo(ctx context.Context, epoch int64, key pushKey, ds []store.DispatchSlot, execs []store.Executor) {
+	addr := ""
+	var others []store.Executor
+	for _, e := range execs {
+		if e.ID == key.executor {
+			addr = e.Address
+		} else {
+			others = append(others, e)
+		}
+	}
+	if addr == "" {
+		e, err := s.store.ExecutorByID(ctx, key.executor)
+		if err != nil {
+			return // heartbeat responses deliver the slots
+		}
+		addr = e.Address
+	}
+	select {
+	case s.pushSem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: BuildAssignments(ds)})
+	<-s.pushSem
+	if err == nil {
+		if err := s.store.AckAttempts(ctx, key.executor, resp.Accepted); err != nil {
+			s.log.Error("record acknowledged tokens", "executor_id", key.executor, "err", err)
+		}
+		return
+	}
+	s.log.Warn("push failed", "executor_id", key.executor, "address", addr, "run_id", key.run, "err", err)
+	if ctx.Err() != nil {
+		return
+	}
+	moved := 0
+	for _, d := range ds {
+		targets := targetsFor(others, d.Handler)
+		if len(targets) == 0 {
+			continue
+		}
+		to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
+		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{ID: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+		if err != nil {
+			s.log.Error("move slot after a failed push", "run_id", key.run, "slot", d.Slot, "err", err)
+			continue
+		}
+		if tok > 0 {
+			moved++
+			s.count(func(st *Stats) { st.Reassigned++ })
+		}
+	}
+	if moved > 0 {
+		s.log.Warn("push failed: slots moved to other executors", "executor_id", key.executor, "run_id", key.run, "moved", moved)
+		s.pushInBackground(ctx, epoch, key.run, others)
+	}
+}
+
+// inBackground runs f in a goroutine that WaitPushes waits for.
+func (s *Scheduler) inBackground(f func()) {
+	s.pushWG.Add(1)
+	go func() {
+		defer s.pushWG.Done()
+		f()
+	}()
+}
+
+// WaitPushes waits for the pushes, cancellations and work-stealing rounds
+// started in the background (by AssignPending, RecoverLost, PlaceUnplaced,
+// StealWork) to finish.
+func (s *Scheduler) WaitPushes() { s.pushWG.Wait() }
+
+// cancelTokens pushes cancellations in the background, one request per
+// executor. A lost cancellation is not a problem: the executor learns at its
+// next heartbeat that the tokens are no longer current.
 func (s *Scheduler) cancelTokens(ctx context.Context, active []store.ActiveToken, reason string) {
 	byAddr := map[string][]int64{}
 	for _, a := range active {
 		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
 	}
 	for addr, tokens := range byAddr {
-		if err := s.push.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
-			s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
-		}
+		s.inBackground(func() {
+			if err := s.push.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
+				s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
+			}
+		})
 	}
 }
 
@@ -774,7 +852,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 		}
 	}
 	for runID := range moved {
-		s.pushRun(ctx, epoch, runID, online[runs[runID].App])
+		s.pushInBackground(ctx, epoch, runID, online[runs[runID].App])
 	}
 	return nil
 }
@@ -783,8 +861,8 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 // with FireWorkers transactions in parallel when there is a backlog.
 func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
 
-// RetryDelay is the full-jitter backoff before attempt+1 of a slot whose
-// attempt `attempt` failed: uniform in [0, min(cap, base·2^(attempt-1))].
+// RetryDelay is the full-jitter backoff after the `attempt`-th failed attempt
+// of a slot: uniform in [0, min(cap, base·2^(attempt-1))].
 // The "random" fraction is derived from the failed token, so every replica
 // and every scan computes the same delay for the same attempt.
 func RetryDelay(token int64, attempt int, base, cap time.Duration) time.Duration {
@@ -815,7 +893,7 @@ func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 	}
 	now := s.cfg.Now()
 	for _, c := range cands {
-		delay := RetryDelay(c.ID, c.Attempt, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
+		delay := RetryDelay(c.ID, c.Failures+1, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
 		if c.FinishedAt.Valid && time.UnixMilli(c.FinishedAt.Int64).Add(delay).After(now) {
 			continue
 		}
@@ -879,7 +957,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 				app = u.App
 			}
 		}
-		s.pushRun(ctx, epoch, runID, online[app])
+		s.pushInBackground(ctx, epoch, runID, online[app])
 	}
 	return nil
 }
@@ -888,10 +966,22 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 // have accepted but not started (queued behind their capacity): an executor
 // that joins mid-run, or finishes early, takes over unstarted slots at once.
 // From the executor with the most queued slots it takes at most half of
-// them per tick (no ping-pong), newest first. The old token is cancelled on
-// the victim; a victim that started the slot meanwhile has its result
-// rejected (the token is no longer current).
+// them per round (no ping-pong), newest first.
+//
+// Nothing moves without the victim's consent: the leader asks it to release
+// the chosen tokens, the executor gives back only those it has not started
+// (atomically: a token is either started there or released), and only the
+// released tokens get new attempts on the thief. A slot therefore never
+// runs twice because of stealing. The round runs in the background, one at
+// a time; a release the leader could not follow up (it stopped leading) is
+// finished by the victim's next heartbeat (see store.ReleaseAttempts).
 func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
+	s.pushMu.Lock()
+	busy := s.stealing
+	s.pushMu.Unlock()
+	if busy {
+		return nil
+	}
 	loads, err := s.store.Loads(ctx)
 	if err != nil {
 		return err
@@ -917,8 +1007,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 		}
 	}
 	handlers := map[int64]string{} // run id → handler
-	var cancels []store.ActiveToken
-	runs := map[int64][]store.Executor{}
+	var plan []stealPlan
 	for app := range apps {
 		execs, err := s.store.OnlineExecutors(ctx, app, s.cfg.LostAfter.Milliseconds())
 		if err != nil {
@@ -928,6 +1017,8 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 		for _, e := range execs {
 			queued[e.ID] = loads[e.ID].Queued
 		}
+		taken := map[int64]bool{} // tokens already planned
+		victims := map[int64]int{}
 		for _, thief := range execs {
 			free := thief.Capacity - loads[thief.ID].Active
 			for free > 0 {
@@ -942,12 +1033,15 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 					break
 				}
 				take := min(free, (queued[victim.ID]+1)/2)
-				atts, err := s.store.QueuedOn(ctx, victim.ID, take)
+				atts, err := s.store.QueuedOn(ctx, victim.ID, take+len(taken))
 				if err != nil {
 					return err
 				}
-				moved := 0
+				planned := 0
 				for _, a := range atts {
+					if planned == take || taken[a.ID] {
+						continue
+					}
 					h, ok := handlers[a.RunID]
 					if !ok {
 						r, err := s.store.Run(ctx, a.RunID)
@@ -962,30 +1056,98 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 					if !hasHandler(thief.Handlers, h) {
 						continue
 					}
-					tok, err := s.store.Steal(ctx, epoch, a, thief.ID, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
-					if err != nil {
-						return err
+					i, ok := victims[victim.ID]
+					if !ok {
+						i = len(plan)
+						victims[victim.ID] = i
+						plan = append(plan, stealPlan{victim: *victim, execs: execs})
 					}
-					if tok == 0 {
-						continue
-					}
-					moved++
-					cancels = append(cancels, store.ActiveToken{Token: a.ID, Address: victim.Address})
-					runs[a.RunID] = execs
-					s.count(func(st *Stats) { st.Stolen++ })
-					s.log.Info("unstarted slot moved to an idle executor", "run_id", a.RunID, "slot", a.Slot, "from", victim.ID, "to", thief.ID, "old_token", a.ID, "new_token", tok)
+					plan[i].moves = append(plan[i].moves, stealMove{attempt: a, thief: thief.ID})
+					taken[a.ID] = true
+					planned++
 				}
-				queued[victim.ID] -= len(atts)
-				free -= moved
-				if moved == 0 {
+				queued[victim.ID] -= planned
+				free -= planned
+				if planned == 0 {
 					queued[victim.ID] = 0 // nothing this thief can take from it
 				}
 			}
 		}
 	}
-	s.cancelTokens(ctx, cancels, "moved to an idle executor")
-	for runID, execs := range runs {
-		s.pushRun(ctx, epoch, runID, execs)
+	if len(plan) == 0 {
+		return nil
 	}
+	s.pushMu.Lock()
+	s.stealing = true
+	s.pushMu.Unlock()
+	s.inBackground(func() {
+		defer func() {
+			s.pushMu.Lock()
+			s.stealing = false
+			s.pushMu.Unlock()
+		}()
+		var wg sync.WaitGroup
+		for _, p := range plan {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.stealFrom(ctx, epoch, p)
+			}()
+		}
+		wg.Wait()
+	})
 	return nil
+}
+
+// stealPlan is what one round takes from one victim.
+type stealPlan struct {
+	victim store.Executor
+	execs  []store.Executor // online executors of the app (for the pushes)
+	moves  []stealMove
+}
+
+type stealMove struct {
+	attempt store.Attempt
+	thief   int64
+}
+
+// stealFrom asks the victim to release the planned tokens and moves those it
+// released to their thieves.
+func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
+	tokens := make([]int64, len(p.moves))
+	for i, m := range p.moves {
+		tokens[i] = m.attempt.ID
+	}
+	resp, err := s.push.Release(ctx, p.victim.Address, protocol.ReleaseRequest{Tokens: tokens, Reason: "an idle executor of the app takes it"})
+	if err != nil {
+		s.log.Warn("work stealing: release request failed; nothing moved", "executor_id", p.victim.ID, "address", p.victim.Address, "err", err)
+		return
+	}
+	released := make(map[int64]bool, len(resp.Released))
+	for _, t := range resp.Released {
+		released[t] = true
+	}
+	runs := map[int64]bool{}
+	for _, m := range p.moves {
+		if !released[m.attempt.ID] {
+			continue // started meanwhile: it runs where it is
+		}
+		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+		if err != nil {
+			// The victim reports the token as released at its next
+			// heartbeat, which moves it (store.ReleaseAttempts).
+			s.log.Warn("work stealing: move released slot", "run_id", m.attempt.RunID, "slot", m.attempt.Slot, "err", err)
+			continue
+		}
+		if tok == 0 {
+			continue
+		}
+		runs[m.attempt.RunID] = true
+		s.count(func(st *Stats) { st.Stolen++ })
+		s.log.Info("unstarted slot moved to an idle executor", "run_id", m.attempt.RunID, "slot", m.attempt.Slot,
+			"from", p.victim.ID, "to", m.thief, "old_token", m.attempt.ID, "new_token", tok)
+	}
+	for runID := range runs {
+		s.pushInBackground(ctx, epoch, runID, p.execs)
+	}
 }

@@ -21,13 +21,24 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // fakePusher records pushes and accepts everything.
 type fakePusher struct {
-	mu       sync.Mutex
-	pushes   []protocol.AssignRequest
-	fail     bool
-	failAddr string // pushes to this executor fail
+	mu        sync.Mutex
+	pushes    []protocol.AssignRequest
+	fail      bool
+	failAddr  string         // pushes to this executor fail
+	blockAddr string         // pushes to this executor wait for unblock (a frozen executor)
+	unblock   chan struct{}  // closed to let blocked pushes fail
+	started   map[int64]bool // tokens the executor has started: Release keeps them
+	releases  [][]int64      // tokens asked for by Release
 }
 
-func (f *fakePusher) Assign(_ context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+	if addr == f.blockAddr && f.unblock != nil {
+		select {
+		case <-f.unblock:
+		case <-ctx.Done():
+		}
+		return protocol.AssignResponse{}, context.DeadlineExceeded
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.pushes = append(f.pushes, req)
@@ -44,6 +55,19 @@ func (f *fakePusher) Assign(_ context.Context, addr string, req protocol.AssignR
 }
 
 func (f *fakePusher) Cancel(context.Context, string, protocol.CancelRequest) error { return nil }
+
+func (f *fakePusher) Release(_ context.Context, _ string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.releases = append(f.releases, req.Tokens)
+	resp := protocol.ReleaseResponse{Released: []int64{}}
+	for _, t := range req.Tokens {
+		if !f.started[t] {
+			resp.Released = append(resp.Released, t)
+		}
+	}
+	return resp, nil
+}
 
 var _ scheduler.Pusher = (*fakePusher)(nil)
 
@@ -252,6 +276,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		require.NoError(t, err)
 
 		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
 		require.Len(t, p.pushes, 2, "one request per executor, never one per slot")
 		perExec := map[int]int{}
 		for _, req := range p.pushes {
@@ -272,6 +297,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		_, err = st.DB().Exec(`UPDATE executor SET last_heartbeat = last_heartbeat - 600000 WHERE id = ?`, exB.ID)
 		require.NoError(t, err)
 		require.NoError(t, s.RecoverLost(ctx, 1))
+		s.WaitPushes()
 		require.Equal(t, int64(6), s.Stats().Reassigned)
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
@@ -329,6 +355,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
 		current := func() store.Attempt {
 			atts, err := st.Attempts(ctx, run.ID)
 			require.NoError(t, err)
@@ -352,6 +379,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		c.Set(t0.Add(1100 * time.Millisecond))
 		require.NoError(t, s.RetryFailed(ctx, 1))
 		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		s.WaitPushes()
 		second := current()
 		require.Equal(t, 2, second.Attempt)
 		require.Greater(t, second.ID, first.ID)
@@ -378,6 +406,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, store.RunRunning, r.Status)
 		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		s.WaitPushes()
 		third := current()
 		require.Equal(t, 3, third.Attempt)
 		require.True(t, third.ExecutorID.Valid)
@@ -399,7 +428,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		ctx := context.Background()
 		c := &clock{now: t0}
 		p := &fakePusher{}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, WorkStealing: true}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -409,12 +438,14 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1)) // all 10 on the only executor; the push acknowledged them
+		s.WaitPushes()
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		// The executor runs 2 (its capacity) and queues 8.
 		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID, atts[1].ID}))
 
 		require.NoError(t, s.StealWork(ctx, 1))
+		s.WaitPushes()
 		require.Zero(t, s.Stats().Stolen, "nobody idle: nothing moves")
 
 		idle, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 3})
@@ -422,6 +453,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		other, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other-app", App: "x", Address: "http://127.0.0.1:3", Capacity: 8})
 		require.NoError(t, err)
 		require.NoError(t, s.StealWork(ctx, 1))
+		s.WaitPushes()
 		require.Equal(t, int64(3), s.Stats().Stolen, "the idle executor fills its capacity")
 
 		atts, err = st.Attempts(ctx, run.ID)
@@ -443,6 +475,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 
 		// Running slots never move; the thief is now full: a second pass moves nothing.
 		require.NoError(t, s.StealWork(ctx, 1))
+		s.WaitPushes()
 		require.Equal(t, int64(3), s.Stats().Stolen)
 	})
 }
@@ -469,6 +502,7 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		owner := map[int]int64{}
@@ -502,6 +536,7 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		current := 0
@@ -514,5 +549,102 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		}
 		require.Equal(t, 8, current)
 		require.Equal(t, int64(4), s.Stats().Reassigned)
+	})
+}
+
+// TestFrozenExecutorDoesNotStallTheLoop: a push to an executor that does not
+// answer runs in the background; the loop goes on (here: it detects a lost
+// executor and dispatches another run) while the push waits.
+func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{blockAddr: "http://127.0.0.1:1", unblock: make(chan struct{})}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		frozen, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1), "returns while the push to the frozen executor waits")
+
+		// Meanwhile the frozen executor misses its heartbeats and a healthy
+		// one joins: the loop moves the slots at once.
+		up, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
+		require.NoError(t, err)
+		_, err = st.DB().Exec(`UPDATE executor SET last_heartbeat = last_heartbeat - 600000 WHERE id = ?`, frozen.ID)
+		require.NoError(t, err)
+		require.NoError(t, s.RecoverLost(ctx, 1))
+		require.Equal(t, int64(4), s.Stats().Reassigned)
+		// The moved slots reach the healthy executor while the push to the
+		// frozen one still hangs.
+		require.Eventually(t, func() bool {
+			atts, err := st.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			for _, a := range atts {
+				if a.Current && (a.ExecutorID.Int64 != up.ID || !a.Acked) {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 5*time.Millisecond, "slots pushed to the healthy executor")
+		close(p.unblock) // the stuck push gives up
+		s.WaitPushes()
+	})
+}
+
+// TestStealMovesOnlyReleasedSlots: the victim keeps a slot it started
+// between its last heartbeat and the release request; only released slots
+// move, so nothing runs twice.
+func TestStealMovesOnlyReleasedSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{started: map[int64]bool{}}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 5})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID}))
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
+		require.NoError(t, err)
+		// The newest queued token (the first the leader asks for) started on
+		// the victim after its last heartbeat.
+		newest := atts[0].ID
+		for _, a := range atts {
+			newest = max(newest, a.ID)
+		}
+		p.mu.Lock()
+		p.started[newest] = true
+		p.mu.Unlock()
+
+		require.NoError(t, s.StealWork(ctx, 1))
+		s.WaitPushes()
+		p.mu.Lock()
+		require.Len(t, p.releases, 1, "one release request to the victim")
+		asked := p.releases[0]
+		p.mu.Unlock()
+		require.Contains(t, asked, newest)
+		require.Equal(t, int64(len(asked)-1), s.Stats().Stolen, "every asked token but the started one moved")
+		atts, err = st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		for _, a := range atts {
+			if a.ID == newest {
+				require.True(t, a.Current, "the started slot stays on its executor")
+				require.Equal(t, busy.ID, a.ExecutorID.Int64)
+			}
+		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/alarm"
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
@@ -53,6 +54,9 @@ type Config struct {
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
+	// AlarmChannelsFile is the JSON file of alarm channels (--alarm-channels;
+	// format in docs/alarms.md). Empty: alarms are only shown in the console.
+	AlarmChannelsFile string
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -106,6 +110,7 @@ type Server struct {
 	elect coord.Elector
 	sched *scheduler.Scheduler
 	watch *watchdog.Watchdog
+	alarm *alarm.Notifier // nil without --alarm-channels
 	ln    net.Listener
 	http  *http.Server
 	log   *slog.Logger
@@ -190,8 +195,19 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var alarmChannels api.AlarmChannels
+	if cfg.AlarmChannelsFile != "" {
+		acfg := alarm.Config{ID: cfg.ID, Logger: log}
+		if err := alarm.LoadFile(cfg.AlarmChannelsFile, &acfg); err != nil {
+			return nil, fmt.Errorf("--alarm-channels: %w", err)
+		}
+		if s.alarm, err = alarm.New(acfg, st); err != nil {
+			return nil, fmt.Errorf("--alarm-channels %s: %w", cfg.AlarmChannelsFile, err)
+		}
+		alarmChannels = s.alarm
+	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: push,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: push, AlarmChannels: alarmChannels,
 		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
 	})
 	if err != nil {
@@ -237,6 +253,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer wg.Done()
 		s.watch.Run(watchCtx)
 	}()
+	if s.alarm != nil {
+		wg.Go(func() { s.alarm.Run(watchCtx) })
+	}
 	leadCtx, stopLead := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Alarm kinds.
@@ -11,6 +13,11 @@ const (
 	AlarmMissedFire   = "missed_fire"   // a due firing did not happen
 	AlarmRunFailed    = "run_failed"    // a run ended failed or partially failed
 	AlarmExecutorLost = "executor_lost" // an executor stopped heartbeating
+
+	AlarmSlotDead         = "slot_dead"         // a slot failed on every attempt it was allowed
+	AlarmRecordsUncertain = "records_uncertain" // records left pending by a crashed attempt were skipped
+	AlarmLeaderChange     = "leader_change"     // another admin replica became the leader
+	AlarmArchiveBehind    = "archive_behind"    // archiving of old runs and records is falling behind
 )
 
 // Alarm is an event that needs an operator's attention.
@@ -36,6 +43,18 @@ func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// raiseInTx records an alarm inside tx (with the change that causes it)
+// unless one with the same dedup key exists.
+func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, a Alarm) error {
+	if a.RaisedBy == "" {
+		a.RaisedBy = "admin"
+	}
+	if _, err := tx.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy); err != nil {
+		return fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
+	}
+	return nil
 }
 
 // Alarms lists alarms newest first with id < beforeID (0: from the newest).

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -99,6 +101,7 @@ type DispatchSlot struct {
 	TimeoutMS   int64         `db:"timeout_ms"`
 	SlotParams  string        `db:"slot_params"`
 	ExecutorID  sql.NullInt64 `db:"executor_id"`
+	Failures    int           `db:"failures"`
 }
 
 // UnackedFor returns the current attempts placed on an executor that it has
@@ -233,45 +236,124 @@ type SlotOutcome struct {
 // then finishes the run when no slot is active any more. accepted is false
 // for stale or unknown tokens; their result is ignored.
 func (s *Store) FinishAttempt(ctx context.Context, o SlotOutcome) (accepted bool, err error) {
-	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
-		// The executor's start time, from the same clock as its finish time.
-		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
-		res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, started,
-			o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000), o.Token, o.ExecutorID)
+	acc, err := s.FinishAttempts(ctx, []SlotOutcome{o})
+	if err != nil {
+		return false, err
+	}
+	return acc[0], nil
+}
+
+// maxResultsPerTx bounds the outcomes FinishAttempts applies in one
+// transaction (long transactions hold row locks longer).
+const maxResultsPerTx = 256
+
+// FinishAttempts records a batch of outcomes (an executor's results request)
+// like FinishAttempt, in one transaction per maxResultsPerTx outcomes: each
+// touched run is settled once per transaction, not once per result.
+// accepted[i] reports whether outcomes[i] was accepted.
+func (s *Store) FinishAttempts(ctx context.Context, outcomes []SlotOutcome) (accepted []bool, err error) {
+	accepted = make([]bool, len(outcomes))
+	for start := 0; start < len(outcomes); start += maxResultsPerTx {
+		end := min(start+maxResultsPerTx, len(outcomes))
+		if err := s.finishBatch(ctx, outcomes[start:end], accepted[start:end]); err != nil {
+			return nil, err
+		}
+	}
+	return accepted, nil
+}
+
+func (s *Store) finishBatch(ctx context.Context, outcomes []SlotOutcome, accepted []bool) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		clear(accepted)           // the transaction may be retried
+		runs := map[int64]int64{} // run id → latest finish time among its results
+		info, err := s.attemptsForStats(ctx, tx, outcomes)
 		if err != nil {
-			return fmt.Errorf("finish token %d: %w", o.Token, err)
+			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			// A result delivered again because its acknowledgement was lost
-			// is accepted again: same token, same executor, same outcome.
-			var prev struct {
-				Status     string        `db:"status"`
-				Current    bool          `db:"current"`
-				ExecutorID sql.NullInt64 `db:"executor_id"`
-			}
-			err := tx.GetContext(ctx, &prev, `SELECT status, current, executor_id FROM slot_attempt WHERE id = ?`, o.Token)
-			if errors.Is(err, sql.ErrNoRows) {
-				return nil
-			}
+		for i, o := range outcomes {
+			ok, runID, err := s.finishOne(ctx, tx, o, info[o.Token])
 			if err != nil {
-				return fmt.Errorf("look up token %d: %w", o.Token, err)
+				return err
 			}
-			accepted = prev.Current && prev.Status == o.Status && prev.ExecutorID.Int64 == o.ExecutorID
-			return nil
+			accepted[i] = ok
+			if runID != 0 {
+				runs[runID] = max(runs[runID], o.FinishedAt)
+			}
 		}
-		accepted = true
-		if o.Status == AttemptSucceeded {
-			if err := s.recordStats(ctx, tx, o); err != nil {
+		ids := make([]int64, 0, len(runs))
+		for id := range runs {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids) // lock runs in one order: concurrent batches do not deadlock
+		for _, id := range ids {
+			if err := s.settleRun(ctx, tx, id, runs[id]); err != nil {
 				return err
 			}
 		}
-		var runID int64
-		if err := tx.GetContext(ctx, &runID, `SELECT run_id FROM slot_attempt WHERE id = ?`, o.Token); err != nil {
-			return fmt.Errorf("run of token %d: %w", o.Token, err)
-		}
-		return s.settleRun(ctx, tx, runID, o.FinishedAt)
+		return nil
 	})
-	return accepted, err
+}
+
+// finishOne applies one outcome in tx. runID is set when the outcome changed
+// the attempt (its run must be settled).
+func (s *Store) finishOne(ctx context.Context, tx *sqlx.Tx, o SlotOutcome, info attemptStats) (accepted bool, runID int64, err error) {
+	// The executor's start time, from the same clock as its finish time.
+	started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
+	res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, started,
+		o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000), o.Token, o.ExecutorID)
+	if err != nil {
+		return false, 0, fmt.Errorf("finish token %d: %w", o.Token, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// A result delivered again because its acknowledgement was lost
+		// is accepted again: same token, same executor, same outcome.
+		var prev struct {
+			Status     string        `db:"status"`
+			Current    bool          `db:"current"`
+			ExecutorID sql.NullInt64 `db:"executor_id"`
+		}
+		err := tx.GetContext(ctx, &prev, `SELECT status, current, executor_id FROM slot_attempt WHERE id = ?`, o.Token)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, 0, nil
+		}
+		if err != nil {
+			return false, 0, fmt.Errorf("look up token %d: %w", o.Token, err)
+		}
+		return prev.Current && prev.Status == o.Status && prev.ExecutorID.Int64 == o.ExecutorID, 0, nil
+	}
+	if info.RunID == 0 { // updated, so it exists: read within the transaction
+		if err := tx.GetContext(ctx, &info, s.q.get("AttemptForStats")+" AND a.id = ?", o.Token); err != nil {
+			return false, 0, fmt.Errorf("run of token %d: %w", o.Token, err)
+		}
+	}
+	if o.Status == AttemptSucceeded {
+		if err := s.recordStats(ctx, tx, o, info); err != nil {
+			return false, 0, err
+		}
+	}
+	job := sql.NullInt64{Int64: info.JobID, Valid: info.JobID > 0}
+	run := sql.NullInt64{Int64: info.RunID, Valid: true}
+	if o.Status == AttemptFailed && info.Failures >= info.RetryMax {
+		if err := s.raiseInTx(ctx, tx, Alarm{
+			Kind: AlarmSlotDead, Severity: "critical", JobID: job, RunID: run,
+			DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
+			Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
+				info.JobName, info.RunID, info.Slot, info.Failures+1, info.RetryMax, o.Error),
+		}); err != nil {
+			return false, 0, err
+		}
+	}
+	if o.Uncertain > 0 {
+		if err := s.raiseInTx(ctx, tx, Alarm{
+			Kind: AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run,
+			DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
+			Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
+				info.JobName, info.RunID, info.Slot, o.Uncertain),
+		}); err != nil {
+			return false, 0, err
+		}
+	}
+	return true, info.RunID, nil
 }
 
 // settleRun updates a run's counters and finishes it when no slot is active.
@@ -306,8 +388,19 @@ func (s *Store) settleRun(ctx context.Context, tx *sqlx.Tx, runID, atMS int64) e
 		to, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
 	}
 	ok, err := s.TransitionRun(ctx, tx, runID, RunRunning, to, atMS, errText)
-	if err != nil || !ok || to != RunSucceeded {
+	if err != nil || !ok {
 		return err
+	}
+	if to != RunSucceeded {
+		var jobID int64
+		if err := tx.GetContext(ctx, &jobID, `SELECT job_id FROM job_run WHERE id = ?`, runID); err != nil {
+			return fmt.Errorf("job of run %d: %w", runID, err)
+		}
+		return s.raiseInTx(ctx, tx, Alarm{
+			Kind: AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: jobID, Valid: true}, RunID: sql.NullInt64{Int64: runID, Valid: true},
+			DedupKey: fmt.Sprintf("run_failed:%d:%d", runID, atMS),
+			Message:  fmt.Sprintf("run %d %s: %s", runID, strings.ReplaceAll(to, "_", " "), errText),
+		})
 	}
 	return s.triggerChildren(ctx, tx, runID, atMS)
 }
@@ -439,7 +532,7 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, s.q.get("AttemptInsert"), old.RunID, old.Slot, old.Attempt+1, executorID, leaseUntilMS)
+		res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertMoved"), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, leaseUntilMS)
 		if err != nil {
 			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // ExecutorInfo is what a heartbeat tells about an executor.
@@ -88,11 +90,37 @@ func (s *Store) OnlineExecutors(ctx context.Context, app string, maxAgeMS int64)
 // MarkLostExecutors marks executors silent for more than maxAgeMS as lost
 // and returns how many changed.
 func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("ExecutorMarkLost"), maxAgeMS)
-	if err != nil {
-		return 0, fmt.Errorf("mark lost executors: %w", err)
+	var silent []struct {
+		ID            int64  `db:"id"`
+		InstanceID    string `db:"instance_id"`
+		App           string `db:"app"`
+		LastHeartbeat int64  `db:"last_heartbeat"`
 	}
-	return res.RowsAffected()
+	if err := s.db.SelectContext(ctx, &silent, s.q.get("ExecutorsSilent"), maxAgeMS); err != nil {
+		return 0, fmt.Errorf("silent executors: %w", err)
+	}
+	var lost int64
+	for _, e := range silent {
+		err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+			res, err := tx.ExecContext(ctx, s.q.get("ExecutorMarkLost"), e.ID, maxAgeMS)
+			if err != nil {
+				return fmt.Errorf("mark executor %d lost: %w", e.ID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil // it heartbeated meanwhile, or another replica marked it
+			}
+			lost++
+			return s.raiseInTx(ctx, tx, Alarm{
+				Kind: AlarmExecutorLost, Severity: "warning",
+				DedupKey: fmt.Sprintf("executor_lost:%d:%d", e.ID, e.LastHeartbeat),
+				Message:  fmt.Sprintf("executor %s of app %s stopped heartbeating; its unfinished slots move to other executors", e.InstanceID, e.App),
+			})
+		})
+		if err != nil {
+			return lost, err
+		}
+	}
+	return lost, nil
 }
 
 // Deregister marks an executor gone.

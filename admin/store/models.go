@@ -122,6 +122,10 @@ type Attempt struct {
 	Failed       int64         `db:"failed"`
 	Uncertain    int64         `db:"uncertain"`
 	Error        string        `db:"error"`
+	// Failures counts the failed attempts of the slot before this one (since
+	// the run started or was last retried by hand); lost and moved attempts
+	// do not count.
+	Failures int `db:"failures"`
 }
 
 // Executor is a registered executor instance.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -14,13 +15,16 @@ type RetryCandidate struct {
 	RunID          int64         `db:"run_id"`
 	Slot           int           `db:"slot"`
 	Attempt        int           `db:"attempt"`
+	Failures       int           `db:"failures"` // failed attempts of the slot before this one
 	ExecutorID     sql.NullInt64 `db:"executor_id"`
 	FinishedAt     sql.NullInt64 `db:"finished_at"`
 	RetryBackoffMS int64         `db:"retry_backoff_ms"`
 }
 
 // RetryCandidates returns failed current attempts of running runs that their
-// job's retry_max allows to try again.
+// job's retry_max allows to try again: retry_max counts failed attempts only
+// (an attempt lost with its executor or moved to another one does not use
+// up a retry).
 func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidate, error) {
 	var out []RetryCandidate
 	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsToRetry"), limit); err != nil {
@@ -41,13 +45,13 @@ func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64
 			return err
 		}
 		var err error
-		token, err = s.supersedeAndInsert(ctx, tx, c.ID, c.RunID, c.Slot, c.Attempt)
+		token, err = s.supersedeAndInsert(ctx, tx, c.ID, c.RunID, c.Slot, c.Attempt, c.Failures+1)
 		return err
 	})
 	return token, err
 }
 
-func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID int64, slot, attempt int) (int64, error) {
+func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID int64, slot, attempt, failures int) (int64, error) {
 	res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersedeFailed"), id)
 	if err != nil {
 		return 0, fmt.Errorf("supersede token %d: %w", id, err)
@@ -55,11 +59,51 @@ func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID i
 	if n, _ := res.RowsAffected(); n == 0 {
 		return 0, nil
 	}
-	res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), runID, slot, attempt+1)
+	res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), runID, slot, attempt+1, failures)
 	if err != nil {
 		return 0, fmt.Errorf("retry slot %d of run %d: %w", slot, runID, err)
 	}
 	return res.LastInsertId()
+}
+
+// ReleaseAttempts handles tokens an executor reports it gave back unstarted
+// (work stealing) while still current on it — the leader that asked for
+// them did not move them (it stopped leading, or failed in between). Each is
+// superseded (status moved) and replaced by an unplaced attempt with the
+// same failure count, which the leader places on another executor. It
+// returns how many it moved. Tokens no longer current, of another executor
+// or started are left alone.
+func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []int64) (int, error) {
+	moved := 0
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		moved = 0
+		for _, tok := range tokens {
+			var a Attempt
+			err := tx.GetContext(ctx, &a, s.q.get("AttemptByID")+" "+s.q.get("ForUpdateSuffix"), tok)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("released token %d: %w", tok, err)
+			}
+			if !a.Current || a.Status != AttemptAssigned || a.ExecutorID.Int64 != executorID {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptMoved, tok)
+			if err != nil {
+				return fmt.Errorf("supersede released token %d: %w", tok, err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+				return fmt.Errorf("replace released token %d: %w", tok, err)
+			}
+			moved++
+		}
+		return nil
+	})
+	return moved, err
 }
 
 // Unplaced is a current attempt that waits for an executor.
@@ -97,7 +141,8 @@ func (s *Store) PlaceAttempt(ctx context.Context, token, executorID, leaseUntilM
 // moves the run back to running and creates a new, unplaced attempt for
 // each such slot (the leader places them). It returns how many slots it
 // retries; 0 when the run has none or is not failed, partially failed or
-// cancelled.
+// cancelled. A retry by hand starts a fresh retry budget: the job's
+// retry_max applies again to the new attempts.
 func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 	n := 0
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
@@ -128,7 +173,7 @@ func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 			return nil
 		}
 		for _, a := range failed {
-			tok, err := s.supersedeAndInsert(ctx, tx, a.ID, a.RunID, a.Slot, a.Attempt)
+			tok, err := s.supersedeAndInsert(ctx, tx, a.ID, a.RunID, a.Slot, a.Attempt, 0)
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -39,31 +38,53 @@ func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) erro
 	return err
 }
 
+// attemptStats is what finishing an attempt needs to know about it.
+type attemptStats struct {
+	ID         int64           `db:"id"`
+	RunID      int64           `db:"run_id"`
+	Slot       int             `db:"slot"`
+	ExecutorID int64           `db:"executor_id"`
+	JobID      int64           `db:"job_id"`
+	Speed      float64         `db:"speed"`
+	CostMS     sql.NullFloat64 `db:"cost_ms"`
+	LastExec   sql.NullInt64   `db:"last_executor"`
+	Failures   int             `db:"failures"`
+	RetryMax   int             `db:"retry_max"`
+	JobName    string          `db:"job_name"`
+}
+
+// attemptsForStats reads, in one query, what finishing the outcomes' attempts
+// needs: run, slot, executor speed and the slot's measured cost.
+func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, outcomes []SlotOutcome) (map[int64]attemptStats, error) {
+	tokens := make([]int64, len(outcomes))
+	for i, o := range outcomes {
+		tokens[i] = o.Token
+	}
+	q, args, err := sqlx.In(s.q.get("AttemptForStats")+" AND a.id IN (?)", tokens)
+	if err != nil {
+		return nil, err
+	}
+	var rows []attemptStats
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("attempts of %d results: %w", len(tokens), err)
+	}
+	out := make(map[int64]attemptStats, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
 // recordStats updates the slot's cost and the executor's speed from a
 // succeeded attempt: the duration normalised by the executor's speed is a
 // sample of the slot's cost; predicted cost over actual duration is a
 // sample of the executor's speed.
-func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome) error {
+func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome, a attemptStats) error {
 	durMS := float64(o.FinishedAt - o.StartedAt)
-	if o.StartedAt <= 0 || durMS < 0 {
+	if o.StartedAt <= 0 || durMS < 0 || a.ExecutorID == 0 {
 		return nil
 	}
 	durMS = max(durMS, 1)
-	var a struct {
-		Slot       int             `db:"slot"`
-		ExecutorID int64           `db:"executor_id"`
-		JobID      int64           `db:"job_id"`
-		Speed      float64         `db:"speed"`
-		CostMS     sql.NullFloat64 `db:"cost_ms"`
-		LastExec   sql.NullInt64   `db:"last_executor"`
-	}
-	err := tx.GetContext(ctx, &a, s.q.get("AttemptForStats"), o.Token)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("stats of token %d: %w", o.Token, err)
-	}
 	speed := a.Speed
 	if speed <= 0 {
 		speed = 1

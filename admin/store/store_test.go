@@ -372,6 +372,14 @@ func TestLostExecutors(t *testing.T) {
 		n, err = s.MarkLostExecutors(ctx, 60_000)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
+		n, err = s.MarkLostExecutors(ctx, 60_000)
+		require.NoError(t, err)
+		require.Zero(t, n, "lost once")
+		alarms, err := s.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, store.AlarmExecutorLost, alarms[0].Kind)
+		require.Contains(t, alarms[0].Message, "ex-old")
 		lost, err := s.LostAttempts(ctx, 10)
 		require.NoError(t, err)
 		require.Len(t, lost, 1)
@@ -635,5 +643,176 @@ func TestRunsOfADeletedJobStayVisible(t *testing.T) {
 		pending, err := s.PendingRuns(ctx, 100, 10)
 		require.NoError(t, err)
 		require.Len(t, pending, 1, "a pending run of a deleted job is found (and then cancelled by the leader)")
+	})
+}
+
+// TestRetryBudgetCountsFailuresOnly: a slot moved off a lost executor twice
+// keeps its whole retry budget; only failed attempts use it up, and a retry
+// by hand starts a fresh budget.
+func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		j := newJob("a", "retry-once", 0)
+		j.RetryMax = 1
+		jobID, err := s.CreateJob(ctx, j)
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		current := func() store.Attempt {
+			atts, err := s.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			for _, a := range atts {
+				if a.Current {
+					return a
+				}
+			}
+			t.Fatal("no current attempt")
+			return store.Attempt{}
+		}
+		// Two moves (executor lost twice): attempts 2 and 3, no failure yet.
+		for range 2 {
+			_, err := s.Reassign(ctx, 1, current(), ex.ID, 0)
+			require.NoError(t, err)
+		}
+		a := current()
+		require.Equal(t, 3, a.Attempt)
+		require.Zero(t, a.Failures)
+		fail := func(a store.Attempt) {
+			ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 10})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		fail(a)
+		cands, err := s.RetryCandidates(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, cands, 1, "the first failure may be retried although the slot ran three times")
+		r, err := s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status, "a retryable failure keeps the run running")
+
+		tok, err := s.Retry(ctx, 1, cands[0])
+		require.NoError(t, err)
+		require.NotZero(t, tok)
+		ok, err := s.PlaceAttempt(ctx, tok, ex.ID, 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		a = current()
+		require.Equal(t, 1, a.Failures)
+		fail(a)
+		cands, err = s.RetryCandidates(ctx, 10)
+		require.NoError(t, err)
+		require.Empty(t, cands, "retry_max 1: the second failure is final")
+		r, err = s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunFailed, r.Status)
+		alarms, err := s.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		kinds := map[string]int{}
+		for _, a := range alarms {
+			kinds[a.Kind]++
+			require.Equal(t, run.ID, a.RunID.Int64)
+		}
+		require.Equal(t, map[string]int{store.AlarmSlotDead: 1, store.AlarmRunFailed: 1}, kinds,
+			"the first, retried failure raises nothing; the final one raises slot_dead and run_failed")
+
+		n, err := s.RetryRun(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		a = current()
+		require.Zero(t, a.Failures, "a retry by hand starts a fresh budget")
+	})
+}
+
+// TestReleasedTokensMoveOnHeartbeat: tokens an executor gave back that are
+// still current on it (the leader asked, then stopped leading) become
+// unplaced attempts with the same failure count; others are left alone.
+func TestReleasedTokensMoveOnHeartbeat(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		other, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other", App: "a", Address: "http://127.0.0.1:2", Capacity: 1})
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 3})
+		require.NoError(t, err)
+		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}, {Slot: 2, Attempt: 1, ExecutorID: other.ID}})
+		require.NoError(t, err)
+		atts, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[1].ID}))
+
+		// Slot 0 queued: moves. Slot 1 started: stays. Slot 2 is another
+		// executor's: stays. An unknown token is ignored.
+		n, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].ID, atts[1].ID, atts[2].ID, 999999})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		again, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].ID})
+		require.NoError(t, err)
+		require.Zero(t, again, "idempotent")
+		stale, err := s.StaleTokens(ctx, ex.ID, []int64{atts[0].ID, atts[1].ID})
+		require.NoError(t, err)
+		require.Equal(t, []int64{atts[0].ID}, stale, "the executor is told to forget the moved token only")
+		waiting, err := s.UnplacedAttempts(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, waiting, 1)
+		require.Equal(t, 0, waiting[0].Slot)
+		require.Equal(t, 2, waiting[0].Attempt)
+		require.Equal(t, ex.ID, waiting[0].PreviousExecutor.Int64)
+	})
+}
+
+// TestFinishAttemptsBatch: one batch with results of two runs, a stale token
+// and a result delivered twice settles both runs once, and reports each
+// result's acceptance in order.
+func TestFinishAttemptsBatch(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 4})
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
+		require.NoError(t, err)
+		var tokens []int64
+		var runs []int64
+		for i := range 2 {
+			run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: int64(i + 1), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+			require.NoError(t, err)
+			_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
+			require.NoError(t, err)
+			atts, err := s.Attempts(ctx, run.ID)
+			require.NoError(t, err)
+			for _, a := range atts {
+				tokens = append(tokens, a.ID)
+			}
+			runs = append(runs, run.ID)
+		}
+		ok := func(tok int64) store.SlotOutcome {
+			return store.SlotOutcome{Token: tok, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 5, FinishedAt: 9}
+		}
+		acc, err := s.FinishAttempts(ctx, []store.SlotOutcome{ok(tokens[0]), ok(tokens[2]), ok(999999), ok(tokens[1]), ok(tokens[0]),
+			{Token: tokens[3], ExecutorID: ex.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 9}})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true, true, false, true, true, true}, acc)
+		r0, err := s.Run(ctx, runs[0])
+		require.NoError(t, err)
+		require.Equal(t, store.RunSucceeded, r0.Status)
+		require.Equal(t, 2, r0.SlotsSucceeded)
+		r1, err := s.Run(ctx, runs[1])
+		require.NoError(t, err)
+		require.Equal(t, store.RunPartiallyFailed, r1.Status)
 	})
 }

@@ -6,9 +6,10 @@ const (
 	PathResults    = "/api/v1/executor/results"
 	PathDeregister = "/api/v1/executor/deregister"
 
-	PathAssign = "/shardjob/v1/assign"
-	PathCancel = "/shardjob/v1/cancel"
-	PathHealth = "/shardjob/v1/health"
+	PathAssign  = "/shardjob/v1/assign"
+	PathCancel  = "/shardjob/v1/cancel"
+	PathRelease = "/shardjob/v1/release"
+	PathHealth  = "/shardjob/v1/health"
 )
 
 // Slot attempt states reported by executors.
@@ -30,6 +31,11 @@ type HeartbeatRequest struct {
 	Labels     map[string]string `json:"labels,omitempty"`
 	Draining   bool              `json:"draining,omitempty"`
 	Running    []RunningSlot     `json:"running,omitempty"`
+	// Released lists tokens the executor gave back unstarted (ReleaseRequest)
+	// that the admin has not yet confirmed as moved: the admin moves any of
+	// them that are still current on this executor, and lists them in the
+	// response's Cancel once they are not, so the executor forgets them.
+	Released []int64 `json:"released,omitempty"`
 }
 
 // ProgressQueued is the Progress of a token the executor accepted but has
@@ -86,6 +92,21 @@ type AssignResponse struct {
 type CancelRequest struct {
 	Tokens []int64 `json:"tokens"`
 	Reason string  `json:"reason,omitempty"`
+}
+
+// ReleaseRequest asks an executor to give back tokens it has queued but not
+// started, so that the admin can run them on an idle executor (work
+// stealing). The executor decides atomically: a token it has started is
+// kept and runs to its end here.
+type ReleaseRequest struct {
+	Tokens []int64 `json:"tokens"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+// ReleaseResponse lists the tokens given back: the executor will never start
+// them. Only these may be moved; the others stay where they are.
+type ReleaseResponse struct {
+	Released []int64 `json:"released"`
 }
 
 // SlotResult is the outcome of one slot attempt.

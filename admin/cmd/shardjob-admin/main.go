@@ -179,6 +179,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	secret := f.str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
 	hb := f.dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
 	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
+	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
@@ -197,7 +198,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, MissedFireGrace: *grace, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 	})
 	if err != nil {
 		return err

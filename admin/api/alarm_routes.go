@@ -1,0 +1,152 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/mail"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// AlarmChannels are the alarm channels configured on this admin
+// (alarm.Notifier). Optional: without them routes cannot be set and
+// channels cannot be tested.
+type AlarmChannels interface {
+	// AlarmChannel reports whether a channel is configured and whether it
+	// takes email recipients.
+	AlarmChannel(name string) (exists, email bool)
+	// SendTest sends a test message through the channel now.
+	SendTest(ctx context.Context, name, actor string) error
+}
+
+// maxAlarmRoutes caps the routes of one job.
+const maxAlarmRoutes = 50
+
+// alarmRoutes registers the alarm routing endpoints.
+func (s *Server) alarmRoutes(view, op, adm gin.IRoutes) {
+	view.GET("/jobs/:id/alarm-routes", s.getAlarmRoutes)
+	op.PUT("/jobs/:id/alarm-routes", s.putAlarmRoutes)
+	adm.POST("/alarm-channels/:name/test", s.testAlarmChannel)
+}
+
+type alarmRoutesBody struct {
+	Routes []store.AlarmRoute `json:"routes"`
+}
+
+func (s *Server) getAlarmRoutes(c *gin.Context) {
+	j, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	routes, err := s.st.AlarmRoutes(c.Request.Context(), j.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, alarmRoutesBody{Routes: routes})
+}
+
+func (s *Server) putAlarmRoutes(c *gin.Context) {
+	j, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	var body struct {
+		Routes *[]store.AlarmRoute `json:"routes"`
+	}
+	if !decode(c, &body) {
+		return
+	}
+	if body.Routes == nil {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "routes is required",
+			Fields: map[string]string{"routes": `send {"routes": [...]}; an empty list removes every route`}})
+		return
+	}
+	routes := *body.Routes
+	if fields := s.checkAlarmRoutes(routes); len(fields) > 0 {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid alarm routes", Fields: fields})
+		return
+	}
+	before, err := s.st.AlarmRoutes(c.Request.Context(), j.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if err := s.st.SetAlarmRoutes(c.Request.Context(), j.ID, routes); err != nil {
+		s.internal(c, err)
+		return
+	}
+	after, err := s.st.AlarmRoutes(c.Request.Context(), j.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "job.alarm_routes", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": before, "after": after})
+	c.JSON(http.StatusOK, alarmRoutesBody{Routes: after})
+}
+
+// checkAlarmRoutes returns a message per invalid field ("routes[2].channel").
+func (s *Server) checkAlarmRoutes(routes []store.AlarmRoute) map[string]string {
+	fields := map[string]string{}
+	if len(routes) > maxAlarmRoutes {
+		fields["routes"] = "at most " + strconv.Itoa(maxAlarmRoutes) + " routes per job"
+		return fields
+	}
+	seen := map[store.AlarmRoute]int{}
+	for i, r := range routes {
+		at := "routes[" + strconv.Itoa(i) + "]"
+		exists, email := false, false
+		if s.cfg.AlarmChannels != nil {
+			exists, email = s.cfg.AlarmChannels.AlarmChannel(r.Channel)
+		}
+		switch {
+		case r.Channel == "":
+			fields[at+".channel"] = "required: the name of a channel from the admin's alarm channels file"
+		case s.cfg.AlarmChannels == nil:
+			fields[at+".channel"] = "no alarm channels are configured on this admin (--alarm-channels)"
+		case !exists:
+			fields[at+".channel"] = "no alarm channel named " + strconv.Quote(r.Channel) + " is configured"
+		}
+		if r.Recipient != "" {
+			if a, err := mail.ParseAddress(r.Recipient); err != nil || a.Address != r.Recipient || len(r.Recipient) > 254 {
+				fields[at+".recipient"] = "must be a plain email address like owner@example.com"
+			} else if exists && !email {
+				fields[at+".recipient"] = "only email channels take a recipient; leave it empty for channel " + strconv.Quote(r.Channel)
+			}
+		}
+		if j, dup := seen[r]; dup {
+			fields[at] = "same as routes[" + strconv.Itoa(j) + "]"
+		}
+		seen[r] = i
+	}
+	return fields
+}
+
+func (s *Server) testAlarmChannel(c *gin.Context) {
+	name := c.Param("name")
+	if s.cfg.AlarmChannels == nil {
+		fail(c, http.StatusNotFound, "no alarm channels are configured on this admin (--alarm-channels)")
+		return
+	}
+	if exists, _ := s.cfg.AlarmChannels.AlarmChannel(name); !exists {
+		fail(c, http.StatusNotFound, "no alarm channel named "+strconv.Quote(name)+" is configured")
+		return
+	}
+	user := currentUser(c).Username
+	err := s.cfg.AlarmChannels.SendTest(c.Request.Context(), name, user)
+	s.audit(c, "alarm_channel.test", "alarm-channel/"+name, map[string]any{"ok": err == nil})
+	if err != nil {
+		s.log.Warn("alarm channel test failed", "channel", name, "err", err)
+		code := http.StatusBadGateway
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = http.StatusGatewayTimeout
+		}
+		fail(c, code, "test message not delivered: "+err.Error())
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"sent": true, "channel": name})
+}

@@ -1,0 +1,123 @@
+package api_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/goccy/go-yaml"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/sdk/protocol"
+	sqlfiles "github.com/shardjob/shardjob/sql"
+)
+
+const openAPIPath = "../../docs/openapi.yaml"
+
+var ginParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
+
+// openAPIOperations returns "METHOD /path" of every operation in the
+// document, and the document itself.
+func openAPIDocument(t *testing.T) (map[string]bool, map[string]any) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.FromSlash(openAPIPath))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, yaml.UnmarshalWithOptions(data, &doc, yaml.Strict()), "docs/openapi.yaml must be valid YAML")
+	require.Regexp(t, `^3\.0\.\d+$`, doc["openapi"])
+	paths, ok := doc["paths"].(map[string]any)
+	require.True(t, ok, "paths")
+	ops := map[string]bool{}
+	methods := map[string]bool{"get": true, "put": true, "post": true, "delete": true, "patch": true, "head": true, "options": true}
+	for p, item := range paths {
+		m, ok := item.(map[string]any)
+		require.True(t, ok, "path item %s", p)
+		for k, op := range m {
+			if !methods[k] {
+				require.Contains(t, []string{"parameters", "summary", "description"}, k, "unexpected key in path %s", p)
+				continue
+			}
+			o, ok := op.(map[string]any)
+			require.True(t, ok, "%s %s", k, p)
+			require.NotEmpty(t, o["summary"], "%s %s needs a summary", k, p)
+			require.NotEmpty(t, o["responses"], "%s %s needs responses", k, p)
+			ops[strings.ToUpper(k)+" "+p] = true
+		}
+	}
+	return ops, doc
+}
+
+// TestOpenAPIDocumentsEveryRoute walks the routes gin serves and fails when
+// one under /api/v1 is missing from docs/openapi.yaml, or when the document
+// lists an operation the admin does not serve.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
+	h, err := api.New(api.Config{Store: storetest.Open(t, sqlfiles.SQLite), ExecutorSecret: protocol.NewSecret()})
+	require.NoError(t, err)
+	engine, ok := h.(*gin.Engine)
+	require.True(t, ok, "api.New returns a *gin.Engine")
+
+	served := map[string]bool{}
+	for _, r := range engine.Routes() {
+		served[r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}")] = true
+	}
+	documented, _ := openAPIDocument(t)
+
+	var missing, extra []string
+	for op := range served {
+		if strings.Contains(op, " /api/v1/") && !documented[op] {
+			missing = append(missing, op)
+		}
+	}
+	for op := range documented {
+		if !served[op] {
+			extra = append(extra, op)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	require.Empty(t, missing, "routes the admin serves that docs/openapi.yaml does not describe: add them")
+	require.Empty(t, extra, "operations in docs/openapi.yaml that the admin does not serve: remove or fix them")
+}
+
+// TestOpenAPIReferencesResolve checks that every local $ref names something
+// the document defines.
+func TestOpenAPIReferencesResolve(t *testing.T) {
+	t.Parallel()
+	_, doc := openAPIDocument(t)
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, vv := range x {
+				if s, ok := vv.(string); ok && k == "$ref" {
+					refs = append(refs, s)
+				}
+				walk(vv)
+			}
+		case []any:
+			for _, vv := range x {
+				walk(vv)
+			}
+		}
+	}
+	walk(doc)
+	require.NotEmpty(t, refs)
+	for _, ref := range refs {
+		require.True(t, strings.HasPrefix(ref, "#/"), "only local references: %s", ref)
+		var node any = doc
+		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			m, ok := node.(map[string]any)
+			require.True(t, ok, "%s does not resolve", ref)
+			node, ok = m[part]
+			require.True(t, ok, "%s does not resolve (no %q)", ref, part)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// invalidJobsError lists the jobs of a file that the admin refused as
+// invalid (exit 2); nothing was changed.
+type invalidJobsError struct{ problems []string }
+
+func (e *invalidJobsError) Error() string {
+	return fmt.Sprintf("the admin refused %d job definition(s); nothing was changed:\n  %s",
+		len(e.problems), strings.Join(e.problems, "\n  "))
+}
+
+func cmdApply(ctx context.Context, args []string, env Env, c conn) error {
+	fs := newFlagSet("apply", env, &c)
+	file := fs.String("f", "", "jobs file (YAML list of jobs); - reads stdin")
+	dryRun := fs.Bool("dry-run", false, "print what would change and change nothing")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("apply: unexpected arguments %v (the file goes after -f)", pos)
+	}
+	if *file == "" {
+		return usagef("apply: -f FILE is required")
+	}
+	var data []byte
+	if *file == "-" {
+		data, err = io.ReadAll(io.LimitReader(env.Stdin, MaxJobsFileBytes+1))
+	} else {
+		data, err = os.ReadFile(*file)
+	}
+	if err != nil {
+		return fmt.Errorf("read jobs file: %w", err)
+	}
+	name := *file
+	if name == "-" {
+		name = "<stdin>"
+	}
+	defs, err := LoadJobs(name, data)
+	if err != nil {
+		return err
+	}
+	cl, err := c.client(env)
+	if err != nil {
+		return err
+	}
+	return Apply(ctx, cl, name, defs, *dryRun, env.Stdout)
+}
+
+// Apply brings the jobs of a file to the admin: it reads the server's jobs,
+// prints the plan, has the admin validate every job to create or update
+// (any invalid one stops everything before a change), and unless dryRun
+// creates and updates them in file order. An update carries the version it
+// read, so a job changed by someone else in between is refused (409) rather
+// than overwritten.
+func Apply(ctx context.Context, cl *Client, file string, defs []JobDef, dryRun bool, out io.Writer) error {
+	_, have, err := listJobs(ctx, cl)
+	if err != nil {
+		return err
+	}
+	plan := MakePlan(defs, have)
+	var problems []string
+	for _, ch := range plan {
+		if ch.Action == Unchanged {
+			continue
+		}
+		err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/validate", ch.requestBody(), nil)
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			problems = append(problems, fmt.Sprintf("%s:%d: job %s: %s", file, ch.Want.Line(), ch.Want.Key(), fieldProblems(ae)))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if len(problems) > 0 {
+		return &invalidJobsError{problems: problems}
+	}
+	plan.Print(out)
+	if dryRun {
+		fmt.Fprintln(out, "dry run: nothing was changed")
+		return nil
+	}
+	created, updated := 0, 0
+	for _, ch := range plan {
+		var got RemoteJob
+		switch ch.Action {
+		case Create:
+			if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs", ch.requestBody(), &got); err != nil {
+				return fmt.Errorf("create %s (after %d created, %d updated): %w", ch.Want.Key(), created, updated, err)
+			}
+			created++
+			fmt.Fprintf(out, "created %s (id %d)\n", got.Key(), got.ID)
+		case Update:
+			err := cl.Do(ctx, http.MethodPut, "/api/v1/jobs/"+strconv.FormatInt(ch.Current.ID, 10), ch.requestBody(), &got)
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+				return fmt.Errorf("update %s (after %d created, %d updated): the job changed on the server after it was read (version %d); run apply again to see the new difference: %w",
+					ch.Want.Key(), created, updated, ch.Current.Version, err)
+			}
+			if err != nil {
+				return fmt.Errorf("update %s (after %d created, %d updated): %w", ch.Want.Key(), created, updated, err)
+			}
+			updated++
+			fmt.Fprintf(out, "updated %s (id %d, version %d)\n", got.Key(), got.ID, got.Version)
+		}
+	}
+	_, _, unchanged := plan.Counts()
+	fmt.Fprintf(out, "applied: %d created, %d updated, %d unchanged\n", created, updated, unchanged)
+	return nil
+}
+
+func fieldProblems(ae *APIError) string {
+	if len(ae.Fields) == 0 {
+		return ae.Msg
+	}
+	keys := make([]string, 0, len(ae.Fields))
+	for k := range ae.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + ae.Fields[k]
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,628 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// Exit codes of shardjobctl.
+const (
+	ExitOK       = 0 // done
+	ExitFailure  = 1 // the admin refused or failed the request, or could not be reached
+	ExitUsage    = 2 // wrong command line, or invalid input (jobs file, job definition)
+	ExitAuth     = 3 // the token was refused (401) or lacks the role (403)
+	ExitNotFound = 4 // the job or run does not exist
+)
+
+// Env is what a run of the CLI reads and writes; tests pass their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Stdin          io.Reader
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// HTTP is the client for the admin (a client with a 30s timeout when nil).
+	HTTP *http.Client
+}
+
+const usage = `usage: shardjobctl [--server URL] [--token TOKEN] [--config FILE] <command> [flags]
+
+commands:
+  apply -f FILE [--dry-run]        create or update the jobs of a YAML file ("-" reads stdin)
+  get jobs|runs|executors [-o json] list (runs: --job JOB --status S --limit N)
+  trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
+  pause JOB | resume JOB           stop or restart a job's schedule
+  logs RUN [-o json]               a run and the attempts of its slots
+
+JOB is a job id or app/name; RUN is a run id.
+The server and token come from the flags, else SHARDJOB_SERVER and
+SHARDJOB_TOKEN, else the config file (--config, SHARDJOB_CONFIG, or
+$XDG_CONFIG_HOME/shardjob/config.yaml) with the keys server and token.
+
+exit status: 0 ok, 1 request failed, 2 usage or invalid input,
+3 token refused or role too low, 4 job or run not found.
+`
+
+// usageError is a wrong command line (exit 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the CLI with args (without the program name) and returns the
+// exit status.
+func Main(args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	if env.Stdin == nil {
+		env.Stdin = os.Stdin
+	}
+	if env.HTTP == nil {
+		env.HTTP = &http.Client{Timeout: 30 * time.Second}
+	}
+	err := run(context.Background(), args, env)
+	code := ExitCode(err)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(env.Stderr, "shardjobctl: "+err.Error())
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprint(env.Stderr, "\n"+usage)
+		}
+	}
+	return code
+}
+
+// ExitCode maps an error of a command to the exit status.
+func ExitCode(err error) int {
+	var (
+		ue *usageError
+		fe *FileError
+		ae *APIError
+		ve *invalidJobsError
+	)
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue), errors.As(err, &fe), errors.As(err, &ve):
+		return ExitUsage
+	case errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden):
+		return ExitAuth
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+		return ExitNotFound
+	}
+	return ExitFailure
+}
+
+// conn holds the connection settings.
+type conn struct{ server, token, config string }
+
+func (c *conn) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.server, "server", c.server, "admin URL, e.g. http://127.0.0.1:8080 (env SHARDJOB_SERVER)")
+	fs.StringVar(&c.token, "token", c.token, "API token sjt_… (env SHARDJOB_TOKEN)")
+	fs.StringVar(&c.config, "config", c.config, "config file with server: and token: (env SHARDJOB_CONFIG)")
+}
+
+// fileConfig is the config file.
+type fileConfig struct {
+	Server string `yaml:"server"`
+	Token  string `yaml:"token"`
+}
+
+// client resolves the settings: flags, then environment, then config file.
+func (c conn) client(env Env) (*Client, error) {
+	server, token := c.server, c.token
+	if server == "" {
+		server = env.Getenv("SHARDJOB_SERVER")
+	}
+	if token == "" {
+		token = env.Getenv("SHARDJOB_TOKEN")
+	}
+	path, explicit := c.config, c.config != ""
+	if path == "" {
+		if path = env.Getenv("SHARDJOB_CONFIG"); path != "" {
+			explicit = true
+		}
+	}
+	if path == "" {
+		if dir := env.Getenv("XDG_CONFIG_HOME"); dir != "" {
+			path = filepath.Join(dir, "shardjob", "config.yaml")
+		} else if home := env.Getenv("HOME"); home != "" {
+			path = filepath.Join(home, ".config", "shardjob", "config.yaml")
+		}
+	}
+	if (server == "" || token == "") && path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			var fc fileConfig
+			if err := yaml.UnmarshalWithOptions(data, &fc, yaml.Strict()); err != nil {
+				return nil, yamlError(path, err)
+			}
+			if server == "" {
+				server = fc.Server
+			}
+			if token == "" {
+				token = fc.Token
+			}
+		case explicit || !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("config file: %w", err)
+		}
+	}
+	if server == "" {
+		return nil, usagef("no server: pass --server URL, set SHARDJOB_SERVER, or put 'server:' in %s", path)
+	}
+	if u, err := url.Parse(server); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("server %q: expected a URL such as http://127.0.0.1:8080", server)
+	}
+	if token == "" {
+		return nil, usagef("no token: pass --token, set SHARDJOB_TOKEN, or put 'token:' in %s (create one in the console or with POST /api/v1/tokens)", path)
+	}
+	return &Client{Base: strings.TrimRight(server, "/"), Token: token, HTTP: env.HTTP}, nil
+}
+
+// parseArgs parses flags placed anywhere among the positional arguments
+// ("trigger 7 --param a=1" as well as "trigger --param a=1 7"); "--" ends
+// the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s: %v", fs.Name(), err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlagSet(name string, env Env, c *conn) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	c.register(fs)
+	return fs
+}
+
+func run(ctx context.Context, args []string, env Env) error {
+	var c conn
+	global := newFlagSet("shardjobctl", env, &c)
+	global.Usage = func() { fmt.Fprint(env.Stderr, usage) }
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%v", err)
+	}
+	args = global.Args()
+	if len(args) == 0 {
+		return usagef("no command")
+	}
+	cmd, args := args[0], args[1:]
+	switch cmd {
+	case "apply":
+		return cmdApply(ctx, args, env, c)
+	case "get":
+		return cmdGet(ctx, args, env, c)
+	case "trigger":
+		return cmdTrigger(ctx, args, env, c)
+	case "pause", "resume":
+		return cmdSwitch(ctx, cmd, args, env, c)
+	case "logs":
+		return cmdLogs(ctx, args, env, c)
+	case "help", "-h", "--help":
+		fmt.Fprint(env.Stdout, usage)
+		return nil
+	}
+	return usagef("unknown command %q", cmd)
+}
+
+// listJobs reads every job, page by page.
+func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []RemoteJob, error) {
+	const page = 500
+	var raws []json.RawMessage
+	var jobs []RemoteJob
+	var after int64
+	for {
+		var out struct {
+			Jobs []json.RawMessage `json:"jobs"`
+		}
+		if err := cl.Do(ctx, http.MethodGet, "/api/v1/jobs?limit="+strconv.Itoa(page)+"&after="+strconv.FormatInt(after, 10), nil, &out); err != nil {
+			return nil, nil, err
+		}
+		for _, raw := range out.Jobs {
+			var j RemoteJob
+			if err := json.Unmarshal(raw, &j); err != nil {
+				return nil, nil, fmt.Errorf("decode job: %w", err)
+			}
+			raws = append(raws, raw)
+			jobs = append(jobs, j)
+			after = j.ID
+		}
+		if len(out.Jobs) < page {
+			return raws, jobs, nil
+		}
+	}
+}
+
+// resolveJob turns a job id or app/name into an id.
+func resolveJob(ctx context.Context, cl *Client, ref string) (int64, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil && id > 0 {
+		return id, nil
+	}
+	if !strings.Contains(ref, "/") {
+		return 0, usagef("job %q: give a job id or app/name", ref)
+	}
+	_, jobs, err := listJobs(ctx, cl)
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		if j.Key() == ref {
+			return j.ID, nil
+		}
+	}
+	return 0, &APIError{Method: http.MethodGet, Path: "/api/v1/jobs", Status: http.StatusNotFound, Msg: "job " + ref + " does not exist"}
+}
+
+func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usagef("%s: expected one %s, got %d arguments", fs.Name(), what, len(pos))
+	}
+	return pos[0], nil
+}
+
+func cmdSwitch(ctx context.Context, cmd string, args []string, env Env, c conn) error {
+	fs := newFlagSet(cmd, env, &c)
+	ref, err := oneArg(fs, args, "JOB (id or app/name)")
+	if err != nil {
+		return err
+	}
+	cl, err := c.client(env)
+	if err != nil {
+		return err
+	}
+	id, err := resolveJob(ctx, cl, ref)
+	if err != nil {
+		return err
+	}
+	var j RemoteJob
+	if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(id, 10)+"/"+cmd, nil, &j); err != nil {
+		return err
+	}
+	state := "paused"
+	if !j.Paused {
+		state = "resumed"
+	}
+	fmt.Fprintf(env.Stdout, "job %s (id %d) %s\n", j.Key(), j.ID, state)
+	return nil
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
+	fs := newFlagSet("trigger", env, &c)
+	var kvs multiFlag
+	fs.Var(&kvs, "param", "key=value overriding one parameter of this run (repeatable)")
+	whole := fs.String("params", "", "replace the job's params for this run")
+	ref, err := oneArg(fs, args, "JOB (id or app/name)")
+	if err != nil {
+		return err
+	}
+	wholeSet := false
+	fs.Visit(func(f *flag.Flag) { wholeSet = wholeSet || f.Name == "params" })
+	cl, err := c.client(env)
+	if err != nil {
+		return err
+	}
+	id, err := resolveJob(ctx, cl, ref)
+	if err != nil {
+		return err
+	}
+	path := "/api/v1/jobs/" + strconv.FormatInt(id, 10)
+	body := map[string]any{}
+	if wholeSet || len(kvs) > 0 {
+		params := *whole
+		if !wholeSet {
+			var j RemoteJob
+			if err := cl.Do(ctx, http.MethodGet, path, nil, &j); err != nil {
+				return err
+			}
+			params = j.Params
+		}
+		if params, err = MergeParams(params, kvs); err != nil {
+			return usagef("%v", err)
+		}
+		body["params"] = params
+	}
+	var out struct {
+		Run struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+			Params string `json:"params"`
+		} `json:"run"`
+	}
+	if err := cl.Do(ctx, http.MethodPost, path+"/trigger", body, &out); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "run %d of job %s %s (params %q)\n", out.Run.ID, ref, out.Run.Status, out.Run.Params)
+	return nil
+}
+
+func outputFlag(fs *flag.FlagSet) *string {
+	return fs.String("o", "table", "output: table or json")
+}
+
+func checkOutput(o string) error {
+	if o != "table" && o != "json" {
+		return usagef("-o %q: use table or json", o)
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
+	fs := newFlagSet("get", env, &c)
+	o := outputFlag(fs)
+	job := fs.String("job", "", "runs: only the runs of this job (id or app/name)")
+	status := fs.String("status", "", "runs: only runs in this status")
+	limit := fs.Int("limit", 20, "runs: at most this many, newest first (1-1000)")
+	what, err := oneArg(fs, args, "kind (jobs, runs or executors)")
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(*o); err != nil {
+		return err
+	}
+	cl, err := c.client(env)
+	if err != nil {
+		return err
+	}
+	switch what {
+	case "jobs", "job":
+		raws, jobs, err := listJobs(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if *o == "json" {
+			return printJSON(env.Stdout, nonNil(raws))
+		}
+		var rows [][]string
+		for i, j := range jobs {
+			var extra struct {
+				NextFireAt *time.Time `json:"next_fire_at"`
+			}
+			_ = json.Unmarshal(raws[i], &extra)
+			rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.App, j.Name, j.Handler, j.Cron, j.TimeZone,
+				strconv.Itoa(j.Slots), state(j), timeCell(extra.NextFireAt)})
+		}
+		return table(env.Stdout, []string{"ID", "APP", "NAME", "HANDLER", "CRON", "ZONE", "SLOTS", "STATE", "NEXT FIRE (UTC)"}, rows)
+	case "runs", "run":
+		q := url.Values{"limit": {strconv.Itoa(*limit)}}
+		if *job != "" {
+			id, err := resolveJob(ctx, cl, *job)
+			if err != nil {
+				return err
+			}
+			q.Set("job_id", strconv.FormatInt(id, 10))
+		}
+		if *status != "" {
+			q.Set("status", *status)
+		}
+		var out struct {
+			Runs []json.RawMessage `json:"runs"`
+		}
+		if err := cl.Do(ctx, http.MethodGet, "/api/v1/runs?"+q.Encode(), nil, &out); err != nil {
+			return err
+		}
+		if *o == "json" {
+			return printJSON(env.Stdout, nonNil(out.Runs))
+		}
+		var rows [][]string
+		for _, raw := range out.Runs {
+			var r runRow
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return fmt.Errorf("decode run: %w", err)
+			}
+			rows = append(rows, r.cells())
+		}
+		return table(env.Stdout, runHeader, rows)
+	case "executors", "executor":
+		var out struct {
+			Executors []json.RawMessage `json:"executors"`
+		}
+		if err := cl.Do(ctx, http.MethodGet, "/api/v1/executors", nil, &out); err != nil {
+			return err
+		}
+		if *o == "json" {
+			return printJSON(env.Stdout, nonNil(out.Executors))
+		}
+		var rows [][]string
+		for _, raw := range out.Executors {
+			var e struct {
+				ID            int64     `json:"id"`
+				App           string    `json:"app"`
+				InstanceID    string    `json:"instance_id"`
+				Address       string    `json:"address"`
+				State         string    `json:"state"`
+				Capacity      int       `json:"capacity"`
+				LastHeartbeat time.Time `json:"last_heartbeat"`
+			}
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return fmt.Errorf("decode executor: %w", err)
+			}
+			rows = append(rows, []string{strconv.FormatInt(e.ID, 10), e.App, e.InstanceID, e.Address, e.State,
+				strconv.Itoa(e.Capacity), timeCell(&e.LastHeartbeat)})
+		}
+		return table(env.Stdout, []string{"ID", "APP", "INSTANCE", "ADDRESS", "STATE", "CAPACITY", "LAST HEARTBEAT (UTC)"}, rows)
+	}
+	return usagef("get %q: use jobs, runs or executors", what)
+}
+
+func nonNil(v []json.RawMessage) []json.RawMessage {
+	if v == nil {
+		return []json.RawMessage{}
+	}
+	return v
+}
+
+func state(j RemoteJob) string {
+	switch {
+	case j.Enabled != nil && !*j.Enabled:
+		return "disabled"
+	case j.Paused:
+		return "paused"
+	}
+	return "active"
+}
+
+func timeCell(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
+func table(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+type runRow struct {
+	ID             int64      `json:"id"`
+	JobName        string     `json:"job_name"`
+	App            string     `json:"app"`
+	Status         string     `json:"status"`
+	Trigger        string     `json:"trigger"`
+	ScheduledAt    time.Time  `json:"scheduled_at"`
+	Slots          int        `json:"slots"`
+	SlotsSucceeded int        `json:"slots_succeeded"`
+	SlotsFailed    int        `json:"slots_failed"`
+	ActualMS       *int64     `json:"actual_ms"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	Error          string     `json:"error"`
+}
+
+var runHeader = []string{"ID", "JOB", "STATUS", "TRIGGER", "SCHEDULED (UTC)", "SLOTS OK/FAILED/ALL", "DURATION"}
+
+func (r runRow) cells() []string {
+	dur := "-"
+	if r.ActualMS != nil {
+		dur = (time.Duration(*r.ActualMS) * time.Millisecond).String()
+	}
+	return []string{strconv.FormatInt(r.ID, 10), r.App + "/" + r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt),
+		fmt.Sprintf("%d/%d/%d", r.SlotsSucceeded, r.SlotsFailed, r.Slots), dur}
+}
+
+func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
+	fs := newFlagSet("logs", env, &c)
+	o := outputFlag(fs)
+	ref, err := oneArg(fs, args, "RUN id")
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(*o); err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(ref, 10, 64)
+	if err != nil || id <= 0 {
+		return usagef("logs: RUN must be a run id, got %q", ref)
+	}
+	cl, err := c.client(env)
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := cl.Do(ctx, http.MethodGet, "/api/v1/runs/"+ref, nil, &raw); err != nil {
+		return err
+	}
+	if *o == "json" {
+		return printJSON(env.Stdout, raw)
+	}
+	var out struct {
+		Run      runRow `json:"run"`
+		Attempts []struct {
+			Token      int64      `json:"token"`
+			Slot       int        `json:"slot"`
+			Attempt    int        `json:"attempt"`
+			ExecutorID *int64     `json:"executor_id"`
+			Status     string     `json:"status"`
+			Current    bool       `json:"current"`
+			StartedAt  *time.Time `json:"started_at"`
+			FinishedAt *time.Time `json:"finished_at"`
+			Processed  int64      `json:"processed"`
+			Skipped    int64      `json:"skipped"`
+			Failed     int64      `json:"failed"`
+			Uncertain  int64      `json:"uncertain"`
+			Error      string     `json:"error"`
+		} `json:"attempts"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("decode run: %w", err)
+	}
+	r := out.Run
+	fmt.Fprintf(env.Stdout, "run %d of %s/%s: %s (trigger %s, scheduled %s UTC, slots %d ok / %d failed / %d)\n",
+		r.ID, r.App, r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt), r.SlotsSucceeded, r.SlotsFailed, r.Slots)
+	if r.Error != "" {
+		fmt.Fprintf(env.Stdout, "error: %s\n", r.Error)
+	}
+	var rows [][]string
+	for _, a := range out.Attempts {
+		ex := "-"
+		if a.ExecutorID != nil {
+			ex = strconv.FormatInt(*a.ExecutorID, 10)
+		}
+		dur := "-"
+		if a.StartedAt != nil && a.FinishedAt != nil {
+			dur = a.FinishedAt.Sub(*a.StartedAt).String()
+		}
+		st := a.Status
+		if !a.Current {
+			st += " (superseded)"
+		}
+		rows = append(rows, []string{strconv.Itoa(a.Slot), strconv.Itoa(a.Attempt), strconv.FormatInt(a.Token, 10), ex, st,
+			fmt.Sprintf("%d/%d/%d/%d", a.Processed, a.Skipped, a.Failed, a.Uncertain), dur, oneLine(a.Error)})
+	}
+	return table(env.Stdout, []string{"SLOT", "ATTEMPT", "TOKEN", "EXECUTOR", "STATUS", "RECORDS OK/SKIP/FAIL/UNCERTAIN", "DURATION", "ERROR"}, rows)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

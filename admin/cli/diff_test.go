@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+)
+
+func def(app, name string) JobDef {
+	return JobDef{App: app, Name: name, Handler: "h.v1", Cron: "0 3 * * *"}
+}
+
+func remote(id int64, d JobDef) RemoteJob {
+	return RemoteJob{JobDef: d.Normalize(), ID: id, Version: 7}
+}
+
+func TestNormalizeMatchesTheAdminDefaults(t *testing.T) {
+	// The admin stores these values for omitted fields; the plan must
+	// compare a file's job with what the admin stored for it as equal.
+	v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}, time.Now())
+	require.NoError(t, err)
+	j := v.Job
+	n := JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}.Normalize()
+	require.Equal(t, j.TimeZone, n.TimeZone)
+	require.Equal(t, j.SlotCount, n.Slots)
+	require.Equal(t, j.MisfirePolicy, n.MisfirePolicy)
+	require.Equal(t, j.OverlapPolicy, n.OverlapPolicy)
+	require.Equal(t, j.MisfireMS, n.MisfireThresholdMS)
+	require.Equal(t, j.MaxCatchUp, n.MaxCatchUp)
+	require.Equal(t, j.RetryBackoffMS, n.RetryBackoffMS)
+	require.Equal(t, j.Enabled, *n.Enabled)
+}
+
+func TestMakePlan(t *testing.T) {
+	same := def("billing", "same")
+	changed := def("billing", "changed")
+	have := []RemoteJob{remote(1, same), remote(2, changed), remote(3, def("billing", "not-in-file"))}
+	changed.Cron = "0 4 * * *"
+	changed.Slots = 8
+	off := false
+	changed.Enabled = &off
+	// Spelling and explicit defaults are not changes.
+	same.OverlapPolicy = "ALLOW"
+	same.TimeZone = "UTC"
+	same.Slots = 1
+	plan := MakePlan([]JobDef{def("billing", "new"), same, changed}, have)
+	require.Len(t, plan, 3, "jobs absent from the file are left alone")
+	require.Equal(t, Create, plan[0].Action)
+	require.Nil(t, plan[0].Current)
+	require.Equal(t, Unchanged, plan[1].Action)
+	require.Empty(t, plan[1].Fields)
+	require.Equal(t, Update, plan[2].Action)
+	require.Equal(t, []FieldChange{
+		{"cron", `"0 3 * * *"`, `"0 4 * * *"`},
+		{"slots", "1", "8"},
+		{"enabled", "true", "false"},
+	}, plan[2].Fields)
+	cr, up, un := plan.Counts()
+	require.Equal(t, [3]int{1, 1, 1}, [3]int{cr, up, un})
+
+	var b bytes.Buffer
+	plan.Print(&b)
+	require.Equal(t, `+ create billing/new
+= unchanged billing/same (id 1)
+~ update billing/changed (id 2)
+    cron: "0 3 * * *" -> "0 4 * * *"
+    slots: 1 -> 8
+    enabled: true -> false
+plan: 1 to create, 1 to update, 1 unchanged
+`, b.String())
+
+	// An update carries the version read and keeps the server's child jobs.
+	plan[2].Current.ChildJobIDs = []int64{5}
+	body := plan[2].requestBody()
+	require.Equal(t, int64(7), body.Version)
+	require.Equal(t, []int64{5}, body.ChildJobIDs)
+	require.Zero(t, plan[0].requestBody().Version)
+}
+
+func TestDiffEveryField(t *testing.T) {
+	base := def("a", "n")
+	on := true
+	mods := map[string]func(*JobDef){
+		"description":          func(d *JobDef) { d.Description = "x" },
+		"handler":              func(d *JobDef) { d.Handler = "other" },
+		"cron":                 func(d *JobDef) { d.Cron = "@daily" },
+		"time_zone":            func(d *JobDef) { d.TimeZone = "Europe/Berlin" },
+		"slots":                func(d *JobDef) { d.Slots = 2 },
+		"slot_params":          func(d *JobDef) { d.SlotParams = "0=x" },
+		"params":               func(d *JobDef) { d.Params = "k=v" },
+		"misfire_policy":       func(d *JobDef) { d.MisfirePolicy = "skip" },
+		"misfire_threshold_ms": func(d *JobDef) { d.MisfireThresholdMS = 5000 },
+		"max_catch_up":         func(d *JobDef) { d.MaxCatchUp = 3 },
+		"overlap_policy":       func(d *JobDef) { d.OverlapPolicy = "queue" },
+		"timeout_ms":           func(d *JobDef) { d.TimeoutMS = 1 },
+		"retry_max":            func(d *JobDef) { d.RetryMax = 2 },
+		"retry_backoff_ms":     func(d *JobDef) { d.RetryBackoffMS = 10 },
+	}
+	require.Len(t, mods, len(fields)-1, "every managed field but enabled has a case")
+	for name, mod := range mods {
+		want := base
+		mod(&want)
+		got := Diff(base, want)
+		require.Len(t, got, 1, name)
+		require.Equal(t, name, got[0].Field)
+	}
+	want := base
+	want.Enabled = &on
+	require.Empty(t, Diff(base, want), "enabled: true is the default")
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const sampleJobs = `# jobs of the billing team
+- app: billing
+  name: settle
+  handler: settle.v1
+  cron: "0 3 * * *"
+  time_zone: Asia/Shanghai
+  slots: 16
+  params: '{"batch": 500}'
+  enabled: false
+
+- app: billing
+  name: report
+  description: |
+    Monthly report.
+  handler: report.v1
+  cron: "@every 1h"
+  overlap_policy: Skip
+`
+
+func TestLoadJobs(t *testing.T) {
+	defs, err := LoadJobs("jobs.yaml", []byte(sampleJobs))
+	require.NoError(t, err)
+	require.Len(t, defs, 2)
+	require.Equal(t, "billing/settle", defs[0].Key())
+	require.Equal(t, 2, defs[0].Line())
+	require.Equal(t, 16, defs[0].Slots)
+	require.Equal(t, `{"batch": 500}`, defs[0].Params)
+	require.NotNil(t, defs[0].Enabled)
+	require.False(t, *defs[0].Enabled)
+	require.Equal(t, 11, defs[1].Line())
+	require.Equal(t, "Monthly report.\n", defs[1].Description)
+	require.Nil(t, defs[1].Enabled)
+
+	for _, empty := range []string{"", "# nothing yet\n", "---\n", "[]\n"} {
+		defs, err := LoadJobs("jobs.yaml", []byte(empty))
+		require.NoError(t, err, "%q", empty)
+		require.Empty(t, defs)
+	}
+}
+
+func TestLoadJobsRefusesWithTheLine(t *testing.T) {
+	cases := []struct {
+		name, src string
+		line      int
+		want      string
+	}{
+		{"unknown field", "- app: a\n  name: n\n  handler: h\n  cron: '@hourly'\n  shards: 4\n", 5, `unknown field "shards"`},
+		{"wrong type", "- app: a\n  name: n\n  handler: h\n  cron: '@hourly'\n  slots: many\n", 5, "cannot unmarshal"},
+		{"yes is not a bool", "- app: a\n  name: n\n  handler: h\n  cron: '@hourly'\n  enabled: yes\n", 5, "cannot unmarshal"},
+		{"duplicate key", "- app: a\n  name: n\n  name: m\n", 3, `mapping key "name" already defined`},
+		{"duplicate job", "- {app: a, name: n, handler: h, cron: '@hourly'}\n- {app: b, name: n, handler: h, cron: '@hourly'}\n- {app: a, name: n, handler: h, cron: '@daily'}\n", 3, "job a/n is already defined at line 1"},
+		{"missing fields", "- app: a\n  name: n\n", 1, "missing handler, cron"},
+		{"bad name", "- {app: a, name: 'has space', handler: h, cron: '@hourly'}\n", 1, `name "has space"`},
+		{"not a list", "app: a\nname: n\n", 1, "must be a YAML list"},
+		{"item not a mapping", "- just a string\n", 1, "must be a mapping"},
+		{"two documents", "- {app: a, name: n, handler: h, cron: '@hourly'}\n---\n- {app: b, name: n, handler: h, cron: '@hourly'}\n", 3, "more than one YAML document"},
+		{"syntax", "- app: 'a\n", 1, "single-quoted"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadJobs("jobs.yaml", []byte(tc.src))
+			require.Error(t, err)
+			var fe *FileError
+			require.True(t, errors.As(err, &fe), "%T %v", err, err)
+			require.Equal(t, tc.line, fe.Line, err.Error())
+			require.Contains(t, err.Error(), tc.want)
+			require.True(t, strings.HasPrefix(err.Error(), "jobs.yaml:"), err.Error())
+			require.Equal(t, ExitUsage, ExitCode(err))
+		})
+	}
+	_, err := LoadJobs("jobs.yaml", []byte("- app: a\n  name: n\n  handler: h\n  cron: '@hourly'\n  shards: 4\n"))
+	require.ErrorContains(t, err, "jobs.yaml:5:3: unknown field \"shards\" (a job has the fields app, name,")
+}
+
+// FuzzLoadJobs: any input gives jobs or an error, never a panic, and the
+// jobs it accepts are complete and unique.
+func FuzzLoadJobs(f *testing.F) {
+	f.Add([]byte(sampleJobs))
+	f.Add([]byte("- {app: a, name: n, handler: h, cron: '@hourly'}\n"))
+	f.Add([]byte("- &x {app: a}\n- *x\n"))
+	f.Add([]byte("- app: a\n  app: b\n"))
+	f.Add([]byte("---\n- []\n---\n"))
+	f.Add([]byte("- {app: a, name: n, handler: h, cron: x, slots: 99999999999999999999}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defs, err := LoadJobs("f.yaml", data)
+		if err != nil {
+			require.NotEmpty(t, err.Error())
+			return
+		}
+		seen := map[string]bool{}
+		for _, d := range defs {
+			require.Regexp(t, nameRE, d.App)
+			require.Regexp(t, nameRE, d.Name)
+			require.NotEmpty(t, strings.TrimSpace(d.Handler))
+			require.NotEmpty(t, strings.TrimSpace(d.Cron))
+			require.False(t, seen[d.Key()], "duplicate %s accepted", d.Key())
+			seen[d.Key()] = true
+			require.Positive(t, d.Line())
+		}
+	})
+}

@@ -1,0 +1,44 @@
+-- Named queries of personal API tokens (table api_token, migration 0002).
+-- Same conventions as queries.sql.
+
+-- name: APITokenInsert
+INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at, expires_at)
+VALUES (?, ?, ?, ?, ?, {{now_ms}}, ?);
+
+-- name: APITokenByID
+SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
+       t.expires_at, t.revoked_at
+FROM api_token t JOIN app_user u ON u.id = t.user_id
+WHERE t.id = ?;
+
+-- Tokens of one user (user_id = ?) or of everyone (? = 0), newest first.
+-- name: APITokenList
+SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
+       t.expires_at, t.revoked_at
+FROM api_token t JOIN app_user u ON u.id = t.user_id
+WHERE (? = 0 OR t.user_id = ?)
+ORDER BY t.id DESC
+LIMIT ?;
+
+-- name: APITokenCountActive
+SELECT COUNT(*) FROM api_token
+WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > {{now_ms}});
+
+-- The token of a hash with its user, and the database clock that decides
+-- whether it has expired. A token is never older than its user: the join
+-- condition on created_at keeps a token from passing to a later user that
+-- happened to get the id of a deleted one.
+-- name: APITokenAuth
+SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
+       t.expires_at, t.revoked_at, {{now_ms}} AS db_now
+FROM api_token t JOIN app_user u ON u.id = t.user_id AND u.created_at <= t.created_at
+WHERE t.hash = ?;
+
+-- Written at most once a minute per token, so that a busy script does not
+-- turn every request into a write.
+-- name: APITokenTouch
+UPDATE api_token SET last_used_at = {{now_ms}}
+WHERE id = ? AND (last_used_at IS NULL OR last_used_at < {{now_ms}} - 60000);
+
+-- name: APITokenRevoke
+UPDATE api_token SET revoked_at = {{now_ms}} WHERE id = ? AND revoked_at IS NULL;
