@@ -35,11 +35,11 @@ lint: ## gofmt and go vet
 # Packages that start real admin/executor processes, browsers and private
 # servers: run one at a time after the others, so that a 2-core machine is not
 # so overloaded that heartbeats miss their deadlines.
-PROCESS_PKGS := ./admin/chaos ./admin/e2e ./executor/e2e ./web
+PROCESS_PKGS := ./admin/chaos ./admin/e2e ./executor/chaos ./executor/e2e ./web
 
 .PHONY: test
 test: deps lint ## the whole suite with -race against real MariaDB, ZooKeeper and Chromium, then short fuzzing
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -E '/(admin/chaos|admin/e2e|executor/e2e|web)$$')
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -v -E '/(admin/chaos|admin/e2e|executor/chaos|executor/e2e|web)$$')
 	$(GO) test -race -count=1 -p 1 -timeout $(TEST_TIMEOUT) $(PROCESS_PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
@@ -63,13 +63,15 @@ bench: deps ## run the benchmarks and print a table of figures (also written to 
 clean: ## remove build outputs (keeps data/)
 	rm -rf $(BIN) bench.out bench.md
 
-# The long form of the chaos test (admin/chaos); the short form runs in `make test`.
+# The long forms of the chaos tests (admin/chaos: HA scheduling; executor/chaos:
+# record-level exactly-once); the short forms run in `make test`.
 # Knobs: make chaos CHAOS_JOBS=2000 CHAOS_ROUNDS=3 CHAOS_FLAGS=-race
 CHAOS_JOBS ?= 1000
 CHAOS_ROUNDS ?= 2
 CHAOS_FLAGS ?=
 
 .PHONY: chaos
-chaos: deps ## long HA failure test: 3 admins + ZooKeeper + MariaDB, CHAOS_JOBS jobs, kill -9/SIGSTOP/restarts CHAOS_ROUNDS times
+chaos: deps ## long failure tests: HA (3 admins, CHAOS_JOBS jobs, CHAOS_ROUNDS rounds) and records (200,000 records exactly once), kill -9/SIGSTOP/restarts
 	SHARDJOB_CHAOS=long SHARDJOB_CHAOS_JOBS=$(CHAOS_JOBS) SHARDJOB_CHAOS_ROUNDS=$(CHAOS_ROUNDS) \
 	  $(GO) test $(CHAOS_FLAGS) -count=1 -v -timeout 60m -run '^TestChaos' ./admin/chaos/
+	SHARDJOB_CHAOS=long $(GO) test $(CHAOS_FLAGS) -count=1 -v -timeout 60m -run '^TestChaos' ./executor/chaos/

@@ -1,5 +1,3 @@
-//go:build recordschaos
-
 package chaos
 
 import (

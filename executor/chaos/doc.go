@@ -7,10 +7,7 @@
 //
 // The package has no production code; everything is in its tests.
 //
-// Work in progress: the tests are behind the build tag recordschaos and are
-// not yet part of make test. Run them with
-//
-//	go test -tags recordschaos -count=1 -v ./executor/chaos
+// The short form runs in make test; the long form in make chaos.
 //
 // # Scenario
 //
@@ -63,11 +60,9 @@
 //     pending rows, and their "ledger slot done" lines list those keys.
 //
 // Counts and timings are logged, with a final "SUMMARY records-chaos" line.
-// Lines starting with DEFECT describe misbehaviour of the product; those
-// the test logs without failing are admin-side problems that do not break
-// the record-level guarantees (a scheduler loop stalled by pushes to a
-// frozen executor, a retry budget spent by moves, work stealing that moves
-// started slots when it is enabled).
+// Failures starting with DEFECT describe misbehaviour of the product: lost
+// or doubled records, writes after fencing, work stealing that moved a
+// started slot, a retry budget spent by moves.
 //
 // # Forms
 //

@@ -1,5 +1,3 @@
-//go:build recordschaos
-
 package chaos
 
 import (
@@ -150,9 +148,11 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 		return true, nil
 	}, "the paused executor was not declared lost")
 	lostAt := time.Since(pausedAt)
+	t.Logf("ledger: %s declared lost %s after SIGSTOP (3 heartbeat intervals: %s)", frozen.name, lostAt.Round(time.Millisecond), lostAfter)
 	if lostAt > lostAfter+time.Second {
-		// Why so late? A synchronous push to the frozen executor from the
-		// leader's scheduler loop is the cause seen so far.
+		// Late: list the pushes to the frozen executor, the cause seen
+		// before pushes ran in the background (figure only: a timed
+		// assertion would be flaky on a loaded machine).
 		var pushes []string
 		for _, msg := range []string{"push failed", "cancel push failed; the executor learns it at its next heartbeat"} {
 			for _, l := range logLines(c.admin, msg) {
@@ -161,7 +161,7 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 				}
 			}
 		}
-		t.Logf("DEFECT (admin scheduler loop; not failing the test): %s was declared lost %s after SIGSTOP, expected about %s (3 heartbeat intervals); pushes to it that failed meanwhile: %v",
+		t.Logf("slow loss detection: %s was declared lost %s after SIGSTOP, expected about %s (3 heartbeat intervals); pushes to it that failed meanwhile: %v",
 			frozen.name, lostAt.Round(time.Millisecond), lostAfter, pushes)
 	}
 	var superseded []attemptView // the attempts of the frozen executor that were superseded
@@ -449,9 +449,8 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 		require.Equal(t, sortedKeys(pending), sortedKeys(listed), "the slots list the keys they left uncertain")
 		t.Logf("external/skip: run %d succeeded in %s (%d API retries): %d calls for %d records, no key called twice; %d records left uncertain (pending; by: %v) and reported (attempts' uncertain counters, alarms, keys listed): %d of them had been called, %d not (not done: at most once)",
 			run.ID, took.Round(time.Millisecond), retries, calls, f.records, len(pending), leftBy, pendingCalled, int64(len(pending))-pendingCalled)
-		if n := len(pending) - leftBy["killed "+victim.name]; n > 0 {
-			t.Logf("DEFECT (admin work stealing; not failing the test): external/skip run %d: %d records left uncertain, never to be applied, by attempts that did not crash (%v)", run.ID, n, leftBy)
-		}
+		require.Equal(t, len(pending), leftBy["killed "+victim.name],
+			"DEFECT: external/skip run %d: records left uncertain, never to be applied, by attempts that did not crash (%v)", run.ID, leftBy)
 		sum.add("external/skip: %d calls for %d records, 0 repeated; %d uncertain reported = %d pending (by %v; %d called, %d not); stealing: %s",
 			calls, f.records, reported, len(pending), leftBy, pendingCalled, int64(len(pending))-pendingCalled, steals)
 	}

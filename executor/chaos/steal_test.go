@@ -1,22 +1,19 @@
-//go:build recordschaos
-
 package chaos
 
 import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Work stealing (admin/scheduler: "unstarted slot moved to an idle
-// executor", off by default, scheduler.Config.WorkStealing) is meant for
-// slots that have not started; docs/guarantees.md states the known race:
-// a slot its executor starts between its last heartbeat and the steal runs
-// twice. These helpers measure, from the admin's and the executors' logs,
-// how often a moved slot had in fact started, so that the test reports it
-// when stealing is on. Records stay exactly once either way (the fencing
-// of sdk/records); the cost is work thrown away, and in External mode
-// records made uncertain without any crash.
+// executor") moves only slots their executor released unstarted (the
+// release handshake). These helpers check, from the admin's and the
+// executors' logs, that no moved slot had in fact started — a started slot
+// moved would be work thrown away, and in External mode records made
+// uncertain without any crash.
 
 // stealReport sums up the moves of one run.
 type stealReport struct {
@@ -61,21 +58,18 @@ func (c *cluster) steals(runID int64) stealReport {
 	return r
 }
 
-// reportSteals logs a DEFECT line when moved slots had started.
+// reportSteals logs what stealing moved and fails if a moved slot had
+// started.
 func (c *cluster) reportSteals(what string, runID int64) stealReport {
 	r := c.steals(runID)
-	if r.StartedFirst > 0 {
-		c.t.Logf("DEFECT (admin work stealing, the known double-start race of docs/guarantees.md; not failing the test): %s run %d: %s", what, runID, r)
-	} else {
-		c.t.Logf("%s run %d: %s", what, runID, r)
-	}
+	c.t.Logf("%s run %d: %s", what, runID, r)
+	require.Zero(c.t, r.StartedFirst, "DEFECT: work stealing moved slots that had started: %s run %d: %s", what, runID, r)
 	return r
 }
 
-// reportRetryBudget logs a DEFECT line for every slot whose last attempt
-// failed although the slot had failed fewer than retryMax times: its
-// retries were spent by attempts superseded as lost or moved, which count
-// in the attempt number that the admin compares with retry_max.
+// reportRetryBudget fails for every slot whose last attempt failed for good
+// although the slot had failed no more than retryMax times: its retries
+// would have been spent by attempts superseded as lost or moved.
 func (c *cluster) reportRetryBudget(runID int64, atts []attemptView) {
 	bySlot := map[int][]attemptView{}
 	for _, a := range atts {
@@ -103,7 +97,5 @@ func (c *cluster) reportRetryBudget(runID int64, atts []attemptView) {
 		}
 	}
 	sort.Strings(lines)
-	for _, l := range lines {
-		c.t.Logf("DEFECT (admin retry budget: retry_max %d counts lost/moved attempts; not failing the test): run %d: %s", retryMax, runID, l)
-	}
+	require.Empty(c.t, lines, "DEFECT: retry budget (retry_max %d) spent by lost/moved attempts: run %d", retryMax, runID)
 }
