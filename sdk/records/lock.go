@@ -59,33 +59,37 @@ func (p *Processor) Acquire(ctx context.Context, task *sdk.Task) (*Lock, error) 
 func (l *Lock) acquire(ctx context.Context) error {
 	q, id := l.p.q, l.id
 	leaseMs := l.p.cfg.LockLease.Milliseconds()
-	return inTx(ctx, l.p.cfg.DB, nil, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q.get("LockInsert"), id.job, id.run, id.slot, l.token, l.holder, leaseMs)
-		if err != nil {
-			return fmt.Errorf("records: acquire shard lock: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 1 {
-			return nil // first holder
-		}
-		cur, err := l.read(ctx, tx)
-		if err != nil {
-			return err
-		}
-		switch {
-		case cur.token > l.token:
-			return l.fenced("acquire", cur.token, cur.holder)
-		case cur.token < l.token, cur.holder == l.holder, cur.released, cur.leaseUntil <= cur.now:
-			// newer token, re-entry, or an expired/released lease of the same token
-		default:
-			return &LockHeldError{JobID: id.job, RunID: id.run, Slot: id.slot, Token: l.token,
-				Holder: cur.holder, ExpiresIn: time.Duration(cur.leaseUntil-cur.now) * time.Millisecond}
-		}
-		if _, err := tx.ExecContext(ctx, q.get("LockTake"), l.token, l.holder, leaseMs, id.job, id.run, id.slot); err != nil {
-			return fmt.Errorf("records: take over shard lock: %w", err)
-		}
-		return nil
+	// Taking the lock again with the same token is a re-entry, so the whole
+	// transaction may run twice: retry a database that is briefly away.
+	return idempotently(ctx, func() error {
+		return runTx(ctx, l.p.cfg.DB, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, q.get("LockInsert"), id.job, id.run, id.slot, l.token, l.holder, leaseMs)
+			if err != nil {
+				return fmt.Errorf("records: acquire shard lock: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 1 {
+				return nil // first holder
+			}
+			cur, err := l.read(ctx, tx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case cur.token > l.token:
+				return l.fenced("acquire", cur.token, cur.holder)
+			case cur.token < l.token, cur.holder == l.holder, cur.released, cur.leaseUntil <= cur.now:
+				// newer token, re-entry, or an expired/released lease of the same token
+			default:
+				return &LockHeldError{JobID: id.job, RunID: id.run, Slot: id.slot, Token: l.token,
+					Holder: cur.holder, ExpiresIn: time.Duration(cur.leaseUntil-cur.now) * time.Millisecond}
+			}
+			if _, err := tx.ExecContext(ctx, q.get("LockTake"), l.token, l.holder, leaseMs, id.job, id.run, id.slot); err != nil {
+				return fmt.Errorf("records: take over shard lock: %w", err)
+			}
+			return nil
+		})
 	})
 }
 
@@ -178,7 +182,12 @@ func (l *Lock) Renew(ctx context.Context) error {
 // error.
 func (l *Lock) Release(ctx context.Context) error {
 	id := l.id
-	res, err := l.p.cfg.DB.ExecContext(ctx, l.p.q.get("LockRelease"), id.job, id.run, id.slot, l.token, l.holder)
+	var res sql.Result
+	// Releasing twice is harmless: retry deadlocks and a database briefly away.
+	err := idempotently(ctx, func() (err error) {
+		res, err = l.p.cfg.DB.ExecContext(ctx, l.p.q.get("LockRelease"), id.job, id.run, id.slot, l.token, l.holder)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("records: release shard lock: %w", err)
 	}

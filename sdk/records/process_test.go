@@ -728,6 +728,28 @@ func TestCancelGivesRecordsBack(t *testing.T) {
 	})
 }
 
+// TestCancelReportsTheCause: when the slot's context is cancelled with a
+// cause (the admin cancelled the slot, its timeout passed), Process returns
+// that cause, not a bare context.Canceled from a database call it cut short.
+func TestCancelReportsTheCause(t *testing.T) {
+	t.Parallel()
+	bothDialects(t, func(t *testing.T, e *env) {
+		for _, mode := range []Mode{Transactional, External} {
+			p := e.processor(t, Config{Mode: mode, Uncertain: Skip, BatchSize: 10, Concurrency: 2})
+			why := errors.New("cancelled by the admin: the run was cancelled")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			_, err := p.Process(ctx, newTask(8, int64(mode)+1, 0, 1), KeysOf(keys(200)), func(ctx context.Context, r Record) error {
+				if r.Key == "k00015" {
+					cancel(why)
+				}
+				return ctx.Err()
+			})
+			cancel(nil)
+			require.ErrorIs(t, err, why, "mode %v", mode)
+		}
+	})
+}
+
 func TestLeaseRenewed(t *testing.T) {
 	t.Parallel()
 	bothDialects(t, func(t *testing.T, e *env) {

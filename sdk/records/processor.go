@@ -282,6 +282,7 @@ type run struct {
 	mu            sync.Mutex
 	err           error // the first error; ends the call
 	cancel        context.CancelCauseFunc
+	parent        context.Context // Process's ctx: its cause explains a cancelled database call
 	inflight      map[string]bool // External: claimed and not recorded yet
 	uncertainKeys []string
 	failedKeys    []string
@@ -291,7 +292,7 @@ type run struct {
 func (r *run) process(parent context.Context) (Result, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	r.cancel = cancel
+	r.cancel, r.parent = cancel, parent
 
 	stopRenew := make(chan struct{})
 	var renewer sync.WaitGroup
@@ -337,6 +338,14 @@ func (r *run) retried(err error) {
 
 // fail records the first error and stops the call.
 func (r *run) fail(err error) {
+	// A database call cut short because Process's ctx ended reports a bare
+	// context.Canceled: report why ctx ended instead (e.g. the admin
+	// cancelled the slot, or its timeout passed).
+	if r.parent != nil && r.parent.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if cause := context.Cause(r.parent); cause != nil && !errors.Is(err, cause) {
+			err = cause
+		}
+	}
 	r.mu.Lock()
 	if r.err == nil {
 		r.err = err

@@ -3,8 +3,12 @@ package records
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -63,6 +67,53 @@ func retryable(err error) bool {
 		}
 	}
 	return false
+}
+
+// reconnectFor bounds how long the shard lock's idempotent operations
+// (Acquire, Release) retry when the database cannot be reached: a database
+// restarting or failing over for a few seconds must not fail whole queues of
+// slots.
+const reconnectFor = 15 * time.Second
+
+// connectionError reports whether err says the database could not be
+// reached or the connection broke. Only operations that are safe to run
+// twice retry such errors (a COMMIT cut off that way may have committed).
+func connectionError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op)
+}
+
+// idempotently runs f — an operation that may safely run twice — again after
+// backoff while it fails with a transient conflict, or with a connection
+// error for up to reconnectFor.
+func idempotently(ctx context.Context, f func() error) error {
+	var firstConnErr time.Time
+	for attempt := 1; ; attempt++ {
+		err := f()
+		switch {
+		case err == nil:
+			return nil
+		case retryable(err):
+		case connectionError(err):
+			if firstConnErr.IsZero() {
+				firstConnErr = time.Now()
+			} else if time.Since(firstConnErr) > reconnectFor {
+				return err
+			}
+		default:
+			return err
+		}
+		if berr := backoff(ctx, attempt); berr != nil {
+			return errors.Join(berr, err)
+		}
+	}
 }
 
 // backoff waits before retry number attempt (1, 2, …): full jitter over an

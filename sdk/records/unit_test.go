@@ -8,12 +8,43 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 )
+
+func TestConnectionErrorsRetriedOnlyByIdempotentOperations(t *testing.T) {
+	t.Parallel()
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	require.True(t, connectionError(refused))
+	require.True(t, connectionError(fmt.Errorf("x: %w", mysql.ErrInvalidConn)))
+	require.True(t, connectionError(driver.ErrBadConn))
+	require.False(t, connectionError(context.Canceled))
+	require.False(t, connectionError(&mysql.MySQLError{Number: 1062}))
+	require.False(t, retryable(refused), "a transaction is not run again after a broken connection (its COMMIT may have happened)")
+
+	calls := 0
+	require.NoError(t, idempotently(context.Background(), func() error {
+		calls++
+		switch calls {
+		case 1:
+			return refused
+		case 2:
+			return &mysql.MySQLError{Number: mysqlDeadlock}
+		}
+		return nil
+	}))
+	require.Equal(t, 3, calls)
+
+	calls = 0
+	dup := &mysql.MySQLError{Number: 1062}
+	require.ErrorIs(t, idempotently(context.Background(), func() error { calls++; return dup }), dup)
+	require.Equal(t, 1, calls, "other errors are returned at once")
+}
 
 func TestConfigValidate(t *testing.T) {
 	t.Parallel()
