@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -110,6 +112,47 @@ type Config struct {
 
 	// Labels are reported to the admin with every heartbeat.
 	Labels map[string]string
+
+	// MetricsRegisterer, when set, receives the executor's Prometheus
+	// collectors (shardjob_executor_*, every series labelled app=App; see
+	// docs/metrics.md). Default nil: no metrics are registered. New fails
+	// when they are registered there already (two executors of one app on
+	// one registry); Stop unregisters them.
+	MetricsRegisterer prometheus.Registerer
+
+	// MetricsGatherer, when set, is served as GET /metrics on the
+	// executor's HTTP server (ListenAddr), unauthenticated. Default nil: no
+	// /metrics route; a service with a metrics endpoint of its own passes
+	// its registry as MetricsRegisterer and serves it there instead.
+	MetricsGatherer prometheus.Gatherer
+
+	// DisableLogShipping stops shipping handler logs to the admin. Default
+	// false: every record logged through Task.Logger at LogShipLevel or
+	// above also goes, in batches, to an admin (console run page,
+	// shardjobctl logs), without ever blocking the handler (see logship.go).
+	DisableLogShipping bool
+
+	// LogShipLevel is the lowest level shipped. Default slog.LevelInfo (the
+	// zero value). It does not change what the configured Logger prints.
+	LogShipLevel slog.Level
+
+	// LogBufferLines bounds the lines waiting to be shipped. Default 10000.
+	// When it is reached the oldest line is dropped and counted; the counts
+	// are reported to the admin, which shows them on the run.
+	LogBufferLines int
+
+	// LogBufferBytes bounds the bytes of the lines waiting to be shipped, as
+	// LogBufferLines does their number. Default 4 MiB.
+	LogBufferBytes int
+
+	// LogLineMax bounds a shipped line: a longer message is cut, and so are
+	// its attributes (encoded as JSON). Default 4096 bytes; at least 256.
+	LogLineMax int
+
+	// LogBatch is the largest number of lines sent in one request. Default
+	// 500. Lines are sent at the latest LogFlushInterval after they are
+	// logged.
+	LogBatch int
 }
 
 // ErrInvalidConfig is wrapped by every error of Config.Validate.
@@ -147,6 +190,18 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.LogBufferLines == 0 {
+		c.LogBufferLines = DefaultLogBufferLines
+	}
+	if c.LogBufferBytes == 0 {
+		c.LogBufferBytes = DefaultLogBufferBytes
+	}
+	if c.LogLineMax == 0 {
+		c.LogLineMax = DefaultLogLineMax
+	}
+	if c.LogBatch == 0 {
+		c.LogBatch = DefaultLogBatch
 	}
 	return c
 }
@@ -202,6 +257,13 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPendingResults < 0 {
 		bad("MaxPendingResults is %d: must be >= 1, or 0 for the default %d", c.MaxPendingResults, DefaultMaxPendingResults)
+	}
+	if c.LogBufferLines < 0 || c.LogBufferBytes < 0 || c.LogBatch < 0 {
+		bad("LogBufferLines (%d), LogBufferBytes (%d) and LogBatch (%d) must be positive, or 0 for the defaults %d, %d and %d",
+			c.LogBufferLines, c.LogBufferBytes, c.LogBatch, DefaultLogBufferLines, DefaultLogBufferBytes, DefaultLogBatch)
+	}
+	if c.LogLineMax != 0 && c.LogLineMax < 256 {
+		bad("LogLineMax is %d: must be at least 256 bytes, or 0 for the default %d", c.LogLineMax, DefaultLogLineMax)
 	}
 	return errors.Join(errs...)
 }

@@ -93,9 +93,13 @@ type Executor struct {
 	released      map[int64]bool      // tokens given back unstarted, until the admin confirms they moved
 	pending       []protocol.SlotResult
 	journal       *journal      // nil unless Config.ResultsDir is set
+	logs          *logShipper   // nil when Config.DisableLogShipping is set (logship.go)
 	idle          chan struct{} // while draining: closed when running reaches 0
 	drainBeatSent bool
 	executorID    int64
+	lastBeat      time.Time     // when an admin last answered a heartbeat (readyz)
+	adminInterval time.Duration // heartbeat interval the admin asked for (0: none)
+	metrics       *execMetrics  // nil without Config.MetricsRegisterer
 	stats         Stats
 	refusedLogged bool
 	changed       chan struct{} // closed and replaced on every change of state (tests wait on it)
@@ -114,7 +118,7 @@ func New(cfg Config) (*Executor, error) {
 		own = true
 	}
 	log := cfg.Logger.With("app", cfg.App, "instance", cfg.InstanceID)
-	return &Executor{
+	e := &Executor{
 		cfg:           cfg,
 		log:           log,
 		client:        newAdminClient(hc, cfg.Secret, cfg.Admins, log),
@@ -133,7 +137,12 @@ func New(cfg Config) (*Executor, error) {
 		finished:      map[int64]time.Time{},
 		released:      map[int64]bool{},
 		changed:       make(chan struct{}),
-	}, nil
+		logs:          newLogShipper(cfg),
+	}
+	if err := e.registerMetrics(); err != nil { // metrics.go
+		return nil, err
+	}
+	return e, nil
 }
 
 // Handle registers h under name; jobs name their handler. It must be called
@@ -227,6 +236,10 @@ func (e *Executor) Start(ctx context.Context) error {
 	go e.serve(ln)
 	go e.heartbeatLoop(loopCtx)
 	go e.resultLoop(loopCtx)
+	if e.logs != nil {
+		e.loops.Add(1)
+		go e.logLoop(loopCtx)
+	}
 	e.log.Info("shardjob executor started", "listen", ln.Addr().String(), "advertise", addr,
 		"admins", e.cfg.Admins, "capacity", e.cfg.Capacity, "handlers", names)
 	return nil
@@ -311,6 +324,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 	e.mu.Unlock()
 	e.lifeMu.Unlock()
 	e.stopErr = e.stop(ctx, idle, running, handedBack)
+	e.unregisterMetrics()
 	return e.stopErr
 }
 
@@ -379,6 +393,7 @@ func (e *Executor) stop(ctx context.Context, idle chan struct{}, running, handed
 		e.log.Error("giving up delivering results", "err", err)
 		errs = append(errs, err)
 	}
+	e.flushLogs(ctx) // best effort, bounded
 
 	// 5. Deregister, stop serving, wait.
 	if _, err := e.client.post(ctx, protocol.PathDeregister, protocol.DeregisterRequest{InstanceID: e.cfg.InstanceID}, nil); err != nil {
@@ -525,8 +540,7 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAssignmen
 		SlotParam:   sa.Param,
 		Token:       sa.Token,
 		Attempt:     sa.Attempt,
-		Logger: e.log.With("run_id", ra.RunID, "job", ra.JobName, "slot", sa.Slot,
-			"token", sa.Token, "attempt", sa.Attempt),
+		Logger:      e.taskLogger(ra, sa), // tagged with run_id, job, slot, token, attempt (logship.go)
 	}
 }
 
@@ -644,6 +658,10 @@ func (e *Executor) finishLocked(res protocol.SlotResult) {
 			e.log.Error("results journal: cannot record a result on disk; it is kept in memory", "token", res.Token, "err", err)
 		}
 	}
+	e.stats.RecordsProcessed += uint64(max(res.Processed, 0))
+	e.stats.RecordsSkipped += uint64(max(res.Skipped, 0))
+	e.stats.RecordsFailed += uint64(max(res.Failed, 0))
+	e.stats.RecordsUncertain += uint64(max(res.Uncertain, 0))
 	switch res.Status {
 	case protocol.SlotSucceeded:
 		e.stats.Succeeded++
@@ -761,6 +779,11 @@ type Stats struct {
 	Heartbeats        uint64 // heartbeats an admin answered
 	HeartbeatFailures uint64 // heartbeats no admin answered
 	ResultFailures    uint64 // result requests no admin answered
+	// LastHeartbeat is when an admin last answered a heartbeat (zero: never).
+	LastHeartbeat time.Time
+
+	// Records counted by finished slots (Task.AddProcessed and the like).
+	RecordsProcessed, RecordsSkipped, RecordsFailed, RecordsUncertain uint64
 
 	ExecutorID int64  // the id the admin gave this executor (0 until it answered)
 	Admin      string // the admin requests go to first
@@ -772,6 +795,7 @@ func (e *Executor) Stats() Stats {
 	s := e.stats
 	s.Running, s.Queued, s.PendingResults = e.running, len(e.queue), len(e.pending)
 	s.ExecutorID = e.executorID
+	s.LastHeartbeat = e.lastBeat
 	e.mu.Unlock()
 	s.Admin = e.client.current()
 	return s

@@ -44,6 +44,9 @@ type fakeAdmin struct {
 	events     []string // "heartbeat", "heartbeat:draining", "results:<token>…", "deregister"
 	deregs     []string
 	authErrors []error
+	logs       []protocol.LogsRequest // log batches received (logship_test.go)
+	failLogs   bool                   // answer logs requests 503
+	logGate    chan struct{}          // when set, logs requests wait for it to close
 
 	// answers
 	assign     []protocol.RunAssignment // put in every heartbeat response
@@ -130,6 +133,17 @@ func (f *fakeAdmin) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if r.URL.Path == protocol.PathLogs { // a slow admin: wait outside the lock
+		f.mu.Lock()
+		gate := f.logGate
+		f.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+			}
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defer f.notifyLocked()
@@ -139,7 +153,7 @@ func (f *fakeAdmin) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, err.Error())
 		return
 	}
-	if f.down || (f.failResult && r.URL.Path == protocol.PathResults) {
+	if f.down || (f.failResult && r.URL.Path == protocol.PathResults) || (f.failLogs && r.URL.Path == protocol.PathLogs) {
 		writeError(w, http.StatusServiceUnavailable, "fake admin is down")
 		return
 	}
@@ -181,6 +195,13 @@ func (f *fakeAdmin) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		f.events = append(f.events, ev)
 		writeJSON(w, http.StatusOK, resp)
+	case protocol.PathLogs:
+		var req protocol.LogsRequest
+		if !decode(w, body, &req) {
+			return
+		}
+		f.logs = append(f.logs, req)
+		writeJSON(w, http.StatusOK, protocol.LogsResponse{Stored: len(req.Lines)})
 	case protocol.PathDeregister:
 		var req protocol.DeregisterRequest
 		if !decode(w, body, &req) {
@@ -326,6 +347,9 @@ func buildExecutor(t *testing.T, admins []string, handlers map[string]Handler, t
 	require.NoError(t, err)
 	e.backoffBase, e.backoffMax = 5*time.Millisecond, 50*time.Millisecond
 	e.flushInterval = 20 * time.Millisecond
+	if e.logs != nil {
+		e.logs.flushInterval = 20 * time.Millisecond
+	}
 	for name, h := range handlers {
 		e.Handle(name, h)
 	}

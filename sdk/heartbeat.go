@@ -83,6 +83,10 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 		e.executorID = resp.ExecutorID
 	}
 	e.stats.Heartbeats++
+	e.lastBeat = time.Now()
+	if resp.IntervalMS > 0 {
+		e.adminInterval = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
+	}
 	e.notifyLocked()
 	e.mu.Unlock()
 	if len(resp.Assignments) > 0 {

@@ -17,6 +17,11 @@ func (e *Executor) routes() http.Handler {
 	mux.HandleFunc(protocol.PathCancel, e.serveCancel)
 	mux.HandleFunc(protocol.PathRelease, e.serveRelease)
 	mux.HandleFunc(protocol.PathHealth, e.serveHealth)
+	mux.HandleFunc("/healthz", e.serveHealthz) // metrics.go
+	mux.HandleFunc("/readyz", e.serveReadyz)
+	if h := e.metricsHandler(); h != nil {
+		mux.Handle("GET /metrics", h)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})

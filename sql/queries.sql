@@ -31,10 +31,10 @@ SELECT COUNT(*) FROM app_user;
 INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?, {{now_ms}});
 
 -- name: UserByName
-SELECT id, username, password_hash, role, created_at FROM app_user WHERE username = ?;
+SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE username = ?;
 
 -- name: UserByID
-SELECT id, username, password_hash, role, created_at FROM app_user WHERE id = ?;
+SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE id = ?;
 
 -- name: SessionInsert
 INSERT INTO user_session (token_hash, user_id, expires_at) VALUES (?, ?, ?);
@@ -107,9 +107,12 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
 UPDATE job SET next_fire_at = ? WHERE id = ?;
 
 -- name: RunInsert
+-- The last argument is the job id again: the run keeps its job's app (which
+-- never changes), so that run lists filtered by app use an index.
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error,
-                                parent_run_id, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END);
+                                parent_run_id, created_at, finished_at, app)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
+        COALESCE((SELECT app FROM job WHERE id = ?), ''));
 
 -- name: RunByID
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
@@ -369,7 +372,10 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked 
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: UserList
-SELECT id, username, password_hash, role, created_at FROM app_user ORDER BY username;
+SELECT id, username, password_hash, role, apps, created_at FROM app_user ORDER BY username;
+
+-- name: UserSetApps
+UPDATE app_user SET apps = ? WHERE id = ?;
 
 -- name: UserSetRole
 UPDATE app_user SET role = ? WHERE id = ?;

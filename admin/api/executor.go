@@ -155,6 +155,9 @@ func (s *Server) results(c *gin.Context) {
 	for i, ok := range accepted {
 		if ok {
 			resp.Accepted = append(resp.Accepted, outcomes[i].Token)
+			if s.cfg.Results != nil {
+				s.cfg.Results.SlotResult(outcomes[i])
+			}
 		} else {
 			resp.Rejected = append(resp.Rejected, outcomes[i].Token)
 		}

@@ -86,6 +86,11 @@ func (s *Server) createJob(c *gin.Context) {
 	if !decode(c, &spec) {
 		return
 	}
+	if spec.App != "" && !currentUser(c).AppAllowed(spec.App) {
+		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + spec.App,
+			Fields: map[string]string{"app": "not one of your apps (" + currentUser(c).Apps + "); ask an admin"}})
+		return
+	}
 	v, err := jobdef.Validate(spec, s.cfg.Now())
 	if err != nil {
 		if !s.validationFailed(c, err) {
@@ -122,7 +127,7 @@ func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool 
 		return true
 	}
 	for _, child := range children {
-		if _, err := s.st.Job(c.Request.Context(), child); errors.Is(err, store.ErrNotFound) {
+		if j, err := s.st.Job(c.Request.Context(), child); errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(j.App)) {
 			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child job does not exist", Fields: map[string]string{"child_job_ids": "job " + strconv.FormatInt(child, 10) + " does not exist"}})
 			return false
 		} else if err != nil {
@@ -240,7 +245,7 @@ func (s *Server) listJobs(c *gin.Context) {
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}
-	jobs, err := s.st.ListJobs(c.Request.Context(), after, limit)
+	jobs, err := s.st.ListJobsOfApps(c.Request.Context(), after, limit, currentUser(c).AppList())
 	if err != nil {
 		s.internal(c, err)
 		return
@@ -258,9 +263,10 @@ func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
 		return store.Job{}, false
 	}
 	j, err := s.st.Job(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(j.App)) {
+		// A job of an app the user may not see does not exist for them.
 		fail(c, http.StatusNotFound, "job "+c.Param("id")+" does not exist")
-		return j, false
+		return store.Job{}, false
 	}
 	if err != nil {
 		s.internal(c, err)

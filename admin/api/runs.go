@@ -135,6 +135,7 @@ func (s *Server) listRuns(c *gin.Context) {
 			return
 		}
 	}
+	f.Apps = currentUser(c).AppList()
 	runs, err := s.st.ListRuns(c.Request.Context(), f)
 	if err != nil {
 		s.internal(c, err)
@@ -154,9 +155,9 @@ func (s *Server) listRuns(c *gin.Context) {
 // loadRun reads run id, answering 404 or 500 itself when it cannot.
 func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
 	r, err := s.st.Run(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(r.App)) {
 		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
-		return r, false
+		return store.Run{}, false
 	}
 	if err != nil {
 		s.internal(c, err)
@@ -207,7 +208,11 @@ func (s *Server) listExecutors(c *gin.Context) {
 		return
 	}
 	out := make([]ExecutorView, 0, len(execs))
+	u := currentUser(c)
 	for _, e := range execs {
+		if !u.AppAllowed(e.App) {
+			continue
+		}
 		out = append(out, ExecutorView{
 			ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
 			Version: e.Version, Handlers: e.Handlers, State: e.State,
@@ -334,7 +339,21 @@ func (s *Server) listAlarms(c *gin.Context) {
 		return
 	}
 	out := make([]AlarmView, 0, len(alarms))
+	u := currentUser(c)
+	jobApp := map[int64]string{} // alarms of jobs of apps the user may not see are left out
 	for _, a := range alarms {
+		if a.JobID.Valid && u.AppList() != nil {
+			app, ok := jobApp[a.JobID.Int64]
+			if !ok {
+				if j, err := s.st.Job(c.Request.Context(), a.JobID.Int64); err == nil {
+					app = j.App
+				}
+				jobApp[a.JobID.Int64] = app
+			}
+			if !u.AppAllowed(app) {
+				continue
+			}
+		}
 		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity,
 			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy})
 	}

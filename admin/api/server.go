@@ -16,6 +16,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	"github.com/shardjob/shardjob/web"
 )
@@ -49,6 +50,27 @@ type Config struct {
 	Canceller Canceller
 	// AlarmChannels validates alarm routes and tests channels; optional.
 	AlarmChannels AlarmChannels
+	// Metrics serves GET /metrics (admin/metrics: Metrics.Handler); optional:
+	// without it /metrics answers 404.
+	Metrics http.Handler
+	// Observe is middleware run first on every request (admin/metrics:
+	// Metrics.Middleware, the request latency histogram); optional.
+	Observe gin.HandlerFunc
+	// Results sees every slot result the admin accepted (admin/metrics);
+	// optional.
+	Results ResultObserver
+	// XXLJob serves the admin API of XXL-JOB executors and the console's
+	// log and kill of their attempts (xxljob.go); optional: without it those
+	// routes answer that XXL-JOB support is not enabled.
+	XXLJob *xxljob.Service
+	// Coordinator, when set, is reported by /readyz as the "zookeeper"
+	// check: nil when this replica has a usable ZooKeeper session. It does
+	// not make the replica unready: every replica serves the API and the
+	// executors without ZooKeeper; only leading needs it. Optional.
+	Coordinator func(ctx context.Context) error
+	// RunLogs caps the handler logs stored per run (logs.go). Default
+	// store.RunLogLimits defaults: 10000 lines, 8 MiB.
+	RunLogs store.RunLogLimits
 	// HeartbeatInterval told to executors. Default 2s.
 	HeartbeatInterval time.Duration
 	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
@@ -88,6 +110,12 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// ResultObserver sees the slot results the admin accepted, for metrics.
+// SlotResult must return promptly.
+type ResultObserver interface {
+	SlotResult(o store.SlotOutcome)
+}
+
 // Server holds the routes.
 type Server struct {
 	cfg      Config
@@ -113,6 +141,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	if cfg.Observe != nil {
+		r.Use(cfg.Observe) // first: sees the status of every response, panics included
+	}
 	r.Use(s.recoverJSON, s.limitBody)
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
@@ -124,11 +155,13 @@ func New(cfg Config) (http.Handler, error) {
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	r.GET("/readyz", s.ready)
+	r.GET("/metrics", s.metrics)
 
 	ex := r.Group("/", s.signed)
 	ex.POST(protocol.PathHeartbeat, s.heartbeat)
 	ex.POST(protocol.PathResults, s.results)
 	ex.POST(protocol.PathDeregister, s.deregister)
+	ex.POST(protocol.PathLogs, s.executorLogs) // logs.go
 
 	v1 := r.Group("/api/v1")
 	v1.POST("/login", s.login)
@@ -142,6 +175,7 @@ func New(cfg Config) (http.Handler, error) {
 	view.POST("/jobs/validate", s.validateJob)
 	view.GET("/runs", s.listRuns)
 	view.GET("/runs/:id", s.getRun)
+	view.GET("/runs/:id/logs", s.runLogs) // logs.go
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
 	view.GET("/alarms", s.listAlarms)
@@ -169,6 +203,7 @@ func New(cfg Config) (http.Handler, error) {
 	adm.PUT("/users/:id", s.updateUser)
 	adm.DELETE("/users/:id", s.deleteUser)
 	s.alarmRoutes(view, op, adm) // alarm_routes.go
+	s.xxljobRoutes(r, view, op)  // xxljob.go
 
 	web.Register(r)
 	return r, nil
@@ -248,9 +283,26 @@ func (s *Server) ready(c *gin.Context) {
 			checks["migrations"] = "ok"
 		}
 	}
+	if s.cfg.Coordinator != nil {
+		// Reported, not required: see Config.Coordinator.
+		if err := s.cfg.Coordinator(ctx); err != nil {
+			checks["zookeeper"] = err.Error()
+		} else {
+			checks["zookeeper"] = "ok"
+		}
+	}
 	code := http.StatusOK
 	if !ok {
 		code = http.StatusServiceUnavailable
 	}
 	c.JSON(code, gin.H{"ready": ok, "checks": checks})
+}
+
+// metrics serves Config.Metrics (Prometheus text format).
+func (s *Server) metrics(c *gin.Context) {
+	if s.cfg.Metrics == nil {
+		fail(c, http.StatusNotFound, "metrics are not enabled on this admin")
+		return
+	}
+	s.cfg.Metrics.ServeHTTP(c.Writer, c.Request)
 }

@@ -78,7 +78,7 @@ func (s *Server) logout(c *gin.Context) {
 
 func (s *Server) me(c *gin.Context) {
 	u := currentUser(c)
-	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role})
+	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role, "apps": appsOf(u)})
 }
 
 func sessionToken(c *gin.Context) string {

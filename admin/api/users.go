@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,11 +21,38 @@ type UserView struct {
 	ID        int64     `json:"id"`
 	Username  string    `json:"username"`
 	Role      string    `json:"role"`
+	Apps      []string  `json:"apps"` // apps the user is limited to; empty: every app
 	CreatedAt time.Time `json:"created_at"`
 }
 
 func userView(u store.User) UserView {
-	return UserView{ID: u.ID, Username: u.Username, Role: u.Role, CreatedAt: msTime(u.CreatedAt)}
+	return UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: appsOf(u), CreatedAt: msTime(u.CreatedAt)}
+}
+
+// appsOf lists the apps a user is limited to ([] for every app).
+func appsOf(u store.User) []string {
+	if u.Apps == "" {
+		return []string{}
+	}
+	return strings.Split(u.Apps, ",")
+}
+
+// appsError checks a list of apps for a user; it answers 400 itself.
+func appsError(c *gin.Context, apps []string) bool {
+	seen := map[string]bool{}
+	for _, a := range apps {
+		if !userNameRE.MatchString(a) || seen[a] {
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps",
+				Fields: map[string]string{"apps": "app names of 1-64 letters, digits, '.', '_' or '-', each once; " + strconv.Quote(a) + " is not"}})
+			return true
+		}
+		seen[a] = true
+	}
+	if len(strings.Join(apps, ",")) > 2000 {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps", Fields: map[string]string{"apps": "at most 2000 characters in all"}})
+		return true
+	}
+	return false
 }
 
 func (s *Server) listUsers(c *gin.Context) {
@@ -41,9 +69,10 @@ func (s *Server) listUsers(c *gin.Context) {
 }
 
 type userRequest struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-	Role     string `json:"role"`
+	Username string   `json:"username"`
+	Password string   `json:"password"`
+	Role     string   `json:"role"`
+	Apps     []string `json:"apps"` // optional: limit the user to these apps
 }
 
 func roleError(c *gin.Context, role string) bool {
@@ -63,7 +92,7 @@ func (s *Server) createUser(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]string{"username": "1-64 letters, digits, '.', '_' or '-'"}})
 		return
 	}
-	if roleError(c, req.Role) {
+	if roleError(c, req.Role) || appsError(c, req.Apps) {
 		return
 	}
 	hash, err := auth.HashPassword(req.Password)
@@ -80,18 +109,25 @@ func (s *Server) createUser(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	if len(req.Apps) > 0 {
+		if err := s.st.SetUserApps(c.Request.Context(), id, req.Apps); err != nil {
+			s.internal(c, err)
+			return
+		}
+	}
 	u, err := s.st.UserByID(c.Request.Context(), id)
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "user.create", "user/"+u.Username, map[string]string{"role": u.Role})
+	s.audit(c, "user.create", "user/"+u.Username, map[string]any{"role": u.Role, "apps": appsOf(u)})
 	c.JSON(http.StatusCreated, userView(u))
 }
 
 type userUpdate struct {
-	Role     *string `json:"role"`
-	Password *string `json:"password"`
+	Role     *string   `json:"role"`
+	Password *string   `json:"password"`
+	Apps     *[]string `json:"apps"` // [] lifts the limit
 }
 
 func (s *Server) updateUser(c *gin.Context) {
@@ -112,6 +148,7 @@ func (s *Server) updateUser(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	// Check every field before writing any: a refused update changes nothing.
 	if req.Role != nil {
 		if roleError(c, *req.Role) {
 			return
@@ -120,24 +157,39 @@ func (s *Server) updateUser(c *gin.Context) {
 			fail(c, http.StatusConflict, "you cannot take the admin role from yourself; ask another admin")
 			return
 		}
+	}
+	if req.Apps != nil && appsError(c, *req.Apps) {
+		return
+	}
+	var hash string
+	if req.Password != nil {
+		if hash, err = auth.HashPassword(*req.Password); err != nil {
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+			return
+		}
+	}
+	if req.Role != nil {
 		if err := s.st.SetUserRole(c.Request.Context(), id, *req.Role); err != nil {
 			s.internal(c, err)
 			return
 		}
 	}
-	if req.Password != nil {
-		hash, err := auth.HashPassword(*req.Password)
-		if err != nil {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+	if req.Apps != nil {
+		if err := s.st.SetUserApps(c.Request.Context(), id, *req.Apps); err != nil {
+			s.internal(c, err)
 			return
 		}
+	}
+	if req.Password != nil {
 		if err := s.st.SetUserPassword(c.Request.Context(), id, hash); err != nil {
 			s.internal(c, err)
 			return
 		}
 	}
+	before := u
 	u, _ = s.st.UserByID(c.Request.Context(), id)
-	s.audit(c, "user.update", "user/"+u.Username, map[string]any{"role": u.Role, "password_changed": req.Password != nil})
+	s.audit(c, "user.update", "user/"+u.Username, map[string]any{"before": map[string]any{"role": before.Role, "apps": appsOf(before)},
+		"after": map[string]any{"role": u.Role, "apps": appsOf(u)}, "password_changed": req.Password != nil})
 	c.JSON(http.StatusOK, userView(u))
 }
 

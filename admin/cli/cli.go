@@ -45,7 +45,9 @@ commands:
   get jobs|runs|executors [-o json] list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
   pause JOB | resume JOB           stop or restart a job's schedule
-  logs RUN [-o json]               a run and the attempts of its slots
+  logs RUN [-f] [--slot N] [--level L] [-o json]
+                                   a run, the attempts of its slots and the
+                                   lines its handlers logged (-f: follow)
 
 JOB is a job id or app/name; RUN is a run id.
 The server and token come from the flags, else SHARDJOB_SERVER and
@@ -553,76 +555,6 @@ func (r runRow) cells() []string {
 		fmt.Sprintf("%d/%d/%d", r.SlotsSucceeded, r.SlotsFailed, r.Slots), dur}
 }
 
-func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
-	fs := newFlagSet("logs", env, &c)
-	o := outputFlag(fs)
-	ref, err := oneArg(fs, args, "RUN id")
-	if err != nil {
-		return err
-	}
-	if err := checkOutput(*o); err != nil {
-		return err
-	}
-	id, err := strconv.ParseInt(ref, 10, 64)
-	if err != nil || id <= 0 {
-		return usagef("logs: RUN must be a run id, got %q", ref)
-	}
-	cl, err := c.client(env)
-	if err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := cl.Do(ctx, http.MethodGet, "/api/v1/runs/"+ref, nil, &raw); err != nil {
-		return err
-	}
-	if *o == "json" {
-		return printJSON(env.Stdout, raw)
-	}
-	var out struct {
-		Run      runRow `json:"run"`
-		Attempts []struct {
-			Token      int64      `json:"token"`
-			Slot       int        `json:"slot"`
-			Attempt    int        `json:"attempt"`
-			ExecutorID *int64     `json:"executor_id"`
-			Status     string     `json:"status"`
-			Current    bool       `json:"current"`
-			StartedAt  *time.Time `json:"started_at"`
-			FinishedAt *time.Time `json:"finished_at"`
-			Processed  int64      `json:"processed"`
-			Skipped    int64      `json:"skipped"`
-			Failed     int64      `json:"failed"`
-			Uncertain  int64      `json:"uncertain"`
-			Error      string     `json:"error"`
-		} `json:"attempts"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return fmt.Errorf("decode run: %w", err)
-	}
-	r := out.Run
-	fmt.Fprintf(env.Stdout, "run %d of %s/%s: %s (trigger %s, scheduled %s UTC, slots %d ok / %d failed / %d)\n",
-		r.ID, r.App, r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt), r.SlotsSucceeded, r.SlotsFailed, r.Slots)
-	if r.Error != "" {
-		fmt.Fprintf(env.Stdout, "error: %s\n", r.Error)
-	}
-	var rows [][]string
-	for _, a := range out.Attempts {
-		ex := "-"
-		if a.ExecutorID != nil {
-			ex = strconv.FormatInt(*a.ExecutorID, 10)
-		}
-		dur := "-"
-		if a.StartedAt != nil && a.FinishedAt != nil {
-			dur = a.FinishedAt.Sub(*a.StartedAt).String()
-		}
-		st := a.Status
-		if !a.Current {
-			st += " (superseded)"
-		}
-		rows = append(rows, []string{strconv.Itoa(a.Slot), strconv.Itoa(a.Attempt), strconv.FormatInt(a.Token, 10), ex, st,
-			fmt.Sprintf("%d/%d/%d/%d", a.Processed, a.Skipped, a.Failed, a.Uncertain), dur, oneLine(a.Error)})
-	}
-	return table(env.Stdout, []string{"SLOT", "ATTEMPT", "TOKEN", "EXECUTOR", "STATUS", "RECORDS OK/SKIP/FAIL/UNCERTAIN", "DURATION", "ERROR"}, rows)
-}
+// cmdLogs is in logs.go.
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -65,6 +65,9 @@ type Config struct {
 	DisableWorkStealing bool
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
+	// Observer is told when runs start, for metrics (admin/metrics).
+	// Optional: nil observes nothing.
+	Observer Observer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock used to decide what is due. Default time.Now.
@@ -107,6 +110,14 @@ func (c Config) WithDefaults() Config {
 		c.Now = time.Now
 	}
 	return c
+}
+
+// Observer receives scheduler events for metrics. Its methods are called
+// from the leader loop and must return promptly.
+type Observer interface {
+	// RunStarted: the slots of a run were assigned and their push begun,
+	// lag after the run's scheduled time (never negative).
+	RunStarted(trigger string, lag time.Duration)
 }
 
 // Scheduler is the leader loop. Create it with New; call Lead for each term.
@@ -539,6 +550,9 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 			return err
 		}
 		if started {
+			if o := s.cfg.Observer; o != nil {
+				o.RunStarted(r.TriggerKind, max(s.cfg.Now().Sub(time.UnixMilli(r.ScheduledAt)), 0))
+			}
 			if predicted > 0 {
 				if err := s.store.SetPredicted(ctx, r.ID, predicted.Milliseconds()); err != nil {
 					s.log.Warn("record predicted makespan", "run_id", r.ID, "err", err)

@@ -17,9 +17,12 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/metrics"
+	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/watchdog"
+	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -57,6 +60,18 @@ type Config struct {
 	// AlarmChannelsFile is the JSON file of alarm channels (--alarm-channels;
 	// format in docs/alarms.md). Empty: alarms are only shown in the console.
 	AlarmChannelsFile string
+	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
+	// TokensFile is --xxljob-tokens. HeartbeatInterval and Logger default
+	// to this replica's.
+	XXLJob xxljob.Config
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
+	// is open, as Prometheus endpoints conventionally are.
+	MetricsToken string
+	// Retention sets the horizons of run, alarm and audit history, which
+	// the leader deletes in batches (admin/retention, docs/retention.md).
+	// Zero: the defaults (runs and alarms 90 days, audit 365 days).
+	Retention retention.Config
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -110,7 +125,10 @@ type Server struct {
 	elect coord.Elector
 	sched *scheduler.Scheduler
 	watch *watchdog.Watchdog
+	keep  *retention.Retainer
 	alarm *alarm.Notifier // nil without --alarm-channels
+	xxl   *xxljob.Service
+	mets  *metrics.Metrics
 	ln    net.Listener
 	http  *http.Server
 	log   *slog.Logger
@@ -185,14 +203,48 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	xcfg := cfg.XXLJob
+	if xcfg.HeartbeatInterval <= 0 {
+		xcfg.HeartbeatInterval = cfg.HeartbeatInterval
+	}
+	if xcfg.Logger == nil {
+		xcfg.Logger = log
+	}
+	if s.xxl, err = xxljob.New(xcfg, st); err != nil {
+		return nil, fmt.Errorf("--xxljob-tokens: %w", err)
+	}
+	router := s.xxl.Router(push) // XXL-JOB executors get run calls, the others signed pushes
+	var zkProbe func(context.Context) error
+	if len(cfg.ZKServers) > 0 {
+		zkProbe = func(ctx context.Context) error {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_, err := s.elect.Members(ctx)
+			return err
+		}
+	}
+	s.mets, err = metrics.New(metrics.Config{
+		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
+		DB:        st.DB().DB, Coordinator: zkProbe, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, Logger: log,
-	}, st, push)
+		Observer: s.mets,
+	}, st, router)
 	if err != nil {
 		return nil, err
 	}
 	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log}, st)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.Retention.Logger == nil {
+		cfg.Retention.Logger = log
+	}
+	if s.keep, err = retention.New(cfg.Retention, st); err != nil {
 		return nil, err
 	}
 	var alarmChannels api.AlarmChannels
@@ -207,8 +259,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		alarmChannels = s.alarm
 	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: push, AlarmChannels: alarmChannels,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
+		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {
 		return nil, err
@@ -230,6 +283,9 @@ func (s *Server) URL() string { return s.cfg.AdvertiseURL }
 
 // Store exposes the database (standalone mode seeds the demo job with it).
 func (s *Server) Store() *store.Store { return s.st }
+
+// Metrics exposes the replica's metrics registry.
+func (s *Server) Metrics() *metrics.Metrics { return s.mets }
 
 // Scheduler exposes the leader loop (for Wake and Stats).
 func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
@@ -256,11 +312,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.alarm != nil {
 		wg.Go(func() { s.alarm.Run(watchCtx) })
 	}
+	wg.Go(func() { s.xxl.Run(watchCtx) }) // probes XXL-JOB executors
 	leadCtx, stopLead := context.WithCancel(ctx)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.sched.Lead)
+		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(func(ctx context.Context, epoch int64) {
+			defer s.mets.LeaderTerm(epoch)()
+			s.sched.Lead(ctx, epoch)
+		}))
 		if err != nil && leadCtx.Err() == nil {
 			errc <- fmt.Errorf("leader election: %w", err)
 		}

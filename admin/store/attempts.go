@@ -445,7 +445,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 				break
 			}
 			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), child, at, TriggerChild, RunPending, c.Params, c.SlotCount,
-				parent.Epoch, "", sql.NullInt64{Int64: parentRunID, Valid: true}, RunPending)
+				parent.Epoch, "", sql.NullInt64{Int64: parentRunID, Valid: true}, RunPending, child)
 			if err != nil {
 				return fmt.Errorf("trigger child job %d of run %d: %w", child, parentRunID, err)
 			}

@@ -39,8 +39,21 @@ func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
 
 // ListJobs returns up to limit jobs with id > afterID, by id (keyset paging).
 func (s *Store) ListJobs(ctx context.Context, afterID int64, limit int) ([]Job, error) {
+	return s.ListJobsOfApps(ctx, afterID, limit, nil)
+}
+
+// ListJobsOfApps is ListJobs limited to jobs of apps (nil: every app).
+func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, apps []string) ([]Job, error) {
+	q, args := s.q.get("JobList"), []any{afterID, limit}
+	if apps != nil {
+		var err error
+		q, args, err = sqlx.In(strings.Replace(q, "WHERE id > ?", "WHERE id > ? AND app IN (?)", 1), afterID, apps, limit)
+		if err != nil {
+			return nil, err
+		}
+	}
 	var out []Job
-	if err := s.db.SelectContext(ctx, &out, s.q.get("JobList"), afterID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return out, nil

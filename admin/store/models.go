@@ -1,6 +1,10 @@
 package store
 
-import "database/sql"
+import (
+	"database/sql"
+	"slices"
+	"strings"
+)
 
 // Run statuses. Transitions are guarded by the expected current status
 // (see TransitionRun), so concurrent writers cannot overwrite each other:
@@ -149,5 +153,22 @@ type User struct {
 	Username     string `db:"username"`
 	PasswordHash string `db:"password_hash"`
 	Role         string `db:"role"`
-	CreatedAt    int64  `db:"created_at"`
+	// Apps limits the user to these apps, comma separated ("" = every app;
+	// see AppAllowed). Admins always have every app.
+	Apps      string `db:"apps"`
+	CreatedAt int64  `db:"created_at"`
+}
+
+// AppList returns the apps the user is limited to (nil: every app).
+func (u User) AppList() []string {
+	if u.Apps == "" || u.Role == "admin" {
+		return nil
+	}
+	return strings.Split(u.Apps, ",")
+}
+
+// AppAllowed reports whether the user may see and act on objects of app.
+func (u User) AppAllowed(app string) bool {
+	list := u.AppList()
+	return list == nil || slices.Contains(list, app)
 }

@@ -38,7 +38,7 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 		q := multiRow(s.q.get("RunInsert"), len(chunk))
 		args := make([]any, 0, 10*len(chunk))
 		for _, r := range chunk {
-			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status)
+			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status, r.JobID)
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -53,7 +53,7 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 // InsertRun inserts one run and returns it; an existing run key returns the
 // existing run with created=false.
 func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, created bool, err error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status)
+	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status, r.JobID)
 	if err != nil {
 		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
 	}
@@ -79,6 +79,7 @@ type RunFilter struct {
 	Status   string
 	BeforeID int64 // keyset: runs with id < BeforeID (newest first)
 	Limit    int
+	Apps     []string // only runs of jobs of these apps (nil: every app)
 }
 
 // ListRuns returns runs newest first.
@@ -101,6 +102,15 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.BeforeID > 0 {
 		conds = append(conds, "r.id < ?")
 		args = append(args, f.BeforeID)
+	}
+	if f.Apps != nil {
+		if len(f.Apps) == 0 {
+			return nil, nil
+		}
+		conds = append(conds, "r.app IN (?"+strings.Repeat(", ?", len(f.Apps)-1)+")")
+		for _, a := range f.Apps {
+			args = append(args, a)
+		}
 	}
 	q := base
 	if len(conds) > 0 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -83,6 +84,11 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return out, nil
+}
+
+// SetUserApps limits a user to apps ("" or nil: every app).
+func (s *Store) SetUserApps(ctx context.Context, id int64, apps []string) error {
+	return s.execOne(ctx, "UserSetApps", fmt.Sprintf("user %d", id), strings.Join(apps, ","), id)
 }
 
 // SetUserRole changes a user's role.

@@ -5,6 +5,7 @@
 #   mariadbd                           -> mariadb-server
 #   /usr/share/zookeeper/bin/zkServer.sh -> zookeeper (brings Java)
 #   /usr/bin/chromium                  -> chromium
+#   promtool                           -> prometheus (checks the /metrics text)
 #
 # It prints one line, "deps: ok", when everything is present. It does not
 # start any server: the test fixtures (admin/testenv) use 127.0.0.1:3306 if a
@@ -23,6 +24,9 @@ if [[ ! -x /usr/share/zookeeper/bin/zkServer.sh ]]; then
 fi
 if [[ ! -x /usr/bin/chromium ]]; then
 	missing+=(chromium)
+fi
+if ! command -v promtool >/dev/null 2>&1; then
+	missing+=(prometheus)
 fi
 
 if ((${#missing[@]} == 0)); then

@@ -77,7 +77,7 @@ func paramsErr(handler, field, format string, args ...any) *ParamsError {
 }
 
 // ValidateParams checks the params of a job whose handler is one of the
-// built-ins (http, sql, shell) the way the handler will parse them, and
+// built-ins (http, sql, shell, dedup-archive) the way the handler will parse them, and
 // returns a *ParamsError saying what is wrong. It returns nil for any other
 // handler name, whose params only its own code understands. It is pure: no
 // I/O, no DNS, no look at an executor's configuration (whether a host is
@@ -92,6 +92,8 @@ func ValidateParams(handler, params string) error {
 		_, err = parseSQLParams(params)
 	case NameShell:
 		_, err = parseShellParams(params)
+	case NameDedupArchive:
+		_, err = parseDedupArchiveParams(params)
 	}
 	return err
 }
@@ -200,13 +202,14 @@ func New(cfg Config) (*Handlers, error) {
 	return &Handlers{HTTP: h, SQL: s, Shell: sh}, nil
 }
 
-// Register adds the handlers to an executor under the names http, sql and
-// shell. The shell handler is registered even when disabled, so that a job
+// Register adds the handlers to an executor under the names http, sql,
+// shell and dedup-archive (which uses the sql data sources). The shell handler is registered even when disabled, so that a job
 // naming it fails with "disabled on this executor" rather than "no handler".
 func (h *Handlers) Register(e *sdk.Executor) {
 	e.Handle(NameHTTP, h.HTTP.Handle)
 	e.Handle(NameSQL, h.SQL.Handle)
 	e.Handle(NameShell, h.Shell.Handle)
+	e.Handle(NameDedupArchive, NewDedupArchive(h.SQL).Handle)
 }
 
 // Close closes the SQL data sources.

@@ -5,6 +5,7 @@ const (
 	PathHeartbeat  = "/api/v1/executor/heartbeat"
 	PathResults    = "/api/v1/executor/results"
 	PathDeregister = "/api/v1/executor/deregister"
+	PathLogs       = "/api/v1/executor/logs"
 
 	PathAssign  = "/shardjob/v1/assign"
 	PathCancel  = "/shardjob/v1/cancel"
@@ -164,3 +165,41 @@ const (
 	HealthOK       = "ok"
 	HealthDraining = "draining"
 )
+
+// LogLine is one record a handler logged through Task.Logger (or the SDK
+// logged about the slot), shipped to the admin in a LogsRequest.
+type LogLine struct {
+	Token   int64  `json:"token"`   // the slot attempt that logged it
+	AtMS    int64  `json:"at_ms"`   // the executor's clock, Unix ms
+	Level   int    `json:"level"`   // slog level: -4 debug, 0 info, 4 warn, 8 error
+	Message string `json:"message"` // truncated by the executor to its line cap
+	// Attrs is a JSON object of the record's attributes (without the
+	// run_id, job, slot, token and attempt every line of a slot carries),
+	// or empty.
+	Attrs string `json:"attrs,omitempty"`
+}
+
+// LogDrop counts lines of a token the executor dropped before shipping them
+// (its log buffer was full).
+type LogDrop struct {
+	Token int64 `json:"token"`
+	Lines int64 `json:"lines"`
+}
+
+// LogsRequest delivers a batch of log lines. Delivery is best effort: a
+// batch no admin accepts is retried while the executor's buffer has room.
+type LogsRequest struct {
+	InstanceID string    `json:"instance_id"`
+	Lines      []LogLine `json:"lines"`
+	Dropped    []LogDrop `json:"dropped,omitempty"`
+}
+
+// LogsResponse acknowledges a LogsRequest: the executor forgets the whole
+// batch. Stored lines were kept; the others were over the run's cap
+// (counted as dropped on the run) or of tokens not held by this executor
+// (listed in RejectedTokens, not stored).
+type LogsResponse struct {
+	Stored         int     `json:"stored"`
+	Dropped        int     `json:"dropped,omitempty"`
+	RejectedTokens []int64 `json:"rejected_tokens,omitempty"`
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // claimed is a record this attempt owns after a claim: its dedup row has
@@ -56,6 +57,9 @@ var errAmbiguousClaim = fmt.Errorf("%w: rows of this token left by an earlier ca
 // over with a compare-and-set update; a lost compare-and-set rolls the
 // transaction back for a retry (errConflict).
 func (r *run) claim(ctx context.Context, tx *sql.Tx, keys []string, now int64, insertStatus string, exact *bool) (claimResult, error) {
+	if o := r.p.cfg.Observer; o != nil {
+		defer func(start time.Time) { o.ObserveDedupBatch(len(keys), time.Since(start)) }(time.Now())
+	}
 	var res claimResult
 	inserted := make(map[string]bool, len(keys))
 	var existing map[string]dedupRow

@@ -174,6 +174,20 @@ type Config struct {
 	// Logger receives the logs that are not about one task (those go to
 	// Task.Logger when it is set). Default slog.Default().
 	Logger *slog.Logger
+
+	// Observer, when set, is told how long each claim of a batch of keys in
+	// the dedup table took, for metrics: pass the *sdk.Executor (it feeds
+	// shardjob_executor_dedup_batch_seconds) or an Observer of your own.
+	// Default nil: nothing is observed.
+	Observer Observer
+}
+
+// Observer receives measurements of a Processor. ObserveDedupBatch is
+// called after each claim of a batch of keys (one or a few statements in
+// the claiming transaction), whether or not it succeeded, from the
+// goroutine that claimed; it must return promptly.
+type Observer interface {
+	ObserveDedupBatch(keys int, d time.Duration)
 }
 
 // ErrInvalidConfig is wrapped by every error of Config.Validate.

@@ -87,9 +87,10 @@
 //
 // # Horizon
 //
-// Dedup rows do not live forever: the archive job deletes the rows of a job
-// older than its dedup horizon (counted from dedup_record.created_at, the
-// time of the first claim). Once its row is gone, a record is new again: if a
+// Dedup rows do not live forever: the archive job (Archive, the executor's
+// dedup-archive handler, docs/retention.md) takes out the done rows of a job
+// older than its dedup horizon (counted from dedup_record.updated_at, the
+// time the record was marked done; pending and failed rows stay). Once its row is gone, a record is new again: if a
 // Source yields its key again, it is processed again. So every guarantee
 // above holds within the horizon only: choose a horizon longer than the
 // longest time a key can come back (a retry of a run, a re-run of a day), and

@@ -26,6 +26,7 @@ import (
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/xxljob"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -180,6 +181,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hb := f.dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
 	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
 	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
+	xxlTokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
+	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
@@ -199,6 +202,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, HeartbeatInterval: *hb, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		MetricsToken: *metricsToken,
+		XXLJob:       xxljob.Config{TokensFile: *xxlTokens},
 	})
 	if err != nil {
 		return err

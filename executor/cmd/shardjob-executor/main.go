@@ -4,10 +4,14 @@
 //
 //	shardjob-executor --app demo --admins http://127.0.0.1:8080 --secret-file /etc/shardjob/executor.secret
 //
-// It hosts the built-in handlers http, sql and shell (see
+// It hosts the built-in handlers http, sql, shell and dedup-archive (see
 // docs/builtin-handlers.md), closed by default: http reaches only the
 // destinations of --http-allow, sql only the data sources of
 // --sql-datasource, shell nothing unless --shell-enable and --shell-allow.
+//
+// GET /healthz (alive), /readyz (registered with an admin; 503 while
+// draining) and, unless --metrics=false, /metrics (Prometheus; see
+// docs/metrics.md) are served on the listen address.
 //
 // SIGTERM or SIGINT drains: the executor stops taking work, lets running
 // slots finish (up to --drain-timeout), delivers their results and
@@ -28,6 +32,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/executor/demo"
@@ -64,6 +71,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
+	metricsOn := true
+	if v, ok := os.LookupEnv(envName("metrics")); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "shardjob-executor: %s=%q: use true or false\n", envName("metrics"), v)
+			return 2
+		}
+		metricsOn = b
+	}
+	serveMetrics := fs.Bool("metrics", metricsOn, "serve Prometheus metrics (shardjob_executor_*, Go runtime, process) unauthenticated at GET /metrics on the listen address; /healthz and /readyz are always served (env "+envName("metrics")+")")
 	demoDSN := str("demo-db-dsn", "", "MySQL/MariaDB DSN of a business database for the record-level demo handlers demo.ledger and demo.ledger-external (empty: they are not registered)")
 	list := func(name, sep, help string) *listFlag {
 		l := &listFlag{sep: sep}
@@ -127,11 +144,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 			urls = append(urls, u)
 		}
 	}
-	ex, err := sdk.New(sdk.Config{
+	cfg := sdk.Config{
 		App: *app, Admins: urls, Secret: *secret, ListenAddr: *listen, AdvertiseURL: *advertise,
 		InstanceID: *instance, Capacity: *capacity, HeartbeatInterval: *hb, DrainTimeout: *drain,
 		ResultsDir: *resultsDir, Logger: log, Version: Version,
-	})
+	}
+	if *serveMetrics {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		cfg.MetricsRegisterer, cfg.MetricsGatherer = reg, reg
+	}
+	ex, err := sdk.New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "shardjob-executor: %s\n", strings.Join(strings.Fields(err.Error()), " "))
 		return 1

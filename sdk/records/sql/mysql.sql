@@ -50,3 +50,24 @@ CREATE TABLE IF NOT EXISTS dedup_record (
   PRIMARY KEY (job_id, scope, record_key),
   KEY idx_dedup_record_created (job_id, created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+-- Done dedup rows moved out of dedup_record by records.Archive (the
+-- dedup-archive built-in handler) once they are older than the dedup
+-- horizon: same columns, plus when the row was archived. A key archived
+-- twice (processed again after its first archive) keeps its first copy.
+-- Optional: create it only if you archive rather than delete.
+CREATE TABLE IF NOT EXISTS dedup_record_archive (
+  job_id      BIGINT          NOT NULL,
+  scope       VARBINARY(128)  NOT NULL,
+  record_key  VARBINARY(255)  NOT NULL,
+  status      VARCHAR(8)      CHARACTER SET ascii NOT NULL,
+  attempts    INT             NOT NULL,
+  token       BIGINT          NOT NULL,
+  run_id      BIGINT          NOT NULL,
+  error       VARCHAR(1024)   NOT NULL DEFAULT '',
+  created_at  BIGINT          NOT NULL,
+  updated_at  BIGINT          NOT NULL,
+  archived_at BIGINT          NOT NULL,
+  PRIMARY KEY (job_id, scope, record_key),
+  KEY idx_dedup_archive_archived (archived_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

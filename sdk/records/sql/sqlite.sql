@@ -32,3 +32,19 @@ CREATE TABLE IF NOT EXISTS dedup_record (
   PRIMARY KEY (job_id, scope, record_key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS idx_dedup_record_created ON dedup_record (job_id, created_at);
+
+CREATE TABLE IF NOT EXISTS dedup_record_archive (
+  job_id      BIGINT        NOT NULL,
+  scope       VARCHAR(128)  NOT NULL,
+  record_key  VARCHAR(255)  NOT NULL,
+  status      VARCHAR(8)    NOT NULL,
+  attempts    INT           NOT NULL,
+  token       BIGINT        NOT NULL,
+  run_id      BIGINT        NOT NULL,
+  error       VARCHAR(1024) NOT NULL DEFAULT '',
+  created_at  BIGINT        NOT NULL,
+  updated_at  BIGINT        NOT NULL,
+  archived_at BIGINT        NOT NULL,
+  PRIMARY KEY (job_id, scope, record_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idx_dedup_archive_archived ON dedup_record_archive (archived_at);

@@ -1,0 +1,200 @@
+package metrics
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+//go:embed queries.sql
+var queriesSQL string
+
+// queries are the named statements of queries.sql.
+var queries = parseQueries(queriesSQL)
+
+// parseQueries splits "-- name: X" sections.
+func parseQueries(text string) map[string]string {
+	out := map[string]string{}
+	name := ""
+	var b strings.Builder
+	flush := func() {
+		if name != "" {
+			out[name] = strings.TrimSpace(b.String())
+		}
+		b.Reset()
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "-- name:"); ok {
+			flush()
+			name = strings.TrimSpace(n)
+			continue
+		}
+		if name != "" && !strings.HasPrefix(strings.TrimSpace(line), "--") {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
+	}
+	flush()
+	return out
+}
+
+// The states every gauge reports, 0 when none is counted.
+var (
+	activeRunStatuses  = []string{store.RunPending, store.RunRunning}
+	activeSlotStatuses = []string{store.AttemptAssigned, store.AttemptRunning}
+	executorStates     = []string{store.ExecutorOnline, store.ExecutorDraining, store.ExecutorLost, store.ExecutorGone}
+)
+
+// clusterSnapshot is one refresh of the cluster gauges.
+type clusterSnapshot struct {
+	at        time.Time
+	dbOK      bool
+	runs      map[string]int64
+	slots     map[string]int64
+	executors map[string]int64
+	epoch     int64
+	zkOK      bool
+}
+
+// clusterCollector exports what is counted in the database and the
+// ZooKeeper probe. A scrape refreshes them when the last refresh is older
+// than RefreshEvery; concurrent scrapes share one refresh.
+type clusterCollector struct {
+	cfg Config
+	log *slog.Logger
+
+	runs, slots, executors, epoch, zk *prometheus.Desc
+	refreshErrors                     prometheus.Counter
+
+	mu   sync.Mutex
+	last clusterSnapshot
+}
+
+func newClusterCollector(cfg Config) *clusterCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
+	}
+	return &clusterCollector{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		runs:      d("runs", "Runs not finished yet, by status (pending, running), counted in the platform database: the same on every replica.", "status"),
+		slots:     d("slots", "Current slot attempts not finished yet, by status (assigned: pushed or queued on an executor, running), counted in the platform database.", "status"),
+		executors: d("executors", "Executors known to the platform database, by state (online, draining, lost, gone).", "state"),
+		epoch:     d("leader_epoch", "Leader epoch recorded in the platform database (the fencing token of the current leader)."),
+		zk:        d("zookeeper_connected", "1 when this replica has a usable ZooKeeper session (it can campaign and lead), else 0."),
+		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "metrics_refresh_errors_total",
+			Help: "Refreshes of the database-counted gauges that failed; those gauges are left out of the scrape until a refresh succeeds.",
+		}),
+	}
+}
+
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	if c.cfg.DB != nil {
+		ch <- c.runs
+		ch <- c.slots
+		ch <- c.executors
+		ch <- c.epoch
+	}
+	if c.cfg.Coordinator != nil {
+		ch <- c.zk
+	}
+	c.refreshErrors.Describe(ch)
+}
+
+func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.snapshot()
+	if c.cfg.DB != nil && s.dbOK {
+		gauges := func(d *prometheus.Desc, known []string, counts map[string]int64) {
+			for _, k := range known {
+				ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(counts[k]), k)
+			}
+		}
+		gauges(c.runs, activeRunStatuses, s.runs)
+		gauges(c.slots, activeSlotStatuses, s.slots)
+		gauges(c.executors, executorStates, s.executors)
+		ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(s.epoch))
+	}
+	if c.cfg.Coordinator != nil {
+		v := 0.0
+		if s.zkOK {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.zk, prometheus.GaugeValue, v)
+	}
+	c.refreshErrors.Collect(ch)
+}
+
+// snapshot returns the cached snapshot, refreshed first when stale.
+func (c *clusterCollector) snapshot() clusterSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.cfg.Now()
+	if !c.last.at.IsZero() && now.Sub(c.last.at) < c.cfg.RefreshEvery && !now.Before(c.last.at) {
+		return c.last
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RefreshTimeout)
+	defer cancel()
+	s := clusterSnapshot{at: now}
+	if c.cfg.DB != nil {
+		var err error
+		s.runs, s.slots, s.executors, s.epoch, err = countCluster(ctx, c.cfg.DB)
+		s.dbOK = err == nil
+		if err != nil {
+			c.refreshErrors.Inc()
+			c.log.Debug("metrics: cannot count runs, slots and executors", "err", trimErr(err))
+		}
+	}
+	if c.cfg.Coordinator != nil {
+		s.zkOK = c.cfg.Coordinator(ctx) == nil
+	}
+	c.last = s
+	return s
+}
+
+// countCluster runs queries.sql.
+func countCluster(ctx context.Context, db *sql.DB) (runs, slots, executors map[string]int64, epoch int64, err error) {
+	if runs, err = countBy(ctx, db, "RunsActive"); err != nil {
+		return
+	}
+	if slots, err = countBy(ctx, db, "SlotsActive"); err != nil {
+		return
+	}
+	if executors, err = countBy(ctx, db, "ExecutorsByState"); err != nil {
+		return
+	}
+	if err = db.QueryRowContext(ctx, queries["LeaderEpoch"]).Scan(&epoch); err != nil {
+		err = fmt.Errorf("metrics query LeaderEpoch: %w", err)
+	}
+	return
+}
+
+func countBy(ctx context.Context, db *sql.DB, name string) (map[string]int64, error) {
+	rows, err := db.QueryContext(ctx, queries[name])
+	if err != nil {
+		return nil, fmt.Errorf("metrics query %s: %w", name, err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("metrics query %s: %w", name, err)
+		}
+		out[k] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("metrics query %s: %w", name, err)
+	}
+	return out, nil
+}

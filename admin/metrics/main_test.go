@@ -1,0 +1,11 @@
+package metrics_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }

@@ -1,0 +1,205 @@
+package retention_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/shardjob/shardjob/admin/retention"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/admin/testenv"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }
+
+const day = 24 * time.Hour
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fixture is the history the tests start from, ages relative to the
+// database clock.
+type fixture struct {
+	oldRuns, oldAttempts     int // finished > 90 days ago: go
+	keptRuns, keptAttempts   int // recent, or unfinished however old: stay
+	oldAlarms, oldDeliveries int // > 90 days, delivered: go
+	keptAlarms               int // recent, or not delivered yet: stay
+	oldAudit, keptAudit      int
+}
+
+func seed(t *testing.T, s *store.Store, n int) fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := s.DB()
+	now, err := s.Now(ctx)
+	require.NoError(t, err)
+	ago := func(d time.Duration) int64 { return now.Add(-d).UnixMilli() }
+	var f fixture
+	run := func(i int, status string, created, finished int64, slots int) {
+		var fin any
+		if finished != 0 {
+			fin = finished
+		}
+		res, err := db.ExecContext(ctx, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, started_at, finished_at)
+			VALUES (?, ?, 'cron', ?, '', ?, 1, ?, ?, ?)`, 1+i%3, int64(i)*1000+created, status, slots, created, created, fin)
+		require.NoError(t, err)
+		id, err := res.LastInsertId()
+		require.NoError(t, err)
+		for slot := range slots {
+			_, err := db.ExecContext(ctx, `INSERT INTO slot_attempt (run_id, slot, attempt, status, current) VALUES (?, ?, 1, 'succeeded', 1)`, id, slot)
+			require.NoError(t, err)
+		}
+	}
+	for i := range n {
+		slots := 1 + i%4
+		switch i % 5 {
+		case 0, 1: // finished 100+ days ago
+			run(i, []string{store.RunSucceeded, store.RunFailed, store.RunPartiallyFailed, store.RunCancelled, store.RunSkipped}[i%5*2%5], ago(100*day)-int64(i), ago(99*day)-int64(i), slots)
+			f.oldRuns++
+			f.oldAttempts += slots
+		case 2: // created long ago, finished recently
+			run(i, store.RunSucceeded, ago(100*day)-int64(i), ago(10*day), slots)
+			f.keptRuns++
+			f.keptAttempts += slots
+		case 3: // still running (or pending) after 200 days
+			run(i, []string{store.RunRunning, store.RunPending}[i%2], ago(200*day)-int64(i), 0, slots)
+			f.keptRuns++
+			f.keptAttempts += slots
+		case 4: // recent
+			run(i, store.RunSucceeded, ago(day), ago(day)+1000, slots)
+			f.keptRuns++
+			f.keptAttempts += slots
+		}
+		alarm := func(at int64, fanned int, delivery string) {
+			res, err := db.ExecContext(ctx, `INSERT INTO alarm_event (at, kind, severity, dedup_key, message, raised_by, fanned_out) VALUES (?, 'run_failed', 'error', ?, 'm', 'a', ?)`,
+				at, "k"+time.Now().String()+string(rune('a'+i%26))+itoa(i)+delivery, fanned)
+			require.NoError(t, err)
+			id, err := res.LastInsertId()
+			require.NoError(t, err)
+			if delivery != "" {
+				_, err = db.ExecContext(ctx, `INSERT INTO alarm_delivery (alarm_id, group_key, status, created_at) VALUES (?, 'g', ?, ?)`, id, delivery, at)
+				require.NoError(t, err)
+			}
+		}
+		switch i % 4 {
+		case 0:
+			alarm(ago(120*day)-int64(i), 1, "sent")
+			f.oldAlarms++
+			f.oldDeliveries++
+		case 1:
+			alarm(ago(120*day)-int64(i), 1, "")
+			f.oldAlarms++
+		case 2:
+			alarm(ago(120*day)-int64(i), 1, "pending") // not delivered yet
+			f.keptAlarms++
+		case 3:
+			alarm(ago(10*day), 1, "sent")
+			f.keptAlarms++
+		}
+		at := ago(400 * day)
+		if i%3 == 0 {
+			at = ago(300 * day)
+			f.keptAudit++
+		} else {
+			f.oldAudit++
+		}
+		_, err := db.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object, detail) VALUES (?, 'u', 'job.update', 'job/1', '')`, at-int64(i))
+		require.NoError(t, err)
+	}
+	return f
+}
+
+func itoa(i int) string { return time.Duration(i).String() }
+
+func count(t *testing.T, s *store.Store, q string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.DB().Get(&n, q))
+	return n
+}
+
+func TestRetentionPass(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, s *store.Store) {
+		f := seed(t, s, 300)
+		r, err := retention.New(retention.Config{BatchSize: 7, Pause: -1, Logger: quiet}, s)
+		require.NoError(t, err)
+		rep, err := r.RunOnce(context.Background())
+		require.NoError(t, err)
+		t.Logf("%+v", rep)
+		require.EqualValues(t, f.oldRuns, rep.Runs)
+		require.EqualValues(t, f.oldAttempts, rep.Attempts)
+		require.EqualValues(t, f.oldAlarms, rep.Alarms)
+		require.EqualValues(t, f.oldDeliveries, rep.Deliveries)
+		require.EqualValues(t, f.oldAudit, rep.Audit)
+		require.Equal(t, f.keptRuns, count(t, s, "SELECT COUNT(*) FROM job_run"))
+		require.Equal(t, f.keptAttempts, count(t, s, "SELECT COUNT(*) FROM slot_attempt"))
+		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM slot_attempt a WHERE NOT EXISTS (SELECT 1 FROM job_run r WHERE r.id = a.run_id)"))
+		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM job_run WHERE status IN ('pending', 'running') AND finished_at IS NOT NULL"))
+		require.Equal(t, f.keptAlarms, count(t, s, "SELECT COUNT(*) FROM alarm_event"))
+		require.Equal(t, f.keptAudit, count(t, s, "SELECT COUNT(*) FROM audit_log"))
+
+		again, err := r.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, retention.Report{}, again, "a second pass finds nothing")
+	})
+}
+
+func TestRetentionKeepForever(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, s *store.Store) {
+		f := seed(t, s, 40)
+		r, err := retention.New(retention.Config{Runs: retention.KeepForever, Alarms: retention.KeepForever, Audit: 350 * day, Pause: -1, Logger: quiet}, s)
+		require.NoError(t, err)
+		rep, err := r.RunOnce(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, retention.Report{Audit: int64(f.oldAudit), Batches: 1}, rep)
+		require.Equal(t, f.oldRuns+f.keptRuns, count(t, s, "SELECT COUNT(*) FROM job_run"))
+	})
+}
+
+func TestRetentionConfig(t *testing.T) {
+	t.Parallel()
+	c := retention.Config{}.WithDefaults()
+	require.Equal(t, 90*day, c.Runs)
+	require.Equal(t, 365*day, c.Audit)
+	_, err := retention.New(retention.Config{Runs: time.Minute, BatchSize: 9000}, nil)
+	require.ErrorContains(t, err, "Runs horizon 1m0s")
+	require.ErrorContains(t, err, "BatchSize 9000")
+}
+
+// TestRetentionWhileLeading: passes run during a term and stop with it,
+// repeatedly (goleak checks that no loop outlives its term).
+func TestRetentionWhileLeading(t *testing.T) {
+	t.Parallel()
+	s := storetest.Open(t, "sqlite")
+	f := seed(t, s, 20)
+	passes := make(chan retention.Report, 16)
+	r, err := retention.New(retention.Config{FirstDelay: time.Millisecond, Interval: time.Hour, Pause: -1, Logger: quiet,
+		OnPass: func(rep retention.Report, err error) {
+			if err == nil {
+				passes <- rep
+			}
+		}}, s)
+	require.NoError(t, err)
+	for term := range 5 {
+		ctx, cancel := context.WithCancel(context.Background())
+		lead := r.WhileLeading(func(ctx context.Context, epoch int64) {
+			select {
+			case rep := <-passes:
+				if term == 0 {
+					require.EqualValues(t, f.oldRuns, rep.Runs)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("no retention pass while leading")
+			}
+		})
+		lead(ctx, int64(term+1))
+		cancel()
+	}
+}

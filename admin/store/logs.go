@@ -1,0 +1,272 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Defaults of RunLogLimits.
+const (
+	DefaultRunLogLines = 10_000
+	DefaultRunLogBytes = 8 << 20
+	// DefaultRunLogHorizon is how long after its run finished a slot
+	// attempt may still ship logs (an executor that was cut off from the
+	// admins delivers them late).
+	DefaultRunLogHorizon = time.Hour
+)
+
+// RunLogLimits caps the logs stored per run. Lines beyond a cap are counted
+// as dropped on the run (RunLogState.DroppedCap), not stored.
+type RunLogLimits struct {
+	MaxLines int64         // lines stored per run; default 10000
+	MaxBytes int64         // bytes of message + attributes stored per run; default 8 MiB
+	Horizon  time.Duration // see DefaultRunLogHorizon
+}
+
+// WithDefaults fills zero fields.
+func (l RunLogLimits) WithDefaults() RunLogLimits {
+	if l.MaxLines <= 0 {
+		l.MaxLines = DefaultRunLogLines
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultRunLogBytes
+	}
+	if l.Horizon <= 0 {
+		l.Horizon = DefaultRunLogHorizon
+	}
+	return l
+}
+
+// LogLine is a line shipped by an executor.
+type LogLine struct {
+	Token   int64
+	At      int64 // executor clock, Unix ms
+	Level   int
+	Message string
+	Attrs   string // JSON object or ""
+}
+
+// LogDrop counts the lines of a token an executor dropped.
+type LogDrop struct {
+	Token int64
+	Lines int64
+}
+
+// AppendLogsResult is what AppendRunLogs did with a batch.
+type AppendLogsResult struct {
+	Stored   int     // lines stored
+	Dropped  int     // lines over their run's cap, counted on the run
+	Rejected []int64 // tokens not run by the executor (or too old): their lines were ignored
+}
+
+// RunLogLine is a stored line.
+type RunLogLine struct {
+	Seq     int64  `db:"seq"`
+	Slot    int    `db:"slot"`
+	Token   int64  `db:"token"`
+	Attempt int    `db:"attempt"`
+	At      int64  `db:"at"`
+	Level   int    `db:"level"`
+	Message string `db:"message"`
+	Attrs   string `db:"attrs"`
+}
+
+// RunLogState sums up the logs of a run.
+type RunLogState struct {
+	RunID           int64 `db:"run_id"`
+	NextSeq         int64 `db:"next_seq"`
+	StoredLines     int64 `db:"stored_lines"`
+	StoredBytes     int64 `db:"stored_bytes"`
+	DroppedExecutor int64 `db:"dropped_executor"` // dropped by executors (their buffer was full)
+	DroppedCap      int64 `db:"dropped_cap"`      // not stored: over RunLogLimits
+}
+
+type logToken struct {
+	Token   int64 `db:"token"`
+	RunID   int64 `db:"run_id"`
+	Slot    int   `db:"slot"`
+	Attempt int   `db:"attempt"`
+}
+
+// runLogInsertBatch lines per INSERT statement (9 placeholders each).
+const runLogInsertBatch = 200
+
+// AppendRunLogs stores a batch of lines shipped by an executor and adds its
+// drop counts to their runs. Only tokens of slot attempts the executor ran
+// (of runs active or finished within lim.Horizon) are accepted; run, slot
+// and attempt come from the database, not from the executor. Lines of a run
+// get consecutive seq numbers in batch order, up to the run's caps; the
+// rest are counted in the run's DroppedCap. One transaction; runs are
+// locked in id order.
+func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []LogLine, drops []LogDrop, lim RunLogLimits) (AppendLogsResult, error) {
+	lim = lim.WithDefaults()
+	var res AppendLogsResult
+	tokens := make([]int64, 0, len(lines)+len(drops))
+	for _, l := range lines {
+		tokens = append(tokens, l.Token)
+	}
+	for _, d := range drops {
+		tokens = append(tokens, d.Token)
+	}
+	slices.Sort(tokens)
+	tokens = slices.Compact(tokens)
+	if len(tokens) == 0 {
+		return res, nil
+	}
+	known := map[int64]logToken{}
+	for start := 0; start < len(tokens); start += 1000 {
+		chunk := tokens[start:min(start+1000, len(tokens))]
+		q, args, err := sqlx.In(s.q.get("RunLogTokens"), executorID, lim.Horizon.Milliseconds(), chunk)
+		if err != nil {
+			return res, err
+		}
+		var rows []logToken
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return res, fmt.Errorf("tokens of executor %d: %w", executorID, err)
+		}
+		for _, r := range rows {
+			known[r.Token] = r
+		}
+	}
+	for _, t := range tokens {
+		if _, ok := known[t]; !ok {
+			res.Rejected = append(res.Rejected, t)
+		}
+	}
+	// Group by run, keeping the batch order within a run.
+	byRun := map[int64][]LogLine{}
+	dropsByRun := map[int64]int64{}
+	for _, l := range lines {
+		if t, ok := known[l.Token]; ok {
+			byRun[t.RunID] = append(byRun[t.RunID], l)
+		}
+	}
+	for _, d := range drops {
+		if t, ok := known[d.Token]; ok && d.Lines > 0 {
+			dropsByRun[t.RunID] += d.Lines
+		}
+	}
+	runs := make([]int64, 0, len(byRun)+len(dropsByRun))
+	for r := range byRun {
+		runs = append(runs, r)
+	}
+	for r := range dropsByRun {
+		runs = append(runs, r)
+	}
+	slices.Sort(runs)
+	runs = slices.Compact(runs)
+	if len(runs) == 0 {
+		return res, nil
+	}
+	for _, r := range runs {
+		if _, err := s.db.ExecContext(ctx, s.q.get("RunLogStateEnsure"), r); err != nil {
+			return res, fmt.Errorf("log state of run %d: %w", r, err)
+		}
+	}
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res.Stored, res.Dropped = 0, 0
+		for _, runID := range runs {
+			var st RunLogState
+			if err := tx.GetContext(ctx, &st, s.q.get("RunLogStateLock"), runID); err != nil {
+				return fmt.Errorf("lock log state of run %d: %w", runID, err)
+			}
+			// The stored lines of a run are a prefix of what it logged: the
+			// first line over a cap ends the run's storage.
+			var keep []LogLine
+			for _, l := range byRun[runID] {
+				size := int64(len(l.Message) + len(l.Attrs))
+				if st.DroppedCap > 0 || st.StoredLines+int64(len(keep)) >= lim.MaxLines || st.StoredBytes+size > lim.MaxBytes {
+					break
+				}
+				keep = append(keep, l)
+				st.StoredBytes += size
+			}
+			over := len(byRun[runID]) - len(keep)
+			if err := s.insertRunLogs(ctx, tx, runID, st.NextSeq, keep, known); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, s.q.get("RunLogStateUpdate"), st.NextSeq+int64(len(keep)), st.StoredLines+int64(len(keep)),
+				st.StoredBytes, dropsByRun[runID], over, runID); err != nil {
+				return fmt.Errorf("update log state of run %d: %w", runID, err)
+			}
+			res.Stored += len(keep)
+			res.Dropped += over
+		}
+		return nil
+	})
+	return res, err
+}
+
+func (s *Store) insertRunLogs(ctx context.Context, tx *sqlx.Tx, runID, seq int64, lines []LogLine, known map[int64]logToken) error {
+	for start := 0; start < len(lines); start += runLogInsertBatch {
+		chunk := lines[start:min(start+runLogInsertBatch, len(lines))]
+		args := make([]any, 0, 9*len(chunk))
+		for i, l := range chunk {
+			t := known[l.Token]
+			args = append(args, runID, seq+int64(start+i), t.Slot, t.Token, t.Attempt, l.At, l.Level, l.Message, l.Attrs)
+		}
+		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("RunLogInsert"), len(chunk)), args...); err != nil {
+			return fmt.Errorf("insert %d log lines of run %d: %w", len(chunk), runID, err)
+		}
+	}
+	return nil
+}
+
+// RunLogFilter selects lines for RunLogs.
+type RunLogFilter struct {
+	Slot     int   // -1: every slot
+	AfterSeq int64 // keyset: lines with seq > AfterSeq
+	MinLevel int   // lines with level >= MinLevel (math.MinInt32 for all)
+	Limit    int   // 1..; default 500
+}
+
+// RunLogs returns a page of a run's lines in seq order, and the run's log
+// state read just before them (zero when the run has no logs): every
+// matching line with seq < state.NextSeq is in this page or an earlier one
+// when the page is not full.
+func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]RunLogLine, RunLogState, error) {
+	var st RunLogState
+	if err := s.db.GetContext(ctx, &st, s.q.get("RunLogState"), runID); errors.Is(err, sql.ErrNoRows) {
+		st = RunLogState{RunID: runID, NextSeq: 1}
+	} else if err != nil {
+		return nil, st, fmt.Errorf("log state of run %d: %w", runID, err)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 500
+	}
+	out := []RunLogLine{}
+	var err error
+	if f.Slot >= 0 {
+		err = s.db.SelectContext(ctx, &out, s.q.get("RunLogPageSlot"), runID, f.Slot, f.AfterSeq, f.MinLevel, f.Limit)
+	} else {
+		err = s.db.SelectContext(ctx, &out, s.q.get("RunLogPage"), runID, f.AfterSeq, f.MinLevel, f.Limit)
+	}
+	if err != nil {
+		return nil, st, fmt.Errorf("log lines of run %d: %w", runID, err)
+	}
+	return out, st, nil
+}
+
+// DeleteRunLogs deletes the log lines and log state of runs, in tx (for
+// retention: call it in the transaction that deletes the runs).
+func (s *Store) DeleteRunLogs(ctx context.Context, tx *sqlx.Tx, runIDs []int64) error {
+	if len(runIDs) == 0 {
+		return nil
+	}
+	for _, name := range []string{"RunLogDeleteRuns", "RunLogStateDeleteRuns"} {
+		q, args, err := sqlx.In(s.q.get(name), runIDs)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("delete logs of %d runs: %w", len(runIDs), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Executor protocols (executor.protocol).
+const (
+	// ProtocolShardjob executors speak shardjob's signed protocol.
+	ProtocolShardjob = "shardjob"
+	// ProtocolXXLJob executors are unchanged XXL-JOB 2.4.x executors
+	// (admin/xxljob).
+	ProtocolXXLJob = "xxljob"
+)
+
+// RegisterXXLExecutor records an XXL-JOB executor's registration: the
+// executor is (again) online, with the xxljob protocol marker, and its
+// heartbeat is now (database clock). in.Handlers is ignored: XXL-JOB
+// executors do not list their handlers (they refuse unknown ones).
+func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Executor, error) {
+	for range 2 {
+		res, err := s.db.ExecContext(ctx, s.q.get("XXLExecutorRefresh"), in.Address, in.Capacity, in.Version, in.InstanceID, in.App)
+		if err != nil {
+			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			break
+		}
+		// MySQL reports 0 affected rows when nothing changed: look first.
+		if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
+			return e, nil
+		}
+		_, err = s.db.ExecContext(ctx, s.q.get("XXLExecutorInsert"), in.InstanceID, in.App, in.Address, in.Capacity, in.Version)
+		if err != nil && !isDuplicate(err) {
+			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
+		}
+		if err == nil {
+			break
+		}
+	}
+	return s.ExecutorByInstance(ctx, in.InstanceID)
+}
+
+// XXLBeat records a heartbeat on behalf of an XXL-JOB executor that answered
+// the admin's probe and renews the leases of its current attempts. It
+// reports false when the executor is no longer online (lost or removed: it
+// comes back by registering again).
+func (s *Store) XXLBeat(ctx context.Context, executorID, leaseMS int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("XXLExecutorBeat"), executorID)
+	if err != nil {
+		return false, fmt.Errorf("beat of XXL-JOB executor %d: %w", executorID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// MySQL: 0 rows also when last_heartbeat did not change (same ms).
+		e, err := s.ExecutorByID(ctx, executorID)
+		if err != nil || (e.State != ExecutorOnline && e.State != ExecutorDraining) {
+			return false, nil
+		}
+	}
+	return true, s.RenewLeases(ctx, executorID, leaseMS)
+}
+
+// XXLExecutors returns the online and draining XXL-JOB executors of every app.
+func (s *Store) XXLExecutors(ctx context.Context) ([]Executor, error) {
+	var out []Executor
+	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLExecutorsLive")); err != nil {
+		return nil, fmt.Errorf("list XXL-JOB executors: %w", err)
+	}
+	return out, nil
+}
+
+// ExecutorRef names an executor and the protocol it speaks.
+type ExecutorRef struct {
+	ID       int64  `db:"id"`
+	App      string `db:"app"`
+	Protocol string `db:"protocol"`
+}
+
+// ExecutorProtocol returns the executor listening at address (the newest if
+// the address was reused); ErrNotFound if none registered it.
+func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorRef, error) {
+	var row ExecutorRef
+	if err := s.db.GetContext(ctx, &row, s.q.get("ExecutorProtocolByAddress"), address); err != nil {
+		return row, notFound(err, "executor at "+address)
+	}
+	return row, nil
+}
+
+// ClaimRedispatch claims an unaccepted attempt of an XXL-JOB executor,
+// placed more than olderThanMS ago, for pushing it again; false when it was
+// accepted, moved, or claimed by another replica meanwhile.
+func (s *Store) ClaimRedispatch(ctx context.Context, token, executorID, olderThanMS int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("XXLClaimRedispatch"), token, executorID, olderThanMS)
+	if err != nil {
+		return false, fmt.Errorf("claim token %d for redispatch: %w", token, err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// XXLUnacked returns current attempts placed on an XXL-JOB executor that it
+// has not accepted, placed more than olderThanMS ago (database clock).
+func (s *Store) XXLUnacked(ctx context.Context, executorID, olderThanMS int64, limit int) ([]DispatchSlot, error) {
+	var out []DispatchSlot
+	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLUnackedStale"), executorID, olderThanMS, limit); err != nil {
+		return nil, fmt.Errorf("unaccepted attempts of XXL-JOB executor %d: %w", executorID, err)
+	}
+	return out, nil
+}
+
+// OverdueAttempt is a running attempt on an XXL-JOB executor whose callback
+// is overdue.
+type OverdueAttempt struct {
+	Token      int64 `db:"token"`
+	ExecutorID int64 `db:"executor_id"`
+	RunID      int64 `db:"run_id"`
+	Slot       int   `db:"slot"`
+	TimeoutMS  int64 `db:"timeout_ms"`
+}
+
+// XXLOverdue returns running attempts on XXL-JOB executors that started more
+// than their job's timeout (defaultTimeoutMS when the job has none) plus
+// graceMS ago, by the database clock.
+func (s *Store) XXLOverdue(ctx context.Context, defaultTimeoutMS, graceMS int64, limit int) ([]OverdueAttempt, error) {
+	var out []OverdueAttempt
+	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLAttemptsOverdue"), defaultTimeoutMS, graceMS, limit); err != nil {
+		return nil, fmt.Errorf("overdue XXL-JOB attempts: %w", err)
+	}
+	return out, nil
+}
+
+// TokenInfo is an attempt with its run and executor, as the XXL-JOB
+// callback, log and kill calls need it.
+type TokenInfo struct {
+	Token       int64         `db:"token"`
+	RunID       int64         `db:"run_id"`
+	Slot        int           `db:"slot"`
+	Status      string        `db:"status"`
+	Current     bool          `db:"current"`
+	ExecutorID  int64         `db:"executor_id"`
+	StartedAt   sql.NullInt64 `db:"started_at"`
+	JobID       int64         `db:"job_id"`
+	ScheduledAt int64         `db:"scheduled_at"`
+	App         string        `db:"app"`      // of the executor; "" when unplaced
+	Address     string        `db:"address"`  // of the executor
+	Protocol    string        `db:"protocol"` // of the executor
+}
+
+// TokenInfo returns an attempt by token with its run and executor.
+func (s *Store) TokenInfo(ctx context.Context, token int64) (TokenInfo, error) {
+	var t TokenInfo
+	if err := s.db.GetContext(ctx, &t, s.q.get("XXLAttemptByToken"), token); err != nil {
+		return t, notFound(err, fmt.Sprintf("attempt %d", token))
+	}
+	return t, nil
+}
+
+// JobsOfTokens returns the distinct job ids of attempts.
+func (s *Store) JobsOfTokens(ctx context.Context, tokens []int64) ([]int64, error) {
+	if len(tokens) == 0 {
+		return nil, nil
+	}
+	q, args, err := sqlx.In(s.q.get("XXLJobsOfTokens"), tokens)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	if err := s.db.SelectContext(ctx, &out, s.db.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("jobs of %d tokens: %w", len(tokens), err)
+	}
+	return out, nil
+}
+
+// NowMS reads the database clock in Unix milliseconds.
+func (s *Store) NowMS(ctx context.Context) (int64, error) {
+	var now int64
+	if err := s.db.GetContext(ctx, &now, s.q.get("DBNow")); err != nil {
+		return 0, fmt.Errorf("read database clock: %w", err)
+	}
+	return now, nil
+}

@@ -1,0 +1,112 @@
+package xxljob
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Client calls XXL-JOB executors (their beat, idleBeat, run, kill and log
+// endpoints). It is safe for concurrent use.
+type Client struct {
+	http *http.Client
+}
+
+// NewClient returns a Client whose calls time out after timeout (default 5s).
+func NewClient(timeout time.Duration) *Client {
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	return &Client{http: &http.Client{
+		Timeout: timeout,
+		// Executors never redirect; following one would send the token elsewhere.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// CallError is an executor's answer with a ReturnT code other than 200: the
+// executor got the call and refused it.
+type CallError struct {
+	URL  string
+	Code int
+	Msg  string
+}
+
+func (e *CallError) Error() string {
+	return fmt.Sprintf("XXL-JOB executor %s answered code %d: %s", e.URL, e.Code, e.Msg)
+}
+
+// Beat asks whether the executor is alive.
+func (c *Client) Beat(ctx context.Context, address, token string) error {
+	return c.call(ctx, address, "beat", token, nil, nil)
+}
+
+// IdleBeat asks whether the executor is idle for a job (no run of it going
+// on or queued); a CallError means busy.
+func (c *Client) IdleBeat(ctx context.Context, address, token string, jobID int64) error {
+	return c.call(ctx, address, "idleBeat", token, IdleBeatParam{JobID: jobID}, nil)
+}
+
+// Run starts (or, with SERIAL_EXECUTION, queues) a run on the executor.
+func (c *Client) Run(ctx context.Context, address, token string, p TriggerParam) error {
+	return c.call(ctx, address, "run", token, p, nil)
+}
+
+// Kill stops the job's run on the executor and drops its queued runs.
+func (c *Client) Kill(ctx context.Context, address, token string, jobID int64) error {
+	return c.call(ctx, address, "kill", token, KillParam{JobID: jobID}, nil)
+}
+
+// Log reads the log of a run from line from (1-based).
+func (c *Client) Log(ctx context.Context, address, token string, p LogParam) (LogResult, error) {
+	var out LogResult
+	err := c.call(ctx, address, "log", token, p, &out)
+	return out, err
+}
+
+func (c *Client) call(ctx context.Context, address, op, token string, in, out any) error {
+	url := strings.TrimRight(address, "/") + "/" + op
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("encode %s: %w", op, err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("call %s: %w", url, err)
+	}
+	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	req.Header.Set(TokenHeader, token)
+	res, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("call %s: %w", url, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("read answer of %s: %w", url, err)
+	}
+	if res.StatusCode/100 != 2 {
+		return fmt.Errorf("call %s: HTTP status %d: %s", url, res.StatusCode, strings.TrimSpace(string(data[:min(len(data), 200)])))
+	}
+	var rt ReturnT
+	if err := json.Unmarshal(data, &rt); err != nil {
+		return fmt.Errorf("answer of %s is not an XXL-JOB ReturnT: %w", url, err)
+	}
+	if rt.Code != CodeSuccess {
+		return &CallError{URL: url, Code: rt.Code, Msg: rt.Message()}
+	}
+	if out != nil && len(rt.Content) > 0 && string(rt.Content) != "null" {
+		if err := json.Unmarshal(rt.Content, out); err != nil {
+			return fmt.Errorf("content of %s: %w", url, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package xxljob
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+)
+
+// Config of XXL-JOB executor support. Zero values take the documented
+// defaults (WithDefaults); New checks it (validate).
+type Config struct {
+	// Tokens maps an app (the XXL-JOB executor's appname, its registryKey)
+	// to the access token its executors send in XXL-JOB-ACCESS-TOKEN, and
+	// that the admin sends them. There is no default token: an app without
+	// one here cannot register XXL-JOB executors. Merged with TokensFile
+	// (the file wins).
+	Tokens map[string]string
+	// TokensFile is a JSON object {"app": "token", …} (--xxljob-tokens).
+	// Optional.
+	TokensFile string
+	// HeartbeatInterval is how often the admin probes each registered
+	// XXL-JOB executor (beat) and records a heartbeat for it when it
+	// answers. Default 2s (the shardjob executors' heartbeat interval).
+	HeartbeatInterval time.Duration
+	// LostAfter is the lease given to the attempts of an executor that
+	// answered (as a shardjob heartbeat renews them). Default
+	// 3 × HeartbeatInterval, the scheduler's lost-after.
+	LostAfter time.Duration
+	// RequestTimeout bounds each call to an executor (beat, run, kill,
+	// log). Default 5s; a beat is also bounded by HeartbeatInterval.
+	RequestTimeout time.Duration
+	// ResultTimeout is how long a slot on an XXL-JOB executor may run
+	// without a callback when its job has no timeout_ms; after it (or
+	// after the job's timeout) plus ResultGrace the attempt fails as timed
+	// out and is retried per the job's retry policy. Default 10 minutes.
+	ResultTimeout time.Duration
+	// ResultGrace is added to the timeout before a missing callback counts
+	// as lost: the executor's own timeout fires first and its callback
+	// travels. Default 5s.
+	ResultGrace time.Duration
+	// RedispatchAfter: an attempt placed on an XXL-JOB executor whose run
+	// call did not get through (the executor was briefly unreachable) is
+	// sent again at a later probe once it has waited this long. Default
+	// 2 × RequestTimeout, so that it does not race the first push.
+	RedispatchAfter time.Duration
+	// Capacity recorded for XXL-JOB executors (they do not report one);
+	// placement spreads slots in proportion to capacity. Default 4.
+	Capacity int
+	// ProbeConcurrency bounds the executors probed at once. Default 16.
+	ProbeConcurrency int
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.LostAfter <= 0 {
+		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 5 * time.Second
+	}
+	if c.ResultTimeout <= 0 {
+		c.ResultTimeout = 10 * time.Minute
+	}
+	if c.ResultGrace <= 0 {
+		c.ResultGrace = 5 * time.Second
+	}
+	if c.RedispatchAfter <= 0 {
+		c.RedispatchAfter = 2 * c.RequestTimeout
+	}
+	if c.Capacity <= 0 {
+		c.Capacity = 4
+	}
+	if c.ProbeConcurrency <= 0 {
+		c.ProbeConcurrency = 16
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// wellKnownToken is the access token shipped in XXL-JOB's sample
+// configuration; executors that still use it are open to anyone.
+const wellKnownToken = "default_token"
+
+// minTokenLen is the shortest access token accepted.
+const minTokenLen = 8
+
+// validate checks the tokens (after the file was merged).
+func (c Config) validate() error {
+	for app, tok := range c.Tokens {
+		switch {
+		case strings.TrimSpace(app) == "" || len(app) > 64:
+			return fmt.Errorf("xxljob tokens: app %q: must be 1 to 64 characters", app)
+		case tok == wellKnownToken:
+			return fmt.Errorf("xxljob tokens: app %s uses %q, the token of XXL-JOB's sample configuration, which anyone can guess: set a random token (openssl rand -hex 16) in the executors' xxl.job.accessToken and here", app, wellKnownToken)
+		case len(tok) < minTokenLen:
+			return fmt.Errorf("xxljob tokens: app %s: the token is %d characters; use at least %d (openssl rand -hex 16)", app, len(tok), minTokenLen)
+		}
+	}
+	return nil
+}
+
+// loadTokensFile reads a JSON object app → token.
+func loadTokensFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("xxljob tokens file: %w", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("xxljob tokens file %s: want a JSON object {\"app\": \"token\"}: %w", path, err)
+	}
+	if m == nil {
+		return nil, errors.New("xxljob tokens file " + path + ": want a JSON object {\"app\": \"token\"}, got null")
+	}
+	return m, nil
+}

@@ -1,0 +1,161 @@
+package xxljob
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// Run probes the registered XXL-JOB executors every HeartbeatInterval until
+// ctx ends (see ProbeOnce). It returns when ctx is done and the probes in
+// flight have finished. Every admin replica may run it: its writes are
+// guarded (a beat only refreshes an online executor, a redispatch is
+// claimed by one replica, a lost result is recorded once).
+func (s *Service) Run(ctx context.Context) {
+	t := time.NewTicker(s.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		if err := s.ProbeOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("XXL-JOB probe round failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ProbeOnce runs one round:
+//
+//   - beat: each online XXL-JOB executor is asked whether it is alive; when
+//     it answers the admin records a heartbeat on its behalf and renews the
+//     leases of its attempts, as a shardjob heartbeat does. An executor that
+//     stops answering is marked lost by the leader after LostAfter, like any
+//     other, and its slots move (scheduler.RecoverLost).
+//   - redispatch: attempts placed on an executor that answered but whose
+//     run call never got through are sent again (XXL-JOB executors have no
+//     heartbeat response to carry them).
+//   - lost results: running attempts without a callback past their job's
+//     timeout (or ResultTimeout) plus ResultGrace fail as timed out; the
+//     job's retry policy decides what follows.
+func (s *Service) ProbeOnce(ctx context.Context) error {
+	execs, err := s.st.XXLExecutors(ctx)
+	if err != nil {
+		return err
+	}
+	sem := make(chan struct{}, s.cfg.ProbeConcurrency)
+	var wg sync.WaitGroup
+	for _, e := range execs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.probe(ctx, e)
+		})
+	}
+	wg.Wait()
+	return s.failOverdue(ctx)
+}
+
+func (s *Service) probe(ctx context.Context, e store.Executor) {
+	tok, err := s.tokenFor(e.App)
+	if err != nil {
+		s.log.Warn("XXL-JOB executor of an app without an access token is not probed (it will be marked lost)", "app", e.App, "address", e.Address)
+		return
+	}
+	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
+	err = s.client.Beat(bctx, e.Address, tok)
+	cancel()
+	if err != nil {
+		s.log.Debug("XXL-JOB executor did not answer beat", "app", e.App, "address", e.Address, "err", err)
+		return
+	}
+	alive, err := s.st.XXLBeat(ctx, e.ID, s.cfg.LostAfter.Milliseconds())
+	if err != nil {
+		s.log.Error("record XXL-JOB beat", "executor_id", e.ID, "err", err)
+		return
+	}
+	if alive {
+		s.redispatch(ctx, e)
+	}
+}
+
+// redispatch sends again the attempts of e whose run call did not get through.
+func (s *Service) redispatch(ctx context.Context, e store.Executor) {
+	after := s.cfg.RedispatchAfter.Milliseconds()
+	ds, err := s.st.XXLUnacked(ctx, e.ID, after, 256)
+	if err != nil || len(ds) == 0 {
+		if err != nil {
+			s.log.Error("load unaccepted XXL-JOB attempts", "executor_id", e.ID, "err", err)
+		}
+		return
+	}
+	claimed := ds[:0]
+	for _, d := range ds {
+		ok, err := s.st.ClaimRedispatch(ctx, d.Token, e.ID, after)
+		if err != nil {
+			s.log.Error("claim XXL-JOB attempt for redispatch", "token", d.Token, "err", err)
+			return
+		}
+		if ok {
+			claimed = append(claimed, d)
+		}
+	}
+	if len(claimed) == 0 {
+		return
+	}
+	ref := store.ExecutorRef{ID: e.ID, App: e.App, Protocol: store.ProtocolXXLJob}
+	resp, err := s.dispatch(ctx, ref, e.Address, protocol.AssignRequest{Assignments: scheduler.BuildAssignments(claimed)})
+	if err != nil {
+		s.log.Warn("redispatch to XXL-JOB executor failed; tried again later", "address", e.Address, "err", err)
+		return
+	}
+	if err := s.st.AckAttempts(ctx, e.ID, resp.Accepted); err != nil {
+		s.log.Error("acknowledge redispatched XXL-JOB attempts", "executor_id", e.ID, "err", err)
+	}
+	s.log.Info("sent unaccepted attempts to XXL-JOB executor again", "address", e.Address, "attempts", len(claimed), "accepted", len(resp.Accepted))
+}
+
+// failOverdue fails running XXL-JOB attempts whose callback is overdue.
+func (s *Service) failOverdue(ctx context.Context) error {
+	over, err := s.st.XXLOverdue(ctx, s.cfg.ResultTimeout.Milliseconds(), s.cfg.ResultGrace.Milliseconds(), 256)
+	if err != nil || len(over) == 0 {
+		return err
+	}
+	now, err := s.st.NowMS(ctx)
+	if err != nil {
+		return err
+	}
+	outcomes := make([]store.SlotOutcome, len(over))
+	for i, o := range over {
+		limit := time.Duration(o.TimeoutMS) * time.Millisecond
+		what := "the job's timeout"
+		if o.TimeoutMS <= 0 {
+			limit, what = s.cfg.ResultTimeout, "the default result timeout"
+		}
+		outcomes[i] = store.SlotOutcome{
+			Token: o.Token, ExecutorID: o.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
+			Error: fmt.Sprintf("timed out: no callback from the XXL-JOB executor within %s (%s) plus %s grace; its result is lost", limit, what, s.cfg.ResultGrace),
+		}
+	}
+	accepted, err := s.st.FinishAttempts(ctx, outcomes)
+	if err != nil {
+		return err
+	}
+	for i, ok := range accepted {
+		if ok {
+			s.log.Warn("XXL-JOB slot timed out without a callback", "run_id", over[i].RunID, "slot", over[i].Slot, "token", over[i].Token)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,189 @@
+package xxljob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// Pusher sends work to executors: scheduler.Pusher, repeated here so that
+// this package does not depend on the scheduler.
+type Pusher interface {
+	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
+	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+	Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error)
+}
+
+// Router is a Pusher that routes by the protocol of the executor at the
+// address: shardjob executors go to the next Pusher (dispatch.Client),
+// XXL-JOB executors get run, kill calls. The scheduler needs to know no
+// more than that it is a Pusher.
+type Router struct {
+	s    *Service
+	next Pusher
+}
+
+var _ Pusher = (*Router)(nil)
+
+// Router returns the routing Pusher in front of next.
+func (s *Service) Router(next Pusher) *Router { return &Router{s: s, next: next} }
+
+// xxl returns the XXL-JOB executor at baseURL, or ok false for any other
+// (shardjob executors, and addresses no executor registered).
+func (r *Router) xxl(ctx context.Context, baseURL string) (store.ExecutorRef, bool, error) {
+	ex, err := r.s.st.ExecutorProtocol(ctx, baseURL)
+	if errors.Is(err, store.ErrNotFound) {
+		return ex, false, nil
+	}
+	if err != nil {
+		return ex, false, err
+	}
+	return ex, ex.Protocol == store.ProtocolXXLJob, nil
+}
+
+// Assign sends each slot attempt to an XXL-JOB executor as one run call
+// (sharding broadcast: slot → broadcastIndex, slot count → broadcastTotal,
+// token → logId). See Service.dispatch.
+func (r *Router) Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+	ex, ok, err := r.xxl(ctx, baseURL)
+	if err != nil {
+		return protocol.AssignResponse{}, err
+	}
+	if !ok {
+		return r.next.Assign(ctx, baseURL, req)
+	}
+	return r.s.dispatch(ctx, ex, baseURL, req)
+}
+
+// Cancel kills the jobs of the tokens on an XXL-JOB executor (XXL-JOB kills
+// by job id: the executor stops the job's running run and drops its queued
+// ones).
+func (r *Router) Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error {
+	ex, ok, err := r.xxl(ctx, baseURL)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return r.next.Cancel(ctx, baseURL, req)
+	}
+	tok, err := r.s.tokenFor(ex.App)
+	if err != nil {
+		return err
+	}
+	jobs, err := r.s.st.JobsOfTokens(ctx, req.Tokens)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, job := range jobs {
+		if err := r.s.client.Kill(ctx, baseURL, tok, job); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Release gives nothing back for XXL-JOB executors: they cannot return
+// queued runs, so work stealing leaves their slots where they are.
+func (r *Router) Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error) {
+	_, ok, err := r.xxl(ctx, baseURL)
+	if err != nil {
+		return protocol.ReleaseResponse{}, err
+	}
+	if !ok {
+		return r.next.Release(ctx, baseURL, req)
+	}
+	return protocol.ReleaseResponse{Released: []int64{}}, nil
+}
+
+// dispatch makes one run call per slot attempt. An attempt the executor
+// accepted is marked started (an XXL-JOB executor does not tell queued from
+// running, and cannot give queued runs back). An attempt it refused
+// (ReturnT code ≠ 200: unknown handler, wrong token, …) fails at once and is
+// retried per the job's policy. When a call does not get through, the
+// remaining attempts are left unaccepted: if none got through the error is
+// returned (the scheduler moves the slots to other executors), otherwise
+// the prober sends them again after Config.RedispatchAfter.
+func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
+	resp := protocol.AssignResponse{Accepted: []int64{}}
+	tok, err := s.tokenFor(ex.App)
+	if err != nil {
+		return resp, err
+	}
+	var all []int64
+	for _, a := range req.Assignments {
+		for _, sl := range a.Slots {
+			all = append(all, sl.Token)
+		}
+	}
+	mine := s.claimSending(all)
+	defer s.doneSending(mine)
+	send := make(map[int64]bool, len(mine))
+	for _, t := range mine {
+		send[t] = true
+	}
+	var refused []store.SlotOutcome
+	var callErr error
+outer:
+	for _, a := range req.Assignments {
+		for _, sl := range a.Slots {
+			if !send[sl.Token] {
+				continue // this replica is sending it already
+			}
+			err := s.client.Run(ctx, address, tok, triggerFor(a, sl))
+			var ce *CallError
+			switch {
+			case err == nil:
+				resp.Accepted = append(resp.Accepted, sl.Token)
+			case errors.As(err, &ce):
+				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "code", ce.Code, "msg", ce.Msg)
+				refused = append(refused, store.SlotOutcome{
+					Token: sl.Token, ExecutorID: ex.ID, Status: store.AttemptFailed, FinishedAt: time.Now().UnixMilli(),
+					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (code %d): %s", address, ce.Code, ce.Msg),
+				})
+			default:
+				callErr = err
+				break outer
+			}
+		}
+	}
+	if len(resp.Accepted) > 0 {
+		if err := s.st.MarkStarted(ctx, ex.ID, resp.Accepted); err != nil {
+			s.log.Error("mark XXL-JOB runs started", "executor_id", ex.ID, "err", err)
+		}
+	}
+	if len(refused) > 0 {
+		if _, err := s.st.FinishAttempts(ctx, refused); err != nil {
+			s.log.Error("record refused XXL-JOB runs", "executor_id", ex.ID, "err", err)
+		}
+	}
+	if callErr != nil {
+		if len(resp.Accepted) == 0 && len(refused) == 0 {
+			return resp, callErr
+		}
+		s.log.Warn("XXL-JOB executor unreachable part way: the rest is sent again at a later probe", "address", address, "err", callErr)
+	}
+	return resp, nil
+}
+
+// triggerFor builds the run call of one slot attempt.
+func triggerFor(a protocol.RunAssignment, sl protocol.SlotAssignment) TriggerParam {
+	params := a.Params
+	if sl.Param != "" {
+		params = sl.Param // a per-slot parameter replaces the run's
+	}
+	timeout := 0
+	if a.TimeoutMS > 0 {
+		timeout = int((a.TimeoutMS + 999) / 1000)
+	}
+	return TriggerParam{
+		JobID: a.JobID, ExecutorHandler: a.Handler, ExecutorParams: params,
+		ExecutorBlockStrategy: BlockSerial, ExecutorTimeout: timeout,
+		LogID: sl.Token, LogDateTime: a.ScheduledAt, GlueType: GlueBean,
+		BroadcastIndex: sl.Slot, BroadcastTotal: a.Total,
+	}
+}

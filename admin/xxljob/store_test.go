@@ -1,0 +1,119 @@
+package xxljob_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+)
+
+// TestStoreQueries runs the queries of sql/queries_xxljob.sql on both
+// dialects.
+func TestStoreQueries(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		// A shardjob executor keeps the default protocol.
+		sj, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "sj-1", App: "xxl", Address: "http://127.0.0.1:7001", Capacity: 2})
+		require.NoError(t, err)
+		ref, err := s.ExecutorProtocol(ctx, "http://127.0.0.1:7001")
+		require.NoError(t, err)
+		require.Equal(t, store.ExecutorRef{ID: sj.ID, App: "xxl", Protocol: store.ProtocolShardjob}, ref)
+		_, err = s.ExecutorProtocol(ctx, "http://127.0.0.1:1")
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		info := store.ExecutorInfo{InstanceID: "xxljob:xxl@http://127.0.0.1:9999/", App: "xxl", Address: "http://127.0.0.1:9999/", Capacity: 4, Version: "xxl-job"}
+		ex, err := s.RegisterXXLExecutor(ctx, info)
+		require.NoError(t, err)
+		again, err := s.RegisterXXLExecutor(ctx, info)
+		require.NoError(t, err)
+		require.Equal(t, ex.ID, again.ID, "registering again refreshes the same executor")
+		ref, err = s.ExecutorProtocol(ctx, info.Address)
+		require.NoError(t, err)
+		require.Equal(t, store.ProtocolXXLJob, ref.Protocol)
+		live, err := s.XXLExecutors(ctx)
+		require.NoError(t, err)
+		require.Len(t, live, 1)
+		require.Equal(t, ex.ID, live[0].ID)
+
+		// A run with two slots placed on the XXL-JOB executor.
+		jobID, err := s.CreateJob(ctx, store.Job{App: "xxl", Name: "j", Handler: "h", CronExpr: "0 0 1 1 *", TimeZone: "UTC",
+			MisfirePolicy: "run_once", OverlapPolicy: "allow", SlotCount: 2, Enabled: true})
+		require.NoError(t, err)
+		ok, err := s.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		require.True(t, ok)
+		run, created, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+		require.NoError(t, err)
+		require.True(t, created)
+		started, err := s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		require.True(t, started)
+		atts, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		token, second := atts[0].ID, atts[1].ID
+
+		// Not accepted yet: due for redispatch (older than -1s), claimed once.
+		un, err := s.XXLUnacked(ctx, ex.ID, -1000, 10)
+		require.NoError(t, err)
+		require.Len(t, un, 2)
+		require.Equal(t, token, un[0].Token)
+		ok, err = s.ClaimRedispatch(ctx, token, ex.ID, -1000)
+		require.NoError(t, err)
+		require.True(t, ok)
+		ok, err = s.ClaimRedispatch(ctx, token, ex.ID, 60000)
+		require.NoError(t, err)
+		require.False(t, ok, "just claimed: not again")
+
+		ti, err := s.TokenInfo(ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, store.TokenInfo{Token: token, RunID: run.ID, Slot: 0, Status: store.AttemptAssigned, Current: true, ExecutorID: ex.ID,
+			JobID: jobID, ScheduledAt: 1000, App: "xxl", Address: info.Address, Protocol: store.ProtocolXXLJob}, ti)
+		jobs, err := s.JobsOfTokens(ctx, []int64{token, token})
+		require.NoError(t, err)
+		require.Equal(t, []int64{jobID}, jobs)
+
+		// Accepted (started): renewed by beats, overdue once its time passed.
+		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second}))
+		alive, err := s.XXLBeat(ctx, ex.ID, 5000)
+		require.NoError(t, err)
+		require.True(t, alive)
+		over, err := s.XXLOverdue(ctx, 60000, 0, 10)
+		require.NoError(t, err)
+		require.Empty(t, over, "not overdue within the default timeout")
+		// The second run waits behind the first (same job, same executor):
+		// it has two timeouts, the first one.
+		over, err = s.XXLOverdue(ctx, 30000, -45000, 10)
+		require.NoError(t, err)
+		require.Len(t, over, 1)
+		require.Equal(t, token, over[0].Token)
+		over, err = s.XXLOverdue(ctx, 30000, -75000, 10)
+		require.NoError(t, err)
+		require.Len(t, over, 2)
+		// Once the first finished, the second's time starts then, alone.
+		acc, err := s.FinishAttempts(ctx, []store.SlotOutcome{{Token: token, ExecutorID: ex.ID, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}})
+		require.NoError(t, err)
+		require.Equal(t, []bool{true}, acc)
+		over, err = s.XXLOverdue(ctx, 30000, -45000, 10)
+		require.NoError(t, err)
+		require.Empty(t, over, "finished later than now: the second's time starts over")
+		over, err = s.XXLOverdue(ctx, 0, 0, 10)
+		require.NoError(t, err)
+		require.Empty(t, over)
+
+		// Removed: the prober's beat no longer keeps it alive.
+		require.NoError(t, s.Deregister(ctx, info.InstanceID))
+		alive, err = s.XXLBeat(ctx, ex.ID, 5000)
+		require.NoError(t, err)
+		require.False(t, alive)
+		live, err = s.XXLExecutors(ctx)
+		require.NoError(t, err)
+		require.Empty(t, live)
+		now, err := s.NowMS(ctx)
+		require.NoError(t, err)
+		require.Positive(t, now)
+	})
+}

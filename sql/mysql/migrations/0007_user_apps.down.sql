@@ -1,0 +1,1 @@
+ALTER TABLE app_user DROP COLUMN apps;

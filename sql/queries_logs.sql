@@ -1,0 +1,53 @@
+-- Named queries of shipped handler logs (tables run_log and run_log_state,
+-- migration 0006). Same conventions as queries.sql.
+
+-- The slot attempts among tokens (IN list) that the executor ran, of runs
+-- still active or finished less than ? ms ago: only those may log.
+-- name: RunLogTokens
+SELECT a.id AS token, a.run_id, a.slot, a.attempt
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+WHERE a.executor_id = ? AND (r.finished_at IS NULL OR r.finished_at > {{now_ms}} - ?) AND a.id IN (?);
+
+-- Run outside the appending transaction, so that the transaction only
+-- takes the row's exclusive lock (no shared lock from a duplicate key).
+-- name: RunLogStateEnsure
+{{insert_ignore}} INTO run_log_state (run_id) VALUES (?);
+
+-- name: RunLogStateLock
+SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
+FROM run_log_state WHERE run_id = ? {{for_update}};
+
+-- name: RunLogState
+SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
+FROM run_log_state WHERE run_id = ?;
+
+-- name: RunLogStateUpdate
+UPDATE run_log_state
+SET next_seq = ?, stored_lines = ?, stored_bytes = ?,
+    dropped_executor = dropped_executor + ?, dropped_cap = dropped_cap + ?
+WHERE run_id = ?;
+
+-- Expanded to one tuple per line (multiRow).
+-- name: RunLogInsert
+INSERT INTO run_log (run_id, seq, slot, token, attempt, at, level, message, attrs)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- Keyset page of a run's lines: seq > after, level >= min.
+-- name: RunLogPage
+SELECT seq, slot, token, attempt, at, level, message, attrs FROM run_log
+WHERE run_id = ? AND seq > ? AND level >= ?
+ORDER BY seq LIMIT ?;
+
+-- The same, of one slot (index idx_run_log_slot).
+-- name: RunLogPageSlot
+SELECT seq, slot, token, attempt, at, level, message, attrs FROM run_log
+WHERE run_id = ? AND slot = ? AND seq > ? AND level >= ?
+ORDER BY seq LIMIT ?;
+
+-- For retention: the logs of purged runs (IN list). The primary key
+-- (run_id, seq) serves both.
+-- name: RunLogDeleteRuns
+DELETE FROM run_log WHERE run_id IN (?);
+
+-- name: RunLogStateDeleteRuns
+DELETE FROM run_log_state WHERE run_id IN (?);

@@ -1,0 +1,82 @@
+-- Named queries of XXL-JOB executor support (admin/xxljob, admin/store/xxljob.go).
+-- Same macros as queries.sql.
+
+-- name: XXLExecutorRefresh
+-- A registration (every ~30 s) or an answered beat of an XXL-JOB executor:
+-- it is online again, as a shardjob heartbeat would make it.
+UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = '', state = 'online', protocol = 'xxljob',
+                    last_heartbeat = {{now_ms}}
+WHERE instance_id = ? AND app = ?;
+
+-- name: XXLExecutorInsert
+INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat, protocol)
+VALUES (?, ?, ?, ?, ?, '', 'online', {{now_ms}}, {{now_ms}}, 'xxljob');
+
+-- name: XXLExecutorBeat
+-- The admin probed the executor and it answered: a heartbeat on its behalf.
+-- A lost or removed executor comes back only by registering again.
+UPDATE executor SET last_heartbeat = {{now_ms}}
+WHERE id = ? AND protocol = 'xxljob' AND state IN ('online', 'draining');
+
+-- name: XXLExecutorsLive
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
+FROM executor WHERE protocol = 'xxljob' AND state IN ('online', 'draining') ORDER BY id;
+
+-- name: ExecutorProtocolByAddress
+-- The protocol of the executor listening at an address (the newest row if
+-- the address was reused).
+SELECT id, app, protocol FROM executor WHERE address = ? ORDER BY last_heartbeat DESC, id DESC LIMIT 1;
+
+-- name: XXLUnackedStale
+-- Current attempts placed on an XXL-JOB executor whose run call was never
+-- accepted, placed more than ? ms ago: the prober pushes them again (XXL-JOB
+-- executors have no heartbeat response that would carry them).
+SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, a.executor_id, a.failures
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
+  AND a.dispatched_at < {{now_ms}} - ?
+ORDER BY a.id LIMIT ?;
+
+-- name: XXLAttemptsOverdue
+-- Running attempts on XXL-JOB executors whose callback is overdue: their
+-- result is lost. An executor runs the runs of one job one after the other
+-- (SERIAL_EXECUTION), so an attempt's time starts when it was accepted or
+-- when an earlier attempt of the same job on the same executor last
+-- finished, whichever is later, and it may wait for the attempts still ahead
+-- of it: overdue after queue_pos × the job's timeout (the default ? when the
+-- job has none) plus a grace ?.
+SELECT token, executor_id, run_id, slot, timeout_ms FROM (
+  SELECT a.id AS token, a.executor_id, a.run_id, a.slot, j.timeout_ms,
+         COALESCE(a.started_at, a.dispatched_at) AS accepted_at,
+         (SELECT COUNT(*) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
+          WHERE b.executor_id = a.executor_id AND b.current = 1 AND b.status = 'running'
+            AND rb.job_id = r.job_id AND b.id <= a.id) AS queue_pos,
+         (SELECT MAX(b.finished_at) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
+          WHERE b.executor_id = a.executor_id AND rb.job_id = r.job_id AND b.id < a.id
+            AND b.finished_at >= COALESCE(a.started_at, a.dispatched_at)) AS freed_at
+  FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
+       JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+  WHERE e.protocol = 'xxljob' AND a.current = 1 AND a.status = 'running'
+) x
+WHERE CASE WHEN freed_at > accepted_at THEN freed_at ELSE accepted_at END
+      < {{now_ms}} - queue_pos * (CASE WHEN timeout_ms > 0 THEN timeout_ms ELSE ? END) - ?
+ORDER BY token LIMIT ?;
+
+-- name: XXLAttemptByToken
+-- An attempt with what a callback, log or kill needs about it.
+SELECT a.id AS token, a.run_id, a.slot, a.status, a.current, COALESCE(a.executor_id, 0) AS executor_id,
+       a.started_at, r.job_id, r.scheduled_at, COALESCE(e.app, '') AS app, COALESCE(e.address, '') AS address,
+       COALESCE(e.protocol, '') AS protocol
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
+WHERE a.id = ?;
+
+-- name: XXLJobsOfTokens
+-- The jobs of attempts (a kill names a job, not an attempt).
+SELECT DISTINCT r.job_id FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE a.id IN (?);
+
+-- name: XXLClaimRedispatch
+-- One replica claims an unaccepted attempt for pushing it again (the others
+-- see a fresh dispatched_at and leave it).
+UPDATE slot_attempt SET dispatched_at = {{now_ms}}
+WHERE id = ? AND executor_id = ? AND current = 1 AND acked = 0 AND status = 'assigned' AND dispatched_at < {{now_ms}} - ?;

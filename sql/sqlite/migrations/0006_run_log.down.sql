@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS run_log_state;
+DROP TABLE IF EXISTS run_log;
