@@ -282,6 +282,9 @@ WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 {{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, raised_by)
 VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
 
+-- name: RunLastSucceeded
+SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
+
 -- name: AlarmList
 SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by FROM alarm_event
 WHERE id < ? ORDER BY id DESC LIMIT ?;

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -646,5 +647,27 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 				require.Equal(t, busy.ID, a.ExecutorID.Int64)
 			}
 		}
+	})
+}
+
+// TestLeadingRaisesLeaderChange: each term a replica leads records one
+// leader_change alarm.
+func TestLeadingRaisesLeaderChange(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := newScheduler(t, st, &clock{now: t0}, &fakePusher{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.Lead(ctx, 5)
+		}()
+		require.Eventually(t, func() bool {
+			alarms, err := st.Alarms(context.Background(), 0, 10)
+			require.NoError(t, err)
+			return len(alarms) == 1 && alarms[0].Kind == store.AlarmLeaderChange && strings.Contains(alarms[0].Message, "epoch 5")
+		}, 30*time.Second, 5*time.Millisecond)
+		cancel()
+		<-done
 	})
 }

@@ -69,6 +69,16 @@ func (s *Store) Alarms(ctx context.Context, beforeID int64, limit int) ([]Alarm,
 	return out, nil
 }
 
+// LastSucceeded returns when the job's latest succeeded run finished (not
+// valid if it never succeeded).
+func (s *Store) LastSucceeded(ctx context.Context, jobID int64) (sql.NullInt64, error) {
+	var at sql.NullInt64
+	if err := s.db.GetContext(ctx, &at, s.q.get("RunLastSucceeded"), jobID); err != nil {
+		return at, fmt.Errorf("last succeeded run of job %d: %w", jobID, err)
+	}
+	return at, nil
+}
+
 // OverdueJob is a job whose next firing is late.
 type OverdueJob struct {
 	ID         int64  `db:"id"`

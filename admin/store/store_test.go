@@ -816,3 +816,37 @@ func TestFinishAttemptsBatch(t *testing.T) {
 		require.Equal(t, store.RunPartiallyFailed, r1.Status)
 	})
 }
+
+// TestUncertainRecordsRaiseAnAlarm: an accepted result reporting uncertain
+// records raises one records_uncertain alarm for its job and run.
+func TestUncertainRecordsRaiseAnAlarm(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "ledger", 0))
+		require.NoError(t, err)
+		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		atts, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}
+		for range 2 { // delivered twice: one alarm
+			ok, err := s.FinishAttempt(ctx, o)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		alarms, err := s.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, store.AlarmRecordsUncertain, alarms[0].Kind)
+		require.Equal(t, jobID, alarms[0].JobID.Int64)
+		require.Equal(t, run.ID, alarms[0].RunID.Int64)
+		require.Contains(t, alarms[0].Message, "3 record(s)")
+	})
+}

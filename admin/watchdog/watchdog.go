@@ -39,6 +39,11 @@ type Config struct {
 	// MaxFiringsPerJob caps the firings enumerated per job and window.
 	// Default 1000.
 	MaxFiringsPerJob int
+	// ArchiveMaxAge is how long an enabled dedup-archive job (handler
+	// "dedup-archive", docs/retention.md) may go without a succeeded run
+	// before an archive_behind alarm: the dedup table then grows past its
+	// horizon. Default 48h.
+	ArchiveMaxAge time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the gap audit. Default time.Now.
@@ -59,6 +64,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxFiringsPerJob <= 0 {
 		c.MaxFiringsPerJob = 1000
 	}
+	if c.ArchiveMaxAge <= 0 {
+		c.ArchiveMaxAge = 48 * time.Hour
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -70,10 +78,63 @@ func (c Config) WithDefaults() Config {
 
 // Watchdog checks that firings happen.
 type Watchdog struct {
-	cfg       Config
-	st        *store.Store
-	log       *slog.Logger
-	lastAudit time.Time // end of the last audited window
+	cfg         Config
+	st          *store.Store
+	log         *slog.Logger
+	lastAudit   time.Time // end of the last audited window
+	lastArchive time.Time // when CheckArchive last ran
+}
+
+// ArchiveHandler is the built-in handler that archives dedup rows
+// (executor/builtin).
+const ArchiveHandler = "dedup-archive"
+
+// CheckArchive raises an archive_behind alarm for each enabled, unpaused
+// dedup-archive job that has not succeeded for ArchiveMaxAge (nor since it
+// was created or changed), and returns how many alarms it newly recorded.
+// One alarm per job and day at most.
+func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
+	now := w.cfg.Now()
+	raised := 0
+	var after int64
+	for {
+		jobs, err := w.st.ListJobs(ctx, after, 1000)
+		if err != nil || len(jobs) == 0 {
+			return raised, err
+		}
+		after = jobs[len(jobs)-1].ID
+		for _, j := range jobs {
+			if j.Handler != ArchiveHandler || !j.Enabled || j.Paused || now.Sub(time.UnixMilli(j.UpdatedAt)) < w.cfg.ArchiveMaxAge {
+				continue
+			}
+			last, err := w.st.LastSucceeded(ctx, j.ID)
+			if err != nil {
+				return raised, err
+			}
+			if last.Valid && now.Sub(time.UnixMilli(last.Int64)) < w.cfg.ArchiveMaxAge {
+				continue
+			}
+			since := "never"
+			if last.Valid {
+				since = "last at " + time.UnixMilli(last.Int64).UTC().Format(time.RFC3339)
+			}
+			ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
+				Kind: store.AlarmArchiveBehind, Severity: "warning",
+				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
+				DedupKey: fmt.Sprintf("archive_behind:%d:%s", j.ID, now.UTC().Format("2006-01-02")),
+				Message: fmt.Sprintf("dedup archive job %s/%s has not succeeded for %s (%s): the dedup table grows past its horizon; check the job's runs",
+					j.App, j.Name, w.cfg.ArchiveMaxAge, since),
+				RaisedBy: w.cfg.ID,
+			})
+			if err != nil {
+				return raised, err
+			}
+			if ok {
+				raised++
+				w.log.Warn("dedup archive behind", "job_id", j.ID, "job", j.App+"/"+j.Name, "succeeded", since)
+			}
+		}
+	}
 }
 
 // New returns a Watchdog.
@@ -92,6 +153,13 @@ func (w *Watchdog) Run(ctx context.Context) {
 	for {
 		if _, err := w.CheckOverdue(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("overdue check failed", "err", err)
+		}
+		if time.Since(w.lastArchive) >= time.Hour {
+			if _, err := w.CheckArchive(ctx); err != nil && ctx.Err() == nil {
+				w.log.Error("archive check failed", "err", err)
+			} else {
+				w.lastArchive = time.Now()
+			}
 		}
 		end := w.cfg.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
 		if end.After(w.lastAudit) {

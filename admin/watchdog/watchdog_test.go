@@ -107,3 +107,50 @@ func TestGapAuditFindsFiringsWithoutRuns(t *testing.T) {
 		require.Contains(t, alarms[0].Message, "2 of 10 firings")
 	})
 }
+
+// TestArchiveBehind: an enabled dedup-archive job that has not succeeded for
+// ArchiveMaxAge raises one archive_behind alarm a day; a recent success, a
+// paused job or another handler raises none.
+func TestArchiveBehind(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now, err := st.Now(ctx)
+		require.NoError(t, err)
+		create := func(name, handler string) int64 {
+			v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: name, Handler: "h", Cron: "0 3 * * *"}, now)
+			require.NoError(t, err)
+			v.Job.Handler = handler
+			id, err := st.CreateJob(ctx, v.Job)
+			require.NoError(t, err)
+			return id
+		}
+		archive := create("archive", watchdog.ArchiveHandler)
+		create("other", "h")
+		later := now.Add(72 * time.Hour)
+		w, err := watchdog.New(watchdog.Config{ID: "r1", Now: func() time.Time { return later }}, st)
+		require.NoError(t, err)
+		n, err := w.CheckArchive(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, err = w.CheckArchive(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "once a day")
+		alarms, err := st.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, store.AlarmArchiveBehind, alarms[0].Kind)
+		require.Equal(t, archive, alarms[0].JobID.Int64)
+		require.Contains(t, alarms[0].Message, "never")
+
+		// A success an hour ago: nothing the next day.
+		_, err = st.DB().Exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, finished_at)
+			VALUES (?, 1, 'cron', 'succeeded', '', 1, 1, 0, ?)`, archive, later.Add(23*time.Hour).UnixMilli())
+		require.NoError(t, err)
+		w2, err := watchdog.New(watchdog.Config{ID: "r1", Now: func() time.Time { return later.Add(24 * time.Hour) }}, st)
+		require.NoError(t, err)
+		n, err = w2.CheckArchive(ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
