@@ -72,6 +72,11 @@ type Config struct {
 	// the leader deletes in batches (admin/retention, docs/retention.md).
 	// Zero: the defaults (runs and alarms 90 days, audit 365 days).
 	Retention retention.Config
+	// DedupArchive (--dedup-archive) names, per app, the data source of its
+	// business database: the admin creates the app's dedup-archive job on
+	// its first start with it (retention.EnsureArchiveJobs; never changes an
+	// existing one).
+	DedupArchive map[string]string
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -166,6 +171,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if pw != "" {
 		fmt.Fprintf(cfg.Out, "shardjob: first start: created console user \"admin\" with password %s\nshardjob: this password is shown once; store it now and change it later.\n", pw)
+	}
+	if created, err := retention.EnsureArchiveJobs(ctx, st, cfg.DedupArchive); err != nil {
+		return nil, fmt.Errorf("--dedup-archive: %w", err)
+	} else if len(created) > 0 {
+		log.Info("created dedup archive jobs", "apps", created)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

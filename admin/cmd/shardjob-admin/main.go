@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
@@ -182,6 +183,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
 	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	xxlTokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
+	dedupArchive := f.str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
@@ -191,6 +193,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	archives, err := retention.ParseArchiveJobs(*dedupArchive)
+	if err != nil {
+		return fmt.Errorf("--dedup-archive: %w", err)
 	}
 	var servers []string
 	for _, s := range strings.Split(*zk, ",") {
@@ -202,8 +208,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, HeartbeatInterval: *hb, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
-		MetricsToken: *metricsToken,
-		XXLJob:       xxljob.Config{TokensFile: *xxlTokens},
+		MetricsToken: *metricsToken, DedupArchive: archives,
+		XXLJob: xxljob.Config{TokensFile: *xxlTokens},
 	})
 	if err != nil {
 		return err
