@@ -175,6 +175,8 @@ func New(cfg Config) (http.Handler, error) {
 	view.POST("/jobs/validate", s.validateJob)
 	view.GET("/runs", s.listRuns)
 	view.GET("/runs/:id", s.getRun)
+	view.GET("/runs/:id/slots", s.runSlots)
+	view.GET("/apps", s.listApps)
 	view.GET("/runs/:id/logs", s.runLogs) // logs.go
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
@@ -186,6 +188,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/enable", s.enableJob)
 	op.POST("/jobs/:id/disable", s.disableJob)
 	op.POST("/jobs/:id/trigger", s.triggerJob)
+	op.POST("/jobs/:id/clone", s.cloneJob)
 	op.PUT("/jobs/:id", s.updateJob)
 	op.POST("/jobs/:id/pause", s.pauseJob)
 	op.POST("/jobs/:id/resume", s.resumeJob)

@@ -1,0 +1,188 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// cloneRequest names the copy; app defaults to the original's.
+type cloneRequest struct {
+	App     string `json:"app"`
+	Name    string `json:"name"`
+	Enabled *bool  `json:"enabled"` // default false: review the copy, then enable it
+}
+
+// cloneJob copies a job's definition under a new name (and optionally into
+// another app the user may manage). The copy starts disabled unless the
+// request says otherwise; child jobs are not copied (a child triggered by
+// two parents is rarely what a copy means).
+func (s *Server) cloneJob(c *gin.Context) {
+	j, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	var req cloneRequest
+	if !decode(c, &req) {
+		return
+	}
+	if req.App == "" {
+		req.App = j.App
+	}
+	if !currentUser(c).AppAllowed(req.App) {
+		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + req.App,
+			Fields: map[string]string{"app": "not one of your apps; ask an admin"}})
+		return
+	}
+	enabled := false
+	if req.Enabled != nil {
+		enabled = *req.Enabled
+	}
+	spec := jobdef.Spec{
+		App: req.App, Name: req.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
+		TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
+		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
+		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax,
+		RetryBackoffMS: j.RetryBackoffMS, Enabled: &enabled,
+	}
+	v, err := jobdef.Validate(spec, s.cfg.Now())
+	if err != nil {
+		if !s.validationFailed(c, err) {
+			s.internal(c, err)
+		}
+		return
+	}
+	id, err := s.st.CreateJob(c.Request.Context(), v.Job)
+	if errors.Is(err, store.ErrConflict) {
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + spec.App + "; choose another name"}})
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	copied, err := s.st.Job(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, "job.clone", "job/"+strconv.FormatInt(id, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
+	s.wake()
+	c.JSON(http.StatusCreated, jobView(copied))
+}
+
+// AppView is an app: the jobs and executors that name it.
+type AppView struct {
+	Name            string `json:"name"`
+	Jobs            int    `json:"jobs"`
+	ExecutorsOnline int    `json:"executors_online"`
+	Executors       int    `json:"executors"`
+}
+
+// listApps lists the apps the user may see, from their jobs and executors.
+func (s *Server) listApps(c *gin.Context) {
+	ctx := c.Request.Context()
+	u := currentUser(c)
+	apps := map[string]*AppView{}
+	get := func(name string) *AppView {
+		a, ok := apps[name]
+		if !ok {
+			a = &AppView{Name: name}
+			apps[name] = a
+		}
+		return a
+	}
+	var after int64
+	for {
+		jobs, err := s.st.ListJobsOfApps(ctx, after, 1000, u.AppList())
+		if err != nil {
+			s.internal(c, err)
+			return
+		}
+		if len(jobs) == 0 {
+			break
+		}
+		after = jobs[len(jobs)-1].ID
+		for _, j := range jobs {
+			get(j.App).Jobs++
+		}
+	}
+	execs, err := s.st.Executors(ctx)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	for _, e := range execs {
+		if !u.AppAllowed(e.App) || e.State == "gone" {
+			continue
+		}
+		a := get(e.App)
+		a.Executors++
+		if e.State == "online" {
+			a.ExecutorsOnline++
+		}
+	}
+	out := make([]AppView, 0, len(apps))
+	for _, a := range apps {
+		out = append(out, *a)
+	}
+	slices.SortFunc(out, func(a, b AppView) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	c.JSON(http.StatusOK, gin.H{"apps": out})
+}
+
+// SlotView is the current attempt of one slot of a run.
+type SlotView struct {
+	Slot     int         `json:"slot"`
+	Attempts int         `json:"attempts"` // attempts made so far (moved and lost ones included)
+	Current  AttemptView `json:"current"`
+}
+
+// runSlots lists the slots of a run, each with its current attempt, in slot
+// order (the run detail's grid; GET /runs/:id has every attempt).
+func (s *Server) runSlots(c *gin.Context) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	if _, ok := s.loadRun(c, id); !ok {
+		return
+	}
+	atts, err := s.st.Attempts(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	bySlot := map[int]*SlotView{}
+	var order []int
+	for _, a := range atts { // by slot, then attempt
+		v, ok := bySlot[a.Slot]
+		if !ok {
+			v = &SlotView{Slot: a.Slot}
+			bySlot[a.Slot] = v
+			order = append(order, a.Slot)
+		}
+		v.Attempts++
+		if a.Current {
+			v.Current = attemptView(a)
+		}
+	}
+	out := make([]SlotView, 0, len(order))
+	for _, slot := range order {
+		out = append(out, *bySlot[slot])
+	}
+	c.JSON(http.StatusOK, gin.H{"slots": out})
+}

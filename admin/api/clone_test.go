@@ -1,0 +1,55 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/auth"
+)
+
+// TestCloneAppsAndSlots: clone copies a definition (disabled, audited; a
+// taken name is a 409 on the field), apps lists the apps with their counts,
+// and a run's slots come one per slot with their current attempt.
+func TestCloneAppsAndSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		e.user("watcher", auth.RoleViewer)
+		ops, viewer := e.token("ops"), e.token("watcher")
+		var job api.JobView
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, validJob, &job))
+
+		var cp api.JobView
+		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", viewer, map[string]any{"name": "copy"}, nil))
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "settle-copy"}, &cp))
+		require.Equal(t, "settle-copy", cp.Name)
+		require.Equal(t, job.Cron, cp.Cron)
+		require.Equal(t, job.Slots, cp.Slots)
+		require.Equal(t, job.TimeZone, cp.TimeZone)
+		require.False(t, cp.Enabled, "a copy starts disabled")
+		var conflict struct{ Fields map[string]string }
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "settle-copy"}, &conflict))
+		require.Contains(t, conflict.Fields["name"], "exists")
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "bad name!"}, nil))
+		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/jobs/999999/clone", ops, map[string]any{"name": "x"}, nil))
+		require.Equal(t, 2, e.countJobs())
+
+		var apps struct{ Apps []api.AppView }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps", viewer, nil, &apps))
+		require.Equal(t, []api.AppView{{Name: "billing", Jobs: 2}}, apps.Apps)
+
+		var trig struct{ Run api.RunView }
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, &trig))
+		var slots struct{ Slots []api.SlotView }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs/"+itoa(trig.Run.ID)+"/slots", viewer, nil, &slots))
+		require.Empty(t, slots.Slots, "a pending run has no attempts yet (no executor)")
+		require.Equal(t, http.StatusNotFound, e.call("GET", "/api/v1/runs/999999/slots", viewer, nil, nil))
+
+		var audit struct{ Entries []map[string]any }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", ops, nil, &audit))
+		require.Equal(t, "job.clone", audit.Entries[1]["action"], "newest first: trigger, then clone")
+	})
+}
