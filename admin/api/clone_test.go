@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store"
 )
 
 // TestCloneAppsAndSlots: clone copies a definition (disabled, audited; a
@@ -51,5 +52,45 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		var audit struct{ Entries []map[string]any }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", ops, nil, &audit))
 		require.Equal(t, "job.clone", audit.Entries[1]["action"], "newest first: trigger, then clone")
+	})
+}
+
+// TestDrainExecutor: an operator drains and undrains an executor (audited);
+// a viewer cannot; an unknown one is 404; the list shows the flag.
+func TestDrainExecutor(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		e.user("watcher", auth.RoleViewer)
+		ops, viewer := e.token("ops"), e.token("watcher")
+		ex, err := e.st.Heartbeat(t.Context(), store.ExecutorInfo{InstanceID: "ex-1", App: "billing", Address: "http://127.0.0.1:1", Capacity: 2})
+		require.NoError(t, err)
+		path := "/api/v1/executors/" + itoa(ex.ID)
+		require.Equal(t, http.StatusForbidden, e.call("POST", path+"/drain", viewer, nil, nil))
+		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/executors/999999/drain", ops, nil, nil))
+		var v api.ExecutorView
+		for range 2 { // idempotent
+			require.Equal(t, http.StatusOK, e.call("POST", path+"/drain", ops, nil, &v))
+			require.True(t, v.DrainRequested)
+		}
+		var list struct{ Executors []api.ExecutorView }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/executors", viewer, nil, &list))
+		require.Len(t, list.Executors, 1)
+		require.True(t, list.Executors[0].DrainRequested)
+		// A heartbeat does not undo it.
+		_, err = e.st.Heartbeat(t.Context(), store.ExecutorInfo{InstanceID: "ex-1", App: "billing", Address: "http://127.0.0.1:1", Capacity: 2})
+		require.NoError(t, err)
+		online, err := e.st.OnlineExecutors(t.Context(), "billing", 60_000)
+		require.NoError(t, err)
+		require.Empty(t, online)
+		require.Equal(t, http.StatusOK, e.call("POST", path+"/undrain", ops, nil, &v))
+		require.False(t, v.DrainRequested)
+		online, err = e.st.OnlineExecutors(t.Context(), "billing", 60_000)
+		require.NoError(t, err)
+		require.Len(t, online, 1)
+		var audit struct{ Entries []map[string]any }
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", ops, nil, &audit))
+		require.Equal(t, "executor.undrain", audit.Entries[0]["action"])
+		require.Equal(t, "executor.drain", audit.Entries[1]["action"])
 	})
 }

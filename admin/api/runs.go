@@ -199,6 +199,16 @@ type ExecutorView struct {
 	State         string    `json:"state"`
 	RegisteredAt  time.Time `json:"registered_at"`
 	LastHeartbeat time.Time `json:"last_heartbeat"`
+	// DrainRequested: an operator drains it (no new slots; queued ones given back).
+	DrainRequested bool `json:"drain_requested"`
+}
+
+func executorView(e store.Executor) ExecutorView {
+	return ExecutorView{
+		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
+		Version: e.Version, Handlers: e.Handlers, State: e.State,
+		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
+	}
 }
 
 func (s *Server) listExecutors(c *gin.Context) {
@@ -213,11 +223,7 @@ func (s *Server) listExecutors(c *gin.Context) {
 		if !u.AppAllowed(e.App) {
 			continue
 		}
-		out = append(out, ExecutorView{
-			ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
-			Version: e.Version, Handlers: e.Handlers, State: e.State,
-			RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat),
-		})
+		out = append(out, executorView(e))
 	}
 	c.JSON(http.StatusOK, gin.H{"executors": out})
 }

@@ -189,6 +189,8 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/disable", s.disableJob)
 	op.POST("/jobs/:id/trigger", s.triggerJob)
 	op.POST("/jobs/:id/clone", s.cloneJob)
+	op.POST("/executors/:id/drain", s.drainExecutor)
+	op.POST("/executors/:id/undrain", s.undrainExecutor)
 	op.PUT("/jobs/:id", s.updateJob)
 	op.POST("/jobs/:id/pause", s.pauseJob)
 	op.POST("/jobs/:id/resume", s.resumeJob)

@@ -671,3 +671,51 @@ func TestLeadingRaisesLeaderChange(t *testing.T) {
 		<-done
 	})
 }
+
+// TestDrainedExecutorGivesBackQueuedSlots: an executor an operator drains
+// gets no new slots; the leader asks it to release its queued ones, moves
+// those it released to another executor, and leaves its running slot.
+func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		p := &fakePusher{started: map[int64]bool{}}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: (&clock{now: t0}).Now, DisableWorkStealing: true}, st, p)
+		require.NoError(t, err)
+		_, err = st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		atts, err := st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID}))
+		p.mu.Lock()
+		p.started[atts[0].ID] = true
+		p.mu.Unlock()
+		other, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
+		require.NoError(t, err)
+
+		require.NoError(t, st.SetDrain(ctx, busy.ID, true))
+		online, err := st.OnlineExecutors(ctx, "app", 60_000)
+		require.NoError(t, err)
+		require.Len(t, online, 1, "a drained executor is no placement target")
+		require.NoError(t, s.DrainRequested(ctx))
+		s.WaitPushes()
+		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		s.WaitPushes()
+		atts, err = st.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		on := map[int64]int{}
+		for _, a := range atts {
+			if a.Current {
+				on[a.ExecutorID.Int64]++
+			}
+		}
+		require.Equal(t, map[int64]int{busy.ID: 1, other.ID: 3}, on, "the running slot stays; the 3 queued moved")
+	})
+}

@@ -123,6 +123,24 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 	return lost, nil
 }
 
+// SetDrain asks (or stops asking) that an executor get no new slots and give
+// back the ones it has queued; its running slots finish there.
+func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get("ExecutorSetDrain"), drain, id); err != nil {
+		return fmt.Errorf("drain executor %d: %w", id, err)
+	}
+	return nil
+}
+
+// DrainingExecutors returns the live executors an operator asked to drain.
+func (s *Store) DrainingExecutors(ctx context.Context) ([]Executor, error) {
+	var out []Executor
+	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsDraining")); err != nil {
+		return nil, fmt.Errorf("draining executors: %w", err)
+	}
+	return out, nil
+}
+
 // Deregister marks an executor gone.
 func (s *Store) Deregister(ctx context.Context, instanceID string) error {
 	if _, err := s.db.ExecContext(ctx, s.q.get("ExecutorDeregister"), instanceID); err != nil {

@@ -145,6 +145,9 @@ type Executor struct {
 	State         string  `db:"state"`
 	RegisteredAt  int64   `db:"registered_at"`
 	LastHeartbeat int64   `db:"last_heartbeat"`
+	// DrainRequested: an operator asked that it get no new slots and give
+	// back its queued ones (SetDrain).
+	DrainRequested bool `db:"drain_requested"`
 }
 
 // User is a console user.
