@@ -186,9 +186,9 @@ func (r *run) markLoop(ctx, parent context.Context, outcomes <-chan outcome) {
 	}
 }
 
-// flush writes a batch of outcomes in one transaction. Once the call was
-// stopped (ctx done) it still writes, with a fresh deadline, unless the
-// attempt was fenced or crashed.
+// flush writes a batch of outcomes in one transaction, with a deadline of
+// its own (finalWriteTimeout) that the call's cancellation does not cut
+// short, unless the attempt was fenced or crashed.
 func (r *run) flush(ctx, parent context.Context, outs []outcome) {
 	if len(outs) == 0 {
 		return
@@ -232,12 +232,12 @@ func (r *run) flush(ctx, parent context.Context, outs []outcome) {
 			return
 		}
 	}
-	wctx := ctx
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(context.WithoutCancel(parent), finalWriteTimeout)
-		defer cancel()
-	}
+	// The outcomes of records already handed to the handler are always
+	// written, with a deadline of their own: a cancellation arriving during
+	// this short transaction must not leave applied records pending
+	// (uncertain) when the attempt was merely stopped.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(parent), finalWriteTimeout)
+	defer cancel()
 	var lost int64
 	err := inTx(wctx, r.p.cfg.DB, r.retried, func(tx *sql.Tx) error {
 		lost = 0
