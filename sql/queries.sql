@@ -239,26 +239,26 @@ UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = ?, state 
 WHERE instance_id = ? AND app = ?;
 
 -- name: ExecutorByInstance
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE instance_id = ?;
 
 -- name: ExecutorByID
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE id = ?;
 
 -- name: ExecutorList
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor ORDER BY app, id;
 
 -- name: ExecutorsOnline
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE app = ? AND state = 'online' AND drain_requested = 0 AND last_heartbeat >= {{now_ms}} - ? ORDER BY id;
 
 -- name: ExecutorSetDrain
 UPDATE executor SET drain_requested = ? WHERE id = ?;
 
 -- name: ExecutorsDraining
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE drain_requested = 1 AND state IN ('online', 'draining') ORDER BY id;
 
 -- name: ExecutorsSilent

@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/auth"
-	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/testenv"
 )
 
@@ -33,10 +32,12 @@ var passwordRE = regexp.MustCompile(`with password (\S+)`)
 // TestConsoleInBrowser drives the console in headless Chromium against a
 // real standalone admin (SQLite, demo executor): login, dashboard, a job
 // created through the form with live cron validation, a manual trigger
-// watched to the end on the run page, the failures page's retry, a viewer
-// who sees no edit buttons and whom the API refuses, and the language
-// switch. Screenshots of every main page go to SHARDJOB_ARTIFACTS (or the
-// test's temporary directory).
+// watched to the end on the run page, the failures page's retry, the
+// language switch, a user created on the Users page (limited to one app),
+// an API token whose secret is shown once and then revoked, the audit log
+// of those changes, and a viewer who sees no edit buttons, no Users entry,
+// and whom the API refuses. Screenshots of every main page go to
+// SHARDJOB_ARTIFACTS (or the test's temporary directory).
 func TestConsoleInBrowser(t *testing.T) {
 	chromium := testenv.Chromium(t)
 	bin := testenv.BuildBinary(t, adminPkg)
@@ -176,6 +177,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(retrySel)))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll(".toast")].some(e => /Retrying 2 slots/.test(e.textContent))`, "retry acknowledged")
 
+	// Logs: what demo.hello logs per slot (and the SDK's own slot lines)
+	// appears in the run's logs panel, as text (a slot parameter holding
+	// markup stays text), and the slot filter narrows it.
+	hello := api.createJob(map[string]any{"app": "demo", "name": "hello-logs", "handler": "demo.hello", "cron": "0 0 1 1 *", "slots": 4,
+		"slot_params": "1=<img src=x id=injected>"})
+	helloRun := api.trigger(hello)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, helloRun)))
+	b.waitJS(30*time.Second, `[...document.querySelectorAll("#run-logs .log-line")].filter(l => l.textContent.includes("hello from slot")).length === 4 &&
+		[...document.querySelectorAll("#run-logs .log-line")].filter(l => l.textContent.includes("slot finished")).length === 4`, "every slot's log lines in the logs panel")
+	require.False(t, b.evalBool(`document.querySelector("#injected") !== null`), "log text is never parsed as HTML")
+	require.Contains(t, b.text("#run-logs"), "slot_param=<img src=x id=injected>")
+	b.screenshot("10b-run-logs")
+	b.do(chromedp.SetValue(chromedp.CSS("#logs-slot"), "2"))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#logs-slot").dispatchEvent(new Event("change"))`))
+	b.waitJS(15*time.Second, `document.querySelectorAll("#run-logs .log-line").length === 3 &&
+		[...document.querySelectorAll("#run-logs .log-line")].every(l => l.dataset.slot === "2")`, "the logs of slot 2 only")
+
 	// Runs, alarms and cluster render.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="runs"]`)))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length > 3`, "runs listed")
@@ -217,15 +235,89 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#delete-dialog button[type="submit"]`)))
 	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('%s') === null && document.querySelector("#delete-dialog") === null`, row), "job deleted")
 
-	// A viewer sees no edit, trigger or retry button, and the API refuses
-	// the actions anyway. There is no users API yet: the user is inserted
-	// into the standalone database while the admin runs (SQLite WAL).
-	createUser(t, filepath.Join(dataDir, "shardjob.db"), "viewer", "viewer-password-1", auth.RoleViewer)
+	// Users: the admin creates a viewer limited to app demo; the API's
+	// field error (a short password) appears next to the password field.
+	api.createJob(map[string]any{"app": "other", "name": "other-app-job", "handler": "demo.hello", "cron": "0 0 1 1 *"})
+	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="users"]`)))
+	b.waitJS(15*time.Second, `[...document.querySelectorAll("#users-table tbody tr")].some(tr => tr.textContent.includes("admin"))`, "users listed")
+	b.do(chromedp.Click(chromedp.CSS("#new-user")), chromedp.WaitVisible(chromedp.CSS("#user-dialog")))
+	b.do(chromedp.SendKeys(chromedp.CSS("#user-name"), "viewer"), chromedp.SendKeys(chromedp.CSS("#user-password"), "short"),
+		chromedp.SetValue(chromedp.CSS("#user-role"), "viewer"), chromedp.SendKeys(chromedp.CSS("#user-apps"), "demo"))
+	b.do(chromedp.Click(chromedp.CSS(`#user-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#err-user-password").textContent.includes("8 characters") &&
+		document.querySelector('#user-dialog [data-field="password"]').classList.contains("has-error")`, "password field error in the dialog")
+	b.screenshot("16-user-dialog-error")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#user-password").value = ""`), chromedp.SendKeys(chromedp.CSS("#user-password"), "viewer-password-1"))
+	b.do(chromedp.Click(chromedp.CSS(`#user-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#user-dialog") === null &&
+		[...document.querySelectorAll("#users-table tbody tr")].some(tr => tr.textContent.includes("viewer") && tr.querySelector(".app-tag") && tr.querySelector(".app-tag").textContent === "demo")`,
+		"viewer created, limited to demo")
+	b.screenshot("16-users")
+
+	// API tokens: the secret is shown once, with a copy button; the list
+	// and a reload never show it again; revoking it ends it.
+	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="tokens"]`)), chromedp.WaitVisible(chromedp.CSS("#new-token")))
+	b.do(chromedp.Click(chromedp.CSS("#new-token")), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
+	b.do(chromedp.SendKeys(chromedp.CSS("#token-name"), "browser-ci"), chromedp.SetValue(chromedp.CSS("#token-role"), "operator"),
+		chromedp.SendKeys(chromedp.CSS("#token-days"), "30"))
+	b.do(chromedp.Click(chromedp.CSS(`#token-dialog button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#token-secret-dialog")))
+	secret := b.evalString(`document.querySelector("#token-secret").value`)
+	require.Regexp(t, `^sjt_[a-z2-7]{52}$`, secret)
+	require.Contains(t, b.text("#token-once"), "You will not see this secret again")
+	b.do(chromedp.Click(chromedp.CSS("#token-copy")))
+	b.waitJS(5*time.Second, `document.querySelector("#token-copied").textContent !== ""`, "copy acknowledged")
+	b.screenshot("17-token-secret")
+	code, role := bearerMe(t, base, secret)
+	require.Equal(t, http.StatusOK, code, "the new token works")
+	require.Equal(t, auth.RoleOperator, role, "with its role cap")
+	b.do(chromedp.Click(chromedp.CSS(`#token-secret-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#token-secret-dialog") === null &&
+		[...document.querySelectorAll("#tokens-table tbody tr")].some(tr => tr.textContent.includes("browser-ci") && tr.textContent.includes("Active"))`, "token listed")
+	secretShown := fmt.Sprintf(`document.documentElement.outerHTML.includes(%q) || [...document.querySelectorAll("input")].some(i => i.value === %q)`, secret, secret)
+	require.False(t, b.evalBool(secretShown), "the secret is gone with its dialog")
+	b.do(chromedp.Navigate(base + "/#/tokens"))
+	b.do(chromedp.Reload())
+	b.waitJS(15*time.Second, `[...document.querySelectorAll("#tokens-table tbody tr")].some(tr => tr.textContent.includes("browser-ci"))`, "token listed after a reload")
+	require.False(t, b.evalBool(secretShown), "a reload does not show the secret again")
+	require.Contains(t, b.text("#tokens-table"), secret[:12]+"…", "only the prefix is listed")
+	b.screenshot("18-tokens")
+	b.do(chromedp.Click(chromedp.CSS(`#tokens-table button[data-act="revoke"][data-token="browser-ci"]`)), chromedp.WaitVisible(chromedp.CSS("#token-revoke-dialog")))
+	b.do(chromedp.Click(chromedp.CSS(`#token-revoke-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#token-revoke-dialog") === null &&
+		[...document.querySelectorAll("#tokens-table tbody tr")].some(tr => tr.textContent.includes("browser-ci") && tr.textContent.includes("Revoked")) &&
+		document.querySelector('#tokens-table button[data-act="revoke"][data-token="browser-ci"]') === null`, "token revoked")
+	code, _ = bearerMe(t, base, secret)
+	require.Equal(t, http.StatusUnauthorized, code, "a revoked token is refused")
+
+	// Audit log: those changes, newest first, with their detail.
+	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="audit"]`)))
+	b.waitJS(15*time.Second, `(() => {
+		const rows = [...document.querySelectorAll("#audit-table tbody tr")].map(tr => tr.textContent);
+		const at = a => rows.findIndex(r => r.includes(a));
+		return rows.some(r => r.includes("user.create") && r.includes("user/viewer") && r.includes("admin")) &&
+			rows.some(r => r.includes("token.create") && r.includes("admin")) &&
+			at("token.revoke") >= 0 && at("token.revoke") < at("token.create") && at("token.create") < at("user.create");
+	})()`, "audit lists the user and token changes, newest first")
+	b.do(chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#audit-table tbody tr")].find(tr => tr.textContent.includes("token.revoke")).querySelector("details summary").click()`))
+	b.waitJS(5*time.Second, `(() => { const d = [...document.querySelectorAll("#audit-table details[open] pre.json-pre")];
+		return d.some(p => p.textContent.includes('"name": "browser-ci"') && p.textContent.includes("\n")); })()`, "the detail pretty-printed")
+	b.do(chromedp.SendKeys(chromedp.CSS("#audit-filter"), "token."))
+	b.waitJS(5*time.Second, `(() => { const rows = [...document.querySelectorAll("#audit-table tbody tr")];
+		return rows.length === 2 && rows.every(tr => tr.textContent.includes("token.")); })()`, "filtered to the token actions")
+	b.screenshot("19-audit")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector("#audit-filter"); f.value = ""; f.dispatchEvent(new Event("input")); })()`))
+
+	// A viewer sees no edit, trigger or retry button, no Users or Audit
+	// entry, and the API refuses the actions anyway.
+	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 	b.do(chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	b.login("viewer", "viewer-password-1")
 	require.Contains(t, b.text("#who"), "viewer")
+	require.False(t, b.evalBool(`document.querySelector('#nav a[data-nav="users"], #nav a[data-nav="audit"]') !== null`), "no Users or Audit entry for a viewer")
+	require.True(t, b.evalBool(`document.querySelector('#nav a[data-nav="tokens"]') !== null`), "a viewer manages their own API tokens")
 	b.do(chromedp.Navigate(base + "/#/jobs"))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#jobs-table tbody tr")].some(tr => tr.textContent.includes("browser-test"))`, "viewer sees jobs")
+	require.NotContains(t, b.text("#jobs-table"), "other-app-job", "a viewer limited to demo does not see other apps' jobs")
 	require.False(t, b.evalBool(`document.querySelector("#new-job") !== null`), "no New job button for a viewer")
 	require.Zero(t, b.evalInt(`document.querySelectorAll("[data-act]").length`), "no row actions for a viewer")
 	b.screenshot("15-jobs-viewer")
@@ -249,6 +341,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		return res.status;
 	})()`, runID))
 	require.Equal(t, http.StatusForbidden, status, "the API refuses a viewer's retry")
+	b.do(chromedp.Navigate(base + "/#/users"))
+	b.do(chromedp.WaitVisible(chromedp.CSS("#users-forbidden")))
+	status = b.evalInt(`(async () => {
+		const csrf = decodeURIComponent((document.cookie.match(/(?:^|;\s*)sj_csrf=([^;]*)/) || [])[1] || "");
+		const res = await fetch("/api/v1/users/1", {method: "PUT", headers: {"X-CSRF-Token": csrf, "Content-Type": "application/json"}, body: JSON.stringify({role: "viewer"})});
+		return res.status;
+	})()`)
+	require.Equal(t, http.StatusForbidden, status, "the API refuses a viewer's user change")
 }
 
 // --- browser ---------------------------------------------------------------
@@ -351,6 +451,13 @@ func (b *browser) evalBool(expr string) bool {
 	return v
 }
 
+func (b *browser) evalString(expr string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	require.NoError(b.t, err, expr)
+	return v
+}
+
 func (b *browser) evalInt(expr string) int {
 	b.t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](expr, chromedp.EvalAwaitPromise))
@@ -437,17 +544,21 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// createUser inserts a console user into the standalone SQLite database.
-func createUser(t *testing.T, dbPath, name, password, role string) {
+// bearerMe calls GET /api/v1/me with a bearer token and returns the status
+// and the role the token acts with.
+func bearerMe(t *testing.T, base, token string) (int, string) {
 	t.Helper()
-	ctx := timeout(t, 30*time.Second)
-	st, err := store.Open(ctx, store.Config{Driver: "sqlite", DSN: dbPath})
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/me", nil)
 	require.NoError(t, err)
-	defer st.Close()
-	hash, err := auth.HashPassword(password)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	_, err = st.CreateUser(ctx, name, hash, role)
-	require.NoError(t, err)
+	defer res.Body.Close()
+	var me struct {
+		Role string `json:"role"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&me)
+	return res.StatusCode, me.Role
 }
 
 // --- API client for setup ----------------------------------------------------

@@ -201,6 +201,9 @@ type ExecutorView struct {
 	LastHeartbeat time.Time `json:"last_heartbeat"`
 	// DrainRequested: an operator drains it (no new slots; queued ones given back).
 	DrainRequested bool `json:"drain_requested"`
+	// Protocol: "shardjob", or "xxljob" for an unchanged XXL-JOB executor
+	// (its slots' logs and kill: /api/v1/xxljob/attempts/{token}/…).
+	Protocol string `json:"protocol"`
 }
 
 func executorView(e store.Executor) ExecutorView {
@@ -208,6 +211,7 @@ func executorView(e store.Executor) ExecutorView {
 		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
 		Version: e.Version, Handlers: e.Handlers, State: e.State,
 		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
+		Protocol: e.Protocol,
 	}
 }
 

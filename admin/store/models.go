@@ -148,6 +148,9 @@ type Executor struct {
 	// DrainRequested: an operator asked that it get no new slots and give
 	// back its queued ones (SetDrain).
 	DrainRequested bool `db:"drain_requested"`
+	// Protocol is how the admin talks to it: ProtocolShardjob or
+	// ProtocolXXLJob (an unchanged XXL-JOB executor, admin/xxljob).
+	Protocol string `db:"protocol"`
 }
 
 // User is a console user.

@@ -14,6 +14,9 @@ import failures from "./pages/failures.js";
 import executors from "./pages/executors.js";
 import alarms from "./pages/alarms.js";
 import cluster from "./pages/cluster.js";
+import users from "./pages/users.js";
+import tokens from "./pages/tokens.js";
+import audit from "./pages/audit.js";
 
 const routes = [
   { re: /^dashboard$/, page: dashboard, nav: "dashboard" },
@@ -27,8 +30,13 @@ const routes = [
   { re: /^executors$/, page: executors, nav: "executors" },
   { re: /^alarms$/, page: alarms, nav: "alarms" },
   { re: /^cluster$/, page: cluster, nav: "cluster" },
+  { re: /^users$/, page: users, nav: "users" },
+  { re: /^tokens$/, page: tokens, nav: "tokens" },
+  { re: /^audit$/, page: audit, nav: "audit" },
 ];
-const navItems = ["dashboard", "jobs", "runs", "failures", "executors", "alarms", "cluster"];
+// Nav entries with the least role that sees them (the API checks anyway).
+const navItems = [["dashboard"], ["jobs"], ["runs"], ["failures"], ["executors"], ["alarms"], ["cluster"],
+  ["audit", "operator"], ["users", "admin"], ["tokens"]];
 
 const $ = id => document.getElementById(id);
 let me = null;
@@ -44,7 +52,7 @@ function parseHash() {
 }
 
 function renderNav(active) {
-  fill($("nav"), ...navItems.map(n => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
+  fill($("nav"), ...navItems.filter(([, need]) => !need || (me && can(me.role, need))).map(([n]) => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
   $("logout").textContent = t("nav.logout");
   fill($("who"), h("span", { class: "who-name" }, me ? me.username : ""), me ? h("span", { class: ["role", "role-" + me.role] }, tOr("role." + me.role, me.role)) : null);
   $("lang-select").value = getLang();

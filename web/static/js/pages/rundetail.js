@@ -4,6 +4,7 @@
 import { api } from "../api.js";
 import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel } from "../i18n.js";
 import { h, s, card, badge, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
+import { logsPanel } from "./runlogs.js";
 
 const ACTIVE = new Set(["pending", "running"]);
 const HEAT = [[254, 243, 199], [252, 211, 77], [249, 115, 22], [220, 38, 38], [127, 29, 29]];
@@ -54,6 +55,7 @@ export default function mount(root, ctx) {
   const execBody = h("tbody");
   const failBox = h("div", { id: "run-failures" });
   const errorBanner = h("div", { class: "callout callout-bad", id: "run-error", hidden: true });
+  const logs = logsPanel(id);
 
   root.append(
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/runs" }, t("nav.runs")), h("span", {}, "/"), h("span", {}, "#" + id)),
@@ -72,7 +74,8 @@ export default function mount(root, ctx) {
         h("thead", {}, h("tr", {}, h("th", {}, t("col.executor")), h("th", { class: "num" }, t("col.slots")), h("th", { class: "num" }, t("status.succeeded")),
           h("th", { class: "num" }, t("status.failed")), h("th", { class: "num" }, t("run.active")), h("th", { class: "num" }, t("run.processed")), h("th", { class: "num" }, t("run.busy")))),
         execBody)), { flush: true }),
-      card(t("run.failedSlots"), failBox, { flush: true })));
+      card(t("run.failedSlots"), failBox, { flush: true })),
+    card(t("logs.title"), logs.el, { id: "logs-card", sub: t("logs.sub") }));
 
   fill(slotPanel, emptyState(t("run.pickSlot"), t("run.pickSlotSub")));
 
@@ -150,10 +153,40 @@ export default function mount(root, ctx) {
         [t("run.uncertain"), fmtNum(a.uncertain)],
       ], "kv-compact") : h("p", { class: "muted" }, t("run.notAssigned")),
       a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, a.error) : null,
+      a ? xxlTools(a) : null,
       list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
         h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
           h("tbody", {}, list.map(x => h("tr", { title: x.error || "" }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
             h("td", {}, badge(x.status, "badge-sm")), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
+  }
+
+  // An attempt on an unchanged XXL-JOB executor: its log lives on the
+  // executor (fetched through the admin) and it can be killed there.
+  function xxlTools(a) {
+    if (a.executor_id == null || execs.get(a.executor_id)?.protocol !== "xxljob") return null;
+    const out = h("pre", { class: "log-pre", id: "xxl-log", hidden: true });
+    const logBtn = h("button", { class: "btn btn-sm", type: "button", id: "xxl-log-btn" }, t("run.xxlLog"));
+    logBtn.addEventListener("click", async () => {
+      try {
+        const r = await api("GET", `/xxljob/attempts/${a.token}/log`);
+        out.hidden = false;
+        out.textContent = r.content || t("run.xxlLogEmpty");
+      } catch (e) { toast(e.message, "error"); }
+    });
+    const tools = [logBtn];
+    if (ctx.can("operator") && (a.status === "running" || a.status === "assigned")) {
+      const kill = h("button", { class: "btn btn-sm btn-danger", type: "button", id: "xxl-kill-btn" }, t("run.xxlKill"));
+      kill.addEventListener("click", async () => {
+        const ok = await confirmDialog({
+          id: "xxl-kill-dialog", title: t("run.xxlKill"), danger: true, confirmLabel: t("run.xxlKill"),
+          message: t("run.xxlKillConfirm", { n: a.slot }),
+          onConfirm: () => api("POST", `/xxljob/attempts/${a.token}/kill`),
+        });
+        if (ok) { toast(t("run.xxlKilled")); ctx.refreshNow(); }
+      });
+      tools.push(kill);
+    }
+    return h("div", { class: "xxl-tools" }, h("h5", {}, t("run.xxlExecutor")), h("div", { class: "btn-row" }, ...tools), out);
   }
 
   function buildGrid(n) {
@@ -403,6 +436,9 @@ export default function mount(root, ctx) {
     renderExecutors();
     renderFailures();
     renderSlotPanel();
+    // Not awaited: a slow logs query does not hold the page's refresh; a
+    // failed one is retried at the next refresh.
+    logs.refresh(d.run).catch(e => console.warn("run logs:", e.message));
     document.title = t("run.title", { id }) + " · " + stLabel(d.run.status) + " · shardjob";
   }
 

@@ -1,0 +1,112 @@
+// Audit log (operators and admins): who changed what, newest first, paged
+// with the keyset cursor of GET /audit; a text filter over actor, action
+// and object; the detail JSON pretty-printed in a collapsible block.
+import { api, qs } from "../api.js";
+import { t } from "../i18n.js";
+import { h, pageHead, syncTable, absTime, relTime, emptyState, button, icon } from "../dom.js";
+
+const PAGE = 100;
+let filter = "";
+
+/** pretty returns detail as indented JSON, or null when there is nothing to show. */
+function pretty(detail) {
+  if (!detail || detail === "null" || detail === "{}") return null;
+  try { return JSON.stringify(JSON.parse(detail), null, 2); } catch { return detail; }
+}
+
+/** summary is a one-line hint of a detail object: its top-level keys. */
+function summary(detail) {
+  try {
+    const v = JSON.parse(detail);
+    if (v && typeof v === "object" && !Array.isArray(v)) return Object.keys(v).join(", ");
+  } catch { /* not JSON: no hint */ }
+  return "";
+}
+
+function actionKind(action) {
+  if (/\.(delete|revoke|kill|cancel)$/.test(action)) return "bad";
+  if (/\.(create|trigger|retry)$/.test(action)) return "ok";
+  if (action === "login") return "muted";
+  return "info";
+}
+
+/** objectLink links job/N and run/N to their pages; other objects stay text. */
+function objectCell(obj) {
+  const m = /^(job|run)\/(\d+)$/.exec(obj);
+  if (m) return h("a", { href: `#/${m[1]}s/${m[2]}`, class: "link mono" }, obj);
+  return h("span", { class: "mono" }, obj);
+}
+
+export default function mount(root, ctx) {
+  if (!ctx.can("operator")) {
+    root.append(pageHead(t("audit.title")), h("div", { class: "callout callout-warn", id: "audit-forbidden" }, t("audit.forbidden")));
+    return { refresh: async () => {}, interval: () => 0 };
+  }
+  const entries = new Map();
+  let before = null; // cursor of the next older page; null: no older page
+  let started = false;
+  const tbody = h("tbody");
+  const empty = h("div", { hidden: true });
+  const count = h("span", { class: "muted", id: "audit-count" });
+  const search = h("input", { type: "search", id: "audit-filter", class: "search-input", placeholder: t("audit.filter"), "aria-label": t("audit.filter"), value: filter });
+  search.addEventListener("input", () => { filter = search.value; render(); });
+  const moreBtn = button(t("audit.loadMore"), { id: "audit-more", onclick: ev => loadOlder(ev.currentTarget) });
+  const table = h("table", { class: "table", id: "audit-table" },
+    h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.actor")), h("th", {}, t("col.action")),
+      h("th", {}, t("col.object")), h("th", {}, t("col.detail")))),
+    tbody);
+  root.append(pageHead(t("audit.title"), t("audit.sub")),
+    h("div", { class: "card" },
+      h("div", { class: "toolbar" }, h("div", { class: "search" }, icon("search"), search), h("div", { class: "spacer" }), count),
+      h("div", { class: "table-wrap" }, table), empty, h("div", { class: "table-foot" }, moreBtn)));
+
+  function matches(e) {
+    const q = filter.trim().toLowerCase();
+    if (!q) return true;
+    return q.split(/\s+/).every(w => [e.actor, e.action, e.object].some(f => (f || "").toLowerCase().includes(w)));
+  }
+
+  function render() {
+    const list = [...entries.values()].filter(matches).sort((a, b) => b.id - a.id);
+    syncTable(tbody, list, e => e.id, [
+      { sig: e => e.at, cell: e => [absTime(e.at), h("div", { class: "sub-line" }, relTime(e.at))] },
+      { sig: e => e.actor, cell: e => h("span", { class: "audit-actor" }, e.actor) },
+      { sig: e => e.action, cell: e => h("span", { class: ["pill", "pill-" + actionKind(e.action), "mono"], dataset: { action: e.action } }, e.action) },
+      { sig: e => e.object, cell: e => objectCell(e.object) },
+      { class: "audit-detail-cell", sig: e => e.detail, cell: e => {
+        const p = pretty(e.detail);
+        if (p === null) return h("span", { class: "muted" }, "—");
+        return h("details", { class: "audit-detail" },
+          h("summary", {}, t("audit.detail"), summary(e.detail) ? h("span", { class: "muted" }, " · ", summary(e.detail)) : null),
+          h("pre", { class: "json-pre" }, p));
+      } },
+    ]);
+    table.hidden = !list.length;
+    empty.hidden = !!list.length;
+    empty.replaceChildren(entries.size ? emptyState(t("audit.noMatch")) : emptyState(t("audit.none"), t("audit.noneSub")));
+    moreBtn.hidden = !before;
+    count.textContent = t("audit.count", { n: list.length, total: entries.size });
+  }
+
+  async function loadOlder(btn) {
+    if (!before) return;
+    btn.disabled = true;
+    try {
+      const res = await api("GET", "/audit" + qs({ before, limit: PAGE }));
+      res.entries.forEach(e => entries.set(e.id, e));
+      before = res.next_before || null;
+      render();
+    } finally { btn.disabled = false; }
+  }
+
+  async function refresh() {
+    // The newest page; older pages stay as loaded.
+    const res = await api("GET", "/audit" + qs({ limit: PAGE }));
+    if (!ctx.isCurrent()) return;
+    res.entries.forEach(e => entries.set(e.id, e));
+    if (!started) { started = true; before = res.next_before || null; }
+    render();
+  }
+
+  return { refresh, interval: () => 10000 };
+}
