@@ -157,6 +157,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="executors"]`)))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#executors-table tbody tr")].some(tr => tr.textContent.includes("standalone-demo-executor"))`, "demo executor listed")
 	b.screenshot("09-executors")
+	// Drain the demo executor, then undrain it (operator action, audited).
+	b.do(chromedp.Click(chromedp.CSS(`#executors-table button[data-act="drain"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#drain-dialog") !== null`, "drain dialog open")
+	b.do(chromedp.Click(chromedp.CSS(`#drain-dialog .btn-danger`)))
+	b.waitJS(15*time.Second, `document.querySelector('#executors-table button[data-act="undrain"]') !== null`, "executor drained")
+	b.screenshot("09b-executor-drained")
+	b.do(chromedp.Click(chromedp.CSS(`#executors-table button[data-act="undrain"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('#executors-table button[data-act="drain"]') !== null`, "executor undrained")
 
 	// Failures: a run with failed slots, retried with one click.
 	flaky := api.createJob(map[string]any{"app": "demo", "name": "flaky", "handler": "demo.fail", "cron": "0 0 1 1 *", "slots": 8, "params": "slots=1,3"})

@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -52,6 +53,18 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		var audit struct{ Entries []map[string]any }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", ops, nil, &audit))
 		require.Equal(t, "job.clone", audit.Entries[1]["action"], "newest first: trigger, then clone")
+
+		// Runs filtered by scheduled time.
+		var rl struct{ Runs []api.RunView }
+		at := trig.Run.ScheduledAt
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs?from="+at.Add(-time.Minute).Format(time.RFC3339)+"&to="+at.Add(time.Minute).Format(time.RFC3339), viewer, nil, &rl))
+		require.Len(t, rl.Runs, 1)
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs?from="+at.Add(time.Minute).Format(time.RFC3339), viewer, nil, &rl))
+		require.Empty(t, rl.Runs)
+		var bad struct{ Error string }
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/runs?from=yesterday", viewer, nil, &bad))
+		require.Contains(t, bad.Error, "RFC 3339")
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/runs?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z", viewer, nil, nil))
 	})
 }
 

@@ -129,6 +129,23 @@ func (s *Server) listRuns(c *gin.Context) {
 			return
 		}
 	}
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"from", &f.FromMS}, {"to", &f.ToMS}} {
+		if v := c.Query(p.name); v != "" {
+			at, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				fail(c, http.StatusBadRequest, p.name+" must be an RFC 3339 time such as 2026-11-30T08:00:00Z or 2026-11-30T16:00:00+08:00 (runs by scheduled time), got "+strconv.Quote(v))
+				return
+			}
+			*p.dst = at.UnixMilli()
+		}
+	}
+	if f.FromMS != 0 && f.ToMS != 0 && f.ToMS <= f.FromMS {
+		fail(c, http.StatusBadRequest, "to must be after from")
+		return
+	}
 	if v := c.Query("limit"); v != "" {
 		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
 			fail(c, http.StatusBadRequest, "limit must be 1-1000")

@@ -80,6 +80,8 @@ type RunFilter struct {
 	BeforeID int64 // keyset: runs with id < BeforeID (newest first)
 	Limit    int
 	Apps     []string // only runs of jobs of these apps (nil: every app)
+	// FromMS and ToMS, when not 0, keep runs scheduled in [FromMS, ToMS).
+	FromMS, ToMS int64
 }
 
 // ListRuns returns runs newest first.
@@ -102,6 +104,14 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.BeforeID > 0 {
 		conds = append(conds, "r.id < ?")
 		args = append(args, f.BeforeID)
+	}
+	if f.FromMS != 0 {
+		conds = append(conds, "r.scheduled_at >= ?")
+		args = append(args, f.FromMS)
+	}
+	if f.ToMS != 0 {
+		conds = append(conds, "r.scheduled_at < ?")
+		args = append(args, f.ToMS)
 	}
 	if f.Apps != nil {
 		if len(f.Apps) == 0 {

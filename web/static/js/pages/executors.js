@@ -2,7 +2,7 @@
 // capacity, handlers, state and last heartbeat.
 import { api } from "../api.js";
 import { t, fmtNum, fmtRel } from "../i18n.js";
-import { h, pageHead, syncTable, badge, relTime, absTime, emptyState, pill, fill } from "../dom.js";
+import { h, pageHead, syncTable, badge, relTime, absTime, emptyState, pill, fill, toast, confirmDialog } from "../dom.js";
 
 let showGone = false;
 
@@ -16,7 +16,7 @@ export default function mount(root, ctx) {
   const table = h("table", { class: "table", id: "executors-table" },
     h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.id")), h("th", {}, t("col.app")), h("th", {}, t("col.instance")),
       h("th", {}, t("col.address")), h("th", { class: "num" }, t("col.capacity")), h("th", {}, t("col.handlers")),
-      h("th", {}, t("col.state")), h("th", {}, t("col.heartbeat")), h("th", {}, t("col.registered")))),
+      h("th", {}, t("col.state")), h("th", {}, t("col.heartbeat")), h("th", {}, t("col.registered")), h("th", {}, ""))),
     tbody);
   root.append(pageHead(t("exec.title"), t("exec.sub")), apps,
     h("div", { class: "card" },
@@ -52,10 +52,34 @@ export default function mount(root, ctx) {
       { sig: e => e.state, cell: e => badge(e.state) },
       { sig: e => e.last_heartbeat + (now - Date.parse(e.last_heartbeat) > 10000 ? "stale" : ""), cell: e => h("span", { class: e.state === "online" && now - Date.parse(e.last_heartbeat) > 10000 ? "text-warn" : "", title: fmtRel(e.last_heartbeat) }, relTime(e.last_heartbeat)) },
       { sig: e => e.registered_at, cell: e => absTime(e.registered_at) },
+      { sig: e => `${e.drain_requested}${e.state}`, cell: e => drainCell(e) },
     ], e => ({ class: e.state === "gone" ? "row-dim" : "" }));
     table.hidden = !list.length;
     empty.hidden = !!list.length;
     document.getElementById("exec-count").textContent = t("exec.count", { n: list.length });
+  }
+
+  // Drain (operators): no new slots, queued ones given back; running ones
+  // finish there. Undrain lets it take slots again.
+  function drainCell(e) {
+    const tag = e.drain_requested ? pill(t("exec.drained"), "warn") : null;
+    if (!ctx.can("operator") || e.state === "gone" || e.state === "lost") return tag;
+    const btn = h("button", { class: "btn btn-sm", type: "button", "data-act": e.drain_requested ? "undrain" : "drain", "data-id": String(e.id) },
+      t(e.drain_requested ? "exec.undrain" : "exec.drain"));
+    btn.addEventListener("click", async () => {
+      if (e.drain_requested) {
+        try { await api("POST", `/executors/${e.id}/undrain`); toast(t("exec.undrained", { name: e.instance_id })); ctx.refreshNow(); }
+        catch (err) { toast(err.message, "error"); }
+        return;
+      }
+      const ok = await confirmDialog({
+        id: "drain-dialog", title: t("exec.drainTitle", { name: e.instance_id }), danger: true, confirmLabel: t("exec.drain"),
+        message: t("exec.drainConfirm"),
+        onConfirm: () => api("POST", `/executors/${e.id}/drain`),
+      });
+      if (ok) { toast(t("exec.draining", { name: e.instance_id })); ctx.refreshNow(); }
+    });
+    return h("div", { class: "btn-row-inline" }, tag, btn);
   }
 
   return { refresh, interval: () => 3000 };
