@@ -153,6 +153,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="resume"]`)))
 	b.waitJS(15*time.Second, `document.querySelector('#job-actions [data-act="pause"]') !== null && document.querySelector(".page-title .pill-ok") !== null`, "job resumed")
 
+	// Clone it: the copy opens, disabled.
+	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="clone"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#clone-dialog #clone-name") !== null`, "clone dialog open")
+	b.do(chromedp.Click(chromedp.CSS(`#clone-dialog .btn-primary`)))
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash.startsWith("#/jobs/") && location.hash !== "#/jobs/%d" && document.querySelector(".page-title") !== null &&
+		document.querySelector(".page-title").textContent.includes("-copy")`, jobID), "the copy opened")
+	b.screenshot("08b-job-cloned")
+
 	// Executors.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="executors"]`)))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#executors-table tbody tr")].some(tr => tr.textContent.includes("standalone-demo-executor"))`, "demo executor listed")

@@ -80,6 +80,42 @@ export async function deleteJob(job) {
   return ok;
 }
 
+/** cloneDialog asks for the copy's name and app, clones (disabled) and opens the copy. */
+export async function cloneDialog(job, ctx) {
+  const name = h("input", { id: "clone-name", name: "name", value: job.name + "-copy", spellcheck: "false" });
+  const app = h("input", { id: "clone-app", name: "app", value: job.app, spellcheck: "false" });
+  const nameErr = h("span", { class: "field-error", id: "clone-name-error" });
+  const appErr = h("span", { class: "field-error" });
+  let copy = null;
+  const v = await modal({
+    title: t("clone.title", { name: `${job.app}/${job.name}` }), id: "clone-dialog",
+    body: h("div", { class: "form-stack" },
+      h("p", { class: "muted" }, t("clone.intro")),
+      h("label", { class: "field" }, h("span", { class: "field-label" }, t("field.name")), name, nameErr),
+      h("label", { class: "field" }, h("span", { class: "field-label" }, t("field.app")), app, appErr)),
+    actions: [
+      { label: t("common.cancel"), value: "cancel" },
+      { label: t("clone.submit"), kind: "primary", value: "ok", submit: true },
+    ],
+    onSubmit: async () => {
+      nameErr.textContent = appErr.textContent = "";
+      try {
+        copy = await api("POST", `/jobs/${job.id}/clone`, { name: name.value.trim(), app: app.value.trim() });
+      } catch (e) {
+        const f = e.fields || {};
+        nameErr.textContent = f.name || "";
+        appErr.textContent = f.app || "";
+        throw e;
+      }
+      return "ok";
+    },
+  });
+  if (v !== "ok" || !copy) return null;
+  toast(t("clone.done", { name: `${copy.app}/${copy.name}` }));
+  ctx.navigate("#/jobs/" + copy.id);
+  return copy;
+}
+
 /**
  * actionButtons returns the buttons for a job: trigger, pause/resume and a
  * menu with edit, enable/disable and delete. Empty for viewers.
@@ -95,6 +131,7 @@ export function actionButtons(job, ctx, onChange, opts = {}) {
   if (st === "disabled") pr.disabled = true;
   const items = [
     h("a", { href: `#/jobs/${job.id}/edit`, class: "menu-item", dataset: { act: "edit" } }, icon("edit"), t("job.edit")),
+    h("button", { type: "button", class: "menu-item", dataset: { act: "clone" }, onclick: () => cloneDialog(job, ctx) }, icon("edit"), t("clone.action")),
     st === "disabled"
       ? h("button", { type: "button", class: "menu-item", dataset: { act: "enable" }, onclick: () => enableJob(job, onChange) }, icon("power"), t("job.enable"))
       : h("button", { type: "button", class: "menu-item", dataset: { act: "disable" }, onclick: () => disableJob(job, onChange) }, icon("power"), t("job.disable")),
@@ -104,6 +141,7 @@ export function actionButtons(job, ctx, onChange, opts = {}) {
   if (opts.inline) {
     return [trig, pr,
       h("a", { href: `#/jobs/${job.id}/edit`, class: "btn btn-sm btn-secondary", dataset: { act: "edit" } }, icon("edit"), h("span", {}, t("job.edit"))),
+      btn(t("clone.action"), "edit", "btn-secondary", () => cloneDialog(job, ctx), "clone"),
       st === "disabled" ? btn(t("job.enable"), "power", "btn-secondary", () => enableJob(job, onChange), "enable") : btn(t("job.disable"), "power", "btn-secondary", () => disableJob(job, onChange), "disable"),
       btn(t("job.delete"), "trash", "btn-danger-ghost", async () => { if (await deleteJob(job) && onChange) onChange(null); }, "delete")];
   }
