@@ -5,6 +5,7 @@ import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel } from "../i18n.
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
+import { alarmRoutesCard } from "./alarmroutes.js";
 
 function runDuration(r) {
   if (!r.started_at) return null;
@@ -23,6 +24,7 @@ export default function mount(root, ctx) {
   const chart = h("div", { class: "chart-box", id: "chart-durations" });
   const tbody = h("tbody");
   const runsEmpty = h("div", { hidden: true }, emptyState(t("job.noRuns")));
+  const routes = alarmRoutesCard(id, ctx);
 
   root.append(
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/jobs" }, t("nav.jobs")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
@@ -34,7 +36,9 @@ export default function mount(root, ctx) {
       h("div", { class: "table-wrap", id: "job-runs-wrap" }, h("table", { class: "table table-hover", id: "job-runs" },
         h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.scheduled")), h("th", {}, t("col.trigger")),
           h("th", {}, t("col.status")), h("th", {}, t("col.slots")), h("th", { class: "num" }, t("col.duration")), h("th", {}, t("col.error")))),
-        tbody)), runsEmpty], { flush: true, actions: h("a", { class: "link", href: `#/runs?job_id=${id}` }, t("common.viewAll")) }));
+        tbody)), runsEmpty], { flush: true, actions: h("a", { class: "link", href: `#/runs?job_id=${id}` }, t("common.viewAll")) }),
+    routes.el);
+  routes.load();
 
   tbody.addEventListener("click", ev => {
     const tr = ev.target.closest("tr");
