@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,40 @@ func TestDrainExecutor(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", ops, nil, &audit))
 		require.Equal(t, "executor.undrain", audit.Entries[0]["action"])
 		require.Equal(t, "executor.drain", audit.Entries[1]["action"])
+	})
+}
+
+// TestSessionCookiesSecureBehindTLS: the session cookies get the Secure flag
+// when the request came through a TLS-terminating proxy, and not over plain
+// HTTP; always HttpOnly (session) and SameSite=Strict.
+func TestSessionCookiesSecureBehindTLS(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		login := func(proto string) []*http.Cookie {
+			req, err := http.NewRequest("POST", e.srv.URL+"/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			if proto != "" {
+				req.Header.Set("X-Forwarded-Proto", proto)
+			}
+			res, err := e.srv.Client().Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			return res.Cookies()
+		}
+		for _, c := range login("") {
+			require.False(t, c.Secure, "plain HTTP: %s", c.Name)
+			require.Equal(t, http.SameSiteStrictMode, c.SameSite)
+		}
+		cookies := login("https")
+		require.NotEmpty(t, cookies)
+		for _, c := range cookies {
+			require.True(t, c.Secure, "behind TLS: %s", c.Name)
+			if c.Name == api.SessionCookie {
+				require.True(t, c.HttpOnly)
+			}
+		}
 	})
 }

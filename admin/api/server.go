@@ -79,7 +79,9 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBodyBytes bounds request bodies. Default 1 MiB.
 	MaxBodyBytes int64
-	// SecureCookies sets the Secure flag (behind TLS). Default false.
+	// SecureCookies sets the Secure flag on every session cookie. Default
+	// false: the flag is still set for requests that came over TLS or with
+	// X-Forwarded-Proto: https (a TLS-terminating proxy).
 	SecureCookies bool
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger

@@ -60,10 +60,18 @@ func (s *Server) login(c *gin.Context) {
 	}
 	maxAge := int(s.cfg.SessionTTL.Seconds())
 	c.SetSameSite(http.SameSiteStrictMode)
-	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.cfg.SecureCookies, true)
-	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.cfg.SecureCookies, false)
+	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.secure(c), true)
+	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.secure(c), false)
 	_ = s.st.Audit(c.Request.Context(), u.Username, "login", "user/"+u.Username, "")
 	c.JSON(http.StatusOK, loginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+}
+
+// secure reports whether cookies get the Secure flag: always with
+// Config.SecureCookies, and for every request that reached us over TLS or
+// through a proxy that terminated TLS (X-Forwarded-Proto: https). The header
+// can only make the cookie stricter, so it need not come from a trusted proxy.
+func (s *Server) secure(c *gin.Context) bool {
+	return s.cfg.SecureCookies || c.Request.TLS != nil || strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https")
 }
 
 func (s *Server) logout(c *gin.Context) {
@@ -71,8 +79,8 @@ func (s *Server) logout(c *gin.Context) {
 		_ = s.st.DeleteSession(c.Request.Context(), auth.HashToken(tok))
 	}
 	c.SetSameSite(http.SameSiteStrictMode)
-	c.SetCookie(SessionCookie, "", -1, "/", "", s.cfg.SecureCookies, true)
-	c.SetCookie(CSRFCookie, "", -1, "/", "", s.cfg.SecureCookies, false)
+	c.SetCookie(SessionCookie, "", -1, "/", "", s.secure(c), true)
+	c.SetCookie(CSRFCookie, "", -1, "/", "", s.secure(c), false)
 	c.JSON(http.StatusOK, gin.H{"ok": true})
 }
 
