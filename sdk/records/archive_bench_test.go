@@ -14,6 +14,7 @@ import (
 //
 //	batched-move          Archive, ArchiveMove (copy + delete), no pause: rows/s moved
 //	batched-delete        Archive, ArchiveDelete, no pause: rows/s deleted
+//	…-4000                the same with batches of 4000 rows instead of 2000
 //	naive-single-delete   one DELETE … WHERE status = 'done' AND updated_at < ?: rows/s
 //	claim-latency         p99 of claim batches (Process calls of 500 new records,
 //	                      External mode, no-op effect) alone, during a batched purge
@@ -45,18 +46,20 @@ func BenchmarkArchive(b *testing.B) {
 		}
 		b.ReportMetric(float64(moved)/b.Elapsed().Seconds(), "rows/s")
 	}
-	batched := func(mode ArchiveMode) func(b *testing.B) {
+	batched := func(mode ArchiveMode, batch int) func(b *testing.B) {
 		return func(b *testing.B) {
 			purge(b, func() (int64, error) {
 				cfg := archiveConfig(b, e)
-				cfg.Mode, cfg.BatchSize = mode, 2000
+				cfg.Mode, cfg.BatchSize = mode, batch
 				res, err := Archive(ctx, e.db, cfg)
 				return res.Moved, err
 			})
 		}
 	}
-	b.Run("batched-move", batched(ArchiveMove))
-	b.Run("batched-delete", batched(ArchiveDelete))
+	b.Run("batched-move", batched(ArchiveMove, 2000))
+	b.Run("batched-delete", batched(ArchiveDelete, 2000))
+	b.Run("batched-move-4000", batched(ArchiveMove, 4000))
+	b.Run("batched-delete-4000", batched(ArchiveDelete, 4000))
 	b.Run("naive-single-delete", func(b *testing.B) {
 		purge(b, func() (int64, error) { return naiveDelete(ctx, e) })
 	})
