@@ -317,9 +317,12 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, action, "job/"+strconv.FormatInt(j.ID, 10), nil)
+	before := j
 	s.wake()
 	j, _ = s.st.Job(c.Request.Context(), j.ID)
+	s.audit(c, action, "job/"+strconv.FormatInt(before.ID, 10), map[string]any{
+		"before": map[string]bool{"enabled": before.Enabled, "paused": before.Paused},
+		"after":  map[string]bool{"enabled": j.Enabled, "paused": j.Paused}})
 	c.JSON(http.StatusOK, jobView(j))
 }
 
