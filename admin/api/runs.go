@@ -367,9 +367,10 @@ func (s *Server) listAlarms(c *gin.Context) {
 	}
 	out := make([]AlarmView, 0, len(alarms))
 	u := currentUser(c)
+	limited := u.AppList() != nil
 	jobApp := map[int64]string{} // alarms of jobs of apps the user may not see are left out
 	for _, a := range alarms {
-		if a.JobID.Valid && u.AppList() != nil {
+		if a.JobID.Valid && limited {
 			app, ok := jobApp[a.JobID.Int64]
 			if !ok {
 				if j, err := s.st.Job(c.Request.Context(), a.JobID.Int64); err == nil {

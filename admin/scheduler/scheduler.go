@@ -290,11 +290,13 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 			return err
 		}
 	}
-	if err := s.DrainRequested(ctx); err != nil {
-		return err
-	}
 	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
 		*lastRecover = time.Now()
+		// Drains change rarely: look for them at the pace of loss
+		// detection, not on every tick of the loop.
+		if err := s.DrainRequested(ctx); err != nil {
+			return err
+		}
 		if err := s.RecoverLost(ctx, epoch); err != nil {
 			return err
 		}
