@@ -528,7 +528,7 @@ func (e *Executor) knownLocked(token int64) bool {
 }
 
 func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAssignment) *Task {
-	return &Task{
+	t := &Task{
 		RunID:       ra.RunID,
 		JobID:       ra.JobID,
 		JobName:     ra.JobName,
@@ -542,6 +542,10 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAssignmen
 		Attempt:     sa.Attempt,
 		Logger:      e.taskLogger(ra, sa), // tagged with run_id, job, slot, token, attempt (logship.go)
 	}
+	if ra.Records != nil {
+		t.Records = RecordsPolicy(*ra.Records)
+	}
+	return t
 }
 
 // startLocked runs s in a goroutine of its own.

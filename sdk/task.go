@@ -31,6 +31,12 @@ type Task struct {
 	Token     int64  // the fencing token of this attempt: take the shard lock and write dedup rows with it
 	Attempt   int    // 1 for the first attempt of the slot, then 2, 3, …
 
+	// Records is the records policy the job's definition imposes on
+	// package records (dedup scope, uncertain-record policy, attempts per
+	// record); records.Processor.Process applies it over the Processor's
+	// Config. Zero: the job leaves those choices to the handler.
+	Records RecordsPolicy
+
 	// Logger is pre-tagged with run_id, job, slot, token and attempt.
 	Logger *slog.Logger
 
@@ -39,6 +45,14 @@ type Task struct {
 	skipped      atomic.Int64
 	failed       atomic.Int64
 	uncertain    atomic.Int64
+}
+
+// RecordsPolicy is a job's records policy (see Task.Records); an empty
+// field leaves that choice to the handler's records.Config.
+type RecordsPolicy struct {
+	Scope       string // "run", "job", or a scope name such as "settle:2026-11-30"
+	Uncertain   string // "retry" or "skip"
+	MaxAttempts int    // how many times a record may be handed to the handler
 }
 
 // Progress records how far the slot is: done out of total units (records,

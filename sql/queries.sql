@@ -54,18 +54,21 @@ INSERT INTO audit_log (at, actor, action, object, detail) VALUES ({{now_ms}}, ?,
 -- name: JobInsert
 INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
                  misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max,
-                 retry_backoff_ms, enabled, paused, child_job_ids, next_fire_at, created_at, updated_at, version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, COALESCE(?, {{now_ms}}), {{now_ms}}, 1);
+                 retry_backoff_ms, dedup_scope, uncertain_policy, record_max_attempts,
+                 enabled, paused, child_job_ids, next_fire_at, created_at, updated_at, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, COALESCE(?, {{now_ms}}), {{now_ms}}, 1);
 
 -- name: JobByID
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
+       dedup_scope, uncertain_policy, record_max_attempts, enabled,
        paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job WHERE id = ?;
 
 -- name: JobList
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
+       dedup_scope, uncertain_policy, record_max_attempts, enabled,
        paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job WHERE id > ? ORDER BY id LIMIT ?;
 
@@ -75,7 +78,8 @@ UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version =
 -- name: JobUpdate
 UPDATE job SET description = ?, handler = ?, cron_expr = ?, time_zone = ?, misfire_policy = ?, overlap_policy = ?,
                misfire_threshold_ms = ?, max_catch_up = ?, slot_count = ?, slot_params = ?, params = ?, timeout_ms = ?,
-               retry_max = ?, retry_backoff_ms = ?, enabled = ?, child_job_ids = ?, next_fire_at = ?,
+               retry_max = ?, retry_backoff_ms = ?, dedup_scope = ?, uncertain_policy = ?, record_max_attempts = ?,
+               enabled = ?, child_job_ids = ?, next_fire_at = ?,
                updated_at = {{now_ms}}, version = version + 1
 WHERE id = ? AND version = ?;
 
@@ -90,7 +94,8 @@ DELETE FROM job WHERE id = ?;
 
 -- name: JobClaimDue
 SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, enabled,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
+       dedup_scope, uncertain_policy, record_max_attempts, enabled,
        paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job
 WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
@@ -162,14 +167,16 @@ FROM slot_attempt a WHERE a.id = ?;
 
 -- name: DispatchUnacked
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, j.time_zone, j.dedup_scope, j.uncertain_policy,
+       j.record_max_attempts
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
 -- name: DispatchOfRun
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, a.executor_id, a.failures
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, j.time_zone, j.dedup_scope, j.uncertain_policy,
+       j.record_max_attempts, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.run_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
 ORDER BY a.id;

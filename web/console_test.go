@@ -136,6 +136,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('#job-runs tbody tr[data-key="%d"]') !== null &&
 		document.querySelectorAll("#chart-durations svg rect.dbar").length > 0`, runID), "job page with its run")
 	b.screenshot("08-job-detail")
+	// It sets no records policy: the handler decides.
+	for _, sel := range []string{"#job-dedup-scope", "#job-uncertain-policy", "#job-record-max-attempts"} {
+		require.Equal(t, "Handler decides", b.text(sel), sel)
+	}
 
 	// Edit: the form loads the job, app and name are fixed, saving sends the
 	// version read (optimistic lock).
@@ -173,6 +177,56 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash.startsWith("#/jobs/") && location.hash !== "#/jobs/%d" && document.querySelector(".page-title") !== null &&
 		document.querySelector(".page-title").textContent.includes("-copy")`, jobID), "the copy opened")
 	b.screenshot("08b-job-cloned")
+
+	// Records policy (sdk/records): an invalid dedup scope gets the API's
+	// field error next to its field, live and on save, and no job is
+	// created; a valid policy is saved, shown on the job page and loaded by
+	// the edit form.
+	b.do(chromedp.Navigate(base+"/#/jobs/new"), chromedp.WaitVisible(chromedp.CSS("#job-form")))
+	b.waitJS(15*time.Second, `document.querySelector("#records-group #f-dedup_scope") !== null && document.querySelector("#f-app").value === ""`, "an empty new job form")
+	b.setField("app", "demo")
+	b.setField("name", "records-policy")
+	b.setField("handler", "demo.hello")
+	b.setField("time_zone", "Asia/Shanghai")
+	b.setField("cron", "0 0 1 1 *")
+	b.setField("uncertain_policy", "skip")
+	b.setField("record_max_attempts", "5")
+	b.setField("dedup_scope", "a b")
+	b.waitJS(15*time.Second, `document.querySelector("#err-dedup_scope").textContent.includes("letters, digits") &&
+		document.querySelector('[data-field="dedup_scope"]').classList.contains("has-error") &&
+		document.querySelector("#pv-state").dataset.state === "partial" && document.querySelectorAll("#preview-table tbody tr").length > 0`,
+		"live dedup scope error, the schedule still previewed")
+	b.setField("dedup_scope", "run:1")
+	b.waitJS(15*time.Second, `document.querySelector("#err-dedup_scope").textContent.includes('starts with "run:"')`, "live run: prefix error")
+	// (JS clicks: the records group is at the bottom of the form, under the sticky header when scrolled)
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#job-save").click()`))
+	b.waitJS(15*time.Second, `!document.querySelector("#form-error").hidden && document.querySelector("#form-error").textContent.includes("Not saved.") &&
+		document.querySelector("#err-dedup_scope").textContent.includes('starts with "run:"') &&
+		document.querySelector('[data-field="dedup_scope"]').classList.contains("has-error") &&
+		document.activeElement === document.querySelector("#f-dedup_scope") && location.hash === "#/jobs/new"`, "save refused with the dedup scope error")
+	require.Empty(t, b.text("#err-uncertain_policy")+b.text("#err-record_max_attempts"), "only the scope is in error")
+	b.screenshot("08c-job-form-records-error")
+	for _, j := range api.jobs() {
+		require.NotEqual(t, "records-policy", j.Name, "a refused job is not created")
+	}
+	b.setField("dedup_scope", "settle:{date}")
+	b.waitJS(15*time.Second, `document.querySelector("#err-dedup_scope").textContent === "" && document.querySelector("#pv-state").dataset.state === "valid"`, "the scope accepted")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#job-save").click()`))
+	b.waitJS(15*time.Second, `/^#\/jobs\/\d+$/.test(location.hash) && document.querySelector("#job-record-max-attempts") !== null`, "job page after create")
+	recordsJob := int64(b.evalInt(`Number(location.hash.split("/")[2])`))
+	saved := api.job(recordsJob)
+	require.Equal(t, "records-policy", saved.Name)
+	require.Equal(t, "settle:{date}", saved.DedupScope)
+	require.Equal(t, "skip", saved.UncertainPolicy)
+	require.Equal(t, 5, saved.RecordMaxAttempts)
+	require.Equal(t, "settle:{date} shared by the runs with the same name", b.text("#job-dedup-scope"))
+	require.Equal(t, "Skip (at most once, alarmed)", b.text("#job-uncertain-policy"))
+	require.Equal(t, "5", b.text("#job-record-max-attempts"))
+	b.screenshot("08d-job-detail-records")
+	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="edit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#f-name") !== null && document.querySelector("#f-name").value === "records-policy" &&
+		document.querySelector("#f-dedup_scope").value === "settle:{date}" && document.querySelector("#f-uncertain_policy").value === "skip" &&
+		document.querySelector("#f-record_max_attempts").value === "5"`, "edit form loads the records policy")
 
 	// Executors.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="executors"]`)))
@@ -640,6 +694,28 @@ func (c *apiClient) createJob(spec map[string]any) int64 {
 	}
 	c.call(http.MethodPost, "/api/v1/jobs", spec, &j)
 	return j.ID
+}
+
+type jobView struct {
+	ID                int64  `json:"id"`
+	Name              string `json:"name"`
+	DedupScope        string `json:"dedup_scope"`
+	UncertainPolicy   string `json:"uncertain_policy"`
+	RecordMaxAttempts int    `json:"record_max_attempts"`
+}
+
+func (c *apiClient) job(id int64) jobView {
+	var j jobView
+	c.call(http.MethodGet, fmt.Sprintf("/api/v1/jobs/%d", id), nil, &j)
+	return j
+}
+
+func (c *apiClient) jobs() []jobView {
+	var out struct {
+		Jobs []jobView `json:"jobs"`
+	}
+	c.call(http.MethodGet, "/api/v1/jobs?limit=500", nil, &out)
+	return out.Jobs
 }
 
 func (c *apiClient) trigger(job int64) int64 {

@@ -124,6 +124,10 @@ func TestBadJobInputIs400AndWritesNothing(t *testing.T) {
 			{"unknown overlap policy", with("overlap_policy", "merge"), "overlap_policy"},
 			{"bad name", with("name", "has space"), "name"},
 			{"bad slot params", with("slot_params", "99=x"), "slot_params"},
+			{"per-run scope prefix", with("dedup_scope", "run:7"), "dedup_scope"},
+			{"unknown scope placeholder", with("dedup_scope", "settle:{day}"), "dedup_scope"},
+			{"unknown uncertain policy", with("uncertain_policy", "maybe"), "uncertain_policy"},
+			{"record attempts too high", with("record_max_attempts", 101), "record_max_attempts"},
 		}
 		for _, tc := range cases {
 			var out struct {

@@ -50,6 +50,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax,
 		RetryBackoffMS: j.RetryBackoffMS, Enabled: &enabled,
+		DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 	}
 	v, err := jobdef.Validate(spec, s.cfg.Now())
 	if err != nil {

@@ -37,6 +37,9 @@ type JobView struct {
 	TimeoutMS          int64      `json:"timeout_ms"`
 	RetryMax           int        `json:"retry_max"`
 	RetryBackoffMS     int64      `json:"retry_backoff_ms"`
+	DedupScope         string     `json:"dedup_scope"`
+	UncertainPolicy    string     `json:"uncertain_policy"`
+	RecordMaxAttempts  int        `json:"record_max_attempts"`
 	Enabled            bool       `json:"enabled"`
 	Paused             bool       `json:"paused"`
 	ChildJobIDs        []int64    `json:"child_job_ids"`
@@ -54,6 +57,7 @@ func jobView(j store.Job) JobView {
 		TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
 		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
+		DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 		Enabled: j.Enabled, Paused: j.Paused, ChildJobIDs: store.ParseIDList(j.ChildJobIDs), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt), Version: j.Version,
 	}
 	if j.NextFireAt.Valid {

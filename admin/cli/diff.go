@@ -89,6 +89,9 @@ var fields = []field{
 	{"timeout_ms", num(func(d JobDef) int64 { return d.TimeoutMS })},
 	{"retry_max", num(func(d JobDef) int { return d.RetryMax })},
 	{"retry_backoff_ms", num(func(d JobDef) int64 { return d.RetryBackoffMS })},
+	{"dedup_scope", str(func(d JobDef) string { return d.DedupScope })},
+	{"uncertain_policy", str(func(d JobDef) string { return d.UncertainPolicy })},
+	{"record_max_attempts", num(func(d JobDef) int { return d.RecordMaxAttempts })},
 	{"enabled", func(d JobDef) string { return strconv.FormatBool(d.Enabled == nil || *d.Enabled) }},
 }
 

@@ -99,6 +99,9 @@ func TestDiffEveryField(t *testing.T) {
 		"timeout_ms":           func(d *JobDef) { d.TimeoutMS = 1 },
 		"retry_max":            func(d *JobDef) { d.RetryMax = 2 },
 		"retry_backoff_ms":     func(d *JobDef) { d.RetryBackoffMS = 10 },
+		"dedup_scope":          func(d *JobDef) { d.DedupScope = "settle:{date}" },
+		"uncertain_policy":     func(d *JobDef) { d.UncertainPolicy = "skip" },
+		"record_max_attempts":  func(d *JobDef) { d.RecordMaxAttempts = 5 },
 	}
 	require.Len(t, mods, len(fields)-1, "every managed field but enabled has a case")
 	for name, mod := range mods {

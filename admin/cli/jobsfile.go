@@ -38,6 +38,9 @@ type JobDef struct {
 	TimeoutMS          int64  `yaml:"timeout_ms" json:"timeout_ms"`
 	RetryMax           int    `yaml:"retry_max" json:"retry_max"`
 	RetryBackoffMS     int64  `yaml:"retry_backoff_ms" json:"retry_backoff_ms"`
+	DedupScope         string `yaml:"dedup_scope" json:"dedup_scope"`
+	UncertainPolicy    string `yaml:"uncertain_policy" json:"uncertain_policy"`
+	RecordMaxAttempts  int    `yaml:"record_max_attempts" json:"record_max_attempts"`
 	Enabled            *bool  `yaml:"enabled" json:"enabled"`
 
 	line int // where the job starts in its file (1-based; 0: not from a file)
@@ -125,7 +128,8 @@ func (e *FileError) Error() string {
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 const knownFields = "app, name, description, handler, cron, time_zone, slots, slot_params, params, misfire_policy, " +
-	"misfire_threshold_ms, max_catch_up, overlap_policy, timeout_ms, retry_max, retry_backoff_ms, enabled"
+	"misfire_threshold_ms, max_catch_up, overlap_policy, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, " +
+	"uncertain_policy, record_max_attempts, enabled"
 
 // LoadJobs parses a jobs file: a YAML list of job definitions. Decoding is
 // strict: an unknown field, a duplicate key, a value of the wrong type or

@@ -23,24 +23,29 @@ const (
 
 // Spec is a job definition as clients send it (JSON).
 type Spec struct {
-	App                string  `json:"app"`
-	Name               string  `json:"name"`
-	Description        string  `json:"description"`
-	Handler            string  `json:"handler"`
-	Cron               string  `json:"cron"`
-	TimeZone           string  `json:"time_zone"`
-	Slots              int     `json:"slots"`
-	SlotParams         string  `json:"slot_params"` // "0=Beijing,1=Shanghai"
-	Params             string  `json:"params"`
-	MisfirePolicy      string  `json:"misfire_policy"`
-	MisfireThresholdMS int64   `json:"misfire_threshold_ms"`
-	MaxCatchUp         int     `json:"max_catch_up"`
-	OverlapPolicy      string  `json:"overlap_policy"`
-	TimeoutMS          int64   `json:"timeout_ms"`
-	RetryMax           int     `json:"retry_max"`
-	RetryBackoffMS     int64   `json:"retry_backoff_ms"`
-	Enabled            *bool   `json:"enabled"`
-	ChildJobIDs        []int64 `json:"child_job_ids"` // jobs triggered once each time a run of this job succeeds
+	App                string `json:"app"`
+	Name               string `json:"name"`
+	Description        string `json:"description"`
+	Handler            string `json:"handler"`
+	Cron               string `json:"cron"`
+	TimeZone           string `json:"time_zone"`
+	Slots              int    `json:"slots"`
+	SlotParams         string `json:"slot_params"` // "0=Beijing,1=Shanghai"
+	Params             string `json:"params"`
+	MisfirePolicy      string `json:"misfire_policy"`
+	MisfireThresholdMS int64  `json:"misfire_threshold_ms"`
+	MaxCatchUp         int    `json:"max_catch_up"`
+	OverlapPolicy      string `json:"overlap_policy"`
+	TimeoutMS          int64  `json:"timeout_ms"`
+	RetryMax           int    `json:"retry_max"`
+	RetryBackoffMS     int64  `json:"retry_backoff_ms"`
+	// The records policy imposed on the handler's sdk/records Processor
+	// (records.go); empty / 0: the handler's Config decides.
+	DedupScope        string  `json:"dedup_scope"`         // "run", "job" or a name such as "settle:{date}"
+	UncertainPolicy   string  `json:"uncertain_policy"`    // "retry" or "skip"
+	RecordMaxAttempts int     `json:"record_max_attempts"` // 1..100
+	Enabled           *bool   `json:"enabled"`
+	ChildJobIDs       []int64 `json:"child_job_ids"` // jobs triggered once each time a run of this job succeeds
 	// Version is the version being replaced, required on update (optimistic lock).
 	Version int64 `json:"version"`
 }
@@ -148,6 +153,7 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if s.RetryBackoffMS < 0 {
 		errs["retry_backoff_ms"] = "a positive number of milliseconds"
 	}
+	validateRecordsPolicy(s, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
 		errs["child_job_ids"] = fmt.Sprintf("at most %d child jobs", MaxChildren)
 	}
@@ -182,6 +188,7 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
 		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
+		DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts,
 		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: anchor.UnixMilli(),
 	}
 	if enabled {

@@ -88,20 +88,25 @@ func (s *Store) Attempt(ctx context.Context, token int64) (Attempt, error) {
 
 // DispatchSlot is an attempt with what an executor needs to run it.
 type DispatchSlot struct {
-	Token       int64         `db:"token"`
-	RunID       int64         `db:"run_id"`
-	Slot        int           `db:"slot"`
-	Attempt     int           `db:"attempt"`
-	JobID       int64         `db:"job_id"`
-	JobName     string        `db:"job_name"`
-	Handler     string        `db:"handler"`
-	ScheduledAt int64         `db:"scheduled_at"`
-	Params      string        `db:"params"`
-	SlotCount   int           `db:"slot_count"`
-	TimeoutMS   int64         `db:"timeout_ms"`
-	SlotParams  string        `db:"slot_params"`
-	ExecutorID  sql.NullInt64 `db:"executor_id"`
-	Failures    int           `db:"failures"`
+	Token       int64  `db:"token"`
+	RunID       int64  `db:"run_id"`
+	Slot        int    `db:"slot"`
+	Attempt     int    `db:"attempt"`
+	JobID       int64  `db:"job_id"`
+	JobName     string `db:"job_name"`
+	Handler     string `db:"handler"`
+	ScheduledAt int64  `db:"scheduled_at"`
+	Params      string `db:"params"`
+	SlotCount   int    `db:"slot_count"`
+	TimeoutMS   int64  `db:"timeout_ms"`
+	SlotParams  string `db:"slot_params"`
+	TimeZone    string `db:"time_zone"`
+	// The job's records policy (see Job).
+	DedupScope        string        `db:"dedup_scope"`
+	UncertainPolicy   string        `db:"uncertain_policy"`
+	RecordMaxAttempts int           `db:"record_max_attempts"`
+	ExecutorID        sql.NullInt64 `db:"executor_id"`
+	Failures          int           `db:"failures"`
 }
 
 // UnackedFor returns the current attempts placed on an executor that it has

@@ -17,7 +17,8 @@ import (
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 	res, err := s.db.ExecContext(ctx, s.q.get("JobInsert"),
 		j.App, j.Name, j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy,
-		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.ChildJobIDs, j.NextFireAt,
+		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
+		j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs, j.NextFireAt,
 		sql.NullInt64{Int64: j.CreatedAt, Valid: j.CreatedAt > 0})
 	if isDuplicate(err) {
 		return 0, fmt.Errorf("job %s/%s already exists: %w", j.App, j.Name, ErrConflict)
@@ -77,7 +78,8 @@ func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next 
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 	res, err := s.db.ExecContext(ctx, s.q.get("JobUpdate"),
 		j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
-		j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS, j.Enabled, j.ChildJobIDs,
+		j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
+		j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs,
 		j.NextFireAt, j.ID, j.Version)
 	if err != nil {
 		return fmt.Errorf("update job %d: %w", j.ID, err)

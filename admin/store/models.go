@@ -59,30 +59,35 @@ const (
 
 // Job is a job definition.
 type Job struct {
-	ID             int64         `db:"id"`
-	App            string        `db:"app"`
-	Name           string        `db:"name"`
-	Description    string        `db:"description"`
-	Handler        string        `db:"handler"`
-	CronExpr       string        `db:"cron_expr"`
-	TimeZone       string        `db:"time_zone"`
-	MisfirePolicy  string        `db:"misfire_policy"`
-	OverlapPolicy  string        `db:"overlap_policy"`
-	MisfireMS      int64         `db:"misfire_threshold_ms"`
-	MaxCatchUp     int           `db:"max_catch_up"`
-	SlotCount      int           `db:"slot_count"`
-	SlotParams     string        `db:"slot_params"`
-	Params         string        `db:"params"`
-	TimeoutMS      int64         `db:"timeout_ms"`
-	RetryMax       int           `db:"retry_max"`
-	RetryBackoffMS int64         `db:"retry_backoff_ms"`
-	Enabled        bool          `db:"enabled"`
-	Paused         bool          `db:"paused"`
-	ChildJobIDs    string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
-	NextFireAt     sql.NullInt64 `db:"next_fire_at"`
-	CreatedAt      int64         `db:"created_at"`
-	UpdatedAt      int64         `db:"updated_at"`
-	Version        int64         `db:"version"`
+	ID             int64  `db:"id"`
+	App            string `db:"app"`
+	Name           string `db:"name"`
+	Description    string `db:"description"`
+	Handler        string `db:"handler"`
+	CronExpr       string `db:"cron_expr"`
+	TimeZone       string `db:"time_zone"`
+	MisfirePolicy  string `db:"misfire_policy"`
+	OverlapPolicy  string `db:"overlap_policy"`
+	MisfireMS      int64  `db:"misfire_threshold_ms"`
+	MaxCatchUp     int    `db:"max_catch_up"`
+	SlotCount      int    `db:"slot_count"`
+	SlotParams     string `db:"slot_params"`
+	Params         string `db:"params"`
+	TimeoutMS      int64  `db:"timeout_ms"`
+	RetryMax       int    `db:"retry_max"`
+	RetryBackoffMS int64  `db:"retry_backoff_ms"`
+	// The records policy (sdk/records) the job imposes on its handler;
+	// empty / 0: the handler's Config decides. See jobdef.Spec.
+	DedupScope        string        `db:"dedup_scope"`
+	UncertainPolicy   string        `db:"uncertain_policy"`
+	RecordMaxAttempts int           `db:"record_max_attempts"`
+	Enabled           bool          `db:"enabled"`
+	Paused            bool          `db:"paused"`
+	ChildJobIDs       string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
+	NextFireAt        sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt         int64         `db:"created_at"`
+	UpdatedAt         int64         `db:"updated_at"`
+	Version           int64         `db:"version"`
 }
 
 // Run is one firing of a job.

@@ -125,7 +125,7 @@ func chooseMySQL(t testing.TB) (*mysqlServer, error) {
 		return nil, err
 	}
 	start := time.Now()
-	m, err := newMariaDB(dir)
+	m, err := newMariaDB(dir, nil)
 	if err != nil {
 		return nil, err
 	}

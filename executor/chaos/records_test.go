@@ -71,6 +71,7 @@ func TestChaosRecordsExactlyOnce(t *testing.T) {
 	c.repeatRun(f, job, first, &sum)
 	c.externalRun(f, "retry", &sum)
 	c.externalRun(f, "skip", &sum)
+	c.jobPolicyRun(&sum)
 
 	sum.add("total %s", time.Since(start).Round(time.Millisecond))
 	t.Logf("summary:\n  %s", strings.Join(sum.lines, "\n  "))

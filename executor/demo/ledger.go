@@ -129,8 +129,8 @@ func RegisterRecords(ex *sdk.Executor, db *sql.DB) error {
 //	records=N         the job's records are the ids 1..N (default 1000); a slot processes Task.IDRange(1, N)
 //	ms_per_record=M   every record takes M milliseconds (default 0), honouring cancellation
 //	batch=B           records.Config.BatchSize, 1..4000 (default 500)
-//	concurrency=C     records.Config.Concurrency (default 8): batch transactions at once (demo.ledger), handler calls at once (demo.ledger-external)
-//	scope=S           dedup scope: "run" (default: once per run), "job" (once per job), or a name of your choice
+//	concurrency=C     records.Config.Concurrency (default: the records defaults, 4 batch transactions at once for demo.ledger, 8 handler calls at once for demo.ledger-external)
+//	scope=S           dedup scope: "run" (default: once per run), "job" (once per job), or a name of your choice; the job's dedup_scope wins
 //	uncertain=P       demo.ledger-external only, required: "retry" (at least once) or "skip" (at most once)
 //
 // A slot that finished logs one line "ledger slot done" with the Result's

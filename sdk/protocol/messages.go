@@ -68,7 +68,21 @@ type RunAssignment struct {
 	Params      string           `json:"params,omitempty"`
 	Total       int              `json:"total"`
 	TimeoutMS   int64            `json:"timeout_ms,omitempty"`
+	Records     *RecordsPolicy   `json:"records,omitempty"` // nil: the job sets no records policy
 	Slots       []SlotAssignment `json:"slots"`
+}
+
+// RecordsPolicy is what the job's definition imposes on the sdk/records
+// Processor of its handler; an empty field leaves that choice to the
+// handler's Config.
+type RecordsPolicy struct {
+	// Scope is the dedup scope of this run: "run", "job", or a name (with
+	// the job's placeholders already replaced, e.g. "settle:2026-11-30").
+	Scope string `json:"scope,omitempty"`
+	// Uncertain is "retry" or "skip".
+	Uncertain string `json:"uncertain,omitempty"`
+	// MaxAttempts is how many times a record may be handed to the handler.
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
 // SlotAssignment is one attempt of one slot.

@@ -23,40 +23,53 @@ func init() { benchIDs.Store(time.Now().UnixNano() % 1_000_000 * 1000) }
 
 // BenchmarkRecords measures the record throughput on a private MariaDB
 // (testenv.StartMariaDB, so that the tests of other packages running on the
-// shared server do not disturb it) with innodb_flush_log_at_trx_commit=1 (a
-// durable commit, as in production), one op = one record, External mode,
-// no-op effect:
+// shared server do not disturb it) sized like a production server
+// (benchServer: durable commits), one op = one record, no-op effect, default
+// Concurrency:
 //
-//	naive-per-record  textbook: per record INSERT IGNORE + SELECT + UPDATE, autocommit
-//	sdk-batched       one Processor, one slot; also reports x-naive (its rate / naive's;
-//	                  needs naive-per-record in the same run: go test -bench Records)
-//	sdk-4-parallel    4 Processors on 4 slots at once: aggregate rate
-//	lock-check        the cost of the fencing check: chunks of records processed
-//	                  alternately with and without it (alternating, so that a change of
-//	                  the machine's load affects both); reports lock-check-% (time added)
+//	naive-per-record        textbook: per record INSERT IGNORE + SELECT + UPDATE, autocommit
+//	external-1              External mode, one Processor, one slot (two row writes per
+//	                        record: pending before the effect, done after); also reports
+//	                        x-naive (its rate / naive's; needs naive-per-record in the same
+//	                        run: go test -bench Records)
+//	external-4-parallel     4 Processors on 4 slots at once: aggregate rate
+//	transactional-1         Transactional mode (one row write per record: inserted done in
+//	                        the transaction of the effect), one Processor; x-naive
+//	transactional-4-parallel  4 Processors at once: aggregate rate
+//	transactional-4-parallel-8-tx-each  the same with Concurrency 8 (the former default)
+//	lock-check              External mode, the cost of the fencing check: chunks of records
+//	                        processed alternately with and without it (alternating, so that
+//	                        a change of the machine's load affects both); reports
+//	                        lock-check-% (time added)
 func BenchmarkRecords(b *testing.B) {
 	e := privateMariaDB(b)
 	e.db.SetMaxOpenConns(64)
 	e.db.SetMaxIdleConns(64)
 	cfg := Config{Mode: External, Uncertain: Retry, BatchSize: benchBatch}
 
-	var naive, withCheck float64
+	var naive float64
 	b.Run("naive-per-record", func(b *testing.B) {
 		naive = benchNaive(b, e.db)
 	})
-	b.Run("sdk-batched", func(b *testing.B) {
-		p := e.processor(b, cfg)
-		withCheck = benchProcess(b, []*Processor{p})
-		if naive > 0 {
-			b.ReportMetric(withCheck/naive, "x-naive")
-		}
-	})
-	b.Run("sdk-4-parallel", func(b *testing.B) {
-		ps := make([]*Processor, 4)
-		for i := range ps {
-			ps[i] = e.processor(b, cfg)
-		}
-		benchProcess(b, ps)
+	for _, mode := range []Mode{External, Transactional} {
+		cfg := cfg
+		cfg.Mode = mode
+		b.Run(mode.String()+"-1", func(b *testing.B) {
+			rate := benchProcess(b, []*Processor{e.processor(b, cfg)})
+			if naive > 0 {
+				b.ReportMetric(rate/naive, "x-naive")
+			}
+		})
+		b.Run(mode.String()+"-4-parallel", func(b *testing.B) {
+			benchParallel(b, e, cfg)
+		})
+	}
+	b.Run("transactional-4-parallel-8-tx-each", func(b *testing.B) {
+		// The default Concurrency of Transactional mode before it became
+		// DefaultTransactionalConcurrency: 32 write transactions at once.
+		c := cfg
+		c.Mode, c.Concurrency = Transactional, 8
+		benchParallel(b, e, c)
 	})
 	b.Run("lock-check", func(b *testing.B) {
 		with := e.processor(b, cfg)
@@ -90,6 +103,16 @@ func BenchmarkRecords(b *testing.B) {
 			b.ReportMetric((perWith/perWithout-1)*100, "lock-check-%")
 		}
 	})
+}
+
+// benchParallel runs 4 Processors of configuration cfg at once (4 executors
+// of one app sharing the business database), each on its own slot.
+func benchParallel(b *testing.B, e *env, cfg Config) {
+	ps := make([]*Processor, 4)
+	for i := range ps {
+		ps[i] = e.processor(b, cfg)
+	}
+	benchProcess(b, ps)
 }
 
 // benchBatch is the batch size of the benchmarks: larger batches measured
@@ -167,16 +190,25 @@ func benchNaive(b *testing.B, db *sql.DB) float64 {
 	return rate
 }
 
-// privateMariaDB starts a MariaDB for the benchmark alone, durable commits.
+// benchServer sizes the benchmark's MariaDB like a production server holding
+// the dedup table (the test defaults are 64 MB of buffer pool and a 32 MB
+// redo log, which make InnoDB flush pages all the time under this write
+// rate), with durable commits (a log write and fsync per commit).
+var benchServer = []string{
+	"innodb-buffer-pool-size=2G",
+	"innodb-log-file-size=1G",
+	"innodb-flush-log-at-trx-commit=1",
+}
+
+// privateMariaDB starts a MariaDB for the benchmark alone (benchServer).
 func privateMariaDB(b *testing.B) *env {
-	m := testenv.StartMariaDB(b)
+	m := testenv.StartMariaDB(b, benchServer...)
 	admin, err := sql.Open("mysql", m.DSN(""))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer admin.Close()
 	for _, stmt := range []string{
-		"SET GLOBAL innodb_flush_log_at_trx_commit = 1",
 		"CREATE DATABASE bench CHARACTER SET utf8mb4",
 	} {
 		if _, err := admin.Exec(stmt); err != nil {

@@ -144,7 +144,7 @@ func (r *run) claim(ctx context.Context, tx *sql.Tx, keys []string, now int64, i
 func (r *run) decide(ctx context.Context, tx *sql.Tx, keys []string, inserted map[string]bool, existing map[string]dedupRow, now int64) (claimResult, error) {
 	var res claimResult
 	me := r.task.Token
-	maxAttempts := r.p.cfg.MaxRecordAttempts
+	maxAttempts := r.maxAttempts
 
 	// Which tokens of foreign pending rows may still finish them?
 	var foreign []int64
@@ -198,7 +198,7 @@ func (r *run) decide(ctx context.Context, tx *sql.Tx, keys []string, inserted ma
 		case row.status == statusPending && row.token != me && live[row.token]:
 			res.skipped++
 		case row.status == statusPending:
-			if r.p.cfg.Uncertain == Retry && row.attempts < maxAttempts {
+			if r.uncertainPolicy == Retry && row.attempts < maxAttempts {
 				take(k, row)
 				uncertain[k] = true
 				res.uncertainRetried++
@@ -252,6 +252,10 @@ func (r *run) insertRows(ctx context.Context, tx *sql.Tx, keys []string, status 
 		return 0, nil
 	}
 	t := r.task
+	// In primary-key order: the insert walks the B-tree forwards instead of
+	// jumping between pages, and concurrent claimers lock rows in one
+	// order.
+	keys = slices.Sorted(slices.Values(keys))
 	var args []any
 	if r.p.cfg.Dialect == DialectMySQL {
 		args = []any{t.JobID, r.scopeArg, status, t.Token, t.RunID, now, now, hexJSON(keys)}

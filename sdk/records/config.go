@@ -83,13 +83,20 @@ const (
 
 // Defaults applied by Config.WithDefaults, and limits checked by Validate.
 const (
-	DefaultBatchSize         = 500
-	MaxBatchSize             = 4000 // 8 parameters a row: SQLite allows 32766 per statement
-	DefaultConcurrency       = 8
-	DefaultMaxRecordAttempts = 3
-	DefaultLockLease         = 30 * time.Second
-	MinLockLease             = 100 * time.Millisecond
-	DefaultFlushInterval     = 100 * time.Millisecond
+	DefaultBatchSize   = 500
+	MaxBatchSize       = 4000 // 8 parameters a row: SQLite allows 32766 per statement
+	DefaultConcurrency = 8    // External mode
+	// DefaultTransactionalConcurrency is the default Concurrency in
+	// Transactional mode on MySQL: each unit of concurrency is a write
+	// transaction on the business database, and several slots and
+	// executors share that database. Measured on 2 cores, 4 Processors
+	// with 8 transactions each reached 83-118k records/s, with 4 each
+	// 168-183k, with 2 each 191-208k (docs/performance.md).
+	DefaultTransactionalConcurrency = 4
+	DefaultMaxRecordAttempts        = 3
+	DefaultLockLease                = 30 * time.Second
+	MinLockLease                    = 100 * time.Millisecond
+	DefaultFlushInterval            = 100 * time.Millisecond
 
 	MaxKeyLen   = 255 // bytes of a record key (dedup_record.record_key)
 	MaxScopeLen = 128 // bytes of a scope (dedup_record.scope)
@@ -131,7 +138,10 @@ type Config struct {
 	Uncertain UncertainPolicy
 
 	// Scope is the default dedup scope of Process (see Scope). Default
-	// ScopeRun. WithScope returns a Processor using another one.
+	// ScopeRun. WithScope returns a Processor using another one. The job's
+	// definition overrides it, Uncertain and MaxRecordAttempts when it sets
+	// them (sdk.Task.Records: dedup_scope, uncertain_policy,
+	// record_max_attempts).
 	Scope Scope
 
 	// BatchSize is the number of keys read from the Source, claimed, and
@@ -142,9 +152,13 @@ type Config struct {
 	// Concurrency goroutines call the handler. Transactional mode: up to
 	// Concurrency batch transactions run at once, each calling the handler
 	// for its records one after the other (a transaction is one
-	// connection). Default 8; 1 for SQLite in Transactional mode, where
-	// write transactions run one at a time anyway (more only adds waiting
-	// for the database lock).
+	// connection). Default 8 in External mode; in Transactional mode 4 on
+	// MySQL (DefaultTransactionalConcurrency) and 1 on SQLite, where write
+	// transactions run one at a time anyway (more only adds waiting for
+	// the database lock). In Transactional mode keep the write
+	// transactions of all the slots and executors sharing one database
+	// at a few per database core: beyond that InnoDB spends its time
+	// waiting for page latches, and throughput falls.
 	Concurrency int
 
 	// MaxRecordAttempts is how many times a record is handed to the
@@ -202,8 +216,11 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = DefaultConcurrency
-		if c.Dialect == DialectSQLite && c.Mode == Transactional {
-			c.Concurrency = 1
+		if c.Mode == Transactional {
+			c.Concurrency = DefaultTransactionalConcurrency
+			if c.Dialect == DialectSQLite {
+				c.Concurrency = 1
+			}
 		}
 	}
 	if c.MaxRecordAttempts == 0 {

