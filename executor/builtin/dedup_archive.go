@@ -33,6 +33,9 @@ type dedupArchiveParams struct {
 	Jobs       map[string]string `json:"jobs"`       // job id -> horizon, or "keep"
 	BatchSize  int               `json:"batch_size"` // default 1000
 	PauseMS    *int64            `json:"pause_ms"`   // default 5; 0: no pause
+	// LockHorizon: slot 0 deletes shard_lock rows whose lease ended longer
+	// ago than this (Go duration, default 24h, at least 1h), or "keep".
+	LockHorizon string `json:"lock_horizon"`
 
 	cfg records.ArchiveConfig
 }
@@ -87,6 +90,17 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 			}
 			p.cfg.JobHorizons[id] = d
 		}
+	}
+	switch p.LockHorizon {
+	case "":
+	case "keep":
+		p.cfg.LockHorizon = records.KeepForever
+	default:
+		d, err := time.ParseDuration(p.LockHorizon)
+		if err != nil || d < records.MinArchiveHorizon {
+			return nil, paramsErr(NameDedupArchive, "lock_horizon", "%q: want a duration of at least %s such as \"24h\" (above the longest a slot attempt can live: a purged shard lock no longer fences its run's old attempts), or \"keep\"", p.LockHorizon, records.MinArchiveHorizon)
+		}
+		p.cfg.LockHorizon = d
 	}
 	if p.BatchSize < 0 || p.BatchSize > records.MaxBatchSize {
 		return nil, paramsErr(NameDedupArchive, "batch_size", "%d: want 1 to %d (0 or absent: %d)", p.BatchSize, records.MaxBatchSize, records.DefaultArchiveBatchSize)
@@ -144,6 +158,6 @@ func (h *DedupArchive) Handle(ctx context.Context, t *sdk.Task) error {
 		return fmt.Errorf("dedup-archive on %s (%d rows taken out before the error): %w", p.DataSource, moved, err)
 	}
 	logger(t).Info("dedup archive done", "datasource", p.DataSource, "mode", cfg.Mode, "moved", res.Moved,
-		"scanned", res.Scanned, "groups", res.Groups)
+		"scanned", res.Scanned, "groups", res.Groups, "locks_purged", res.Locks)
 	return nil
 }

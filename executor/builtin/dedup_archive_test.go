@@ -45,6 +45,13 @@ func TestDedupArchiveHandler(t *testing.T) {
 				}
 			}
 		}
+		// Shard locks: two whose lease ended 2 days ago (released, or of a
+		// dead attempt), one 2 hours ago, one live.
+		for i, ended := range []int64{now - 48*3600*1000, now - 47*3600*1000, now - 2*3600*1000, now + 60_000} {
+			_, err := e.db.Exec("INSERT INTO shard_lock (job_id, run_id, slot, token, holder, lease_until, acquired_at, released_at) VALUES (1, 1, ?, ?, 'h', ?, ?, NULL)",
+				i, i+1, ended, ended-1000)
+			require.NoError(t, err)
+		}
 		var total int64
 		for slot := range 4 {
 			task, log := newTask(`{"datasource": "biz", "horizon": "720h", "jobs": {"3": "1440h"}, "batch_size": 7, "pause_ms": 0}`)
@@ -60,6 +67,17 @@ func TestDedupArchiveHandler(t *testing.T) {
 		require.NoError(t, e.db.QueryRow("SELECT COUNT(*) FROM dedup_record").Scan(&left))
 		require.Equal(t, want, archived)
 		require.Equal(t, 3*10*20-want, left)
+		var locks []int
+		rows, err := e.db.Query("SELECT slot FROM shard_lock ORDER BY slot")
+		require.NoError(t, err)
+		for rows.Next() {
+			var s int
+			require.NoError(t, rows.Scan(&s))
+			locks = append(locks, s)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		require.Equal(t, []int{2, 3}, locks, "slot 0 purged the locks whose lease ended more than 24h ago")
 
 		task, _ := newTask(`{"datasource": "nope"}`)
 		require.ErrorIs(t, e.h2().Handle(context.Background(), task), builtin.ErrRefused)
@@ -79,17 +97,20 @@ func (e *sqlEnv) h2() *builtin.DedupArchive { return builtin.NewDedupArchive(e.h
 func TestDedupArchiveParams(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, builtin.ValidateParams(builtin.NameDedupArchive, `{"datasource": "biz"}`))
-	require.NoError(t, builtin.ValidateParams(builtin.NameDedupArchive, `{"datasource": "biz", "mode": "delete", "horizon": "2160h", "jobs": {"42": "keep", "7": "24h"}, "batch_size": 4000, "pause_ms": 50}`))
+	require.NoError(t, builtin.ValidateParams(builtin.NameDedupArchive, `{"datasource": "biz", "mode": "delete", "horizon": "2160h", "jobs": {"42": "keep", "7": "24h"}, "batch_size": 4000, "pause_ms": 50, "lock_horizon": "72h"}`))
+	require.NoError(t, builtin.ValidateParams(builtin.NameDedupArchive, `{"datasource": "biz", "lock_horizon": "keep"}`))
 	for params, want := range map[string]string{
 		`{}`:                                    "datasource: required",
 		`{"datasource": "biz", "mode": "move"}`: `mode: "move"`,
-		`{"datasource": "biz", "horizon": "30d"}`:    `horizon: "30d": want a duration`,
-		`{"datasource": "biz", "horizon": "10m"}`:    "horizon: 10m0s: at least 1h0m0s",
-		`{"datasource": "biz", "jobs": {"x": "1h"}}`: `jobs: key "x": want a job id`,
-		`{"datasource": "biz", "jobs": {"5": "1s"}}`: "jobs.5: 1s: at least",
-		`{"datasource": "biz", "batch_size": 5000}`:  "batch_size: 5000",
-		`{"datasource": "biz", "pause_ms": -1}`:      "pause_ms: -1",
-		`{"datasource": "biz", "other": 1}`:          "unknown field",
+		`{"datasource": "biz", "horizon": "30d"}`:     `horizon: "30d": want a duration`,
+		`{"datasource": "biz", "horizon": "10m"}`:     "horizon: 10m0s: at least 1h0m0s",
+		`{"datasource": "biz", "jobs": {"x": "1h"}}`:  `jobs: key "x": want a job id`,
+		`{"datasource": "biz", "jobs": {"5": "1s"}}`:  "jobs.5: 1s: at least",
+		`{"datasource": "biz", "batch_size": 5000}`:   "batch_size: 5000",
+		`{"datasource": "biz", "pause_ms": -1}`:       "pause_ms: -1",
+		`{"datasource": "biz", "lock_horizon": "5m"}`: `lock_horizon: "5m": want a duration of at least 1h`,
+		`{"datasource": "biz", "lock_horizon": "x"}`:  `lock_horizon: "x"`,
+		`{"datasource": "biz", "other": 1}`:           "unknown field",
 	} {
 		err := builtin.ValidateParams(builtin.NameDedupArchive, params)
 		require.ErrorContains(t, err, want, params)

@@ -48,6 +48,10 @@ const (
 	DefaultArchiveBatchSize = 1000
 	DefaultArchivePause     = 5 * time.Millisecond
 
+	// DefaultLockHorizon is how long after its lease ended a shard lock
+	// row is kept by Archive (ArchiveConfig.LockHorizon).
+	DefaultLockHorizon = 24 * time.Hour
+
 	// KeepForever, as a per-job horizon, keeps every dedup row of the job.
 	KeepForever time.Duration = -1
 )
@@ -91,6 +95,15 @@ type ArchiveConfig struct {
 	// a negative value means no pause.
 	Pause time.Duration
 
+	// LockHorizon: slot 0 also deletes the shard_lock rows whose lease
+	// ended more than this ago (Processor.PurgeLocks), so that the lock
+	// table does not grow without bound. Choose it above the longest an
+	// attempt can live plus the longest pause to fence: a purged lock no
+	// longer fences its run's old tokens. Default DefaultLockHorizon, at
+	// least MinArchiveHorizon; KeepForever (any negative value) keeps
+	// every lock row.
+	LockHorizon time.Duration
+
 	// OnBatch, if set, is called after each committed transaction with the
 	// number of rows it took out (e.g. to report progress).
 	OnBatch func(moved int64)
@@ -116,6 +129,9 @@ func (c ArchiveConfig) WithDefaults() ArchiveConfig {
 	}
 	if c.Pause == 0 {
 		c.Pause = DefaultArchivePause
+	}
+	if c.LockHorizon == 0 {
+		c.LockHorizon = DefaultLockHorizon
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -147,6 +163,9 @@ func (c ArchiveConfig) Validate() error {
 			bad("JobHorizons[%d] is %s: must be at least %s, or KeepForever", job, h, MinArchiveHorizon)
 		}
 	}
+	if c.LockHorizon >= 0 && c.LockHorizon < MinArchiveHorizon {
+		bad("LockHorizon is %s: must be at least %s (a purged lock no longer fences the old tokens of its run), KeepForever, or 0 for the default %s", c.LockHorizon, MinArchiveHorizon, DefaultLockHorizon)
+	}
 	if c.Total < 1 || c.Slot < 0 || c.Slot >= c.Total {
 		bad("Slot %d of Total %d: want 0 <= Slot < Total", c.Slot, c.Total)
 	}
@@ -162,6 +181,7 @@ type ArchiveResult struct {
 	Scanned int64 // rows read (of the groups of this slot)
 	Groups  int64 // (job_id, scope) groups of this slot walked
 	Batches int64 // transactions that took rows out
+	Locks   int64 // shard_lock rows deleted (slot 0 only; see LockHorizon)
 }
 
 // Archive takes the done rows older than the horizon out of dedup_record —
@@ -211,8 +231,11 @@ func Archive(ctx context.Context, db *sql.DB, cfg ArchiveConfig) (ArchiveResult,
 	a.now = now
 	start := time.Now()
 	err = a.walk(ctx)
+	if err == nil && cfg.Slot == 0 && cfg.LockHorizon > 0 {
+		res.Locks, err = purgeLocks(ctx, db, base, cfg.LockHorizon)
+	}
 	cfg.Logger.Info("dedup archive pass ended", "mode", cfg.Mode, "slot", cfg.Slot, "total", cfg.Total,
-		"moved", res.Moved, "scanned", res.Scanned, "groups", res.Groups, "batches", res.Batches,
+		"moved", res.Moved, "scanned", res.Scanned, "groups", res.Groups, "batches", res.Batches, "locks_purged", res.Locks,
 		"duration", time.Since(start).Round(time.Millisecond), "err", err)
 	return res, err
 }

@@ -170,13 +170,14 @@ func TestArchiveConfig(t *testing.T) {
 	require.Equal(t, DefaultArchiveHorizon, c.Horizon)
 	require.Equal(t, ArchiveMove, c.Mode)
 	require.Equal(t, 1, c.Total)
+	require.Equal(t, DefaultLockHorizon, c.LockHorizon)
 	err := ArchiveConfig{Dialect: "pg", Horizon: time.Minute, Slot: 3, Total: 2, BatchSize: MaxBatchSize + 1, Mode: 9,
-		JobHorizons: map[int64]time.Duration{5: time.Second}}.Validate()
+		JobHorizons: map[int64]time.Duration{5: time.Second}, LockHorizon: time.Minute}.Validate()
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	for _, want := range []string{"Dialect", "Mode 9", "Horizon is 1m0s", "JobHorizons[5]", "Slot 3 of Total 2", "BatchSize"} {
+	for _, want := range []string{"Dialect", "Mode 9", "Horizon is 1m0s", "JobHorizons[5]", "Slot 3 of Total 2", "BatchSize", "LockHorizon is 1m0s"} {
 		require.ErrorContains(t, err, want)
 	}
-	require.NoError(t, ArchiveConfig{Dialect: DialectSQLite, JobHorizons: map[int64]time.Duration{5: KeepForever}}.WithDefaults().Validate())
+	require.NoError(t, ArchiveConfig{Dialect: DialectSQLite, JobHorizons: map[int64]time.Duration{5: KeepForever}, LockHorizon: KeepForever}.WithDefaults().Validate())
 }
 
 // TestGroupSlotSpreads: the groups of run scopes spread over the slots.

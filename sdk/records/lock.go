@@ -211,7 +211,8 @@ const purgeBatch = 1000
 // ago (database clock): released locks, and locks of attempts that died
 // without releasing. It deletes in batches of 1000 rows, each its own
 // statement, so that it never holds many locks, and returns how many rows
-// it deleted. Run it periodically (hourly, say) from one instance.
+// it deleted. Run it periodically (hourly, say) from one instance; the
+// dedup-archive job (records.Archive, slot 0) does it after each pass.
 //
 // Choose olderThan well above the longest an attempt can live (job timeout)
 // plus the longest pause to fence (24h is a good default): a purged lock no
@@ -223,9 +224,14 @@ func (p *Processor) PurgeLocks(ctx context.Context, olderThan time.Duration) (in
 	if olderThan <= 0 {
 		return 0, fmt.Errorf("records: PurgeLocks: olderThan is %s: must be positive (24h is a good default)", olderThan)
 	}
+	return purgeLocks(ctx, p.cfg.DB, p.q, olderThan)
+}
+
+// purgeLocks is PurgeLocks on db with the queries q of its dialect.
+func purgeLocks(ctx context.Context, db *sql.DB, q queries, olderThan time.Duration) (int64, error) {
 	var total int64
 	for {
-		res, err := p.cfg.DB.ExecContext(ctx, p.q.get("LockPurge"), olderThan.Milliseconds(), purgeBatch)
+		res, err := db.ExecContext(ctx, q.get("LockPurge"), olderThan.Milliseconds(), purgeBatch)
 		if err != nil {
 			if retryable(err) {
 				if berr := backoff(ctx, 1); berr != nil {
