@@ -129,7 +129,7 @@ func RegisterRecords(ex *sdk.Executor, db *sql.DB) error {
 //	records=N         the job's records are the ids 1..N (default 1000); a slot processes Task.IDRange(1, N)
 //	ms_per_record=M   every record takes M milliseconds (default 0), honouring cancellation
 //	batch=B           records.Config.BatchSize, 1..4000 (default 500)
-//	concurrency=C     records.Config.Concurrency (default: the records defaults, 4 batch transactions at once for demo.ledger, 8 handler calls at once for demo.ledger-external)
+//	concurrency=C     records.Config.Concurrency (default: the records defaults, 2 batch transactions at once for demo.ledger, 8 handler calls at once for demo.ledger-external)
 //	scope=S           dedup scope: "run" (default: once per run), "job" (once per job), or a name of your choice; the job's dedup_scope wins
 //	uncertain=P       demo.ledger-external only, required: "retry" (at least once) or "skip" (at most once)
 //

@@ -36,7 +36,7 @@ func init() { benchIDs.Store(time.Now().UnixNano() % 1_000_000 * 1000) }
 //	transactional-1         Transactional mode (one row write per record: inserted done in
 //	                        the transaction of the effect), one Processor; x-naive
 //	transactional-4-parallel  4 Processors at once: aggregate rate
-//	transactional-4-parallel-8-tx-each  the same with Concurrency 8 (the former default)
+//	transactional-4-parallel-N-tx-each  the same with Concurrency 4 and 8 (8: the former default)
 //	lock-check              External mode, the cost of the fencing check: chunks of records
 //	                        processed alternately with and without it (alternating, so that
 //	                        a change of the machine's load affects both); reports
@@ -64,13 +64,15 @@ func BenchmarkRecords(b *testing.B) {
 			benchParallel(b, e, cfg)
 		})
 	}
-	b.Run("transactional-4-parallel-8-tx-each", func(b *testing.B) {
-		// The default Concurrency of Transactional mode before it became
-		// DefaultTransactionalConcurrency: 32 write transactions at once.
-		c := cfg
-		c.Mode, c.Concurrency = Transactional, 8
-		benchParallel(b, e, c)
-	})
+	// More write transactions per Processor than the default (8 was the
+	// default before DefaultTransactionalConcurrency): 16 and 32 at once.
+	for _, n := range []int{4, 8} {
+		b.Run(fmt.Sprintf("transactional-4-parallel-%d-tx-each", n), func(b *testing.B) {
+			c := cfg
+			c.Mode, c.Concurrency = Transactional, n
+			benchParallel(b, e, c)
+		})
+	}
 	b.Run("lock-check", func(b *testing.B) {
 		with := e.processor(b, cfg)
 		without := e.processor(b, cfg)
@@ -105,12 +107,25 @@ func BenchmarkRecords(b *testing.B) {
 	})
 }
 
-// benchParallel runs 4 Processors of configuration cfg at once (4 executors
-// of one app sharing the business database), each on its own slot.
+// benchParallel runs 4 Processors of configuration cfg at once, each with
+// a connection pool of its own and on its own slot: 4 executors of one app
+// sharing the business database.
 func benchParallel(b *testing.B, e *env, cfg Config) {
 	ps := make([]*Processor, 4)
 	for i := range ps {
-		ps[i] = e.processor(b, cfg)
+		db, err := sql.Open(e.dialect, e.dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		db.SetMaxIdleConns(16)
+		b.Cleanup(func() { _ = db.Close() })
+		c := cfg
+		c.DB, c.Dialect, c.Logger = db, e.dialect, testLogger(b)
+		p, err := New(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps[i] = p
 	}
 	benchProcess(b, ps)
 }

@@ -89,10 +89,11 @@ const (
 	// DefaultTransactionalConcurrency is the default Concurrency in
 	// Transactional mode on MySQL: each unit of concurrency is a write
 	// transaction on the business database, and several slots and
-	// executors share that database. Measured on 2 cores, 4 Processors
-	// with 8 transactions each reached 83-118k records/s, with 4 each
-	// 168-183k, with 2 each 191-208k (docs/performance.md).
-	DefaultTransactionalConcurrency = 4
+	// executors share that database. Measured on 2 cores with a no-op
+	// handler (docs/performance.md): 4 Processors with 8 transactions each
+	// reached 83-159k records/s, with 4 each 143-205k, with 2 each
+	// 191-245k; one Processor was no slower with 2 than with 8.
+	DefaultTransactionalConcurrency = 2
 	DefaultMaxRecordAttempts        = 3
 	DefaultLockLease                = 30 * time.Second
 	MinLockLease                    = 100 * time.Millisecond
@@ -152,7 +153,7 @@ type Config struct {
 	// Concurrency goroutines call the handler. Transactional mode: up to
 	// Concurrency batch transactions run at once, each calling the handler
 	// for its records one after the other (a transaction is one
-	// connection). Default 8 in External mode; in Transactional mode 4 on
+	// connection). Default 8 in External mode; in Transactional mode 2 on
 	// MySQL (DefaultTransactionalConcurrency) and 1 on SQLite, where write
 	// transactions run one at a time anyway (more only adds waiting for
 	// the database lock). In Transactional mode keep the write
