@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS dedup_record (
   updated_at  BIGINT        NOT NULL,
   PRIMARY KEY (job_id, scope, record_key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS idx_dedup_record_created ON dedup_record (job_id, created_at);
+-- No secondary index (see mysql.sql).
 
 CREATE TABLE IF NOT EXISTS dedup_record_archive (
   job_id      BIGINT        NOT NULL,
