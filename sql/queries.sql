@@ -112,12 +112,19 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
 UPDATE job SET next_fire_at = ? WHERE id = ?;
 
 -- name: RunInsert
--- The last argument is the job id again: the run keeps its job's app (which
--- never changes), so that run lists filtered by app use an index.
+-- The last five arguments are the job id again: the run keeps its job's app
+-- (which never changes), so that run lists filtered by app use an index, and
+-- the job's records policy and time zone as they are now (see migration
+-- 0010).
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error,
-                                parent_run_id, created_at, finished_at, app)
+                                parent_run_id, created_at, finished_at, app,
+                                time_zone, dedup_scope, uncertain_policy, record_max_attempts)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        COALESCE((SELECT app FROM job WHERE id = ?), ''));
+        COALESCE((SELECT app FROM job WHERE id = ?), ''),
+        COALESCE((SELECT time_zone FROM job WHERE id = ?), 'UTC'),
+        COALESCE((SELECT dedup_scope FROM job WHERE id = ?), ''),
+        COALESCE((SELECT uncertain_policy FROM job WHERE id = ?), ''),
+        COALESCE((SELECT record_max_attempts FROM job WHERE id = ?), 0));
 
 -- name: RunByID
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
@@ -167,16 +174,16 @@ FROM slot_attempt a WHERE a.id = ?;
 
 -- name: DispatchUnacked
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, j.time_zone, j.dedup_scope, j.uncertain_policy,
-       j.record_max_attempts
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       r.record_max_attempts
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
 -- name: DispatchOfRun
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, j.time_zone, j.dedup_scope, j.uncertain_policy,
-       j.record_max_attempts, a.executor_id, a.failures
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       r.record_max_attempts, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.run_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
 ORDER BY a.id;

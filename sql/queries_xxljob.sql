@@ -32,8 +32,8 @@ SELECT id, app, protocol FROM executor WHERE address = ? ORDER BY last_heartbeat
 -- accepted, placed more than ? ms ago: the prober pushes them again (XXL-JOB
 -- executors have no heartbeat response that would carry them).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, j.time_zone, j.dedup_scope, j.uncertain_policy,
-       j.record_max_attempts, a.executor_id, a.failures
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       r.record_max_attempts, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
   AND a.dispatched_at < {{now_ms}} - ?

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // The records policy of a job: how the handler's sdk/records Processor
@@ -21,6 +23,9 @@ const (
 	// MaxScopeBytes is the longest scope the dedup table holds
 	// (dedup_record.scope), after placeholders are replaced.
 	MaxScopeBytes = 128
+	// MaxScopeTemplateBytes is the longest dedup_scope a job stores (the
+	// column job.dedup_scope), before placeholders are replaced.
+	MaxScopeTemplateBytes = 160
 )
 
 // scopePlaceholders are replaced by the run's scheduled time in the job's
@@ -61,6 +66,9 @@ func checkDedupScope(scope string) error {
 	}
 	const how = `empty or "run" (each run handles each record once), "job" (once per job), or a name such as "settle:{date}" ` +
 		`(letters, digits and . _ : / = -; {date}, {month} and {year} become the run's scheduled time in the job's time zone)`
+	if len(scope) > MaxScopeTemplateBytes {
+		return fmt.Errorf("%d bytes: at most %d (and at most %d once its placeholders are replaced)", len(scope), MaxScopeTemplateBytes, MaxScopeBytes)
+	}
 	if strings.HasPrefix(scope, "run:") {
 		return fmt.Errorf("%q starts with \"run:\", which the per-run scope uses: %s", scope, how)
 	}
@@ -88,9 +96,9 @@ func ResolveDedupScope(scope, zone string, scheduledAtMS int64) string {
 	if !strings.Contains(scope, "{") {
 		return scope
 	}
-	loc, err := time.LoadLocation(zone)
+	loc, err := schedule.ValidateZone(zone)
 	if err != nil {
-		loc = time.UTC
+		loc = time.UTC // jobs are saved with a valid zone; a zone the machine lost reads as UTC
 	}
 	at := time.UnixMilli(scheduledAtMS).In(loc)
 	return placeholderRE.ReplaceAllStringFunc(scope, func(p string) string {

@@ -91,6 +91,7 @@ func FuzzDedupScope(f *testing.F) {
 		if checkDedupScope(scope) != nil {
 			return
 		}
+		require.LessOrEqual(t, len(scope), MaxScopeTemplateBytes, "fits job.dedup_scope")
 		// A valid scope resolves, for any instant and zone, to at most
 		// MaxScopeBytes bytes, never to the per-run prefix, and with no
 		// placeholder left.
@@ -99,7 +100,9 @@ func FuzzDedupScope(f *testing.F) {
 				got := ResolveDedupScope(scope, zone, at)
 				require.LessOrEqual(t, len(got), MaxScopeBytes, scope)
 				require.False(t, strings.HasPrefix(got, "run:"), scope)
-				require.NotContains(t, got, "{date}", scope)
+				for p := range scopePlaceholders {
+					require.NotContains(t, got, p, scope)
+				}
 			}
 		}
 	})

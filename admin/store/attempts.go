@@ -449,8 +449,9 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 			if exists > 0 {
 				break
 			}
-			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), child, at, TriggerChild, RunPending, c.Params, c.SlotCount,
-				parent.Epoch, "", sql.NullInt64{Int64: parentRunID, Valid: true}, RunPending, child)
+			nr := NewRun{JobID: child, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
+				SlotCount: c.SlotCount, ParentRunID: parentRunID}
+			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...)
 			if err != nil {
 				return fmt.Errorf("trigger child job %d of run %d: %w", child, parentRunID, err)
 			}

@@ -25,6 +25,12 @@ func (r NewRun) parent() sql.NullInt64 {
 	return sql.NullInt64{Int64: r.ParentRunID, Valid: r.ParentRunID > 0}
 }
 
+// insertArgs are the arguments of RunInsert for r.
+func (r NewRun) insertArgs(epoch int64) []any {
+	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status,
+		r.JobID, r.JobID, r.JobID, r.JobID, r.JobID} // app, time zone and records policy of the job
+}
+
 const runInsertBatch = 500
 
 // InsertRuns inserts runs in multi-row statements, ignoring run keys that
@@ -36,9 +42,9 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 		end := min(start+runInsertBatch, len(runs))
 		chunk := runs[start:end]
 		q := multiRow(s.q.get("RunInsert"), len(chunk))
-		args := make([]any, 0, 10*len(chunk))
+		args := make([]any, 0, 15*len(chunk))
 		for _, r := range chunk {
-			args = append(args, r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status, r.JobID)
+			args = append(args, r.insertArgs(epoch)...)
 		}
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {
@@ -53,7 +59,7 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 // InsertRun inserts one run and returns it; an existing run key returns the
 // existing run with created=false.
 func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, created bool, err error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status, r.JobID)
+	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.insertArgs(epoch)...)
 	if err != nil {
 		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
 	}

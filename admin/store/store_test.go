@@ -850,3 +850,60 @@ func TestUncertainRecordsRaiseAnAlarm(t *testing.T) {
 		require.Contains(t, alarms[0].Message, "3 record(s)")
 	})
 }
+
+// A run keeps the records policy and time zone its job had when the run was
+// created: editing the job while the run is active does not move the run's
+// later attempts to another dedup scope.
+func TestRunKeepsItsRecordsPolicy(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 3, "me")
+		require.NoError(t, err)
+		j := newJob("a", "policy", 0)
+		j.TimeZone, j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts = "Asia/Shanghai", "settle:{date}", "skip", 4
+		jobID, err := s.CreateJob(ctx, j)
+		require.NoError(t, err)
+		plain, err := s.CreateJob(ctx, newJob("a", "plain", 0))
+		require.NoError(t, err)
+		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 4})
+		require.NoError(t, err)
+
+		// Two runs in one multi-row insert (as the firing loop does) and one alone.
+		tx, err := s.DB().BeginTxx(ctx, nil)
+		require.NoError(t, err)
+		n, err := s.InsertRuns(ctx, tx, 3, []store.NewRun{
+			{JobID: jobID, ScheduledAt: 1000, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1},
+			{JobID: plain, ScheduledAt: 1000, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1},
+		})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		require.Equal(t, int64(2), n)
+		manual, _, err := s.InsertRun(ctx, 3, store.NewRun{JobID: jobID, ScheduledAt: 2000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+
+		got, err := s.Job(ctx, jobID)
+		require.NoError(t, err)
+		got.TimeZone, got.DedupScope, got.UncertainPolicy, got.RecordMaxAttempts = "UTC", "other", "retry", 9
+		require.NoError(t, s.UpdateJob(ctx, got))
+
+		runs, err := s.ListRuns(ctx, store.RunFilter{})
+		require.NoError(t, err)
+		for _, r := range runs {
+			started, err := s.StartRun(ctx, 3, r.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+			require.NoError(t, err)
+			require.True(t, started)
+		}
+		unacked, err := s.UnackedFor(ctx, ex.ID, 100)
+		require.NoError(t, err)
+		require.Len(t, unacked, 3)
+		for _, d := range unacked {
+			if d.JobID == plain {
+				require.Equal(t, [4]any{"UTC", "", "", 0}, [4]any{d.TimeZone, d.DedupScope, d.UncertainPolicy, d.RecordMaxAttempts}, "a job without a policy")
+				continue
+			}
+			require.Equal(t, [4]any{"Asia/Shanghai", "settle:{date}", "skip", 4}, [4]any{d.TimeZone, d.DedupScope, d.UncertainPolicy, d.RecordMaxAttempts},
+				"run %d keeps the policy of its creation (manual run %d)", d.RunID, manual.ID)
+		}
+	})
+}

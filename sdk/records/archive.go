@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -385,7 +386,7 @@ func (a *archiver) scan(ctx context.Context, job int64, scope, after string, cut
 			return 0, "", 0, fmt.Errorf("records: archive: read job %d scope %q: %w", job, scope, err)
 		}
 		n++
-		if status == statusDone && updated < cutoff {
+		if strings.TrimRight(status, " ") == statusDone && updated < cutoff { // CHAR(7): see readRows
 			candidates++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -252,10 +253,9 @@ func (r *run) insertRows(ctx context.Context, tx *sql.Tx, keys []string, status 
 		return 0, nil
 	}
 	t := r.task
-	// In primary-key order: the insert walks the B-tree forwards instead of
-	// jumping between pages, and concurrent claimers lock rows in one
-	// order.
-	keys = slices.Sorted(slices.Values(keys))
+	// keys are sorted (prepare): the insert walks the primary key forwards
+	// instead of jumping between pages, and concurrent claimers lock rows
+	// in one order.
 	var args []any
 	if r.p.cfg.Dialect == DialectMySQL {
 		args = []any{t.JobID, r.scopeArg, status, t.Token, t.RunID, now, now, hexJSON(keys)}
@@ -294,6 +294,7 @@ func (r *run) readRows(ctx context.Context, tx *sql.Tx, keys []string) (map[stri
 		if err := rows.Scan(&k, &row.status, &row.attempts, &row.token); err != nil {
 			return nil, fmt.Errorf("records: claim: read dedup rows: %w", err)
 		}
+		row.status = strings.TrimRight(row.status, " ") // CHAR(7) comes back padded under sql_mode PAD_CHAR_TO_FULL_LENGTH
 		out[k] = row
 	}
 	if err := rows.Err(); err != nil {

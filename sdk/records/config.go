@@ -91,8 +91,9 @@ const (
 	// transaction on the business database, and several slots and
 	// executors share that database. Measured on 2 cores with a no-op
 	// handler (docs/performance.md): 4 Processors with 8 transactions each
-	// reached 83-159k records/s, with 4 each 143-205k, with 2 each
-	// 191-245k; one Processor was no slower with 2 than with 8.
+	// reached 196-268k records/s, with 4 each 213-300k, with 2 each
+	// 297-312k. A handler that waits per record inside the transaction (a
+	// network call) may want more: raise Concurrency for it.
 	DefaultTransactionalConcurrency = 2
 	DefaultMaxRecordAttempts        = 3
 	DefaultLockLease                = 30 * time.Second
@@ -283,7 +284,7 @@ func (c Config) Validate() error {
 		bad("BatchSize is %d: must be in [1, %d], or 0 for the default %d", c.BatchSize, MaxBatchSize, DefaultBatchSize)
 	}
 	if c.Concurrency < 0 {
-		bad("Concurrency is %d: must be >= 1, or 0 for the default %d", c.Concurrency, DefaultConcurrency)
+		bad("Concurrency is %d: must be >= 1, or 0 for the default (%d in External mode, %d in Transactional mode on MySQL, 1 on SQLite)", c.Concurrency, DefaultConcurrency, DefaultTransactionalConcurrency)
 	}
 	if c.MaxRecordAttempts < 0 {
 		bad("MaxRecordAttempts is %d: must be >= 1, or 0 for the default %d", c.MaxRecordAttempts, DefaultMaxRecordAttempts)

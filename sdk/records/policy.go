@@ -15,6 +15,11 @@ type policy struct {
 	scope       Scope
 	uncertain   UncertainPolicy
 	maxAttempts int
+	// replacedScope is the scope the handler chose itself (WithScope or
+	// Config.Scope) when the job's scope replaced it: the handler may rely
+	// on it (two Process calls over different data sets with two scopes
+	// would now share one), so Process logs a warning.
+	replacedScope Scope
 }
 
 // policyFor returns the policy of a Process call for task t.
@@ -29,6 +34,9 @@ func (p *Processor) policyFor(t *sdk.Task) (policy, error) {
 		pol.scope = ScopeJob
 	default:
 		pol.scope = Scope(jp.Scope)
+	}
+	if jp.Scope != "" && p.scope != ScopeRun && pol.scope != p.scope {
+		pol.replacedScope = p.scope
 	}
 	if err := checkScope(pol.scope); err != nil {
 		if jp.Scope != "" {

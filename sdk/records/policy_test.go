@@ -3,7 +3,9 @@ package records
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,10 +43,14 @@ func TestJobPolicyOverridesConfig(t *testing.T) {
 		// A named scope (resolved by the admin) and "run" over WithScope.
 		require.Equal(t, int64(1), process(task(2, 20, 4, sdk.RecordsPolicy{Scope: "settle:2026-11-30"}), noop, "a").Processed)
 		require.Equal(t, map[string]int{"done": 1}, e.statuses(t, 2, "settle:2026-11-30"))
-		named := p.WithScope("date:x")
+		var logs logBuffer
+		named := e.processor(t, Config{Mode: External, Uncertain: Retry, Logger: logs.logger()}).WithScope("date:x")
 		_, err := named.Process(ctx, task(3, 30, 5, sdk.RecordsPolicy{Scope: "run"}), KeysOf([]string{"a"}), noop)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"done": 1}, e.statuses(t, 3, "run:30"), "the job's \"run\" wins over WithScope")
+		require.Contains(t, logs.String(), "replaces the scope this handler chose")
+		require.Contains(t, logs.String(), "handler_scope=date:x")
+		require.Equal(t, 1, strings.Count(logs.String(), "replaces the scope"), "once per Process call")
 
 		// MaxAttempts 1: a failed record is not retried, although the
 		// Config allows 3.
@@ -88,3 +94,29 @@ func scopeArg(e *env, s string) any {
 }
 
 func keyArg(e *env, k string) any { return scopeArg(e, k) }
+
+// dedup_record.status is CHAR(7); a server with sql_mode
+// PAD_CHAR_TO_FULL_LENGTH returns "done   ". Claims and the archive still
+// recognise it.
+func TestPaddedCharStatus(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, DialectMySQL, "sql_mode", "'STRICT_TRANS_TABLES,PAD_CHAR_TO_FULL_LENGTH'")
+	ctx := context.Background()
+	p := e.processor(t, Config{Mode: External, Uncertain: Retry})
+	noop := func(context.Context, Record) error { return nil }
+	res, err := p.Process(ctx, newTask(1, 1, 0, 1), KeysOf([]string{"a", "b"}), noop)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), res.Processed)
+	var padded string
+	require.NoError(t, e.db.QueryRow("SELECT status FROM dedup_record WHERE job_id = 1 LIMIT 1").Scan(&padded))
+	require.Equal(t, "done   ", padded, "the session pads CHAR values")
+	res, err = p.Process(ctx, newTask(1, 1, 0, 2), KeysOf([]string{"a", "b", "c"}), noop)
+	require.NoError(t, err, "a padded status is still a status")
+	require.Equal(t, [2]int64{1, 2}, [2]int64{res.Processed, res.Skipped})
+
+	_, err = e.db.Exec("UPDATE dedup_record SET updated_at = updated_at - ?", (40 * 24 * time.Hour).Milliseconds())
+	require.NoError(t, err)
+	ar, err := Archive(ctx, e.db, ArchiveConfig{Dialect: DialectMySQL, Pause: -1, Logger: testLogger(t)})
+	require.NoError(t, err)
+	require.Equal(t, int64(3), ar.Moved, "the archive recognises padded done rows")
+}

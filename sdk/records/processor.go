@@ -224,6 +224,10 @@ func (p *Processor) Process(ctx context.Context, task *sdk.Task, src Source, fn 
 	if log == nil {
 		log = p.cfg.Logger.With("job_id", task.JobID, "run_id", task.RunID, "slot", task.Slot, "token", task.Token)
 	}
+	if pol.replacedScope != ScopeRun {
+		log.Warn("the job's dedup_scope replaces the scope this handler chose: records are deduplicated in the job's scope",
+			"job_scope", task.Records.Scope, "handler_scope", string(pol.replacedScope))
+	}
 	lock, err := p.Acquire(ctx, task)
 	if err != nil {
 		return Result{}, err

@@ -11,3 +11,11 @@
 ALTER TABLE job ADD COLUMN dedup_scope VARCHAR(160) NOT NULL DEFAULT '';
 ALTER TABLE job ADD COLUMN uncertain_policy VARCHAR(8) NOT NULL DEFAULT '';
 ALTER TABLE job ADD COLUMN record_max_attempts INT NOT NULL DEFAULT 0;
+-- A run keeps the policy (and the time zone its scope's placeholders are
+-- resolved in) its job had when the run was created, as it keeps params and
+-- slot_count: an edit of the job while a run is active must not move the
+-- run's later attempts (retries, moved slots) to another dedup scope.
+ALTER TABLE job_run ADD COLUMN time_zone VARCHAR(64) NOT NULL DEFAULT 'UTC';
+ALTER TABLE job_run ADD COLUMN dedup_scope VARCHAR(160) NOT NULL DEFAULT '';
+ALTER TABLE job_run ADD COLUMN uncertain_policy VARCHAR(8) NOT NULL DEFAULT '';
+ALTER TABLE job_run ADD COLUMN record_max_attempts INT NOT NULL DEFAULT 0;
