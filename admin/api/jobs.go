@@ -387,9 +387,9 @@ func (s *Server) triggerJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	run, created, err := s.st.InsertRun(c.Request.Context(), rec.Epoch, store.NewRun{
-		JobID: j.ID, ScheduledAt: at.UnixMilli(), TriggerKind: kind, Status: store.RunPending, Params: params, SlotCount: j.SlotCount,
-	})
+	nr := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+	nr.Params = params
+	run, created, err := s.st.InsertRun(c.Request.Context(), rec.Epoch, nr)
 	if err != nil {
 		s.internal(c, err)
 		return

@@ -446,7 +446,7 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 			}
 			busy := active[j.ID]
 			for _, at := range d.Fire {
-				r := store.NewRun{JobID: j.ID, ScheduledAt: at.UnixMilli(), TriggerKind: kind, Status: store.RunPending, Params: j.Params, SlotCount: j.SlotCount}
+				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
 				switch schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) {
 				case schedule.ActionSkip:
 					r.Status, r.Error = store.RunSkipped, "overlap policy skip: the previous run is still active"
@@ -460,8 +460,9 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 				runs = append(runs, r)
 			}
 			for _, at := range d.Skipped {
-				runs = append(runs, store.NewRun{JobID: j.ID, ScheduledAt: at.UnixMilli(), TriggerKind: kind, Status: store.RunSkipped,
-					Params: j.Params, SlotCount: j.SlotCount, Error: fmt.Sprintf("misfire policy %s: firing was late by more than %dms", j.MisfirePolicy, j.MisfireMS)})
+				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
+				r.Error = fmt.Sprintf("misfire policy %s: firing was late by more than %dms", j.MisfirePolicy, j.MisfireMS)
+				runs = append(runs, r)
 				skipped++
 			}
 			if extra := d.SkippedCount - len(d.Skipped); extra > 0 {

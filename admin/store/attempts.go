@@ -428,11 +428,15 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 	}
 	for _, child := range ParseIDList(parent.Children) {
 		var c struct {
-			SlotCount int    `db:"slot_count"`
-			Params    string `db:"params"`
-			Enabled   bool   `db:"enabled"`
+			SlotCount         int    `db:"slot_count"`
+			Params            string `db:"params"`
+			Enabled           bool   `db:"enabled"`
+			TimeZone          string `db:"time_zone"`
+			DedupScope        string `db:"dedup_scope"`
+			UncertainPolicy   string `db:"uncertain_policy"`
+			RecordMaxAttempts int    `db:"record_max_attempts"`
 		}
-		err := tx.GetContext(ctx, &c, `SELECT slot_count, params, enabled FROM job WHERE id = ?`, child)
+		err := tx.GetContext(ctx, &c, `SELECT slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?`, child)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !c.Enabled) {
 			continue // deleted or disabled child: nothing to trigger
 		}
@@ -450,7 +454,8 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 				break
 			}
 			nr := NewRun{JobID: child, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
-				SlotCount: c.SlotCount, ParentRunID: parentRunID}
+				SlotCount: c.SlotCount, ParentRunID: parentRunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
+				UncertainPolicy: c.UncertainPolicy, RecordMaxAttempts: c.RecordMaxAttempts}
 			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...)
 			if err != nil {
 				return fmt.Errorf("trigger child job %d of run %d: %w", child, parentRunID, err)

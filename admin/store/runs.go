@@ -19,6 +19,22 @@ type NewRun struct {
 	SlotCount   int
 	Error       string // why a run was skipped, for example
 	ParentRunID int64  // for child runs: the parent run (at most one child run per parent)
+
+	// The job's time zone and records policy when the run is created (see
+	// Job); NewRunOf copies them.
+	TimeZone          string
+	DedupScope        string
+	UncertainPolicy   string
+	RecordMaxAttempts int
+}
+
+// NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
+// params, slot count, time zone and records policy.
+func NewRunOf(j Job, at int64, kind, status string) NewRun {
+	return NewRun{
+		JobID: j.ID, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
+		TimeZone: j.TimeZone, DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
+	}
 }
 
 func (r NewRun) parent() sql.NullInt64 {
@@ -27,8 +43,12 @@ func (r NewRun) parent() sql.NullInt64 {
 
 // insertArgs are the arguments of RunInsert for r.
 func (r NewRun) insertArgs(epoch int64) []any {
+	zone := r.TimeZone
+	if zone == "" {
+		zone = "UTC"
+	}
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status,
-		r.JobID, r.JobID, r.JobID, r.JobID, r.JobID} // app, time zone and records policy of the job
+		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.JobID}
 }
 
 const runInsertBatch = 500

@@ -864,7 +864,11 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		j.TimeZone, j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts = "Asia/Shanghai", "settle:{date}", "skip", 4
 		jobID, err := s.CreateJob(ctx, j)
 		require.NoError(t, err)
+		j, err = s.Job(ctx, jobID)
+		require.NoError(t, err)
 		plain, err := s.CreateJob(ctx, newJob("a", "plain", 0))
+		require.NoError(t, err)
+		pj, err := s.Job(ctx, plain)
 		require.NoError(t, err)
 		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 4})
 		require.NoError(t, err)
@@ -873,13 +877,13 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		tx, err := s.DB().BeginTxx(ctx, nil)
 		require.NoError(t, err)
 		n, err := s.InsertRuns(ctx, tx, 3, []store.NewRun{
-			{JobID: jobID, ScheduledAt: 1000, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1},
-			{JobID: plain, ScheduledAt: 1000, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1},
+			store.NewRunOf(j, 1000, store.TriggerCron, store.RunPending),
+			store.NewRunOf(pj, 1000, store.TriggerCron, store.RunPending),
 		})
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit())
 		require.Equal(t, int64(2), n)
-		manual, _, err := s.InsertRun(ctx, 3, store.NewRun{JobID: jobID, ScheduledAt: 2000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		manual, _, err := s.InsertRun(ctx, 3, store.NewRunOf(j, 2000, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 
 		got, err := s.Job(ctx, jobID)
@@ -890,13 +894,14 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		runs, err := s.ListRuns(ctx, store.RunFilter{})
 		require.NoError(t, err)
 		for _, r := range runs {
-			started, err := s.StartRun(ctx, 3, r.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+			started, err := s.StartRun(ctx, 3, r.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID},
+				{Slot: 2, Attempt: 1, ExecutorID: ex.ID}, {Slot: 3, Attempt: 1, ExecutorID: ex.ID}})
 			require.NoError(t, err)
 			require.True(t, started)
 		}
 		unacked, err := s.UnackedFor(ctx, ex.ID, 100)
 		require.NoError(t, err)
-		require.Len(t, unacked, 3)
+		require.Len(t, unacked, 3*4)
 		for _, d := range unacked {
 			if d.JobID == plain {
 				require.Equal(t, [4]any{"UTC", "", "", 0}, [4]any{d.TimeZone, d.DedupScope, d.UncertainPolicy, d.RecordMaxAttempts}, "a job without a policy")
