@@ -425,66 +425,19 @@ func truncateUTF8(s string, limit int) string {
 	return s[:max(cut, 0)] + mark
 }
 
-// logLoop ships buffered lines: at the latest LogFlushInterval after the
-// first one is buffered (sooner when a batch is full), retrying with the
-// results' backoff while no admin acknowledges them.
+// logLoop ships buffered lines (see deliveryLoop), with the results'
+// backoff while no admin acknowledges them.
 func (e *Executor) logLoop(ctx context.Context) {
 	defer e.loops.Done()
 	s := e.logs
-	attempt := 0
-	for {
-		if s.count() == 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.wake:
-				continue
+	e.deliveryLoop(ctx, queue{
+		pending: s.count, batch: s.batch, linger: s.flushInterval, wake: s.wake, deliver: e.shipLogs,
+		failed: func(attempt int, _ time.Duration, err error) {
+			if attempt == 1 {
+				e.log.Warn("logs not shipped: retrying (lines beyond the buffer's cap are dropped and counted)", "buffered", s.count(), "err", err)
 			}
-		}
-		if attempt == 0 && !e.lingerForLogs(ctx) {
-			return
-		}
-		err := e.shipLogs(ctx)
-		if err == nil {
-			attempt = 0
-			continue
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		attempt++
-		if attempt == 1 {
-			e.log.Warn("logs not shipped: retrying (lines beyond the buffer's cap are dropped and counted)", "buffered", s.count(), "err", err)
-		}
-		t := time.NewTimer(e.backoff(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (e *Executor) lingerForLogs(ctx context.Context) bool {
-	s := e.logs
-	if s.count() >= s.batch {
-		return true
-	}
-	t := time.NewTimer(s.flushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		case <-s.wake:
-			if s.count() >= s.batch {
-				return true
-			}
-		}
-	}
+		},
+	})
 }
 
 // shipLogs sends batches until the buffer is empty or a batch fails; a

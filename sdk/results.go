@@ -10,73 +10,21 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// resultLoop delivers queued results: at the latest flushInterval after the
-// first one is queued (sooner when a batch is full), in batches of
-// ResultBatch, retrying with capped, fully jittered exponential backoff until
-// an admin acknowledges them. A heartbeat answered by an admin cuts a
-// backoff short.
+// resultLoop delivers queued results in batches of ResultBatch (see
+// deliveryLoop). A heartbeat answered by an admin cuts a backoff short.
 func (e *Executor) resultLoop(ctx context.Context) {
 	defer e.loops.Done()
-	attempt := 0
-	for {
-		if e.pendingCount() == 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-e.resWake:
-				continue
+	e.deliveryLoop(ctx, queue{
+		pending: e.pendingCount, batch: e.cfg.ResultBatch, linger: e.flushInterval,
+		wake: e.resWake, retryNow: e.resRetry, deliver: e.flushResults,
+		failed: func(attempt int, retryIn time.Duration, err error) {
+			level := e.log.Debug
+			if attempt == 1 {
+				level = e.log.Warn
 			}
-		}
-		if attempt == 0 && !e.lingerForBatch(ctx) {
-			return
-		}
-		err := e.flushResults(ctx)
-		if err == nil {
-			attempt = 0
-			continue
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		attempt++
-		d := e.backoff(attempt)
-		level := e.log.Debug
-		if attempt == 1 {
-			level = e.log.Warn
-		}
-		level("results not delivered: retrying", "pending", e.pendingCount(), "attempt", attempt, "retry_in", d.Round(time.Millisecond), "err", err)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		case <-e.resRetry:
-			t.Stop()
-		}
-	}
-}
-
-// lingerForBatch waits up to flushInterval for a batch to fill up. It
-// returns false when ctx ends.
-func (e *Executor) lingerForBatch(ctx context.Context) bool {
-	if e.pendingCount() >= e.cfg.ResultBatch {
-		return true
-	}
-	t := time.NewTimer(e.flushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		case <-e.resWake:
-			if e.pendingCount() >= e.cfg.ResultBatch {
-				return true
-			}
-		}
-	}
+			level("results not delivered: retrying", "pending", e.pendingCount(), "attempt", attempt, "retry_in", retryIn.Round(time.Millisecond), "err", err)
+		},
+	})
 }
 
 // backoff returns a random delay in [0, min(backoffMax, backoffBase·2^(attempt-1))]
