@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/jobdef"
-	"github.com/shardjob/shardjob/admin/store"
 )
 
 // cloneRequest names the copy; app defaults to the original's.
@@ -59,21 +57,11 @@ func (s *Server) cloneJob(c *gin.Context) {
 		}
 		return
 	}
-	id, err := s.st.CreateJob(c.Request.Context(), v.Job)
-	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + spec.App + "; choose another name"}})
+	copied, ok := s.insertJob(c, v.Job)
+	if !ok {
 		return
 	}
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	copied, err := s.st.Job(c.Request.Context(), id)
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	s.audit(c, "job.clone", "job/"+strconv.FormatInt(id, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
+	s.audit(c, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
 	s.wake()
 	c.JSON(http.StatusCreated, jobView(copied))
 }

@@ -105,23 +105,33 @@ func (s *Server) createJob(c *gin.Context) {
 	if !s.checkChildren(c, 0, spec.ChildJobIDs) {
 		return
 	}
-	id, err := s.st.CreateJob(c.Request.Context(), v.Job)
-	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + spec.App + "; choose another name"}})
+	j, ok := s.insertJob(c, v.Job)
+	if !ok {
 		return
+	}
+	s.audit(c, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
+	s.wake()
+	c.JSON(http.StatusCreated, jobView(j))
+}
+
+// insertJob stores a new, validated job and returns it as stored; on
+// failure it has answered the request (409 for a taken name).
+func (s *Server) insertJob(c *gin.Context, job store.Job) (store.Job, bool) {
+	id, err := s.st.CreateJob(c.Request.Context(), job)
+	if errors.Is(err, store.ErrConflict) {
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + job.App + "; choose another name"}})
+		return store.Job{}, false
 	}
 	if err != nil {
 		s.internal(c, err)
-		return
+		return store.Job{}, false
 	}
 	j, err := s.st.Job(c.Request.Context(), id)
 	if err != nil {
 		s.internal(c, err)
-		return
+		return store.Job{}, false
 	}
-	s.audit(c, "job.create", "job/"+strconv.FormatInt(id, 10), jobView(j))
-	s.wake()
-	c.JSON(http.StatusCreated, jobView(j))
+	return j, true
 }
 
 // checkChildren verifies that child jobs exist and that giving job id (0 for
