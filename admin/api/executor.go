@@ -124,13 +124,8 @@ func (s *Server) results(c *gin.Context) {
 		return
 	}
 	resp := protocol.ResultsResponse{Accepted: []int64{}}
-	ex, err := s.st.ExecutorByInstance(c.Request.Context(), req.InstanceID)
-	if errors.Is(err, store.ErrNotFound) {
-		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "unknown instance_id: heartbeat first"})
-		return
-	}
-	if err != nil {
-		s.internalProto(c, err)
+	ex, ok := s.knownExecutor(c, req.InstanceID)
+	if !ok {
 		return
 	}
 	outcomes := make([]store.SlotOutcome, len(req.Results))
@@ -183,4 +178,19 @@ func (s *Server) deregister(c *gin.Context) {
 func (s *Server) internalProto(c *gin.Context, err error) {
 	s.log.Error("executor request failed", "path", c.Request.URL.Path, "err", err)
 	c.AbortWithStatusJSON(http.StatusInternalServerError, protocol.Error{Error: "internal error; see the admin log"})
+}
+
+// knownExecutor returns the executor of instanceID, which must have sent a
+// heartbeat before; otherwise it answers 409 (or 500) and returns false.
+func (s *Server) knownExecutor(c *gin.Context, instanceID string) (store.Executor, bool) {
+	ex, err := s.st.ExecutorByInstance(c.Request.Context(), instanceID)
+	if errors.Is(err, store.ErrNotFound) {
+		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "unknown instance_id: heartbeat first"})
+		return store.Executor{}, false
+	}
+	if err != nil {
+		s.internalProto(c, err)
+		return store.Executor{}, false
+	}
+	return ex, true
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math"
 	"net/http"
@@ -37,13 +36,8 @@ func (s *Server) executorLogs(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, protocol.Error{Error: "at most " + strconv.Itoa(maxLogLinesPerRequest) + " lines and drop counts per request"})
 		return
 	}
-	ex, err := s.st.ExecutorByInstance(c.Request.Context(), req.InstanceID)
-	if errors.Is(err, store.ErrNotFound) {
-		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "unknown instance_id: heartbeat first"})
-		return
-	}
-	if err != nil {
-		s.internalProto(c, err)
+	ex, ok := s.knownExecutor(c, req.InstanceID)
+	if !ok {
 		return
 	}
 	lines := make([]store.LogLine, len(req.Lines))
