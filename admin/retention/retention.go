@@ -22,10 +22,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -428,42 +426,21 @@ func (r *Retainer) exec(ctx context.Context, tx *sqlx.Tx, name string, ids []int
 	return res.RowsAffected()
 }
 
-// loadQueries reads the Retention* queries of sql/queries_retention.sql
-// (the store reads the same file but keeps its queries to itself).
+// loadQueries returns the Retention* queries (sql/queries_retention.sql,
+// parsed by the store with the other named queries).
 func loadQueries(dialect string) (map[string]string, error) {
-	raw, err := fs.ReadFile(sqlfiles.FS, "queries_retention.sql")
+	all, err := store.Queries(dialect)
 	if err != nil {
-		return nil, fmt.Errorf("retention: read embedded queries: %w", err)
+		return nil, fmt.Errorf("retention: %w", err)
 	}
-	forUpdate := map[string]string{sqlfiles.MySQL: "FOR UPDATE", sqlfiles.SQLite: ""}[dialect]
 	out := map[string]string{}
-	var name string
-	var body strings.Builder
-	flush := func() {
-		if name != "" {
-			out[name] = strings.ReplaceAll(strings.TrimSuffix(strings.TrimSpace(body.String()), ";"), "{{for_update}}", forUpdate)
-		}
-		body.Reset()
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
-			flush()
-			name = strings.TrimSpace(rest)
-			continue
-		}
-		if name == "" || strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		body.WriteString(line)
-		body.WriteByte('\n')
-	}
-	flush()
 	for _, n := range []string{"RetentionRunsScan", "RetentionRunsLock", "RetentionAttemptsDelete", "RetentionRunsDelete",
 		"RetentionAlarmsScan", "RetentionAlarmsLock", "RetentionDeliveriesDelete", "RetentionAlarmsDelete",
 		"RetentionAuditScan", "RetentionAuditDelete"} {
-		if strings.Contains(out[n], "{{") || out[n] == "" {
-			return nil, fmt.Errorf("retention: query %s missing or with an unknown macro in queries_retention.sql", n)
+		if all[n] == "" {
+			return nil, fmt.Errorf("retention: query %s missing in queries_retention.sql", n)
 		}
+		out[n] = all[n]
 	}
 	return out, nil
 }

@@ -29,6 +29,13 @@ var macros = map[string]map[string]string{
 	},
 }
 
+// Queries returns every named query of sql/queries*.sql for dialect, macros
+// replaced, for packages that run their own statements on the platform
+// database (retention).
+func Queries(dialect string) (map[string]string, error) {
+	return loadQueries(dialect)
+}
+
 func loadQueries(dialect string) (queries, error) {
 	names, err := fs.Glob(sqlfiles.FS, "queries*.sql")
 	if err != nil {
