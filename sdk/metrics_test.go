@@ -1,12 +1,9 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
 )
 
 // get fetches url without keeping the connection (no idle goroutine left
@@ -43,24 +42,6 @@ func metricValue(t *testing.T, text, series string) float64 {
 	}
 	t.Fatalf("scrape lacks %s:\n%s", series, text)
 	return 0
-}
-
-// promtoolCheck runs `promtool check metrics`: skipped locally without
-// promtool, failed under CI=true (deploy/dev/ensure-deps.sh installs it).
-func promtoolCheck(t *testing.T, text string) {
-	t.Helper()
-	bin, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("promtool not found (CI=true): run deploy/dev/ensure-deps.sh, which installs Debian's prometheus package")
-		}
-		t.Skip("promtool not found: run deploy/dev/ensure-deps.sh (Debian package prometheus)")
-	}
-	cmd := exec.Command(bin, "check", "metrics")
-	cmd.Stdin = bytes.NewReader([]byte(text))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("promtool check metrics: %v\n%s", err, out)
-	}
 }
 
 func TestMetricsEndpoint(t *testing.T) {
@@ -106,7 +87,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	require.Positive(t, metricValue(t, body, `shardjob_executor_heartbeats_total{app="billing"}`))
 	require.Positive(t, metricValue(t, body, `shardjob_executor_last_heartbeat_timestamp_seconds{app="billing"}`))
-	promtoolCheck(t, body)
+	testenv.PromtoolCheck(t, []byte(body))
 
 	for _, path := range []string{"/healthz", "/readyz"} {
 		code, body := get(t, e.Addr()+path)

@@ -107,7 +107,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	require.Less(t, value(t, body, `shardjob_fire_lag_seconds_sum{trigger="cron"}`)/value(t, body, `shardjob_fire_lag_seconds_count{trigger="cron"}`),
 		60.0, "mean fire lag is plausible (seconds, not milliseconds)")
 	require.NotContains(t, body, "shardjob_zookeeper_connected", "standalone coordinator: no ZooKeeper metric")
-	promtoolCheck(t, []byte(body))
+	testenv.PromtoolCheck(t, []byte(body))
 
 	// The executor's /metrics, after the same run.
 	code, body = scrape2(t, ex.Addr()+"/metrics", "")
@@ -121,7 +121,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	} {
 		require.GreaterOrEqual(t, value(t, body, series), min, series)
 	}
-	promtoolCheck(t, []byte(body))
+	testenv.PromtoolCheck(t, []byte(body))
 
 	// /readyz reports the database and the schema.
 	code, body = scrape2(t, srv.URL()+"/readyz", "")

@@ -19,6 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/testenv"
 )
 
 func TestDBPoolCollector(t *testing.T) {
@@ -123,7 +124,7 @@ func TestMiddlewareLabelsRouteTemplates(t *testing.T) {
 	for _, raw := range []string{"/api/v1/jobs/1", "/api/v1/jobs/2", "/api/v1/jobs/42", "secret-token", "app.js", "9f3b", "BREW"} {
 		require.NotContains(t, got, raw, "a raw URL part or method leaked into a label")
 	}
-	promtoolCheck(t, []byte(got))
+	testenv.PromtoolCheck(t, []byte(got))
 }
 
 func TestHandlerBearerToken(t *testing.T) {
@@ -198,7 +199,7 @@ func TestHooks(t *testing.T) {
 		requireSeries(t, got, series)
 	}
 	require.NotContains(t, got, "shardjob_runs{", "no DB configured: no DB gauges")
-	promtoolCheck(t, []byte(got))
+	testenv.PromtoolCheck(t, []byte(got))
 
 	end()
 	end() // idempotent
