@@ -113,6 +113,32 @@ func newJob(app, name string, next int64) store.Job {
 	}
 }
 
+// heartbeat registers executor instance of app "a" at 127.0.0.1:port (a
+// port that is never called).
+func heartbeat(t *testing.T, s *store.Store, instance string, port, capacity int) store.Executor {
+	t.Helper()
+	addr := "http://127.0.0.1:" + strconv.Itoa(port)
+	ex, err := s.Heartbeat(context.Background(), store.ExecutorInfo{InstanceID: instance, App: "a", Address: addr, Capacity: capacity})
+	require.NoError(t, err)
+	return ex
+}
+
+// startRun creates a manual run of job jobID with one slot per executor in
+// on and starts it under epoch, slot i placed on on[i].
+func startRun(t *testing.T, s *store.Store, epoch, jobID int64, on ...int64) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	run, _, err := s.InsertRun(ctx, epoch, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: len(on)})
+	require.NoError(t, err)
+	atts := make([]store.NewAttempt, len(on))
+	for i, ex := range on {
+		atts[i] = store.NewAttempt{Slot: i, Attempt: 1, ExecutorID: ex}
+	}
+	_, err = s.StartRun(ctx, epoch, run.ID, 0, atts)
+	require.NoError(t, err)
+	return run
+}
+
 func TestJobsCRUD(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
@@ -262,10 +288,8 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		require.NoError(t, err)
 		exA, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-a", App: "a", Address: "http://127.0.0.1:1", Capacity: 2, Handlers: []string{"noop"}})
 		require.NoError(t, err)
-		exB, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-b", App: "a", Address: "http://127.0.0.1:2", Capacity: 2})
-		require.NoError(t, err)
-		again, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-a", App: "a", Address: "http://127.0.0.1:1", Capacity: 3})
-		require.NoError(t, err)
+		exB := heartbeat(t, s, "ex-b", 2, 2)
+		again := heartbeat(t, s, "ex-a", 1, 3)
 		require.Equal(t, exA.ID, again.ID)
 		require.Equal(t, 3, again.Capacity)
 
@@ -354,14 +378,10 @@ func TestLostExecutors(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.ClaimEpoch(ctx, 1, "me")
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex-old", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex-old", 1, 1)
 		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
 		require.NoError(t, err)
-		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(t, err)
-		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
-		require.NoError(t, err)
+		startRun(t, s, 1, jobID, ex.ID)
 
 		n, err := s.MarkLostExecutors(ctx, 60_000)
 		require.NoError(t, err)
@@ -446,8 +466,7 @@ func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
 		parent.ChildJobIDs = strconv.FormatInt(childID, 10)
 		parentID, err := s.CreateJob(ctx, parent)
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "x", 1, 1)
 
 		finish := func(status string) store.Run {
 			run, _, err := s.InsertRun(ctx, 2, store.NewRun{JobID: parentID, ScheduledAt: time.Now().UnixNano(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
@@ -486,8 +505,7 @@ func TestCancelRun(t *testing.T) {
 		ctx := context.Background()
 		jobID, err := s.CreateJob(ctx, newJob("a", "c", 0))
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:7", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "x", 7, 1)
 		run, _, err := s.InsertRun(ctx, 0, store.NewRun{JobID: jobID, ScheduledAt: 5, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
 		require.NoError(t, err)
 		_, err = s.StartRun(ctx, 0, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
@@ -547,8 +565,7 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 		ctx := context.Background()
 		jobID, err := s.CreateJob(ctx, newJob("a", "stats", 0))
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "x", 1, 1)
 		require.Equal(t, 1.0, ex.Speed)
 		runOnce := func(key int64, dur int64) {
 			run, _, err := s.InsertRun(ctx, 0, store.NewRun{JobID: jobID, ScheduledAt: key, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
@@ -571,8 +588,7 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 		// looks slower (a cost measured on the same executor says nothing
 		// about its speed).
 		runOnce(2, 1000)
-		ex2, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "a", Address: "http://127.0.0.1:2", Capacity: 1})
-		require.NoError(t, err)
+		ex2 := heartbeat(t, s, "y", 2, 1)
 		ex = ex2
 		runOnce(3, 2000)
 		stats, err = s.SlotStats(ctx, jobID)
@@ -655,16 +671,12 @@ func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.ClaimEpoch(ctx, 1, "me")
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 1)
 		j := newJob("a", "retry-once", 0)
 		j.RetryMax = 1
 		jobID, err := s.CreateJob(ctx, j)
 		require.NoError(t, err)
-		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(t, err)
-		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
-		require.NoError(t, err)
+		run := startRun(t, s, 1, jobID, ex.ID)
 		current := func() store.Attempt {
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
@@ -739,16 +751,11 @@ func TestReleasedTokensMoveOnHeartbeat(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.ClaimEpoch(ctx, 1, "me")
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
-		other, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other", App: "a", Address: "http://127.0.0.1:2", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 1)
+		other := heartbeat(t, s, "other", 2, 1)
 		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
 		require.NoError(t, err)
-		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 3})
-		require.NoError(t, err)
-		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}, {Slot: 2, Attempt: 1, ExecutorID: other.ID}})
-		require.NoError(t, err)
+		run := startRun(t, s, 1, jobID, ex.ID, ex.ID, other.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[1].ID}))
@@ -782,8 +789,7 @@ func TestFinishAttemptsBatch(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.ClaimEpoch(ctx, 1, "me")
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 4})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 4)
 		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
 		require.NoError(t, err)
 		var tokens []int64
@@ -825,14 +831,10 @@ func TestUncertainRecordsRaiseAnAlarm(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.ClaimEpoch(ctx, 1, "me")
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 1)
 		jobID, err := s.CreateJob(ctx, newJob("a", "ledger", 0))
 		require.NoError(t, err)
-		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(t, err)
-		_, err = s.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
-		require.NoError(t, err)
+		run := startRun(t, s, 1, jobID, ex.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}
@@ -870,8 +872,7 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		require.NoError(t, err)
 		pj, err := s.Job(ctx, plain)
 		require.NoError(t, err)
-		ex, err := s.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 4})
-		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 4)
 
 		// Two runs in one multi-row insert (as the firing loop does) and one alone.
 		tx, err := s.DB().BeginTxx(ctx, nil)
