@@ -89,6 +89,9 @@ UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = 
 -- name: JobChildren
 SELECT id, child_job_ids FROM job WHERE child_job_ids <> '';
 
+-- name: JobExists
+SELECT COUNT(*) FROM job WHERE id = ?;
+
 -- name: JobDelete
 DELETE FROM job WHERE id = ?;
 
@@ -408,7 +411,7 @@ SELECT id FROM job_run WHERE id = ? {{for_update}};
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
        r.predicted_ms, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
-       COALESCE(j.overlap_policy, '') AS overlap_policy
+       COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
@@ -436,3 +439,10 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;
+
+-- name: RunsSkipPendingScheduled
+-- Disabling or pausing a job skips its firings that have not started (runs
+-- created ahead of time by the pre-read window, or waiting for an
+-- executor); runs triggered by hand still run.
+UPDATE job_run SET status = 'skipped', finished_at = {{now_ms}}, error = ?
+WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up');

@@ -36,7 +36,8 @@ type Config struct {
 	// PreRead creates the runs of firings due within this window ahead of
 	// time, so that a herd of jobs due at the same second has its runs
 	// before that second; the runs are dispatched at their scheduled time.
-	// Default 5s. A job disabled or paused inside the window still runs once.
+	// Default 5s. Disabling or pausing a job skips its runs created ahead
+	// of time that have not started (recorded as skipped, with the reason).
 	PreRead time.Duration
 	// MaxPreRead bounds the adaptive window: when more jobs are due within
 	// MaxPreRead than the leader can fire within PreRead at the rate it has

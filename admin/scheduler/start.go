@@ -90,6 +90,18 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			}
 			continue
 		}
+		if r.Scheduled() && (!r.JobEnabled || r.JobPaused) {
+			// Disabling or pausing skips such runs (store.SetJobEnabled);
+			// this catches one created by a claim that raced with it.
+			reason := "the job was disabled before this firing started"
+			if r.JobPaused {
+				reason = "the job was paused before this firing started"
+			}
+			if _, err := s.store.TransitionRun(ctx, s.store.DB(), r.ID, store.RunPending, store.RunSkipped, s.cfg.Now().UnixMilli(), reason); err != nil {
+				return err
+			}
+			continue
+		}
 		if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
 			if st.batched[r.JobID] {
 				// An earlier run of the job is in the batch: start it first,

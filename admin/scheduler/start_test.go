@@ -157,3 +157,61 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 		require.Equal(t, store.RunRunning, runs[1].Status)
 	})
 }
+
+// TestDisabledOrPausedJobsStartNoScheduledRun: a firing created ahead of
+// time is skipped, with the reason, when its job is disabled or paused
+// before it starts, and a leader never starts a scheduled run of a disabled
+// or paused job (a claim that raced with the change); a run triggered by
+// hand still runs.
+func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
+		require.NoError(t, err)
+		newRun := func(j store.Job, at int64, kind string) store.Run {
+			r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: kind, Status: store.RunPending, SlotCount: 1})
+			require.NoError(t, err)
+			return r
+		}
+		status := func(id int64) store.Run {
+			r, err := st.Run(ctx, id)
+			require.NoError(t, err)
+			return r
+		}
+		disabled := createJob(t, st, jobdef.Spec{App: "app", Name: "d", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		paused := createJob(t, st, jobdef.Spec{App: "app", Name: "p", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		edited := createJob(t, st, jobdef.Spec{App: "app", Name: "e", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		raced := createJob(t, st, jobdef.Spec{App: "app", Name: "r", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		dCron, dManual := newRun(disabled, 1, store.TriggerCron), newRun(disabled, 2, store.TriggerManual)
+		pCron := newRun(paused, 1, store.TriggerCatchUp)
+		eCron := newRun(edited, 1, store.TriggerCron)
+		rCron := newRun(raced, 1, store.TriggerCron)
+
+		require.NoError(t, st.SetJobEnabled(ctx, disabled.ID, false, disabled.NextFireAt))
+		require.NoError(t, st.SetJobPaused(ctx, paused.ID, true, paused.NextFireAt))
+		edited.Enabled = false
+		require.NoError(t, st.UpdateJob(ctx, edited))
+		for id, reason := range map[int64]string{dCron.ID: "disabled", pCron.ID: "paused", eCron.ID: "disabled"} {
+			r := status(id)
+			require.Equal(t, store.RunSkipped, r.Status)
+			require.Contains(t, r.Error, "the job was "+reason+" before this firing started")
+			require.True(t, r.FinishedAt.Valid)
+		}
+		// The raced claim: the job was disabled without the store's help.
+		_, err = st.DB().Exec(`UPDATE job SET enabled = 0 WHERE id = ?`, raced.ID)
+		require.NoError(t, err)
+
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		require.Equal(t, store.RunRunning, status(dManual.ID).Status, "a run triggered by hand still runs")
+		r := status(rCron.ID)
+		require.Equal(t, store.RunSkipped, r.Status)
+		require.Contains(t, r.Error, "disabled")
+		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.status = 'skipped'`))
+	})
+}

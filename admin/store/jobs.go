@@ -61,13 +61,38 @@ func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, ap
 }
 
 // SetJobEnabled enables or disables a job and sets its next firing.
+//
+// Disabling skips the job's scheduled runs that have not started (see
+// skipPendingScheduled), in the same transaction.
 func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next sql.NullInt64) error {
-	res, err := s.db.ExecContext(ctx, s.q.get("JobSetEnabled"), enabled, next, id)
-	if err != nil {
-		return fmt.Errorf("update job %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	return s.setJobFlag(ctx, "JobSetEnabled", id, enabled, !enabled, next, "the job was disabled before this firing started")
+}
+
+// setJobFlag runs the named "SET flag = ?, next_fire_at = ? WHERE id = ?"
+// update and, when skip is set, skips the job's pending scheduled runs
+// with reason, in one transaction.
+func (s *Store) setJobFlag(ctx context.Context, query string, id int64, value, skip bool, next sql.NullInt64, reason string) error {
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
+		if err != nil {
+			return fmt.Errorf("update job %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		if skip {
+			return s.skipPendingScheduled(ctx, tx, id, reason)
+		}
+		return nil
+	})
+}
+
+// skipPendingScheduled records the job's scheduled runs that have not
+// started (created ahead of time by the pre-read window, or waiting for an
+// executor) as skipped with reason. Runs triggered by hand still run.
+func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext, jobID int64, reason string) error {
+	if _, err := ex.ExecContext(ctx, s.q.get("RunsSkipPendingScheduled"), reason, jobID); err != nil {
+		return fmt.Errorf("skip pending runs of job %d: %w", jobID, err)
 	}
 	return nil
 }
@@ -76,35 +101,39 @@ func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next 
 // j.Version (optimistic lock); otherwise ErrConflict. App and name are the
 // job's identity and do not change.
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
-	res, err := s.db.ExecContext(ctx, s.q.get("JobUpdate"),
-		j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
-		j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
-		j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs,
-		j.NextFireAt, j.ID, j.Version)
-	if err != nil {
-		return fmt.Errorf("update job %d: %w", j.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := s.Job(ctx, j.ID); err != nil {
-			return err
+	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, s.q.get("JobUpdate"),
+			j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
+			j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
+			j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs,
+			j.NextFireAt, j.ID, j.Version)
+		if err != nil {
+			return fmt.Errorf("update job %d: %w", j.ID, err)
 		}
-		return fmt.Errorf("job %d was changed by someone else (version %d is stale): reload it and apply your change again: %w", j.ID, j.Version, ErrConflict)
-	}
-	return nil
+		if n, _ := res.RowsAffected(); n == 0 {
+			var exists int
+			if err := tx.GetContext(ctx, &exists, s.q.get("JobExists"), j.ID); err != nil {
+				return fmt.Errorf("job %d: %w", j.ID, err)
+			}
+			if exists == 0 {
+				return fmt.Errorf("job %d: %w", j.ID, ErrNotFound)
+			}
+			return fmt.Errorf("job %d was changed by someone else (version %d is stale): reload it and apply your change again: %w", j.ID, j.Version, ErrConflict)
+		}
+		if !j.Enabled {
+			return s.skipPendingScheduled(ctx, tx, j.ID, "the job was disabled before this firing started")
+		}
+		return nil
+	})
 }
 
 // SetJobPaused pauses or resumes a job and sets its next firing. A paused
 // job keeps its definition and enabled flag but does not fire; firings that
 // fall into the pause are intentional, not misfires.
+// Pausing skips the job's scheduled runs that have not started, in the
+// same transaction.
 func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sql.NullInt64) error {
-	res, err := s.db.ExecContext(ctx, s.q.get("JobSetPaused"), paused, next, id)
-	if err != nil {
-		return fmt.Errorf("pause job %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	return nil
+	return s.setJobFlag(ctx, "JobSetPaused", id, paused, paused, next, "the job was paused before this firing started")
 }
 
 // ChildGraph returns, for every job that has children, the ids of its

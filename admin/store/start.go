@@ -18,6 +18,15 @@ type PendingRun struct {
 	JobExists     bool   `db:"job_exists"`
 	Handler       string `db:"handler"`
 	OverlapPolicy string `db:"overlap_policy"`
+	JobEnabled    bool   `db:"job_enabled"`
+	JobPaused     bool   `db:"job_paused"`
+}
+
+// Scheduled reports whether the run is a firing of the job's schedule (cron
+// or catch-up), as opposed to a run somebody asked for (manual, API,
+// retry, child).
+func (r PendingRun) Scheduled() bool {
+	return r.TriggerKind == TriggerCron || r.TriggerKind == TriggerCatchUp
 }
 
 // PendingCursor is the position after the last run of a page of
