@@ -128,6 +128,7 @@ type Report struct {
 	Alarms     int64
 	Deliveries int64
 	Audit      int64
+	Sessions   int64 // expired console sessions
 	Batches    int64 // transactions that deleted rows
 }
 
@@ -204,8 +205,13 @@ func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 	if r.cfg.Audit >= 0 && ctx.Err() == nil {
 		err = errors.Join(err, r.audit(ctx, cutoff(r.cfg.Audit), &rep))
 	}
+	if ctx.Err() == nil { // an expired session can never be used again
+		n, perr := r.st.PurgeSessions(ctx)
+		rep.Sessions += n
+		err = errors.Join(err, perr)
+	}
 	r.cfg.Logger.Info("retention pass", "runs", rep.Runs, "attempts", rep.Attempts, "alarms", rep.Alarms,
-		"deliveries", rep.Deliveries, "audit", rep.Audit, "batches", rep.Batches,
+		"deliveries", rep.Deliveries, "audit", rep.Audit, "sessions", rep.Sessions, "batches", rep.Batches,
 		"duration", time.Since(start).Round(time.Millisecond), "err", err)
 	return rep, err
 }

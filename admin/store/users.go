@@ -69,6 +69,16 @@ func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
 	return err
 }
 
+// PurgeSessions deletes expired console sessions (database clock) and
+// returns how many.
+func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get("SessionPurge"))
+	if err != nil {
+		return 0, fmt.Errorf("purge expired sessions: %w", err)
+	}
+	return res.RowsAffected()
+}
+
 // Audit records a change made by actor.
 func (s *Store) Audit(ctx context.Context, actor, action, object, detail string) error {
 	if _, err := s.db.ExecContext(ctx, s.q.get("AuditInsert"), actor, action, object, detail); err != nil {
