@@ -69,6 +69,10 @@ type Config struct {
 	// the per-run path (a transaction and a push per run), kept to compare
 	// against in benchmarks.
 	StartBatch int
+	// StartWorkers is how many start transactions may be in flight at once
+	// (the next batch is placed while one waits for the database). Default
+	// 2. SQLite always uses 1.
+	StartWorkers int
 	// PushBatch bounds the slot attempts one push request carries (of any
 	// number of runs). Default 2000.
 	PushBatch int
@@ -112,6 +116,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StartBatch <= 0 {
 		c.StartBatch = 500
+	}
+	if c.StartWorkers <= 0 {
+		c.StartWorkers = 2
 	}
 	if c.PushBatch <= 0 {
 		c.PushBatch = 2000

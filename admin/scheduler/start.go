@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/placement"
@@ -37,7 +38,16 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, err error) {
 	deadline := time.Now().Add(assignBudget)
 	now := s.cfg.Now().UnixMilli()
-	st := &starter{s: s, epoch: epoch, online: map[string][]store.Executor{}}
+	workers := s.cfg.StartWorkers
+	if s.store.Dialect() == "sqlite" || s.cfg.StartBatch == 1 {
+		workers = 1 // one writer; the per-run path is one transaction after another
+	}
+	st := &starter{s: s, epoch: epoch, online: map[string][]store.Executor{}, slots: make(chan struct{}, workers)}
+	defer func() {
+		if werr := st.wait(); err == nil {
+			err = werr
+		}
+	}()
 	var cur store.PendingCursor
 	for {
 		page, err := s.store.PendingPage(ctx, now, cur, pendingPage)
@@ -58,7 +68,9 @@ func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, 
 	}
 }
 
-// starter starts the runs of pages of pending runs, StartBatch at a time.
+// starter starts the runs of pages of pending runs, StartBatch at a time,
+// with up to StartWorkers start transactions in flight: while one waits for
+// the database, the next batch is placed and sent.
 type starter struct {
 	s      *Scheduler
 	epoch  int64
@@ -66,7 +78,12 @@ type starter struct {
 
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch
-	batched map[int64]bool             // job id → a run of it is in the batch
+	batched map[int64]bool             // job id → a run of it is in the batch (or in flight)
+
+	slots chan struct{} // one per start transaction in flight
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error // the first error of a start transaction
 }
 
 func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
@@ -104,9 +121,13 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		}
 		if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
 			if st.batched[r.JobID] {
-				// An earlier run of the job is in the batch: start it first,
-				// so that the policy sees it running (as one run at a time).
+				// An earlier run of the job is in the batch or in flight:
+				// start it first, so that the policy sees it running (as one
+				// run at a time).
 				if err := st.flush(ctx); err != nil {
+					return err
+				}
+				if err := st.wait(); err != nil {
 					return err
 				}
 			}
@@ -137,7 +158,10 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			atts = append(atts, store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: owners[slot]})
 		}
 		if st.meta == nil {
-			st.meta, st.batched = map[int64]store.PendingRun{}, map[int64]bool{}
+			st.meta = map[int64]store.PendingRun{}
+		}
+		if st.batched == nil {
+			st.batched = map[int64]bool{}
 		}
 		st.batch = append(st.batch, store.RunStart{RunID: r.ID, Attempts: atts, PredictedMS: predicted.Milliseconds()})
 		st.meta[r.ID] = r
@@ -173,15 +197,62 @@ func (st *starter) applyOverlap(ctx context.Context, r store.PendingRun) (wait b
 	return false, nil
 }
 
-// flush starts the batched runs in one transaction and pushes their
-// executors.
+// flush hands the batched runs to a start transaction, which runs in the
+// background once fewer than StartWorkers are in flight (wait waits for
+// them). After an error it starts nothing more and returns that error.
 func (st *starter) flush(ctx context.Context) error {
 	if len(st.batch) == 0 {
 		return nil
 	}
+	if err := st.firstErr(); err != nil {
+		return err
+	}
+	batch, meta := st.batch, st.meta
+	execs := map[string][]store.Executor{} // the apps of the batch: st.online may grow meanwhile
+	for _, r := range meta {
+		execs[r.App] = st.online[r.App]
+	}
+	st.batch, st.meta = nil, nil
+	select {
+	case st.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		defer func() { <-st.slots }()
+		if err := st.start(ctx, batch, meta, execs); err != nil {
+			st.mu.Lock()
+			if st.err == nil {
+				st.err = err
+			}
+			st.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// wait waits for the start transactions in flight and returns the first
+// error of any of them.
+func (st *starter) wait() error {
+	st.wg.Wait()
+	st.batched = nil
+	return st.firstErr()
+}
+
+func (st *starter) firstErr() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.err
+}
+
+// start starts a batch of runs in one transaction and pushes their
+// executors.
+func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[int64]store.PendingRun, execs map[string][]store.Executor) error {
 	s := st.s
 	lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
-	started, err := s.store.StartRuns(ctx, st.epoch, lease, st.batch)
+	started, err := s.store.StartRuns(ctx, st.epoch, lease, batch)
 	if err != nil {
 		return err
 	}
@@ -191,25 +262,21 @@ func (st *starter) flush(ctx context.Context) error {
 	}
 	now := s.cfg.Now()
 	targets := map[string]map[int64]bool{} // app → executors with new attempts
-	for _, rs := range st.batch {
+	for _, rs := range batch {
 		if !isStarted[rs.RunID] {
 			continue
 		}
-		r := st.meta[rs.RunID]
+		r := meta[rs.RunID]
 		if o := s.cfg.Observer; o != nil {
 			o.RunStarted(r.TriggerKind, max(now.Sub(time.UnixMilli(r.ScheduledAt)), 0))
 		}
-		if targets[r.App] == nil {
-			targets[r.App] = map[int64]bool{}
-		}
 		for _, a := range rs.Attempts {
-			targets[r.App][a.ExecutorID] = true
+			addTarget(targets, r.App, a.ExecutorID)
 		}
 	}
 	for app, ids := range targets {
-		s.pushExecutors(ctx, st.epoch, st.online[app], keys(ids))
+		s.pushExecutors(ctx, st.epoch, execs[app], keys(ids))
 	}
-	st.batch, st.meta, st.batched = st.batch[:0], nil, nil
 	return nil
 }
 
