@@ -89,6 +89,7 @@ type herdEnv struct {
 type herdResult struct {
 	runs              int
 	dueCreated        time.Duration // D → last run created
+	dueAssigned       time.Duration // D → last slot assigned by the admin (attempt dispatched_at)
 	dueStarted        time.Duration // D → last slot started (attempt started_at)
 	dueSettled        time.Duration // D → last run settled (run finished_at)
 	settleP50         time.Duration // run finished_at − scheduled_at
@@ -105,7 +106,10 @@ type herdResult struct {
 // case (see the comment at the top of this file). Metrics:
 //
 //	due-created-s   D → the last run created (negative: all existed before D)
-//	due-started-s   D → the last slot started (slot_attempt.started_at)
+//	due-assigned-s  D → the last slot assigned to an executor by the admin
+//	                (slot_attempt.dispatched_at, database clock)
+//	due-started-s   D → the last slot started (slot_attempt.started_at; the
+//	                executor's start time, which its result reports)
 //	due-settled-s   D → the last run settled (job_run.finished_at)
 //	settle-p50-ms, settle-p99-ms  job_run.finished_at − scheduled_at over the runs
 //	runs/s          runs / (last settle − D)
@@ -134,6 +138,7 @@ func BenchmarkHerdE2E(b *testing.B) {
 			for range b.N {
 				r := env.run(b, tc)
 				sum.dueCreated += r.dueCreated
+				sum.dueAssigned += r.dueAssigned
 				sum.dueStarted += r.dueStarted
 				sum.dueSettled += r.dueSettled
 				sum.settleP50 += r.settleP50
@@ -145,6 +150,7 @@ func BenchmarkHerdE2E(b *testing.B) {
 			}
 			n := float64(b.N)
 			b.ReportMetric(sum.dueCreated.Seconds()/n, "due-created-s")
+			b.ReportMetric(sum.dueAssigned.Seconds()/n, "due-assigned-s")
 			b.ReportMetric(sum.dueStarted.Seconds()/n, "due-started-s")
 			b.ReportMetric(sum.dueSettled.Seconds()/n, "due-settled-s")
 			if tc.slots > 1 {
@@ -169,8 +175,8 @@ func TestHerdSmall(t *testing.T) {
 	r := env.run(t, herdCase{name: "small", jobs: 300, slots: 1, settleWithin: 2 * time.Minute})
 	require.Zero(t, r.http500, "executor requests answered with 500 (admin log: executor request failed)")
 	require.Zero(t, r.failedRuns)
-	t.Logf("300 jobs: due→created %s, due→started %s, due→settled %s, settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts",
-		r.dueCreated, r.dueStarted, r.dueSettled, r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt)
+	t.Logf("300 jobs: due→created %s, due→assigned %s, due→started %s, due→settled %s, settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts",
+		r.dueCreated, r.dueAssigned, r.dueStarted, r.dueSettled, r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt)
 }
 
 // privateHerdDB starts a MariaDB for the calling benchmark alone, sized by
@@ -259,13 +265,16 @@ func (env *herdEnv) run(tb testing.TB, tc herdCase) herdResult {
 	prefix := fmt.Sprintf("herd%d-", env.iter)
 	failedBefore := strings.Count(env.admin.Output(), "executor request failed")
 
-	// D: a whole second, herdLead after the end of seeding by the estimate
-	// (about 20,000 rows/s on a 2-core machine; checked below).
+	// D: a whole second, herdLead after the end of seeding by a generous
+	// estimate (100 µs per job; checked below).
 	now := env.dbNow(tb)
-	estimate := time.Duration(tc.jobs) * 50 * time.Microsecond
+	estimate := time.Duration(tc.jobs) * 100 * time.Microsecond
 	due := now.Add(estimate + herdLead).Truncate(time.Second).Add(time.Second)
 	lo, hi := env.seed(tb, prefix, tc, due)
-	if seeded := env.dbNow(tb); !seeded.Before(due) {
+	seeded := env.dbNow(tb)
+	tb.Logf("%s: seeded %d jobs of %d slot(s) in %s; due at %s, %s later",
+		tc.name, tc.jobs, tc.slots, seeded.Sub(now), due.Format("15:04:05"), due.Sub(seeded))
+	if !seeded.Before(due) {
 		tb.Fatalf("seeding %d jobs ended at %s, after their due time %s: raise the estimate in herdEnv.run",
 			tc.jobs, seeded.Format("15:04:05.000"), due.Format("15:04:05.000"))
 	}
@@ -385,14 +394,15 @@ func (env *herdEnv) attemptStates(tb testing.TB, lo, hi int64) string {
 func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.Time) herdResult {
 	tb.Helper()
 	var r herdResult
-	var created, settled, started sql.NullInt64
+	var created, settled, assigned, started sql.NullInt64
 	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), MAX(created_at), MAX(finished_at), COALESCE(SUM(status <> 'succeeded'), 0)
 		FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&r.runs, &created, &settled, &r.failedRuns))
-	require.NoError(tb, env.db.QueryRow(`SELECT MAX(a.started_at) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
-		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&started))
-	require.True(tb, created.Valid && settled.Valid && started.Valid, "runs and attempts have their timestamps")
+	require.NoError(tb, env.db.QueryRow(`SELECT MAX(a.dispatched_at), MAX(a.started_at) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&assigned, &started))
+	require.True(tb, created.Valid && settled.Valid && assigned.Valid && started.Valid, "runs and attempts have their timestamps")
 	d := due.UnixMilli()
 	r.dueCreated = msDur(created.Int64 - d)
+	r.dueAssigned = msDur(assigned.Int64 - d)
 	r.dueStarted = msDur(started.Int64 - d)
 	r.dueSettled = msDur(settled.Int64 - d)
 	if r.dueSettled > 0 {
