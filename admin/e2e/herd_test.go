@@ -50,9 +50,11 @@ const (
 	// from the moment a job is inserted.
 	herdLead = 3 * time.Second
 	// herdPoll is the period at which the test reads the database while it
-	// waits for the herd to settle. The figures come from the timestamps in
-	// the database, not from when the poll saw them.
-	herdPoll = 500 * time.Millisecond
+	// waits for the herd to settle (herdPollSmall for herds of at most
+	// 2,000 slots, which settle within a second or two). The figures come
+	// from the timestamps in the database, not from when the poll saw them.
+	herdPoll      = 500 * time.Millisecond
+	herdPollSmall = 100 * time.Millisecond
 )
 
 // herdServer sizes the benchmark's private MariaDB like a production
@@ -334,6 +336,10 @@ func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Tim
 func (env *herdEnv) waitSettled(tb testing.TB, tc herdCase, lo, hi int64, due time.Time) {
 	tb.Helper()
 	deadline := due.Add(tc.settleWithin)
+	poll := herdPoll
+	if tc.jobs*tc.slots <= 2000 {
+		poll = herdPollSmall
+	}
 	var runs, terminal, succeeded int
 	for {
 		err := env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(status IN ('succeeded', 'failed', 'partially_failed', 'cancelled', 'skipped')), 0),
@@ -355,7 +361,7 @@ func (env *herdEnv) waitSettled(tb testing.TB, tc herdCase, lo, hi int64, due ti
 				tc.name, tc.settleWithin, runs, tc.jobs, terminal, succeeded, env.attemptStates(tb, lo, hi),
 				strings.Count(env.admin.Output(), "executor request failed"))
 		}
-		t := time.NewTimer(herdPoll)
+		t := time.NewTimer(poll)
 		<-t.C
 	}
 }
