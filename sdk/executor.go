@@ -566,7 +566,10 @@ func (e *Executor) run(ctx context.Context, s *slot) {
 		ctx, cancel = context.WithTimeoutCause(ctx, s.timeout, &TimeoutError{Timeout: s.timeout})
 		defer cancel()
 	}
-	s.task.Logger.Info("slot started", "handler", s.task.Handler)
+	// Per-slot lines are debug: at thousands of slots a second they would be
+	// most of the log (and of the shipped lines); the admin records every
+	// attempt's start and end anyway. A failed slot is logged at warn.
+	s.task.Logger.Debug("slot started", "handler", s.task.Handler)
 	var err error
 	returned := false
 	defer func() {
@@ -580,7 +583,7 @@ func (e *Executor) run(ctx context.Context, s *slot) {
 		res := e.result(ctx, s, err)
 		s.cancel(nil)
 		if res.Status == protocol.SlotSucceeded {
-			s.task.Logger.Info("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond))
+			s.task.Logger.Debug("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond))
 		} else {
 			s.task.Logger.Warn("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond), "err", res.Error)
 		}

@@ -68,11 +68,14 @@ func TestHandlerLogsAreShippedInBatches(t *testing.T) {
 			for i := range 25 {
 				l.Info("line "+strconv.Itoa(i), "i", i, "took", 1500*time.Millisecond, slog.Group("db", "rows", 3))
 			}
-			task.Logger.Debug("not shipped: below LogShipLevel")
+			task.Logger.Log(context.Background(), slog.LevelDebug-4, "not shipped: below LogShipLevel")
 			task.Logger.Error("boom", "err", errors.New("disk full"))
 			return nil
 		},
-	}, func(c *Config) { c.LogBatch = 10 })
+	}, func(c *Config) {
+		c.LogBatch = 10
+		c.LogShipLevel = slog.LevelDebug // the SDK's own per-slot lines are debug
+	})
 
 	require.Equal(t, []int64{501}, f.assignPush(t, e, run("chatty", 501)))
 	require.Equal(t, protocol.SlotSucceeded, f.waitResult(t, 501).Status)
@@ -128,21 +131,22 @@ func TestLogBufferDropsOldestAndReportsTheCount(t *testing.T) {
 
 	require.Equal(t, []int64{601}, f.assignPush(t, e, run("flood", 601)))
 	require.Equal(t, protocol.SlotSucceeded, f.waitResult(t, 601).Status, "results flow while logs fail")
-	// started + 100 + finished, of which the newest 20 are kept.
+	// 100 lines (the SDK's per-slot lines are debug), of which the newest
+	// 20 are kept.
 	waitLogs(t, e, "every line captured, the newest 20 kept", func(s LogStats) bool {
-		return s.Captured == 102 && s.Buffered == 20 && s.Dropped == 82
+		return s.Captured == 100 && s.Buffered == 20 && s.Dropped == 80
 	})
 
 	f.update(func(f *fakeAdmin) { f.failLogs = false })
 	f.waitFor(t, "the kept lines and the drop count", func(f *fakeAdmin) bool {
 		l, d := f.shippedLines(601)
-		return len(l) == 20 && d == 82
+		return len(l) == 20 && d == 80
 	})
 	f.mu.Lock()
 	lines, _ := f.shippedLines(601)
 	f.mu.Unlock()
-	require.Equal(t, "line 81", lines[0].Message, "the oldest lines were dropped")
-	require.Equal(t, "slot finished", lines[19].Message)
+	require.Equal(t, "line 80", lines[0].Message, "the oldest lines were dropped")
+	require.Equal(t, "line 99", lines[19].Message)
 	var attrs map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0].Attrs), &attrs), lines[0].Attrs)
 	blob := attrs["blob"].(string)
@@ -212,13 +216,13 @@ func TestSlowAdminNeverBlocksHandlers(t *testing.T) {
 	// and its result is delivered.
 	require.Equal(t, []int64{701}, f.assignPush(t, e, run("flood", 701)))
 	require.Equal(t, protocol.SlotSucceeded, f.waitResult(t, 701).Status)
-	st := waitLogs(t, e, "every line captured", func(s LogStats) bool { return s.Captured == 20_002 })
+	st := waitLogs(t, e, "every line captured", func(s LogStats) bool { return s.Captured == 20_000 })
 	require.LessOrEqual(t, st.Buffered, 110, "the buffer and a batch on its way")
 
 	close(gate)
 	f.waitFor(t, "the newest lines and the drop count", func(f *fakeAdmin) bool {
 		l, d := f.shippedLines(701)
-		return len(l) > 0 && l[len(l)-1].Message == "slot finished" && int64(len(l))+d == 20_002
+		return len(l) > 0 && l[len(l)-1].Message == "line" && l[len(l)-1].Attrs == `{"i":19999}` && int64(len(l))+d == 20_000
 	})
 }
 
@@ -233,14 +237,14 @@ func TestLogsAreFlushedOnStopAndCanBeDisabled(t *testing.T) {
 	require.NoError(t, e.Start(context.Background()))
 	require.Equal(t, []int64{801}, f.assignPush(t, e, run("hello", 801)))
 	f.waitResult(t, 801)
-	waitLogs(t, e, "the slot's lines", func(s LogStats) bool { return s.Captured == 3 })
+	waitLogs(t, e, "the slot's lines", func(s LogStats) bool { return s.Captured == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	require.NoError(t, e.Stop(ctx))
 	f.mu.Lock()
 	lines, _ := f.shippedLines(801)
 	f.mu.Unlock()
-	require.Equal(t, []string{"slot started", "hello", "slot finished"}, messages(lines))
+	require.Equal(t, []string{"hello"}, messages(lines), "the SDK's per-slot lines are debug: not shipped at the default LogShipLevel")
 
 	off := newFakeAdmin(t, testSecret)
 	e2 := newExecutor(t, []string{off.URL()}, map[string]Handler{"hello": func(_ context.Context, task *Task) error {

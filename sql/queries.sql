@@ -135,13 +135,6 @@ SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS 
        r.predicted_ms
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
--- name: RunPending
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
-       r.predicted_ms
-FROM job_run r LEFT JOIN job j ON j.id = r.job_id
-WHERE r.status = 'pending' AND r.scheduled_at <= ? ORDER BY r.scheduled_at, r.id LIMIT ?;
-
 -- name: RunNextPending
 SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at > ?;
 
@@ -176,14 +169,6 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
-
--- name: DispatchOfRun
-SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts, a.executor_id, a.failures
-FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.run_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
-ORDER BY a.id;
 
 -- name: AttemptsUnacked
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
@@ -415,3 +400,39 @@ SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER B
 
 -- name: RunLock
 SELECT id FROM job_run WHERE id = ? {{for_update}};
+
+-- name: RunPendingPage
+-- A page of pending runs that are due (scheduled_at <= ?), after a keyset
+-- cursor (scheduled_at, id), with what starting them needs of their job.
+-- idx_run_status (status, scheduled_at, + id) gives the order directly.
+SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.predicted_ms, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
+       COALESCE(j.overlap_policy, '') AS overlap_policy
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id
+WHERE r.status = 'pending' AND r.scheduled_at <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
+ORDER BY r.scheduled_at, r.id LIMIT ?;
+
+-- name: RunsLockPending
+-- The runs of an IN list that are still pending, locked in id order.
+SELECT id FROM job_run WHERE id IN (?) AND status = 'pending' ORDER BY id {{for_update}};
+
+-- name: RunsStart
+UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?) WHERE status = 'pending' AND id IN (?);
+
+-- name: RunsSetPredicted
+-- Expanded to one WHEN per run (store.repeatWhen).
+UPDATE job_run SET predicted_ms = CASE id WHEN ? THEN ? END WHERE id IN (?);
+
+-- name: SlotStatsOfJobs
+SELECT job_id, slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id IN (?) ORDER BY job_id, slot;
+
+-- name: DispatchOfExecutor
+-- The current, unacknowledged attempts placed on an executor, oldest token
+-- first: what a push to it carries (many runs in one request).
+SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
+       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       r.record_max_attempts, a.executor_id, a.failures
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
+ORDER BY a.id LIMIT ?;

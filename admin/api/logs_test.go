@@ -193,13 +193,13 @@ func TestDemoHandlerLogsReachTheAPI(t *testing.T) {
 		if code != http.StatusOK {
 			return false, fmt.Errorf("GET logs: %d", code)
 		}
-		finished := 0
+		said := 0
 		for _, l := range page.Lines {
-			if l.Message == "slot finished" {
-				finished++
+			if l.Message == "hello from slot" {
+				said++
 			}
 		}
-		return finished == 3, nil
+		return said == 3, nil
 	}, "every slot's lines shipped")
 	hello := map[int]bool{}
 	for _, l := range page.Lines {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +63,14 @@ type Config struct {
 	DisableWorkStealing bool
 	// PushConcurrency bounds parallel pushes. Default 16.
 	PushConcurrency int
+	// StartBatch is how many pending runs one start transaction takes (one
+	// epoch check, multi-row inserts of their attempts). Default 500. 1 is
+	// the per-run path (a transaction and a push per run), kept to compare
+	// against in benchmarks.
+	StartBatch int
+	// PushBatch bounds the slot attempts one push request carries (of any
+	// number of runs). Default 2000.
+	PushBatch int
 	// Observer is told when runs start, for metrics (admin/metrics).
 	// Optional: nil observes nothing.
 	Observer Observer
@@ -103,6 +109,12 @@ func (c Config) WithDefaults() Config {
 	if c.PushConcurrency <= 0 {
 		c.PushConcurrency = 16
 	}
+	if c.StartBatch <= 0 {
+		c.StartBatch = 500
+	}
+	if c.PushBatch <= 0 {
+		c.PushBatch = 2000
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -135,27 +147,17 @@ type Scheduler struct {
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost
 	// executors are still detected on time and other runs still dispatched.
-	pushMu   sync.Mutex
-	pushing  map[pushKey]*pushJob // pushes in flight
-	pushSem  chan struct{}        // bounds pushes in flight to PushConcurrency
-	pushWG   sync.WaitGroup
-	stealing bool // a work-stealing round is in flight
+	pushMu    sync.Mutex
+	pushing   map[int64]*pushJob // push loops in flight, by executor
+	releasing map[int64]bool     // drain release requests in flight, by executor
+	pushSem   chan struct{}      // bounds pushes in flight to PushConcurrency
+	pushWG    sync.WaitGroup
+	stealing  bool // a work-stealing round is in flight
 
 	// Adaptive pre-read (leader loop goroutine only).
 	window   time.Duration // current pre-read window
 	windowAt time.Time     // when window was computed
 	rate     float64       // measured firings/s while draining a backlog (EWMA)
-}
-
-// pushKey identifies a background push: one run's slots to one executor.
-type pushKey struct{ run, executor int64 }
-
-// pushJob is a background push; again asks it to push once more when it is
-// done (the run got new assignments on that executor meanwhile).
-type pushJob struct {
-	epoch int64
-	execs []store.Executor
-	again bool
 }
 
 type cachedSchedule struct {
@@ -184,7 +186,7 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
 	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
-		scheds: map[int64]cachedSchedule{}, pushing: map[pushKey]*pushJob{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
+		scheds: map[int64]cachedSchedule{}, pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
 
 // Stats returns a snapshot of the counters.
@@ -228,7 +230,8 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 	defer s.WaitPushes() // ctx is done: pushes in flight end promptly
 	lastRecover := time.Time{}
 	for {
-		if err := s.tick(ctx, epoch, &lastRecover); err != nil {
+		more, err := s.tick(ctx, epoch, &lastRecover)
+		if err != nil {
 			if errors.Is(err, store.ErrStaleEpoch) {
 				s.count(func(st *Stats) { st.StaleAborts++ })
 				log.Warn("epoch fence refused a write: another admin leads; stepping down", "err", err)
@@ -238,6 +241,13 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 				return
 			}
 			log.Error("scheduler tick failed", "err", err)
+		}
+		if more && err == nil {
+			// Due runs are left (a herd): go straight on.
+			if ctx.Err() != nil {
+				return
+			}
+			continue
 		}
 		wait := s.nextWait(ctx)
 		t := time.NewTimer(wait)
@@ -272,22 +282,24 @@ func (s *Scheduler) count(f func(*Stats)) {
 	s.mu.Unlock()
 }
 
-func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) error {
+// tick does one round of the leader's duties. more is true when due runs
+// are left to start: the loop goes straight on instead of waiting.
+func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) (more bool, err error) {
 	if err := s.fireAll(ctx, epoch); err != nil {
-		return err
+		return false, err
 	}
-	if err := s.AssignPending(ctx, epoch); err != nil {
-		return err
+	if more, err = s.assignPending(ctx, epoch); err != nil {
+		return false, err
 	}
 	if err := s.RetryFailed(ctx, epoch); err != nil {
-		return err
+		return false, err
 	}
 	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
-		return err
+		return false, err
 	}
 	if !s.cfg.DisableWorkStealing {
 		if err := s.StealWork(ctx, epoch); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
@@ -295,13 +307,13 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 		// Drains change rarely: look for them at the pace of loss
 		// detection, not on every tick of the loop.
 		if err := s.DrainRequested(ctx); err != nil {
-			return err
+			return false, err
 		}
 		if err := s.RecoverLost(ctx, epoch); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return more, nil
 }
 
 // preRead returns the pre-read window: PreRead, widened up to MaxPreRead
@@ -493,344 +505,6 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// AssignPending places the slots of pending runs on online executors and
-// pushes them.
-func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
-	runs, err := s.store.PendingRuns(ctx, s.cfg.Now().UnixMilli(), 200)
-	if err != nil {
-		return err
-	}
-	online := map[string][]store.Executor{}
-	for _, r := range runs {
-		job, err := s.store.Job(ctx, r.JobID)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				_, err = s.store.TransitionRun(ctx, s.store.DB(), r.ID, store.RunPending, store.RunCancelled, s.cfg.Now().UnixMilli(), "job was deleted")
-			}
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if job.OverlapPolicy == string(schedule.OverlapQueue) || job.OverlapPolicy == string(schedule.OverlapReplace) {
-			running, err := s.store.ListRuns(ctx, store.RunFilter{JobID: job.ID, Status: store.RunRunning, Limit: 10})
-			if err != nil {
-				return err
-			}
-			if len(running) > 0 && job.OverlapPolicy == string(schedule.OverlapQueue) {
-				continue // queue: start after the running run ends, in order
-			}
-			for _, old := range running { // replace: cancel the running run, then start
-				active, _, err := s.store.CancelRun(ctx, old.ID, fmt.Sprintf("replaced by run %d (overlap policy replace)", r.ID))
-				if err != nil {
-					return err
-				}
-				s.cancelTokens(ctx, active, "replaced by a newer run")
-			}
-		}
-		execs, ok := online[r.App]
-		if !ok {
-			execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.LostAfter.Milliseconds())
-			if err != nil {
-				return err
-			}
-			online[r.App] = execs
-		}
-		targets := targetsFor(execs, job.Handler)
-		if len(targets) == 0 {
-			continue // stays pending until an executor with the handler is online
-		}
-		owners, order, predicted, err := s.place(ctx, job, r.SlotCount, execs, targets)
-		if err != nil {
-			return err
-		}
-		// Attempts are created (and so pushed and queued on the executors)
-		// in order: the most expensive slots first, as the placement assumes.
-		atts := make([]store.NewAttempt, 0, len(owners))
-		for _, slot := range order {
-			atts = append(atts, store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: owners[slot]})
-		}
-		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
-		started, err := s.store.StartRun(ctx, epoch, r.ID, lease, atts)
-		if err != nil {
-			return err
-		}
-		if started {
-			if o := s.cfg.Observer; o != nil {
-				o.RunStarted(r.TriggerKind, max(s.cfg.Now().Sub(time.UnixMilli(r.ScheduledAt)), 0))
-			}
-			if predicted > 0 {
-				if err := s.store.SetPredicted(ctx, r.ID, predicted.Milliseconds()); err != nil {
-					s.log.Warn("record predicted makespan", "run_id", r.ID, "err", err)
-				}
-			}
-			s.pushInBackground(ctx, epoch, r.ID, execs)
-		}
-	}
-	return nil
-}
-
-// place decides the executor of each slot of a new run. Without measured
-// slot costs it spreads slots in proportion to capacity (placement.Spread);
-// once the job's slots have been measured it balances them by predicted
-// runtime and executor speed, sticky to last run's owners
-// (placement.Balance), and returns the predicted makespan.
-func (s *Scheduler) place(ctx context.Context, job store.Job, slots int, execs []store.Executor, targets []placement.Executor) (owners []int64, order []int, predicted time.Duration, err error) {
-	order = make([]int, slots)
-	for i := range order {
-		order[i] = i
-	}
-	stats, err := s.store.SlotStats(ctx, job.ID)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	if len(stats) == 0 {
-		return placement.Spread(slots, targets, job.ID), order, 0, nil
-	}
-	speed := make(map[int64]float64, len(execs))
-	for _, e := range execs {
-		speed[e.ID] = e.Speed
-	}
-	nodes := make([]placement.Node, len(targets))
-	for i, t := range targets {
-		nodes[i] = placement.Node{ID: t.ID, Capacity: t.Capacity, Speed: speed[t.ID]}
-	}
-	costs := make([]placement.SlotCost, slots)
-	for i := range costs {
-		costs[i].Slot = i
-	}
-	for _, st := range stats {
-		if st.Slot < slots {
-			costs[st.Slot].Cost = st.CostMS / 1000
-			costs[st.Slot].LastOwner = st.LastExecutor.Int64
-		}
-	}
-	plan := placement.Balance(costs, nodes, placement.DefaultMargin)
-	if len(plan.Owner) != slots {
-		return placement.Spread(slots, targets, job.ID), order, 0, nil
-	}
-	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]].Cost > costs[order[b]].Cost })
-	return plan.Owner, order, time.Duration(plan.Makespan * float64(time.Second)), nil
-}
-
-// targetsFor returns the executors that can run handler.
-func targetsFor(execs []store.Executor, handler string) []placement.Executor {
-	out := make([]placement.Executor, 0, len(execs))
-	for _, e := range execs {
-		if hasHandler(e.Handlers, handler) {
-			out = append(out, placement.Executor{ID: e.ID, Capacity: e.Capacity})
-		}
-	}
-	return out
-}
-
-func hasHandler(list, h string) bool {
-	if list == "" {
-		return true // executor did not say: let it refuse unknown handlers
-	}
-	for _, x := range strings.Split(list, ",") {
-		if x == h {
-			return true
-		}
-	}
-	return false
-}
-
-// pushInBackground pushes a run's unacknowledged attempts, one request per
-// executor, each in a goroutine of its own, so that an executor that does
-// not answer (frozen, partitioned) delays neither the loop nor the pushes to
-// other executors. One push per (run, executor) is in flight at a time;
-// asking again while it runs makes it push once more when it is done (the
-// run got new assignments there meanwhile). A push that fails moves those
-// slots to the other executors of execs right away. ctx ends the pushes
-// (the leader loop's context: a replica that stops leading stops pushing);
-// WaitPushes waits for them.
-func (s *Scheduler) pushInBackground(ctx context.Context, epoch, runID int64, execs []store.Executor) {
-	slots, err := s.store.DispatchOfRun(ctx, runID)
-	if err != nil {
-		s.log.Error("load assignments to push", "run_id", runID, "err", err)
-		return
-	}
-	byExec := map[int64][]store.DispatchSlot{}
-	for _, d := range slots {
-		byExec[d.ExecutorID.Int64] = append(byExec[d.ExecutorID.Int64], d)
-	}
-	for exID, ds := range byExec {
-		key := pushKey{run: runID, executor: exID}
-		s.pushMu.Lock()
-		if job, ok := s.pushing[key]; ok {
-			job.again, job.execs, job.epoch = true, execs, epoch
-			s.pushMu.Unlock()
-			continue
-		}
-		job := &pushJob{epoch: epoch, execs: execs}
-		s.pushing[key] = job
-		s.pushWG.Add(1)
-		s.pushMu.Unlock()
-		go s.pushLoop(ctx, key, job, ds)
-	}
-}
-
-// pushLoop pushes ds, then again while asked to.
-func (s *Scheduler) pushLoop(ctx context.Context, key pushKey, job *pushJob, ds []store.DispatchSlot) {
-	defer s.pushWG.Done()
-	for {
-		s.pushMu.Lock()
-		epoch, execs := job.epoch, job.execs
-		job.again = false
-		s.pushMu.Unlock()
-		if len(ds) > 0 {
-			s.pushTo(ctx, epoch, key, ds, execs)
-		}
-		s.pushMu.Lock()
-		if !job.again || ctx.Err() != nil {
-			delete(s.pushing, key)
-			s.pushMu.Unlock()
-			return
-		}
-		s.pushMu.Unlock()
-		all, err := s.store.DispatchOfRun(ctx, key.run)
-		if err != nil {
-			s.log.Error("load assignments to push", "run_id", key.run, "err", err)
-		}
-		ds = ds[:0]
-		for _, d := range all {
-			if d.ExecutorID.Int64 == key.executor {
-				ds = append(ds, d)
-			}
-		}
-	}
-}
-
-// pushTo sends one executor its unacknowledged attempts of a run and records
-// which tokens it accepted. If the push fails, the slots move to the other
-// executors of execs with new tokens (the failed executor may be down; if
-// it is alive it learns from its next heartbeat that the tokens are no
-// longer its own), and are pushed there; with no other executor they wait
-// for heartbeats.
-func (s *Scheduler) pushTo(ctx context.Context, epoch int64, key pushKey, ds []store.DispatchSlot, execs []store.Executor) {
-	addr := ""
-	var others []store.Executor
-	for _, e := range execs {
-		if e.ID == key.executor {
-			addr = e.Address
-		} else {
-			others = append(others, e)
-		}
-	}
-	if addr == "" {
-		e, err := s.store.ExecutorByID(ctx, key.executor)
-		if err != nil {
-			return // heartbeat responses deliver the slots
-		}
-		addr = e.Address
-	}
-	select {
-	case s.pushSem <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
-	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: BuildAssignments(ds)})
-	<-s.pushSem
-	if err == nil {
-		if err := s.store.AckAttempts(ctx, key.executor, resp.Accepted); err != nil {
-			s.log.Error("record acknowledged tokens", "executor_id", key.executor, "err", err)
-		}
-		return
-	}
-	s.log.Warn("push failed", "executor_id", key.executor, "address", addr, "run_id", key.run, "err", err)
-	if ctx.Err() != nil {
-		return
-	}
-	moved := 0
-	for _, d := range ds {
-		targets := targetsFor(others, d.Handler)
-		if len(targets) == 0 {
-			continue
-		}
-		to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
-		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{ID: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
-		if err != nil {
-			s.log.Error("move slot after a failed push", "run_id", key.run, "slot", d.Slot, "err", err)
-			continue
-		}
-		if tok > 0 {
-			moved++
-			s.count(func(st *Stats) { st.Reassigned++ })
-		}
-	}
-	if moved > 0 {
-		s.log.Warn("push failed: slots moved to other executors", "executor_id", key.executor, "run_id", key.run, "moved", moved)
-		s.pushInBackground(ctx, epoch, key.run, others)
-	}
-}
-
-// inBackground runs f in a goroutine that WaitPushes waits for.
-func (s *Scheduler) inBackground(f func()) {
-	s.pushWG.Add(1)
-	go func() {
-		defer s.pushWG.Done()
-		f()
-	}()
-}
-
-// WaitPushes waits for the pushes, cancellations and work-stealing rounds
-// started in the background (by AssignPending, RecoverLost, PlaceUnplaced,
-// StealWork) to finish.
-func (s *Scheduler) WaitPushes() { s.pushWG.Wait() }
-
-// cancelTokens pushes cancellations in the background, one request per
-// executor. A lost cancellation is not a problem: the executor learns at its
-// next heartbeat that the tokens are no longer current.
-func (s *Scheduler) cancelTokens(ctx context.Context, active []store.ActiveToken, reason string) {
-	byAddr := map[string][]int64{}
-	for _, a := range active {
-		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
-	}
-	for addr, tokens := range byAddr {
-		s.inBackground(func() {
-			if err := s.push.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
-				s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
-			}
-		})
-	}
-}
-
-// BuildAssignments groups dispatch rows by run into wire assignments.
-func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
-	var out []protocol.RunAssignment
-	index := map[int64]int{}
-	params := map[int64]map[int]string{}
-	for _, d := range ds {
-		i, ok := index[d.RunID]
-		if !ok {
-			i = len(out)
-			index[d.RunID] = i
-			out = append(out, protocol.RunAssignment{
-				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
-				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
-				Records: recordsPolicy(d),
-			})
-			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
-		}
-		out[i].Slots = append(out[i].Slots, protocol.SlotAssignment{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
-	}
-	return out
-}
-
-// recordsPolicy is the records policy of d's job for d's run, nil when the
-// job leaves every choice to its handler.
-func recordsPolicy(d store.DispatchSlot) *protocol.RecordsPolicy {
-	if d.DedupScope == "" && d.UncertainPolicy == "" && d.RecordMaxAttempts == 0 {
-		return nil
-	}
-	return &protocol.RecordsPolicy{
-		Scope:       jobdef.ResolveDedupScope(d.DedupScope, d.TimeZone, d.ScheduledAt),
-		Uncertain:   d.UncertainPolicy,
-		MaxAttempts: d.RecordMaxAttempts,
-	}
-}
-
 // RecoverLost marks silent executors lost and moves their unfinished slots
 // to online executors of the same app with new, larger tokens.
 func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
@@ -848,7 +522,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 	runs := map[int64]store.Run{}
 	handlers := map[int64]string{}
 	online := map[string][]store.Executor{}
-	moved := map[int64]bool{}
+	moved := map[string]map[int64]bool{} // app → executors that got slots
 	for _, a := range lost {
 		r, ok := runs[a.RunID]
 		if !ok {
@@ -880,15 +554,23 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 			return err
 		}
 		if tok > 0 {
-			moved[a.RunID] = true
+			addTarget(moved, r.App, to)
 			s.count(func(st *Stats) { st.Reassigned++ })
 			s.log.Info("slot moved off lost executor", "run_id", a.RunID, "slot", a.Slot, "old_token", a.ID, "new_token", tok, "executor_id", to)
 		}
 	}
-	for runID := range moved {
-		s.pushInBackground(ctx, epoch, runID, online[runs[runID].App])
+	for app, ids := range moved {
+		s.pushExecutors(ctx, epoch, online[app], keys(ids))
 	}
 	return nil
+}
+
+// addTarget records that executor id of app got new attempts to push.
+func addTarget(m map[string]map[int64]bool, app string, id int64) {
+	if m[app] == nil {
+		m[app] = map[int64]bool{}
+	}
+	m[app][id] = true
 }
 
 // FireAll fires everything due now (as the leader loop does each tick),
@@ -953,7 +635,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 		return err
 	}
 	online := map[string][]store.Executor{}
-	placed := map[int64]bool{}
+	placed := map[string]map[int64]bool{} // app → executors that got attempts
 	for _, u := range waiting {
 		execs, ok := online[u.App]
 		if !ok {
@@ -981,17 +663,11 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 			return err
 		}
 		if ok {
-			placed[u.RunID] = true
+			addTarget(placed, u.App, to)
 		}
 	}
-	for runID := range placed {
-		var app string
-		for _, u := range waiting {
-			if u.RunID == runID {
-				app = u.App
-			}
-		}
-		s.pushInBackground(ctx, epoch, runID, online[app])
+	for app, ids := range placed {
+		s.pushExecutors(ctx, epoch, online[app], keys(ids))
 	}
 	return nil
 }
@@ -1152,13 +828,12 @@ func (s *Scheduler) DrainRequested(ctx context.Context) error {
 		if len(queued) == 0 {
 			continue
 		}
-		key := pushKey{run: -1, executor: e.ID} // one drain request in flight per executor
 		s.pushMu.Lock()
-		if _, busy := s.pushing[key]; busy {
+		if s.releasing[e.ID] { // one drain request in flight per executor
 			s.pushMu.Unlock()
 			continue
 		}
-		s.pushing[key] = &pushJob{}
+		s.releasing[e.ID] = true
 		s.pushMu.Unlock()
 		tokens := make([]int64, len(queued))
 		for i, a := range queued {
@@ -1167,7 +842,7 @@ func (s *Scheduler) DrainRequested(ctx context.Context) error {
 		s.inBackground(func() {
 			defer func() {
 				s.pushMu.Lock()
-				delete(s.pushing, key)
+				delete(s.releasing, e.ID)
 				s.pushMu.Unlock()
 			}()
 			resp, err := s.push.Release(ctx, e.Address, protocol.ReleaseRequest{Tokens: tokens, Reason: "an operator drains this executor"})
@@ -1217,7 +892,7 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 	for _, t := range resp.Released {
 		released[t] = true
 	}
-	runs := map[int64]bool{}
+	thieves := map[int64]bool{}
 	for _, m := range p.moves {
 		if !released[m.attempt.ID] {
 			continue // started meanwhile: it runs where it is
@@ -1232,12 +907,10 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 		if tok == 0 {
 			continue
 		}
-		runs[m.attempt.RunID] = true
+		thieves[m.thief] = true
 		s.count(func(st *Stats) { st.Stolen++ })
 		s.log.Info("unstarted slot moved to an idle executor", "run_id", m.attempt.RunID, "slot", m.attempt.Slot,
 			"from", p.victim.ID, "to", m.thief, "old_token", m.attempt.ID, "new_token", tok)
 	}
-	for runID := range runs {
-		s.pushInBackground(ctx, epoch, runID, p.execs)
-	}
+	s.pushExecutors(ctx, epoch, p.execs, keys(thieves))
 }

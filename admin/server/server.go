@@ -54,6 +54,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// PollInterval of the leader loop. Default 200ms.
 	PollInterval time.Duration
+	// StartBatch is how many pending runs the leader starts per transaction
+	// (--start-batch). Default 500; 1 is the per-run path.
+	StartBatch int
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
@@ -241,7 +244,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, Logger: log,
+		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, Logger: log,
 		Observer: s.mets,
 	}, st, router)
 	if err != nil {

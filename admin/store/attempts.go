@@ -20,44 +20,10 @@ type NewAttempt struct {
 
 // StartRun creates the first attempt of each slot and moves the run from
 // pending to running, in one transaction guarded by the leader epoch. It
-// returns false if the run was no longer pending.
+// returns false if the run was no longer pending. (StartRuns starts many.)
 func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, leaseUntilMS int64, atts []NewAttempt) (bool, error) {
-	started := false
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
-			return err
-		}
-		now, err := s.txNow(ctx, tx)
-		if err != nil {
-			return err
-		}
-		ok, err := s.TransitionRun(ctx, tx, runID, RunPending, RunRunning, now, "")
-		if err != nil || !ok {
-			return err
-		}
-		if err := s.insertAttempts(ctx, tx, runID, leaseUntilMS, atts); err != nil {
-			return err
-		}
-		started = true
-		return nil
-	})
-	return started, err
-}
-
-func (s *Store) insertAttempts(ctx context.Context, tx *sqlx.Tx, runID, leaseUntilMS int64, atts []NewAttempt) error {
-	const batch = 512
-	for start := 0; start < len(atts); start += batch {
-		chunk := atts[start:min(start+batch, len(atts))]
-		q := multiRow(s.q.get("AttemptInsert"), len(chunk))
-		args := make([]any, 0, 5*len(chunk))
-		for _, a := range chunk {
-			args = append(args, runID, a.Slot, a.Attempt, a.ExecutorID, leaseUntilMS)
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return fmt.Errorf("insert %d slot attempts of run %d: %w", len(chunk), runID, err)
-		}
-	}
-	return nil
+	started, err := s.StartRuns(ctx, epoch, leaseUntilMS, []RunStart{{RunID: runID, Attempts: atts}})
+	return len(started) == 1, err
 }
 
 func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
@@ -115,15 +81,6 @@ func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]
 	var out []DispatchSlot
 	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchUnacked"), executorID, limit); err != nil {
 		return nil, fmt.Errorf("unacknowledged attempts of executor %d: %w", executorID, err)
-	}
-	return out, nil
-}
-
-// DispatchOfRun returns the assigned, unacknowledged attempts of a run.
-func (s *Store) DispatchOfRun(ctx context.Context, runID int64) ([]DispatchSlot, error) {
-	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchOfRun"), runID); err != nil {
-		return nil, fmt.Errorf("dispatch of run %d: %w", runID, err)
 	}
 	return out, nil
 }

@@ -161,17 +161,6 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	return out, nil
 }
 
-// PendingRuns returns up to limit runs waiting for slot assignment whose
-// scheduled time is at or before nowMS (runs created ahead of time by the
-// pre-read window wait for their time).
-func (s *Store) PendingRuns(ctx context.Context, nowMS int64, limit int) ([]Run, error) {
-	var out []Run
-	if err := s.db.SelectContext(ctx, &out, s.q.get("RunPending"), nowMS, limit); err != nil {
-		return nil, fmt.Errorf("pending runs: %w", err)
-	}
-	return out, nil
-}
-
 // NextPendingAfter returns the earliest scheduled time of a pending run
 // scheduled after nowMS (runs created ahead of time by the pre-read window).
 func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {

@@ -127,7 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("connect to %s database: %w", cfg.Driver, err)
 	}
 	if cfg.Driver == sqlfiles.MySQL {
-		if db, err = withMariaDBSettings(ctx, db, dsn, cfg); err != nil {
+		if db, err = withServerSettings(ctx, db, dsn, cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -139,24 +139,30 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return &Store{db: db, dialect: cfg.Driver, q: q}, nil
 }
 
-// withMariaDBSettings reopens the pool with MariaDB-only session settings
-// when the server is MariaDB (an unknown variable would fail every
-// connection on MySQL).
-func withMariaDBSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config) (*sqlx.DB, error) {
+// withServerSettings reopens the pool with session settings that depend on
+// the server: every statement READ COMMITTED (transactions ask for it
+// anyway; single statements such as a heartbeat's lease renewal would
+// otherwise take gap locks on the attempts' executor index, which block the
+// leader's inserts of new attempts and deadlock with results), and on
+// MariaDB idle_transaction_timeout (an unknown variable would fail every
+// connection on MySQL, whose isolation variable has another name).
+func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config) (*sqlx.DB, error) {
 	var version string
 	if err := db.GetContext(ctx, &version, `SELECT VERSION()`); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("read server version: %w", err)
-	}
-	if !strings.Contains(strings.ToLower(version), "mariadb") {
-		return db, nil
 	}
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	mc.Params["idle_transaction_timeout"] = strconv.Itoa(max(1, int(cfg.IdleTxTimeout.Seconds())))
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		mc.Params["tx_isolation"] = "'READ-COMMITTED'"
+		mc.Params["idle_transaction_timeout"] = strconv.Itoa(max(1, int(cfg.IdleTxTimeout.Seconds())))
+	} else {
+		mc.Params["transaction_isolation"] = "'READ-COMMITTED'"
+	}
 	_ = db.Close()
 	db, err = sqlx.Open(sqlfiles.MySQL, mc.FormatDSN())
 	if err != nil {

@@ -656,9 +656,10 @@ func TestRunsOfADeletedJobStayVisible(t *testing.T) {
 		runs, err := s.ListRuns(ctx, store.RunFilter{JobID: id})
 		require.NoError(t, err)
 		require.Len(t, runs, 1)
-		pending, err := s.PendingRuns(ctx, 100, 10)
+		pending, err := s.PendingPage(ctx, 100, store.PendingCursor{}, 10)
 		require.NoError(t, err)
 		require.Len(t, pending, 1, "a pending run of a deleted job is found (and then cancelled by the leader)")
+		require.False(t, pending[0].JobExists)
 	})
 }
 

@@ -177,6 +177,7 @@ func (c *cluster) startExecutor() *executor {
 	e.proc = testenv.StartProcess(c.t, c.execBin, []string{
 		"--app", app, "--admins", c.api.Base, "--capacity", strconv.Itoa(capacity),
 		"--heartbeat-interval", heartbeat.String(), "--instance-id", e.name, "--drain-timeout", "2s",
+		"--log-level", "debug", // the tests audit slot starts from the "slot started" lines
 		"--demo-db-dsn", c.bizDSN,
 	}, []string{"SHARDJOB_SECRET=" + c.secret})
 	// A frozen process would make the cleanup's SIGTERM wait for nothing.

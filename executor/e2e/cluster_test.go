@@ -150,6 +150,7 @@ func (c *cluster) startExecutor(app string, capacity int, secret ...string) *exe
 	p = testenv.StartProcess(c.t, c.execBin, []string{
 		"--app", app, "--admins", c.api.Base, "--capacity", strconv.Itoa(capacity),
 		"--heartbeat-interval", heartbeat.String(), "--instance-id", name, "--drain-timeout", "2s",
+		"--log-level", "debug", // the tests audit slot starts from the "slot started" lines
 	}, []string{"SHARDJOB_SECRET=" + s})
 	line, err := p.WaitForLine(deadline(c.t, startDeadline), "listening at")
 	require.NoError(c.t, err)

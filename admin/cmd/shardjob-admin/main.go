@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -117,6 +118,19 @@ func (f flags) dur(name string, def time.Duration, help string) *time.Duration {
 	return f.Duration(name, def, help+" (env "+envName(name)+")")
 }
 
+// num is an integer flag; an environment value that is not an integer
+// gives -1, which the flag's range check refuses.
+func (f flags) num(name string, def int, help string) *int {
+	if v, ok := os.LookupEnv(envName(name)); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			n = -1
+		}
+		def = n
+	}
+	return f.Int(name, def, help+" (env "+envName(name)+")")
+}
+
 func (f flags) parse(args []string) error {
 	if err := f.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -185,10 +199,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	xxlTokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
 	dedupArchive := f.str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
+	startBatch := f.num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *startBatch < 1 || *startBatch > 10000 {
+		return fmt.Errorf("--start-batch %d: use a number of runs from 1 to 10000 (default 500)", *startBatch)
 	}
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -207,7 +225,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives,
 		XXLJob: xxljob.Config{TokensFile: *xxlTokens},
 	})

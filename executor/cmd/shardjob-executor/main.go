@@ -72,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
+	logLevel := str("log-level", "info", "debug, info, warn or error; at debug every slot's start and successful end is logged too")
 	metricsOn := true
 	if v, ok := os.LookupEnv(envName("metrics")); ok {
 		b, err := strconv.ParseBool(v)
@@ -121,12 +122,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "shardjob-executor: --log-level %q: use debug, info, warn or error\n", *logLevel)
+		return 2
+	}
+	opts := &slog.HandlerOptions{Level: level}
 	var log *slog.Logger
 	switch *logFormat {
 	case "text":
-		log = slog.New(slog.NewTextHandler(stderr, nil))
+		log = slog.New(slog.NewTextHandler(stderr, opts))
 	case "json":
-		log = slog.New(slog.NewJSONHandler(stderr, nil))
+		log = slog.New(slog.NewJSONHandler(stderr, opts))
 	default:
 		fmt.Fprintf(stderr, "shardjob-executor: --log-format %q: use text or json\n", *logFormat)
 		return 2

@@ -1,0 +1,159 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// count returns the result of a COUNT(*) query.
+func count(t *testing.T, st *store.Store, q string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, st.DB().Get(&n, q, args...))
+	return n
+}
+
+// TestBatchedStartPushesManyRunsPerRequest: pending runs of many jobs start
+// in a few transactions, and each executor gets the slots of all of them in
+// one push (PushBatch allowing), not one push per run.
+func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, StartBatch: 7}, st, p)
+		require.NoError(t, err)
+		_, err = st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		for _, id := range []string{"a", "b"} {
+			_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: id, App: "app", Address: "http://127.0.0.1/" + id, Capacity: 100, Handlers: []string{"h"}})
+			require.NoError(t, err)
+		}
+		const runs = 40
+		wantSlots := 0
+		for i := range runs {
+			wantSlots += 1 + i%3
+			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}, t0)
+			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: j.SlotCount})
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+
+		require.Equal(t, runs, count(t, st, `SELECT COUNT(*) FROM job_run WHERE status = 'running' AND started_at IS NOT NULL`))
+		slots := count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE current = 1 AND attempt = 1`)
+		require.Equal(t, wantSlots, slots, "one first attempt per slot")
+		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE acked = 0`), "every attempt pushed and acknowledged")
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		// 40 runs in batches of 7 (6 start transactions), each pushing to the
+		// two executors; a push loop that is still busy takes the next batch
+		// along: at most 2 requests per batch, far fewer than one per run.
+		require.LessOrEqual(t, len(p.pushes), 12)
+		pushed, multi := 0, 0
+		for _, req := range p.pushes {
+			if len(req.Assignments) > 1 {
+				multi++
+			}
+			for _, a := range req.Assignments {
+				pushed += len(a.Slots)
+			}
+		}
+		require.Equal(t, slots, pushed, "every slot pushed once")
+		require.Positive(t, multi, "a push carries the slots of several runs")
+	})
+}
+
+// TestBatchedStartUnderAFencedOutEpochWritesNothing: a leader whose epoch
+// was taken over (it was paused past its session) starts nothing, pushes
+// nothing and steps down: no run moves, no attempt is written.
+func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{}
+		s := newScheduler(t, st, c, p)
+		_, err := st.ClaimEpoch(ctx, 1, "old")
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
+		require.NoError(t, err)
+		for i := range 30 {
+			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}, t0)
+			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 2})
+			require.NoError(t, err)
+		}
+		// Another admin takes over (epoch 2) while the old leader still
+		// believes it leads with epoch 1.
+		ok, err := st.ClaimEpoch(ctx, 2, "new")
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		err = s.AssignPending(ctx, 1)
+		require.ErrorIs(t, err, store.ErrStaleEpoch)
+		s.WaitPushes()
+		require.Equal(t, 30, count(t, st, `SELECT COUNT(*) FROM job_run WHERE status = 'pending' AND started_at IS NULL`))
+		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt`))
+		p.mu.Lock()
+		require.Empty(t, p.pushes)
+		p.mu.Unlock()
+
+		// The same through the store directly, with a run cancelled meanwhile
+		// in the batch: a stale epoch writes nothing; the current one starts
+		// only what is still pending.
+		var ids []int64
+		require.NoError(t, st.DB().Select(&ids, `SELECT id FROM job_run ORDER BY id`))
+		_, _, err = st.CancelRun(ctx, ids[0], "by hand")
+		require.NoError(t, err)
+		starts := make([]store.RunStart, len(ids))
+		for i, id := range ids {
+			starts[i] = store.RunStart{RunID: id, Attempts: []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: 1}, {Slot: 1, Attempt: 1, ExecutorID: 1}}, PredictedMS: 1500}
+		}
+		_, err = st.StartRuns(ctx, 1, 0, starts)
+		require.ErrorIs(t, err, store.ErrStaleEpoch)
+		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt`))
+		started, err := st.StartRuns(ctx, 2, 0, starts)
+		require.NoError(t, err)
+		require.Equal(t, ids[1:], started, "the cancelled run is not started")
+		require.Equal(t, 2*(len(ids)-1), count(t, st, `SELECT COUNT(*) FROM slot_attempt`))
+		require.Equal(t, len(ids)-1, count(t, st, `SELECT COUNT(*) FROM job_run WHERE status = 'running' AND predicted_ms = 1500`))
+		again, err := st.StartRuns(ctx, 2, 0, starts)
+		require.NoError(t, err)
+		require.Empty(t, again, "a run starts once")
+		require.Equal(t, 2*(len(ids)-1), count(t, st, `SELECT COUNT(*) FROM slot_attempt`))
+	})
+}
+
+// TestQueuePolicyHoldsWithinOneBatch: two due runs of a queue-policy job in
+// the same page of pending runs start one at a time, as they would one
+// transaction each.
+func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s := newScheduler(t, st, c, &fakePusher{})
+		_, err := st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
+		require.NoError(t, err)
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}, t0)
+		for _, at := range []int64{1, 2} {
+			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		runs := runsOf(t, st, j.ID) // newest first
+		require.Equal(t, store.RunPending, runs[0].Status, "the later run waits for the earlier one")
+		require.Equal(t, store.RunRunning, runs[1].Status)
+	})
+}

@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// PendingRun is a run waiting for its slots to be placed, with what the
+// leader needs of its job to start it (read in the same query, so that
+// starting a page of runs costs no query per run).
+type PendingRun struct {
+	Run
+	// JobExists is false when the job was deleted after the run was created.
+	JobExists     bool   `db:"job_exists"`
+	Handler       string `db:"handler"`
+	OverlapPolicy string `db:"overlap_policy"`
+}
+
+// PendingCursor is the position after the last run of a page of
+// PendingPage (keyset on scheduled time, then id). The zero value starts
+// at the beginning.
+type PendingCursor struct {
+	ScheduledAt int64
+	ID          int64
+}
+
+// PendingPage returns up to limit pending runs scheduled at or before
+// nowMS, after cur, oldest first. Runs that cannot start yet (no executor
+// with their handler) therefore do not hide the ones behind them: the
+// caller pages on.
+func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor, limit int) ([]PendingRun, error) {
+	var out []PendingRun
+	err := s.db.SelectContext(ctx, &out, s.q.get("RunPendingPage"), nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending runs: %w", err)
+	}
+	return out, nil
+}
+
+// RunStart is one run to start: the first attempt of each of its slots,
+// in the order they should be dispatched, and the makespan the placement
+// predicted (0: none).
+type RunStart struct {
+	RunID       int64
+	Attempts    []NewAttempt
+	PredictedMS int64
+}
+
+// StartRuns starts many pending runs in one transaction fenced by the
+// leader epoch: it locks the runs that are still pending (in id order),
+// moves them to running, records their predicted makespans and inserts the
+// first attempt of every slot of each, in multi-row statements. A run that
+// is no longer pending (cancelled meanwhile) is left alone. It returns the
+// ids of the runs it started. A stale epoch writes nothing (ErrStaleEpoch).
+func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs []RunStart) ([]int64, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	slices.Sort(ids)
+	var started []int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		started = nil
+		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		now, err := s.txNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		pending, err := s.lockPending(ctx, tx, ids)
+		if err != nil || len(pending) == 0 {
+			return err
+		}
+		if err := s.execIn(ctx, tx, "RunsStart", pending, now); err != nil {
+			return fmt.Errorf("start %d runs: %w", len(pending), err)
+		}
+		isPending := make(map[int64]bool, len(pending))
+		for _, id := range pending {
+			isPending[id] = true
+		}
+		var rows []attemptRow
+		var predicted []int64 // run id, makespan pairs
+		for _, r := range runs {
+			if !isPending[r.RunID] {
+				continue
+			}
+			for _, a := range r.Attempts {
+				rows = append(rows, attemptRow{runID: r.RunID, NewAttempt: a})
+			}
+			if r.PredictedMS > 0 {
+				predicted = append(predicted, r.RunID, r.PredictedMS)
+			}
+		}
+		if err := s.insertAttemptRows(ctx, tx, leaseUntilMS, rows); err != nil {
+			return err
+		}
+		if err := s.setPredicted(ctx, tx, predicted); err != nil {
+			return err
+		}
+		started = pending
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// lockPending locks the runs of ids (sorted) that are pending and returns
+// their ids, in chunks of 1000.
+func (s *Store) lockPending(ctx context.Context, tx *sqlx.Tx, ids []int64) ([]int64, error) {
+	var out []int64
+	for start := 0; start < len(ids); start += 1000 {
+		q, args, err := sqlx.In(s.q.get("RunsLockPending"), ids[start:min(start+1000, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		var chunk []int64
+		if err := tx.SelectContext(ctx, &chunk, q, args...); err != nil {
+			return nil, fmt.Errorf("lock %d pending runs: %w", len(ids), err)
+		}
+		out = append(out, chunk...)
+	}
+	return out, nil
+}
+
+// execIn runs the named statement "… IN (?)" with args before the list,
+// in chunks of 1000 ids.
+func (s *Store) execIn(ctx context.Context, ex sqlx.ExecerContext, name string, ids []int64, args ...any) error {
+	for start := 0; start < len(ids); start += 1000 {
+		q, a, err := sqlx.In(s.q.get(name), append(slices.Clone(args), ids[start:min(start+1000, len(ids))])...)
+		if err != nil {
+			return err
+		}
+		if _, err := ex.ExecContext(ctx, q, a...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attemptRow is a first attempt of a slot of a run, for a multi-row insert.
+type attemptRow struct {
+	runID int64
+	NewAttempt
+}
+
+// insertAttemptRows inserts attempts of any runs, 512 rows per statement.
+func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, leaseUntilMS int64, rows []attemptRow) error {
+	const batch = 512
+	for start := 0; start < len(rows); start += batch {
+		chunk := rows[start:min(start+batch, len(rows))]
+		q := multiRow(s.q.get("AttemptInsert"), len(chunk))
+		args := make([]any, 0, 5*len(chunk))
+		for _, a := range chunk {
+			args = append(args, a.runID, a.Slot, a.Attempt, a.ExecutorID, leaseUntilMS)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert %d slot attempts: %w", len(chunk), err)
+		}
+	}
+	return nil
+}
+
+// setPredicted records predicted makespans: pairs of (run id, ms), one
+// statement per 500 runs.
+func (s *Store) setPredicted(ctx context.Context, tx *sqlx.Tx, pairs []int64) error {
+	const batch = 500
+	for start := 0; start < len(pairs); start += 2 * batch {
+		chunk := pairs[start:min(start+2*batch, len(pairs))]
+		n := len(chunk) / 2
+		args := make([]any, 0, 3*n)
+		ids := make([]int64, 0, n)
+		for i := 0; i < len(chunk); i += 2 {
+			args = append(args, chunk[i], chunk[i+1])
+			ids = append(ids, chunk[i])
+		}
+		q, all, err := sqlx.In(repeatWhen(s.q.get("RunsSetPredicted"), n), append(args, ids)...)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, all...); err != nil {
+			return fmt.Errorf("record predicted makespans of %d runs: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// repeatWhen expands the one "WHEN ? THEN ?" of a CASE in q to n of them.
+func repeatWhen(q string, n int) string {
+	const when = "WHEN ? THEN ?"
+	return strings.Replace(q, when, strings.TrimSuffix(strings.Repeat(when+" ", n), " "), 1)
+}
+
+// SlotStatsOfJobs returns the measured slots of many jobs, by job then slot.
+func (s *Store) SlotStatsOfJobs(ctx context.Context, jobIDs []int64) (map[int64][]SlotStat, error) {
+	out := map[int64][]SlotStat{}
+	for start := 0; start < len(jobIDs); start += 1000 {
+		q, args, err := sqlx.In(s.q.get("SlotStatsOfJobs"), jobIDs[start:min(start+1000, len(jobIDs))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			JobID int64 `db:"job_id"`
+			SlotStat
+		}
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("slot stats of %d jobs: %w", len(jobIDs), err)
+		}
+		for _, r := range rows {
+			out[r.JobID] = append(out[r.JobID], r.SlotStat)
+		}
+	}
+	return out, nil
+}
+
+// DispatchOfExecutor returns up to limit current attempts placed on an
+// executor and not acknowledged by it, with a token larger than afterToken,
+// oldest first: one push carries them, whatever their runs.
+func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken int64, limit int) ([]DispatchSlot, error) {
+	var out []DispatchSlot
+	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchOfExecutor"), executorID, afterToken, limit); err != nil {
+		return nil, fmt.Errorf("dispatch of executor %d: %w", executorID, err)
+	}
+	return out, nil
+}
