@@ -59,6 +59,10 @@ bench: deps ## run the benchmarks and print a table of figures (also written to 
 	@$(GO) run ./admin/internal/benchtable < bench.out | tee bench.md
 	@echo "copy bench.md into docs/performance.md to record it"
 
+.PHONY: bench-herd
+bench-herd: deps ## only the end-to-end herd benchmark (admin/e2e HerdE2E: real admin + 2 executors, 10k/100k jobs due at once), once
+	$(GO) test -run='^$$' -bench=HerdE2E -benchtime=1x -count=1 -timeout 30m ./admin/e2e/
+
 .PHONY: clean
 clean: ## remove build outputs (keeps data/)
 	rm -rf $(BIN) bench.out bench.md

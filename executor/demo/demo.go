@@ -9,6 +9,9 @@
 //     (all slots when empty), succeeds the others.
 //   - demo.range: processes its slot's part of the record IDs 1..N, params
 //     "records=N;ms_per_record=M", honouring cancellation (see Range).
+//   - demo.noop: returns at once, logs nothing and reports no records; the
+//     handler of the herd benchmarks (admin/e2e), which measure the
+//     platform's own cost per run.
 package demo
 
 import (
@@ -27,6 +30,7 @@ func Register(e *sdk.Executor) {
 	e.Handle("demo.sleep", Sleep)
 	e.Handle("demo.fail", Fail)
 	e.Handle("demo.range", Range)
+	e.Handle("demo.noop", Noop)
 }
 
 // param reads key=value pairs from "a=1;b=2" or "a=1,b=2" style params.
@@ -61,6 +65,10 @@ func Hello(ctx context.Context, t *sdk.Task) error {
 	t.AddProcessed(n)
 	return ctx.Err()
 }
+
+// Noop does nothing: it returns nil at once, without logging or counting
+// records, so that a run of it costs only what the platform spends on it.
+func Noop(context.Context, *sdk.Task) error { return nil }
 
 // Sleep waits, honouring cancellation.
 func Sleep(ctx context.Context, t *sdk.Task) error {

@@ -33,18 +33,30 @@ func main() {
 func parse(r io.Reader) ([]row, error) {
 	var rows []row
 	pkg := ""
+	pending := "" // a benchmark's name whose results have not come yet
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if rest, ok := strings.CutPrefix(line, "pkg: "); ok {
 			pkg = strings.TrimPrefix(strings.TrimSpace(rest), "github.com/shardjob/shardjob/")
-			continue
-		}
-		if !strings.HasPrefix(line, "Benchmark") {
+			pending = ""
 			continue
 		}
 		f := strings.Fields(line)
+		switch {
+		case strings.HasPrefix(line, "Benchmark") && (len(f) == 1 || !isCount(f[1])):
+			// go test prints the name before it runs the benchmark and the
+			// results after it: anything the benchmark's process wrote to
+			// stdout or stderr in between splits the row in two lines.
+			pending = f[0]
+			continue
+		case len(f) >= 3 && pending != "" && isCount(f[0]):
+			f = append([]string{pending}, f...)
+		case !strings.HasPrefix(line, "Benchmark"):
+			continue
+		}
+		pending = ""
 		if len(f) < 4 {
 			continue
 		}
@@ -58,11 +70,16 @@ func parse(r io.Reader) ([]row, error) {
 	return rows, sc.Err()
 }
 
+// isCount reports whether s is an iteration count (digits only).
+func isCount(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// trimProcs removes the -GOMAXPROCS suffix go test adds to a benchmark's
+// name (digits only: "batched-10k" keeps its "-10k").
 func trimProcs(name string) string {
-	if i := strings.LastIndex(name, "-"); i > 0 {
-		if _, err := fmt.Sscanf(name[i+1:], "%d", new(int)); err == nil {
-			return name[:i]
-		}
+	if i := strings.LastIndex(name, "-"); i > 0 && isCount(name[i+1:]) {
+		return name[:i]
 	}
 	return name
 }

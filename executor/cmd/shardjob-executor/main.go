@@ -68,6 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	instance := str("instance-id", "", "stable instance id (default hostname-pid-random)")
 	resultsDir := str("results-dir", "", "keep unacknowledged results on disk here so they survive a restart (give a stable --instance-id too)")
 	capacity := fs.Int("capacity", 4, "slots run at once")
+	maxPending := fs.Int("max-pending-results", sdk.DefaultMaxPendingResults, "work held at most: queued + running slots + results no admin has acknowledged yet; beyond it new assignments are refused (results are never dropped)")
 	hb := fs.Duration("heartbeat-interval", 2*time.Second, "heartbeat interval")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
@@ -153,7 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := sdk.Config{
 		App: *app, Admins: urls, Secret: *secret, ListenAddr: *listen, AdvertiseURL: *advertise,
-		InstanceID: *instance, Capacity: *capacity, HeartbeatInterval: *hb, DrainTimeout: *drain,
+		InstanceID: *instance, Capacity: *capacity, MaxPendingResults: *maxPending, HeartbeatInterval: *hb, DrainTimeout: *drain,
 		ResultsDir: *resultsDir, Logger: log, Version: Version,
 	}
 	if *serveMetrics {

@@ -43,6 +43,15 @@ func TestMissingRequiredSettingIsOneLine(t *testing.T) {
 	require.Equal(t, 1, bytes.Count(bytes.TrimSpace(errOut.Bytes()), []byte("\n"))+1, errOut.String())
 }
 
+func TestMaxPendingResultsReachesTheConfig(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := run([]string{"--app", "a", "--admins", "http://127.0.0.1:1", "--secret", "0123456789abcdef0123456789abcdef",
+		"--max-pending-results", "-1"}, &out, &errOut)
+	require.Equal(t, 1, code, errOut.String())
+	require.Contains(t, errOut.String(), "MaxPendingResults is -1", "the flag is passed to sdk.Config, which validates it")
+}
+
 func TestBuiltinHandlerSettings(t *testing.T) {
 	t.Parallel()
 	base := []string{"--app", "a", "--admins", "http://127.0.0.1:1", "--secret", "0123456789abcdef0123456789abcdef"}

@@ -1,0 +1,545 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// The herd harness measures what users feel when many jobs are due at the
+// same instant: due → slot started → run settled, through real processes.
+// One environment is a `shardjob-admin serve` process (MariaDB, ZooKeeper
+// from testenv) and herdExecutors `shardjob-executor` processes of one app
+// whose capacity throttles nothing. A herd is N jobs of that app, handler
+// demo.noop (returns at once), seeded by multi-row INSERT into the admin's
+// database with a schedule that fires once a year and next_fire_at = D, a
+// whole second a little after seeding ends. Every figure is read from the
+// database afterwards; the test process only waits for the herd to settle.
+//
+// BenchmarkHerdE2E runs the cases of the issue on a private MariaDB sized
+// like a server; TestHerdSmall runs 300 jobs through the same harness in
+// `make test` (on the shared test server) so that the harness cannot rot.
+
+const (
+	herdApp       = "herd"
+	herdExecutors = 2
+	// herdCapacity and herdMaxPending leave the executors' limits out of
+	// the measurement: a no-op slot holds a lane for microseconds, and
+	// sdk.Config.MaxPendingResults (default 100,000: queued + running +
+	// unacknowledged results) would refuse assignments of a 100k herd if
+	// one executor got most of it.
+	herdCapacity   = 20_000
+	herdMaxPending = 1_000_000
+	// herdLead is the least time between the end of seeding and D: the
+	// admin's pre-read window (scheduler.Config.PreRead, 5 s by default,
+	// widened up to MaxPreRead, 30 s, for a herd) creates runs ahead of D
+	// from the moment a job is inserted.
+	herdLead = 3 * time.Second
+	// herdPoll is the period at which the test reads the database while it
+	// waits for the herd to settle (herdPollSmall for herds of at most
+	// 2,000 slots, which settle within a second or two). The figures come
+	// from the timestamps in the database, not from when the poll saw them.
+	herdPoll      = 500 * time.Millisecond
+	herdPollSmall = 100 * time.Millisecond
+)
+
+// herdServer sizes the benchmark's private MariaDB like a production
+// platform database (as sdk/records' benchmarks do): the test defaults
+// (64 MB buffer pool, 32 MB redo log, no fsync per commit) are no server.
+var herdServer = []string{
+	"innodb-buffer-pool-size=2G",
+	"innodb-log-file-size=1G",
+	"innodb-flush-log-at-trx-commit=1",
+}
+
+// herdCase is one measurement.
+type herdCase struct {
+	name  string
+	jobs  int // one-slot jobs, or...
+	slots int // ...slots of each job (1 for a herd of jobs)
+	// adminArgs are extra flags of `shardjob-admin serve`; a flag the
+	// admin binary does not have yet is left out (and logged).
+	adminArgs []string
+	// settleWithin bounds the wait from D until every run is terminal.
+	settleWithin time.Duration
+}
+
+// herdEnv is a running admin and its executors.
+type herdEnv struct {
+	db        *sql.DB
+	admin     *testenv.Process
+	executors []*testenv.Process
+	iter      int // herds run so far, to name the jobs of the next one
+}
+
+// herdResult holds the figures of one herd, from the database. Durations
+// from D (the due instant) are negative when the stage ended before D.
+type herdResult struct {
+	runs              int
+	dueCreated        time.Duration // D → last run created
+	dueAssigned       time.Duration // D → last slot assigned by the admin (attempt dispatched_at)
+	dueStarted        time.Duration // D → last slot started (attempt started_at)
+	dueSettled        time.Duration // D → last run settled (run finished_at)
+	dueSeenSettled    time.Duration // D → the test's poll saw every run terminal
+	settleP50         time.Duration // run finished_at − scheduled_at
+	settleP99         time.Duration
+	settleOverhead    time.Duration // run finished_at − last slot's finished_at (the slowest run)
+	runsPerSecond     float64       // runs / (last settle − D)
+	http500           int           // "executor request failed" lines of the admin during the herd
+	failedRuns        int           // runs that ended other than succeeded
+	supersededAttempt int           // attempts replaced by another (moved, lost)
+}
+
+// BenchmarkHerdE2E measures a herd end to end: due → slot started → run
+// settled with a real admin, 2 real executors and a private MariaDB per
+// case (see the comment at the top of this file). Metrics:
+//
+//	due-created-s   D → the last run created (negative: all existed before D)
+//	due-assigned-s  D → the last slot assigned to an executor by the admin
+//	                (slot_attempt.dispatched_at, database clock)
+//	due-started-s   D → the last slot started (slot_attempt.started_at; the
+//	                executor's start time, which its result reports)
+//	due-settled-s   D → the last run settled (job_run.finished_at)
+//	due-seen-settled-s  D → the test's poll of the database saw every run
+//	                terminal (within herdPoll after it happened); while
+//	                finished_at is not yet the database clock at settling
+//	                (see measure), this is the figure to trust
+//	settle-p50-ms, settle-p99-ms  job_run.finished_at − scheduled_at over the runs
+//	runs/s          runs / (last settle − D)
+//	http-500s       executor requests the admin answered with 500 (it logs
+//	                "executor request failed" for each)
+//	failed-runs     runs not succeeded (the benchmark fails unless 0)
+//	settle-overhead-ms  (1024 slots) the run's finished_at − its last slot's finished_at
+//
+// Cases: batched-10k and batched-100k with the admin's defaults, per-run-10k
+// with --start-batch 1 (one run per start transaction, one push per run),
+// one-job-1024-slots. Each case has its own database, admin and executors.
+// One op is one herd, timed from D until the test saw it settled; run it
+// once: go test -run '^$' -bench HerdE2E -benchtime 1x -timeout 30m ./admin/e2e/
+func BenchmarkHerdE2E(b *testing.B) {
+	for _, tc := range []herdCase{
+		{name: "batched-10k", jobs: 10_000, slots: 1, settleWithin: 5 * time.Minute},
+		{name: "batched-100k", jobs: 100_000, slots: 1, settleWithin: 5 * time.Minute},
+		{name: "per-run-10k", jobs: 10_000, slots: 1, adminArgs: []string{"--start-batch", "1"}, settleWithin: 5 * time.Minute},
+		{name: "one-job-1024-slots", jobs: 1, slots: 1024, settleWithin: 2 * time.Minute},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			env := startHerdEnv(b, privateHerdDB(b), tc.adminArgs)
+			b.ResetTimer()
+			b.StopTimer()
+			var sum herdResult
+			for range b.N {
+				r := env.run(b, tc)
+				sum.dueCreated += r.dueCreated
+				sum.dueAssigned += r.dueAssigned
+				sum.dueStarted += r.dueStarted
+				sum.dueSettled += r.dueSettled
+				sum.dueSeenSettled += r.dueSeenSettled
+				sum.settleP50 += r.settleP50
+				sum.settleP99 += r.settleP99
+				sum.settleOverhead += r.settleOverhead
+				sum.runsPerSecond += r.runsPerSecond
+				sum.http500 += r.http500
+				sum.failedRuns += r.failedRuns
+			}
+			n := float64(b.N)
+			b.ReportMetric(sum.dueCreated.Seconds()/n, "due-created-s")
+			b.ReportMetric(sum.dueAssigned.Seconds()/n, "due-assigned-s")
+			b.ReportMetric(sum.dueStarted.Seconds()/n, "due-started-s")
+			b.ReportMetric(sum.dueSettled.Seconds()/n, "due-settled-s")
+			b.ReportMetric(sum.dueSeenSettled.Seconds()/n, "due-seen-settled-s")
+			if tc.slots > 1 {
+				b.ReportMetric(float64(sum.settleOverhead.Milliseconds())/n, "settle-overhead-ms")
+			} else {
+				b.ReportMetric(float64(sum.settleP50.Milliseconds())/n, "settle-p50-ms")
+				b.ReportMetric(float64(sum.settleP99.Milliseconds())/n, "settle-p99-ms")
+				b.ReportMetric(sum.runsPerSecond/n, "runs/s")
+			}
+			b.ReportMetric(float64(sum.http500), "http-500s")
+			b.ReportMetric(float64(sum.failedRuns), "failed-runs")
+		})
+	}
+}
+
+// TestHerdSmall runs a herd of 300 jobs through the benchmark's harness
+// (on the shared test server, not a private one) and checks the end state:
+// exactly 300 runs, all succeeded, each with one current attempt that
+// succeeded, and no executor request answered with 500.
+func TestHerdSmall(t *testing.T) {
+	env := startHerdEnv(t, testenv.MySQL(t), nil)
+	r := env.run(t, herdCase{name: "small", jobs: 300, slots: 1, settleWithin: 2 * time.Minute})
+	require.Zero(t, r.http500, "executor requests answered with 500 (admin log: executor request failed)")
+	require.Zero(t, r.failedRuns)
+	t.Logf("300 jobs: due→created %s, due→assigned %s, due→started %s, due→settled %s (seen %s), settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts",
+		r.dueCreated, r.dueAssigned, r.dueStarted, r.dueSettled, r.dueSeenSettled.Round(time.Millisecond), r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt)
+}
+
+// privateHerdDB starts a MariaDB for the calling benchmark alone, sized by
+// herdServer, and returns the DSN of an empty database on it.
+func privateHerdDB(tb testing.TB) string {
+	tb.Helper()
+	m := testenv.StartMariaDB(tb, herdServer...)
+	db, err := sql.Open("mysql", m.DSN(""))
+	require.NoError(tb, err)
+	defer db.Close()
+	_, err = db.Exec("CREATE DATABASE shardjob CHARACTER SET utf8mb4")
+	require.NoError(tb, err)
+	return m.DSN("shardjob")
+}
+
+// startHerdEnv starts the admin on dsn (which it migrates) with extraArgs,
+// waits until it leads, starts the executors and waits until the admin
+// lists them online with demo.noop. Everything is stopped when tb ends.
+func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
+	tb.Helper()
+	zk := testenv.ZooKeeper(tb)
+	root := testenv.ZKChroot(tb)
+	adminBin := testenv.BuildBinary(tb, adminPkg)
+	execBin := testenv.BuildBinary(tb, executorPkg)
+	secret := protocol.NewSecret()
+	keep := &herdKeep{tb: tb}
+
+	args := []string{"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root}
+	for i := 0; i < len(extraArgs); {
+		// A flag is followed by its value unless written --flag=value.
+		n := 2
+		if strings.Contains(extraArgs[i], "=") || i+1 == len(extraArgs) {
+			n = 1
+		}
+		name := strings.TrimLeft(strings.SplitN(extraArgs[i], "=", 2)[0], "-")
+		if adminHasFlag(tb, adminBin, name) {
+			args = append(args, extraArgs[i:i+n]...)
+		} else {
+			tb.Logf("shardjob-admin serve has no --%s flag yet: running without %s", name, strings.Join(extraArgs[i:i+n], " "))
+		}
+		i += n
+	}
+	port := strconv.Itoa(testenv.FreePort(tb))
+	args = append(args, "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port)
+	env := &herdEnv{}
+	keep.register("admin", &env.admin)
+	env.admin = testenv.StartProcess(tb, adminBin, args, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
+	_, err := env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
+	require.NoError(tb, err)
+	_, err = env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "msg=leading")
+	require.NoError(tb, err)
+
+	env.db, err = sql.Open("mysql", dsn)
+	require.NoError(tb, err)
+	env.db.SetMaxOpenConns(4)
+	tb.Cleanup(func() { _ = env.db.Close() })
+
+	env.executors = make([]*testenv.Process, herdExecutors)
+	for i := range env.executors {
+		name := fmt.Sprintf("%s-ex%d", herdApp, i+1)
+		keep.register(name, &env.executors[i])
+		env.executors[i] = testenv.StartProcess(tb, execBin, []string{
+			"--app", herdApp, "--admins", "http://127.0.0.1:" + port, "--instance-id", name,
+			"--capacity", strconv.Itoa(herdCapacity), "--max-pending-results", strconv.Itoa(herdMaxPending),
+			"--drain-timeout", "2s",
+		}, []string{"SHARDJOB_SECRET=" + secret})
+	}
+	for _, p := range env.executors {
+		_, err := p.WaitForLine(herdCtx(tb, 90*time.Second), "listening at")
+		require.NoError(tb, err)
+	}
+	testenv.WaitFor(tb, 90*time.Second, func() (bool, error) {
+		var n int
+		err := env.db.QueryRow(`SELECT COUNT(*) FROM executor WHERE app = ? AND state = 'online' AND handlers LIKE '%demo.noop%'`, herdApp).Scan(&n)
+		return n == herdExecutors, err
+	}, "the executors did not come online with demo.noop")
+	return env
+}
+
+// run seeds one herd of tc, waits until it settled (timing tb, when it is a
+// benchmark, from D until then), checks the end state by SQL and returns the
+// figures. It fails tb if the herd is not settled tc.settleWithin after D.
+func (env *herdEnv) run(tb testing.TB, tc herdCase) herdResult {
+	tb.Helper()
+	env.iter++
+	prefix := fmt.Sprintf("herd%d-", env.iter)
+	failedBefore := strings.Count(env.admin.Output(), "executor request failed")
+
+	// D: a whole second, herdLead after the end of seeding by a generous
+	// estimate (100 µs per job; checked below).
+	now := env.dbNow(tb)
+	estimate := time.Duration(tc.jobs) * 100 * time.Microsecond
+	due := now.Add(estimate + herdLead).Truncate(time.Second).Add(time.Second)
+	lo, hi := env.seed(tb, prefix, tc, due)
+	seeded := env.dbNow(tb)
+	tb.Logf("%s: seeded %d jobs of %d slot(s) in %s; due at %s, %s later",
+		tc.name, tc.jobs, tc.slots, seeded.Sub(now), due.Format("15:04:05"), due.Sub(seeded))
+	if !seeded.Before(due) {
+		tb.Fatalf("seeding %d jobs ended at %s, after their due time %s: raise the estimate in herdEnv.run",
+			tc.jobs, seeded.Format("15:04:05.000"), due.Format("15:04:05.000"))
+	}
+
+	// The herd is due at D: the clock of the benchmark starts then. This
+	// waits for a time of day, it does not synchronise with the processes.
+	wait := time.NewTimer(time.Until(due))
+	<-wait.C
+	b, isBench := tb.(*testing.B)
+	if isBench {
+		b.StartTimer()
+	}
+	seen := env.waitSettled(tb, tc, lo, hi, due)
+	if isBench {
+		b.StopTimer()
+	}
+
+	r := env.measure(tb, tc, lo, hi, due)
+	r.dueSeenSettled = seen.Sub(due)
+	r.http500 = strings.Count(env.admin.Output(), "executor request failed") - failedBefore
+	env.verify(tb, tc, lo, hi)
+	return r
+}
+
+// seed inserts tc.jobs jobs of tc.slots slots running demo.noop, due at
+// due, named prefix + number, 1000 per INSERT, and returns the range of
+// their ids. The schedule fires once a year: the herd's firing is the only
+// one within the benchmark.
+func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Time) (lo, hi int64) {
+	tb.Helper()
+	const chunk = 1000
+	ms := due.UnixMilli()
+	for start := 0; start < tc.jobs; start += chunk {
+		var q strings.Builder
+		q.WriteString(`INSERT INTO job (app, name, handler, cron_expr, time_zone, slot_count, slot_params, params, next_fire_at, created_at, updated_at) VALUES `)
+		args := make([]any, 0, 6*chunk)
+		for i := start; i < min(start+chunk, tc.jobs); i++ {
+			if i > start {
+				q.WriteString(",")
+			}
+			q.WriteString(`(?, ?, 'demo.noop', '0 0 1 1 *', 'UTC', ?, '', '', ?, ?, ?)`)
+			args = append(args, herdApp, fmt.Sprintf("%s%06d", prefix, i), tc.slots, ms, ms, ms)
+		}
+		_, err := env.db.Exec(q.String(), args...)
+		require.NoError(tb, err, "seed jobs")
+	}
+	var n int
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM job WHERE name LIKE ?`, prefix+"%").Scan(&n, &lo, &hi))
+	require.Equal(tb, tc.jobs, n, "seeded jobs")
+	require.Equal(tb, int64(tc.jobs-1), hi-lo, "the seeded jobs have consecutive ids")
+	return lo, hi
+}
+
+// waitSettled polls the database until every run of the jobs lo..hi is
+// terminal. Polling with a deadline is how a benchmark watches the
+// database; the figures come from the rows' timestamps, not from the poll.
+// It fails early when a process exited. It returns when it saw them
+// settled.
+func (env *herdEnv) waitSettled(tb testing.TB, tc herdCase, lo, hi int64, due time.Time) time.Time {
+	tb.Helper()
+	deadline := due.Add(tc.settleWithin)
+	poll := herdPoll
+	if tc.jobs*tc.slots <= 2000 {
+		poll = herdPollSmall
+	}
+	var runs, terminal, succeeded int
+	for {
+		err := env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(status IN ('succeeded', 'failed', 'partially_failed', 'cancelled', 'skipped')), 0),
+			COALESCE(SUM(status = 'succeeded'), 0) FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&runs, &terminal, &succeeded)
+		require.NoError(tb, err)
+		if runs >= tc.jobs && terminal == runs {
+			return time.Now()
+		}
+		for i, p := range append([]*testenv.Process{env.admin}, env.executors...) {
+			select {
+			case <-p.Done():
+				tb.Fatalf("process %d of the herd (0: admin, 1..: executors) exited during the herd (exit code %d): %d of %d runs created, %d terminal",
+					i, p.ExitCode(), runs, tc.jobs, terminal)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("herd %s not settled within %s of its due time: %d of %d runs created, %d terminal (%d succeeded); current attempts by status: %s; the admin logged %d \"executor request failed\"",
+				tc.name, tc.settleWithin, runs, tc.jobs, terminal, succeeded, env.attemptStates(tb, lo, hi),
+				strings.Count(env.admin.Output(), "executor request failed"))
+		}
+		t := time.NewTimer(poll)
+		<-t.C
+	}
+}
+
+// attemptStates counts the current attempts of the jobs lo..hi by status,
+// for the message of a failure.
+func (env *herdEnv) attemptStates(tb testing.TB, lo, hi int64) string {
+	rows, err := env.db.Query(`SELECT a.status, COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1 GROUP BY a.status ORDER BY a.status`, lo, hi)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var parts []string
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return err.Error()
+		}
+		parts = append(parts, fmt.Sprintf("%s=%d", s, n))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
+}
+
+// measure reads the figures of a settled herd from the database.
+//
+// The settle latency is job_run.finished_at − scheduled_at: it relies on
+// finished_at being the database clock at the moment the run was settled
+// (the store is being changed to write it so; before that it is the
+// executor's finish time of the run's last result, which leaves out the
+// time the result took to reach the admin and be applied).
+func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.Time) herdResult {
+	tb.Helper()
+	var r herdResult
+	var created, settled, assigned, started sql.NullInt64
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), MAX(created_at), MAX(finished_at), COALESCE(SUM(status <> 'succeeded'), 0)
+		FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&r.runs, &created, &settled, &r.failedRuns))
+	require.NoError(tb, env.db.QueryRow(`SELECT MAX(a.dispatched_at), MAX(a.started_at) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&assigned, &started))
+	require.True(tb, created.Valid && settled.Valid && assigned.Valid && started.Valid, "runs and attempts have their timestamps")
+	d := due.UnixMilli()
+	r.dueCreated = msDur(created.Int64 - d)
+	r.dueAssigned = msDur(assigned.Int64 - d)
+	r.dueStarted = msDur(started.Int64 - d)
+	r.dueSettled = msDur(settled.Int64 - d)
+	if r.dueSettled > 0 {
+		r.runsPerSecond = float64(r.runs) / r.dueSettled.Seconds()
+	}
+
+	lat := make([]int64, 0, r.runs)
+	rows, err := env.db.Query(`SELECT finished_at - scheduled_at FROM job_run WHERE job_id BETWEEN ? AND ? ORDER BY 1`, lo, hi)
+	require.NoError(tb, err)
+	for rows.Next() {
+		var v int64
+		require.NoError(tb, rows.Scan(&v))
+		lat = append(lat, v)
+	}
+	require.NoError(tb, rows.Err())
+	rows.Close()
+	r.settleP50 = msDur(percentile(lat, 0.50))
+	r.settleP99 = msDur(percentile(lat, 0.99))
+
+	// The slowest gap between a run's last slot finishing and the run
+	// being settled.
+	var overhead sql.NullInt64
+	require.NoError(tb, env.db.QueryRow(`SELECT MAX(r.finished_at - (SELECT MAX(a.finished_at) FROM slot_attempt a WHERE a.run_id = r.id AND a.current = 1))
+		FROM job_run r WHERE r.job_id BETWEEN ? AND ?`, lo, hi).Scan(&overhead))
+	r.settleOverhead = msDur(overhead.Int64)
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.current = 0`, lo, hi).Scan(&r.supersededAttempt))
+	return r
+}
+
+// verify checks the end state of a settled herd by SQL: exactly one run per
+// job, every run succeeded, and every slot of every run has exactly one
+// current attempt, which succeeded.
+func (env *herdEnv) verify(tb testing.TB, tc herdCase, lo, hi int64) {
+	tb.Helper()
+	var runs, succeeded, jobsWithRun int
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(status = 'succeeded'), 0), COUNT(DISTINCT job_id)
+		FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&runs, &succeeded, &jobsWithRun))
+	require.Equal(tb, tc.jobs, runs, "exactly one run per job")
+	require.Equal(tb, tc.jobs, jobsWithRun, "every job ran")
+	require.Equal(tb, runs, succeeded, "every run succeeded")
+
+	var current, currentOK, currentSlots int
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(a.status = 'succeeded'), 0), COUNT(DISTINCT a.run_id, a.slot)
+		FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&current, &currentOK, &currentSlots))
+	want := tc.jobs * tc.slots
+	require.Equal(tb, want, currentSlots, "every slot of every run has a current attempt")
+	require.Equal(tb, want, current, "no slot has two current attempts")
+	require.Equal(tb, want, currentOK, "every current attempt succeeded")
+}
+
+func (env *herdEnv) dbNow(tb testing.TB) time.Time {
+	tb.Helper()
+	var ms int64
+	require.NoError(tb, env.db.QueryRow(`SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)`).Scan(&ms))
+	return time.UnixMilli(ms)
+}
+
+func msDur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// percentile returns the nearest-rank q-quantile of sorted (0 when empty).
+func percentile(sorted []int64, q float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// adminHasFlag reports whether `shardjob-admin serve` has the flag --name,
+// from its -h output (flags being added on other branches: the benchmark
+// passes them once they exist).
+func adminHasFlag(tb testing.TB, bin, name string) bool {
+	tb.Helper()
+	p := testenv.StartProcess(tb, bin, []string{"serve", "-h"}, nil)
+	select {
+	case <-p.Done():
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("shardjob-admin serve -h did not exit within 30s")
+	}
+	return regexp.MustCompile(`(?m)^\s*-` + regexp.QuoteMeta(name) + `(\s|$)`).MatchString(p.Output())
+}
+
+func herdCtx(tb testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// herdKeep writes the whole output of the herd's processes to files when
+// the test failed, or always when SHARDJOB_E2E_LOG_DIR is set (into that
+// directory; otherwise into a new directory under the system's temporary
+// directory, whose path is logged). testenv itself logs only the last lines.
+type herdKeep struct {
+	tb  testing.TB
+	dir string
+}
+
+// register keeps the output of *p; call it before starting the process, so
+// that the copy is made after the process was stopped.
+func (k *herdKeep) register(name string, p **testenv.Process) {
+	k.tb.Cleanup(func() {
+		base := os.Getenv("SHARDJOB_E2E_LOG_DIR")
+		if *p == nil || (base == "" && !k.tb.Failed()) {
+			return
+		}
+		if k.dir == "" {
+			var err error
+			if base != "" {
+				k.dir = filepath.Join(base, strings.ReplaceAll(k.tb.Name(), "/", "_"))
+				err = os.MkdirAll(k.dir, 0o755)
+			} else {
+				k.dir, err = os.MkdirTemp("", "shardjob-herd-")
+			}
+			if err != nil {
+				k.tb.Logf("cannot keep the output of the herd's processes: %v", err)
+				return
+			}
+			k.tb.Logf("the whole output of the herd's processes is kept in %s", k.dir)
+		}
+		if err := os.WriteFile(filepath.Join(k.dir, name+".log"), []byte((*p).Output()), 0o644); err != nil {
+			k.tb.Logf("cannot keep the output of %s: %v", name, err)
+		}
+	})
+}
