@@ -7,8 +7,12 @@
 --   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
 --   {{for_update}}             FOR UPDATE (MySQL) / nothing
 --   {{lock_shared}}            LOCK IN SHARE MODE (MySQL) / nothing
--- A query whose text ends in a VALUES tuple can be expanded to a multi-row
--- insert by the store.
+--   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT(k1, k2) DO UPDATE SET
+--   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col
+-- The VALUES tuple of an insert can be expanded to a multi-row insert by the
+-- store (text after the tuple, such as an upsert's assignments, stays last).
+-- A "set by id" update (AttemptsFinish) is expanded by the store: each
+-- "CASE id WHEN ? THEN ? END" to one arm per row, "id IN (?)" to the ids.
 -- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
 -- passes NULL and uses the database clock.
 
@@ -152,8 +156,17 @@ SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running
 UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?
 WHERE id = ? AND status = ?;
 
--- name: RunCountSlots
-UPDATE job_run SET slots_succeeded = ?, slots_failed = ? WHERE id = ?;
+-- name: RunsSettle
+-- Set by id (see AttemptsFinish): the slot counters of every run of a
+-- results batch; status, finished_at and error of those that end (NULL:
+-- unchanged).
+UPDATE job_run
+SET slots_succeeded = CASE id WHEN ? THEN ? END,
+    slots_failed = CASE id WHEN ? THEN ? END,
+    finished_at = COALESCE(CASE id WHEN ? THEN ? END, finished_at),
+    error = COALESCE(CASE id WHEN ? THEN ? END, error),
+    status = COALESCE(CASE id WHEN ? THEN ? END, status)
+WHERE id IN (?);
 
 -- name: AttemptInsert
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
@@ -211,11 +224,26 @@ WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND 
 -- name: AttemptRenewLease
 UPDATE slot_attempt SET lease_until = {{now_ms}} + ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
--- name: AttemptFinish
+-- name: AttemptsLockForFinish
+-- The attempts of a results batch, locked in id order (one table only: a
+-- join would lock job and executor rows too, and the leader's SKIP LOCKED
+-- claim would skip those jobs).
+SELECT id, run_id, status, current, executor_id FROM slot_attempt WHERE id IN (?) ORDER BY id {{for_update}};
+
+-- name: AttemptsFinish
+-- Set by id (the store expands each CASE to one arm per attempt and the IN
+-- list to the ids): the outcomes of a results batch, locked and checked
+-- before; the guard repeats the check.
 UPDATE slot_attempt
-SET status = ?, finished_at = ?, started_at = COALESCE(?, started_at), processed = ?, skipped = ?, failed = ?,
-    uncertain = ?, error = ?
-WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+SET status = CASE id WHEN ? THEN ? END,
+    finished_at = CASE id WHEN ? THEN ? END,
+    started_at = COALESCE(CASE id WHEN ? THEN ? END, started_at),
+    processed = CASE id WHEN ? THEN ? END,
+    skipped = CASE id WHEN ? THEN ? END,
+    failed = CASE id WHEN ? THEN ? END,
+    uncertain = CASE id WHEN ? THEN ? END,
+    error = CASE id WHEN ? THEN ? END
+WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede
 UPDATE slot_attempt SET current = 0, status = ?, finished_at = {{now_ms}}
@@ -228,18 +256,22 @@ FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptSlotCounts
--- A failed attempt whose job allows another attempt counts as active: the
--- leader retries it after a backoff. failures counts earlier failed attempts
--- of the slot, so this one is failure number failures+1.
+-- name: RunsSlotCounts
+-- Per run (IN list), with its job's child jobs: a failed attempt whose job allows another attempt
+-- counts as active: the leader retries it after a backoff. failures counts
+-- earlier failed attempts of the slot, so this one is failure number
+-- failures+1.
 SELECT
+  a.run_id,
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
   COALESCE(SUM(CASE WHEN a.status = 'cancelled'
                       OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
-                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active
+                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active,
+  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
-WHERE a.run_id = ? AND a.current = 1;
+WHERE a.run_id IN (?) AND a.current = 1
+GROUP BY a.run_id;
 
 -- name: ExecutorUpsert
 INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
@@ -352,14 +384,15 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
 
--- name: SlotStatsUpdate
-UPDATE slot_stats SET cost_ms = cost_ms * (1 - ?) + ? * ?, records = records * (1 - ?) + ? * ?, samples = samples + 1,
-                      last_executor = ?, updated_at = {{now_ms}}
-WHERE job_id = ? AND slot = ?;
-
--- name: SlotStatsInsert
-{{insert_ignore}} INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
-VALUES (?, ?, ?, ?, 1, ?, {{now_ms}});
+-- name: SlotStatsUpsert
+-- One tuple per sample (multiRow); the four arguments after the tuples are
+-- the smoothing weight. A first sample is taken as is; several samples of a
+-- slot in one statement are applied one after the other, in tuple order.
+INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
+VALUES (?, ?, ?, ?, 1, ?, {{now_ms}})
+{{upsert(job_id, slot)}} cost_ms = cost_ms * (1 - ?) + ? * {{excluded(cost_ms)}},
+  records = records * (1 - ?) + ? * {{excluded(records)}}, samples = samples + 1,
+  last_executor = {{excluded(last_executor)}}, updated_at = {{excluded(updated_at)}};
 
 -- name: SlotStatsOfJob
 SELECT slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id = ? ORDER BY slot;
@@ -413,5 +446,13 @@ DELETE FROM user_session WHERE user_id = ?;
 -- name: AuditList
 SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?;
 
--- name: RunLock
-SELECT id FROM job_run WHERE id = ? {{for_update}};
+-- name: RunsLock
+-- The runs of a results batch (IN list), locked in id order, and the
+-- database clock (the settle time of those that end).
+SELECT id, job_id, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
+
+-- name: JobForChildRun
+SELECT slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?;
+
+-- name: RunCountOfParent
+SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;

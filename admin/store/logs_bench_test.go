@@ -28,12 +28,7 @@ func BenchmarkAppendRunLogs(b *testing.B) {
 	require.NoError(b, err)
 	var tokens []int64
 	for i := range 250 {
-		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: int64(i + 1), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(b, err)
-		_, err = st.StartRun(ctx, 1, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
-		require.NoError(b, err)
-		atts, err := st.Attempts(ctx, run.ID)
-		require.NoError(b, err)
+		_, atts := startRunAt(b, st, 1, jobID, int64(i+1), ex.ID)
 		tokens = append(tokens, atts[0].ID)
 	}
 	batch := make([]store.LogLine, 0, 500)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -28,6 +29,23 @@ var macros = map[string]map[string]string{
 		"{{lock_shared}}":            "",
 	},
 }
+
+// callMacros are the macros with an argument, "{{name(arg)}}": what each
+// dialect puts in their place.
+var callMacros = map[string]map[string]func(arg string) string{
+	sqlfiles.MySQL: {
+		// upsert(key columns): starts the assignments of a multi-row upsert.
+		"upsert": func(string) string { return "ON DUPLICATE KEY UPDATE" },
+		// excluded(column): the value the upsert tried to insert.
+		"excluded": func(col string) string { return "VALUES(" + col + ")" },
+	},
+	sqlfiles.SQLite: {
+		"upsert":   func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
+		"excluded": func(col string) string { return "excluded." + col },
+	},
+}
+
+var callMacro = regexp.MustCompile(`\{\{(\w+)\(([^)]*)\)\}\}`)
 
 // Queries returns every named query of sql/queries*.sql for dialect, macros
 // replaced, for packages that run their own statements on the platform
@@ -70,7 +88,17 @@ func parseQueries(text, dialect string) (queries, error) {
 		for k, v := range m {
 			q = strings.ReplaceAll(q, k, v)
 		}
-		if strings.Contains(q, "{{") {
+		var unknown string
+		q = callMacro.ReplaceAllStringFunc(q, func(call string) string {
+			sub := callMacro.FindStringSubmatch(call)
+			f, ok := callMacros[dialect][sub[1]]
+			if !ok {
+				unknown = call
+				return call
+			}
+			return f(strings.TrimSpace(sub[2]))
+		})
+		if unknown != "" || strings.Contains(q, "{{") {
 			return fmt.Errorf("query %s: unknown macro in %q", name, q)
 		}
 		if _, dup := out[name]; dup {
@@ -110,13 +138,37 @@ func (q queries) get(name string) string {
 	return s
 }
 
-// multiRow expands the last VALUES tuple of an insert to n tuples.
+// multiRow expands the VALUES tuple of an insert to n tuples. Text after
+// the tuple (an upsert's assignments) is kept after the last one.
 func multiRow(q string, n int) string {
-	i := strings.LastIndex(q, "VALUES")
+	i := strings.Index(q, "VALUES")
 	if i < 0 || n <= 1 {
 		return q
 	}
-	tuple := strings.TrimSpace(q[i+len("VALUES"):])
+	open := strings.IndexByte(q[i:], '(')
+	if open < 0 {
+		return q
+	}
+	open += i
+	end, depth, quoted := -1, 0, false
+	for k := open; k < len(q) && end < 0; k++ {
+		switch c := q[k]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				end = k + 1
+			}
+		}
+	}
+	if end < 0 {
+		return q
+	}
+	tuple := q[open:end]
 	var b strings.Builder
 	b.WriteString(q[:i+len("VALUES")])
 	b.WriteByte(' ')
@@ -126,5 +178,81 @@ func multiRow(q string, n int) string {
 		}
 		b.WriteString(tuple)
 	}
+	b.WriteString(q[end:])
 	return b.String()
+}
+
+// byID expands a named "set by id" update for the rows ids, sorted (see
+// queries.sql): the c-th "CASE id WHEN ? THEN ? END" becomes an expression
+// that maps each id to its value in cols[c], and "id IN (?)" lists the ids.
+// Values must be comparable (strings, numbers, sql.Null*). It returns the
+// statement and its arguments.
+//
+// The expression is a binary search on id down to short linear CASEs, and
+// a range of ids that share a value gets that value alone: a plain CASE of
+// n arms costs each of the n rows O(n) comparisons (a 256-row update of
+// slot_attempt took 14 ms instead of 4 ms on MariaDB), and most columns of
+// a batch of results hold one value (status succeeded, an empty error).
+func byID(q string, ids []int64, cols ...[]any) (string, []any, error) {
+	const marker = "CASE id WHEN ? THEN ? END"
+	if len(ids) == 0 {
+		return "", nil, fmt.Errorf("update by id: no rows")
+	}
+	parts := strings.Split(q, marker)
+	if len(parts)-1 != len(cols) {
+		return "", nil, fmt.Errorf("update by id: %d value lists for %d CASE expressions in %q", len(cols), len(parts)-1, q)
+	}
+	var b strings.Builder
+	args := make([]any, 0, (2*len(cols)+1)*len(ids))
+	for c, col := range cols {
+		if len(col) != len(ids) {
+			return "", nil, fmt.Errorf("update by id: %d values for %d rows", len(col), len(ids))
+		}
+		if strings.Contains(parts[c], "?") {
+			return "", nil, fmt.Errorf("update by id: a placeholder before a CASE expression in %q", q)
+		}
+		b.WriteString(parts[c])
+		args = caseTree(&b, args, ids, col, 0, len(ids))
+	}
+	last := parts[len(parts)-1]
+	if strings.Count(last, "?") != 1 || !strings.Contains(last, "id IN (?)") {
+		return "", nil, fmt.Errorf("update by id: want one placeholder, in \"id IN (?)\", after the CASE expressions of %q", q)
+	}
+	b.WriteString(strings.Replace(last, "id IN (?)", "id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", 1))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return b.String(), args, nil
+}
+
+// caseLeaf is the most arms of a linear CASE in byID's search tree.
+const caseLeaf = 8
+
+// caseTree writes the expression that maps ids[lo:hi] to vals[lo:hi] and
+// appends its arguments.
+func caseTree(b *strings.Builder, args []any, ids []int64, vals []any, lo, hi int) []any {
+	same := true
+	for r := lo + 1; r < hi && same; r++ {
+		same = vals[r] == vals[lo]
+	}
+	switch {
+	case same:
+		b.WriteString("?")
+		return append(args, vals[lo])
+	case hi-lo <= caseLeaf:
+		b.WriteString("CASE id")
+		for r := lo; r < hi; r++ {
+			b.WriteString(" WHEN ? THEN ?")
+			args = append(args, ids[r], vals[r])
+		}
+		b.WriteString(" END")
+		return args
+	}
+	mid := (lo + hi) / 2
+	b.WriteString("CASE WHEN id < ? THEN ")
+	args = caseTree(b, append(args, ids[mid]), ids, vals, lo, mid)
+	b.WriteString(" ELSE ")
+	args = caseTree(b, args, ids, vals, mid, hi)
+	b.WriteString(" END")
+	return args
 }

@@ -40,6 +40,10 @@ func BenchmarkFinishResults(b *testing.B) {
 			j.SlotCount = mode.slotsPerRun
 			jobID, err := st.CreateJob(ctx, j)
 			require.NoError(b, err)
+			on := make([]int64, mode.slotsPerRun) // every slot on ex
+			for s := range on {
+				on[s] = ex.ID
+			}
 			results, key := 0, int64(0)
 			b.ResetTimer()
 			for range b.N {
@@ -48,16 +52,7 @@ func BenchmarkFinishResults(b *testing.B) {
 				var outs []store.SlotOutcome
 				for range 1024 / mode.slotsPerRun {
 					key++
-					run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: key, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: mode.slotsPerRun})
-					require.NoError(b, err)
-					atts := make([]store.NewAttempt, mode.slotsPerRun)
-					for s := range atts {
-						atts[s] = store.NewAttempt{Slot: s, Attempt: 1, ExecutorID: ex.ID}
-					}
-					_, err = st.StartRun(ctx, 1, run.ID, 0, atts)
-					require.NoError(b, err)
-					rows, err := st.Attempts(ctx, run.ID)
-					require.NoError(b, err)
+					run, rows := startRunAt(b, st, 1, jobID, key, on...)
 					for _, a := range rows {
 						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 10})
 					}
