@@ -357,41 +357,29 @@ func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, tokens []int64) (
 	return out, nil
 }
 
-// caseRowsPerStatement bounds the rows of one "set by id" update: 17
-// placeholders a row for AttemptsFinish, well under MySQL's 65,535 and
-// SQLite's 32,766.
-const caseRowsPerStatement = 1000
-
 // applyOutcomes writes accepted outcomes (distinct tokens, locked and
 // checked) to their attempts, in id order.
 func (s *Store) applyOutcomes(ctx context.Context, tx *sqlx.Tx, applied []SlotOutcome) error {
 	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
-	for start := 0; start < len(sorted); start += caseRowsPerStatement {
-		chunk := sorted[start:min(start+caseRowsPerStatement, len(sorted))]
-		ids := make([]int64, len(chunk))
-		cols := make([][]any, 8)
-		for c := range cols {
-			cols[c] = make([]any, len(chunk))
+	ids := make([]int64, len(sorted))
+	cols := make([][]any, 8) // as in AttemptsFinish
+	for c := range cols {
+		cols[c] = make([]any, len(sorted))
+	}
+	for r, o := range sorted {
+		ids[r] = o.Token
+		// The executor's start time, from the same clock as its finish time.
+		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000)} {
+			cols[c][r] = v
 		}
-		for r, o := range chunk {
-			ids[r] = o.Token
-			// The executor's start time, from the same clock as its finish time.
-			started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
-			for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000)} {
-				cols[c][r] = v
-			}
-		}
-		q, args, err := byID(s.q.get("AttemptsFinish"), ids, cols...)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("finish %d attempts: %w", len(chunk), err)
-		}
-		if n, err := res.RowsAffected(); err == nil && n != int64(len(chunk)) {
-			return fmt.Errorf("finish %d attempts: %d matched, although they were locked and checked", len(chunk), n)
-		}
+	}
+	n, err := s.execByKey(ctx, tx, "AttemptsFinish", "id", ids, cols...)
+	if err != nil {
+		return fmt.Errorf("finish %d attempts: %w", len(ids), err)
+	}
+	if n != int64(len(ids)) {
+		return fmt.Errorf("finish %d attempts: %d matched, although they were locked and checked", len(ids), n)
 	}
 	return nil
 }
@@ -503,19 +491,8 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 			parents = append(parents, childTrigger{RunID: run.ID, Epoch: run.Epoch, Children: c.Children})
 		}
 	}
-	for start := 0; start < len(ids); start += caseRowsPerStatement {
-		end := min(start+caseRowsPerStatement, len(ids))
-		part := make([][]any, len(cols))
-		for c := range cols {
-			part[c] = cols[c][start:end]
-		}
-		q, args, err := byID(s.q.get("RunsSettle"), ids[start:end], part...)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return nil, fmt.Errorf("settle %d runs: %w", end-start, err)
-		}
+	if _, err := s.execByKey(ctx, tx, "RunsSettle", "id", ids, cols...); err != nil {
+		return nil, fmt.Errorf("settle %d runs: %w", len(ids), err)
 	}
 	for _, p := range parents {
 		if err := s.triggerChildren(ctx, tx, p, now); err != nil {
