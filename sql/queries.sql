@@ -7,6 +7,7 @@
 --   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
 --   {{for_update}}             FOR UPDATE (MySQL) / nothing
 --   {{lock_shared}}            LOCK IN SHARE MODE (MySQL) / nothing
+--   {{force_primary}}          FORCE INDEX (PRIMARY) (MySQL) / nothing: rows in primary-key order
 --   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT(k1, k2) DO UPDATE SET
 --   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col
 -- The VALUES tuple of an insert can be expanded to a multi-row insert by the
@@ -213,16 +214,23 @@ ORDER BY a.id LIMIT ?;
 SELECT a.id FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
 
+-- The heartbeat's updates of an executor's attempts go through the primary
+-- key ({{force_primary}}), as results do: rows locked in id order, never in
+-- the order of idx_attempt_executor (a deadlock with a results batch).
 -- name: AttemptAck
-UPDATE slot_attempt SET acked = 1
+UPDATE slot_attempt {{force_primary}} SET acked = 1
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptStarted
-UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
+UPDATE slot_attempt {{force_primary}} SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
+-- name: AttemptsLeasedBy
+SELECT id FROM slot_attempt WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') ORDER BY id;
+
 -- name: AttemptRenewLease
-UPDATE slot_attempt SET lease_until = {{now_ms}} + ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+UPDATE slot_attempt {{force_primary}} SET lease_until = {{now_ms}} + ?
+WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptsLockForFinish
 -- The attempts of a results batch, locked in id order (one table only: a
@@ -234,7 +242,7 @@ SELECT id, run_id, status, current, executor_id FROM slot_attempt WHERE id IN (?
 -- Set by id (the store expands each CASE to one arm per attempt and the IN
 -- list to the ids): the outcomes of a results batch, locked and checked
 -- before; the guard repeats the check.
-UPDATE slot_attempt
+UPDATE slot_attempt {{force_primary}}
 SET status = CASE id WHEN ? THEN ? END,
     finished_at = CASE id WHEN ? THEN ? END,
     started_at = COALESCE(CASE id WHEN ? THEN ? END, started_at),

@@ -132,19 +132,21 @@ func (s *Store) DispatchOfRun(ctx context.Context, runID int64) ([]DispatchSlot,
 // AckAttempts marks tokens as received by the executor (queued there,
 // perhaps not started yet).
 func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptAck", executorID, tokens)
+	return s.updateTokens(ctx, "AttemptAck", tokens, executorID)
 }
 
-// updateTokens runs a named "… executor_id = ? … id IN (?)" update over
-// tokens in chunks (one statement per 1000 tokens).
-func (s *Store) updateTokens(ctx context.Context, query string, executorID int64, tokens []int64) error {
+// updateTokens runs a named "… id IN (?)" update of slot attempts over
+// tokens, args first, in autocommit statements of up to 1000 tokens in
+// token order, each retried on a deadlock (see Store.exec).
+func (s *Store) updateTokens(ctx context.Context, query string, tokens []int64, args ...any) error {
+	tokens = slices.Sorted(slices.Values(tokens))
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
-		q, args, err := sqlx.In(s.q.get(query), executorID, chunk)
+		q, qargs, err := sqlx.In(s.q.get(query), append(slices.Clip(args), chunk)...)
 		if err != nil {
 			return err
 		}
-		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.exec(ctx, q, qargs...); err != nil {
 			return fmt.Errorf("%s of %d tokens: %w", query, len(chunk), err)
 		}
 	}
@@ -153,7 +155,7 @@ func (s *Store) updateTokens(ctx context.Context, query string, executorID int64
 
 // MarkStarted records that the executor runs tokens (not only queued).
 func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptStarted", executorID, tokens)
+	return s.updateTokens(ctx, "AttemptStarted", tokens, executorID)
 }
 
 // ExecutorLoad is the work placed on an executor: active current attempts,
@@ -188,9 +190,15 @@ func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]At
 }
 
 // RenewLeases extends the lease of every current attempt of an executor to
-// leaseMS after the database clock.
+// leaseMS after the database clock. It reads the attempts first and updates
+// them by id: an update through the executor index would lock them in that
+// index's order and deadlock with results, which lock them in id order.
 func (s *Store) RenewLeases(ctx context.Context, executorID, leaseMS int64) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("AttemptRenewLease"), leaseMS, executorID); err != nil {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.q.get("AttemptsLeasedBy"), executorID); err != nil {
+		return fmt.Errorf("leased attempts of executor %d: %w", executorID, err)
+	}
+	if err := s.updateTokens(ctx, "AttemptRenewLease", ids, leaseMS, executorID); err != nil {
 		return fmt.Errorf("renew leases of executor %d: %w", executorID, err)
 	}
 	return nil

@@ -23,6 +23,7 @@ var macros = map[string]map[string]string{
 		"{{for_update_skip_locked}}": "FOR UPDATE SKIP LOCKED",
 		"{{for_update}}":             "FOR UPDATE",
 		"{{lock_shared}}":            "LOCK IN SHARE MODE",
+		"{{force_primary}}":          "FORCE INDEX (PRIMARY)",
 	},
 	sqlfiles.SQLite: {
 		"{{now_ms}}":                 "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
@@ -30,6 +31,7 @@ var macros = map[string]map[string]string{
 		"{{for_update_skip_locked}}": "",
 		"{{for_update}}":             "",
 		"{{lock_shared}}":            "",
+		"{{force_primary}}":          "", // one writer: no lock order
 	},
 }
 

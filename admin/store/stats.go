@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -75,26 +77,24 @@ func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, tokens []int6
 // slotStatsPerStatement bounds the samples of one SlotStatsUpsert.
 const slotStatsPerStatement = 1000
 
+// slotSample is a measured cost of a slot.
+type slotSample struct {
+	jobID      int64
+	slot       int
+	costMS     float64
+	records    float64
+	executorID int64
+}
+
 // recordStats updates the slots' costs and the executors' speeds from the
 // succeeded outcomes among applied: the duration normalised by the
 // executor's speed is a sample of the slot's cost; predicted cost over
 // actual duration is a sample of the executor's speed. The slot samples go
-// in one upsert, in batch order (samples of the same slot are applied one
-// after the other).
+// in one upsert, in (job, slot) order so that concurrent batches lock the
+// stats rows in one order; samples of the same slot are applied one after
+// the other, in batch order.
 func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutcome, info map[int64]attemptStats) error {
-	var samples []any
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		args := append(samples, CostAlpha, CostAlpha, CostAlpha, CostAlpha)
-		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("SlotStatsUpsert"), n), args...); err != nil {
-			return fmt.Errorf("update the stats of %d slots: %w", n, err)
-		}
-		samples, n = samples[:0], 0
-		return nil
-	}
+	var samples []slotSample
 	for _, o := range applied {
 		a := info[o.Token]
 		durMS := float64(o.FinishedAt - o.StartedAt)
@@ -107,12 +107,7 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutc
 			speed = 1
 		}
 		records := float64(o.Processed + o.Skipped + o.Failed + o.Uncertain)
-		samples = append(samples, a.JobID, a.Slot, durMS*speed, records, a.ExecutorID)
-		if n++; n == slotStatsPerStatement {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
+		samples = append(samples, slotSample{a.JobID, a.Slot, durMS * speed, records, a.ExecutorID})
 		// Speed sample: the cost the model predicted (before this batch)
 		// over the time it actually took — only when that cost was measured
 		// on another executor (otherwise it merely echoes this executor's
@@ -126,5 +121,19 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutc
 			}
 		}
 	}
-	return flush()
+	slices.SortStableFunc(samples, func(a, b slotSample) int {
+		return cmp.Or(cmp.Compare(a.jobID, b.jobID), cmp.Compare(a.slot, b.slot))
+	})
+	for start := 0; start < len(samples); start += slotStatsPerStatement {
+		chunk := samples[start:min(start+slotStatsPerStatement, len(samples))]
+		args := make([]any, 0, 5*len(chunk)+4)
+		for _, x := range chunk {
+			args = append(args, x.jobID, x.slot, x.costMS, x.records, x.executorID)
+		}
+		args = append(args, CostAlpha, CostAlpha, CostAlpha, CostAlpha)
+		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("SlotStatsUpsert"), len(chunk)), args...); err != nil {
+			return fmt.Errorf("update the stats of %d slots: %w", len(chunk), err)
+		}
+	}
+	return nil
 }
