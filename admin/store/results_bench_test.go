@@ -54,7 +54,10 @@ func BenchmarkFinishResults(b *testing.B) {
 					key++
 					run, rows := startRunAt(b, st, 1, jobID, key, on...)
 					for _, a := range rows {
-						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 10})
+						// Times and counters differ from slot to slot, as they do.
+						k := int64(len(outs))
+						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded,
+							StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7})
 					}
 					runs = append(runs, run.ID)
 				}
