@@ -294,6 +294,7 @@ func (s *Store) finishBatch(ctx context.Context, outcomes []SlotOutcome, accepte
 			return err
 		}
 		var applied []SlotOutcome
+		appliedAt := map[int64]int{} // token → index in applied
 		for i, o := range outcomes {
 			a, ok := cur[o.Token]
 			switch {
@@ -303,7 +304,12 @@ func (s *Store) finishBatch(ctx context.Context, outcomes []SlotOutcome, accepte
 					return fmt.Errorf("run of token %d: %w", o.Token, ErrNotFound)
 				}
 				accepted[i] = true
-				applied = append(applied, o)
+				if k, ok := appliedAt[o.Token]; ok { // applied before in this batch, as an active status
+					applied[k] = o
+				} else {
+					appliedAt[o.Token] = len(applied)
+					applied = append(applied, o)
+				}
 				a.Status = o.Status
 				cur[o.Token] = a
 			default:
