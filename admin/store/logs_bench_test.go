@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/admin/store/storetest"
-	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
 // BenchmarkAppendRunLogs stores the log requests of an executor running 250
@@ -17,18 +15,10 @@ import (
 // count for every tenth run. Reported: lines/s.
 func BenchmarkAppendRunLogs(b *testing.B) {
 	ctx := context.Background()
-	st := storetest.Open(b, sqlfiles.MySQL)
-	_, err := st.ClaimEpoch(ctx, 1, "bench")
-	require.NoError(b, err)
-	ex, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 250})
-	require.NoError(b, err)
-	j := newJob("a", "logs", 0)
-	j.SlotCount = 1
-	jobID, err := st.CreateJob(ctx, j)
-	require.NoError(b, err)
+	st, exID, jobID := benchStore(b, 250, 1)
 	var tokens []int64
 	for i := range 250 {
-		_, atts := startRunAt(b, st, 1, jobID, int64(i+1), ex.ID)
+		_, atts := startRunAt(b, st, 1, jobID, int64(i+1), exID)
 		tokens = append(tokens, atts[0].ID)
 	}
 	batch := make([]store.LogLine, 0, 500)
@@ -45,7 +35,7 @@ func BenchmarkAppendRunLogs(b *testing.B) {
 	stored := 0
 	b.ResetTimer()
 	for range b.N {
-		res, err := st.AppendRunLogs(ctx, ex.ID, batch, drops, lim)
+		res, err := st.AppendRunLogs(ctx, exID, batch, drops, lim)
 		require.NoError(b, err)
 		require.Equal(b, len(batch), res.Stored)
 		stored += res.Stored

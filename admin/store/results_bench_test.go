@@ -31,18 +31,10 @@ func BenchmarkFinishResults(b *testing.B) {
 	for _, mode := range modes {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx := context.Background()
-			st := storetest.Open(b, sqlfiles.MySQL)
-			_, err := st.ClaimEpoch(ctx, 1, "bench")
-			require.NoError(b, err)
-			ex, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1024})
-			require.NoError(b, err)
-			j := newJob("a", "big", 0)
-			j.SlotCount = mode.slotsPerRun
-			jobID, err := st.CreateJob(ctx, j)
-			require.NoError(b, err)
-			on := make([]int64, mode.slotsPerRun) // every slot on ex
+			st, exID, jobID := benchStore(b, 1024, mode.slotsPerRun)
+			on := make([]int64, mode.slotsPerRun) // every slot on the executor
 			for s := range on {
-				on[s] = ex.ID
+				on[s] = exID
 			}
 			results, key := 0, int64(0)
 			b.ResetTimer()
@@ -56,7 +48,7 @@ func BenchmarkFinishResults(b *testing.B) {
 					for _, a := range rows {
 						// Times and counters differ from slot to slot, as they do.
 						k := int64(len(outs))
-						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded,
+						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: exID, Status: store.AttemptSucceeded,
 							StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7})
 					}
 					runs = append(runs, run.ID)
@@ -89,4 +81,21 @@ func BenchmarkFinishResults(b *testing.B) {
 			b.ReportMetric(float64(results)/b.Elapsed().Seconds(), "results/s")
 		})
 	}
+}
+
+// benchStore opens a MariaDB store for a benchmark, claims epoch 1 and
+// registers an executor of app "a" with capacity and a job of slots slots.
+func benchStore(b *testing.B, capacity, slots int) (st *store.Store, executorID, jobID int64) {
+	b.Helper()
+	ctx := context.Background()
+	st = storetest.Open(b, sqlfiles.MySQL)
+	_, err := st.ClaimEpoch(ctx, 1, "bench")
+	require.NoError(b, err)
+	ex, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: capacity})
+	require.NoError(b, err)
+	j := newJob("a", "bench", 0)
+	j.SlotCount = slots
+	jobID, err = st.CreateJob(ctx, j)
+	require.NoError(b, err)
+	return st, ex.ID, jobID
 }
