@@ -7,8 +7,13 @@
 --   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
 --   {{for_update}}             FOR UPDATE (MySQL) / nothing
 --   {{lock_shared}}            LOCK IN SHARE MODE (MySQL) / nothing
--- A query whose text ends in a VALUES tuple can be expanded to a multi-row
--- insert by the store.
+--   {{force_primary}}          FORCE INDEX (PRIMARY) (MySQL) / nothing: rows in primary-key order
+--   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT(k1, k2) DO UPDATE SET
+--   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col
+-- The VALUES tuple of an insert can be expanded to a multi-row insert by the
+-- store (text after the tuple, such as an upsert's assignments, stays last).
+-- A "set by id" update (AttemptsFinish) is expanded by the store: each
+-- "CASE id WHEN ? THEN ? END" to one arm per row, "id IN (?)" to the ids.
 -- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
 -- passes NULL and uses the database clock.
 
@@ -148,8 +153,17 @@ SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running
 UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?
 WHERE id = ? AND status = ?;
 
--- name: RunCountSlots
-UPDATE job_run SET slots_succeeded = ?, slots_failed = ? WHERE id = ?;
+-- name: RunsSettle
+-- Set by id (see AttemptsFinish): the slot counters of every run of a
+-- results batch; status, finished_at and error of those that end (NULL:
+-- unchanged).
+UPDATE job_run
+SET slots_succeeded = CASE id WHEN ? THEN ? END,
+    slots_failed = CASE id WHEN ? THEN ? END,
+    finished_at = COALESCE(CASE id WHEN ? THEN ? END, finished_at),
+    error = COALESCE(CASE id WHEN ? THEN ? END, error),
+    status = COALESCE(CASE id WHEN ? THEN ? END, status)
+WHERE id IN (?);
 
 -- name: AttemptInsert
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
@@ -188,22 +202,44 @@ ORDER BY a.id LIMIT ?;
 SELECT a.id FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
 
+-- The heartbeat's updates of an executor's attempts go through the primary
+-- key ({{force_primary}}), as results do: rows locked in id order, never in
+-- the order of idx_attempt_executor (a deadlock with a results batch).
 -- name: AttemptAck
-UPDATE slot_attempt SET acked = 1
+UPDATE slot_attempt {{force_primary}} SET acked = 1
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptStarted
-UPDATE slot_attempt SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
+UPDATE slot_attempt {{force_primary}} SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
--- name: AttemptRenewLease
-UPDATE slot_attempt SET lease_until = {{now_ms}} + ? WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+-- name: AttemptsLeasedBy
+SELECT id FROM slot_attempt WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') ORDER BY id;
 
--- name: AttemptFinish
-UPDATE slot_attempt
-SET status = ?, finished_at = ?, started_at = COALESCE(?, started_at), processed = ?, skipped = ?, failed = ?,
-    uncertain = ?, error = ?
-WHERE id = ? AND executor_id = ? AND current = 1 AND status IN ('assigned', 'running');
+-- name: AttemptRenewLease
+UPDATE slot_attempt {{force_primary}} SET lease_until = {{now_ms}} + ?
+WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
+
+-- name: AttemptsLockForFinish
+-- The attempts of a results batch, locked in id order (one table only: a
+-- join would lock job and executor rows too, and the leader's SKIP LOCKED
+-- claim would skip those jobs).
+SELECT id, run_id, status, current, executor_id FROM slot_attempt WHERE id IN (?) ORDER BY id {{for_update}};
+
+-- name: AttemptsFinish
+-- Set by id (the store expands each CASE to one arm per attempt and the IN
+-- list to the ids): the outcomes of a results batch, locked and checked
+-- before; the guard repeats the check.
+UPDATE slot_attempt {{force_primary}}
+SET status = CASE id WHEN ? THEN ? END,
+    finished_at = CASE id WHEN ? THEN ? END,
+    started_at = COALESCE(CASE id WHEN ? THEN ? END, started_at),
+    processed = CASE id WHEN ? THEN ? END,
+    skipped = CASE id WHEN ? THEN ? END,
+    failed = CASE id WHEN ? THEN ? END,
+    uncertain = CASE id WHEN ? THEN ? END,
+    error = CASE id WHEN ? THEN ? END
+WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede
 UPDATE slot_attempt SET current = 0, status = ?, finished_at = {{now_ms}}
@@ -216,18 +252,22 @@ FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptSlotCounts
--- A failed attempt whose job allows another attempt counts as active: the
--- leader retries it after a backoff. failures counts earlier failed attempts
--- of the slot, so this one is failure number failures+1.
+-- name: RunsSlotCounts
+-- Per run (IN list), with its job's child jobs: a failed attempt whose job allows another attempt
+-- counts as active: the leader retries it after a backoff. failures counts
+-- earlier failed attempts of the slot, so this one is failure number
+-- failures+1.
 SELECT
+  a.run_id,
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
   COALESCE(SUM(CASE WHEN a.status = 'cancelled'
                       OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
-                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active
+                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active,
+  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
-WHERE a.run_id = ? AND a.current = 1;
+WHERE a.run_id IN (?) AND a.current = 1
+GROUP BY a.run_id;
 
 -- name: ExecutorUpsert
 INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
@@ -340,14 +380,15 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
 
--- name: SlotStatsUpdate
-UPDATE slot_stats SET cost_ms = cost_ms * (1 - ?) + ? * ?, records = records * (1 - ?) + ? * ?, samples = samples + 1,
-                      last_executor = ?, updated_at = {{now_ms}}
-WHERE job_id = ? AND slot = ?;
-
--- name: SlotStatsInsert
-{{insert_ignore}} INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
-VALUES (?, ?, ?, ?, 1, ?, {{now_ms}});
+-- name: SlotStatsUpsert
+-- One tuple per sample (multiRow); the four arguments after the tuples are
+-- the smoothing weight. A first sample is taken as is; several samples of a
+-- slot in one statement are applied one after the other, in tuple order.
+INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
+VALUES (?, ?, ?, ?, 1, ?, {{now_ms}})
+{{upsert(job_id, slot)}} cost_ms = cost_ms * (1 - ?) + ? * {{excluded(cost_ms)}},
+  records = records * (1 - ?) + ? * {{excluded(records)}}, samples = samples + 1,
+  last_executor = {{excluded(last_executor)}}, updated_at = {{excluded(updated_at)}};
 
 -- name: SlotStatsOfJob
 SELECT slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id = ? ORDER BY slot;
@@ -401,9 +442,6 @@ DELETE FROM user_session WHERE user_id = ?;
 -- name: AuditList
 SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?;
 
--- name: RunLock
-SELECT id FROM job_run WHERE id = ? {{for_update}};
-
 -- name: RunPendingPage
 -- A page of pending runs that are due (scheduled_at <= ?), after a keyset
 -- cursor (scheduled_at, id), with what starting them needs of their job.
@@ -424,7 +462,7 @@ SELECT id FROM job_run WHERE id IN (?) AND status = 'pending' ORDER BY id {{for_
 UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?) WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsSetPredicted
--- Expanded to one WHEN per run (store.repeatWhen).
+-- Set by id (store.byKey).
 UPDATE job_run SET predicted_ms = CASE id WHEN ? THEN ? END WHERE id IN (?);
 
 -- name: SlotStatsOfJobs
@@ -446,3 +484,14 @@ ORDER BY a.id LIMIT ?;
 -- executor); runs triggered by hand still run.
 UPDATE job_run SET status = 'skipped', finished_at = {{now_ms}}, error = ?
 WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up');
+
+-- name: RunsLock
+-- The runs of a results batch (IN list), locked in id order, and the
+-- database clock (the settle time of those that end).
+SELECT id, job_id, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
+
+-- name: JobForChildRun
+SELECT slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?;
+
+-- name: RunCountOfParent
+SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;

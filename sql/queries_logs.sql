@@ -8,24 +8,30 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
 WHERE a.executor_id = ? AND (r.finished_at IS NULL OR r.finished_at > {{now_ms}} - ?) AND a.id IN (?);
 
--- Run outside the appending transaction, so that the transaction only
--- takes the row's exclusive lock (no shared lock from a duplicate key).
+-- One tuple per run (multiRow), in run_id order. Run outside the appending
+-- transaction, so that the transaction only takes the rows' exclusive locks
+-- (no shared lock from a duplicate key).
 -- name: RunLogStateEnsure
 {{insert_ignore}} INTO run_log_state (run_id) VALUES (?);
 
--- name: RunLogStateLock
+-- The states of the runs of a batch (IN list), locked in run_id order.
+-- name: RunLogStatesLock
 SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
-FROM run_log_state WHERE run_id = ? {{for_update}};
+FROM run_log_state WHERE run_id IN (?) ORDER BY run_id {{for_update}};
 
 -- name: RunLogState
 SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
 FROM run_log_state WHERE run_id = ?;
 
--- name: RunLogStateUpdate
+-- Set by key (byKey): the states of every run of a batch, locked before.
+-- name: RunLogStatesUpdate
 UPDATE run_log_state
-SET next_seq = ?, stored_lines = ?, stored_bytes = ?,
-    dropped_executor = dropped_executor + ?, dropped_cap = dropped_cap + ?
-WHERE run_id = ?;
+SET next_seq = CASE run_id WHEN ? THEN ? END,
+    stored_lines = CASE run_id WHEN ? THEN ? END,
+    stored_bytes = CASE run_id WHEN ? THEN ? END,
+    dropped_executor = dropped_executor + CASE run_id WHEN ? THEN ? END,
+    dropped_cap = dropped_cap + CASE run_id WHEN ? THEN ? END
+WHERE run_id IN (?);
 
 -- Expanded to one tuple per line (multiRow).
 -- name: RunLogInsert

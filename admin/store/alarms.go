@@ -45,14 +45,21 @@ func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
 	return n == 1, nil
 }
 
-// raiseInTx records an alarm inside tx (with the change that causes it)
-// unless one with the same dedup key exists.
-func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, a Alarm) error {
-	if a.RaisedBy == "" {
-		a.RaisedBy = "admin"
+// raiseInTx records alarms inside tx (with the change that causes them),
+// in one statement, except those whose dedup key exists.
+func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) error {
+	if len(alarms) == 0 {
+		return nil
 	}
-	if _, err := tx.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy); err != nil {
-		return fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
+	args := make([]any, 0, 7*len(alarms))
+	for _, a := range alarms {
+		if a.RaisedBy == "" {
+			a.RaisedBy = "admin"
+		}
+		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy)
+	}
+	if _, err := tx.ExecContext(ctx, multiRow(s.q.get("AlarmInsert"), len(alarms)), args...); err != nil {
+		return fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
 	}
 	return nil
 }

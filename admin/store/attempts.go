@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -88,19 +89,21 @@ func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]
 // AckAttempts marks tokens as received by the executor (queued there,
 // perhaps not started yet).
 func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptAck", executorID, tokens)
+	return s.updateTokens(ctx, "AttemptAck", tokens, executorID)
 }
 
-// updateTokens runs a named "… executor_id = ? … id IN (?)" update over
-// tokens in chunks (one statement per 1000 tokens).
-func (s *Store) updateTokens(ctx context.Context, query string, executorID int64, tokens []int64) error {
+// updateTokens runs a named "… id IN (?)" update of slot attempts over
+// tokens, args first, in autocommit statements of up to 1000 tokens in
+// token order, each retried on a deadlock (see Store.exec).
+func (s *Store) updateTokens(ctx context.Context, query string, tokens []int64, args ...any) error {
+	tokens = slices.Sorted(slices.Values(tokens))
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
-		q, args, err := sqlx.In(s.q.get(query), executorID, chunk)
+		q, qargs, err := sqlx.In(s.q.get(query), append(slices.Clip(args), chunk)...)
 		if err != nil {
 			return err
 		}
-		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.exec(ctx, q, qargs...); err != nil {
 			return fmt.Errorf("%s of %d tokens: %w", query, len(chunk), err)
 		}
 	}
@@ -109,7 +112,7 @@ func (s *Store) updateTokens(ctx context.Context, query string, executorID int64
 
 // MarkStarted records that the executor runs tokens (not only queued).
 func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptStarted", executorID, tokens)
+	return s.updateTokens(ctx, "AttemptStarted", tokens, executorID)
 }
 
 // ExecutorLoad is the work placed on an executor: active current attempts,
@@ -144,9 +147,15 @@ func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]At
 }
 
 // RenewLeases extends the lease of every current attempt of an executor to
-// leaseMS after the database clock.
+// leaseMS after the database clock. It reads the attempts first and updates
+// them by id: an update through the executor index would lock them in that
+// index's order and deadlock with results, which lock them in id order.
 func (s *Store) RenewLeases(ctx context.Context, executorID, leaseMS int64) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("AttemptRenewLease"), leaseMS, executorID); err != nil {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.q.get("AttemptsLeasedBy"), executorID); err != nil {
+		return fmt.Errorf("leased attempts of executor %d: %w", executorID, err)
+	}
+	if err := s.updateTokens(ctx, "AttemptRenewLease", ids, leaseMS, executorID); err != nil {
 		return fmt.Errorf("renew leases of executor %d: %w", executorID, err)
 	}
 	return nil
@@ -225,164 +234,256 @@ func (s *Store) FinishAttempts(ctx context.Context, outcomes []SlotOutcome) (acc
 }
 
 func (s *Store) finishBatch(ctx context.Context, outcomes []SlotOutcome, accepted []bool) error {
+	tokens := make([]int64, len(outcomes))
+	for i, o := range outcomes {
+		tokens[i] = o.Token
+	}
+	slices.Sort(tokens)
+	tokens = slices.Compact(tokens)
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		clear(accepted)           // the transaction may be retried
-		runs := map[int64]int64{} // run id → latest finish time among its results
-		info, err := s.attemptsForStats(ctx, tx, outcomes)
+		clear(accepted) // the transaction may be retried
+		cur, err := s.lockAttempts(ctx, tx, tokens)
+		if err != nil || len(cur) == 0 {
+			return err
+		}
+		info, err := s.attemptsForStats(ctx, tx, tokens)
 		if err != nil {
 			return err
 		}
+		var applied []SlotOutcome
+		appliedAt := map[int64]int{} // token → index in applied
 		for i, o := range outcomes {
-			ok, runID, err := s.finishOne(ctx, tx, o, info[o.Token])
-			if err != nil {
-				return err
-			}
-			accepted[i] = ok
-			if runID != 0 {
-				runs[runID] = max(runs[runID], o.FinishedAt)
+			a, ok := cur[o.Token]
+			switch {
+			case !ok: // unknown token
+			case a.Current && (a.Status == AttemptAssigned || a.Status == AttemptRunning) && a.ExecutorID.Valid && a.ExecutorID.Int64 == o.ExecutorID:
+				if _, ok := info[o.Token]; !ok {
+					return fmt.Errorf("run of token %d: %w", o.Token, ErrNotFound)
+				}
+				accepted[i] = true
+				if k, ok := appliedAt[o.Token]; ok { // applied before in this batch, as an active status
+					applied[k] = o
+				} else {
+					appliedAt[o.Token] = len(applied)
+					applied = append(applied, o)
+				}
+				a.Status = o.Status
+				cur[o.Token] = a
+			default:
+				// A result delivered again because its acknowledgement was
+				// lost is accepted again: same token, same executor, same
+				// outcome. Anything else is stale.
+				accepted[i] = a.Current && a.Status == o.Status && a.ExecutorID.Int64 == o.ExecutorID
 			}
 		}
-		ids := make([]int64, 0, len(runs))
-		for id := range runs {
-			ids = append(ids, id)
+		if len(applied) == 0 {
+			return nil
 		}
-		slices.Sort(ids) // lock runs in one order: concurrent batches do not deadlock
-		for _, id := range ids {
-			if err := s.settleRun(ctx, tx, id, runs[id]); err != nil {
-				return err
-			}
+		if err := s.applyOutcomes(ctx, tx, applied); err != nil {
+			return err
 		}
-		return nil
+		if err := s.recordStats(ctx, tx, applied, info); err != nil {
+			return err
+		}
+		alarms := slotAlarms(applied, info)
+		runIDs := make([]int64, 0, len(applied))
+		for _, o := range applied {
+			runIDs = append(runIDs, info[o.Token].RunID)
+		}
+		slices.Sort(runIDs) // lock runs in one order: concurrent batches do not deadlock
+		runIDs = slices.Compact(runIDs)
+		runAlarms, err := s.settleRuns(ctx, tx, runIDs)
+		if err != nil {
+			return err
+		}
+		return s.raiseInTx(ctx, tx, append(alarms, runAlarms...)...)
 	})
 }
 
-// finishOne applies one outcome in tx. runID is set when the outcome changed
-// the attempt (its run must be settled).
-func (s *Store) finishOne(ctx context.Context, tx *sqlx.Tx, o SlotOutcome, info attemptStats) (accepted bool, runID int64, err error) {
-	// The executor's start time, from the same clock as its finish time.
-	started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
-	res, err := tx.ExecContext(ctx, s.q.get("AttemptFinish"), o.Status, o.FinishedAt, started,
-		o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000), o.Token, o.ExecutorID)
-	if err != nil {
-		return false, 0, fmt.Errorf("finish token %d: %w", o.Token, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		// A result delivered again because its acknowledgement was lost
-		// is accepted again: same token, same executor, same outcome.
-		var prev struct {
-			Status     string        `db:"status"`
-			Current    bool          `db:"current"`
-			ExecutorID sql.NullInt64 `db:"executor_id"`
-		}
-		err := tx.GetContext(ctx, &prev, `SELECT status, current, executor_id FROM slot_attempt WHERE id = ?`, o.Token)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, 0, nil
-		}
-		if err != nil {
-			return false, 0, fmt.Errorf("look up token %d: %w", o.Token, err)
-		}
-		return prev.Current && prev.Status == o.Status && prev.ExecutorID.Int64 == o.ExecutorID, 0, nil
-	}
-	if info.RunID == 0 { // updated, so it exists: read within the transaction
-		if err := tx.GetContext(ctx, &info, s.q.get("AttemptForStats")+" AND a.id = ?", o.Token); err != nil {
-			return false, 0, fmt.Errorf("run of token %d: %w", o.Token, err)
-		}
-	}
-	if o.Status == AttemptSucceeded {
-		if err := s.recordStats(ctx, tx, o, info); err != nil {
-			return false, 0, err
-		}
-	}
-	job := sql.NullInt64{Int64: info.JobID, Valid: info.JobID > 0}
-	run := sql.NullInt64{Int64: info.RunID, Valid: true}
-	if o.Status == AttemptFailed && info.Failures >= info.RetryMax {
-		if err := s.raiseInTx(ctx, tx, Alarm{
-			Kind: AlarmSlotDead, Severity: "critical", JobID: job, RunID: run,
-			DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
-			Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
-				info.JobName, info.RunID, info.Slot, info.Failures+1, info.RetryMax, o.Error),
-		}); err != nil {
-			return false, 0, err
-		}
-	}
-	if o.Uncertain > 0 {
-		if err := s.raiseInTx(ctx, tx, Alarm{
-			Kind: AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run,
-			DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
-			Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
-				info.JobName, info.RunID, info.Slot, o.Uncertain),
-		}); err != nil {
-			return false, 0, err
-		}
-	}
-	return true, info.RunID, nil
+// attemptState is what deciding on a result needs to know about its
+// attempt, read under the attempt's lock.
+type attemptState struct {
+	ID         int64         `db:"id"`
+	RunID      int64         `db:"run_id"`
+	Status     string        `db:"status"`
+	Current    bool          `db:"current"`
+	ExecutorID sql.NullInt64 `db:"executor_id"`
 }
 
-// settleRun updates a run's counters and finishes it when no slot is active.
-// It locks the run row first: two results of the same run committed at the
-// same time would otherwise each count the other's slot as still active
-// (READ COMMITTED), and neither would finish the run.
-func (s *Store) settleRun(ctx context.Context, tx *sqlx.Tx, runID, atMS int64) error {
-	var locked int64
-	if err := tx.GetContext(ctx, &locked, s.q.get("RunLock"), runID); err != nil {
-		return fmt.Errorf("lock run %d: %w", runID, err)
+// lockAttempts locks the attempts of tokens (sorted) in id order and returns
+// them by id; unknown tokens are absent.
+func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptState, error) {
+	q, args, err := sqlx.In(s.q.get("AttemptsLockForFinish"), tokens)
+	if err != nil {
+		return nil, err
 	}
-	var c struct {
-		Succeeded int `db:"succeeded"`
-		Failed    int `db:"failed"`
-		Active    int `db:"active"`
+	var rows []attemptState
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("lock %d attempts: %w", len(tokens), err)
 	}
-	if err := tx.GetContext(ctx, &c, s.q.get("AttemptSlotCounts"), runID); err != nil {
-		return fmt.Errorf("slot counts of run %d: %w", runID, err)
+	out := make(map[int64]attemptState, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
 	}
-	if _, err := tx.ExecContext(ctx, s.q.get("RunCountSlots"), c.Succeeded, c.Failed, runID); err != nil {
-		return fmt.Errorf("update counters of run %d: %w", runID, err)
-	}
-	if c.Active > 0 {
-		return nil
-	}
-	to := RunSucceeded
-	errText := ""
-	switch {
-	case c.Failed > 0 && c.Succeeded == 0:
-		to, errText = RunFailed, fmt.Sprintf("%d slot(s) failed", c.Failed)
-	case c.Failed > 0:
-		to, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
-	}
-	ok, err := s.TransitionRun(ctx, tx, runID, RunRunning, to, atMS, errText)
-	if err != nil || !ok {
-		return err
-	}
-	if to != RunSucceeded {
-		var jobID int64
-		if err := tx.GetContext(ctx, &jobID, `SELECT job_id FROM job_run WHERE id = ?`, runID); err != nil {
-			return fmt.Errorf("job of run %d: %w", runID, err)
-		}
-		return s.raiseInTx(ctx, tx, Alarm{
-			Kind: AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: jobID, Valid: true}, RunID: sql.NullInt64{Int64: runID, Valid: true},
-			DedupKey: fmt.Sprintf("run_failed:%d:%d", runID, atMS),
-			Message:  fmt.Sprintf("run %d %s: %s", runID, strings.ReplaceAll(to, "_", " "), errText),
-		})
-	}
-	return s.triggerChildren(ctx, tx, runID, atMS)
+	return out, nil
 }
 
-// triggerChildren creates one pending run of each child job of the run's
-// job, in the transaction that finished the parent. The unique key
-// (job_id, parent_run_id) makes a parent trigger each child at most once.
-func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, atMS int64) error {
-	var parent struct {
-		JobID    int64  `db:"job_id"`
-		Children string `db:"child_job_ids"`
-		Epoch    int64  `db:"epoch"`
+// applyOutcomes writes accepted outcomes (distinct tokens, locked and
+// checked) to their attempts, in id order.
+func (s *Store) applyOutcomes(ctx context.Context, tx *sqlx.Tx, applied []SlotOutcome) error {
+	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
+	ids := make([]int64, len(sorted))
+	cols := make([][]any, 8) // as in AttemptsFinish
+	for c := range cols {
+		cols[c] = make([]any, len(sorted))
 	}
-	err := tx.GetContext(ctx, &parent, `SELECT r.job_id, j.child_job_ids, r.epoch FROM job_run r JOIN job j ON j.id = r.job_id WHERE r.id = ?`, parentRunID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+	for r, o := range sorted {
+		ids[r] = o.Token
+		// The executor's start time, from the same clock as its finish time.
+		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000)} {
+			cols[c][r] = v
+		}
 	}
+	n, err := s.execByKey(ctx, tx, "AttemptsFinish", "id", ids, cols...)
 	if err != nil {
-		return fmt.Errorf("children of run %d: %w", parentRunID, err)
+		return fmt.Errorf("finish %d attempts: %w", len(ids), err)
 	}
+	if n != int64(len(ids)) {
+		return fmt.Errorf("finish %d attempts: %d matched, although they were locked and checked", len(ids), n)
+	}
+	return nil
+}
+
+// slotAlarms are the alarms applied outcomes raise: slot_dead for a failure
+// on the slot's last allowed attempt, records_uncertain for skipped
+// uncertain records.
+func slotAlarms(applied []SlotOutcome, info map[int64]attemptStats) []Alarm {
+	var out []Alarm
+	for _, o := range applied {
+		a := info[o.Token]
+		job := sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}
+		run := sql.NullInt64{Int64: a.RunID, Valid: true}
+		if o.Status == AttemptFailed && a.Failures >= a.RetryMax {
+			out = append(out, Alarm{
+				Kind: AlarmSlotDead, Severity: "critical", JobID: job, RunID: run,
+				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
+				Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
+					a.JobName, a.RunID, a.Slot, a.Failures+1, a.RetryMax, o.Error),
+			})
+		}
+		if o.Uncertain > 0 {
+			out = append(out, Alarm{
+				Kind: AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run,
+				DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
+				Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
+					a.JobName, a.RunID, a.Slot, o.Uncertain),
+			})
+		}
+	}
+	return out
+}
+
+// settleRuns updates the counters of runs (sorted ids) and finishes those
+// with no active slot, in a constant number of statements, and returns the
+// run_failed alarms to raise. It locks the runs first: two batches of the
+// same run committed at the same time would otherwise each count the
+// other's slot as still active (READ COMMITTED), and neither would finish
+// the run. A run ends only from running; its finished_at is the database
+// clock when it is settled.
+func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]Alarm, error) {
+	var locked []struct {
+		ID     int64  `db:"id"`
+		JobID  int64  `db:"job_id"`
+		Status string `db:"status"`
+		Epoch  int64  `db:"epoch"`
+		Now    int64  `db:"db_now"`
+	}
+	q, args, err := sqlx.In(s.q.get("RunsLock"), runIDs)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.SelectContext(ctx, &locked, q, args...); err != nil {
+		return nil, fmt.Errorf("lock %d runs: %w", len(runIDs), err)
+	}
+	if len(locked) == 0 {
+		return nil, nil
+	}
+	type slotCounts struct {
+		RunID     int64  `db:"run_id"`
+		Succeeded int    `db:"succeeded"`
+		Failed    int    `db:"failed"`
+		Active    int    `db:"active"`
+		Children  string `db:"child_job_ids"`
+	}
+	var rows []slotCounts
+	if q, args, err = sqlx.In(s.q.get("RunsSlotCounts"), runIDs); err != nil {
+		return nil, err
+	}
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("slot counts of %d runs: %w", len(runIDs), err)
+	}
+	counts := make(map[int64]slotCounts, len(rows))
+	for _, c := range rows {
+		counts[c.RunID] = c
+	}
+	now := locked[0].Now
+	ids := make([]int64, len(locked))
+	cols := make([][]any, 5) // slots_succeeded, slots_failed, finished_at, error, status
+	for c := range cols {
+		cols[c] = make([]any, len(locked))
+	}
+	var alarms []Alarm
+	var parents []childTrigger
+	for r, run := range locked {
+		c := counts[run.ID] // none: no current attempt
+		ids[r] = run.ID
+		cols[0][r], cols[1][r] = c.Succeeded, c.Failed
+		cols[2][r], cols[3][r], cols[4][r] = sql.NullInt64{}, sql.NullString{}, sql.NullString{}
+		if c.Active > 0 || run.Status != RunRunning {
+			continue
+		}
+		to, errText := RunSucceeded, ""
+		switch {
+		case c.Failed > 0 && c.Succeeded == 0:
+			to, errText = RunFailed, fmt.Sprintf("%d slot(s) failed", c.Failed)
+		case c.Failed > 0:
+			to, errText = RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
+		}
+		cols[2][r], cols[3][r], cols[4][r] = now, truncate(errText, 2000), to
+		switch {
+		case to != RunSucceeded:
+			alarms = append(alarms, Alarm{
+				Kind: AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: run.JobID, Valid: true}, RunID: sql.NullInt64{Int64: run.ID, Valid: true},
+				DedupKey: fmt.Sprintf("run_failed:%d:%d", run.ID, now),
+				Message:  fmt.Sprintf("run %d %s: %s", run.ID, strings.ReplaceAll(to, "_", " "), errText),
+			})
+		case c.Children != "":
+			parents = append(parents, childTrigger{RunID: run.ID, Epoch: run.Epoch, Children: c.Children})
+		}
+	}
+	if _, err := s.execByKey(ctx, tx, "RunsSettle", "id", ids, cols...); err != nil {
+		return nil, fmt.Errorf("settle %d runs: %w", len(ids), err)
+	}
+	for _, p := range parents {
+		if err := s.triggerChildren(ctx, tx, p, now); err != nil {
+			return nil, err
+		}
+	}
+	return alarms, nil
+}
+
+// childTrigger is a run that succeeded and the child jobs of its job.
+type childTrigger struct {
+	RunID    int64
+	Epoch    int64
+	Children string // child_job_ids
+}
+
+// triggerChildren creates one pending run of each child job of a succeeded
+// run, in the transaction that finished it. The unique key (job_id,
+// parent_run_id) makes a parent trigger each child at most once.
+func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTrigger, atMS int64) error {
 	for _, child := range ParseIDList(parent.Children) {
 		var c struct {
 			SlotCount         int    `db:"slot_count"`
@@ -393,7 +494,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 			UncertainPolicy   string `db:"uncertain_policy"`
 			RecordMaxAttempts int    `db:"record_max_attempts"`
 		}
-		err := tx.GetContext(ctx, &c, `SELECT slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?`, child)
+		err := tx.GetContext(ctx, &c, s.q.get("JobForChildRun"), child)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !c.Enabled) {
 			continue // deleted or disabled child: nothing to trigger
 		}
@@ -404,18 +505,17 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parentRunID, a
 		// child's own cron firings: try the next millisecond if it does.
 		for at := atMS; at < atMS+100; at++ {
 			var exists int
-			if err := tx.GetContext(ctx, &exists, `SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?`, child, parentRunID); err != nil {
-				return fmt.Errorf("child run of %d: %w", parentRunID, err)
+			if err := tx.GetContext(ctx, &exists, s.q.get("RunCountOfParent"), child, parent.RunID); err != nil {
+				return fmt.Errorf("child run of %d: %w", parent.RunID, err)
 			}
 			if exists > 0 {
 				break
 			}
 			nr := NewRun{JobID: child, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
-				SlotCount: c.SlotCount, ParentRunID: parentRunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
+				SlotCount: c.SlotCount, ParentRunID: parent.RunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
 				UncertainPolicy: c.UncertainPolicy, RecordMaxAttempts: c.RecordMaxAttempts}
-			_, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...)
-			if err != nil {
-				return fmt.Errorf("trigger child job %d of run %d: %w", child, parentRunID, err)
+			if _, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...); err != nil {
+				return fmt.Errorf("trigger child job %d of run %d: %w", child, parent.RunID, err)
 			}
 		}
 	}

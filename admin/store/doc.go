@@ -16,6 +16,15 @@
 // epoch is still the caller's. A leader that lost its ZooKeeper session can
 // therefore write nothing once a successor has claimed a larger epoch.
 //
+// The hot path works on sets: a batch of results (FinishAttempts), a log
+// request (AppendRunLogs) or a heartbeat's updates take a constant number of
+// statements, not one per row ("set by key" updates, multi-row inserts and
+// upserts; see sql/queries.sql). Rows are locked in primary-key order —
+// attempts by id, then runs by id; log states by run_id — and heartbeat
+// updates of attempts go through the primary key, so that they do not
+// deadlock with results. InnoDB may still choose a deadlock victim: Tx and
+// the store's autocommit updates run again on 1213 and 1205.
+//
 // The conformance suite (store_test.go) runs every test against both
 // dialects, each on its own database or file.
 package store

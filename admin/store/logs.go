@@ -164,58 +164,96 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	if len(runs) == 0 {
 		return res, nil
 	}
-	for _, r := range runs {
-		if _, err := s.db.ExecContext(ctx, s.q.get("RunLogStateEnsure"), r); err != nil {
-			return res, fmt.Errorf("log state of run %d: %w", r, err)
-		}
+	if err := s.ensureRunLogStates(ctx, runs); err != nil {
+		return res, err
 	}
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		res.Stored, res.Dropped = 0, 0
-		for _, runID := range runs {
-			var st RunLogState
-			if err := tx.GetContext(ctx, &st, s.q.get("RunLogStateLock"), runID); err != nil {
-				return fmt.Errorf("lock log state of run %d: %w", runID, err)
+		states, err := s.lockRunLogStates(ctx, tx, runs)
+		if err != nil {
+			return err
+		}
+		var rows []any // RunLogInsert tuples of every run, in (run_id, seq) order
+		n := 0
+		cols := make([][]any, 5) // next_seq, stored_lines, stored_bytes, +dropped_executor, +dropped_cap
+		for c := range cols {
+			cols[c] = make([]any, len(runs))
+		}
+		for r, runID := range runs {
+			st, ok := states[runID]
+			if !ok {
+				return fmt.Errorf("log state of run %d: %w", runID, ErrNotFound)
 			}
 			// The stored lines of a run are a prefix of what it logged: the
 			// first line over a cap ends the run's storage.
-			var keep []LogLine
+			kept := 0
 			for _, l := range byRun[runID] {
 				size := int64(len(l.Message) + len(l.Attrs))
-				if st.DroppedCap > 0 || st.StoredLines+int64(len(keep)) >= lim.MaxLines || st.StoredBytes+size > lim.MaxBytes {
+				if st.DroppedCap > 0 || st.StoredLines+int64(kept) >= lim.MaxLines || st.StoredBytes+size > lim.MaxBytes {
 					break
 				}
-				keep = append(keep, l)
+				t := known[l.Token]
+				rows = append(rows, runID, st.NextSeq+int64(kept), t.Slot, t.Token, t.Attempt, l.At, l.Level, l.Message, l.Attrs)
+				kept++
 				st.StoredBytes += size
 			}
-			over := len(byRun[runID]) - len(keep)
-			if err := s.insertRunLogs(ctx, tx, runID, st.NextSeq, keep, known); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, s.q.get("RunLogStateUpdate"), st.NextSeq+int64(len(keep)), st.StoredLines+int64(len(keep)),
-				st.StoredBytes, dropsByRun[runID], over, runID); err != nil {
-				return fmt.Errorf("update log state of run %d: %w", runID, err)
-			}
-			res.Stored += len(keep)
+			n += kept
+			over := len(byRun[runID]) - kept
+			cols[0][r], cols[1][r], cols[2][r] = st.NextSeq+int64(kept), st.StoredLines+int64(kept), st.StoredBytes
+			cols[3][r], cols[4][r] = dropsByRun[runID], int64(over)
+			res.Stored += kept
 			res.Dropped += over
+		}
+		const width = 9 // placeholders of a RunLogInsert tuple
+		for start := 0; start < n; start += runLogInsertBatch {
+			chunk := rows[start*width : min(start+runLogInsertBatch, n)*width]
+			if _, err := tx.ExecContext(ctx, multiRow(s.q.get("RunLogInsert"), len(chunk)/width), chunk...); err != nil {
+				return fmt.Errorf("insert %d log lines: %w", len(chunk)/width, err)
+			}
+		}
+		if _, err := s.execByKey(ctx, tx, "RunLogStatesUpdate", "run_id", runs, cols...); err != nil {
+			return fmt.Errorf("update log state of %d runs: %w", len(runs), err)
 		}
 		return nil
 	})
 	return res, err
 }
 
-func (s *Store) insertRunLogs(ctx context.Context, tx *sqlx.Tx, runID, seq int64, lines []LogLine, known map[int64]logToken) error {
-	for start := 0; start < len(lines); start += runLogInsertBatch {
-		chunk := lines[start:min(start+runLogInsertBatch, len(lines))]
-		args := make([]any, 0, 9*len(chunk))
-		for i, l := range chunk {
-			t := known[l.Token]
-			args = append(args, runID, seq+int64(start+i), t.Slot, t.Token, t.Attempt, l.At, l.Level, l.Message, l.Attrs)
+// ensureRunLogStates creates the missing log states of runs (sorted), in
+// autocommit statements of up to 1000 runs.
+func (s *Store) ensureRunLogStates(ctx context.Context, runs []int64) error {
+	for start := 0; start < len(runs); start += 1000 {
+		chunk := runs[start:min(start+1000, len(runs))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r
 		}
-		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("RunLogInsert"), len(chunk)), args...); err != nil {
-			return fmt.Errorf("insert %d log lines of run %d: %w", len(chunk), runID, err)
+		if _, err := s.exec(ctx, multiRow(s.q.get("RunLogStateEnsure"), len(chunk)), args...); err != nil {
+			return fmt.Errorf("log states of %d runs: %w", len(chunk), err)
 		}
 	}
 	return nil
+}
+
+// lockRunLogStates locks the log states of runs (sorted) in run_id order
+// and returns them by run.
+func (s *Store) lockRunLogStates(ctx context.Context, tx *sqlx.Tx, runs []int64) (map[int64]RunLogState, error) {
+	out := make(map[int64]RunLogState, len(runs))
+	for start := 0; start < len(runs); start += 1000 {
+		chunk := runs[start:min(start+1000, len(runs))]
+		q, args, err := sqlx.In(s.q.get("RunLogStatesLock"), chunk)
+		if err != nil {
+			return nil, err
+		}
+		var rows []RunLogState
+		if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("lock log states of %d runs: %w", len(chunk), err)
+		}
+		for _, st := range rows {
+			out[st.RunID] = st
+		}
+	}
+	return out, nil
 }
 
 // RunLogFilter selects lines for RunLogs.

@@ -2,9 +2,13 @@ package store
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
@@ -19,6 +23,7 @@ var macros = map[string]map[string]string{
 		"{{for_update_skip_locked}}": "FOR UPDATE SKIP LOCKED",
 		"{{for_update}}":             "FOR UPDATE",
 		"{{lock_shared}}":            "LOCK IN SHARE MODE",
+		"{{force_primary}}":          "FORCE INDEX (PRIMARY)",
 	},
 	sqlfiles.SQLite: {
 		"{{now_ms}}":                 "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
@@ -26,8 +31,26 @@ var macros = map[string]map[string]string{
 		"{{for_update_skip_locked}}": "",
 		"{{for_update}}":             "",
 		"{{lock_shared}}":            "",
+		"{{force_primary}}":          "", // one writer: no lock order
 	},
 }
+
+// callMacros are the macros with an argument, "{{name(arg)}}": what each
+// dialect puts in their place.
+var callMacros = map[string]map[string]func(arg string) string{
+	sqlfiles.MySQL: {
+		// upsert(key columns): starts the assignments of a multi-row upsert.
+		"upsert": func(string) string { return "ON DUPLICATE KEY UPDATE" },
+		// excluded(column): the value the upsert tried to insert.
+		"excluded": func(col string) string { return "VALUES(" + col + ")" },
+	},
+	sqlfiles.SQLite: {
+		"upsert":   func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
+		"excluded": func(col string) string { return "excluded." + col },
+	},
+}
+
+var callMacro = regexp.MustCompile(`\{\{(\w+)\(([^)]*)\)\}\}`)
 
 // Queries returns every named query of sql/queries*.sql for dialect, macros
 // replaced, for packages that run their own statements on the platform
@@ -70,7 +93,17 @@ func parseQueries(text, dialect string) (queries, error) {
 		for k, v := range m {
 			q = strings.ReplaceAll(q, k, v)
 		}
-		if strings.Contains(q, "{{") {
+		var unknown string
+		q = callMacro.ReplaceAllStringFunc(q, func(call string) string {
+			sub := callMacro.FindStringSubmatch(call)
+			f, ok := callMacros[dialect][sub[1]]
+			if !ok {
+				unknown = call
+				return call
+			}
+			return f(strings.TrimSpace(sub[2]))
+		})
+		if unknown != "" || strings.Contains(q, "{{") {
 			return fmt.Errorf("query %s: unknown macro in %q", name, q)
 		}
 		if _, dup := out[name]; dup {
@@ -110,13 +143,37 @@ func (q queries) get(name string) string {
 	return s
 }
 
-// multiRow expands the last VALUES tuple of an insert to n tuples.
+// multiRow expands the VALUES tuple of an insert to n tuples. Text after
+// the tuple (an upsert's assignments) is kept after the last one.
 func multiRow(q string, n int) string {
-	i := strings.LastIndex(q, "VALUES")
+	i := strings.Index(q, "VALUES")
 	if i < 0 || n <= 1 {
 		return q
 	}
-	tuple := strings.TrimSpace(q[i+len("VALUES"):])
+	open := strings.IndexByte(q[i:], '(')
+	if open < 0 {
+		return q
+	}
+	open += i
+	end, depth, quoted := -1, 0, false
+	for k := open; k < len(q) && end < 0; k++ {
+		switch c := q[k]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+			if depth == 0 {
+				end = k + 1
+			}
+		}
+	}
+	if end < 0 {
+		return q
+	}
+	tuple := q[open:end]
 	var b strings.Builder
 	b.WriteString(q[:i+len("VALUES")])
 	b.WriteByte(' ')
@@ -126,5 +183,116 @@ func multiRow(q string, n int) string {
 		}
 		b.WriteString(tuple)
 	}
+	b.WriteString(q[end:])
 	return b.String()
+}
+
+// caseRowsPerStatement bounds the rows of one "set by key" update: up to
+// about 4 placeholders a row and column, well under MySQL's 65,535 and
+// SQLite's 32,766 placeholders.
+const caseRowsPerStatement = 1000
+
+// execByKey runs the named "set by key" update (byKey) for the rows ids
+// (sorted) in tx, in statements of up to caseRowsPerStatement rows, and
+// returns how many rows matched.
+func (s *Store) execByKey(ctx context.Context, tx *sqlx.Tx, name, key string, ids []int64, cols ...[]any) (int64, error) {
+	var matched int64
+	for start := 0; start < len(ids); start += caseRowsPerStatement {
+		end := min(start+caseRowsPerStatement, len(ids))
+		part := make([][]any, len(cols))
+		for c := range cols {
+			part[c] = cols[c][start:end]
+		}
+		q, args, err := byKey(s.q.get(name), key, ids[start:end], part...)
+		if err != nil {
+			return matched, err
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return matched, fmt.Errorf("%s of %d rows: %w", name, end-start, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return matched, fmt.Errorf("%s of %d rows: %w", name, end-start, err)
+		}
+		matched += n
+	}
+	return matched, nil
+}
+
+// byKey expands a named "set by key" update for the rows whose integer key
+// column is key, ids sorted (see queries.sql): the c-th
+// "CASE key WHEN ? THEN ? END" becomes an expression that maps each id to
+// its value in cols[c], and "key IN (?)" lists the ids.
+// Values must be comparable (strings, numbers, sql.Null*). It returns the
+// statement and its arguments.
+//
+// The expression is a binary search on id down to short linear CASEs, and
+// a range of ids that share a value gets that value alone: a plain CASE of
+// n arms costs each of the n rows O(n) comparisons (a 256-row update of
+// slot_attempt took 14 ms instead of 4 ms on MariaDB), and most columns of
+// a batch of results hold one value (status succeeded, an empty error).
+func byKey(q, key string, ids []int64, cols ...[]any) (string, []any, error) {
+	marker := "CASE " + key + " WHEN ? THEN ? END"
+	in := key + " IN (?)"
+	if len(ids) == 0 {
+		return "", nil, fmt.Errorf("update by %s: no rows", key)
+	}
+	parts := strings.Split(q, marker)
+	if len(parts)-1 != len(cols) {
+		return "", nil, fmt.Errorf("update by %s: %d value lists for %d CASE expressions in %q", key, len(cols), len(parts)-1, q)
+	}
+	var b strings.Builder
+	args := make([]any, 0, (2*len(cols)+1)*len(ids))
+	for c, col := range cols {
+		if len(col) != len(ids) {
+			return "", nil, fmt.Errorf("update by %s: %d values for %d rows", key, len(col), len(ids))
+		}
+		if strings.Contains(parts[c], "?") {
+			return "", nil, fmt.Errorf("update by %s: a placeholder before a CASE expression in %q", key, q)
+		}
+		b.WriteString(parts[c])
+		args = caseTree(&b, args, key, ids, col, 0, len(ids))
+	}
+	last := parts[len(parts)-1]
+	if strings.Count(last, "?") != 1 || !strings.Contains(last, in) {
+		return "", nil, fmt.Errorf("update by %s: want one placeholder, in %q, after the CASE expressions of %q", key, in, q)
+	}
+	b.WriteString(strings.Replace(last, in, key+" IN (?"+strings.Repeat(", ?", len(ids)-1)+")", 1))
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return b.String(), args, nil
+}
+
+// caseLeaf is the most arms of a linear CASE in byID's search tree.
+const caseLeaf = 8
+
+// caseTree writes the expression that maps ids[lo:hi] to vals[lo:hi] and
+// appends its arguments.
+func caseTree(b *strings.Builder, args []any, key string, ids []int64, vals []any, lo, hi int) []any {
+	same := true
+	for r := lo + 1; r < hi && same; r++ {
+		same = vals[r] == vals[lo]
+	}
+	switch {
+	case same:
+		b.WriteString("?")
+		return append(args, vals[lo])
+	case hi-lo <= caseLeaf:
+		b.WriteString("CASE " + key)
+		for r := lo; r < hi; r++ {
+			b.WriteString(" WHEN ? THEN ?")
+			args = append(args, ids[r], vals[r])
+		}
+		b.WriteString(" END")
+		return args
+	}
+	mid := (lo + hi) / 2
+	b.WriteString("CASE WHEN " + key + " < ? THEN ")
+	args = caseTree(b, append(args, ids[mid]), key, ids, vals, lo, mid)
+	b.WriteString(" ELSE ")
+	args = caseTree(b, args, key, ids, vals, mid, hi)
+	b.WriteString(" END")
+	return args
 }

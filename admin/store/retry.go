@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -75,6 +76,7 @@ func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID i
 // or started are left alone.
 func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []int64) (int, error) {
 	moved := 0
+	tokens = slices.Sorted(slices.Values(tokens)) // lock in id order, as results do
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		moved = 0
 		for _, tok := range tokens {

@@ -1,10 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -180,33 +180,29 @@ func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, leaseUntilMS
 }
 
 // setPredicted records predicted makespans: pairs of (run id, ms), one
-// statement per 500 runs.
+// statement per 1000 runs.
 func (s *Store) setPredicted(ctx context.Context, tx *sqlx.Tx, pairs []int64) error {
-	const batch = 500
-	for start := 0; start < len(pairs); start += 2 * batch {
-		chunk := pairs[start:min(start+2*batch, len(pairs))]
-		n := len(chunk) / 2
-		args := make([]any, 0, 3*n)
-		ids := make([]int64, 0, n)
-		for i := 0; i < len(chunk); i += 2 {
-			args = append(args, chunk[i], chunk[i+1])
-			ids = append(ids, chunk[i])
+	type pred struct{ id, ms int64 }
+	preds := make([]pred, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		preds = append(preds, pred{pairs[i], pairs[i+1]})
+	}
+	slices.SortFunc(preds, func(a, b pred) int { return cmp.Compare(a.id, b.id) }) // byKey searches ids
+	for start := 0; start < len(preds); start += caseRowsPerStatement {
+		chunk := preds[start:min(start+caseRowsPerStatement, len(preds))]
+		ids, ms := make([]int64, len(chunk)), make([]any, len(chunk))
+		for i, p := range chunk {
+			ids[i], ms[i] = p.id, p.ms
 		}
-		q, all, err := sqlx.In(repeatWhen(s.q.get("RunsSetPredicted"), n), append(args, ids)...)
+		q, args, err := byKey(s.q.get("RunsSetPredicted"), "id", ids, ms)
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, q, all...); err != nil {
-			return fmt.Errorf("record predicted makespans of %d runs: %w", n, err)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("record predicted makespans of %d runs: %w", len(chunk), err)
 		}
 	}
 	return nil
-}
-
-// repeatWhen expands the one "WHEN ? THEN ?" of a CASE in q to n of them.
-func repeatWhen(q string, n int) string {
-	const when = "WHEN ? THEN ?"
-	return strings.Replace(q, when, strings.TrimSuffix(strings.Repeat(when+" ", n), " "), 1)
 }
 
 // SlotStatsOfJobs returns the measured slots of many jobs, by job then slot.

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -53,13 +55,10 @@ type attemptStats struct {
 	JobName    string          `db:"job_name"`
 }
 
-// attemptsForStats reads, in one query, what finishing the outcomes' attempts
-// needs: run, slot, executor speed and the slot's measured cost.
-func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, outcomes []SlotOutcome) (map[int64]attemptStats, error) {
-	tokens := make([]int64, len(outcomes))
-	for i, o := range outcomes {
-		tokens[i] = o.Token
-	}
+// attemptsForStats reads, in one query without locks, what finishing the
+// attempts of tokens needs: run, slot, executor speed and the slot's
+// measured cost.
+func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptStats, error) {
 	q, args, err := sqlx.In(s.q.get("AttemptForStats")+" AND a.id IN (?)", tokens)
 	if err != nil {
 		return nil, err
@@ -75,40 +74,65 @@ func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, outcomes []Sl
 	return out, nil
 }
 
-// recordStats updates the slot's cost and the executor's speed from a
-// succeeded attempt: the duration normalised by the executor's speed is a
-// sample of the slot's cost; predicted cost over actual duration is a
-// sample of the executor's speed.
-func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, o SlotOutcome, a attemptStats) error {
-	durMS := float64(o.FinishedAt - o.StartedAt)
-	if o.StartedAt <= 0 || durMS < 0 || a.ExecutorID == 0 {
-		return nil
-	}
-	durMS = max(durMS, 1)
-	speed := a.Speed
-	if speed <= 0 {
-		speed = 1
-	}
-	cost := durMS * speed
-	records := float64(o.Processed + o.Skipped + o.Failed + o.Uncertain)
-	res, err := tx.ExecContext(ctx, s.q.get("SlotStatsUpdate"), CostAlpha, cost, CostAlpha, CostAlpha, records, CostAlpha, a.ExecutorID, a.JobID, a.Slot)
-	if err != nil {
-		return fmt.Errorf("update slot stats: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := tx.ExecContext(ctx, s.q.get("SlotStatsInsert"), a.JobID, a.Slot, cost, records, a.ExecutorID); err != nil {
-			return fmt.Errorf("insert slot stats: %w", err)
+// slotStatsPerStatement bounds the samples of one SlotStatsUpsert.
+const slotStatsPerStatement = 1000
+
+// slotSample is a measured cost of a slot.
+type slotSample struct {
+	jobID      int64
+	slot       int
+	costMS     float64
+	records    float64
+	executorID int64
+}
+
+// recordStats updates the slots' costs and the executors' speeds from the
+// succeeded outcomes among applied: the duration normalised by the
+// executor's speed is a sample of the slot's cost; predicted cost over
+// actual duration is a sample of the executor's speed. The slot samples go
+// in one upsert, in (job, slot) order so that concurrent batches lock the
+// stats rows in one order; samples of the same slot are applied one after
+// the other, in batch order.
+func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutcome, info map[int64]attemptStats) error {
+	var samples []slotSample
+	for _, o := range applied {
+		a := info[o.Token]
+		durMS := float64(o.FinishedAt - o.StartedAt)
+		if o.Status != AttemptSucceeded || o.StartedAt <= 0 || durMS < 0 || a.ExecutorID == 0 {
+			continue
+		}
+		durMS = max(durMS, 1)
+		speed := a.Speed
+		if speed <= 0 {
+			speed = 1
+		}
+		records := float64(o.Processed + o.Skipped + o.Failed + o.Uncertain)
+		samples = append(samples, slotSample{a.JobID, a.Slot, durMS * speed, records, a.ExecutorID})
+		// Speed sample: the cost the model predicted (before this batch)
+		// over the time it actually took — only when that cost was measured
+		// on another executor (otherwise it merely echoes this executor's
+		// own estimate). Ignore tiny slots: timer noise dominates. Rare: one
+		// statement each.
+		if a.CostMS.Valid && a.LastExec.Valid && a.LastExec.Int64 != a.ExecutorID && a.CostMS.Float64 >= 20 && durMS >= 20 {
+			sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
+			newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
+			if _, err := tx.ExecContext(ctx, s.q.get("ExecutorSetSpeed"), newSpeed, a.ExecutorID); err != nil {
+				return fmt.Errorf("update executor speed: %w", err)
+			}
 		}
 	}
-	// Speed sample: the cost the model predicted (before this sample) over
-	// the time it actually took — only when that cost was measured on
-	// another executor (otherwise it merely echoes this executor's own
-	// estimate). Ignore tiny slots: timer noise dominates.
-	if a.CostMS.Valid && a.LastExec.Valid && a.LastExec.Int64 != a.ExecutorID && a.CostMS.Float64 >= 20 && durMS >= 20 {
-		sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
-		newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
-		if _, err := tx.ExecContext(ctx, s.q.get("ExecutorSetSpeed"), newSpeed, a.ExecutorID); err != nil {
-			return fmt.Errorf("update executor speed: %w", err)
+	slices.SortStableFunc(samples, func(a, b slotSample) int {
+		return cmp.Or(cmp.Compare(a.jobID, b.jobID), cmp.Compare(a.slot, b.slot))
+	})
+	for start := 0; start < len(samples); start += slotStatsPerStatement {
+		chunk := samples[start:min(start+slotStatsPerStatement, len(samples))]
+		args := make([]any, 0, 5*len(chunk)+4)
+		for _, x := range chunk {
+			args = append(args, x.jobID, x.slot, x.costMS, x.records, x.executorID)
+		}
+		args = append(args, CostAlpha, CostAlpha, CostAlpha, CostAlpha)
+		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("SlotStatsUpsert"), len(chunk)), args...); err != nil {
+			return fmt.Errorf("update the stats of %d slots: %w", len(chunk), err)
 		}
 	}
 	return nil

@@ -213,16 +213,36 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 // Tx runs fn in a transaction, committing when fn returns nil. On MySQL
 // the transaction is READ COMMITTED (no gap locks: concurrent claimers with
 // SKIP LOCKED do not deadlock on index gaps), and a deadlock or lock-wait
-// timeout runs fn again, up to 5 attempts with a short backoff, so fn must
-// be restartable (start from scratch each call).
+// timeout runs fn again (see retry), so fn must be restartable (start from
+// scratch each call).
 func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	var opts *sql.TxOptions
 	if s.dialect == sqlfiles.MySQL {
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
+	return retry(ctx, func() error { return s.tx(ctx, opts, fn) })
+}
+
+// exec runs an autocommit statement, again on a deadlock or lock-wait
+// timeout (see retry): a statement that locks several rows can deadlock
+// with a transaction that locks them in another order, and InnoDB then
+// rolls back one of the two.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := retry(ctx, func() error {
+		var err error
+		res, err = s.db.ExecContext(ctx, q, args...)
+		return err
+	})
+	return res, err
+}
+
+// retry runs fn until it does not fail with a deadlock or lock-wait timeout,
+// up to 5 attempts with a short, growing backoff.
+func retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = s.tx(ctx, opts, fn)
+		err = fn()
 		if !retryable(err) || attempt == 5 {
 			return err
 		}

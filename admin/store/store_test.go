@@ -127,16 +127,27 @@ func heartbeat(t *testing.T, s *store.Store, instance string, port, capacity int
 // on and starts it under epoch, slot i placed on on[i].
 func startRun(t *testing.T, s *store.Store, epoch, jobID int64, on ...int64) store.Run {
 	t.Helper()
+	run, _ := startRunAt(t, s, epoch, jobID, 1, on...)
+	return run
+}
+
+// startRunAt is startRun for the run key (jobID, scheduledAt); it also
+// returns the run's attempts, by slot.
+func startRunAt(tb testing.TB, s *store.Store, epoch, jobID, scheduledAt int64, on ...int64) (store.Run, []store.Attempt) {
+	tb.Helper()
 	ctx := context.Background()
-	run, _, err := s.InsertRun(ctx, epoch, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: len(on)})
-	require.NoError(t, err)
+	run, _, err := s.InsertRun(ctx, epoch, store.NewRun{JobID: jobID, ScheduledAt: scheduledAt, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: len(on)})
+	require.NoError(tb, err)
 	atts := make([]store.NewAttempt, len(on))
 	for i, ex := range on {
 		atts[i] = store.NewAttempt{Slot: i, Attempt: 1, ExecutorID: ex}
 	}
-	_, err = s.StartRun(ctx, epoch, run.ID, 0, atts)
-	require.NoError(t, err)
-	return run
+	started, err := s.StartRun(ctx, epoch, run.ID, 0, atts)
+	require.NoError(tb, err)
+	require.True(tb, started, "run %d started", run.ID)
+	rows, err := s.Attempts(ctx, run.ID)
+	require.NoError(tb, err)
+	return run, rows
 }
 
 func TestJobsCRUD(t *testing.T) {
@@ -912,5 +923,83 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 			require.Equal(t, [4]any{"Asia/Shanghai", "settle:{date}", "skip", 4}, [4]any{d.TimeZone, d.DedupScope, d.UncertainPolicy, d.RecordMaxAttempts},
 				"run %d keeps the policy of its creation (manual run %d)", d.RunID, manual.ID)
 		}
+	})
+}
+
+// TestFinishAttemptsSettlesManyRunsAtOnce: one batch of results of one-slot
+// runs (the herd) settles every run with the database clock as finished_at,
+// triggers the children of each succeeded parent, raises run_failed for the
+// failed one, and counts two samples of the same slot one after the other.
+func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex", 1, 64)
+		childID, err := s.CreateJob(ctx, newJob("a", "child", 0))
+		require.NoError(t, err)
+		parent := newJob("a", "parent", 0)
+		parent.SlotCount = 1
+		parent.ChildJobIDs = strconv.FormatInt(childID, 10)
+		parentID, err := s.CreateJob(ctx, parent)
+		require.NoError(t, err)
+		before, err := s.Now(ctx)
+		require.NoError(t, err)
+
+		var outs []store.SlotOutcome
+		var runs []int64
+		for i := range 40 {
+			run, atts := startRunAt(t, s, 1, parentID, int64(i+1), ex.ID)
+			o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 2000, Processed: int64(i)}
+			switch i {
+			case 0:
+				o.FinishedAt = 3000 // the first sample of slot 0: 2000 ms
+			case 7:
+				o.Status, o.Error = store.AttemptFailed, "boom"
+			}
+			outs = append(outs, o)
+			runs = append(runs, run.ID)
+		}
+		acc, err := s.FinishAttempts(ctx, outs)
+		require.NoError(t, err)
+		for i, ok := range acc {
+			require.True(t, ok, "result %d", i)
+		}
+		after, err := s.Now(ctx)
+		require.NoError(t, err)
+		for i, id := range runs {
+			r, err := s.Run(ctx, id)
+			require.NoError(t, err)
+			want := store.RunSucceeded
+			if i == 7 {
+				want = store.RunFailed
+			}
+			require.Equal(t, want, r.Status, "run %d", i)
+			require.GreaterOrEqual(t, r.FinishedAt.Int64, before.UnixMilli(), "finished_at is the database clock when the run settled, not the executor's 2000")
+			require.LessOrEqual(t, r.FinishedAt.Int64, after.UnixMilli())
+		}
+		children, err := s.ListRuns(ctx, store.RunFilter{JobID: childID, Limit: 100})
+		require.NoError(t, err)
+		require.Len(t, children, 39, "one child run per succeeded parent run")
+		alarms, err := s.Alarms(ctx, 0, 100)
+		require.NoError(t, err)
+		kinds := map[string]int{}
+		for _, a := range alarms {
+			kinds[a.Kind]++
+		}
+		require.Equal(t, map[string]int{store.AlarmRunFailed: 1, store.AlarmSlotDead: 1}, kinds)
+
+		// 39 samples of slot 0 in batch order: the first as is, then each
+		// smoothed in.
+		want := 2000.0
+		for range 38 {
+			want = want*(1-store.CostAlpha) + 1000*store.CostAlpha
+		}
+		stats, err := s.SlotStats(ctx, parentID)
+		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.Equal(t, 39, stats[0].Samples)
+		require.InDelta(t, want, stats[0].CostMS, 0.001)
 	})
 }
