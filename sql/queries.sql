@@ -213,13 +213,6 @@ WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND 
 UPDATE slot_attempt {{force_primary}} SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
--- name: AttemptsLeasedBy
-SELECT id FROM slot_attempt WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') ORDER BY id;
-
--- name: AttemptRenewLease
-UPDATE slot_attempt {{force_primary}} SET lease_until = {{now_ms}} + ?
-WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
-
 -- name: AttemptsLockForFinish
 -- The attempts of a results batch, locked in id order (one table only: a
 -- join would lock job and executor rows too, and the leader's SKIP LOCKED

@@ -103,10 +103,9 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 		resp.Cancel = append(resp.Cancel, gone...)
 	}
-	if err := s.st.RenewLeases(ctx, ex.ID, s.cfg.LostAfter.Milliseconds()); err != nil {
-		s.internalProto(c, err)
-		return
-	}
+	// The heartbeat itself (executor.last_heartbeat, database clock) is the
+	// lease of every attempt the executor holds: nothing is written per
+	// attempt (RecoverLost moves the attempts of a silent executor).
 	if !req.Draining {
 		slots, err := s.st.UnackedFor(ctx, ex.ID, 1024)
 		if err != nil {

@@ -83,6 +83,7 @@ type herdEnv struct {
 	db        *sql.DB
 	admin     *testenv.Process
 	executors []*testenv.Process
+	mysqldPID int // the private MariaDB's process, 0 on the shared test server
 	iter      int // herds run so far, to name the jobs of the next one
 }
 
@@ -100,6 +101,10 @@ type herdResult struct {
 	settleOverhead    time.Duration // run finished_at − last slot's finished_at (the slowest run)
 	runsPerSecond     float64       // runs / (last settle − D)
 	http500           int           // "executor request failed" lines of the admin during the herd
+	// CPU time used from D until the herd settled, by process: where the
+	// time goes on a machine whose cores they share.
+	adminCPU, executorsCPU, mysqldCPU time.Duration
+	adminMaxRSS                       int64 // the admin's peak resident memory (VmHWM), bytes
 	failedRuns        int           // runs that ended other than succeeded
 	supersededAttempt int           // attempts replaced by another (moved, lost)
 }
@@ -124,6 +129,11 @@ type herdResult struct {
 //	                "executor request failed" for each)
 //	failed-runs     runs not succeeded (the benchmark fails unless 0)
 //	settle-overhead-ms  (1024 slots) the run's finished_at − its last slot's finished_at
+//	admin-cpu-s, executors-cpu-s, mysqld-cpu-s  CPU time each used from D
+//	                until the test saw the herd settled (the profile of where
+//	                the time goes: the processes share the machine's cores)
+//	admin-maxrss-MiB  the admin's peak resident memory (memory stays bounded
+//	                with 100,000 pending runs: they are paged, never loaded)
 //
 // Cases: batched-10k and batched-100k with the admin's defaults, per-run-10k
 // with --start-batch 1 (one run per start transaction, one push per run),
@@ -138,7 +148,9 @@ func BenchmarkHerdE2E(b *testing.B) {
 		{name: "one-job-1024-slots", jobs: 1, slots: 1024, settleWithin: 2 * time.Minute},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			env := startHerdEnv(b, privateHerdDB(b), tc.adminArgs)
+			dsn, mysqld := privateHerdDB(b)
+			env := startHerdEnv(b, dsn, tc.adminArgs)
+			env.mysqldPID = mysqld
 			b.ResetTimer()
 			b.StopTimer()
 			var sum herdResult
@@ -155,6 +167,10 @@ func BenchmarkHerdE2E(b *testing.B) {
 				sum.runsPerSecond += r.runsPerSecond
 				sum.http500 += r.http500
 				sum.failedRuns += r.failedRuns
+				sum.adminCPU += r.adminCPU
+				sum.executorsCPU += r.executorsCPU
+				sum.mysqldCPU += r.mysqldCPU
+				sum.adminMaxRSS = max(sum.adminMaxRSS, r.adminMaxRSS)
 			}
 			n := float64(b.N)
 			b.ReportMetric(sum.dueCreated.Seconds()/n, "due-created-s")
@@ -171,6 +187,10 @@ func BenchmarkHerdE2E(b *testing.B) {
 			}
 			b.ReportMetric(float64(sum.http500), "http-500s")
 			b.ReportMetric(float64(sum.failedRuns), "failed-runs")
+			b.ReportMetric(sum.adminCPU.Seconds()/n, "admin-cpu-s")
+			b.ReportMetric(sum.executorsCPU.Seconds()/n, "executors-cpu-s")
+			b.ReportMetric(sum.mysqldCPU.Seconds()/n, "mysqld-cpu-s")
+			b.ReportMetric(float64(sum.adminMaxRSS)/(1<<20), "admin-maxrss-MiB")
 		})
 	}
 }
@@ -189,8 +209,9 @@ func TestHerdSmall(t *testing.T) {
 }
 
 // privateHerdDB starts a MariaDB for the calling benchmark alone, sized by
-// herdServer, and returns the DSN of an empty database on it.
-func privateHerdDB(tb testing.TB) string {
+// herdServer, and returns the DSN of an empty database on it and the
+// server's process id.
+func privateHerdDB(tb testing.TB) (string, int) {
 	tb.Helper()
 	m := testenv.StartMariaDB(tb, herdServer...)
 	db, err := sql.Open("mysql", m.DSN(""))
@@ -198,7 +219,7 @@ func privateHerdDB(tb testing.TB) string {
 	defer db.Close()
 	_, err = db.Exec("CREATE DATABASE shardjob CHARACTER SET utf8mb4")
 	require.NoError(tb, err)
-	return m.DSN("shardjob")
+	return m.DSN("shardjob"), m.PID()
 }
 
 // startHerdEnv starts the admin on dsn (which it migrates) with extraArgs,
@@ -293,6 +314,7 @@ func (env *herdEnv) run(tb testing.TB, tc herdCase) herdResult {
 	wait := time.NewTimer(time.Until(due))
 	<-wait.C
 	b, isBench := tb.(*testing.B)
+	cpu0 := env.cpu(tb)
 	if isBench {
 		b.StartTimer()
 	}
@@ -300,10 +322,13 @@ func (env *herdEnv) run(tb testing.TB, tc herdCase) herdResult {
 	if isBench {
 		b.StopTimer()
 	}
+	cpu1 := env.cpu(tb)
 
 	r := env.measure(tb, tc, lo, hi, due)
 	r.dueSeenSettled = seen.Sub(due)
 	r.http500 = strings.Count(env.admin.Output(), "executor request failed") - failedBefore
+	r.adminCPU, r.executorsCPU, r.mysqldCPU = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1], cpu1[2]-cpu0[2]
+	r.adminMaxRSS = peakRSS(tb, env.admin.PID())
 	env.verify(tb, tc, lo, hi)
 	return r
 }
@@ -542,4 +567,55 @@ func (k *herdKeep) register(name string, p **testenv.Process) {
 			k.tb.Logf("cannot keep the output of %s: %v", name, err)
 		}
 	})
+}
+
+// cpu returns the CPU time used so far by the admin, the executors (summed)
+// and the private MariaDB (0 on the shared server).
+func (env *herdEnv) cpu(tb testing.TB) [3]time.Duration {
+	tb.Helper()
+	var out [3]time.Duration
+	out[0] = cpuTime(tb, env.admin.PID())
+	for _, e := range env.executors {
+		out[1] += cpuTime(tb, e.PID())
+	}
+	if env.mysqldPID > 0 {
+		out[2] = cpuTime(tb, env.mysqldPID)
+	}
+	return out
+}
+
+// clockTicks is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
+// Linux for every architecture Go supports).
+const clockTicks = 100
+
+// cpuTime is the user + system CPU time of a process (Linux /proc).
+func cpuTime(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(tb, err)
+	// The fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	require.Greater(tb, len(f), 12, "malformed /proc/%d/stat", pid)
+	utime, err := strconv.ParseInt(f[11], 10, 64)
+	require.NoError(tb, err)
+	stime, err := strconv.ParseInt(f[12], 10, 64)
+	require.NoError(tb, err)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// peakRSS is the peak resident memory of a process (VmHWM), in bytes.
+func peakRSS(tb testing.TB, pid int) int64 {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(tb, err)
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			require.NoError(tb, err)
+			return kb << 10
+		}
+	}
+	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
 }

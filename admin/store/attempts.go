@@ -146,21 +146,6 @@ func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]At
 	return out, nil
 }
 
-// RenewLeases extends the lease of every current attempt of an executor to
-// leaseMS after the database clock. It reads the attempts first and updates
-// them by id: an update through the executor index would lock them in that
-// index's order and deadlock with results, which lock them in id order.
-func (s *Store) RenewLeases(ctx context.Context, executorID, leaseMS int64) error {
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get("AttemptsLeasedBy"), executorID); err != nil {
-		return fmt.Errorf("leased attempts of executor %d: %w", executorID, err)
-	}
-	if err := s.updateTokens(ctx, "AttemptRenewLease", ids, leaseMS, executorID); err != nil {
-		return fmt.Errorf("renew leases of executor %d: %w", executorID, err)
-	}
-	return nil
-}
-
 // StaleTokens returns which of tokens, claimed as running by an executor,
 // are not its current, unfinished attempts any more (superseded, finished,
 // unknown, or another executor's): the executor must cancel them.

@@ -97,10 +97,6 @@ func TestHeartbeatsAndResultsDoNotDeadlock(t *testing.T) {
 						errs <- err
 						return
 					}
-					if err := s.RenewLeases(ctx, ex, 30_000); err != nil {
-						errs <- err
-						return
-					}
 				}
 			})
 		}

@@ -46,10 +46,10 @@ func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Execu
 }
 
 // XXLBeat records a heartbeat on behalf of an XXL-JOB executor that answered
-// the admin's probe and renews the leases of its current attempts. It
-// reports false when the executor is no longer online (lost or removed: it
-// comes back by registering again).
-func (s *Store) XXLBeat(ctx context.Context, executorID, leaseMS int64) (bool, error) {
+// the admin's probe (which keeps its attempts alive, as a heartbeat does).
+// It reports false when the executor is no longer online (lost or removed:
+// it comes back by registering again).
+func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
 	res, err := s.db.ExecContext(ctx, s.q.get("XXLExecutorBeat"), executorID)
 	if err != nil {
 		return false, fmt.Errorf("beat of XXL-JOB executor %d: %w", executorID, err)
@@ -61,7 +61,7 @@ func (s *Store) XXLBeat(ctx context.Context, executorID, leaseMS int64) (bool, e
 			return false, nil
 		}
 	}
-	return true, s.RenewLeases(ctx, executorID, leaseMS)
+	return true, nil
 }
 
 // XXLExecutors returns the online and draining XXL-JOB executors of every app.

@@ -80,7 +80,7 @@ func (s *Service) probe(ctx context.Context, e store.Executor) {
 		s.log.Debug("XXL-JOB executor did not answer beat", "app", e.App, "address", e.Address, "err", err)
 		return
 	}
-	alive, err := s.st.XXLBeat(ctx, e.ID, s.cfg.LostAfter.Milliseconds())
+	alive, err := s.st.XXLBeat(ctx, e.ID)
 	if err != nil {
 		s.log.Error("record XXL-JOB beat", "executor_id", e.ID, "err", err)
 		return

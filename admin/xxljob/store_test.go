@@ -76,9 +76,9 @@ func TestStoreQueries(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []int64{jobID}, jobs)
 
-		// Accepted (started): renewed by beats, overdue once its time passed.
+		// Accepted (started): kept alive by beats, overdue once its time passed.
 		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second}))
-		alive, err := s.XXLBeat(ctx, ex.ID, 5000)
+		alive, err := s.XXLBeat(ctx, ex.ID)
 		require.NoError(t, err)
 		require.True(t, alive)
 		over, err := s.XXLOverdue(ctx, 60000, 0, 10)
@@ -106,7 +106,7 @@ func TestStoreQueries(t *testing.T) {
 
 		// Removed: the prober's beat no longer keeps it alive.
 		require.NoError(t, s.Deregister(ctx, info.InstanceID))
-		alive, err = s.XXLBeat(ctx, ex.ID, 5000)
+		alive, err = s.XXLBeat(ctx, ex.ID)
 		require.NoError(t, err)
 		require.False(t, alive)
 		live, err = s.XXLExecutors(ctx)
