@@ -446,9 +446,11 @@ func (e *Executor) cancelRunning(cause error) int {
 // knows (queued, running, or finished recently) — so a push and a heartbeat
 // delivering the same assignment start it once. Tokens not returned were
 // refused (the executor is stopping, or MaxPendingResults is reached).
-func (e *Executor) accept(as []protocol.RunAssignment, source string) []int64 {
+// started lists the accepted tokens that are not queued: started now, or
+// already running or finished.
+func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted, started []int64) {
 	now := time.Now()
-	accepted := []int64{}
+	accepted = []int64{}
 	refused := 0
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -459,6 +461,10 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) []int64 {
 		for _, sa := range ra.Slots {
 			if e.knownLocked(sa.Token) {
 				accepted = append(accepted, sa.Token)
+				_, finished := e.finished[sa.Token]
+				if s, ok := e.slots[sa.Token]; ok && s.cancel != nil || finished {
+					started = append(started, sa.Token) // running or finished; not queued or given back
+				}
 				continue
 			}
 			if e.state != stateRunning || len(e.slots)+len(e.pending) >= e.cfg.MaxPendingResults {
@@ -482,12 +488,14 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) []int64 {
 					Token: sa.Token, Status: protocol.SlotFailed, Error: bad,
 					StartedAt: now.UnixMilli(), FinishedAt: now.UnixMilli(),
 				})
+				started = append(started, sa.Token)
 				continue
 			}
 			s := &slot{task: t, handler: h, timeout: time.Duration(ra.TimeoutMS) * time.Millisecond}
 			e.slots[sa.Token] = s
 			if e.running < e.cfg.Capacity {
 				e.startLocked(s)
+				started = append(started, sa.Token)
 			} else {
 				e.queue = append(e.queue, s)
 				t.Logger.Debug("slot queued: executor at capacity", "capacity", e.cfg.Capacity, "queued", len(e.queue))
@@ -513,7 +521,7 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) []int64 {
 			e.log.Debug("refusing assignments: MaxPendingResults reached", "slots", refused, "source", source)
 		}
 	}
-	return accepted
+	return accepted, started
 }
 
 func (e *Executor) knownLocked(token int64) bool {

@@ -807,3 +807,34 @@ func TestStopLeavesStuckHandlerBehind(t *testing.T) {
 	close(unblock)
 	recv(t, returned, "the handler to return")
 }
+
+// TestPushAnswerSaysWhatStarted: the answer to a push lists the tokens the
+// executor started at once apart from the ones it queued (the admin records
+// the first as running, so only the second look like work to steal); a
+// slot delivered again is reported by what it is now.
+func TestPushAnswerSaysWhatStarted(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.Capacity = 1 })
+	var resp protocol.AssignResponse
+	push := func(as ...protocol.RunAssignment) {
+		t.Helper()
+		resp = protocol.AssignResponse{}
+		code, body := fa.push(t, e.Addr(), protocol.PathAssign, protocol.AssignRequest{Assignments: as}, &resp)
+		require.Equal(t, http.StatusOK, code, string(body))
+	}
+	push(run("work", 901, 902, 903), run("no-such-handler", 904))
+	require.Equal(t, []int64{901, 902, 903, 904}, resp.Accepted)
+	require.Equal(t, []int64{901, 904}, resp.Started, "901 runs, 904 failed before it could start; 902 and 903 wait for capacity")
+	require.Equal(t, int64(901), recv(t, g.started, "the first slot").Token)
+
+	g.release <- struct{}{} // 901 ends, 902 starts
+	require.Equal(t, int64(902), recv(t, g.started, "the second slot").Token)
+	push(run("work", 901, 902, 903))
+	require.Equal(t, []int64{901, 902, 903}, resp.Accepted)
+	require.Equal(t, []int64{901, 902}, resp.Started, "finished and running are not queued; 903 still is")
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 903).Status)
+}

@@ -90,7 +90,7 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 	e.notifyLocked()
 	e.mu.Unlock()
 	if len(resp.Assignments) > 0 {
-		e.accept(resp.Assignments, "heartbeat")
+		e.accept(resp.Assignments, "heartbeat") // its next heartbeat reports what started
 	}
 	if len(resp.Cancel) > 0 {
 		e.cancel(resp.Cancel, "", "heartbeat")

@@ -42,7 +42,8 @@ func (e *Executor) serveAssign(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "executor is "+st.String()+": assign the slots to another executor")
 		return
 	}
-	writeJSON(w, http.StatusOK, protocol.AssignResponse{Accepted: e.accept(req.Assignments, "push")})
+	accepted, started := e.accept(req.Assignments, "push")
+	writeJSON(w, http.StatusOK, protocol.AssignResponse{Accepted: accepted, Started: started})
 }
 
 // serveCancel cancels tokens; it works while stopping too.

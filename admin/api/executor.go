@@ -59,16 +59,19 @@ func (s *Server) heartbeat(c *gin.Context) {
 		return
 	}
 	running := make([]int64, 0, len(req.Running))
-	var started []int64
+	var queued, started []int64
 	for _, r := range req.Running {
 		running = append(running, r.Token)
-		if r.Progress != protocol.ProgressQueued {
+		if r.Progress == protocol.ProgressQueued {
+			queued = append(queued, r.Token)
+		} else {
 			started = append(started, r.Token)
 		}
 	}
 	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds()}
 	if len(running) > 0 {
-		if err := s.st.AckAttempts(ctx, ex.ID, running); err != nil {
+		// One write per token: marking started acknowledges too.
+		if err := s.st.AckAttempts(ctx, ex.ID, queued); err != nil {
 			s.internalProto(c, err)
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,7 +214,11 @@ func TestHerdSmall(t *testing.T) {
 // server's process id.
 func privateHerdDB(tb testing.TB) (string, int) {
 	tb.Helper()
-	m := testenv.StartMariaDB(tb, herdServer...)
+	settings := herdServer
+	if os.Getenv(herdProfileEnv) != "" {
+		settings = append(slices.Clone(settings), "performance-schema=ON")
+	}
+	m := testenv.StartMariaDB(tb, settings...)
 	db, err := sql.Open("mysql", m.DSN(""))
 	require.NoError(tb, err)
 	defer db.Close()
@@ -329,6 +334,9 @@ func (env *herdEnv) run(tb testing.TB, tc herdCase) herdResult {
 	r.http500 = strings.Count(env.admin.Output(), "executor request failed") - failedBefore
 	r.adminCPU, r.executorsCPU, r.mysqldCPU = cpu1[0]-cpu0[0], cpu1[1]-cpu0[1], cpu1[2]-cpu0[2]
 	r.adminMaxRSS = peakRSS(tb, env.admin.PID())
+	if env.mysqldPID > 0 && os.Getenv(herdProfileEnv) != "" {
+		env.logStatements(tb)
+	}
 	env.verify(tb, tc, lo, hi)
 	return r
 }
@@ -567,6 +575,33 @@ func (k *herdKeep) register(name string, p **testenv.Process) {
 			k.tb.Logf("cannot keep the output of %s: %v", name, err)
 		}
 	})
+}
+
+// herdProfileEnv, when set, turns on MariaDB's performance schema in the
+// benchmark's private server and logs the statements that took the most
+// server time in each herd (where the database's time goes).
+const herdProfileEnv = "SHARDJOB_HERD_PROFILE"
+
+// logStatements logs the 15 statement shapes that took the most server
+// time since the previous call, then clears the counts.
+func (env *herdEnv) logStatements(tb testing.TB) {
+	tb.Helper()
+	rows, err := env.db.Query(`SELECT COUNT_STAR, ROUND(SUM_TIMER_WAIT / 1e9), ROUND(SUM_ROWS_AFFECTED), LEFT(DIGEST_TEXT, 160)
+		FROM performance_schema.events_statements_summary_by_digest ORDER BY SUM_TIMER_WAIT DESC LIMIT 15`)
+	require.NoError(tb, err)
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString("statements by server time (count, ms, rows changed, text):\n")
+	for rows.Next() {
+		var n, ms, affected int64
+		var text sql.NullString
+		require.NoError(tb, rows.Scan(&n, &ms, &affected, &text))
+		fmt.Fprintf(&b, "%9d %8d ms %9d  %s\n", n, ms, affected, text.String)
+	}
+	require.NoError(tb, rows.Err())
+	fmt.Fprint(os.Stderr, b.String()) // whole: the log of a benchmark is cut after a few lines
+	_, err = env.db.Exec(`TRUNCATE TABLE performance_schema.events_statements_summary_by_digest`)
+	require.NoError(tb, err)
 }
 
 // cpu returns the CPU time used so far by the admin, the executors (summed)

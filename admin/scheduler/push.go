@@ -105,9 +105,7 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: BuildAssignments(ds)})
 	<-s.pushSem
 	if err == nil {
-		if err := s.store.AckAttempts(ctx, executorID, resp.Accepted); err != nil {
-			s.log.Error("record acknowledged tokens", "executor_id", executorID, "err", err)
-		}
+		s.recordAccepted(ctx, executorID, resp)
 		return true
 	}
 	s.log.Warn("push failed", "executor_id", executorID, "address", addr, "slots", len(ds), "err", err)
@@ -136,6 +134,31 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 		s.pushExecutors(ctx, epoch, others, keys(moved))
 	}
 	return false
+}
+
+// recordAccepted records what an executor answered to a push: the tokens it
+// started at once as running, the others it accepted as acknowledged
+// (queued there: work stealing may move them).
+func (s *Scheduler) recordAccepted(ctx context.Context, executorID int64, resp protocol.AssignResponse) {
+	started := make(map[int64]bool, len(resp.Started))
+	for _, t := range resp.Started {
+		started[t] = true
+	}
+	queued := make([]int64, 0, len(resp.Accepted))
+	running := make([]int64, 0, len(resp.Started))
+	for _, t := range resp.Accepted {
+		if started[t] {
+			running = append(running, t)
+		} else {
+			queued = append(queued, t)
+		}
+	}
+	if err := s.store.AckAttempts(ctx, executorID, queued); err != nil {
+		s.log.Error("record acknowledged tokens", "executor_id", executorID, "err", err)
+	}
+	if err := s.store.MarkStarted(ctx, executorID, running); err != nil {
+		s.log.Error("record started tokens", "executor_id", executorID, "err", err)
+	}
 }
 
 // inBackground runs f in a goroutine that WaitPushes waits for.

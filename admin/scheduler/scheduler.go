@@ -724,7 +724,6 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 			apps[e.App] = true
 		}
 	}
-	handlers := map[int64]string{} // run id → handler
 	var plan []stealPlan
 	for app := range apps {
 		execs, err := s.store.OnlineExecutors(ctx, app, s.cfg.LostAfter.Milliseconds())
@@ -760,18 +759,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 					if planned == take || taken[a.ID] {
 						continue
 					}
-					h, ok := handlers[a.RunID]
-					if !ok {
-						r, err := s.store.Run(ctx, a.RunID)
-						if err != nil {
-							return err
-						}
-						if j, err := s.store.Job(ctx, r.JobID); err == nil {
-							h = j.Handler
-						}
-						handlers[a.RunID] = h
-					}
-					if !hasHandler(thief.Handlers, h) {
+					if !hasHandler(thief.Handlers, a.Handler) {
 						continue
 					}
 					i, ok := victims[victim.ID]
@@ -780,7 +768,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 						victims[victim.ID] = i
 						plan = append(plan, stealPlan{victim: *victim, execs: execs})
 					}
-					plan[i].moves = append(plan[i].moves, stealMove{attempt: a, thief: thief.ID})
+					plan[i].moves = append(plan[i].moves, stealMove{attempt: a.Attempt, thief: thief.ID})
 					taken[a.ID] = true
 					planned++
 				}

@@ -30,6 +30,7 @@ type fakePusher struct {
 	unblock   chan struct{}  // closed to let blocked pushes fail
 	started   map[int64]bool // tokens the executor has started: Release keeps them
 	releases  [][]int64      // tokens asked for by Release
+	startAll  bool           // answer that every accepted token started at once
 }
 
 func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
@@ -51,6 +52,9 @@ func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.Assig
 		for _, s := range a.Slots {
 			resp.Accepted = append(resp.Accepted, s.Token)
 		}
+	}
+	if f.startAll {
+		resp.Started = resp.Accepted
 	}
 	return resp, nil
 }

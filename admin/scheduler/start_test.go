@@ -28,7 +28,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		c := &clock{now: t0}
-		p := &fakePusher{}
+		p := &fakePusher{startAll: true}
 		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, StartBatch: 7}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
@@ -52,6 +52,8 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		slots := count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE current = 1 AND attempt = 1`)
 		require.Equal(t, wantSlots, slots, "one first attempt per slot")
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE acked = 0`), "every attempt pushed and acknowledged")
+		require.Equal(t, slots, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE status = 'running' AND started_at IS NOT NULL`),
+			"the executors answered that they started them: running, not queued (nothing to steal)")
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		// 40 runs in batches of 7 (6 start transactions), each pushing to the

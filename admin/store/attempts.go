@@ -136,10 +136,17 @@ func (s *Store) Loads(ctx context.Context) (map[int64]ExecutorLoad, error) {
 	return out, nil
 }
 
+// QueuedAttempt is an attempt queued on an executor, with its job's
+// handler.
+type QueuedAttempt struct {
+	Attempt
+	Handler string `db:"handler"`
+}
+
 // QueuedOn returns up to limit attempts queued (acknowledged, not started)
 // on an executor, newest first: the ones it would start last.
-func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]Attempt, error) {
-	var out []Attempt
+func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]QueuedAttempt, error) {
+	var out []QueuedAttempt
 	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsQueuedOn"), executorID, limit); err != nil {
 		return nil, fmt.Errorf("queued attempts of executor %d: %w", executorID, err)
 	}
@@ -471,6 +478,7 @@ type childTrigger struct {
 func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTrigger, atMS int64) error {
 	for _, child := range ParseIDList(parent.Children) {
 		var c struct {
+			App               string `db:"app"`
 			SlotCount         int    `db:"slot_count"`
 			Params            string `db:"params"`
 			Enabled           bool   `db:"enabled"`
@@ -496,7 +504,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTr
 			if exists > 0 {
 				break
 			}
-			nr := NewRun{JobID: child, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
+			nr := NewRun{JobID: child, App: c.App, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
 				SlotCount: c.SlotCount, ParentRunID: parent.RunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
 				UncertainPolicy: c.UncertainPolicy, RecordMaxAttempts: c.RecordMaxAttempts}
 			if _, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -12,6 +13,7 @@ import (
 // NewRun is a firing to create.
 type NewRun struct {
 	JobID       int64
+	App         string // the job's app; looked up by the insert when empty
 	ScheduledAt int64 // Unix ms; with JobID the run key
 	TriggerKind string
 	Status      string // RunPending, or RunSkipped for a recorded skip
@@ -32,7 +34,7 @@ type NewRun struct {
 // params, slot count, time zone and records policy.
 func NewRunOf(j Job, at int64, kind, status string) NewRun {
 	return NewRun{
-		JobID: j.ID, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
+		JobID: j.ID, App: j.App, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
 		TimeZone: j.TimeZone, DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 	}
 }
@@ -48,7 +50,47 @@ func (r NewRun) insertArgs(epoch int64) []any {
 		zone = "UTC"
 	}
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status,
-		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.JobID}
+		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App}
+}
+
+// withApps returns runs with App filled in from their jobs where it is
+// empty (one query for all of them); runs whose job is gone keep "".
+func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewRun) ([]NewRun, error) {
+	var ids []int64
+	for _, r := range runs {
+		if r.App == "" {
+			ids = append(ids, r.JobID)
+		}
+	}
+	if len(ids) == 0 {
+		return runs, nil
+	}
+	apps := map[int64]string{}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for start := 0; start < len(ids); start += 1000 {
+		text, args, err := sqlx.In(s.q.get("JobApps"), ids[start:min(start+1000, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			ID  int64  `db:"id"`
+			App string `db:"app"`
+		}
+		if err := sqlx.SelectContext(ctx, q, &rows, text, args...); err != nil {
+			return nil, fmt.Errorf("apps of %d jobs: %w", len(ids), err)
+		}
+		for _, r := range rows {
+			apps[r.ID] = r.App
+		}
+	}
+	out := slices.Clone(runs)
+	for i := range out {
+		if out[i].App == "" {
+			out[i].App = apps[out[i].JobID]
+		}
+	}
+	return out, nil
 }
 
 const runInsertBatch = 500
@@ -57,6 +99,10 @@ const runInsertBatch = 500
 // exist already, and returns how many were inserted. The unique run key
 // (job_id, scheduled_at) makes a second insert of the same firing a no-op.
 func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs []NewRun) (int64, error) {
+	runs, err := s.withApps(ctx, tx, runs)
+	if err != nil {
+		return 0, err
+	}
 	var inserted int64
 	for start := 0; start < len(runs); start += runInsertBatch {
 		end := min(start+runInsertBatch, len(runs))
@@ -79,7 +125,11 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 // InsertRun inserts one run and returns it; an existing run key returns the
 // existing run with created=false.
 func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, created bool, err error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), r.insertArgs(epoch)...)
+	filled, err := s.withApps(ctx, s.db, []NewRun{r})
+	if err != nil {
+		return run, false, err
+	}
+	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), filled[0].insertArgs(epoch)...)
 	if err != nil {
 		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
 	}

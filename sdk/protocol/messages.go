@@ -101,6 +101,13 @@ type AssignRequest struct {
 // AssignResponse lists the tokens the executor accepted.
 type AssignResponse struct {
 	Accepted []int64 `json:"accepted"`
+	// Started lists the accepted tokens that are not waiting in the
+	// executor's queue: started at once (or already running or finished).
+	// The admin records them as running; the other accepted tokens are
+	// queued there and may be moved to an idle executor (ReleaseRequest).
+	// An executor that leaves it out has every accepted token counted as
+	// queued until its next heartbeat reports progress.
+	Started []int64 `json:"started,omitempty"`
 }
 
 // CancelRequest asks an executor to stop tokens.
