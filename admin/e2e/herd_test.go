@@ -91,23 +91,23 @@ type herdEnv struct {
 // herdResult holds the figures of one herd, from the database. Durations
 // from D (the due instant) are negative when the stage ended before D.
 type herdResult struct {
-	runs              int
-	dueCreated        time.Duration // D → last run created
-	dueAssigned       time.Duration // D → last slot assigned by the admin (attempt dispatched_at)
-	dueStarted        time.Duration // D → last slot started (attempt started_at)
-	dueSettled        time.Duration // D → last run settled (run finished_at)
-	dueSeenSettled    time.Duration // D → the test's poll saw every run terminal
-	settleP50         time.Duration // run finished_at − scheduled_at
-	settleP99         time.Duration
-	settleOverhead    time.Duration // run finished_at − last slot's finished_at (the slowest run)
-	runsPerSecond     float64       // runs / (last settle − D)
-	http500           int           // "executor request failed" lines of the admin during the herd
+	runs           int
+	dueCreated     time.Duration // D → last run created
+	dueAssigned    time.Duration // D → last slot assigned by the admin (attempt dispatched_at)
+	dueStarted     time.Duration // D → last slot started (attempt started_at)
+	dueSettled     time.Duration // D → last run settled (run finished_at)
+	dueSeenSettled time.Duration // D → the test's poll saw every run terminal
+	settleP50      time.Duration // run finished_at − scheduled_at
+	settleP99      time.Duration
+	settleOverhead time.Duration // run finished_at − last slot's finished_at (the slowest run)
+	runsPerSecond  float64       // runs / (last settle − D)
+	http500        int           // "executor request failed" lines of the admin during the herd
 	// CPU time used from D until the herd settled, by process: where the
 	// time goes on a machine whose cores they share.
 	adminCPU, executorsCPU, mysqldCPU time.Duration
 	adminMaxRSS                       int64 // the admin's peak resident memory (VmHWM), bytes
-	failedRuns        int           // runs that ended other than succeeded
-	supersededAttempt int           // attempts replaced by another (moved, lost)
+	failedRuns                        int   // runs that ended other than succeeded
+	supersededAttempt                 int   // attempts replaced by another (moved, lost)
 }
 
 // BenchmarkHerdE2E measures a herd end to end: due → slot started → run

@@ -14,7 +14,7 @@ import (
 type NewRun struct {
 	JobID       int64
 	App         string // the job's app; looked up by the insert when empty
-	ScheduledAt int64 // Unix ms; with JobID the run key
+	ScheduledAt int64  // Unix ms; with JobID the run key
 	TriggerKind string
 	Status      string // RunPending, or RunSkipped for a recorded skip
 	Params      string
