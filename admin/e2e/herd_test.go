@@ -99,6 +99,8 @@ type herdResult struct {
 	dueSeenSettled time.Duration // D → the test's poll saw every run terminal
 	settleP50      time.Duration // run finished_at − scheduled_at
 	settleP99      time.Duration
+	startP50       time.Duration // slot started_at − the run's scheduled_at
+	startP99       time.Duration
 	settleOverhead time.Duration // run finished_at − last slot's finished_at (the slowest run)
 	runsPerSecond  float64       // runs / (last settle − D)
 	http500        int           // "executor request failed" lines of the admin during the herd
@@ -119,12 +121,12 @@ type herdResult struct {
 //	                (slot_attempt.dispatched_at, database clock)
 //	due-started-s   D → the last slot started (slot_attempt.started_at; the
 //	                executor's start time, which its result reports)
-//	due-settled-s   D → the last run settled (job_run.finished_at)
+//	due-settled-s   D → the last run settled (job_run.finished_at: the
+//	                database clock when the admin settled it)
 //	due-seen-settled-s  D → the test's poll of the database saw every run
-//	                terminal (within herdPoll after it happened); while
-//	                finished_at is not yet the database clock at settling
-//	                (see measure), this is the figure to trust
+//	                terminal (up to herdPoll after it happened)
 //	settle-p50-ms, settle-p99-ms  job_run.finished_at − scheduled_at over the runs
+//	start-p50-ms, start-p99-ms  slot_attempt.started_at − the run's scheduled_at
 //	runs/s          runs / (last settle − D)
 //	http-500s       executor requests the admin answered with 500 (it logs
 //	                "executor request failed" for each)
@@ -164,6 +166,8 @@ func BenchmarkHerdE2E(b *testing.B) {
 				sum.dueSeenSettled += r.dueSeenSettled
 				sum.settleP50 += r.settleP50
 				sum.settleP99 += r.settleP99
+				sum.startP50 += r.startP50
+				sum.startP99 += r.startP99
 				sum.settleOverhead += r.settleOverhead
 				sum.runsPerSecond += r.runsPerSecond
 				sum.http500 += r.http500
@@ -184,6 +188,8 @@ func BenchmarkHerdE2E(b *testing.B) {
 			} else {
 				b.ReportMetric(float64(sum.settleP50.Milliseconds())/n, "settle-p50-ms")
 				b.ReportMetric(float64(sum.settleP99.Milliseconds())/n, "settle-p99-ms")
+				b.ReportMetric(float64(sum.startP50.Milliseconds())/n, "start-p50-ms")
+				b.ReportMetric(float64(sum.startP99.Milliseconds())/n, "start-p99-ms")
 				b.ReportMetric(sum.runsPerSecond/n, "runs/s")
 			}
 			b.ReportMetric(float64(sum.http500), "http-500s")
@@ -434,11 +440,10 @@ func (env *herdEnv) attemptStates(tb testing.TB, lo, hi int64) string {
 
 // measure reads the figures of a settled herd from the database.
 //
-// The settle latency is job_run.finished_at − scheduled_at: it relies on
-// finished_at being the database clock at the moment the run was settled
-// (the store is being changed to write it so; before that it is the
-// executor's finish time of the run's last result, which leaves out the
-// time the result took to reach the admin and be applied).
+// The settle latency is job_run.finished_at − scheduled_at: finished_at is
+// the database clock at the moment the admin settled the run (store
+// FinishAttempts), so it includes the time the result took to reach the
+// admin and be applied.
 func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.Time) herdResult {
 	tb.Helper()
 	var r herdResult
@@ -457,18 +462,14 @@ func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.T
 		r.runsPerSecond = float64(r.runs) / r.dueSettled.Seconds()
 	}
 
-	lat := make([]int64, 0, r.runs)
-	rows, err := env.db.Query(`SELECT finished_at - scheduled_at FROM job_run WHERE job_id BETWEEN ? AND ? ORDER BY 1`, lo, hi)
-	require.NoError(tb, err)
-	for rows.Next() {
-		var v int64
-		require.NoError(tb, rows.Scan(&v))
-		lat = append(lat, v)
-	}
-	require.NoError(tb, rows.Err())
-	rows.Close()
+	lat := env.sorted(tb, `SELECT finished_at - scheduled_at FROM job_run WHERE job_id BETWEEN ? AND ? ORDER BY 1`, lo, hi)
 	r.settleP50 = msDur(percentile(lat, 0.50))
 	r.settleP99 = msDur(percentile(lat, 0.99))
+	// A slot's start: the executor's clock, the same machine here.
+	lat = env.sorted(tb, `SELECT a.started_at - r.scheduled_at FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1 ORDER BY 1`, lo, hi)
+	r.startP50 = msDur(percentile(lat, 0.50))
+	r.startP99 = msDur(percentile(lat, 0.99))
 
 	// The slowest gap between a run's last slot finishing and the run
 	// being settled.
@@ -479,6 +480,22 @@ func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.T
 	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
 		WHERE r.job_id BETWEEN ? AND ? AND a.current = 0`, lo, hi).Scan(&r.supersededAttempt))
 	return r
+}
+
+// sorted returns the int64 column of a query that sorts it.
+func (env *herdEnv) sorted(tb testing.TB, query string, args ...any) []int64 {
+	tb.Helper()
+	rows, err := env.db.Query(query, args...)
+	require.NoError(tb, err)
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var v int64
+		require.NoError(tb, rows.Scan(&v))
+		out = append(out, v)
+	}
+	require.NoError(tb, rows.Err())
+	return out
 }
 
 // verify checks the end state of a settled herd by SQL: exactly one run per
