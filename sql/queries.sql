@@ -455,7 +455,16 @@ ORDER BY r.scheduled_at, r.id LIMIT ?;
 SELECT id FROM job_run WHERE id IN (?) AND status = 'pending' ORDER BY id {{for_update}};
 
 -- name: RunsStart
-UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?) WHERE status = 'pending' AND id IN (?);
+-- error held why the run waited (RunsWaiting): it no longer does.
+UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?), error = '' WHERE status = 'pending' AND id IN (?);
+
+-- name: RunsWaiting
+-- Why pending runs (IN list) cannot start yet, shown on the run.
+UPDATE job_run SET error = ? WHERE status = 'pending' AND id IN (?);
+
+-- name: RunsFailPending
+-- Pending runs (IN list) that waited past the leader's unplaceable timeout.
+UPDATE job_run SET status = 'failed', finished_at = ?, error = ? WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsSetPredicted
 -- Set by id (store.byKey).

@@ -76,6 +76,11 @@ type Config struct {
 	// PushBatch bounds the slot attempts one push request carries (of any
 	// number of runs). Default 2000.
 	PushBatch int
+	// UnplaceableTimeout is how long after its scheduled time a run may wait
+	// for an online executor of its app with its handler; then it fails
+	// with the reason. While it waits, the run shows why and a
+	// run_unplaceable alarm is raised. Default 10 minutes.
+	UnplaceableTimeout time.Duration
 	// Observer is told when runs start, for metrics (admin/metrics).
 	// Optional: nil observes nothing.
 	Observer Observer
@@ -122,6 +127,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.PushBatch <= 0 {
 		c.PushBatch = 2000
+	}
+	if c.UnplaceableTimeout <= 0 {
+		c.UnplaceableTimeout = 10 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -76,6 +77,8 @@ type starter struct {
 	epoch  int64
 	online map[string][]store.Executor // app → online executors, read once per round
 
+	waiting map[string][]store.PendingRun // reason → pending runs of the page nobody can run yet
+
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch
 	batched map[int64]bool             // job id → a run of it is in the batch (or in flight)
@@ -148,7 +151,10 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		}
 		targets := targetsFor(execs, r.Handler)
 		if len(targets) == 0 {
-			continue // stays pending until an executor with the handler is online
+			// Stays pending until an executor with the handler is online,
+			// saying why, up to UnplaceableTimeout.
+			st.unplaceable(r, unplaceableReason(r, execs))
+			continue
 		}
 		owners, order, predicted := place(r.JobID, r.SlotCount, execs, targets, stats[r.JobID])
 		// Attempts are created (and so pushed and queued on the executors)
@@ -172,7 +178,10 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			}
 		}
 	}
-	return st.flush(ctx)
+	if err := st.flush(ctx); err != nil {
+		return err
+	}
+	return st.settleWaiting(ctx)
 }
 
 // applyOverlap applies the queue and replace policies to a run about to
@@ -278,6 +287,76 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 		s.pushExecutors(ctx, st.epoch, execs[app], keys(ids))
 	}
 	return nil
+}
+
+// unplaceableReason says why a run has no executor, for a person.
+func unplaceableReason(r store.PendingRun, execs []store.Executor) string {
+	if len(execs) == 0 {
+		return fmt.Sprintf("waiting: no executor of app %s is online", r.App)
+	}
+	return fmt.Sprintf("waiting: no online executor of app %s has handler %s (%d online without it)", r.App, r.Handler, len(execs))
+}
+
+// unplaceable records that r cannot start yet, for settleWaiting.
+func (st *starter) unplaceable(r store.PendingRun, reason string) {
+	if st.waiting == nil {
+		st.waiting = map[string][]store.PendingRun{}
+	}
+	st.waiting[reason] = append(st.waiting[reason], r)
+}
+
+// settleWaiting deals with the page's runs that no executor can run: those
+// waiting longer than UnplaceableTimeout fail with the reason; the others
+// show the reason (written once, not at every round). Either raises a
+// run_unplaceable alarm, one per app, handler and hour (a herd of such runs
+// is one alarm, not thousands).
+func (st *starter) settleWaiting(ctx context.Context) error {
+	s := st.s
+	now := s.cfg.Now()
+	for reason, runs := range st.waiting {
+		var mark, fail []int64
+		for _, r := range runs {
+			switch {
+			case now.Sub(time.UnixMilli(r.ScheduledAt)) >= s.cfg.UnplaceableTimeout:
+				fail = append(fail, r.ID)
+			case r.Error != reason:
+				mark = append(mark, r.ID)
+			}
+		}
+		r := runs[0]
+		if len(mark) > 0 {
+			if err := s.store.MarkWaiting(ctx, reason, mark); err != nil {
+				return err
+			}
+			s.raiseUnplaceable(ctx, r, "warning", now, fmt.Sprintf("%d run(s) of app %s cannot start, e.g. run %d of job %s: %s; they fail after %s",
+				len(mark), r.App, r.ID, r.JobName, reason, s.cfg.UnplaceableTimeout))
+		}
+		if len(fail) > 0 {
+			why := fmt.Sprintf("%s for %s (unplaceable timeout): the run failed without starting", strings.TrimPrefix(reason, "waiting: "), s.cfg.UnplaceableTimeout)
+			if err := s.store.FailPending(ctx, why, now.UnixMilli(), fail); err != nil {
+				return err
+			}
+			s.log.Warn("runs failed: no executor could run them", "runs", len(fail), "app", r.App, "handler", r.Handler, "reason", reason)
+			s.raiseUnplaceable(ctx, r, "critical", now, fmt.Sprintf("%d run(s) of app %s failed without starting, e.g. run %d of job %s: %s",
+				len(fail), r.App, r.ID, r.JobName, why))
+		}
+	}
+	st.waiting = nil
+	return nil
+}
+
+// raiseUnplaceable raises the run_unplaceable alarm of r's app and handler
+// for this hour and severity, unless it was raised already.
+func (s *Scheduler) raiseUnplaceable(ctx context.Context, r store.PendingRun, severity string, now time.Time, msg string) {
+	_, err := s.store.RaiseAlarm(ctx, store.Alarm{
+		Kind: store.AlarmRunUnplaceable, Severity: severity, RaisedBy: s.cfg.ID,
+		JobID: sql.NullInt64{Int64: r.JobID, Valid: true}, RunID: sql.NullInt64{Int64: r.ID, Valid: true},
+		DedupKey: fmt.Sprintf("run_unplaceable:%s:%s:%s:%s", severity, r.App, r.Handler, now.UTC().Format("2006-01-02T15")),
+		Message:  msg,
+	})
+	if err != nil {
+		s.log.Warn("cannot record the run_unplaceable alarm", "err", err)
+	}
 }
 
 func keys(m map[int64]bool) []int64 {

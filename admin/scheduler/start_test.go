@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -215,5 +216,75 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 		require.Equal(t, store.RunSkipped, r.Status)
 		require.Contains(t, r.Error, "disabled")
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.status = 'skipped'`))
+	})
+}
+
+// TestUnplaceableRunsSayWhyAlarmAndFail: runs that no online executor can
+// run (no executor of the app, or none with the handler) stay pending with
+// the reason on the run and one run_unplaceable alarm for all of them; past
+// UnplaceableTimeout they fail with that reason. A run that finds an
+// executor in time starts, and its reason is cleared.
+func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
+		require.NoError(t, err)
+		_, err = st.ClaimEpoch(ctx, 1, "test")
+		require.NoError(t, err)
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "billing", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"other.v1"}})
+		require.NoError(t, err)
+		settle := createJob(t, st, jobdef.Spec{App: "billing", Name: "settle", Handler: "settle.v1", Cron: "0 0 1 1 *"}, t0)
+		lonely := createJob(t, st, jobdef.Spec{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		var settleRuns []int64
+		for i := range 3 {
+			r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: settle.ID, ScheduledAt: t0.UnixMilli() + int64(i), TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1})
+			require.NoError(t, err)
+			settleRuns = append(settleRuns, r.ID)
+		}
+		lonelyRun, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: lonely.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		run := func(id int64) store.Run {
+			r, err := st.Run(ctx, id)
+			require.NoError(t, err)
+			return r
+		}
+		alarms := func(severity string) int {
+			return count(t, st, `SELECT COUNT(*) FROM alarm_event WHERE kind = 'run_unplaceable' AND severity = ?`, severity)
+		}
+
+		c.Set(t0.Add(10 * time.Second))
+		require.NoError(t, s.AssignPending(ctx, 1))
+		require.NoError(t, s.AssignPending(ctx, 1)) // a second round writes and raises nothing new
+		for _, id := range settleRuns {
+			r := run(id)
+			require.Equal(t, store.RunPending, r.Status)
+			require.Equal(t, "waiting: no online executor of app billing has handler settle.v1 (1 online without it)", r.Error)
+		}
+		require.Equal(t, "waiting: no executor of app nobody is online", run(lonelyRun.ID).Error)
+		require.Equal(t, 2, alarms("warning"), "one alarm per app and handler, not per run")
+
+		// An executor with the handler comes: the waiting runs start, their
+		// reason is gone.
+		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "billing", Address: "http://127.0.0.1:2", Capacity: 10, Handlers: []string{"settle.v1"}})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		for _, id := range settleRuns {
+			r := run(id)
+			require.Equal(t, store.RunRunning, r.Status)
+			require.Empty(t, r.Error)
+		}
+
+		// The run nobody can run fails once its time is up, with the reason.
+		c.Set(t0.Add(time.Minute + time.Second))
+		require.NoError(t, s.AssignPending(ctx, 1))
+		r := run(lonelyRun.ID)
+		require.Equal(t, store.RunFailed, r.Status)
+		require.True(t, r.FinishedAt.Valid)
+		require.Equal(t, "no executor of app nobody is online for 1m0s (unplaceable timeout): the run failed without starting", r.Error)
+		require.Equal(t, 1, alarms("critical"))
+		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ?`, lonelyRun.ID))
 	})
 }

@@ -57,6 +57,9 @@ type Config struct {
 	// StartBatch is how many pending runs the leader starts per transaction
 	// (--start-batch). Default 500; 1 is the per-run path.
 	StartBatch int
+	// UnplaceableTimeout (--unplaceable-timeout): how long a run may wait for
+	// an executor with its handler before it fails. Default 10m.
+	UnplaceableTimeout time.Duration
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
@@ -244,7 +247,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, Logger: log,
+		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, Logger: log,
 		Observer: s.mets,
 	}, st, router)
 	if err != nil {

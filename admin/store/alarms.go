@@ -18,6 +18,7 @@ const (
 	AlarmRecordsUncertain = "records_uncertain" // records left pending by a crashed attempt were skipped
 	AlarmLeaderChange     = "leader_change"     // another admin replica became the leader
 	AlarmArchiveBehind    = "archive_behind"    // archiving of old runs and records is falling behind
+	AlarmRunUnplaceable   = "run_unplaceable"   // runs wait for an executor with their handler, or failed for want of one
 )
 
 // Alarm is an event that needs an operator's attention.

@@ -92,8 +92,8 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 	return s.updateTokens(ctx, "AttemptAck", tokens, executorID)
 }
 
-// updateTokens runs a named "… id IN (?)" update of slot attempts over
-// tokens, args first, in autocommit statements of up to 1000 tokens in
+// updateTokens runs a named "… id IN (?)" update of slot attempts (or of
+// runs) over tokens (ids), args first, in autocommit statements of up to 1000 tokens in
 // token order, each retried on a deadlock (see Store.exec).
 func (s *Store) updateTokens(ctx context.Context, query string, tokens []int64, args ...any) error {
 	tokens = slices.Sorted(slices.Values(tokens))

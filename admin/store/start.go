@@ -237,3 +237,21 @@ func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken i
 	}
 	return out, nil
 }
+
+// MarkWaiting records on pending runs why they cannot start yet (shown on
+// the run; cleared when it starts).
+func (s *Store) MarkWaiting(ctx context.Context, reason string, ids []int64) error {
+	if err := s.updateTokens(ctx, "RunsWaiting", ids, truncate(reason, 2000)); err != nil {
+		return fmt.Errorf("mark %d runs waiting: %w", len(ids), err)
+	}
+	return nil
+}
+
+// FailPending ends pending runs as failed with reason, at atMS; runs no
+// longer pending are left alone.
+func (s *Store) FailPending(ctx context.Context, reason string, atMS int64, ids []int64) error {
+	if err := s.updateTokens(ctx, "RunsFailPending", ids, atMS, truncate(reason, 2000)); err != nil {
+		return fmt.Errorf("fail %d pending runs: %w", len(ids), err)
+	}
+	return nil
+}
