@@ -838,3 +838,53 @@ func TestPushAnswerSaysWhatStarted(t *testing.T) {
 	g.release <- struct{}{}
 	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 903).Status)
 }
+
+// TestExpiredPushStartsNothing: a push read after its validity bound (the
+// executor was frozen while it waited in the socket; the admin may have
+// moved the slots since) is refused whole with 410, and none of its slots
+// starts, even when the same token comes again within its bound later.
+func TestExpiredPushStartsNothing(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, nil)
+	var resp protocol.AssignResponse
+	code, body := fa.push(t, e.Addr(), protocol.PathAssign, protocol.AssignRequest{
+		Assignments: []protocol.RunAssignment{run("work", 951, 952)}, ValidUntilMS: time.Now().Add(-time.Second).UnixMilli(),
+	}, &resp)
+	require.Equal(t, http.StatusGone, code, string(body))
+	require.Contains(t, string(body), "expired")
+	require.EqualValues(t, 2, e.Stats().Refused)
+	require.Zero(t, e.Stats().Started, "nothing of an expired push starts")
+
+	// A push within its bound is taken as usual.
+	code, body = fa.push(t, e.Addr(), protocol.PathAssign, protocol.AssignRequest{
+		Assignments: []protocol.RunAssignment{run("work", 953)}, ValidUntilMS: time.Now().Add(time.Minute).UnixMilli(),
+	}, &resp)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.Equal(t, []int64{953}, resp.Accepted)
+	require.Equal(t, int64(953), recv(t, g.started, "the valid slot").Token)
+	g.release <- struct{}{}
+	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 953).Status)
+	require.EqualValues(t, 1, g.count.Load())
+}
+
+// TestExpiredHeartbeatAssignmentsAreIgnored: assignments in a heartbeat
+// response read after their bound are not taken; once the admin's answer
+// is fresh again they are.
+func TestExpiredHeartbeatAssignmentsAreIgnored(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	fa.update(func(f *fakeAdmin) {
+		f.assign = []protocol.RunAssignment{run("work", 961)}
+		f.assignTTL = -time.Second
+	})
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.HeartbeatInterval = 20 * time.Millisecond })
+	fa.waitFor(t, "three heartbeats answered with expired assignments", func(f *fakeAdmin) bool { return len(f.heartbeats) >= 3 })
+	require.Zero(t, e.Stats().Started, "expired assignments are not taken")
+	fa.update(func(f *fakeAdmin) { f.assignTTL = time.Minute })
+	require.Equal(t, int64(961), recv(t, g.started, "the slot, once the answer is fresh").Token)
+	g.release <- struct{}{}
+	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 961).Status)
+}

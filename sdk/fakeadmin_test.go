@@ -50,6 +50,7 @@ type fakeAdmin struct {
 
 	// answers
 	assign     []protocol.RunAssignment // put in every heartbeat response
+	assignTTL  time.Duration            // their validity after the response is written (negative: expired); 0: no bound
 	cancel     []int64                  // put in every heartbeat response
 	reject     map[int64]bool           // tokens whose results are rejected as stale
 	admins     []string                 // announced replicas
@@ -169,13 +170,17 @@ func (f *fakeAdmin) serve(w http.ResponseWriter, r *http.Request) {
 			ev += ":draining"
 		}
 		f.events = append(f.events, ev)
-		writeJSON(w, http.StatusOK, protocol.HeartbeatResponse{
+		resp := protocol.HeartbeatResponse{
 			ExecutorID:  42,
 			IntervalMS:  f.intervalMS,
 			Assignments: f.assign,
 			Cancel:      f.cancel,
 			Admins:      f.admins,
-		})
+		}
+		if f.assignTTL != 0 {
+			resp.AssignmentsValidUntilMS = time.Now().Add(f.assignTTL).UnixMilli()
+		}
+		writeJSON(w, http.StatusOK, resp)
 	case protocol.PathResults:
 		var req protocol.ResultsRequest
 		if !decode(w, body, &req) {

@@ -89,7 +89,13 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 	}
 	e.notifyLocked()
 	e.mu.Unlock()
-	if len(resp.Assignments) > 0 {
+	switch {
+	case len(resp.Assignments) == 0:
+	case protocol.Expired(resp.AssignmentsValidUntilMS, time.Now()):
+		// Read late (frozen in between): the admin may have moved them;
+		// a later heartbeat delivers what is still ours.
+		e.log.Warn("ignoring the assignments of a heartbeat response read after they expired (was this process frozen?)", "runs", len(resp.Assignments), "admin", admin)
+	default:
 		e.accept(resp.Assignments, "heartbeat") // its next heartbeat reports what started
 	}
 	if len(resp.Cancel) > 0 {

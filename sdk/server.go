@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -40,6 +41,19 @@ func (e *Executor) serveAssign(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 	if st != stateRunning {
 		writeError(w, http.StatusServiceUnavailable, "executor is "+st.String()+": assign the slots to another executor")
+		return
+	}
+	if protocol.Expired(req.ValidUntilMS, time.Now()) {
+		n := 0
+		for _, a := range req.Assignments {
+			n += len(a.Slots)
+		}
+		e.mu.Lock()
+		e.stats.Refused += uint64(n)
+		e.mu.Unlock()
+		e.log.Warn("refusing a push read after it expired (was this process frozen?): none of it started; the admin places the slots again",
+			"slots", n, "valid_until", time.UnixMilli(req.ValidUntilMS).UTC().Format(time.RFC3339Nano))
+		writeError(w, http.StatusGone, "assignment expired at "+time.UnixMilli(req.ValidUntilMS).UTC().Format(time.RFC3339Nano)+": not started; the admin may have moved these slots")
 		return
 	}
 	accepted, started := e.accept(req.Assignments, "push")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -116,6 +117,10 @@ func (s *Server) heartbeat(c *gin.Context) {
 			return
 		}
 		resp.Assignments = scheduler.BuildAssignments(slots)
+		if len(resp.Assignments) > 0 {
+			// Read later than this (the executor froze), they are ignored.
+			resp.AssignmentsValidUntilMS = time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()
+		}
 	}
 	c.JSON(http.StatusOK, resp)
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/placement"
@@ -102,7 +103,10 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 	case <-ctx.Done():
 		return false
 	}
-	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: BuildAssignments(ds)})
+	// An executor that reads the push after the bound (it was frozen)
+	// refuses it: by then the slots may be on their way elsewhere.
+	validUntil := time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()
+	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: BuildAssignments(ds), ValidUntilMS: validUntil})
 	<-s.pushSem
 	if err == nil {
 		s.recordAccepted(ctx, executorID, resp)

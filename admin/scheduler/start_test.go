@@ -63,6 +63,9 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		require.LessOrEqual(t, len(p.pushes), 12)
 		pushed, multi := 0, 0
 		for _, req := range p.pushes {
+			// Wall clock: bounded by half the loss threshold (3 × the 2 s default heartbeat).
+			require.InDelta(t, time.Now().Add(3*time.Second).UnixMilli(), req.ValidUntilMS, float64(10*time.Second/time.Millisecond),
+				"a push is valid for half the loss threshold")
 			if len(req.Assignments) > 1 {
 				multi++
 			}

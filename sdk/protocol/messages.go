@@ -1,5 +1,7 @@
 package protocol
 
+import "time"
+
 // Paths of the executor-facing admin API and of the executor's own API.
 const (
 	PathHeartbeat  = "/api/v1/executor/heartbeat"
@@ -56,6 +58,10 @@ type HeartbeatResponse struct {
 	Assignments []RunAssignment `json:"assignments,omitempty"`
 	Cancel      []int64         `json:"cancel,omitempty"`
 	Admins      []string        `json:"admins,omitempty"` // other admin replicas the executor may fail over to
+	// AssignmentsValidUntilMS bounds when Assignments may be taken, as
+	// AssignRequest.ValidUntilMS does: a response read late (the executor
+	// froze in between) is not acted on. 0: no bound.
+	AssignmentsValidUntilMS int64 `json:"assignments_valid_until_ms,omitempty"`
 }
 
 // RunAssignment is the work of one run for one executor: all of its slots.
@@ -96,6 +102,18 @@ type SlotAssignment struct {
 // AssignRequest is pushed by the admin to an executor.
 type AssignRequest struct {
 	Assignments []RunAssignment `json:"assignments"`
+	// ValidUntilMS bounds when the push may be taken (Unix ms, the admin's
+	// clock, a fraction of the loss threshold after it was sent). An
+	// executor that reads it later — it was frozen while the request
+	// waited in its socket, and the admin may have moved the slots since —
+	// refuses it whole (410) and starts none of it. 0: no bound.
+	ValidUntilMS int64 `json:"valid_until_ms,omitempty"`
+}
+
+// Expired reports whether an assignment bounded by validUntilMS (0: no
+// bound) may no longer be taken at now.
+func Expired(validUntilMS int64, now time.Time) bool {
+	return validUntilMS > 0 && now.UnixMilli() > validUntilMS
 }
 
 // AssignResponse lists the tokens the executor accepted.
