@@ -13,6 +13,17 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 )
 
+// leadWithExecutor records epoch 1 for the test leader and registers one
+// online executor "a" of app with capacity 10 and handlers.
+func leadWithExecutor(t *testing.T, st *store.Store, app string, handlers ...string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := st.ClaimEpoch(ctx, 1, "test")
+	require.NoError(t, err)
+	_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: app, Address: "http://127.0.0.1:1", Capacity: 10, Handlers: handlers})
+	require.NoError(t, err)
+}
+
 // count returns the result of a COUNT(*) query.
 func count(t *testing.T, st *store.Store, q string, args ...any) int {
 	t.Helper()
@@ -147,10 +158,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 		ctx := context.Background()
 		c := &clock{now: t0}
 		s := newScheduler(t, st, c, &fakePusher{})
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
-		require.NoError(t, err)
+		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}, t0)
 		for _, at := range []int64{1, 2} {
 			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
@@ -175,10 +183,7 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 		ctx := context.Background()
 		c := &clock{now: t0}
 		s := newScheduler(t, st, c, &fakePusher{})
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
-		require.NoError(t, err)
+		leadWithExecutor(t, st, "app", "h")
 		newRun := func(j store.Job, at int64, kind string) store.Run {
 			r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: kind, Status: store.RunPending, SlotCount: 1})
 			require.NoError(t, err)
@@ -209,7 +214,7 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 			require.True(t, r.FinishedAt.Valid)
 		}
 		// The raced claim: the job was disabled without the store's help.
-		_, err = st.DB().Exec(`UPDATE job SET enabled = 0 WHERE id = ?`, raced.ID)
+		_, err := st.DB().Exec(`UPDATE job SET enabled = 0 WHERE id = ?`, raced.ID)
 		require.NoError(t, err)
 
 		require.NoError(t, s.AssignPending(ctx, 1))
