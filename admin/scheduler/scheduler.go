@@ -141,7 +141,8 @@ func (c Config) WithDefaults() Config {
 }
 
 // Observer receives scheduler events for metrics. Its methods are called
-// from the leader loop and must return promptly.
+// from the leader loop and from its start transactions, possibly at the
+// same time: they must be safe for concurrent use and return promptly.
 type Observer interface {
 	// RunStarted: the slots of a run were assigned and their push begun,
 	// lag after the run's scheduled time (never negative).
