@@ -103,6 +103,7 @@ type Executor struct {
 	stats         Stats
 	refusedLogged bool
 	changed       chan struct{} // closed and replaced on every change of state (tests wait on it)
+	incarnation   string        // random, new for each Executor: tells the admin about a restart
 }
 
 // New returns an Executor for cfg (after cfg.WithDefaults) or the errors of
@@ -138,6 +139,7 @@ func New(cfg Config) (*Executor, error) {
 		released:      map[int64]bool{},
 		changed:       make(chan struct{}),
 		logs:          newLogShipper(cfg),
+		incarnation:   protocol.NewSecret()[:32],
 	}
 	if err := e.registerMetrics(); err != nil { // metrics.go
 		return nil, err

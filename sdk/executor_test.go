@@ -888,3 +888,30 @@ func TestExpiredHeartbeatAssignmentsAreIgnored(t *testing.T) {
 	g.release <- struct{}{}
 	require.Equal(t, protocol.SlotSucceeded, fa.waitResult(t, 961).Status)
 }
+
+// TestHeartbeatsTellTheProcessAndItsUnsentResults: every heartbeat carries
+// the incarnation of the process (the same for its life, another for the
+// next process under the same instance id), and the tokens whose results
+// no admin has acknowledged yet, which are not lost when it restarted.
+func TestHeartbeatsTellTheProcessAndItsUnsentResults(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	fa.update(func(f *fakeAdmin) { f.failResult = true })
+	hello := map[string]Handler{"hello": func(context.Context, *Task) error { return nil }}
+	e := newExecutor(t, []string{fa.URL()}, hello, func(c *Config) { c.HeartbeatInterval = 20 * time.Millisecond })
+	require.Equal(t, []int64{971}, fa.assignPush(t, e, run("hello", 971)))
+	fa.waitFor(t, "a heartbeat listing the undelivered result", func(f *fakeAdmin) bool {
+		hb, ok := f.lastHeartbeat()
+		return ok && slices.Equal(hb.Unsent, []int64{971}) && len(hb.Running) == 0
+	})
+	other := newExecutor(t, []string{fa.URL()}, hello, func(c *Config) { c.HeartbeatInterval = 20 * time.Millisecond })
+	fa.waitFor(t, "heartbeats of both processes", func(f *fakeAdmin) bool {
+		seen := map[string]bool{}
+		for _, hb := range f.heartbeats {
+			require.Len(t, hb.Incarnation, 32)
+			seen[hb.Incarnation] = true
+		}
+		return len(seen) == 2
+	})
+	require.NotEqual(t, e.incarnation, other.incarnation)
+}

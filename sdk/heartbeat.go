@@ -124,7 +124,14 @@ func (e *Executor) heartbeatRequest() protocol.HeartbeatRequest {
 		Handlers:   e.handlerNamesLocked(),
 		Labels:     e.cfg.Labels,
 		Draining:   e.state != stateRunning,
+		// The process behind the instance id: a restart is told apart
+		// from a heartbeat that came late.
+		Incarnation: e.incarnation,
 	}
+	for _, r := range e.pending {
+		req.Unsent = append(req.Unsent, r.Token)
+	}
+	slices.Sort(req.Unsent)
 	for tok, s := range e.slots {
 		p := progressQueued
 		if s.cancel != nil {

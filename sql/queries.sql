@@ -273,8 +273,23 @@ UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = ?, state 
 WHERE instance_id = ? AND app = ?;
 
 -- name: ExecutorByInstance
-SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
+SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol,
+       incarnation
 FROM executor WHERE instance_id = ?;
+
+-- name: ExecutorReincarnate
+-- Records the process behind an executor; the guard makes one heartbeat of
+-- a restarted process (of several racing on different admins) the one that
+-- deals with its predecessor's slots.
+UPDATE executor SET incarnation = ? WHERE id = ? AND incarnation = ?;
+
+-- name: AttemptsHeldBy
+-- The current, unfinished attempts placed on an executor, locked in id order.
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
+FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+ORDER BY a.id {{for_update}};
 
 -- name: ExecutorByID
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol

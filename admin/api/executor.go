@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +60,15 @@ func (s *Server) heartbeat(c *gin.Context) {
 	if ex.App != req.App {
 		c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: "instance_id is registered for app " + ex.App})
 		return
+	}
+	if req.Incarnation != "" && req.Incarnation != ex.Incarnation {
+		if len(req.Incarnation) > 64 {
+			c.AbortWithStatusJSON(http.StatusBadRequest, protocol.Error{Error: "incarnation: at most 64 characters"})
+			return
+		}
+		if !s.reincarnate(c, ex, req) {
+			return
+		}
 	}
 	running := make([]int64, 0, len(req.Running))
 	var queued, started []int64
@@ -123,6 +134,42 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+// reincarnate records a new process behind an executor. If another process
+// was behind it before (the instance restarted under the same instance id
+// before anyone declared it lost), the slots that process held are lost at
+// once and placed again, except those the new process reports as its own.
+// It answers 500 and returns false on a database error.
+func (s *Server) reincarnate(c *gin.Context, ex store.Executor, req protocol.HeartbeatRequest) bool {
+	ctx := c.Request.Context()
+	keep := append(slices.Clone(req.Unsent), req.Released...)
+	for _, r := range req.Running {
+		keep = append(keep, r.Token)
+	}
+	moved, changed, err := s.st.Reincarnate(ctx, ex.ID, ex.Incarnation, req.Incarnation, keep)
+	if err != nil {
+		s.internalProto(c, err)
+		return false
+	}
+	if !changed || ex.Incarnation == "" {
+		return true
+	}
+	s.log.Warn("executor restarted under the same instance id: the slots of its previous process are lost and placed again",
+		"executor_id", ex.ID, "instance", ex.InstanceID, "moved", moved)
+	if moved > 0 {
+		if _, err := s.st.RaiseAlarm(ctx, store.Alarm{
+			Kind: store.AlarmExecutorLost, Severity: "warning",
+			DedupKey: fmt.Sprintf("executor_lost:restart:%d:%s", ex.ID, req.Incarnation),
+			Message:  fmt.Sprintf("executor %s (app %s) restarted while its previous process held %d slot(s): they were lost and are placed again", ex.InstanceID, ex.App, moved),
+		}); err != nil {
+			s.log.Warn("cannot record the executor_lost alarm", "err", err)
+		}
+		if s.cfg.Scheduler != nil {
+			s.cfg.Scheduler.Wake() // the leader places them (on this replica if it leads)
+		}
+	}
+	return true
 }
 
 func (s *Server) results(c *gin.Context) {

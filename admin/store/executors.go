@@ -50,6 +50,55 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 	return s.ExecutorByInstance(ctx, in.InstanceID)
 }
 
+// Reincarnate records that the process behind an executor is now
+// incarnation, where it was previous. When previous was another process
+// (not "": the first heartbeat that carries one), that process is gone: the
+// attempts it held, except keep (tokens the new process reports as its own:
+// results it restored from its journal), are superseded as lost and
+// replaced by unplaced attempts with the same failure count, which the
+// leader places again — as if the executor had been declared lost, without
+// waiting for its heartbeats to stop (they never do). It returns how many
+// attempts it moved and whether this call recorded the change (of several
+// heartbeats racing, one does).
+func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, incarnation string, keep []int64) (moved int, changed bool, err error) {
+	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+		moved, changed = 0, false
+		res, err := tx.ExecContext(ctx, s.q.get("ExecutorReincarnate"), incarnation, executorID, previous)
+		if err != nil {
+			return fmt.Errorf("record incarnation of executor %d: %w", executorID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		changed = true
+		if previous == "" {
+			return nil
+		}
+		var held []Attempt
+		if err := tx.SelectContext(ctx, &held, s.q.get("AttemptsHeldBy"), executorID); err != nil {
+			return fmt.Errorf("attempts of executor %d: %w", executorID, err)
+		}
+		kept := make(map[int64]bool, len(keep))
+		for _, t := range keep {
+			kept[t] = true
+		}
+		for _, a := range held {
+			if kept[a.ID] {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptLost, a.ID); err != nil {
+				return fmt.Errorf("supersede token %d of a restarted executor: %w", a.ID, err)
+			}
+			if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+				return fmt.Errorf("replace token %d of a restarted executor: %w", a.ID, err)
+			}
+			moved++
+		}
+		return nil
+	})
+	return moved, changed, err
+}
+
 // ExecutorByInstance returns an executor by its instance id.
 func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Executor, error) {
 	var e Executor

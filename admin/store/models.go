@@ -156,6 +156,10 @@ type Executor struct {
 	// Protocol is how the admin talks to it: ProtocolShardjob or
 	// ProtocolXXLJob (an unchanged XXL-JOB executor, admin/xxljob).
 	Protocol string `db:"protocol"`
+	// Incarnation identifies the process behind the instance, new at each
+	// start ("" before its first heartbeat that carried one). Only
+	// ExecutorByInstance reads it.
+	Incarnation string `db:"incarnation"`
 }
 
 // User is a console user.

@@ -1003,3 +1003,58 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 		require.InDelta(t, want, stats[0].CostMS, 0.001)
 	})
 }
+
+// TestRestartedExecutorLosesItsPreviousSlots: a heartbeat with a new
+// incarnation of a known instance (it restarted under the same instance id)
+// supersedes the attempts its previous process held as lost, except the
+// tokens the new process reports as its own (results restored from its
+// journal), and replaces them by unplaced attempts with the same failure
+// count; the first incarnation recorded, or a stale one, moves nothing.
+func TestRestartedExecutorLosesItsPreviousSlots(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex := heartbeat(t, s, "stable", 1, 4)
+		jobID, err := s.CreateJob(ctx, newJob("a", "restart", 0))
+		require.NoError(t, err)
+		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID, ex.ID, ex.ID)
+		moved, changed, err := s.Reincarnate(ctx, ex.ID, "", "first", nil)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Zero(t, moved, "the first incarnation recorded: nothing to take over from")
+		got, err := s.ExecutorByInstance(ctx, "stable")
+		require.NoError(t, err)
+		require.Equal(t, "first", got.Incarnation)
+
+		// The process restarts; its journal still holds the result of slot 2.
+		moved, changed, err = s.Reincarnate(ctx, ex.ID, "first", "second", []int64{atts[2].ID})
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, 2, moved)
+		again, changed, err := s.Reincarnate(ctx, ex.ID, "first", "third", nil)
+		require.NoError(t, err)
+		require.False(t, changed, "a heartbeat of a process already replaced changes nothing")
+		require.Zero(t, again)
+
+		all, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		bySlot := map[int][]store.Attempt{}
+		for _, a := range all {
+			bySlot[a.Slot] = append(bySlot[a.Slot], a)
+		}
+		for _, slot := range []int{0, 1} {
+			require.Len(t, bySlot[slot], 2)
+			old, next := bySlot[slot][0], bySlot[slot][1]
+			require.Equal(t, store.AttemptLost, old.Status)
+			require.False(t, old.Current)
+			require.True(t, next.Current)
+			require.Equal(t, store.AttemptAssigned, next.Status)
+			require.False(t, next.ExecutorID.Valid, "unplaced: the leader places it again")
+			require.Equal(t, old.Attempt+1, next.Attempt)
+		}
+		require.Len(t, bySlot[2], 1, "the slot whose result the new process holds stays")
+		require.True(t, bySlot[2][0].Current)
+	})
+}

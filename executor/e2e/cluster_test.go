@@ -145,6 +145,20 @@ func (c *cluster) startExecutor(app string, capacity int, secret ...string) *exe
 	if len(secret) > 0 {
 		s = secret[0]
 	}
+	return c.startNamed(name, app, capacity, s)
+}
+
+// restartExecutor starts a new process under the instance id of e (whose
+// process the test stopped) and waits until it listens.
+func (c *cluster) restartExecutor(e *executor, capacity int) *executor {
+	c.t.Helper()
+	again := c.startNamed(e.name, e.app, capacity, c.secret)
+	again.id = e.id
+	return again
+}
+
+func (c *cluster) startNamed(name, app string, capacity int, s string) *executor {
+	c.t.Helper()
 	var p *testenv.Process
 	keepOutput(c.t, &p, name)
 	p = testenv.StartProcess(c.t, c.execBin, []string{

@@ -331,3 +331,39 @@ func tokensIn(lines []logLine) map[int64]bool {
 	}
 	return m
 }
+
+// An executor killed with SIGKILL in the middle of a run and restarted at
+// once under the same instance id (a supervisor restarting a crashed
+// process, a pod with a stable name) heartbeats without a pause, so nobody
+// declares it lost; the slots its previous process held must not look
+// running forever. The new process's first heartbeat carries a new
+// incarnation: the admin supersedes those slots as lost and places them
+// again, and the run succeeds with every slot run once more (issue 16).
+func TestRestartedExecutorsSlotsAreNotStranded(t *testing.T) {
+	const (
+		slots   = 4
+		records = slots * 20 // 20 records of 100ms: 2s per slot
+	)
+	c := newCluster(t)
+	ex := c.startExecutor("restart", 8)
+	c.waitOnline(ex)
+	job := c.createJob("restart", "stranded", slots, fmt.Sprintf("records=%d;ms_per_record=100", records))
+	run := c.trigger(job)
+	held := c.heldStarted(ex, run.ID, slots)
+	require.NoError(t, ex.proc.Kill())
+	restartedAt := time.Now()
+	again := c.restartExecutor(ex, 8)
+	t.Logf("killed %s holding %d started slots and started it again", ex.name, len(held))
+
+	r, atts := c.waitRunEnded(run.ID)
+	settled := time.Since(restartedAt)
+	current := checkRunSucceeded(t, r, atts, slots, records)
+	checkSuperseded(t, held, atts, current, ex)
+	// The slots of the killed process ran once more, on the new process.
+	checkStartedOnce(t, startsOf(run.ID, nil, again), atts, current, slotSet(held))
+	list, err := c.executors()
+	require.NoError(t, err)
+	require.Equal(t, "online", list[ex.name].State, "it never stopped heartbeating: never declared lost")
+	require.NotEmpty(t, logLines(c.admin, "executor restarted under the same instance id"), "the admin says what it did")
+	t.Logf("restart: the run settled %s after the new process started (its slots take 2s each)", settled.Round(time.Millisecond))
+}

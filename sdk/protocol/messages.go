@@ -39,6 +39,15 @@ type HeartbeatRequest struct {
 	// them that are still current on this executor, and lists them in the
 	// response's Cancel once they are not, so the executor forgets them.
 	Released []int64 `json:"released,omitempty"`
+	// Incarnation is random and new each time the executor process starts.
+	// When it changes for an instance id the admin knows, the instance
+	// restarted: the slots its previous process held are lost at once,
+	// except Running, Released and Unsent.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Unsent lists finished tokens whose results no admin has acknowledged
+	// yet (restored from the results journal after a restart, or waiting
+	// to be delivered): they are not lost.
+	Unsent []int64 `json:"unsent,omitempty"`
 }
 
 // ProgressQueued is the Progress of a token the executor accepted but has

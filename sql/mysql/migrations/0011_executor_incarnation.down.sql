@@ -1,0 +1,1 @@
+ALTER TABLE executor DROP COLUMN incarnation;
