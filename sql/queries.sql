@@ -277,6 +277,16 @@ SELECT id, instance_id, app, address, capacity, speed, version, handlers, state,
        incarnation
 FROM executor WHERE instance_id = ?;
 
+-- name: AttemptsUnacknowledged
+-- Attempts placed on an executor that has not acknowledged them for longer
+-- than ? ms (database clock): pushed and delivered in heartbeats, refused
+-- or never taken.
+SELECT a.id AS token, a.executor_id, COALESCE(e.instance_id, '') AS instance_id
+FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id
+WHERE a.status = 'assigned' AND a.current = 1 AND a.acked = 0 AND a.executor_id IS NOT NULL
+  AND a.dispatched_at < {{now_ms}} - ?
+ORDER BY a.id LIMIT ?;
+
 -- name: ExecutorReincarnate
 -- Records the process behind an executor; the guard makes one heartbeat of
 -- a restarted process (of several racing on different admins) the one that

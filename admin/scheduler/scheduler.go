@@ -81,6 +81,12 @@ type Config struct {
 	// with the reason. While it waits, the run shows why and a
 	// run_unplaceable alarm is raised. Default 10 minutes.
 	UnplaceableTimeout time.Duration
+	// DispatchTimeout is how long an executor may leave an attempt placed on
+	// it unacknowledged (pushes and heartbeat responses deliver it again
+	// meanwhile): past it the attempt fails with the reason, and the job's
+	// retry policy decides what follows — instead of being resent forever
+	// to an executor that refuses it. Default 30s.
+	DispatchTimeout time.Duration
 	// Observer is told when runs start, for metrics (admin/metrics).
 	// Optional: nil observes nothing.
 	Observer Observer
@@ -130,6 +136,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.UnplaceableTimeout <= 0 {
 		c.UnplaceableTimeout = 10 * time.Minute
+	}
+	if c.DispatchTimeout <= 0 {
+		c.DispatchTimeout = 30 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -329,6 +338,9 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 		if err := s.RecoverLost(ctx, epoch); err != nil {
 			return false, err
 		}
+		if err := s.FailUnacknowledged(ctx); err != nil {
+			return false, err
+		}
 	}
 	return more, nil
 }
@@ -520,6 +532,40 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// FailUnacknowledged fails the attempts their executors have not
+// acknowledged within DispatchTimeout (refused, or never taken although
+// pushed and delivered in heartbeats), through the same path as a result
+// reporting the failure: the job's retry policy then places another attempt
+// or ends the run, and the attempt says why.
+func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
+	stuck, err := s.store.UnacknowledgedAttempts(ctx, s.cfg.DispatchTimeout.Milliseconds(), 1000)
+	if err != nil || len(stuck) == 0 {
+		return err
+	}
+	now := s.cfg.Now().UnixMilli()
+	outcomes := make([]store.SlotOutcome, len(stuck))
+	for i, u := range stuck {
+		outcomes[i] = store.SlotOutcome{
+			Token: u.Token, ExecutorID: u.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
+			Error: fmt.Sprintf("executor %s did not acknowledge the assignment within %s (it refused it or never took it): not started there", u.InstanceID, s.cfg.DispatchTimeout),
+		}
+	}
+	accepted, err := s.store.FinishAttempts(ctx, outcomes)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, ok := range accepted {
+		if ok {
+			n++
+		}
+	}
+	if n > 0 {
+		s.log.Warn("attempts never acknowledged by their executors failed", "attempts", n, "after", s.cfg.DispatchTimeout)
+	}
+	return nil
 }
 
 // RecoverLost marks silent executors lost and moves their unfinished slots

@@ -31,6 +31,7 @@ type fakePusher struct {
 	started   map[int64]bool // tokens the executor has started: Release keeps them
 	releases  [][]int64      // tokens asked for by Release
 	startAll  bool           // answer that every accepted token started at once
+	refuse    bool           // accept nothing (an executor that refuses every assignment)
 }
 
 func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
@@ -50,7 +51,9 @@ func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.Assig
 	}
 	for _, a := range req.Assignments {
 		for _, s := range a.Slots {
-			resp.Accepted = append(resp.Accepted, s.Token)
+			if !f.refuse {
+				resp.Accepted = append(resp.Accepted, s.Token)
+			}
 		}
 	}
 	if f.startAll {

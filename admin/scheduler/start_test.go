@@ -296,3 +296,56 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ?`, lonelyRun.ID))
 	})
 }
+
+// TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout: an executor that
+// never acknowledges an attempt (it refuses the assignment every time) no
+// longer gets it forever: past DispatchTimeout the attempt fails with the
+// reason, the job's retry policy places the next attempt, and once retries
+// are used up the run fails.
+func TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := &clock{now: t0}
+		p := &fakePusher{refuse: true}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, DispatchTimeout: 30 * time.Second}, st, p)
+		require.NoError(t, err)
+		leadWithExecutor(t, st, "app", "h")
+		j := createJob(t, st, jobdef.Spec{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}, t0)
+		r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+		require.NoError(t, err)
+		require.NoError(t, s.AssignPending(ctx, 1))
+		s.WaitPushes()
+		require.NoError(t, s.FailUnacknowledged(ctx))
+		require.Equal(t, 0, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE status = 'failed'`), "not before the timeout")
+
+		// The timeout passes (database clock: the attempt was dispatched earlier).
+		expire := func() {
+			_, err := st.DB().Exec(`UPDATE slot_attempt SET dispatched_at = dispatched_at - 60000 WHERE current = 1`)
+			require.NoError(t, err)
+		}
+		expire()
+		require.NoError(t, s.FailUnacknowledged(ctx))
+		atts, err := st.Attempts(ctx, r.ID)
+		require.NoError(t, err)
+		require.Len(t, atts, 1)
+		require.Equal(t, store.AttemptFailed, atts[0].Status)
+		require.Contains(t, atts[0].Error, "did not acknowledge the assignment within 30s")
+		run, err := st.Run(ctx, r.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, run.Status, "retry_max 1: one more attempt")
+
+		// After the retry backoff, the retry is placed and refused as well.
+		c.Set(t0.Add(time.Hour))
+		require.NoError(t, s.RetryFailed(ctx, 1))
+		require.NoError(t, s.PlaceUnplaced(ctx, 1))
+		s.WaitPushes()
+		expire()
+		require.NoError(t, s.FailUnacknowledged(ctx))
+		run, err = st.Run(ctx, r.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunFailed, run.Status, "retries used up: the run ends")
+		require.Equal(t, 2, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND status = 'failed'`, r.ID))
+		require.Equal(t, 1, count(t, st, `SELECT COUNT(*) FROM alarm_event WHERE kind = 'slot_dead'`))
+	})
+}

@@ -60,6 +60,9 @@ type Config struct {
 	// UnplaceableTimeout (--unplaceable-timeout): how long a run may wait for
 	// an executor with its handler before it fails. Default 10m.
 	UnplaceableTimeout time.Duration
+	// DispatchTimeout (--dispatch-timeout): how long an executor may leave
+	// an attempt unacknowledged before it fails. Default 30s.
+	DispatchTimeout time.Duration
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
@@ -247,7 +250,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, Logger: log,
+		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
 		Observer: s.mets,
 	}, st, router)
 	if err != nil {

@@ -255,3 +255,21 @@ func (s *Store) FailPending(ctx context.Context, reason string, atMS int64, ids 
 	}
 	return nil
 }
+
+// Unacknowledged is an attempt its executor has not acknowledged in time.
+type Unacknowledged struct {
+	Token      int64  `db:"token"`
+	ExecutorID int64  `db:"executor_id"`
+	InstanceID string `db:"instance_id"`
+}
+
+// UnacknowledgedAttempts returns up to limit current attempts placed on an
+// executor more than olderThanMS ago (database clock) that it has not
+// acknowledged.
+func (s *Store) UnacknowledgedAttempts(ctx context.Context, olderThanMS int64, limit int) ([]Unacknowledged, error) {
+	var out []Unacknowledged
+	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsUnacknowledged"), olderThanMS, limit); err != nil {
+		return nil, fmt.Errorf("unacknowledged attempts: %w", err)
+	}
+	return out, nil
+}
