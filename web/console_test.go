@@ -181,12 +181,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Records policy (sdk/records): an invalid dedup scope gets the API's
 	// field error next to its field, live and on save, and no job is
 	// created; a valid policy is saved, shown on the job page and loaded by
-	// the edit form.
+	// the edit form. Its handler is one the demo executor does not have:
+	// the job is saved all the same, with a warning that its runs would wait.
 	b.do(chromedp.Navigate(base+"/#/jobs/new"), chromedp.WaitVisible(chromedp.CSS("#job-form")))
 	b.waitJS(15*time.Second, `document.querySelector("#records-group #f-dedup_scope") !== null && document.querySelector("#f-app").value === ""`, "an empty new job form")
 	b.setField("app", "demo")
 	b.setField("name", "records-policy")
-	b.setField("handler", "demo.hello")
+	b.setField("handler", "settle.v1")
 	b.setField("time_zone", "Asia/Shanghai")
 	b.setField("cron", "0 0 1 1 *")
 	b.setField("uncertain_policy", "skip")
@@ -213,6 +214,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `document.querySelector("#err-dedup_scope").textContent === "" && document.querySelector("#pv-state").dataset.state === "valid"`, "the scope accepted")
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#job-save").click()`))
 	b.waitJS(15*time.Second, `/^#\/jobs\/\d+$/.test(location.hash) && document.querySelector("#job-record-max-attempts") !== null`, "job page after create")
+	b.waitJS(15*time.Second, `[...document.querySelectorAll(".toast-warn")].some(e => e.textContent.includes("has shown handler settle.v1 yet"))`, "the warning about the handler")
 	recordsJob := int64(b.evalInt(`Number(location.hash.split("/")[2])`))
 	saved := api.job(recordsJob)
 	require.Equal(t, "records-policy", saved.Name)

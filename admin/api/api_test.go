@@ -447,3 +447,38 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 		require.Contains(t, actions, "user.password")
 	})
 }
+
+// TestSavingAJobWarnsWhenNoExecutorHasItsHandler: a job is saved whatever
+// the executors, but the answer says when no executor of its app has
+// registered, or none has shown its handler, because its runs would wait
+// and then fail; once one has, there is no warning.
+func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("ops", auth.RoleOperator)
+		tok := e.token("ops")
+		var j api.JobView
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, validJob, &j))
+		require.Len(t, j.Warnings, 1)
+		require.Contains(t, j.Warnings[0], "no executor of app billing has registered yet")
+
+		ctx := context.Background()
+		_, err := e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "billing", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"other.v1"}})
+		require.NoError(t, err)
+		upd := with("description", "edited")
+		upd["version"] = j.Version
+		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), tok, upd, &j))
+		require.Len(t, j.Warnings, 1)
+		require.Contains(t, j.Warnings[0], "has shown handler settle.v1 yet")
+
+		_, err = e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "billing", Address: "http://127.0.0.1:2", Capacity: 1, Handlers: []string{"settle.v1"}})
+		require.NoError(t, err)
+		upd["version"] = j.Version
+		var saved api.JobView // fresh: a field left out of the answer is not cleared by decoding
+		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), tok, upd, &saved))
+		require.Empty(t, saved.Warnings)
+		var got api.JobView
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/jobs/"+itoa(j.ID), tok, nil, &got))
+		require.Empty(t, got.Warnings, "warnings come with saving, not with reading")
+	})
+}

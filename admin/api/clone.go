@@ -63,7 +63,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 	}
 	s.audit(c, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
 	s.wake()
-	c.JSON(http.StatusCreated, jobView(copied))
+	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(copied)))
 }
 
 // AppView is an app: the jobs and executors that name it.

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,10 @@ type JobView struct {
 	CreatedAt          time.Time  `json:"created_at"`
 	UpdatedAt          time.Time  `json:"updated_at"`
 	Version            int64      `json:"version"`
+	// Warnings about the job as saved, in the answers of create, update and
+	// clone (never a reason to refuse): e.g. no executor of the app has
+	// shown the job's handler yet.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
@@ -111,7 +117,37 @@ func (s *Server) createJob(c *gin.Context) {
 	}
 	s.audit(c, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
 	s.wake()
-	c.JSON(http.StatusCreated, jobView(j))
+	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(j)))
+}
+
+// withWarnings adds to v what a person saving the job should know but that
+// does not make it invalid: no executor of its app has shown its handler
+// yet (its runs will wait, then fail after the leader's unplaceable
+// timeout, unless one comes).
+func (s *Server) withWarnings(c *gin.Context, v JobView) JobView {
+	execs, err := s.st.Executors(c.Request.Context())
+	if err != nil {
+		s.log.Warn("cannot read executors for the job's warnings", "err", err)
+		return v
+	}
+	seen, registered := false, false
+	for _, e := range execs {
+		if e.App != v.App || e.State == store.ExecutorGone {
+			continue
+		}
+		registered = true
+		if e.Handlers == "" || slices.Contains(strings.Split(e.Handlers, ","), v.Handler) {
+			seen = true
+			break
+		}
+	}
+	switch {
+	case !registered:
+		v.Warnings = append(v.Warnings, fmt.Sprintf("no executor of app %s has registered yet: runs of this job wait for one with handler %s (and fail after the unplaceable timeout)", v.App, v.Handler))
+	case !seen:
+		v.Warnings = append(v.Warnings, fmt.Sprintf("no executor of app %s has shown handler %s yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)", v.App, v.Handler))
+	}
+	return v
 }
 
 // insertJob stores a new, validated job and returns it as stored; on
@@ -224,7 +260,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	s.audit(c, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobView(old), "after": jobView(j)})
 	s.wake()
-	c.JSON(http.StatusOK, jobView(j))
+	c.JSON(http.StatusOK, s.withWarnings(c, jobView(j)))
 }
 
 // Preview is one upcoming firing.

@@ -104,6 +104,7 @@ func Apply(ctx context.Context, cl *Client, file string, defs []JobDef, dryRun b
 			}
 			created++
 			fmt.Fprintf(out, "created %s (id %d)\n", got.Key(), got.ID)
+			printWarnings(out, got)
 		case Update:
 			err := cl.Do(ctx, http.MethodPut, "/api/v1/jobs/"+strconv.FormatInt(ch.Current.ID, 10), ch.requestBody(), &got)
 			var ae *APIError
@@ -116,6 +117,7 @@ func Apply(ctx context.Context, cl *Client, file string, defs []JobDef, dryRun b
 			}
 			updated++
 			fmt.Fprintf(out, "updated %s (id %d, version %d)\n", got.Key(), got.ID, got.Version)
+			printWarnings(out, got)
 		}
 	}
 	_, _, unchanged := plan.Counts()
@@ -137,4 +139,11 @@ func fieldProblems(ae *APIError) string {
 		parts[i] = k + ": " + ae.Fields[k]
 	}
 	return strings.Join(parts, "; ")
+}
+
+// printWarnings prints what the admin said about a job it saved.
+func printWarnings(out io.Writer, j RemoteJob) {
+	for _, w := range j.Warnings {
+		fmt.Fprintf(out, "  warning: %s: %s\n", j.Key(), w)
+	}
 }

@@ -129,7 +129,8 @@ func TestApplyIsIdempotentAndShowsTheDiff(t *testing.T) {
 
 	code, out, errs = a.ctl("apply", "-f", file)
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Contains(t, out, "created billing/settle (id 1)")
+	require.Contains(t, out, "created billing/settle (id 1)\n  warning: billing/settle: no executor of app billing has registered yet",
+		"saved, with the admin's warning: no executor could run it yet")
 	require.Contains(t, out, "applied: 2 created, 0 updated, 0 unchanged")
 
 	code, out, errs = a.ctl("apply", "-f", file)

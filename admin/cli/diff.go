@@ -14,6 +14,9 @@ type RemoteJob struct {
 	Version     int64   `json:"version"`
 	Paused      bool    `json:"paused"`
 	ChildJobIDs []int64 `json:"child_job_ids"`
+	// Warnings come with the answer of a create or update (the admin saved
+	// the job; e.g. no executor has shown its handler yet).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Action of a job in a plan.

@@ -157,12 +157,12 @@ export function emptyState(text, sub) {
   return h("div", { class: "empty" }, h("div", { class: "empty-title" }, text), sub ? h("div", { class: "empty-sub" }, sub) : null);
 }
 
-/** toast shows a short message; kind is "ok", "error" or "info". */
+/** toast shows a short message; kind is "ok", "error", "warn" or "info". */
 export function toast(msg, kind = "ok") {
   const box = document.getElementById("toasts");
   const el = h("div", { class: ["toast", "toast-" + kind], role: kind === "error" ? "alert" : "status" }, msg);
   box.append(el);
-  setTimeout(() => { el.classList.add("toast-out"); setTimeout(() => el.remove(), 300); }, kind === "error" ? 7000 : 3500);
+  setTimeout(() => { el.classList.add("toast-out"); setTimeout(() => el.remove(), 300); }, kind === "error" || kind === "warn" ? 7000 : 3500);
 }
 
 /**

@@ -112,6 +112,7 @@ export async function cloneDialog(job, ctx) {
   });
   if (v !== "ok" || !copy) return null;
   toast(t("clone.done", { name: `${copy.app}/${copy.name}` }));
+  for (const w of copy.warnings || []) toast(w, "warn");
   ctx.navigate("#/jobs/" + copy.id);
   return copy;
 }

@@ -256,6 +256,7 @@ export default function mount(root, ctx) {
       const j = id ? await api("PUT", `/jobs/${id}`, body) : await api("POST", "/jobs", body);
       drafts.delete(key);
       toast(id ? t("form.saved", { name: j.name }) : t("form.created", { name: j.name }));
+      for (const w of j.warnings || []) toast(w, "warn"); // saved, but its runs would wait
       ctx.navigate("#/jobs/" + j.id);
     } catch (e) {
       showErrors({ ...e.fields });
