@@ -40,7 +40,10 @@ func TestRegistrationHeartbeat(t *testing.T) {
 		Version:    "v1.2.3",
 		Handlers:   []string{"alpha", "zeta"},
 		Labels:     map[string]string{"zone": "z1"},
+		// The process: random, 32 hex digits, the same in every heartbeat.
+		Incarnation: e.incarnation,
 	}, hb)
+	require.Regexp(t, `^[0-9a-f]{32}$`, hb.Incarnation)
 	s := waitExec(t, e, "the admin's executor id", func(s Stats) bool { return s.ExecutorID == 42 })
 	require.Equal(t, fa.URL(), s.Admin)
 }
