@@ -157,7 +157,7 @@ export function emptyState(text, sub) {
   return h("div", { class: "empty" }, h("div", { class: "empty-title" }, text), sub ? h("div", { class: "empty-sub" }, sub) : null);
 }
 
-/** toast shows a short message; kind is "ok", "error", "warn" or "info". */
+/** toast shows a short message; kind is "ok", "error", "warn" or "info". Toasts let clicks through (console.css): they never cover a control. */
 export function toast(msg, kind = "ok") {
   const box = document.getElementById("toasts");
   const el = h("div", { class: ["toast", "toast-" + kind], role: kind === "error" ? "alert" : "status" }, msg);
