@@ -44,14 +44,8 @@ test: deps lint ## the whole suite with -race against real MariaDB, ZooKeeper an
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME)
 
 .PHONY: fuzz
-fuzz: ## run every fuzz target for FUZZTIME each
-	@set -e; for pkg in $$($(GO) list ./...); do \
-	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
-	  for f in $$(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' $$dir/*_test.go 2>/dev/null | awk '{print $$2}'); do \
-	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
-	  done; \
-	done
+fuzz: ## run every fuzz target for FUZZTIME each (deploy/dev/fuzz.sh)
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) bash deploy/dev/fuzz.sh
 
 .PHONY: bench
 bench: deps ## run the benchmarks and print a table of figures (also written to bench.md)
