@@ -24,6 +24,14 @@ func leadWithExecutor(t *testing.T, st *store.Store, app string, handlers ...str
 	require.NoError(t, err)
 }
 
+// pendingRun inserts a pending run of job jobID scheduled at (Unix ms).
+func pendingRun(t *testing.T, st *store.Store, jobID, at int64, kind string, slots int) store.Run {
+	t.Helper()
+	r, _, err := st.InsertRun(context.Background(), 1, store.NewRun{JobID: jobID, ScheduledAt: at, TriggerKind: kind, Status: store.RunPending, SlotCount: slots})
+	require.NoError(t, err)
+	return r
+}
+
 // count returns the result of a COUNT(*) query.
 func count(t *testing.T, st *store.Store, q string, args ...any) int {
 	t.Helper()
@@ -54,8 +62,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		for i := range runs {
 			wantSlots += 1 + i%3
 			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}, t0)
-			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: j.SlotCount})
-			require.NoError(t, err)
+			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, j.SlotCount)
 		}
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
@@ -105,8 +112,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 		require.NoError(t, err)
 		for i := range 30 {
 			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}, t0)
-			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 2})
-			require.NoError(t, err)
+			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerCron, 2)
 		}
 		// Another admin takes over (epoch 2) while the old leader still
 		// believes it leads with epoch 1.
@@ -161,8 +167,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}, t0)
 		for _, at := range []int64{1, 2} {
-			_, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-			require.NoError(t, err)
+			pendingRun(t, st, j.ID, at, store.TriggerManual, 1)
 		}
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
@@ -184,11 +189,7 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 		c := &clock{now: t0}
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
-		newRun := func(j store.Job, at int64, kind string) store.Run {
-			r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: at, TriggerKind: kind, Status: store.RunPending, SlotCount: 1})
-			require.NoError(t, err)
-			return r
-		}
+		newRun := func(j store.Job, at int64, kind string) store.Run { return pendingRun(t, st, j.ID, at, kind, 1) }
 		status := func(id int64) store.Run {
 			r, err := st.Run(ctx, id)
 			require.NoError(t, err)
@@ -247,12 +248,9 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		lonely := createJob(t, st, jobdef.Spec{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}, t0)
 		var settleRuns []int64
 		for i := range 3 {
-			r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: settle.ID, ScheduledAt: t0.UnixMilli() + int64(i), TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1})
-			require.NoError(t, err)
-			settleRuns = append(settleRuns, r.ID)
+			settleRuns = append(settleRuns, pendingRun(t, st, settle.ID, t0.UnixMilli()+int64(i), store.TriggerCron, 1).ID)
 		}
-		lonelyRun, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: lonely.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(t, err)
+		lonelyRun := pendingRun(t, st, lonely.ID, t0.UnixMilli(), store.TriggerManual, 1)
 		run := func(id int64) store.Run {
 			r, err := st.Run(ctx, id)
 			require.NoError(t, err)
@@ -312,8 +310,7 @@ func TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout(t *testing.T) {
 		require.NoError(t, err)
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}, t0)
-		r, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: t0.UnixMilli(), TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
-		require.NoError(t, err)
+		r := pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, 1)
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
 		require.NoError(t, s.FailUnacknowledged(ctx))
