@@ -104,6 +104,7 @@ type Executor struct {
 	refusedLogged bool
 	changed       chan struct{} // closed and replaced on every change of state (tests wait on it)
 	incarnation   string        // random, new for each Executor: tells the admin about a restart
+	acceptSeq     int64         // assignment batches accepted so far (protocol.HeartbeatRequest.AcceptSeq)
 }
 
 // New returns an Executor for cfg (after cfg.WithDefaults) or the errors of
@@ -450,12 +451,16 @@ func (e *Executor) cancelRunning(cause error) int {
 // refused (the executor is stopping, or MaxPendingResults is reached).
 // started lists the accepted tokens that are not queued: started now, or
 // already running or finished.
-func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted, started []int64) {
+func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted, started []int64, seq int64) {
 	now := time.Now()
 	accepted = []int64{}
 	refused := 0
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Numbered before anything is taken: every heartbeat built from now on
+	// reports what this batch accepted (the admin reconciles on it).
+	e.acceptSeq++
+	seq = e.acceptSeq
 	for i := range as {
 		ra := &as[i]
 		var problem string // of the run's last slot that failed before start
@@ -523,7 +528,7 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted,
 			e.log.Debug("refusing assignments: MaxPendingResults reached", "slots", refused, "source", source)
 		}
 	}
-	return accepted, started
+	return accepted, started, seq
 }
 
 func (e *Executor) knownLocked(token int64) bool {

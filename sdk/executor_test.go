@@ -918,3 +918,34 @@ func TestHeartbeatsTellTheProcessAndItsUnsentResults(t *testing.T) {
 	})
 	require.NotEqual(t, e.incarnation, other.incarnation)
 }
+
+// TestAcceptedBatchesAreNumbered: each push answer numbers the batch it
+// accepted, and a heartbeat carries the number of the last batch accepted
+// before it was built, with every token of that batch the process still
+// has (the admin loses the rest at once).
+func TestAcceptedBatchesAreNumbered(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.Capacity = 1 })
+	fa.waitFor(t, "a heartbeat before any batch", func(f *fakeAdmin) bool {
+		hb, ok := f.lastHeartbeat()
+		return ok && hb.AcceptSeq == 0
+	})
+	var first, second protocol.AssignResponse
+	code, body := fa.push(t, e.Addr(), protocol.PathAssign, protocol.AssignRequest{Assignments: []protocol.RunAssignment{run("work", 1101)}}, &first)
+	require.Equal(t, http.StatusOK, code, string(body))
+	code, body = fa.push(t, e.Addr(), protocol.PathAssign, protocol.AssignRequest{Assignments: []protocol.RunAssignment{run("work", 1102)}}, &second)
+	require.Equal(t, http.StatusOK, code, string(body))
+	require.Equal(t, int64(1), first.AcceptSeq)
+	require.Equal(t, int64(2), second.AcceptSeq)
+	fa.waitFor(t, "a heartbeat built after batch 2 reporting both tokens", func(f *fakeAdmin) bool {
+		hb, ok := f.lastHeartbeat()
+		return ok && hb.AcceptSeq == 2 && slices.Equal(hb.Running, []protocol.RunningSlot{{Token: 1101}, {Token: 1102, Progress: "queued"}})
+	})
+	recv(t, g.started, "the first slot")
+	g.release <- struct{}{}
+	recv(t, g.started, "the second slot")
+	g.release <- struct{}{}
+	fa.waitResult(t, 1102)
+}

@@ -127,6 +127,7 @@ func (e *Executor) heartbeatRequest() protocol.HeartbeatRequest {
 		// The process behind the instance id: a restart is told apart
 		// from a heartbeat that came late.
 		Incarnation: e.incarnation,
+		AcceptSeq:   e.acceptSeq,
 	}
 	for _, r := range e.pending {
 		req.Unsent = append(req.Unsent, r.Token)

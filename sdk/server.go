@@ -56,8 +56,8 @@ func (e *Executor) serveAssign(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusGone, "assignment expired at "+time.UnixMilli(req.ValidUntilMS).UTC().Format(time.RFC3339Nano)+": not started; the admin may have moved these slots")
 		return
 	}
-	accepted, started := e.accept(req.Assignments, "push")
-	writeJSON(w, http.StatusOK, protocol.AssignResponse{Accepted: accepted, Started: started})
+	accepted, started, seq := e.accept(req.Assignments, "push")
+	writeJSON(w, http.StatusOK, protocol.AssignResponse{Accepted: accepted, Started: started, AcceptSeq: seq})
 }
 
 // serveCancel cancels tokens; it works while stopping too.

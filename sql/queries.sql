@@ -208,12 +208,32 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running'
 -- key ({{force_primary}}), as results do: rows locked in id order, never in
 -- the order of idx_attempt_executor (a deadlock with a results batch).
 -- name: AttemptAck
-UPDATE slot_attempt {{force_primary}} SET acked = 1
+-- The first acknowledgement fixes accept_seq, the executor's number of the
+-- batch that accepted the token (NULL when the executor gives none).
+UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accept_seq, NULLIF(?, 0))
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptStarted
-UPDATE slot_attempt {{force_primary}} SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
+UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accept_seq, NULLIF(?, 0)),
+       status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
+
+-- name: AttemptsAcceptedBy
+-- The current attempts an executor process acknowledged in its batch
+-- accept_seq or earlier (reconciliation against its heartbeat).
+SELECT a.id FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+  AND a.acked = 1 AND a.accept_seq <= ?
+ORDER BY a.id;
+
+-- name: AttemptsAcceptedByLocked
+-- The same, restricted to ids and locked in id order, to move them.
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
+FROM slot_attempt a
+WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+  AND a.acked = 1 AND a.accept_seq <= ? AND a.id IN (?)
+ORDER BY a.id {{for_update}};
 
 -- name: AttemptsLockForFinish
 -- The attempts of a results batch, locked in id order (one table only: a

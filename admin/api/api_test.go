@@ -482,3 +482,70 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		require.Empty(t, got.Warnings, "warnings come with saving, not with reading")
 	})
 }
+
+// TestHeartbeatLosesSlotsTheProcessNoLongerReports: an executor process
+// that accepted tokens (in its batch 2) and sends a heartbeat built after
+// that batch without one of them no longer has it: the attempt is lost at
+// once, placed again (a new unplaced attempt), and an executor_lost alarm
+// says so; a heartbeat built before the batch, or without batch numbers,
+// changes nothing.
+func TestHeartbeatLosesSlotsTheProcessNoLongerReports(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		hb := protocol.HeartbeatRequest{InstanceID: "i-reconcile", App: "billing", Address: "http://127.0.0.1:9", Capacity: 4,
+			Handlers: []string{"settle.v1"}, Incarnation: "p1", AcceptSeq: 1}
+		code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
+		require.Equal(t, http.StatusOK, code, string(out))
+		ex, err := e.st.ExecutorByInstance(ctx, "i-reconcile")
+		require.NoError(t, err)
+		runID, tokens := startRunOn(t, e.st, ex.ID, "settle.v1", 2)
+		require.NoError(t, e.st.RecordAccepted(ctx, ex.ID, nil, tokens, 2)) // the push answer of batch 2
+
+		current := func() map[int]store.Attempt {
+			all, err := e.st.Attempts(ctx, runID)
+			require.NoError(t, err)
+			out := map[int]store.Attempt{}
+			for _, a := range all {
+				if a.Current {
+					out[a.Slot] = a
+				}
+			}
+			return out
+		}
+		beat := func(seq int64, running ...int64) {
+			t.Helper()
+			hb.AcceptSeq, hb.Running = seq, nil
+			for _, tok := range running {
+				hb.Running = append(hb.Running, protocol.RunningSlot{Token: tok, Progress: "1/2"})
+			}
+			code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
+			require.Equal(t, http.StatusOK, code, string(out))
+		}
+		beat(1)                       // built before batch 2: proves nothing
+		beat(0)                       // no batch numbers: reconciliation off
+		beat(2, tokens[0], tokens[1]) // both reported
+		for slot, a := range current() {
+			require.Equal(t, tokens[slot], a.ID, "slot %d stays on its token", slot)
+		}
+
+		beat(3, tokens[1]) // slot 0 is gone from the process
+		now := current()
+		require.Equal(t, tokens[1], now[1].ID)
+		require.NotEqual(t, tokens[0], now[0].ID, "slot 0 has a new attempt")
+		require.False(t, now[0].ExecutorID.Valid, "unplaced: the leader places it again")
+		require.Equal(t, 2, now[0].Attempt)
+		lost, err := e.st.Attempts(ctx, runID)
+		require.NoError(t, err)
+		for _, a := range lost {
+			if a.ID == tokens[0] {
+				require.Equal(t, store.AttemptLost, a.Status)
+			}
+		}
+		alarms, err := e.st.Alarms(ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, alarms, 1)
+		require.Equal(t, store.AlarmExecutorLost, alarms[0].Kind)
+		require.Contains(t, alarms[0].Message, "no longer reports 1 slot(s)")
+	})
+}

@@ -81,13 +81,12 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 	}
 	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds()}
+	if !s.reconcile(c, ex, req, running) {
+		return
+	}
 	if len(running) > 0 {
 		// One write per token: marking started acknowledges too.
-		if err := s.st.AckAttempts(ctx, ex.ID, queued); err != nil {
-			s.internalProto(c, err)
-			return
-		}
-		if err := s.st.MarkStarted(ctx, ex.ID, started); err != nil {
+		if err := s.st.RecordAccepted(ctx, ex.ID, queued, started, req.AcceptSeq); err != nil {
 			s.internalProto(c, err)
 			return
 		}
@@ -168,6 +167,39 @@ func (s *Server) reincarnate(c *gin.Context, ex store.Executor, req protocol.Hea
 		if s.cfg.Scheduler != nil {
 			s.cfg.Scheduler.Wake() // the leader places them (on this replica if it leads)
 		}
+	}
+	return true
+}
+
+// reconcile loses at once the slots the executor process acknowledged and no
+// longer reports (see store.Reconcile), raises an executor_lost alarm for
+// them and wakes the leader to place them again. It answers 500 and returns
+// false on a database error.
+func (s *Server) reconcile(c *gin.Context, ex store.Executor, req protocol.HeartbeatRequest, running []int64) bool {
+	if req.AcceptSeq <= 0 || req.Incarnation == "" {
+		return true // an executor that does not number what it accepts
+	}
+	reported := slices.Concat(running, req.Released, req.Unsent)
+	moved, err := s.st.Reconcile(c.Request.Context(), ex.ID, req.AcceptSeq, reported)
+	if err != nil {
+		s.internalProto(c, err)
+		return false
+	}
+	if len(moved) == 0 {
+		return true
+	}
+	s.log.Warn("executor no longer reports slots it accepted: they are lost and placed again",
+		"executor_id", ex.ID, "instance", ex.InstanceID, "slots", len(moved), "tokens", moved[:min(len(moved), 20)])
+	if _, err := s.st.RaiseAlarm(c.Request.Context(), store.Alarm{
+		Kind: store.AlarmExecutorLost, Severity: "warning",
+		DedupKey: fmt.Sprintf("executor_lost:reconcile:%d:%s:%d", ex.ID, req.Incarnation, req.AcceptSeq),
+		Message: fmt.Sprintf("executor %s (app %s) no longer reports %d slot(s) it had accepted (first token %d): they were lost and are placed again",
+			ex.InstanceID, ex.App, len(moved), moved[0]),
+	}); err != nil {
+		s.log.Warn("cannot record the executor_lost alarm", "err", err)
+	}
+	if s.cfg.Scheduler != nil {
+		s.cfg.Scheduler.Wake()
 	}
 	return true
 }

@@ -157,11 +157,8 @@ func (s *Scheduler) recordAccepted(ctx context.Context, executorID int64, resp p
 			queued = append(queued, t)
 		}
 	}
-	if err := s.store.AckAttempts(ctx, executorID, queued); err != nil {
-		s.log.Error("record acknowledged tokens", "executor_id", executorID, "err", err)
-	}
-	if err := s.store.MarkStarted(ctx, executorID, running); err != nil {
-		s.log.Error("record started tokens", "executor_id", executorID, "err", err)
+	if err := s.store.RecordAccepted(ctx, executorID, queued, running, resp.AcceptSeq); err != nil {
+		s.log.Error("record accepted tokens", "executor_id", executorID, "err", err)
 	}
 }
 

@@ -89,7 +89,18 @@ func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]
 // AckAttempts marks tokens as received by the executor (queued there,
 // perhaps not started yet).
 func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptAck", tokens, executorID)
+	return s.RecordAccepted(ctx, executorID, tokens, nil, 0)
+}
+
+// RecordAccepted records what an executor process reports it accepted in
+// its batch acceptSeq or earlier (0: it does not number its batches):
+// queued tokens as acknowledged, started ones as running. The first
+// acknowledgement of a token fixes its accept_seq for Reconcile.
+func (s *Store) RecordAccepted(ctx context.Context, executorID int64, queued, started []int64, acceptSeq int64) error {
+	if err := s.updateTokens(ctx, "AttemptAck", queued, acceptSeq, executorID); err != nil {
+		return err
+	}
+	return s.updateTokens(ctx, "AttemptStarted", started, acceptSeq, executorID)
 }
 
 // updateTokens runs a named "… id IN (?)" update of slot attempts (or of
@@ -112,7 +123,7 @@ func (s *Store) updateTokens(ctx context.Context, query string, tokens []int64, 
 
 // MarkStarted records that the executor runs tokens (not only queued).
 func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
-	return s.updateTokens(ctx, "AttemptStarted", tokens, executorID)
+	return s.RecordAccepted(ctx, executorID, nil, tokens, 0)
 }
 
 // ExecutorLoad is the work placed on an executor: active current attempts,

@@ -78,25 +78,87 @@ func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, inc
 		if err := tx.SelectContext(ctx, &held, s.q.get("AttemptsHeldBy"), executorID); err != nil {
 			return fmt.Errorf("attempts of executor %d: %w", executorID, err)
 		}
-		kept := make(map[int64]bool, len(keep))
-		for _, t := range keep {
-			kept[t] = true
+		moved, err = s.loseHeld(ctx, tx, held, keep)
+		return err
+	})
+	return moved, changed, err
+}
+
+// loseHeld supersedes as lost every attempt of held whose token is not in
+// keep, and replaces each by an unplaced attempt with the same failure
+// count (the leader places it again). It returns how many it moved.
+func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep []int64) (int, error) {
+	kept := make(map[int64]bool, len(keep))
+	for _, t := range keep {
+		kept[t] = true
+	}
+	moved := 0
+	for _, a := range held {
+		if kept[a.ID] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptLost, a.ID); err != nil {
+			return moved, fmt.Errorf("supersede lost token %d: %w", a.ID, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+			return moved, fmt.Errorf("replace lost token %d: %w", a.ID, err)
+		}
+		moved++
+	}
+	return moved, nil
+}
+
+// Reconcile compares what an executor process reports with what the
+// database says it holds: every current attempt the process acknowledged in
+// its batch acceptSeq or earlier and does not report (reported: its
+// running, queued, released and finished-unsent tokens) is lost at once and
+// placed again. The process built its report after that batch, so it would
+// list the token if it still had it; a result it delivered meanwhile has
+// made the attempt final, and a cancelled one is no longer current, so
+// neither is counted. acceptSeq 0 (an executor that does not number its
+// batches) moves nothing. It returns the tokens moved.
+func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, reported []int64) ([]int64, error) {
+	if acceptSeq <= 0 {
+		return nil, nil
+	}
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.q.get("AttemptsAcceptedBy"), executorID, acceptSeq); err != nil {
+		return nil, fmt.Errorf("attempts executor %d accepted: %w", executorID, err)
+	}
+	has := make(map[int64]bool, len(reported))
+	for _, t := range reported {
+		has[t] = true
+	}
+	var missing []int64
+	for _, id := range ids {
+		if !has[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil // the usual case: one indexed read, no write
+	}
+	missing = missing[:min(len(missing), 1000)] // the next heartbeat moves the rest
+	var moved []int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		moved = moved[:0]
+		q, args, err := sqlx.In(s.q.get("AttemptsAcceptedByLocked"), executorID, acceptSeq, missing)
+		if err != nil {
+			return err
+		}
+		var held []Attempt
+		if err := tx.SelectContext(ctx, &held, q, args...); err != nil {
+			return fmt.Errorf("lock attempts executor %d no longer has: %w", executorID, err)
+		}
+		if _, err := s.loseHeld(ctx, tx, held, nil); err != nil {
+			return err
 		}
 		for _, a := range held {
-			if kept[a.ID] {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptLost, a.ID); err != nil {
-				return fmt.Errorf("supersede token %d of a restarted executor: %w", a.ID, err)
-			}
-			if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
-				return fmt.Errorf("replace token %d of a restarted executor: %w", a.ID, err)
-			}
-			moved++
+			moved = append(moved, a.ID)
 		}
 		return nil
 	})
-	return moved, changed, err
+	return moved, err
 }
 
 // ExecutorByInstance returns an executor by its instance id.

@@ -1004,6 +1004,73 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 	})
 }
 
+// TestReconcileLosesWhatTheProcessNoLongerReports: a heartbeat built after
+// the process accepted batch N loses the attempts it acknowledged in batch N
+// or earlier and does not report (running, queued, released or unsent), and
+// nothing else: not a token it reports, not one acknowledged in a later batch
+// (the heartbeat may have been built before that batch), not one whose
+// executor gave no batch number, and nothing when the heartbeat carries none.
+func TestReconcileLosesWhatTheProcessNoLongerReports(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex := heartbeat(t, s, "forgetful", 1, 8)
+		jobID, err := s.CreateJob(ctx, newJob("a", "reconcile", 0))
+		require.NoError(t, err)
+		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID, ex.ID, ex.ID, ex.ID, ex.ID)
+		// Slots 0 and 1 accepted in batch 3 (0 started), 2 in batch 4,
+		// 3 by an executor that does not number batches; 4 never acked.
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[1].ID}, []int64{atts[0].ID}, 3))
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[2].ID}, nil, 4))
+		require.NoError(t, s.AckAttempts(ctx, ex.ID, []int64{atts[3].ID}))
+		// A later acknowledgement does not move a token's batch.
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[1].ID}, 9))
+
+		moved, err := s.Reconcile(ctx, ex.ID, 0, nil)
+		require.NoError(t, err)
+		require.Empty(t, moved, "a heartbeat without a batch number moves nothing")
+		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[0].ID, atts[1].ID})
+		require.NoError(t, err)
+		require.Empty(t, moved, "everything accepted by batch 3 is reported")
+
+		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].ID})
+		require.NoError(t, err)
+		require.Equal(t, []int64{atts[0].ID}, moved, "slot 0 is gone from the process")
+		again, err := s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].ID})
+		require.NoError(t, err)
+		require.Empty(t, again, "moved once")
+
+		all, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		bySlot := map[int][]store.Attempt{}
+		for _, a := range all {
+			bySlot[a.Slot] = append(bySlot[a.Slot], a)
+		}
+		require.Len(t, bySlot[0], 2)
+		require.Equal(t, store.AttemptLost, bySlot[0][0].Status)
+		require.False(t, bySlot[0][0].Current)
+		require.True(t, bySlot[0][1].Current)
+		require.False(t, bySlot[0][1].ExecutorID.Valid, "unplaced: the leader places it again")
+		require.Equal(t, 2, bySlot[0][1].Attempt)
+		for slot := 1; slot <= 4; slot++ {
+			require.Len(t, bySlot[slot], 1, "slot %d stays", slot)
+			require.True(t, bySlot[slot][0].Current)
+		}
+
+		// Heartbeats that report nothing: one built after batch 3 loses
+		// slot 1 (its batch stayed 3), one after batch 9 slot 2; 3 (no
+		// batch number) and 4 (never acked) stay.
+		moved, err = s.Reconcile(ctx, ex.ID, 3, nil)
+		require.NoError(t, err)
+		require.Equal(t, []int64{atts[1].ID}, moved)
+		moved, err = s.Reconcile(ctx, ex.ID, 9, nil)
+		require.NoError(t, err)
+		require.Equal(t, []int64{atts[2].ID}, moved)
+	})
+}
+
 // TestRestartedExecutorLosesItsPreviousSlots: a heartbeat with a new
 // incarnation of a known instance (it restarted under the same instance id)
 // supersedes the attempts its previous process held as lost, except the

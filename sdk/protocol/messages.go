@@ -48,6 +48,14 @@ type HeartbeatRequest struct {
 	// yet (restored from the results journal after a restart, or waiting
 	// to be delivered): they are not lost.
 	Unsent []int64 `json:"unsent,omitempty"`
+	// AcceptSeq counts the assignment batches this process has accepted
+	// (pushes and heartbeat responses), as of the moment this heartbeat was
+	// built. Every token accepted in batch AcceptSeq or earlier is in
+	// Running, Released or Unsent unless its result was acknowledged or it
+	// was cancelled: the admin treats any other token it recorded as
+	// accepted at or before AcceptSeq as lost at once (reconciliation). 0
+	// (executors built before it) turns reconciliation off.
+	AcceptSeq int64 `json:"accept_seq,omitempty"`
 }
 
 // ProgressQueued is the Progress of a token the executor accepted but has
@@ -135,6 +143,9 @@ type AssignResponse struct {
 	// An executor that leaves it out has every accepted token counted as
 	// queued until its next heartbeat reports progress.
 	Started []int64 `json:"started,omitempty"`
+	// AcceptSeq numbers this accepted batch in the executor process (see
+	// HeartbeatRequest.AcceptSeq); 0 from executors built before it.
+	AcceptSeq int64 `json:"accept_seq,omitempty"`
 }
 
 // CancelRequest asks an executor to stop tokens.

@@ -1,0 +1,1 @@
+ALTER TABLE slot_attempt DROP COLUMN accept_seq;
