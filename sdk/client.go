@@ -88,6 +88,17 @@ next:
 // one, and decodes the first 2xx answer into out (when out is not nil). It
 // returns the admin that answered, or an error joining every admin's failure.
 func (c *adminClient) post(ctx context.Context, path string, in, out any) (string, error) {
+	return c.postHedged(ctx, path, in, out, 0)
+}
+
+// postHedged is post that does not wait for a slow admin: when hedgeAfter
+// is positive and the admin asked last has not answered within it, the same
+// request goes to the next admin too (and so on), and the first 2xx answer
+// wins; the slower requests are abandoned. An admin that fails is followed
+// by the next at once. With hedgeAfter 0 the admins are asked one after
+// the other. Only idempotent requests (heartbeats) may be hedged: an admin
+// may act on a request whose answer is abandoned.
+func (c *adminClient) postHedged(ctx context.Context, path string, in, out any, hedgeAfter time.Duration) (string, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return "", fmt.Errorf("encode %s request: %w", path, err)
@@ -96,42 +107,87 @@ func (c *adminClient) post(ctx context.Context, path string, in, out any) (strin
 	admins, start := append([]string(nil), c.admins...), c.cur
 	c.mu.Unlock()
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // abandons the slower requests
+	type answer struct {
+		idx  int
+		data []byte
+		err  error
+	}
+	answers := make(chan answer, len(admins)) // never blocks a sender
+	asked := 0
+	ask := func() {
+		idx := (start + asked) % len(admins)
+		asked++
+		go func() {
+			data, err := c.postOne(ctx, admins[idx], path, body)
+			answers <- answer{idx: idx, data: data, err: err}
+		}()
+	}
+	var hedge <-chan time.Time
+	if hedgeAfter > 0 {
+		t := time.NewTicker(hedgeAfter)
+		defer t.Stop()
+		hedge = t.C
+	}
+	ask()
 	var errs []error
-	for i := range admins {
-		idx := (start + i) % len(admins)
-		err := c.postOne(ctx, admins[idx], path, body, out)
-		if err == nil {
-			c.mu.Lock()
-			if c.cur != idx {
-				c.log.Info("switched admin", "from", admins[start], "to", admins[idx])
+	for waiting := 1; waiting > 0; {
+		select {
+		case a := <-answers:
+			waiting--
+			if a.err == nil {
+				return c.answered(admins, start, a.idx, path, a.data, out)
 			}
-			c.cur = idx
-			c.mu.Unlock()
-			return admins[idx], nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
+			errs = append(errs, a.err)
+			if asked < len(admins) && ctx.Err() == nil {
+				ask()
+				waiting++
+			}
+		case <-hedge:
+			if asked < len(admins) {
+				c.log.Debug("admin slow to answer: asking the next one too", "path", path, "admin", admins[(start+asked-1)%len(admins)], "after", hedgeAfter)
+				ask()
+				waiting++
+			}
 		}
 	}
 	return "", fmt.Errorf("no admin answered POST %s: %w", path, errors.Join(errs...))
 }
 
-func (c *adminClient) postOne(ctx context.Context, admin, path string, body []byte, out any) error {
+// answered makes admins[idx] the admin tried first from now on and decodes
+// its answer data into out (when out is not nil).
+func (c *adminClient) answered(admins []string, start, idx int, path string, data []byte, out any) (string, error) {
+	c.mu.Lock()
+	if c.cur != idx && len(c.admins) > idx && c.admins[idx] == admins[idx] {
+		c.log.Info("switched admin", "from", admins[start], "to", admins[idx])
+		c.cur = idx
+	}
+	c.mu.Unlock()
+	if out != nil && len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return "", fmt.Errorf("admin %s: POST %s: decode response: %w", admins[idx], path, err)
+		}
+	}
+	return admins[idx], nil
+}
+
+// postOne sends body to one admin and returns its 2xx answer.
+func (c *adminClient) postOne(ctx context.Context, admin, path string, body []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, admin+path, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("admin %s: build request: %w", admin, err)
+		return nil, fmt.Errorf("admin %s: build request: %w", admin, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	protocol.Sign(req, c.secret, body, time.Now())
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("admin %s: %w", admin, err)
+		return nil, fmt.Errorf("admin %s: %w", admin, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
-		return fmt.Errorf("admin %s: POST %s: read response: %w", admin, path, err)
+		return nil, fmt.Errorf("admin %s: POST %s: read response: %w", admin, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := strings.TrimSpace(string(data))
@@ -141,12 +197,7 @@ func (c *adminClient) postOne(ctx context.Context, admin, path string, body []by
 		} else if len(msg) > 200 {
 			msg = msg[:200] + "…"
 		}
-		return &AdminError{Admin: admin, Path: path, StatusCode: resp.StatusCode, Message: msg}
+		return nil, &AdminError{Admin: admin, Path: path, StatusCode: resp.StatusCode, Message: msg}
 	}
-	if out != nil && len(bytes.TrimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("admin %s: POST %s: decode response: %w", admin, path, err)
-		}
-	}
-	return nil
+	return data, nil
 }

@@ -99,6 +99,7 @@ type Executor struct {
 	executorID    int64
 	lastBeat      time.Time     // when an admin last answered a heartbeat (readyz)
 	adminInterval time.Duration // heartbeat interval the admin asked for (0: none)
+	lostAfter     time.Duration // heartbeat silence after which the admins declare this executor lost (0: not told)
 	metrics       *execMetrics  // nil without Config.MetricsRegisterer
 	stats         Stats
 	refusedLogged bool

@@ -949,3 +949,27 @@ func TestAcceptedBatchesAreNumbered(t *testing.T) {
 	g.release <- struct{}{}
 	fa.waitResult(t, 1102)
 }
+
+// TestFrozenAdminIsHedged: an admin that stops answering (SIGSTOP: the
+// connection stays open, no answer comes) does not hold the executor's
+// heartbeats until the HTTP timeout: after a quarter of the loss threshold
+// the heartbeat goes to the next admin too, which answers, and the executor
+// sticks to it. The HTTP timeout here is an hour: without hedging no
+// heartbeat would reach the live admin within the test.
+func TestFrozenAdminIsHedged(t *testing.T) {
+	t.Parallel()
+	frozen := newFakeAdmin(t, testSecret)
+	live := newFakeAdmin(t, testSecret)
+	e := newExecutor(t, []string{frozen.URL(), live.URL()}, map[string]Handler{"work": noop}, func(c *Config) {
+		c.HTTPClient = &http.Client{Timeout: time.Hour}
+	})
+	frozen.waitFor(t, "heartbeats on the first admin", func(f *fakeAdmin) bool { return len(f.heartbeats) >= 2 })
+	require.Zero(t, live.heartbeatCount(), "sticky: the first admin answers")
+
+	thaw := make(chan struct{})
+	frozen.update(func(f *fakeAdmin) { f.frozen = thaw })
+	t.Cleanup(func() { close(thaw) })
+	live.waitFor(t, "heartbeats on the live admin while the first is frozen", func(f *fakeAdmin) bool { return len(f.heartbeats) >= 3 })
+	waitExec(t, e, "the live admin in use", func(s Stats) bool { return s.Admin == live.URL() })
+	require.Zero(t, e.Stats().HeartbeatFailures, "no heartbeat failed: the slow one was hedged, not waited out")
+}

@@ -47,6 +47,7 @@ type fakeAdmin struct {
 	logs       []protocol.LogsRequest // log batches received (logship_test.go)
 	failLogs   bool                   // answer logs requests 503
 	logGate    chan struct{}          // when set, logs requests wait for it to close
+	frozen     chan struct{}          // when set, every request waits for it to close (a SIGSTOPped admin)
 
 	// answers
 	assign     []protocol.RunAssignment // put in every heartbeat response
@@ -134,10 +135,13 @@ func (f *fakeAdmin) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if r.URL.Path == protocol.PathLogs { // a slow admin: wait outside the lock
-		f.mu.Lock()
-		gate := f.logGate
-		f.mu.Unlock()
+	f.mu.Lock()
+	gates := []chan struct{}{f.frozen}
+	if r.URL.Path == protocol.PathLogs {
+		gates = append(gates, f.logGate)
+	}
+	f.mu.Unlock()
+	for _, gate := range gates { // a slow admin: wait outside the lock
 		if gate != nil {
 			select {
 			case <-gate:

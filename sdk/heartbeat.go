@@ -13,6 +13,10 @@ import (
 // capacity.
 const progressQueued = protocol.ProgressQueued
 
+// minHedgeAfter bounds hedgeAfter from below: a heartbeat is not sent twice
+// only because an admin took a few hundred milliseconds.
+const minHedgeAfter = 250 * time.Millisecond
+
 // heartbeatLoop sends a heartbeat at once, then every interval (the admin's
 // interval_ms when it gives one), and whenever kicked, until ctx ends.
 func (e *Executor) heartbeatLoop(ctx context.Context) {
@@ -64,7 +68,7 @@ func (e *Executor) heartbeatLoop(ctx context.Context) {
 func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error) {
 	req := e.heartbeatRequest()
 	var resp protocol.HeartbeatResponse
-	admin, err := e.client.post(ctx, protocol.PathHeartbeat, req, &resp)
+	admin, err := e.client.postHedged(ctx, protocol.PathHeartbeat, req, &resp, e.hedgeAfter())
 	if req.Draining {
 		e.mu.Lock()
 		if !e.drainBeatSent {
@@ -87,6 +91,9 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 	if resp.IntervalMS > 0 {
 		e.adminInterval = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
 	}
+	if resp.LostAfterMS > 0 {
+		e.lostAfter = time.Duration(resp.LostAfterMS) * time.Millisecond
+	}
 	e.notifyLocked()
 	e.mu.Unlock()
 	switch {
@@ -107,6 +114,24 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 		next = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
 	}
 	return next, admin, nil
+}
+
+// hedgeAfter is how long a heartbeat waits for an admin before it asks the
+// next one too: a quarter of the loss threshold (three heartbeat intervals
+// until an admin tells it), so that a frozen or overloaded admin does not
+// get a live executor declared lost by the others.
+func (e *Executor) hedgeAfter() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lost := e.lostAfter
+	if lost <= 0 {
+		interval := e.cfg.HeartbeatInterval
+		if e.adminInterval > 0 {
+			interval = e.adminInterval
+		}
+		lost = 3 * interval
+	}
+	return max(lost/4, minHedgeAfter)
 }
 
 // heartbeatRequest snapshots the executor: identity, and every accepted

@@ -80,7 +80,7 @@ func (s *Server) heartbeat(c *gin.Context) {
 			started = append(started, r.Token)
 		}
 	}
-	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds()}
+	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds(), LostAfterMS: s.cfg.LostAfter.Milliseconds()}
 	if !s.reconcile(c, ex, req, running) {
 		return
 	}

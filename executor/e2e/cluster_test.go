@@ -77,6 +77,10 @@ type cluster struct {
 	admin   *testenv.Process
 	api     *admine2e.Client
 	n       *int // executors started, for instance ids
+	// how to start more admin replicas of the same cluster (startReplica)
+	adminBin, dsn, zk, root string
+	// admins is the --admins list executors get; default the first admin
+	admins string
 }
 
 // in returns the cluster for the subtest t: its methods fail t, and the
@@ -98,24 +102,34 @@ func newCluster(t *testing.T) *cluster {
 	execBin := testenv.BuildBinary(t, executorPkg)
 	secret := protocol.NewSecret()
 
-	port := strconv.Itoa(testenv.FreePort(t))
-	var admin *testenv.Process
-	keepOutput(t, &admin, "admin")
-	admin = testenv.StartProcess(t, adminBin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root,
-		"--http-addr", "127.0.0.1:" + port, "--id", "exec-e2e-" + port,
-		"--heartbeat-interval", heartbeat.String(),
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
-	_, err := admin.WaitForLine(deadline(t, startDeadline), "serving at")
-	require.NoError(t, err)
+	c := &cluster{t: t, execBin: execBin, secret: secret, n: new(int), adminBin: adminBin, dsn: dsn, zk: zk, root: root}
+	admin, url := c.startReplica("admin")
 	// The scheduler must run before the tests measure anything.
-	_, err = admin.WaitForLine(deadline(t, startDeadline), "msg=leading")
+	_, err := admin.WaitForLine(deadline(t, startDeadline), "msg=leading")
 	require.NoError(t, err)
 	m := passwordRE.FindStringSubmatch(admin.Stdout())
 	require.NotNil(t, m, "the first start prints the console password: %s", admin.Output())
-	api := admine2e.NewClient("http://127.0.0.1:" + port)
-	require.NoError(t, api.Login("admin", m[1]))
-	return &cluster{t: t, execBin: execBin, secret: secret, admin: admin, api: api, n: new(int)}
+	c.admin, c.api = admin, admine2e.NewClient(url)
+	require.NoError(t, c.api.Login("admin", m[1]))
+	return c
+}
+
+// startReplica starts one more `shardjob-admin serve` of the cluster (same
+// database, ZooKeeper chroot and secret) and waits until it serves; it
+// returns the process and its base URL.
+func (c *cluster) startReplica(name string) (*testenv.Process, string) {
+	c.t.Helper()
+	port := strconv.Itoa(testenv.FreePort(c.t))
+	var admin *testenv.Process
+	keepOutput(c.t, &admin, name)
+	admin = testenv.StartProcess(c.t, c.adminBin, []string{
+		"serve", "--db-driver", "mysql", "--db-dsn", c.dsn, "--zk", c.zk, "--zk-root", c.root,
+		"--http-addr", "127.0.0.1:" + port, "--id", "exec-e2e-" + port,
+		"--heartbeat-interval", heartbeat.String(),
+	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
+	_, err := admin.WaitForLine(deadline(c.t, startDeadline), "serving at")
+	require.NoError(c.t, err)
+	return admin, "http://127.0.0.1:" + port
 }
 
 // deadline returns a context that ends after d or with the test.
@@ -161,8 +175,12 @@ func (c *cluster) startNamed(name, app string, capacity int, s string) *executor
 	c.t.Helper()
 	var p *testenv.Process
 	keepOutput(c.t, &p, name)
+	admins := c.admins
+	if admins == "" {
+		admins = c.api.Base
+	}
 	p = testenv.StartProcess(c.t, c.execBin, []string{
-		"--app", app, "--admins", c.api.Base, "--capacity", strconv.Itoa(capacity),
+		"--app", app, "--admins", admins, "--capacity", strconv.Itoa(capacity),
 		"--heartbeat-interval", heartbeat.String(), "--instance-id", name, "--drain-timeout", "2s",
 		"--log-level", "debug", // the tests audit slot starts from the "slot started" lines
 	}, []string{"SHARDJOB_SECRET=" + s})

@@ -75,6 +75,11 @@ type HeartbeatResponse struct {
 	Assignments []RunAssignment `json:"assignments,omitempty"`
 	Cancel      []int64         `json:"cancel,omitempty"`
 	Admins      []string        `json:"admins,omitempty"` // other admin replicas the executor may fail over to
+	// LostAfterMS is the heartbeat silence after which the admins declare
+	// the executor lost: an executor asks another admin too when one is
+	// slow to answer a heartbeat for a fraction of it. 0 (admins built
+	// before it): three heartbeat intervals.
+	LostAfterMS int64 `json:"lost_after_ms,omitempty"`
 	// AssignmentsValidUntilMS bounds when Assignments may be taken, as
 	// AssignRequest.ValidUntilMS does: a response read late (the executor
 	// froze in between) is not acted on. 0: no bound.
