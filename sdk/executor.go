@@ -658,17 +658,33 @@ func (e *Executor) finish(s *slot, res protocol.SlotResult) {
 	delete(e.slots, s.task.Token)
 	e.running--
 	e.finishLocked(res)
-	if e.state == stateRunning {
-		for e.running < e.cfg.Capacity && len(e.queue) > 0 {
-			next := e.queue[0]
-			e.queue[0] = nil
-			e.queue = e.queue[1:]
-			e.startLocked(next)
-		}
-	}
+	e.startQueuedLocked()
 	if e.running == 0 && e.idle != nil {
 		close(e.idle)
 		e.idle = nil
+	}
+}
+
+// startQueuedLocked starts queued slots in arrival order while capacity
+// allows, but asks first when the contact with the admins is stale (the
+// process was frozen, or cut off): it waits for a heartbeat answer, which
+// cancels the queued tokens that were moved elsewhere meanwhile, and the
+// heartbeat calls it again.
+func (e *Executor) startQueuedLocked() {
+	if e.state != stateRunning {
+		return
+	}
+	for e.running < e.cfg.Capacity && len(e.queue) > 0 {
+		if e.contactStaleLocked(time.Now()) {
+			e.log.Debug("holding queued slots until an admin answers a heartbeat", "queued", len(e.queue),
+				"last_heartbeat", e.lastBeat)
+			kick(e.hbKick)
+			return
+		}
+		next := e.queue[0]
+		e.queue[0] = nil
+		e.queue = e.queue[1:]
+		e.startLocked(next)
 	}
 }
 

@@ -973,3 +973,32 @@ func TestFrozenAdminIsHedged(t *testing.T) {
 	waitExec(t, e, "the live admin in use", func(s Stats) bool { return s.Admin == live.URL() })
 	require.Zero(t, e.Stats().HeartbeatFailures, "no heartbeat failed: the slow one was hedged, not waited out")
 }
+
+// TestQueuedSlotWaitsForAnAdminAfterLosingContact: a slot queued while no
+// admin answers heartbeats (the process was cut off or frozen for longer
+// than half the loss threshold; the admins may have moved its slots) does
+// not start when capacity frees up: the executor asks first, and the
+// heartbeat answer cancels it because it was moved meanwhile. It never runs.
+func TestQueuedSlotWaitsForAnAdminAfterLosingContact(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	g := newGate()
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.Capacity = 1 })
+	fa.waitFor(t, "a heartbeat", func(f *fakeAdmin) bool { return len(f.heartbeats) >= 1 })
+	require.Equal(t, []int64{1201, 1202}, fa.assignPush(t, e, run("work", 1201, 1202)))
+	require.Equal(t, int64(1201), recv(t, g.started, "the first slot").Token)
+
+	// Contact lost for three heartbeat intervals (more than half the loss
+	// threshold); meanwhile the admins moved the queued slot.
+	fa.update(func(f *fakeAdmin) { f.down = true; f.cancel = []int64{1202} })
+	waitExec(t, e, "three failed heartbeats", func(s Stats) bool { return s.HeartbeatFailures >= 3 })
+	g.release <- struct{}{} // capacity frees up: 1202 must not start yet
+	waitExec(t, e, "the first slot finished", func(s Stats) bool { return s.Succeeded == 1 })
+	require.Equal(t, 1, e.Stats().Queued, "held back until an admin answers")
+
+	fa.update(func(f *fakeAdmin) { f.down = false })
+	res := fa.waitResult(t, 1202)
+	require.Equal(t, protocol.SlotCancelled, res.Status)
+	require.Contains(t, res.Error, "before it started")
+	require.EqualValues(t, 1, g.count.Load(), "the moved slot never ran here")
+}

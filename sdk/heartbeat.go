@@ -87,7 +87,6 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 		e.executorID = resp.ExecutorID
 	}
 	e.stats.Heartbeats++
-	e.lastBeat = time.Now()
 	if resp.IntervalMS > 0 {
 		e.adminInterval = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
 	}
@@ -109,11 +108,40 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 		e.cancel(resp.Cancel, "", "heartbeat")
 		e.forgetReleased(resp.Cancel)
 	}
+	// Only now, with what moved elsewhere cancelled, is the contact fresh:
+	// queued slots held back by a stale contact start (startQueuedLocked).
+	e.mu.Lock()
+	e.lastBeat = time.Now()
+	e.startQueuedLocked()
+	e.notifyLocked()
+	e.mu.Unlock()
 	var next time.Duration
 	if resp.IntervalMS > 0 {
 		next = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
 	}
 	return next, admin, nil
+}
+
+// lossThresholdLocked is the heartbeat silence after which the admins
+// declare this executor lost: as the admin says, or three heartbeat
+// intervals until one does.
+func (e *Executor) lossThresholdLocked() time.Duration {
+	if e.lostAfter > 0 {
+		return e.lostAfter
+	}
+	interval := e.cfg.HeartbeatInterval
+	if e.adminInterval > 0 {
+		interval = e.adminInterval
+	}
+	return 3 * interval
+}
+
+// contactStaleLocked reports whether no admin has answered a heartbeat for
+// half the loss threshold (or ever): the admins may have declared this
+// process lost and moved its slots, so it asks before starting anything it
+// queued (see startQueuedLocked).
+func (e *Executor) contactStaleLocked(now time.Time) bool {
+	return e.lastBeat.IsZero() || now.Sub(e.lastBeat) > e.lossThresholdLocked()/2
 }
 
 // hedgeAfter is how long a heartbeat waits for an admin before it asks the
@@ -123,15 +151,7 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 func (e *Executor) hedgeAfter() time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	lost := e.lostAfter
-	if lost <= 0 {
-		interval := e.cfg.HeartbeatInterval
-		if e.adminInterval > 0 {
-			interval = e.adminInterval
-		}
-		lost = 3 * interval
-	}
-	return max(lost/4, minHedgeAfter)
+	return max(e.lossThresholdLocked()/4, minHedgeAfter)
 }
 
 // heartbeatRequest snapshots the executor: identity, and every accepted
