@@ -89,7 +89,7 @@ func ValidateParams(handler, params string) error {
 	case NameHTTP:
 		_, err = parseHTTPParams(params)
 	case NameSQL:
-		_, err = parseSQLParams(params)
+		err = validateSQLParams(params)
 	case NameShell:
 		_, err = parseShellParams(params)
 	case NameDedupArchive:

@@ -22,7 +22,14 @@
 //     come from the params' args (?) and named values (:name), and the
 //     task's own :slot, :total, :run_id, :job_id, :attempt and :token; they
 //     are always bound by the driver, never written into the statement.
-//     The rows affected are counted as processed records.
+//     The statement is read the way its data source's database reads it
+//     (MySQL's or SQLite's quoting and comments) and must be one
+//     statement. On SQLite, SQLite's own tokenizer must agree before it
+//     runs, and the data source's connections run in defensive mode with
+//     no database attachable and an authorizer refusing ATTACH, DETACH,
+//     VACUUM, load_extension() and every PRAGMA that does more than read
+//     the schema: a statement cannot reach another file. The rows
+//     affected are counted as processed records.
 //   - shell runs one program per slot, only when the operator enabled the
 //     handler (ShellConfig.Enabled, off by default) and only programs on
 //     its allow-list of absolute paths, executed directly with an argv (no

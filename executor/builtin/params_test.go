@@ -58,22 +58,6 @@ func TestValidateParams(t *testing.T) {
 	}
 }
 
-func TestCompileStatement(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"UPDATE t SET a = :x WHERE b = ? AND c = :slot":          "UPDATE t SET a = ? WHERE b = ? AND c = ?",
-		"SELECT ':x', \"?\", `:y`, 'it''s :z', 'a\\' :w' FROM t": "SELECT ':x', \"?\", `:y`, 'it''s :z', 'a\\' :w' FROM t",
-		"SELECT @v := 1, a::text -- :c ?\n, /* :d ? */ :e;":      "SELECT @v := 1, a::text -- :c ?\n, /* :d ? */ ?",
-	} {
-		got, _, err := compileStatement(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	_, refs, err := compileStatement("SELECT ?, :slot, ?, :b")
-	require.NoError(t, err)
-	require.Equal(t, []argRef{{pos: 0}, {name: "slot"}, {pos: 1}, {name: "b"}}, refs)
-}
-
 func TestLiteralIP(t *testing.T) {
 	t.Parallel()
 	for host, want := range map[string]string{
@@ -135,9 +119,13 @@ func FuzzValidateParams(f *testing.F) {
 		for _, h := range []string{NameHTTP, NameSQL, NameShell, "other"} {
 			_ = ValidateParams(h, params)
 		}
-		if p, err := parseSQLParams(params); err == nil {
+		for _, d := range []dialect{dialectMySQL, dialectSQLite} {
+			p, err := decodeSQLParams(params)
+			if err != nil || p.compile(d) != nil {
+				continue
+			}
 			if got := strings.Count(p.compiled, "?"); got < len(p.refs) {
-				t.Fatalf("%q compiled to %q with %d refs", p.Statement, p.compiled, len(p.refs))
+				t.Fatalf("%s: %q compiled to %q with %d refs", d, p.Statement, p.compiled, len(p.refs))
 			}
 			positional := 0
 			for _, r := range p.refs {
@@ -146,33 +134,10 @@ func FuzzValidateParams(f *testing.F) {
 				}
 			}
 			if positional != len(p.args) {
-				t.Fatalf("%d positional refs, %d args", positional, len(p.args))
+				t.Fatalf("%s: %d positional refs, %d args", d, positional, len(p.args))
 			}
-		}
-	})
-}
-
-// FuzzStatement: compiling never panics, and a compiled statement compiles
-// again to itself with only positional placeholders, as many as before.
-func FuzzStatement(f *testing.F) {
-	for _, s := range []string{"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, stmt string) {
-		out, refs, err := compileStatement(stmt)
-		if err != nil {
-			return
-		}
-		again, refs2, err := compileStatement(out)
-		if err != nil {
-			t.Fatalf("%q compiled to %q, which does not compile: %v", stmt, out, err)
-		}
-		if again != out || len(refs2) != len(refs) {
-			t.Fatalf("%q → %q (%d refs) → %q (%d refs)", stmt, out, len(refs), again, len(refs2))
-		}
-		for _, r := range refs2 {
-			if r.name != "" {
-				t.Fatalf("%q: named ref %q left in %q", stmt, r.name, out)
+			if ValidateParams(NameSQL, params) != nil {
+				t.Fatalf("%s accepts %q, ValidateParams does not", d, params)
 			}
 		}
 	})

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 
 	"github.com/shardjob/shardjob/sdk"
 )
@@ -31,6 +31,9 @@ type SQLConfig struct {
 	// --sql-datasource name=driver:dsn). Default: none, every statement is
 	// refused. The platform database is not one unless listed here.
 	// multiStatements is turned off in MySQL DSNs: one job, one statement.
+	// SQLite data sources are opened in defensive mode by a driver of the
+	// handler's own whose connections attach no database and refuse most
+	// PRAGMAs (see openSQLite); _defensive=0 in their DSN is an error.
 	DataSources map[string]DataSource
 
 	// DefaultTimeout bounds a statement whose params give no timeout_ms
@@ -90,39 +93,43 @@ func NewSQL(cfg SQLConfig) (*SQL, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		ds := cfg.DataSources[name]
-		if !dataSourceNameRE.MatchString(name) {
-			_ = s.Close()
-			return nil, fmt.Errorf("sql data source %q: name must be 1-64 letters, digits, '.', '_' or '-'", name)
-		}
-		dsn := ds.DSN
-		switch ds.Driver {
-		case "mysql":
-			mc, err := mysql.ParseDSN(dsn)
-			if err != nil {
-				_ = s.Close()
-				return nil, fmt.Errorf("sql data source %q: not a go-sql-driver/mysql DSN (user:pass@tcp(host:3306)/db): %v", name, err)
-			}
-			mc.MultiStatements = false
-			dsn = mc.FormatDSN()
-		case "sqlite":
-			if strings.TrimSpace(dsn) == "" {
-				_ = s.Close()
-				return nil, fmt.Errorf("sql data source %q: sqlite needs a file name", name)
-			}
-		default:
-			_ = s.Close()
-			return nil, fmt.Errorf("sql data source %q: driver %q: use mysql (MySQL, MariaDB) or sqlite", name, ds.Driver)
-		}
-		db, err := sql.Open(ds.Driver, dsn)
+		db, err := openDataSource(name, cfg.DataSources[name])
 		if err != nil {
 			_ = s.Close()
-			return nil, fmt.Errorf("sql data source %q: %w", name, err)
+			return nil, err
 		}
 		db.SetConnMaxIdleTime(5 * time.Minute)
 		s.dbs[name] = db
 	}
 	return s, nil
+}
+
+// openDataSource checks ds and opens (lazily) its pool: MySQL with
+// multiStatements off, SQLite with the guards of openSQLite.
+func openDataSource(name string, ds DataSource) (*sql.DB, error) {
+	if !dataSourceNameRE.MatchString(name) {
+		return nil, fmt.Errorf("sql data source %q: name must be 1-64 letters, digits, '.', '_' or '-'", name)
+	}
+	switch ds.Driver {
+	case "mysql":
+		mc, err := mysql.ParseDSN(ds.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("sql data source %q: not a go-sql-driver/mysql DSN (user:pass@tcp(host:3306)/db): %v", name, err)
+		}
+		mc.MultiStatements = false
+		db, err := sql.Open("mysql", mc.FormatDSN())
+		if err != nil {
+			return nil, fmt.Errorf("sql data source %q: %w", name, err)
+		}
+		return db, nil
+	case "sqlite":
+		db, err := openSQLite(ds.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("sql data source %q: %w", name, err)
+		}
+		return db, nil
+	}
+	return nil, fmt.Errorf("sql data source %q: driver %q: use mysql (MySQL, MariaDB) or sqlite", name, ds.Driver)
 }
 
 // Close closes the data sources' pools.
@@ -158,7 +165,36 @@ type argRef struct {
 // The names a statement may use without defining them in "named".
 var sqlTaskNames = map[string]bool{"slot": true, "total": true, "run_id": true, "job_id": true, "attempt": true, "token": true}
 
-func parseSQLParams(params string) (*sqlParams, error) {
+// validateSQLParams is ValidateParams for the sql handler. The admin does
+// not know the dialect of a data source, which is configured on the
+// executors: params pass when the statement is valid for MySQL or for
+// SQLite, and the executor compiles it again for its data source.
+func validateSQLParams(params string) error {
+	p, err := decodeSQLParams(params)
+	if err != nil {
+		return err
+	}
+	errMySQL := p.compile(dialectMySQL)
+	if errMySQL == nil {
+		return nil
+	}
+	errSQLite := p.compile(dialectSQLite)
+	if errSQLite == nil || errSQLite.Error() == errMySQL.Error() {
+		return errSQLite
+	}
+	var pm, ps *ParamsError
+	if !errors.As(errMySQL, &pm) || !errors.As(errSQLite, &ps) {
+		return errMySQL
+	}
+	field := pm.Field
+	if ps.Field != field {
+		field = ""
+	}
+	return paramsErr(NameSQL, field, "for a MySQL data source: %s; for a SQLite data source: %s", pm.Problem, ps.Problem)
+}
+
+// decodeSQLParams decodes and checks params, all but the statement's text.
+func decodeSQLParams(params string) (*sqlParams, error) {
 	var p sqlParams
 	if err := decodeParams(NameSQL, params, &p); err != nil {
 		return nil, err
@@ -168,11 +204,6 @@ func parseSQLParams(params string) (*sqlParams, error) {
 	}
 	if strings.TrimSpace(p.Statement) == "" {
 		return nil, paramsErr(NameSQL, "statement", "required, e.g. \"UPDATE invoice SET state = ? WHERE MOD(id, :total) = :slot\"")
-	}
-	var err error
-	p.compiled, p.refs, err = compileStatement(p.Statement)
-	if err != nil {
-		return nil, paramsErr(NameSQL, "statement", "%s", err.Error())
 	}
 	for i, a := range p.Args {
 		v, err := sqlValue(a)
@@ -192,6 +223,21 @@ func parseSQLParams(params string) (*sqlParams, error) {
 		}
 		p.named[k] = v
 	}
+	var err error
+	if p.timeout, err = timeoutParam(NameSQL, p.TimeoutMS, 0, sqlMaxTimeout); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// compile reads the statement in dialect d (compileStatement) and checks
+// its placeholders against args and named.
+func (p *sqlParams) compile(d dialect) error {
+	var err error
+	p.compiled, p.refs, err = compileStatement(p.Statement, d)
+	if err != nil {
+		return paramsErr(NameSQL, "statement", "%s", err.Error())
+	}
 	positional, used := 0, map[string]bool{}
 	for _, r := range p.refs {
 		if r.name == "" {
@@ -200,21 +246,18 @@ func parseSQLParams(params string) (*sqlParams, error) {
 		}
 		used[r.name] = true
 		if _, ok := p.named[r.name]; !ok && !sqlTaskNames[r.name] {
-			return nil, paramsErr(NameSQL, "statement", ":%s is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"", r.name)
+			return paramsErr(NameSQL, "statement", ":%s is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"", r.name)
 		}
 	}
 	if positional != len(p.args) {
-		return nil, paramsErr(NameSQL, "args", "the statement has %d ? placeholders but args has %d values", positional, len(p.args))
+		return paramsErr(NameSQL, "args", "the statement has %d ? placeholders but args has %d values", positional, len(p.args))
 	}
 	for _, k := range sortedAnyKeys(p.Named) {
 		if !used[k] {
-			return nil, paramsErr(NameSQL, "named", "%q is not used by the statement (no :%s in it)", k, k)
+			return paramsErr(NameSQL, "named", "%q is not used by the statement (no :%s in it)", k, k)
 		}
 	}
-	if p.timeout, err = timeoutParam(NameSQL, p.TimeoutMS, 0, sqlMaxTimeout); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return nil
 }
 
 func sortedAnyKeys(m map[string]any) []string {
@@ -257,99 +300,6 @@ func jsonTypeOf(v any) string {
 	}
 }
 
-// compileStatement finds the placeholders of stmt — ? and :name — outside
-// string literals, quoted identifiers and comments, turns every :name into
-// ?, and refuses more than one statement. It never puts a value into the
-// text: values are bound by the driver.
-func compileStatement(stmt string) (string, []argRef, error) {
-	var out strings.Builder
-	var refs []argRef
-	positional := 0
-	s := strings.TrimSpace(stmt)
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			j, err := skipQuoted(s, i)
-			if err != nil {
-				return "", nil, err
-			}
-			out.WriteString(s[i:j])
-			i = j
-		case c == '-' && strings.HasPrefix(s[i:], "--"):
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				j = len(s) - i
-			}
-			out.WriteString(s[i : i+j])
-			i += j
-		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				return "", nil, errors.New("a /* comment is not closed")
-			}
-			out.WriteString(s[i : i+2+j+2])
-			i += 2 + j + 2
-		case c == '?':
-			if i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' {
-				return "", nil, fmt.Errorf("numbered placeholders (?%c…) are not supported: use ? or :name", s[i+1])
-			}
-			refs = append(refs, argRef{pos: positional})
-			positional++
-			out.WriteByte('?')
-			i++
-		case c == ':' && i+1 < len(s) && isNameStart(s[i+1]) && (i == 0 || s[i-1] != ':'):
-			j := i + 1
-			for j < len(s) && isNameChar(s[j]) {
-				j++
-			}
-			refs = append(refs, argRef{name: s[i+1 : j]})
-			out.WriteByte('?')
-			i = j
-		case c == ';':
-			rest := strings.TrimSpace(s[i+1:])
-			if rest != "" {
-				return "", nil, errors.New("one statement only: text follows the ';'")
-			}
-			i = len(s)
-		default:
-			out.WriteByte(c)
-			i++
-		}
-	}
-	compiled := strings.TrimSpace(out.String())
-	if compiled == "" {
-		return "", nil, errors.New("empty statement")
-	}
-	return compiled, refs, nil
-}
-
-// skipQuoted returns the index just past the quoted text starting at s[i]:
-// a doubled quote stands for itself, a backslash escapes the next byte
-// (MySQL's reading; keep backslashes out of literals for SQLite, or pass the
-// value as an argument).
-func skipQuoted(s string, i int) (int, error) {
-	q := s[i]
-	for j := i + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			if q != '`' {
-				j++
-			}
-		case q:
-			if j+1 < len(s) && s[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1, nil
-		}
-	}
-	return 0, fmt.Errorf("the %c quote at byte %d is not closed", q, i)
-}
-
-func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }
-
 // bind returns the arguments of compiled for the task, in order.
 func (p *sqlParams) bind(t *sdk.Task) []any {
 	args := make([]any, 0, len(p.refs))
@@ -380,12 +330,11 @@ func (p *sqlParams) bind(t *sdk.Task) []any {
 
 // Handle runs the statement of the task's params.
 func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
-	p, err := parseSQLParams(t.Params)
+	p, err := decodeSQLParams(t.Params)
 	if err != nil {
 		return err
 	}
-	db, ok := s.dbs[p.DataSource]
-	if !ok {
+	if _, ok := s.dbs[p.DataSource]; !ok {
 		names := make([]string, 0, len(s.dbs))
 		for n := range s.dbs {
 			names = append(names, n)
@@ -397,6 +346,9 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 		}
 		return refused("sql data source %q is not configured on this executor (configured: %s); add --sql-datasource %s=driver:dsn", p.DataSource, have, p.DataSource)
 	}
+	if err := p.compile(s.dialect(p.DataSource)); err != nil {
+		return err
+	}
 	timeout := p.timeout
 	if timeout == 0 {
 		timeout = s.cfg.DefaultTimeout
@@ -407,7 +359,7 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := db.ExecContext(sctx, p.compiled, p.bind(t)...)
+	res, err := s.exec(sctx, p.DataSource, p.compiled, p.bind(t))
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -430,6 +382,19 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 	logger(t).Info("sql statement executed", "datasource", p.DataSource, "rows_affected", n,
 		"duration", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// dialect is the dialect of the data source name.
+func (s *SQL) dialect(name string) dialect { return dialect(s.cfg.DataSources[name].Driver) }
+
+// exec runs stmt, compiled for the dialect of the data source name, on it:
+// on MySQL as it is (multiStatements is off), on SQLite with the guards of
+// execSQLite.
+func (s *SQL) exec(ctx context.Context, name, stmt string, args []any) (sql.Result, error) {
+	if s.dialect(name) == dialectSQLite {
+		return execSQLite(ctx, s.dbs[name], stmt, args)
+	}
+	return s.dbs[name].ExecContext(ctx, stmt, args...)
 }
 
 // transientSQLError reports errors worth retrying: deadlocks, lock waits,

@@ -83,6 +83,34 @@ func TestSQLBindsSlotTotalAndArgs(t *testing.T) {
 	})
 }
 
+// TestSQLBackslashInjection is the statement of issue 17 (M4): the handler
+// read backslashes the MySQL way on every data source, took it for one
+// statement, and SQLite ran two: the UPDATE and a DROP TABLE. On MySQL the
+// literal ends at a different place with sql_mode NO_BACKSLASH_ESCAPES.
+func TestSQLBackslashInjection(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+		task, _ := newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'a\\'; DROP TABLE item; --'"}`)
+		err := e.h.Handle(context.Background(), task)
+		if driverOf(e) == "sqlite" {
+			require.ErrorContains(t, err, "sql handler params: statement: one statement only: text follows the ';' at byte 27; run each statement as a job of its own")
+		} else {
+			require.ErrorContains(t, err, "sql handler params: statement: the ' literal at byte 23 ends at a different place depending on whether the MySQL server reads backslashes as escapes")
+		}
+		var n int
+		require.NoError(t, e.db.QueryRow("SELECT COUNT(*) FROM item WHERE note IS NULL").Scan(&n))
+		require.Equal(t, 20, n, "the table survived and no row changed")
+
+		if driverOf(e) == "sqlite" {
+			task, _ = newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'C:\\' WHERE id = 1"}`)
+			require.NoError(t, e.h.Handle(context.Background(), task), "a backslash is an ordinary character to SQLite")
+			var note string
+			require.NoError(t, e.db.QueryRow("SELECT note FROM item WHERE id = 1").Scan(&note))
+			require.Equal(t, `C:\`, note)
+		}
+	})
+}
+
 func TestSQLErrors(t *testing.T) {
 	t.Parallel()
 	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
@@ -122,9 +150,12 @@ func TestSQLConfig(t *testing.T) {
 	require.NotContains(t, fmt.Sprint(err), "secret")
 
 	for ds, want := range map[builtin.DataSource]string{
-		{Driver: "postgres", DSN: "x"}:      `driver "postgres": use mysql`,
-		{Driver: "mysql", DSN: "not a dsn"}: "not a go-sql-driver/mysql DSN",
-		{Driver: "sqlite", DSN: " "}:        "needs a file name",
+		{Driver: "postgres", DSN: "x"}:               `driver "postgres": use mysql`,
+		{Driver: "mysql", DSN: "not a dsn"}:          "not a go-sql-driver/mysql DSN",
+		{Driver: "sqlite", DSN: " "}:                 "needs a file name",
+		{Driver: "sqlite", DSN: "?x=1"}:              "needs a file name",
+		{Driver: "sqlite", DSN: "x.db?_defensive=0"}: "the sql handler runs SQLite data sources in defensive mode: remove _defensive from the file name",
+		{Driver: "sqlite", DSN: "x.db?a=%zz"}:        "the query of the file name does not parse",
 	} {
 		_, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"x": ds}})
 		require.ErrorContains(t, err, want)

@@ -1,0 +1,189 @@
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// dialect is how the database of a data source reads a statement: where its
+// string literals, quoted identifiers and comments begin and end. The sql
+// handler must read a statement exactly as the database does, or a ';' that
+// it takes for part of a literal ends the statement in the database and
+// what follows runs as a second one.
+type dialect string
+
+// The dialects, named like the drivers of DataSource.
+const (
+	// dialectMySQL is MySQL's and MariaDB's reading: '…' and "…" are
+	// literals (or "…" an identifier under sql_mode ANSI_QUOTES) where a
+	// doubled quote stands for itself and, unless sql_mode has
+	// NO_BACKSLASH_ESCAPES, a backslash escapes the next character; `…`
+	// is an identifier with no backslash escapes. Comments are /* … */,
+	// # to the end of the line, and -- to the end of the line only when
+	// a space or control character follows the two dashes. /*! … */ and
+	// /*M! … */ are not comments to MySQL and MariaDB, which run their
+	// text. The connection character set is assumed ASCII-compatible
+	// for backslashes (utf8mb4, the driver's default; not big5, cp932,
+	// gbk, gb18030 or sjis, where 0x5C can be the second byte of a
+	// character).
+	dialectMySQL dialect = "mysql"
+	// dialectSQLite is SQLite's reading: '…' literals and "…", `…` and
+	// […] identifiers, where a doubled quote stands for itself (not in
+	// […]) and a backslash is an ordinary character; comments are
+	// /* … */ and -- to the end of the line.
+	dialectSQLite dialect = "sqlite"
+)
+
+// textAfterStatementError is the error of a statement that goes on after a
+// ';'.
+type textAfterStatementError struct{ at int } // the ';', a byte offset
+
+func (e *textAfterStatementError) Error() string {
+	return fmt.Sprintf("one statement only: text follows the ';' at byte %d; run each statement as a job of its own", e.at)
+}
+
+// compileStatement reads stmt the way d does, finds its placeholders — ?
+// and :name — outside string literals, quoted identifiers and comments,
+// turns every :name into ?, and refuses more than one statement (a ';'
+// followed by anything but white space), a literal or comment that is not
+// closed, and text the dialects of MySQL's sql_mode settings read
+// differently. It never puts a value into the text: values are bound by
+// the driver. Byte offsets in its errors count from the start of stmt.
+func compileStatement(stmt string, d dialect) (string, []argRef, error) {
+	if i := strings.IndexByte(stmt, 0); i >= 0 {
+		return "", nil, fmt.Errorf("a NUL character (\\u0000) at byte %d: the database would stop reading the statement there; remove it", i)
+	}
+	var out strings.Builder
+	var refs []argRef
+	positional := 0
+	code := false // whether anything but white space and comments was read
+	for i := 0; i < len(stmt); {
+		j, comment, err := skipQuoted(stmt, i, d)
+		if err != nil {
+			return "", nil, err
+		}
+		if j > i {
+			out.WriteString(stmt[i:j])
+			code = code || !comment
+			i = j
+			continue
+		}
+		c := stmt[i]
+		code = code || c != ';' && !isSpace(c)
+		switch {
+		case c == '?':
+			if i+1 < len(stmt) && stmt[i+1] >= '0' && stmt[i+1] <= '9' {
+				return "", nil, fmt.Errorf("numbered placeholders (?%c…) are not supported: use ? or :name", stmt[i+1])
+			}
+			refs = append(refs, argRef{pos: positional})
+			positional++
+			out.WriteByte('?')
+			i++
+		case c == ':' && i+1 < len(stmt) && isNameStart(stmt[i+1]) && (i == 0 || stmt[i-1] != ':'):
+			j := i + 1
+			for j < len(stmt) && isNameChar(stmt[j]) {
+				j++
+			}
+			refs = append(refs, argRef{name: stmt[i+1 : j]})
+			out.WriteByte('?')
+			i = j
+		case c == ';':
+			if strings.TrimSpace(stmt[i+1:]) != "" {
+				return "", nil, &textAfterStatementError{at: i}
+			}
+			i = len(stmt)
+		default:
+			out.WriteByte(c)
+			i++
+		}
+	}
+	compiled := strings.TrimSpace(out.String())
+	if !code || compiled == "" {
+		return "", nil, errors.New("empty statement: nothing but white space and comments")
+	}
+	return compiled, refs, nil
+}
+
+// skipQuoted returns the index just past the string literal, quoted
+// identifier or comment that starts at s[i] in dialect d, or i when none
+// starts there, and whether it is a comment. A -- or # comment ends before
+// its newline.
+func skipQuoted(s string, i int, d dialect) (end int, comment bool, err error) {
+	rest := s[i:]
+	switch c := s[i]; {
+	case c == '\'' || c == '"':
+		if d == dialectMySQL {
+			end, err = mysqlQuoteEnd(s, i)
+		} else {
+			end, err = quoteEnd(s, i, false)
+		}
+		return end, false, err
+	case c == '`':
+		end, err = quoteEnd(s, i, false)
+		return end, false, err
+	case c == '[' && d == dialectSQLite:
+		j := strings.IndexByte(rest, ']')
+		if j < 0 {
+			return 0, false, fmt.Errorf("the [ identifier at byte %d is not closed with ]", i)
+		}
+		return i + j + 1, false, nil
+	case strings.HasPrefix(rest, "--") && (d == dialectSQLite || len(rest) == 2 || rest[2] <= ' ' || rest[2] == 0x7f),
+		c == '#' && d == dialectMySQL:
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			return i + j, true, nil
+		}
+		return len(s), true, nil
+	case strings.HasPrefix(rest, "/*"):
+		if d == dialectMySQL && (strings.HasPrefix(rest, "/*!") || strings.HasPrefix(rest, "/*M!")) {
+			return 0, false, fmt.Errorf("the executable comment /*!…*/ at byte %d is run by MySQL and MariaDB, not skipped: write its text as plain SQL", i)
+		}
+		j := strings.Index(rest[2:], "*/")
+		if j < 0 {
+			return 0, false, fmt.Errorf("the /* comment at byte %d is not closed", i)
+		}
+		return i + 2 + j + 2, true, nil
+	}
+	return i, false, nil
+}
+
+// quoteEnd returns the index just past the quoted text that starts at s[i]
+// and ends at the same quote character; a doubled quote stands for itself
+// and, when backslash is set, a backslash escapes the next byte.
+func quoteEnd(s string, i int, backslash bool) (int, error) {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case backslash && s[j] == '\\':
+			j++
+		case s[j] == q:
+			if j+1 < len(s) && s[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("the %c quote at byte %d is not closed", q, i)
+}
+
+// mysqlQuoteEnd is quoteEnd for a MySQL '…' or "…", which ends where it ends
+// with backslash escapes (MySQL's default) and without (sql_mode
+// NO_BACKSLASH_ESCAPES; ANSI_QUOTES for "…" identifiers): the handler does
+// not know the server's sql_mode, so a literal the two readings end at
+// different places is refused.
+func mysqlQuoteEnd(s string, i int) (int, error) {
+	escaped, errE := quoteEnd(s, i, true)
+	plain, errP := quoteEnd(s, i, false)
+	switch {
+	case errE != nil && errP != nil:
+		return 0, errE
+	case errE != nil || errP != nil || escaped != plain:
+		return 0, fmt.Errorf("the %c literal at byte %d ends at a different place depending on whether the MySQL server reads backslashes as escapes (sql_mode without NO_BACKSLASH_ESCAPES) or not: write a quote inside a literal as two quotes (%c%c), not with a backslash, or pass the value as an argument", s[i], i, s[i], s[i])
+	}
+	return escaped, nil
+}
+
+func isSpace(c byte) bool     { return c == ' ' || c >= '\t' && c <= '\r' }
+func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }
