@@ -45,8 +45,10 @@ type AttemptView struct {
 	Slot       int        `json:"slot"`
 	Attempt    int        `json:"attempt"`
 	ExecutorID *int64     `json:"executor_id"`
-	Status     string     `json:"status"`
-	Current    bool       `json:"current"`
+	// Status is the slot state: pending, assigned, queued, running,
+	// succeeded, failed, cancelled, lost or moved (store.SlotState).
+	Status    string     `json:"status"`
+	Current   bool       `json:"current"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	Processed  int64      `json:"processed"`
@@ -91,7 +93,7 @@ func optID(v sql.NullInt64) *int64 {
 
 func attemptView(a store.Attempt) AttemptView {
 	v := AttemptView{
-		Token: a.ID, Slot: a.Slot, Attempt: a.Attempt, Status: a.Status, Current: a.Current,
+		Token: a.ID, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
 	}

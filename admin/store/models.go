@@ -42,6 +42,34 @@ const (
 	AttemptMoved     = "moved" // superseded before it started: given to an idle executor
 )
 
+// Slot states: the one vocabulary the API, the console and the CLI use for
+// an attempt (AttemptView.status). An attempt stored as assigned is one of
+// three states, by how far it got; the others are its stored status.
+//
+//	pending    waiting for an executor (not placed yet, or placed again)
+//	assigned   placed on an executor and sent, not acknowledged yet
+//	queued     the executor has it and waits for free capacity to start it
+//	running, succeeded, failed, cancelled
+//	lost       its executor went silent or no longer had it; a new attempt replaced it
+//	moved      given to an idle executor before it started; a new attempt replaced it
+const (
+	SlotPending = "pending"
+	SlotQueued  = "queued"
+)
+
+// SlotState is the slot state (see SlotPending) of attempt a.
+func SlotState(a Attempt) string {
+	switch {
+	case a.Status != AttemptAssigned:
+		return a.Status
+	case !a.ExecutorID.Valid:
+		return SlotPending
+	case a.Acked:
+		return SlotQueued
+	}
+	return AttemptAssigned
+}
+
 // Executor states.
 const (
 	ExecutorOnline   = "online"

@@ -105,7 +105,7 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 	replacement := c.startExecutor()
 	c.waitOnline(replacement)
 	c.waitAttempts(run.ID, "the killed executor's slots were not moved", func(atts []attemptView) error {
-		if n := len(on(atts, victim, "assigned", "running")); n > 0 {
+		if n := len(on(atts, victim, "assigned", "queued", "running")); n > 0 {
 			return fmt.Errorf("%d unfinished current attempts still on %s", n, victim.name)
 		}
 		return nil
@@ -167,7 +167,7 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 	}
 	var superseded []attemptView // the attempts of the frozen executor that were superseded
 	c.waitAttempts(run.ID, "the paused executor's slots were not moved", func(atts []attemptView) error {
-		if n := len(on(atts, frozen, "assigned", "running")); n > 0 {
+		if n := len(on(atts, frozen, "assigned", "queued", "running")); n > 0 {
 			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.name)
 		}
 		superseded = superseded[:0]

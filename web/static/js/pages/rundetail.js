@@ -7,6 +7,10 @@ import { h, s, card, badge, kv, toast, confirmDialog, icon, showTip, hideTip, hi
 import { logsPanel } from "./runlogs.js";
 
 const ACTIVE = new Set(["pending", "running"]);
+// Slot states (docs/console.md): placed on an executor and not finished; and
+// not started yet (waiting for an executor, being sent, or queued there).
+const ACTIVE_SLOT = new Set(["assigned", "queued", "running"]);
+const WAITING_SLOT = new Set(["pending", "assigned", "queued"]);
 const HEAT = [[254, 243, 199], [252, 211, 77], [249, 115, 22], [220, 38, 38], [127, 29, 29]];
 let savedMode = "status";
 
@@ -122,7 +126,7 @@ export default function mount(root, ctx) {
   function slotTip(slot) {
     const a = current.get(slot);
     const now = Date.now();
-    const rows = [h("div", { class: "tip-title" }, t("run.slotN", { n: slot }), " ", badge(a ? a.status : "unassigned", "badge-sm"))];
+    const rows = [h("div", { class: "tip-title" }, t("run.slotN", { n: slot }), " ", badge(a ? a.status : "pending", "badge-sm"))];
     if (a) {
       rows.push(
         h("div", { class: "tip-row" }, t("col.executor"), h("b", {}, execLabel(a.executor_id))),
@@ -140,7 +144,7 @@ export default function mount(root, ctx) {
     const now = Date.now();
     const a = current.get(selected);
     fill(slotPanel, 
-      h("div", { class: "slot-head" }, h("h4", {}, t("run.slotN", { n: selected })), badge(a ? a.status : "unassigned")),
+      h("div", { class: "slot-head" }, h("h4", {}, t("run.slotN", { n: selected })), badge(a ? a.status : "pending")),
       a ? kv([
         [t("col.executor"), a.executor_id != null ? h("span", { title: execs.get(a.executor_id)?.address || "" }, execLabel(a.executor_id)) : "—"],
         [t("run.attempt"), `${a.attempt} (token ${a.token})`],
@@ -174,7 +178,7 @@ export default function mount(root, ctx) {
       } catch (e) { toast(e.message, "error"); }
     });
     const tools = [logBtn];
-    if (ctx.can("operator") && (a.status === "running" || a.status === "assigned")) {
+    if (ctx.can("operator") && ACTIVE_SLOT.has(a.status)) {
       const kill = h("button", { class: "btn btn-sm btn-danger", type: "button", id: "xxl-kill-btn" }, t("run.xxlKill"));
       kill.addEventListener("click", async () => {
         const ok = await confirmDialog({
@@ -204,7 +208,7 @@ export default function mount(root, ctx) {
     const span = Math.max(1, max - (min === Infinity ? 0 : min));
     cells.forEach((c, i) => {
       const a = current.get(i);
-      const st = a ? a.status : "unassigned";
+      const st = a ? a.status : "pending";
       const cls = "cell s-" + st + (i === selected ? " selected" : "") + (mode === "duration" ? " heat" : "");
       if (c.className !== cls) c.className = cls;
       c.dataset.status = st;
@@ -220,8 +224,8 @@ export default function mount(root, ctx) {
     });
     if (mode === "status") {
       const counts = {};
-      for (let i = 0; i < cells.length; i++) { const st = current.get(i)?.status || "unassigned"; counts[st] = (counts[st] || 0) + 1; }
-      fill(gridLegend, ...["succeeded", "running", "assigned", "failed", "cancelled", "lost", "moved", "unassigned"].filter(k => counts[k])
+      for (let i = 0; i < cells.length; i++) { const st = current.get(i)?.status || "pending"; counts[st] = (counts[st] || 0) + 1; }
+      fill(gridLegend, ...["succeeded", "running", "queued", "assigned", "pending", "failed", "cancelled", "lost", "moved"].filter(k => counts[k])
         .map(k => h("span", { class: "legend-item" }, h("span", { class: ["swatch", "s-" + k] }), stLabel(k), h("b", {}, fmtNum(counts[k])))));
     } else {
       const bar = h("span", { class: "heat-bar" });
@@ -252,17 +256,18 @@ export default function mount(root, ctx) {
 
   function renderSummary(r) {
     const now = Date.now();
-    const counts = { succeeded: 0, failed: 0, running: 0, assigned: 0, other: 0 };
+    const counts = { succeeded: 0, failed: 0, running: 0, waiting: 0, other: 0 };
     const rec = { processed: 0, skipped: 0, failed: 0, uncertain: 0 };
     for (const a of current.values()) {
-      if (a.status in counts) counts[a.status]++; else counts.other++;
+      const k = WAITING_SLOT.has(a.status) ? "waiting" : a.status;
+      if (k in counts) counts[k]++; else counts.other++;
       rec.processed += a.processed; rec.skipped += a.skipped; rec.failed += a.failed; rec.uncertain += a.uncertain;
     }
     const total = Math.max(1, r.slots);
     const done = counts.succeeded + counts.failed + counts.other;
     const waiting = Math.max(0, r.slots - current.size);
     const bar = h("div", { class: "progress", id: "run-progress-bar" });
-    for (const [k, cls] of [["succeeded", "p-ok"], ["failed", "p-fail"], ["other", "p-other"], ["running", "p-run"], ["assigned", "p-assigned"]]) {
+    for (const [k, cls] of [["succeeded", "p-ok"], ["failed", "p-fail"], ["other", "p-other"], ["running", "p-run"], ["waiting", "p-assigned"]]) {
       if (!counts[k]) continue;
       const seg = h("span", { class: cls });
       seg.style.setProperty("width", (100 * counts[k] / total).toFixed(3) + "%");
@@ -275,7 +280,7 @@ export default function mount(root, ctx) {
         h("span", {}, h("i", { class: "swatch p-ok" }), t("status.succeeded"), " ", h("b", {}, fmtNum(counts.succeeded))),
         h("span", {}, h("i", { class: "swatch p-fail" }), t("status.failed"), " ", h("b", {}, fmtNum(counts.failed))),
         h("span", {}, h("i", { class: "swatch p-run" }), t("status.running"), " ", h("b", {}, fmtNum(counts.running))),
-        h("span", {}, h("i", { class: "swatch p-assigned" }), t("run.queued"), " ", h("b", {}, fmtNum(counts.assigned + waiting)))));
+        h("span", {}, h("i", { class: "swatch p-assigned" }), t("run.queued"), " ", h("b", {}, fmtNum(counts.waiting + waiting)))));
     fill(recordsBox, h("div", { class: "records" },
       [["processed", t("run.processed"), ""], ["skipped", t("run.skipped"), ""], ["failed", t("run.failedRecords"), rec.failed ? "text-bad" : ""], ["uncertain", t("run.uncertain"), rec.uncertain ? "text-warn" : ""]]
         .map(([k, label, cls]) => h("div", { class: "record", id: "rec-" + k }, h("div", { class: ["record-num", cls] }, fmtNum(rec[k])), h("div", { class: "record-label" }, label)))));
@@ -370,7 +375,7 @@ export default function mount(root, ctx) {
       const k = a.executor_id ?? -1;
       const e = rows.get(k) || { id: k, slots: 0, succeeded: 0, failed: 0, running: 0, processed: 0, busy: 0 };
       e.slots++;
-      if (a.status === "succeeded") e.succeeded++; else if (a.status === "failed") e.failed++; else if (a.status === "running" || a.status === "assigned") e.running++;
+      if (a.status === "succeeded") e.succeeded++; else if (a.status === "failed") e.failed++; else if (ACTIVE_SLOT.has(a.status)) e.running++;
       e.processed += a.processed;
       e.busy += dur(a, now) || 0;
       rows.set(k, e);
