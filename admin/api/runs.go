@@ -41,14 +41,14 @@ type RunView struct {
 
 // AttemptView is one slot attempt.
 type AttemptView struct {
-	Token      int64      `json:"token"`
-	Slot       int        `json:"slot"`
-	Attempt    int        `json:"attempt"`
-	ExecutorID *int64     `json:"executor_id"`
+	Token      int64  `json:"token"`
+	Slot       int    `json:"slot"`
+	Attempt    int    `json:"attempt"`
+	ExecutorID *int64 `json:"executor_id"`
 	// Status is the slot state: pending, assigned, queued, running,
 	// succeeded, failed, cancelled, lost or moved (store.SlotState).
-	Status    string     `json:"status"`
-	Current   bool       `json:"current"`
+	Status     string     `json:"status"`
+	Current    bool       `json:"current"`
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 	Processed  int64      `json:"processed"`
