@@ -23,7 +23,8 @@ type Migration struct {
 var migrationFile = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.(up|down)\.sql$`)
 
 // Migrations returns the embedded migrations of a dialect, in order. It
-// checks that versions start at 1, have no gaps and each has an up file.
+// checks that versions start at 1, have no gaps, each has one name and an up
+// file.
 func Migrations(dialect string) ([]Migration, error) {
 	dir := dialect + "/migrations"
 	entries, err := fs.ReadDir(sqlfiles.FS, dir)
@@ -45,6 +46,10 @@ func Migrations(dialect string) ([]Migration, error) {
 		if mig == nil {
 			mig = &Migration{Version: v, Name: m[2]}
 			byVersion[v] = mig
+		}
+		if mig.Name != m[2] {
+			// Two branches took the same number: renumber one of them.
+			return nil, fmt.Errorf("migrations for %s: version %04d has two names, %s and %s: give one of them the next free number", dialect, v, mig.Name, m[2])
 		}
 		if m[3] == "up" {
 			mig.Up = string(body)
