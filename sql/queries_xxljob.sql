@@ -27,6 +27,15 @@ FROM executor WHERE protocol = 'xxljob' AND state IN ('online', 'draining') ORDE
 -- the address was reused).
 SELECT id, app, protocol FROM executor WHERE address = ? ORDER BY last_heartbeat DESC, id DESC LIMIT 1;
 
+-- name: ExecutorsLiveAtAddress
+-- The live executors (online or draining, heard from within ? ms) at an
+-- address, written with and without a trailing slash, other than one
+-- instance: an address belongs to one executor identity at a time.
+SELECT id, app, protocol FROM executor
+WHERE address IN (?, ?) AND instance_id <> ? AND state IN ('online', 'draining')
+  AND last_heartbeat >= {{now_ms}} - ?
+ORDER BY id;
+
 -- name: XXLUnackedStale
 -- Current attempts placed on an XXL-JOB executor whose run call was never
 -- accepted, placed more than ? ms ago: the prober pushes them again (XXL-JOB

@@ -19,12 +19,19 @@ import (
 // signed verifies the HMAC signature of executor requests.
 func (s *Server) signed(c *gin.Context) {
 	if _, err := s.verifier.VerifyRequest(c.Request, s.cfg.MaxBodyBytes); err != nil {
-		s.log.Warn("refused executor request", "path", c.Request.URL.Path, "remote", c.ClientIP(), "err", err)
 		code := http.StatusUnauthorized
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || strings.Contains(err.Error(), "body larger") {
+		switch {
+		case errors.Is(err, protocol.ErrNonceUnchecked):
+			// The database did not answer: not the executor's fault, and it
+			// retries (a new signature, a new nonce).
+			s.log.Error("executor request not checked for a replay: the nonce store failed", "path", c.Request.URL.Path, "err", err)
+			c.AbortWithStatusJSON(http.StatusServiceUnavailable, protocol.Error{Error: protocol.ErrNonceUnchecked.Error() + " (the admin could not reach its database; see the admin log)"})
+			return
+		case errors.As(err, &mbe) || strings.Contains(err.Error(), "body larger"):
 			code = http.StatusRequestEntityTooLarge
 		}
+		s.log.Warn("refused executor request", "path", c.Request.URL.Path, "remote", c.ClientIP(), "err", err)
 		c.AbortWithStatusJSON(code, protocol.Error{Error: err.Error()})
 		return
 	}
@@ -49,6 +56,9 @@ func (s *Server) heartbeat(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
+	if !s.addressFree(c, req) {
+		return
+	}
 	ex, err := s.st.Heartbeat(ctx, store.ExecutorInfo{
 		InstanceID: req.InstanceID, App: req.App, Address: req.Address, Capacity: max(req.Capacity, 1),
 		Version: req.Version, Handlers: req.Handlers, Draining: req.Draining,
@@ -133,6 +143,29 @@ func (s *Server) heartbeat(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, resp)
+}
+
+// addressFree refuses (409) a heartbeat whose address is the address of a
+// live XXL-JOB executor: the admin finds the executor to push to by its
+// address, so an address belongs to one protocol at a time. Shardjob
+// executors may share one (a restarted process under a new instance id
+// takes over its predecessor's address). It answers and returns false
+// when the heartbeat must stop.
+func (s *Server) addressFree(c *gin.Context, req protocol.HeartbeatRequest) bool {
+	live, err := s.st.LiveExecutorsAt(c.Request.Context(), req.Address, req.InstanceID, s.cfg.LostAfter.Milliseconds())
+	if err != nil {
+		s.internalProto(c, err)
+		return false
+	}
+	for _, e := range live {
+		if e.Protocol == store.ProtocolXXLJob {
+			s.log.Warn("refused heartbeat: its address is a live XXL-JOB executor's", "instance", req.InstanceID, "app", req.App, "address", req.Address, "xxljob_executor_id", e.ID)
+			c.AbortWithStatusJSON(http.StatusConflict, protocol.Error{Error: fmt.Sprintf(
+				"address %s is the address of a live XXL-JOB executor: an address belongs to one executor protocol at a time. Give this executor the URL it really listens on (AdvertiseURL); the address is free again %s after the XXL-JOB executor stops answering", req.Address, s.cfg.LostAfter)})
+			return false
+		}
+	}
+	return true
 }
 
 // reincarnate records a new process behind an executor. If another process

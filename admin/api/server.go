@@ -42,6 +42,12 @@ type Config struct {
 	Store *store.Store
 	// ExecutorSecret verifies executor requests. Required, no default.
 	ExecutorSecret string
+	// Nonces, when set, records the nonces of executor requests where every
+	// admin replica sees them (store.Nonces: the platform database), so that
+	// a request accepted by one replica is refused as a replay by the others.
+	// Optional: without it this replica remembers the nonces it accepted in
+	// memory, which is enough when it is the only replica.
+	Nonces protocol.NonceStore
 	// Members lists admin replicas; optional.
 	Members Membership
 	// Scheduler is woken after jobs change; optional.
@@ -140,6 +146,9 @@ func New(cfg Config) (http.Handler, error) {
 		cfg: cfg, st: cfg.Store, log: cfg.Logger,
 		verifier: protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
 		throttle: auth.NewThrottle(5, time.Minute),
+	}
+	if cfg.Nonces != nil {
+		s.verifier.SharedNonces(cfg.Nonces)
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()

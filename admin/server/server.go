@@ -70,8 +70,9 @@ type Config struct {
 	// format in docs/alarms.md). Empty: alarms are only shown in the console.
 	AlarmChannelsFile string
 	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
-	// TokensFile is --xxljob-tokens. HeartbeatInterval and Logger default
-	// to this replica's.
+	// TokensFile is --xxljob-tokens, its AllowedHosts
+	// --xxljob-allowed-hosts. HeartbeatInterval and Logger default to this
+	// replica's.
 	XXLJob xxljob.Config
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
@@ -230,7 +231,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		xcfg.Logger = log
 	}
 	if s.xxl, err = xxljob.New(xcfg, st); err != nil {
-		return nil, fmt.Errorf("--xxljob-tokens: %w", err)
+		return nil, err
+	}
+	if n := s.xxl.Apps(); n > 0 {
+		log.Info("XXL-JOB executor support", "apps", n, "allowed_hosts", s.xxl.AllowedHosts())
 	}
 	router := s.xxl.Router(push) // XXL-JOB executors get run calls, the others signed pushes
 	var zkProbe func(context.Context) error
@@ -277,8 +281,14 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}
 		alarmChannels = s.alarm
 	}
+	var nonces protocol.NonceStore // one replica: its memory is enough
+	if len(cfg.ZKServers) > 0 {
+		// Several replicas: a request one of them accepted is a replay for
+		// all (docs/security.md).
+		nonces = store.NewNonces(st, log, nil)
+	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
@@ -358,6 +368,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	stopWatch()
 	_ = s.close()
 	wg.Wait()
+	s.xxl.Close()
 	_ = s.st.Close()
 	return err
 }

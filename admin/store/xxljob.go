@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -88,6 +89,20 @@ func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorR
 		return row, notFound(err, "executor at "+address)
 	}
 	return row, nil
+}
+
+// LiveExecutorsAt returns the executors other than instanceID that are live
+// at address: online or draining, and heard from within maxAgeMS (database
+// clock). The address matches with or without a trailing slash (XXL-JOB
+// executors register "http://host:port/", shardjob executors advertise
+// "http://host:port").
+func (s *Store) LiveExecutorsAt(ctx context.Context, address, instanceID string, maxAgeMS int64) ([]ExecutorRef, error) {
+	base := strings.TrimRight(address, "/")
+	var out []ExecutorRef
+	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsLiveAtAddress"), base, base+"/", instanceID, maxAgeMS); err != nil {
+		return nil, fmt.Errorf("executors at %s: %w", address, err)
+	}
+	return out, nil
 }
 
 // ClaimRedispatch claims an unaccepted attempt of an XXL-JOB executor,

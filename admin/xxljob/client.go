@@ -17,17 +17,31 @@ type Client struct {
 	http *http.Client
 }
 
-// NewClient returns a Client whose calls time out after timeout (default 5s).
-func NewClient(timeout time.Duration) *Client {
+// NewClient returns a Client whose calls time out after timeout (default
+// 5s) and connect only to the hosts allowed (nil: DefaultAllowedHosts).
+// CloseIdleConnections when done with it.
+func NewClient(timeout time.Duration, allowed *AllowedHosts) *Client {
 	if timeout <= 0 {
 		timeout = 5 * time.Second
 	}
+	if allowed == nil {
+		allowed, _ = ParseAllowedHosts(nil)
+	}
 	return &Client{http: &http.Client{
 		Timeout: timeout,
+		Transport: &http.Transport{
+			Proxy:               nil, // the allow-list checks the executor's address, not a proxy's
+			DialContext:         allowed.dial,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     30 * time.Second,
+		},
 		// Executors never redirect; following one would send the token elsewhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
+
+// CloseIdleConnections closes the kept-alive connections to executors.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // CallError is an executor's answer with a ReturnT code other than 200: the
 // executor got the call and refused it.

@@ -22,6 +22,12 @@ type Config struct {
 	// TokensFile is a JSON object {"app": "token", …} (--xxljob-tokens).
 	// Optional.
 	TokensFile string
+	// AllowedHosts is where registered executors may be
+	// (--xxljob-allowed-hosts): CIDRs, IP addresses and host names (see
+	// AllowedHosts). A registry value whose host is elsewhere is refused,
+	// and the admin connects to no address outside it. Default
+	// DefaultAllowedHosts: loopback and private networks.
+	AllowedHosts []string
 	// HeartbeatInterval is how often the admin probes each registered
 	// XXL-JOB executor (beat) and records a heartbeat for it when it
 	// answers. Default 2s (the shardjob executors' heartbeat interval).

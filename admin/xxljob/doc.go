@@ -18,7 +18,12 @@
 //     --xxljob-tokens); there is no default token and an app without one
 //     cannot register. A registered executor is a shardjob executor of its
 //     app with protocol "xxljob" (column executor.protocol, migration 0005),
-//     instance id "xxljob:<app>@<address>".
+//     instance id "xxljob:<app>@<address>". A registration is refused
+//     unless the address is an http(s) URL on a host Config.AllowedHosts
+//     allows (AllowedHosts; the Client connects nowhere else), no other
+//     live executor has the address (an address belongs to one app and one
+//     protocol at a time), and the executor there answers a beat with the
+//     app's token. A wrong token and an app without one get one answer.
 //   - Liveness (Service.Run, the prober): XXL-JOB executors register only
 //     every ~30 s, far less often than shardjob's lost-after, so every
 //     HeartbeatInterval the admin calls each registered executor's beat and

@@ -1,6 +1,7 @@
 package xxljob
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,10 @@ var AdminPaths = []string{
 
 // maxBody bounds request bodies of XXL-JOB executors.
 const maxBody = 1 << 20
+
+// errWrongToken answers a registration whose token is not its app's, and one
+// of an app without a token alike, so that app names cannot be probed.
+const errWrongToken = "The access token is wrong, or the app (registryKey) has no access token on this shardjob admin: the executor's xxl.job.accessToken (header " + TokenHeader + ") must be the token the operator configured for its appname in the --xxljob-tokens file"
 
 // ServeHTTP serves AdminPaths. Every answer is a ReturnT with HTTP status
 // 200, as XXL-JOB's admin answers: code 200 for success, 500 with a message
@@ -54,7 +59,20 @@ func decodeBody(r *http.Request, v any) error {
 }
 
 // registry registers (or, remove, deregisters) an XXL-JOB executor as an
-// executor of its app with the xxljob protocol.
+// executor of its app with the xxljob protocol. A registration is accepted
+// only when
+//
+//   - the token is the app's (one answer for a wrong token and for an app
+//     without a token, so that app names cannot be probed);
+//   - the address is an http(s) base URL whose host is allowed
+//     (Config.AllowedHosts);
+//   - no other live executor has the address: an executor of another app,
+//     or a shardjob executor (an address belongs to one app and one
+//     protocol at a time; it is free again once that executor deregisters
+//     or is silent for LostAfter);
+//   - the executor at the address answers a beat with the app's token:
+//     a holder of one app's token cannot register an address where an
+//     executor of another app listens.
 func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	var p RegistryParam
 	if err := decodeBody(r, &p); err != nil {
@@ -67,17 +85,18 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	if app == "" || len(app) > 64 {
 		return failure("registryKey (the executor's appname) is required, at most 64 characters")
 	}
-	if err := validAddress(addr); err != nil {
+	u, err := parseAddress(addr)
+	if err != nil {
 		return failure("registryValue %q: %v", addr, err)
 	}
-	want, err := s.tokenFor(app)
-	if err != nil {
-		s.log.Warn("refused XXL-JOB executor: no access token configured for its app", "app", app, "address", addr, "remote", r.RemoteAddr)
-		return failure("app %s has no XXL-JOB access token configured on this shardjob admin, so its executors cannot register: the operator adds {\"%s\": \"<token>\"} to the --xxljob-tokens file (the same token as the executors' xxl.job.accessToken)", app, app)
-	}
-	if !tokenMatches(want, r.Header.Get(TokenHeader)) {
-		s.log.Warn("refused XXL-JOB executor: wrong access token", "app", app, "address", addr, "remote", r.RemoteAddr)
-		return failure("The access token is wrong: the %s header does not match the token configured for app %s", TokenHeader, app)
+	tok, err := s.tokenFor(app)
+	if err != nil || !tokenMatches(tok, r.Header.Get(TokenHeader)) {
+		why := "wrong access token"
+		if err != nil {
+			why = "no access token configured for its app"
+		}
+		s.log.Warn("refused XXL-JOB executor: "+why, "app", app, "address", addr, "remote", r.RemoteAddr)
+		return failure(errWrongToken)
 	}
 	id := instanceID(app, addr)
 	ctx := r.Context()
@@ -88,6 +107,16 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 		}
 		s.log.Info("XXL-JOB executor removed itself", "app", app, "address", addr)
 		return success()
+	}
+	if err := s.allowed.checkHost(u.Hostname()); err != nil {
+		s.log.Warn("refused XXL-JOB executor: address not allowed", "app", app, "address", addr, "remote", r.RemoteAddr)
+		return failure("registryValue %q: %v; register an address the admin may call, or ask the operator to add the executors' network to --xxljob-allowed-hosts", addr, err)
+	}
+	if rt, ok := s.addressTaken(ctx, app, addr); !ok {
+		return rt
+	}
+	if rt, ok := s.confirm(ctx, app, addr, tok); !ok {
+		return rt
 	}
 	ex, err := s.st.RegisterXXLExecutor(ctx, store.ExecutorInfo{
 		InstanceID: id, App: app, Address: addr, Capacity: s.cfg.Capacity, Version: "xxl-job",
@@ -100,19 +129,52 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	return success()
 }
 
-// validAddress accepts an http(s) base URL of at most 120 characters.
-func validAddress(addr string) error {
+// addressTaken refuses the registration of an address another live
+// executor has (another app's, or a shardjob executor's).
+func (s *Service) addressTaken(ctx context.Context, app, addr string) (ReturnT, bool) {
+	live, err := s.st.LiveExecutorsAt(ctx, addr, instanceID(app, addr), s.cfg.LostAfter.Milliseconds())
+	if err != nil {
+		s.log.Error("XXL-JOB registry", "app", app, "address", addr, "err", err)
+		return failure("internal error; see the admin log"), false
+	}
+	if len(live) == 0 {
+		return ReturnT{}, true
+	}
+	s.log.Warn("refused XXL-JOB executor: another live executor has its address", "app", app, "address", addr,
+		"holder_executor_id", live[0].ID, "holder_app", live[0].App, "holder_protocol", live[0].Protocol)
+	return failure("registryValue %q is the address of another live executor (of another app, or a shardjob executor): an address belongs to one app at a time. Register the address this executor really listens on (xxl.job.executor.address); the address is free again once that executor deregisters or has not answered for %s", addr, s.cfg.LostAfter), false
+}
+
+// confirm calls the executor's beat with the app's token: the executor at
+// the address must be one of the app's.
+func (s *Service) confirm(ctx context.Context, app, addr, tok string) (ReturnT, bool) {
+	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
+	err := s.client.Beat(bctx, addr, tok)
+	cancel()
+	if err == nil {
+		return ReturnT{}, true
+	}
+	s.log.Warn("refused XXL-JOB executor: the executor at its address did not confirm it", "app", app, "address", addr, "err", err)
+	var ce *CallError
+	switch {
+	case errors.Is(err, ErrHostNotAllowed):
+		return failure("registryValue %q: %v: the name resolves outside %s; register an address the admin may call, or ask the operator to add the executors' network to --xxljob-allowed-hosts", addr, ErrHostNotAllowed, s.allowed), false
+	case errors.As(err, &ce):
+		return failure("registryValue %q: the executor there refused app %s's access token (beat answered code %d): register the address of an executor of app %s", addr, app, ce.Code, app), false
+	}
+	return failure("registryValue %q: the admin could not confirm the executor at this address (its beat did not answer with code 200 within %s): register the address the admin can reach it at, once it listens", addr, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval)), false
+}
+
+// parseAddress accepts an http(s) base URL of at most 120 characters.
+func parseAddress(addr string) (*url.URL, error) {
 	if addr == "" || len(addr) > 120 {
-		return errors.New("the executor address is required, at most 120 characters")
+		return nil, errors.New("the executor address is required, at most 120 characters")
 	}
 	u, err := url.Parse(addr)
-	if err != nil {
-		return err
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return nil, errors.New("must be an http:// or https:// base URL such as http://10.0.0.5:9999/ (no user, query or fragment)")
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return errors.New("must be an http:// or https:// base URL such as http://10.0.0.5:9999/")
-	}
-	return nil
+	return u, nil
 }
 
 // callback records the outcome of runs. logId is the attempt's token;
@@ -157,7 +219,7 @@ func (s *Service) callback(r *http.Request) ReturnT {
 		}
 		if want, _ := s.tokenFor(info.App); !tokenMatches(want, got) {
 			s.log.Warn("refused XXL-JOB callback: the token is not the one of the attempt's app", "log_id", it.LogID, "app", info.App)
-			return failure("The access token is wrong for logId %d", it.LogID)
+			return failure("The access token is wrong") // as for an unknown token: whose logId it is stays unsaid
 		}
 		code, msg := it.outcome()
 		o := store.SlotOutcome{Token: it.LogID, ExecutorID: info.ExecutorID, Status: store.AttemptSucceeded, FinishedAt: now}

@@ -25,17 +25,19 @@ var ErrNoToken = errors.New("no XXL-JOB access token configured for the app")
 // (Router), the prober (Run) and the console's log and kill (Log, Kill).
 // Create it with New.
 type Service struct {
-	cfg    Config
-	st     *store.Store
-	client *Client
-	log    *slog.Logger
-	tokens map[string]string
+	cfg     Config
+	st      *store.Store
+	client  *Client
+	allowed *AllowedHosts
+	log     *slog.Logger
+	tokens  map[string]string
 
 	mu      sync.Mutex
 	sending map[int64]bool // tokens whose run call this replica is making
 }
 
-// New returns a Service. It reads Config.TokensFile and checks the tokens.
+// New returns a Service. It reads Config.TokensFile and checks the tokens
+// and Config.AllowedHosts. Close it after its last use.
 func New(cfg Config, st *store.Store) (*Service, error) {
 	cfg = cfg.WithDefaults()
 	if st == nil {
@@ -48,19 +50,31 @@ func New(cfg Config, st *store.Store) (*Service, error) {
 	if cfg.TokensFile != "" {
 		m, err := loadTokensFile(cfg.TokensFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--xxljob-tokens: %w", err)
 		}
 		maps.Copy(tokens, m)
 	}
 	cfg.Tokens = tokens
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--xxljob-tokens: %w", err)
+	}
+	allowed, err := ParseAllowedHosts(cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("--xxljob-allowed-hosts: %w", err)
 	}
 	return &Service{
-		cfg: cfg, st: st, client: NewClient(cfg.RequestTimeout), log: cfg.Logger.With("component", "xxljob"),
-		tokens: tokens, sending: map[int64]bool{},
+		cfg: cfg, st: st, client: NewClient(cfg.RequestTimeout, allowed), allowed: allowed,
+		log: cfg.Logger.With("component", "xxljob"), tokens: tokens, sending: map[int64]bool{},
 	}, nil
 }
+
+// Close releases the connections kept alive to executors. Call it once
+// nothing uses the Service any more (Run returned, the HTTP server shut
+// down).
+func (s *Service) Close() { s.client.CloseIdleConnections() }
+
+// AllowedHosts returns where executors may be (for the start-up log).
+func (s *Service) AllowedHosts() string { return s.allowed.String() }
 
 // Apps returns how many apps have an access token.
 func (s *Service) Apps() int { return len(s.tokens) }

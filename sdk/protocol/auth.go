@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -31,7 +32,11 @@ var (
 	ErrBadSignature = errors.New("signature does not match: check that admin and executor use the same secret")
 	ErrClockWindow  = errors.New("timestamp outside the allowed clock window: check the clocks (NTP) of admin and executor")
 	ErrReplay       = errors.New("nonce already used: request replayed")
-	ErrWeakSecret   = fmt.Errorf("secret must be at least %d characters", MinSecretLen)
+	// ErrNonceUnchecked: the shared nonce store failed, so the request could
+	// not be checked for a replay and is refused; the sender may retry it
+	// (signed anew). Not the sender's fault: answer 503, not 401.
+	ErrNonceUnchecked = errors.New("could not check the request's nonce for a replay; retry")
+	ErrWeakSecret     = fmt.Errorf("secret must be at least %d characters", MinSecretLen)
 )
 
 // ValidateSecret reports whether a secret is acceptable.
@@ -73,12 +78,22 @@ func Sign(req *http.Request, secret string, body []byte, now time.Time) {
 	req.Header.Set(HeaderSignature, mac([]byte(secret), req.Method, req.URL.Path, ts, n, body))
 }
 
+// NonceStore remembers the nonces of accepted requests for several
+// processes that verify requests signed with one secret (the admin replicas,
+// which an executor reaches through one address), so that a request accepted
+// by one of them is refused by all. Claim records nonce until expires and
+// reports whether it was new.
+type NonceStore interface {
+	Claim(ctx context.Context, nonce string, expires time.Time) (bool, error)
+}
+
 // Verifier checks signed requests: signature, clock window and replay.
 // It is safe for concurrent use.
 type Verifier struct {
 	secret []byte
 	window time.Duration
 	now    func() time.Time
+	shared NonceStore // nil: nonces are remembered in this process only
 
 	mu     sync.Mutex
 	seen   map[string]time.Time // nonce → expiry
@@ -97,8 +112,23 @@ func NewVerifier(secret string, window time.Duration, now func() time.Time) *Ver
 	return &Verifier{secret: []byte(secret), window: window, now: now, seen: map[string]time.Time{}}
 }
 
+// SharedNonces makes v check and record nonces in store instead of in this
+// process, and returns v. Use it when several processes verify requests
+// signed with the same secret and a request may reach any of them: with
+// process-local memory, a captured request could be replayed once to each
+// other process within the clock window.
+func (v *Verifier) SharedNonces(store NonceStore) *Verifier {
+	v.shared = store
+	return v
+}
+
 // Verify checks the headers of a request with the given method, path and body.
 func (v *Verifier) Verify(method, path string, h http.Header, body []byte) error {
+	return v.VerifyContext(context.Background(), method, path, h, body)
+}
+
+// VerifyContext is Verify; ctx bounds the shared nonce store's work.
+func (v *Verifier) VerifyContext(ctx context.Context, method, path string, h http.Header, body []byte) error {
 	ts, nonce, sig := h.Get(HeaderTimestamp), h.Get(HeaderNonce), h.Get(HeaderSignature)
 	if ts == "" || nonce == "" || sig == "" {
 		return ErrUnsigned
@@ -119,12 +149,22 @@ func (v *Verifier) Verify(method, path string, h http.Header, body []byte) error
 	if at.Before(now.Add(-v.window)) || at.After(now.Add(v.window)) {
 		return fmt.Errorf("%w (skew %s, window ±%s)", ErrClockWindow, now.Sub(at).Round(time.Millisecond), v.window)
 	}
+	// A nonce only needs remembering while its timestamp is inside the window.
+	if v.shared != nil {
+		fresh, err := v.shared.Claim(ctx, nonce, at.Add(v.window))
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNonceUnchecked, err)
+		}
+		if !fresh {
+			return ErrReplay
+		}
+		return nil
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if exp, ok := v.seen[nonce]; ok && exp.After(now) {
 		return ErrReplay
 	}
-	// A nonce only needs remembering while its timestamp is inside the window.
 	v.seen[nonce] = at.Add(v.window)
 	v.sweeps++
 	if v.sweeps >= 1024 {
@@ -149,7 +189,7 @@ func (v *Verifier) VerifyRequest(r *http.Request, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("body larger than %d bytes", limit)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if err := v.Verify(r.Method, r.URL.Path, r.Header, body); err != nil {
+	if err := v.VerifyContext(r.Context(), r.Method, r.URL.Path, r.Header, body); err != nil {
 		return nil, err
 	}
 	return body, nil

@@ -2,7 +2,10 @@ package protocol
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +100,53 @@ func TestValidateSecret(t *testing.T) {
 	t.Parallel()
 	require.ErrorIs(t, ValidateSecret("short"), ErrWeakSecret)
 	require.NoError(t, ValidateSecret(NewSecret()))
+}
+
+// mapNonces is a NonceStore in memory, shared by several Verifiers as the
+// database is shared by admin replicas.
+type mapNonces struct {
+	mu      sync.Mutex
+	expires map[string]time.Time
+	err     error
+}
+
+func (m *mapNonces) Claim(_ context.Context, nonce string, expires time.Time) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return false, m.err
+	}
+	if _, ok := m.expires[nonce]; ok {
+		return false, nil
+	}
+	m.expires[nonce] = expires
+	return true, nil
+}
+
+func TestSharedNoncesRefuseAReplayToAnotherVerifier(t *testing.T) {
+	t.Parallel()
+	secret := NewSecret()
+	now := time.UnixMilli(1_800_000_000_000)
+	clock := func() time.Time { return now }
+	shared := &mapNonces{expires: map[string]time.Time{}}
+	one := NewVerifier(secret, 30*time.Second, clock).SharedNonces(shared)
+	other := NewVerifier(secret, 30*time.Second, clock).SharedNonces(shared)
+	body := []byte(`{}`)
+	at := now.Add(-5 * time.Second)
+	req := signed(t, secret, http.MethodPost, PathResults, body, at)
+	require.NoError(t, one.Verify(req.Method, req.URL.Path, req.Header, body))
+	require.ErrorIs(t, other.Verify(req.Method, req.URL.Path, req.Header, body), ErrReplay, "replayed to another verifier")
+	require.ErrorIs(t, one.Verify(req.Method, req.URL.Path, req.Header, body), ErrReplay)
+	require.Equal(t, at.Add(30*time.Second), shared.expires[req.Header.Get(HeaderNonce)], "kept while its timestamp is in the window")
+
+	// A forged request never reaches the store.
+	forged := signed(t, NewSecret(), http.MethodPost, PathResults, body, now)
+	require.ErrorIs(t, other.Verify(forged.Method, forged.URL.Path, forged.Header, body), ErrBadSignature)
+	require.Len(t, shared.expires, 1)
+
+	shared.err = errors.New("database down")
+	fresh := signed(t, secret, http.MethodPost, PathResults, body, now)
+	err := other.Verify(fresh.Method, fresh.URL.Path, fresh.Header, body)
+	require.ErrorIs(t, err, ErrNonceUnchecked)
+	require.ErrorContains(t, err, "database down")
 }

@@ -197,6 +197,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
 	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	xxlTokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
+	xxlHosts := f.str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
 	dedupArchive := f.str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	unplaceable := f.dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
@@ -235,7 +236,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives,
-		XXLJob: xxljob.Config{TokensFile: *xxlTokens},
+		XXLJob: xxljob.Config{TokensFile: *xxlTokens, AllowedHosts: strings.Split(*xxlHosts, ",")},
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,2 @@
+DROP INDEX idx_executor_address;
+DROP TABLE executor_nonce;
