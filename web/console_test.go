@@ -327,7 +327,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.SendKeys(chromedp.CSS("#user-name"), "viewer"), chromedp.SendKeys(chromedp.CSS("#user-password"), "short"),
 		chromedp.SetValue(chromedp.CSS("#user-role"), "viewer"), chromedp.SendKeys(chromedp.CSS("#user-apps"), "demo"))
 	b.do(chromedp.Click(chromedp.CSS(`#user-dialog button[type="submit"]`)))
-	b.waitJS(15*time.Second, `document.querySelector("#err-user-password").textContent.includes("8 characters") &&
+	b.waitJS(15*time.Second, `document.querySelector("#err-user-password").textContent.includes("use at least 12") &&
 		document.querySelector('#user-dialog [data-field="password"]').classList.contains("has-error")`, "password field error in the dialog")
 	b.screenshot("16-user-dialog-error")
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#user-password").value = ""`), chromedp.SendKeys(chromedp.CSS("#user-password"), "viewer-password-1"))

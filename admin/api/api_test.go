@@ -34,13 +34,18 @@ type env struct {
 
 func eachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		secret := protocol.NewSecret()
-		h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, MaxBodyBytes: 64 << 10})
-		require.NoError(t, err)
-		srv := httptest.NewServer(h)
-		t.Cleanup(srv.Close)
-		fn(t, &env{t: t, st: st, srv: srv, secret: secret})
+		fn(t, newEnv(t, st))
 	})
+}
+
+// newEnv serves the API on st.
+func newEnv(t *testing.T, st *store.Store) *env {
+	secret := protocol.NewSecret()
+	h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, MaxBodyBytes: 64 << 10})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &env{t: t, st: st, srv: srv, secret: secret}
 }
 
 func (e *env) user(name, role string) {
@@ -70,8 +75,27 @@ func (e *env) call(method, path, token string, body any, out any) int {
 		require.NoError(e.t, err)
 		r = bytes.NewReader(data)
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, r)
+	contentType := ""
+	if r != nil {
+		contentType = "application/json"
+	}
+	res, data := e.do(method, path, token, contentType, r)
+	require.True(e.t, json.Valid(data), "every answer is JSON: %s", data)
+	if out != nil {
+		require.NoError(e.t, json.Unmarshal(data, out), string(data))
+	}
+	return res.StatusCode
+}
+
+// do sends one request, with the Content-Type and the bearer token when
+// set, and returns the answer and its body.
+func (e *env) do(method, path, token, contentType string, body io.Reader) (*http.Response, []byte) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, body)
 	require.NoError(e.t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -80,11 +104,7 @@ func (e *env) call(method, path, token string, body any, out any) int {
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	require.NoError(e.t, err)
-	require.True(e.t, json.Valid(data), "every answer is JSON: %s", data)
-	if out != nil {
-		require.NoError(e.t, json.Unmarshal(data, out), string(data))
-	}
-	return res.StatusCode
+	return res, data
 }
 
 func (e *env) countJobs() int {

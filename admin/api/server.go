@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -85,6 +87,15 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBodyBytes bounds request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// TrustedProxies are the addresses (load balancers, reverse proxies)
+	// whose X-Forwarded-For header is believed: for a request from one of
+	// them the client address is the rightmost address of that header that
+	// is not itself a trusted proxy. Default none: the client address is
+	// always the TCP peer's, and X-Forwarded-For and X-Real-IP are ignored,
+	// so that a client cannot choose its own address (the login throttle
+	// counts per client address). X-Real-IP is never used: a proxy appends
+	// to X-Forwarded-For, while it may pass a client's X-Real-IP through.
+	TrustedProxies []netip.Prefix
 	// SecureCookies sets the Secure flag on every session cookie. Default
 	// false: the flag is still set for requests that came over TLS or with
 	// X-Forwarded-Proto: https (a TLS-terminating proxy).
@@ -129,9 +140,17 @@ type Server struct {
 	cfg      Config
 	st       *store.Store
 	verifier *protocol.Verifier
-	throttle *auth.Throttle
-	log      *slog.Logger
+	// loginThrottle counts logins per user name and client address,
+	// passwordThrottle changes of one's own password per user.
+	loginThrottle, passwordThrottle *auth.Throttle
+	log                             *slog.Logger
 }
+
+// Attempts allowed per key and window by the login and password throttles.
+const (
+	throttleMax    = 5
+	throttleWindow = time.Minute
+)
 
 // New builds the HTTP handler.
 func New(cfg Config) (http.Handler, error) {
@@ -144,18 +163,22 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, log: cfg.Logger,
-		verifier: protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
-		throttle: auth.NewThrottle(5, time.Minute),
+		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
+		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow),
+		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow),
 	}
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
+	if err := trustProxies(r, cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
 	if cfg.Observe != nil {
 		r.Use(cfg.Observe) // first: sees the status of every response, panics included
 	}
-	r.Use(s.recoverJSON, s.limitBody)
+	r.Use(apiHeaders, s.recoverJSON, s.limitBody)
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
 		fail(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+c.Request.URL.Path)
@@ -225,6 +248,36 @@ func New(cfg Config) (http.Handler, error) {
 	return r, nil
 }
 
+// trustProxies makes c.ClientIP() the TCP peer's address, or for a peer in
+// proxies the rightmost untrusted address of X-Forwarded-For (gin trusts
+// every proxy and X-Real-IP by default).
+func trustProxies(r *gin.Engine, proxies []netip.Prefix) error {
+	r.TrustedPlatform = ""
+	r.ForwardedByClientIP = len(proxies) > 0
+	r.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	var list []string
+	for _, p := range proxies {
+		list = append(list, p.String())
+	}
+	if err := r.SetTrustedProxies(list); err != nil {
+		return fmt.Errorf("api: trusted proxies: %w", err)
+	}
+	return nil
+}
+
+// apiHeaders: answers of the API carry sessions, tokens and private data;
+// no browser or proxy may store them, and no browser may guess another
+// type than the JSON they declare. (The console's files set their own
+// caching, web.Register.)
+func apiHeaders(c *gin.Context) {
+	if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		h := c.Writer.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+	}
+	c.Next()
+}
+
 // errorBody is the JSON of every error response.
 type errorBody struct {
 	Error  string            `json:"error"`
@@ -263,9 +316,12 @@ func decode(c *gin.Context, v any) bool {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
+		var ne net.Error
 		switch {
 		case errors.As(err, &mbe):
 			fail(c, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", mbe.Limit))
+		case errors.As(err, &ne) && ne.Timeout():
+			fail(c, http.StatusRequestTimeout, "the request body did not arrive within the admin's read timeout: send it at once after the headers")
 		case errors.Is(err, io.EOF):
 			fail(c, http.StatusBadRequest, "request body is empty: send a JSON object")
 		default:

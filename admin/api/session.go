@@ -3,8 +3,12 @@ package api
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -32,14 +36,17 @@ type loginResponse struct {
 }
 
 func (s *Server) login(c *gin.Context) {
+	if !jsonOnly(c) {
+		return
+	}
 	var req loginRequest
 	if !decode(c, &req) {
 		return
 	}
+	// The attempt is counted before the password is checked: parallel
+	// attempts cannot all pass the throttle before any of them failed.
 	key := strings.ToLower(req.Username) + "|" + c.ClientIP()
-	if ok, wait := s.throttle.Allowed(key); !ok {
-		c.Header("Retry-After", itoa(int(wait.Seconds())+1))
-		fail(c, http.StatusTooManyRequests, "too many failed logins; try again in "+wait.Round(1e9).String())
+	if throttled(c, s.loginThrottle, key, "too many failed logins for this user name from your address") {
 		return
 	}
 	u, err := s.st.UserByName(c.Request.Context(), req.Username)
@@ -47,12 +54,15 @@ func (s *Server) login(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	if err != nil || !auth.CheckPassword(u.PasswordHash, req.Password) {
-		s.throttle.Fail(key)
+	var hash string // none: no such user, and CheckPassword takes as long as for one
+	if err == nil {
+		hash = u.PasswordHash
+	}
+	if !auth.CheckPassword(hash, req.Password) {
 		fail(c, http.StatusUnauthorized, "wrong user name or password")
 		return
 	}
-	s.throttle.Reset(key)
+	s.loginThrottle.Reset(key)
 	token, csrf := auth.NewToken(), auth.NewToken()
 	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.Now().Add(s.cfg.SessionTTL)); err != nil {
 		s.internal(c, err)
@@ -64,6 +74,38 @@ func (s *Server) login(c *gin.Context) {
 	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.secure(c), false)
 	_ = s.st.Audit(c.Request.Context(), u.Username, "login", "user/"+u.Username, "")
 	c.JSON(http.StatusOK, loginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+}
+
+// jsonOnly answers 415 unless the request body is declared as JSON. On
+// login it stops login CSRF (a foreign page logging the browser into the
+// attacker's account): an HTML form can only send form encodings or
+// text/plain, and a script of another origin can send application/json
+// only after a CORS preflight, which the admin never grants.
+func jsonOnly(c *gin.Context) bool {
+	ct := c.GetHeader("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return true
+	}
+	fail(c, http.StatusUnsupportedMediaType, "Content-Type is "+strconv.Quote(ct)+": send the body as JSON with 'Content-Type: application/json'")
+	return false
+}
+
+// throttled counts an attempt on key in th and answers 429 with
+// Retry-After when key has none left (what says what was tried too often).
+func throttled(c *gin.Context, th *auth.Throttle, key, what string) bool {
+	ok, wait := th.Take(key)
+	if ok {
+		return false
+	}
+	secs := int((wait + time.Second - 1) / time.Second)
+	c.Header("Retry-After", strconv.Itoa(secs))
+	fail(c, http.StatusTooManyRequests, fmt.Sprintf("%s: at most %d tries per %s; try again in %ds", what, th.Max, shortDuration(th.Window), secs))
+	return true
+}
+
+// shortDuration writes d without zero units: 1m, 1h, 1m30s.
+func shortDuration(d time.Duration) string {
+	return strings.Replace(strings.Replace(d.String(), "m0s", "m", 1), "h0m", "h", 1)
 }
 
 // secure reports whether cookies get the Secure flag: always with

@@ -95,9 +95,8 @@ func (s *Server) createUser(c *gin.Context) {
 	if roleError(c, req.Role) || appsError(c, req.Apps) {
 		return
 	}
-	hash, err := auth.HashPassword(req.Password)
-	if err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+	hash, ok := s.hashPassword(c, "password", req.Password)
+	if !ok {
 		return
 	}
 	id, err := s.st.CreateUser(c.Request.Context(), req.Username, hash, req.Role)
@@ -163,8 +162,7 @@ func (s *Server) updateUser(c *gin.Context) {
 	}
 	var hash string
 	if req.Password != nil {
-		if hash, err = auth.HashPassword(*req.Password); err != nil {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"password": err.Error()}})
+		if hash, ok = s.hashPassword(c, "password", *req.Password); !ok {
 			return
 		}
 	}
@@ -219,6 +217,30 @@ func (s *Server) deleteUser(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"deleted": id})
 }
 
+// hashPassword hashes a new password; a password the policy refuses is a
+// 400 naming field, with the policy's reason.
+func (s *Server) hashPassword(c *gin.Context, field, pw string) (string, bool) {
+	hash, err := auth.HashPassword(pw)
+	if err != nil {
+		if !passwordRefused(c, field, err) {
+			s.internal(c, err)
+		}
+		return "", false
+	}
+	return hash, true
+}
+
+// passwordRefused answers 400 for a refusal of the password policy and
+// reports whether err was one.
+func passwordRefused(c *gin.Context, field string, err error) bool {
+	var pe *auth.PasswordError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: pe.Error(), Fields: map[string]string{field: pe.Error()}})
+	return true
+}
+
 type passwordChange struct {
 	Old string `json:"old"`
 	New string `json:"new"`
@@ -230,13 +252,25 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	if !auth.CheckPassword(u.PasswordHash, req.Old) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "current password is wrong", Fields: map[string]string{"old": "wrong password"}})
+	// The new password is checked first: a refusal by the policy reveals
+	// nothing and does not count against the throttle.
+	if err := auth.ValidatePassword(req.New); err != nil {
+		passwordRefused(c, "new", err)
 		return
 	}
-	hash, err := auth.HashPassword(req.New)
-	if err != nil {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: err.Error(), Fields: map[string]string{"new": err.Error()}})
+	// Wrong current passwords are throttled per user (a stolen session must
+	// not become a way to guess the password), counted before the check.
+	key := strconv.FormatInt(u.ID, 10)
+	if throttled(c, s.passwordThrottle, key, "too many wrong current passwords for this user") {
+		return
+	}
+	if !auth.CheckPassword(u.PasswordHash, req.Old) {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "current password is wrong", Fields: map[string]string{"old": "wrong password: give your current password"}})
+		return
+	}
+	s.passwordThrottle.Reset(key)
+	hash, ok := s.hashPassword(c, "new", req.New)
+	if !ok {
 		return
 	}
 	if err := s.st.SetUserPassword(c.Request.Context(), u.ID, hash); err != nil {

@@ -3,20 +3,87 @@ package auth
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 )
 
 func TestPasswords(t *testing.T) {
 	t.Parallel()
-	h, err := HashPassword("correct horse")
+	h, err := HashPassword("correct horse in the stable")
 	require.NoError(t, err)
-	require.True(t, CheckPassword(h, "correct horse"))
-	require.False(t, CheckPassword(h, "wrong horse"))
+	require.True(t, CheckPassword(h, "correct horse in the stable"))
+	require.False(t, CheckPassword(h, "wrong horse in the stable"))
+	require.False(t, CheckPassword("", "correct horse in the stable"), "no user: never a match")
 	_, err = HashPassword("short")
-	require.ErrorContains(t, err, "at least 8")
+	var pe *PasswordError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorContains(t, err, "use at least 12")
+}
+
+// TestPasswordPolicy: at least 12 characters of any script, spaces allowed;
+// the most common passwords (also with digits or symbols around them),
+// repeated patterns and runs are refused with a message that says why and
+// what to do instead.
+func TestPasswordPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ pw, refusal string }{
+		{"short", "5 characters long; use at least 12"},
+		{"elevenchars", "11 characters long; use at least 12"},
+		{"密码密码密码密码密码", "10 characters long"}, // 30 bytes, but 10 characters
+		{strings.Repeat("long words ", 7), "77 bytes long; at most 72"},
+		{strings.Repeat("ü", 40), "80 bytes long"},
+		{"password1234", "most common passwords"},
+		{"Password123!", "most common passwords"},
+		{"!!Summer2024!!", "most common passwords"},
+		{"Correct Horse Battery Staple", "most common passwords"},
+		{"qwertyuiop12", "most common passwords"},
+		{"1q2w3e4r5t6y", "most common passwords"},
+		{"Trustno1!!!!", "most common passwords"},
+		{"aaaaaaaaaaaa", "repeats a short pattern"},
+		{"abcabcabcabc", "repeats a short pattern"},
+		{"hunter2hunter2", "repeats a short pattern"},
+		{"abcdefghijklm", "run of consecutive characters"},
+		{"987654321098", ""}, // 9→8…→0→9 is no run
+		{"password-ops", ""}, // a common word inside a longer password is fine
+		{"new-password-1", ""},
+		{"correct horse in the stable", ""},
+		{"мой пароль на зиму", ""},
+		{"我的密码是一句很长的话吧", ""},
+		{"tabs	and spaces ok", ""},
+	} {
+		err := ValidatePassword(tc.pw)
+		if tc.refusal == "" {
+			require.NoError(t, err, "%q", tc.pw)
+			continue
+		}
+		var pe *PasswordError
+		require.ErrorAs(t, err, &pe, "%q", tc.pw)
+		require.Contains(t, pe.Error(), tc.refusal, "%q", tc.pw)
+	}
+	for range 200 {
+		require.NoError(t, ValidatePassword(NewPassword()), "the generated first-start password passes the policy")
+	}
+}
+
+// TestUnknownUserCostsABcrypt: CheckPassword without a hash (no such user)
+// compares against a dummy hash of the stored hashes' cost.
+func TestUnknownUserCostsABcrypt(t *testing.T) {
+	t.Parallel()
+	cost, err := bcrypt.Cost([]byte(dummyHash))
+	require.NoError(t, err)
+	require.Equal(t, PasswordCost, cost)
+	h, err := HashPassword("correct horse in the stable")
+	require.NoError(t, err)
+	cost, err = bcrypt.Cost([]byte(h))
+	require.NoError(t, err)
+	require.Equal(t, PasswordCost, cost)
 }
 
 func TestRoles(t *testing.T) {
@@ -69,22 +136,77 @@ func TestThrottle(t *testing.T) {
 	th := NewThrottle(3, time.Minute)
 	th.Now = func() time.Time { return now }
 	for range 3 {
-		ok, _ := th.Allowed("u")
+		ok, _ := th.Take("u")
 		require.True(t, ok)
-		th.Fail("u")
 	}
-	ok, wait := th.Allowed("u")
+	ok, wait := th.Take("u")
 	require.False(t, ok)
 	require.Equal(t, time.Minute, wait)
-	ok, _ = th.Allowed("other")
+	ok, _ = th.Take("other")
 	require.True(t, ok)
-	now = now.Add(61 * time.Second)
-	ok, _ = th.Allowed("u")
+	now = now.Add(30 * time.Second)
+	ok, wait = th.Take("u")
+	require.False(t, ok, "a refused attempt does not count, but the window has not passed")
+	require.Equal(t, 30*time.Second, wait)
+	now = now.Add(31 * time.Second)
+	ok, _ = th.Take("u")
 	require.True(t, ok)
-	th.Fail("u")
 	th.Reset("u")
-	ok, _ = th.Allowed("u")
-	require.True(t, ok)
+	for range 3 {
+		ok, _ = th.Take("u")
+		require.True(t, ok, "Reset forgets the attempts")
+	}
+}
+
+// TestThrottleTakeIsAtomic: of many parallel attempts on one key exactly
+// Max go ahead (the check and the count are one step).
+func TestThrottleTakeIsAtomic(t *testing.T) {
+	t.Parallel()
+	th := NewThrottle(5, time.Minute)
+	var wg sync.WaitGroup
+	var allowed atomic.Int32
+	for range 50 {
+		wg.Go(func() {
+			if ok, _ := th.Take("u"); ok {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int32(5), allowed.Load())
+}
+
+// TestThrottleSprayEvictsOnlyTheOldest: spraying new keys past MaxKeys
+// forgets the keys touched longest ago, one by one; a key that is still
+// being tried stays throttled, and memory stays bounded. (Clearing the
+// whole table when it was full let a spray free every throttled key.)
+func TestThrottleSprayEvictsOnlyTheOldest(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	th := NewThrottle(3, time.Minute)
+	th.MaxKeys = 1000
+	th.Now = func() time.Time { return now }
+	for range 3 {
+		th.Take("victim")
+	}
+	for i := range 20 * th.MaxKeys {
+		th.Take("spray-" + strconv.Itoa(i))
+		require.LessOrEqual(t, th.Len(), th.MaxKeys)
+		if i%(th.MaxKeys/2) == 0 {
+			ok, _ := th.Take("victim")
+			require.False(t, ok, "the victim is still throttled after %d sprayed keys", i+1)
+		}
+	}
+	require.Equal(t, th.MaxKeys, th.Len())
+	ok, _ := th.Take("spray-0")
+	require.True(t, ok, "the oldest sprayed key was evicted, so it starts afresh")
+	ok, _ = th.Take("spray-" + strconv.Itoa(20*th.MaxKeys-1))
+	require.True(t, ok, "the newest sprayed key is kept (its second attempt of 3)")
+
+	// A key not touched for a whole window is dropped without any spray.
+	now = now.Add(time.Minute)
+	th.Take("late")
+	require.Equal(t, 1, th.Len())
 }
 
 type racingUsers struct{ fakeUsers }

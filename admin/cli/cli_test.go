@@ -72,6 +72,7 @@ func (a *admin) call(method, path, token string, in, out any, want int) {
 	require.NoError(a.t, err)
 	req, err := http.NewRequest(method, a.srv.URL+path, bytes.NewReader(b))
 	require.NoError(a.t, err)
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -47,12 +47,17 @@ func waitCtx(t *testing.T, d time.Duration) context.Context {
 // returns a logged-in client.
 func startAdmin(t *testing.T, bin, dsn, zk, root, secret string) (*testenv.Process, *Client) {
 	t.Helper()
+	return serveAdmin(t, bin, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root, "--heartbeat-interval", "500ms")
+}
+
+// serveAdmin runs `shardjob-admin serve` with args on a free port of
+// 127.0.0.1, waits until it serves and returns a client (not logged in).
+func serveAdmin(t *testing.T, bin, secret string, args ...string) (*testenv.Process, *Client) {
+	t.Helper()
 	port := testenv.FreePort(t)
-	p := testenv.StartProcess(t, bin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root,
-		"--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", "e2e-admin-" + strconv.Itoa(port),
-		"--heartbeat-interval", "500ms",
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
+	p := testenv.StartProcess(t, bin, append([]string{
+		"serve", "--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", "e2e-admin-" + strconv.Itoa(port),
+	}, args...), []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
 	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "serving at")
 	require.NoError(t, err, p.Output())
 	return p, NewClient("http://127.0.0.1:" + strconv.Itoa(port))
@@ -225,6 +230,9 @@ func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {
 		{"port taken", []string{"--db-dsn", dsn, "--zk", zk, "--http-addr", busy.Addr().String()}, "--http-addr"},
 		{"missing secret", []string{"--db-dsn", dsn, "--zk", zk, "--executor-secret", ""}, "--executor-secret"},
 		{"unknown driver", []string{"--db-driver", "oracle", "--db-dsn", "x"}, "--db-driver"},
+		{"trusted proxy not an address", []string{"--db-dsn", dsn, "--trusted-proxies", "10.0.0.1,lb.example"}, "--trusted-proxies"},
+		{"every address a trusted proxy", []string{"--db-dsn", dsn, "--trusted-proxies", "0.0.0.0/0"}, "--trusted-proxies"},
+		{"write timeout within the read timeout", []string{"--db-dsn", dsn, "--read-timeout", "30s", "--write-timeout", "10s"}, "--write-timeout"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -87,6 +87,11 @@ type Config struct {
 	// its first start with it (retention.EnsureArchiveJobs; never changes an
 	// existing one).
 	DedupArchive map[string]string
+	// HTTP bounds the HTTP server: trusted proxies, read, write and idle
+	// timeouts, connections per client address (--trusted-proxies,
+	// --read-timeout, --write-timeout, --idle-timeout, --max-conns-per-ip).
+	// Zero fields: the defaults of HTTPConfig.
+	HTTP HTTPConfig
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -111,6 +116,7 @@ func (c Config) WithDefaults() Config {
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = 2 * time.Second
 	}
+	c.HTTP = c.HTTP.WithDefaults()
 	if c.Out == nil {
 		c.Out = os.Stdout
 	}
@@ -130,7 +136,7 @@ func (c Config) validate() error {
 	if err := protocol.ValidateSecret(c.ExecutorSecret); err != nil {
 		return fmt.Errorf("--executor-secret (or SHARDJOB_EXECUTOR_SECRET): %w; generate one with 'openssl rand -hex 32'", err)
 	}
-	return nil
+	return c.HTTP.validate()
 }
 
 // Server is a running admin replica.
@@ -199,6 +205,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.AdvertiseURL == "" {
 		cfg.AdvertiseURL = "http://" + ln.Addr().String()
 	}
+	ln = newConnLimiter(ln, cfg.HTTP.MaxConnsPerIP, cfg.HTTP.TrustedProxies, log)
 	s := &Server{cfg: cfg, st: st, ln: ln, log: log}
 	if len(cfg.ZKServers) > 0 {
 		zk, err := coord.NewZK(coord.ZKConfig{
@@ -288,14 +295,19 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		nonces = store.NewNonces(st, log, nil)
 	}
 	handler, err := api.New(api.Config{
+<<<<<<< HEAD
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
+=======
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
+		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, Logger: log,
+>>>>>>> sec-http
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	s.http = cfg.HTTP.httpServer(handler, log)
 	return s, nil
 }
 

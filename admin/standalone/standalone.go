@@ -35,6 +35,10 @@ type Config struct {
 	DataDir string
 	// HTTPAddr of the console and API. Default 127.0.0.1:8080.
 	HTTPAddr string
+	// HTTP bounds the HTTP server (trusted proxies, timeouts, connections
+	// per client address), as in serve mode. Zero fields: the defaults of
+	// server.HTTPConfig.
+	HTTP server.HTTPConfig
 	// NoDemo disables the demo executor and demo job.
 	NoDemo bool
 	// Out receives the first-start credentials. Default os.Stdout.
@@ -62,7 +66,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, Out: cfg.Out, Logger: cfg.Logger,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, Out: cfg.Out, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return err

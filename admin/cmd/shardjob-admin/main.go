@@ -160,14 +160,36 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: use text or json", format)
 }
 
+// httpFlags defines the flags of the HTTP server, the same in serve and
+// standalone; the returned function gives their values after parsing.
+func httpFlags(f flags) func() (server.HTTPConfig, error) {
+	proxies := f.str("trusted-proxies", "", "IP addresses and CIDR ranges of load balancers and proxies whose X-Forwarded-For names the client, comma separated, e.g. 10.0.0.0/8 (default none: the client address is the TCP peer's; set it behind a load balancer)")
+	read := f.dur("read-timeout", server.DefaultReadTimeout, "the most a request may take to arrive, headers and body")
+	write := f.dur("write-timeout", server.DefaultWriteTimeout, "the most a request may take from the end of its headers to the end of its answer (longer than --read-timeout)")
+	idle := f.dur("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	maxConns := f.num("max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections one client address may hold (trusted proxies are not capped)")
+	return func() (server.HTTPConfig, error) {
+		p, err := server.ParseTrustedProxies(*proxies)
+		if err != nil {
+			return server.HTTPConfig{}, fmt.Errorf("--trusted-proxies (or SHARDJOB_TRUSTED_PROXIES): %w", err)
+		}
+		return server.HTTPConfig{TrustedProxies: p, ReadTimeout: *read, WriteTimeout: *write, IdleTimeout: *idle, MaxConnsPerIP: *maxConns}, nil
+	}
+}
+
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newFlags("standalone", stderr)
 	dataDir := f.str("data-dir", "data", "directory of the SQLite database and the executor secret")
 	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
 	noDemo := f.Bool("no-demo", false, "do not start the demo executor and demo job")
+	httpConfig := httpFlags(f)
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	httpCfg, err := httpConfig()
+	if err != nil {
 		return err
 	}
 	log, err := newLogger(stderr, *logFormat, *logLevel)
@@ -175,7 +197,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return standalone.Run(ctx, standalone.Config{
-		DataDir: *dataDir, HTTPAddr: *addr, NoDemo: *noDemo, Out: stdout, Logger: log,
+		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, Out: stdout, Logger: log,
 		Ready: func(url string) {
 			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
 		},
@@ -203,6 +225,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	unplaceable := f.dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
 	dispatchTimeout := f.dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
 	startBatch := f.num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
+	httpConfig := httpFlags(f)
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
@@ -216,6 +239,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *startBatch < 1 || *startBatch > 10000 {
 		return fmt.Errorf("--start-batch %d: use a number of runs from 1 to 10000 (default 500)", *startBatch)
+	}
+	httpCfg, err := httpConfig()
+	if err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -235,8 +262,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+<<<<<<< HEAD
 		MetricsToken: *metricsToken, DedupArchive: archives,
 		XXLJob: xxljob.Config{TokensFile: *xxlTokens, AllowedHosts: strings.Split(*xxlHosts, ",")},
+=======
+		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
+		XXLJob: xxljob.Config{TokensFile: *xxlTokens},
+>>>>>>> sec-http
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,175 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	sqlfiles "github.com/shardjob/shardjob/sql"
+)
+
+// sqliteEnv serves the API on a fresh SQLite store: for tests of the HTTP
+// layer, where the dialect does not matter.
+func sqliteEnv(t *testing.T) *env {
+	return newEnv(t, storetest.Open(t, sqlfiles.SQLite))
+}
+
+// send sends body with the given Content-Type ("" for none), and the
+// bearer token when set, and returns the answer with its error message.
+func (e *env) send(method, path, token, contentType, body string) (*http.Response, string) {
+	e.t.Helper()
+	res, data := e.do(method, path, token, contentType, strings.NewReader(body))
+	var out struct{ Error string }
+	_ = json.Unmarshal(data, &out)
+	return res, out.Error
+}
+
+// TestLoginRefusesBodiesNotDeclaredJSON: login CSRF needs a cross-site form
+// (form encodings, text/plain) or a body without a type; login answers 415
+// to them before it looks at the credentials, with what to send instead.
+func TestLoginRefusesBodiesNotDeclaredJSON(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.user("ops", auth.RoleOperator)
+	creds := `{"username":"ops","password":"password-ops"}`
+	for _, ct := range []string{"", "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp"} {
+		res, msg := e.send("POST", "/api/v1/login", "", ct, creds)
+		require.Equal(t, http.StatusUnsupportedMediaType, res.StatusCode, "Content-Type %q", ct)
+		require.Contains(t, msg, "Content-Type: application/json", "Content-Type %q", ct)
+	}
+	res, msg := e.send("POST", "/api/v1/login", "", "application/json; charset=utf-8", creds)
+	require.Equal(t, http.StatusOK, res.StatusCode, msg)
+}
+
+// TestAPIAnswersAreNotStoredOrSniffed: every answer under /api/v1, errors
+// included, forbids caching and content sniffing; the console's files keep
+// their own caching.
+func TestAPIAnswersAreNotStoredOrSniffed(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.user("ops", auth.RoleOperator)
+	login, _ := e.send("POST", "/api/v1/login", "", "application/json", `{"username":"ops","password":"password-ops"}`)
+	wrong, _ := e.send("POST", "/api/v1/login", "", "application/json", `{"username":"ops","password":"not the password"}`)
+	notJSON, _ := e.send("POST", "/api/v1/login", "", "text/plain", `{}`)
+	unauth, _ := e.send("GET", "/api/v1/jobs", "", "", "")
+	missing, _ := e.send("GET", "/api/v1/no-such-route", "", "", "")
+	for _, res := range []*http.Response{login, wrong, notJSON, unauth, missing} {
+		what := res.Request.Method + " " + res.Request.URL.Path + " " + res.Status
+		require.Equal(t, "no-store", res.Header.Get("Cache-Control"), what)
+		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), what)
+	}
+	require.Equal(t, http.StatusOK, login.StatusCode)
+	for _, path := range []string{"/", "/ui/console.css"} {
+		res, _ := e.send("GET", path, "", "", "")
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Equal(t, "no-cache", res.Header.Get("Cache-Control"), "%s: the console revalidates its files", path)
+		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), path)
+	}
+}
+
+// TestPasswordPolicyWhereverAPasswordIsSet: creating a user, an admin's
+// reset and one's own change refuse weak passwords with 400 and the
+// policy's reason on the field; passphrases with spaces and any letters
+// are welcome.
+func TestPasswordPolicyWhereverAPasswordIsSet(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.user("root", auth.RoleAdmin)
+	e.user("ops", auth.RoleOperator)
+	root, ops := e.token("root"), e.token("ops")
+	type refusal struct {
+		Error  string
+		Fields map[string]string
+	}
+	refused := func(method, path, token string, body map[string]any, field, reason string) {
+		t.Helper()
+		var out refusal
+		require.Equal(t, http.StatusBadRequest, e.call(method, path, token, body, &out), "%v", body)
+		require.Contains(t, out.Fields[field], reason, "%v", body)
+		require.Contains(t, out.Error, reason)
+	}
+	refused("POST", "/api/v1/users", root, map[string]any{"username": "eve", "password": "short-pw", "role": "viewer"}, "password", "8 characters long; use at least 12")
+	refused("POST", "/api/v1/users", root, map[string]any{"username": "eve", "password": "Password1234", "role": "viewer"}, "password", "most common passwords")
+	refused("POST", "/api/v1/users", root, map[string]any{"username": "eve", "password": strings.Repeat("a", 80), "role": "viewer"}, "password", "80 bytes long")
+
+	opsUser := e.userID("ops")
+	refused("PUT", "/api/v1/users/"+itoa(opsUser), root, map[string]any{"password": "qwertyuiop123"}, "password", "most common passwords")
+	refused("PUT", "/api/v1/users/"+itoa(opsUser), root, map[string]any{"password": "abcabcabcabc"}, "password", "repeats a short pattern")
+	refused("POST", "/api/v1/me/password", ops, map[string]any{"old": "password-ops", "new": "Summer2024!!"}, "new", "most common passwords")
+	refused("POST", "/api/v1/me/password", ops, map[string]any{"old": "password-ops", "new": "too short"}, "new", "use at least 12")
+
+	passphrase := "Grüne Äpfel im Schnee 雪"
+	require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/users", root, map[string]any{"username": "eve", "password": passphrase, "role": "viewer"}, nil))
+	require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/login", "", map[string]string{"username": "eve", "password": passphrase}, nil))
+}
+
+func (e *env) userID(name string) int64 {
+	e.t.Helper()
+	u, err := e.st.UserByName(e.t.Context(), name)
+	require.NoError(e.t, err)
+	return u.ID
+}
+
+// TestOwnPasswordChangeIsThrottled: wrong current passwords on
+// POST /me/password are counted per user like failed logins: after 5 within
+// a minute even the right one is refused (429, Retry-After), so that a
+// stolen session cannot be used to guess the password. Refusals of the new
+// password by the policy do not count; other users are not affected.
+func TestOwnPasswordChangeIsThrottled(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.user("ops", auth.RoleOperator)
+	e.user("eve", auth.RoleViewer)
+	ops, eve := e.token("ops"), e.token("eve")
+	change := func(token, old, new string) (int, *http.Response) {
+		t.Helper()
+		body, err := json.Marshal(map[string]string{"old": old, "new": new})
+		require.NoError(t, err)
+		res, _ := e.send("POST", "/api/v1/me/password", token, "application/json", string(body))
+		return res.StatusCode, res
+	}
+	for range 3 * 5 {
+		code, _ := change(ops, "password-ops", "password1234")
+		require.Equal(t, http.StatusBadRequest, code, "a weak new password is refused first and not counted")
+	}
+	for i := range 5 {
+		code, _ := change(ops, "guess number "+strconv.Itoa(i), "a much better passphrase")
+		require.Equal(t, http.StatusBadRequest, code)
+	}
+	code, res := change(ops, "password-ops", "a much better passphrase")
+	require.Equal(t, http.StatusTooManyRequests, code, "throttled: even the right current password is refused")
+	secs, err := strconv.Atoi(res.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	require.True(t, secs > 0 && secs <= 60, "Retry-After %d", secs)
+	code, _ = change(eve, "password-eve", "a much better passphrase")
+	require.Equal(t, http.StatusOK, code, "another user is not throttled")
+}
+
+// TestLoginTakesAsLongForUnknownUsers: a login with an unknown user name
+// runs bcrypt against a dummy hash, so its answer takes about as long as a
+// wrong password of a real user and does not reveal which names exist.
+// (Before, it answered at once.) The fastest of a few tries of each is
+// compared, which a busy machine delays little.
+func TestLoginTakesAsLongForUnknownUsers(t *testing.T) {
+	t.Parallel()
+	e := sqliteEnv(t)
+	e.user("ops", auth.RoleOperator)
+	timed := func(user string) time.Duration {
+		start := time.Now()
+		require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": user, "password": "not the password"}, nil))
+		return time.Since(start)
+	}
+	known, unknown := time.Duration(1<<62), time.Duration(1<<62)
+	for i := range 3 {
+		known = min(known, timed("ops"))
+		unknown = min(unknown, timed("nobody-"+strconv.Itoa(i)))
+	}
+	require.Greater(t, unknown, known/4, "an unknown user (%s) must cost a bcrypt like a known one (%s)", unknown, known)
+}
