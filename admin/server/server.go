@@ -295,13 +295,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		nonces = store.NewNonces(st, log, nil)
 	}
 	handler, err := api.New(api.Config{
-<<<<<<< HEAD
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, Logger: log,
-=======
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, Logger: log,
->>>>>>> sec-http
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {

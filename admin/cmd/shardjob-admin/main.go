@@ -262,13 +262,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
-<<<<<<< HEAD
-		MetricsToken: *metricsToken, DedupArchive: archives,
-		XXLJob: xxljob.Config{TokensFile: *xxlTokens, AllowedHosts: strings.Split(*xxlHosts, ",")},
-=======
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
-		XXLJob: xxljob.Config{TokensFile: *xxlTokens},
->>>>>>> sec-http
+		XXLJob: xxljob.Config{TokensFile: *xxlTokens, AllowedHosts: strings.Split(*xxlHosts, ",")},
 	})
 	if err != nil {
 		return err
