@@ -62,14 +62,16 @@ clean: ## remove build outputs (keeps data/)
 	rm -rf $(BIN) bench.out bench.md
 
 # The long forms of the chaos tests (admin/chaos: HA scheduling; executor/chaos:
-# record-level exactly-once); the short forms run in `make test`.
+# record-level exactly-once, and plain-handler duplicates by cause through a
+# restart under the same instance id, a frozen admin and a frozen executor);
+# the short forms run in `make test`.
 # Knobs: make chaos CHAOS_JOBS=2000 CHAOS_ROUNDS=3 CHAOS_FLAGS=-race
 CHAOS_JOBS ?= 1000
 CHAOS_ROUNDS ?= 2
 CHAOS_FLAGS ?=
 
 .PHONY: chaos
-chaos: deps ## long failure tests: HA (3 admins, CHAOS_JOBS jobs, CHAOS_ROUNDS rounds) and records (200,000 records exactly once), kill -9/SIGSTOP/restarts
+chaos: deps ## long failure tests: HA (3 admins, CHAOS_JOBS jobs, CHAOS_ROUNDS rounds) and records (200,000 records exactly once), plain-handler duplicates by cause (3 rounds), kill -9/SIGSTOP/restarts
 	SHARDJOB_CHAOS=long SHARDJOB_CHAOS_JOBS=$(CHAOS_JOBS) SHARDJOB_CHAOS_ROUNDS=$(CHAOS_ROUNDS) \
 	  $(GO) test $(CHAOS_FLAGS) -count=1 -v -timeout 60m -run '^TestChaos' ./admin/chaos/
 	SHARDJOB_CHAOS=long $(GO) test $(CHAOS_FLAGS) -count=1 -v -timeout 60m -run '^TestChaos' ./executor/chaos/

@@ -58,15 +58,20 @@ type cluster struct {
 	biz     *sql.DB // the test's own pool on the business database
 	execBin string
 	secret  string
-	bizDSN  string // what the executors get as --demo-db-dsn
-	admin   *testenv.Process
+	bizDSN  string           // what the executors get as --demo-db-dsn
+	admin   *testenv.Process // the first admin, which leads
 	api     *admine2e.Client
-	execs   []*executor // every executor started, in order
+	execs   []*executor // every executor process started, in order
+	// how to start more admin replicas (startAdmin)
+	adminBin, zk, zkRoot string
+	// admins is the --admins list executors get; default the first admin
+	admins string
 }
 
 // executor is one shardjob-executor process.
 type executor struct {
 	name   string // --instance-id
+	log    string // the name of its output file (keepOutput)
 	url    string // where it listens for pushes from the admin
 	proc   *testenv.Process
 	id     int64 // the admin's id, once seen online
@@ -114,24 +119,36 @@ func newCluster(t *testing.T) *cluster {
 	c.biz.SetMaxOpenConns(4)
 	t.Cleanup(func() { _ = c.biz.Close() }) // before StartMariaDB's cleanup stops the server
 
-	port := strconv.Itoa(testenv.FreePort(t))
-	c.keepOutput(&c.admin, "admin")
-	c.admin = testenv.StartProcess(t, adminBin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", c.db.DSN(platformDB),
-		"--zk", zk, "--zk-root", testenv.ZKChroot(t),
-		"--http-addr", "127.0.0.1:" + port, "--id", "records-chaos-admin",
-		"--heartbeat-interval", heartbeat.String(),
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
-	_, err = c.admin.WaitForLine(c.ctx(startDeadline), "serving at")
-	require.NoError(t, err)
+	c.adminBin, c.zk, c.zkRoot = adminBin, zk, testenv.ZKChroot(t)
+	var url string
+	c.admin, url = c.startAdmin("admin")
 	_, err = c.admin.WaitForLine(c.ctx(startDeadline), "msg=leading")
 	require.NoError(t, err)
 	m := passwordRE.FindStringSubmatch(c.admin.Stdout())
 	require.NotNil(t, m, "the first start prints the console password")
-	c.api = admine2e.NewClient("http://127.0.0.1:" + port)
+	c.api = admine2e.NewClient(url)
 	require.NoError(t, c.api.Login("admin", m[1]))
-	t.Logf("cluster: MariaDB %s (pid %d), admin on :%s, ready in %s", c.db.Addr(), c.db.PID(), port, time.Since(start).Round(time.Millisecond))
+	t.Logf("cluster: MariaDB %s (pid %d), admin at %s, ready in %s", c.db.Addr(), c.db.PID(), url, time.Since(start).Round(time.Millisecond))
 	return c
+}
+
+// startAdmin starts a `shardjob-admin serve` replica of the cluster (same
+// database, ZooKeeper chroot and secret) named name, waits until it
+// serves, and returns it with its base URL. The first one started leads.
+func (c *cluster) startAdmin(name string) (*testenv.Process, string) {
+	c.t.Helper()
+	port := strconv.Itoa(testenv.FreePort(c.t))
+	var p *testenv.Process
+	c.keepOutput(&p, name)
+	p = testenv.StartProcess(c.t, c.adminBin, []string{
+		"serve", "--db-driver", "mysql", "--db-dsn", c.db.DSN(platformDB),
+		"--zk", c.zk, "--zk-root", c.zkRoot,
+		"--http-addr", "127.0.0.1:" + port, "--id", "records-chaos-" + name,
+		"--heartbeat-interval", heartbeat.String(),
+	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
+	_, err := p.WaitForLine(c.ctx(startDeadline), "serving at")
+	require.NoError(c.t, err)
+	return p, "http://127.0.0.1:" + port
 }
 
 // envLogDir names a directory that receives the whole output of every
@@ -172,10 +189,27 @@ func (c *cluster) ctx(d time.Duration) context.Context {
 // and waits until it listens (not until the admin knows it: waitOnline).
 func (c *cluster) startExecutor() *executor {
 	c.t.Helper()
-	e := &executor{name: fmt.Sprintf("ex%d", len(c.execs)+1)}
-	c.keepOutput(&e.proc, e.name)
+	name := fmt.Sprintf("ex%d", len(c.execs)+1)
+	return c.startNamed(&executor{name: name, log: name})
+}
+
+// restartExecutor starts a new process under the instance id of e, whose
+// process the test killed, and waits until it listens. The admin knows it
+// as e (same id); its output is kept as <name>-<n>.log.
+func (c *cluster) restartExecutor(e *executor) *executor {
+	c.t.Helper()
+	return c.startNamed(&executor{name: e.name, log: fmt.Sprintf("%s-%d", e.name, len(c.execs)+1), id: e.id})
+}
+
+func (c *cluster) startNamed(e *executor) *executor {
+	c.t.Helper()
+	admins := c.admins
+	if admins == "" {
+		admins = c.api.Base
+	}
+	c.keepOutput(&e.proc, e.log)
 	e.proc = testenv.StartProcess(c.t, c.execBin, []string{
-		"--app", app, "--admins", c.api.Base, "--capacity", strconv.Itoa(capacity),
+		"--app", app, "--admins", admins, "--capacity", strconv.Itoa(capacity),
 		"--heartbeat-interval", heartbeat.String(), "--instance-id", e.name, "--drain-timeout", "2s",
 		"--log-level", "debug", // the tests audit slot starts from the "slot started" lines
 		"--demo-db-dsn", c.bizDSN,
