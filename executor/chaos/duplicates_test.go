@@ -199,16 +199,16 @@ func (d *dupChaos) round(round int, job int64) dupRound {
 	require.NoError(t, err)
 	var frozen *executor
 	for _, e := range d.alive() {
-		if e != again && (frozen == nil || len(on(atts, e, "assigned")) > len(on(atts, frozen, "assigned"))) {
+		if e != again && (frozen == nil || len(on(atts, e, "assigned", "queued")) > len(on(atts, frozen, "assigned", "queued"))) {
 			frozen = e
 		}
 	}
 	require.NoError(t, frozen.proc.Signal(syscall.SIGSTOP))
 	frozen.paused = true
 	frozenWin := window{from: time.Now()}
-	queued := len(on(atts, frozen, "assigned"))
+	queued := len(on(atts, frozen, "assigned", "queued"))
 	d.waitAttempts(run.ID, "the frozen executor's slots were not moved", func(atts []attemptView) error {
-		if n := len(on(atts, frozen, "assigned", "running")); n > 0 {
+		if n := len(on(atts, frozen, "assigned", "queued", "running")); n > 0 {
 			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.name)
 		}
 		return nil
