@@ -54,7 +54,7 @@ DELETE FROM user_session WHERE token_hash = ?;
 DELETE FROM user_session WHERE expires_at <= {{now_ms}};
 
 -- name: AuditInsert
-INSERT INTO audit_log (at, actor, action, object, detail) VALUES ({{now_ms}}, ?, ?, ?, ?);
+INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id) VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?);
 
 -- name: JobInsert
 INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
@@ -365,15 +365,18 @@ SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.
 WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 
 -- name: AlarmInsert
-{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, raised_by)
-VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
+{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, raised_by, app)
+VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: RunLastSucceeded
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 
+-- The alarms one reader may see, newest first: id < ?, then every alarm
+-- (? = no app limit), or those of an app in the list (?); alarms of no app
+-- (the platform's) only without a limit.
 -- name: AlarmList
-SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by FROM alarm_event
-WHERE id < ? ORDER BY id DESC LIMIT ?;
+SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by, app FROM alarm_event
+WHERE id < ? AND (? OR (app <> '' AND app IN (?))) ORDER BY id DESC LIMIT ?;
 
 -- name: JobsOverdue
 SELECT id, app, name, next_fire_at FROM job
@@ -442,7 +445,7 @@ UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 -- name: AttemptForStats
 -- The caller appends "AND a.id = ?" or "AND a.id IN (...)".
 SELECT a.id, a.run_id, a.slot, a.failures, COALESCE(a.executor_id, 0) AS executor_id, r.job_id, COALESCE(e.speed, 1) AS speed,
-       s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name
+       s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name, r.app
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot LEFT JOIN job j ON j.id = r.job_id
 WHERE 1 = 1
@@ -480,8 +483,14 @@ DELETE FROM app_user WHERE id = ?;
 -- name: SessionDeleteUser
 DELETE FROM user_session WHERE user_id = ?;
 
+-- The entries one reader may see (store.AuditScope), newest first: id <
+-- ?, then everything (? = all: admins), or the entries of an app (app set)
+-- that is any app (?) or in the list (?), or about the reader's own account
+-- (owner_id = ?).
 -- name: AuditList
-SELECT id, at, actor, action, object, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?;
+SELECT id, at, actor, action, object, detail, app, owner_id FROM audit_log
+WHERE id < ? AND (? OR (app <> '' AND (? OR app IN (?))) OR (owner_id <> 0 AND owner_id = ?))
+ORDER BY id DESC LIMIT ?;
 
 -- name: RunPendingPage
 -- A page of pending runs that are due (scheduled_at <= ?), after a keyset
@@ -538,7 +547,7 @@ WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up')
 -- name: RunsLock
 -- The runs of a results batch (IN list), locked in id order, and the
 -- database clock (the settle time of those that end).
-SELECT id, job_id, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
+SELECT id, job_id, app, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
 
 -- name: JobForChildRun
 SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?;

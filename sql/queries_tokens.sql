@@ -2,19 +2,24 @@
 -- Same conventions as queries.sql.
 
 -- name: APITokenInsert
-INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at, expires_at)
-VALUES (?, ?, ?, ?, ?, {{now_ms}}, ?);
+INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at, expires_at, parent_id)
+VALUES (?, ?, ?, ?, ?, {{now_ms}}, ?, ?);
+
+-- The token that creates another, locked until the new one is stored: a
+-- revocation of it (APITokenChildren) waits, or it is seen revoked here.
+-- name: APITokenLockParent
+SELECT revoked_at FROM api_token WHERE id = ? {{for_update}};
 
 -- name: APITokenByID
 SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
-       t.expires_at, t.revoked_at
+       t.expires_at, t.revoked_at, t.parent_id
 FROM api_token t JOIN app_user u ON u.id = t.user_id
 WHERE t.id = ?;
 
 -- Tokens of one user (user_id = ?) or of everyone (? = 0), newest first.
 -- name: APITokenList
 SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
-       t.expires_at, t.revoked_at
+       t.expires_at, t.revoked_at, t.parent_id
 FROM api_token t JOIN app_user u ON u.id = t.user_id
 WHERE (? = 0 OR t.user_id = ?)
 ORDER BY t.id DESC
@@ -30,7 +35,7 @@ WHERE user_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at >
 -- happened to get the id of a deleted one.
 -- name: APITokenAuth
 SELECT t.id, t.user_id, u.username, t.name, t.prefix, t.role_cap, t.created_at, t.last_used_at,
-       t.expires_at, t.revoked_at, {{now_ms}} AS db_now
+       t.expires_at, t.revoked_at, t.parent_id, {{now_ms}} AS db_now
 FROM api_token t JOIN app_user u ON u.id = t.user_id AND u.created_at <= t.created_at
 WHERE t.hash = ?;
 
@@ -42,3 +47,14 @@ WHERE id = ? AND (last_used_at IS NULL OR last_used_at < {{now_ms}} - 60000);
 
 -- name: APITokenRevoke
 UPDATE api_token SET revoked_at = {{now_ms}} WHERE id = ? AND revoked_at IS NULL;
+
+-- The tokens created by the tokens of an IN list, locked, with whether
+-- they are revoked: a revocation walks the tree one level at a time. The
+-- lock of each row before its children are read pairs with
+-- APITokenLockParent: a child created meanwhile is either seen here or
+-- refused there.
+-- name: APITokenChildren
+SELECT id, revoked_at IS NOT NULL AS revoked FROM api_token WHERE parent_id IN (?) ORDER BY id {{for_update}};
+
+-- name: APITokensRevoke
+UPDATE api_token SET revoked_at = {{now_ms}} WHERE id IN (?) AND revoked_at IS NULL;

@@ -381,6 +381,9 @@ func TestConsoleInBrowser(t *testing.T) {
 			rows.some(r => r.includes("token.create") && r.includes("admin")) &&
 			at("token.revoke") >= 0 && at("token.revoke") < at("token.create") && at("token.create") < at("user.create");
 	})()`, "audit lists the user and token changes, newest first")
+	b.waitJS(5*time.Second, `[...document.querySelectorAll("#audit-table tbody tr")].some(tr =>
+		tr.textContent.includes("executor.drain") && tr.querySelector(".audit-app").textContent === "demo")`, "an executor's entry shows its app")
+	require.False(t, b.evalBool(`document.querySelector("#audit-scope") !== null`), "no scope note for an admin: they read every entry")
 	b.do(chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#audit-table tbody tr")].find(tr => tr.textContent.includes("token.revoke")).querySelector("details summary").click()`))
 	b.waitJS(5*time.Second, `(() => { const d = [...document.querySelectorAll("#audit-table details[open] pre.json-pre")];
 		return d.some(p => p.textContent.includes('"name": "browser-ci"') && p.textContent.includes("\n")); })()`, "the detail pretty-printed")

@@ -85,7 +85,7 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "job.alarm_routes", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": before, "after": after})
+	s.audit(c, j.App, "job.alarm_routes", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": before, "after": after})
 	c.JSON(http.StatusOK, alarmRoutesBody{Routes: after})
 }
 
@@ -138,7 +138,7 @@ func (s *Server) testAlarmChannel(c *gin.Context) {
 	}
 	user := currentUser(c).Username
 	err := s.cfg.AlarmChannels.SendTest(c.Request.Context(), name, user)
-	s.audit(c, "alarm_channel.test", "alarm-channel/"+name, map[string]any{"ok": err == nil})
+	s.audit(c, noApp, "alarm_channel.test", "alarm-channel/"+name, map[string]any{"ok": err == nil})
 	if err != nil {
 		s.log.Warn("alarm channel test failed", "channel", name, "err", err)
 		code := http.StatusBadGateway

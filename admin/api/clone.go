@@ -61,7 +61,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.audit(c, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
+	s.audit(c, copied.App, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
 	s.wake()
 	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(copied)))
 }

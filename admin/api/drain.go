@@ -41,7 +41,7 @@ func (s *Server) setDrain(c *gin.Context, drain bool) {
 	if drain {
 		action = "executor.drain"
 	}
-	s.audit(c, action, "executor/"+strconv.FormatInt(id, 10), map[string]any{"instance_id": e.InstanceID, "app": e.App,
+	s.audit(c, e.App, action, "executor/"+strconv.FormatInt(id, 10), map[string]any{"instance_id": e.InstanceID, "app": e.App,
 		"before": map[string]bool{"drain_requested": e.DrainRequested}, "after": map[string]bool{"drain_requested": drain}})
 	s.wake()
 	e.DrainRequested = drain

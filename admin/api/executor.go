@@ -191,7 +191,7 @@ func (s *Server) reincarnate(c *gin.Context, ex store.Executor, req protocol.Hea
 		"executor_id", ex.ID, "instance", ex.InstanceID, "moved", moved)
 	if moved > 0 {
 		if _, err := s.st.RaiseAlarm(ctx, store.Alarm{
-			Kind: store.AlarmExecutorLost, Severity: "warning",
+			Kind: store.AlarmExecutorLost, Severity: "warning", App: ex.App,
 			DedupKey: fmt.Sprintf("executor_lost:restart:%d:%s", ex.ID, req.Incarnation),
 			Message:  fmt.Sprintf("executor %s (app %s) restarted while its previous process held %d slot(s): they were lost and are placed again", ex.InstanceID, ex.App, moved),
 		}); err != nil {

@@ -115,7 +115,7 @@ func (s *Server) createJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.audit(c, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
+	s.audit(c, j.App, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
 	s.wake()
 	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(j)))
 }
@@ -258,7 +258,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobView(old), "after": jobView(j)})
+	s.audit(c, j.App, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobView(old), "after": jobView(j)})
 	s.wake()
 	c.JSON(http.StatusOK, s.withWarnings(c, jobView(j)))
 }
@@ -340,7 +340,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "job.delete", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
+	s.audit(c, j.App, "job.delete", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
 	c.JSON(http.StatusOK, gin.H{"deleted": j.ID})
 }
 
@@ -370,7 +370,7 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	before := j
 	s.wake()
 	j, _ = s.st.Job(c.Request.Context(), j.ID)
-	s.audit(c, action, "job/"+strconv.FormatInt(before.ID, 10), map[string]any{
+	s.audit(c, before.App, action, "job/"+strconv.FormatInt(before.ID, 10), map[string]any{
 		"before": map[string]bool{"enabled": before.Enabled, "paused": before.Paused},
 		"after":  map[string]bool{"enabled": j.Enabled, "paused": j.Paused}})
 	c.JSON(http.StatusOK, jobView(j))
@@ -443,7 +443,7 @@ func (s *Server) triggerJob(c *gin.Context) {
 	code := http.StatusOK
 	if created {
 		code = http.StatusCreated
-		s.audit(c, "job.trigger", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"run_id": run.ID, "scheduled_at": msTime(run.ScheduledAt)})
+		s.audit(c, j.App, "job.trigger", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"run_id": run.ID, "scheduled_at": msTime(run.ScheduledAt)})
 		s.wake()
 	}
 	c.JSON(code, gin.H{"run": runView(run), "created": created})
@@ -455,9 +455,27 @@ func (s *Server) wake() {
 	}
 }
 
-func (s *Server) audit(c *gin.Context, action, object string, detail any) {
+// noApp is the app of audit entries about users and the platform: only
+// admins read them.
+const noApp = ""
+
+// audit records a change to an object of app (a job, run, executor or
+// slot attempt): the users of that app may read the entry. With noApp only
+// admins may.
+func (s *Server) audit(c *gin.Context, app, action, object string, detail any) {
+	s.writeAudit(c, store.AuditEntry{App: app, Action: action, Object: object}, detail)
+}
+
+// auditAccount records a change to the account of user userID (their
+// password, one of their API tokens): admins and that user may read it.
+func (s *Server) auditAccount(c *gin.Context, userID int64, action, object string, detail any) {
+	s.writeAudit(c, store.AuditEntry{OwnerID: userID, Action: action, Object: object}, detail)
+}
+
+func (s *Server) writeAudit(c *gin.Context, e store.AuditEntry, detail any) {
 	b, _ := json.Marshal(detail)
-	if err := s.st.Audit(c.Request.Context(), currentUser(c).Username, action, object, string(b)); err != nil {
-		s.log.Error("audit log write failed", "action", action, "object", object, "err", err)
+	e.Actor, e.Detail = currentUser(c).Username, string(b)
+	if err := s.st.Audit(c.Request.Context(), e); err != nil {
+		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)
 	}
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -119,5 +120,32 @@ func TestOpenAPIReferencesResolve(t *testing.T) {
 			node, ok = m[part]
 			require.True(t, ok, "%s does not resolve (no %q)", ref, part)
 		}
+	}
+}
+
+// TestOpenAPISchemasListEveryField checks that the schemas of the
+// authorisation answers name exactly the JSON fields the API sends, so that
+// a field added to a view (an audit entry's app, a token's parent) is
+// documented.
+func TestOpenAPISchemasListEveryField(t *testing.T) {
+	t.Parallel()
+	_, doc := openAPIDocument(t)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for name, view := range map[string]any{
+		"AuditEntry": api.AuditView{}, "Alarm": api.AlarmView{}, "Token": api.TokenView{}, "User": api.UserView{},
+	} {
+		props, ok := schemas[name].(map[string]any)["properties"].(map[string]any)
+		require.True(t, ok, "schema %s has properties", name)
+		var documented, sent []string
+		for p := range props {
+			documented = append(documented, p)
+		}
+		rt := reflect.TypeOf(view)
+		for i := range rt.NumField() {
+			if tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+				sent = append(sent, tag)
+			}
+		}
+		require.ElementsMatch(t, sent, documented, "docs/openapi.yaml schema %s against api.%s", name, rt.Name())
 	}
 }

@@ -287,16 +287,18 @@ func TestEveryRouteEnforcesRolesAndCSRF(t *testing.T) {
 
 // auditRow is one audit_log row.
 type auditRow struct {
-	ID     int64  `db:"id"`
-	Actor  string `db:"actor"`
-	Action string `db:"action"`
-	Object string `db:"object"`
+	ID      int64  `db:"id"`
+	Actor   string `db:"actor"`
+	Action  string `db:"action"`
+	Object  string `db:"object"`
+	App     string `db:"app"`
+	OwnerID int64  `db:"owner_id"`
 }
 
 func (e *env) auditSince(after int64) []auditRow {
 	e.t.Helper()
 	var rows []auditRow
-	require.NoError(e.t, e.st.DB().Select(&rows, e.st.DB().Rebind(`SELECT id, actor, action, object FROM audit_log WHERE id > ? ORDER BY id`), after))
+	require.NoError(e.t, e.st.DB().Select(&rows, e.st.DB().Rebind(`SELECT id, actor, action, object, app, owner_id FROM audit_log WHERE id > ? ORDER BY id`), after))
 	return rows
 }
 
@@ -397,6 +399,23 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		}
 		sort.Strings(missed)
 		require.Empty(t, missed, "audited routes on jobs, users and tokens without a step in this test")
+
+		// Who may read each row (issue 17): job and run entries belong to
+		// the job's app; user entries are the admins'; token and password
+		// entries also their owner's (eve, deleted since: her id).
+		for _, r := range e.auditSince(0) {
+			wantApp, wantOwner := "", int64(0)
+			switch {
+			case strings.HasPrefix(r.Object, "job/"), strings.HasPrefix(r.Object, "run/"):
+				wantApp = "billing"
+			case strings.HasPrefix(r.Object, "token/"), r.Action == "user.password":
+				wantOwner = u.ID
+			case r.Action == "login":
+				continue // owned by whoever logged in
+			}
+			require.Equal(t, wantApp, r.App, "%s %s", r.Action, r.Object)
+			require.Equal(t, wantOwner, r.OwnerID, "%s %s", r.Action, r.Object)
+		}
 	})
 }
 

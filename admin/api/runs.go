@@ -300,7 +300,7 @@ func (s *Server) cancelRun(c *gin.Context) {
 		return
 	}
 	s.pushCancel(c.Request.Context(), active, reason)
-	s.audit(c, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason, "slots": len(active)})
+	s.audit(c, r.App, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason, "slots": len(active)})
 	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
 }
@@ -325,7 +325,7 @@ func (s *Server) retryRun(c *gin.Context) {
 		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+" and has no failed or cancelled slot to retry")
 		return
 	}
-	s.audit(c, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})
+	s.audit(c, r.App, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})
 	s.wake()
 	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r), "retried_slots": n})
@@ -358,34 +358,26 @@ type AlarmView struct {
 	RunID    *int64    `json:"run_id,omitempty"`
 	Message  string    `json:"message"`
 	RaisedBy string    `json:"raised_by"`
+	// App is the app of the job, run or executor the alarm is about; ""
+	// for the platform's alarms (leader_change).
+	App string `json:"app"`
 }
 
+// listAlarms lists the alarms the user may see: a user limited to apps
+// sees the alarms of those apps only (of their jobs, runs and executors),
+// not those of the platform; the filter is in the query, so that a page
+// is full whatever the other apps raise.
 func (s *Server) listAlarms(c *gin.Context) {
 	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-	alarms, err := s.st.Alarms(c.Request.Context(), before, 200)
+	alarms, err := s.st.AlarmsOfApps(c.Request.Context(), before, 200, currentUser(c).AppList())
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
 	out := make([]AlarmView, 0, len(alarms))
-	u := currentUser(c)
-	limited := u.AppList() != nil
-	jobApp := map[int64]string{} // alarms of jobs of apps the user may not see are left out
 	for _, a := range alarms {
-		if a.JobID.Valid && limited {
-			app, ok := jobApp[a.JobID.Int64]
-			if !ok {
-				if j, err := s.st.Job(c.Request.Context(), a.JobID.Int64); err == nil {
-					app = j.App
-				}
-				jobApp[a.JobID.Int64] = app
-			}
-			if !u.AppAllowed(app) {
-				continue
-			}
-		}
 		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity,
-			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy})
+			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App})
 	}
 	c.JSON(http.StatusOK, gin.H{"alarms": out})
 }

@@ -72,7 +72,7 @@ func (s *Server) login(c *gin.Context) {
 	c.SetSameSite(http.SameSiteStrictMode)
 	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.secure(c), true)
 	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.secure(c), false)
-	_ = s.st.Audit(c.Request.Context(), u.Username, "login", "user/"+u.Username, "")
+	_ = s.st.Audit(c.Request.Context(), store.AuditEntry{Actor: u.Username, Action: "login", Object: "user/" + u.Username, OwnerID: u.ID})
 	c.JSON(http.StatusOK, loginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
 }
 

@@ -127,12 +127,16 @@ type TokenView struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// ParentID is the token that created this one (null: created from a
+	// console session); revoking the parent revokes this one.
+	ParentID *int64 `json:"parent_id"`
 }
 
 func (s *Server) tokenView(t store.APIToken) TokenView {
 	v := TokenView{
 		ID: t.ID, User: t.Username, Name: t.Name, Prefix: t.Prefix, RoleCap: t.RoleCap, State: "active",
 		CreatedAt: msTime(t.CreatedAt), LastUsedAt: optTime(t.LastUsedAt), ExpiresAt: optTime(t.ExpiresAt), RevokedAt: optTime(t.RevokedAt),
+		ParentID: optID(t.ParentID),
 	}
 	switch {
 	case t.RevokedAt.Valid:
@@ -174,8 +178,10 @@ type tokenRequest struct {
 	// caller's role), or the caller's current role when the caller itself
 	// authenticated with a token.
 	Role string `json:"role"`
-	// ExpiresInDays, 1-3650; 0 or absent: the token does not expire.
-	ExpiresInDays int `json:"expires_in_days"`
+	// ExpiresInDays, 1-3650; 0: the token does not expire. Absent: it does
+	// not expire either, unless the caller authenticated with a token that
+	// expires: then the new token expires with it.
+	ExpiresInDays *int `json:"expires_in_days"`
 }
 
 // createdToken is the answer to a creation: the only time the secret is shown.
@@ -210,7 +216,7 @@ func (s *Server) createToken(c *gin.Context) {
 	if req.Role != "" && !auth.ValidRole(req.Role) {
 		fields["role"] = "one of viewer, operator, admin, or empty for no cap"
 	}
-	if req.ExpiresInDays < 0 || req.ExpiresInDays > maxTokenDays {
+	if d := req.ExpiresInDays; d != nil && (*d < 0 || *d > maxTokenDays) {
 		fields["expires_in_days"] = "0 (never) or 1-" + strconv.Itoa(maxTokenDays)
 	}
 	if len(fields) > 0 {
@@ -221,8 +227,13 @@ func (s *Server) createToken(c *gin.Context) {
 		fail(c, http.StatusForbidden, "a token cannot have more rights than its creator: your role here is "+u.Role+", the token asks for "+req.Role)
 		return
 	}
-	if _, viaToken := currentToken(c); viaToken && req.Role == "" {
+	parent, viaToken := currentToken(c)
+	if viaToken && req.Role == "" {
 		req.Role = u.Role // a capped token must not mint an uncapped one
+	}
+	expires, ok := s.childExpiry(c, parent, viaToken, req.ExpiresInDays)
+	if !ok {
+		return
 	}
 	n, err := s.st.CountActiveAPITokens(c.Request.Context(), u.ID)
 	if err != nil {
@@ -234,20 +245,23 @@ func (s *Server) createToken(c *gin.Context) {
 		return
 	}
 	secret, prefix := newAPIToken()
-	var expires time.Time
-	if req.ExpiresInDays > 0 {
-		expires = s.cfg.Now().Add(time.Duration(req.ExpiresInDays) * 24 * time.Hour)
-	}
 	t, err := s.st.CreateAPIToken(c.Request.Context(), store.NewAPIToken{
 		UserID: u.ID, Name: req.Name, Prefix: prefix, Hash: auth.HashToken(secret), RoleCap: req.Role, ExpiresAt: expires,
+		ParentID: parent.ID,
 	})
+	if errors.Is(err, store.ErrTokenRevoked) || errors.Is(err, store.ErrNotFound) {
+		// The caller's token was revoked (or its user deleted) while this
+		// request ran: it is refused as it would be now.
+		tokenRefused(c, "the API token of this request is no longer valid: "+err.Error()+"; create a new token (POST /api/v1/tokens)")
+		return
+	}
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
 	v := s.tokenView(t)
-	s.audit(c, "token.create", "token/"+strconv.FormatInt(t.ID, 10), map[string]any{
-		"name": t.Name, "prefix": t.Prefix, "user": t.Username, "role_cap": t.RoleCap, "expires_at": v.ExpiresAt,
+	s.auditAccount(c, t.UserID, "token.create", "token/"+strconv.FormatInt(t.ID, 10), map[string]any{
+		"name": t.Name, "prefix": t.Prefix, "user": t.Username, "role_cap": t.RoleCap, "expires_at": v.ExpiresAt, "parent_id": v.ParentID,
 	})
 	c.JSON(http.StatusCreated, createdToken{Token: v, Secret: secret,
 		Note: "the secret is shown only now; store it safely and send it as 'Authorization: Bearer <secret>'"})
@@ -273,17 +287,61 @@ func (s *Server) revokeToken(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	revoked, err := s.st.RevokeAPIToken(c.Request.Context(), id)
+	revoked, descendants, err := s.st.RevokeAPIToken(c.Request.Context(), id)
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
-	if revoked {
-		s.audit(c, "token.revoke", "token/"+strconv.FormatInt(id, 10), map[string]any{"name": t.Name, "prefix": t.Prefix, "user": t.Username})
+	if revoked || len(descendants) > 0 {
+		s.auditAccount(c, t.UserID, "token.revoke", "token/"+strconv.FormatInt(id, 10), map[string]any{
+			"name": t.Name, "prefix": t.Prefix, "user": t.Username, "also_revoked": nonNil(descendants)})
 	}
 	if t, err = s.st.APIToken(c.Request.Context(), id); err != nil {
 		s.internal(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"token": s.tokenView(t), "revoked": revoked})
+	c.JSON(http.StatusOK, gin.H{"token": s.tokenView(t), "revoked": revoked, "also_revoked": nonNil(descendants)})
+}
+
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+// childExpiry returns the expiry of a new token (zero: never) from the
+// request's expires_in_days, capped by the token the request was
+// authenticated with, if any (viaToken): a token never outlives the token
+// that creates it. Without expires_in_days the new token expires with
+// that token; asking for longer (0 is "never") answers 400 with the limit.
+// A token created from a console session is capped by nothing here.
+func (s *Server) childExpiry(c *gin.Context, parent store.APIToken, viaToken bool, days *int) (time.Time, bool) {
+	now := s.cfg.Now()
+	var want time.Time
+	if days != nil && *days > 0 {
+		want = now.Add(time.Duration(*days) * 24 * time.Hour)
+	}
+	if !viaToken || !parent.ExpiresAt.Valid {
+		return want, true
+	}
+	limit := time.UnixMilli(parent.ExpiresAt.Int64)
+	if days == nil {
+		return limit, true
+	}
+	if !want.IsZero() && !want.After(limit) {
+		return want, true
+	}
+	most := int(limit.Sub(now) / (24 * time.Hour))
+	hint := "at most " + strconv.Itoa(most)
+	if most < 1 {
+		hint = "none fits (it expires in less than a day)"
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{
+		Error: "a token cannot outlive the token that creates it: the API token of this request (" + parent.Prefix + "…, " +
+			strconv.Quote(parent.Name) + ") expires at " + limit.UTC().Format(time.RFC3339),
+		Fields: map[string]string{"expires_in_days": hint + "; omit expires_in_days to expire together with it, " +
+			"or create the token from a console session"},
+	})
+	return time.Time{}, false
 }

@@ -101,7 +101,14 @@ func (s *Server) createUser(c *gin.Context) {
 	}
 	id, err := s.st.CreateUser(c.Request.Context(), req.Username, hash, req.Role)
 	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: "user exists", Fields: map[string]string{"username": "taken"}})
+		// User names are case-insensitive: name the user that has it.
+		taken := req.Username
+		if other, err := s.st.UserByName(c.Request.Context(), req.Username); err == nil {
+			taken = other.Username
+		}
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{
+			Error:  "user name " + req.Username + " is taken by the user " + taken + " (user names are case-insensitive); choose another name",
+			Fields: map[string]string{"username": "taken by " + taken + "; case does not make names different"}})
 		return
 	}
 	if err != nil {
@@ -119,7 +126,7 @@ func (s *Server) createUser(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "user.create", "user/"+u.Username, map[string]any{"role": u.Role, "apps": appsOf(u)})
+	s.audit(c, noApp, "user.create", "user/"+u.Username, map[string]any{"role": u.Role, "apps": appsOf(u)})
 	c.JSON(http.StatusCreated, userView(u))
 }
 
@@ -186,7 +193,7 @@ func (s *Server) updateUser(c *gin.Context) {
 	}
 	before := u
 	u, _ = s.st.UserByID(c.Request.Context(), id)
-	s.audit(c, "user.update", "user/"+u.Username, map[string]any{"before": map[string]any{"role": before.Role, "apps": appsOf(before)},
+	s.audit(c, noApp, "user.update", "user/"+u.Username, map[string]any{"before": map[string]any{"role": before.Role, "apps": appsOf(before)},
 		"after": map[string]any{"role": u.Role, "apps": appsOf(u)}, "password_changed": req.Password != nil})
 	c.JSON(http.StatusOK, userView(u))
 }
@@ -213,7 +220,7 @@ func (s *Server) deleteUser(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "user.delete", "user/"+u.Username, nil)
+	s.audit(c, noApp, "user.delete", "user/"+u.Username, nil)
 	c.JSON(http.StatusOK, gin.H{"deleted": id})
 }
 
@@ -277,7 +284,7 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, "user.password", "user/"+u.Username, nil)
+	s.auditAccount(c, u.ID, "user.password", "user/"+u.Username, nil)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "note": "all sessions of this user ended; log in again"})
 }
 
@@ -289,6 +296,20 @@ type AuditView struct {
 	Action string    `json:"action"`
 	Object string    `json:"object"`
 	Detail string    `json:"detail"`
+	// App is the app of the object ("" for users, tokens and the platform).
+	App string `json:"app"`
+}
+
+// auditScope is what u may read of the audit log: admins everything;
+// others the entries of their apps (of every app when they have no limit)
+// and those about their own account (logins, password, API tokens).
+// Entries about users, roles, other users' tokens and the platform are for
+// admins only, whatever the app limit.
+func auditScope(u store.User) store.AuditScope {
+	if auth.Allows(u.Role, auth.RoleAdmin) {
+		return store.AuditScope{All: true}
+	}
+	return store.AuditScope{Apps: u.AppList(), OwnerID: u.ID}
 }
 
 func (s *Server) listAudit(c *gin.Context) {
@@ -297,14 +318,14 @@ func (s *Server) listAudit(c *gin.Context) {
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}
-	entries, err := s.st.AuditLog(c.Request.Context(), before, limit)
+	entries, err := s.st.AuditLog(c.Request.Context(), before, limit, auditScope(currentUser(c)))
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
 	out := make([]AuditView, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail})
+		out = append(out, AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App})
 	}
 	resp := gin.H{"entries": out}
 	if len(entries) == limit {

@@ -30,31 +30,31 @@ func (s *Server) xxljobRoutes(r *gin.Engine, view, op *gin.RouterGroup) {
 	op.POST("/xxljob/attempts/:token/kill", s.xxljobKill)
 }
 
-func (s *Server) xxljobToken(c *gin.Context) (int64, bool) {
+// xxljobToken returns the attempt token of the request and its run; it
+// answers the request itself when it fails.
+func (s *Server) xxljobToken(c *gin.Context) (int64, store.Run, bool) {
 	if s.cfg.XXLJob == nil {
 		fail(c, http.StatusNotFound, "XXL-JOB executor support is not enabled on this admin")
-		return 0, false
+		return 0, store.Run{}, false
 	}
 	t, err := strconv.ParseInt(c.Param("token"), 10, 64)
 	if err != nil || t <= 0 {
 		fail(c, http.StatusBadRequest, "token must be a positive integer (the attempt's token, the logId the executor saw), got "+strconv.Quote(c.Param("token")))
-		return 0, false
+		return 0, store.Run{}, false
 	}
 	// Per-app permissions: an attempt of a run the user may not see does
 	// not exist for them.
 	a, err := s.st.Attempt(c.Request.Context(), t)
 	if errors.Is(err, store.ErrNotFound) {
 		fail(c, http.StatusNotFound, "attempt "+c.Param("token")+" does not exist")
-		return 0, false
+		return 0, store.Run{}, false
 	}
 	if err != nil {
 		s.internal(c, err)
-		return 0, false
+		return 0, store.Run{}, false
 	}
-	if _, ok := s.loadRun(c, a.RunID); !ok {
-		return 0, false
-	}
-	return t, true
+	r, ok := s.loadRun(c, a.RunID)
+	return t, r, ok
 }
 
 // xxljobFail maps Log and Kill errors to HTTP answers.
@@ -81,7 +81,7 @@ func (s *Server) xxljobFail(c *gin.Context, err error) {
 // lines from N (1-based, default 1), the last line number and whether the
 // log is complete.
 func (s *Server) xxljobLog(c *gin.Context) {
-	token, ok := s.xxljobToken(c)
+	token, _, ok := s.xxljobToken(c)
 	if !ok {
 		return
 	}
@@ -109,7 +109,7 @@ func (s *Server) xxljobLog(c *gin.Context) {
 // there (XXL-JOB kills by job); the executor calls back a failure, which
 // the job's retry policy handles. Cancel the run to stop it everywhere.
 func (s *Server) xxljobKill(c *gin.Context) {
-	token, ok := s.xxljobToken(c)
+	token, run, ok := s.xxljobToken(c)
 	if !ok {
 		return
 	}
@@ -117,6 +117,6 @@ func (s *Server) xxljobKill(c *gin.Context) {
 		s.xxljobFail(c, err)
 		return
 	}
-	s.audit(c, "xxljob.kill", "attempt/"+strconv.FormatInt(token, 10), nil)
+	s.audit(c, run.App, "xxljob.kill", "attempt/"+strconv.FormatInt(token, 10), nil)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "token": token})
 }

@@ -349,7 +349,7 @@ func (st *starter) settleWaiting(ctx context.Context) error {
 // for this hour and severity, unless it was raised already.
 func (s *Scheduler) raiseUnplaceable(ctx context.Context, r store.PendingRun, severity string, now time.Time, msg string) {
 	_, err := s.store.RaiseAlarm(ctx, store.Alarm{
-		Kind: store.AlarmRunUnplaceable, Severity: severity, RaisedBy: s.cfg.ID,
+		Kind: store.AlarmRunUnplaceable, Severity: severity, RaisedBy: s.cfg.ID, App: r.App,
 		JobID: sql.NullInt64{Int64: r.JobID, Valid: true}, RunID: sql.NullInt64{Int64: r.ID, Valid: true},
 		DedupKey: fmt.Sprintf("run_unplaceable:%s:%s:%s:%s", severity, r.App, r.Handler, now.UTC().Format("2006-01-02T15")),
 		Message:  msg,

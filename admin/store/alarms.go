@@ -32,13 +32,19 @@ type Alarm struct {
 	DedupKey string        `db:"dedup_key"`
 	Message  string        `db:"message"`
 	RaisedBy string        `db:"raised_by"`
+	// App is the app of the job, run or executor the alarm is about: the
+	// users limited to that app see it. "" for alarms about the platform
+	// (leader_change), which only users without an app limit see. Every
+	// raiser sets it; one that forgets hides the alarm from app-limited
+	// users rather than showing it to the wrong ones.
+	App string `db:"app"`
 }
 
 // RaiseAlarm records an alarm unless one with the same dedup key exists
 // (several replicas may detect the same problem). It reports whether this
 // call recorded it.
 func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy)
+	res, err := s.db.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
 	if err != nil {
 		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
 	}
@@ -52,12 +58,12 @@ func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) err
 	if len(alarms) == 0 {
 		return nil
 	}
-	args := make([]any, 0, 7*len(alarms))
+	args := make([]any, 0, 8*len(alarms))
 	for _, a := range alarms {
 		if a.RaisedBy == "" {
 			a.RaisedBy = "admin"
 		}
-		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy)
+		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
 	}
 	if _, err := tx.ExecContext(ctx, multiRow(s.q.get("AlarmInsert"), len(alarms)), args...); err != nil {
 		return fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
@@ -67,11 +73,21 @@ func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) err
 
 // Alarms lists alarms newest first with id < beforeID (0: from the newest).
 func (s *Store) Alarms(ctx context.Context, beforeID int64, limit int) ([]Alarm, error) {
+	return s.AlarmsOfApps(ctx, beforeID, limit, nil)
+}
+
+// AlarmsOfApps is Alarms for a user limited to apps (nil: every app, and
+// the platform's alarms): only the alarms of those apps.
+func (s *Store) AlarmsOfApps(ctx context.Context, beforeID int64, limit int, apps []string) ([]Alarm, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
+	q, args, err := sqlx.In(s.q.get("AlarmList"), beforeID, apps == nil, orNone(apps), limit)
+	if err != nil {
+		return nil, err
+	}
 	var out []Alarm
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AlarmList"), beforeID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list alarms: %w", err)
 	}
 	return out, nil

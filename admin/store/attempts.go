@@ -369,7 +369,7 @@ func slotAlarms(applied []SlotOutcome, info map[int64]attemptStats) []Alarm {
 		run := sql.NullInt64{Int64: a.RunID, Valid: true}
 		if o.Status == AttemptFailed && a.Failures >= a.RetryMax {
 			out = append(out, Alarm{
-				Kind: AlarmSlotDead, Severity: "critical", JobID: job, RunID: run,
+				Kind: AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
 				Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
 					a.JobName, a.RunID, a.Slot, a.Failures+1, a.RetryMax, o.Error),
@@ -377,7 +377,7 @@ func slotAlarms(applied []SlotOutcome, info map[int64]attemptStats) []Alarm {
 		}
 		if o.Uncertain > 0 {
 			out = append(out, Alarm{
-				Kind: AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run,
+				Kind: AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
 				Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
 					a.JobName, a.RunID, a.Slot, o.Uncertain),
@@ -398,6 +398,7 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 	var locked []struct {
 		ID     int64  `db:"id"`
 		JobID  int64  `db:"job_id"`
+		App    string `db:"app"`
 		Status string `db:"status"`
 		Epoch  int64  `db:"epoch"`
 		Now    int64  `db:"db_now"`
@@ -457,7 +458,7 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 		switch {
 		case to != RunSucceeded:
 			alarms = append(alarms, Alarm{
-				Kind: AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: run.JobID, Valid: true}, RunID: sql.NullInt64{Int64: run.ID, Valid: true},
+				Kind: AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: run.JobID, Valid: true}, RunID: sql.NullInt64{Int64: run.ID, Valid: true}, App: run.App,
 				DedupKey: fmt.Sprintf("run_failed:%d:%d", run.ID, now),
 				Message:  fmt.Sprintf("run %d %s: %s", run.ID, strings.ReplaceAll(to, "_", " "), errText),
 			})

@@ -222,7 +222,7 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 			}
 			lost++
 			return s.raiseInTx(ctx, tx, Alarm{
-				Kind: AlarmExecutorLost, Severity: "warning",
+				Kind: AlarmExecutorLost, Severity: "warning", App: e.App,
 				DedupKey: fmt.Sprintf("executor_lost:%d:%d", e.ID, e.LastHeartbeat),
 				Message:  fmt.Sprintf("executor %s of app %s stopped heartbeating; its unfinished slots move to other executors", e.InstanceID, e.App),
 			})

@@ -105,9 +105,18 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 // (several admins starting at once) are serialised with a named lock on
 // MySQL. A database newer than the binary fails with ErrSchemaTooNew.
 func (s *Store) Migrate(ctx context.Context) (int, error) {
+	return s.migrate(ctx, 0)
+}
+
+// migrate is Migrate up to version upTo (0: the latest); tests stop
+// earlier to check what a migration does to the data it finds.
+func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 	migs, err := Migrations(s.dialect)
 	if err != nil {
 		return 0, err
+	}
+	if upTo <= 0 || upTo > len(migs) {
+		upTo = len(migs)
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -132,7 +141,7 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d; upgrade shardjob before starting it on this database", ErrSchemaTooNew, current, len(migs))
 	}
 	applied := 0
-	for _, m := range migs[current:] {
+	for _, m := range migs[min(current, upTo):upTo] {
 		// DDL commits implicitly on MySQL, so statements run one by one and the
 		// version row is written last: a crash in between leaves the version
 		// unrecorded and the error on the next start names the migration.

@@ -53,6 +53,7 @@ type attemptStats struct {
 	Failures   int             `db:"failures"`
 	RetryMax   int             `db:"retry_max"`
 	JobName    string          `db:"job_name"`
+	App        string          `db:"app"` // of the run, for its alarms
 }
 
 // attemptsForStats reads, in one query without locks, what finishing the

@@ -446,7 +446,7 @@ func TestUsersSessionsAudit(t *testing.T) {
 		_, err = s.SessionUser(ctx, "h1")
 		require.ErrorIs(t, err, store.ErrNotFound)
 
-		require.NoError(t, s.Audit(ctx, "ops", "job.create", "job/1", `{"name":"x"}`))
+		require.NoError(t, s.Audit(ctx, store.AuditEntry{Actor: "ops", Action: "job.create", Object: "job/1", Detail: `{"name":"x"}`, App: "billing"}))
 		var count int
 		require.NoError(t, s.DB().GetContext(ctx, &count, `SELECT COUNT(*) FROM audit_log`))
 		require.Equal(t, 1, count)

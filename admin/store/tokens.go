@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // Errors of API token authentication, besides ErrNotFound for a token that
@@ -32,6 +34,9 @@ type APIToken struct {
 	LastUsedAt sql.NullInt64 `db:"last_used_at"`
 	ExpiresAt  sql.NullInt64 `db:"expires_at"`
 	RevokedAt  sql.NullInt64 `db:"revoked_at"`
+	// ParentID is the token whose holder created this one (not valid: it
+	// was created from a console session). Revoking the parent revokes it.
+	ParentID sql.NullInt64 `db:"parent_id"`
 }
 
 // NewAPIToken is what CreateAPIToken stores.
@@ -42,20 +47,42 @@ type NewAPIToken struct {
 	Hash      string    // SHA-256 of the secret, hex (auth.HashToken)
 	RoleCap   string    // "" for none
 	ExpiresAt time.Time // zero: never expires
+	// ParentID is the token the request that creates this one was
+	// authenticated with; 0 for a console session. The caller caps the
+	// expiry and the role by the parent's.
+	ParentID int64
 }
 
-// CreateAPIToken stores a token and returns it as read back.
+// CreateAPIToken stores a token and returns it as read back. A token with
+// a parent is stored only while the parent is not revoked, checked under
+// the parent's row lock (a revocation running at the same time either sees
+// the new token and revokes it too, or is seen here): ErrTokenRevoked
+// otherwise, and ErrNotFound when the parent does not exist.
 func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("APITokenInsert"), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt))
-	if isDuplicate(err) {
-		return APIToken{}, fmt.Errorf("API token %s: %w", t.Prefix, ErrConflict)
-	}
+	parent := sql.NullInt64{Int64: t.ParentID, Valid: t.ParentID > 0}
+	var id int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		if parent.Valid {
+			var revoked sql.NullInt64
+			if err := tx.GetContext(ctx, &revoked, s.q.get("APITokenLockParent"), t.ParentID); err != nil {
+				return notFound(err, fmt.Sprintf("API token %d", t.ParentID))
+			}
+			if revoked.Valid {
+				return fmt.Errorf("API token %d, which creates this one, was revoked at %s: %w", t.ParentID, tokenTime(revoked.Int64), ErrTokenRevoked)
+			}
+		}
+		res, err := tx.ExecContext(ctx, s.q.get("APITokenInsert"), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
+		if isDuplicate(err) {
+			return fmt.Errorf("API token %s: %w", t.Prefix, ErrConflict)
+		}
+		if err != nil {
+			return fmt.Errorf("create API token for user %d: %w", t.UserID, err)
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
 	if err != nil {
-		return APIToken{}, fmt.Errorf("create API token for user %d: %w", t.UserID, err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return APIToken{}, fmt.Errorf("create API token: %w", err)
+		return APIToken{}, err
 	}
 	return s.APIToken(ctx, id)
 }
@@ -90,20 +117,61 @@ func (s *Store) CountActiveAPITokens(ctx context.Context, userID int64) (int, er
 	return n, nil
 }
 
-// RevokeAPIToken revokes a token. It reports whether this call revoked it
-// (false: it was already revoked); a missing token is ErrNotFound.
-func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("APITokenRevoke"), id)
-	if err != nil {
-		return false, fmt.Errorf("revoke API token %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 1 {
-		return true, nil
-	}
-	if _, err := s.APIToken(ctx, id); err != nil {
-		return false, err
-	}
-	return false, nil
+// RevokeAPIToken revokes a token and, in the same transaction, every token
+// created with it, transitively (api_token.parent_id). It reports whether
+// this call revoked the token itself (false: it was already revoked) and
+// the ids of the descendants it revoked, in tree order; a missing token is
+// ErrNotFound.
+func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, error) {
+	var revoked bool
+	var descendants []int64
+	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		revoked, descendants = false, nil
+		res, err := tx.ExecContext(ctx, s.q.get("APITokenRevoke"), id)
+		if err != nil {
+			return fmt.Errorf("revoke API token %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			revoked = true
+		} else {
+			var t APIToken
+			if err := tx.GetContext(ctx, &t, s.q.get("APITokenByID"), id); err != nil {
+				return notFound(err, fmt.Sprintf("API token %d", id))
+			}
+		}
+		for level := []int64{id}; len(level) > 0; {
+			q, args, err := sqlx.In(s.q.get("APITokenChildren"), level)
+			if err != nil {
+				return err
+			}
+			var children []struct {
+				ID      int64 `db:"id"`
+				Revoked bool  `db:"revoked"`
+			}
+			if err := tx.SelectContext(ctx, &children, q, args...); err != nil {
+				return fmt.Errorf("tokens created by API token %d: %w", id, err)
+			}
+			level = level[:0]
+			for _, c := range children {
+				level = append(level, c.ID)
+				if !c.Revoked {
+					descendants = append(descendants, c.ID)
+				}
+			}
+		}
+		if len(descendants) == 0 {
+			return nil
+		}
+		q, args, err := sqlx.In(s.q.get("APITokensRevoke"), descendants)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("revoke %d token(s) created by API token %d: %w", len(descendants), id, err)
+		}
+		return nil
+	})
+	return revoked, descendants, err
 }
 
 type tokenAuthRow struct {

@@ -76,13 +76,13 @@ func TestAPITokenLifecycle(t *testing.T) {
 		require.Equal(t, 1, n)
 
 		// Revoking: once, then no-op; the token is refused with a clear error.
-		revoked, err := s.RevokeAPIToken(ctx, tok.ID)
+		revoked, _, err := s.RevokeAPIToken(ctx, tok.ID)
 		require.NoError(t, err)
 		require.True(t, revoked)
-		revoked, err = s.RevokeAPIToken(ctx, tok.ID)
+		revoked, _, err = s.RevokeAPIToken(ctx, tok.ID)
 		require.NoError(t, err)
 		require.False(t, revoked)
-		_, err = s.RevokeAPIToken(ctx, 999999)
+		_, _, err = s.RevokeAPIToken(ctx, 999999)
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('a'))
 		require.ErrorIs(t, err, store.ErrTokenRevoked)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // CountUsers returns the number of console users.
@@ -28,11 +30,19 @@ func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role str
 	return res.LastInsertId()
 }
 
-// UserByName returns a user or ErrNotFound.
+// UserByName returns a user or ErrNotFound. User names are
+// case-insensitive (migration 0014: a case-insensitive collation on MySQL,
+// COLLATE NOCASE on SQLite): "Alice" finds "alice", and u.Username is the
+// name as stored.
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 	var u User
 	if err := s.db.GetContext(ctx, &u, s.q.get("UserByName"), username); err != nil {
 		return u, notFound(err, "user "+username)
+	}
+	if !strings.EqualFold(u.Username, username) {
+		// MySQL's PAD SPACE collations also match "alice " to "alice";
+		// SQLite does not. Both dialects answer the same.
+		return User{}, fmt.Errorf("user %s: %w", username, ErrNotFound)
 	}
 	return u, nil
 }
@@ -79,9 +89,11 @@ func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// Audit records a change made by actor.
-func (s *Store) Audit(ctx context.Context, actor, action, object, detail string) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("AuditInsert"), actor, action, object, detail); err != nil {
+// Audit records a change: e.Actor, e.Action, e.Object, e.Detail, and who
+// may read it (e.App, e.OwnerID; see AuditEntry). ID and At are ignored:
+// the database assigns them.
+func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get("AuditInsert"), e.Actor, e.Action, e.Object, e.Detail, e.App, e.OwnerID); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
@@ -143,16 +155,47 @@ type AuditEntry struct {
 	Action string `db:"action"`
 	Object string `db:"object"`
 	Detail string `db:"detail"`
+	// App is the app of the object the entry is about (a job, run,
+	// executor or slot attempt): the users of that app may read it. ""
+	// for entries about users, tokens and the platform: admins only.
+	App string `db:"app"`
+	// OwnerID is the user whose own account the entry is about (their
+	// login, password change, or one of their API tokens created or
+	// revoked, by them or by an admin): that user may read it too. 0: none.
+	OwnerID int64 `db:"owner_id"`
 }
 
-// AuditLog lists entries newest first with id < beforeID (0: from the newest).
-func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int) ([]AuditEntry, error) {
+// AuditScope is what one reader may see of the audit log: everything
+// (All: admins), or the entries of the apps Apps (nil: of every app) and
+// those about the account OwnerID.
+type AuditScope struct {
+	All     bool
+	Apps    []string
+	OwnerID int64
+}
+
+// AuditLog lists the entries scope may see, newest first, with id <
+// beforeID (0: from the newest), at most limit.
+func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int, scope AuditScope) ([]AuditEntry, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	var out []AuditEntry
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AuditList"), beforeID, limit); err != nil {
+	q, args, err := sqlx.In(s.q.get("AuditList"), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []AuditEntry{}
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return out, nil
+}
+
+// orNone returns apps for an "app IN (?)" list, which sqlx.In cannot expand
+// from an empty slice: [""] matches no app (no object has app "").
+func orNone(apps []string) []string {
+	if len(apps) == 0 {
+		return []string{""}
+	}
+	return apps
 }

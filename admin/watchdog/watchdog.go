@@ -119,7 +119,7 @@ func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
 				since = "last at " + time.UnixMilli(last.Int64).UTC().Format(time.RFC3339)
 			}
 			ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
-				Kind: store.AlarmArchiveBehind, Severity: "warning",
+				Kind: store.AlarmArchiveBehind, Severity: "warning", App: j.App,
 				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 				DedupKey: fmt.Sprintf("archive_behind:%d:%s", j.ID, now.UTC().Format("2006-01-02")),
 				Message: fmt.Sprintf("dedup archive job %s/%s has not succeeded for %s (%s): the dedup table grows past its horizon; check the job's runs",
@@ -188,7 +188,7 @@ func (w *Watchdog) CheckOverdue(ctx context.Context) (int, error) {
 	for _, j := range jobs {
 		due := time.UnixMilli(j.NextFireAt).UTC()
 		ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
-			Kind: store.AlarmMissedFire, Severity: "critical",
+			Kind: store.AlarmMissedFire, Severity: "critical", App: j.App,
 			JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 			DedupKey: fmt.Sprintf("missed_fire:overdue:%d:%d", j.ID, j.NextFireAt),
 			Message: fmt.Sprintf("job %s/%s should have fired at %s and has not (grace %s): is an admin leading? see /api/v1/cluster",
@@ -232,7 +232,7 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 			}
 			gaps++
 			ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
-				Kind: store.AlarmMissedFire, Severity: "critical",
+				Kind: store.AlarmMissedFire, Severity: "critical", App: j.App,
 				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 				DedupKey: fmt.Sprintf("missed_fire:gap:%d:%d", j.ID, from.UnixMilli()),
 				Message: fmt.Sprintf("job %s/%s: %d of %d firings between %s and %s have neither a run nor a recorded skip",

@@ -390,6 +390,9 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		require.Contains(t, holder.Kills(), jobID)
+		var app string
+		require.NoError(t, a.st.DB().Get(&app, a.st.DB().Rebind(`SELECT app FROM audit_log WHERE action = 'xxljob.kill' AND object = ?`), fmt.Sprintf("attempt/%d", token)))
+		require.Equal(t, "xxl", app, "the kill is audited for the job's app: its users read it")
 		r, atts := a.waitRun(t, runID)
 		require.Equal(t, store.RunFailed, r.Status)
 		require.Contains(t, atts[0].Error, "killed")

@@ -21,16 +21,23 @@ var Dialects = []string{sqlfiles.MySQL, sqlfiles.SQLite}
 // Open returns a fresh, migrated store of the dialect, closed at cleanup.
 func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
-	ctx := context.Background()
+	s := OpenEmpty(t, dialect)
+	_, err := s.Migrate(context.Background())
+	require.NoError(t, err)
+	return s
+}
+
+// OpenEmpty returns a store of the dialect on a fresh, empty database (no
+// migration applied), closed at cleanup.
+func OpenEmpty(t testing.TB, dialect string) *store.Store {
+	t.Helper()
 	dsn := filepath.Join(t.TempDir(), "shardjob.db")
 	if dialect == sqlfiles.MySQL {
 		dsn = testenv.MySQL(t)
 	}
-	s, err := store.Open(ctx, store.Config{Driver: dialect, DSN: dsn})
+	s, err := store.Open(context.Background(), store.Config{Driver: dialect, DSN: dsn})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
 	return s
 }
 

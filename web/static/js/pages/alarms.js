@@ -20,7 +20,7 @@ export default function mount(root, ctx) {
   const moreBtn = button(t("runs.loadOlder"), { id: "alarms-more", onclick: () => loadOlder() });
   const table = h("table", { class: "table", id: "alarms-table" },
     h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.severity")), h("th", {}, t("col.kind")),
-      h("th", {}, t("col.job")), h("th", {}, t("col.run")), h("th", {}, t("col.message")), h("th", {}, t("col.raisedBy")))),
+      h("th", {}, t("col.app")), h("th", {}, t("col.job")), h("th", {}, t("col.run")), h("th", {}, t("col.message")), h("th", {}, t("col.raisedBy")))),
     tbody);
   root.append(pageHead(t("alarm.title"), t("alarm.sub")),
     h("div", { class: "card" }, h("div", { class: "toolbar" }, sevSeg), h("div", { class: "table-wrap" }, table), empty, h("div", { class: "table-foot" }, moreBtn)));
@@ -33,6 +33,7 @@ export default function mount(root, ctx) {
       { sig: a => a.at, cell: a => [absTime(a.at), h("div", { class: "sub-line" }, relTime(a.at))] },
       { sig: a => a.severity, cell: a => pill(tOr("severity." + a.severity, a.severity), sevKind(a.severity)) },
       { class: "mono", sig: a => a.kind, cell: a => a.kind },
+      { sig: a => a.app || "", cell: a => a.app || h("span", { class: "muted", title: t("alarm.platform") }, "—") },
       { sig: a => a.job_id || "", cell: a => a.job_id ? h("a", { href: "#/jobs/" + a.job_id, class: "link" }, "#" + a.job_id) : "—" },
       { sig: a => a.run_id || "", cell: a => a.run_id ? h("a", { href: "#/runs/" + a.run_id, class: "link" }, "#" + a.run_id) : "—" },
       { class: "msg-cell", sig: a => a.message, cell: a => a.message },

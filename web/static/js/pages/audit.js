@@ -1,6 +1,8 @@
 // Audit log (operators and admins): who changed what, newest first, paged
-// with the keyset cursor of GET /audit; a text filter over actor, action
-// and object; the detail JSON pretty-printed in a collapsible block.
+// with the keyset cursor of GET /audit; a text filter over actor, action,
+// object and app; the detail JSON pretty-printed in a collapsible block.
+// Admins read every entry; others the entries of their apps and of their
+// own account (the server filters), which a note says.
 import { api, qs } from "../api.js";
 import { t } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, relTime, emptyState, button, icon } from "../dom.js";
@@ -53,9 +55,12 @@ export default function mount(root, ctx) {
   const moreBtn = button(t("audit.loadMore"), { id: "audit-more", onclick: ev => loadOlder(ev.currentTarget) });
   const table = h("table", { class: "table", id: "audit-table" },
     h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.actor")), h("th", {}, t("col.action")),
-      h("th", {}, t("col.object")), h("th", {}, t("col.detail")))),
+      h("th", {}, t("col.object")), h("th", {}, t("col.app")), h("th", {}, t("col.detail")))),
     tbody);
-  root.append(pageHead(t("audit.title"), t("audit.sub")),
+  root.append(pageHead(t("audit.title"), t("audit.sub")));
+  // Admins read every entry; others are told what they see.
+  if (!ctx.can("admin")) root.append(h("div", { class: "callout callout-info", id: "audit-scope" }, t("audit.scoped")));
+  root.append(
     h("div", { class: "card" },
       h("div", { class: "toolbar" }, h("div", { class: "search" }, icon("search"), search), h("div", { class: "spacer" }), count),
       h("div", { class: "table-wrap" }, table), empty, h("div", { class: "table-foot" }, moreBtn)));
@@ -63,7 +68,7 @@ export default function mount(root, ctx) {
   function matches(e) {
     const q = filter.trim().toLowerCase();
     if (!q) return true;
-    return q.split(/\s+/).every(w => [e.actor, e.action, e.object].some(f => (f || "").toLowerCase().includes(w)));
+    return q.split(/\s+/).every(w => [e.actor, e.action, e.object, e.app].some(f => (f || "").toLowerCase().includes(w)));
   }
 
   function render() {
@@ -73,6 +78,7 @@ export default function mount(root, ctx) {
       { sig: e => e.actor, cell: e => h("span", { class: "audit-actor" }, e.actor) },
       { sig: e => e.action, cell: e => h("span", { class: ["pill", "pill-" + actionKind(e.action), "mono"], dataset: { action: e.action } }, e.action) },
       { sig: e => e.object, cell: e => objectCell(e.object) },
+      { class: "audit-app", sig: e => e.app || "", cell: e => e.app || h("span", { class: "muted" }, "—") },
       { class: "audit-detail-cell", sig: e => e.detail, cell: e => {
         const p = pretty(e.detail);
         if (p === null) return h("span", { class: "muted" }, "—");

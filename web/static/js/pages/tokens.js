@@ -132,17 +132,28 @@ export default function mount(root, ctx) {
   buildHead();
 
   async function revoke(tok) {
+    let res = null;
     const ok = await confirmDialog({
       id: "token-revoke-dialog", title: t("tokens.revokeTitle"), danger: true, confirmLabel: t("tokens.revoke"),
       message: h("p", {}, t("tokens.revokeConfirm", { name: tok.name, prefix: tok.prefix })),
-      onConfirm: () => api("DELETE", `/tokens/${tok.id}`),
+      onConfirm: async () => { res = await api("DELETE", `/tokens/${tok.id}`); },
     });
-    if (ok) { toast(t("tokens.revoked", { name: tok.name })); ctx.refreshNow(); }
+    if (!ok) return;
+    const n = (res && res.also_revoked || []).length;
+    toast(n ? t("tokens.revokedWithChildren", { name: tok.name, n }) : t("tokens.revoked", { name: tok.name }));
+    ctx.refreshNow();
+  }
+
+  /** parentName names the token that created another, by name when listed. */
+  function parentName(id) {
+    const p = tokens.find(x => x.id === id);
+    return p ? p.name : "#" + id;
   }
 
   function render() {
     const cols = [
-      { sig: x => x.name, cell: x => h("span", { class: "token-name" }, x.name) },
+      { sig: x => x.name + (x.parent_id || ""), cell: x => [h("span", { class: "token-name" }, x.name),
+        x.parent_id ? h("div", { class: "sub-line", dataset: { parent: x.parent_id } }, t("tokens.madeWith", { name: parentName(x.parent_id) })) : null] },
       all() ? { sig: x => x.user, cell: x => x.user } : null,
       { class: "mono", sig: x => x.prefix, cell: x => x.prefix + "…" },
       { sig: x => x.role_cap || "", cell: x => x.role_cap ? rolePill(x.role_cap) : h("span", { class: "muted" }, t("tokens.userRole")) },

@@ -1,0 +1,37 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// MigrateTo applies the migrations up to version (tests of what one
+// migration does to the data an older schema holds).
+func (s *Store) MigrateTo(ctx context.Context, version int) (int, error) {
+	return s.migrate(ctx, version)
+}
+
+// MigrateDown applies the down files of the migrations above version,
+// newest first, and forgets them in schema_migrations.
+func (s *Store) MigrateDown(ctx context.Context, version int) error {
+	migs, err := Migrations(s.dialect)
+	if err != nil {
+		return err
+	}
+	current, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	for v := current; v > version; v-- {
+		m := migs[v-1]
+		for _, stmt := range splitStatements(m.Down) {
+			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %04d_%s down: %w", m.Version, m.Name, err)
+			}
+		}
+		if _, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM schema_migrations WHERE version = ?`), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
