@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"context"
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,4 +33,36 @@ func TestSlotState(t *testing.T) {
 	} {
 		require.Equal(t, c.want, store.SlotState(c.a), "%+v", c.a)
 	}
+}
+
+// TestResultBeforeStartKeepsTheExecutorsTimes: a result that arrives before
+// the start was recorded (the push answer or heartbeat saying "started" is
+// still on its way) gives the attempt the executor's start and finish
+// times, and the late start changes nothing: started_at is set and not
+// after finished_at.
+func TestResultBeforeStartKeepsTheExecutorsTimes(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		ex := heartbeat(t, s, "early-result", 1, 2)
+		jobID, err := s.CreateJob(ctx, newJob("a", "early-result", 0))
+		require.NoError(t, err)
+		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID)
+		began, ended := time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(-time.Hour+time.Second).UnixMilli()
+		ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded,
+			StartedAt: began, FinishedAt: ended})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[0].ID}, 1)) // the late "started"
+
+		got, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, store.AttemptSucceeded, got[0].Status)
+		require.True(t, got[0].StartedAt.Valid)
+		require.Equal(t, began, got[0].StartedAt.Int64)
+		require.Equal(t, ended, got[0].FinishedAt.Int64)
+	})
 }
