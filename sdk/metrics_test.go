@@ -57,6 +57,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"count": count}, func(c *Config) {
 		c.MetricsRegisterer, c.MetricsGatherer = reg, reg
+		// Ready means a heartbeat answered within 3 intervals: the tests'
+		// usual 20ms would make readiness a race with a loaded machine.
+		c.HeartbeatInterval = time.Second
 	})
 	waitExec(t, e, "an answered heartbeat", func(s Stats) bool { return s.Heartbeats > 0 })
 	require.Equal(t, []int64{11, 12}, fa.assignPush(t, e, run("count", 11, 12)))
@@ -127,6 +130,7 @@ func TestReadyz(t *testing.T) {
 	g := newGate()
 	e := buildExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) {
 		c.MetricsRegisterer, c.MetricsGatherer = reg, reg
+		c.HeartbeatInterval = time.Second // ready: answered within 3 intervals (see TestMetricsEndpoint)
 	})
 	require.NoError(t, e.Start(context.Background()))
 	waitExec(t, e, "an answered heartbeat", func(s Stats) bool { return s.Heartbeats > 0 })
