@@ -46,6 +46,9 @@ type Config struct {
 	// TokensFile is --xxljob-tokens (without one no XXL-JOB executor may
 	// register), its AllowedHosts --xxljob-allowed-hosts.
 	XXLJob xxljob.Config
+	// ForgetLostAfter (--forget-lost-after): how long a lost executor may
+	// stay silent before it is marked gone. Default 1h.
+	ForgetLostAfter time.Duration
 	// Out receives the first-start credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -71,7 +74,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return err
