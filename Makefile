@@ -21,7 +21,7 @@ build: ## build the admin, executor and shardjobctl (CLI) binaries into bin/
 
 .PHONY: run
 run: ## standalone mode: admin + SQLite + in-process coordinator + demo executor on http://127.0.0.1:8080
-	$(GO) run ./admin/cmd/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080
+	$(GO) run ./admin/cmd/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080 $(ARGS)
 
 .PHONY: deps
 deps: ## install missing test services (Debian packages: mariadb-server, zookeeper, chromium)

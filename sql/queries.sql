@@ -347,6 +347,16 @@ WHERE state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
 -- name: ExecutorMarkLost
 UPDATE executor SET state = 'lost' WHERE id = ? AND state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
 
+-- name: ExecutorsLostSince
+-- Lost executors silent for more than ? ms (database clock): a plain read,
+-- so that the leader's rounds lock nothing when there are none.
+SELECT id FROM executor WHERE state = 'lost' AND last_heartbeat < {{now_ms}} - ?;
+
+-- name: ExecutorsForget
+-- Marks lost executors (ids of ExecutorsLostSince, expanded by sqlx.In)
+-- gone; the guard skips one that heartbeated or re-registered since.
+UPDATE executor SET state = 'gone' WHERE state = 'lost' AND last_heartbeat < {{now_ms}} - ? AND id IN (?);
+
 -- name: ExecutorDeregister
 UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_id = ?;
 

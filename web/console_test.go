@@ -242,6 +242,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot("09b-executor-drained")
 	b.do(chromedp.Click(chromedp.CSS(`#executors-table button[data-act="undrain"]`)))
 	b.waitJS(15*time.Second, `document.querySelector('#executors-table button[data-act="drain"]') !== null`, "executor undrained")
+	// "Show gone executors" asks the admin for the gone ones too (all=1),
+	// which the list leaves out by default.
+	b.do(chromedp.Click(chromedp.CSS(`#exec-gone`)))
+	b.waitJS(15*time.Second, `performance.getEntriesByType("resource").some(e => e.name.includes("/api/v1/executors?all=1")) &&
+		[...document.querySelectorAll("#executors-table tbody tr")].some(tr => tr.textContent.includes("standalone-demo-executor"))`, "the toggle lists gone executors too")
+	b.do(chromedp.Click(chromedp.CSS(`#exec-gone`)))
 
 	// Failures: a run with failed slots, retried with one click.
 	flaky := api.createJob(map[string]any{"app": "demo", "name": "flaky", "handler": "demo.fail", "cron": "0 0 1 1 *", "slots": 8, "params": "slots=1,3"})

@@ -234,7 +234,19 @@ func executorView(e store.Executor) ExecutorView {
 	}
 }
 
+// listExecutors lists the executors of the user's apps. Gone executors
+// (deregistered, or lost for longer than the leader's forget horizon) are
+// left out unless all=1.
 func (s *Server) listExecutors(c *gin.Context) {
+	all := false
+	switch v := c.Query("all"); v {
+	case "", "0", "false":
+	case "1", "true":
+		all = true
+	default:
+		fail(c, http.StatusBadRequest, "all="+strconv.Quote(v)+": use all=1 to list gone executors too (deregistered, or lost longer than --forget-lost-after), or leave it out")
+		return
+	}
 	execs, err := s.st.Executors(c.Request.Context())
 	if err != nil {
 		s.internal(c, err)
@@ -243,7 +255,7 @@ func (s *Server) listExecutors(c *gin.Context) {
 	out := make([]ExecutorView, 0, len(execs))
 	u := currentUser(c)
 	for _, e := range execs {
-		if !u.AppAllowed(e.App) {
+		if !u.AppAllowed(e.App) || (e.State == store.ExecutorGone && !all) {
 			continue
 		}
 		out = append(out, executorView(e))

@@ -164,13 +164,14 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 		require.Equal(t, want, code, "backfill request %d", i)
 	}
 
-	// SIGTERM drains the executor: it deregisters.
+	// SIGTERM drains the executor: it deregisters (gone executors are
+	// listed with all=1).
 	require.NoError(t, ex.Stop())
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
 		var out struct {
 			Executors []struct{ State string } `json:"executors"`
 		}
-		_, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out)
+		_, err := c.Do(http.MethodGet, "/api/v1/executors?all=1", nil, &out)
 		return err == nil && len(out.Executors) == 1 && out.Executors[0].State == "gone", err
 	}, "executor did not deregister on SIGTERM")
 }

@@ -49,6 +49,12 @@ type Config struct {
 	// LostAfter is the heartbeat silence after which an executor is lost.
 	// Default 3 × HeartbeatInterval.
 	LostAfter time.Duration
+	// ForgetLostAfter is how long a lost executor may stay silent (since its
+	// last heartbeat, database clock) before the leader marks it gone: no
+	// longer listed by default (GET /api/v1/executors?all=1 and the
+	// console's "show gone" list it). Its row stays; a heartbeat or an
+	// XXL-JOB registration brings it back online. Default 1 hour.
+	ForgetLostAfter time.Duration
 	// FireWorkers is how many claim transactions run at once when there is
 	// a backlog (a herd); SKIP LOCKED gives each a disjoint batch. Default 2.
 	// SQLite always uses 1.
@@ -115,6 +121,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.LostAfter <= 0 {
 		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.ForgetLostAfter <= 0 {
+		c.ForgetLostAfter = time.Hour
 	}
 	if c.FireWorkers <= 0 {
 		c.FireWorkers = 2
@@ -568,8 +577,9 @@ func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
 	return nil
 }
 
-// RecoverLost marks silent executors lost and moves their unfinished slots
-// to online executors of the same app with new, larger tokens.
+// RecoverLost marks silent executors lost, marks gone those lost for longer
+// than ForgetLostAfter, and moves the unfinished slots of lost and gone
+// executors to online executors of the same app with new, larger tokens.
 func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 	n, err := s.store.MarkLostExecutors(ctx, s.cfg.LostAfter.Milliseconds())
 	if err != nil {
@@ -577,6 +587,12 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 	}
 	if n > 0 {
 		s.log.Warn("executors lost (no heartbeat)", "count", n, "after", s.cfg.LostAfter)
+	}
+	if n, err = s.store.ForgetLostExecutors(ctx, s.cfg.ForgetLostAfter.Milliseconds()); err != nil {
+		return err
+	}
+	if n > 0 {
+		s.log.Info("lost executors forgotten: marked gone, no longer listed by default", "count", n, "silent_for", s.cfg.ForgetLostAfter)
 	}
 	lost, err := s.store.LostAttempts(ctx, 1000)
 	if err != nil || len(lost) == 0 {

@@ -63,6 +63,10 @@ type Config struct {
 	// DispatchTimeout (--dispatch-timeout): how long an executor may leave
 	// an attempt unacknowledged before it fails. Default 30s.
 	DispatchTimeout time.Duration
+	// ForgetLostAfter (--forget-lost-after): how long a lost executor may
+	// stay silent before the leader marks it gone (hidden from the
+	// executor list by default). Default 1h.
+	ForgetLostAfter time.Duration
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
@@ -262,7 +266,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
-		Observer: s.mets,
+		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets,
 	}, st, router)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/executor/demo"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -41,6 +42,13 @@ type Config struct {
 	HTTP server.HTTPConfig
 	// NoDemo disables the demo executor and demo job.
 	NoDemo bool
+	// XXLJob configures XXL-JOB executor support as in serve mode: its
+	// TokensFile is --xxljob-tokens (without one no XXL-JOB executor may
+	// register), its AllowedHosts --xxljob-allowed-hosts.
+	XXLJob xxljob.Config
+	// ForgetLostAfter (--forget-lost-after): how long a lost executor may
+	// stay silent before it is marked gone. Default 1h.
+	ForgetLostAfter time.Duration
 	// Out receives the first-start credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -66,7 +74,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, HTTP: cfg.HTTP, Out: cfg.Out, Logger: cfg.Logger,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return err

@@ -234,6 +234,31 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 	return lost, nil
 }
 
+// ForgetLostExecutors marks gone the lost executors silent for more than
+// maxAgeMS (database clock) and returns how many changed. A gone executor is
+// not listed by default (GET /api/v1/executors without all=1) and gets no
+// slots; its row stays for the history of the attempts it ran. It comes back
+// online as any executor does: with a heartbeat, or an XXL-JOB executor by
+// registering again.
+func (s *Store) ForgetLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.q.get("ExecutorsLostSince"), maxAgeMS); err != nil {
+		return 0, fmt.Errorf("executors lost for %d ms: %w", maxAgeMS, err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	q, args, err := sqlx.In(s.q.get("ExecutorsForget"), maxAgeMS, ids)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("forget %d lost executors: %w", len(ids), err)
+	}
+	return res.RowsAffected()
+}
+
 // SetDrain asks (or stops asking) that an executor get no new slots and give
 // back the ones it has queued; its running slots finish there.
 func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {

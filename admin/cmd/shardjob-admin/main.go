@@ -177,15 +177,43 @@ func httpFlags(f flags) func() (server.HTTPConfig, error) {
 	}
 }
 
+// xxljobFlags defines the flags of XXL-JOB executor support, the same in
+// serve and standalone; the returned function gives the config after parsing.
+func xxljobFlags(f flags) func() xxljob.Config {
+	tokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
+	hosts := f.str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
+	return func() xxljob.Config {
+		return xxljob.Config{TokensFile: *tokens, AllowedHosts: strings.Split(*hosts, ",")}
+	}
+}
+
+// forgetFlag defines --forget-lost-after, the same in serve and standalone;
+// the returned function gives its checked value after parsing.
+func forgetFlag(f flags) func() (time.Duration, error) {
+	d := f.dur("forget-lost-after", time.Hour, "how long a lost executor (shardjob or XXL-JOB) may stay silent before it is marked gone and no longer listed by default (its row stays; a heartbeat or a registration brings it back)")
+	return func() (time.Duration, error) {
+		if *d < time.Minute {
+			return 0, fmt.Errorf("--forget-lost-after %s: use at least 1m (default 1h)", *d)
+		}
+		return *d, nil
+	}
+}
+
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := newFlags("standalone", stderr)
 	dataDir := f.str("data-dir", "data", "directory of the SQLite database and the executor secret")
 	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
 	noDemo := f.Bool("no-demo", false, "do not start the demo executor and demo job")
+	xxlConfig := xxljobFlags(f)
+	forgetLost := forgetFlag(f)
 	httpConfig := httpFlags(f)
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	if err := f.parse(args); err != nil {
+		return err
+	}
+	forget, err := forgetLost()
+	if err != nil {
 		return err
 	}
 	httpCfg, err := httpConfig()
@@ -197,7 +225,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return standalone.Run(ctx, standalone.Config{
-		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, Out: stdout, Logger: log,
+		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, Out: stdout, Logger: log,
 		Ready: func(url string) {
 			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
 		},
@@ -218,8 +246,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hb := f.dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
 	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
 	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
-	xxlTokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
-	xxlHosts := f.str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
+	xxlConfig := xxljobFlags(f)
+	forgetLost := forgetFlag(f)
 	dedupArchive := f.str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	unplaceable := f.dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
@@ -239,6 +267,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *startBatch < 1 || *startBatch > 10000 {
 		return fmt.Errorf("--start-batch %d: use a number of runs from 1 to 10000 (default 500)", *startBatch)
+	}
+	forget, err := forgetLost()
+	if err != nil {
+		return err
 	}
 	httpCfg, err := httpConfig()
 	if err != nil {
@@ -261,9 +293,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
-		XXLJob: xxljob.Config{TokensFile: *xxlTokens, AllowedHosts: strings.Split(*xxlHosts, ",")},
+		XXLJob: xxlConfig(),
 	})
 	if err != nil {
 		return err

@@ -24,7 +24,9 @@ export default function mount(root, ctx) {
       h("div", { class: "table-wrap" }, table), empty));
 
   async function refresh() {
-    const { executors } = await api("GET", "/executors");
+    // Gone executors (deregistered, or lost past the admin's
+    // --forget-lost-after) are only sent when asked for.
+    const { executors } = await api("GET", showGone ? "/executors?all=1" : "/executors");
     if (!ctx.isCurrent()) return;
     const byApp = new Map();
     for (const e of executors) {

@@ -1,0 +1,72 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// TestExecutorListHidesGoneExecutors: GET /api/v1/executors leaves out gone
+// executors — one that deregistered, and shardjob and XXL-JOB executors lost
+// past the forget horizon — unless all=1; a gone executor that heartbeats
+// again is listed online; a bad all is a 400 that says what to send.
+func TestExecutorListHidesGoneExecutors(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		e.user("watcher", auth.RoleViewer)
+		viewer := e.token("watcher")
+		info := func(instance, addr string) store.ExecutorInfo {
+			return store.ExecutorInfo{InstanceID: instance, App: "billing", Address: addr, Capacity: 2}
+		}
+		_, err := e.st.Heartbeat(ctx, info("live", "http://127.0.0.1:1"))
+		require.NoError(t, err)
+		_, err = e.st.Heartbeat(ctx, info("left", "http://127.0.0.1:2"))
+		require.NoError(t, err)
+		require.NoError(t, e.st.Deregister(ctx, "left"))
+		dead, err := e.st.Heartbeat(ctx, info("killed", "http://127.0.0.1:3"))
+		require.NoError(t, err)
+		xxl, err := e.st.RegisterXXLExecutor(ctx, info("xxljob:billing@http://127.0.0.1:4/", "http://127.0.0.1:4/"))
+		require.NoError(t, err)
+		// Both silent for two hours (database clock arithmetic): lost, then
+		// forgotten with a one-hour horizon.
+		_, err = e.st.DB().ExecContext(ctx, e.st.DB().Rebind(`UPDATE executor SET last_heartbeat = last_heartbeat - 7200000 WHERE id IN (?, ?)`), dead.ID, xxl.ID)
+		require.NoError(t, err)
+		_, err = e.st.MarkLostExecutors(ctx, 6_000)
+		require.NoError(t, err)
+		n, err := e.st.ForgetLostExecutors(ctx, 3_600_000)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n)
+
+		list := func(query string) map[string]string {
+			t.Helper()
+			var out struct{ Executors []api.ExecutorView }
+			require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/executors"+query, viewer, nil, &out))
+			states := map[string]string{}
+			for _, x := range out.Executors {
+				states[x.InstanceID] = x.State
+			}
+			return states
+		}
+		require.Equal(t, map[string]string{"live": "online"}, list(""), "gone executors are hidden by default")
+		require.Equal(t, map[string]string{"live": "online"}, list("?all=0"))
+		all := map[string]string{"live": "online", "left": "gone", "killed": "gone", xxl.InstanceID: "gone"}
+		require.Equal(t, all, list("?all=1"))
+		require.Equal(t, all, list("?all=true"))
+
+		var bad struct{ Error string }
+		require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/executors?all=yes", viewer, nil, &bad))
+		require.Contains(t, bad.Error, `all="yes"`)
+		require.Contains(t, bad.Error, "use all=1")
+
+		// The killed executor comes back: online and listed again.
+		_, err = e.st.Heartbeat(ctx, info("killed", "http://127.0.0.1:3"))
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"live": "online", "killed": "online"}, list(""))
+	})
+}
