@@ -50,20 +50,20 @@ ORDER BY a.id LIMIT ?;
 
 -- name: XXLAttemptsOverdue
 -- Running attempts on XXL-JOB executors whose callback is overdue: their
--- result is lost. An executor runs the runs of one job one after the other
--- (SERIAL_EXECUTION), so an attempt's time starts when it was accepted or
--- when an earlier attempt of the same job on the same executor last
--- finished, whichever is later, and it may wait for the attempts still ahead
--- of it: overdue after queue_pos × the job's timeout (the default ? when the
--- job has none) plus a grace ?.
+-- result is lost. An executor runs the runs of one XXL-JOB job id (one slot
+-- of a job, xxljob.SlotJobID) one after the other (SERIAL_EXECUTION), so an
+-- attempt's time starts when it was accepted or when an earlier attempt of
+-- the same slot on the same executor last finished, whichever is later, and
+-- it may wait for the attempts still ahead of it: overdue after queue_pos ×
+-- the job's timeout (the default ? when the job has none) plus a grace ?.
 SELECT token, executor_id, run_id, slot, timeout_ms FROM (
   SELECT a.id AS token, a.executor_id, a.run_id, a.slot, j.timeout_ms,
          COALESCE(a.started_at, a.dispatched_at) AS accepted_at,
          (SELECT COUNT(*) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
           WHERE b.executor_id = a.executor_id AND b.current = 1 AND b.status = 'running'
-            AND rb.job_id = r.job_id AND b.id <= a.id) AS queue_pos,
+            AND rb.job_id = r.job_id AND b.slot = a.slot AND b.id <= a.id) AS queue_pos,
          (SELECT MAX(b.finished_at) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
-          WHERE b.executor_id = a.executor_id AND rb.job_id = r.job_id AND b.id < a.id
+          WHERE b.executor_id = a.executor_id AND rb.job_id = r.job_id AND b.slot = a.slot AND b.id < a.id
             AND b.finished_at >= COALESCE(a.started_at, a.dispatched_at)) AS freed_at
   FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
        JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
@@ -76,14 +76,16 @@ ORDER BY token LIMIT ?;
 -- name: XXLAttemptByToken
 -- An attempt with what a callback, log or kill needs about it.
 SELECT a.id AS token, a.run_id, a.slot, a.status, a.current, COALESCE(a.executor_id, 0) AS executor_id,
-       a.started_at, r.job_id, r.scheduled_at, COALESCE(e.app, '') AS app, COALESCE(e.address, '') AS address,
-       COALESCE(e.protocol, '') AS protocol
+       a.started_at, COALESCE(a.dispatched_at, 0) AS dispatched_at, r.job_id, r.scheduled_at, COALESCE(e.app, '') AS app, COALESCE(e.address, '') AS address,
+       COALESCE(e.protocol, '') AS protocol, COALESCE(j.timeout_ms, 0) AS timeout_ms
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
+     LEFT JOIN job j ON j.id = r.job_id
 WHERE a.id = ?;
 
--- name: XXLJobsOfTokens
--- The jobs of attempts (a kill names a job, not an attempt).
-SELECT DISTINCT r.job_id FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE a.id IN (?);
+-- name: XXLSlotsOfTokens
+-- The job slots of attempts (a kill names an XXL-JOB job id, one per slot).
+SELECT DISTINCT r.job_id, a.slot FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE a.id IN (?)
+ORDER BY r.job_id, a.slot;
 
 -- name: XXLClaimRedispatch
 -- One replica claims an unaccepted attempt for pushing it again (the others

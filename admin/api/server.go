@@ -181,6 +181,9 @@ func New(cfg Config) (http.Handler, error) {
 	r.Use(apiHeaders, s.recoverJSON, s.limitBody)
 	r.HandleMethodNotAllowed = true
 	r.NoRoute(func(c *gin.Context) {
+		if s.xxljobNoRoute(c) { // xxljob.go: "//api/registry" and the like
+			return
+		}
 		fail(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+c.Request.URL.Path)
 	})
 	r.NoMethod(func(c *gin.Context) {

@@ -15,19 +15,32 @@ import (
 // /api/v1, authenticated by their access token, see admin/xxljob) and the
 // console's log and kill of attempts on XXL-JOB executors.
 func (s *Server) xxljobRoutes(r *gin.Engine, view, op *gin.RouterGroup) {
-	exec := func(c *gin.Context) {
-		if s.cfg.XXLJob == nil {
-			msg := "XXL-JOB executor support is not enabled on this admin"
-			c.JSON(http.StatusOK, xxljob.ReturnT{Code: xxljob.CodeFail, Msg: &msg})
-			return
-		}
-		s.cfg.XXLJob.ServeHTTP(c.Writer, c.Request)
-	}
 	for _, p := range xxljob.AdminPaths {
-		r.POST(p, exec)
+		r.POST(p, s.xxljobExecutorAPI)
 	}
 	view.GET("/xxljob/attempts/:token/log", s.xxljobLog)
 	op.POST("/xxljob/attempts/:token/kill", s.xxljobKill)
+}
+
+// xxljobExecutorAPI serves the admin API XXL-JOB executors call.
+func (s *Server) xxljobExecutorAPI(c *gin.Context) {
+	if s.cfg.XXLJob == nil {
+		msg := "XXL-JOB executor support is not enabled on this admin"
+		c.JSON(http.StatusOK, xxljob.ReturnT{Code: xxljob.CodeFail, Msg: &msg})
+		return
+	}
+	s.cfg.XXLJob.ServeHTTP(c.Writer, c.Request)
+}
+
+// xxljobNoRoute serves a POST to an XXL-JOB admin path written with doubled
+// slashes ("//api/registry": the executor's admin address ends in a slash),
+// which the router does not match; it reports whether it answered.
+func (s *Server) xxljobNoRoute(c *gin.Context) bool {
+	if c.Request.Method != http.MethodPost || !xxljob.IsAdminPath(c.Request.URL.Path) {
+		return false
+	}
+	s.xxljobExecutorAPI(c)
+	return true
 }
 
 // xxljobToken returns the attempt token of the request and its run; it
@@ -65,7 +78,7 @@ func (s *Server) xxljobFail(c *gin.Context, err error) {
 		fail(c, http.StatusNotFound, err.Error())
 	case errors.Is(err, xxljob.ErrNotXXL):
 		fail(c, http.StatusConflict, err.Error()+": use the executor's own logs")
-	case errors.Is(err, xxljob.ErrNoToken):
+	case errors.Is(err, xxljob.ErrNoToken), errors.Is(err, xxljob.ErrEnded):
 		fail(c, http.StatusConflict, err.Error())
 	case errors.As(err, &ce):
 		fail(c, http.StatusBadGateway, err.Error())
@@ -105,15 +118,16 @@ func (s *Server) xxljobLog(c *gin.Context) {
 	})
 }
 
-// xxljobKill asks the attempt's XXL-JOB executor to kill the attempt's job
-// there (XXL-JOB kills by job); the executor calls back a failure, which
-// the job's retry policy handles. Cancel the run to stop it everywhere.
+// xxljobKill ends the attempt (failed, "killed by <user>"; the job's retry
+// policy handles it) and asks its XXL-JOB executor to kill the slot's task
+// there (see xxljob.Service.Kill); 409 when the attempt has ended already.
+// Cancel the run to stop it everywhere.
 func (s *Server) xxljobKill(c *gin.Context) {
 	token, run, ok := s.xxljobToken(c)
 	if !ok {
 		return
 	}
-	if err := s.cfg.XXLJob.Kill(c.Request.Context(), token); err != nil {
+	if err := s.cfg.XXLJob.Kill(c.Request.Context(), token, currentUser(c).Username); err != nil {
 		s.xxljobFail(c, err)
 		return
 	}

@@ -330,6 +330,9 @@ func (s *Server) Metrics() *metrics.Metrics { return s.mets }
 // Scheduler exposes the leader loop (for Wake and Stats).
 func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 
+// XXLJob exposes XXL-JOB executor support (for its Stats).
+func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
+
 // Serve runs the HTTP server and the election until ctx ends, then shuts
 // everything down and returns.
 func (s *Server) Serve(ctx context.Context) error {

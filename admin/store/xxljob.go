@@ -151,18 +151,22 @@ func (s *Store) XXLOverdue(ctx context.Context, defaultTimeoutMS, graceMS int64,
 // TokenInfo is an attempt with its run and executor, as the XXL-JOB
 // callback, log and kill calls need it.
 type TokenInfo struct {
-	Token       int64         `db:"token"`
-	RunID       int64         `db:"run_id"`
-	Slot        int           `db:"slot"`
-	Status      string        `db:"status"`
-	Current     bool          `db:"current"`
-	ExecutorID  int64         `db:"executor_id"`
-	StartedAt   sql.NullInt64 `db:"started_at"`
-	JobID       int64         `db:"job_id"`
-	ScheduledAt int64         `db:"scheduled_at"`
-	App         string        `db:"app"`      // of the executor; "" when unplaced
-	Address     string        `db:"address"`  // of the executor
-	Protocol    string        `db:"protocol"` // of the executor
+	Token      int64         `db:"token"`
+	RunID      int64         `db:"run_id"`
+	Slot       int           `db:"slot"`
+	Status     string        `db:"status"`
+	Current    bool          `db:"current"`
+	ExecutorID int64         `db:"executor_id"`
+	StartedAt  sql.NullInt64 `db:"started_at"`
+	// DispatchedAt is when the attempt was placed, or last sent again (Unix
+	// ms, database clock): never later than the executor's start of it.
+	DispatchedAt int64  `db:"dispatched_at"`
+	JobID        int64  `db:"job_id"`
+	ScheduledAt  int64  `db:"scheduled_at"`
+	App          string `db:"app"`        // of the executor; "" when unplaced
+	Address      string `db:"address"`    // of the executor
+	Protocol     string `db:"protocol"`   // of the executor
+	TimeoutMS    int64  `db:"timeout_ms"` // the job's; 0: none
 }
 
 // TokenInfo returns an attempt by token with its run and executor.
@@ -174,18 +178,24 @@ func (s *Store) TokenInfo(ctx context.Context, token int64) (TokenInfo, error) {
 	return t, nil
 }
 
-// JobsOfTokens returns the distinct job ids of attempts.
-func (s *Store) JobsOfTokens(ctx context.Context, tokens []int64) ([]int64, error) {
+// JobSlot names a slot of a job.
+type JobSlot struct {
+	JobID int64 `db:"job_id"`
+	Slot  int   `db:"slot"`
+}
+
+// SlotsOfTokens returns the distinct job slots of attempts, ordered.
+func (s *Store) SlotsOfTokens(ctx context.Context, tokens []int64) ([]JobSlot, error) {
 	if len(tokens) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get("XXLJobsOfTokens"), tokens)
+	q, args, err := sqlx.In(s.q.get("XXLSlotsOfTokens"), tokens)
 	if err != nil {
 		return nil, err
 	}
-	var out []int64
+	var out []JobSlot
 	if err := s.db.SelectContext(ctx, &out, s.db.Rebind(q), args...); err != nil {
-		return nil, fmt.Errorf("jobs of %d tokens: %w", len(tokens), err)
+		return nil, fmt.Errorf("job slots of %d tokens: %w", len(tokens), err)
 	}
 	return out, nil
 }

@@ -55,6 +55,12 @@ func (e *CallError) Error() string {
 	return fmt.Sprintf("XXL-JOB executor %s answered code %d: %s", e.URL, e.Code, e.Msg)
 }
 
+// Busy reports a refusal of a run because a task of the same job id is
+// running on the executor ("There are tasks running"): executors that run
+// one task per job id at a time refuse the next instead of queueing it.
+// It is not a failure of the slot: the admin sends the run again later.
+func (e *CallError) Busy() bool { return e.Code != CodeSuccess && busyRE.MatchString(e.Msg) }
+
 // Beat asks whether the executor is alive.
 func (c *Client) Beat(ctx context.Context, address, token string) error {
 	return c.call(ctx, address, "beat", token, nil, nil)
@@ -66,12 +72,15 @@ func (c *Client) IdleBeat(ctx context.Context, address, token string, jobID int6
 	return c.call(ctx, address, "idleBeat", token, IdleBeatParam{JobID: jobID}, nil)
 }
 
-// Run starts (or, with SERIAL_EXECUTION, queues) a run on the executor.
+// Run starts (or, with SERIAL_EXECUTION, queues) a run on the executor. A
+// refusal is a *CallError (Busy when a task of the job id is running), an
+// unreadable answer wraps ErrUnreadableAnswer.
 func (c *Client) Run(ctx context.Context, address, token string, p TriggerParam) error {
 	return c.call(ctx, address, "run", token, p, nil)
 }
 
-// Kill stops the job's run on the executor and drops its queued runs.
+// Kill stops the run of the job id on the executor and drops its queued
+// runs (jobID is the per-slot id, SlotJobID).
 func (c *Client) Kill(ctx context.Context, address, token string, jobID int64) error {
 	return c.call(ctx, address, "kill", token, KillParam{JobID: jobID}, nil)
 }
@@ -110,9 +119,9 @@ func (c *Client) call(ctx context.Context, address, op, token string, in, out an
 	if res.StatusCode/100 != 2 {
 		return fmt.Errorf("call %s: HTTP status %d: %s", url, res.StatusCode, strings.TrimSpace(string(data[:min(len(data), 200)])))
 	}
-	var rt ReturnT
-	if err := json.Unmarshal(data, &rt); err != nil {
-		return fmt.Errorf("answer of %s is not an XXL-JOB ReturnT: %w", url, err)
+	rt, err := parseAnswer(data)
+	if err != nil {
+		return fmt.Errorf("%s answered %.200q: %w", url, data, err)
 	}
 	if rt.Code != CodeSuccess {
 		return &CallError{URL: url, Code: rt.Code, Msg: rt.Message()}

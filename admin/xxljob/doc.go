@@ -11,7 +11,9 @@
 // # Pieces
 //
 //   - Admin API (Service.ServeHTTP, mounted by admin/api at AdminPaths):
-//     /api/registry, /api/registryRemove and /api/callback, answering the
+//     /api/registry, /api/registryRemove and /api/callback (also written
+//     with doubled slashes, "//api/registry", as an executor whose admin
+//     address ends in a slash calls them: CleanPath), answering the
 //     ReturnT envelope {"code":200,"msg":null} (500 and a message on
 //     errors). Each request must carry the XXL-JOB-ACCESS-TOKEN header of
 //     the executor's app, configured by the operator (Config.Tokens,
@@ -38,31 +40,58 @@
 //     logId, the run's scheduled time → logDateTime, glueType BEAN (never
 //     source glue: no remote code execution), executorBlockStrategy
 //     SERIAL_EXECUTION (see BlockStrategyForOverlap), executorTimeout from
-//     the job's timeout. Cancel becomes kill of the job; Release gives
-//     nothing back (XXL-JOB executors cannot return queued runs).
+//     the job's timeout, and jobId = SlotJobID(job, slot) = job × 1024 +
+//     slot: each slot has its own XXL-JOB job id, because an executor
+//     keys its block strategy, its kill and (xxl-job-executor-go) its
+//     one-task-at-a-time rule on the job id. Several slots of one run on one
+//     executor thus run side by side. Cancel becomes kill of the slots' job
+//     ids; Release gives nothing back (XXL-JOB executors cannot return
+//     queued runs).
+//   - Answers (Client, parseAnswer): a ReturnT object, or — from executors
+//     that refuse a run that way (xxl-job-executor-go) — a callback-shaped
+//     array [{"logId":…,"handleCode":500,"handleMsg":…}], read as the
+//     ReturnT of its first item. A refusal is a *CallError; "There are
+//     tasks running" (CallError.Busy) means the slot's job id has a task
+//     there. Anything else is ErrUnreadableAnswer, a failed trigger as for
+//     XXL-JOB's own admin — never mistaken for an unreachable executor.
 //   - Results (callback): logId → token, handleCode 200 → succeeded,
 //     anything else → failed with handleMsg, recorded through
 //     store.FinishAttempts, which ignores superseded tokens; the callback is
-//     acknowledged anyway so that the executor stops retrying it. A slot
-//     with no callback within its job's timeout (or Config.ResultTimeout)
-//     plus Config.ResultGrace fails as timed out and is retried per the
-//     job's retry policy; a slot queued on the executor behind other slots
-//     of the same job (they run one after the other) gets one timeout more
-//     for each.
+//     acknowledged anyway so that the executor stops retrying it. The first
+//     outcome of an attempt stands: a callback for an attempt that already
+//     has one (a duplicate — xxl-job-executor-go sends some twice — or one
+//     after the admin killed, cancelled or timed out the attempt) is
+//     acknowledged, logged and counted (Stats.IgnoredCallbacks). A success
+//     that arrives later than the job's timeout after the run call is a
+//     timeout (xxl-job-executor-go calls back success for a task it stopped
+//     at executorTimeout). A slot with no callback within its job's timeout
+//     (or Config.ResultTimeout) plus Config.ResultGrace fails as timed out,
+//     is killed on the executor (freeing its job id) and is retried per the
+//     job's retry policy; a slot queued on the executor behind an earlier
+//     run of the same slot (same job id) gets one timeout more for each.
 //   - Console (Service.Log, Service.Kill, served by admin/api under
 //     /api/v1/xxljob/attempts/{token}/…): the executor's log of an attempt
-//     (its log call) and kill.
+//     (its log call) and kill. Kill records the attempt failed ("killed by
+//     <user>") before it calls the executor's kill, so that a success
+//     callback of the killed task changes nothing on any replica.
 //
 // # Life of a slot on an XXL-JOB executor
 //
-//	assigned ──run accepted──▶ running ──callback 200──▶ succeeded
-//	   │  run refused (code≠200) │ callback ≠200 or no callback in time
-//	   └───────────────▶ failed ◀┘ (retried per the job's retry policy)
+//	assigned ──run accepted──▶ running ──callback 200 in time──▶ succeeded
+//	   │ │ run refused (code≠200,  │ callback ≠200, late 200, no callback
+//	   │ │ array, unreadable)      │ in time, killed from the console
+//	   │ └─────────────▶ failed ◀──┘ (retried per the job's retry policy)
+//	   └──refused busy ("There are tasks running")──▶ assigned, sent again
+//	      at each probe of the executor until it takes it (no failure)
+//	assigned/running ──run cancelled──▶ cancelled (kill sent; callbacks ignored)
 //	assigned/running ──executor stops answering beat──▶ lost (moved, new token)
 //
 // A run call that does not get through leaves the attempt assigned: the
 // scheduler moves it when no call got through, otherwise the prober sends
-// it again once the executor answers.
+// it again once the executor answers. A kill that does not get through is
+// logged as such: XXL-JOB executors have no heartbeat through which they
+// would learn it later; the task may run to its end and its callback is
+// ignored.
 //
 // # Guarantees
 //

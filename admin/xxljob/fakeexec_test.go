@@ -13,16 +13,31 @@ import (
 	"github.com/shardjob/shardjob/admin/xxljob"
 )
 
-// fakeExecutor is a test-only XXL-JOB executor, written from the protocol
-// description: it registers with the admin, answers beat, idleBeat, run,
-// kill and log, and calls back results. What a run does depends on its
-// executorHandler:
+// fakeExecutor is a test-only XXL-JOB executor that behaves like the
+// third-party Go client xxl-job-executor-go as observed against the admin
+// (described in issue 18, not copied from it): it registers with the admin,
+// answers beat, idleBeat, run, kill and log, and calls back results, and
 //
-//	ok      calls back success
+//   - runs ONE task per job id at a time: a run of a job id whose task is
+//     running is refused with HTTP 200 and a callback-shaped array
+//     [{"logId":…,"handleCode":500,"handleMsg":"There are tasks running"}]
+//     (not queued, whatever the block strategy);
+//   - refuses a run of a handler it does not have with the same array shape;
+//   - calls back handleCode 200 for a task it killed or stopped at its
+//     executorTimeout (the handler's context ends and it returns);
+//   - answers a kill of a job id it does not run with a failure;
+//   - with dupCallbacks, sends every callback twice (as the client does when
+//     two jobs share a handler).
+//
+// What a run does depends on its executorHandler:
+//
+//	ok      calls back success at once
 //	fail    calls back handleCode 500 "boom"
-//	silent  accepts the run and never calls back
-//	hold    accepts the run and holds it until release or kill
-//	missing refuses the run: handler not found
+//	work    runs for workFor (the workload), then calls back success; stopped
+//	        at executorTimeout (success called back, like the client)
+//	hold    runs until ReleaseAll or kill
+//	silent  runs until killed and never calls back (a lost callback)
+//	other   refused: handler not registered
 type fakeExecutor struct {
 	t        *testing.T
 	app      string
@@ -30,50 +45,66 @@ type fakeExecutor struct {
 	adminURL string
 	srv      *httptest.Server
 	http     *http.Client
+	workFor  time.Duration // of handler "work"; default 2s
 
-	mu     sync.Mutex
-	also   map[string]bool               // tokens accepted besides token
-	runs   []xxljob.TriggerParam         // every run call accepted, in order
-	held   map[int64]xxljob.TriggerParam // logId → held run
-	kills  []int64                       // job ids
-	beats  int
-	logs   []xxljob.LogParam
-	closed bool
-	wg     sync.WaitGroup // callbacks in flight
+	mu           sync.Mutex
+	also         map[string]bool        // tokens accepted besides token
+	runs         []xxljob.TriggerParam  // every run call accepted, in order
+	tasks        map[int64]*fakeTask    // job id → its running task
+	refusals     map[string]int         // handleMsg → run calls refused with it
+	kills        []int64                // job ids
+	callbacks    []xxljob.CallbackParam // sent, duplicates included
+	maxParallel  int                    // most tasks running at once
+	dupCallbacks bool                   // send every callback twice
+	beats        int
+	logs         []xxljob.LogParam
+	closed       bool
+	wg           sync.WaitGroup // callbacks in flight
 }
 
+// fakeTask is a task running on the fake executor.
+type fakeTask struct {
+	p     xxljob.TriggerParam
+	timer *time.Timer // ends a "work" task (or stops it at its timeout)
+}
+
+// Refusal messages of the fake executor (array answers of run).
+const (
+	msgBusy       = "There are tasks running"
+	msgNoHandler  = "Task not registered"
+	msgNotRunning = "Task not running"
+)
+
 func newFakeExecutor(t *testing.T, adminURL, app, token string) *fakeExecutor {
-	f := &fakeExecutor{t: t, app: app, token: token, adminURL: adminURL, held: map[int64]xxljob.TriggerParam{},
+	f := &fakeExecutor{t: t, app: app, token: token, adminURL: adminURL, workFor: 2 * time.Second,
+		tasks: map[int64]*fakeTask{}, refusals: map[string]int{},
 		http: &http.Client{Timeout: 10 * time.Second}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /beat", f.handle(func([]byte) xxljob.ReturnT {
+	mux.HandleFunc("POST /beat", f.handle(func([]byte) any {
 		f.beats++
 		return ok(nil)
 	}))
-	mux.HandleFunc("POST /idleBeat", f.handle(func(body []byte) xxljob.ReturnT {
+	mux.HandleFunc("POST /idleBeat", f.handle(func(body []byte) any {
 		var p xxljob.IdleBeatParam
 		_ = json.Unmarshal(body, &p)
-		for _, r := range f.held {
-			if r.JobID == p.JobID {
-				return fail("job thread is running or has trigger queue.")
-			}
+		if f.tasks[p.JobID] != nil {
+			return fail(msgBusy)
 		}
 		return ok(nil)
 	}))
 	mux.HandleFunc("POST /run", f.handle(f.run))
-	mux.HandleFunc("POST /kill", f.handle(func(body []byte) xxljob.ReturnT {
+	mux.HandleFunc("POST /kill", f.handle(func(body []byte) any {
 		var p xxljob.KillParam
 		_ = json.Unmarshal(body, &p)
 		f.kills = append(f.kills, p.JobID)
-		for id, r := range f.held {
-			if r.JobID == p.JobID {
-				delete(f.held, id)
-				f.callbackLocked(r, 500, "job killed by the admin")
-			}
+		task := f.tasks[p.JobID]
+		if task == nil {
+			return fail(msgNotRunning)
 		}
+		f.endLocked(task, 200, "task killed") // success, as the client reports a killed task
 		return ok(nil)
 	}))
-	mux.HandleFunc("POST /log", f.handle(func(body []byte) xxljob.ReturnT {
+	mux.HandleFunc("POST /log", f.handle(func(body []byte) any {
 		var p xxljob.LogParam
 		_ = json.Unmarshal(body, &p)
 		f.logs = append(f.logs, p)
@@ -95,25 +126,31 @@ func ok(content any) xxljob.ReturnT {
 
 func fail(msg string) xxljob.ReturnT { return xxljob.ReturnT{Code: 500, Msg: &msg} }
 
-// handle checks the access token and serialises the executor's state.
-func (f *fakeExecutor) handle(fn func(body []byte) xxljob.ReturnT) http.HandlerFunc {
+// refuse is the client's answer refusing a run: a callback-shaped array.
+func refuse(p xxljob.TriggerParam, msg string) []xxljob.CallbackParam {
+	return []xxljob.CallbackParam{{LogID: p.LogID, LogDateTim: p.LogDateTime, HandleCode: 500, HandleMsg: msg}}
+}
+
+// handle checks the access token and serialises the executor's state; fn
+// returns the answer to encode.
+func (f *fakeExecutor) handle(fn func(body []byte) any) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var buf bytes.Buffer
 		_, _ = buf.ReadFrom(r.Body)
-		var rt xxljob.ReturnT
+		var answer any
 		f.mu.Lock()
 		if got := r.Header.Get(xxljob.TokenHeader); got != f.token && !f.also[got] {
-			rt = fail("The access token is wrong.")
+			answer = fail("The access token is wrong.")
 		} else {
-			rt = fn(buf.Bytes())
+			answer = fn(buf.Bytes())
 		}
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(rt)
+		_ = json.NewEncoder(w).Encode(answer)
 	}
 }
 
-func (f *fakeExecutor) run(body []byte) xxljob.ReturnT {
+func (f *fakeExecutor) run(body []byte) any {
 	var p xxljob.TriggerParam
 	if err := json.Unmarshal(body, &p); err != nil {
 		return fail("bad trigger: " + err.Error())
@@ -122,29 +159,77 @@ func (f *fakeExecutor) run(body []byte) xxljob.ReturnT {
 		return fail("only BEAN glue in this executor")
 	}
 	switch p.ExecutorHandler {
-	case "missing":
-		return fail("job handler [" + p.ExecutorHandler + "] not found.")
-	case "ok":
-		f.callbackLocked(p, 200, "done")
-	case "fail":
-		f.callbackLocked(p, 500, "boom")
-	case "hold":
-		f.held[p.LogID] = p
-	case "silent":
+	case "ok", "fail", "work", "hold", "silent":
+	default:
+		f.refusals[msgNoHandler]++
+		return refuse(p, msgNoHandler)
+	}
+	if f.tasks[p.JobID] != nil {
+		f.refusals[msgBusy]++
+		return refuse(p, msgBusy)
 	}
 	f.runs = append(f.runs, p)
+	switch p.ExecutorHandler {
+	case "ok":
+		f.callbackLocked(p, 200, "done")
+		return ok(nil)
+	case "fail":
+		f.callbackLocked(p, 500, "boom")
+		return ok(nil)
+	}
+	task := &fakeTask{p: p}
+	f.tasks[p.JobID] = task
+	f.maxParallel = max(f.maxParallel, len(f.tasks))
+	if p.ExecutorHandler == "work" {
+		d, msg := f.workFor, "worked"
+		if limit := time.Duration(p.ExecutorTimeout) * time.Second; limit > 0 && limit < d {
+			d, msg = limit, "stopped at its timeout" // still success, as the client reports it
+		}
+		task.timer = time.AfterFunc(d, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.tasks[p.JobID] == task {
+				f.endLocked(task, 200, msg)
+			}
+		})
+	}
 	return ok(nil)
 }
 
+// endLocked ends a running task and calls back code (silent tasks never
+// call back).
+func (f *fakeExecutor) endLocked(task *fakeTask, code int, msg string) {
+	delete(f.tasks, task.p.JobID)
+	if task.timer != nil {
+		task.timer.Stop()
+	}
+	if task.p.ExecutorHandler != "silent" {
+		f.callbackLocked(task.p, code, msg)
+	}
+}
+
 // callbackLocked calls the admin back in the background (as an executor's
-// callback thread does).
+// callback thread does), twice with dupCallbacks.
 func (f *fakeExecutor) callbackLocked(p xxljob.TriggerParam, code int, msg string) {
+	if f.closed {
+		return
+	}
+	cb := xxljob.CallbackParam{LogID: p.LogID, LogDateTim: p.LogDateTime, HandleCode: code, HandleMsg: msg}
+	times := 1
+	if f.dupCallbacks {
+		times = 2
+	}
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		rt, err := f.Callback(f.token, xxljob.CallbackParam{LogID: p.LogID, LogDateTim: p.LogDateTime, HandleCode: code, HandleMsg: msg})
-		if err != nil || rt.Code != 200 {
-			f.t.Errorf("callback of logId %d: %v %+v", p.LogID, err, rt)
+		for range times {
+			f.mu.Lock()
+			f.callbacks = append(f.callbacks, cb)
+			f.mu.Unlock()
+			rt, err := f.Callback(f.token, cb)
+			if err != nil || rt.Code != 200 {
+				f.t.Errorf("callback of logId %d: %v %+v", p.LogID, err, rt)
+			}
 		}
 	}()
 }
@@ -198,6 +283,29 @@ func (f *fakeExecutor) AcceptAlso(token string) {
 	f.also[token] = true
 }
 
+// DuplicateCallbacks makes the executor send every callback twice (on), or
+// once.
+func (f *fakeExecutor) DuplicateCallbacks(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dupCallbacks = on
+}
+
+// Forget drops the task of logID without a callback (as a restarted
+// executor has forgotten it).
+func (f *fakeExecutor) Forget(logID int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, task := range f.tasks {
+		if task.p.LogID == logID {
+			if task.timer != nil {
+				task.timer.Stop()
+			}
+			delete(f.tasks, id)
+		}
+	}
+}
+
 // Address is the executor's base URL as XXL-JOB executors register it.
 func (f *fakeExecutor) Address() string { return f.srv.URL + "/" }
 
@@ -208,25 +316,49 @@ func (f *fakeExecutor) Runs() []xxljob.TriggerParam {
 	return append([]xxljob.TriggerParam(nil), f.runs...)
 }
 
-// Held returns the held runs.
+// Held returns the running hold and silent tasks by logId.
 func (f *fakeExecutor) Held() map[int64]xxljob.TriggerParam {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make(map[int64]xxljob.TriggerParam, len(f.held))
-	for k, v := range f.held {
-		out[k] = v
+	out := map[int64]xxljob.TriggerParam{}
+	for _, task := range f.tasks {
+		if task.p.ExecutorHandler == "hold" || task.p.ExecutorHandler == "silent" {
+			out[task.p.LogID] = task.p
+		}
 	}
 	return out
 }
 
-// ReleaseAll calls back success for every held run.
+// ReleaseAll ends every hold task with success.
 func (f *fakeExecutor) ReleaseAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for id, r := range f.held {
-		delete(f.held, id)
-		f.callbackLocked(r, 200, "released")
+	for _, task := range f.tasks {
+		if task.p.ExecutorHandler == "hold" {
+			f.endLocked(task, 200, "released")
+		}
 	}
+}
+
+// Refusals returns how many run calls were refused with msg.
+func (f *fakeExecutor) Refusals(msg string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refusals[msg]
+}
+
+// Callbacks returns the callbacks sent, duplicates included.
+func (f *fakeExecutor) Callbacks() []xxljob.CallbackParam {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]xxljob.CallbackParam(nil), f.callbacks...)
+}
+
+// MaxParallel returns the most tasks that ran at once.
+func (f *fakeExecutor) MaxParallel() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxParallel
 }
 
 // Beats returns how many beat calls it answered.
@@ -243,12 +375,17 @@ func (f *fakeExecutor) Kills() []int64 {
 	return append([]int64(nil), f.kills...)
 }
 
-// Close stops the executor (it goes away: no beat, no callbacks) and waits
-// for its callbacks in flight.
+// Close stops the executor (it goes away: no beat, no callbacks, its tasks
+// end silently) and waits for its callbacks in flight.
 func (f *fakeExecutor) Close() {
 	f.mu.Lock()
 	closed := f.closed
 	f.closed = true
+	for _, task := range f.tasks {
+		if task.timer != nil {
+			task.timer.Stop()
+		}
+	}
 	f.mu.Unlock()
 	if !closed {
 		f.srv.Close()
@@ -256,3 +393,7 @@ func (f *fakeExecutor) Close() {
 	f.wg.Wait()
 	f.http.CloseIdleConnections()
 }
+
+// jobOf returns the shardjob job of a run call (its jobId is per slot:
+// xxljob.SlotJobID).
+func jobOf(p xxljob.TriggerParam) int64 { return p.JobID / 1024 }

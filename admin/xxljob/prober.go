@@ -90,19 +90,44 @@ func (s *Service) probe(ctx context.Context, e store.Executor) {
 	}
 }
 
-// redispatch sends again the attempts of e whose run call did not get through.
+// redispatch sends again the attempts of e whose run call did not get
+// through (after RedispatchAfter), and at once those it refused as busy
+// (their slot's job id had a task running there: the slot waits in the
+// admin, probe after probe, until the executor takes it).
 func (s *Service) redispatch(ctx context.Context, e store.Executor) {
 	after := s.cfg.RedispatchAfter.Milliseconds()
-	ds, err := s.st.XXLUnacked(ctx, e.ID, after, 256)
-	if err != nil || len(ds) == 0 {
-		if err != nil {
-			s.log.Error("load unaccepted XXL-JOB attempts", "executor_id", e.ID, "err", err)
-		}
+	busyAfter := s.cfg.HeartbeatInterval.Milliseconds() / 2 // not twice in one probe round
+	busy := s.busyOf(e.ID)
+	since := after
+	if len(busy) > 0 {
+		since = 0 // every unaccepted one, to tell which busy ones are still waiting
+	}
+	const limit = 256
+	ds, err := s.st.XXLUnacked(ctx, e.ID, since, limit)
+	if err != nil {
+		s.log.Error("load unaccepted XXL-JOB attempts", "executor_id", e.ID, "err", err)
 		return
+	}
+	if len(ds) < limit {
+		// Busy attempts that are no longer unaccepted here (ended, moved)
+		// are forgotten.
+		still := make(map[int64]bool, len(ds))
+		for _, d := range ds {
+			still[d.Token] = true
+		}
+		for t := range busy {
+			if !still[t] {
+				s.setBusy(t, e.ID, false)
+			}
+		}
 	}
 	claimed := ds[:0]
 	for _, d := range ds {
-		ok, err := s.st.ClaimRedispatch(ctx, d.Token, e.ID, after)
+		olderThan := after
+		if busy[d.Token] {
+			olderThan = min(busyAfter, after)
+		}
+		ok, err := s.st.ClaimRedispatch(ctx, d.Token, e.ID, olderThan)
 		if err != nil {
 			s.log.Error("claim XXL-JOB attempt for redispatch", "token", d.Token, "err", err)
 			return
@@ -153,9 +178,18 @@ func (s *Service) failOverdue(ctx context.Context) error {
 		return err
 	}
 	for i, ok := range accepted {
-		if ok {
-			s.log.Warn("XXL-JOB slot timed out without a callback", "run_id", over[i].RunID, "slot", over[i].Slot, "token", over[i].Token)
+		if !ok {
+			continue
 		}
+		s.log.Warn("XXL-JOB slot timed out without a callback: killing it on the executor", "run_id", over[i].RunID, "slot", over[i].Slot, "token", over[i].Token)
+		// Stop the task, so that the slot's job id is free for the retry
+		// (an executor that runs one task per job id refuses the next).
+		info, tok, err := s.attemptOnXXL(ctx, over[i].Token)
+		if err != nil {
+			s.log.Warn("kill of a timed-out XXL-JOB slot", "token", over[i].Token, "err", err)
+			continue
+		}
+		s.killSlots(ctx, info.Address, tok, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "timed out without a callback")
 	}
 	return nil
 }

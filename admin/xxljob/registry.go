@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -21,6 +23,19 @@ var AdminPaths = []string{
 	"/xxl-job-admin/api/registry", "/xxl-job-admin/api/registryRemove", "/xxl-job-admin/api/callback",
 }
 
+// CleanPath collapses runs of slashes: an executor configured with an admin
+// address that ends in a slash ("http://admin:8080/") calls
+// "//api/registry". It returns one of AdminPaths for such a path.
+func CleanPath(p string) string {
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	return p
+}
+
+// IsAdminPath reports whether p, cleaned (CleanPath), is one of AdminPaths.
+func IsAdminPath(p string) bool { return slices.Contains(AdminPaths, CleanPath(p)) }
+
 // maxBody bounds request bodies of XXL-JOB executors.
 const maxBody = 1 << 20
 
@@ -33,17 +48,18 @@ const errWrongToken = "The access token is wrong, or the app (registryKey) has n
 // for an error.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var rt ReturnT
+	path := CleanPath(r.URL.Path)
 	switch {
 	case r.Method != http.MethodPost:
 		rt = failure("invalid request: HTTP method %s is not supported, use POST", r.Method)
-	case strings.HasSuffix(r.URL.Path, "/api/registry"):
+	case strings.HasSuffix(path, "/api/registry"):
 		rt = s.registry(r, false)
-	case strings.HasSuffix(r.URL.Path, "/api/registryRemove"):
+	case strings.HasSuffix(path, "/api/registryRemove"):
 		rt = s.registry(r, true)
-	case strings.HasSuffix(r.URL.Path, "/api/callback"):
+	case strings.HasSuffix(path, "/api/callback"):
 		rt = s.callback(r)
 	default:
-		rt = failure("invalid request: no XXL-JOB admin API at %s", r.URL.Path)
+		rt = failure("invalid request: no XXL-JOB admin API at %s", path)
 	}
 	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
 	w.WriteHeader(http.StatusOK)
@@ -203,6 +219,8 @@ func (s *Service) callback(r *http.Request) ReturnT {
 		return failure("internal error; see the admin log")
 	}
 	outcomes := make([]store.SlotOutcome, 0, len(items))
+	var mine []int64 // tokens this request records
+	defer func() { s.unclaim(s.recording, mine) }()
 	for _, it := range items {
 		info, err := s.st.TokenInfo(ctx, it.LogID)
 		if errors.Is(err, store.ErrNotFound) {
@@ -222,13 +240,31 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			return failure("The access token is wrong") // as for an unknown token: whose logId it is stays unsaid
 		}
 		code, msg := it.outcome()
+		ended := info.Current && info.Status != store.AttemptAssigned && info.Status != store.AttemptRunning
+		if ended || len(s.claim(s.recording, []int64{it.LogID})) == 0 {
+			// The first outcome stands: a duplicate (in this request, in
+			// flight on this replica, or recorded before), or a callback
+			// after the admin killed, cancelled or timed out the attempt.
+			n := s.ignoredCallbacks.Add(1)
+			s.log.Info("XXL-JOB callback for an attempt that already has its outcome acknowledged and ignored (a duplicate, or after the admin ended the attempt)",
+				"log_id", it.LogID, "status", info.Status, "handle_code", code, "ignored_callbacks_total", n)
+			continue
+		}
+		mine = append(mine, it.LogID)
 		o := store.SlotOutcome{Token: it.LogID, ExecutorID: info.ExecutorID, Status: store.AttemptSucceeded, FinishedAt: now}
 		if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
 			o.StartedAt = info.StartedAt.Int64
 		}
-		switch code {
-		case CodeSuccess:
-		case CodeTimeout:
+		switch {
+		case code == CodeSuccess && info.TimeoutMS > 0 && info.DispatchedAt > 0 && now-info.DispatchedAt >= info.TimeoutMS:
+			// Some executors (xxl-job-executor-go) stop a task at its
+			// executorTimeout and call back success: a success that comes
+			// later than the timeout after the run call was sent is a
+			// timeout.
+			o.Status, o.Error = store.AttemptFailed, fmt.Sprintf("timed out on the XXL-JOB executor: its callback (handleCode 200, %q) came %s after the run call, past the job's timeout of %s",
+				msg, time.Duration(now-info.DispatchedAt)*time.Millisecond, time.Duration(info.TimeoutMS)*time.Millisecond)
+		case code == CodeSuccess:
+		case code == CodeTimeout:
 			o.Status, o.Error = store.AttemptFailed, "timed out on the XXL-JOB executor: "+msg
 		default:
 			o.Status, o.Error = store.AttemptFailed, fmt.Sprintf("XXL-JOB handler failed (handleCode %d): %s", code, msg)

@@ -59,9 +59,12 @@ func (r *Router) Assign(ctx context.Context, baseURL string, req protocol.Assign
 	return r.s.dispatch(ctx, ex, baseURL, req)
 }
 
-// Cancel kills the jobs of the tokens on an XXL-JOB executor (XXL-JOB kills
-// by job id: the executor stops the job's running run and drops its queued
-// ones).
+// Cancel kills the slots of the tokens on an XXL-JOB executor (each slot
+// has its own XXL-JOB job id, SlotJobID). The caller has ended the attempts
+// already, so a callback that still comes is ignored. It logs the outcome
+// of each kill itself, in the terms of the XXL-JOB protocol (the executor
+// has no heartbeat to learn a lost kill from), and returns an error only
+// when the admin could not say what to kill.
 func (r *Router) Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error {
 	ex, ok, err := r.xxl(ctx, baseURL)
 	if err != nil {
@@ -74,17 +77,12 @@ func (r *Router) Cancel(ctx context.Context, baseURL string, req protocol.Cancel
 	if err != nil {
 		return err
 	}
-	jobs, err := r.s.st.JobsOfTokens(ctx, req.Tokens)
+	slots, err := r.s.st.SlotsOfTokens(ctx, req.Tokens)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, job := range jobs {
-		if err := r.s.client.Kill(ctx, baseURL, tok, job); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	r.s.killSlots(ctx, baseURL, tok, slots, req.Reason)
+	return nil
 }
 
 // Release gives nothing back for XXL-JOB executors: they cannot return
@@ -100,14 +98,23 @@ func (r *Router) Release(ctx context.Context, baseURL string, req protocol.Relea
 	return protocol.ReleaseResponse{Released: []int64{}}, nil
 }
 
-// dispatch makes one run call per slot attempt. An attempt the executor
-// accepted is marked started (an XXL-JOB executor does not tell queued from
-// running, and cannot give queued runs back). An attempt it refused
-// (ReturnT code ≠ 200: unknown handler, wrong token, …) fails at once and is
-// retried per the job's policy. When a call does not get through, the
-// remaining attempts are left unaccepted: if none got through the error is
-// returned (the scheduler moves the slots to other executors), otherwise
-// the prober sends them again after Config.RedispatchAfter.
+// dispatch makes one run call per slot attempt. The executor's answer
+// decides what becomes of the attempt:
+//
+//   - accepted (code 200): marked started (an XXL-JOB executor does not tell
+//     queued from running, and cannot give queued runs back);
+//   - refused as busy (CallError.Busy: a task of the slot's job id runs
+//     there, the executor runs one at a time): left unaccepted and sent
+//     again at the next probe of the executor — the slot waits, it does not
+//     fail;
+//   - refused otherwise (code ≠ 200 in a ReturnT or a refusal array: unknown
+//     handler, wrong token, …) or answered unreadably (ErrUnreadableAnswer,
+//     a failed trigger as for XXL-JOB's admin): failed at once with the
+//     executor's message, retried per the job's policy;
+//   - not answered: the remaining attempts are left unaccepted: if none got
+//     through the error is returned (the scheduler moves the slots to other
+//     executors), otherwise the prober sends them again after
+//     Config.RedispatchAfter.
 func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
 	resp := protocol.AssignResponse{Accepted: []int64{}}
 	tok, err := s.tokenFor(ex.App)
@@ -120,14 +127,15 @@ func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address st
 			all = append(all, sl.Token)
 		}
 	}
-	mine := s.claimSending(all)
-	defer s.doneSending(mine)
+	mine := s.claim(s.sending, all)
+	defer s.unclaim(s.sending, mine)
 	send := make(map[int64]bool, len(mine))
 	for _, t := range mine {
 		send[t] = true
 	}
 	var refused []store.SlotOutcome
 	var callErr error
+	answered := 0
 outer:
 	for _, a := range req.Assignments {
 		for _, sl := range a.Slots {
@@ -136,19 +144,28 @@ outer:
 			}
 			err := s.client.Run(ctx, address, tok, triggerFor(a, sl))
 			var ce *CallError
+			busy := err != nil && errors.As(err, &ce) && ce.Busy()
+			s.setBusy(sl.Token, ex.ID, busy)
 			switch {
 			case err == nil:
 				resp.Accepted = append(resp.Accepted, sl.Token)
-			case errors.As(err, &ce):
-				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "code", ce.Code, "msg", ce.Msg)
+			case busy:
+				s.log.Info("XXL-JOB executor is busy with the slot's job id: the run is sent again at its next probe", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "msg", ce.Msg)
+			case ce != nil || errors.Is(err, ErrUnreadableAnswer):
+				why := err.Error()
+				if ce != nil {
+					why = fmt.Sprintf("code %d: %s", ce.Code, ce.Msg)
+				}
+				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "why", why)
 				refused = append(refused, store.SlotOutcome{
 					Token: sl.Token, ExecutorID: ex.ID, Status: store.AttemptFailed, FinishedAt: time.Now().UnixMilli(),
-					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (code %d): %s", address, ce.Code, ce.Msg),
+					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (%s)", address, why),
 				})
 			default:
 				callErr = err
 				break outer
 			}
+			answered++
 		}
 	}
 	if len(resp.Accepted) > 0 {
@@ -162,7 +179,7 @@ outer:
 		}
 	}
 	if callErr != nil {
-		if len(resp.Accepted) == 0 && len(refused) == 0 {
+		if answered == 0 {
 			return resp, callErr
 		}
 		s.log.Warn("XXL-JOB executor unreachable part way: the rest is sent again at a later probe", "address", address, "err", callErr)
@@ -170,7 +187,8 @@ outer:
 	return resp, nil
 }
 
-// triggerFor builds the run call of one slot attempt.
+// triggerFor builds the run call of one slot attempt; its job id is the
+// slot's own (SlotJobID).
 func triggerFor(a protocol.RunAssignment, sl protocol.SlotAssignment) TriggerParam {
 	params := a.Params
 	if sl.Param != "" {
@@ -181,7 +199,7 @@ func triggerFor(a protocol.RunAssignment, sl protocol.SlotAssignment) TriggerPar
 		timeout = int((a.TimeoutMS + 999) / 1000)
 	}
 	return TriggerParam{
-		JobID: a.JobID, ExecutorHandler: a.Handler, ExecutorParams: params,
+		JobID: SlotJobID(a.JobID, sl.Slot), ExecutorHandler: a.Handler, ExecutorParams: params,
 		ExecutorBlockStrategy: BlockSerial, ExecutorTimeout: timeout,
 		LogID: sl.Token, LogDateTime: a.ScheduledAt, GlueType: GlueBean,
 		BroadcastIndex: sl.Slot, BroadcastTotal: a.Total,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -15,6 +16,10 @@ import (
 // ErrNotXXL is returned by Log and Kill for an attempt whose executor is not
 // an XXL-JOB executor.
 var ErrNotXXL = errors.New("the attempt was not placed on an XXL-JOB executor")
+
+// ErrEnded is returned by Kill for an attempt that already has its outcome
+// (or was superseded): there is nothing of it to kill.
+var ErrEnded = errors.New("the attempt has ended: nothing to kill")
 
 // ErrNoToken is returned when the app of an executor has no access token
 // configured.
@@ -32,8 +37,34 @@ type Service struct {
 	log     *slog.Logger
 	tokens  map[string]string
 
-	mu      sync.Mutex
-	sending map[int64]bool // tokens whose run call this replica is making
+	mu        sync.Mutex
+	sending   map[int64]bool  // tokens whose run call this replica is making
+	recording map[int64]bool  // tokens whose callback this replica is recording
+	busy      map[int64]int64 // token → executor id: refused as busy, sent again at the next probe
+
+	// ignoredCallbacks counts callbacks for attempts that already had their
+	// outcome (duplicates, or after the admin killed, cancelled or timed
+	// out the attempt).
+	ignoredCallbacks atomic.Int64
+}
+
+// Stats are counters of a Service since it was created.
+type Stats struct {
+	// IgnoredCallbacks: callbacks for an attempt that already had its
+	// outcome — a duplicate (some executors send one twice), or one that
+	// came after the admin killed, cancelled or timed out the attempt. The
+	// first outcome stands; these are acknowledged and logged.
+	IgnoredCallbacks int64
+	// BusyWaiting: attempts the executor refused because a task of the
+	// same XXL-JOB job id was running there, waiting to be sent again.
+	BusyWaiting int
+}
+
+// Stats returns the Service's counters.
+func (s *Service) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Stats{IgnoredCallbacks: s.ignoredCallbacks.Load(), BusyWaiting: len(s.busy)}
 }
 
 // New returns a Service. It reads Config.TokensFile and checks the tokens
@@ -64,7 +95,8 @@ func New(cfg Config, st *store.Store) (*Service, error) {
 	}
 	return &Service{
 		cfg: cfg, st: st, client: NewClient(cfg.RequestTimeout, allowed), allowed: allowed,
-		log: cfg.Logger.With("component", "xxljob"), tokens: tokens, sending: map[int64]bool{},
+		log: cfg.Logger.With("component", "xxljob"), tokens: tokens,
+		sending: map[int64]bool{}, recording: map[int64]bool{}, busy: map[int64]int64{},
 	}, nil
 }
 
@@ -97,27 +129,53 @@ func tokenMatches(want, got string) bool {
 // address (XXL-JOB executors have no instance id of their own).
 func instanceID(app, address string) string { return "xxljob:" + app + "@" + address }
 
-// claimSending marks tokens as being sent by this replica and returns those
-// that were not already.
-func (s *Service) claimSending(tokens []int64) []int64 {
+// claim marks tokens in set (s.sending, s.recording) and returns those
+// that were not marked already: this replica works on a token once at a
+// time.
+func (s *Service) claim(set map[int64]bool, tokens []int64) []int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := tokens[:0:0]
 	for _, t := range tokens {
-		if !s.sending[t] {
-			s.sending[t] = true
+		if !set[t] {
+			set[t] = true
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-func (s *Service) doneSending(tokens []int64) {
+// unclaim removes the marks claim made.
+func (s *Service) unclaim(set map[int64]bool, tokens []int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range tokens {
-		delete(s.sending, t)
+		delete(set, t)
 	}
+}
+
+// setBusy records (busy) or forgets the busy refusal of a token.
+func (s *Service) setBusy(token, executorID int64, busy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if busy {
+		s.busy[token] = executorID
+	} else {
+		delete(s.busy, token)
+	}
+}
+
+// busyOf returns the tokens of an executor refused as busy.
+func (s *Service) busyOf(executorID int64) map[int64]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int64]bool{}
+	for t, e := range s.busy {
+		if e == executorID {
+			out[t] = true
+		}
+	}
+	return out
 }
 
 // attemptOnXXL returns the attempt and its executor's token, or ErrNotXXL.
@@ -142,15 +200,62 @@ func (s *Service) Log(ctx context.Context, token int64, from int) (LogResult, er
 	return s.client.Log(ctx, info.Address, tok, LogParam{LogDateTim: info.ScheduledAt, LogID: token, FromLineNum: max(from, 1)})
 }
 
-// Kill asks the attempt's executor to kill the attempt's job. XXL-JOB
-// kills by job, not by run: the executor stops the job's running run and
-// drops its queued runs on that executor, and calls back a failure for each
-// (which the job's retry policy then handles). To stop a whole run on every
-// executor, cancel the run.
-func (s *Service) Kill(ctx context.Context, token int64) error {
+// Kill ends an attempt running on an XXL-JOB executor: the admin records
+// it failed ("killed by <by>"; the job's retry policy decides what follows)
+// and then asks the executor to kill the slot's XXL-JOB job id
+// (SlotJobID). The outcome is recorded first, in the database, because
+// some executors (xxl-job-executor-go) call back success for a killed task:
+// that callback, on whichever admin replica it arrives, then finds the
+// attempt ended and is ignored. ErrEnded when the attempt has its outcome
+// already. The kill call's own result is only logged (see killSlots): the
+// attempt is failed either way. To stop a whole run on every executor,
+// cancel the run.
+func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 	info, tok, err := s.attemptOnXXL(ctx, token)
 	if err != nil {
 		return err
 	}
-	return s.client.Kill(ctx, info.Address, tok, info.JobID)
+	if !info.Current || (info.Status != store.AttemptAssigned && info.Status != store.AttemptRunning) {
+		return fmt.Errorf("attempt %d is %s: %w", token, info.Status, ErrEnded)
+	}
+	now, err := s.st.NowMS(ctx)
+	if err != nil {
+		return err
+	}
+	o := store.SlotOutcome{Token: token, ExecutorID: info.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
+		Error: fmt.Sprintf("killed by %s on XXL-JOB executor %s", by, info.Address)}
+	if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
+		o.StartedAt = info.StartedAt.Int64
+	}
+	acc, err := s.st.FinishAttempts(ctx, []store.SlotOutcome{o})
+	if err != nil {
+		return err
+	}
+	if !acc[0] {
+		return fmt.Errorf("attempt %d: %w", token, ErrEnded)
+	}
+	s.killSlots(ctx, info.Address, tok, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "killed by "+by)
+	return nil
+}
+
+// killSlots asks an XXL-JOB executor to kill the per-slot job ids of slots,
+// whose attempts the admin has already ended (cancelled, failed, timed
+// out), and logs what came of it in the terms of the protocol: XXL-JOB
+// executors have no heartbeat through which they would learn it later.
+func (s *Service) killSlots(ctx context.Context, address, tok string, slots []store.JobSlot, why string) {
+	for _, js := range slots {
+		id := SlotJobID(js.JobID, js.Slot)
+		err := s.client.Kill(ctx, address, tok, id)
+		var ce *CallError
+		switch {
+		case err == nil:
+			s.log.Info("killed on XXL-JOB executor", "address", address, "job_id", js.JobID, "slot", js.Slot, "xxl_job_id", id, "why", why)
+		case errors.As(err, &ce):
+			s.log.Info("XXL-JOB executor refused the kill: it no longer runs the slot (nothing to stop; a callback that still comes is ignored, the attempt has ended)",
+				"address", address, "job_id", js.JobID, "slot", js.Slot, "xxl_job_id", id, "code", ce.Code, "msg", ce.Msg, "why", why)
+		default:
+			s.log.Warn("kill did not reach the XXL-JOB executor: it has no heartbeat through which to learn it later, so its task may run to its end (its callback is ignored: the attempt has ended)",
+				"address", address, "job_id", js.JobID, "slot", js.Slot, "xxl_job_id", id, "err", err, "why", why)
+		}
+	}
 }

@@ -70,36 +70,53 @@ func TestStoreQueries(t *testing.T) {
 
 		ti, err := s.TokenInfo(ctx, token)
 		require.NoError(t, err)
+		require.Positive(t, ti.DispatchedAt, "just claimed again")
+		ti.DispatchedAt = 0
 		require.Equal(t, store.TokenInfo{Token: token, RunID: run.ID, Slot: 0, Status: store.AttemptAssigned, Current: true, ExecutorID: ex.ID,
 			JobID: jobID, ScheduledAt: 1000, App: "xxl", Address: info.Address, Protocol: store.ProtocolXXLJob}, ti)
-		jobs, err := s.JobsOfTokens(ctx, []int64{token, token})
+		require.Zero(t, ti.TimeoutMS, "the job has no timeout")
+		slots, err := s.SlotsOfTokens(ctx, []int64{second, token, token})
 		require.NoError(t, err)
-		require.Equal(t, []int64{jobID}, jobs)
+		require.Equal(t, []store.JobSlot{{JobID: jobID, Slot: 0}, {JobID: jobID, Slot: 1}}, slots)
+
+		// A second run of the job puts slot 0 on the executor again.
+		run2, created, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 2000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+		require.NoError(t, err)
+		require.True(t, created)
+		started, err = s.StartRun(ctx, 1, run2.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		require.True(t, started)
+		atts2, err := s.Attempts(ctx, run2.ID)
+		require.NoError(t, err)
+		third := atts2[0].ID
 
 		// Accepted (started): kept alive by beats, overdue once its time passed.
-		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second}))
+		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second, third}))
 		alive, err := s.XXLBeat(ctx, ex.ID)
 		require.NoError(t, err)
 		require.True(t, alive)
 		over, err := s.XXLOverdue(ctx, 60000, 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, over, "not overdue within the default timeout")
-		// The second run waits behind the first (same job, same executor):
-		// it has two timeouts, the first one.
+		// Each slot has its own XXL-JOB job id: slots 0 and 1 of the first
+		// run do not wait for each other. Slot 0 of the second run waits
+		// behind slot 0 of the first (same job id, same executor): it has
+		// two timeouts.
 		over, err = s.XXLOverdue(ctx, 30000, -45000, 10)
 		require.NoError(t, err)
-		require.Len(t, over, 1)
-		require.Equal(t, token, over[0].Token)
+		require.Equal(t, []int64{token, second}, overdueTokens(over))
 		over, err = s.XXLOverdue(ctx, 30000, -75000, 10)
 		require.NoError(t, err)
-		require.Len(t, over, 2)
-		// Once the first finished, the second's time starts then, alone.
+		require.Equal(t, []int64{token, second, third}, overdueTokens(over))
+		// Once the first finished, the queued one's time starts then, alone.
 		acc, err := s.FinishAttempts(ctx, []store.SlotOutcome{{Token: token, ExecutorID: ex.ID, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}})
 		require.NoError(t, err)
 		require.Equal(t, []bool{true}, acc)
 		over, err = s.XXLOverdue(ctx, 30000, -45000, 10)
 		require.NoError(t, err)
-		require.Empty(t, over, "finished later than now: the second's time starts over")
+		require.Equal(t, []int64{second}, overdueTokens(over), "slot 0 finished later than now: the queued run's time starts over")
+		_, err = s.FinishAttempts(ctx, []store.SlotOutcome{{Token: second, ExecutorID: ex.ID, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}})
+		require.NoError(t, err)
 		over, err = s.XXLOverdue(ctx, 0, 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, over)
@@ -116,4 +133,12 @@ func TestStoreQueries(t *testing.T) {
 		require.NoError(t, err)
 		require.Positive(t, now)
 	})
+}
+
+func overdueTokens(over []store.OverdueAttempt) []int64 {
+	out := make([]int64, len(over))
+	for i, o := range over {
+		out[i] = o.Token
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package xxljob
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/shardjob/shardjob/admin/schedule"
@@ -81,6 +84,20 @@ func (c CallbackParam) outcome() (int, string) {
 	return c.HandleCode, c.HandleMsg
 }
 
+// slotsPerJobID is how many per-slot XXL-JOB job ids one shardjob job has:
+// its slot count is at most 1024.
+const slotsPerJobID = 1024
+
+// SlotJobID is the XXL-JOB job id (jobId) the admin sends for a slot of a
+// shardjob job: jobID × 1024 + slot. An XXL-JOB executor keys its block
+// strategy, its kill and its one-task-at-a-time rule on the job id, so each
+// slot gets its own: several slots of one run on one executor run side by
+// side, and a kill stops one slot, not its siblings. The handler sees this
+// id as its job id (XxlJobHelper.getJobId()); jobID = id / 1024 and slot =
+// id % 1024 give the shardjob job and slot back. Executors that read jobId
+// as a 32-bit int (the Java xxl-job-core) need jobID ≤ 2,097,150.
+func SlotJobID(jobID int64, slot int) int64 { return jobID*slotsPerJobID + int64(slot) }
+
 // TriggerParam is the body of the executor's /run call.
 type TriggerParam struct {
 	JobID                 int64  `json:"jobId"`
@@ -97,6 +114,43 @@ type TriggerParam struct {
 	BroadcastIndex  int    `json:"broadcastIndex"`
 	BroadcastTotal  int    `json:"broadcastTotal"`
 }
+
+// ErrUnreadableAnswer: the executor answered HTTP 2xx with a body that is
+// neither a ReturnT nor a refusal array. XXL-JOB's own admin counts such a
+// run call as a failed trigger, and so does the admin (Service.dispatch).
+var ErrUnreadableAnswer = errors.New("the answer is neither an XXL-JOB ReturnT nor a refusal array")
+
+// parseAnswer reads an executor's answer. Most executors answer a ReturnT
+// object; some third-party executors (the Go client xxl-job-executor-go)
+// refuse a run — another task of the job id is running, or the handler is
+// not registered — with HTTP 200 and a callback-shaped array
+// [{"logId":…,"handleCode":500,"handleMsg":"…"}], which is read here as the
+// ReturnT {code: handleCode, msg: handleMsg} of its first item.
+func parseAnswer(data []byte) (ReturnT, error) {
+	var rt ReturnT
+	if trimmed := bytes.TrimSpace(data); len(trimmed) > 0 && trimmed[0] == '[' {
+		var items []CallbackParam
+		if err := json.Unmarshal(trimmed, &items); err != nil {
+			return rt, fmt.Errorf("%w: %v", ErrUnreadableAnswer, err)
+		}
+		if len(items) == 0 {
+			return rt, fmt.Errorf("%w: an empty array", ErrUnreadableAnswer)
+		}
+		code, msg := items[0].outcome()
+		if code == 0 {
+			code = CodeFail // a refusal without a code is still a refusal
+		}
+		return ReturnT{Code: code, Msg: &msg}, nil
+	}
+	if err := json.Unmarshal(data, &rt); err != nil {
+		return rt, fmt.Errorf("%w: %v", ErrUnreadableAnswer, err)
+	}
+	return rt, nil
+}
+
+// busyRE matches the refusal of an executor that runs one task per job id
+// at a time and has one running ("There are tasks running").
+var busyRE = regexp.MustCompile(`(?i)\btasks? (is |are )?running\b`)
 
 // GlueBean is the only glue type shardjob dispatches: a handler compiled into
 // the executor. Script and source glue types are remote code execution and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,6 +73,49 @@ func TestMappings(t *testing.T) {
 	require.ErrorContains(t, err, "NEAREST")
 }
 
+// TestAnswerShapes: an executor's answer is a ReturnT or a refusal array;
+// anything else is unreadable (a failed trigger, not a network failure).
+func TestAnswerShapes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body     string
+		code     int // 0: no CallError
+		busy     bool
+		readable bool
+	}{
+		{body: `{"code":200,"msg":""}`, readable: true},
+		{body: `{"code":500,"msg":"job handler [x] not found."}`, code: 500, readable: true},
+		{body: `[{"logId":3,"handleCode":500,"handleMsg":"There are tasks running"}]`, code: 500, busy: true, readable: true},
+		{body: ` [{"logId":3,"handleCode":500,"handleMsg":"Task not registered"}]`, code: 500, readable: true},
+		{body: `[{"logId":3,"handleCode":0,"handleMsg":"task is running"}]`, code: 500, busy: true, readable: true},
+		{body: `[]`},
+		{body: `<html>hello</html>`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = w.Write([]byte(tc.body))
+		}))
+		c := xxljob.NewClient(5*time.Second, nil)
+		err := c.Run(context.Background(), srv.URL, "token-0123", xxljob.TriggerParam{JobID: 1})
+		c.CloseIdleConnections()
+		srv.Close()
+		var ce *xxljob.CallError
+		switch {
+		case !tc.readable:
+			require.ErrorIs(t, err, xxljob.ErrUnreadableAnswer, tc.body)
+		case tc.code == 0:
+			require.NoError(t, err, tc.body)
+		default:
+			require.ErrorAs(t, err, &ce, tc.body)
+			require.Equal(t, tc.code, ce.Code, tc.body)
+			require.Equal(t, tc.busy, ce.Busy(), tc.body)
+		}
+	}
+	require.Equal(t, int64(7*1024+3), xxljob.SlotJobID(7, 3))
+	require.Equal(t, "/api/registry", xxljob.CleanPath("//api/registry"))
+	require.True(t, xxljob.IsAdminPath("/xxl-job-admin//api/callback"))
+	require.False(t, xxljob.IsAdminPath("//api/v1/jobs"))
+}
+
 func TestTokensAreChecked(t *testing.T) {
 	t.Parallel()
 	_, err := xxljob.New(xxljob.Config{Tokens: map[string]string{"a": "default_token"}}, &store.Store{})
@@ -86,7 +130,11 @@ func TestTokensAreChecked(t *testing.T) {
 
 func TestClientAgainstFakeExecutor(t *testing.T) {
 	t.Parallel()
-	f := newFakeExecutor(t, "http://127.0.0.1:1", "app", "right-token-123")
+	callbacks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"code":200}`)) // an admin that acknowledges every callback
+	}))
+	t.Cleanup(callbacks.Close)
+	f := newFakeExecutor(t, callbacks.URL, "app", "right-token-123")
 	c := xxljob.NewClient(5*time.Second, nil)
 	t.Cleanup(c.CloseIdleConnections)
 	ctx := context.Background()
@@ -105,10 +153,22 @@ func TestClientAgainstFakeExecutor(t *testing.T) {
 	require.Equal(t, 3, lr.FromLineNum)
 	require.Contains(t, lr.LogContent, "log of 11 from line 3")
 	require.True(t, lr.IsEnd)
-	require.ErrorAs(t, c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 7, ExecutorHandler: "missing", GlueType: xxljob.GlueBean}), &ce)
-	require.Contains(t, ce.Msg, "not found")
-	require.NoError(t, c.Kill(ctx, f.Address(), "right-token-123", 9))
-	require.Equal(t, []int64{9}, f.Kills())
+
+	// Refusals come as callback-shaped arrays: read as CallErrors, a running
+	// job id as busy.
+	err = c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 7, ExecutorHandler: "hold", LogID: 12, GlueType: xxljob.GlueBean})
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, 500, ce.Code)
+	require.Equal(t, msgBusy, ce.Msg)
+	require.True(t, ce.Busy(), "a second run of a running job id is refused as busy")
+	err = c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 8, ExecutorHandler: "missing", GlueType: xxljob.GlueBean})
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, msgNoHandler, ce.Msg)
+	require.False(t, ce.Busy(), "an unknown handler is a refusal, not busy")
+
+	require.NoError(t, c.Kill(ctx, f.Address(), "right-token-123", 7))
+	require.ErrorAs(t, c.Kill(ctx, f.Address(), "right-token-123", 9), &ce, "nothing of job id 9 runs there")
+	require.Equal(t, []int64{7, 9}, f.Kills())
 	f.Close()
 	require.Error(t, c.Beat(ctx, f.Address(), "right-token-123"), "a closed executor does not answer")
 }
@@ -142,6 +202,9 @@ func (s *syncBuffer) String() string {
 
 var passwordRE = regexp.MustCompile(`with password (\S+)`)
 
+// dispatchTimeout is the test admins' --dispatch-timeout (the default).
+const dispatchTimeout = 30 * time.Second
+
 func startAdmin(t *testing.T) *admin {
 	t.Helper()
 	dsn := testenv.MySQL(t)
@@ -157,7 +220,8 @@ func startAdmin(t *testing.T) *admin {
 		ZKServers: []string{zk}, ZKRoot: root, ExecutorSecret: protocol.NewSecret(),
 		HeartbeatInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
 		Out: &out, Logger: slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		XXLJob: xxljob.Config{TokensFile: tokens, ResultGrace: 300 * time.Millisecond, RequestTimeout: 2 * time.Second},
+		DispatchTimeout: dispatchTimeout,
+		XXLJob:          xxljob.Config{TokensFile: tokens, ResultGrace: 300 * time.Millisecond, RequestTimeout: 2 * time.Second},
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -204,15 +268,21 @@ func (a *admin) runJob(t *testing.T, name, handler string, slots int, extra map[
 	code, err := a.api.Do(http.MethodPost, "/api/v1/jobs", spec, &job)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
+	return job.ID, a.trigger(t, job.ID)
+}
+
+// trigger starts a run of a job by hand.
+func (a *admin) trigger(t *testing.T, jobID int64) int64 {
+	t.Helper()
 	var trig struct {
 		Run struct {
 			ID int64 `json:"id"`
 		} `json:"run"`
 	}
-	code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{}, &trig)
+	code, err := a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", jobID), map[string]any{}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
-	return job.ID, trig.Run.ID
+	return trig.Run.ID
 }
 
 // waitRun waits until the run is terminal and returns it with its attempts.
@@ -308,7 +378,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		var got []xxljob.TriggerParam
 		for _, f := range []*fakeExecutor{ex1, ex2} {
 			for _, p := range f.Runs() {
-				if p.JobID == jobID {
+				if jobOf(p) == jobID {
 					got = append(got, p)
 				}
 			}
@@ -317,6 +387,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		sort.Slice(got, func(i, j int) bool { return got[i].BroadcastIndex < got[j].BroadcastIndex })
 		for i, p := range got {
 			require.Equal(t, i, p.BroadcastIndex)
+			require.Equal(t, xxljob.SlotJobID(jobID, i), p.JobID, "each slot has its own XXL-JOB job id")
 			require.Equal(t, 4, p.BroadcastTotal)
 			require.Equal(t, cur[i].ID, p.LogID, "logId is the attempt's token")
 			require.Equal(t, "ok", p.ExecutorHandler)
@@ -340,12 +411,81 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		require.NotEqual(t, atts[0].ExecutorID, atts[1].ExecutorID, "the retry prefers another executor")
 	})
 
-	t.Run("a refused run fails the slot", func(t *testing.T) {
-		_, runID := a.runJob(t, "refused", "missing", 1, nil)
+	t.Run("an unknown handler fails the slot at once", func(t *testing.T) {
+		// The executor refuses with an array answer, not a ReturnT: a
+		// refusal, not an unreachable executor.
+		start := time.Now()
+		_, runID := a.runJob(t, "refused", "missing", 1, map[string]any{"retry_max": 1, "retry_backoff_ms": 1})
+		r, atts := a.waitRun(t, runID)
+		t.Logf("SUMMARY unknown handler → run failed in %s, retry included (dispatch deadline %s)", time.Since(start).Round(time.Millisecond), dispatchTimeout)
+		require.Equal(t, store.RunFailed, r.Status)
+		require.Len(t, atts, 2, "each refusal is a failed attempt, retried per the job's policy")
+		for _, at := range atts {
+			require.Equal(t, store.AttemptFailed, at.Status)
+			require.Contains(t, at.Error, msgNoHandler)
+			require.Contains(t, at.Error, "refused the run")
+		}
+		require.NotContains(t, a.logs.String(), "not an XXL-JOB ReturnT")
+	})
+
+	t.Run("several slots of one run on one executor run side by side", func(t *testing.T) {
+		// The executors run one task per job id at a time and refuse the
+		// next: each slot has its own job id, so 5 slots of 2 s on 2
+		// executors take one round, not 5 one after the other.
+		busyBefore := ex1.Refusals(msgBusy) + ex2.Refusals(msgBusy)
+		start := time.Now()
+		jobID, runID := a.runJob(t, "parallel", "work", 5, map[string]any{"timeout_ms": 30000})
+		r, atts := a.waitRun(t, runID)
+		took := time.Since(start)
+		t.Logf("SUMMARY 5 slots × 2s on 2 serial executors: run succeeded in %s (target ≈ 6s; 23.4s before)", took.Round(time.Millisecond))
+		require.Equal(t, store.RunSucceeded, r.Status, r.Error)
+		require.Len(t, atts, 5, "every slot ran once")
+		require.Equal(t, busyBefore, ex1.Refusals(msgBusy)+ex2.Refusals(msgBusy), "no run was refused as busy")
+		ids := map[int64]bool{}
+		for _, f := range []*fakeExecutor{ex1, ex2} {
+			for _, p := range f.Runs() {
+				if jobOf(p) == jobID {
+					ids[p.JobID] = true
+				}
+			}
+		}
+		require.Len(t, ids, 5, "five XXL-JOB job ids")
+		require.GreaterOrEqual(t, max(ex1.MaxParallel(), ex2.MaxParallel()), 2, "slots ran side by side on an executor")
+	})
+
+	t.Run("duplicate callbacks: the first counts, the rest are counted and logged", func(t *testing.T) {
+		before := a.srv.XXLJob().Stats().IgnoredCallbacks
+		ex1.DuplicateCallbacks(true)
+		ex2.DuplicateCallbacks(true)
+		_, runID := a.runJob(t, "duplicated", "fail", 2, nil)
 		r, atts := a.waitRun(t, runID)
 		require.Equal(t, store.RunFailed, r.Status)
-		require.Len(t, atts, 1)
-		require.Contains(t, atts[0].Error, "not found")
+		testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+			return a.srv.XXLJob().Stats().IgnoredCallbacks-before >= 2, nil
+		}, "the second callback of each slot is counted")
+		ex1.DuplicateCallbacks(false)
+		ex2.DuplicateCallbacks(false)
+		require.Equal(t, int64(2), a.srv.XXLJob().Stats().IgnoredCallbacks-before)
+		for _, at := range atts {
+			require.Equal(t, store.AttemptFailed, at.Status)
+			require.Contains(t, a.logs.String(), fmt.Sprintf("log_id=%d", at.ID))
+		}
+		require.Contains(t, a.logs.String(), "already has its outcome acknowledged and ignored")
+	})
+
+	t.Run("admin paths with doubled slashes", func(t *testing.T) {
+		// An executor configured with "http://admin:8080/" calls
+		// "//api/registry".
+		for _, path := range []string{"//api/registry", "/xxl-job-admin//api/registry", "//api/callback"} {
+			rt, err := ex1.post(path, a.token, xxljob.RegistryParam{RegistryGroup: "EXECUTOR", RegistryKey: "xxl", RegistryValue: ex1.Address()})
+			require.NoError(t, err, path)
+			if strings.HasSuffix(path, "callback") {
+				require.Equal(t, 500, rt.Code, "a registry body is no callback: answered by the callback endpoint")
+				require.Contains(t, rt.Message(), "invalid request body")
+				continue
+			}
+			require.Equal(t, 200, rt.Code, path+": "+rt.Message())
+		}
 	})
 
 	t.Run("no callback within the timeout fails as timed out", func(t *testing.T) {
@@ -361,19 +501,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 
 	t.Run("log and kill from the console", func(t *testing.T) {
 		jobID, runID := a.runJob(t, "held", "hold", 1, nil)
-		var token int64
-		var holder *fakeExecutor
-		testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
-			for _, f := range []*fakeExecutor{ex1, ex2} {
-				for id, p := range f.Held() {
-					if p.JobID == jobID {
-						token, holder = id, f
-						return true, nil
-					}
-				}
-			}
-			return false, nil
-		}, "the slot runs on an executor")
+		token, holder := holding(t, jobID, ex1, ex2)
 		var lr struct {
 			Content string `json:"content"`
 			From    int    `json:"from_line"`
@@ -389,17 +517,65 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
-		require.Contains(t, holder.Kills(), jobID)
+		require.Contains(t, holder.Kills(), xxljob.SlotJobID(jobID, 0), "the slot's job id is killed")
 		var app string
 		require.NoError(t, a.st.DB().Get(&app, a.st.DB().Rebind(`SELECT app FROM audit_log WHERE action = 'xxljob.kill' AND object = ?`), fmt.Sprintf("attempt/%d", token)))
 		require.Equal(t, "xxl", app, "the kill is audited for the job's app: its users read it")
+		// The executor calls back success for the killed task: the attempt
+		// stays failed.
 		r, atts := a.waitRun(t, runID)
 		require.Equal(t, store.RunFailed, r.Status)
-		require.Contains(t, atts[0].Error, "killed")
+		require.Len(t, atts, 1)
+		require.Equal(t, store.AttemptFailed, atts[0].Status)
+		require.Contains(t, atts[0].Error, "killed by admin")
+		waitCallback(t, holder, token)
+		at, err := a.st.Attempt(ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, store.AttemptFailed, at.Status, "the success callback of a killed task changes nothing")
+		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusConflict, code, "an ended attempt has nothing to kill")
 
 		code, err = a.api.Do(http.MethodGet, "/api/v1/xxljob/attempts/999999/log", nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, code)
+	})
+
+	t.Run("a cancelled run stays cancelled though the killed task calls back success", func(t *testing.T) {
+		jobID, runID := a.runJob(t, "cancelled", "hold", 1, nil)
+		token, holder := holding(t, jobID, ex1, ex2)
+		code, err := a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code)
+		waitCallback(t, holder, token)
+		r, atts := a.waitRun(t, runID)
+		require.Equal(t, store.RunCancelled, r.Status)
+		require.Equal(t, store.AttemptCancelled, atts[0].Status)
+		require.Contains(t, holder.Kills(), xxljob.SlotJobID(jobID, 0))
+
+		// A kill of a slot the executor no longer runs is logged in the
+		// terms of the protocol: XXL-JOB executors have no heartbeat.
+		jobID, runID = a.runJob(t, "forgotten", "hold", 1, nil)
+		token, holder = holding(t, jobID, ex1, ex2)
+		holder.Forget(token) // the executor lost the task (restarted) without a callback
+		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, code)
+		testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+			return strings.Contains(a.logs.String(), "refused the kill: it no longer runs the slot"), nil
+		}, "the refused kill is logged")
+		require.NotContains(t, a.logs.String(), "learns it at its next heartbeat")
+	})
+
+	t.Run("a task the executor stopped at its timeout fails though it calls back success", func(t *testing.T) {
+		// timeout 1s: the executor stops the 2s task after 1s and calls
+		// back handleCode 200.
+		_, runID := a.runJob(t, "overrun", "work", 1, map[string]any{"timeout_ms": 1000})
+		r, atts := a.waitRun(t, runID)
+		require.Equal(t, store.RunFailed, r.Status)
+		require.Len(t, atts, 1)
+		require.Equal(t, store.AttemptFailed, atts[0].Status)
+		require.Contains(t, atts[0].Error, "timed out")
 	})
 
 	t.Run("an executor that goes away mid-run loses its slots to the other", func(t *testing.T) {
@@ -408,7 +584,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 			n := 0
 			for _, f := range []*fakeExecutor{ex1, ex2} {
 				for _, p := range f.Held() {
-					if p.JobID == jobID {
+					if jobOf(p) == jobID {
 						n++
 					}
 				}
@@ -454,13 +630,81 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 	})
 }
 
+// TestXXLJobBusyExecutor: an executor that runs one task per job id refuses
+// a run of a slot whose previous run still runs there ("There are tasks
+// running"). The slot waits in the admin — sent again at each probe, past
+// the dispatch deadline if need be — and runs once the executor is free;
+// it does not fail.
+func TestXXLJobBusyExecutor(t *testing.T) {
+	t.Parallel()
+	a := startAdmin(t)
+	f := newFakeExecutor(t, a.srv.URL(), "xxl", a.token)
+	rt, err := f.Register(a.token)
+	require.NoError(t, err)
+	require.Equal(t, 200, rt.Code, rt.Message())
+
+	jobID, first := a.runJob(t, "overlapping", "hold", 1, nil) // overlap_policy allow
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) { return len(heldOf(f, jobID)) == 1, nil }, "the first run's slot runs")
+	second := a.trigger(t, jobID)
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) { return f.Refusals(msgBusy) >= 3, nil }, "the second run's slot is refused as busy, and sent again")
+	atts, err := a.st.Attempts(context.Background(), second)
+	require.NoError(t, err)
+	require.Len(t, atts, 1)
+	require.Equal(t, store.AttemptAssigned, atts[0].Status, "busy is no failure: the slot waits")
+	require.Positive(t, a.srv.XXLJob().Stats().BusyWaiting)
+
+	f.ReleaseAll() // the first run ends; the second's slot gets the job id
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		ids := heldOf(f, jobID)
+		return len(ids) == 1 && ids[0] == atts[0].ID, nil
+	}, "the second run's slot runs")
+	f.ReleaseAll()
+	for _, runID := range []int64{first, second} {
+		r, atts := a.waitRun(t, runID)
+		require.Equal(t, store.RunSucceeded, r.Status, r.Error)
+		require.Len(t, atts, 1, "no attempt failed")
+	}
+	testenv.WaitFor(t, 10*time.Second, func() (bool, error) { return a.srv.XXLJob().Stats().BusyWaiting == 0, nil }, "nothing waits")
+}
+
 func heldOf(f *fakeExecutor, jobID int64) []int64 {
 	var out []int64
 	for id, p := range f.Held() {
-		if p.JobID == jobID {
+		if jobOf(p) == jobID {
 			out = append(out, id)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// waitCallback waits until f has called back logID.
+func waitCallback(t *testing.T, f *fakeExecutor, logID int64) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		for _, cb := range f.Callbacks() {
+			if cb.LogID == logID {
+				return true, nil
+			}
+		}
+		return false, nil
+	}, fmt.Sprintf("logId %d is called back", logID))
+	f.wg.Wait() // and acknowledged
+}
+
+// holding waits until one of execs runs the single slot of a job and
+// returns its logId and the executor.
+func holding(t *testing.T, jobID int64, execs ...*fakeExecutor) (int64, *fakeExecutor) {
+	t.Helper()
+	var token int64
+	var holder *fakeExecutor
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		for _, f := range execs {
+			if ids := heldOf(f, jobID); len(ids) == 1 {
+				token, holder = ids[0], f
+			}
+		}
+		return token != 0, nil
+	}, fmt.Sprintf("the slot of job %d runs on an executor", jobID))
+	return token, holder
 }
