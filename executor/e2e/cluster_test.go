@@ -79,6 +79,7 @@ type cluster struct {
 	n       *int // executors started, for instance ids
 	// how to start more admin replicas of the same cluster (startReplica)
 	adminBin, dsn, zk, root string
+	adminArgs               []string // more flags for every replica
 	// admins is the --admins list executors get; default the first admin
 	admins string
 }
@@ -93,7 +94,10 @@ func (c *cluster) in(t *testing.T) *cluster {
 
 // newCluster starts `shardjob-admin serve` on its own database and ZooKeeper
 // chroot, waits until it leads, and logs in with the printed password.
-func newCluster(t *testing.T) *cluster {
+func newCluster(t *testing.T) *cluster { t.Helper(); return newClusterWith(t) }
+
+// newClusterWith is newCluster with more flags for every admin replica.
+func newClusterWith(t *testing.T, adminArgs ...string) *cluster {
 	t.Helper()
 	dsn := testenv.MySQL(t)
 	zk := testenv.ZooKeeper(t)
@@ -102,7 +106,7 @@ func newCluster(t *testing.T) *cluster {
 	execBin := testenv.BuildBinary(t, executorPkg)
 	secret := protocol.NewSecret()
 
-	c := &cluster{t: t, execBin: execBin, secret: secret, n: new(int), adminBin: adminBin, dsn: dsn, zk: zk, root: root}
+	c := &cluster{t: t, execBin: execBin, secret: secret, n: new(int), adminBin: adminBin, dsn: dsn, zk: zk, root: root, adminArgs: adminArgs}
 	admin, url := c.startReplica("admin")
 	// The scheduler must run before the tests measure anything.
 	_, err := admin.WaitForLine(deadline(t, startDeadline), "msg=leading")
@@ -122,11 +126,11 @@ func (c *cluster) startReplica(name string) (*testenv.Process, string) {
 	port := strconv.Itoa(testenv.FreePort(c.t))
 	var admin *testenv.Process
 	keepOutput(c.t, &admin, name)
-	admin = testenv.StartProcess(c.t, c.adminBin, []string{
+	admin = testenv.StartProcess(c.t, c.adminBin, append([]string{
 		"serve", "--db-driver", "mysql", "--db-dsn", c.dsn, "--zk", c.zk, "--zk-root", c.root,
 		"--http-addr", "127.0.0.1:" + port, "--id", "exec-e2e-" + port,
 		"--heartbeat-interval", heartbeat.String(),
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
+	}, c.adminArgs...), []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
 	_, err := admin.WaitForLine(deadline(c.t, startDeadline), "serving at")
 	require.NoError(c.t, err)
 	return admin, "http://127.0.0.1:" + port
