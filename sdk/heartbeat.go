@@ -86,7 +86,6 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 		e.log.Info("registered with admin", "admin", admin, "executor_id", resp.ExecutorID)
 		e.executorID = resp.ExecutorID
 	}
-	e.stats.Heartbeats++
 	if resp.IntervalMS > 0 {
 		e.adminInterval = max(time.Duration(resp.IntervalMS)*time.Millisecond, minAdminInterval)
 	}
@@ -110,7 +109,10 @@ func (e *Executor) heartbeat(ctx context.Context) (time.Duration, string, error)
 	}
 	// Only now, with what moved elsewhere cancelled, is the contact fresh:
 	// queued slots held back by a stale contact start (startQueuedLocked).
+	// Counted here too, with lastBeat: an answered heartbeat is one that
+	// has been applied (readiness and the tests go by it).
 	e.mu.Lock()
+	e.stats.Heartbeats++
 	e.lastBeat = time.Now()
 	e.startQueuedLocked()
 	e.notifyLocked()
