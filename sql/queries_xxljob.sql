@@ -23,9 +23,10 @@ SELECT id, instance_id, app, address, capacity, speed, version, handlers, state,
 FROM executor WHERE protocol = 'xxljob' AND state IN ('online', 'draining') ORDER BY id;
 
 -- name: ExecutorProtocolByAddress
--- The protocol of the executor listening at an address (the newest row if
--- the address was reused).
-SELECT id, app, protocol FROM executor WHERE address = ? ORDER BY last_heartbeat DESC, id DESC LIMIT 1;
+-- The protocol (and version: for XXL-JOB executors, the protocol generation)
+-- of the executor listening at an address (the newest row if the address
+-- was reused).
+SELECT id, app, protocol, version FROM executor WHERE address = ? ORDER BY last_heartbeat DESC, id DESC LIMIT 1;
 
 -- name: ExecutorsLiveAtAddress
 -- The live executors (online or draining, heard from within ? ms) at an
@@ -77,7 +78,7 @@ ORDER BY token LIMIT ?;
 -- An attempt with what a callback, log or kill needs about it.
 SELECT a.id AS token, a.run_id, a.slot, a.status, a.current, COALESCE(a.executor_id, 0) AS executor_id,
        a.started_at, COALESCE(a.dispatched_at, 0) AS dispatched_at, r.job_id, r.scheduled_at, COALESCE(e.app, '') AS app, COALESCE(e.address, '') AS address,
-       COALESCE(e.protocol, '') AS protocol, COALESCE(j.timeout_ms, 0) AS timeout_ms
+       COALESCE(e.protocol, '') AS protocol, COALESCE(e.version, '') AS version, COALESCE(j.timeout_ms, 0) AS timeout_ms
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
      LEFT JOIN job j ON j.id = r.job_id
 WHERE a.id = ?;

@@ -13,7 +13,7 @@ import (
 const (
 	// ProtocolShardjob executors speak shardjob's signed protocol.
 	ProtocolShardjob = "shardjob"
-	// ProtocolXXLJob executors are unchanged XXL-JOB 2.4.x executors
+	// ProtocolXXLJob executors are unchanged XXL-JOB executors, 2.x to 3.5
 	// (admin/xxljob).
 	ProtocolXXLJob = "xxljob"
 )
@@ -79,6 +79,9 @@ type ExecutorRef struct {
 	ID       int64  `db:"id"`
 	App      string `db:"app"`
 	Protocol string `db:"protocol"`
+	// Version is the executor's version; for XXL-JOB executors, the
+	// protocol generation the admin detected (admin/xxljob.Generation).
+	Version string `db:"version"`
 }
 
 // ExecutorProtocol returns the executor listening at address (the newest if
@@ -166,6 +169,7 @@ type TokenInfo struct {
 	App          string `db:"app"`        // of the executor; "" when unplaced
 	Address      string `db:"address"`    // of the executor
 	Protocol     string `db:"protocol"`   // of the executor
+	Version      string `db:"version"`    // of the executor (XXL-JOB: its protocol generation)
 	TimeoutMS    int64  `db:"timeout_ms"` // the job's; 0: none
 }
 

@@ -1,17 +1,22 @@
 // Package xxljob lets existing XXL-JOB executors (the executor protocol of
-// the XXL-JOB 2.4.x line, which third-party executors in many languages
+// XXL-JOB 2.x to 3.5, which third-party executors in many languages
 // implement) register with a shardjob admin and run shardjob jobs
 // unchanged: only the executor's admin address (xxl.job.admin.addresses)
 // and access token change.
 //
 // It was written from the public description of the protocol (the
 // "RESTful API" chapter of the XXL-JOB documentation); wire.go holds the
-// messages.
+// messages and how the versions differ. The admin reads every version's
+// forms and tells two generations apart for what it sends (Generation):
+// 2.x-3.4 (run) and 3.5 (trigger, the XXL-JOB-APPNAME header, wrapped
+// callbacks), detected at registration and recorded as the executor's
+// version.
 //
 // # Pieces
 //
 //   - Admin API (Service.ServeHTTP, mounted by admin/api at AdminPaths):
-//     /api/registry, /api/registryRemove and /api/callback (also written
+//     /api/registry, /api/registryRemove and /api/callback (also under
+//     /xxl-job-admin, XXL-JOB's context path before 3.4.1, and written
 //     with doubled slashes, "//api/registry", as an executor whose admin
 //     address ends in a slash calls them: CleanPath), answering the
 //     ReturnT envelope {"code":200,"msg":null} (500 and a message on
@@ -35,7 +40,7 @@
 //     executors with new tokens (scheduler.RecoverLost).
 //   - Dispatch (Router, a scheduler.Pusher): routes by executor protocol.
 //     shardjob executors go to dispatch.Client; XXL-JOB executors get one
-//     run call per slot attempt, sharding-broadcast style: slot index →
+//     run call (trigger from 3.5 on) per slot attempt, sharding-broadcast style: slot index →
 //     broadcastIndex, slot count → broadcastTotal, the attempt's token →
 //     logId, the run's scheduled time → logDateTime, glueType BEAN (never
 //     source glue: no remote code execution), executorBlockStrategy

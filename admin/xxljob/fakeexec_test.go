@@ -29,6 +29,21 @@ import (
 //   - with dupCallbacks, sends every callback twice (as the client does when
 //     two jobs share a handler).
 //
+// It speaks one XXL-JOB protocol generation (version), as the executors of
+// that version do:
+//
+//	2.4  ReturnT {code,msg,content}; /run; callbacks [{…"logDateTim"…}] to
+//	     /api/callback; log requests read logDateTim
+//	3.3  Response {code,msg,data}; /run; callbacks [{…"logDateTime"…}] to
+//	     /xxl-job-admin/api/callback (the default context path); log
+//	     requests read logDateTime and jobId
+//	3.4  as 3.3, at the admin's root: /api/callback (3.4.1 dropped the
+//	     context path)
+//	3.5  as 3.4, but /trigger (a call of /run is refused "invalid request,
+//	     uri-mapping(/run) not found."), the XXL-JOB-APPNAME header with
+//	     its appname required on every call (refused otherwise) and sent on
+//	     its own, callbacks {"callbackList":[…]}
+//
 // What a run does depends on its executorHandler:
 //
 //	ok      calls back success at once
@@ -40,6 +55,7 @@ import (
 //	other   refused: handler not registered
 type fakeExecutor struct {
 	t        *testing.T
+	version  string // "2.4", "3.3", "3.4" or "3.5"
 	app      string
 	token    string
 	adminURL string
@@ -58,6 +74,7 @@ type fakeExecutor struct {
 	dupCallbacks bool                   // send every callback twice
 	beats        int
 	logs         []xxljob.LogParam
+	endpoints    map[string]int // calls by path, refused ones included
 	closed       bool
 	wg           sync.WaitGroup // callbacks in flight
 }
@@ -75,40 +92,61 @@ const (
 	msgNotRunning = "Task not running"
 )
 
+// newFakeExecutor returns an executor of the 2.4 generation.
 func newFakeExecutor(t *testing.T, adminURL, app, token string) *fakeExecutor {
-	f := &fakeExecutor{t: t, app: app, token: token, adminURL: adminURL, workFor: 2 * time.Second,
-		tasks: map[int64]*fakeTask{}, refusals: map[string]int{},
+	return newFakeExecutorOf(t, "2.4", adminURL, app, token)
+}
+
+// newFakeExecutorOf returns an executor of an XXL-JOB version: "2.4",
+// "3.3", "3.4" or "3.5".
+func newFakeExecutorOf(t *testing.T, version, adminURL, app, token string) *fakeExecutor {
+	f := &fakeExecutor{t: t, version: version, app: app, token: token, adminURL: adminURL, workFor: 2 * time.Second,
+		tasks: map[int64]*fakeTask{}, refusals: map[string]int{}, endpoints: map[string]int{},
 		http: &http.Client{Timeout: 10 * time.Second}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /beat", f.handle(func([]byte) any {
 		f.beats++
-		return ok(nil)
+		return f.ok(nil)
 	}))
 	mux.HandleFunc("POST /idleBeat", f.handle(func(body []byte) any {
 		var p xxljob.IdleBeatParam
 		_ = json.Unmarshal(body, &p)
 		if f.tasks[p.JobID] != nil {
-			return fail(msgBusy)
+			return f.fail(msgBusy)
 		}
-		return ok(nil)
+		return f.ok(nil)
 	}))
-	mux.HandleFunc("POST /run", f.handle(f.run))
+	runPath, otherPath := "/run", "/trigger"
+	if version == "3.5" {
+		runPath, otherPath = otherPath, runPath
+	}
+	mux.HandleFunc("POST "+runPath, f.handle(f.run))
+	mux.HandleFunc("POST "+otherPath, f.handle(func([]byte) any {
+		return f.fail("invalid request, uri-mapping(" + otherPath + ") not found.")
+	}))
 	mux.HandleFunc("POST /kill", f.handle(func(body []byte) any {
 		var p xxljob.KillParam
 		_ = json.Unmarshal(body, &p)
 		f.kills = append(f.kills, p.JobID)
 		task := f.tasks[p.JobID]
 		if task == nil {
-			return fail(msgNotRunning)
+			return f.fail(msgNotRunning)
 		}
 		f.endLocked(task, 200, "task killed") // success, as the client reports a killed task
-		return ok(nil)
+		return f.ok(nil)
 	}))
 	mux.HandleFunc("POST /log", f.handle(func(body []byte) any {
+		// Each generation reads its own fields: 2.4 logDateTim, 3.x
+		// logDateTime and jobId.
 		var p xxljob.LogParam
 		_ = json.Unmarshal(body, &p)
+		if f.version == "2.4" {
+			p.LogDateTime, p.JobID = 0, 0
+		} else {
+			p.LogDateTim = 0
+		}
 		f.logs = append(f.logs, p)
-		return ok(xxljob.LogResult{FromLineNum: p.FromLineNum, ToLineNum: p.FromLineNum + 1,
+		return f.ok(xxljob.LogResult{FromLineNum: p.FromLineNum, ToLineNum: p.FromLineNum + 1,
 			LogContent: fmt.Sprintf("log of %d from line %d\nsecond line\n", p.LogID, p.FromLineNum), IsEnd: true})
 	}))
 	f.srv = httptest.NewServer(mux)
@@ -116,19 +154,46 @@ func newFakeExecutor(t *testing.T, adminURL, app, token string) *fakeExecutor {
 	return f
 }
 
-func ok(content any) xxljob.ReturnT {
+// ok is a success answer in the executor's envelope: ReturnT's content
+// (2.4) or Response's data (3.x).
+func (f *fakeExecutor) ok(payload any) xxljob.ReturnT {
 	rt := xxljob.ReturnT{Code: 200}
-	if content != nil {
-		rt.Content, _ = json.Marshal(content)
+	if payload != nil {
+		data, _ := json.Marshal(payload)
+		if f.version == "2.4" {
+			rt.Content = data
+		} else {
+			rt.Data = data
+		}
 	}
 	return rt
 }
 
-func fail(msg string) xxljob.ReturnT { return xxljob.ReturnT{Code: 500, Msg: &msg} }
+func (f *fakeExecutor) fail(msg string) xxljob.ReturnT { return xxljob.ReturnT{Code: 500, Msg: &msg} }
 
 // refuse is the client's answer refusing a run: a callback-shaped array.
-func refuse(p xxljob.TriggerParam, msg string) []xxljob.CallbackParam {
-	return []xxljob.CallbackParam{{LogID: p.LogID, LogDateTim: p.LogDateTime, HandleCode: 500, HandleMsg: msg}}
+func (f *fakeExecutor) refuse(p xxljob.TriggerParam, msg string) []xxljob.CallbackParam {
+	return []xxljob.CallbackParam{f.callbackOf(p, 500, msg)}
+}
+
+// callbackOf is a callback item as the executor's version spells it.
+func (f *fakeExecutor) callbackOf(p xxljob.TriggerParam, code int, msg string) xxljob.CallbackParam {
+	cb := xxljob.CallbackParam{LogID: p.LogID, HandleCode: code, HandleMsg: msg}
+	if f.version == "2.4" {
+		cb.LogDateTim = p.LogDateTime
+	} else {
+		cb.LogDateTime = p.LogDateTime
+	}
+	return cb
+}
+
+// adminPath is where the executor's version calls the admin API: 3.3 under
+// XXL-JOB's default context path, the others at the root.
+func (f *fakeExecutor) adminPath(op string) string {
+	if f.version == "3.3" {
+		return "/xxl-job-admin/api/" + op
+	}
+	return "/api/" + op
 }
 
 // handle checks the access token and serialises the executor's state; fn
@@ -139,9 +204,13 @@ func (f *fakeExecutor) handle(fn func(body []byte) any) http.HandlerFunc {
 		_, _ = buf.ReadFrom(r.Body)
 		var answer any
 		f.mu.Lock()
-		if got := r.Header.Get(xxljob.TokenHeader); got != f.token && !f.also[got] {
-			answer = fail("The access token is wrong.")
-		} else {
+		f.endpoints[r.URL.Path]++
+		switch got := r.Header.Get(xxljob.TokenHeader); {
+		case got != f.token && !f.also[got]:
+			answer = f.fail("The access token is wrong.")
+		case f.version == "3.5" && r.Header.Get(xxljob.AppNameHeader) != f.app:
+			answer = f.fail("The appname is wrong.")
+		default:
 			answer = fn(buf.Bytes())
 		}
 		f.mu.Unlock()
@@ -153,29 +222,29 @@ func (f *fakeExecutor) handle(fn func(body []byte) any) http.HandlerFunc {
 func (f *fakeExecutor) run(body []byte) any {
 	var p xxljob.TriggerParam
 	if err := json.Unmarshal(body, &p); err != nil {
-		return fail("bad trigger: " + err.Error())
+		return f.fail("bad trigger: " + err.Error())
 	}
 	if p.GlueType != xxljob.GlueBean {
-		return fail("only BEAN glue in this executor")
+		return f.fail("only BEAN glue in this executor")
 	}
 	switch p.ExecutorHandler {
 	case "ok", "fail", "work", "hold", "silent":
 	default:
 		f.refusals[msgNoHandler]++
-		return refuse(p, msgNoHandler)
+		return f.refuse(p, msgNoHandler)
 	}
 	if f.tasks[p.JobID] != nil {
 		f.refusals[msgBusy]++
-		return refuse(p, msgBusy)
+		return f.refuse(p, msgBusy)
 	}
 	f.runs = append(f.runs, p)
 	switch p.ExecutorHandler {
 	case "ok":
 		f.callbackLocked(p, 200, "done")
-		return ok(nil)
+		return f.ok(nil)
 	case "fail":
 		f.callbackLocked(p, 500, "boom")
-		return ok(nil)
+		return f.ok(nil)
 	}
 	task := &fakeTask{p: p}
 	f.tasks[p.JobID] = task
@@ -193,7 +262,7 @@ func (f *fakeExecutor) run(body []byte) any {
 			}
 		})
 	}
-	return ok(nil)
+	return f.ok(nil)
 }
 
 // endLocked ends a running task and calls back code (silent tasks never
@@ -214,7 +283,7 @@ func (f *fakeExecutor) callbackLocked(p xxljob.TriggerParam, code int, msg strin
 	if f.closed {
 		return
 	}
-	cb := xxljob.CallbackParam{LogID: p.LogID, LogDateTim: p.LogDateTime, HandleCode: code, HandleMsg: msg}
+	cb := f.callbackOf(p, code, msg)
 	times := 1
 	if f.dupCallbacks {
 		times = 2
@@ -234,8 +303,18 @@ func (f *fakeExecutor) callbackLocked(p xxljob.TriggerParam, code int, msg strin
 	}()
 }
 
-// post sends an admin API call with token.
+// post sends an admin API call with token (and, 3.5, the executor's
+// appname).
 func (f *fakeExecutor) post(path, token string, body any) (xxljob.ReturnT, error) {
+	hdr := map[string]string{}
+	if f.version == "3.5" {
+		hdr[xxljob.AppNameHeader] = f.app
+	}
+	return f.postWith(path, token, hdr, body)
+}
+
+// postWith sends an admin API call with token and extra headers.
+func (f *fakeExecutor) postWith(path, token string, hdr map[string]string, body any) (xxljob.ReturnT, error) {
 	data, _ := json.Marshal(body)
 	req, err := http.NewRequest(http.MethodPost, f.adminURL+path, bytes.NewReader(data))
 	if err != nil {
@@ -243,6 +322,9 @@ func (f *fakeExecutor) post(path, token string, body any) (xxljob.ReturnT, error
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(xxljob.TokenHeader, token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	res, err := f.http.Do(req)
 	if err != nil {
 		return xxljob.ReturnT{}, err
@@ -259,17 +341,22 @@ func (f *fakeExecutor) post(path, token string, body any) (xxljob.ReturnT, error
 // Register registers the executor with token (as its registry thread does
 // every 30s).
 func (f *fakeExecutor) Register(token string) (xxljob.ReturnT, error) {
-	return f.post("/api/registry", token, xxljob.RegistryParam{RegistryGroup: "EXECUTOR", RegistryKey: f.app, RegistryValue: f.Address()})
+	return f.post(f.adminPath("registry"), token, xxljob.RegistryParam{RegistryGroup: "EXECUTOR", RegistryKey: f.app, RegistryValue: f.Address()})
 }
 
 // RegisterRemove removes the registration.
 func (f *fakeExecutor) RegisterRemove() (xxljob.ReturnT, error) {
-	return f.post("/api/registryRemove", f.token, xxljob.RegistryParam{RegistryGroup: "EXECUTOR", RegistryKey: f.app, RegistryValue: f.Address()})
+	return f.post(f.adminPath("registryRemove"), f.token, xxljob.RegistryParam{RegistryGroup: "EXECUTOR", RegistryKey: f.app, RegistryValue: f.Address()})
 }
 
-// Callback sends one callback item with token.
+// Callback sends one callback item with token, in the body of the
+// executor's version: a bare array, or (3.5) {"callbackList": […]}.
 func (f *fakeExecutor) Callback(token string, p xxljob.CallbackParam) (xxljob.ReturnT, error) {
-	return f.post("/api/callback", token, []xxljob.CallbackParam{p})
+	var body any = []xxljob.CallbackParam{p}
+	if f.version == "3.5" {
+		body = map[string]any{"callbackList": body}
+	}
+	return f.post(f.adminPath("callback"), token, body)
 }
 
 // AcceptAlso makes the executor accept token too (as if two apps had
@@ -366,6 +453,20 @@ func (f *fakeExecutor) Beats() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.beats
+}
+
+// Logs returns the log requests it answered, as its version read them.
+func (f *fakeExecutor) Logs() []xxljob.LogParam {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]xxljob.LogParam(nil), f.logs...)
+}
+
+// Endpoint returns how many calls of path it got.
+func (f *fakeExecutor) Endpoint(path string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.endpoints[path]
 }
 
 // Kills returns the job ids it was asked to kill.

@@ -68,13 +68,13 @@ func (s *Service) ProbeOnce(ctx context.Context) error {
 }
 
 func (s *Service) probe(ctx context.Context, e store.Executor) {
-	tok, err := s.tokenFor(e.App)
+	t, err := s.target(e.App, e.Address, e.Version)
 	if err != nil {
 		s.log.Warn("XXL-JOB executor of an app without an access token is not probed (it will be marked lost)", "app", e.App, "address", e.Address)
 		return
 	}
 	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
-	err = s.client.Beat(bctx, e.Address, tok)
+	err = s.client.Beat(bctx, t)
 	cancel()
 	if err != nil {
 		s.log.Debug("XXL-JOB executor did not answer beat", "app", e.App, "address", e.Address, "err", err)
@@ -139,7 +139,7 @@ func (s *Service) redispatch(ctx context.Context, e store.Executor) {
 	if len(claimed) == 0 {
 		return
 	}
-	ref := store.ExecutorRef{ID: e.ID, App: e.App, Protocol: store.ProtocolXXLJob}
+	ref := store.ExecutorRef{ID: e.ID, App: e.App, Protocol: store.ProtocolXXLJob, Version: e.Version}
 	resp, err := s.dispatch(ctx, ref, e.Address, protocol.AssignRequest{Assignments: scheduler.BuildAssignments(claimed)})
 	if err != nil {
 		s.log.Warn("redispatch to XXL-JOB executor failed; tried again later", "address", e.Address, "err", err)
@@ -184,12 +184,12 @@ func (s *Service) failOverdue(ctx context.Context) error {
 		s.log.Warn("XXL-JOB slot timed out without a callback: killing it on the executor", "run_id", over[i].RunID, "slot", over[i].Slot, "token", over[i].Token)
 		// Stop the task, so that the slot's job id is free for the retry
 		// (an executor that runs one task per job id refuses the next).
-		info, tok, err := s.attemptOnXXL(ctx, over[i].Token)
+		info, t, err := s.attemptOnXXL(ctx, over[i].Token)
 		if err != nil {
 			s.log.Warn("kill of a timed-out XXL-JOB slot", "token", over[i].Token, "err", err)
 			continue
 		}
-		s.killSlots(ctx, info.Address, tok, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "timed out without a callback")
+		s.killSlots(ctx, t, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "timed out without a callback")
 	}
 	return nil
 }

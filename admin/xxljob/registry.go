@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -88,7 +89,12 @@ func decodeBody(r *http.Request, v any) error {
 //     or is silent for LostAfter);
 //   - the executor at the address answers a beat with the app's token:
 //     a holder of one app's token cannot register an address where an
-//     executor of another app listens.
+//     executor of another app listens;
+//   - an AppNameHeader, when sent, names the registryKey.
+//
+// The executor's protocol generation is detected here: one that sends the
+// AppNameHeader (XXL-JOB 3.5 on) is Gen35, any other GenClassic. It is
+// recorded as the executor's version (VersionLabel), read by every replica.
 func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	var p RegistryParam
 	if err := decodeBody(r, &p); err != nil {
@@ -104,6 +110,13 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	u, err := parseAddress(addr)
 	if err != nil {
 		return failure("registryValue %q: %v", addr, err)
+	}
+	gen := GenClassic
+	if hdr, sent := r.Header[http.CanonicalHeaderKey(AppNameHeader)]; sent {
+		gen = Gen35
+		if len(hdr) != 1 || strings.TrimSpace(hdr[0]) != app {
+			return failure("header %s %q is not the registryKey %q: an executor sends its own appname in both (xxl.job.executor.appname)", AppNameHeader, strings.Join(hdr, ","), app)
+		}
 	}
 	tok, err := s.tokenFor(app)
 	if err != nil || !tokenMatches(tok, r.Header.Get(TokenHeader)) {
@@ -131,17 +144,17 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 	if rt, ok := s.addressTaken(ctx, app, addr); !ok {
 		return rt
 	}
-	if rt, ok := s.confirm(ctx, app, addr, tok); !ok {
+	if rt, ok := s.confirm(ctx, Target{Address: addr, App: app, Token: tok, Generation: gen}); !ok {
 		return rt
 	}
 	ex, err := s.st.RegisterXXLExecutor(ctx, store.ExecutorInfo{
-		InstanceID: id, App: app, Address: addr, Capacity: s.cfg.Capacity, Version: "xxl-job",
+		InstanceID: id, App: app, Address: addr, Capacity: s.cfg.Capacity, Version: VersionLabel(gen),
 	})
 	if err != nil {
 		s.log.Error("XXL-JOB registry", "app", app, "address", addr, "err", err)
 		return failure("internal error; see the admin log")
 	}
-	s.log.Debug("XXL-JOB executor registered", "app", app, "address", addr, "executor_id", ex.ID)
+	s.log.Debug("XXL-JOB executor registered", "app", app, "address", addr, "executor_id", ex.ID, "generation", gen)
 	return success()
 }
 
@@ -161,11 +174,12 @@ func (s *Service) addressTaken(ctx context.Context, app, addr string) (ReturnT, 
 	return failure("registryValue %q is the address of another live executor (of another app, or a shardjob executor): an address belongs to one app at a time. Register the address this executor really listens on (xxl.job.executor.address); the address is free again once that executor deregisters or has not answered for %s", addr, s.cfg.LostAfter), false
 }
 
-// confirm calls the executor's beat with the app's token: the executor at
-// the address must be one of the app's.
-func (s *Service) confirm(ctx context.Context, app, addr, tok string) (ReturnT, bool) {
+// confirm calls the executor's beat with the app's token (and name): the
+// executor at the address must be one of the app's.
+func (s *Service) confirm(ctx context.Context, t Target) (ReturnT, bool) {
+	app, addr := t.App, t.Address
 	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
-	err := s.client.Beat(bctx, addr, tok)
+	err := s.client.Beat(bctx, t)
 	cancel()
 	if err == nil {
 		return ReturnT{}, true
@@ -195,16 +209,23 @@ func parseAddress(addr string) (*url.URL, error) {
 
 // callback records the outcome of runs. logId is the attempt's token;
 // outcomes of superseded attempts are ignored (the token fence) but
-// acknowledged, so that the executor stops sending them.
+// acknowledged, so that the executor stops sending them. The body is a
+// bare array or (3.5) {"callbackList": […]}; an AppNameHeader, when sent,
+// must name the app whose token came and whose attempts are called back.
 func (s *Service) callback(r *http.Request) ReturnT {
-	var items []CallbackParam
-	if err := decodeBody(r, &items); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBody))
+	if err != nil {
+		return failure("invalid request body: %v", err)
+	}
+	items, err := parseCallbacks(body)
+	if err != nil {
 		return failure("%v", err)
 	}
 	got := r.Header.Get(TokenHeader)
+	appHdr, named := r.Header[http.CanonicalHeaderKey(AppNameHeader)]
 	known := false
-	for _, t := range s.tokens {
-		if tokenMatches(t, got) {
+	for app, t := range s.tokens {
+		if tokenMatches(t, got) && (!named || (len(appHdr) == 1 && appHdr[0] == app)) {
 			known = true
 		}
 	}
@@ -235,7 +256,7 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			s.log.Warn("XXL-JOB callback for an attempt of a shardjob executor acknowledged and ignored", "log_id", it.LogID)
 			continue
 		}
-		if want, _ := s.tokenFor(info.App); !tokenMatches(want, got) {
+		if want, _ := s.tokenFor(info.App); !tokenMatches(want, got) || (named && appHdr[0] != info.App) {
 			s.log.Warn("refused XXL-JOB callback: the token is not the one of the attempt's app", "log_id", it.LogID, "app", info.App)
 			return failure("The access token is wrong") // as for an unknown token: whose logId it is stays unsaid
 		}

@@ -73,7 +73,7 @@ func (r *Router) Cancel(ctx context.Context, baseURL string, req protocol.Cancel
 	if !ok {
 		return r.next.Cancel(ctx, baseURL, req)
 	}
-	tok, err := r.s.tokenFor(ex.App)
+	t, err := r.s.target(ex.App, baseURL, ex.Version)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (r *Router) Cancel(ctx context.Context, baseURL string, req protocol.Cancel
 	if err != nil {
 		return err
 	}
-	r.s.killSlots(ctx, baseURL, tok, slots, req.Reason)
+	r.s.killSlots(ctx, t, slots, req.Reason)
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (r *Router) Release(ctx context.Context, baseURL string, req protocol.Relea
 //     Config.RedispatchAfter.
 func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
 	resp := protocol.AssignResponse{Accepted: []int64{}}
-	tok, err := s.tokenFor(ex.App)
+	target, err := s.target(ex.App, address, ex.Version)
 	if err != nil {
 		return resp, err
 	}
@@ -142,7 +142,7 @@ outer:
 			if !send[sl.Token] {
 				continue // this replica is sending it already
 			}
-			err := s.client.Run(ctx, address, tok, triggerFor(a, sl))
+			err := s.client.Run(ctx, target, triggerFor(a, sl))
 			var ce *CallError
 			busy := err != nil && errors.As(err, &ce) && ce.Busy()
 			s.setBusy(sl.Token, ex.ID, busy)

@@ -120,6 +120,13 @@ func (s *Service) tokenFor(app string) (string, error) {
 	return t, nil
 }
 
+// target is how to call the executor of app at address whose recorded
+// version is version (its generation: GenerationOf).
+func (s *Service) target(app, address, version string) (Target, error) {
+	tok, err := s.tokenFor(app)
+	return Target{Address: address, App: app, Token: tok, Generation: GenerationOf(version)}, err
+}
+
 // tokenMatches compares in constant time.
 func tokenMatches(want, got string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
@@ -178,26 +185,28 @@ func (s *Service) busyOf(executorID int64) map[int64]bool {
 	return out
 }
 
-// attemptOnXXL returns the attempt and its executor's token, or ErrNotXXL.
-func (s *Service) attemptOnXXL(ctx context.Context, token int64) (store.TokenInfo, string, error) {
+// attemptOnXXL returns the attempt and how to call its executor, or
+// ErrNotXXL.
+func (s *Service) attemptOnXXL(ctx context.Context, token int64) (store.TokenInfo, Target, error) {
 	info, err := s.st.TokenInfo(ctx, token)
 	if err != nil {
-		return info, "", err
+		return info, Target{}, err
 	}
 	if info.Protocol != store.ProtocolXXLJob {
-		return info, "", fmt.Errorf("attempt %d: %w", token, ErrNotXXL)
+		return info, Target{}, fmt.Errorf("attempt %d: %w", token, ErrNotXXL)
 	}
-	tok, err := s.tokenFor(info.App)
-	return info, tok, err
+	t, err := s.target(info.App, info.Address, info.Version)
+	return info, t, err
 }
 
 // Log reads the executor's log of an attempt, from line from (1-based).
 func (s *Service) Log(ctx context.Context, token int64, from int) (LogResult, error) {
-	info, tok, err := s.attemptOnXXL(ctx, token)
+	info, t, err := s.attemptOnXXL(ctx, token)
 	if err != nil {
 		return LogResult{}, err
 	}
-	return s.client.Log(ctx, info.Address, tok, LogParam{LogDateTim: info.ScheduledAt, LogID: token, FromLineNum: max(from, 1)})
+	return s.client.Log(ctx, t, LogParam{LogDateTim: info.ScheduledAt, LogDateTime: info.ScheduledAt, LogID: token,
+		JobID: SlotJobID(info.JobID, info.Slot), FromLineNum: max(from, 1)})
 }
 
 // Kill ends an attempt running on an XXL-JOB executor: the admin records
@@ -211,7 +220,7 @@ func (s *Service) Log(ctx context.Context, token int64, from int) (LogResult, er
 // attempt is failed either way. To stop a whole run on every executor,
 // cancel the run.
 func (s *Service) Kill(ctx context.Context, token int64, by string) error {
-	info, tok, err := s.attemptOnXXL(ctx, token)
+	info, t, err := s.attemptOnXXL(ctx, token)
 	if err != nil {
 		return err
 	}
@@ -234,7 +243,7 @@ func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 	if !acc[0] {
 		return fmt.Errorf("attempt %d: %w", token, ErrEnded)
 	}
-	s.killSlots(ctx, info.Address, tok, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "killed by "+by)
+	s.killSlots(ctx, t, []store.JobSlot{{JobID: info.JobID, Slot: info.Slot}}, "killed by "+by)
 	return nil
 }
 
@@ -242,10 +251,11 @@ func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 // whose attempts the admin has already ended (cancelled, failed, timed
 // out), and logs what came of it in the terms of the protocol: XXL-JOB
 // executors have no heartbeat through which they would learn it later.
-func (s *Service) killSlots(ctx context.Context, address, tok string, slots []store.JobSlot, why string) {
+func (s *Service) killSlots(ctx context.Context, t Target, slots []store.JobSlot, why string) {
+	address := t.Address
 	for _, js := range slots {
 		id := SlotJobID(js.JobID, js.Slot)
-		err := s.client.Kill(ctx, address, tok, id)
+		err := s.client.Kill(ctx, t, id)
 		var ce *CallError
 		switch {
 		case err == nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/admin/xxljob"
 )
 
 // TestStoreQueries runs the queries of sql/queries_xxljob.sql on both
@@ -25,7 +26,7 @@ func TestStoreQueries(t *testing.T) {
 		_, err = s.ExecutorProtocol(ctx, "http://127.0.0.1:1")
 		require.ErrorIs(t, err, store.ErrNotFound)
 
-		info := store.ExecutorInfo{InstanceID: "xxljob:xxl@http://127.0.0.1:9999/", App: "xxl", Address: "http://127.0.0.1:9999/", Capacity: 4, Version: "xxl-job"}
+		info := store.ExecutorInfo{InstanceID: "xxljob:xxl@http://127.0.0.1:9999/", App: "xxl", Address: "http://127.0.0.1:9999/", Capacity: 4, Version: xxljob.VersionLabel(xxljob.Gen35)}
 		ex, err := s.RegisterXXLExecutor(ctx, info)
 		require.NoError(t, err)
 		again, err := s.RegisterXXLExecutor(ctx, info)
@@ -34,6 +35,7 @@ func TestStoreQueries(t *testing.T) {
 		ref, err = s.ExecutorProtocol(ctx, info.Address)
 		require.NoError(t, err)
 		require.Equal(t, store.ProtocolXXLJob, ref.Protocol)
+		require.Equal(t, xxljob.Gen35, xxljob.GenerationOf(ref.Version), "the recorded generation is read back")
 		live, err := s.XXLExecutors(ctx)
 		require.NoError(t, err)
 		require.Len(t, live, 1)
@@ -73,7 +75,7 @@ func TestStoreQueries(t *testing.T) {
 		require.Positive(t, ti.DispatchedAt, "just claimed again")
 		ti.DispatchedAt = 0
 		require.Equal(t, store.TokenInfo{Token: token, RunID: run.ID, Slot: 0, Status: store.AttemptAssigned, Current: true, ExecutorID: ex.ID,
-			JobID: jobID, ScheduledAt: 1000, App: "xxl", Address: info.Address, Protocol: store.ProtocolXXLJob}, ti)
+			JobID: jobID, ScheduledAt: 1000, App: "xxl", Address: info.Address, Protocol: store.ProtocolXXLJob, Version: info.Version}, ti)
 		require.Zero(t, ti.TimeoutMS, "the job has no timeout")
 		slots, err := s.SlotsOfTokens(ctx, []int64{second, token, token})
 		require.NoError(t, err)

@@ -11,14 +11,78 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 )
 
-// The wire format of the XXL-JOB 2.4.x admin ⇄ executor protocol, written
-// from its public description (the "RESTful API" chapter of the XXL-JOB
-// documentation). Every call is an HTTP POST with a JSON body and the
-// XXL-JOB-ACCESS-TOKEN header; every answer is a ReturnT envelope, with
-// HTTP status 200 even when the envelope reports a failure.
+// The wire format of the XXL-JOB admin ⇄ executor protocol, written from
+// its public description (the "RESTful API" chapter of the XXL-JOB
+// documentation) and from how executors of each generation behave. Every
+// call is an HTTP POST with a JSON body and the XXL-JOB-ACCESS-TOKEN header;
+// every answer is an envelope with HTTP status 200 even when it reports a
+// failure. The generations differ so (Generation):
+//
+//   - 2.x: envelope ReturnT {code, msg, content}; executor endpoints beat,
+//     idleBeat, run, kill, log; callbacks a JSON array of
+//     {logId, logDateTim, handleCode, handleMsg}; log request
+//     {logDateTim, logId, fromLineNum}.
+//   - 3.3: envelope Response {code, msg, data}; callback items and the log
+//     request spell logDateTime, and the log request carries jobId.
+//   - 3.4.1: as 3.3; the admin's default context path /xxl-job-admin is
+//     gone, so executors call /api/… at the admin's root (both are served).
+//   - 3.5: the executor's run is called trigger; an XXL-JOB-APPNAME header
+//     (the executor's appname) goes with the token in both directions; a
+//     callback body is {"callbackList": [ … ]}.
+//
+// The admin reads every form of every generation (both envelopes, both
+// spellings, both callback bodies) and answers only code and msg, which
+// both envelopes share. What it sends differs only for 3.5 (trigger, the
+// appname header): GenerationOf.
 
 // TokenHeader carries the access token, in both directions.
 const TokenHeader = "XXL-JOB-ACCESS-TOKEN"
+
+// AppNameHeader carries the executor's appname next to the token, in both
+// directions, from XXL-JOB 3.5 on. The admin sends it to every executor
+// (older ones ignore it) and checks it when an executor sends it.
+const AppNameHeader = "XXL-JOB-APPNAME"
+
+// Generation is the XXL-JOB protocol generation an executor speaks, as far
+// as the admin must tell them apart: what it sends differs only from 3.5
+// on. It is detected at registration (an executor that sends the
+// AppNameHeader is 3.5) and kept in the executor's version column
+// (VersionLabel); a run call that an executor answers with "no such
+// endpoint" is tried once under the other generation's name (Client).
+type Generation string
+
+const (
+	// GenClassic is XXL-JOB 2.x to 3.4.x: run, a bare callback array.
+	GenClassic Generation = "2.x-3.4"
+	// Gen35 is XXL-JOB 3.5 on: trigger, the appname header, {"callbackList"}.
+	Gen35 Generation = "3.5"
+)
+
+// versionPrefix starts the executor version the admin records for XXL-JOB
+// executors ("xxl-job 3.5").
+const versionPrefix = "xxl-job"
+
+// VersionLabel is the executor version recorded for an XXL-JOB executor of
+// generation g: "xxl-job 2.x-3.4" or "xxl-job 3.5".
+func VersionLabel(g Generation) string { return versionPrefix + " " + string(g) }
+
+// GenerationOf reads the generation back from a recorded executor version;
+// anything else (rows registered before generations were told apart:
+// "xxl-job") is GenClassic.
+func GenerationOf(version string) Generation {
+	if strings.TrimSpace(strings.TrimPrefix(version, versionPrefix)) == string(Gen35) {
+		return Gen35
+	}
+	return GenClassic
+}
+
+// runOp is the executor endpoint that starts a run in generation g.
+func runOp(g Generation) string {
+	if g == Gen35 {
+		return "trigger"
+	}
+	return "run"
+}
 
 // ReturnT codes.
 const (
@@ -29,11 +93,13 @@ const (
 	CodeTimeout = 502
 )
 
-// ReturnT is the envelope of every answer.
+// ReturnT is the envelope of every answer: XXL-JOB 2.x's ReturnT
+// {code, msg, content} and 3.3's Response {code, msg, data} in one.
 type ReturnT struct {
 	Code    int             `json:"code"`
 	Msg     *string         `json:"msg"`
 	Content json.RawMessage `json:"content,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // Message returns msg, or "" when it is null.
@@ -42,6 +108,17 @@ func (r ReturnT) Message() string {
 		return ""
 	}
 	return *r.Msg
+}
+
+// payload is what the answer carries: data (3.3 on) or content (2.x).
+func (r ReturnT) payload() json.RawMessage {
+	if len(r.Data) > 0 && string(r.Data) != "null" {
+		return r.Data
+	}
+	if string(r.Content) == "null" {
+		return nil
+	}
+	return r.Content
 }
 
 func success() ReturnT { return ReturnT{Code: CodeSuccess} }
@@ -61,10 +138,14 @@ type RegistryParam struct {
 	RegistryValue string `json:"registryValue"`
 }
 
-// CallbackParam is one item of the /api/callback body (a JSON array).
+// CallbackParam is one item of the /api/callback body: a JSON array of
+// them, or (3.5) {"callbackList": [ … ]}.
 type CallbackParam struct {
-	LogID      int64 `json:"logId"`
-	LogDateTim int64 `json:"logDateTim"`
+	LogID int64 `json:"logId"`
+	// LogDateTim is the 2.x spelling of the run's log time, LogDateTime
+	// the 3.3 one; the admin reads neither (logId names the attempt).
+	LogDateTim  int64 `json:"logDateTim,omitempty"`
+	LogDateTime int64 `json:"logDateTime,omitempty"`
 	// HandleCode: 200 succeeded, 502 timed out, anything else failed.
 	HandleCode int    `json:"handleCode"`
 	HandleMsg  string `json:"handleMsg"`
@@ -148,6 +229,38 @@ func parseAnswer(data []byte) (ReturnT, error) {
 	return rt, nil
 }
 
+// callbackList is the 3.5 callback body.
+type callbackList struct {
+	CallbackList *[]CallbackParam `json:"callbackList"`
+}
+
+// parseCallbacks reads the body of /api/callback: a JSON array of items
+// (2.x to 3.4) or an object {"callbackList": [ … ]} (3.5).
+func parseCallbacks(data []byte) ([]CallbackParam, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		var body callbackList
+		if err := json.Unmarshal(trimmed, &body); err != nil {
+			return nil, fmt.Errorf("invalid request body: %w", err)
+		}
+		if body.CallbackList == nil {
+			return nil, errors.New(`invalid request body: an object must be {"callbackList": [ … ]} (XXL-JOB 3.5), or send the bare array [ … ] (2.x to 3.4)`)
+		}
+		return *body.CallbackList, nil
+	}
+	var items []CallbackParam
+	if err := json.Unmarshal(trimmed, &items); err != nil {
+		return nil, fmt.Errorf("invalid request body: want a JSON array of callbacks, or {\"callbackList\": [ … ]}: %w", err)
+	}
+	return items, nil
+}
+
+// noEndpointRE matches the refusal of an executor that has no endpoint of
+// the name called (XXL-JOB's executors answer "invalid request,
+// uri-mapping(/run) not found."): the run call is tried under the other
+// generation's name.
+var noEndpointRE = regexp.MustCompile(`(?i)uri-mapping\b`)
+
 // busyRE matches the refusal of an executor that runs one task per job id
 // at a time and has one running ("There are tasks running").
 var busyRE = regexp.MustCompile(`(?i)\btasks? (is |are )?running\b`)
@@ -167,10 +280,14 @@ type KillParam struct {
 	JobID int64 `json:"jobId"`
 }
 
-// LogParam is the body of the executor's /log call.
+// LogParam is the body of the executor's /log call. The admin fills every
+// field of every generation (2.x reads logDateTim; 3.3 on read logDateTime
+// and jobId): executors ignore the fields they do not know.
 type LogParam struct {
 	LogDateTim  int64 `json:"logDateTim"`
+	LogDateTime int64 `json:"logDateTime"`
 	LogID       int64 `json:"logId"`
+	JobID       int64 `json:"jobId"`
 	FromLineNum int   `json:"fromLineNum"`
 }
 

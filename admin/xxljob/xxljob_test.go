@@ -88,6 +88,8 @@ func TestAnswerShapes(t *testing.T) {
 		{body: `[{"logId":3,"handleCode":500,"handleMsg":"There are tasks running"}]`, code: 500, busy: true, readable: true},
 		{body: ` [{"logId":3,"handleCode":500,"handleMsg":"Task not registered"}]`, code: 500, readable: true},
 		{body: `[{"logId":3,"handleCode":0,"handleMsg":"task is running"}]`, code: 500, busy: true, readable: true},
+		{body: `{"code":200,"msg":null,"data":null}`, readable: true}, // 3.3's Response
+		{body: `{"code":500,"msg":"invalid request, uri-mapping(/run) not found.","data":null}`, code: 500, readable: true},
 		{body: `[]`},
 		{body: `<html>hello</html>`},
 	} {
@@ -95,7 +97,7 @@ func TestAnswerShapes(t *testing.T) {
 			_, _ = w.Write([]byte(tc.body))
 		}))
 		c := xxljob.NewClient(5*time.Second, nil)
-		err := c.Run(context.Background(), srv.URL, "token-0123", xxljob.TriggerParam{JobID: 1})
+		err := c.Run(context.Background(), xxljob.Target{Address: srv.URL, Token: "token-0123"}, xxljob.TriggerParam{JobID: 1})
 		c.CloseIdleConnections()
 		srv.Close()
 		var ce *xxljob.CallError
@@ -138,17 +140,18 @@ func TestClientAgainstFakeExecutor(t *testing.T) {
 	c := xxljob.NewClient(5*time.Second, nil)
 	t.Cleanup(c.CloseIdleConnections)
 	ctx := context.Background()
-	require.NoError(t, c.Beat(ctx, f.Address(), "right-token-123"))
-	err := c.Beat(ctx, f.Address(), "wrong-token-123")
+	at := func(token string) xxljob.Target { return xxljob.Target{Address: f.Address(), App: "app", Token: token} }
+	require.NoError(t, c.Beat(ctx, at("right-token-123")))
+	err := c.Beat(ctx, at("wrong-token-123"))
 	var ce *xxljob.CallError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, 500, ce.Code)
 	require.Contains(t, ce.Msg, "access token is wrong")
 
-	require.NoError(t, c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 7, ExecutorHandler: "hold", LogID: 11, GlueType: xxljob.GlueBean}))
-	require.ErrorAs(t, c.IdleBeat(ctx, f.Address(), "right-token-123", 7), &ce, "a job with a held run is busy")
-	require.NoError(t, c.IdleBeat(ctx, f.Address(), "right-token-123", 8))
-	lr, err := c.Log(ctx, f.Address(), "right-token-123", xxljob.LogParam{LogID: 11, FromLineNum: 3})
+	require.NoError(t, c.Run(ctx, at("right-token-123"), xxljob.TriggerParam{JobID: 7, ExecutorHandler: "hold", LogID: 11, GlueType: xxljob.GlueBean}))
+	require.ErrorAs(t, c.IdleBeat(ctx, at("right-token-123"), 7), &ce, "a job with a held run is busy")
+	require.NoError(t, c.IdleBeat(ctx, at("right-token-123"), 8))
+	lr, err := c.Log(ctx, at("right-token-123"), xxljob.LogParam{LogID: 11, FromLineNum: 3})
 	require.NoError(t, err)
 	require.Equal(t, 3, lr.FromLineNum)
 	require.Contains(t, lr.LogContent, "log of 11 from line 3")
@@ -156,31 +159,32 @@ func TestClientAgainstFakeExecutor(t *testing.T) {
 
 	// Refusals come as callback-shaped arrays: read as CallErrors, a running
 	// job id as busy.
-	err = c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 7, ExecutorHandler: "hold", LogID: 12, GlueType: xxljob.GlueBean})
+	err = c.Run(ctx, at("right-token-123"), xxljob.TriggerParam{JobID: 7, ExecutorHandler: "hold", LogID: 12, GlueType: xxljob.GlueBean})
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, 500, ce.Code)
 	require.Equal(t, msgBusy, ce.Msg)
 	require.True(t, ce.Busy(), "a second run of a running job id is refused as busy")
-	err = c.Run(ctx, f.Address(), "right-token-123", xxljob.TriggerParam{JobID: 8, ExecutorHandler: "missing", GlueType: xxljob.GlueBean})
+	err = c.Run(ctx, at("right-token-123"), xxljob.TriggerParam{JobID: 8, ExecutorHandler: "missing", GlueType: xxljob.GlueBean})
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, msgNoHandler, ce.Msg)
 	require.False(t, ce.Busy(), "an unknown handler is a refusal, not busy")
 
-	require.NoError(t, c.Kill(ctx, f.Address(), "right-token-123", 7))
-	require.ErrorAs(t, c.Kill(ctx, f.Address(), "right-token-123", 9), &ce, "nothing of job id 9 runs there")
+	require.NoError(t, c.Kill(ctx, at("right-token-123"), 7))
+	require.ErrorAs(t, c.Kill(ctx, at("right-token-123"), 9), &ce, "nothing of job id 9 runs there")
 	require.Equal(t, []int64{7, 9}, f.Kills())
 	f.Close()
-	require.Error(t, c.Beat(ctx, f.Address(), "right-token-123"), "a closed executor does not answer")
+	require.Error(t, c.Beat(ctx, at("right-token-123")), "a closed executor does not answer")
 }
 
 // admin is an in-process admin replica (admin/server) on its own MariaDB
 // database and ZooKeeper chroot.
 type admin struct {
-	srv   *server.Server
-	api   *e2e.Client
-	st    *store.Store
-	token string // the access token of app "xxl"
-	logs  *syncBuffer
+	srv    *server.Server
+	api    *e2e.Client
+	st     *store.Store
+	token  string            // the access token of app "xxl"
+	tokens map[string]string // app → access token: "xxl" and the apps startAdmin was given
+	logs   *syncBuffer
 }
 
 type syncBuffer struct {
@@ -205,14 +209,20 @@ var passwordRE = regexp.MustCompile(`with password (\S+)`)
 // dispatchTimeout is the test admins' --dispatch-timeout (the default).
 const dispatchTimeout = 30 * time.Second
 
-func startAdmin(t *testing.T) *admin {
+// startAdmin starts an admin whose XXL-JOB tokens file gives app "xxl" and
+// each of apps a token of its own.
+func startAdmin(t *testing.T, apps ...string) *admin {
 	t.Helper()
 	dsn := testenv.MySQL(t)
 	zk := testenv.ZooKeeper(t)
 	root := testenv.ZKChroot(t)
-	a := &admin{token: "xxl-token-" + protocol.NewSecret()[:16], logs: &syncBuffer{}}
+	a := &admin{tokens: map[string]string{}, logs: &syncBuffer{}}
+	for _, app := range append([]string{"xxl"}, apps...) {
+		a.tokens[app] = app + "-token-" + protocol.NewSecret()[:16]
+	}
+	a.token = a.tokens["xxl"]
 	tokens := filepath.Join(t.TempDir(), "xxljob-tokens.json")
-	data, _ := json.Marshal(map[string]string{"xxl": a.token})
+	data, _ := json.Marshal(a.tokens)
 	require.NoError(t, os.WriteFile(tokens, data, 0o600))
 	var out bytes.Buffer
 	srv, err := server.New(context.Background(), server.Config{
@@ -441,15 +451,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		require.Equal(t, store.RunSucceeded, r.Status, r.Error)
 		require.Len(t, atts, 5, "every slot ran once")
 		require.Equal(t, busyBefore, ex1.Refusals(msgBusy)+ex2.Refusals(msgBusy), "no run was refused as busy")
-		ids := map[int64]bool{}
-		for _, f := range []*fakeExecutor{ex1, ex2} {
-			for _, p := range f.Runs() {
-				if jobOf(p) == jobID {
-					ids[p.JobID] = true
-				}
-			}
-		}
-		require.Len(t, ids, 5, "five XXL-JOB job ids")
+		require.Len(t, xxlJobIDs(jobID, ex1, ex2), 5, "five XXL-JOB job ids")
 		require.GreaterOrEqual(t, max(ex1.MaxParallel(), ex2.MaxParallel()), 2, "slots ran side by side on an executor")
 	})
 
@@ -665,6 +667,20 @@ func TestXXLJobBusyExecutor(t *testing.T) {
 		require.Len(t, atts, 1, "no attempt failed")
 	}
 	testenv.WaitFor(t, 10*time.Second, func() (bool, error) { return a.srv.XXLJob().Stats().BusyWaiting == 0, nil }, "nothing waits")
+}
+
+// xxlJobIDs returns the XXL-JOB job ids of the run calls of a job that
+// execs accepted.
+func xxlJobIDs(jobID int64, execs ...*fakeExecutor) map[int64]bool {
+	ids := map[int64]bool{}
+	for _, f := range execs {
+		for _, p := range f.Runs() {
+			if jobOf(p) == jobID {
+				ids[p.JobID] = true
+			}
+		}
+	}
+	return ids
 }
 
 func heldOf(f *fakeExecutor, jobID int64) []int64 {
