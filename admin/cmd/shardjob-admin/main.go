@@ -5,8 +5,10 @@
 //	shardjob-admin migrate --db-driver mysql --db-dsn DSN
 //	shardjob-admin version
 //
-// Every flag can also be set with an environment variable: --db-dsn is
-// SHARDJOB_DB_DSN, and so on. Errors are printed on one line naming the
+// Every flag can also be set with an environment variable (--db-dsn is
+// SHARDJOB_DB_DSN, and so on) and by a "db-dsn = …" line of the file named
+// by --config (internal/cliflags: the command line wins, then the file,
+// then the environment). Errors are printed on one line naming the
 // setting, and the exit status is 1 (2 for usage errors).
 package main
 
@@ -16,10 +18,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +29,7 @@ import (
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/cliflags"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -75,7 +76,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if errors.Is(err, errUsage) {
+	if errors.Is(err, cliflags.ErrUsage) {
+		if msg := cliflags.Unprinted(err); msg != "" {
+			fmt.Fprintf(stderr, "shardjob-admin: %s\n", oneLine(msg))
+		}
 		return 2
 	}
 	if err != nil {
@@ -85,89 +89,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var errUsage = errors.New("usage")
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// flags wraps a FlagSet whose defaults come from SHARDJOB_* variables.
-type flags struct{ *flag.FlagSet }
-
-func newFlags(name string, stderr io.Writer) flags {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return flags{fs}
-}
-
-func envName(flagName string) string {
-	return "SHARDJOB_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
-}
-
-func (f flags) str(name, def, help string) *string {
-	if v, ok := os.LookupEnv(envName(name)); ok {
-		def = v
-	}
-	return f.String(name, def, help+" (env "+envName(name)+")")
-}
-
-func (f flags) dur(name string, def time.Duration, help string) *time.Duration {
-	if v, ok := os.LookupEnv(envName(name)); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			def = d
-		}
-	}
-	return f.Duration(name, def, help+" (env "+envName(name)+")")
-}
-
-// num is an integer flag; an environment value that is not an integer
-// gives -1, which the flag's range check refuses.
-func (f flags) num(name string, def int, help string) *int {
-	if v, ok := os.LookupEnv(envName(name)); ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			n = -1
-		}
-		def = n
-	}
-	return f.Int(name, def, help+" (env "+envName(name)+")")
-}
-
-func (f flags) parse(args []string) error {
-	if err := f.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsage
-	}
-	if f.NArg() > 0 {
-		fmt.Fprintf(f.Output(), "unexpected arguments: %v\n", f.Args())
-		return errUsage
-	}
-	return nil
-}
-
-func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: use text or json", format)
-}
 
 // httpFlags defines the flags of the HTTP server, the same in serve and
 // standalone; the returned function gives their values after parsing.
-func httpFlags(f flags) func() (server.HTTPConfig, error) {
-	proxies := f.str("trusted-proxies", "", "IP addresses and CIDR ranges of load balancers and proxies whose X-Forwarded-For names the client, comma separated, e.g. 10.0.0.0/8 (default none: the client address is the TCP peer's; set it behind a load balancer)")
-	read := f.dur("read-timeout", server.DefaultReadTimeout, "the most a request may take to arrive, headers and body")
-	write := f.dur("write-timeout", server.DefaultWriteTimeout, "the most a request may take from the end of its headers to the end of its answer (longer than --read-timeout)")
-	idle := f.dur("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
-	maxConns := f.num("max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections one client address may hold (trusted proxies are not capped)")
+func httpFlags(f *cliflags.Set) func() (server.HTTPConfig, error) {
+	proxies := f.Str("trusted-proxies", "", "IP addresses and CIDR ranges of load balancers and proxies whose X-Forwarded-For names the client, comma separated, e.g. 10.0.0.0/8 (default none: the client address is the TCP peer's; set it behind a load balancer)")
+	read := f.Dur("read-timeout", server.DefaultReadTimeout, "the most a request may take to arrive, headers and body")
+	write := f.Dur("write-timeout", server.DefaultWriteTimeout, "the most a request may take from the end of its headers to the end of its answer (longer than --read-timeout)")
+	idle := f.Dur("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	maxConns := f.Num("max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections one client address may hold (trusted proxies are not capped)")
 	return func() (server.HTTPConfig, error) {
 		p, err := server.ParseTrustedProxies(*proxies)
 		if err != nil {
@@ -179,9 +110,9 @@ func httpFlags(f flags) func() (server.HTTPConfig, error) {
 
 // xxljobFlags defines the flags of XXL-JOB executor support, the same in
 // serve and standalone; the returned function gives the config after parsing.
-func xxljobFlags(f flags) func() xxljob.Config {
-	tokens := f.str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
-	hosts := f.str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
+func xxljobFlags(f *cliflags.Set) func() xxljob.Config {
+	tokens := f.Str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
+	hosts := f.Str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
 	return func() xxljob.Config {
 		return xxljob.Config{TokensFile: *tokens, AllowedHosts: strings.Split(*hosts, ",")}
 	}
@@ -189,8 +120,8 @@ func xxljobFlags(f flags) func() xxljob.Config {
 
 // forgetFlag defines --forget-lost-after, the same in serve and standalone;
 // the returned function gives its checked value after parsing.
-func forgetFlag(f flags) func() (time.Duration, error) {
-	d := f.dur("forget-lost-after", time.Hour, "how long a lost executor (shardjob or XXL-JOB) may stay silent before it is marked gone and no longer listed by default (its row stays; a heartbeat or a registration brings it back)")
+func forgetFlag(f *cliflags.Set) func() (time.Duration, error) {
+	d := f.Dur("forget-lost-after", time.Hour, "how long a lost executor (shardjob or XXL-JOB) may stay silent before it is marked gone and no longer listed by default (its row stays; a heartbeat or a registration brings it back)")
 	return func() (time.Duration, error) {
 		if *d < time.Minute {
 			return 0, fmt.Errorf("--forget-lost-after %s: use at least 1m (default 1h)", *d)
@@ -200,16 +131,16 @@ func forgetFlag(f flags) func() (time.Duration, error) {
 }
 
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newFlags("standalone", stderr)
-	dataDir := f.str("data-dir", "data", "directory of the SQLite database and the executor secret")
-	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
-	noDemo := f.Bool("no-demo", false, "do not start the demo executor and demo job")
+	f := cliflags.New("standalone", stderr)
+	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
+	addr := f.Str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
+	noDemo := f.Flag("no-demo", false, "do not start the demo executor and demo job")
 	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
 	httpConfig := httpFlags(f)
-	logFormat := f.str("log-format", "text", "text or json")
-	logLevel := f.str("log-level", "info", "debug, info, warn or error")
-	if err := f.parse(args); err != nil {
+	logFormat := f.Str("log-format", "text", "text or json")
+	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	forget, err := forgetLost()
@@ -220,7 +151,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := cliflags.NewLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -233,30 +164,30 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newFlags("serve", stderr)
-	id := f.str("id", "", "replica id (default hostname-pid)")
-	addr := f.str("http-addr", "127.0.0.1:8080", "listen address of the API, console and executor endpoints")
-	adv := f.str("advertise-url", "", "URL other processes reach this replica at (default http://<http-addr>)")
-	driver := f.str("db-driver", "mysql", "mysql or sqlite")
-	dsn := f.str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
-	zk := f.str("zk", "", "ZooKeeper servers, comma separated, e.g. 10.0.0.1:2181,10.0.0.2:2181 (empty: in-process coordinator, single replica only)")
-	zkRoot := f.str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
-	zkSession := f.dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
-	secret := f.str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
-	hb := f.dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
-	grace := f.dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
-	alarmFile := f.str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
+	f := cliflags.New("serve", stderr)
+	id := f.Str("id", "", "replica id (default hostname-pid)")
+	addr := f.Str("http-addr", "127.0.0.1:8080", "listen address of the API, console and executor endpoints")
+	adv := f.Str("advertise-url", "", "URL other processes reach this replica at (default http://<http-addr>)")
+	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
+	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
+	zk := f.Str("zk", "", "ZooKeeper servers, comma separated, e.g. 10.0.0.1:2181,10.0.0.2:2181 (empty: in-process coordinator, single replica only)")
+	zkRoot := f.Str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
+	zkSession := f.Dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
+	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
+	hb := f.Dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
+	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
+	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
-	dedupArchive := f.str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
-	metricsToken := f.str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
-	unplaceable := f.dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
-	dispatchTimeout := f.dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
-	startBatch := f.num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
+	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
+	metricsToken := f.Str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
+	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
+	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
+	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	httpConfig := httpFlags(f)
-	logFormat := f.str("log-format", "text", "text or json")
-	logLevel := f.str("log-level", "info", "debug, info, warn or error")
-	if err := f.parse(args); err != nil {
+	logFormat := f.Str("log-format", "text", "text or json")
+	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	if *dispatchTimeout < time.Second {
@@ -276,7 +207,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, *logFormat, *logLevel)
+	log, err := cliflags.NewLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
 	}
@@ -305,10 +236,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f := newFlags("migrate", stderr)
-	driver := f.str("db-driver", "mysql", "mysql or sqlite")
-	dsn := f.str("db-dsn", "", "database DSN or SQLite file")
-	if err := f.parse(args); err != nil {
+	f := cliflags.New("migrate", stderr)
+	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
+	dsn := f.Str("db-dsn", "", "database DSN or SQLite file")
+	if err := f.Parse(args); err != nil {
 		return err
 	}
 	st, err := store.Open(ctx, store.Config{Driver: *driver, DSN: *dsn})
