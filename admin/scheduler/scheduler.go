@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/placement"
 	"github.com/shardjob/shardjob/admin/schedule"
@@ -18,12 +19,10 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// Pusher sends work to executors (dispatch.Client in production).
-type Pusher interface {
-	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
-	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
-	Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error)
-}
+// Pusher sends work to executors (dispatch.Client in production). It is
+// dispatch.Pusher, defined there once for the scheduler and the XXL-JOB
+// router alike.
+type Pusher = dispatch.Pusher
 
 // Config tunes the leader loop. Zero values take the documented defaults.
 type Config struct {
