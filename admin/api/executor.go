@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -136,7 +136,7 @@ func (s *Server) heartbeat(c *gin.Context) {
 			s.internalProto(c, err)
 			return
 		}
-		resp.Assignments = scheduler.BuildAssignments(slots)
+		resp.Assignments = dispatch.BuildAssignments(slots)
 		if len(resp.Assignments) > 0 {
 			// Read later than this (the executor froze), they are ignored.
 			resp.AssignmentsValidUntilMS = time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()

@@ -14,6 +14,18 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
+// Pusher sends work to executors: Client in production; the XXL-JOB
+// router (admin/xxljob) is one too, in front of a Client. The scheduler
+// pushes through a Pusher and needs to know no more about the executor's
+// protocol.
+type Pusher interface {
+	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
+	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+	Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error)
+}
+
+var _ Pusher = (*Client)(nil)
+
 // Client pushes signed requests to executors. It is safe for concurrent use.
 type Client struct {
 	secret string

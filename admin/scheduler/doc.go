@@ -1,23 +1,61 @@
-// Package scheduler is the leader's loop: it fires due jobs, places the
-// slots of new runs on live executors, pushes the work, and moves slots off
-// executors that stopped heartbeating.
+// Package scheduler is the leader's loop: it creates the runs of due jobs,
+// starts them on live executors, retries failed slots, rebalances queued
+// work and moves slots off executors that stopped heartbeating.
 //
-// Lead runs for one leadership term (one epoch). Every transaction it
-// writes starts with store.CheckEpoch, so once another admin has claimed a
-// larger epoch this one cannot create or change a run, whatever it believes
-// locally; Lead then returns.
+// Lead (loop.go) runs for one leadership term (one epoch). Every
+// transaction it writes starts with store.CheckEpoch, so once another admin
+// has claimed a larger epoch this one cannot create or change a run,
+// whatever it believes locally; Lead then returns. Between ticks it sleeps
+// until the next job enters the pre-read window or the next early-created
+// run is due (at most PollInterval; Wake cuts it short); while due runs are
+// left after a tick it goes straight on.
 //
-// One tick:
+// One tick (tick, in loop.go) does the duties below in this order, one
+// file each; the last three run only every HeartbeatInterval/2.
 //
-//  1. fire: in one transaction per batch, claim due jobs (oldest first,
-//     SKIP LOCKED), let the schedule package decide which firings to create
-//     and which to record as skipped (misfire policy), apply the overlap
-//     policy, insert the runs (the unique run key drops a firing that exists
-//     already) and advance next_fire_at;
-//  2. assign: give each pending run's slots to the app's online executors
-//     (placement.Spread) and move it to running;
-//  3. push: one signed request per executor and run; what is not
-//     acknowledged is delivered again in the executor's heartbeat response;
-//  4. recover: executors silent for LostAfter (database clock) are marked
-//     lost; their unfinished slots get new tokens on live executors.
+//  1. fire (fire.go): in one transaction per batch, claim due jobs (oldest
+//     first, SKIP LOCKED), let the schedule package decide which firings
+//     to create and which to record as skipped (misfire policy), apply the
+//     overlap policy skip, insert the runs (the unique run key drops a
+//     firing that exists already) and advance next_fire_at. Firings due
+//     within the pre-read window are created ahead of their time; the
+//     window widens up to MaxPreRead when a herd is coming, and a backlog
+//     is claimed by FireWorkers transactions at once.
+//  2. start (start.go): page through the due pending runs; cancel or skip
+//     those whose job was deleted, disabled or paused; apply the overlap
+//     policies queue and replace; place each run's slots on the app's
+//     online executors that have the handler (placement.Spread, or
+//     placement.Balance once slot costs are measured); start StartBatch
+//     runs per transaction with StartWorkers in flight, and push. A run no
+//     executor can take stays pending saying why, raises run_unplaceable
+//     and fails after UnplaceableTimeout. At most a second per tick.
+//  3. retry (retry.go): give failed slots whose job allows more attempts a
+//     new, unplaced attempt once their full-jitter backoff (RetryDelay)
+//     has passed.
+//  4. place (place.go): put unplaced attempts (retries, manual retries from
+//     the API, slots given back by a drain) on an online executor of their
+//     app with the handler, another than the previous attempt's when there
+//     is one, and push them.
+//  5. steal (steal.go), unless DisableWorkStealing: executors with free
+//     capacity take over slots other executors of the app have queued but
+//     not started. The victim releases them first, so a slot never runs
+//     twice; the round runs in the background, one at a time.
+//  6. drain (drain.go): ask executors an operator drains to release their
+//     queued slots; the released ones become unplaced attempts (step 4).
+//  7. recover (recover.go): executors silent for LostAfter (database clock)
+//     are marked lost, and gone after ForgetLostAfter; their unfinished
+//     slots get new tokens on live executors. Attempts an executor has not
+//     acknowledged within DispatchTimeout fail, and the retry policy
+//     decides what follows.
+//
+// Pushing (push.go) is no step of its own: start, place, steal and recover
+// hand executors to a background push loop per executor, which sends every
+// attempt placed there and not yet acknowledged (one signed request per
+// PushBatch slots, built by dispatch.BuildAssignments) through a
+// dispatch.Pusher and moves the slots of a failed push to other executors.
+// What no push delivers, the executor's heartbeat response does.
+//
+// The other files: scheduler.go (Scheduler, New, Stats, Observer),
+// config.go (Config and its defaults), targets.go (which executors can
+// take a handler's slots).
 package scheduler

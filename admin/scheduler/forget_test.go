@@ -23,8 +23,7 @@ func TestRecoverLostForgetsExecutorsLostPastTheHorizon(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		sj, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "sj", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		sj := online(t, st, store.ExecutorInfo{InstanceID: "sj", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		xxl, err := st.RegisterXXLExecutor(ctx, store.ExecutorInfo{InstanceID: "xxljob:app@http://127.0.0.1:2/", App: "app", Address: "http://127.0.0.1:2/", Capacity: 4})
 		require.NoError(t, err)
 		state := func(id int64) string {

@@ -109,6 +109,15 @@ func createJob(t *testing.T, st *store.Store, spec jobdef.Spec, now time.Time) s
 	return j
 }
 
+// online registers an executor (or refreshes it) by a heartbeat and
+// returns its row.
+func online(t *testing.T, st *store.Store, in store.ExecutorInfo) store.Executor {
+	t.Helper()
+	e, err := st.Heartbeat(context.Background(), in)
+	require.NoError(t, err)
+	return e
+}
+
 func newScheduler(t *testing.T, st *store.Store, c *clock, p scheduler.Pusher) *scheduler.Scheduler {
 	t.Helper()
 	s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, BatchSize: 50}, st, p)
@@ -273,12 +282,9 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
-		require.NoError(t, err)
-		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
-		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
-		require.NoError(t, err)
+		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
+		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
+		online(t, st, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", Slots: 8, SlotParams: "0=Beijing"}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
@@ -355,10 +361,8 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
-		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		require.NoError(t, err)
+		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
 		require.NoError(t, err)
@@ -440,8 +444,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
-		require.NoError(t, err)
+		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
 		require.NoError(t, err)
@@ -456,10 +459,8 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		s.WaitPushes()
 		require.Zero(t, s.Stats().Stolen, "nobody idle: nothing moves")
 
-		idle, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 3})
-		require.NoError(t, err)
-		other, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other-app", App: "x", Address: "http://127.0.0.1:3", Capacity: 8})
-		require.NoError(t, err)
+		idle := online(t, st, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 3})
+		other := online(t, st, store.ExecutorInfo{InstanceID: "other-app", App: "x", Address: "http://127.0.0.1:3", Capacity: 8})
 		require.NoError(t, s.StealWork(ctx, 1))
 		s.WaitPushes()
 		require.Equal(t, int64(3), s.Stats().Stolen, "the idle executor fills its capacity")
@@ -497,10 +498,8 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		exA, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
-		exB, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		require.NoError(t, err)
+		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
+		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
 		// Slot 0 is measured at 10 s, the others at 1 s.
 		for slot, cost := range []float64{10000, 1000, 1000, 1000} {
@@ -536,10 +535,8 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
-		require.NoError(t, err)
-		up, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		require.NoError(t, err)
+		online(t, st, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
+		up := online(t, st, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
@@ -572,8 +569,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		frozen, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
-		require.NoError(t, err)
+		frozen := online(t, st, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
@@ -581,8 +577,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 
 		// Meanwhile the frozen executor misses its heartbeats and a healthy
 		// one joins: the loop moves the slots at once.
-		up, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		require.NoError(t, err)
+		up := online(t, st, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 		_, err = st.DB().Exec(`UPDATE executor SET last_heartbeat = last_heartbeat - 600000 WHERE id = ?`, frozen.ID)
 		require.NoError(t, err)
 		require.NoError(t, s.RecoverLost(ctx, 1))
@@ -616,8 +611,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 5})
 		require.NoError(t, err)
@@ -626,8 +620,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID}))
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		require.NoError(t, err)
+		online(t, st, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 		// The newest queued token (the first the leader asks for) started on
 		// the victim after its last heartbeat.
 		newest := atts[0].ID
@@ -691,8 +684,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		busy, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		require.NoError(t, err)
+		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
@@ -704,8 +696,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		p.mu.Lock()
 		p.started[atts[0].ID] = true
 		p.mu.Unlock()
-		other, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "other", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		require.NoError(t, err)
+		other := online(t, st, store.ExecutorInfo{InstanceID: "other", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 
 		require.NoError(t, st.SetDrain(ctx, busy.ID, true))
 		online, err := st.OnlineExecutors(ctx, "app", 60_000)

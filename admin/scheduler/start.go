@@ -359,14 +359,6 @@ func (s *Scheduler) raiseUnplaceable(ctx context.Context, r store.PendingRun, se
 	}
 }
 
-func keys(m map[int64]bool) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // place decides the executor of each slot of a new run. Without measured
 // slot costs it spreads slots in proportion to capacity (placement.Spread);
 // once the job's slots have been measured it balances them by predicted
@@ -404,27 +396,4 @@ func place(jobID int64, slots int, execs []store.Executor, targets []placement.E
 	}
 	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]].Cost > costs[order[b]].Cost })
 	return plan.Owner, order, time.Duration(plan.Makespan * float64(time.Second))
-}
-
-// targetsFor returns the executors that can run handler.
-func targetsFor(execs []store.Executor, handler string) []placement.Executor {
-	out := make([]placement.Executor, 0, len(execs))
-	for _, e := range execs {
-		if hasHandler(e.Handlers, handler) {
-			out = append(out, placement.Executor{ID: e.ID, Capacity: e.Capacity})
-		}
-	}
-	return out
-}
-
-func hasHandler(list, h string) bool {
-	if list == "" {
-		return true // executor did not say: let it refuse unknown handlers
-	}
-	for _, x := range strings.Split(list, ",") {
-		if x == h {
-			return true
-		}
-	}
-	return false
 }

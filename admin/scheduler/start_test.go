@@ -20,8 +20,7 @@ func leadWithExecutor(t *testing.T, st *store.Store, app string, handlers ...str
 	ctx := context.Background()
 	_, err := st.ClaimEpoch(ctx, 1, "test")
 	require.NoError(t, err)
-	_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: app, Address: "http://127.0.0.1:1", Capacity: 10, Handlers: handlers})
-	require.NoError(t, err)
+	online(t, st, store.ExecutorInfo{InstanceID: "a", App: app, Address: "http://127.0.0.1:1", Capacity: 10, Handlers: handlers})
 }
 
 // pendingRun inserts a pending run of job jobID scheduled at (Unix ms).
@@ -54,8 +53,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		for _, id := range []string{"a", "b"} {
-			_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: id, App: "app", Address: "http://127.0.0.1/" + id, Capacity: 100, Handlers: []string{"h"}})
-			require.NoError(t, err)
+			online(t, st, store.ExecutorInfo{InstanceID: id, App: "app", Address: "http://127.0.0.1/" + id, Capacity: 100, Handlers: []string{"h"}})
 		}
 		const runs = 40
 		wantSlots := 0
@@ -108,8 +106,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "old")
 		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
-		require.NoError(t, err)
+		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
 		for i := range 30 {
 			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerCron, 2)
@@ -242,8 +239,7 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "a", App: "billing", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"other.v1"}})
-		require.NoError(t, err)
+		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "billing", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"other.v1"}})
 		settle := createJob(t, st, jobdef.Spec{App: "billing", Name: "settle", Handler: "settle.v1", Cron: "0 0 1 1 *"}, t0)
 		lonely := createJob(t, st, jobdef.Spec{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}, t0)
 		var settleRuns []int64
@@ -273,8 +269,7 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 
 		// An executor with the handler comes: the waiting runs start, their
 		// reason is gone.
-		_, err = st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "b", App: "billing", Address: "http://127.0.0.1:2", Capacity: 10, Handlers: []string{"settle.v1"}})
-		require.NoError(t, err)
+		online(t, st, store.ExecutorInfo{InstanceID: "b", App: "billing", Address: "http://127.0.0.1:2", Capacity: 10, Handlers: []string{"settle.v1"}})
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
 		for _, id := range settleRuns {

@@ -38,7 +38,7 @@
 //     of its attempts). An executor that stops answering is marked lost by
 //     the leader like any other, and its unfinished slots move to other
 //     executors with new tokens (scheduler.RecoverLost).
-//   - Dispatch (Router, a scheduler.Pusher): routes by executor protocol.
+//   - Dispatch (Router, a dispatch.Pusher): routes by executor protocol.
 //     shardjob executors go to dispatch.Client; XXL-JOB executors get one
 //     run call (trigger from 3.5 on) per slot attempt, sharding-broadcast style: slot index →
 //     broadcastIndex, slot count → broadcastTotal, the attempt's token →

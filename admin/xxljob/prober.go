@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -140,7 +140,7 @@ func (s *Service) redispatch(ctx context.Context, e store.Executor) {
 		return
 	}
 	ref := store.ExecutorRef{ID: e.ID, App: e.App, Protocol: store.ProtocolXXLJob, Version: e.Version}
-	resp, err := s.dispatch(ctx, ref, e.Address, protocol.AssignRequest{Assignments: scheduler.BuildAssignments(claimed)})
+	resp, err := s.dispatch(ctx, ref, e.Address, protocol.AssignRequest{Assignments: dispatch.BuildAssignments(claimed)})
 	if err != nil {
 		s.log.Warn("redispatch to XXL-JOB executor failed; tried again later", "address", e.Address, "err", err)
 		return

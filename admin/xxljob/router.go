@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// Pusher sends work to executors: scheduler.Pusher, repeated here so that
-// this package does not depend on the scheduler.
-type Pusher interface {
-	Assign(ctx context.Context, baseURL string, req protocol.AssignRequest) (protocol.AssignResponse, error)
-	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
-	Release(ctx context.Context, baseURL string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error)
-}
+// Pusher sends work to executors: dispatch.Pusher, the interface the
+// scheduler pushes through.
+type Pusher = dispatch.Pusher
 
 // Router is a Pusher that routes by the protocol of the executor at the
 // address: shardjob executors go to the next Pusher (dispatch.Client),

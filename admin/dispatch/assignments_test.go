@@ -1,4 +1,4 @@
-package scheduler_test
+package dispatch
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -25,7 +24,7 @@ func TestBuildAssignmentsCarryRecordsPolicy(t *testing.T) {
 		{Token: 3, RunID: 11, Slot: 0, JobID: 2, SlotCount: 1, ScheduledAt: at, TimeZone: "UTC"},
 		{Token: 4, RunID: 12, Slot: 0, JobID: 3, SlotCount: 1, ScheduledAt: at, TimeZone: "UTC", DedupScope: "job"},
 	}
-	out := scheduler.BuildAssignments(ds)
+	out := BuildAssignments(ds)
 	require.Len(t, out, 3)
 	require.Len(t, out[0].Slots, 2)
 	require.Equal(t, &protocol.RecordsPolicy{Scope: "settle:2026-12-01", Uncertain: "skip", MaxAttempts: 5}, out[0].Records)

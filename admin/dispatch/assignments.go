@@ -1,0 +1,42 @@
+package dispatch
+
+import (
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// BuildAssignments groups dispatch rows by run into wire assignments.
+func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
+	var out []protocol.RunAssignment
+	index := map[int64]int{}
+	params := map[int64]map[int]string{}
+	for _, d := range ds {
+		i, ok := index[d.RunID]
+		if !ok {
+			i = len(out)
+			index[d.RunID] = i
+			out = append(out, protocol.RunAssignment{
+				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
+				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
+				Records: recordsPolicy(d),
+			})
+			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
+		}
+		out[i].Slots = append(out[i].Slots, protocol.SlotAssignment{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
+	}
+	return out
+}
+
+// recordsPolicy is the records policy of d's job for d's run, nil when the
+// job leaves every choice to its handler.
+func recordsPolicy(d store.DispatchSlot) *protocol.RecordsPolicy {
+	if d.DedupScope == "" && d.UncertainPolicy == "" && d.RecordMaxAttempts == 0 {
+		return nil
+	}
+	return &protocol.RecordsPolicy{
+		Scope:       jobdef.ResolveDedupScope(d.DedupScope, d.TimeZone, d.ScheduledAt),
+		Uncertain:   d.UncertainPolicy,
+		MaxAttempts: d.RecordMaxAttempts,
+	}
+}

@@ -1,0 +1,139 @@
+package scheduler
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Config tunes the leader loop. Zero values take the documented defaults.
+type Config struct {
+	// ID names this admin replica in the leader record. Required.
+	ID string
+	// PollInterval is the longest the loop sleeps between ticks. Default 200ms.
+	PollInterval time.Duration
+	// BatchSize is how many due jobs one transaction claims. Default 1000.
+	BatchSize int
+	// PreRead creates the runs of firings due within this window ahead of
+	// time, so that a herd of jobs due at the same second has its runs
+	// before that second; the runs are dispatched at their scheduled time.
+	// Default 5s. Disabling or pausing a job skips its runs created ahead
+	// of time that have not started (recorded as skipped, with the reason).
+	PreRead time.Duration
+	// MaxPreRead bounds the adaptive window: when more jobs are due within
+	// MaxPreRead than the leader can fire within PreRead at the rate it has
+	// measured (a thundering herd), it reads further ahead so that the
+	// herd's runs exist before their second. Default 30s.
+	MaxPreRead time.Duration
+	// HeartbeatInterval is the executors' heartbeat period. Default 2s.
+	HeartbeatInterval time.Duration
+	// LostAfter is the heartbeat silence after which an executor is lost.
+	// Default 3 × HeartbeatInterval.
+	LostAfter time.Duration
+	// ForgetLostAfter is how long a lost executor may stay silent (since its
+	// last heartbeat, database clock) before the leader marks it gone: no
+	// longer listed by default (GET /api/v1/executors?all=1 and the
+	// console's "show gone" list it). Its row stays; a heartbeat or an
+	// XXL-JOB registration brings it back online. Default 1 hour.
+	ForgetLostAfter time.Duration
+	// FireWorkers is how many claim transactions run at once when there is
+	// a backlog (a herd); SKIP LOCKED gives each a disjoint batch. Default 2.
+	// SQLite always uses 1.
+	FireWorkers int
+	// RetryBackoffCap caps the delay before a failed slot is retried.
+	// Delays are "full jitter": uniform in [0, min(cap, base × 2^(attempt-1))],
+	// base being the job's retry_backoff_ms. Default 10 minutes.
+	RetryBackoffCap time.Duration
+	// DisableWorkStealing turns off work stealing: by default executors with
+	// free capacity take over slots other executors of the app have queued
+	// but not started, after the queuing executor released them (see
+	// StealWork: a slot never runs twice because of it).
+	DisableWorkStealing bool
+	// PushConcurrency bounds parallel pushes. Default 16.
+	PushConcurrency int
+	// StartBatch is how many pending runs one start transaction takes (one
+	// epoch check, multi-row inserts of their attempts). Default 500. 1 is
+	// the per-run path (a transaction and a push per run), kept to compare
+	// against in benchmarks.
+	StartBatch int
+	// StartWorkers is how many start transactions may be in flight at once
+	// (the next batch is placed while one waits for the database). Default
+	// 2. SQLite always uses 1.
+	StartWorkers int
+	// PushBatch bounds the slot attempts one push request carries (of any
+	// number of runs). Default 2000.
+	PushBatch int
+	// UnplaceableTimeout is how long after its scheduled time a run may wait
+	// for an online executor of its app with its handler; then it fails
+	// with the reason. While it waits, the run shows why and a
+	// run_unplaceable alarm is raised. Default 10 minutes.
+	UnplaceableTimeout time.Duration
+	// DispatchTimeout is how long an executor may leave an attempt placed on
+	// it unacknowledged (pushes and heartbeat responses deliver it again
+	// meanwhile): past it the attempt fails with the reason, and the job's
+	// retry policy decides what follows — instead of being resent forever
+	// to an executor that refuses it. Default 30s.
+	DispatchTimeout time.Duration
+	// Observer is told when runs start, for metrics (admin/metrics).
+	// Optional: nil observes nothing.
+	Observer Observer
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now is the clock used to decide what is due. Default time.Now.
+	Now func() time.Time
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.PollInterval <= 0 {
+		c.PollInterval = 200 * time.Millisecond
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 1000
+	}
+	if c.PreRead <= 0 {
+		c.PreRead = 5 * time.Second
+	}
+	if c.MaxPreRead < c.PreRead {
+		c.MaxPreRead = max(30*time.Second, c.PreRead)
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.LostAfter <= 0 {
+		c.LostAfter = 3 * c.HeartbeatInterval
+	}
+	if c.ForgetLostAfter <= 0 {
+		c.ForgetLostAfter = time.Hour
+	}
+	if c.FireWorkers <= 0 {
+		c.FireWorkers = 2
+	}
+	if c.RetryBackoffCap <= 0 {
+		c.RetryBackoffCap = 10 * time.Minute
+	}
+	if c.PushConcurrency <= 0 {
+		c.PushConcurrency = 16
+	}
+	if c.StartBatch <= 0 {
+		c.StartBatch = 500
+	}
+	if c.StartWorkers <= 0 {
+		c.StartWorkers = 2
+	}
+	if c.PushBatch <= 0 {
+		c.PushBatch = 2000
+	}
+	if c.UnplaceableTimeout <= 0 {
+		c.UnplaceableTimeout = 10 * time.Minute
+	}
+	if c.DispatchTimeout <= 0 {
+		c.DispatchTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

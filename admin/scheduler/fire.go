@@ -1,0 +1,213 @@
+package scheduler
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// fireAll fires batches until fewer than a full batch is due. When the
+// first batch is full there is a backlog, and FireWorkers transactions
+// drain it in parallel.
+func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
+	start := time.Now()
+	window := s.preRead(ctx, s.cfg.Now())
+	n, err := s.fireDue(ctx, epoch, window)
+	if err != nil || n < s.cfg.BatchSize {
+		return err
+	}
+	fired := int64(n)
+	var firedMu sync.Mutex
+	defer func() {
+		if d := time.Since(start).Seconds(); d > 0.2 {
+			s.rate = 0.7*s.rate + 0.3*float64(fired)/d
+		}
+	}()
+	workers := s.cfg.FireWorkers
+	if s.store.Dialect() == "sqlite" {
+		workers = 1
+	}
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for {
+				n, err := s.fireDue(ctx, epoch, window)
+				firedMu.Lock()
+				fired += int64(n)
+				firedMu.Unlock()
+				if err != nil || n < s.cfg.BatchSize {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var first error
+	for range workers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// FireAll fires everything due now (as the leader loop does each tick),
+// with FireWorkers transactions in parallel when there is a backlog.
+func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
+
+// FireDue claims one batch of due jobs (due now or within PreRead) and
+// creates their runs, in one transaction fenced by epoch. It returns how
+// many jobs it claimed.
+func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
+	return s.fireDue(ctx, epoch, s.cfg.PreRead)
+}
+
+func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
+	now := s.cfg.Now()
+	var claimed, fired, skipped, dup int64
+	err := s.store.Tx(ctx, func(tx *sqlx.Tx) error {
+		claimed, fired, skipped, dup = 0, 0, 0, 0
+		if err := s.store.CheckEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		jobs, err := s.store.ClaimDue(ctx, tx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
+		if err != nil || len(jobs) == 0 {
+			return err
+		}
+		claimed = int64(len(jobs))
+		var guarded []int64
+		for _, j := range jobs {
+			if j.OverlapPolicy != string(schedule.OverlapAllow) {
+				guarded = append(guarded, j.ID)
+			}
+		}
+		active, err := s.store.ActiveJobs(ctx, tx, guarded)
+		if err != nil {
+			return err
+		}
+		runs := make([]store.NewRun, 0, len(jobs))
+		next := make(map[int64]sql.NullInt64, len(jobs))
+		for _, j := range jobs {
+			sc, err := s.scheduleOf(j)
+			if err != nil {
+				// A stored schedule that no longer parses (e.g. zone data
+				// changed): stop firing it and say why, rather than loop.
+				s.log.Error("job schedule is invalid; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "err", err)
+				next[j.ID] = sql.NullInt64{}
+				continue
+			}
+			// A firing inside the pre-read window is planned as if it were
+			// due now: on time, fired ahead, dispatched at its time.
+			due := time.UnixMilli(j.NextFireAt.Int64)
+			d := schedule.Plan(sc, due, later(now, due), schedule.MisfireConfig{
+				Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
+				Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
+				MaxCatchUp: j.MaxCatchUp,
+			})
+			next[j.ID] = sql.NullInt64{}
+			if !d.Next.IsZero() {
+				next[j.ID] = sql.NullInt64{Int64: d.Next.UnixMilli(), Valid: true}
+			}
+			kind := store.TriggerCron
+			if d.Misfired && j.MisfirePolicy == string(schedule.MisfireCatchUp) {
+				kind = store.TriggerCatchUp
+			}
+			busy := active[j.ID]
+			for _, at := range d.Fire {
+				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+				switch schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) {
+				case schedule.ActionSkip:
+					r.Status, r.Error = store.RunSkipped, "overlap policy skip: the previous run is still active"
+					skipped++
+				default:
+					// start, queue and replace all create a pending run; the
+					// assigner applies queue and replace when it starts runs.
+					fired++
+				}
+				busy = busy || r.Status == store.RunPending
+				runs = append(runs, r)
+			}
+			for _, at := range d.Skipped {
+				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
+				r.Error = fmt.Sprintf("misfire policy %s: firing was late by more than %dms", j.MisfirePolicy, j.MisfireMS)
+				runs = append(runs, r)
+				skipped++
+			}
+			if extra := d.SkippedCount - len(d.Skipped); extra > 0 {
+				s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
+			}
+		}
+		n, err := s.store.InsertRuns(ctx, tx, epoch, runs)
+		if err != nil {
+			return err
+		}
+		dup = int64(len(runs)) - n
+		return s.store.SetNextFire(ctx, tx, next)
+	})
+	if err != nil {
+		return 0, err
+	}
+	if dup > 0 {
+		s.log.Warn("run key already existed: duplicate firings dropped by the unique key", "count", dup)
+	}
+	s.count(func(st *Stats) { st.Fired += fired; st.Skipped += skipped; st.DuplicateFirings += dup })
+	return int(claimed), nil
+}
+
+// preRead returns the pre-read window: PreRead, widened up to MaxPreRead
+// when a herd is coming that would take longer than PreRead to fire at the
+// measured rate. It is recomputed at most once a second.
+func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
+	if s.cfg.MaxPreRead <= s.cfg.PreRead || now.Sub(s.windowAt) < time.Second && now.After(s.windowAt) {
+		return s.window
+	}
+	s.windowAt = now
+	n, err := s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli())
+	if err != nil {
+		return s.window
+	}
+	need := time.Duration(float64(n) / s.rate * 1.5 * float64(time.Second))
+	w := min(max(need, s.cfg.PreRead), s.cfg.MaxPreRead)
+	if w != s.window && (w > s.cfg.PreRead || s.window > s.cfg.PreRead) {
+		s.log.Info("pre-read window adjusted for a herd of due jobs", "window", w.Round(time.Millisecond), "due_within_max", n, "rate_per_s", int(s.rate))
+	}
+	s.window = w
+	return w
+}
+
+type cachedSchedule struct {
+	version int64
+	s       *schedule.Schedule
+}
+
+func (s *Scheduler) scheduleOf(j store.Job) (*schedule.Schedule, error) {
+	s.mu.Lock()
+	c, ok := s.scheds[j.ID]
+	s.mu.Unlock()
+	if ok && c.version == j.Version {
+		return c.s, nil
+	}
+	sc, err := jobdef.ScheduleOf(j)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.scheds[j.ID] = cachedSchedule{version: j.Version, s: sc}
+	s.mu.Unlock()
+	return sc, nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,126 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Lead runs the leader loop for one term until ctx ends or the epoch is
+// taken by another admin. It first records the epoch in the database.
+func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
+	log := s.log.With("epoch", epoch)
+	ok, err := s.store.ClaimEpoch(ctx, epoch, s.cfg.ID)
+	if err != nil {
+		log.Error("cannot record leader epoch; not leading this term", "err", err)
+		return
+	}
+	if !ok {
+		rec, _ := s.store.Leader(ctx)
+		log.Warn("a larger or equal epoch is already recorded; not leading this term", "recorded_epoch", rec.Epoch, "holder", rec.Holder)
+		return
+	}
+	log.Info("leading")
+	defer log.Info("stopped leading")
+	if _, err := s.store.RaiseAlarm(ctx, store.Alarm{
+		Kind: store.AlarmLeaderChange, Severity: "info", RaisedBy: s.cfg.ID,
+		DedupKey: fmt.Sprintf("leader_change:%d", epoch),
+		Message:  fmt.Sprintf("admin replica %s leads the scheduler (epoch %d)", s.cfg.ID, epoch),
+	}); err != nil {
+		log.Warn("cannot record the leader_change alarm", "err", err)
+	}
+	defer s.WaitPushes() // ctx is done: pushes in flight end promptly
+	lastRecover := time.Time{}
+	for {
+		more, err := s.tick(ctx, epoch, &lastRecover)
+		if err != nil {
+			if errors.Is(err, store.ErrStaleEpoch) {
+				s.count(func(st *Stats) { st.StaleAborts++ })
+				log.Warn("epoch fence refused a write: another admin leads; stepping down", "err", err)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			log.Error("scheduler tick failed", "err", err)
+		}
+		if more && err == nil {
+			// Due runs are left (a herd): go straight on.
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		wait := s.nextWait(ctx)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.wake:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// tick does one round of the leader's duties, in this order (doc.go says
+// what each does). more is true when due runs are left to start: the loop
+// goes straight on instead of waiting.
+func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) (more bool, err error) {
+	// fire.go
+	if err := s.fireAll(ctx, epoch); err != nil {
+		return false, err
+	}
+	// start.go
+	if more, err = s.assignPending(ctx, epoch); err != nil {
+		return false, err
+	}
+	// retry.go
+	if err := s.RetryFailed(ctx, epoch); err != nil {
+		return false, err
+	}
+	// place.go
+	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
+		return false, err
+	}
+	// steal.go
+	if !s.cfg.DisableWorkStealing {
+		if err := s.StealWork(ctx, epoch); err != nil {
+			return false, err
+		}
+	}
+	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
+		*lastRecover = time.Now()
+		// drain.go. Drains change rarely: look for them at the pace of loss
+		// detection, not on every tick of the loop.
+		if err := s.DrainRequested(ctx); err != nil {
+			return false, err
+		}
+		// recover.go: lost executors, then unacknowledged attempts.
+		if err := s.RecoverLost(ctx, epoch); err != nil {
+			return false, err
+		}
+		if err := s.FailUnacknowledged(ctx); err != nil {
+			return false, err
+		}
+	}
+	return more, nil
+}
+
+// nextWait is how long the loop may sleep: until the next job enters the
+// pre-read window or the next early-created run is due, at most PollInterval.
+func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
+	wait := s.cfg.PollInterval
+	now := s.cfg.Now()
+	if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
+		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.window).Sub(now))
+	}
+	if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
+		wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
+	}
+	return max(wait, time.Millisecond)
+}
