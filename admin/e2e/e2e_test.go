@@ -250,10 +250,18 @@ func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {
 				t.Fatalf("admin did not exit: %s", p.Output())
 			}
 			require.Equal(t, 1, p.ExitCode(), p.Output())
+			// stdout (the first start's password banner) and stderr (the
+			// error) interleave in any order in the captured output: the
+			// error is the one line of stderr's form.
 			out := strings.TrimSpace(p.Output())
-			lines := strings.Split(out, "\n")
-			last := lines[len(lines)-1]
-			require.Contains(t, last, "shardjob-admin: "+tc.want, out)
+			var errLines []string
+			for _, line := range strings.Split(out, "\n") {
+				if strings.HasPrefix(line, "shardjob-admin: ") {
+					errLines = append(errLines, line)
+				}
+			}
+			require.Len(t, errLines, 1, out)
+			require.Contains(t, errLines[0], "shardjob-admin: "+tc.want, out)
 			require.NotContains(t, out, "goroutine ", "no stack trace")
 			require.NotContains(t, out, "panic", "no panic")
 		})
