@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,9 +11,8 @@ import (
 
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/names"
 )
-
-var userNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // UserView is a console user (never the password hash).
 type UserView struct {
@@ -41,9 +39,9 @@ func appsOf(u store.User) []string {
 func appsError(c *gin.Context, apps []string) bool {
 	seen := map[string]bool{}
 	for _, a := range apps {
-		if !userNameRE.MatchString(a) || seen[a] {
+		if !names.Valid(a) || seen[a] {
 			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps",
-				Fields: map[string]string{"apps": "app names of 1-64 letters, digits, '.', '_' or '-', each once; " + strconv.Quote(a) + " is not"}})
+				Fields: map[string]string{"apps": "app names of " + names.Rule + ", each once; " + strconv.Quote(a) + " is not"}})
 			return true
 		}
 		seen[a] = true
@@ -88,8 +86,8 @@ func (s *Server) createUser(c *gin.Context) {
 	if !decode(c, &req) {
 		return
 	}
-	if !userNameRE.MatchString(req.Username) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]string{"username": "1-64 letters, digits, '.', '_' or '-'"}})
+	if !names.Valid(req.Username) {
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]string{"username": names.Rule}})
 		return
 	}
 	if roleError(c, req.Role) || appsError(c, req.Apps) {

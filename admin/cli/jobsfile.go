@@ -1,9 +1,10 @@
 package cli
 
 import (
+	"github.com/shardjob/shardjob/internal/names"
+
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -125,8 +126,6 @@ func (e *FileError) Error() string {
 	return b.String()
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 const knownFields = "app, name, description, handler, cron, time_zone, slots, slot_params, params, misfire_policy, " +
 	"misfire_threshold_ms, max_catch_up, overlap_policy, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, " +
 	"uncertain_policy, record_max_attempts, enabled"
@@ -198,8 +197,8 @@ func checkDef(d JobDef) error {
 		return fmt.Errorf("job %q is missing %s", d.Key(), strings.Join(missing, ", "))
 	}
 	for _, f := range []struct{ name, v string }{{"app", d.App}, {"name", d.Name}} {
-		if !nameRE.MatchString(f.v) {
-			return fmt.Errorf("%s %q: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", f.name, f.v)
+		if !names.Valid(f.v) {
+			return fmt.Errorf("%s %q: %s", f.name, f.v, names.Rule)
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/internal/names"
 )
 
 const sampleJobs = `# jobs of the billing team
@@ -99,8 +101,8 @@ func FuzzLoadJobs(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, d := range defs {
-			require.Regexp(t, nameRE, d.App)
-			require.Regexp(t, nameRE, d.Name)
+			require.True(t, names.Valid(d.App), d.App)
+			require.True(t, names.Valid(d.Name), d.Name)
 			require.NotEmpty(t, strings.TrimSpace(d.Handler))
 			require.NotEmpty(t, strings.TrimSpace(d.Cron))
 			require.False(t, seen[d.Key()], "duplicate %s accepted", d.Key())

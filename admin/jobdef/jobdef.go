@@ -3,7 +3,6 @@ package jobdef
 import (
 	"database/sql"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/internal/names"
 )
 
 // Limits of a job definition.
@@ -69,8 +69,6 @@ func (f FieldErrors) Error() string {
 	return "invalid job: " + strings.Join(parts, "; ")
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Validated is a valid definition with its parsed schedule.
 type Validated struct {
 	Job      store.Job
@@ -92,11 +90,11 @@ func ValidateUpdate(s Spec, now, createdAt time.Time) (Validated, error) {
 
 func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	errs := FieldErrors{}
-	if !nameRE.MatchString(s.App) {
-		errs["app"] = "required; 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	if !names.Valid(s.App) {
+		errs["app"] = "required; " + names.Rule
 	}
-	if !nameRE.MatchString(s.Name) {
-		errs["name"] = "required; 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	if !names.Valid(s.Name) {
+		errs["name"] = "required; " + names.Rule
 	}
 	if len(s.Description) > 1024 {
 		errs["description"] = "at most 1024 characters"

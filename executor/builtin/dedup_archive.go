@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/internal/names"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/records"
 )
@@ -45,7 +46,7 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 	if err := decodeParams(NameDedupArchive, params, &p); err != nil {
 		return nil, err
 	}
-	if !dataSourceNameRE.MatchString(p.DataSource) {
+	if !names.Valid(p.DataSource) {
 		return nil, paramsErr(NameDedupArchive, "datasource", "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn) holding dedup_record")
 	}
 	switch p.Mode {

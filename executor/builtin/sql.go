@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"modernc.org/sqlite"
 
+	"github.com/shardjob/shardjob/internal/names"
 	"github.com/shardjob/shardjob/sdk"
 )
 
@@ -44,8 +44,6 @@ type SQLConfig struct {
 }
 
 const sqlMaxTimeout = time.Hour
-
-var dataSourceNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // ParseDataSource parses the flag form "name=driver:dsn", e.g.
 // "billing=mysql:app:secret@tcp(db:3306)/billing" or
@@ -107,8 +105,8 @@ func NewSQL(cfg SQLConfig) (*SQL, error) {
 // openDataSource checks ds and opens (lazily) its pool: MySQL with
 // multiStatements off, SQLite with the guards of openSQLite.
 func openDataSource(name string, ds DataSource) (*sql.DB, error) {
-	if !dataSourceNameRE.MatchString(name) {
-		return nil, fmt.Errorf("sql data source %q: name must be 1-64 letters, digits, '.', '_' or '-'", name)
+	if !names.Valid(name) {
+		return nil, fmt.Errorf("sql data source %q: name must be %s", name, names.Rule)
 	}
 	switch ds.Driver {
 	case "mysql":
@@ -199,7 +197,7 @@ func decodeSQLParams(params string) (*sqlParams, error) {
 	if err := decodeParams(NameSQL, params, &p); err != nil {
 		return nil, err
 	}
-	if !dataSourceNameRE.MatchString(p.DataSource) {
+	if !names.Valid(p.DataSource) {
 		return nil, paramsErr(NameSQL, "datasource", "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn)")
 	}
 	if strings.TrimSpace(p.Statement) == "" {
