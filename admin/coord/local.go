@@ -120,39 +120,12 @@ func NewLocal(cfg LocalConfig) *Local {
 
 // Lead implements Elector. Only one Lead may run at a time on an elector.
 func (l *Local) Lead(ctx context.Context, lead func(ctx context.Context, epoch int64)) error {
-	if lead == nil {
-		return errors.New("coord: Lead: lead func is nil")
-	}
 	g := l.g
-	g.mu.Lock()
-	if l.closed {
-		g.mu.Unlock()
-		return ErrClosed
+	ctx, ended, finish, err := startLead(ctx, &g.mu, &l.closed, &l.leadDone, l.closeCtx, lead)
+	if err != nil {
+		return err
 	}
-	if l.leadDone != nil {
-		g.mu.Unlock()
-		return ErrAlreadyCampaigning
-	}
-	done := make(chan struct{})
-	l.leadDone = done
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		l.leadDone = nil
-		g.mu.Unlock()
-		close(done)
-	}()
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(l.closeCtx, func() { cancel(ErrClosed) })
-	defer stop()
-	ended := func() error {
-		if errors.Is(context.Cause(ctx), ErrClosed) {
-			return ErrClosed
-		}
-		return ctx.Err()
-	}
+	defer finish()
 
 	var delay time.Duration
 	for {
@@ -160,7 +133,7 @@ func (l *Local) Lead(ctx context.Context, lead func(ctx context.Context, epoch i
 			return ended()
 		}
 		var base int64
-		var err error
+		err = nil
 		if l.cfg.BaseEpoch != nil {
 			base, err = l.cfg.BaseEpoch()
 		}

@@ -86,38 +86,11 @@ func isFatal(err error) bool {
 
 // Lead implements Elector. Only one Lead may run at a time on an elector.
 func (e *ZKElector) Lead(ctx context.Context, lead func(ctx context.Context, epoch int64)) error {
-	if lead == nil {
-		return errors.New("coord: Lead: lead func is nil")
+	ctx, ended, finish, err := startLead(ctx, &e.mu, &e.closed, &e.leadDone, e.closeCtx, lead)
+	if err != nil {
+		return err
 	}
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return ErrClosed
-	}
-	if e.leadDone != nil {
-		e.mu.Unlock()
-		return ErrAlreadyCampaigning
-	}
-	done := make(chan struct{})
-	e.leadDone = done
-	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		e.leadDone = nil
-		e.mu.Unlock()
-		close(done)
-	}()
-
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(e.closeCtx, func() { cancel(ErrClosed) })
-	defer stop()
-	ended := func() error {
-		if errors.Is(context.Cause(ctx), ErrClosed) {
-			return ErrClosed
-		}
-		return ctx.Err()
-	}
+	defer finish()
 
 	var delay time.Duration
 	for {
