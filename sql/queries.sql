@@ -116,9 +116,6 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 -- name: JobCountDue
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
--- name: JobSetNextFire
-UPDATE job SET next_fire_at = ? WHERE id = ?;
-
 -- name: RunInsert
 -- The run keeps its job's time zone, records policy and app as they are now
 -- (see migrations 0008 and 0010), from the job row the caller read (scalar
@@ -189,16 +186,11 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptsUnacked
+-- name: AttemptByIDForUpdate
+-- AttemptByID, the row locked until the end of the transaction.
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
-FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
-ORDER BY a.id LIMIT ?;
-
--- name: ForUpdateSuffix
--- Appended to a single-row SELECT in a transaction to lock the row.
-{{for_update}};
+FROM slot_attempt a WHERE a.id = ? {{for_update}};
 
 -- name: AttemptsLive
 SELECT a.id FROM slot_attempt a
@@ -362,9 +354,6 @@ UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_i
 
 -- name: RunActiveJobs
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
-
--- name: RunByParent
-SELECT r.id FROM job_run r WHERE r.job_id = ? AND r.parent_run_id = ?;
 
 -- name: AttemptsCancelRun
 UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?

@@ -150,7 +150,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 				return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, `+s.q.get("DBNow")[len("SELECT "):]+`)`, m.Version, m.Name); err != nil {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, `+s.q.get(qDBNow)[len("SELECT "):]+`)`, m.Version, m.Name); err != nil {
 			return applied, fmt.Errorf("record migration %04d: %w", m.Version, err)
 		}
 		applied++

@@ -204,7 +204,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Now returns the database clock.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	var ms int64
-	if err := s.db.GetContext(ctx, &ms, s.q.get("DBNow")); err != nil {
+	if err := s.db.GetContext(ctx, &ms, s.q.get(qDBNow)); err != nil {
 		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
 	return time.UnixMilli(ms).UTC(), nil
