@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +50,7 @@ func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, ap
 	q, args := s.q.get(qJobList), []any{afterID, limit}
 	if apps != nil {
 		var err error
-		q, args, err = sqlx.In(strings.Replace(q, "WHERE id > ?", "WHERE id > ? AND app IN (?)", 1), afterID, apps, limit)
+		q, args, err = sqlx.In(s.q.get(qJobListOfApps), afterID, apps, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -234,7 +236,7 @@ func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql
 			}
 			continue
 		}
-		q, args, err := sqlx.In(`UPDATE job SET next_fire_at = ? WHERE id IN (?)`, v, ids)
+		q, args, err := sqlx.In(s.q.get(qJobsSetNextFire), v, ids)
 		if err != nil {
 			return err
 		}
@@ -245,18 +247,12 @@ func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql
 	if len(rest) == 0 {
 		return nil
 	}
-	var b strings.Builder
-	args := make([]any, 0, 3*len(rest))
-	ids := make([]any, 0, len(rest))
-	b.WriteString("UPDATE job SET next_fire_at = CASE id")
-	for id, v := range rest {
-		b.WriteString(" WHEN ? THEN ?")
-		args = append(args, id, v)
-		ids = append(ids, id)
+	ids := slices.Sorted(maps.Keys(rest))
+	vals := make([]any, len(ids))
+	for i, id := range ids {
+		vals[i] = rest[id]
 	}
-	b.WriteString(" END WHERE id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")")
-	args = append(args, ids...)
-	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+	if _, err := s.execByKey(ctx, tx, qJobsSetNextFireByID, "id", ids, vals); err != nil {
 		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(rest), err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -122,7 +123,7 @@ func expandMacros(q, dialect string, m map[string]string) (string, error) {
 		}
 		return f(strings.TrimSpace(sub[2]))
 	})
-	if unknown != "" || strings.Contains(q, "{{") {
+	if unknown != "" || strings.Contains(strings.ReplaceAll(q, filtersMarker, ""), "{{") {
 		return "", fmt.Errorf("unknown macro in %q", q)
 	}
 	return q, nil
@@ -130,6 +131,43 @@ func expandMacros(q, dialect string, m map[string]string) (string, error) {
 
 // get returns the text of query n.
 func (q queries) get(n query) string { return q[n] }
+
+// filtersMarker stands where a list query with optional conditions
+// (RunList) takes them; filters fills it in at run time.
+const filtersMarker = "{{filters}}"
+
+// filters builds the optional conditions of a list query: add each one that
+// applies, with its arguments, then query puts "WHERE c1 AND c2 …" (or
+// nothing) in the place of the query's {{filters}}.
+type filters struct {
+	conds []string
+	args  []any
+}
+
+// add adds cond (SQL with a ? per argument) and its arguments.
+func (f *filters) add(cond string, args ...any) {
+	f.conds = append(f.conds, cond)
+	f.args = append(f.args, args...)
+}
+
+// in adds "col IN (?, …)" with one placeholder per value (at least one).
+func (f *filters) in(col string, values []string) {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	f.add(col+" IN (?"+strings.Repeat(", ?", len(values)-1)+")", args...)
+}
+
+// query returns q with its {{filters}} filled in, and the arguments: those
+// of the conditions, then after (the placeholders after {{filters}}).
+func (f *filters) query(q string, after ...any) (string, []any) {
+	where := ""
+	if len(f.conds) > 0 {
+		where = "WHERE " + strings.Join(f.conds, " AND ")
+	}
+	return strings.Replace(q, filtersMarker, where, 1), append(slices.Clip(f.args), after...)
+}
 
 // multiRow expands the VALUES tuple of an insert to n tuples. Text after
 // the tuple (an upsert's assignments) is kept after the last one.

@@ -96,14 +96,19 @@ const (
 	qJobForChildRun
 	qJobInsert
 	qJobList
+	qJobListOfApps
 	qJobNextDue
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
 	qJobsOverdue
+	qJobsSetNextFire
+	qJobsSetNextFireByID
 	qLeaderClaim
 	qLeaderGet
 	qLeaderGetShared
+	qMigrationLock
+	qMigrationUnlock
 	qNonceClaim
 	qNoncePurge
 	qRunActiveForJob
@@ -114,6 +119,7 @@ const (
 	qRunCountsInWindow
 	qRunInsert
 	qRunLastSucceeded
+	qRunList
 	qRunLogDeleteRuns
 	qRunLogInsert
 	qRunLogPage
@@ -126,6 +132,7 @@ const (
 	qRunLogTokens
 	qRunNextPending
 	qRunPendingPage
+	qRunReopen
 	qRunSetPredicted
 	qRunTransition
 	qRunsFailPending
@@ -137,6 +144,10 @@ const (
 	qRunsSlotCounts
 	qRunsStart
 	qRunsWaiting
+	qSchemaMigrationRecord
+	qSchemaMigrationsCreate
+	qSchemaVersion
+	qServerVersion
 	qSessionDelete
 	qSessionDeleteUser
 	qSessionGet
@@ -257,14 +268,19 @@ var queryNames = [...]string{
 	"JobForChildRun",
 	"JobInsert",
 	"JobList",
+	"JobListOfApps",
 	"JobNextDue",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
 	"JobsOverdue",
+	"JobsSetNextFire",
+	"JobsSetNextFireByID",
 	"LeaderClaim",
 	"LeaderGet",
 	"LeaderGetShared",
+	"MigrationLock",
+	"MigrationUnlock",
 	"NonceClaim",
 	"NoncePurge",
 	"RunActiveForJob",
@@ -275,6 +291,7 @@ var queryNames = [...]string{
 	"RunCountsInWindow",
 	"RunInsert",
 	"RunLastSucceeded",
+	"RunList",
 	"RunLogDeleteRuns",
 	"RunLogInsert",
 	"RunLogPage",
@@ -287,6 +304,7 @@ var queryNames = [...]string{
 	"RunLogTokens",
 	"RunNextPending",
 	"RunPendingPage",
+	"RunReopen",
 	"RunSetPredicted",
 	"RunTransition",
 	"RunsFailPending",
@@ -298,6 +316,10 @@ var queryNames = [...]string{
 	"RunsSlotCounts",
 	"RunsStart",
 	"RunsWaiting",
+	"SchemaMigrationRecord",
+	"SchemaMigrationsCreate",
+	"SchemaVersion",
+	"ServerVersion",
 	"SessionDelete",
 	"SessionDeleteUser",
 	"SessionGet",

@@ -162,7 +162,7 @@ func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 		}
 		reopened := false
 		for _, from := range []string{RunFailed, RunPartiallyFailed, RunCancelled} {
-			res, err := tx.ExecContext(ctx, `UPDATE job_run SET status = 'running', finished_at = NULL, error = '', started_at = COALESCE(started_at, ?) WHERE id = ? AND status = ?`, now, runID, from)
+			res, err := tx.ExecContext(ctx, s.q.get(qRunReopen), now, runID, from)
 			if err != nil {
 				return fmt.Errorf("reopen run %d: %w", runID, err)
 			}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -165,45 +164,29 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
-	base := s.q.get(qRunByID)
-	base = base[:strings.LastIndex(base, "WHERE")]
-	var conds []string
-	var args []any
+	var w filters
 	if f.JobID > 0 {
-		conds = append(conds, "r.job_id = ?")
-		args = append(args, f.JobID)
+		w.add("r.job_id = ?", f.JobID)
 	}
 	if f.Status != "" {
-		conds = append(conds, "r.status = ?")
-		args = append(args, f.Status)
+		w.add("r.status = ?", f.Status)
 	}
 	if f.BeforeID > 0 {
-		conds = append(conds, "r.id < ?")
-		args = append(args, f.BeforeID)
+		w.add("r.id < ?", f.BeforeID)
 	}
 	if f.FromMS != 0 {
-		conds = append(conds, "r.scheduled_at >= ?")
-		args = append(args, f.FromMS)
+		w.add("r.scheduled_at >= ?", f.FromMS)
 	}
 	if f.ToMS != 0 {
-		conds = append(conds, "r.scheduled_at < ?")
-		args = append(args, f.ToMS)
+		w.add("r.scheduled_at < ?", f.ToMS)
 	}
 	if f.Apps != nil {
 		if len(f.Apps) == 0 {
 			return nil, nil
 		}
-		conds = append(conds, "r.app IN (?"+strings.Repeat(", ?", len(f.Apps)-1)+")")
-		for _, a := range f.Apps {
-			args = append(args, a)
-		}
+		w.in("r.app", f.Apps)
 	}
-	q := base
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
-	}
-	q += " ORDER BY r.id DESC LIMIT ?"
-	args = append(args, f.Limit)
+	q, args := w.query(s.q.get(qRunList), f.Limit)
 	var out []Run
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)

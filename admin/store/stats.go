@@ -60,7 +60,7 @@ type attemptStats struct {
 // attempts of tokens needs: run, slot, executor speed and the slot's
 // measured cost.
 func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptStats, error) {
-	q, args, err := sqlx.In(s.q.get(qAttemptForStats)+" AND a.id IN (?)", tokens)
+	q, args, err := sqlx.In(s.q.get(qAttemptForStats), tokens)
 	if err != nil {
 		return nil, err
 	}
