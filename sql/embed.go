@@ -1,7 +1,8 @@
 // Package sqlfiles embeds shardjob's SQL: the versioned migrations of the
 // platform schema for each dialect (mysql/migrations, sqlite/migrations) and
 // the named queries the store runs (queries.sql and queries_*.sql: one file
-// per area, read in name order; a name may be defined only once over all).
+// per area, read in name order; a name may be defined only once over all),
+// in the format of package sql/namedsql.
 //
 // The directory is named sql/ so that the SQL stays in reviewable .sql files;
 // the Go package is named sqlfiles so that it does not shadow database/sql.

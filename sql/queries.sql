@@ -1,7 +1,9 @@
 -- Named queries of the platform store, shared by both dialects.
 --
--- Each query starts with a line "-- name: Name". Macros in double braces are
--- replaced per dialect when the file is loaded:
+-- Each query starts with a line "-- name: Name" ("-- name: Name.mysql" and
+-- "-- name: Name.sqlite" give a dialect its own text; see sql/namedsql) and
+-- is run by the constant qName of admin/store/queries_gen.go (go generate).
+-- Macros in double braces are replaced per dialect when the file is loaded:
 --   {{now_ms}}                 the database clock in Unix milliseconds
 --   {{insert_ignore}}          INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
 --   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
@@ -14,6 +16,8 @@
 -- store (text after the tuple, such as an upsert's assignments, stays last).
 -- A "set by id" update (AttemptsFinish) is expanded by the store: each
 -- "CASE id WHEN ? THEN ? END" to one arm per row, "id IN (?)" to the ids.
+-- {{filters}} is filled in per call with the optional conditions of a list
+-- (RunList; see filters in admin/store).
 -- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
 -- passes NULL and uses the database clock.
 
@@ -77,6 +81,22 @@ SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy
        paused, child_job_ids, next_fire_at, created_at, updated_at, version
 FROM job WHERE id > ? ORDER BY id LIMIT ?;
 
+-- name: JobListOfApps
+-- JobList limited to the jobs of some apps.
+SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
+       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
+       dedup_scope, uncertain_policy, record_max_attempts, enabled,
+       paused, child_job_ids, next_fire_at, created_at, updated_at, version
+FROM job WHERE id > ? AND app IN (?) ORDER BY id LIMIT ?;
+
+-- name: JobsSetNextFire
+-- SetNextFire: jobs that share their next firing.
+UPDATE job SET next_fire_at = ? WHERE id IN (?);
+
+-- name: JobsSetNextFireByID
+-- SetNextFire: the other jobs, each its own value ("set by key" update).
+UPDATE job SET next_fire_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
+
 -- name: JobSetEnabled
 UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
@@ -116,9 +136,6 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 -- name: JobCountDue
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
--- name: JobSetNextFire
-UPDATE job SET next_fire_at = ? WHERE id = ?;
-
 -- name: RunInsert
 -- The run keeps its job's time zone, records policy and app as they are now
 -- (see migrations 0008 and 0010), from the job row the caller read (scalar
@@ -138,6 +155,19 @@ SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS 
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
        r.predicted_ms
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
+
+-- name: RunList
+-- ListRuns, newest first: {{filters}} is "WHERE" and the conditions of the
+-- filter that are set, or nothing (see filters in admin/store/runs.go).
+SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.predicted_ms
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
+
+-- name: RunReopen
+-- RetryRun: the run, if it is in the given finished status, runs again.
+UPDATE job_run SET status = 'running', finished_at = NULL, error = '', started_at = COALESCE(started_at, ?)
+WHERE id = ? AND status = ?;
 
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
@@ -189,16 +219,11 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptsUnacked
+-- name: AttemptByIDForUpdate
+-- AttemptByID, the row locked until the end of the transaction.
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
-FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
-ORDER BY a.id LIMIT ?;
-
--- name: ForUpdateSuffix
--- Appended to a single-row SELECT in a transaction to lock the row.
-{{for_update}};
+FROM slot_attempt a WHERE a.id = ? {{for_update}};
 
 -- name: AttemptsLive
 SELECT a.id FROM slot_attempt a
@@ -363,9 +388,6 @@ UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_i
 -- name: RunActiveJobs
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
 
--- name: RunByParent
-SELECT r.id FROM job_run r WHERE r.job_id = ? AND r.parent_run_id = ?;
-
 -- name: AttemptsCancelRun
 UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?
 WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
@@ -453,12 +475,11 @@ UPDATE executor SET speed = ? WHERE id = ?;
 UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 
 -- name: AttemptForStats
--- The caller appends "AND a.id = ?" or "AND a.id IN (...)".
 SELECT a.id, a.run_id, a.slot, a.failures, COALESCE(a.executor_id, 0) AS executor_id, r.job_id, COALESCE(e.speed, 1) AS speed,
        s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name, r.app
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot LEFT JOIN job j ON j.id = r.job_id
-WHERE 1 = 1
+WHERE a.id IN (?);
 
 -- name: ExecutorLoad
 SELECT a.executor_id, COUNT(*) AS active,
@@ -564,3 +585,34 @@ SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_polic
 
 -- name: RunCountOfParent
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;
+
+-- Migrations (admin/store/migrate.go). Concurrent admins are serialised
+-- with a named lock on MySQL; SQLite has one writer, its lock is a no-op.
+
+-- name: SchemaMigrationsCreate
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INT          NOT NULL PRIMARY KEY,
+  name       VARCHAR(128) NOT NULL,
+  applied_at BIGINT       NOT NULL
+);
+
+-- name: SchemaVersion
+SELECT COALESCE(MAX(version), 0) FROM schema_migrations;
+
+-- name: SchemaMigrationRecord
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, {{now_ms}});
+
+-- name: MigrationLock.mysql
+SELECT GET_LOCK('shardjob_migrate', 60);
+-- name: MigrationLock.sqlite
+SELECT 1;
+
+-- name: MigrationUnlock.mysql
+SELECT RELEASE_LOCK('shardjob_migrate');
+-- name: MigrationUnlock.sqlite
+SELECT 1;
+
+-- name: ServerVersion.mysql
+SELECT VERSION();
+-- name: ServerVersion.sqlite
+SELECT sqlite_version();

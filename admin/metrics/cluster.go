@@ -6,45 +6,34 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 //go:embed queries.sql
 var queriesSQL string
 
-// queries are the named statements of queries.sql.
-var queries = parseQueries(queriesSQL)
+//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg metrics -type query -prefix q -o queries_gen.go queries.sql
 
-// parseQueries splits "-- name: X" sections.
-func parseQueries(text string) map[string]string {
-	out := map[string]string{}
-	name := ""
-	var b strings.Builder
-	flush := func() {
-		if name != "" {
-			out[name] = strings.TrimSpace(b.String())
-		}
-		b.Reset()
+// queries are the statements of queries.sql, indexed by the constants of
+// queries_gen.go; New fails with queriesErr if the file does not load.
+var queries, queriesErr = loadQueries(queriesSQL)
+
+func loadQueries(text string) ([]string, error) {
+	qs, err := namedsql.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: queries.sql: %w", err)
 	}
-	for _, line := range strings.Split(text, "\n") {
-		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "-- name:"); ok {
-			flush()
-			name = strings.TrimSpace(n)
-			continue
-		}
-		if name != "" && !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
+	texts, err := namedsql.Portable(qs)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: queries.sql: %w", err)
 	}
-	flush()
-	return out
+	return namedsql.Select(texts, queryNames[:])
 }
 
 // The states every gauge reports, 0 when none is counted.
@@ -163,22 +152,22 @@ func (c *clusterCollector) snapshot() clusterSnapshot {
 
 // countCluster runs queries.sql.
 func countCluster(ctx context.Context, db *sql.DB) (runs, slots, executors map[string]int64, epoch int64, err error) {
-	if runs, err = countBy(ctx, db, "RunsActive"); err != nil {
+	if runs, err = countBy(ctx, db, qRunsActive); err != nil {
 		return
 	}
-	if slots, err = countBy(ctx, db, "SlotsActive"); err != nil {
+	if slots, err = countBy(ctx, db, qSlotsActive); err != nil {
 		return
 	}
-	if executors, err = countBy(ctx, db, "ExecutorsByState"); err != nil {
+	if executors, err = countBy(ctx, db, qExecutorsByState); err != nil {
 		return
 	}
-	if err = db.QueryRowContext(ctx, queries["LeaderEpoch"]).Scan(&epoch); err != nil {
+	if err = db.QueryRowContext(ctx, queries[qLeaderEpoch]).Scan(&epoch); err != nil {
 		err = fmt.Errorf("metrics query LeaderEpoch: %w", err)
 	}
 	return
 }
 
-func countBy(ctx context.Context, db *sql.DB, name string) (map[string]int64, error) {
+func countBy(ctx context.Context, db *sql.DB, name query) (map[string]int64, error) {
 	rows, err := db.QueryContext(ctx, queries[name])
 	if err != nil {
 		return nil, fmt.Errorf("metrics query %s: %w", name, err)

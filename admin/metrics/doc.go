@@ -25,5 +25,6 @@
 // metric is listed, with example alert rules, in docs/metrics.md.
 //
 // Nothing here starts a goroutine: collection happens in the scraping
-// request.
+// request. The database counts are the named queries of queries.sql, run by
+// the constants of queries_gen.go (go generate).
 package metrics

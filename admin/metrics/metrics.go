@@ -106,6 +106,9 @@ var (
 
 // New builds the registry and registers every collector cfg allows.
 func New(cfg Config) (*Metrics, error) {
+	if queriesErr != nil {
+		return nil, queriesErr
+	}
 	cfg = cfg.WithDefaults()
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),

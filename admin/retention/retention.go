@@ -31,6 +31,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/store"
 	sqlfiles "github.com/shardjob/shardjob/sql"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // Defaults of Config.
@@ -136,7 +137,7 @@ type Report struct {
 type Retainer struct {
 	cfg Config
 	st  *store.Store
-	q   map[string]string
+	q   []string // by query
 }
 
 // New checks cfg and loads the queries.
@@ -232,7 +233,7 @@ func (r *Retainer) runs(ctx context.Context, cutoff int64, rep *Report) error {
 			slots         int64
 		}
 		var rows []row
-		err := r.scan(ctx, "RetentionRunsScan", cutoff, pos, func(sc func(...any) error) error {
+		err := r.scan(ctx, qRetentionRunsScan, cutoff, pos, func(sc func(...any) error) error {
 			var x row
 			if err := sc(&x.id, &x.createdAt, &x.status, &x.finishedAt, &x.slots); err != nil {
 				return err
@@ -252,18 +253,18 @@ func (r *Retainer) runs(ctx context.Context, cutoff int64, rep *Report) error {
 			ids := batch
 			batch, attempts = nil, 0
 			return r.deleteBatch(ctx, rep, func(tx *sqlx.Tx) error {
-				locked, err := r.lockIDs(ctx, tx, "RetentionRunsLock", ids, cutoff)
+				locked, err := r.lockIDs(ctx, tx, qRetentionRunsLock, ids, cutoff)
 				if err != nil || len(locked) == 0 {
 					return err
 				}
-				na, err := r.exec(ctx, tx, "RetentionAttemptsDelete", locked)
+				na, err := r.exec(ctx, tx, qRetentionAttemptsDelete, locked)
 				if err != nil {
 					return err
 				}
 				if err := r.st.DeleteRunLogs(ctx, tx, locked); err != nil { // handler logs of the runs
 					return err
 				}
-				nr, err := r.exec(ctx, tx, "RetentionRunsDelete", locked)
+				nr, err := r.exec(ctx, tx, qRetentionRunsDelete, locked)
 				rep.Attempts += na
 				rep.Runs += nr
 				return err
@@ -300,16 +301,16 @@ func finished(status string) bool {
 
 // alarms deletes alarm events older than cutoff whose deliveries are done.
 func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error {
-	return r.simple(ctx, "alarm_event", "RetentionAlarmsScan", cutoff, func(tx *sqlx.Tx, ids []int64) error {
-		locked, err := r.lockIDs(ctx, tx, "RetentionAlarmsLock", ids, cutoff)
+	return r.simple(ctx, "alarm_event", qRetentionAlarmsScan, cutoff, func(tx *sqlx.Tx, ids []int64) error {
+		locked, err := r.lockIDs(ctx, tx, qRetentionAlarmsLock, ids, cutoff)
 		if err != nil || len(locked) == 0 {
 			return err
 		}
-		nd, err := r.exec(ctx, tx, "RetentionDeliveriesDelete", locked)
+		nd, err := r.exec(ctx, tx, qRetentionDeliveriesDelete, locked)
 		if err != nil {
 			return err
 		}
-		na, err := r.exec(ctx, tx, "RetentionAlarmsDelete", locked)
+		na, err := r.exec(ctx, tx, qRetentionAlarmsDelete, locked)
 		rep.Deliveries += nd
 		rep.Alarms += na
 		return err
@@ -318,8 +319,8 @@ func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error 
 
 // audit deletes audit entries older than cutoff.
 func (r *Retainer) audit(ctx context.Context, cutoff int64, rep *Report) error {
-	return r.simple(ctx, "audit_log", "RetentionAuditScan", cutoff, func(tx *sqlx.Tx, ids []int64) error {
-		n, err := r.exec(ctx, tx, "RetentionAuditDelete", ids, cutoff)
+	return r.simple(ctx, "audit_log", qRetentionAuditScan, cutoff, func(tx *sqlx.Tx, ids []int64) error {
+		n, err := r.exec(ctx, tx, qRetentionAuditDelete, ids, cutoff)
 		rep.Audit += n
 		return err
 	}, rep)
@@ -327,7 +328,7 @@ func (r *Retainer) audit(ctx context.Context, cutoff int64, rep *Report) error {
 
 // simple walks a table whose scan returns (id, at) and deletes each window
 // with del.
-func (r *Retainer) simple(ctx context.Context, table, scan string, cutoff int64, del func(tx *sqlx.Tx, ids []int64) error, rep *Report) error {
+func (r *Retainer) simple(ctx context.Context, table string, scan query, cutoff int64, del func(tx *sqlx.Tx, ids []int64) error, rep *Report) error {
 	pos := start()
 	for {
 		var ids []int64
@@ -355,7 +356,7 @@ func (r *Retainer) simple(ctx context.Context, table, scan string, cutoff int64,
 }
 
 // scan runs a keyset window query without locks.
-func (r *Retainer) scan(ctx context.Context, name string, cutoff int64, pos keyset, each func(sc func(...any) error) error) error {
+func (r *Retainer) scan(ctx context.Context, name query, cutoff int64, pos keyset, each func(sc func(...any) error) error) error {
 	rows, err := r.st.DB().QueryContext(ctx, r.q[name], cutoff, pos.at, pos.at, pos.id, r.cfg.BatchSize)
 	if err != nil {
 		return err
@@ -408,7 +409,7 @@ func (r *Retainer) deleteBatch(ctx context.Context, rep *Report, del func(tx *sq
 }
 
 // lockIDs returns the ids that still qualify, locked.
-func (r *Retainer) lockIDs(ctx context.Context, tx *sqlx.Tx, name string, ids []int64, cutoff int64) ([]int64, error) {
+func (r *Retainer) lockIDs(ctx context.Context, tx *sqlx.Tx, name query, ids []int64, cutoff int64) ([]int64, error) {
 	q, args, err := sqlx.In(r.q[name], ids, cutoff)
 	if err != nil {
 		return nil, err
@@ -420,7 +421,7 @@ func (r *Retainer) lockIDs(ctx context.Context, tx *sqlx.Tx, name string, ids []
 	return out, nil
 }
 
-func (r *Retainer) exec(ctx context.Context, tx *sqlx.Tx, name string, ids []int64, more ...any) (int64, error) {
+func (r *Retainer) exec(ctx context.Context, tx *sqlx.Tx, name query, ids []int64, more ...any) (int64, error) {
 	q, args, err := sqlx.In(r.q[name], append([]any{ids}, more...)...)
 	if err != nil {
 		return 0, err
@@ -432,21 +433,19 @@ func (r *Retainer) exec(ctx context.Context, tx *sqlx.Tx, name string, ids []int
 	return res.RowsAffected()
 }
 
+//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg retention -type query -prefix q -o queries_gen.go ../../sql/queries_retention.sql
+
 // loadQueries returns the Retention* queries (sql/queries_retention.sql,
-// parsed by the store with the other named queries).
-func loadQueries(dialect string) (map[string]string, error) {
+// parsed by the store with the other named queries), indexed by the
+// constants of queries_gen.go.
+func loadQueries(dialect string) ([]string, error) {
 	all, err := store.Queries(dialect)
 	if err != nil {
 		return nil, fmt.Errorf("retention: %w", err)
 	}
-	out := map[string]string{}
-	for _, n := range []string{"RetentionRunsScan", "RetentionRunsLock", "RetentionAttemptsDelete", "RetentionRunsDelete",
-		"RetentionAlarmsScan", "RetentionAlarmsLock", "RetentionDeliveriesDelete", "RetentionAlarmsDelete",
-		"RetentionAuditScan", "RetentionAuditDelete"} {
-		if all[n] == "" {
-			return nil, fmt.Errorf("retention: query %s missing in queries_retention.sql", n)
-		}
-		out[n] = all[n]
+	q, err := namedsql.Select(all, queryNames[:])
+	if err != nil {
+		return nil, fmt.Errorf("retention: %w", err)
 	}
-	return out, nil
+	return q, nil
 }

@@ -43,7 +43,7 @@ type AlarmRoute struct {
 // AlarmRoutes returns the routes of a job.
 func (s *Store) AlarmRoutes(ctx context.Context, jobID int64) ([]AlarmRoute, error) {
 	out := []AlarmRoute{}
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AlarmRouteList"), jobID); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAlarmRouteList), jobID); err != nil {
 		return nil, fmt.Errorf("alarm routes of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -52,11 +52,11 @@ func (s *Store) AlarmRoutes(ctx context.Context, jobID int64) ([]AlarmRoute, err
 // SetAlarmRoutes replaces the routes of a job.
 func (s *Store) SetAlarmRoutes(ctx context.Context, jobID int64, routes []AlarmRoute) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q.get("AlarmRouteDeleteJob"), jobID); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmRouteDeleteJob), jobID); err != nil {
 			return fmt.Errorf("set alarm routes of job %d: %w", jobID, err)
 		}
 		for _, r := range routes {
-			if _, err := tx.ExecContext(ctx, s.q.get("AlarmRouteInsert"), jobID, r.Channel, r.Recipient); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmRouteInsert), jobID, r.Channel, r.Recipient); err != nil {
 				return fmt.Errorf("set alarm routes of job %d: %w", jobID, err)
 			}
 		}
@@ -93,7 +93,7 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
 		alarms, deliveries = 0, 0
 		var claimed []Alarm
-		if err := tx.SelectContext(ctx, &claimed, s.q.get("AlarmFanOutClaim"), limit); err != nil {
+		if err := tx.SelectContext(ctx, &claimed, s.q.get(qAlarmFanOutClaim), limit); err != nil {
 			return fmt.Errorf("claim alarms to fan out: %w", err)
 		}
 		if len(claimed) == 0 {
@@ -107,7 +107,7 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 			if a.JobID.Valid {
 				var ok bool
 				if rs, ok = routes[a.JobID.Int64]; !ok {
-					if err := tx.SelectContext(ctx, &rs, s.q.get("AlarmRouteList"), a.JobID.Int64); err != nil {
+					if err := tx.SelectContext(ctx, &rs, s.q.get(qAlarmRouteList), a.JobID.Int64); err != nil {
 						return fmt.Errorf("alarm routes of job %d: %w", a.JobID.Int64, err)
 					}
 					routes[a.JobID.Int64] = rs
@@ -115,16 +115,16 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 			}
 			for _, d := range dests(a, rs) {
 				key, jobID, kind := alarmGroupKey(d, a)
-				if _, err := tx.ExecContext(ctx, s.q.get("AlarmGroupEnsure"), key, d.Channel, d.Recipient, jobID, kind); err != nil {
+				if _, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupEnsure), key, d.Channel, d.Recipient, jobID, kind); err != nil {
 					return fmt.Errorf("alarm group: %w", err)
 				}
-				if _, err := tx.ExecContext(ctx, s.q.get("AlarmDeliveryInsert"), a.ID, key, ms(now)); err != nil {
+				if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveryInsert), a.ID, key, ms(now)); err != nil {
 					return fmt.Errorf("alarm delivery: %w", err)
 				}
 				deliveries++
 			}
 		}
-		q, args, err := sqlx.In(s.q.get("AlarmFanOutMark"), ids)
+		q, args, err := sqlx.In(s.q.get(qAlarmFanOutMark), ids)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 			Attempts    int           `db:"attempts"`
 		}
 		n := ms(now)
-		if err := tx.SelectContext(ctx, &groups, s.q.get("AlarmGroupsDue"), n, n, n, limit); err != nil {
+		if err := tx.SelectContext(ctx, &groups, s.q.get(qAlarmGroupsDue), n, n, n, limit); err != nil {
 			return fmt.Errorf("claim alarm groups: %w", err)
 		}
 		for _, g := range groups {
@@ -188,7 +188,7 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 				ID        int64 `db:"id"`
 				CreatedAt int64 `db:"created_at"`
 			}
-			if err := tx.GetContext(ctx, &oldest, s.q.get("AlarmDeliveryOldest"), g.GroupKey); errors.Is(err, sql.ErrNoRows) {
+			if err := tx.GetContext(ctx, &oldest, s.q.get(qAlarmDeliveryOldest), g.GroupKey); errors.Is(err, sql.ErrNoRows) {
 				continue
 			} else if err != nil {
 				return fmt.Errorf("oldest alarm delivery: %w", err)
@@ -198,23 +198,23 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 				Attempts: g.Attempts, Digest: oldest.CreatedAt < g.WindowUntil, claim: claim}
 			var err error
 			if b.Digest {
-				_, err = tx.ExecContext(ctx, s.q.get("AlarmDeliveryClaimGroup"), claim, g.GroupKey)
+				_, err = tx.ExecContext(ctx, s.q.get(qAlarmDeliveryClaimGroup), claim, g.GroupKey)
 			} else {
-				_, err = tx.ExecContext(ctx, s.q.get("AlarmDeliveryClaimOne"), claim, oldest.ID)
+				_, err = tx.ExecContext(ctx, s.q.get(qAlarmDeliveryClaimOne), claim, oldest.ID)
 			}
 			if err != nil {
 				return fmt.Errorf("claim alarm deliveries: %w", err)
 			}
-			if err := tx.SelectContext(ctx, &b.Counts, s.q.get("AlarmClaimCounts"), claim); err != nil {
+			if err := tx.SelectContext(ctx, &b.Counts, s.q.get(qAlarmClaimCounts), claim); err != nil {
 				return fmt.Errorf("count claimed alarms: %w", err)
 			}
 			for _, c := range b.Counts {
 				b.Count += c.N
 			}
-			if err := tx.SelectContext(ctx, &b.Alarms, s.q.get("AlarmClaimSample"), claim, max(1, sample)); err != nil {
+			if err := tx.SelectContext(ctx, &b.Alarms, s.q.get(qAlarmClaimSample), claim, max(1, sample)); err != nil {
 				return fmt.Errorf("read claimed alarms: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, s.q.get("AlarmGroupLease"), claim, ms(now.Add(lease)), g.GroupKey); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupLease), claim, ms(now.Add(lease)), g.GroupKey); err != nil {
 				return fmt.Errorf("lease alarm group: %w", err)
 			}
 			out = append(out, b)
@@ -231,14 +231,14 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 // group may not send again before now+window.
 func (s *Store) AlarmBatchSent(ctx context.Context, now time.Time, b AlarmBatch, window time.Duration) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get("AlarmGroupSent"), ms(now.Add(window)), ms(now), b.GroupKey, b.claim)
+		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupSent), ms(now.Add(window)), ms(now), b.GroupKey, b.claim)
 		if err != nil {
 			return fmt.Errorf("record alarm delivery: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get("AlarmDeliveriesSent"), ms(now), b.claim); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveriesSent), ms(now), b.claim); err != nil {
 			return fmt.Errorf("record alarm delivery: %w", err)
 		}
 		return nil
@@ -255,14 +255,14 @@ func (s *Store) AlarmBatchFailed(ctx context.Context, now time.Time, b AlarmBatc
 		attempts, status, done, retryAt = 0, DeliveryFailed, nullMS(now), time.UnixMilli(0)
 	}
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get("AlarmGroupFailed"), attempts, ms(retryAt), cause, b.GroupKey, b.claim)
+		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupFailed), attempts, ms(retryAt), cause, b.GroupKey, b.claim)
 		if err != nil {
 			return fmt.Errorf("record alarm delivery failure: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get("AlarmDeliveriesFailed"), status, done, cause, b.claim); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveriesFailed), status, done, cause, b.claim); err != nil {
 			return fmt.Errorf("record alarm delivery failure: %w", err)
 		}
 		return nil
@@ -275,7 +275,7 @@ func (s *Store) AlarmDeliveryCounts(ctx context.Context) (map[string]int, error)
 		Status string `db:"status"`
 		N      int    `db:"n"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get("AlarmDeliveryCounts")); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qAlarmDeliveryCounts)); err != nil {
 		return nil, fmt.Errorf("count alarm deliveries: %w", err)
 	}
 	out := map[string]int{}

@@ -44,7 +44,7 @@ type Alarm struct {
 // (several replicas may detect the same problem). It reports whether this
 // call recorded it.
 func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("AlarmInsert"), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
+	res, err := s.db.ExecContext(ctx, s.q.get(qAlarmInsert), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
 	if err != nil {
 		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
 	}
@@ -65,7 +65,7 @@ func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) err
 		}
 		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
 	}
-	if _, err := tx.ExecContext(ctx, multiRow(s.q.get("AlarmInsert"), len(alarms)), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...); err != nil {
 		return fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
 	}
 	return nil
@@ -82,7 +82,7 @@ func (s *Store) AlarmsOfApps(ctx context.Context, beforeID int64, limit int, app
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	q, args, err := sqlx.In(s.q.get("AlarmList"), beforeID, apps == nil, orNone(apps), limit)
+	q, args, err := sqlx.In(s.q.get(qAlarmList), beforeID, apps == nil, orNone(apps), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (s *Store) AlarmsOfApps(ctx context.Context, beforeID int64, limit int, app
 // valid if it never succeeded).
 func (s *Store) LastSucceeded(ctx context.Context, jobID int64) (sql.NullInt64, error) {
 	var at sql.NullInt64
-	if err := s.db.GetContext(ctx, &at, s.q.get("RunLastSucceeded"), jobID); err != nil {
+	if err := s.db.GetContext(ctx, &at, s.q.get(qRunLastSucceeded), jobID); err != nil {
 		return at, fmt.Errorf("last succeeded run of job %d: %w", jobID, err)
 	}
 	return at, nil
@@ -115,7 +115,7 @@ type OverdueJob struct {
 // than graceMS by the database clock.
 func (s *Store) OverdueJobs(ctx context.Context, graceMS int64, limit int) ([]OverdueJob, error) {
 	var out []OverdueJob
-	if err := s.db.SelectContext(ctx, &out, s.q.get("JobsOverdue"), graceMS, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOverdue), graceMS, limit); err != nil {
 		return nil, fmt.Errorf("overdue jobs: %w", err)
 	}
 	return out, nil
@@ -128,7 +128,7 @@ func (s *Store) CronRunCounts(ctx context.Context, fromMS, toMS int64) (map[int6
 		JobID int64 `db:"job_id"`
 		N     int   `db:"n"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get("RunCountsInWindow"), fromMS, toMS); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qRunCountsInWindow), fromMS, toMS); err != nil {
 		return nil, fmt.Errorf("run counts: %w", err)
 	}
 	out := make(map[int64]int, len(rows))

@@ -29,7 +29,7 @@ func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, leaseUnt
 
 func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
 	var now int64
-	if err := tx.GetContext(ctx, &now, s.q.get("DBNow")); err != nil {
+	if err := tx.GetContext(ctx, &now, s.q.get(qDBNow)); err != nil {
 		return 0, fmt.Errorf("read database clock: %w", err)
 	}
 	return now, nil
@@ -38,7 +38,7 @@ func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
 // Attempts returns every attempt of a run, by slot then attempt.
 func (s *Store) Attempts(ctx context.Context, runID int64) ([]Attempt, error) {
 	var out []Attempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsOfRun"), runID); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsOfRun), runID); err != nil {
 		return nil, fmt.Errorf("attempts of run %d: %w", runID, err)
 	}
 	return out, nil
@@ -47,7 +47,7 @@ func (s *Store) Attempts(ctx context.Context, runID int64) ([]Attempt, error) {
 // Attempt returns one attempt by token.
 func (s *Store) Attempt(ctx context.Context, token int64) (Attempt, error) {
 	var a Attempt
-	if err := s.db.GetContext(ctx, &a, s.q.get("AttemptByID"), token); err != nil {
+	if err := s.db.GetContext(ctx, &a, s.q.get(qAttemptByID), token); err != nil {
 		return a, notFound(err, fmt.Sprintf("attempt %d", token))
 	}
 	return a, nil
@@ -80,7 +80,7 @@ type DispatchSlot struct {
 // not acknowledged yet (delivered again in heartbeat responses).
 func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]DispatchSlot, error) {
 	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchUnacked"), executorID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qDispatchUnacked), executorID, limit); err != nil {
 		return nil, fmt.Errorf("unacknowledged attempts of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -97,16 +97,16 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 // queued tokens as acknowledged, started ones as running. The first
 // acknowledgement of a token fixes its accept_seq for Reconcile.
 func (s *Store) RecordAccepted(ctx context.Context, executorID int64, queued, started []int64, acceptSeq int64) error {
-	if err := s.updateTokens(ctx, "AttemptAck", queued, acceptSeq, executorID); err != nil {
+	if err := s.updateTokens(ctx, qAttemptAck, queued, acceptSeq, executorID); err != nil {
 		return err
 	}
-	return s.updateTokens(ctx, "AttemptStarted", started, acceptSeq, executorID)
+	return s.updateTokens(ctx, qAttemptStarted, started, acceptSeq, executorID)
 }
 
 // updateTokens runs a named "… id IN (?)" update of slot attempts (or of
 // runs) over tokens (ids), args first, in autocommit statements of up to 1000 tokens in
 // token order, each retried on a deadlock (see Store.exec).
-func (s *Store) updateTokens(ctx context.Context, query string, tokens []int64, args ...any) error {
+func (s *Store) updateTokens(ctx context.Context, query query, tokens []int64, args ...any) error {
 	tokens = slices.Sorted(slices.Values(tokens))
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
@@ -137,7 +137,7 @@ type ExecutorLoad struct {
 // Loads returns the load of every executor that has work.
 func (s *Store) Loads(ctx context.Context) (map[int64]ExecutorLoad, error) {
 	var rows []ExecutorLoad
-	if err := s.db.SelectContext(ctx, &rows, s.q.get("ExecutorLoad")); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qExecutorLoad)); err != nil {
 		return nil, fmt.Errorf("executor loads: %w", err)
 	}
 	out := make(map[int64]ExecutorLoad, len(rows))
@@ -158,7 +158,7 @@ type QueuedAttempt struct {
 // on an executor, newest first: the ones it would start last.
 func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]QueuedAttempt, error) {
 	var out []QueuedAttempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsQueuedOn"), executorID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsQueuedOn), executorID, limit); err != nil {
 		return nil, fmt.Errorf("queued attempts of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -171,7 +171,7 @@ func (s *Store) StaleTokens(ctx context.Context, executorID int64, tokens []int6
 	if len(tokens) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get("AttemptsLive"), executorID, tokens)
+	q, args, err := sqlx.In(s.q.get(qAttemptsLive), executorID, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +316,7 @@ type attemptState struct {
 // lockAttempts locks the attempts of tokens (sorted) in id order and returns
 // them by id; unknown tokens are absent.
 func (s *Store) lockAttempts(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptState, error) {
-	q, args, err := sqlx.In(s.q.get("AttemptsLockForFinish"), tokens)
+	q, args, err := sqlx.In(s.q.get(qAttemptsLockForFinish), tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func (s *Store) applyOutcomes(ctx context.Context, tx *sqlx.Tx, applied []SlotOu
 			cols[c][r] = v
 		}
 	}
-	n, err := s.execByKey(ctx, tx, "AttemptsFinish", "id", ids, cols...)
+	n, err := s.execByKey(ctx, tx, qAttemptsFinish, "id", ids, cols...)
 	if err != nil {
 		return fmt.Errorf("finish %d attempts: %w", len(ids), err)
 	}
@@ -403,7 +403,7 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 		Epoch  int64  `db:"epoch"`
 		Now    int64  `db:"db_now"`
 	}
-	q, args, err := sqlx.In(s.q.get("RunsLock"), runIDs)
+	q, args, err := sqlx.In(s.q.get(qRunsLock), runIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 		Children  string `db:"child_job_ids"`
 	}
 	var rows []slotCounts
-	if q, args, err = sqlx.In(s.q.get("RunsSlotCounts"), runIDs); err != nil {
+	if q, args, err = sqlx.In(s.q.get(qRunsSlotCounts), runIDs); err != nil {
 		return nil, err
 	}
 	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
@@ -466,7 +466,7 @@ func (s *Store) settleRuns(ctx context.Context, tx *sqlx.Tx, runIDs []int64) ([]
 			parents = append(parents, childTrigger{RunID: run.ID, Epoch: run.Epoch, Children: c.Children})
 		}
 	}
-	if _, err := s.execByKey(ctx, tx, "RunsSettle", "id", ids, cols...); err != nil {
+	if _, err := s.execByKey(ctx, tx, qRunsSettle, "id", ids, cols...); err != nil {
 		return nil, fmt.Errorf("settle %d runs: %w", len(ids), err)
 	}
 	for _, p := range parents {
@@ -499,7 +499,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTr
 			UncertainPolicy   string `db:"uncertain_policy"`
 			RecordMaxAttempts int    `db:"record_max_attempts"`
 		}
-		err := tx.GetContext(ctx, &c, s.q.get("JobForChildRun"), child)
+		err := tx.GetContext(ctx, &c, s.q.get(qJobForChildRun), child)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !c.Enabled) {
 			continue // deleted or disabled child: nothing to trigger
 		}
@@ -510,7 +510,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTr
 		// child's own cron firings: try the next millisecond if it does.
 		for at := atMS; at < atMS+100; at++ {
 			var exists int
-			if err := tx.GetContext(ctx, &exists, s.q.get("RunCountOfParent"), child, parent.RunID); err != nil {
+			if err := tx.GetContext(ctx, &exists, s.q.get(qRunCountOfParent), child, parent.RunID); err != nil {
 				return fmt.Errorf("child run of %d: %w", parent.RunID, err)
 			}
 			if exists > 0 {
@@ -519,7 +519,7 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTr
 			nr := NewRun{JobID: child, App: c.App, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
 				SlotCount: c.SlotCount, ParentRunID: parent.RunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
 				UncertainPolicy: c.UncertainPolicy, RecordMaxAttempts: c.RecordMaxAttempts}
-			if _, err := tx.ExecContext(ctx, s.q.get("RunInsert"), nr.insertArgs(parent.Epoch)...); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.get(qRunInsert), nr.insertArgs(parent.Epoch)...); err != nil {
 				return fmt.Errorf("trigger child job %d of run %d: %w", child, parent.RunID, err)
 			}
 		}
@@ -558,10 +558,10 @@ func (s *Store) CancelRun(ctx context.Context, runID int64, reason string) ([]Ac
 		if !cancelled {
 			return nil
 		}
-		if err := tx.SelectContext(ctx, &active, s.q.get("AttemptsActiveOfRun"), runID); err != nil {
+		if err := tx.SelectContext(ctx, &active, s.q.get(qAttemptsActiveOfRun), runID); err != nil {
 			return fmt.Errorf("active attempts of run %d: %w", runID, err)
 		}
-		_, err = tx.ExecContext(ctx, s.q.get("AttemptsCancelRun"), truncate(reason, 2000), runID)
+		_, err = tx.ExecContext(ctx, s.q.get(qAttemptsCancelRun), truncate(reason, 2000), runID)
 		return err
 	})
 	return active, cancelled, err
@@ -570,7 +570,7 @@ func (s *Store) CancelRun(ctx context.Context, runID int64, reason string) ([]Ac
 // LostAttempts returns current, unfinished attempts whose executor is lost.
 func (s *Store) LostAttempts(ctx context.Context, limit int) ([]Attempt, error) {
 	var out []Attempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsOfLostExecutors"), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsOfLostExecutors), limit); err != nil {
 		return nil, fmt.Errorf("attempts of lost executors: %w", err)
 	}
 	return out, nil
@@ -598,14 +598,14 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID, 
 			return err
 		}
 		token = 0
-		res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), oldStatus, old.ID)
+		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, old.ID)
 		if err != nil {
 			return fmt.Errorf("supersede token %d: %w", old.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertMoved"), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, leaseUntilMS)
+		res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertMoved), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, leaseUntilMS)
 		if err != nil {
 			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
 		}

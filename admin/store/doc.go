@@ -2,8 +2,12 @@
 // slot attempts, executors, users, the audit log and the leader epoch.
 //
 // One Store type serves two dialects — MySQL/MariaDB (production) and SQLite
-// (standalone mode) — from the same named queries in sql/queries.sql, with a
-// few dialect macros (see that file). Every instant is stored as Unix
+// (standalone mode) — from the same named queries in sql/queries*.sql, with a
+// few dialect macros (see that file) and, where the dialects differ more,
+// a Name.mysql and a Name.sqlite text. Queries are named by the constants
+// of queries_gen.go (go generate; TestQueryNames fails when it is stale or
+// a query is dead), and no SQL is written in Go: see "Add a query" in
+// docs/architecture.md. Every instant is stored as Unix
 // milliseconds; decisions about ownership (heartbeat age, lease expiry) use
 // the database clock ({{now_ms}}), never the clock of one machine.
 //

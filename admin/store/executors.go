@@ -30,7 +30,7 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 	for range 2 {
 		// The app is part of the identity: an instance never moves to another
 		// app (the caller sees the stored app and refuses).
-		res, err := s.db.ExecContext(ctx, s.q.get("ExecutorHeartbeat"), in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID, in.App)
+		res, err := s.db.ExecContext(ctx, s.q.get(qExecutorHeartbeat), in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID, in.App)
 		if err != nil {
 			return Executor{}, fmt.Errorf("heartbeat of %s: %w", in.InstanceID, err)
 		}
@@ -39,7 +39,7 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 			if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
 				return e, nil
 			}
-			_, err = s.db.ExecContext(ctx, s.q.get("ExecutorUpsert"), in.InstanceID, in.App, in.Address, in.Capacity, in.Version, handlers, state)
+			_, err = s.db.ExecContext(ctx, s.q.get(qExecutorUpsert), in.InstanceID, in.App, in.Address, in.Capacity, in.Version, handlers, state)
 			if err != nil && !isDuplicate(err) {
 				return Executor{}, fmt.Errorf("register %s: %w", in.InstanceID, err)
 			}
@@ -63,7 +63,7 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, incarnation string, keep []int64) (moved int, changed bool, err error) {
 	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
 		moved, changed = 0, false
-		res, err := tx.ExecContext(ctx, s.q.get("ExecutorReincarnate"), incarnation, executorID, previous)
+		res, err := tx.ExecContext(ctx, s.q.get(qExecutorReincarnate), incarnation, executorID, previous)
 		if err != nil {
 			return fmt.Errorf("record incarnation of executor %d: %w", executorID, err)
 		}
@@ -75,7 +75,7 @@ func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, inc
 			return nil
 		}
 		var held []Attempt
-		if err := tx.SelectContext(ctx, &held, s.q.get("AttemptsHeldBy"), executorID); err != nil {
+		if err := tx.SelectContext(ctx, &held, s.q.get(qAttemptsHeldBy), executorID); err != nil {
 			return fmt.Errorf("attempts of executor %d: %w", executorID, err)
 		}
 		moved, err = s.loseHeld(ctx, tx, held, keep)
@@ -97,10 +97,10 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 		if kept[a.ID] {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptLost, a.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, a.ID); err != nil {
 			return moved, fmt.Errorf("supersede lost token %d: %w", a.ID, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
 			return moved, fmt.Errorf("replace lost token %d: %w", a.ID, err)
 		}
 		moved++
@@ -122,7 +122,7 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 		return nil, nil
 	}
 	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get("AttemptsAcceptedBy"), executorID, acceptSeq); err != nil {
+	if err := s.db.SelectContext(ctx, &ids, s.q.get(qAttemptsAcceptedBy), executorID, acceptSeq); err != nil {
 		return nil, fmt.Errorf("attempts executor %d accepted: %w", executorID, err)
 	}
 	has := make(map[int64]bool, len(reported))
@@ -142,7 +142,7 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 	var moved []int64
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		moved = moved[:0]
-		q, args, err := sqlx.In(s.q.get("AttemptsAcceptedByLocked"), executorID, acceptSeq, missing)
+		q, args, err := sqlx.In(s.q.get(qAttemptsAcceptedByLocked), executorID, acceptSeq, missing)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 // ExecutorByInstance returns an executor by its instance id.
 func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Executor, error) {
 	var e Executor
-	if err := s.db.GetContext(ctx, &e, s.q.get("ExecutorByInstance"), instanceID); err != nil {
+	if err := s.db.GetContext(ctx, &e, s.q.get(qExecutorByInstance), instanceID); err != nil {
 		return e, notFound(err, "executor "+instanceID)
 	}
 	return e, nil
@@ -173,7 +173,7 @@ func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Exec
 // ExecutorByID returns an executor by id.
 func (s *Store) ExecutorByID(ctx context.Context, id int64) (Executor, error) {
 	var e Executor
-	if err := s.db.GetContext(ctx, &e, s.q.get("ExecutorByID"), id); err != nil {
+	if err := s.db.GetContext(ctx, &e, s.q.get(qExecutorByID), id); err != nil {
 		return e, notFound(err, fmt.Sprintf("executor %d", id))
 	}
 	return e, nil
@@ -182,7 +182,7 @@ func (s *Store) ExecutorByID(ctx context.Context, id int64) (Executor, error) {
 // Executors lists every executor.
 func (s *Store) Executors(ctx context.Context) ([]Executor, error) {
 	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorList")); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorList)); err != nil {
 		return nil, fmt.Errorf("list executors: %w", err)
 	}
 	return out, nil
@@ -192,7 +192,7 @@ func (s *Store) Executors(ctx context.Context) ([]Executor, error) {
 // last heartbeat is younger than maxAgeMS by the database clock.
 func (s *Store) OnlineExecutors(ctx context.Context, app string, maxAgeMS int64) ([]Executor, error) {
 	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsOnline"), app, maxAgeMS); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsOnline), app, maxAgeMS); err != nil {
 		return nil, fmt.Errorf("online executors of %s: %w", app, err)
 	}
 	return out, nil
@@ -207,13 +207,13 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 		App           string `db:"app"`
 		LastHeartbeat int64  `db:"last_heartbeat"`
 	}
-	if err := s.db.SelectContext(ctx, &silent, s.q.get("ExecutorsSilent"), maxAgeMS); err != nil {
+	if err := s.db.SelectContext(ctx, &silent, s.q.get(qExecutorsSilent), maxAgeMS); err != nil {
 		return 0, fmt.Errorf("silent executors: %w", err)
 	}
 	var lost int64
 	for _, e := range silent {
 		err := s.Tx(ctx, func(tx *sqlx.Tx) error {
-			res, err := tx.ExecContext(ctx, s.q.get("ExecutorMarkLost"), e.ID, maxAgeMS)
+			res, err := tx.ExecContext(ctx, s.q.get(qExecutorMarkLost), e.ID, maxAgeMS)
 			if err != nil {
 				return fmt.Errorf("mark executor %d lost: %w", e.ID, err)
 			}
@@ -242,13 +242,13 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 // registering again.
 func (s *Store) ForgetLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
 	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get("ExecutorsLostSince"), maxAgeMS); err != nil {
+	if err := s.db.SelectContext(ctx, &ids, s.q.get(qExecutorsLostSince), maxAgeMS); err != nil {
 		return 0, fmt.Errorf("executors lost for %d ms: %w", maxAgeMS, err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	q, args, err := sqlx.In(s.q.get("ExecutorsForget"), maxAgeMS, ids)
+	q, args, err := sqlx.In(s.q.get(qExecutorsForget), maxAgeMS, ids)
 	if err != nil {
 		return 0, err
 	}
@@ -262,7 +262,7 @@ func (s *Store) ForgetLostExecutors(ctx context.Context, maxAgeMS int64) (int64,
 // SetDrain asks (or stops asking) that an executor get no new slots and give
 // back the ones it has queued; its running slots finish there.
 func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("ExecutorSetDrain"), drain, id); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qExecutorSetDrain), drain, id); err != nil {
 		return fmt.Errorf("drain executor %d: %w", id, err)
 	}
 	return nil
@@ -271,7 +271,7 @@ func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {
 // DrainingExecutors returns the live executors an operator asked to drain.
 func (s *Store) DrainingExecutors(ctx context.Context) ([]Executor, error) {
 	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsDraining")); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsDraining)); err != nil {
 		return nil, fmt.Errorf("draining executors: %w", err)
 	}
 	return out, nil
@@ -279,7 +279,7 @@ func (s *Store) DrainingExecutors(ctx context.Context) ([]Executor, error) {
 
 // Deregister marks an executor gone.
 func (s *Store) Deregister(ctx context.Context, instanceID string) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("ExecutorDeregister"), instanceID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qExecutorDeregister), instanceID); err != nil {
 		return fmt.Errorf("deregister %s: %w", instanceID, err)
 	}
 	return nil

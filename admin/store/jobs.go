@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +17,7 @@ import (
 // ErrConflict. The caller validates fields and computes NextFireAt;
 // CreatedAt (the @every anchor) defaults to the database clock.
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("JobInsert"),
+	res, err := s.db.ExecContext(ctx, s.q.get(qJobInsert),
 		j.App, j.Name, j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy,
 		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
 		j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs, j.NextFireAt,
@@ -32,7 +34,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 // Job returns a job or ErrNotFound.
 func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
 	var j Job
-	if err := s.db.GetContext(ctx, &j, s.q.get("JobByID"), id); err != nil {
+	if err := s.db.GetContext(ctx, &j, s.q.get(qJobByID), id); err != nil {
 		return j, notFound(err, fmt.Sprintf("job %d", id))
 	}
 	return j, nil
@@ -45,10 +47,10 @@ func (s *Store) ListJobs(ctx context.Context, afterID int64, limit int) ([]Job, 
 
 // ListJobsOfApps is ListJobs limited to jobs of apps (nil: every app).
 func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, apps []string) ([]Job, error) {
-	q, args := s.q.get("JobList"), []any{afterID, limit}
+	q, args := s.q.get(qJobList), []any{afterID, limit}
 	if apps != nil {
 		var err error
-		q, args, err = sqlx.In(strings.Replace(q, "WHERE id > ?", "WHERE id > ? AND app IN (?)", 1), afterID, apps, limit)
+		q, args, err = sqlx.In(s.q.get(qJobListOfApps), afterID, apps, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -65,13 +67,13 @@ func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, ap
 // Disabling skips the job's scheduled runs that have not started (see
 // skipPendingScheduled), in the same transaction.
 func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, "JobSetEnabled", id, enabled, !enabled, next, "the job was disabled before this firing started")
+	return s.setJobFlag(ctx, qJobSetEnabled, id, enabled, !enabled, next, "the job was disabled before this firing started")
 }
 
 // setJobFlag runs the named "SET flag = ?, next_fire_at = ? WHERE id = ?"
 // update and, when skip is set, skips the job's pending scheduled runs
 // with reason, in one transaction.
-func (s *Store) setJobFlag(ctx context.Context, query string, id int64, value, skip bool, next sql.NullInt64, reason string) error {
+func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, skip bool, next sql.NullInt64, reason string) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
 		if err != nil {
@@ -91,7 +93,7 @@ func (s *Store) setJobFlag(ctx context.Context, query string, id int64, value, s
 // started (created ahead of time by the pre-read window, or waiting for an
 // executor) as skipped with reason. Runs triggered by hand still run.
 func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext, jobID int64, reason string) error {
-	if _, err := ex.ExecContext(ctx, s.q.get("RunsSkipPendingScheduled"), reason, jobID); err != nil {
+	if _, err := ex.ExecContext(ctx, s.q.get(qRunsSkipPendingScheduled), reason, jobID); err != nil {
 		return fmt.Errorf("skip pending runs of job %d: %w", jobID, err)
 	}
 	return nil
@@ -102,7 +104,7 @@ func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext,
 // job's identity and do not change.
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get("JobUpdate"),
+		res, err := tx.ExecContext(ctx, s.q.get(qJobUpdate),
 			j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
 			j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
 			j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs,
@@ -112,7 +114,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			var exists int
-			if err := tx.GetContext(ctx, &exists, s.q.get("JobExists"), j.ID); err != nil {
+			if err := tx.GetContext(ctx, &exists, s.q.get(qJobExists), j.ID); err != nil {
 				return fmt.Errorf("job %d: %w", j.ID, err)
 			}
 			if exists == 0 {
@@ -133,7 +135,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 // Pausing skips the job's scheduled runs that have not started, in the
 // same transaction.
 func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, "JobSetPaused", id, paused, paused, next, "the job was paused before this firing started")
+	return s.setJobFlag(ctx, qJobSetPaused, id, paused, paused, next, "the job was paused before this firing started")
 }
 
 // ChildGraph returns, for every job that has children, the ids of its
@@ -143,7 +145,7 @@ func (s *Store) ChildGraph(ctx context.Context) (map[int64][]int64, error) {
 		ID       int64  `db:"id"`
 		Children string `db:"child_job_ids"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get("JobChildren")); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qJobChildren)); err != nil {
 		return nil, fmt.Errorf("child graph: %w", err)
 	}
 	out := make(map[int64][]int64, len(rows))
@@ -166,7 +168,7 @@ func ParseIDList(s string) []int64 {
 
 // DeleteJob removes a job definition (its run history stays).
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.q.get("JobDelete"), id)
+	res, err := s.db.ExecContext(ctx, s.q.get(qJobDelete), id)
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", id, err)
 	}
@@ -179,7 +181,7 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 // NextDue returns the earliest next_fire_at of enabled jobs (Valid=false if none).
 func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
 	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get("JobNextDue")); err != nil {
+	if err := s.db.GetContext(ctx, &v, s.q.get(qJobNextDue)); err != nil {
 		return v, fmt.Errorf("next due job: %w", err)
 	}
 	return v, nil
@@ -188,7 +190,7 @@ func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
 // CountDue counts enabled, unpaused jobs due at or before nowMS.
 func (s *Store) CountDue(ctx context.Context, nowMS int64) (int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get("JobCountDue"), nowMS); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qJobCountDue), nowMS); err != nil {
 		return 0, fmt.Errorf("count due jobs: %w", err)
 	}
 	return n, nil
@@ -199,7 +201,7 @@ func (s *Store) CountDue(ctx context.Context, nowMS int64) (int, error) {
 // skipped (SKIP LOCKED). Call inside a transaction after CheckEpoch.
 func (s *Store) ClaimDue(ctx context.Context, tx *sqlx.Tx, nowMS int64, limit int) ([]Job, error) {
 	var out []Job
-	if err := tx.SelectContext(ctx, &out, s.q.get("JobClaimDue"), nowMS, limit); err != nil {
+	if err := tx.SelectContext(ctx, &out, s.q.get(qJobClaimDue), nowMS, limit); err != nil {
 		return nil, fmt.Errorf("claim due jobs: %w", err)
 	}
 	return out, nil
@@ -234,7 +236,7 @@ func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql
 			}
 			continue
 		}
-		q, args, err := sqlx.In(`UPDATE job SET next_fire_at = ? WHERE id IN (?)`, v, ids)
+		q, args, err := sqlx.In(s.q.get(qJobsSetNextFire), v, ids)
 		if err != nil {
 			return err
 		}
@@ -245,18 +247,12 @@ func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql
 	if len(rest) == 0 {
 		return nil
 	}
-	var b strings.Builder
-	args := make([]any, 0, 3*len(rest))
-	ids := make([]any, 0, len(rest))
-	b.WriteString("UPDATE job SET next_fire_at = CASE id")
-	for id, v := range rest {
-		b.WriteString(" WHEN ? THEN ?")
-		args = append(args, id, v)
-		ids = append(ids, id)
+	ids := slices.Sorted(maps.Keys(rest))
+	vals := make([]any, len(ids))
+	for i, id := range ids {
+		vals[i] = rest[id]
 	}
-	b.WriteString(" END WHERE id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")")
-	args = append(args, ids...)
-	if _, err := tx.ExecContext(ctx, b.String(), args...); err != nil {
+	if _, err := s.execByKey(ctx, tx, qJobsSetNextFireByID, "id", ids, vals); err != nil {
 		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(rest), err)
 	}
 	return nil

@@ -18,7 +18,7 @@ type LeaderRecord struct {
 // stored one. It returns false when a larger or equal epoch is already
 // recorded: the caller must not lead.
 func (s *Store) ClaimEpoch(ctx context.Context, epoch int64, holder string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("LeaderClaim"), epoch, holder, epoch)
+	res, err := s.db.ExecContext(ctx, s.q.get(qLeaderClaim), epoch, holder, epoch)
 	if err != nil {
 		return false, fmt.Errorf("claim leader epoch %d: %w", epoch, err)
 	}
@@ -32,7 +32,7 @@ func (s *Store) ClaimEpoch(ctx context.Context, epoch int64, holder string) (boo
 // Leader returns the fencing record.
 func (s *Store) Leader(ctx context.Context) (LeaderRecord, error) {
 	var l LeaderRecord
-	if err := s.db.GetContext(ctx, &l, s.q.get("LeaderGet")); err != nil {
+	if err := s.db.GetContext(ctx, &l, s.q.get(qLeaderGet)); err != nil {
 		return l, fmt.Errorf("read leader record: %w", err)
 	}
 	return l, nil
@@ -44,7 +44,7 @@ func (s *Store) Leader(ctx context.Context) (LeaderRecord, error) {
 // transaction cannot commit after the successor took over.
 func (s *Store) CheckEpoch(ctx context.Context, tx *sqlx.Tx, epoch int64) error {
 	var cur int64
-	if err := tx.GetContext(ctx, &cur, s.q.get("LeaderGetShared")); err != nil {
+	if err := tx.GetContext(ctx, &cur, s.q.get(qLeaderGetShared)); err != nil {
 		return fmt.Errorf("read leader epoch: %w", err)
 	}
 	if cur != epoch {

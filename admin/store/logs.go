@@ -122,7 +122,7 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	known := map[int64]logToken{}
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
-		q, args, err := sqlx.In(s.q.get("RunLogTokens"), executorID, lim.Horizon.Milliseconds(), chunk)
+		q, args, err := sqlx.In(s.q.get(qRunLogTokens), executorID, lim.Horizon.Milliseconds(), chunk)
 		if err != nil {
 			return res, err
 		}
@@ -207,11 +207,11 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 		const width = 9 // placeholders of a RunLogInsert tuple
 		for start := 0; start < n; start += runLogInsertBatch {
 			chunk := rows[start*width : min(start+runLogInsertBatch, n)*width]
-			if _, err := tx.ExecContext(ctx, multiRow(s.q.get("RunLogInsert"), len(chunk)/width), chunk...); err != nil {
+			if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qRunLogInsert), len(chunk)/width), chunk...); err != nil {
 				return fmt.Errorf("insert %d log lines: %w", len(chunk)/width, err)
 			}
 		}
-		if _, err := s.execByKey(ctx, tx, "RunLogStatesUpdate", "run_id", runs, cols...); err != nil {
+		if _, err := s.execByKey(ctx, tx, qRunLogStatesUpdate, "run_id", runs, cols...); err != nil {
 			return fmt.Errorf("update log state of %d runs: %w", len(runs), err)
 		}
 		return nil
@@ -228,7 +228,7 @@ func (s *Store) ensureRunLogStates(ctx context.Context, runs []int64) error {
 		for i, r := range chunk {
 			args[i] = r
 		}
-		if _, err := s.exec(ctx, multiRow(s.q.get("RunLogStateEnsure"), len(chunk)), args...); err != nil {
+		if _, err := s.exec(ctx, multiRow(s.q.get(qRunLogStateEnsure), len(chunk)), args...); err != nil {
 			return fmt.Errorf("log states of %d runs: %w", len(chunk), err)
 		}
 	}
@@ -241,7 +241,7 @@ func (s *Store) lockRunLogStates(ctx context.Context, tx *sqlx.Tx, runs []int64)
 	out := make(map[int64]RunLogState, len(runs))
 	for start := 0; start < len(runs); start += 1000 {
 		chunk := runs[start:min(start+1000, len(runs))]
-		q, args, err := sqlx.In(s.q.get("RunLogStatesLock"), chunk)
+		q, args, err := sqlx.In(s.q.get(qRunLogStatesLock), chunk)
 		if err != nil {
 			return nil, err
 		}
@@ -270,7 +270,7 @@ type RunLogFilter struct {
 // when the page is not full.
 func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]RunLogLine, RunLogState, error) {
 	var st RunLogState
-	if err := s.db.GetContext(ctx, &st, s.q.get("RunLogState"), runID); errors.Is(err, sql.ErrNoRows) {
+	if err := s.db.GetContext(ctx, &st, s.q.get(qRunLogState), runID); errors.Is(err, sql.ErrNoRows) {
 		st = RunLogState{RunID: runID, NextSeq: 1}
 	} else if err != nil {
 		return nil, st, fmt.Errorf("log state of run %d: %w", runID, err)
@@ -281,9 +281,9 @@ func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]Run
 	out := []RunLogLine{}
 	var err error
 	if f.Slot >= 0 {
-		err = s.db.SelectContext(ctx, &out, s.q.get("RunLogPageSlot"), runID, f.Slot, f.AfterSeq, f.MinLevel, f.Limit)
+		err = s.db.SelectContext(ctx, &out, s.q.get(qRunLogPageSlot), runID, f.Slot, f.AfterSeq, f.MinLevel, f.Limit)
 	} else {
-		err = s.db.SelectContext(ctx, &out, s.q.get("RunLogPage"), runID, f.AfterSeq, f.MinLevel, f.Limit)
+		err = s.db.SelectContext(ctx, &out, s.q.get(qRunLogPage), runID, f.AfterSeq, f.MinLevel, f.Limit)
 	}
 	if err != nil {
 		return nil, st, fmt.Errorf("log lines of run %d: %w", runID, err)
@@ -297,7 +297,7 @@ func (s *Store) DeleteRunLogs(ctx context.Context, tx *sqlx.Tx, runIDs []int64) 
 	if len(runIDs) == 0 {
 		return nil
 	}
-	for _, name := range []string{"RunLogDeleteRuns", "RunLogStateDeleteRuns"} {
+	for _, name := range []query{qRunLogDeleteRuns, qRunLogStateDeleteRuns} {
 		q, args, err := sqlx.In(s.q.get(name), runIDs)
 		if err != nil {
 			return err

@@ -82,19 +82,13 @@ func LatestVersion(dialect string) (int, error) {
 	return len(ms), nil
 }
 
-const createVersionTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
-  version    INT          NOT NULL PRIMARY KEY,
-  name       VARCHAR(128) NOT NULL,
-  applied_at BIGINT       NOT NULL
-)`
-
 // SchemaVersion returns the highest applied migration (0 for an empty database).
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	if _, err := s.db.ExecContext(ctx, createVersionTable); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qSchemaMigrationsCreate)); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var v int
-	if err := s.db.GetContext(ctx, &v, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`); err != nil {
+	if err := s.db.GetContext(ctx, &v, s.q.get(qSchemaVersion)); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	return v, nil
@@ -123,18 +117,16 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Close()
-	if s.dialect == sqlfiles.MySQL {
-		var got int
-		if err := conn.GetContext(ctx, &got, `SELECT GET_LOCK('shardjob_migrate', 60)`); err != nil || got != 1 {
-			return 0, fmt.Errorf("migrate: could not take the migration lock within 60s (another admin migrating?): %v", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK('shardjob_migrate')`) //nolint:errcheck
+	var got int
+	if err := conn.GetContext(ctx, &got, s.q.get(qMigrationLock)); err != nil || got != 1 {
+		return 0, fmt.Errorf("migrate: could not take the migration lock within 60s (another admin migrating?): %v", err)
 	}
-	if _, err := conn.ExecContext(ctx, createVersionTable); err != nil {
+	defer conn.ExecContext(context.WithoutCancel(ctx), s.q.get(qMigrationUnlock)) //nolint:errcheck
+	if _, err := conn.ExecContext(ctx, s.q.get(qSchemaMigrationsCreate)); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var current int
-	if err := conn.GetContext(ctx, &current, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`); err != nil {
+	if err := conn.GetContext(ctx, &current, s.q.get(qSchemaVersion)); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if current > len(migs) {
@@ -150,7 +142,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 				return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, `+s.q.get("DBNow")[len("SELECT "):]+`)`, m.Version, m.Name); err != nil {
+		if _, err := conn.ExecContext(ctx, s.q.get(qSchemaMigrationRecord), m.Version, m.Name); err != nil {
 			return applied, fmt.Errorf("record migration %04d: %w", m.Version, err)
 		}
 		applied++

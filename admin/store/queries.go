@@ -1,20 +1,24 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
-// queries maps a query name to its dialect-specific text.
-type queries map[string]string
+//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg store -type query -prefix q -o queries_gen.go -exclude queries_retention.sql ../../sql/queries*.sql
+
+// queries holds the text of each named query for one dialect, macros
+// replaced, indexed by the generated constants of queries_gen.go.
+type queries []string
 
 var macros = map[string]map[string]string{
 	sqlfiles.MySQL: {
@@ -54,93 +58,115 @@ var callMacro = regexp.MustCompile(`\{\{(\w+)\(([^)]*)\)\}\}`)
 
 // Queries returns every named query of sql/queries*.sql for dialect, macros
 // replaced, for packages that run their own statements on the platform
-// database (retention).
+// database (retention, whose names are typed in that package).
 func Queries(dialect string) (map[string]string, error) {
-	return loadQueries(dialect)
-}
-
-func loadQueries(dialect string) (queries, error) {
-	names, err := fs.Glob(sqlfiles.FS, "queries*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("list embedded queries: %w", err)
-	}
-	var all strings.Builder
-	for _, name := range names { // fs.Glob returns names in lexical order
-		raw, err := sqlfiles.FS.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("read embedded queries %s: %w", name, err)
-		}
-		all.Write(raw)
-		all.WriteString("\n")
-	}
-	return parseQueries(all.String(), dialect)
-}
-
-func parseQueries(text, dialect string) (queries, error) {
 	m, ok := macros[dialect]
 	if !ok {
 		return nil, fmt.Errorf("unknown dialect %q", dialect)
 	}
-	out := queries{}
-	var name string
-	var body strings.Builder
-	flush := func() error {
-		if name == "" {
-			return nil
-		}
-		q := strings.TrimSpace(body.String())
-		q = strings.TrimSuffix(q, ";")
-		for k, v := range m {
-			q = strings.ReplaceAll(q, k, v)
-		}
-		var unknown string
-		q = callMacro.ReplaceAllStringFunc(q, func(call string) string {
-			sub := callMacro.FindStringSubmatch(call)
-			f, ok := callMacros[dialect][sub[1]]
-			if !ok {
-				unknown = call
-				return call
-			}
-			return f(strings.TrimSpace(sub[2]))
-		})
-		if unknown != "" || strings.Contains(q, "{{") {
-			return fmt.Errorf("query %s: unknown macro in %q", name, q)
-		}
-		if _, dup := out[name]; dup {
-			return fmt.Errorf("query %s defined twice", name)
-		}
-		out[name] = q
-		body.Reset()
-		return nil
+	files, err := fs.Glob(sqlfiles.FS, "queries*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list embedded queries: %w", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
-			if err := flush(); err != nil {
-				return nil, err
+	var all []namedsql.Query
+	where := map[string]string{} // name: its file, for "defined twice"
+	for _, file := range files {
+		raw, err := sqlfiles.FS.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("read embedded queries %s: %w", file, err)
+		}
+		qs, err := namedsql.Parse(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		for _, q := range qs {
+			if other, dup := where[q.Name]; dup && other != file {
+				return nil, fmt.Errorf("query %s defined in %s and %s", q.Name, other, file)
 			}
-			name = strings.TrimSpace(rest)
-			continue
+			where[q.Name] = file
 		}
-		if name == "" || strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		body.WriteString(line)
-		body.WriteByte('\n')
+		all = append(all, qs...)
 	}
-	if err := flush(); err != nil {
+	texts, err := namedsql.ForDialect(all, dialect, []string{sqlfiles.MySQL, sqlfiles.SQLite})
+	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	for name, q := range texts {
+		if texts[name], err = expandMacros(q, dialect, m); err != nil {
+			return nil, fmt.Errorf("query %s: %w", name, err)
+		}
+	}
+	return texts, nil
 }
 
-func (q queries) get(name string) string {
-	s, ok := q[name]
-	if !ok {
-		panic("store: no query named " + name) // programmer error, caught by tests
+// loadQueries returns the store's queries for dialect.
+func loadQueries(dialect string) (queries, error) {
+	texts, err := Queries(dialect)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	return namedsql.Select(texts, queryNames[:])
+}
+
+// expandMacros replaces the macros of q (m: those of dialect).
+func expandMacros(q, dialect string, m map[string]string) (string, error) {
+	for k, v := range m {
+		q = strings.ReplaceAll(q, k, v)
+	}
+	var unknown string
+	q = callMacro.ReplaceAllStringFunc(q, func(call string) string {
+		sub := callMacro.FindStringSubmatch(call)
+		f, ok := callMacros[dialect][sub[1]]
+		if !ok {
+			unknown = call
+			return call
+		}
+		return f(strings.TrimSpace(sub[2]))
+	})
+	if unknown != "" || strings.Contains(strings.ReplaceAll(q, filtersMarker, ""), "{{") {
+		return "", fmt.Errorf("unknown macro in %q", q)
+	}
+	return q, nil
+}
+
+// get returns the text of query n.
+func (q queries) get(n query) string { return q[n] }
+
+// filtersMarker stands where a list query with optional conditions
+// (RunList) takes them; filters fills it in at run time.
+const filtersMarker = "{{filters}}"
+
+// filters builds the optional conditions of a list query: add each one that
+// applies, with its arguments, then query puts "WHERE c1 AND c2 …" (or
+// nothing) in the place of the query's {{filters}}.
+type filters struct {
+	conds []string
+	args  []any
+}
+
+// add adds cond (SQL with a ? per argument) and its arguments.
+func (f *filters) add(cond string, args ...any) {
+	f.conds = append(f.conds, cond)
+	f.args = append(f.args, args...)
+}
+
+// in adds "col IN (?, …)" with one placeholder per value (at least one).
+func (f *filters) in(col string, values []string) {
+	args := make([]any, len(values))
+	for i, v := range values {
+		args[i] = v
+	}
+	f.add(col+" IN (?"+strings.Repeat(", ?", len(values)-1)+")", args...)
+}
+
+// query returns q with its {{filters}} filled in, and the arguments: those
+// of the conditions, then after (the placeholders after {{filters}}).
+func (f *filters) query(q string, after ...any) (string, []any) {
+	where := ""
+	if len(f.conds) > 0 {
+		where = "WHERE " + strings.Join(f.conds, " AND ")
+	}
+	return strings.Replace(q, filtersMarker, where, 1), append(slices.Clip(f.args), after...)
 }
 
 // multiRow expands the VALUES tuple of an insert to n tuples. Text after
@@ -195,7 +221,7 @@ const caseRowsPerStatement = 1000
 // execByKey runs the named "set by key" update (byKey) for the rows ids
 // (sorted) in tx, in statements of up to caseRowsPerStatement rows, and
 // returns how many rows matched.
-func (s *Store) execByKey(ctx context.Context, tx *sqlx.Tx, name, key string, ids []int64, cols ...[]any) (int64, error) {
+func (s *Store) execByKey(ctx context.Context, tx *sqlx.Tx, name query, key string, ids []int64, cols ...[]any) (int64, error) {
 	var matched int64
 	for start := 0; start < len(ids); start += caseRowsPerStatement {
 		end := min(start+caseRowsPerStatement, len(ids))

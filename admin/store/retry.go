@@ -28,7 +28,7 @@ type RetryCandidate struct {
 // up a retry).
 func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidate, error) {
 	var out []RetryCandidate
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsToRetry"), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsToRetry), limit); err != nil {
 		return nil, fmt.Errorf("attempts to retry: %w", err)
 	}
 	return out, nil
@@ -53,14 +53,14 @@ func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64
 }
 
 func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID int64, slot, attempt, failures int) (int64, error) {
-	res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersedeFailed"), id)
+	res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersedeFailed), id)
 	if err != nil {
 		return 0, fmt.Errorf("supersede token %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return 0, nil
 	}
-	res, err = tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), runID, slot, attempt+1, failures)
+	res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), runID, slot, attempt+1, failures)
 	if err != nil {
 		return 0, fmt.Errorf("retry slot %d of run %d: %w", slot, runID, err)
 	}
@@ -81,7 +81,7 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 		moved = 0
 		for _, tok := range tokens {
 			var a Attempt
-			err := tx.GetContext(ctx, &a, s.q.get("AttemptByID")+" "+s.q.get("ForUpdateSuffix"), tok)
+			err := tx.GetContext(ctx, &a, s.q.get(qAttemptByIDForUpdate), tok)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
@@ -91,14 +91,14 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 			if !a.Current || a.Status != AttemptAssigned || a.ExecutorID.Int64 != executorID {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, s.q.get("AttemptSupersede"), AttemptMoved, tok)
+			res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptMoved, tok)
 			if err != nil {
 				return fmt.Errorf("supersede released token %d: %w", tok, err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, s.q.get("AttemptInsertUnplaced"), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
 				return fmt.Errorf("replace released token %d: %w", tok, err)
 			}
 			moved++
@@ -122,7 +122,7 @@ type Unplaced struct {
 // UnplacedAttempts returns attempts waiting for an executor (retries).
 func (s *Store) UnplacedAttempts(ctx context.Context, limit int) ([]Unplaced, error) {
 	var out []Unplaced
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsUnplaced"), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnplaced), limit); err != nil {
 		return nil, fmt.Errorf("unplaced attempts: %w", err)
 	}
 	return out, nil
@@ -131,7 +131,7 @@ func (s *Store) UnplacedAttempts(ctx context.Context, limit int) ([]Unplaced, er
 // PlaceAttempt puts an unplaced attempt on an executor. It reports false if
 // the attempt was placed or superseded meanwhile.
 func (s *Store) PlaceAttempt(ctx context.Context, token, executorID, leaseUntilMS int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("AttemptPlace"), executorID, leaseUntilMS, token)
+	res, err := s.db.ExecContext(ctx, s.q.get(qAttemptPlace), executorID, leaseUntilMS, token)
 	if err != nil {
 		return false, fmt.Errorf("place token %d: %w", token, err)
 	}
@@ -150,7 +150,7 @@ func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		n = 0
 		var failed []Attempt
-		if err := tx.SelectContext(ctx, &failed, s.q.get("AttemptsFailedOfRun"), runID); err != nil {
+		if err := tx.SelectContext(ctx, &failed, s.q.get(qAttemptsFailedOfRun), runID); err != nil {
 			return fmt.Errorf("failed slots of run %d: %w", runID, err)
 		}
 		if len(failed) == 0 {
@@ -162,7 +162,7 @@ func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 		}
 		reopened := false
 		for _, from := range []string{RunFailed, RunPartiallyFailed, RunCancelled} {
-			res, err := tx.ExecContext(ctx, `UPDATE job_run SET status = 'running', finished_at = NULL, error = '', started_at = COALESCE(started_at, ?) WHERE id = ? AND status = ?`, now, runID, from)
+			res, err := tx.ExecContext(ctx, s.q.get(qRunReopen), now, runID, from)
 			if err != nil {
 				return fmt.Errorf("reopen run %d: %w", runID, err)
 			}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -69,7 +68,7 @@ func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewR
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for start := 0; start < len(ids); start += 1000 {
-		text, args, err := sqlx.In(s.q.get("JobApps"), ids[start:min(start+1000, len(ids))])
+		text, args, err := sqlx.In(s.q.get(qJobApps), ids[start:min(start+1000, len(ids))])
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +106,7 @@ func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs [
 	for start := 0; start < len(runs); start += runInsertBatch {
 		end := min(start+runInsertBatch, len(runs))
 		chunk := runs[start:end]
-		q := multiRow(s.q.get("RunInsert"), len(chunk))
+		q := multiRow(s.q.get(qRunInsert), len(chunk))
 		args := make([]any, 0, 15*len(chunk))
 		for _, r := range chunk {
 			args = append(args, r.insertArgs(epoch)...)
@@ -129,12 +128,12 @@ func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, 
 	if err != nil {
 		return run, false, err
 	}
-	res, err := s.db.ExecContext(ctx, s.q.get("RunInsert"), filled[0].insertArgs(epoch)...)
+	res, err := s.db.ExecContext(ctx, s.q.get(qRunInsert), filled[0].insertArgs(epoch)...)
 	if err != nil {
 		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
 	}
 	n, _ := res.RowsAffected()
-	if err := s.db.GetContext(ctx, &run, s.q.get("RunByKey"), r.JobID, r.ScheduledAt); err != nil {
+	if err := s.db.GetContext(ctx, &run, s.q.get(qRunByKey), r.JobID, r.ScheduledAt); err != nil {
 		return run, false, notFound(err, "run")
 	}
 	return run, n == 1, nil
@@ -143,7 +142,7 @@ func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, 
 // Run returns a run or ErrNotFound.
 func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 	var r Run
-	if err := s.db.GetContext(ctx, &r, s.q.get("RunByID"), id); err != nil {
+	if err := s.db.GetContext(ctx, &r, s.q.get(qRunByID), id); err != nil {
 		return r, notFound(err, fmt.Sprintf("run %d", id))
 	}
 	return r, nil
@@ -165,45 +164,29 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
-	base := s.q.get("RunByID")
-	base = base[:strings.LastIndex(base, "WHERE")]
-	var conds []string
-	var args []any
+	var w filters
 	if f.JobID > 0 {
-		conds = append(conds, "r.job_id = ?")
-		args = append(args, f.JobID)
+		w.add("r.job_id = ?", f.JobID)
 	}
 	if f.Status != "" {
-		conds = append(conds, "r.status = ?")
-		args = append(args, f.Status)
+		w.add("r.status = ?", f.Status)
 	}
 	if f.BeforeID > 0 {
-		conds = append(conds, "r.id < ?")
-		args = append(args, f.BeforeID)
+		w.add("r.id < ?", f.BeforeID)
 	}
 	if f.FromMS != 0 {
-		conds = append(conds, "r.scheduled_at >= ?")
-		args = append(args, f.FromMS)
+		w.add("r.scheduled_at >= ?", f.FromMS)
 	}
 	if f.ToMS != 0 {
-		conds = append(conds, "r.scheduled_at < ?")
-		args = append(args, f.ToMS)
+		w.add("r.scheduled_at < ?", f.ToMS)
 	}
 	if f.Apps != nil {
 		if len(f.Apps) == 0 {
 			return nil, nil
 		}
-		conds = append(conds, "r.app IN (?"+strings.Repeat(", ?", len(f.Apps)-1)+")")
-		for _, a := range f.Apps {
-			args = append(args, a)
-		}
+		w.in("r.app", f.Apps)
 	}
-	q := base
-	if len(conds) > 0 {
-		q += " WHERE " + strings.Join(conds, " AND ")
-	}
-	q += " ORDER BY r.id DESC LIMIT ?"
-	args = append(args, f.Limit)
+	q, args := w.query(s.q.get(qRunList), f.Limit)
 	var out []Run
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -215,7 +198,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 // scheduled after nowMS (runs created ahead of time by the pre-read window).
 func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {
 	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get("RunNextPending"), nowMS); err != nil {
+	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS); err != nil {
 		return v, fmt.Errorf("next pending run: %w", err)
 	}
 	return v, nil
@@ -224,7 +207,7 @@ func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt6
 // HasActiveRun reports whether a job has a pending or running run.
 func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get("RunActiveForJob"), jobID); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qRunActiveForJob), jobID); err != nil {
 		return false, fmt.Errorf("active runs of job %d: %w", jobID, err)
 	}
 	return n > 0, nil
@@ -236,7 +219,7 @@ func (s *Store) ActiveJobs(ctx context.Context, q sqlx.QueryerContext, jobIDs []
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	text, args, err := sqlx.In(s.q.get("RunActiveJobs"), jobIDs)
+	text, args, err := sqlx.In(s.q.get(qRunActiveJobs), jobIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +245,7 @@ func (s *Store) TransitionRun(ctx context.Context, ex sqlx.ExecerContext, id int
 	if to == RunRunning {
 		started = sql.NullInt64{Int64: atMS, Valid: true}
 	}
-	res, err := ex.ExecContext(ctx, s.q.get("RunTransition"), to, started, finished, truncate(errText, 2000), id, from)
+	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), to, started, finished, truncate(errText, 2000), id, from)
 	if err != nil {
 		return false, fmt.Errorf("run %d %s→%s: %w", id, from, to, err)
 	}

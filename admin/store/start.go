@@ -43,7 +43,7 @@ type PendingCursor struct {
 // caller pages on.
 func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor, limit int) ([]PendingRun, error) {
 	var out []PendingRun
-	err := s.db.SelectContext(ctx, &out, s.q.get("RunPendingPage"), nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
+	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}
@@ -88,7 +88,7 @@ func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs [
 		if err != nil || len(pending) == 0 {
 			return err
 		}
-		if err := s.execIn(ctx, tx, "RunsStart", pending, now); err != nil {
+		if err := s.execIn(ctx, tx, qRunsStart, pending, now); err != nil {
 			return fmt.Errorf("start %d runs: %w", len(pending), err)
 		}
 		isPending := make(map[int64]bool, len(pending))
@@ -128,7 +128,7 @@ func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs [
 func (s *Store) lockPending(ctx context.Context, tx *sqlx.Tx, ids []int64) ([]int64, error) {
 	var out []int64
 	for start := 0; start < len(ids); start += 1000 {
-		q, args, err := sqlx.In(s.q.get("RunsLockPending"), ids[start:min(start+1000, len(ids))])
+		q, args, err := sqlx.In(s.q.get(qRunsLockPending), ids[start:min(start+1000, len(ids))])
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +143,7 @@ func (s *Store) lockPending(ctx context.Context, tx *sqlx.Tx, ids []int64) ([]in
 
 // execIn runs the named statement "… IN (?)" with args before the list,
 // in chunks of 1000 ids.
-func (s *Store) execIn(ctx context.Context, ex sqlx.ExecerContext, name string, ids []int64, args ...any) error {
+func (s *Store) execIn(ctx context.Context, ex sqlx.ExecerContext, name query, ids []int64, args ...any) error {
 	for start := 0; start < len(ids); start += 1000 {
 		q, a, err := sqlx.In(s.q.get(name), append(slices.Clone(args), ids[start:min(start+1000, len(ids))])...)
 		if err != nil {
@@ -167,7 +167,7 @@ func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, leaseUntilMS
 	const batch = 512
 	for start := 0; start < len(rows); start += batch {
 		chunk := rows[start:min(start+batch, len(rows))]
-		q := multiRow(s.q.get("AttemptInsert"), len(chunk))
+		q := multiRow(s.q.get(qAttemptInsert), len(chunk))
 		args := make([]any, 0, 5*len(chunk))
 		for _, a := range chunk {
 			args = append(args, a.runID, a.Slot, a.Attempt, a.ExecutorID, leaseUntilMS)
@@ -194,7 +194,7 @@ func (s *Store) setPredicted(ctx context.Context, tx *sqlx.Tx, pairs []int64) er
 		for i, p := range chunk {
 			ids[i], ms[i] = p.id, p.ms
 		}
-		q, args, err := byKey(s.q.get("RunsSetPredicted"), "id", ids, ms)
+		q, args, err := byKey(s.q.get(qRunsSetPredicted), "id", ids, ms)
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (s *Store) setPredicted(ctx context.Context, tx *sqlx.Tx, pairs []int64) er
 func (s *Store) SlotStatsOfJobs(ctx context.Context, jobIDs []int64) (map[int64][]SlotStat, error) {
 	out := map[int64][]SlotStat{}
 	for start := 0; start < len(jobIDs); start += 1000 {
-		q, args, err := sqlx.In(s.q.get("SlotStatsOfJobs"), jobIDs[start:min(start+1000, len(jobIDs))])
+		q, args, err := sqlx.In(s.q.get(qSlotStatsOfJobs), jobIDs[start:min(start+1000, len(jobIDs))])
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +232,7 @@ func (s *Store) SlotStatsOfJobs(ctx context.Context, jobIDs []int64) (map[int64]
 // oldest first: one push carries them, whatever their runs.
 func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken int64, limit int) ([]DispatchSlot, error) {
 	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get("DispatchOfExecutor"), executorID, afterToken, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qDispatchOfExecutor), executorID, afterToken, limit); err != nil {
 		return nil, fmt.Errorf("dispatch of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -241,7 +241,7 @@ func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken i
 // MarkWaiting records on pending runs why they cannot start yet (shown on
 // the run; cleared when it starts).
 func (s *Store) MarkWaiting(ctx context.Context, reason string, ids []int64) error {
-	if err := s.updateTokens(ctx, "RunsWaiting", ids, truncate(reason, 2000)); err != nil {
+	if err := s.updateTokens(ctx, qRunsWaiting, ids, truncate(reason, 2000)); err != nil {
 		return fmt.Errorf("mark %d runs waiting: %w", len(ids), err)
 	}
 	return nil
@@ -250,7 +250,7 @@ func (s *Store) MarkWaiting(ctx context.Context, reason string, ids []int64) err
 // FailPending ends pending runs as failed with reason, at atMS; runs no
 // longer pending are left alone.
 func (s *Store) FailPending(ctx context.Context, reason string, atMS int64, ids []int64) error {
-	if err := s.updateTokens(ctx, "RunsFailPending", ids, atMS, truncate(reason, 2000)); err != nil {
+	if err := s.updateTokens(ctx, qRunsFailPending, ids, atMS, truncate(reason, 2000)); err != nil {
 		return fmt.Errorf("fail %d pending runs: %w", len(ids), err)
 	}
 	return nil
@@ -268,7 +268,7 @@ type Unacknowledged struct {
 // acknowledged.
 func (s *Store) UnacknowledgedAttempts(ctx context.Context, olderThanMS int64, limit int) ([]Unacknowledged, error) {
 	var out []Unacknowledged
-	if err := s.db.SelectContext(ctx, &out, s.q.get("AttemptsUnacknowledged"), olderThanMS, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnacknowledged), olderThanMS, limit); err != nil {
 		return nil, fmt.Errorf("unacknowledged attempts: %w", err)
 	}
 	return out, nil

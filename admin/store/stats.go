@@ -28,7 +28,7 @@ type SlotStat struct {
 // SlotStats returns the measured slots of a job, by slot.
 func (s *Store) SlotStats(ctx context.Context, jobID int64) ([]SlotStat, error) {
 	var out []SlotStat
-	if err := s.db.SelectContext(ctx, &out, s.q.get("SlotStatsOfJob"), jobID); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qSlotStatsOfJob), jobID); err != nil {
 		return nil, fmt.Errorf("slot stats of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -36,7 +36,7 @@ func (s *Store) SlotStats(ctx context.Context, jobID int64) ([]SlotStat, error) 
 
 // SetPredicted records the makespan the placement predicted for a run.
 func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) error {
-	_, err := s.db.ExecContext(ctx, s.q.get("RunSetPredicted"), predictedMS, runID)
+	_, err := s.db.ExecContext(ctx, s.q.get(qRunSetPredicted), predictedMS, runID)
 	return err
 }
 
@@ -60,7 +60,7 @@ type attemptStats struct {
 // attempts of tokens needs: run, slot, executor speed and the slot's
 // measured cost.
 func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptStats, error) {
-	q, args, err := sqlx.In(s.q.get("AttemptForStats")+" AND a.id IN (?)", tokens)
+	q, args, err := sqlx.In(s.q.get(qAttemptForStats), tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutc
 		if a.CostMS.Valid && a.LastExec.Valid && a.LastExec.Int64 != a.ExecutorID && a.CostMS.Float64 >= 20 && durMS >= 20 {
 			sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
 			newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
-			if _, err := tx.ExecContext(ctx, s.q.get("ExecutorSetSpeed"), newSpeed, a.ExecutorID); err != nil {
+			if _, err := tx.ExecContext(ctx, s.q.get(qExecutorSetSpeed), newSpeed, a.ExecutorID); err != nil {
 				return fmt.Errorf("update executor speed: %w", err)
 			}
 		}
@@ -132,7 +132,7 @@ func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutc
 			args = append(args, x.jobID, x.slot, x.costMS, x.records, x.executorID)
 		}
 		args = append(args, CostAlpha, CostAlpha, CostAlpha, CostAlpha)
-		if _, err := tx.ExecContext(ctx, multiRow(s.q.get("SlotStatsUpsert"), len(chunk)), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qSlotStatsUpsert), len(chunk)), args...); err != nil {
 			return fmt.Errorf("update the stats of %d slots: %w", len(chunk), err)
 		}
 	}

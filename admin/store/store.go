@@ -126,15 +126,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to %s database: %w", cfg.Driver, err)
 	}
-	if cfg.Driver == sqlfiles.MySQL {
-		if db, err = withServerSettings(ctx, db, dsn, cfg); err != nil {
-			return nil, err
-		}
-	}
 	q, err := loadQueries(cfg.Driver)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if cfg.Driver == sqlfiles.MySQL {
+		if db, err = withServerSettings(ctx, db, dsn, cfg, q); err != nil {
+			return nil, err
+		}
 	}
 	return &Store{db: db, dialect: cfg.Driver, q: q}, nil
 }
@@ -146,9 +146,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // leader's inserts of new attempts and deadlock with results), and on
 // MariaDB idle_transaction_timeout (an unknown variable would fail every
 // connection on MySQL, whose isolation variable has another name).
-func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config) (*sqlx.DB, error) {
+func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config, q queries) (*sqlx.DB, error) {
 	var version string
-	if err := db.GetContext(ctx, &version, `SELECT VERSION()`); err != nil {
+	if err := db.GetContext(ctx, &version, q.get(qServerVersion)); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("read server version: %w", err)
 	}
@@ -204,7 +204,7 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Now returns the database clock.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	var ms int64
-	if err := s.db.GetContext(ctx, &ms, s.q.get("DBNow")); err != nil {
+	if err := s.db.GetContext(ctx, &ms, s.q.get(qDBNow)); err != nil {
 		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
 	return time.UnixMilli(ms).UTC(), nil

@@ -64,14 +64,14 @@ func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, er
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		if parent.Valid {
 			var revoked sql.NullInt64
-			if err := tx.GetContext(ctx, &revoked, s.q.get("APITokenLockParent"), t.ParentID); err != nil {
+			if err := tx.GetContext(ctx, &revoked, s.q.get(qAPITokenLockParent), t.ParentID); err != nil {
 				return notFound(err, fmt.Sprintf("API token %d", t.ParentID))
 			}
 			if revoked.Valid {
 				return fmt.Errorf("API token %d, which creates this one, was revoked at %s: %w", t.ParentID, tokenTime(revoked.Int64), ErrTokenRevoked)
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.q.get("APITokenInsert"), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
+		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenInsert), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
 		if isDuplicate(err) {
 			return fmt.Errorf("API token %s: %w", t.Prefix, ErrConflict)
 		}
@@ -91,7 +91,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, er
 // deleted).
 func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 	var t APIToken
-	if err := s.db.GetContext(ctx, &t, s.q.get("APITokenByID"), id); err != nil {
+	if err := s.db.GetContext(ctx, &t, s.q.get(qAPITokenByID), id); err != nil {
 		return t, notFound(err, fmt.Sprintf("API token %d", id))
 	}
 	return t, nil
@@ -101,7 +101,7 @@ func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
 // first, at most limit.
 func (s *Store) APITokens(ctx context.Context, userID int64, limit int) ([]APIToken, error) {
 	out := []APIToken{}
-	if err := s.db.SelectContext(ctx, &out, s.q.get("APITokenList"), userID, userID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAPITokenList), userID, userID, limit); err != nil {
 		return nil, fmt.Errorf("list API tokens: %w", err)
 	}
 	return out, nil
@@ -111,7 +111,7 @@ func (s *Store) APITokens(ctx context.Context, userID int64, limit int) ([]APITo
 // nor expired (by the database clock).
 func (s *Store) CountActiveAPITokens(ctx context.Context, userID int64) (int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get("APITokenCountActive"), userID); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qAPITokenCountActive), userID); err != nil {
 		return 0, fmt.Errorf("count API tokens of user %d: %w", userID, err)
 	}
 	return n, nil
@@ -127,7 +127,7 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, er
 	var descendants []int64
 	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
 		revoked, descendants = false, nil
-		res, err := tx.ExecContext(ctx, s.q.get("APITokenRevoke"), id)
+		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenRevoke), id)
 		if err != nil {
 			return fmt.Errorf("revoke API token %d: %w", id, err)
 		}
@@ -135,12 +135,12 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, er
 			revoked = true
 		} else {
 			var t APIToken
-			if err := tx.GetContext(ctx, &t, s.q.get("APITokenByID"), id); err != nil {
+			if err := tx.GetContext(ctx, &t, s.q.get(qAPITokenByID), id); err != nil {
 				return notFound(err, fmt.Sprintf("API token %d", id))
 			}
 		}
 		for level := []int64{id}; len(level) > 0; {
-			q, args, err := sqlx.In(s.q.get("APITokenChildren"), level)
+			q, args, err := sqlx.In(s.q.get(qAPITokenChildren), level)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, er
 		if len(descendants) == 0 {
 			return nil
 		}
-		q, args, err := sqlx.In(s.q.get("APITokensRevoke"), descendants)
+		q, args, err := sqlx.In(s.q.get(qAPITokensRevoke), descendants)
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ type tokenAuthRow struct {
 // (last_used_at, at most once a minute).
 func (s *Store) AuthenticateAPIToken(ctx context.Context, hash string) (APIToken, User, error) {
 	var row tokenAuthRow
-	if err := s.db.GetContext(ctx, &row, s.q.get("APITokenAuth"), hash); err != nil {
+	if err := s.db.GetContext(ctx, &row, s.q.get(qAPITokenAuth), hash); err != nil {
 		return APIToken{}, User{}, notFound(err, "API token")
 	}
 	t := row.APIToken
@@ -201,7 +201,7 @@ func (s *Store) AuthenticateAPIToken(ctx context.Context, hash string) (APIToken
 	if err != nil {
 		return t, User{}, err
 	}
-	if _, err := s.db.ExecContext(ctx, s.q.get("APITokenTouch"), t.ID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAPITokenTouch), t.ID); err != nil {
 		return t, User{}, fmt.Errorf("record use of API token %d: %w", t.ID, err)
 	}
 	return t, u, nil

@@ -12,7 +12,7 @@ import (
 // CountUsers returns the number of console users.
 func (s *Store) CountUsers(ctx context.Context) (int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get("UserCount")); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qUserCount)); err != nil {
 		return 0, fmt.Errorf("count users: %w", err)
 	}
 	return n, nil
@@ -20,7 +20,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 
 // CreateUser inserts a user; a taken name is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("UserInsert"), username, passwordHash, role)
+	res, err := s.db.ExecContext(ctx, s.q.get(qUserInsert), username, passwordHash, role)
 	if isDuplicate(err) {
 		return 0, fmt.Errorf("user %q: %w", username, ErrConflict)
 	}
@@ -36,7 +36,7 @@ func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role str
 // name as stored.
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 	var u User
-	if err := s.db.GetContext(ctx, &u, s.q.get("UserByName"), username); err != nil {
+	if err := s.db.GetContext(ctx, &u, s.q.get(qUserByName), username); err != nil {
 		return u, notFound(err, "user "+username)
 	}
 	if !strings.EqualFold(u.Username, username) {
@@ -50,7 +50,7 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 // UserByID returns a user or ErrNotFound.
 func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 	var u User
-	if err := s.db.GetContext(ctx, &u, s.q.get("UserByID"), id); err != nil {
+	if err := s.db.GetContext(ctx, &u, s.q.get(qUserByID), id); err != nil {
 		return u, notFound(err, fmt.Sprintf("user %d", id))
 	}
 	return u, nil
@@ -58,7 +58,7 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 
 // CreateSession stores a session by the hash of its token.
 func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("SessionInsert"), tokenHash, userID, ms(expires)); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qSessionInsert), tokenHash, userID, ms(expires)); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	return nil
@@ -67,7 +67,7 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int6
 // SessionUser returns the user of an unexpired session, or ErrNotFound.
 func (s *Store) SessionUser(ctx context.Context, tokenHash string) (User, error) {
 	var id int64
-	if err := s.db.GetContext(ctx, &id, s.q.get("SessionGet"), tokenHash); err != nil {
+	if err := s.db.GetContext(ctx, &id, s.q.get(qSessionGet), tokenHash); err != nil {
 		return User{}, notFound(err, "session")
 	}
 	return s.UserByID(ctx, id)
@@ -75,14 +75,14 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (User, error)
 
 // DeleteSession removes a session (logout).
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	_, err := s.db.ExecContext(ctx, s.q.get("SessionDelete"), tokenHash)
+	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDelete), tokenHash)
 	return err
 }
 
 // PurgeSessions deletes expired console sessions (database clock) and
 // returns how many.
 func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("SessionPurge"))
+	res, err := s.db.ExecContext(ctx, s.q.get(qSessionPurge))
 	if err != nil {
 		return 0, fmt.Errorf("purge expired sessions: %w", err)
 	}
@@ -93,7 +93,7 @@ func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
 // may read it (e.App, e.OwnerID; see AuditEntry). ID and At are ignored:
 // the database assigns them.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get("AuditInsert"), e.Actor, e.Action, e.Object, e.Detail, e.App, e.OwnerID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), e.Actor, e.Action, e.Object, e.Detail, e.App, e.OwnerID); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
@@ -102,7 +102,7 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 // Users lists console users by name.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
 	var out []User
-	if err := s.db.SelectContext(ctx, &out, s.q.get("UserList")); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qUserList)); err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return out, nil
@@ -110,33 +110,33 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 
 // SetUserApps limits a user to apps ("" or nil: every app).
 func (s *Store) SetUserApps(ctx context.Context, id int64, apps []string) error {
-	return s.execOne(ctx, "UserSetApps", fmt.Sprintf("user %d", id), strings.Join(apps, ","), id)
+	return s.execOne(ctx, qUserSetApps, fmt.Sprintf("user %d", id), strings.Join(apps, ","), id)
 }
 
 // SetUserRole changes a user's role.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
-	return s.execOne(ctx, "UserSetRole", fmt.Sprintf("user %d", id), role, id)
+	return s.execOne(ctx, qUserSetRole, fmt.Sprintf("user %d", id), role, id)
 }
 
 // SetUserPassword replaces a user's password hash and ends their sessions.
 func (s *Store) SetUserPassword(ctx context.Context, id int64, hash string) error {
-	if err := s.execOne(ctx, "UserSetPassword", fmt.Sprintf("user %d", id), hash, id); err != nil {
+	if err := s.execOne(ctx, qUserSetPassword, fmt.Sprintf("user %d", id), hash, id); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.q.get("SessionDeleteUser"), id)
+	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDeleteUser), id)
 	return err
 }
 
 // DeleteUser removes a user and their sessions.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, "UserDelete", fmt.Sprintf("user %d", id), id); err != nil {
+	if err := s.execOne(ctx, qUserDelete, fmt.Sprintf("user %d", id), id); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.q.get("SessionDeleteUser"), id)
+	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDeleteUser), id)
 	return err
 }
 
-func (s *Store) execOne(ctx context.Context, query, what string, args ...any) error {
+func (s *Store) execOne(ctx context.Context, query query, what string, args ...any) error {
 	res, err := s.db.ExecContext(ctx, s.q.get(query), args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -180,7 +180,7 @@ func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int, scope A
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	q, args, err := sqlx.In(s.q.get("AuditList"), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID, limit)
+	q, args, err := sqlx.In(s.q.get(qAuditList), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID, limit)
 	if err != nil {
 		return nil, err
 	}

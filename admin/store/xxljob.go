@@ -24,7 +24,7 @@ const (
 // executors do not list their handlers (they refuse unknown ones).
 func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Executor, error) {
 	for range 2 {
-		res, err := s.db.ExecContext(ctx, s.q.get("XXLExecutorRefresh"), in.Address, in.Capacity, in.Version, in.InstanceID, in.App)
+		res, err := s.db.ExecContext(ctx, s.q.get(qXXLExecutorRefresh), in.Address, in.Capacity, in.Version, in.InstanceID, in.App)
 		if err != nil {
 			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
 		}
@@ -35,7 +35,7 @@ func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Execu
 		if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
 			return e, nil
 		}
-		_, err = s.db.ExecContext(ctx, s.q.get("XXLExecutorInsert"), in.InstanceID, in.App, in.Address, in.Capacity, in.Version)
+		_, err = s.db.ExecContext(ctx, s.q.get(qXXLExecutorInsert), in.InstanceID, in.App, in.Address, in.Capacity, in.Version)
 		if err != nil && !isDuplicate(err) {
 			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
 		}
@@ -51,7 +51,7 @@ func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Execu
 // It reports false when the executor is no longer online (lost or removed:
 // it comes back by registering again).
 func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("XXLExecutorBeat"), executorID)
+	res, err := s.db.ExecContext(ctx, s.q.get(qXXLExecutorBeat), executorID)
 	if err != nil {
 		return false, fmt.Errorf("beat of XXL-JOB executor %d: %w", executorID, err)
 	}
@@ -68,7 +68,7 @@ func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
 // XXLExecutors returns the online and draining XXL-JOB executors of every app.
 func (s *Store) XXLExecutors(ctx context.Context) ([]Executor, error) {
 	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLExecutorsLive")); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLExecutorsLive)); err != nil {
 		return nil, fmt.Errorf("list XXL-JOB executors: %w", err)
 	}
 	return out, nil
@@ -88,7 +88,7 @@ type ExecutorRef struct {
 // the address was reused); ErrNotFound if none registered it.
 func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorRef, error) {
 	var row ExecutorRef
-	if err := s.db.GetContext(ctx, &row, s.q.get("ExecutorProtocolByAddress"), address); err != nil {
+	if err := s.db.GetContext(ctx, &row, s.q.get(qExecutorProtocolByAddress), address); err != nil {
 		return row, notFound(err, "executor at "+address)
 	}
 	return row, nil
@@ -102,7 +102,7 @@ func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorR
 func (s *Store) LiveExecutorsAt(ctx context.Context, address, instanceID string, maxAgeMS int64) ([]ExecutorRef, error) {
 	base := strings.TrimRight(address, "/")
 	var out []ExecutorRef
-	if err := s.db.SelectContext(ctx, &out, s.q.get("ExecutorsLiveAtAddress"), base, base+"/", instanceID, maxAgeMS); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsLiveAtAddress), base, base+"/", instanceID, maxAgeMS); err != nil {
 		return nil, fmt.Errorf("executors at %s: %w", address, err)
 	}
 	return out, nil
@@ -112,7 +112,7 @@ func (s *Store) LiveExecutorsAt(ctx context.Context, address, instanceID string,
 // placed more than olderThanMS ago, for pushing it again; false when it was
 // accepted, moved, or claimed by another replica meanwhile.
 func (s *Store) ClaimRedispatch(ctx context.Context, token, executorID, olderThanMS int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get("XXLClaimRedispatch"), token, executorID, olderThanMS)
+	res, err := s.db.ExecContext(ctx, s.q.get(qXXLClaimRedispatch), token, executorID, olderThanMS)
 	if err != nil {
 		return false, fmt.Errorf("claim token %d for redispatch: %w", token, err)
 	}
@@ -124,7 +124,7 @@ func (s *Store) ClaimRedispatch(ctx context.Context, token, executorID, olderTha
 // has not accepted, placed more than olderThanMS ago (database clock).
 func (s *Store) XXLUnacked(ctx context.Context, executorID, olderThanMS int64, limit int) ([]DispatchSlot, error) {
 	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLUnackedStale"), executorID, olderThanMS, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLUnackedStale), executorID, olderThanMS, limit); err != nil {
 		return nil, fmt.Errorf("unaccepted attempts of XXL-JOB executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -145,7 +145,7 @@ type OverdueAttempt struct {
 // graceMS ago, by the database clock.
 func (s *Store) XXLOverdue(ctx context.Context, defaultTimeoutMS, graceMS int64, limit int) ([]OverdueAttempt, error) {
 	var out []OverdueAttempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get("XXLAttemptsOverdue"), defaultTimeoutMS, graceMS, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLAttemptsOverdue), defaultTimeoutMS, graceMS, limit); err != nil {
 		return nil, fmt.Errorf("overdue XXL-JOB attempts: %w", err)
 	}
 	return out, nil
@@ -176,7 +176,7 @@ type TokenInfo struct {
 // TokenInfo returns an attempt by token with its run and executor.
 func (s *Store) TokenInfo(ctx context.Context, token int64) (TokenInfo, error) {
 	var t TokenInfo
-	if err := s.db.GetContext(ctx, &t, s.q.get("XXLAttemptByToken"), token); err != nil {
+	if err := s.db.GetContext(ctx, &t, s.q.get(qXXLAttemptByToken), token); err != nil {
 		return t, notFound(err, fmt.Sprintf("attempt %d", token))
 	}
 	return t, nil
@@ -193,7 +193,7 @@ func (s *Store) SlotsOfTokens(ctx context.Context, tokens []int64) ([]JobSlot, e
 	if len(tokens) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get("XXLSlotsOfTokens"), tokens)
+	q, args, err := sqlx.In(s.q.get(qXXLSlotsOfTokens), tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (s *Store) SlotsOfTokens(ctx context.Context, tokens []int64) ([]JobSlot, e
 // NowMS reads the database clock in Unix milliseconds.
 func (s *Store) NowMS(ctx context.Context) (int64, error) {
 	var now int64
-	if err := s.db.GetContext(ctx, &now, s.q.get("DBNow")); err != nil {
+	if err := s.db.GetContext(ctx, &now, s.q.get(qDBNow)); err != nil {
 		return 0, fmt.Errorf("read database clock: %w", err)
 	}
 	return now, nil

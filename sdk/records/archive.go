@@ -15,11 +15,6 @@ import (
 	"time"
 )
 
-// archiveSQL holds the named queries of Archive (sql/archive.sql).
-//
-//go:embed sql/archive.sql
-var archiveSQL string
-
 // ArchiveMode says what Archive does with the done rows it takes out of
 // dedup_record.
 type ArchiveMode int
@@ -216,24 +211,20 @@ func Archive(ctx context.Context, db *sql.DB, cfg ArchiveConfig) (ArchiveResult,
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
-	q, err := parseQueries(archiveSQL, cfg.Dialect)
-	if err != nil {
-		return res, err
-	}
-	base, err := loadQueries(cfg.Dialect)
+	q, err := loadQueries(cfg.Dialect)
 	if err != nil {
 		return res, err
 	}
 	a := &archiver{cfg: cfg, db: db, q: q, res: &res}
 	var now int64
-	if err := db.QueryRowContext(ctx, base.get("DBNow")).Scan(&now); err != nil {
+	if err := db.QueryRowContext(ctx, q.get(qDBNow)).Scan(&now); err != nil {
 		return res, fmt.Errorf("records: archive: read the database clock: %w", err)
 	}
 	a.now = now
 	start := time.Now()
 	err = a.walk(ctx)
 	if err == nil && cfg.Slot == 0 && cfg.LockHorizon > 0 {
-		res.Locks, err = purgeLocks(ctx, db, base, cfg.LockHorizon)
+		res.Locks, err = purgeLocks(ctx, db, q, cfg.LockHorizon)
 	}
 	cfg.Logger.Info("dedup archive pass ended", "mode", cfg.Mode, "slot", cfg.Slot, "total", cfg.Total,
 		"moved", res.Moved, "scanned", res.Scanned, "groups", res.Groups, "batches", res.Batches, "locks_purged", res.Locks,
@@ -301,7 +292,7 @@ func (a *archiver) walk(ctx context.Context) error {
 		found := false
 		if haveJob {
 			var s []byte
-			err := a.db.QueryRowContext(ctx, a.q.get("ArchiveNextScope"), job, a.arg(scope)).Scan(&s)
+			err := a.db.QueryRowContext(ctx, a.q.get(qArchiveNextScope), job, a.arg(scope)).Scan(&s)
 			switch {
 			case err == nil:
 				scope, found = string(s), true
@@ -311,7 +302,7 @@ func (a *archiver) walk(ctx context.Context) error {
 		}
 		if !found {
 			var s []byte
-			err := a.db.QueryRowContext(ctx, a.q.get("ArchiveNextJob"), job).Scan(&job, &s)
+			err := a.db.QueryRowContext(ctx, a.q.get(qArchiveNextJob), job).Scan(&job, &s)
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
@@ -373,7 +364,7 @@ func (a *archiver) group(ctx context.Context, job int64, scope string, cutoff in
 // scan reads the window after key `after` without locks and returns how
 // many of its rows are to take out, the last key read and the rows read.
 func (a *archiver) scan(ctx context.Context, job int64, scope, after string, cutoff int64) (candidates int, last string, n int, err error) {
-	rows, err := a.db.QueryContext(ctx, a.q.get("ArchiveScan"), job, a.arg(scope), a.arg(after), a.cfg.BatchSize)
+	rows, err := a.db.QueryContext(ctx, a.q.get(qArchiveScan), job, a.arg(scope), a.arg(after), a.cfg.BatchSize)
 	if err != nil {
 		return 0, "", 0, fmt.Errorf("records: archive: read job %d scope %q: %w", job, scope, err)
 	}
@@ -411,7 +402,7 @@ func (a *archiver) move(ctx context.Context, job int64, scope string, cutoff int
 		if a.cfg.Dialect == DialectMySQL {
 			// Lock exactly the rows that qualify now (a row marked failed
 			// or taken over since the scan no longer does).
-			if err := tx.QueryRowContext(ctx, a.q.get("ArchiveLock"), args[1:]...).Scan(&want); err != nil {
+			if err := tx.QueryRowContext(ctx, a.q.get(qArchiveLock), args[1:]...).Scan(&want); err != nil {
 				return fmt.Errorf("records: archive: lock rows (job %d scope %q): %w", job, scope, err)
 			}
 			if want == 0 {
@@ -419,11 +410,11 @@ func (a *archiver) move(ctx context.Context, job int64, scope string, cutoff int
 			}
 		}
 		if a.cfg.Mode == ArchiveMove {
-			if _, err := tx.ExecContext(ctx, a.q.get("ArchiveCopy"), args...); err != nil {
+			if _, err := tx.ExecContext(ctx, a.q.get(qArchiveCopy), args...); err != nil {
 				return fmt.Errorf("records: archive: copy to dedup_record_archive (job %d scope %q; does the table exist? see records.DDL): %w", job, scope, err)
 			}
 		}
-		r, err := tx.ExecContext(ctx, a.q.get("ArchiveDelete"), args[1:]...)
+		r, err := tx.ExecContext(ctx, a.q.get(qArchiveDelete), args[1:]...)
 		if err != nil {
 			return fmt.Errorf("records: archive: delete (job %d scope %q): %w", job, scope, err)
 		}

@@ -220,7 +220,7 @@ func (r *run) decide(ctx context.Context, tx *sql.Tx, keys []string, inserted ma
 		for _, k := range ks {
 			args = append(args, r.keyArg(k))
 		}
-		n, err := execN(ctx, tx, expand(r.p.q.get("DedupTake"), len(ks)), args...)
+		n, err := execN(ctx, tx, expand(r.p.q.get(qDedupTake), len(ks)), args...)
 		if err != nil {
 			return res, fmt.Errorf("records: take over dedup rows: %w", err)
 		}
@@ -265,7 +265,7 @@ func (r *run) insertRows(ctx context.Context, tx *sql.Tx, keys []string, status 
 			args = append(args, t.JobID, r.scopeArg, r.keyArg(k), status, t.Token, t.RunID, now, now)
 		}
 	}
-	n, err := execN(ctx, tx, expand(r.p.q.get("DedupInsert"), len(keys)), args...)
+	n, err := execN(ctx, tx, expand(r.p.q.get(qDedupInsert), len(keys)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: claim: insert dedup rows: %w", err)
 	}
@@ -283,7 +283,7 @@ func (r *run) readRows(ctx context.Context, tx *sql.Tx, keys []string) (map[stri
 	for _, k := range keys {
 		args = append(args, r.keyArg(k))
 	}
-	rows, err := tx.QueryContext(ctx, expand(r.p.q.get("DedupRead"), len(keys)), args...)
+	rows, err := tx.QueryContext(ctx, expand(r.p.q.get(qDedupRead), len(keys)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: claim: read dedup rows: %w", err)
 	}
@@ -314,7 +314,7 @@ func (r *run) liveTokens(ctx context.Context, tx *sql.Tx, now int64, tokens []in
 	for _, t := range tokens {
 		args = append(args, t)
 	}
-	rows, err := tx.QueryContext(ctx, expand(r.p.q.get("LockLive"), len(tokens)), args...)
+	rows, err := tx.QueryContext(ctx, expand(r.p.q.get(qLockLive), len(tokens)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: claim: read live locks: %w", err)
 	}

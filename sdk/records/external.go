@@ -254,10 +254,10 @@ func (r *run) flush(ctx, parent context.Context, outs []outcome) {
 			return err
 		}
 		lost += int64(len(failed)) - n
-		if err := r.giveBack(wctx, tx, "DedupUnclaim", giveBack, now); err != nil {
+		if err := r.giveBack(wctx, tx, qDedupUnclaim, giveBack, now); err != nil {
 			return err
 		}
-		if err := r.giveBack(wctx, tx, "DedupUnclaimUncertain", giveBackUncertain, now); err != nil {
+		if err := r.giveBack(wctx, tx, qDedupUnclaimUncertain, giveBackUncertain, now); err != nil {
 			return err
 		}
 		return nil
@@ -296,7 +296,7 @@ func (r *run) markDone(ctx context.Context, tx *sql.Tx, keys []string, now int64
 	for _, k := range keys {
 		args = append(args, r.keyArg(k))
 	}
-	n, err := execN(ctx, tx, expand(r.p.q.get("DedupDone"), len(keys)), args...)
+	n, err := execN(ctx, tx, expand(r.p.q.get(qDedupDone), len(keys)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: mark done: %w", err)
 	}
@@ -316,7 +316,7 @@ func (r *run) markFailed(ctx context.Context, tx *sql.Tx, fs []failure, now int6
 	for _, f := range fs {
 		args = append(args, r.keyArg(f.key))
 	}
-	q := expand(r.p.q.get("DedupFail"), len(fs))
+	q := expand(r.p.q.get(qDedupFail), len(fs))
 	n, err := execN(ctx, tx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: mark failed: %w", err)
@@ -329,7 +329,7 @@ func (r *run) markFailed(ctx context.Context, tx *sql.Tx, fs []failure, now int6
 // next attempt whatever its policy); with DedupUnclaimUncertain, for records
 // taken over as uncertain, they stay pending (uncertain for the next attempt
 // too, as they were for this one).
-func (r *run) giveBack(ctx context.Context, tx *sql.Tx, query string, keys []string, now int64) error {
+func (r *run) giveBack(ctx context.Context, tx *sql.Tx, query query, keys []string, now int64) error {
 	if len(keys) == 0 {
 		return nil
 	}

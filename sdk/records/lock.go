@@ -63,7 +63,7 @@ func (l *Lock) acquire(ctx context.Context) error {
 	// transaction may run twice: retry a database that is briefly away.
 	return idempotently(ctx, func() error {
 		return runTx(ctx, l.p.cfg.DB, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, q.get("LockInsert"), id.job, id.run, id.slot, l.token, l.holder, leaseMs)
+			res, err := tx.ExecContext(ctx, q.get(qLockInsert), id.job, id.run, id.slot, l.token, l.holder, leaseMs)
 			if err != nil {
 				return fmt.Errorf("records: acquire shard lock: %w", err)
 			}
@@ -85,7 +85,7 @@ func (l *Lock) acquire(ctx context.Context) error {
 				return &LockHeldError{JobID: id.job, RunID: id.run, Slot: id.slot, Token: l.token,
 					Holder: cur.holder, ExpiresIn: time.Duration(cur.leaseUntil-cur.now) * time.Millisecond}
 			}
-			if _, err := tx.ExecContext(ctx, q.get("LockTake"), l.token, l.holder, leaseMs, id.job, id.run, id.slot); err != nil {
+			if _, err := tx.ExecContext(ctx, q.get(qLockTake), l.token, l.holder, leaseMs, id.job, id.run, id.slot); err != nil {
 				return fmt.Errorf("records: take over shard lock: %w", err)
 			}
 			return nil
@@ -108,7 +108,7 @@ func (l *Lock) read(ctx context.Context, qr interface {
 }) (lockRow, error) {
 	var r lockRow
 	var released sql.NullInt64
-	err := qr.QueryRowContext(ctx, l.p.q.get("LockRead"), l.id.job, l.id.run, l.id.slot).
+	err := qr.QueryRowContext(ctx, l.p.q.get(qLockRead), l.id.job, l.id.run, l.id.slot).
 		Scan(&r.token, &r.holder, &r.leaseUntil, &released, &r.now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, l.fenced("read", 0, "")
@@ -139,7 +139,7 @@ func (l *Lock) Check(ctx context.Context, tx *sql.Tx) error {
 func (l *Lock) check(ctx context.Context, tx *sql.Tx, op string) (now int64, err error) {
 	var token int64
 	var holder string
-	err = tx.QueryRowContext(ctx, l.p.q.get("LockCheck"), l.id.job, l.id.run, l.id.slot).Scan(&token, &holder, &now)
+	err = tx.QueryRowContext(ctx, l.p.q.get(qLockCheck), l.id.job, l.id.run, l.id.slot).Scan(&token, &holder, &now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, l.fenced(op, 0, "")
 	}
@@ -156,7 +156,7 @@ func (l *Lock) check(ctx context.Context, tx *sql.Tx, op string) (now int64, err
 // returns a *FencedError when the lock was taken over or released.
 func (l *Lock) Renew(ctx context.Context) error {
 	id := l.id
-	res, err := l.p.cfg.DB.ExecContext(ctx, l.p.q.get("LockRenew"), l.p.cfg.LockLease.Milliseconds(),
+	res, err := l.p.cfg.DB.ExecContext(ctx, l.p.q.get(qLockRenew), l.p.cfg.LockLease.Milliseconds(),
 		id.job, id.run, id.slot, l.token, l.holder)
 	if err != nil {
 		return fmt.Errorf("records: renew shard lock: %w", err)
@@ -185,7 +185,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	var res sql.Result
 	// Releasing twice is harmless: retry deadlocks and a database briefly away.
 	err := idempotently(ctx, func() (err error) {
-		res, err = l.p.cfg.DB.ExecContext(ctx, l.p.q.get("LockRelease"), id.job, id.run, id.slot, l.token, l.holder)
+		res, err = l.p.cfg.DB.ExecContext(ctx, l.p.q.get(qLockRelease), id.job, id.run, id.slot, l.token, l.holder)
 		return err
 	})
 	if err != nil {
@@ -231,7 +231,7 @@ func (p *Processor) PurgeLocks(ctx context.Context, olderThan time.Duration) (in
 func purgeLocks(ctx context.Context, db *sql.DB, q queries, olderThan time.Duration) (int64, error) {
 	var total int64
 	for {
-		res, err := db.ExecContext(ctx, q.get("LockPurge"), olderThan.Milliseconds(), purgeBatch)
+		res, err := db.ExecContext(ctx, q.get(qLockPurge), olderThan.Milliseconds(), purgeBatch)
 		if err != nil {
 			if retryable(err) {
 				if berr := backoff(ctx, 1); berr != nil {

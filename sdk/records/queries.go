@@ -5,12 +5,14 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // sqlFS holds the DDL of each dialect and the named queries. The SQL stays
 // in .sql files so that it can be reviewed (and run by hand) as SQL.
 //
-//go:embed sql/mysql.sql sql/sqlite.sql sql/queries.sql
+//go:embed sql/mysql.sql sql/sqlite.sql sql/queries.sql sql/archive.sql
 var sqlFS embed.FS
 
 // Dialects.
@@ -79,33 +81,58 @@ func splitStatements(text string) []string {
 	return out
 }
 
-// queries are the named queries of one dialect, macros expanded.
-type queries map[string]string
+//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg records -type query -prefix q -o queries_gen.go sql/queries.sql sql/archive.sql
+
+// queries are the named queries of one dialect (sql/queries.sql and
+// sql/archive.sql), macros expanded, indexed by the constants of
+// queries_gen.go.
+type queries []string
 
 func loadQueries(dialect string) (queries, error) {
-	raw, err := sqlFS.ReadFile("sql/queries.sql")
-	if err != nil {
-		return nil, fmt.Errorf("records: read embedded queries: %w", err)
+	var all []namedsql.Query
+	for _, file := range []string{"sql/queries.sql", "sql/archive.sql"} {
+		raw, err := sqlFS.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("records: read embedded queries: %w", err)
+		}
+		qs, err := namedsql.Parse(string(raw))
+		if err != nil {
+			return nil, fmt.Errorf("records: %s: %w", file, err)
+		}
+		all = append(all, qs...)
 	}
-	return parseQueries(string(raw), dialect)
+	texts, err := parseQueries(all, dialect)
+	if err != nil {
+		return nil, err
+	}
+	q, err := namedsql.Select(texts, queryNames[:])
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	return q, nil
 }
 
-// parseQueries reads "-- name: X" blocks. A block named "X.<dialect>"
-// replaces X for that dialect; blocks for other dialects are dropped.
-func parseQueries(text, dialect string) (queries, error) {
+// parseQueries returns the text of each query of qs for dialect, the
+// dialect macros expanded: a block named "X.<dialect>" replaces X for that
+// dialect (see package namedsql).
+func parseQueries(qs []namedsql.Query, dialect string) (map[string]string, error) {
 	macros, ok := dialectMacros[dialect]
 	if !ok {
 		return nil, fmt.Errorf("records: unknown dialect %q", dialect)
 	}
-	shared, own := queries{}, queries{}
-	var name string
-	var body strings.Builder
-	flush := func() error {
-		if name == "" {
-			return nil
+	seen := map[string]bool{}
+	for _, q := range qs { // the files are parsed one by one: a name twice over both
+		full := q.Name + "." + q.Dialect
+		if seen[full] {
+			return nil, fmt.Errorf("records: query %s defined twice", q.Name)
 		}
-		q := strings.TrimSuffix(strings.TrimSpace(body.String()), ";")
-		body.Reset()
+		seen[full] = true
+	}
+	texts, err := namedsql.ForDialect(qs, dialect, []string{DialectMySQL, DialectSQLite})
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	for name, q := range texts {
 		for k, v := range macros {
 			q = strings.ReplaceAll(q, k, v)
 		}
@@ -114,60 +141,15 @@ func parseQueries(text, dialect string) (queries, error) {
 			rest = strings.ReplaceAll(rest, m, "")
 		}
 		if strings.Contains(rest, "{{") {
-			return fmt.Errorf("records: query %s: unknown macro in %q", name, q)
+			return nil, fmt.Errorf("records: query %s: unknown macro in %q", name, q)
 		}
-		if q == "" {
-			return fmt.Errorf("records: query %s is empty", name)
-		}
-		base, d, dialectOnly := strings.Cut(name, ".")
-		target := shared
-		if dialectOnly {
-			if _, known := dialectMacros[d]; !known {
-				return fmt.Errorf("records: query %s: unknown dialect %q", name, d)
-			}
-			if d != dialect {
-				return nil
-			}
-			target = own
-		}
-		if _, dup := target[base]; dup {
-			return fmt.Errorf("records: query %s defined twice", name)
-		}
-		target[base] = q
-		return nil
+		texts[name] = q
 	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "-- name: "); ok {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			name = strings.TrimSpace(rest)
-			continue
-		}
-		if name == "" || strings.HasPrefix(strings.TrimSpace(line), "--") {
-			continue
-		}
-		body.WriteString(line)
-		body.WriteByte('\n')
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	for k, v := range own {
-		shared[k] = v
-	}
-	return shared, nil
+	return texts, nil
 }
 
-func (q queries) get(name string) string {
-	s, ok := q[name]
-	if !ok {
-		panic("records: no query named " + name) // programmer error, caught by the tests
-	}
-	return s
-}
+// get returns the text of query n.
+func (q queries) get(n query) string { return q[n] }
 
 // expand replaces the runtime macros of q for a batch of n: {{list}} by n
 // placeholders, {{cases}} by n "WHEN ? THEN ?" pairs, and "{{rows}} (tuple)"

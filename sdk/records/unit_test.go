@@ -15,6 +15,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/sql/namedsql"
+	"github.com/shardjob/shardjob/sql/namedsql/gen"
 )
 
 func TestConnectionErrorsRetriedOnlyByIdempotentOperations(t *testing.T) {
@@ -96,30 +99,37 @@ func TestScopeResolve(t *testing.T) {
 
 func TestQueriesLoadForEveryDialect(t *testing.T) {
 	t.Parallel()
-	names := []string{"DBNow", "LockInsert", "LockRead", "LockTake", "LockRenew", "LockRelease", "LockCheck", "LockLive",
-		"LockPurge", "DedupInsert", "DedupRead", "DedupTake", "DedupDone", "DedupFail", "DedupUnclaim", "DedupUnclaimUncertain"}
+	// queries_gen.go is current and every query is used by some code.
+	require.NoError(t, gen.Check("."))
 	for _, d := range []string{DialectMySQL, DialectSQLite} {
 		q, err := loadQueries(d)
 		require.NoError(t, err, d)
-		for _, n := range names {
-			require.NotPanics(t, func() { _ = q.get(n) }, "%s: %s", d, n)
-			require.NotContains(t, q.get(n), "{{now_ms}}", "%s: %s", d, n)
+		for n, text := range q {
+			require.NotEmpty(t, text, "%s: %s", d, query(n))
+			require.NotContains(t, text, "{{now_ms}}", "%s: %s", d, query(n))
 		}
-		require.Len(t, q, len(names), "%s: no query left unused or unnamed", d)
 	}
 	q, _ := loadQueries(DialectMySQL)
-	require.Contains(t, q.get("LockCheck"), "LOCK IN SHARE MODE")
-	require.Contains(t, q.get("DedupRead"), "FOR UPDATE")
+	require.Contains(t, q.get(qLockCheck), "LOCK IN SHARE MODE")
+	require.Contains(t, q.get(qDedupRead), "FOR UPDATE")
 	q, _ = loadQueries(DialectSQLite)
-	require.Contains(t, q.get("LockCheck"), "RETURNING")
-	require.NotContains(t, q.get("DedupRead"), "FOR UPDATE")
+	require.Contains(t, q.get(qLockCheck), "RETURNING")
+	require.NotContains(t, q.get(qDedupRead), "FOR UPDATE")
 
-	_, err := parseQueries("-- name: X\nSELECT {{nope}};\n", DialectMySQL)
-	require.ErrorContains(t, err, "unknown macro")
-	_, err = parseQueries("-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;\n", DialectMySQL)
+	parse := func(text string) error {
+		qs, err := namedsql.Parse(text)
+		if err == nil {
+			_, err = parseQueries(qs, DialectMySQL)
+		}
+		return err
+	}
+	require.ErrorContains(t, parse("-- name: X\nSELECT {{nope}};\n"), "unknown macro")
+	require.ErrorContains(t, parse("-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;\n"), "defined twice")
+	require.ErrorContains(t, parse("-- name: X.oracle\nSELECT 1;\n"), "unknown dialect")
+	// Over two files, each parsed alone.
+	a, _ := namedsql.Parse("-- name: X\nSELECT 1;\n")
+	_, err := parseQueries(append(a, a...), DialectMySQL)
 	require.ErrorContains(t, err, "defined twice")
-	_, err = parseQueries("-- name: X.oracle\nSELECT 1;\n", DialectMySQL)
-	require.ErrorContains(t, err, "unknown dialect")
 }
 
 func TestExpand(t *testing.T) {
@@ -133,7 +143,7 @@ func TestExpand(t *testing.T) {
 		for _, n := range []int{1, 7} {
 			for name, text := range q {
 				out := expand(text, n)
-				require.NotContains(t, out, "{{", "%s %s", d, name)
+				require.NotContains(t, out, "{{", "%s %s", d, query(name))
 				want := strings.Count(text, "?")
 				switch {
 				case strings.Contains(text, "{{rows}}"):
@@ -143,7 +153,7 @@ func TestExpand(t *testing.T) {
 				case strings.Contains(text, "{{list}}"):
 					want += n
 				}
-				require.Equal(t, want, strings.Count(out, "?"), "%s %s n=%d", d, name, n)
+				require.Equal(t, want, strings.Count(out, "?"), "%s %s n=%d", d, query(name), n)
 			}
 		}
 	}

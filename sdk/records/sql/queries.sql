@@ -2,7 +2,9 @@
 --
 -- A query starts with a line "-- name: Name"; "-- name: Name.mysql" and
 -- "-- name: Name.sqlite" give a dialect its own text, which wins over the
--- shared one. Macros replaced per dialect when the file is loaded:
+-- shared one; each name is run by the constant qName of queries_gen.go
+-- (go generate, with sql/archive.sql). Macros replaced per dialect when the
+-- file is loaded:
 --   {{now_ms}}         the database clock in Unix milliseconds
 --   {{insert_ignore}}  INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
 --   {{for_update}}     FOR UPDATE (MySQL) / nothing (SQLite: one writer at a time)

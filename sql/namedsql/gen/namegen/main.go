@@ -1,0 +1,21 @@
+// Command namegen writes the typed query names of a package (see package
+// gen), from a go:generate line in that package.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shardjob/shardjob/sql/namedsql/gen"
+)
+
+func main() {
+	out, src, err := gen.Generate(".", os.Args[1:])
+	if err == nil {
+		err = os.WriteFile(out, src, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "namegen:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,163 @@
+package namedsql
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Query is one "-- name:" block of a file.
+type Query struct {
+	Name    string // the name before the dot
+	Dialect string // after the dot; "" when the text serves every dialect
+	Text    string // comment lines dropped, trimmed, without the final ";"
+	Line    int    // of the "-- name:" line, from 1
+}
+
+// namePrefix starts the line that names a query.
+const namePrefix = "-- name:"
+
+// Parse reads the named queries of text, in file order. A name must be an
+// identifier (letters, digits, '_', not starting with a digit), with an
+// optional ".dialect" made the same way; a block defined twice or with no
+// SQL is an error.
+func Parse(text string) ([]Query, error) {
+	var out []Query
+	seen := map[string]int{}
+	var cur *Query
+	var body strings.Builder
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		cur.Text = strings.TrimSuffix(strings.TrimSpace(body.String()), ";")
+		body.Reset()
+		if strings.TrimSpace(cur.Text) == "" {
+			return fmt.Errorf("line %d: query %s has no SQL", cur.Line, cur.full())
+		}
+		out = append(out, *cur)
+		return nil
+	}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		trim := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(trim, namePrefix); ok {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			q := Query{Line: i + 1}
+			var dotted bool
+			q.Name, q.Dialect, dotted = strings.Cut(strings.TrimSpace(rest), ".")
+			full := q.full()
+			if !identifier(q.Name) || dotted && !identifier(q.Dialect) {
+				return nil, fmt.Errorf("line %d: %q is not a query name (Name or Name.dialect)", q.Line, strings.TrimSpace(rest))
+			}
+			if prev, dup := seen[full]; dup {
+				return nil, fmt.Errorf("line %d: query %s defined twice (first on line %d)", q.Line, full, prev)
+			}
+			seen[full] = q.Line
+			cur = &q
+			continue
+		}
+		if cur == nil || strings.HasPrefix(trim, "--") {
+			continue
+		}
+		body.WriteString(line)
+		body.WriteByte('\n')
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (q Query) full() string {
+	if q.Dialect == "" {
+		return q.Name
+	}
+	return q.Name + "." + q.Dialect
+}
+
+func identifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for _, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ForDialect returns the text of each name of qs for dialect: a block of
+// that dialect wins over the shared one, blocks of the other dialects are
+// left out. A block of a dialect not in dialects is an error, and so is a
+// name with no text for dialect.
+func ForDialect(qs []Query, dialect string, dialects []string) (map[string]string, error) {
+	if !slices.Contains(dialects, dialect) {
+		return nil, fmt.Errorf("unknown dialect %q", dialect)
+	}
+	out := map[string]string{}
+	for _, q := range qs {
+		switch {
+		case q.Dialect != "" && !slices.Contains(dialects, q.Dialect):
+			return nil, fmt.Errorf("line %d: query %s: unknown dialect %q", q.Line, q.full(), q.Dialect)
+		case q.Dialect == dialect:
+			out[q.Name] = q.Text
+		case q.Dialect == "":
+			if _, own := out[q.Name]; !own {
+				out[q.Name] = q.Text
+			}
+		}
+	}
+	for _, n := range Names(qs) {
+		if _, ok := out[n]; !ok {
+			return nil, fmt.Errorf("query %s has no text for dialect %s", n, dialect)
+		}
+	}
+	return out, nil
+}
+
+// Names returns the names of qs, sorted, each once (a name with dialect
+// blocks is one name).
+func Names(qs []Query) []string {
+	var out []string
+	for _, q := range qs {
+		out = append(out, q.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Select returns the text of each of names, in that order, from texts (as
+// returned by ForDialect): the table a package indexes with its generated
+// constants. A name with no text is an error.
+func Select(texts map[string]string, names []string) ([]string, error) {
+	out := make([]string, len(names))
+	var missing []string
+	for i, n := range names {
+		t, ok := texts[n]
+		if !ok {
+			missing = append(missing, n)
+		}
+		out[i] = t
+	}
+	if missing != nil {
+		return nil, fmt.Errorf("no query named %s (generated names stale? run go generate)", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// Portable returns the text of each name of qs, for files whose queries
+// serve every dialect as they are: a dialect block is an error.
+func Portable(qs []Query) (map[string]string, error) {
+	out := map[string]string{}
+	for _, q := range qs {
+		if q.Dialect != "" {
+			return nil, fmt.Errorf("line %d: query %s: this file has no dialect blocks", q.Line, q.full())
+		}
+		out[q.Name] = q.Text
+	}
+	return out, nil
+}
