@@ -77,20 +77,20 @@ func (c HTTPConfig) validate() error {
 		flag string
 		v    time.Duration
 		def  time.Duration
-	}{{"--read-timeout", c.ReadTimeout, DefaultReadTimeout}, {"--write-timeout", c.WriteTimeout, DefaultWriteTimeout}, {"--idle-timeout", c.IdleTimeout, DefaultIdleTimeout}} {
+	}{{"read-timeout", c.ReadTimeout, DefaultReadTimeout}, {"write-timeout", c.WriteTimeout, DefaultWriteTimeout}, {"idle-timeout", c.IdleTimeout, DefaultIdleTimeout}} {
 		if d.v < time.Second {
-			return fmt.Errorf("%s %s: use at least 1s (default %s)", d.flag, d.v, d.def)
+			return settingErr(d.flag, "%s: use at least 1s (default %s)", d.v, d.def)
 		}
 	}
 	if c.WriteTimeout <= c.ReadTimeout {
-		return fmt.Errorf("--write-timeout %s: must be longer than --read-timeout %s, which it includes (the body is read within it)", c.WriteTimeout, c.ReadTimeout)
+		return settingErr("write-timeout", "%s: must be longer than the read timeout %s, which it includes (the body is read within it)", c.WriteTimeout, c.ReadTimeout)
 	}
 	if c.MaxConnsPerIP < 1 {
-		return fmt.Errorf("--max-conns-per-ip %d: use at least 1 (default %d)", c.MaxConnsPerIP, DefaultMaxConnsPerIP)
+		return settingErr("max-conns-per-ip", "%d: use at least 1 (default %d)", c.MaxConnsPerIP, DefaultMaxConnsPerIP)
 	}
 	for _, p := range c.TrustedProxies {
 		if p.Bits() == 0 {
-			return fmt.Errorf("--trusted-proxies %s: trusting every address lets any client choose its own address; list the addresses of your load balancers or proxies", p)
+			return settingErr("trusted-proxies", "%s: trusting every address lets any client choose its own address; list the addresses of your load balancers or proxies", p)
 		}
 	}
 	return nil

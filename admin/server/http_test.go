@@ -39,12 +39,15 @@ func TestHTTPConfigDefaultsAndLimits(t *testing.T) {
 		c    HTTPConfig
 		want string
 	}{
-		{HTTPConfig{ReadTimeout: -1}, "--read-timeout -1ns: use at least 1s"},
-		{HTTPConfig{IdleTimeout: 500e6}, "--idle-timeout 500ms: use at least 1s"},
-		{HTTPConfig{ReadTimeout: 90e9}, "--write-timeout 1m0s: must be longer than --read-timeout 1m30s"},
-		{HTTPConfig{MaxConnsPerIP: -1}, "--max-conns-per-ip -1: use at least 1"},
+		{HTTPConfig{ReadTimeout: -1}, "setting read-timeout: -1ns: use at least 1s"},
+		{HTTPConfig{IdleTimeout: 500e6}, "setting idle-timeout: 500ms: use at least 1s"},
+		{HTTPConfig{ReadTimeout: 90e9}, "setting write-timeout: 1m0s: must be longer than the read timeout 1m30s"},
+		{HTTPConfig{MaxConnsPerIP: -1}, "setting max-conns-per-ip: -1: use at least 1"},
 	} {
-		require.ErrorContains(t, tc.c.WithDefaults().validate(), tc.want)
+		err := tc.c.WithDefaults().validate()
+		require.ErrorContains(t, err, tc.want)
+		var se *SettingError
+		require.ErrorAs(t, err, &se, "the command names the setting in its own terms")
 	}
 }
 

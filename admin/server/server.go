@@ -132,13 +132,13 @@ func (c Config) WithDefaults() Config {
 
 func (c Config) validate() error {
 	if c.DBDriver != "mysql" && c.DBDriver != "sqlite" {
-		return fmt.Errorf("--db-driver %q: must be mysql or sqlite", c.DBDriver)
+		return settingErr("db-driver", "%q: must be mysql or sqlite", c.DBDriver)
 	}
 	if c.DBDSN == "" {
-		return errors.New("--db-dsn is empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob) or the SQLite file")
+		return settingErr("db-dsn", "empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob) or the SQLite file")
 	}
 	if err := protocol.ValidateSecret(c.ExecutorSecret); err != nil {
-		return fmt.Errorf("--executor-secret (or SHARDJOB_EXECUTOR_SECRET): %w; generate one with 'openssl rand -hex 32'", err)
+		return settingErr("executor-secret", "%w; generate one with 'openssl rand -hex 32'", err)
 	}
 	return c.HTTP.validate()
 }
@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	log := cfg.Logger.With("admin", cfg.ID)
 	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN})
 	if err != nil {
-		return nil, fmt.Errorf("--db-dsn: %w", err)
+		return nil, &SettingError{Setting: "db-dsn", Err: err}
 	}
 	defer func() {
 		if err != nil {
@@ -193,13 +193,13 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		fmt.Fprintf(cfg.Out, "shardjob: first start: created console user \"admin\" with password %s\nshardjob: this password is shown once; store it now and change it later.\n", pw)
 	}
 	if created, err := retention.EnsureArchiveJobs(ctx, st, cfg.DedupArchive); err != nil {
-		return nil, fmt.Errorf("--dedup-archive: %w", err)
+		return nil, &SettingError{Setting: "dedup-archive", Err: err}
 	} else if len(created) > 0 {
 		log.Info("created dedup archive jobs", "apps", created)
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return nil, fmt.Errorf("--http-addr %s: %w", cfg.HTTPAddr, unwrapOp(err))
+		return nil, settingErr("http-addr", "%s: %w", cfg.HTTPAddr, unwrapOp(err))
 	}
 	defer func() {
 		if err != nil {
@@ -217,7 +217,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			SessionTimeout: cfg.ZKSessionTimeout, Logger: log,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("--zk: %w", err)
+			return nil, &SettingError{Setting: "zk", Err: err}
 		}
 		s.elect, s.close = zk, zk.Close
 	} else {
@@ -285,10 +285,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.AlarmChannelsFile != "" {
 		acfg := alarm.Config{ID: cfg.ID, Logger: log}
 		if err := alarm.LoadFile(cfg.AlarmChannelsFile, &acfg); err != nil {
-			return nil, fmt.Errorf("--alarm-channels: %w", err)
+			return nil, &SettingError{Setting: "alarm-channels", Err: err}
 		}
 		if s.alarm, err = alarm.New(acfg, st); err != nil {
-			return nil, fmt.Errorf("--alarm-channels %s: %w", cfg.AlarmChannelsFile, err)
+			return nil, settingErr("alarm-channels", "%s: %w", cfg.AlarmChannelsFile, err)
 		}
 		alarmChannels = s.alarm
 	}

@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.Logger = slog.Default()
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("--data-dir %s: %w", cfg.DataDir, err)
+		return &server.SettingError{Setting: "data-dir", Err: fmt.Errorf("%s: %w", cfg.DataDir, err)}
 	}
 	secret, err := loadOrCreateSecret(filepath.Join(cfg.DataDir, "executor.secret"))
 	if err != nil {

@@ -83,13 +83,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "shardjob-admin: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "shardjob-admin: %s\n", oneLine(explain(err)))
 		return 1
 	}
 	return 0
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// explain is the message of an error that stops the admin, naming a bad
+// setting (server.SettingError) as the operator gives it: its flag and its
+// environment variable.
+func explain(err error) string {
+	var se *server.SettingError
+	if errors.As(err, &se) {
+		return "--" + se.Setting + " (or " + cliflags.EnvName(se.Setting) + "): " + se.Err.Error()
+	}
+	return err.Error()
+}
 
 // httpFlags defines the flags of the HTTP server, the same in serve and
 // standalone; the returned function gives their values after parsing.
