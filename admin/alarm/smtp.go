@@ -78,9 +78,6 @@ func checkAddress(a string) error {
 	return nil
 }
 
-// CheckEmail reports whether a is a plain email address (for routes).
-func CheckEmail(a string) error { return checkAddress(a) }
-
 var errNoRecipients = errors.New("smtp: no recipients: set \"to\" on the channel or route the job to an address")
 
 // Send implements Channel: m.To, or the channel's To when m.To is empty.
