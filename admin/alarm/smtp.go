@@ -114,7 +114,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) (err error) {
 		_ = conn.Close()
 		return s.fail(ctx, "greeting", err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // after Quit, or on a failed session: Quit decides the mail's fate
 	if err := c.Hello(s.cfg.HelloName); err != nil {
 		return s.fail(ctx, "EHLO", err)
 	}

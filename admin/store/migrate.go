@@ -128,7 +128,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 		if err := conn.GetContext(ctx, &got, `SELECT GET_LOCK('shardjob_migrate', 60)`); err != nil || got != 1 {
 			return 0, fmt.Errorf("migrate: could not take the migration lock within 60s (another admin migrating?): %v", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK('shardjob_migrate')`) //nolint:errcheck
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT RELEASE_LOCK('shardjob_migrate')`) //nolint:errcheck // the lock also ends with the connection
 	}
 	if _, err := conn.ExecContext(ctx, createVersionTable); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
