@@ -108,11 +108,11 @@ func Example_lifecycle() {
 	exec.Handle("invoice-batch", func(ctx context.Context, t *sdk.Task) error { return nil })
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
 	if err := exec.Start(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	defer stop()
 	<-ctx.Done()
 	// DrainTimeout (30s) for running slots, up to 30s more for results.
 	stopCtx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -514,7 +514,10 @@ func TestStopDrainsThenDeregisters(t *testing.T) {
 	require.ErrorIs(t, e.Start(context.Background()), ErrStopped)
 	req, err = http.NewRequest(http.MethodGet, e.Addr()+protocol.PathHealth, nil)
 	require.NoError(t, err)
-	_, err = fa.pushHTTP.Do(req)
+	gone, err := fa.pushHTTP.Do(req)
+	if err == nil {
+		_ = gone.Body.Close()
+	}
 	require.Error(t, err, "the HTTP server is gone")
 }
 

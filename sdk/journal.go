@@ -61,7 +61,7 @@ func readJournal(path string) ([]protocol.SlotResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open results journal: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	var order []int64
 	results := map[int64]protocol.SlotResult{}
 	sc := bufio.NewScanner(f)
@@ -102,16 +102,16 @@ func (j *journal) rewrite(pending []protocol.SlotResult) error {
 	enc := json.NewEncoder(w)
 	for i := range pending {
 		if err := enc.Encode(journalLine{R: &pending[i]}); err != nil {
-			f.Close()
+			_ = f.Close()
 			return err
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Close(); err != nil {

@@ -90,11 +90,11 @@ func (n noDirs) Open(name string) (fs.File, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	if st.IsDir() {
-		f.Close()
+		_ = f.Close()
 		return nil, fs.ErrNotExist
 	}
 	return f, nil

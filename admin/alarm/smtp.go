@@ -78,9 +78,6 @@ func checkAddress(a string) error {
 	return nil
 }
 
-// CheckEmail reports whether a is a plain email address (for routes).
-func CheckEmail(a string) error { return checkAddress(a) }
-
 var errNoRecipients = errors.New("smtp: no recipients: set \"to\" on the channel or route the job to an address")
 
 // Send implements Channel: m.To, or the channel's To when m.To is empty.
@@ -117,7 +114,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) (err error) {
 		_ = conn.Close()
 		return s.fail(ctx, "greeting", err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // after Quit, or on a failed session: Quit decides the mail's fate
 	if err := c.Hello(s.cfg.HelloName); err != nil {
 		return s.fail(ctx, "EHLO", err)
 	}

@@ -258,7 +258,7 @@ func TestCookieSessionsNeedCSRF(t *testing.T) {
 
 		body, _ := json.Marshal(validJob)
 		post := func(csrf string) int {
-			req, _ := http.NewRequest("POST", e.srv.URL+"/api/v1/jobs", bytes.NewReader(body))
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/jobs", bytes.NewReader(body))
 			if csrf != "" {
 				req.Header.Set(api.CSRFHeader, csrf)
 			}
@@ -277,7 +277,7 @@ func TestCookieSessionsNeedCSRF(t *testing.T) {
 func (e *env) signed(path string, body any, secret string) (int, []byte) {
 	data, err := json.Marshal(body)
 	require.NoError(e.t, err)
-	req, err := http.NewRequest("POST", e.srv.URL+path, bytes.NewReader(data))
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, bytes.NewReader(data))
 	require.NoError(e.t, err)
 	if secret != "" {
 		protocol.Sign(req, secret, data, time.Now())
@@ -309,7 +309,7 @@ func TestExecutorEndpointsAreAuthenticated(t *testing.T) {
 
 		// Replaying the exact signed request is refused.
 		data, _ := json.Marshal(hb)
-		req, _ := http.NewRequest("POST", e.srv.URL+protocol.PathHeartbeat, bytes.NewReader(data))
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+protocol.PathHeartbeat, bytes.NewReader(data))
 		protocol.Sign(req, e.secret, data, time.Now())
 		replay := req.Clone(context.Background())
 		replay.Body = io.NopCloser(bytes.NewReader(data))

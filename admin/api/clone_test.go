@@ -117,7 +117,7 @@ func TestSessionCookiesSecureBehindTLS(t *testing.T) {
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		login := func(proto string) []*http.Cookie {
-			req, err := http.NewRequest("POST", e.srv.URL+"/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
+			req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
 			require.NoError(t, err)
 			req.Header.Set("Content-Type", "application/json")
 			if proto != "" {

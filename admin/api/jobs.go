@@ -18,8 +18,6 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 )
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
 // JobView is a job as the API returns it.
 type JobView struct {
 	ID                 int64      `json:"id"`

@@ -143,13 +143,6 @@ func TestRouteRulesListEveryRoute(t *testing.T) {
 	require.Empty(t, extra, "routeRules lists routes the admin does not serve: remove them")
 }
 
-// rbacEnv is a server with one console user per role, logged in.
-type rbacEnv struct {
-	*env
-	bearer map[string]string // role → session token sent as a bearer token
-	cookie map[string]loginSession
-}
-
 type loginSession struct{ token, csrf string }
 
 func (e *env) login(name string) loginSession {

@@ -163,7 +163,7 @@ func TestAPITokenRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 		require.False(t, rev.Revoked)
 		require.Equal(t, []string{"token.create", "token.revoke"}, e.auditActions("token/"+strconv.FormatInt(id, 10)))
 
-		req, err := http.NewRequest("GET", e.srv.URL+"/api/v1/jobs", nil)
+		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/jobs", nil)
 		require.NoError(t, err)
 		req.Header.Set("Authorization", "Bearer "+secret)
 		res, err := e.srv.Client().Do(req)

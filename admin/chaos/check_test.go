@@ -173,6 +173,9 @@ func (c *cluster) check(first int64, stoppedAt time.Time, jobs int) result {
 				kinds = append(kinds, fmt.Sprintf("%s x%d", kind, n))
 			}
 		}
+		if err := rows.Err(); err != nil {
+			kinds = append(kinds, "(cut short: "+err.Error()+")")
+		}
 		rows.Close()
 		t.Logf("chaos: alarms raised: %s", firstN(kinds, 20))
 	}
@@ -200,6 +203,9 @@ func (c *cluster) missing(id, from, to int64) string {
 		if at < from || at >= to || at%1000 != 0 {
 			outside = append(outside, hms(at))
 		}
+	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
 	}
 	var gaps []string
 	for at := from; at < to; at += 1000 {

@@ -555,6 +555,9 @@ func (c *cluster) lockDiagnostics() string {
 			fmt.Fprintf(&b, ": %s", oneLine(query))
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return b.String() + " " + err.Error()
+	}
 	return b.String()
 }
 

@@ -30,7 +30,7 @@ func startLocal(t testing.TB, cfg LocalConfig, rec *recorder) *localReplica {
 	t.Cleanup(func() {
 		require.NoError(t, l.Close())
 		cancel()
-		<-r.done
+		<-r.done //nolint:errcheck // Lead's result after Close is checked by the tests that care
 	})
 	return r
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -432,6 +433,9 @@ func (env *herdEnv) attemptStates(tb testing.TB, lo, hi int64) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s=%d", s, n))
 	}
+	if err := rows.Err(); err != nil {
+		return err.Error()
+	}
 	if len(parts) == 0 {
 		return "none"
 	}
@@ -647,7 +651,7 @@ func cpuTime(tb testing.TB, pid int) time.Duration {
 	require.NoError(tb, err)
 	// The fields after the command name, which is in parentheses and may
 	// hold spaces: state is field 3, utime 14, stime 15.
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
 	require.Greater(tb, len(f), 12, "malformed /proc/%d/stat", pid)
 	utime, err := strconv.ParseInt(f[11], 10, 64)
 	require.NoError(tb, err)

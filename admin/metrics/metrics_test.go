@@ -134,7 +134,7 @@ func TestHandlerBearerToken(t *testing.T) {
 	h := m.Handler("s3cret-metrics-token")
 	for _, auth := range []string{"", "Bearer wrong", "Basic czNjcmV0", "Bearer s3cret-metrics-token-and-more", "bearer s3cret-metrics-token"} {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("GET", "/metrics", nil)
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}
@@ -143,7 +143,7 @@ func TestHandlerBearerToken(t *testing.T) {
 		require.NotContains(t, rec.Body.String(), "shardjob_")
 	}
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/metrics", nil)
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Authorization", "Bearer s3cret-metrics-token")
 	h.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -221,7 +221,7 @@ func TestHooks(t *testing.T) {
 func scrape(t *testing.T, h http.Handler) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 	body, err := io.ReadAll(rec.Body)
 	require.NoError(t, err)

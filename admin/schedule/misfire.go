@@ -226,14 +226,13 @@ func Plan(s *Schedule, nextFireAt, now time.Time, cfg MisfireConfig) Decision {
 
 	// Late firings, oldest first, listed up to listCap.
 	var late []time.Time
-	lateTotal := 0
 	var lastLate time.Time
 	f := nextFireAt
 	for !f.IsZero() && f.Before(cut) && len(late) < listCap {
 		late = append(late, f)
 		f = s.Next(f)
 	}
-	lateTotal = len(late)
+	lateTotal := len(late)
 	if len(late) > 0 {
 		lastLate = late[len(late)-1]
 	}

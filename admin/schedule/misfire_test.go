@@ -9,7 +9,7 @@ import (
 
 func TestParsePolicies(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]MisfirePolicy{"": MisfireRunOnce, "run_once": MisfireRunOnce, " Skip ": MisfireSkip, "catch-up": MisfireCatchUp, "CATCH_UP": MisfireCatchUp} {
+	for in, want := range map[string]MisfirePolicy{"": MisfireRunOnce, "run_once": MisfireRunOnce, " Skip ": MisfireSkip, "catch-up": MisfireCatchUp, "CATCH_UP": MisfireCatchUp} { //nolint:gocritic // mapKey: " Skip " checks that spaces are trimmed
 		got, err := ParseMisfirePolicy(in)
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)

@@ -87,6 +87,7 @@ func TestConnLimiter(t *testing.T) {
 	refused := dial("127.0.0.1")
 	res, err := http.ReadResponse(bufio.NewReader(refused), nil)
 	require.NoError(t, err)
+	defer res.Body.Close()
 	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
 	body, err := io.ReadAll(res.Body)
 	require.NoError(t, err)

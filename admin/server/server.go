@@ -324,9 +324,6 @@ func (s *Server) URL() string { return s.cfg.AdvertiseURL }
 // Store exposes the database (standalone mode seeds the demo job with it).
 func (s *Server) Store() *store.Store { return s.st }
 
-// Metrics exposes the replica's metrics registry.
-func (s *Server) Metrics() *metrics.Metrics { return s.mets }
-
 // Scheduler exposes the leader loop (for Wake and Stats).
 func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 

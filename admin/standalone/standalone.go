@@ -85,24 +85,27 @@ func Run(ctx context.Context, cfg Config) error {
 	defer stopServe()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(serveCtx) }()
+	// abandon stops the server after a failed setup and waits for it: the
+	// setup error is the one to report, not Serve's.
+	abandon := func() {
+		stopServe()
+		<-served //nolint:errcheck // see above
+	}
 
 	var ex *sdk.Executor
 	if !cfg.NoDemo {
 		if err := seedDemoJob(ctx, srv.Store()); err != nil {
-			stopServe()
-			<-served
+			abandon()
 			return err
 		}
 		ex, err = sdk.New(sdk.Config{App: DemoApp, Admins: []string{srv.URL()}, Secret: secret, InstanceID: "standalone-demo-executor", Logger: cfg.Logger.With("component", "demo-executor")})
 		if err != nil {
-			stopServe()
-			<-served
+			abandon()
 			return err
 		}
 		demo.Register(ex)
 		if err := ex.Start(ctx); err != nil {
-			stopServe()
-			<-served
+			abandon()
 			return fmt.Errorf("demo executor: %w", err)
 		}
 	}

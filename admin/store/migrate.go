@@ -121,7 +121,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 	if err := conn.GetContext(ctx, &got, s.q.get(qMigrationLock)); err != nil || got != 1 {
 		return 0, fmt.Errorf("migrate: could not take the migration lock within 60s (another admin migrating?): %v", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), s.q.get(qMigrationUnlock)) //nolint:errcheck
+	defer conn.ExecContext(context.WithoutCancel(ctx), s.q.get(qMigrationUnlock)) //nolint:errcheck // the lock also ends with the connection
 	if _, err := conn.ExecContext(ctx, s.q.get(qSchemaMigrationsCreate)); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}

@@ -29,7 +29,6 @@ const (
 // listens on 127.0.0.1 on its own port and keeps its data directory across
 // Stop/Kill and Start. The root user has an empty password.
 type MariaDB struct {
-	dir     string
 	datadir string
 	port    int
 	srv     *server
@@ -96,9 +95,6 @@ func (m *MariaDB) DSN(db string) string {
 // PID returns the pid of the running mariadbd, or 0 when it is not running.
 func (m *MariaDB) PID() int { return m.srv.pid() }
 
-// Dir returns the directory holding my.cnf, the data directory and the log.
-func (m *MariaDB) Dir() string { return m.dir }
-
 // LogPath returns the server log (all runs, appended).
 func (m *MariaDB) LogPath() string { return m.srv.logPath }
 
@@ -128,7 +124,7 @@ func newMariaDB(dir string, settings []string) (*MariaDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MariaDB{dir: dir, datadir: filepath.Join(dir, "data")}
+	m := &MariaDB{datadir: filepath.Join(dir, "data")}
 	cnf := filepath.Join(dir, "my.cnf")
 	if err := writeMariaDBConfig(cnf, dir, m.datadir); err != nil {
 		return nil, err
@@ -345,13 +341,13 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+		_ = out.Close() // the copy error is the one to report
 		return err
 	}
 	return out.Close()

@@ -67,12 +67,12 @@ func startProc(spec procSpec) (*proc, error) {
 	reg.mu.Lock()
 	if reg.tornDown {
 		reg.mu.Unlock()
-		logFile.Close()
+		_ = logFile.Close()
 		return nil, errors.New("testenv: the tests of this package already ended")
 	}
 	if err := cmd.Start(); err != nil {
 		reg.mu.Unlock()
-		logFile.Close()
+		_ = logFile.Close()
 		return nil, fmt.Errorf("testenv: start %s (%s): %w", spec.name, spec.path, err)
 	}
 	p := &proc{name: spec.name, pid: cmd.Process.Pid, cmd: cmd, out: out, done: make(chan struct{})}
@@ -104,7 +104,7 @@ func (p *proc) wait(logFile *os.File) {
 	}
 	p.out.finish()
 	p.out.note(fmt.Sprintf("%s (pid %d) exited: %s", p.name, p.pid, p.cmd.ProcessState))
-	logFile.Close()
+	_ = logFile.Close() // the process wrote it, and has exited
 
 	reg.mu.Lock()
 	delete(reg.procs, p)

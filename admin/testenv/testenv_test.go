@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -251,7 +252,7 @@ func gone(pid int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 	return len(fields) > 0 && fields[0] == "Z", nil
 }
 

@@ -28,7 +28,6 @@ var zkJars = []string{"/usr/share/java/zookeeper.jar", "/usr/share/java/slf4j-si
 // child JVM. Its data directory survives Stop/Kill and Start, so persistent
 // znodes do too.
 type ZK struct {
-	dir  string
 	port int
 	srv  *server
 }
@@ -123,9 +122,6 @@ func (z *ZK) Addr() string { return "127.0.0.1:" + strconv.Itoa(z.port) }
 // PID returns the pid of the running JVM, or 0 when it is not running.
 func (z *ZK) PID() int { return z.srv.pid() }
 
-// Dir returns the directory holding zoo.cfg, the data directory and the log.
-func (z *ZK) Dir() string { return z.dir }
-
 // LogPath returns the server log (all runs, appended).
 func (z *ZK) LogPath() string { return z.srv.logPath }
 
@@ -158,7 +154,7 @@ func newZK(dir string) (*ZK, error) {
 	}
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	logPath := filepath.Join(dir, "zookeeper.log")
-	z := &ZK{dir: dir}
+	z := &ZK{}
 	z.srv = &server{
 		name:         "zookeeper",
 		addr:         z.Addr,

@@ -196,7 +196,7 @@ type TriggerParam struct {
 	BroadcastTotal  int    `json:"broadcastTotal"`
 }
 
-// ErrUnreadableAnswer: the executor answered HTTP 2xx with a body that is
+// ErrUnreadableAnswer means that the executor answered HTTP 2xx with a body that is
 // neither a ReturnT nor a refusal array. XXL-JOB's own admin counts such a
 // run call as a failed trigger, and so does the admin (Service.dispatch).
 var ErrUnreadableAnswer = errors.New("the answer is neither an XXL-JOB ReturnT nor a refusal array")

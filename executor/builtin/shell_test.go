@@ -5,7 +5,6 @@ package builtin_test
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -182,7 +181,7 @@ wait
 			case err := <-eof:
 				require.NoError(t, err, "the child closed the FIFO: it is dead")
 			case <-time.After(waitTimeout):
-				t.Fatal(fmt.Sprintf("the child holding %s survived the cancellation", fifo))
+				t.Fatalf("the child holding %s survived the cancellation", fifo)
 			}
 		})
 	}

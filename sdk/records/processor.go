@@ -82,9 +82,6 @@ func New(cfg Config) (*Processor, error) {
 	return &Processor{cfg: cfg, q: q, scope: cfg.Scope, state: &processorState{active: map[attemptID]bool{}}}, nil
 }
 
-// Config returns the configuration in use, defaults filled in.
-func (p *Processor) Config() Config { return p.cfg }
-
 // WithScope returns a Processor that shares p's configuration, database and
 // running slots but processes records in scope s, e.g. a scope named after
 // the business date of the run. An invalid scope makes Process fail.

@@ -147,7 +147,7 @@ func TestExpand(t *testing.T) {
 				want := strings.Count(text, "?")
 				switch {
 				case strings.Contains(text, "{{rows}}"):
-					want = want * n
+					want *= n
 				case strings.Contains(text, "{{cases}}"):
 					want += 3 * n
 				case strings.Contains(text, "{{list}}"):
