@@ -18,7 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/alarm"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 // TestMain stops the ZooKeeper servers after the tests, then checks that

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

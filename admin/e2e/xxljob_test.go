@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/testenv"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 // TestStandaloneTakesXXLJobTokens: standalone mode (what `make run` starts)

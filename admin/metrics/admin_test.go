@@ -16,7 +16,7 @@ import (
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )

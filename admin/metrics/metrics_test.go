@@ -19,7 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 func TestDBPoolCollector(t *testing.T) {

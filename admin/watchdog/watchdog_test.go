@@ -10,8 +10,8 @@ import (
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/admin/testenv"
 	"github.com/shardjob/shardjob/admin/watchdog"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/admin/testenv"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 // versions are the XXL-JOB versions whose executors the tests play, and the

@@ -24,8 +24,8 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/admin/testenv"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/testenv"
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 // sqlEnv is one test's business database, of one dialect, with a table

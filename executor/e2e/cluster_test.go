@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	admine2e "github.com/shardjob/shardjob/admin/e2e"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )

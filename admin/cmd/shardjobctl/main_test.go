@@ -15,7 +15,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/e2e"
-	"github.com/shardjob/shardjob/admin/testenv"
+	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
