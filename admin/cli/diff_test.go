@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 )
 
@@ -21,7 +22,7 @@ func remote(id int64, d JobDef) RemoteJob {
 func TestNormalizeMatchesTheAdminDefaults(t *testing.T) {
 	// The admin stores these values for omitted fields; the plan must
 	// compare a file's job with what the admin stored for it as equal.
-	v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}, time.Now())
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}}, time.Now())
 	require.NoError(t, err)
 	j := v.Job
 	n := JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}.Normalize()
