@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -196,7 +197,7 @@ func TestAuthRBACAndAudit(t *testing.T) {
 		require.Equal(t, 0, e.countJobs())
 
 		ops := e.token("ops")
-		var job api.JobView
+		var job apitypes.Job
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, validJob, &job))
 		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", viewer, nil, nil))
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, nil))
@@ -346,7 +347,7 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		tok := e.token("ops")
-		var a, b api.JobView
+		var a, b apitypes.Job
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, with("name", "a"), &a))
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, map[string]any{"app": "billing", "name": "b", "handler": "h", "cron": "@hourly", "child_job_ids": []int64{a.ID}}, &b))
 		require.Equal(t, []int64{a.ID}, b.ChildJobIDs)
@@ -365,7 +366,7 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		upd = with("name", "a")
 		upd["cron"] = "0 4 * * *"
 		upd["version"] = a.Version
-		var a2 api.JobView
+		var a2 apitypes.Job
 		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, &a2))
 		require.Equal(t, "0 4 * * *", a2.Cron)
 		require.Equal(t, a.Version+1, a2.Version)
@@ -376,18 +377,18 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		upd["name"] = "renamed"
 		require.Equal(t, http.StatusBadRequest, e.call("PUT", "/api/v1/jobs/"+itoa(a.ID), tok, upd, nil), "name is identity")
 
-		var paused api.JobView
+		var paused apitypes.Job
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/pause", tok, nil, &paused))
 		require.True(t, paused.Paused)
 		require.Nil(t, paused.NextFireAt)
-		var resumed api.JobView
+		var resumed apitypes.Job
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/resume", tok, nil, &resumed))
 		require.False(t, resumed.Paused)
 		require.NotNil(t, resumed.NextFireAt)
 
-		var trig struct{ Run api.RunView }
+		var trig struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(a.ID)+"/trigger", tok, nil, &trig))
-		var cancelled struct{ Run api.RunView }
+		var cancelled struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, map[string]string{"reason": "test"}, &cancelled))
 		require.Equal(t, "cancelled", cancelled.Run.Status)
 		require.Contains(t, cancelled.Run.Error, "test")
@@ -480,7 +481,7 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		tok := e.token("ops")
-		var j api.JobView
+		var j apitypes.Job
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, validJob, &j))
 		require.Len(t, j.Warnings, 1)
 		require.Contains(t, j.Warnings[0], "no executor of app billing has registered yet")
@@ -497,10 +498,10 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		_, err = e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "billing", Address: "http://127.0.0.1:2", Capacity: 1, Handlers: []string{"settle.v1"}})
 		require.NoError(t, err)
 		upd["version"] = j.Version
-		var saved api.JobView // fresh: a field left out of the answer is not cleared by decoding
+		var saved apitypes.Job // fresh: a field left out of the answer is not cleared by decoding
 		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), tok, upd, &saved))
 		require.Empty(t, saved.Warnings)
-		var got api.JobView
+		var got apitypes.Job
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/jobs/"+itoa(j.ID), tok, nil, &got))
 		require.Empty(t, got.Warnings, "warnings come with saving, not with reading")
 	})

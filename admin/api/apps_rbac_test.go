@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 )
 
@@ -20,11 +21,11 @@ func TestPerAppPermissions(t *testing.T) {
 		e.user("root", auth.RoleAdmin)
 		e.user("billing-ops", auth.RoleOperator)
 		admin := e.token("root")
-		var jobs [2]api.JobView
+		var jobs [2]apitypes.Job
 		for i, app := range []string{"billing", "search"} {
 			require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", admin, with("app", app), &jobs[i]))
 		}
-		var runs [2]struct{ Run api.RunView }
+		var runs [2]struct{ Run apitypes.Run }
 		for i, j := range jobs {
 			require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(j.ID)+"/trigger", admin, nil, &runs[i]))
 		}
@@ -54,11 +55,11 @@ func TestPerAppPermissions(t *testing.T) {
 		require.Equal(t, []string{"billing"}, me.Apps)
 
 		// Lists show billing only.
-		var jl struct{ Jobs []api.JobView }
+		var jl struct{ Jobs []apitypes.Job }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/jobs", ops, nil, &jl))
 		require.Len(t, jl.Jobs, 1)
 		require.Equal(t, "billing", jl.Jobs[0].App)
-		var rl struct{ Runs []api.RunView }
+		var rl struct{ Runs []apitypes.Run }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs", ops, nil, &rl))
 		require.Len(t, rl.Runs, 1)
 		require.Equal(t, runs[0].Run.ID, rl.Runs[0].ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -63,12 +64,12 @@ func TestAuditLogIsScopedByApp(t *testing.T) {
 		e.limitTo("billing-ops", "billing")
 		root, billingOps, allOps := e.token("root"), e.token("billing-ops"), e.token("all-ops")
 
-		var billingJob, searchJob api.JobView
+		var billingJob, searchJob apitypes.Job
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", billingOps, with("params", `{"region":"eu"}`), &billingJob))
 		search := with("app", "search")
 		search["params"] = `{"password":"search-secret"}`
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", allOps, search, &searchJob))
-		var run struct{ Run api.RunView }
+		var run struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(searchJob.ID)+"/trigger", allOps, nil, &run))
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/runs/"+itoa(run.Run.ID)+"/cancel", allOps, nil, nil))
 		searchExec, err := e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "search-1", App: "search", Address: "http://127.0.0.1:9", Capacity: 1})

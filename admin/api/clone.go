@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 )
 
@@ -42,14 +43,10 @@ func (s *Server) cloneJob(c *gin.Context) {
 	if req.Enabled != nil {
 		enabled = *req.Enabled
 	}
-	spec := jobdef.Spec{
-		App: req.App, Name: req.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
-		TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
-		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
-		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax,
-		RetryBackoffMS: j.RetryBackoffMS, Enabled: &enabled,
-		DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
-	}
+	// The copy has the original's definition under its new name; child
+	// jobs are not copied.
+	spec := apitypes.JobSpec{JobDef: jobdef.View(j).JobDef}
+	spec.App, spec.Name, spec.Enabled = req.App, req.Name, &enabled
 	v, err := jobdef.Validate(spec, s.cfg.Now())
 	if err != nil {
 		if !s.validationFailed(c, err) {
@@ -61,9 +58,9 @@ func (s *Server) cloneJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.audit(c, copied.App, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobView(copied)})
+	s.audit(c, copied.App, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobdef.View(copied)})
 	s.wake()
-	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(copied)))
+	c.JSON(http.StatusCreated, s.withWarnings(c, jobdef.View(copied)))
 }
 
 // AppView is an app: the jobs and executors that name it.
@@ -133,13 +130,6 @@ func (s *Server) listApps(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"apps": out})
 }
 
-// SlotView is the current attempt of one slot of a run.
-type SlotView struct {
-	Slot     int         `json:"slot"`
-	Attempts int         `json:"attempts"` // attempts made so far (moved and lost ones included)
-	Current  AttemptView `json:"current"`
-}
-
 // runSlots lists the slots of a run, each with its current attempt, in slot
 // order (the run detail's grid; GET /runs/:id has every attempt).
 func (s *Server) runSlots(c *gin.Context) {
@@ -155,12 +145,12 @@ func (s *Server) runSlots(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	bySlot := map[int]*SlotView{}
+	bySlot := map[int]*apitypes.Slot{}
 	var order []int
 	for _, a := range atts { // by slot, then attempt
 		v, ok := bySlot[a.Slot]
 		if !ok {
-			v = &SlotView{Slot: a.Slot}
+			v = &apitypes.Slot{Slot: a.Slot}
 			bySlot[a.Slot] = v
 			order = append(order, a.Slot)
 		}
@@ -169,7 +159,7 @@ func (s *Server) runSlots(c *gin.Context) {
 			v.Current = attemptView(a)
 		}
 	}
-	out := make([]SlotView, 0, len(order))
+	out := make([]apitypes.Slot, 0, len(order))
 	for _, slot := range order {
 		out = append(out, *bySlot[slot])
 	}

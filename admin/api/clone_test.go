@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -22,17 +23,18 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		e.user("ops", auth.RoleOperator)
 		e.user("watcher", auth.RoleViewer)
 		ops, viewer := e.token("ops"), e.token("watcher")
-		var job api.JobView
+		var job apitypes.Job
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, validJob, &job))
 
-		var cp api.JobView
+		var cp apitypes.Job
 		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", viewer, map[string]any{"name": "copy"}, nil))
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "settle-copy"}, &cp))
 		require.Equal(t, "settle-copy", cp.Name)
 		require.Equal(t, job.Cron, cp.Cron)
 		require.Equal(t, job.Slots, cp.Slots)
 		require.Equal(t, job.TimeZone, cp.TimeZone)
-		require.False(t, cp.Enabled, "a copy starts disabled")
+		require.NotNil(t, cp.Enabled)
+		require.False(t, *cp.Enabled, "a copy starts disabled")
 		var conflict struct{ Fields map[string]string }
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "settle-copy"}, &conflict))
 		require.Contains(t, conflict.Fields["name"], "exists")
@@ -44,9 +46,9 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps", viewer, nil, &apps))
 		require.Equal(t, []api.AppView{{Name: "billing", Jobs: 2}}, apps.Apps)
 
-		var trig struct{ Run api.RunView }
+		var trig struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, &trig))
-		var slots struct{ Slots []api.SlotView }
+		var slots struct{ Slots []apitypes.Slot }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs/"+itoa(trig.Run.ID)+"/slots", viewer, nil, &slots))
 		require.Empty(t, slots.Slots, "a pending run has no attempts yet (no executor)")
 		require.Equal(t, http.StatusNotFound, e.call("GET", "/api/v1/runs/999999/slots", viewer, nil, nil))
@@ -56,7 +58,7 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		require.Equal(t, "job.clone", audit.Entries[1]["action"], "newest first: trigger, then clone")
 
 		// Runs filtered by scheduled time.
-		var rl struct{ Runs []api.RunView }
+		var rl struct{ Runs []apitypes.Run }
 		at := trig.Run.ScheduledAt
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs?from="+at.Add(-time.Minute).Format(time.RFC3339)+"&to="+at.Add(time.Minute).Format(time.RFC3339), viewer, nil, &rl))
 		require.Len(t, rl.Runs, 1)

@@ -14,62 +14,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
-// JobView is a job as the API returns it.
-type JobView struct {
-	ID                 int64      `json:"id"`
-	App                string     `json:"app"`
-	Name               string     `json:"name"`
-	Description        string     `json:"description"`
-	Handler            string     `json:"handler"`
-	Cron               string     `json:"cron"`
-	TimeZone           string     `json:"time_zone"`
-	Slots              int        `json:"slots"`
-	SlotParams         string     `json:"slot_params"`
-	Params             string     `json:"params"`
-	MisfirePolicy      string     `json:"misfire_policy"`
-	MisfireThresholdMS int64      `json:"misfire_threshold_ms"`
-	MaxCatchUp         int        `json:"max_catch_up"`
-	OverlapPolicy      string     `json:"overlap_policy"`
-	TimeoutMS          int64      `json:"timeout_ms"`
-	RetryMax           int        `json:"retry_max"`
-	RetryBackoffMS     int64      `json:"retry_backoff_ms"`
-	DedupScope         string     `json:"dedup_scope"`
-	UncertainPolicy    string     `json:"uncertain_policy"`
-	RecordMaxAttempts  int        `json:"record_max_attempts"`
-	Enabled            bool       `json:"enabled"`
-	Paused             bool       `json:"paused"`
-	ChildJobIDs        []int64    `json:"child_job_ids"`
-	NextFireAt         *time.Time `json:"next_fire_at"`
-	CreatedAt          time.Time  `json:"created_at"`
-	UpdatedAt          time.Time  `json:"updated_at"`
-	Version            int64      `json:"version"`
-	// Warnings about the job as saved, in the answers of create, update and
-	// clone (never a reason to refuse): e.g. no executor of the app has
-	// shown the job's handler yet.
-	Warnings []string `json:"warnings,omitempty"`
-}
-
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-func jobView(j store.Job) JobView {
-	v := JobView{
-		ID: j.ID, App: j.App, Name: j.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
-		TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
-		MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
-		OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
-		DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
-		Enabled: j.Enabled, Paused: j.Paused, ChildJobIDs: store.ParseIDList(j.ChildJobIDs), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt), Version: j.Version,
-	}
-	if j.NextFireAt.Valid {
-		t := msTime(j.NextFireAt.Int64)
-		v.NextFireAt = &t
-	}
-	return v
-}
 
 func idParam(c *gin.Context) (int64, bool) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
@@ -90,7 +40,7 @@ func (s *Server) validationFailed(c *gin.Context, err error) bool {
 }
 
 func (s *Server) createJob(c *gin.Context) {
-	var spec jobdef.Spec
+	var spec apitypes.JobSpec
 	if !decode(c, &spec) {
 		return
 	}
@@ -113,16 +63,16 @@ func (s *Server) createJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	s.audit(c, j.App, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
+	s.audit(c, j.App, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobdef.View(j))
 	s.wake()
-	c.JSON(http.StatusCreated, s.withWarnings(c, jobView(j)))
+	c.JSON(http.StatusCreated, s.withWarnings(c, jobdef.View(j)))
 }
 
 // withWarnings adds to v what a person saving the job should know but that
 // does not make it invalid: no executor of its app has shown its handler
 // yet (its runs will wait, then fail after the leader's unplaceable
 // timeout, unless one comes).
-func (s *Server) withWarnings(c *gin.Context, v JobView) JobView {
+func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
 	execs, err := s.st.Executors(c.Request.Context())
 	if err != nil {
 		s.log.Warn("cannot read executors for the job's warnings", "err", err)
@@ -208,7 +158,7 @@ func (s *Server) updateJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var spec jobdef.Spec
+	var spec apitypes.JobSpec
 	if !decode(c, &spec) {
 		return
 	}
@@ -256,9 +206,9 @@ func (s *Server) updateJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, j.App, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobView(old), "after": jobView(j)})
+	s.audit(c, j.App, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobdef.View(old), "after": jobdef.View(j)})
 	s.wake()
-	c.JSON(http.StatusOK, s.withWarnings(c, jobView(j)))
+	c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
 }
 
 // Preview is one upcoming firing.
@@ -269,7 +219,7 @@ type Preview struct {
 }
 
 func (s *Server) validateJob(c *gin.Context) {
-	var spec jobdef.Spec
+	var spec apitypes.JobSpec
 	if !decode(c, &spec) {
 		return
 	}
@@ -298,9 +248,9 @@ func (s *Server) listJobs(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]JobView, 0, len(jobs))
+	out := make([]apitypes.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, jobView(j))
+		out = append(out, jobdef.View(j))
 	}
 	c.JSON(http.StatusOK, gin.H{"jobs": out})
 }
@@ -325,7 +275,7 @@ func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
 
 func (s *Server) getJob(c *gin.Context) {
 	if j, ok := s.loadJob(c); ok {
-		c.JSON(http.StatusOK, jobView(j))
+		c.JSON(http.StatusOK, jobdef.View(j))
 	}
 }
 
@@ -338,7 +288,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	s.audit(c, j.App, "job.delete", "job/"+strconv.FormatInt(j.ID, 10), jobView(j))
+	s.audit(c, j.App, "job.delete", "job/"+strconv.FormatInt(j.ID, 10), jobdef.View(j))
 	c.JSON(http.StatusOK, gin.H{"deleted": j.ID})
 }
 
@@ -371,7 +321,7 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	s.audit(c, before.App, action, "job/"+strconv.FormatInt(before.ID, 10), map[string]any{
 		"before": map[string]bool{"enabled": before.Enabled, "paused": before.Paused},
 		"after":  map[string]bool{"enabled": j.Enabled, "paused": j.Paused}})
-	c.JSON(http.StatusOK, jobView(j))
+	c.JSON(http.StatusOK, jobdef.View(j))
 }
 
 func isEnabled(j store.Job) bool { return j.Enabled }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -123,29 +124,70 @@ func TestOpenAPIReferencesResolve(t *testing.T) {
 	}
 }
 
-// TestOpenAPISchemasListEveryField checks that the schemas of the
-// authorisation answers name exactly the JSON fields the API sends, so that
-// a field added to a view (an audit entry's app, a token's parent) is
+// TestOpenAPISchemasListEveryField checks that the schemas of the API's
+// answers and requests name exactly the JSON fields of the wire types
+// (admin/apitypes for jobs, runs and attempts), so that a field added to a
+// type (an audit entry's app, a token's parent, a job's setting) is
 // documented.
 func TestOpenAPISchemasListEveryField(t *testing.T) {
 	t.Parallel()
 	_, doc := openAPIDocument(t)
-	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
-	for name, view := range map[string]any{
-		"AuditEntry": api.AuditView{}, "Alarm": api.AlarmView{}, "Token": api.TokenView{}, "User": api.UserView{},
+	schema := func(path ...string) map[string]any {
+		var node any = doc
+		for _, p := range path {
+			m, ok := node.(map[string]any)
+			require.True(t, ok, "docs/openapi.yaml: %v", path)
+			node = m[p]
+		}
+		m, ok := node.(map[string]any)
+		require.True(t, ok, "docs/openapi.yaml: %v", path)
+		return m
+	}
+	named := func(name string) map[string]any { return schema("components", "schemas", name) }
+	answer := func(path string) map[string]any {
+		return schema("paths", path, "get", "responses", "200", "content", "application/json", "schema")
+	}
+	for _, c := range []struct {
+		where  string
+		schema map[string]any
+		wire   any
+	}{
+		{"schema AuditEntry", named("AuditEntry"), api.AuditView{}},
+		{"schema Alarm", named("Alarm"), api.AlarmView{}},
+		{"schema Token", named("Token"), api.TokenView{}},
+		{"schema User", named("User"), api.UserView{}},
+		{"schema JobSpec", named("JobSpec"), apitypes.JobSpec{}},
+		{"schema Job", named("Job"), apitypes.Job{}},
+		{"schema Run", named("Run"), apitypes.Run{}},
+		{"schema Attempt", named("Attempt"), apitypes.Attempt{}},
+		{"GET /api/v1/runs/{id}", answer("/api/v1/runs/{id}"), apitypes.RunDetail{}},
+		{"GET /api/v1/runs/{id}/slots, slots[]", schema("paths", "/api/v1/runs/{id}/slots", "get", "responses", "200",
+			"content", "application/json", "schema", "properties", "slots", "items"), apitypes.Slot{}},
 	} {
-		props, ok := schemas[name].(map[string]any)["properties"].(map[string]any)
-		require.True(t, ok, "schema %s has properties", name)
-		var documented, sent []string
+		props, ok := c.schema["properties"].(map[string]any)
+		require.True(t, ok, "%s has properties", c.where)
+		var documented []string
 		for p := range props {
 			documented = append(documented, p)
 		}
-		rt := reflect.TypeOf(view)
-		for i := range rt.NumField() {
-			if tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
-				sent = append(sent, tag)
-			}
-		}
-		require.ElementsMatch(t, sent, documented, "docs/openapi.yaml schema %s against api.%s", name, rt.Name())
+		rt := reflect.TypeOf(c.wire)
+		require.ElementsMatch(t, jsonFields(rt), documented, "docs/openapi.yaml %s against %s", c.where, rt)
 	}
+}
+
+// jsonFields returns the JSON names of the fields of struct type rt, those
+// of embedded structs included.
+func jsonFields(rt reflect.Type) []string {
+	var out []string
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && tag == "":
+			out = append(out, jsonFields(f.Type)...)
+		case tag != "" && tag != "-":
+			out = append(out, tag)
+		}
+	}
+	return out
 }

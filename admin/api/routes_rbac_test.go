@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -337,7 +338,7 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 			require.Empty(t, e.auditSince(before), "a refused %s %s writes no audit row", method, path)
 		}
 
-		var job api.JobView
+		var job apitypes.Job
 		step("POST /api/v1/jobs", "/api/v1/jobs", ops, "ops", validJob, http.StatusCreated, &job, func() string { return "job/" + itoa(job.ID) })
 		jobPath := "/api/v1/jobs/" + itoa(job.ID)
 		jobObj := func() string { return "job/" + itoa(job.ID) }
@@ -348,11 +349,11 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		for _, a := range []string{"pause", "resume", "disable", "enable"} {
 			step("POST /api/v1/jobs/:id/"+a, jobPath+"/"+a, ops, "ops", nil, http.StatusOK, nil, jobObj)
 		}
-		var clone api.JobView
+		var clone apitypes.Job
 		step("POST /api/v1/jobs/:id/clone", jobPath+"/clone", ops, "ops", map[string]any{"name": "settle-copy"}, http.StatusCreated, &clone,
 			func() string { return "job/" + itoa(clone.ID) })
 		require.NotEqual(t, job.ID, clone.ID)
-		var trig struct{ Run api.RunView }
+		var trig struct{ Run apitypes.Run }
 		step("POST /api/v1/jobs/:id/trigger", jobPath+"/trigger", ops, "ops", nil, http.StatusCreated, &trig, jobObj)
 		runObj := func() string { return "run/" + itoa(trig.Run.ID) }
 		step("POST /api/v1/runs/:id/cancel", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", ops, "ops", map[string]string{"reason": "audit test"}, http.StatusOK, nil, runObj)

@@ -10,53 +10,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
-
-// RunView is a run as the API returns it.
-type RunView struct {
-	ID             int64      `json:"id"`
-	JobID          int64      `json:"job_id"`
-	JobName        string     `json:"job_name"`
-	App            string     `json:"app"`
-	ScheduledAt    time.Time  `json:"scheduled_at"`
-	Trigger        string     `json:"trigger"`
-	Status         string     `json:"status"`
-	Params         string     `json:"params"`
-	Slots          int        `json:"slots"`
-	SlotsSucceeded int        `json:"slots_succeeded"`
-	SlotsFailed    int        `json:"slots_failed"`
-	Epoch          int64      `json:"epoch"`
-	CreatedAt      time.Time  `json:"created_at"`
-	StartedAt      *time.Time `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	Error          string     `json:"error,omitempty"`
-	ParentRunID    *int64     `json:"parent_run_id,omitempty"`
-	// PredictedMS is the makespan the placement predicted from measured slot
-	// costs; ActualMS is finished − started. Both absent until known.
-	PredictedMS *int64 `json:"predicted_ms,omitempty"`
-	ActualMS    *int64 `json:"actual_ms,omitempty"`
-}
-
-// AttemptView is one slot attempt.
-type AttemptView struct {
-	Token      int64  `json:"token"`
-	Slot       int    `json:"slot"`
-	Attempt    int    `json:"attempt"`
-	ExecutorID *int64 `json:"executor_id"`
-	// Status is the slot state: pending, assigned, queued, running,
-	// succeeded, failed, cancelled, lost or moved (store.SlotState).
-	Status     string     `json:"status"`
-	Current    bool       `json:"current"`
-	StartedAt  *time.Time `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Processed  int64      `json:"processed"`
-	Skipped    int64      `json:"skipped"`
-	Failed     int64      `json:"failed"`
-	Uncertain  int64      `json:"uncertain"`
-	Error      string     `json:"error,omitempty"`
-}
 
 func optTime(v sql.NullInt64) *time.Time {
 	if !v.Valid {
@@ -66,8 +23,9 @@ func optTime(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-func runView(r store.Run) RunView {
-	return RunView{
+// runView is run r as the API returns it.
+func runView(r store.Run) apitypes.Run {
+	return apitypes.Run{
 		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, ScheduledAt: msTime(r.ScheduledAt),
 		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
@@ -91,8 +49,9 @@ func optID(v sql.NullInt64) *int64 {
 	return &v.Int64
 }
 
-func attemptView(a store.Attempt) AttemptView {
-	v := AttemptView{
+// attemptView is attempt a as the API returns it.
+func attemptView(a store.Attempt) apitypes.Attempt {
+	v := apitypes.Attempt{
 		Token: a.ID, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
@@ -160,7 +119,7 @@ func (s *Server) listRuns(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]RunView, 0, len(runs))
+	out := make([]apitypes.Run, 0, len(runs))
 	for _, r := range runs {
 		out = append(out, runView(r))
 	}
@@ -199,11 +158,11 @@ func (s *Server) getRun(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	views := make([]AttemptView, 0, len(atts))
+	out := apitypes.RunDetail{Run: runView(r), Attempts: make([]apitypes.Attempt, 0, len(atts))}
 	for _, a := range atts {
-		views = append(views, attemptView(a))
+		out.Attempts = append(out.Attempts, attemptView(a))
 	}
-	c.JSON(http.StatusOK, gin.H{"run": runView(r), "attempts": views})
+	c.JSON(http.StatusOK, out)
 }
 
 // ExecutorView is a registered executor.

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
 )
 
 // invalidJobsError lists the jobs of a file that the admin refused as
@@ -65,7 +67,7 @@ func cmdApply(ctx context.Context, args []string, env Env, c conn) error {
 // creates and updates them in file order. An update carries the version it
 // read, so a job changed by someone else in between is refused (409) rather
 // than overwritten.
-func Apply(ctx context.Context, cl *Client, file string, defs []JobDef, dryRun bool, out io.Writer) error {
+func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun bool, out io.Writer) error {
 	_, have, err := listJobs(ctx, cl)
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func Apply(ctx context.Context, cl *Client, file string, defs []JobDef, dryRun b
 	}
 	created, updated := 0, 0
 	for _, ch := range plan {
-		var got RemoteJob
+		var got apitypes.Job
 		switch ch.Action {
 		case Create:
 			if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs", ch.requestBody(), &got); err != nil {
@@ -142,7 +144,7 @@ func fieldProblems(ae *APIError) string {
 }
 
 // printWarnings prints what the admin said about a job it saved.
-func printWarnings(out io.Writer, j RemoteJob) {
+func printWarnings(out io.Writer, j apitypes.Job) {
 	for _, w := range j.Warnings {
 		fmt.Fprintf(out, "  warning: %s: %s\n", j.Key(), w)
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
 )
 
 // Exit codes of shardjobctl.
@@ -242,10 +244,10 @@ func run(ctx context.Context, args []string, env Env) error {
 }
 
 // listJobs reads every job, page by page.
-func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []RemoteJob, error) {
+func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []apitypes.Job, error) {
 	const page = 500
 	var raws []json.RawMessage
-	var jobs []RemoteJob
+	var jobs []apitypes.Job
 	var after int64
 	for {
 		var out struct {
@@ -255,7 +257,7 @@ func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []RemoteJob, 
 			return nil, nil, err
 		}
 		for _, raw := range out.Jobs {
-			var j RemoteJob
+			var j apitypes.Job
 			if err := json.Unmarshal(raw, &j); err != nil {
 				return nil, nil, fmt.Errorf("decode job: %w", err)
 			}
@@ -314,7 +316,7 @@ func cmdSwitch(ctx context.Context, cmd string, args []string, env Env, c conn) 
 	if err != nil {
 		return err
 	}
-	var j RemoteJob
+	var j apitypes.Job
 	if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(id, 10)+"/"+cmd, nil, &j); err != nil {
 		return err
 	}
@@ -355,7 +357,7 @@ func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
 	if wholeSet || len(kvs) > 0 {
 		params := *whole
 		if !wholeSet {
-			var j RemoteJob
+			var j apitypes.Job
 			if err := cl.Do(ctx, http.MethodGet, path, nil, &j); err != nil {
 				return err
 			}
@@ -367,11 +369,7 @@ func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
 		body["params"] = params
 	}
 	var out struct {
-		Run struct {
-			ID     int64  `json:"id"`
-			Status string `json:"status"`
-			Params string `json:"params"`
-		} `json:"run"`
+		Run apitypes.Run `json:"run"`
 	}
 	if err := cl.Do(ctx, http.MethodPost, path+"/trigger", body, &out); err != nil {
 		return err
@@ -424,13 +422,9 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 			return printJSON(env.Stdout, nonNil(raws))
 		}
 		var rows [][]string
-		for i, j := range jobs {
-			var extra struct {
-				NextFireAt *time.Time `json:"next_fire_at"`
-			}
-			_ = json.Unmarshal(raws[i], &extra)
+		for _, j := range jobs {
 			rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.App, j.Name, j.Handler, j.Cron, j.TimeZone,
-				strconv.Itoa(j.Slots), state(j), timeCell(extra.NextFireAt)})
+				strconv.Itoa(j.Slots), state(j), timeCell(j.NextFireAt)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "HANDLER", "CRON", "ZONE", "SLOTS", "STATE", "NEXT FIRE (UTC)"}, rows)
 	case "runs", "run":
@@ -456,11 +450,11 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		var rows [][]string
 		for _, raw := range out.Runs {
-			var r runRow
+			var r apitypes.Run
 			if err := json.Unmarshal(raw, &r); err != nil {
 				return fmt.Errorf("decode run: %w", err)
 			}
-			rows = append(rows, r.cells())
+			rows = append(rows, runCells(r))
 		}
 		return table(env.Stdout, runHeader, rows)
 	case "executors", "executor":
@@ -502,7 +496,7 @@ func nonNil(v []json.RawMessage) []json.RawMessage {
 	return v
 }
 
-func state(j RemoteJob) string {
+func state(j apitypes.Job) string {
 	switch {
 	case j.Enabled != nil && !*j.Enabled:
 		return "disabled"
@@ -528,25 +522,9 @@ func table(w io.Writer, header []string, rows [][]string) error {
 	return tw.Flush()
 }
 
-type runRow struct {
-	ID             int64      `json:"id"`
-	JobName        string     `json:"job_name"`
-	App            string     `json:"app"`
-	Status         string     `json:"status"`
-	Trigger        string     `json:"trigger"`
-	ScheduledAt    time.Time  `json:"scheduled_at"`
-	Slots          int        `json:"slots"`
-	SlotsSucceeded int        `json:"slots_succeeded"`
-	SlotsFailed    int        `json:"slots_failed"`
-	ActualMS       *int64     `json:"actual_ms"`
-	StartedAt      *time.Time `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	Error          string     `json:"error"`
-}
-
 var runHeader = []string{"ID", "JOB", "STATUS", "TRIGGER", "SCHEDULED (UTC)", "SLOTS OK/FAILED/ALL", "DURATION"}
 
-func (r runRow) cells() []string {
+func runCells(r apitypes.Run) []string {
 	dur := "-"
 	if r.ActualMS != nil {
 		dur = (time.Duration(*r.ActualMS) * time.Millisecond).String()

@@ -3,21 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
-)
+	"strings"
 
-// RemoteJob is a job as the admin returns it (GET /api/v1/jobs): its
-// definition plus what a file does not manage.
-type RemoteJob struct {
-	JobDef
-	ID          int64   `json:"id"`
-	Version     int64   `json:"version"`
-	Paused      bool    `json:"paused"`
-	ChildJobIDs []int64 `json:"child_job_ids"`
-	// Warnings come with the answer of a create or update (the admin saved
-	// the job; e.g. no executor has shown its handler yet).
-	Warnings []string `json:"warnings,omitempty"`
-}
+	"github.com/shardjob/shardjob/admin/apitypes"
+)
 
 // Action of a job in a plan.
 type Action string
@@ -38,8 +29,8 @@ type FieldChange struct {
 // Change is what apply does with one job of the file.
 type Change struct {
 	Action  Action
-	Want    JobDef     // normalised definition from the file
-	Current *RemoteJob // the job on the server; nil for Create
+	Want    FileJob       // normalised definition from the file
+	Current *apitypes.Job // the job on the server; nil for Create
 	Fields  []FieldChange
 }
 
@@ -61,51 +52,45 @@ func (p Plan) Counts() (create, update, unchanged int) {
 	return
 }
 
-// field is one managed field: its name in files and the API, and its value
-// in display form.
-type field struct {
-	name string
-	get  func(JobDef) string
+// defFields returns the JSON names of the fields of a job definition
+// (apitypes.JobDef), in their order (the order of a job in the docs).
+func defFields() []string {
+	t := reflect.TypeFor[apitypes.JobDef]()
+	out := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	return out
 }
 
-func str(get func(JobDef) string) func(JobDef) string {
-	return func(d JobDef) string { return strconv.Quote(get(d)) }
-}
-
-func num[T int | int64](get func(JobDef) T) func(JobDef) string {
-	return func(d JobDef) string { return strconv.FormatInt(int64(get(d)), 10) }
-}
-
-// fields are compared in this order (the order of a job in the docs).
-var fields = []field{
-	{"description", str(func(d JobDef) string { return d.Description })},
-	{"handler", str(func(d JobDef) string { return d.Handler })},
-	{"cron", str(func(d JobDef) string { return d.Cron })},
-	{"time_zone", str(func(d JobDef) string { return d.TimeZone })},
-	{"slots", num(func(d JobDef) int { return d.Slots })},
-	{"slot_params", str(func(d JobDef) string { return d.SlotParams })},
-	{"params", str(func(d JobDef) string { return d.Params })},
-	{"misfire_policy", str(func(d JobDef) string { return d.MisfirePolicy })},
-	{"misfire_threshold_ms", num(func(d JobDef) int64 { return d.MisfireThresholdMS })},
-	{"max_catch_up", num(func(d JobDef) int { return d.MaxCatchUp })},
-	{"overlap_policy", str(func(d JobDef) string { return d.OverlapPolicy })},
-	{"timeout_ms", num(func(d JobDef) int64 { return d.TimeoutMS })},
-	{"retry_max", num(func(d JobDef) int { return d.RetryMax })},
-	{"retry_backoff_ms", num(func(d JobDef) int64 { return d.RetryBackoffMS })},
-	{"dedup_scope", str(func(d JobDef) string { return d.DedupScope })},
-	{"uncertain_policy", str(func(d JobDef) string { return d.UncertainPolicy })},
-	{"record_max_attempts", num(func(d JobDef) int { return d.RecordMaxAttempts })},
-	{"enabled", func(d JobDef) string { return strconv.FormatBool(d.Enabled == nil || *d.Enabled) }},
+// display is the value of field i of a job definition for people: strings
+// quoted, numbers in decimal, enabled as true or false (omitted: true).
+func display(d apitypes.JobDef, i int) string {
+	switch v := reflect.ValueOf(d).Field(i); v.Kind() {
+	case reflect.String:
+		return strconv.Quote(v.String())
+	case reflect.Int, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Pointer:
+		return strconv.FormatBool(v.IsNil() || v.Elem().Bool())
+	default:
+		panic(fmt.Sprintf("cli: no display form for job field %s of kind %s", defFields()[i], v.Kind()))
+	}
 }
 
 // Diff returns the fields in which want differs from have (both
-// normalised first).
-func Diff(have, want JobDef) []FieldChange {
-	have, want = have.Normalize(), want.Normalize()
+// normalised first), in the order of apitypes.JobDef. App and name
+// identify the job and are not compared.
+func Diff(have, want apitypes.JobDef) []FieldChange {
+	have, want = Normalize(have), Normalize(want)
 	var out []FieldChange
-	for _, f := range fields {
-		if o, n := f.get(have), f.get(want); o != n {
-			out = append(out, FieldChange{Field: f.name, Old: o, New: n})
+	for i, name := range defFields() {
+		if name == "app" || name == "name" {
+			continue
+		}
+		if o, n := display(have, i), display(want, i); o != n {
+			out = append(out, FieldChange{Field: name, Old: o, New: n})
 		}
 	}
 	return out
@@ -113,19 +98,20 @@ func Diff(have, want JobDef) []FieldChange {
 
 // MakePlan compares the jobs of a file with the jobs on the server. Jobs on
 // the server that the file does not mention are left alone.
-func MakePlan(want []JobDef, have []RemoteJob) Plan {
-	byKey := make(map[string]*RemoteJob, len(have))
+func MakePlan(want []FileJob, have []apitypes.Job) Plan {
+	byKey := make(map[string]*apitypes.Job, len(have))
 	for i := range have {
 		byKey[have[i].Key()] = &have[i]
 	}
 	plan := make(Plan, 0, len(want))
 	for _, w := range want {
-		ch := Change{Want: w.Normalize(), Current: byKey[w.Key()]}
+		ch := Change{Want: w, Current: byKey[w.Key()]}
+		ch.Want.JobDef = Normalize(w.JobDef)
 		switch {
 		case ch.Current == nil:
 			ch.Action = Create
 		default:
-			ch.Fields = Diff(ch.Current.JobDef, w)
+			ch.Fields = Diff(ch.Current.JobDef, w.JobDef)
 			ch.Action = Unchanged
 			if len(ch.Fields) > 0 {
 				ch.Action = Update
@@ -161,19 +147,11 @@ func (p Plan) Print(w io.Writer) {
 	fmt.Fprintf(w, "plan: %d to create, %d to update, %d unchanged\n", cr, up, un)
 }
 
-// spec is the body of a create or an update request (the admin's
-// jobdef.Spec).
-type spec struct {
-	JobDef
-	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
-	Version     int64   `json:"version,omitempty"`
-}
-
 // requestBody returns the JSON body that carries out the change: the file's
 // definition, and for an update the version read (optimistic lock) and the
 // child jobs the server has.
-func (c Change) requestBody() spec {
-	s := spec{JobDef: c.Want}
+func (c Change) requestBody() apitypes.JobSpec {
+	s := apitypes.JobSpec{JobDef: c.Want.JobDef}
 	if c.Current != nil {
 		s.Version = c.Current.Version
 		s.ChildJobIDs = c.Current.ChildJobIDs

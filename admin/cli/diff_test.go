@@ -2,29 +2,31 @@ package cli
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 )
 
-func def(app, name string) JobDef {
-	return JobDef{App: app, Name: name, Handler: "h.v1", Cron: "0 3 * * *"}
+func def(app, name string) FileJob {
+	return FileJob{JobDef: apitypes.JobDef{App: app, Name: name, Handler: "h.v1", Cron: "0 3 * * *"}}
 }
 
-func remote(id int64, d JobDef) RemoteJob {
-	return RemoteJob{JobDef: d.Normalize(), ID: id, Version: 7}
+func remote(id int64, d FileJob) apitypes.Job {
+	return apitypes.Job{ID: id, JobSpec: apitypes.JobSpec{JobDef: Normalize(d.JobDef), Version: 7}}
 }
 
 func TestNormalizeMatchesTheAdminDefaults(t *testing.T) {
 	// The admin stores these values for omitted fields; the plan must
 	// compare a file's job with what the admin stored for it as equal.
-	v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}, time.Now())
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}}, time.Now())
 	require.NoError(t, err)
 	j := v.Job
-	n := JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"}.Normalize()
+	n := Normalize(apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"})
 	require.Equal(t, j.TimeZone, n.TimeZone)
 	require.Equal(t, j.SlotCount, n.Slots)
 	require.Equal(t, j.MisfirePolicy, n.MisfirePolicy)
@@ -38,7 +40,7 @@ func TestNormalizeMatchesTheAdminDefaults(t *testing.T) {
 func TestMakePlan(t *testing.T) {
 	same := def("billing", "same")
 	changed := def("billing", "changed")
-	have := []RemoteJob{remote(1, same), remote(2, changed), remote(3, def("billing", "not-in-file"))}
+	have := []apitypes.Job{remote(1, same), remote(2, changed), remote(3, def("billing", "not-in-file"))}
 	changed.Cron = "0 4 * * *"
 	changed.Slots = 8
 	off := false
@@ -47,7 +49,7 @@ func TestMakePlan(t *testing.T) {
 	same.OverlapPolicy = "ALLOW"
 	same.TimeZone = "UTC"
 	same.Slots = 1
-	plan := MakePlan([]JobDef{def("billing", "new"), same, changed}, have)
+	plan := MakePlan([]FileJob{def("billing", "new"), same, changed}, have)
 	require.Len(t, plan, 3, "jobs absent from the file are left alone")
 	require.Equal(t, Create, plan[0].Action)
 	require.Nil(t, plan[0].Current)
@@ -82,35 +84,34 @@ plan: 1 to create, 1 to update, 1 unchanged
 }
 
 func TestDiffEveryField(t *testing.T) {
-	base := def("a", "n")
-	on := true
-	mods := map[string]func(*JobDef){
-		"description":          func(d *JobDef) { d.Description = "x" },
-		"handler":              func(d *JobDef) { d.Handler = "other" },
-		"cron":                 func(d *JobDef) { d.Cron = "@daily" },
-		"time_zone":            func(d *JobDef) { d.TimeZone = "Europe/Berlin" },
-		"slots":                func(d *JobDef) { d.Slots = 2 },
-		"slot_params":          func(d *JobDef) { d.SlotParams = "0=x" },
-		"params":               func(d *JobDef) { d.Params = "k=v" },
-		"misfire_policy":       func(d *JobDef) { d.MisfirePolicy = "skip" },
-		"misfire_threshold_ms": func(d *JobDef) { d.MisfireThresholdMS = 5000 },
-		"max_catch_up":         func(d *JobDef) { d.MaxCatchUp = 3 },
-		"overlap_policy":       func(d *JobDef) { d.OverlapPolicy = "queue" },
-		"timeout_ms":           func(d *JobDef) { d.TimeoutMS = 1 },
-		"retry_max":            func(d *JobDef) { d.RetryMax = 2 },
-		"retry_backoff_ms":     func(d *JobDef) { d.RetryBackoffMS = 10 },
-		"dedup_scope":          func(d *JobDef) { d.DedupScope = "settle:{date}" },
-		"uncertain_policy":     func(d *JobDef) { d.UncertainPolicy = "skip" },
-		"record_max_attempts":  func(d *JobDef) { d.RecordMaxAttempts = 5 },
-	}
-	require.Len(t, mods, len(fields)-1, "every managed field but enabled has a case")
-	for name, mod := range mods {
+	// Every field of the definition but app and name (the job's identity)
+	// is compared, under its JSON name.
+	base := def("a", "n").JobDef
+	compared := 0
+	for i, name := range defFields() {
 		want := base
-		mod(&want)
+		switch f := reflect.ValueOf(&want).Elem().Field(i); f.Kind() {
+		case reflect.String:
+			f.SetString("changed")
+		case reflect.Int, reflect.Int64:
+			f.SetInt(7)
+		case reflect.Pointer: // enabled
+			off := false
+			f.Set(reflect.ValueOf(&off))
+		default:
+			t.Fatalf("field %s: kind %s has no display form", name, f.Kind())
+		}
 		got := Diff(base, want)
+		if name == "app" || name == "name" {
+			require.Empty(t, got, name)
+			continue
+		}
 		require.Len(t, got, 1, name)
 		require.Equal(t, name, got[0].Field)
+		compared++
 	}
+	require.Equal(t, len(defFields())-2, compared)
+	on := true
 	want := base
 	want.Enabled = &on
 	require.Empty(t, Diff(base, want), "enabled: true is the default")

@@ -10,27 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
 )
 
 // followEvery is how often logs -f asks for new lines.
 const followEvery = time.Second
-
-// runAttempt is an attempt of GET /runs/:id.
-type runAttempt struct {
-	Token      int64      `json:"token"`
-	Slot       int        `json:"slot"`
-	Attempt    int        `json:"attempt"`
-	ExecutorID *int64     `json:"executor_id"`
-	Status     string     `json:"status"`
-	Current    bool       `json:"current"`
-	StartedAt  *time.Time `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Processed  int64      `json:"processed"`
-	Skipped    int64      `json:"skipped"`
-	Failed     int64      `json:"failed"`
-	Uncertain  int64      `json:"uncertain"`
-	Error      string     `json:"error"`
-}
 
 // logLine is a line of GET /runs/:id/logs.
 type logLine struct {
@@ -210,10 +195,7 @@ func orderedAttrs(raw json.RawMessage) []string {
 
 // printRun writes the run's summary and the table of its attempts.
 func printRun(w io.Writer, raw json.RawMessage) error {
-	var out struct {
-		Run      runRow       `json:"run"`
-		Attempts []runAttempt `json:"attempts"`
-	}
+	var out apitypes.RunDetail
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("decode run: %w", err)
 	}

@@ -1,5 +1,7 @@
 // Package jobdef validates job definitions submitted through the API, the
-// CLI or the console, and turns them into store rows. Every problem is
-// reported per field with a message that says what is wrong and how to fix
-// it; nothing is written unless the whole definition is valid.
+// CLI or the console (the wire type apitypes.JobSpec), and turns them into
+// store rows. Every problem is reported per field with a message that says
+// what is wrong and how to fix it; nothing is written unless the whole
+// definition is valid. wire.go holds the one mapping each way between a job
+// on the wire and its row: row (used by Validate) and View.
 package jobdef

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
@@ -20,35 +21,6 @@ const (
 	MaxParamsBytes = 64 << 10
 	MaxRetries     = 100
 )
-
-// Spec is a job definition as clients send it (JSON).
-type Spec struct {
-	App                string `json:"app"`
-	Name               string `json:"name"`
-	Description        string `json:"description"`
-	Handler            string `json:"handler"`
-	Cron               string `json:"cron"`
-	TimeZone           string `json:"time_zone"`
-	Slots              int    `json:"slots"`
-	SlotParams         string `json:"slot_params"` // "0=Beijing,1=Shanghai"
-	Params             string `json:"params"`
-	MisfirePolicy      string `json:"misfire_policy"`
-	MisfireThresholdMS int64  `json:"misfire_threshold_ms"`
-	MaxCatchUp         int    `json:"max_catch_up"`
-	OverlapPolicy      string `json:"overlap_policy"`
-	TimeoutMS          int64  `json:"timeout_ms"`
-	RetryMax           int    `json:"retry_max"`
-	RetryBackoffMS     int64  `json:"retry_backoff_ms"`
-	// The records policy imposed on the handler's sdk/records Processor
-	// (records.go); empty / 0: the handler's Config decides.
-	DedupScope        string  `json:"dedup_scope"`         // "run", "job" or a name such as "settle:{date}"
-	UncertainPolicy   string  `json:"uncertain_policy"`    // "retry" or "skip"
-	RecordMaxAttempts int     `json:"record_max_attempts"` // 1..100
-	Enabled           *bool   `json:"enabled"`
-	ChildJobIDs       []int64 `json:"child_job_ids"` // jobs triggered once each time a run of this job succeeds
-	// Version is the version being replaced, required on update (optimistic lock).
-	Version int64 `json:"version"`
-}
 
 // MaxChildren bounds the child jobs of one job.
 const MaxChildren = 20
@@ -78,17 +50,18 @@ type Validated struct {
 // Validate checks a new job's spec and returns the job row (without id) and
 // its schedule, or FieldErrors. now is the job's creation time: it anchors
 // @every schedules and is the instant the first firing follows.
-func Validate(s Spec, now time.Time) (Validated, error) {
+func Validate(s apitypes.JobSpec, now time.Time) (Validated, error) {
 	return validate(s, now, now)
 }
 
 // ValidateUpdate is Validate for a new definition of an existing job created
 // at createdAt (the @every anchor stays the job's creation).
-func ValidateUpdate(s Spec, now, createdAt time.Time) (Validated, error) {
+func ValidateUpdate(s apitypes.JobSpec, now, createdAt time.Time) (Validated, error) {
 	return validate(s, now, createdAt)
 }
 
-func validate(s Spec, now, anchor time.Time) (Validated, error) {
+func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
+	s.JobDef = s.WithDefaults()
 	errs := FieldErrors{}
 	if !names.Valid(s.App) {
 		errs["app"] = "required; " + names.Rule
@@ -102,9 +75,6 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if s.Handler == "" || len(s.Handler) > 128 || strings.ContainsAny(s.Handler, " ,\t\n") {
 		errs["handler"] = "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)"
 	}
-	if s.Slots == 0 {
-		s.Slots = 1
-	}
 	if s.Slots < 1 || s.Slots > MaxSlots {
 		errs["slots"] = fmt.Sprintf("%d is outside 1-%d", s.Slots, MaxSlots)
 	}
@@ -116,9 +86,6 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
 		errs["slot_params"] = err.Error()
 	}
-	if s.TimeZone == "" {
-		s.TimeZone = "UTC"
-	}
 	mp, err := schedule.ParseMisfirePolicy(s.MisfirePolicy)
 	if err != nil {
 		errs["misfire_policy"] = err.Error()
@@ -127,14 +94,8 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if err != nil {
 		errs["overlap_policy"] = err.Error()
 	}
-	if s.MisfireThresholdMS == 0 {
-		s.MisfireThresholdMS = 60_000
-	}
 	if s.MisfireThresholdMS < 1000 || s.MisfireThresholdMS > 7*24*3600*1000 {
 		errs["misfire_threshold_ms"] = "between 1000 (1 s) and 604800000 (7 days)"
-	}
-	if s.MaxCatchUp == 0 {
-		s.MaxCatchUp = 10
 	}
 	if s.MaxCatchUp < 1 || s.MaxCatchUp > 1000 {
 		errs["max_catch_up"] = "between 1 and 1000"
@@ -145,13 +106,10 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if s.RetryMax < 0 || s.RetryMax > MaxRetries {
 		errs["retry_max"] = fmt.Sprintf("between 0 and %d", MaxRetries)
 	}
-	if s.RetryBackoffMS == 0 {
-		s.RetryBackoffMS = 1000
-	}
 	if s.RetryBackoffMS < 0 {
 		errs["retry_backoff_ms"] = "a positive number of milliseconds"
 	}
-	validateRecordsPolicy(s, errs)
+	validateRecordsPolicy(s.JobDef, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
 		errs["child_job_ids"] = fmt.Sprintf("at most %d child jobs", MaxChildren)
 	}
@@ -168,7 +126,7 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	} else if strings.TrimSpace(s.Cron) == "" {
 		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
 	} else {
-		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.App + "/" + s.Name, Anchor: anchor})
+		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.Key(), Anchor: anchor})
 		if err != nil {
 			errs["cron"] = err.Error()
 		}
@@ -176,20 +134,8 @@ func validate(s Spec, now, anchor time.Time) (Validated, error) {
 	if len(errs) > 0 {
 		return Validated{}, errs
 	}
-	enabled := true
-	if s.Enabled != nil {
-		enabled = *s.Enabled
-	}
-	j := store.Job{
-		App: s.App, Name: s.Name, Description: s.Description, Handler: s.Handler,
-		CronExpr: s.Cron, TimeZone: s.TimeZone, MisfirePolicy: string(mp), OverlapPolicy: string(op),
-		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
-		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
-		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
-		DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts,
-		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: anchor.UnixMilli(),
-	}
-	if enabled {
+	j := row(s, string(mp), string(op), anchor)
+	if j.Enabled {
 		j.NextFireAt = NextFire(sched, now)
 	}
 	return Validated{Job: j, Schedule: sched}, nil

@@ -1,6 +1,7 @@
 package jobdef
 
 import (
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestFindCycle(t *testing.T) {
 func TestValidateFields(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ok := Spec{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *", TimeZone: "Europe/Berlin", ChildJobIDs: []int64{4, 5}}
+	ok := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *", TimeZone: "Europe/Berlin"}, ChildJobIDs: []int64{4, 5}}
 	v, err := Validate(ok, now)
 	require.NoError(t, err)
 	require.Equal(t, "4,5", v.Job.ChildJobIDs)
@@ -32,7 +33,7 @@ func TestValidateFields(t *testing.T) {
 	_, err = Validate(bad, now)
 	require.ErrorContains(t, err, "child_job_ids")
 	var fe FieldErrors
-	bad = Spec{}
+	bad = apitypes.JobSpec{}
 	_, err = Validate(bad, now)
 	require.ErrorAs(t, err, &fe)
 	for _, f := range []string{"app", "name", "handler", "cron"} {
@@ -76,7 +77,7 @@ func FuzzParseSlotParams(f *testing.F) {
 func TestValidateBuiltinHandlerParams(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := Spec{App: "a", Name: "n", Handler: "http", Cron: "0 3 * * *", Params: `{"url": "ftp://example.com/"}`}
+	s := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "http", Cron: "0 3 * * *", Params: `{"url": "ftp://example.com/"}`}}
 	_, err := Validate(s, now)
 	var fe FieldErrors
 	require.ErrorAs(t, err, &fe)

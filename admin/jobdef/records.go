@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/schedule"
 )
 
@@ -42,7 +43,7 @@ var (
 )
 
 // validateRecordsPolicy checks the records policy fields of s into errs.
-func validateRecordsPolicy(s Spec, errs FieldErrors) {
+func validateRecordsPolicy(s apitypes.JobDef, errs FieldErrors) {
 	if err := checkDedupScope(s.DedupScope); err != nil {
 		errs["dedup_scope"] = err.Error()
 	}

@@ -1,6 +1,7 @@
 package jobdef
 
 import (
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 func TestRecordsPolicyValidation(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	base := Spec{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *"}
+	base := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *"}}
 
 	for _, scope := range []string{"", "run", "job", "settle:{date}", "month/{month}", "y={year}.v2", "batch-7"} {
 		s := base

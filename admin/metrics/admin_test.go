@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
@@ -63,7 +64,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	st := srv.Store()
 	now, err := st.Now(ctx)
 	require.NoError(t, err)
-	v, err := jobdef.Validate(jobdef.Spec{App: "metrics", Name: "every-second", Handler: "count", Cron: "* * * * * *", Slots: 4}, now)
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "metrics", Name: "every-second", Handler: "count", Cron: "* * * * * *", Slots: 4}}, now)
 	require.NoError(t, err)
 	jobID, err := st.CreateJob(ctx, v.Job)
 	require.NoError(t, err)

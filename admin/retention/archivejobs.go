@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -58,11 +59,11 @@ func EnsureArchiveJobs(ctx context.Context, st *store.Store, apps map[string]str
 	var created []string
 	for _, app := range names {
 		params, _ := json.Marshal(map[string]any{"datasource": apps[app], "mode": "archive", "horizon": "720h"})
-		v, err := jobdef.Validate(jobdef.Spec{
+		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{
 			App: app, Name: ArchiveJobName, Handler: "dedup-archive",
 			Description: "Archives done dedup records older than the horizon (created by --dedup-archive; edit freely)",
 			Cron:        "H H(1-5) * * *", Slots: 4, OverlapPolicy: "skip", Params: string(params),
-		}, now)
+		}}, now)
 		if err != nil {
 			return created, fmt.Errorf("dedup archive job of app %s: %w", app, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/scheduler"
@@ -69,7 +70,7 @@ func BenchmarkDispatch(b *testing.B) {
 			_, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: fmt.Sprintf("ex-%d", i), App: "bench", Address: u, Capacity: 128})
 			require.NoError(b, err)
 		}
-		v, err := jobdef.Validate(jobdef.Spec{App: "bench", Name: "wide", Handler: "h", Cron: "@yearly", Slots: slots, Params: "records=1000"}, time.Now())
+		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "bench", Name: "wide", Handler: "h", Cron: "@yearly", Slots: slots, Params: "records=1000"}}, time.Now())
 		require.NoError(b, err)
 		jobID, err := st.CreateJob(ctx, v.Job)
 		require.NoError(b, err)

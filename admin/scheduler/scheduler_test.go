@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
@@ -95,7 +96,7 @@ func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) { storete
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func createJob(t *testing.T, st *store.Store, spec jobdef.Spec, now time.Time) store.Job {
+func createJob(t *testing.T, st *store.Store, spec apitypes.JobSpec, now time.Time) store.Job {
 	t.Helper()
 	v, err := jobdef.Validate(spec, now)
 	require.NoError(t, err)
@@ -140,7 +141,7 @@ func TestFireDueCreatesOneRunPerFiringAndAdvances(t *testing.T) {
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 3, "test")
 		require.NoError(t, err)
-		j := createJob(t, st, jobdef.Spec{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", Slots: 2}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", Slots: 2}}, t0)
 		require.Equal(t, t0.Add(time.Minute).UnixMilli(), j.NextFireAt.Int64)
 
 		n, err := s.FireDue(ctx, 3)
@@ -177,7 +178,7 @@ func TestStaleLeaderCannotFire(t *testing.T) {
 		old := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 4, "old")
 		require.NoError(t, err)
-		j := createJob(t, st, jobdef.Spec{App: "a", Name: "j", Handler: "h", Cron: "* * * * *"}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "j", Handler: "h", Cron: "* * * * *"}}, t0)
 		// A successor claims a larger epoch while the old leader still runs.
 		_, err = st.ClaimEpoch(ctx, 5, "new")
 		require.NoError(t, err)
@@ -208,9 +209,9 @@ func TestMisfirePolicies(t *testing.T) {
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		once := createJob(t, st, jobdef.Spec{App: "a", Name: "once", Handler: "h", Cron: "* * * * *", MisfirePolicy: "run_once"}, t0)
-		skip := createJob(t, st, jobdef.Spec{App: "a", Name: "skip", Handler: "h", Cron: "* * * * *", MisfirePolicy: "skip"}, t0)
-		catch := createJob(t, st, jobdef.Spec{App: "a", Name: "catch", Handler: "h", Cron: "* * * * *", MisfirePolicy: "catch_up", MaxCatchUp: 3}, t0)
+		once := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "once", Handler: "h", Cron: "* * * * *", MisfirePolicy: "run_once"}}, t0)
+		skip := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "skip", Handler: "h", Cron: "* * * * *", MisfirePolicy: "skip"}}, t0)
+		catch := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "catch", Handler: "h", Cron: "* * * * *", MisfirePolicy: "catch_up", MaxCatchUp: 3}}, t0)
 
 		// The leader was away for 10 minutes and 30 seconds.
 		c.Set(t0.Add(10*time.Minute + 30*time.Second))
@@ -258,7 +259,7 @@ func TestOverlapSkipRecordsSkippedFiring(t *testing.T) {
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
-		j := createJob(t, st, jobdef.Spec{App: "a", Name: "ov", Handler: "h", Cron: "* * * * *", OverlapPolicy: "skip"}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "ov", Handler: "h", Cron: "* * * * *", OverlapPolicy: "skip"}}, t0)
 		c.Set(t0.Add(time.Minute))
 		_, err = s.FireDue(ctx, 1)
 		require.NoError(t, err)
@@ -285,7 +286,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
 		online(t, st, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", Slots: 8, SlotParams: "0=Beijing"}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", Slots: 8, SlotParams: "0=Beijing"}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
 
@@ -363,7 +364,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		require.NoError(t, err)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -445,7 +446,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1)) // all 10 on the only executor; the push acknowledged them
@@ -500,7 +501,7 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		require.NoError(t, err)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
 		// Slot 0 is measured at 10 s, the others at 1 s.
 		for slot, cost := range []float64{10000, 1000, 1000, 1000} {
 			_, err := st.DB().Exec(`INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at) VALUES (?, ?, ?, 0, 3, NULL, 0)`, j.ID, slot, cost)
@@ -537,7 +538,7 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		require.NoError(t, err)
 		online(t, st, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
 		up := online(t, st, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -570,7 +571,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		frozen := online(t, st, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1), "returns while the push to the frozen executor waits")
@@ -612,7 +613,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 5})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -685,7 +686,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))

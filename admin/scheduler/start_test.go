@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -59,7 +59,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		wantSlots := 0
 		for i := range runs {
 			wantSlots += 1 + i%3
-			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}, t0)
+			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, j.SlotCount)
 		}
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -108,7 +108,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 		require.NoError(t, err)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
 		for i := range 30 {
-			j := createJob(t, st, jobdef.Spec{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}, t0)
+			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerCron, 2)
 		}
 		// Another admin takes over (epoch 2) while the old leader still
@@ -162,7 +162,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 		c := &clock{now: t0}
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}}, t0)
 		for _, at := range []int64{1, 2} {
 			pendingRun(t, st, j.ID, at, store.TriggerManual, 1)
 		}
@@ -192,10 +192,10 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 			require.NoError(t, err)
 			return r
 		}
-		disabled := createJob(t, st, jobdef.Spec{App: "app", Name: "d", Handler: "h", Cron: "0 0 1 1 *"}, t0)
-		paused := createJob(t, st, jobdef.Spec{App: "app", Name: "p", Handler: "h", Cron: "0 0 1 1 *"}, t0)
-		edited := createJob(t, st, jobdef.Spec{App: "app", Name: "e", Handler: "h", Cron: "0 0 1 1 *"}, t0)
-		raced := createJob(t, st, jobdef.Spec{App: "app", Name: "r", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		disabled := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "d", Handler: "h", Cron: "0 0 1 1 *"}}, t0)
+		paused := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "p", Handler: "h", Cron: "0 0 1 1 *"}}, t0)
+		edited := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "e", Handler: "h", Cron: "0 0 1 1 *"}}, t0)
+		raced := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "r", Handler: "h", Cron: "0 0 1 1 *"}}, t0)
 		dCron, dManual := newRun(disabled, 1, store.TriggerCron), newRun(disabled, 2, store.TriggerManual)
 		pCron := newRun(paused, 1, store.TriggerCatchUp)
 		eCron := newRun(edited, 1, store.TriggerCron)
@@ -240,8 +240,8 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "billing", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"other.v1"}})
-		settle := createJob(t, st, jobdef.Spec{App: "billing", Name: "settle", Handler: "settle.v1", Cron: "0 0 1 1 *"}, t0)
-		lonely := createJob(t, st, jobdef.Spec{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}, t0)
+		settle := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "billing", Name: "settle", Handler: "settle.v1", Cron: "0 0 1 1 *"}}, t0)
+		lonely := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}}, t0)
 		var settleRuns []int64
 		for i := range 3 {
 			settleRuns = append(settleRuns, pendingRun(t, st, settle.ID, t0.UnixMilli()+int64(i), store.TriggerCron, 1).ID)
@@ -304,7 +304,7 @@ func TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout(t *testing.T) {
 		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, DispatchTimeout: 30 * time.Second}, st, p)
 		require.NoError(t, err)
 		leadWithExecutor(t, st, "app", "h")
-		j := createJob(t, st, jobdef.Spec{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}}, t0)
 		r := pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, 1)
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
@@ -157,11 +158,11 @@ func seedDemoJob(ctx context.Context, st *store.Store) error {
 	if err != nil {
 		return err
 	}
-	v, err := jobdef.Validate(jobdef.Spec{
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{
 		App: DemoApp, Name: "hello-every-5s", Description: "Demo: 8 slots every 5 seconds",
 		Handler: "demo.hello", Cron: "*/5 * * * * *", Slots: 8, Params: "records=100",
 		SlotParams: "0=Beijing,1=Shanghai",
-	}, now)
+	}}, now)
 	if err != nil {
 		return fmt.Errorf("demo job: %w", err)
 	}

@@ -43,7 +43,7 @@ const (
 )
 
 // Slot states: the one vocabulary the API, the console and the CLI use for
-// an attempt (AttemptView.status). An attempt stored as assigned is one of
+// an attempt (apitypes.Attempt.Status). An attempt stored as assigned is one of
 // three states, by how far it got; the others are its stored status.
 //
 //	pending    waiting for an executor (not placed yet, or placed again)
@@ -105,7 +105,7 @@ type Job struct {
 	RetryMax       int    `db:"retry_max"`
 	RetryBackoffMS int64  `db:"retry_backoff_ms"`
 	// The records policy (sdk/records) the job imposes on its handler;
-	// empty / 0: the handler's Config decides. See jobdef.Spec.
+	// empty / 0: the handler's Config decides. See apitypes.JobDef.
 	DedupScope        string        `db:"dedup_scope"`
 	UncertainPolicy   string        `db:"uncertain_policy"`
 	RecordMaxAttempts int           `db:"record_max_attempts"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -22,7 +23,7 @@ func TestOverdueJobRaisesOneAlarm(t *testing.T) {
 		ctx := context.Background()
 		now, err := st.Now(ctx)
 		require.NoError(t, err)
-		v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: "late", Handler: "h", Cron: "* * * * *"}, now)
+		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "late", Handler: "h", Cron: "* * * * *"}}, now)
 		require.NoError(t, err)
 		id, err := st.CreateJob(ctx, v.Job)
 		require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestGapAuditFindsFiringsWithoutRuns(t *testing.T) {
 		ctx := context.Background()
 		created := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 		mk := func(name string) int64 {
-			v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: name, Handler: "h", Cron: "* * * * *"}, created)
+			v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: name, Handler: "h", Cron: "* * * * *"}}, created)
 			require.NoError(t, err)
 			id, err := st.CreateJob(ctx, v.Job)
 			require.NoError(t, err)
@@ -118,7 +119,7 @@ func TestArchiveBehind(t *testing.T) {
 		now, err := st.Now(ctx)
 		require.NoError(t, err)
 		create := func(name, handler string) int64 {
-			v, err := jobdef.Validate(jobdef.Spec{App: "a", Name: name, Handler: "h", Cron: "0 3 * * *"}, now)
+			v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: name, Handler: "h", Cron: "0 3 * * *"}}, now)
 			require.NoError(t, err)
 			v.Job.Handler = handler
 			id, err := st.CreateJob(ctx, v.Job)

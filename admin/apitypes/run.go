@@ -1,0 +1,62 @@
+package apitypes
+
+import "time"
+
+// Run is a run as the API returns it (GET /api/v1/runs, /api/v1/runs/{id}).
+type Run struct {
+	ID             int64      `json:"id"`
+	JobID          int64      `json:"job_id"`
+	JobName        string     `json:"job_name"`
+	App            string     `json:"app"`
+	ScheduledAt    time.Time  `json:"scheduled_at"`
+	Trigger        string     `json:"trigger"`
+	Status         string     `json:"status"`
+	Params         string     `json:"params"`
+	Slots          int        `json:"slots"`
+	SlotsSucceeded int        `json:"slots_succeeded"`
+	SlotsFailed    int        `json:"slots_failed"`
+	Epoch          int64      `json:"epoch"`
+	CreatedAt      time.Time  `json:"created_at"`
+	StartedAt      *time.Time `json:"started_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+	Error          string     `json:"error,omitempty"`
+	ParentRunID    *int64     `json:"parent_run_id,omitempty"`
+	// PredictedMS is the makespan the placement predicted from measured slot
+	// costs; ActualMS is finished − started. Both absent until known.
+	PredictedMS *int64 `json:"predicted_ms,omitempty"`
+	ActualMS    *int64 `json:"actual_ms,omitempty"`
+}
+
+// Attempt is one attempt of one slot of a run; Token is its fencing token.
+type Attempt struct {
+	Token      int64  `json:"token"`
+	Slot       int    `json:"slot"`
+	Attempt    int    `json:"attempt"`
+	ExecutorID *int64 `json:"executor_id"`
+	// Status is the slot state: pending, assigned, queued, running,
+	// succeeded, failed, cancelled, lost or moved (admin/store.SlotState).
+	Status     string     `json:"status"`
+	Current    bool       `json:"current"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Processed  int64      `json:"processed"`
+	Skipped    int64      `json:"skipped"`
+	Failed     int64      `json:"failed"`
+	Uncertain  int64      `json:"uncertain"`
+	Error      string     `json:"error,omitempty"`
+}
+
+// RunDetail is the answer of GET /api/v1/runs/{id}: the run and every
+// attempt of its slots.
+type RunDetail struct {
+	Run      Run       `json:"run"`
+	Attempts []Attempt `json:"attempts"`
+}
+
+// Slot is one slot of a run with its current attempt (GET
+// /api/v1/runs/{id}/slots).
+type Slot struct {
+	Slot     int     `json:"slot"`
+	Attempts int     `json:"attempts"` // attempts made so far (moved and lost ones included)
+	Current  Attempt `json:"current"`
+}

@@ -1,0 +1,54 @@
+package jobdef
+
+import (
+	"time"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// The one mapping each way between a job on the wire (admin/apitypes) and
+// its row (store.Job). A new job field is added to both functions.
+
+// row is the row of spec s, with its parsed policies, created at createdAt.
+// It does not validate: Validate does, and calls it. NextFireAt is left
+// for the caller.
+func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time.Time) store.Job {
+	enabled := s.Enabled == nil || *s.Enabled
+	return store.Job{
+		App: s.App, Name: s.Name, Description: s.Description, Handler: s.Handler,
+		CronExpr: s.Cron, TimeZone: s.TimeZone, MisfirePolicy: misfirePolicy, OverlapPolicy: overlapPolicy,
+		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
+		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
+		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
+		DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts,
+		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: createdAt.UnixMilli(),
+	}
+}
+
+// View is job j as the API returns it (without warnings).
+func View(j store.Job) apitypes.Job {
+	enabled := j.Enabled
+	v := apitypes.Job{
+		ID: j.ID,
+		JobSpec: apitypes.JobSpec{
+			JobDef: apitypes.JobDef{
+				App: j.App, Name: j.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
+				TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
+				MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
+				OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
+				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
+				Enabled: &enabled,
+			},
+			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,
+		},
+		Paused: j.Paused, CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
+	}
+	if j.NextFireAt.Valid {
+		t := msTime(j.NextFireAt.Int64)
+		v.NextFireAt = &t
+	}
+	return v
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
