@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -24,7 +23,7 @@ func (s *Server) signed(c *gin.Context) {
 			s.log.Error("executor request not checked for a replay: the nonce store failed", "path", c.Request.URL.Path, "err", err)
 			c.AbortWithStatusJSON(http.StatusServiceUnavailable, protocol.Error{Error: protocol.ErrNonceUnchecked.Error() + " (the admin could not reach its database; see the admin log)"})
 			return
-		case errors.As(err, &mbe) || strings.Contains(err.Error(), "body larger"):
+		case errors.As(err, &mbe): // cut by limitBody, or over the verifier's own limit
 			code = http.StatusRequestEntityTooLarge
 		}
 		s.log.Warn("refused executor request", "path", c.Request.URL.Path, "remote", c.ClientIP(), "err", err)
