@@ -3,6 +3,10 @@
 // every route), the executor protocol endpoints (HMAC-signed, see
 // sdk/protocol), health endpoints and the embedded console.
 //
+// The executor endpoints only authenticate the request, decode it, call
+// admin/executorsvc (what the protocol does to the database) and map its
+// typed errors to HTTP statuses.
+//
 // Bad input never reaches the database: bodies are size-limited, unknown
 // JSON fields are refused, and validation errors come back as 400 with a
 // message per field.

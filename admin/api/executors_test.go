@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +10,31 @@ import (
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
+
+// TestExecutorRequestStatuses: a signed executor request over
+// MaxBodyBytes is a 413 (a typed *http.MaxBytesError, not a message), and
+// the executor protocol's refusals keep their statuses: 400 for a bad
+// heartbeat, 409 for results of an unknown instance.
+func TestExecutorRequestStatuses(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		hb := protocol.HeartbeatRequest{InstanceID: "i-1", App: "billing", Address: "http://127.0.0.1:9", Capacity: 2,
+			Handlers: []string{strings.Repeat("h", 70<<10)}}
+		code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
+		require.Equal(t, http.StatusRequestEntityTooLarge, code, string(out))
+
+		hb.Handlers, hb.App = nil, strings.Repeat("a", 65)
+		code, out = e.signed(protocol.PathHeartbeat, hb, e.secret)
+		require.Equal(t, http.StatusBadRequest, code, string(out))
+		require.JSONEq(t, `{"error":"instance_id (≤191), app (≤64) and address (≤255) are required"}`, string(out))
+
+		code, out = e.signed(protocol.PathResults, protocol.ResultsRequest{InstanceID: "nobody"}, e.secret)
+		require.Equal(t, http.StatusConflict, code, string(out))
+		require.JSONEq(t, `{"error":"unknown instance_id: heartbeat first"}`, string(out))
+	})
+}
 
 // TestExecutorListHidesGoneExecutors: GET /api/v1/executors leaves out gone
 // executors — one that deregistered, and shardjob and XXL-JOB executors lost

@@ -15,74 +15,20 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// Bounds of what an executor may ship in one request (the body limit
-// applies too). The SDK sends at most 500 lines of 4 KiB by default.
-const (
-	maxLogLinesPerRequest = 5000
-	maxLogMessageBytes    = 8 << 10
-	maxLogAttrsBytes      = 8 << 10
-)
-
 // executorLogs stores a batch of log lines shipped by an executor (signed,
-// PathLogs). Lines of tokens the executor did not run are ignored and their
-// tokens listed in the response; lines over their run's cap are counted as
-// dropped on the run. The executor forgets the batch on any 2xx.
+// PathLogs; see executorsvc.Service.Logs). The executor forgets the batch
+// on any 2xx.
 func (s *Server) executorLogs(c *gin.Context) {
 	var req protocol.LogsRequest
 	if !decodeSigned(c, &req) {
 		return
 	}
-	if len(req.Lines) > maxLogLinesPerRequest || len(req.Dropped) > maxLogLinesPerRequest {
-		c.AbortWithStatusJSON(http.StatusBadRequest, protocol.Error{Error: "at most " + strconv.Itoa(maxLogLinesPerRequest) + " lines and drop counts per request"})
-		return
-	}
-	ex, ok := s.knownExecutor(c, req.InstanceID)
-	if !ok {
-		return
-	}
-	lines := make([]store.LogLine, len(req.Lines))
-	for i, l := range req.Lines {
-		lines[i] = store.LogLine{Token: l.Token, At: l.AtMS, Level: min(max(l.Level, -100), 100),
-			Message: cleanText(l.Message, maxLogMessageBytes), Attrs: cleanAttrs(l.Attrs)}
-	}
-	drops := make([]store.LogDrop, 0, len(req.Dropped))
-	for _, d := range req.Dropped {
-		if d.Lines > 0 {
-			drops = append(drops, store.LogDrop{Token: d.Token, Lines: d.Lines})
-		}
-	}
-	res, err := s.st.AppendRunLogs(c.Request.Context(), ex.ID, lines, drops, s.cfg.RunLogs)
+	resp, err := s.proto.Logs(c.Request.Context(), req)
 	if err != nil {
-		s.internalProto(c, err)
+		s.protoFail(c, err)
 		return
 	}
-	if len(res.Rejected) > 0 {
-		s.log.Debug("log lines of tokens the executor does not hold ignored", "instance", req.InstanceID, "tokens", res.Rejected)
-	}
-	c.JSON(http.StatusOK, protocol.LogsResponse{Stored: res.Stored, Dropped: res.Dropped, RejectedTokens: res.Rejected})
-}
-
-// cleanText makes s valid UTF-8 of at most n bytes (cut on a rune
-// boundary, marked with "…").
-func cleanText(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// cleanAttrs keeps attrs when it is a JSON object of bounded size.
-func cleanAttrs(attrs string) string {
-	a := strings.TrimSpace(attrs)
-	if a == "" || len(a) > maxLogAttrsBytes || a[0] != '{' || !json.Valid([]byte(a)) {
-		return ""
-	}
-	return strings.ToValidUTF8(a, "\uFFFD")
+	c.JSON(http.StatusOK, resp)
 }
 
 // LogLineView is a stored log line as GET /runs/:id/logs returns it.

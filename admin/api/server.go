@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
+	"github.com/shardjob/shardjob/admin/executorsvc"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -140,6 +141,9 @@ type Server struct {
 	cfg      Config
 	st       *store.Store
 	verifier *protocol.Verifier
+	// proto handles the executor protocol's requests once signed() and
+	// decodeSigned() let them through (executor.go).
+	proto *executorsvc.Service
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
 	loginThrottle, passwordThrottle *auth.Throttle
@@ -167,6 +171,10 @@ func New(cfg Config) (http.Handler, error) {
 		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow),
 		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow),
 	}
+	s.proto = executorsvc.New(executorsvc.Config{
+		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
+		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
+	})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}

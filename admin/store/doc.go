@@ -29,6 +29,12 @@
 // deadlock with results. InnoDB may still choose a deadlock victim: Tx and
 // the store's autocommit updates run again on 1213 and 1205.
 //
+// Driver errors are classified by their typed errors, never by their
+// messages: an insert that hits a unique key (MySQL/MariaDB error 1062,
+// SQLite's SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY) is ErrConflict from
+// the methods that create jobs, users and API tokens, and a registration
+// that lost a race to another replica reads the row that won.
+//
 // The conformance suite (store_test.go) runs every test against both
 // dialects, each on its own database or file.
 package store

@@ -35,3 +35,7 @@ func (s *Store) MigrateDown(ctx context.Context, version int) error {
 	}
 	return nil
 }
+
+// IsDuplicate exposes the duplicate-key classification to the tests of
+// both dialects.
+func IsDuplicate(err error) bool { return isDuplicate(err) }

@@ -11,7 +11,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
+	"modernc.org/sqlite" // also registers the "sqlite" driver (pure Go)
+	sqlite3 "modernc.org/sqlite/lib"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
@@ -271,18 +272,36 @@ func (s *Store) tx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx
 	return nil
 }
 
-// retryable reports a deadlock (1213) or lock-wait timeout (1205).
+// Error numbers of MySQL and MariaDB (*mysql.MySQLError.Number) the store
+// acts on; the driver has no constants for them.
+const (
+	mysqlDupEntry        = 1062 // ER_DUP_ENTRY: a unique or primary key exists already
+	mysqlLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
+	mysqlDeadlock        = 1213 // ER_LOCK_DEADLOCK
+)
+
+// retryable reports a deadlock or lock-wait timeout.
 func retryable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+	return errors.As(err, &me) && (me.Number == mysqlDeadlock || me.Number == mysqlLockWaitTimeout)
 }
 
+// isDuplicate reports whether err is, or wraps, a driver's error for a
+// write that hit a unique key: MySQL/MariaDB's ER_DUP_ENTRY, or SQLite's
+// SQLITE_CONSTRAINT_UNIQUE or SQLITE_CONSTRAINT_PRIMARYKEY (both say
+// "UNIQUE constraint failed"; modernc.org/sqlite turns the extended result
+// codes on, so *sqlite.Error.Code tells them from other constraints). The
+// store's methods that insert by a natural key turn it into ErrConflict.
 func isDuplicate(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
-		return me.Number == 1062
+		return me.Number == mysqlDupEntry
 	}
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
 }
 
 func notFound(err error, what string) error {

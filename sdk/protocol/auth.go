@@ -180,13 +180,16 @@ func (v *Verifier) VerifyContext(ctx context.Context, method, path string, h htt
 
 // VerifyRequest reads (at most limit bytes of) the body of r, verifies it, and
 // replaces r.Body so that handlers can read it again. It returns the body.
+// A body larger than limit is an error that errors.As finds as
+// *http.MaxBytesError, as it finds the error of a body that r.Body (an
+// http.MaxBytesReader) cut.
 func (v *Verifier) VerifyRequest(r *http.Request, limit int64) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("body larger than %d bytes", limit)
+		return nil, &bodyTooLargeError{limit: limit}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err := v.VerifyContext(r.Context(), r.Method, r.URL.Path, r.Header, body); err != nil {
@@ -194,3 +197,11 @@ func (v *Verifier) VerifyRequest(r *http.Request, limit int64) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// bodyTooLargeError is VerifyRequest's error for a body over its limit:
+// "body larger than N bytes", which unwraps to the *http.MaxBytesError of
+// the same limit.
+type bodyTooLargeError struct{ limit int64 }
+
+func (e *bodyTooLargeError) Error() string { return fmt.Sprintf("body larger than %d bytes", e.limit) }
+func (e *bodyTooLargeError) Unwrap() error { return &http.MaxBytesError{Limit: e.limit} }

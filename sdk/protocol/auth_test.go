@@ -93,7 +93,18 @@ func TestVerifyRequestRestoresBodyAndLimits(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 2048)
 	req = signed(t, secret, http.MethodPost, PathAssign, big, time.Now())
 	_, err = v.VerifyRequest(req, 1024)
-	require.ErrorContains(t, err, "larger than 1024")
+	require.EqualError(t, err, "body larger than 1024 bytes")
+	var mbe *http.MaxBytesError
+	require.ErrorAs(t, err, &mbe, "typed: callers answer 413 without reading the message")
+	require.Equal(t, int64(1024), mbe.Limit)
+
+	// A body cut by an http.MaxBytesReader before the verifier's limit is
+	// the same error type.
+	req = signed(t, secret, http.MethodPost, PathAssign, big, time.Now())
+	req.Body = http.MaxBytesReader(nil, req.Body, 1024)
+	_, err = v.VerifyRequest(req, 1024)
+	require.ErrorAs(t, err, &mbe)
+	require.Equal(t, int64(1024), mbe.Limit)
 }
 
 func TestValidateSecret(t *testing.T) {

@@ -1,0 +1,73 @@
+package executorsvc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// Results records the slot results of req. A result is accepted only for
+// the current token of the reporting executor (a result delivered twice is
+// accepted twice, applied once); the others are listed as rejected. A status
+// the protocol does not know is recorded as failed, with the status in the
+// error. Errors: ErrUnknownExecutor, or a database error.
+func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (protocol.ResultsResponse, error) {
+	resp := protocol.ResultsResponse{Accepted: []int64{}}
+	ex, err := s.knownExecutor(ctx, req.InstanceID)
+	if err != nil {
+		return protocol.ResultsResponse{}, err
+	}
+	outcomes := make([]store.SlotOutcome, len(req.Results))
+	for i, r := range req.Results {
+		status := r.Status
+		switch status {
+		case protocol.SlotSucceeded, protocol.SlotFailed, protocol.SlotCancelled:
+		default:
+			status = protocol.SlotFailed
+			r.Error = "executor reported unknown status " + r.Status + ": " + r.Error
+		}
+		outcomes[i] = store.SlotOutcome{
+			Token: r.Token, ExecutorID: ex.ID, Status: status, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+			Processed: r.Processed, Skipped: r.Skipped, Failed: r.Failed, Uncertain: r.Uncertain,
+		}
+	}
+	accepted, err := s.st.FinishAttempts(ctx, outcomes)
+	if err != nil {
+		return protocol.ResultsResponse{}, err
+	}
+	for i, ok := range accepted {
+		if ok {
+			resp.Accepted = append(resp.Accepted, outcomes[i].Token)
+			if s.cfg.Results != nil {
+				s.cfg.Results.SlotResult(outcomes[i])
+			}
+		} else {
+			resp.Rejected = append(resp.Rejected, outcomes[i].Token)
+		}
+	}
+	if len(resp.Rejected) > 0 {
+		s.log.Info("stale results rejected (token superseded or unknown)", "instance", req.InstanceID, "tokens", resp.Rejected)
+	}
+	return resp, nil
+}
+
+// Deregister records that the executor of req stops (a clean shutdown).
+// It returns only database errors.
+func (s *Service) Deregister(ctx context.Context, req protocol.DeregisterRequest) error {
+	return s.st.Deregister(ctx, req.InstanceID)
+}
+
+// knownExecutor returns the executor of instanceID, which must have sent a
+// heartbeat before; otherwise ErrUnknownExecutor (or a database error).
+func (s *Service) knownExecutor(ctx context.Context, instanceID string) (store.Executor, error) {
+	ex, err := s.st.ExecutorByInstance(ctx, instanceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Executor{}, ErrUnknownExecutor
+	}
+	if err != nil {
+		return store.Executor{}, err
+	}
+	return ex, nil
+}
