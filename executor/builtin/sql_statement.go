@@ -92,6 +92,12 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 			if strings.TrimSpace(stmt[i+1:]) != "" {
 				return "", nil, &textAfterStatementError{at: i}
 			}
+			if d == dialectMySQL && strings.HasSuffix(out.String(), "--") {
+				// MySQL reads "--;" as two minus signs, but the statement
+				// is sent without its ';', and a "--" at its end would be
+				// a comment: the server would run something else.
+				return "", nil, fmt.Errorf("the -- right before the ';' at byte %d is two minus signs to MySQL, but a comment once the ';' is gone: put a space between the minus signs, or write a comment as -- followed by a space", i)
+			}
 			i = len(stmt)
 		default:
 			out.WriteByte(c)

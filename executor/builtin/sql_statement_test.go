@@ -62,6 +62,10 @@ func TestCompileStatement(t *testing.T) {
 		{"SELECT 1 /* ", "the /* comment at byte 9 is not closed", both},
 		{"SELECT 'x", "the ' quote at byte 7 is not closed", both},
 		{"CREATE TRIGGER r AFTER INSERT ON t BEGIN DELETE FROM t; END", "text follows the ';' at byte 54", both},
+		// Found by FuzzStatement: "--;" is two minus signs to MySQL, but
+		// the statement goes without its ';', where "--" is a comment.
+		{"--;", "the -- right before the ';' at byte 2", []dialect{dialectMySQL}},
+		{"SELECT 1--;", "the -- right before the ';' at byte 10", []dialect{dialectMySQL}},
 	} {
 		for _, d := range c.dialects {
 			_, _, err := compileStatement(c.in, d)
