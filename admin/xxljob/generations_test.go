@@ -156,17 +156,7 @@ func TestXXLJobProtocolGenerations(t *testing.T) {
 			require.Contains(t, atts[0].Error, msgNoHandler)
 
 			// Duplicate callbacks: the first counts.
-			before := a.srv.XXLJob().Stats().IgnoredCallbacks
-			ex1.DuplicateCallbacks(true)
-			ex2.DuplicateCallbacks(true)
-			_, runID = a.runJob(t, "duplicated-"+v.version, "fail", 2, opts(map[string]any{}))
-			r, atts = a.waitRun(t, runID)
-			require.Equal(t, store.RunFailed, r.Status)
-			testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
-				return a.srv.XXLJob().Stats().IgnoredCallbacks-before >= 2, nil
-			}, "the second callback of each slot is counted")
-			ex1.DuplicateCallbacks(false)
-			ex2.DuplicateCallbacks(false)
+			_, atts = a.duplicatedFailures(t, "duplicated-"+v.version, opts(map[string]any{}), ex1, ex2)
 			for _, at := range atts {
 				require.Equal(t, store.AttemptFailed, at.Status)
 				require.Contains(t, at.Error, "boom")

@@ -456,17 +456,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 	})
 
 	t.Run("duplicate callbacks: the first counts, the rest are counted and logged", func(t *testing.T) {
-		before := a.srv.XXLJob().Stats().IgnoredCallbacks
-		ex1.DuplicateCallbacks(true)
-		ex2.DuplicateCallbacks(true)
-		_, runID := a.runJob(t, "duplicated", "fail", 2, nil)
-		r, atts := a.waitRun(t, runID)
-		require.Equal(t, store.RunFailed, r.Status)
-		testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
-			return a.srv.XXLJob().Stats().IgnoredCallbacks-before >= 2, nil
-		}, "the second callback of each slot is counted")
-		ex1.DuplicateCallbacks(false)
-		ex2.DuplicateCallbacks(false)
+		before, atts := a.duplicatedFailures(t, "duplicated", nil, ex1, ex2)
 		require.Equal(t, int64(2), a.srv.XXLJob().Stats().IgnoredCallbacks-before)
 		for _, at := range atts {
 			require.Equal(t, store.AttemptFailed, at.Status)
@@ -681,6 +671,28 @@ func xxlJobIDs(jobID int64, execs ...*fakeExecutor) map[int64]bool {
 		}
 	}
 	return ids
+}
+
+// duplicatedFailures runs a job of 2 failing slots while execs send every
+// callback twice, waits until the admin has counted the second callback of
+// each, and returns the ignored-callback count from before the run and the
+// run's attempts.
+func (a *admin) duplicatedFailures(t *testing.T, name string, extra map[string]any, execs ...*fakeExecutor) (int64, []store.Attempt) {
+	t.Helper()
+	before := a.srv.XXLJob().Stats().IgnoredCallbacks
+	for _, f := range execs {
+		f.DuplicateCallbacks(true)
+	}
+	_, runID := a.runJob(t, name, "fail", 2, extra)
+	r, atts := a.waitRun(t, runID)
+	require.Equal(t, store.RunFailed, r.Status)
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		return a.srv.XXLJob().Stats().IgnoredCallbacks-before >= 2, nil
+	}, "the second callback of each slot is counted")
+	for _, f := range execs {
+		f.DuplicateCallbacks(false)
+	}
+	return before, atts
 }
 
 func heldOf(f *fakeExecutor, jobID int64) []int64 {
