@@ -543,7 +543,7 @@ func (e *Executor) knownLocked(token int64) bool {
 	return ok
 }
 
-func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAssignment) *Task {
+func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) *Task {
 	t := &Task{
 		RunID:       ra.RunID,
 		JobID:       ra.JobID,

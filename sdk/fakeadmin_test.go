@@ -304,7 +304,7 @@ func run(handler string, tokens ...int64) protocol.RunAssignment {
 		Params:      `{"p":1}`, Total: len(tokens),
 	}
 	for i, tok := range tokens {
-		ra.Slots = append(ra.Slots, protocol.SlotAssignment{Slot: i, Token: tok, Attempt: 1, Param: "param-" + itoa(int64(i))})
+		ra.Slots = append(ra.Slots, protocol.SlotAttempt{Slot: i, Token: tok, Attempt: 1, Param: "param-" + itoa(int64(i))})
 	}
 	return ra
 }

@@ -260,7 +260,7 @@ func (e *Executor) LogStats() LogStats {
 
 // taskLogger returns the Logger of a slot attempt: tagged with run_id, job,
 // slot, token and attempt, and teeing its records into the log buffer.
-func (e *Executor) taskLogger(ra *protocol.RunAssignment, sa protocol.SlotAssignment) *slog.Logger {
+func (e *Executor) taskLogger(ra *protocol.RunAssignment, sa protocol.SlotAttempt) *slog.Logger {
 	l := e.log.With("run_id", ra.RunID, "job", ra.JobName, "slot", sa.Slot, "token", sa.Token, "attempt", sa.Attempt)
 	if e.logs == nil {
 		return l

@@ -23,7 +23,7 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 			})
 			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
 		}
-		out[i].Slots = append(out[i].Slots, protocol.SlotAssignment{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
+		out[i].Slots = append(out[i].Slots, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}
 	return out
 }

@@ -101,7 +101,7 @@ func BenchmarkDispatch(b *testing.B) {
 		for range b.N {
 			for slot := range slots {
 				req := protocol.AssignRequest{Assignments: []protocol.RunAssignment{{RunID: 1, JobID: 1, JobName: "wide", Handler: "h",
-					Params: "records=1000", Total: slots, Slots: []protocol.SlotAssignment{{Slot: slot, Token: int64(slot + 1), Attempt: 1}}}}}
+					Params: "records=1000", Total: slots, Slots: []protocol.SlotAttempt{{Slot: slot, Token: int64(slot + 1), Attempt: 1}}}}}
 				_, err := push.Assign(ctx, urls[slot%executors], req)
 				require.NoError(b, err)
 			}

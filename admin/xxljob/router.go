@@ -186,7 +186,7 @@ outer:
 
 // triggerFor builds the run call of one slot attempt; its job id is the
 // slot's own (SlotJobID).
-func triggerFor(a protocol.RunAssignment, sl protocol.SlotAssignment) TriggerParam {
+func triggerFor(a protocol.RunAssignment, sl protocol.SlotAttempt) TriggerParam {
 	params := a.Params
 	if sl.Param != "" {
 		params = sl.Param // a per-slot parameter replaces the run's

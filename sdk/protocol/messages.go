@@ -88,16 +88,16 @@ type HeartbeatResponse struct {
 
 // RunAssignment is the work of one run for one executor: all of its slots.
 type RunAssignment struct {
-	RunID       int64            `json:"run_id"`
-	JobID       int64            `json:"job_id"`
-	JobName     string           `json:"job_name"`
-	Handler     string           `json:"handler"`
-	ScheduledAt int64            `json:"scheduled_at_ms"`
-	Params      string           `json:"params,omitempty"`
-	Total       int              `json:"total"`
-	TimeoutMS   int64            `json:"timeout_ms,omitempty"`
-	Records     *RecordsPolicy   `json:"records,omitempty"` // nil: the job sets no records policy
-	Slots       []SlotAssignment `json:"slots"`
+	RunID       int64          `json:"run_id"`
+	JobID       int64          `json:"job_id"`
+	JobName     string         `json:"job_name"`
+	Handler     string         `json:"handler"`
+	ScheduledAt int64          `json:"scheduled_at_ms"`
+	Params      string         `json:"params,omitempty"`
+	Total       int            `json:"total"`
+	TimeoutMS   int64          `json:"timeout_ms,omitempty"`
+	Records     *RecordsPolicy `json:"records,omitempty"` // nil: the job sets no records policy
+	Slots       []SlotAttempt  `json:"slots"`
 }
 
 // RecordsPolicy is what the job's definition imposes on the sdk/records
@@ -113,8 +113,10 @@ type RecordsPolicy struct {
 	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
-// SlotAssignment is one attempt of one slot.
-type SlotAssignment struct {
+// SlotAttempt is one attempt of one slot (a row of the admin's slot_attempt
+// table). Token is the attempt's id: larger for every later attempt of the
+// slot, it is also the fencing token the executor reports results under.
+type SlotAttempt struct {
 	Slot    int    `json:"slot"`
 	Token   int64  `json:"token"`
 	Attempt int    `json:"attempt"`
