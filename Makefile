@@ -20,8 +20,12 @@ build: ## build the admin, executor and shardjobctl (CLI) binaries into bin/
 	$(GO) build -o $(BIN)/shardjobctl ./admin/cmd/shardjobctl
 
 .PHONY: run
+# `go run` compiles silently; the first build (modules, SQLite driver) takes
+# minutes, so run builds with -v (each package as it compiles) first.
 run: ## standalone mode: admin + SQLite + in-process coordinator + demo executor on http://127.0.0.1:8080
-	$(GO) run ./admin/cmd/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080 $(ARGS)
+	@echo "shardjob: building the admin (the first build downloads modules and compiles for a few minutes; packages are listed as they compile)"
+	$(GO) build -v -o $(BIN)/shardjob-admin ./admin/cmd/shardjob-admin
+	$(BIN)/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080 $(ARGS)
 
 .PHONY: deps
 deps: ## install missing test services (Debian packages: mariadb-server, zookeeper, chromium)

@@ -60,6 +60,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot("00-login")
 	b.login("admin", password)
 	require.Contains(t, b.text("#who"), "admin")
+	require.NoFileExists(t, filepath.Join(dataDir, "admin.password"), "standalone keeps the first password only until the first login")
 
 	// Dashboard: the demo job fires every 5 s, so the runs chart gets bars
 	// and the demo executor counts as online.
@@ -71,6 +72,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#jobs-table tbody tr")].some(tr => tr.textContent.includes("hello-every-5s"))`, "demo job listed")
 	b.screenshot("02-jobs")
+	// The demo job's page (UTC): one time column, and after each firing
+	// the first row of the next firings is the "Next fire" above it.
+	b.do(chromedp.Navigate(base + "/#/jobs/1"))
+	sameNext := `(() => { const n = document.querySelector("#job-next-fire"), r = document.querySelector("#job-next tbody tr[data-at]");
+		return n !== null && r !== null && Date.parse(n.dataset.at) === Date.parse(r.dataset.at); })()`
+	b.waitJS(15*time.Second, `document.querySelectorAll("#job-next thead th").length === 2 && `+sameNext, "a UTC job's next firings in one column, the first one its next fire")
+	first := b.evalString(`document.querySelector("#job-next-fire").dataset.at`)
+	b.waitJS(30*time.Second, fmt.Sprintf(`document.querySelector("#job-next-fire").dataset.at !== %q && %s`, first, sameNext), "after a firing, the preview moved with the next fire")
+	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 
 	// The live refresh keeps an open row menu open.
 	b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-key="1"] details.menu summary`)))
@@ -136,6 +146,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('#job-runs tbody tr[data-key="%d"]') !== null &&
 		document.querySelectorAll("#chart-durations svg rect.dbar").length > 0`, runID), "job page with its run")
 	b.screenshot("08-job-detail")
+	b.waitJS(15*time.Second, `document.querySelectorAll("#job-next thead th").length === 3 &&
+		document.querySelector("#job-next thead th").textContent === "Europe/Berlin"`, "next firings in the job's zone and in UTC")
 	// It sets no records policy: the handler decides.
 	for _, sel := range []string{"#job-dedup-scope", "#job-uncertain-policy", "#job-record-max-attempts"} {
 		require.Equal(t, "Handler decides", b.text(sel), sel)
@@ -347,8 +359,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	// and a reload never show it again; revoking it ends it.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="tokens"]`)), chromedp.WaitVisible(chromedp.CSS("#new-token")))
 	b.do(chromedp.Click(chromedp.CSS("#new-token")), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
-	b.do(chromedp.SendKeys(chromedp.CSS("#token-name"), "browser-ci"), chromedp.SetValue(chromedp.CSS("#token-role"), "operator"),
-		chromedp.SendKeys(chromedp.CSS("#token-days"), "30"))
+	require.Equal(t, "operator", b.evalString(`document.querySelector("#token-role").value`), "a new token is capped at operator by default")
+	require.Equal(t, "90", b.evalString(`document.querySelector("#token-days").value`), "and expires in 90 days by default")
+	b.do(chromedp.SendKeys(chromedp.CSS("#token-name"), "browser-ci"))
 	b.do(chromedp.Click(chromedp.CSS(`#token-dialog button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS("#token-secret-dialog")))
 	secret := b.evalString(`document.querySelector("#token-secret").value`)
 	require.Regexp(t, `^sjt_[a-z2-7]{52}$`, secret)
@@ -441,6 +454,34 @@ func TestConsoleInBrowser(t *testing.T) {
 		return res.status;
 	})()`)
 	require.Equal(t, http.StatusForbidden, status, "the API refuses a viewer's user change")
+
+	// Every user changes their own password from the top bar: two
+	// different new passwords and a wrong current one are field errors in
+	// the dialog; a change ends the session, and only the new password
+	// signs in again.
+	b.do(chromedp.Click(chromedp.CSS("#change-password")), chromedp.WaitVisible(chromedp.CSS("#password-dialog")))
+	b.do(chromedp.SendKeys(chromedp.CSS("#pw-old"), "viewer-password-1"), chromedp.SendKeys(chromedp.CSS("#pw-new"), "viewer-password-2"),
+		chromedp.SendKeys(chromedp.CSS("#pw-again"), "viewer-password-3"))
+	b.do(chromedp.Click(chromedp.CSS(`#password-dialog button[type="submit"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#err-user-again").textContent.includes("differ") &&
+		document.querySelector('#password-dialog [data-field="again"]').classList.contains("has-error")`, "mismatch shown on the second field")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#pw-old").value = ""; document.querySelector("#pw-again").value = ""`),
+		chromedp.SendKeys(chromedp.CSS("#pw-old"), "not-my-password"), chromedp.SendKeys(chromedp.CSS("#pw-again"), "viewer-password-2"))
+	b.do(chromedp.Click(chromedp.CSS(`#password-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#err-user-old").textContent.includes("wrong password") &&
+		document.querySelector("#err-user-again").textContent === ""`, "wrong current password shown on its field")
+	b.screenshot("20-password-dialog-error")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#pw-old").value = ""`), chromedp.SendKeys(chromedp.CSS("#pw-old"), "viewer-password-1"))
+	b.do(chromedp.Click(chromedp.CSS(`#password-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#password-dialog") === null && !document.querySelector("#login-view").hidden &&
+		document.querySelector("#login-error").textContent.includes("Password changed")`, "signed out with a note after the change")
+	b.do(chromedp.SendKeys(chromedp.CSS("#login-user"), "viewer"), chromedp.SendKeys(chromedp.CSS("#login-pass"), "viewer-password-1"),
+		chromedp.Click(chromedp.CSS("#login-submit")))
+	b.waitJS(15*time.Second, `document.querySelector("#login-error").textContent.includes("Wrong user name or password")`, "the old password is refused")
+	// (back to a page a viewer has in the menu, which login waits for)
+	b.do(chromedp.Evaluate[chromedp.Void](`history.replaceState(null, "", "#/dashboard"); document.querySelector("#login-user").value = ""; document.querySelector("#login-pass").value = ""`))
+	b.login("viewer", "viewer-password-2")
+	require.Contains(t, b.text("#who"), "viewer")
 }
 
 // --- browser ---------------------------------------------------------------

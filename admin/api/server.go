@@ -101,6 +101,10 @@ type Config struct {
 	// false: the flag is still set for requests that came over TLS or with
 	// X-Forwarded-Proto: https (a TLS-terminating proxy).
 	SecureCookies bool
+	// InitialPasswordFile is where the first start wrote the generated
+	// password of user "admin" (server.Config.InitialPasswordFile): removed
+	// at that user's first login or password change. Optional.
+	InitialPasswordFile string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	s.loginThrottle.Reset(key)
+	s.forgetInitialPassword(u.Username)
 	token, csrf := auth.NewToken(), auth.NewToken()
 	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.Now().Add(s.cfg.SessionTTL)); err != nil {
 		s.internal(c, err)
@@ -194,5 +196,17 @@ func require(role string) gin.HandlerFunc {
 			return
 		}
 		c.Next()
+	}
+}
+
+// forgetInitialPassword removes the file holding the first-start password
+// (Config.InitialPasswordFile) once its user has signed in or changed the
+// password: it has served its purpose, and a stale copy would mislead.
+func (s *Server) forgetInitialPassword(username string) {
+	if s.cfg.InitialPasswordFile == "" || username != auth.BootstrapUser {
+		return
+	}
+	if err := os.Remove(s.cfg.InitialPasswordFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.log.Warn("could not remove the initial password file", "file", s.cfg.InitialPasswordFile, "err", err)
 	}
 }

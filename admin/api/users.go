@@ -188,6 +188,7 @@ func (s *Server) updateUser(c *gin.Context) {
 			s.internal(c, err)
 			return
 		}
+		s.forgetInitialPassword(u.Username)
 	}
 	before := u
 	u, _ = s.st.UserByID(c.Request.Context(), id)
@@ -282,6 +283,7 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	s.forgetInitialPassword(u.Username)
 	s.auditAccount(c, u.ID, "user.password", "user/"+u.Username, nil)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "note": "all sessions of this user ended; log in again"})
 }

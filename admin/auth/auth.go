@@ -59,6 +59,9 @@ type UserStore interface {
 	CreateUser(ctx context.Context, username, passwordHash, role string) (int64, error)
 }
 
+// BootstrapUser is the name of the user Bootstrap creates.
+const BootstrapUser = "admin"
+
 // Bootstrap creates the user "admin" with a generated password when there is
 // no user at all, and returns the password (empty if users exist). The
 // caller prints it once.
@@ -75,7 +78,7 @@ func Bootstrap(ctx context.Context, users UserStore) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := users.CreateUser(ctx, "admin", h, RoleAdmin); err != nil {
+	if _, err := users.CreateUser(ctx, BootstrapUser, h, RoleAdmin); err != nil {
 		if n, cerr := users.CountUsers(ctx); cerr == nil && n > 0 {
 			return "", nil // another replica starting at the same time won
 		}

@@ -98,6 +98,13 @@ type Config struct {
 	HTTP HTTPConfig
 	// Out receives the one-time bootstrap credentials. Default os.Stdout.
 	Out io.Writer
+	// InitialPasswordFile, when set, is where the first start also writes
+	// the generated password of user "admin" (mode 0600), so that it does
+	// not scroll away with the logs; the file is removed at that user's
+	// first login or password change, and a later start that finds it says
+	// where it is. Default none (serve mode); standalone mode sets
+	// DATA_DIR/admin.password.
+	InitialPasswordFile string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -189,8 +196,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if pw != "" {
-		fmt.Fprintf(cfg.Out, "shardjob: first start: created console user \"admin\" with password %s\nshardjob: this password is shown once; store it now and change it later.\n", pw)
+	if err := announcePassword(cfg.Out, pw, cfg.InitialPasswordFile); err != nil {
+		return nil, err
 	}
 	if created, err := retention.EnsureArchiveJobs(ctx, st, cfg.DedupArchive); err != nil {
 		return nil, &SettingError{Setting: "dedup-archive", Err: err}
@@ -300,7 +307,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, Logger: log,
+		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {

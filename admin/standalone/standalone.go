@@ -3,8 +3,13 @@
 // a demo executor that talks to the admin over the same loopback HTTP
 // protocol a remote executor uses. It is what `make run` starts.
 //
-// Files under DataDir: shardjob.db (the platform database) and
-// executor.secret (the generated executor secret, mode 0600).
+// Files under DataDir: shardjob.db (the platform database),
+// executor.secret (the generated executor secret, mode 0600) and, from the
+// first start until user admin first signs in, admin.password (mode 0600).
+// Deleting DataDir starts afresh: new database, secret and password.
+//
+// The demo executor logs at warn and above only: at info it would write
+// lines for every slot, and the first-start password would scroll away.
 package standalone
 
 import (
@@ -30,6 +35,10 @@ import (
 
 // DemoApp is the app of the demo executor and the demo job.
 const DemoApp = "demo"
+
+// PasswordFile is the file under DataDir that holds the first-start
+// password of user admin until that user first signs in.
+const PasswordFile = "admin.password"
 
 // Config of standalone mode.
 type Config struct {
@@ -73,12 +82,21 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Out == nil {
+		cfg.Out = os.Stdout
+	}
+	passwordFile := filepath.Join(cfg.DataDir, PasswordFile)
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
 		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger,
+		InitialPasswordFile: passwordFile,
 	})
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(passwordFile); errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(cfg.Out, "shardjob: console users exist already in %s; forgot the password? stop shardjob and delete %s to start afresh (jobs and history go too)\n",
+			filepath.Join(cfg.DataDir, "shardjob.db"), cfg.DataDir)
 	}
 	// The server outlives ctx until the demo executor has drained, delivered
 	// its results and deregistered.
@@ -99,7 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 			abandon()
 			return err
 		}
-		ex, err = sdk.New(sdk.Config{App: DemoApp, Admins: []string{srv.URL()}, Secret: secret, InstanceID: "standalone-demo-executor", Logger: cfg.Logger.With("component", "demo-executor")})
+		ex, err = sdk.New(sdk.Config{App: DemoApp, Admins: []string{srv.URL()}, Secret: secret, InstanceID: "standalone-demo-executor", Logger: slog.New(atLeast{slog.LevelWarn, cfg.Logger.Handler()}).With("component", "demo-executor")})
 		if err != nil {
 			abandon()
 			return err
@@ -171,4 +189,22 @@ func seedDemoJob(ctx context.Context, st *store.Store) error {
 		return nil
 	}
 	return err
+}
+
+// atLeast passes on the records of level min and above.
+type atLeast struct {
+	min slog.Level
+	slog.Handler
+}
+
+func (h atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{h.min, h.Handler.WithAttrs(attrs)}
+}
+
+func (h atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{h.min, h.Handler.WithGroup(name)}
 }

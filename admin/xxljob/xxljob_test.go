@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -184,24 +183,7 @@ type admin struct {
 	st     *store.Store
 	token  string            // the access token of app "xxl"
 	tokens map[string]string // app → access token: "xxl" and the apps startAdmin was given
-	logs   *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs   *testenv.Buffer
 }
 
 var passwordRE = regexp.MustCompile(`with password (\S+)`)
@@ -216,7 +198,7 @@ func startAdmin(t *testing.T, apps ...string) *admin {
 	dsn := testenv.MySQL(t)
 	zk := testenv.ZooKeeper(t)
 	root := testenv.ZKChroot(t)
-	a := &admin{tokens: map[string]string{}, logs: &syncBuffer{}}
+	a := &admin{tokens: map[string]string{}, logs: &testenv.Buffer{}}
 	for _, app := range append([]string{"xxl"}, apps...) {
 		a.tokens[app] = app + "-token-" + protocol.NewSecret()[:16]
 	}

@@ -17,6 +17,7 @@ import cluster from "./pages/cluster.js";
 import users from "./pages/users.js";
 import tokens from "./pages/tokens.js";
 import audit from "./pages/audit.js";
+import { passwordDialog } from "./pages/password.js";
 
 const routes = [
   { re: /^dashboard$/, page: dashboard, nav: "dashboard" },
@@ -54,6 +55,8 @@ function parseHash() {
 function renderNav(active) {
   fill($("nav"), ...navItems.filter(([, need]) => !need || (me && can(me.role, need))).map(([n]) => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
   $("logout").textContent = t("nav.logout");
+  $("change-password").textContent = t("nav.password");
+  $("change-password").title = t("password.title");
   fill($("who"), h("span", { class: "who-name" }, me ? me.username : ""), me ? h("span", { class: ["role", "role-" + me.role] }, tOr("role." + me.role, me.role)) : null);
   $("lang-select").value = getLang();
   $("lang-select").setAttribute("aria-label", t("nav.language"));
@@ -195,6 +198,10 @@ async function boot() {
   $("logout").addEventListener("click", async () => {
     await api("POST", "/logout").catch(() => {});
     showLogin();
+  });
+  $("change-password").addEventListener("click", async () => {
+    if (!(await passwordDialog())) return;
+    showLogin(t("password.changed"));
   });
   $("lang-select").addEventListener("change", ev => { setLang(ev.target.value); });
   $("utc-toggle").addEventListener("change", ev => { setUTC(ev.target.checked); });

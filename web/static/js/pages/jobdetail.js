@@ -73,13 +73,15 @@ export default function mount(root, ctx) {
       [t("field.uncertain_policy"), h("span", { id: "job-uncertain-policy" }, job.uncertain_policy ? tOr("uncertain." + job.uncertain_policy, job.uncertain_policy) : handlerDecides())],
       [t("field.record_max_attempts"), h("span", { id: "job-record-max-attempts" }, job.record_max_attempts ? fmtNum(job.record_max_attempts) : handlerDecides())],
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
-      [t("col.nextFire"), st === "enabled" && job.next_fire_at ? [absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")] : "—"],
+      [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
     ]));
   }
 
   async function renderNext() {
-    const key = job.cron + "|" + job.time_zone + "|" + job.version + "|" + st();
+    // Computed again when the job's next fire moves (it fired), so that
+    // the first row stays "Next fire".
+    const key = job.cron + "|" + job.time_zone + "|" + job.version + "|" + st() + "|" + job.next_fire_at;
     if (key === previewFor) return;
     previewFor = key;
     try {
@@ -87,17 +89,21 @@ export default function mount(root, ctx) {
         app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, slots: job.slots,
         slot_params: job.slot_params, misfire_policy: job.misfire_policy, overlap_policy: job.overlap_policy,
       });
-      const next = (res.next || []).slice(0, 6);
+      // The scheduler creates a run shortly before its time: firings
+      // before the job's next fire have their run already (Runs below).
+      const from = job.next_fire_at ? Date.parse(job.next_fire_at) : 0;
+      const next = (res.next || []).filter(f => Date.parse(f.at) >= from).slice(0, 6);
+      const utc = ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
       fill(nextBox, 
         st() !== "enabled" ? h("div", { class: "callout callout-warn" }, t("job.notFiring." + st())) : null,
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
         h("table", { class: "table table-compact" },
-          h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), h("th", {}, "UTC"), h("th", {}, ""))),
-          h("tbody", {}, next.map(f => [h("tr", {},
+          h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
+          h("tbody", {}, next.map(f => [h("tr", { dataset: { at: f.at } },
             h("td", { class: "mono nowrap" }, f.local || fmtInZone(f.at, job.time_zone)),
-            h("td", { class: "mono nowrap muted" }, fmtInZone(f.at, "UTC")),
+            utc ? null : h("td", { class: "mono nowrap muted" }, fmtInZone(f.at, "UTC")),
             h("td", { class: "muted nowrap" }, fmtRel(f.at))),
-          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: 3 }, h("span", { class: "dst-note" }, "⚠ ", f.note))) : null]))));
+          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, h("span", { class: "dst-note" }, "⚠ ", f.note))) : null]))));
     } catch (e) {
       fill(nextBox, h("div", { class: "callout callout-bad" }, e.message));
     }

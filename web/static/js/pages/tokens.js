@@ -56,6 +56,10 @@ async function createDialog(me) {
   const role = h("select", { id: "token-role", name: "role" }, h("option", { value: "" }, t("tokens.noCap", { role: tOr("role." + me.role, me.role) })),
     ["viewer", "operator", "admin"].filter(r => can(me.role, r)).map(r => h("option", { value: r }, tOr("role." + r, r))));
   const days = h("input", { id: "token-days", name: "expires_in_days", type: "number", min: 1, max: 3650, placeholder: t("tokens.never") });
+  // Defaults that suit automation: operator (or the user's own role if
+  // lower) and 90 days; both can be changed, and emptied for no expiry.
+  if (can(me.role, "operator")) role.value = "operator";
+  days.value = "90";
   let created = null;
   const v = await modal({
     title: t("tokens.newTitle"), id: "token-dialog",

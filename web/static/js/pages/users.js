@@ -21,7 +21,7 @@ function parseApps(s) {
  * formField builds a labelled field with its error line; setErrors shows
  * the API's per-field messages (and clears the others).
  */
-function fieldSet() {
+export function fieldSet() {
   const errs = {};
   const field = (name, label, el, help) => {
     const err = h("div", { class: "field-error", "data-error-for": name, id: "err-user-" + name, role: "alert" });
