@@ -160,7 +160,10 @@ func (c conn) client(env Env) (*Client, error) {
 			if server == "" {
 				server = fc.Server
 			}
-			if token == "" {
+			if token == "" && fc.Token != "" {
+				if err := privateFile(path); err != nil {
+					return nil, err
+				}
 				token = fc.Token
 			}
 		case explicit || !errors.Is(err, os.ErrNotExist):
@@ -177,6 +180,20 @@ func (c conn) client(env Env) (*Client, error) {
 		return nil, usagef("no token: pass --token, set SHARDJOB_TOKEN, or put 'token:' in %s (create one in the console or with POST /api/v1/tokens)", path)
 	}
 	return &Client{Base: strings.TrimRight(server, "/"), Token: token, HTTP: env.HTTP}, nil
+}
+
+// privateFile refuses a config file whose token others may read (group or
+// world permissions), as ssh refuses such a key: the token acts as its
+// owner.
+func privateFile(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return usagef("config file %s holds a token and others may read it (mode %04o): run 'chmod 600 %s'", path, perm, path)
+	}
+	return nil
 }
 
 // parseArgs parses flags placed anywhere among the positional arguments

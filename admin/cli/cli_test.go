@@ -280,6 +280,14 @@ func TestConnectionSettings(t *testing.T) {
 	code, _, errs = a.ctl("--token", "sjt_"+strings.Repeat("b", 52), "get", "jobs")
 	require.Equal(t, cli.ExitAuth, code, "the flag wins over the file: %s", errs)
 
+	// A token others may read is refused, saying how to fix it.
+	require.NoError(t, os.Chmod(filepath.Join(dir, "config.yaml"), 0o644))
+	code, _, errs = a.ctl("get", "jobs")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "holds a token and others may read it (mode 0644): run 'chmod 600 "+filepath.Join(dir, "config.yaml")+"'")
+	code, _, errs = a.ctl("--token", a.token, "get", "jobs")
+	require.Equal(t, cli.ExitOK, code, "a token from the flag does not read the file's: %s", errs)
+
 	writeFile(t, dir, "config.yaml", "server: "+a.srv.URL+"\ntokn: x\n")
 	code, _, errs = a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitUsage, code)

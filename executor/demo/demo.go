@@ -33,7 +33,8 @@ func Register(e *sdk.Executor) {
 	e.Handle("demo.noop", Noop)
 }
 
-// param reads key=value pairs from "a=1;b=2" or "a=1,b=2" style params.
+// param reads key=value pairs separated by ';', '&' or spaces ("a=1;b=2",
+// "a=1&b=2", "a=1 b=2"); a comma belongs to the value ("slots=1,3").
 func param(params, key string) (string, bool) {
 	for _, kv := range strings.FieldsFunc(params, func(r rune) bool { return r == ';' || r == '&' || r == ' ' }) {
 		if k, v, ok := strings.Cut(kv, "="); ok && strings.TrimSpace(k) == key {

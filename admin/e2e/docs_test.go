@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/internal/testenv"
+)
+
+const ctlPkg = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"
+
+// notRun marks a shell example that the test does not run: the line right
+// before its fence is `<!-- example: not run (the reason) -->`.
+const notRun = "<!-- example: not run ("
+
+// example is one ```sh block of a Markdown file.
+type example struct {
+	file   string
+	line   int // of the opening fence
+	script string
+	skip   string // the reason it is not run, or ""
+}
+
+// shellExamples reads the ```sh blocks of README.md and docs/*.md, in that
+// order.
+func shellExamples(t *testing.T, root string) []example {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	files = append([]string{filepath.Join(root, "README.md")}, files...)
+	var out []example
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, f)
+		var cur *example
+		var prev string
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			switch {
+			case cur == nil && (line == "```sh" || line == "```bash" || line == "```shell"):
+				cur = &example{file: rel, line: n}
+				if strings.HasPrefix(prev, notRun) {
+					cur.skip = strings.TrimSuffix(strings.TrimPrefix(prev, notRun), ") -->")
+					require.NotEmpty(t, strings.TrimSpace(cur.skip), "%s:%d: say why the example is not run", rel, n)
+				}
+			case cur != nil && line == "```":
+				out = append(out, *cur)
+				cur = nil
+			case cur != nil:
+				cur.script += line + "\n"
+			}
+			prev = line
+		}
+		require.Nil(t, cur, "%s: a shell block is not closed", rel)
+	}
+	return out
+}
+
+// TestDocExamplesRun runs every shell example of the README and docs/ as a
+// reader would, against a standalone admin started like `make run` (its data
+// in ./data of the examples' working directory, its address put in place of
+// 127.0.0.1:8080 and localhost:8080), with shardjobctl on the PATH and
+// PASSWORD set to the admin's first password. Each example runs in its own
+// `bash -euo pipefail`, in file order; an example that must not run says why
+// in a marker (notRun). The README quick start runs first: it reads the
+// password from data/admin.password, as its text says.
+func TestDocExamplesRun(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	examples := shellExamples(t, root)
+
+	adminBin := testenv.BuildBinary(t, adminPkg)
+	ctlBin := testenv.BuildBinary(t, ctlPkg)
+	binDir := t.TempDir()
+	require.NoError(t, os.Symlink(ctlBin, filepath.Join(binDir, "shardjobctl")))
+	work := t.TempDir()
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	admin := testenv.StartProcess(t, adminBin, []string{"standalone", "--data-dir", filepath.Join(work, "data"), "--http-addr", addr}, nil)
+	_, err = admin.WaitForLine(waitCtx(t, 90*time.Second), "standalone mode ready")
+	require.NoError(t, err, admin.Output())
+	m := passwordRE.FindStringSubmatch(admin.Stdout())
+	require.NotNil(t, m, admin.Output())
+
+	ran := 0
+	for _, ex := range examples {
+		where := fmt.Sprintf("%s:%d", ex.file, ex.line)
+		if ex.skip != "" {
+			t.Logf("%s: not run: %s", where, ex.skip)
+			continue
+		}
+		script := strings.NewReplacer("127.0.0.1:8080", addr, "localhost:8080", addr).Replace(ex.script)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "PASSWORD="+m[1],
+			"HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Errorf("%s: the example failed (%v):\n%s\nstdout:\n%s\nstderr:\n%s", where, err, ex.script, stdout.String(), stderr.String())
+			continue
+		}
+		t.Logf("%s: ran, %d bytes of output", where, stdout.Len())
+		ran++
+	}
+	require.GreaterOrEqual(t, ran, 2, "the README's and cli.md's examples at least")
+}
