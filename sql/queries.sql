@@ -58,7 +58,7 @@ DELETE FROM user_session WHERE token_hash = ?;
 DELETE FROM user_session WHERE expires_at <= {{now_ms}};
 
 -- name: AuditInsert
-INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id) VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?);
+INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_id) VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobInsert
 INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
@@ -517,11 +517,15 @@ DELETE FROM user_session WHERE user_id = ?;
 -- The entries one reader may see (store.AuditScope), newest first: id <
 -- ?, then everything (? = all: admins), or the entries of an app (app set)
 -- that is any app (?) or in the list (?), or about the reader's own account
--- (owner_id = ?).
+-- (owner_id = ?); then the filter (store.AuditFilter): an actor ('' = any),
+-- action and object prefixes as LIKE patterns ('%' = any; '!' escapes),
+-- at in [from, to). The token's name comes with its id.
 -- name: AuditList
-SELECT id, at, actor, action, object, detail, app, owner_id FROM audit_log
-WHERE id < ? AND (? OR (app <> '' AND (? OR app IN (?))) OR (owner_id <> 0 AND owner_id = ?))
-ORDER BY id DESC LIMIT ?;
+SELECT a.id, a.at, a.actor, a.action, a.object, a.detail, a.app, a.owner_id, a.token_id, COALESCE(t.name, '') AS token_name
+FROM audit_log a LEFT JOIN api_token t ON t.id = a.token_id
+WHERE a.id < ? AND (? OR (a.app <> '' AND (? OR a.app IN (?))) OR (a.owner_id <> 0 AND a.owner_id = ?))
+  AND (? = '' OR a.actor = ?) AND a.action LIKE ? ESCAPE '!' AND a.object LIKE ? ESCAPE '!' AND a.at >= ? AND a.at < ?
+ORDER BY a.id DESC LIMIT ?;
 
 -- name: RunPendingPage
 -- A page of pending runs that are due (scheduled_at <= ?), after a keyset

@@ -372,6 +372,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	code, role := bearerMe(t, base, secret)
 	require.Equal(t, http.StatusOK, code, "the new token works")
 	require.Equal(t, auth.RoleOperator, role, "with its role cap")
+	tokenAPI := &apiClient{t: t, base: base, token: secret}
+	var paused struct{}
+	require.Equal(t, http.StatusOK, tokenAPI.call("POST", "/api/v1/jobs/1/pause", nil, &paused), "an audited change made with the token")
+	require.Equal(t, http.StatusOK, tokenAPI.call("POST", "/api/v1/jobs/1/resume", nil, &paused))
 	b.do(chromedp.Click(chromedp.CSS(`#token-secret-dialog button[data-action="ok"]`)))
 	b.waitJS(15*time.Second, `document.querySelector("#token-secret-dialog") === null &&
 		[...document.querySelectorAll("#tokens-table tbody tr")].some(tr => tr.textContent.includes("browser-ci") && tr.textContent.includes("Active"))`, "token listed")
@@ -411,6 +415,17 @@ func TestConsoleInBrowser(t *testing.T) {
 		return rows.length === 2 && rows.every(tr => tr.textContent.includes("token.")); })()`, "filtered to the token actions")
 	b.screenshot("19-audit")
 	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector("#audit-filter"); f.value = ""; f.dispatchEvent(new Event("input")); })()`))
+	b.waitJS(5*time.Second, `[...document.querySelectorAll("#audit-table tbody tr")].some(tr => tr.textContent.includes("job.pause") &&
+		tr.querySelector(".audit-token") && tr.querySelector(".audit-token").textContent.includes("browser-ci"))`, "the change made with the token names it")
+	// The server filters: action prefix, then a time range that ends before everything.
+	b.do(chromedp.Evaluate[chromedp.Void](`[["#audit-action", "job.p"], ["#audit-object", "job/1"]].forEach(([s, v]) => {
+		const f = document.querySelector(s); f.value = v; f.dispatchEvent(new Event("change")); })`))
+	b.waitJS(15*time.Second, `(() => { const rows = [...document.querySelectorAll("#audit-table tbody tr")];
+		return rows.length === 1 && rows[0].textContent.includes("job.pause") && rows[0].textContent.includes("job/1") && document.querySelector("#audit-more").hidden; })()`, "the server's action and object filters")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector("#audit-to"); f.value = "2001-01-01T00:00:00"; f.dispatchEvent(new Event("change")); })()`))
+	b.waitJS(15*time.Second, `document.querySelectorAll("#audit-table tbody tr").length === 0 && document.querySelector("#audit-table").hidden`, "the server's time filter")
+	b.screenshot("19b-audit-filtered")
+	b.do(chromedp.Evaluate[chromedp.Void](`["#audit-action", "#audit-object", "#audit-to"].forEach(s => { const f = document.querySelector(s); f.value = ""; f.dispatchEvent(new Event("change")); })`))
 
 	// A viewer sees no edit, trigger or retry button, no Users or Audit
 	// entry, and the API refuses the actions anyway.

@@ -74,7 +74,7 @@ func TestAlarmRoutesAPI(t *testing.T) {
 		require.Equal(t, []map[string]string{{"channel": "mail", "recipient": "owner@example.com"}, {"channel": "ops"}}, got.Routes)
 		require.Equal(t, http.StatusOK, e.call("GET", path, eve, nil, &got))
 		require.Len(t, got.Routes, 2)
-		audit, err := st.AuditLog(context.Background(), 0, 10, store.AuditScope{All: true})
+		audit, err := st.AuditLog(context.Background(), 0, 10, store.AuditScope{All: true}, store.AuditFilter{})
 		require.NoError(t, err)
 		require.Equal(t, "job.alarm_routes", audit[0].Action)
 		require.Contains(t, audit[0].Detail, "owner@example.com")

@@ -423,6 +423,9 @@ func (s *Server) auditAccount(c *gin.Context, userID int64, action, object strin
 func (s *Server) writeAudit(c *gin.Context, e store.AuditEntry, detail any) {
 	b, _ := json.Marshal(detail)
 	e.Actor, e.Detail = currentUser(c).Username, string(b)
+	if t, ok := currentToken(c); ok {
+		e.TokenID = sql.NullInt64{Int64: t.ID, Valid: true}
+	}
 	if err := s.st.Audit(c.Request.Context(), e); err != nil {
 		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)
 	}

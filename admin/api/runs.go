@@ -71,6 +71,7 @@ var runStatuses = map[string]bool{
 func (s *Server) listRuns(c *gin.Context) {
 	var f store.RunFilter
 	var err error
+	var ok bool
 	if v := c.Query("job_id"); v != "" {
 		if f.JobID, err = strconv.ParseInt(v, 10, 64); err != nil || f.JobID <= 0 {
 			fail(c, http.StatusBadRequest, "job_id must be a positive integer")
@@ -90,21 +91,7 @@ func (s *Server) listRuns(c *gin.Context) {
 			return
 		}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *int64
-	}{{"from", &f.FromMS}, {"to", &f.ToMS}} {
-		if v := c.Query(p.name); v != "" {
-			at, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				fail(c, http.StatusBadRequest, p.name+" must be an RFC 3339 time such as 2026-11-30T08:00:00Z or 2026-11-30T16:00:00+08:00 (runs by scheduled time), got "+strconv.Quote(v))
-				return
-			}
-			*p.dst = at.UnixMilli()
-		}
-	}
-	if f.FromMS != 0 && f.ToMS != 0 && f.ToMS <= f.FromMS {
-		fail(c, http.StatusBadRequest, "to must be after from")
+	if f.FromMS, f.ToMS, ok = timeRange(c, "runs by scheduled time"); !ok {
 		return
 	}
 	if v := c.Query("limit"); v != "" {
@@ -351,4 +338,28 @@ func (s *Server) listAlarms(c *gin.Context) {
 			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App})
 	}
 	c.JSON(http.StatusOK, gin.H{"alarms": out})
+}
+
+// timeRange reads the query parameters from and to (RFC 3339, either may be
+// absent: 0) as Unix ms; what says what they select, for the message of a
+// 400 answered when one is not a time or to is not after from.
+func timeRange(c *gin.Context, what string) (from, to int64, ok bool) {
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"from", &from}, {"to", &to}} {
+		if v := c.Query(p.name); v != "" {
+			at, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				fail(c, http.StatusBadRequest, p.name+" must be an RFC 3339 time such as 2026-11-30T08:00:00Z or 2026-11-30T16:00:00+08:00 ("+what+"), got "+strconv.Quote(v))
+				return 0, 0, false
+			}
+			*p.dst = at.UnixMilli()
+		}
+	}
+	if from != 0 && to != 0 && to <= from {
+		fail(c, http.StatusBadRequest, "to must be after from")
+		return 0, 0, false
+	}
+	return from, to, true
 }

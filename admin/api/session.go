@@ -2,6 +2,7 @@ package api
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -60,6 +61,19 @@ func (s *Server) login(c *gin.Context) {
 		hash = u.PasswordHash
 	}
 	if !auth.CheckPassword(hash, req.Password) {
+		// Failed logins are audited (admins read them, and the user whose
+		// name was tried), at most the throttle's number per name and
+		// address and window. A name that is no user's is not written: it
+		// may be a password typed into the wrong field.
+		entry := store.AuditEntry{Actor: u.Username, Action: "login.failed", Object: "user/" + u.Username, OwnerID: u.ID}
+		if hash == "" {
+			entry.Actor, entry.Object = "(no such user)", "user/(no such user)"
+		}
+		b, _ := json.Marshal(map[string]any{"client": c.ClientIP()})
+		entry.Detail = string(b)
+		if err := s.st.Audit(c.Request.Context(), entry); err != nil {
+			s.log.Error("audit log write failed", "action", entry.Action, "err", err)
+		}
 		fail(c, http.StatusUnauthorized, "wrong user name or password")
 		return
 	}

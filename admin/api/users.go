@@ -298,6 +298,10 @@ type AuditView struct {
 	Detail string    `json:"detail"`
 	// App is the app of the object ("" for users, tokens and the platform).
 	App string `json:"app"`
+	// TokenID and TokenName are the API token the actor acted with; absent
+	// for a console session or a login.
+	TokenID   *int64 `json:"token_id,omitempty"`
+	TokenName string `json:"token_name,omitempty"`
 }
 
 // auditScope is what u may read of the audit log: admins everything;
@@ -318,14 +322,30 @@ func (s *Server) listAudit(c *gin.Context) {
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}
-	entries, err := s.st.AuditLog(c.Request.Context(), before, limit, auditScope(currentUser(c)))
+	f := store.AuditFilter{Actor: c.Query("actor"), Action: c.Query("action"), Object: c.Query("object")}
+	for name, v := range map[string]string{"actor": f.Actor, "action": f.Action, "object": f.Object} {
+		if len(v) > 255 {
+			fail(c, http.StatusBadRequest, name+" is longer than 255 bytes: give a user name, an action prefix (token.) or an object prefix (job/5)")
+			return
+		}
+	}
+	var ok bool
+	if f.From, f.To, ok = timeRange(c, "entries by time"); !ok {
+		return
+	}
+	entries, err := s.st.AuditLog(c.Request.Context(), before, limit, auditScope(currentUser(c)), f)
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
 	out := make([]AuditView, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App})
+		v := AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App, TokenName: e.TokenName}
+		if e.TokenID.Valid {
+			id := e.TokenID.Int64
+			v.TokenID = &id
+		}
+		out = append(out, v)
 	}
 	resp := gin.H{"entries": out}
 	if len(entries) == limit {

@@ -87,7 +87,7 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 			alarm(store.AlarmExecutorLost, sql.NullInt64{}, sql.NullInt64{}, "executor_lost:restart:"+itoa(int(ex.ID))+":inc-1")
 			alarm(store.AlarmLeaderChange, sql.NullInt64{}, sql.NullInt64{}, "leader_change:1")
 
-			n, err := s.Migrate(ctx)
+			n, err := s.MigrateTo(ctx, 14)
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
 
@@ -229,7 +229,7 @@ func TestAuditLogAndAlarmsByScope(t *testing.T) {
 		}
 		objects := func(scope store.AuditScope) []string {
 			t.Helper()
-			entries, err := s.AuditLog(ctx, 0, 100, scope)
+			entries, err := s.AuditLog(ctx, 0, 100, scope, store.AuditFilter{})
 			require.NoError(t, err)
 			out := []string{}
 			for _, e := range entries {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
 // may read it (e.App, e.OwnerID; see AuditEntry). ID and At are ignored:
 // the database assigns them.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), e.Actor, e.Action, e.Object, e.Detail, e.App, e.OwnerID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), truncate(e.Actor, 64), e.Action, truncate(e.Object, 255), e.Detail, e.App, e.OwnerID, e.TokenID); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
@@ -163,6 +164,25 @@ type AuditEntry struct {
 	// login, password change, or one of their API tokens created or
 	// revoked, by them or by an admin): that user may read it too. 0: none.
 	OwnerID int64 `db:"owner_id"`
+	// TokenID is the API token the actor acted with (not set for a console
+	// session or a login); TokenName comes with it when read.
+	TokenID   sql.NullInt64 `db:"token_id"`
+	TokenName string        `db:"token_name"`
+}
+
+// AuditFilter narrows the audit log. Zero fields do not filter.
+type AuditFilter struct {
+	Actor  string // the user name, exactly (case as stored)
+	Action string // a prefix: "token." or "job.update"
+	Object string // a prefix: "job/5", "user/"
+	From   int64  // at >= From (Unix ms)
+	To     int64  // at < To (Unix ms)
+}
+
+// likePrefix is a LIKE pattern matching what starts with p, '!' escaping
+// the pattern characters of p.
+func likePrefix(p string) string {
+	return strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(p) + "%"
 }
 
 // AuditScope is what one reader may see of the audit log: everything
@@ -174,13 +194,18 @@ type AuditScope struct {
 	OwnerID int64
 }
 
-// AuditLog lists the entries scope may see, newest first, with id <
-// beforeID (0: from the newest), at most limit.
-func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int, scope AuditScope) ([]AuditEntry, error) {
+// AuditLog lists the entries scope may see that pass f, newest first, with
+// id < beforeID (0: from the newest), at most limit.
+func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int, scope AuditScope, f AuditFilter) ([]AuditEntry, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	q, args, err := sqlx.In(s.q.get(qAuditList), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID, limit)
+	to := f.To
+	if to <= 0 {
+		to = 1<<63 - 1
+	}
+	q, args, err := sqlx.In(s.q.get(qAuditList), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID,
+		f.Actor, f.Actor, likePrefix(f.Action), likePrefix(f.Object), f.From, to, limit)
 	if err != nil {
 		return nil, err
 	}

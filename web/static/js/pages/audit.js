@@ -1,14 +1,27 @@
 // Audit log (operators and admins): who changed what, newest first, paged
-// with the keyset cursor of GET /audit; a text filter over actor, action,
-// object and app; the detail JSON pretty-printed in a collapsible block.
+// with the keyset cursor of GET /audit; the server filters by user, action
+// and object prefix and time range, a text filter narrows what is loaded;
+// the API token an actor used is named under the actor; the detail JSON
+// pretty-printed in a collapsible block.
 // Admins read every entry; others the entries of their apps and of their
 // own account (the server filters), which a note says.
 import { api, qs } from "../api.js";
-import { t } from "../i18n.js";
+import { t, isUTC } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, relTime, emptyState, button, icon } from "../dom.js";
 
 const PAGE = 100;
 let filter = "";
+// The server-side filter (GET /audit's actor, action, object, from, to);
+// kept while the console is open.
+const server = { actor: "", action: "", object: "", from: "", to: "" };
+
+/** instant turns a datetime-local value into RFC 3339, in UTC when the
+ * console shows UTC, else in the browser's zone. */
+function instant(v) {
+  if (!v) return "";
+  const d = new Date(isUTC() ? v + "Z" : v);
+  return isNaN(d) ? "" : d.toISOString();
+}
 
 /** pretty returns detail as indented JSON, or null when there is nothing to show. */
 function pretty(detail) {
@@ -29,6 +42,7 @@ function actionKind(action) {
   if (/\.(delete|revoke|kill|cancel)$/.test(action)) return "bad";
   if (/\.(create|trigger|retry)$/.test(action)) return "ok";
   if (action === "login") return "muted";
+  if (action === "login.failed") return "warn";
   return "info";
 }
 
@@ -53,6 +67,19 @@ export default function mount(root, ctx) {
   const search = h("input", { type: "search", id: "audit-filter", class: "search-input", placeholder: t("audit.filter"), "aria-label": t("audit.filter"), value: filter });
   search.addEventListener("input", () => { filter = search.value; render(); });
   const moreBtn = button(t("audit.loadMore"), { id: "audit-more", onclick: ev => loadOlder(ev.currentTarget) });
+  const serverInput = (key, attrs) => {
+    const el = h("input", { id: "audit-" + key, class: "filter-input", "aria-label": t("audit.f." + key), title: t("audit.f." + key), ...attrs });
+    el.value = server[key];
+    el.addEventListener("change", () => { server[key] = el.value.trim(); reload(); });
+    return el;
+  };
+  const serverFilters = h("div", { class: "filters", id: "audit-server-filters" },
+    serverInput("actor", { placeholder: t("audit.f.actor"), autocomplete: "off", spellcheck: "false" }),
+    serverInput("action", { placeholder: t("audit.f.action"), list: "audit-actions", autocomplete: "off", spellcheck: "false" }),
+    h("datalist", { id: "audit-actions" }, ["job.", "run.", "executor.", "user.", "token.", "login", "login.failed"].map(a => h("option", { value: a }))),
+    serverInput("object", { placeholder: t("audit.f.object"), autocomplete: "off", spellcheck: "false" }),
+    serverInput("from", { type: "datetime-local", step: 1 }),
+    serverInput("to", { type: "datetime-local", step: 1 }));
   const table = h("table", { class: "table", id: "audit-table" },
     h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.actor")), h("th", {}, t("col.action")),
       h("th", {}, t("col.object")), h("th", {}, t("col.app")), h("th", {}, t("col.detail")))),
@@ -62,7 +89,7 @@ export default function mount(root, ctx) {
   if (!ctx.can("admin")) root.append(h("div", { class: "callout callout-info", id: "audit-scope" }, t("audit.scoped")));
   root.append(
     h("div", { class: "card" },
-      h("div", { class: "toolbar" }, h("div", { class: "search" }, icon("search"), search), h("div", { class: "spacer" }), count),
+      h("div", { class: "toolbar" }, serverFilters, h("div", { class: "search" }, icon("search"), search), h("div", { class: "spacer" }), count),
       h("div", { class: "table-wrap" }, table), empty, h("div", { class: "table-foot" }, moreBtn)));
 
   function matches(e) {
@@ -75,7 +102,8 @@ export default function mount(root, ctx) {
     const list = [...entries.values()].filter(matches).sort((a, b) => b.id - a.id);
     syncTable(tbody, list, e => e.id, [
       { sig: e => e.at, cell: e => [absTime(e.at), h("div", { class: "sub-line" }, relTime(e.at))] },
-      { sig: e => e.actor, cell: e => h("span", { class: "audit-actor" }, e.actor) },
+      { sig: e => e.actor + "|" + (e.token_name || ""), cell: e => [h("span", { class: "audit-actor" }, e.actor),
+        e.token_id ? h("div", { class: "sub-line audit-token", title: t("audit.tokenId", { id: e.token_id }) }, t("audit.viaToken", { name: e.token_name || "#" + e.token_id })) : null] },
       { sig: e => e.action, cell: e => h("span", { class: ["pill", "pill-" + actionKind(e.action), "mono"], dataset: { action: e.action } }, e.action) },
       { sig: e => e.object, cell: e => objectCell(e.object) },
       { class: "audit-app", sig: e => e.app || "", cell: e => e.app || h("span", { class: "muted" }, "—") },
@@ -94,11 +122,23 @@ export default function mount(root, ctx) {
     count.textContent = t("audit.count", { n: list.length, total: entries.size });
   }
 
+  function query(extra) {
+    return qs({ ...extra, actor: server.actor, action: server.action, object: server.object, from: instant(server.from), to: instant(server.to) });
+  }
+
+  /** reload starts over with the server filter changed. */
+  function reload() {
+    entries.clear();
+    before = null;
+    started = false;
+    ctx.refreshNow();
+  }
+
   async function loadOlder(btn) {
     if (!before) return;
     btn.disabled = true;
     try {
-      const res = await api("GET", "/audit" + qs({ before, limit: PAGE }));
+      const res = await api("GET", "/audit" + query({ before, limit: PAGE }));
       res.entries.forEach(e => entries.set(e.id, e));
       before = res.next_before || null;
       render();
@@ -107,8 +147,9 @@ export default function mount(root, ctx) {
 
   async function refresh() {
     // The newest page; older pages stay as loaded.
-    const res = await api("GET", "/audit" + qs({ limit: PAGE }));
-    if (!ctx.isCurrent()) return;
+    const q = query({ limit: PAGE });
+    const res = await api("GET", "/audit" + q);
+    if (!ctx.isCurrent() || q !== query({ limit: PAGE })) return; // the filter changed meanwhile
     res.entries.forEach(e => entries.set(e.id, e));
     if (!started) { started = true; before = res.next_before || null; }
     render();

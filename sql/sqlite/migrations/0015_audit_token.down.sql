@@ -1,0 +1,2 @@
+DROP INDEX idx_audit_actor;
+ALTER TABLE audit_log DROP COLUMN token_id;
