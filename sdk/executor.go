@@ -559,7 +559,7 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) 
 		Logger:      e.taskLogger(ra, sa), // tagged with run_id, job, slot, token, attempt (logship.go)
 	}
 	if ra.Records != nil {
-		t.Records = RecordsPolicy(*ra.Records)
+		t.Records = *ra.Records
 	}
 	return t
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Handler processes one slot of one run. It must return when ctx is done
@@ -47,13 +49,12 @@ type Task struct {
 	uncertain    atomic.Int64
 }
 
-// RecordsPolicy is a job's records policy (see Task.Records); an empty
-// field leaves that choice to the handler's records.Config.
-type RecordsPolicy struct {
-	Scope       string // "run", "job", or a scope name such as "settle:2026-11-30"
-	Uncertain   string // "retry" or "skip"
-	MaxAttempts int    // how many times a record may be handed to the handler
-}
+// RecordsPolicy is a job's records policy for one run (see Task.Records);
+// an empty field leaves that choice to the handler's records.Config. It is
+// the type the admin sends (protocol.RecordsPolicy), not a copy of it: the
+// scope arrives resolved for the run ("settle:2026-11-30" for a job's
+// "settle:{date}").
+type RecordsPolicy = protocol.RecordsPolicy
 
 // Progress records how far the slot is: done out of total units (records,
 // pages…; total may be 0 when unknown). The latest value is reported with the

@@ -3,6 +3,11 @@
 -- Each query starts with a line "-- name: Name" ("-- name: Name.mysql" and
 -- "-- name: Name.sqlite" give a dialect its own text; see sql/namedsql) and
 -- is run by the constant qName of admin/store/queries_gen.go (go generate).
+-- Fragments ("-- fragment: Name": a column list written once, such as
+-- JobDefinition) are replaced by sql/namedsql: {{Name}} by the list,
+-- {{named(Name)}} by ":c1, :c2, …" and {{assign(Name)}} by
+-- "c1 = :c1, c2 = :c2, …" (a query with ":name" parameters binds a struct by
+-- its db tags: the store runs it as a sqlx named query).
 -- Macros in double braces are replaced per dialect when the file is loaded:
 --   {{now_ms}}                 the database clock in Unix milliseconds
 --   {{insert_ignore}}          INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
@@ -60,34 +65,32 @@ DELETE FROM user_session WHERE expires_at <= {{now_ms}};
 -- name: AuditInsert
 INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_id) VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
 
+-- fragment: JobDefinition
+-- The columns of a job's definition, the fields of store.Job that CreateJob
+-- and UpdateJob write by name (db tags): a new setting of a job is added
+-- here, and every job query below has it.
+description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
+slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
+record_max_attempts, enabled, child_job_ids;
+
+-- fragment: JobColumns
+-- Every column of job, as store.Job reads them.
+id, app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version;
+
 -- name: JobInsert
-INSERT INTO job (app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-                 misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max,
-                 retry_backoff_ms, dedup_scope, uncertain_policy, record_max_attempts,
-                 enabled, paused, child_job_ids, next_fire_at, created_at, updated_at, version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, COALESCE(?, {{now_ms}}), {{now_ms}}, 1);
+-- created_at 0: the database clock (the @every anchor of a new job).
+INSERT INTO job (app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version)
+VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1);
 
 -- name: JobByID
-SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
-       dedup_scope, uncertain_policy, record_max_attempts, enabled,
-       paused, child_job_ids, next_fire_at, created_at, updated_at, version
-FROM job WHERE id = ?;
+SELECT {{JobColumns}} FROM job WHERE id = ?;
 
 -- name: JobList
-SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
-       dedup_scope, uncertain_policy, record_max_attempts, enabled,
-       paused, child_job_ids, next_fire_at, created_at, updated_at, version
-FROM job WHERE id > ? ORDER BY id LIMIT ?;
+SELECT {{JobColumns}} FROM job WHERE id > ? ORDER BY id LIMIT ?;
 
 -- name: JobListOfApps
 -- JobList limited to the jobs of some apps.
-SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
-       dedup_scope, uncertain_policy, record_max_attempts, enabled,
-       paused, child_job_ids, next_fire_at, created_at, updated_at, version
-FROM job WHERE id > ? AND app IN (?) ORDER BY id LIMIT ?;
+SELECT {{JobColumns}} FROM job WHERE id > ? AND app IN (?) ORDER BY id LIMIT ?;
 
 -- name: JobsSetNextFire
 -- SetNextFire: jobs that share their next firing.
@@ -101,12 +104,8 @@ UPDATE job SET next_fire_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
 UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
 -- name: JobUpdate
-UPDATE job SET description = ?, handler = ?, cron_expr = ?, time_zone = ?, misfire_policy = ?, overlap_policy = ?,
-               misfire_threshold_ms = ?, max_catch_up = ?, slot_count = ?, slot_params = ?, params = ?, timeout_ms = ?,
-               retry_max = ?, retry_backoff_ms = ?, dedup_scope = ?, uncertain_policy = ?, record_max_attempts = ?,
-               enabled = ?, child_job_ids = ?, next_fire_at = ?,
-               updated_at = {{now_ms}}, version = version + 1
-WHERE id = ? AND version = ?;
+UPDATE job SET {{assign(JobDefinition)}}, next_fire_at = :next_fire_at, updated_at = {{now_ms}}, version = version + 1
+WHERE id = :id AND version = :version;
 
 -- name: JobSetPaused
 UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
@@ -121,10 +120,7 @@ SELECT COUNT(*) FROM job WHERE id = ?;
 DELETE FROM job WHERE id = ?;
 
 -- name: JobClaimDue
-SELECT id, app, name, description, handler, cron_expr, time_zone, misfire_policy, overlap_policy,
-       misfire_threshold_ms, max_catch_up, slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms,
-       dedup_scope, uncertain_policy, record_max_attempts, enabled,
-       paused, child_job_ids, next_fire_at, created_at, updated_at, version
+SELECT {{JobColumns}}
 FROM job
 WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
 ORDER BY next_fire_at, id

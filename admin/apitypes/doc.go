@@ -13,4 +13,9 @@
 // The admin stores a job as its own row (admin/store.Job); admin/jobdef
 // turns a JobSpec into a row (validation) and a row into a Job (View, in wire.go),
 // once each way.
+//
+// The JobSpec and Job schemas of docs/openapi.yaml and the list of a jobs
+// file's fields in docs/cli.md are generated from job.go by schemagen.
 package apitypes
+
+//go:generate go run ./schemagen -src job.go -openapi ../../docs/openapi.yaml -cli ../../docs/cli.md

@@ -6,32 +6,52 @@ import "time"
 // its child jobs and version. It is what a jobs file manages (shardjobctl
 // apply). App and Name identify a job; omitted (zero) fields take the
 // admin's defaults (WithDefaults).
+//
+// The JobSpec and Job schemas of docs/openapi.yaml and the list of fields
+// in docs/cli.md are generated from these types (go generate, see
+// schemagen): a field's doc comment is its description there, and its
+// openapi tag the schema's constraints in a request (YAML, in a flow
+// mapping).
 type JobDef struct {
-	App           string `json:"app"`
-	Name          string `json:"name"`
-	Description   string `json:"description"`
-	Handler       string `json:"handler"`
-	Cron          string `json:"cron"`
-	TimeZone      string `json:"time_zone"`
-	Slots         int    `json:"slots"`
-	SlotParams    string `json:"slot_params"` // "0=Beijing,1=Shanghai"
-	Params        string `json:"params"`
-	MisfirePolicy string `json:"misfire_policy"`
-	// MisfireThresholdMS is how late a firing may start before the misfire
-	// policy decides what happens to it.
-	MisfireThresholdMS int64  `json:"misfire_threshold_ms"`
-	MaxCatchUp         int    `json:"max_catch_up"`
-	OverlapPolicy      string `json:"overlap_policy"`
-	TimeoutMS          int64  `json:"timeout_ms"`
-	RetryMax           int    `json:"retry_max"`
-	RetryBackoffMS     int64  `json:"retry_backoff_ms"`
-	// The records policy imposed on the handler's sdk/records Processor
-	// (admin/jobdef records.go); empty / 0: the handler's Config decides.
-	DedupScope        string `json:"dedup_scope"`         // "run", "job" or a name such as "settle:{date}"
-	UncertainPolicy   string `json:"uncertain_policy"`    // "retry" or "skip"
-	RecordMaxAttempts int    `json:"record_max_attempts"` // 1..100
-	// Enabled: nil (omitted) means true. The admin always answers it.
-	Enabled *bool `json:"enabled"`
+	App         string `json:"app" openapi:"pattern: \"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\""`
+	Name        string `json:"name" openapi:"pattern: \"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$\""`
+	Description string `json:"description" openapi:"maxLength: 1024"`
+	Handler     string `json:"handler" openapi:"maxLength: 128"`
+	// 5 or 6 fields, @hourly-style, @every, Jenkins H
+	Cron string `json:"cron"`
+	// IANA zone name
+	TimeZone   string `json:"time_zone" openapi:"default: UTC"`
+	Slots      int    `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
+	SlotParams string `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
+	Params     string `json:"params" openapi:"maxLength: 65536"`
+	// what happens to a firing later than misfire_threshold_ms
+	MisfirePolicy string `json:"misfire_policy" openapi:"enum: [run_once, skip, catch_up], default: run_once"`
+	// how late a firing may start before the misfire policy decides what
+	// happens to it
+	MisfireThresholdMS int64  `json:"misfire_threshold_ms" openapi:"minimum: 1000, maximum: 604800000, default: 60000"`
+	MaxCatchUp         int    `json:"max_catch_up" openapi:"minimum: 1, maximum: 1000, default: 10"`
+	OverlapPolicy      string `json:"overlap_policy" openapi:"enum: [allow, skip, queue, replace], default: allow"`
+	TimeoutMS          int64  `json:"timeout_ms" openapi:"minimum: 0, default: 0"`
+	RetryMax           int    `json:"retry_max" openapi:"minimum: 0, maximum: 100, default: 0"`
+	RetryBackoffMS     int64  `json:"retry_backoff_ms" openapi:"minimum: 1, default: 1000"`
+	// The records policy (sdk/records) imposed on the handler's Processor
+	// (validated in admin/jobdef records.go; the store keeps it as one
+	// store.RecordsPolicy).
+	//
+	// dedup scope: "" leaves it to the handler; "run" (each run handles each
+	// record once), "job" (once per job), or a scope name of letters, digits
+	// and . _ : / = - where {date}, {month} and {year} become the run's
+	// scheduled time in the job's time zone (e.g. "settle:{date}"); at most
+	// 128 bytes once replaced; must not start with "run:"
+	DedupScope string `json:"dedup_scope" openapi:"default: \"\""`
+	// records left pending by a dead attempt: "retry" (at least once),
+	// "skip" (at most once, alarmed); "" leaves it to the handler
+	UncertainPolicy string `json:"uncertain_policy" openapi:"enum: [\"\", retry, skip], default: \"\""`
+	// times a record may be handed to the handler; 0 leaves it to the
+	// handler
+	RecordMaxAttempts int `json:"record_max_attempts" openapi:"minimum: 0, maximum: 100, default: 0"`
+	// omitted means true; the admin always answers it
+	Enabled *bool `json:"enabled" openapi:"default: true"`
 }
 
 // Key is "app/name", the identity of a job.
@@ -41,11 +61,9 @@ func (d JobDef) Key() string { return d.App + "/" + d.Name }
 // /api/v1/jobs/{id} (update), POST /api/v1/jobs/validate.
 type JobSpec struct {
 	JobDef
-	// ChildJobIDs are the jobs triggered once each time a run of this job
-	// succeeds.
-	ChildJobIDs []int64 `json:"child_job_ids"`
-	// Version is the version being replaced, required on update
-	// (optimistic lock).
+	// the jobs triggered once each time a run of this job succeeds
+	ChildJobIDs []int64 `json:"child_job_ids" openapi:"maxItems: 20"`
+	// required on update: the version read (optimistic lock)
 	Version int64 `json:"version"`
 }
 
@@ -58,9 +76,9 @@ type Job struct {
 	NextFireAt *time.Time `json:"next_fire_at"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
-	// Warnings about the job as saved, in the answers of create, update and
-	// clone (never a reason to refuse): e.g. no executor of the app has
-	// shown the job's handler yet.
+	// In the answers of create, update and clone only, never a refusal -
+	// e.g. no executor of the app has shown the job's handler yet (its runs
+	// would wait, then fail after --unplaceable-timeout).
 	Warnings []string `json:"warnings,omitempty"`
 }
 

@@ -28,10 +28,12 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 	return out
 }
 
-// recordsPolicy is the records policy of d's job for d's run, nil when the
-// job leaves every choice to its handler.
+// recordsPolicy is the records policy of d's run on the wire, nil when the
+// job leaves every choice to its handler: the one mapping from the stored
+// store.RecordsPolicy to protocol.RecordsPolicy, whose scope is resolved
+// for the run (placeholders replaced in the job's time zone).
 func recordsPolicy(d store.DispatchSlot) *protocol.RecordsPolicy {
-	if d.DedupScope == "" && d.UncertainPolicy == "" && d.RecordMaxAttempts == 0 {
+	if d.RecordsPolicy.IsZero() {
 		return nil
 	}
 	return &protocol.RecordsPolicy{

@@ -18,11 +18,11 @@ func TestBuildAssignmentsCarryRecordsPolicy(t *testing.T) {
 	at := time.Date(2026, 11, 30, 20, 0, 0, 0, time.UTC).UnixMilli() // 1 December in Shanghai
 	ds := []store.DispatchSlot{
 		{Token: 1, RunID: 10, Slot: 0, JobID: 1, SlotCount: 2, ScheduledAt: at, TimeZone: "Asia/Shanghai",
-			DedupScope: "settle:{date}", UncertainPolicy: "skip", RecordMaxAttempts: 5},
+			RecordsPolicy: store.RecordsPolicy{DedupScope: "settle:{date}", UncertainPolicy: "skip", RecordMaxAttempts: 5}},
 		{Token: 2, RunID: 10, Slot: 1, JobID: 1, SlotCount: 2, ScheduledAt: at, TimeZone: "Asia/Shanghai",
-			DedupScope: "settle:{date}", UncertainPolicy: "skip", RecordMaxAttempts: 5},
+			RecordsPolicy: store.RecordsPolicy{DedupScope: "settle:{date}", UncertainPolicy: "skip", RecordMaxAttempts: 5}},
 		{Token: 3, RunID: 11, Slot: 0, JobID: 2, SlotCount: 1, ScheduledAt: at, TimeZone: "UTC"},
-		{Token: 4, RunID: 12, Slot: 0, JobID: 3, SlotCount: 1, ScheduledAt: at, TimeZone: "UTC", DedupScope: "job"},
+		{Token: 4, RunID: 12, Slot: 0, JobID: 3, SlotCount: 1, ScheduledAt: at, TimeZone: "UTC", RecordsPolicy: store.RecordsPolicy{DedupScope: "job"}},
 	}
 	out := BuildAssignments(ds)
 	require.Len(t, out, 3)

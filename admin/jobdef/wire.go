@@ -21,8 +21,8 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
 		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
-		DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts,
 		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: createdAt.UnixMilli(),
+		RecordsPolicy: store.RecordsPolicy{DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts},
 	}
 }
 

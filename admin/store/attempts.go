@@ -68,12 +68,10 @@ type DispatchSlot struct {
 	TimeoutMS   int64  `db:"timeout_ms"`
 	SlotParams  string `db:"slot_params"`
 	TimeZone    string `db:"time_zone"`
-	// The job's records policy (see Job).
-	DedupScope        string        `db:"dedup_scope"`
-	UncertainPolicy   string        `db:"uncertain_policy"`
-	RecordMaxAttempts int           `db:"record_max_attempts"`
-	ExecutorID        sql.NullInt64 `db:"executor_id"`
-	Failures          int           `db:"failures"`
+	// The run's records policy (its job's when the run was created).
+	RecordsPolicy
+	ExecutorID sql.NullInt64 `db:"executor_id"`
+	Failures   int           `db:"failures"`
 }
 
 // UnackedFor returns the current attempts placed on an executor that it has
@@ -490,14 +488,12 @@ type childTrigger struct {
 func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTrigger, atMS int64) error {
 	for _, child := range ParseIDList(parent.Children) {
 		var c struct {
-			App               string `db:"app"`
-			SlotCount         int    `db:"slot_count"`
-			Params            string `db:"params"`
-			Enabled           bool   `db:"enabled"`
-			TimeZone          string `db:"time_zone"`
-			DedupScope        string `db:"dedup_scope"`
-			UncertainPolicy   string `db:"uncertain_policy"`
-			RecordMaxAttempts int    `db:"record_max_attempts"`
+			App       string `db:"app"`
+			SlotCount int    `db:"slot_count"`
+			Params    string `db:"params"`
+			Enabled   bool   `db:"enabled"`
+			TimeZone  string `db:"time_zone"`
+			RecordsPolicy
 		}
 		err := tx.GetContext(ctx, &c, s.q.get(qJobForChildRun), child)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && !c.Enabled) {
@@ -517,8 +513,8 @@ func (s *Store) triggerChildren(ctx context.Context, tx *sqlx.Tx, parent childTr
 				break
 			}
 			nr := NewRun{JobID: child, App: c.App, ScheduledAt: at, TriggerKind: TriggerChild, Status: RunPending, Params: c.Params,
-				SlotCount: c.SlotCount, ParentRunID: parent.RunID, TimeZone: c.TimeZone, DedupScope: c.DedupScope,
-				UncertainPolicy: c.UncertainPolicy, RecordMaxAttempts: c.RecordMaxAttempts}
+				SlotCount: c.SlotCount, ParentRunID: parent.RunID, TimeZone: c.TimeZone,
+				RecordsPolicy: c.RecordsPolicy}
 			if _, err := tx.ExecContext(ctx, s.q.get(qRunInsert), nr.insertArgs(parent.Epoch)...); err != nil {
 				return fmt.Errorf("trigger child job %d of run %d: %w", child, parent.RunID, err)
 			}

@@ -7,7 +7,11 @@
 // a Name.mysql and a Name.sqlite text. Queries are named by the constants
 // of queries_gen.go (go generate; TestQueryNames fails when it is stale or
 // a query is dead), and no SQL is written in Go: see "Add a query" in
-// docs/architecture.md. Every instant is stored as Unix
+// docs/architecture.md. A job's columns are listed once (the fragments
+// JobDefinition and JobColumns of sql/queries.sql): CreateJob and UpdateJob
+// bind Job by its db tags (sqlx named queries), and the records policy is
+// one struct, RecordsPolicy, embedded in every row that carries it (Job,
+// NewRun, DispatchSlot). Every instant is stored as Unix
 // milliseconds; decisions about ownership (heartbeat age, lease expiry) use
 // the database clock ({{now_ms}}), never the clock of one machine.
 //

@@ -15,13 +15,10 @@ import (
 
 // CreateJob inserts a job and returns its id. A taken (app, name) is
 // ErrConflict. The caller validates fields and computes NextFireAt;
-// CreatedAt (the @every anchor) defaults to the database clock.
+// CreatedAt (the @every anchor) defaults to the database clock. The insert
+// binds j by its db tags (the columns of fragment JobDefinition).
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qJobInsert),
-		j.App, j.Name, j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy,
-		j.MisfireMS, j.MaxCatchUp, j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
-		j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs, j.NextFireAt,
-		sql.NullInt64{Int64: j.CreatedAt, Valid: j.CreatedAt > 0})
+	res, err := s.db.NamedExecContext(ctx, s.q.get(qJobInsert), j)
 	if isDuplicate(err) {
 		return 0, fmt.Errorf("job %s/%s already exists: %w", j.App, j.Name, ErrConflict)
 	}
@@ -101,14 +98,10 @@ func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext,
 
 // UpdateJob replaces the definition of job j.ID if its version is still
 // j.Version (optimistic lock); otherwise ErrConflict. App and name are the
-// job's identity and do not change.
+// job's identity and do not change. The update binds j by its db tags.
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 	return s.Tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get(qJobUpdate),
-			j.Description, j.Handler, j.CronExpr, j.TimeZone, j.MisfirePolicy, j.OverlapPolicy, j.MisfireMS, j.MaxCatchUp,
-			j.SlotCount, j.SlotParams, j.Params, j.TimeoutMS, j.RetryMax, j.RetryBackoffMS,
-			j.DedupScope, j.UncertainPolicy, j.RecordMaxAttempts, j.Enabled, j.ChildJobIDs,
-			j.NextFireAt, j.ID, j.Version)
+		res, err := tx.NamedExecContext(ctx, s.q.get(qJobUpdate), j)
 		if err != nil {
 			return fmt.Errorf("update job %d: %w", j.ID, err)
 		}

@@ -104,19 +104,32 @@ type Job struct {
 	TimeoutMS      int64  `db:"timeout_ms"`
 	RetryMax       int    `db:"retry_max"`
 	RetryBackoffMS int64  `db:"retry_backoff_ms"`
-	// The records policy (sdk/records) the job imposes on its handler;
-	// empty / 0: the handler's Config decides. See apitypes.JobDef.
-	DedupScope        string        `db:"dedup_scope"`
-	UncertainPolicy   string        `db:"uncertain_policy"`
-	RecordMaxAttempts int           `db:"record_max_attempts"`
-	Enabled           bool          `db:"enabled"`
-	Paused            bool          `db:"paused"`
-	ChildJobIDs       string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
-	NextFireAt        sql.NullInt64 `db:"next_fire_at"`
-	CreatedAt         int64         `db:"created_at"`
-	UpdatedAt         int64         `db:"updated_at"`
-	Version           int64         `db:"version"`
+	RecordsPolicy
+	Enabled     bool          `db:"enabled"`
+	Paused      bool          `db:"paused"`
+	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
+	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt   int64         `db:"created_at"`
+	UpdatedAt   int64         `db:"updated_at"`
+	Version     int64         `db:"version"`
 }
+
+// RecordsPolicy is the records policy (sdk/records) a job imposes on its
+// handler: empty / 0 fields leave that choice to the handler's Config. A job
+// keeps it (Job), each of its runs keeps a copy made when the run is created
+// (NewRun, the columns of job_run), and the attempts sent to executors
+// carry the run's (DispatchSlot), which admin/dispatch turns into the wire's
+// protocol.RecordsPolicy. The one type of these rows (sqlx reads an
+// embedded struct's columns as the outer struct's); the fields and columns
+// have the names of the API's (apitypes.JobDef).
+type RecordsPolicy struct {
+	DedupScope        string `db:"dedup_scope"`         // "run", "job" or a scope name with placeholders ("settle:{date}")
+	UncertainPolicy   string `db:"uncertain_policy"`    // "retry" or "skip"
+	RecordMaxAttempts int    `db:"record_max_attempts"` // how many times a record may be handed to the handler
+}
+
+// IsZero reports whether p leaves every choice to the handler.
+func (p RecordsPolicy) IsZero() bool { return p == RecordsPolicy{} }
 
 // Run is one firing of a job.
 type Run struct {

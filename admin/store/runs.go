@@ -23,10 +23,8 @@ type NewRun struct {
 
 	// The job's time zone and records policy when the run is created (see
 	// Job); NewRunOf copies them.
-	TimeZone          string
-	DedupScope        string
-	UncertainPolicy   string
-	RecordMaxAttempts int
+	TimeZone string
+	RecordsPolicy
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
@@ -34,7 +32,7 @@ type NewRun struct {
 func NewRunOf(j Job, at int64, kind, status string) NewRun {
 	return NewRun{
 		JobID: j.ID, App: j.App, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
-		TimeZone: j.TimeZone, DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
+		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
 	}
 }
 

@@ -6,12 +6,13 @@ import (
 	"strings"
 )
 
-// Query is one "-- name:" block of a file.
+// Query is one "-- name:" block of a file, or one "-- fragment:" block.
 type Query struct {
-	Name    string // the name before the dot
-	Dialect string // after the dot; "" when the text serves every dialect
-	Text    string // comment lines dropped, trimmed, without the final ";"
-	Line    int    // of the "-- name:" line, from 1
+	Name     string // the name before the dot
+	Dialect  string // after the dot; "" when the text serves every dialect
+	Text     string // comment lines dropped, trimmed, without the final ";"
+	Line     int    // of the "-- name:" line, from 1
+	Fragment bool   // a "-- fragment:" block: a piece of the queries, not one
 }
 
 // namePrefix starts the line that names a query.
@@ -20,7 +21,8 @@ const namePrefix = "-- name:"
 // Parse reads the named queries of text, in file order. A name must be an
 // identifier (letters, digits, '_', not starting with a digit), with an
 // optional ".dialect" made the same way; a block defined twice or with no
-// SQL is an error.
+// SQL is an error. A fragment is named the same way ("-- fragment:"), and
+// shares the names of the queries.
 func Parse(text string) ([]Query, error) {
 	var out []Query
 	seen := map[string]int{}
@@ -33,7 +35,7 @@ func Parse(text string) ([]Query, error) {
 		cur.Text = strings.TrimSuffix(strings.TrimSpace(body.String()), ";")
 		body.Reset()
 		if strings.TrimSpace(cur.Text) == "" {
-			return fmt.Errorf("line %d: query %s has no SQL", cur.Line, cur.full())
+			return fmt.Errorf("line %d: %s %s has no SQL", cur.Line, cur.kind(), cur.full())
 		}
 		out = append(out, *cur)
 		return nil
@@ -41,19 +43,24 @@ func Parse(text string) ([]Query, error) {
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		trim := strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(trim, namePrefix); ok {
+		rest, isName := strings.CutPrefix(trim, namePrefix)
+		isFragment := false
+		if !isName {
+			rest, isFragment = strings.CutPrefix(trim, fragmentPrefix)
+		}
+		if isName || isFragment {
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			q := Query{Line: i + 1}
+			q := Query{Line: i + 1, Fragment: isFragment}
 			var dotted bool
 			q.Name, q.Dialect, dotted = strings.Cut(strings.TrimSpace(rest), ".")
 			full := q.full()
 			if !identifier(q.Name) || dotted && !identifier(q.Dialect) {
-				return nil, fmt.Errorf("line %d: %q is not a query name (Name or Name.dialect)", q.Line, strings.TrimSpace(rest))
+				return nil, fmt.Errorf("line %d: %q is not a %s name (Name or Name.dialect)", q.Line, strings.TrimSpace(rest), q.kind())
 			}
 			if prev, dup := seen[full]; dup {
-				return nil, fmt.Errorf("line %d: query %s defined twice (first on line %d)", q.Line, full, prev)
+				return nil, fmt.Errorf("line %d: %s %s defined twice (first on line %d)", q.Line, q.kind(), full, prev)
 			}
 			seen[full] = q.Line
 			cur = &q
@@ -69,6 +76,13 @@ func Parse(text string) ([]Query, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+func (q Query) kind() string {
+	if q.Fragment {
+		return "fragment"
+	}
+	return "query"
 }
 
 func (q Query) full() string {
@@ -92,17 +106,26 @@ func identifier(s string) bool {
 
 // ForDialect returns the text of each name of qs for dialect: a block of
 // that dialect wins over the shared one, blocks of the other dialects are
-// left out. A block of a dialect not in dialects is an error, and so is a
-// name with no text for dialect.
+// left out, and the fragments are replaced (see package doc). A block of a
+// dialect not in dialects is an error, and so is a name with no text for
+// dialect.
 func ForDialect(qs []Query, dialect string, dialects []string) (map[string]string, error) {
 	if !slices.Contains(dialects, dialect) {
 		return nil, fmt.Errorf("unknown dialect %q", dialect)
 	}
-	out := map[string]string{}
+	texts, frags := map[string]string{}, map[string]string{}
+	var order []string // fragment names, in file order
 	for _, q := range qs {
+		out := texts
+		if q.Fragment {
+			out = frags
+			if !slices.Contains(order, q.Name) {
+				order = append(order, q.Name)
+			}
+		}
 		switch {
 		case q.Dialect != "" && !slices.Contains(dialects, q.Dialect):
-			return nil, fmt.Errorf("line %d: query %s: unknown dialect %q", q.Line, q.full(), q.Dialect)
+			return nil, fmt.Errorf("line %d: %s %s: unknown dialect %q", q.Line, q.kind(), q.full(), q.Dialect)
 		case q.Dialect == dialect:
 			out[q.Name] = q.Text
 		case q.Dialect == "":
@@ -112,19 +135,26 @@ func ForDialect(qs []Query, dialect string, dialects []string) (map[string]strin
 		}
 	}
 	for _, n := range Names(qs) {
-		if _, ok := out[n]; !ok {
+		if _, ok := texts[n]; !ok {
 			return nil, fmt.Errorf("query %s has no text for dialect %s", n, dialect)
 		}
 	}
-	return out, nil
+	for _, n := range order {
+		if _, ok := frags[n]; !ok {
+			return nil, fmt.Errorf("fragment %s has no text for dialect %s", n, dialect)
+		}
+	}
+	return expandFragments(texts, frags, order)
 }
 
-// Names returns the names of qs, sorted, each once (a name with dialect
-// blocks is one name).
+// Names returns the query names of qs, sorted, each once (a name with
+// dialect blocks is one name); fragments are not queries.
 func Names(qs []Query) []string {
 	var out []string
 	for _, q := range qs {
-		out = append(out, q.Name)
+		if !q.Fragment {
+			out = append(out, q.Name)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -149,15 +179,22 @@ func Select(texts map[string]string, names []string) ([]string, error) {
 	return out, nil
 }
 
-// Portable returns the text of each name of qs, for files whose queries
-// serve every dialect as they are: a dialect block is an error.
+// Portable returns the text of each name of qs, fragments replaced, for
+// files whose queries serve every dialect as they are: a dialect block is an
+// error.
 func Portable(qs []Query) (map[string]string, error) {
-	out := map[string]string{}
+	texts, frags := map[string]string{}, map[string]string{}
+	var order []string
 	for _, q := range qs {
 		if q.Dialect != "" {
-			return nil, fmt.Errorf("line %d: query %s: this file has no dialect blocks", q.Line, q.full())
+			return nil, fmt.Errorf("line %d: %s %s: this file has no dialect blocks", q.Line, q.kind(), q.full())
 		}
-		out[q.Name] = q.Text
+		if q.Fragment {
+			frags[q.Name] = q.Text
+			order = append(order, q.Name)
+			continue
+		}
+		texts[q.Name] = q.Text
 	}
-	return out, nil
+	return expandFragments(texts, frags, order)
 }

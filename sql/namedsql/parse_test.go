@@ -44,19 +44,33 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParseErrors: errors of Parse, and of ForDialect replacing fragments.
 func TestParseErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		"-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;":     "defined twice",
-		"-- name: X.a\nSELECT 1;\n-- name: X.a\nSELECT 2;": "defined twice",
-		"-- name: X\n-- only a comment\n;":                 "has no SQL",
-		"-- name: \nSELECT 1;":                             "not a query name",
-		"-- name: 1X\nSELECT 1;":                           "not a query name",
-		"-- name: X Y\nSELECT 1;":                          "not a query name",
-		"-- name: X.\nSELECT 1;":                           "not a query name",
-		"-- name: X.a.b\nSELECT 1;":                        "not a query name",
+		"-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;":                             "defined twice",
+		"-- name: X.a\nSELECT 1;\n-- name: X.a\nSELECT 2;":                         "defined twice",
+		"-- name: X\n-- only a comment\n;":                                         "has no SQL",
+		"-- name: \nSELECT 1;":                                                     "not a query name",
+		"-- name: 1X\nSELECT 1;":                                                   "not a query name",
+		"-- name: X Y\nSELECT 1;":                                                  "not a query name",
+		"-- name: X.\nSELECT 1;":                                                   "not a query name",
+		"-- name: X.a.b\nSELECT 1;":                                                "not a query name",
+		"-- fragment: A\nx;\n-- name: A\nSELECT 1;":                                "defined twice",
+		"-- fragment: A\n-- nothing\n;":                                            "fragment A has no SQL",
+		"-- fragment: 1A\nx;":                                                      "not a fragment name",
+		"-- fragment: A\n{{B}};\n-- fragment: B\n{{A}};\n-- name: Q\nSELECT 1":     "uses itself",
+		"-- fragment: A\n{{A}};\n-- name: Q\nSELECT 1":                             "uses itself",
+		"-- name: Q\nINSERT INTO t VALUES ({{named(Nope)}})":                       `no fragment named "Nope"`,
+		"-- fragment: A\nx + 1;\n-- name: Q\nUPDATE t SET {{assign(A)}}":           "not a list of column names",
+		"-- fragment: A\nx, , y;\n-- name: Q\nINSERT INTO t VALUES ({{named(A)}})": "not a list of column names",
+		"-- fragment: A.mysql\nx;\n-- name: Q\nSELECT 1":                           "fragment A has no text for dialect sqlite",
 	} {
-		if _, err := Parse(text); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Parse(%q): %v, want an error with %q", text, err, want)
+		qs, err := Parse(text)
+		if err == nil { // the errors of fragments' uses
+			_, err = ForDialect(qs, "sqlite", []string{"mysql", "sqlite"})
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", text, err, want)
 		}
 	}
 }
@@ -120,6 +134,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(sample)
 	f.Add("-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;")
 	f.Add("  -- name:A.b\r\nSELECT ';'\n;\n")
+	f.Add(fragments)
 	f.Fuzz(func(t *testing.T, text string) {
 		qs, err := Parse(text)
 		if err != nil {
@@ -133,7 +148,11 @@ func FuzzParse(f *testing.F) {
 			if strings.TrimSpace(q.Text) == "" {
 				t.Fatalf("query %s: empty text", q.full())
 			}
-			b.WriteString(namePrefix + " " + q.full() + "\n" + q.Text + ";\n")
+			prefix := namePrefix
+			if q.Fragment {
+				prefix = fragmentPrefix
+			}
+			b.WriteString(prefix + " " + q.full() + "\n" + q.Text + ";\n")
 		}
 		again, err := Parse(b.String())
 		if err != nil {
@@ -143,7 +162,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("written back: %d queries, want %d", len(again), len(qs))
 		}
 		for i := range qs {
-			if again[i].Name != qs[i].Name || again[i].Dialect != qs[i].Dialect || again[i].Text != qs[i].Text {
+			if again[i].Name != qs[i].Name || again[i].Dialect != qs[i].Dialect || again[i].Text != qs[i].Text || again[i].Fragment != qs[i].Fragment {
 				t.Fatalf("written back: %+v, want %+v", again[i], qs[i])
 			}
 		}
