@@ -31,9 +31,8 @@
 // Tx.SelectIDs and Tx.ExecIn.
 //
 // The hot path works on sets: a batch of results (runstate's
-// FinishAttempts over Tx), a log
-// request (AppendRunLogs) or a heartbeat's updates take a constant number of
-// statements, not one per row ("set by key" updates, multi-row inserts and
+// FinishAttempts over Tx), a log request (AppendRunLogs) or a heartbeat's
+// updates take a constant number of statements, not one per row ("set by key" updates, multi-row inserts and
 // upserts; see sql/queries.sql). Rows are locked in primary-key order —
 // attempts by id, then runs by id; log states by run_id — and heartbeat
 // updates of attempts go through the primary key, so that they do not
