@@ -248,7 +248,7 @@ func (s *Server) cancelRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	active, cancelled, err := s.st.CancelRun(c.Request.Context(), id, reason)
+	active, cancelled, err := s.runs.Cancel(c.Request.Context(), id, reason)
 	if err != nil {
 		s.internal(c, err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/executorsvc"
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -144,6 +145,7 @@ type ResultObserver interface {
 type Server struct {
 	cfg      Config
 	st       *store.Store
+	runs     *runstate.Machine // cancels runs
 	verifier *protocol.Verifier
 	// proto handles the executor protocol's requests once signed() and
 	// decodeSigned() let them through (executor.go).
@@ -170,7 +172,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("api: executor secret: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, st: cfg.Store, log: cfg.Logger,
+		cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger,
 		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
 		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow),
 		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow),

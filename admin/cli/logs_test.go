@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/cli"
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // signalWriter collects output and closes seen once it contains want.
@@ -119,9 +121,9 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	}
 	_, err = st.AppendRunLogs(ctx, ex.ID, []store.LogLine{{Token: tok1, At: at + 5, Level: 4, Message: "late line"}}, nil, store.RunLogLimits{})
 	require.NoError(t, err)
-	_, err = st.FinishAttempts(ctx, []store.SlotOutcome{
-		{Token: tok0, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: at, FinishedAt: at + 10},
-		{Token: tok1, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: at, FinishedAt: at + 10},
+	_, err = runstate.New(st).FinishAttempts(ctx, []store.SlotOutcome{
+		{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: tok0, Status: store.AttemptSucceeded, StartedAt: at, FinishedAt: at + 10}},
+		{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: tok1, Status: store.AttemptSucceeded, StartedAt: at, FinishedAt: at + 10}},
 	})
 	require.NoError(t, err)
 	select {

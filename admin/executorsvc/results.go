@@ -28,12 +28,10 @@ func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (pro
 			status = protocol.SlotFailed
 			r.Error = "executor reported unknown status " + r.Status + ": " + r.Error
 		}
-		outcomes[i] = store.SlotOutcome{
-			Token: r.Token, ExecutorID: ex.ID, Status: status, Error: r.Error, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
-			Processed: r.Processed, Skipped: r.Skipped, Failed: r.Failed, Uncertain: r.Uncertain,
-		}
+		r.Status = status
+		outcomes[i] = store.SlotOutcome{SlotResult: r, ExecutorID: ex.ID}
 	}
-	accepted, err := s.st.FinishAttempts(ctx, outcomes)
+	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {
 		return protocol.ResultsResponse{}, err
 	}

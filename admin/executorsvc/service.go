@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -70,9 +71,10 @@ type Config struct {
 // Service handles the executor protocol's requests, once authenticated and
 // decoded. It is safe for concurrent use.
 type Service struct {
-	cfg Config
-	st  *store.Store
-	log *slog.Logger
+	cfg  Config
+	st   *store.Store
+	runs *runstate.Machine // finishes attempts
+	log  *slog.Logger
 }
 
 // New returns a Service.
@@ -80,7 +82,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{cfg: cfg, st: cfg.Store, log: cfg.Logger}
+	return &Service{cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger}
 }
 
 func (s *Service) wake() {

@@ -20,6 +20,7 @@ import (
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 func TestDBPoolCollector(t *testing.T) {
@@ -163,9 +164,9 @@ func TestHooks(t *testing.T) {
 	require.NoError(t, err)
 	m.RunStarted(store.TriggerCron, 150*time.Millisecond)
 	m.RunStarted(store.TriggerManual, -time.Second) // clamped to 0
-	m.SlotResult(store.SlotOutcome{Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 3500, Processed: 10, Skipped: 2})
-	m.SlotResult(store.SlotOutcome{Status: store.AttemptFailed, StartedAt: 1000, FinishedAt: 1200, Processed: 1, Failed: 3, Uncertain: 1})
-	m.SlotResult(store.SlotOutcome{Status: store.AttemptCancelled}) // never started: no duration
+	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 3500, Processed: 10, Skipped: 2}})
+	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptFailed, StartedAt: 1000, FinishedAt: 1200, Processed: 1, Failed: 3, Uncertain: 1}})
+	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptCancelled}}) // never started: no duration
 	end := m.LeaderTerm(17)
 
 	got := scrape(t, m.Handler(""))

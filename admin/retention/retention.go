@@ -19,7 +19,6 @@ package retention
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,10 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/shardjob/shardjob/admin/store"
-	sqlfiles "github.com/shardjob/shardjob/sql"
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
@@ -252,7 +248,7 @@ func (r *Retainer) runs(ctx context.Context, cutoff int64, rep *Report) error {
 			}
 			ids := batch
 			batch, attempts = nil, 0
-			return r.deleteBatch(ctx, rep, func(tx *sqlx.Tx) error {
+			return r.deleteBatch(ctx, rep, func(tx *store.Tx) error {
 				locked, err := r.lockIDs(ctx, tx, qRetentionRunsLock, ids, cutoff)
 				if err != nil || len(locked) == 0 {
 					return err
@@ -261,7 +257,7 @@ func (r *Retainer) runs(ctx context.Context, cutoff int64, rep *Report) error {
 				if err != nil {
 					return err
 				}
-				if err := r.st.DeleteRunLogs(ctx, tx, locked); err != nil { // handler logs of the runs
+				if err := tx.DeleteRunLogs(ctx, locked); err != nil { // handler logs of the runs
 					return err
 				}
 				nr, err := r.exec(ctx, tx, qRetentionRunsDelete, locked)
@@ -301,7 +297,7 @@ func finished(status string) bool {
 
 // alarms deletes alarm events older than cutoff whose deliveries are done.
 func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error {
-	return r.simple(ctx, "alarm_event", qRetentionAlarmsScan, cutoff, func(tx *sqlx.Tx, ids []int64) error {
+	return r.simple(ctx, "alarm_event", qRetentionAlarmsScan, cutoff, func(tx *store.Tx, ids []int64) error {
 		locked, err := r.lockIDs(ctx, tx, qRetentionAlarmsLock, ids, cutoff)
 		if err != nil || len(locked) == 0 {
 			return err
@@ -319,7 +315,7 @@ func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error 
 
 // audit deletes audit entries older than cutoff.
 func (r *Retainer) audit(ctx context.Context, cutoff int64, rep *Report) error {
-	return r.simple(ctx, "audit_log", qRetentionAuditScan, cutoff, func(tx *sqlx.Tx, ids []int64) error {
+	return r.simple(ctx, "audit_log", qRetentionAuditScan, cutoff, func(tx *store.Tx, ids []int64) error {
 		n, err := r.exec(ctx, tx, qRetentionAuditDelete, ids, cutoff)
 		rep.Audit += n
 		return err
@@ -328,7 +324,7 @@ func (r *Retainer) audit(ctx context.Context, cutoff int64, rep *Report) error {
 
 // simple walks a table whose scan returns (id, at) and deletes each window
 // with del.
-func (r *Retainer) simple(ctx context.Context, table string, scan query, cutoff int64, del func(tx *sqlx.Tx, ids []int64) error, rep *Report) error {
+func (r *Retainer) simple(ctx context.Context, table string, scan query, cutoff int64, del func(tx *store.Tx, ids []int64) error, rep *Report) error {
 	pos := start()
 	for {
 		var ids []int64
@@ -344,7 +340,7 @@ func (r *Retainer) simple(ctx context.Context, table string, scan query, cutoff 
 			return fmt.Errorf("retention: read %s: %w", table, err)
 		}
 		if len(ids) > 0 {
-			if err := r.deleteBatch(ctx, rep, func(tx *sqlx.Tx) error { return del(tx, ids) }); err != nil {
+			if err := r.deleteBatch(ctx, rep, func(tx *store.Tx) error { return del(tx, ids) }); err != nil {
 				return fmt.Errorf("retention: delete from %s: %w", table, err)
 			}
 		}
@@ -357,37 +353,14 @@ func (r *Retainer) simple(ctx context.Context, table string, scan query, cutoff 
 
 // scan runs a keyset window query without locks.
 func (r *Retainer) scan(ctx context.Context, name query, cutoff int64, pos keyset, each func(sc func(...any) error) error) error {
-	rows, err := r.st.DB().QueryContext(ctx, r.q[name], cutoff, pos.at, pos.at, pos.id, r.cfg.BatchSize)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	return r.st.Scan(ctx, r.q[name], []any{cutoff, pos.at, pos.at, pos.id, r.cfg.BatchSize}, each)
 }
 
 // deleteBatch runs del in a transaction (READ COMMITTED on MySQL: the
 // locks are on the rows deleted only), then pauses.
-func (r *Retainer) deleteBatch(ctx context.Context, rep *Report, del func(tx *sqlx.Tx) error) error {
-	var opts *sql.TxOptions
-	if r.st.Dialect() == sqlfiles.MySQL {
-		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
-	}
-	tx, err := r.st.DB().BeginTxx(ctx, opts)
-	if err != nil {
-		return err
-	}
+func (r *Retainer) deleteBatch(ctx context.Context, rep *Report, del func(tx *store.Tx) error) error {
 	before := *rep
-	if err := del(tx); err != nil {
-		_ = tx.Rollback()
-		*rep = before
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+	if err := r.st.Batch(ctx, del); err != nil {
 		*rep = before
 		return err
 	}
@@ -409,28 +382,12 @@ func (r *Retainer) deleteBatch(ctx context.Context, rep *Report, del func(tx *sq
 }
 
 // lockIDs returns the ids that still qualify, locked.
-func (r *Retainer) lockIDs(ctx context.Context, tx *sqlx.Tx, name query, ids []int64, cutoff int64) ([]int64, error) {
-	q, args, err := sqlx.In(r.q[name], ids, cutoff)
-	if err != nil {
-		return nil, err
-	}
-	var out []int64
-	if err := tx.SelectContext(ctx, &out, q, args...); err != nil {
-		return nil, err
-	}
-	return out, nil
+func (r *Retainer) lockIDs(ctx context.Context, tx *store.Tx, name query, ids []int64, cutoff int64) ([]int64, error) {
+	return tx.SelectIDs(ctx, r.q[name], ids, cutoff)
 }
 
-func (r *Retainer) exec(ctx context.Context, tx *sqlx.Tx, name query, ids []int64, more ...any) (int64, error) {
-	q, args, err := sqlx.In(r.q[name], append([]any{ids}, more...)...)
-	if err != nil {
-		return 0, err
-	}
-	res, err := tx.ExecContext(ctx, q, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+func (r *Retainer) exec(ctx context.Context, tx *store.Tx, name query, ids []int64, more ...any) (int64, error) {
+	return tx.ExecIn(ctx, r.q[name], append([]any{ids}, more...)...)
 }
 
 //go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg retention -type query -prefix q -o queries_gen.go ../../sql/queries_retention.sql

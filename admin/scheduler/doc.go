@@ -3,7 +3,7 @@
 // work and moves slots off executors that stopped heartbeating.
 //
 // Lead (loop.go) runs for one leadership term (one epoch). Every
-// transaction it writes starts with store.CheckEpoch, so once another admin
+// transaction it writes starts with store.Tx.CheckEpoch, so once another admin
 // has claimed a larger epoch this one cannot create or change a run,
 // whatever it believes locally; Lead then returns. Between ticks it sleeps
 // until the next job enters the pre-read window or the next early-created

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -73,12 +71,12 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
 	now := s.cfg.Now()
 	var claimed, fired, skipped, dup int64
-	err := s.store.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.store.Tx(ctx, func(tx *store.Tx) error {
 		claimed, fired, skipped, dup = 0, 0, 0, 0
-		if err := s.store.CheckEpoch(ctx, tx, epoch); err != nil {
+		if err := tx.CheckEpoch(ctx, epoch); err != nil {
 			return err
 		}
-		jobs, err := s.store.ClaimDue(ctx, tx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
+		jobs, err := tx.ClaimDue(ctx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
 		if err != nil || len(jobs) == 0 {
 			return err
 		}
@@ -89,7 +87,7 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 				guarded = append(guarded, j.ID)
 			}
 		}
-		active, err := s.store.ActiveJobs(ctx, tx, guarded)
+		active, err := tx.ActiveJobs(ctx, guarded)
 		if err != nil {
 			return err
 		}
@@ -145,12 +143,12 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 				s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
 			}
 		}
-		n, err := s.store.InsertRuns(ctx, tx, epoch, runs)
+		n, err := tx.InsertRuns(ctx, epoch, runs)
 		if err != nil {
 			return err
 		}
 		dup = int64(len(runs)) - n
-		return s.store.SetNextFire(ctx, tx, next)
+		return tx.SetNextFire(ctx, next)
 	})
 	if err != nil {
 		return 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/placement"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // RecoverLost marks silent executors lost, marks gone those lost for longer
@@ -89,12 +90,12 @@ func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
 	now := s.cfg.Now().UnixMilli()
 	outcomes := make([]store.SlotOutcome, len(stuck))
 	for i, u := range stuck {
-		outcomes[i] = store.SlotOutcome{
-			Token: u.Token, ExecutorID: u.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
+		outcomes[i] = store.SlotOutcome{ExecutorID: u.ExecutorID, SlotResult: protocol.SlotResult{
+			Token: u.Token, Status: store.AttemptFailed, FinishedAt: now,
 			Error: fmt.Sprintf("executor %s did not acknowledge the assignment within %s (it refused it or never took it): not started there", u.InstanceID, s.cfg.DispatchTimeout),
-		}
+		}}
 	}
-	accepted, err := s.store.FinishAttempts(ctx, outcomes)
+	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {
 		return err
 	}

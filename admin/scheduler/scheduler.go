@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -28,6 +29,7 @@ type Observer interface {
 type Scheduler struct {
 	cfg   Config
 	store *store.Store
+	runs  *runstate.Machine // finishes attempts, cancels and ends runs
 	push  Pusher
 	log   *slog.Logger
 	wake  chan struct{}
@@ -72,7 +74,7 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 	if st == nil || push == nil {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
-	return &Scheduler{cfg: cfg, store: st, push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
+	return &Scheduler{cfg: cfg, store: st, runs: runstate.New(st), push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
 		scheds: map[int64]cachedSchedule{}, pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -381,7 +382,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 			return store.Attempt{}
 		}
 		first := current()
-		ok, err := st.FinishAttempt(ctx, store.SlotOutcome{Token: first.ID, ExecutorID: first.ExecutorID.Int64, Status: store.AttemptFailed, Error: "boom", FinishedAt: t0.UnixMilli()})
+		ok, err := runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: first.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: t0.UnixMilli()}, ExecutorID: first.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err := st.Run(ctx, run.ID)
@@ -401,7 +402,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		require.Equal(t, int64(1), s.Stats().Retried)
 
 		// The last attempt fails too: the slot is dead and the run failed.
-		ok, err = st.FinishAttempt(ctx, store.SlotOutcome{Token: second.ID, ExecutorID: second.ExecutorID.Int64, Status: store.AttemptFailed, Error: "boom again", FinishedAt: t0.UnixMilli() + 2000})
+		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: second.ID, Status: store.AttemptFailed, Error: "boom again", FinishedAt: t0.UnixMilli() + 2000}, ExecutorID: second.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err = st.Run(ctx, run.ID)
@@ -423,7 +424,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		third := current()
 		require.Equal(t, 3, third.Attempt)
 		require.True(t, third.ExecutorID.Valid)
-		ok, err = st.FinishAttempt(ctx, store.SlotOutcome{Token: third.ID, ExecutorID: third.ExecutorID.Int64, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli() + 5000})
+		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: third.ID, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli() + 5000}, ExecutorID: third.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err = st.Run(ctx, run.ID)

@@ -105,7 +105,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	}
 	for _, r := range page {
 		if !r.JobExists {
-			if _, err := s.store.TransitionRun(ctx, s.store.DB(), r.ID, store.RunPending, store.RunCancelled, s.cfg.Now().UnixMilli(), "job was deleted"); err != nil {
+			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Now().UnixMilli(), "job was deleted"); err != nil {
 				return err
 			}
 			continue
@@ -117,7 +117,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			if r.JobPaused {
 				reason = "the job was paused before this firing started"
 			}
-			if _, err := s.store.TransitionRun(ctx, s.store.DB(), r.ID, store.RunPending, store.RunSkipped, s.cfg.Now().UnixMilli(), reason); err != nil {
+			if _, err := s.runs.EndPending(ctx, r.ID, store.RunSkipped, s.cfg.Now().UnixMilli(), reason); err != nil {
 				return err
 			}
 			continue
@@ -197,7 +197,7 @@ func (st *starter) applyOverlap(ctx context.Context, r store.PendingRun) (wait b
 		return true, nil // queue: start after the running run ends, in order
 	}
 	for _, old := range running { // replace: cancel the running run, then start
-		active, _, err := s.store.CancelRun(ctx, old.ID, fmt.Sprintf("replaced by run %d (overlap policy replace)", r.ID))
+		active, _, err := s.runs.Cancel(ctx, old.ID, fmt.Sprintf("replaced by run %d (overlap policy replace)", r.ID))
 		if err != nil {
 			return false, err
 		}

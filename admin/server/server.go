@@ -266,7 +266,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.mets, err = metrics.New(metrics.Config{
 		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
-		DB:        st.DB().DB, Coordinator: zkProbe, Logger: log,
+		DB:        st.SQLDB(), Coordinator: zkProbe, Logger: log,
 	})
 	if err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func (s *Store) AlarmRoutes(ctx context.Context, jobID int64) ([]AlarmRoute, err
 
 // SetAlarmRoutes replaces the routes of a job.
 func (s *Store) SetAlarmRoutes(ctx context.Context, jobID int64, routes []AlarmRoute) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmRouteDeleteJob), jobID); err != nil {
 			return fmt.Errorf("set alarm routes of job %d: %w", jobID, err)
 		}
@@ -90,7 +90,7 @@ func alarmGroupKey(d AlarmDest, a Alarm) (key string, jobID sql.NullInt64, kind 
 // of alarms and of deliveries.
 func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 	dests func(a Alarm, routes []AlarmRoute) []AlarmDest) (alarms, deliveries int, err error) {
-	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		alarms, deliveries = 0, 0
 		var claimed []Alarm
 		if err := tx.SelectContext(ctx, &claimed, s.q.get(qAlarmFanOutClaim), limit); err != nil {
@@ -168,7 +168,7 @@ type AlarmBatch struct {
 // groups (SKIP LOCKED on MySQL; SQLite has a single writer).
 func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner string, lease time.Duration, limit, sample int) ([]AlarmBatch, error) {
 	var out []AlarmBatch
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		out = out[:0]
 		var groups []struct {
 			GroupKey    string        `db:"group_key"`
@@ -230,7 +230,7 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 // AlarmBatchSent records that b was delivered: its alarms are sent and the
 // group may not send again before now+window.
 func (s *Store) AlarmBatchSent(ctx context.Context, now time.Time, b AlarmBatch, window time.Duration) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupSent), ms(now.Add(window)), ms(now), b.GroupKey, b.claim)
 		if err != nil {
 			return fmt.Errorf("record alarm delivery: %w", err)
@@ -254,7 +254,7 @@ func (s *Store) AlarmBatchFailed(ctx context.Context, now time.Time, b AlarmBatc
 	if giveUp {
 		attempts, status, done, retryAt = 0, DeliveryFailed, nullMS(now), time.UnixMilli(0)
 	}
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupFailed), attempts, ms(retryAt), cause, b.GroupKey, b.claim)
 		if err != nil {
 			return fmt.Errorf("record alarm delivery failure: %w", err)

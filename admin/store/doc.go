@@ -24,9 +24,19 @@
 // epoch is still the caller's. A leader that lost its ZooKeeper session can
 // therefore write nothing once a successor has claimed a larger epoch.
 //
-// The hot path works on sets: a batch of results (FinishAttempts), a log
-// request (AppendRunLogs) or a heartbeat's updates take a constant number of
-// statements, not one per row ("set by key" updates, multi-row inserts and
+// The store is data access: SQL, row types, locks and transactions. What
+// to write — which results are accepted, how a run settles, which alarms
+// and child runs follow — is decided by admin/runstate, which writes
+// through Tx: one transaction with typed methods (LockAttempts,
+// ApplyOutcomes, RunSlotCounts, SettleRuns, InsertChildRun, RaiseAlarms,
+// CheckEpoch, ClaimDue, …), so that no package outside the store holds a
+// *sqlx.Tx or the pool (TestOnlyStoreUsesSQLX; DB is for tests). Packages
+// with their own named queries (retention) run them through Scan, Batch,
+// Tx.SelectIDs and Tx.ExecIn.
+//
+// The hot path works on sets: a batch of results (runstate's
+// FinishAttempts over Tx), a log request (AppendRunLogs) or a heartbeat's
+// updates take a constant number of statements, not one per row ("set by key" updates, multi-row inserts and
 // upserts; see sql/queries.sql). Rows are locked in primary-key order —
 // attempts by id, then runs by id; log states by run_id — and heartbeat
 // updates of attempts go through the primary key, so that they do not

@@ -61,7 +61,7 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 // attempts it moved and whether this call recorded the change (of several
 // heartbeats racing, one does).
 func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, incarnation string, keep []int64) (moved int, changed bool, err error) {
-	err = s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved, changed = 0, false
 		res, err := tx.ExecContext(ctx, s.q.get(qExecutorReincarnate), incarnation, executorID, previous)
 		if err != nil {
@@ -140,7 +140,7 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 	}
 	missing = missing[:min(len(missing), 1000)] // the next heartbeat moves the rest
 	var moved []int64
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved = moved[:0]
 		q, args, err := sqlx.In(s.q.get(qAttemptsAcceptedByLocked), executorID, acceptSeq, missing)
 		if err != nil {
@@ -212,7 +212,7 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 	}
 	var lost int64
 	for _, e := range silent {
-		err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 			res, err := tx.ExecContext(ctx, s.q.get(qExecutorMarkLost), e.ID, maxAgeMS)
 			if err != nil {
 				return fmt.Errorf("mark executor %d lost: %w", e.ID, err)

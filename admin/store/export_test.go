@@ -3,7 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/jmoiron/sqlx"
 )
+
+// TxOf wraps a transaction begun on DB() (a test that freezes one).
+func (s *Store) TxOf(tx *sqlx.Tx) *Tx { return &Tx{s: s, tx: tx} }
 
 // MigrateTo applies the migrations up to version (tests of what one
 // migration does to the data an older schema holds).

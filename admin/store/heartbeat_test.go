@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
@@ -43,7 +45,7 @@ func TestHeartbeatsAndResultsDoNotDeadlock(t *testing.T) {
 		for _, a := range atts {
 			ex := a.ExecutorID.Int64
 			tokensOf[ex] = append(tokensOf[ex], a.ID)
-			outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: ex, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2})
+			outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2}, ExecutorID: ex})
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -56,7 +58,7 @@ func TestHeartbeatsAndResultsDoNotDeadlock(t *testing.T) {
 	for g := range senders {
 		results.Go(func() {
 			for start := g * batch; start < len(outs); start += senders * batch {
-				acc, err := s.FinishAttempts(ctx, outs[start:min(start+batch, len(outs))])
+				acc, err := runstate.New(s).FinishAttempts(ctx, outs[start:min(start+batch, len(outs))])
 				if err != nil {
 					errs <- err
 					return

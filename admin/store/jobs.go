@@ -71,7 +71,7 @@ func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next 
 // update and, when skip is set, skips the job's pending scheduled runs
 // with reason, in one transaction.
 func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, skip bool, next sql.NullInt64, reason string) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
 		if err != nil {
 			return fmt.Errorf("update job %d: %w", id, err)
@@ -100,7 +100,7 @@ func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext,
 // j.Version (optimistic lock); otherwise ErrConflict. App and name are the
 // job's identity and do not change. The update binds j by its db tags.
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
-	return s.Tx(ctx, func(tx *sqlx.Tx) error {
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.NamedExecContext(ctx, s.q.get(qJobUpdate), j)
 		if err != nil {
 			return fmt.Errorf("update job %d: %w", j.ID, err)
@@ -191,10 +191,10 @@ func (s *Store) CountDue(ctx context.Context, nowMS int64) (int, error) {
 
 // ClaimDue locks and returns up to limit enabled jobs due at or before
 // nowMS, oldest first. On MySQL rows locked by another transaction are
-// skipped (SKIP LOCKED). Call inside a transaction after CheckEpoch.
-func (s *Store) ClaimDue(ctx context.Context, tx *sqlx.Tx, nowMS int64, limit int) ([]Job, error) {
+// skipped (SKIP LOCKED). Call after CheckEpoch.
+func (t *Tx) ClaimDue(ctx context.Context, nowMS int64, limit int) ([]Job, error) {
 	var out []Job
-	if err := tx.SelectContext(ctx, &out, s.q.get(qJobClaimDue), nowMS, limit); err != nil {
+	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qJobClaimDue), nowMS, limit); err != nil {
 		return nil, fmt.Errorf("claim due jobs: %w", err)
 	}
 	return out, nil
@@ -205,7 +205,8 @@ func (s *Store) ClaimDue(ctx context.Context, tx *sqlx.Tx, nowMS int64, limit in
 // "WHERE id IN (…)" statement per distinct value; the rest, when there are
 // many distinct values, by one CASE statement. A nil value (Valid=false)
 // means the job never fires again.
-func (s *Store) SetNextFire(ctx context.Context, tx *sqlx.Tx, next map[int64]sql.NullInt64) error {
+func (t *Tx) SetNextFire(ctx context.Context, next map[int64]sql.NullInt64) error {
+	s, tx := t.s, t.tx
 	if len(next) == 0 {
 		return nil
 	}

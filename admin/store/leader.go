@@ -38,11 +38,16 @@ func (s *Store) Leader(ctx context.Context) (LeaderRecord, error) {
 	return l, nil
 }
 
-// CheckEpoch reads the leader row with a shared lock inside tx and returns
-// ErrStaleEpoch unless its epoch equals epoch. The lock is held until tx
-// ends, so a successor's ClaimEpoch waits for this transaction and the
-// transaction cannot commit after the successor took over.
-func (s *Store) CheckEpoch(ctx context.Context, tx *sqlx.Tx, epoch int64) error {
+// CheckEpoch reads the leader row with a shared lock inside the
+// transaction and returns ErrStaleEpoch unless its epoch equals epoch. The
+// lock is held until the transaction ends, so a successor's ClaimEpoch
+// waits for it and it cannot commit after the successor took over.
+func (t *Tx) CheckEpoch(ctx context.Context, epoch int64) error {
+	return t.s.checkEpoch(ctx, t.tx, epoch)
+}
+
+// checkEpoch is Tx.CheckEpoch for the store's own transactions.
+func (s *Store) checkEpoch(ctx context.Context, tx *sqlx.Tx, epoch int64) error {
 	var cur int64
 	if err := tx.GetContext(ctx, &cur, s.q.get(qLeaderGetShared)); err != nil {
 		return fmt.Errorf("read leader epoch: %w", err)

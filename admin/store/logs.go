@@ -167,7 +167,7 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	if err := s.ensureRunLogStates(ctx, runs); err != nil {
 		return res, err
 	}
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res.Stored, res.Dropped = 0, 0
 		states, err := s.lockRunLogStates(ctx, tx, runs)
 		if err != nil {
@@ -291,9 +291,10 @@ func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]Run
 	return out, st, nil
 }
 
-// DeleteRunLogs deletes the log lines and log state of runs, in tx (for
-// retention: call it in the transaction that deletes the runs).
-func (s *Store) DeleteRunLogs(ctx context.Context, tx *sqlx.Tx, runIDs []int64) error {
+// DeleteRunLogs deletes the log lines and log state of runs (for
+// retention: in the transaction that deletes the runs).
+func (t *Tx) DeleteRunLogs(ctx context.Context, runIDs []int64) error {
+	s, tx := t.s, t.tx
 	if len(runIDs) == 0 {
 		return nil
 	}

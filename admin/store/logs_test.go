@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
@@ -150,7 +149,7 @@ func TestRunLogsCapCountsDroppedLines(t *testing.T) {
 		require.Equal(t, int64(3), st.DroppedCap)
 
 		// Retention deletes a run's lines and state.
-		require.NoError(t, s.Tx(ctx, func(tx *sqlx.Tx) error { return s.DeleteRunLogs(ctx, tx, []int64{f.run}) }))
+		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) error { return tx.DeleteRunLogs(ctx, []int64{f.run}) }))
 		got, st, err = s.RunLogs(ctx, f.run, store.RunLogFilter{Slot: -1, MinLevel: math.MinInt32})
 		require.NoError(t, err)
 		require.Empty(t, got)

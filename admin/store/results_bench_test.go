@@ -7,8 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
@@ -48,21 +50,20 @@ func BenchmarkFinishResults(b *testing.B) {
 					for _, a := range rows {
 						// Times and counters differ from slot to slot, as they do.
 						k := int64(len(outs))
-						outs = append(outs, store.SlotOutcome{Token: a.ID, ExecutorID: exID, Status: store.AttemptSucceeded,
-							StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7})
+						outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptSucceeded, StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7}, ExecutorID: exID})
 					}
 					runs = append(runs, run.ID)
 				}
 				b.StartTimer()
 				if mode.batch == 0 {
 					for _, o := range outs {
-						ok, err := st.FinishAttempt(ctx, o)
+						ok, err := runstate.New(st).FinishAttempt(ctx, o)
 						require.NoError(b, err)
 						require.True(b, ok)
 					}
 				} else {
 					for start := 0; start < len(outs); start += mode.batch {
-						acc, err := st.FinishAttempts(ctx, outs[start:min(start+mode.batch, len(outs))])
+						acc, err := runstate.New(st).FinishAttempts(ctx, outs[start:min(start+mode.batch, len(outs))])
 						require.NoError(b, err)
 						for _, ok := range acc {
 							require.True(b, ok)

@@ -40,9 +40,9 @@ func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidat
 // longer current.
 func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64, error) {
 	var token int64
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		token = 0
-		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+		if err := s.checkEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
 		var err error
@@ -77,7 +77,7 @@ func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID i
 func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []int64) (int, error) {
 	moved := 0
 	tokens = slices.Sorted(slices.Values(tokens)) // lock in id order, as results do
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved = 0
 		for _, tok := range tokens {
 			var a Attempt
@@ -147,7 +147,7 @@ func (s *Store) PlaceAttempt(ctx context.Context, token, executorID, leaseUntilM
 // retry_max applies again to the new attempts.
 func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 	n := 0
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		n = 0
 		var failed []Attempt
 		if err := tx.SelectContext(ctx, &failed, s.q.get(qAttemptsFailedOfRun), runID); err != nil {

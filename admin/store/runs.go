@@ -95,7 +95,8 @@ const runInsertBatch = 500
 // InsertRuns inserts runs in multi-row statements, ignoring run keys that
 // exist already, and returns how many were inserted. The unique run key
 // (job_id, scheduled_at) makes a second insert of the same firing a no-op.
-func (s *Store) InsertRuns(ctx context.Context, tx *sqlx.Tx, epoch int64, runs []NewRun) (int64, error) {
+func (t *Tx) InsertRuns(ctx context.Context, epoch int64, runs []NewRun) (int64, error) {
+	s, tx := t.s, t.tx
 	runs, err := s.withApps(ctx, tx, runs)
 	if err != nil {
 		return 0, err
@@ -212,7 +213,8 @@ func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
 }
 
 // ActiveJobs returns which of jobIDs have a pending or running run.
-func (s *Store) ActiveJobs(ctx context.Context, q sqlx.QueryerContext, jobIDs []int64) (map[int64]bool, error) {
+func (t *Tx) ActiveJobs(ctx context.Context, jobIDs []int64) (map[int64]bool, error) {
+	s, q := t.s, t.tx
 	out := map[int64]bool{}
 	if len(jobIDs) == 0 {
 		return out, nil
@@ -231,21 +233,33 @@ func (s *Store) ActiveJobs(ctx context.Context, q sqlx.QueryerContext, jobIDs []
 	return out, nil
 }
 
-// TransitionRun moves a run from status `from` to `to`. It returns false if
-// the run was not in `from` (someone else moved it first).
-func (s *Store) TransitionRun(ctx context.Context, ex sqlx.ExecerContext, id int64, from, to string, atMS int64, errText string) (bool, error) {
-	var finished sql.NullInt64
-	switch to {
-	case RunSucceeded, RunFailed, RunPartiallyFailed, RunCancelled, RunSkipped:
-		finished = sql.NullInt64{Int64: atMS, Valid: true}
-	}
-	var started sql.NullInt64
-	if to == RunRunning {
-		started = sql.NullInt64{Int64: atMS, Valid: true}
-	}
-	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), to, started, finished, truncate(errText, 2000), id, from)
+// RunTransition is one guarded change of a run's status (see
+// admin/runstate, which decides them and their timestamps).
+type RunTransition struct {
+	ID       int64
+	From, To string
+	// StartedAt is kept when the run has one already; FinishedAt is set
+	// as given (NULL: not finished).
+	StartedAt, FinishedAt sql.NullInt64
+	Error                 string
+}
+
+// TransitionRun moves a run from t.From to t.To in an autocommit statement.
+// It returns false if the run was not in t.From (someone else moved it
+// first).
+func (s *Store) TransitionRun(ctx context.Context, t RunTransition) (bool, error) {
+	return s.transitionRun(ctx, s.db, t)
+}
+
+// TransitionRun is Store.TransitionRun inside the transaction.
+func (t *Tx) TransitionRun(ctx context.Context, tr RunTransition) (bool, error) {
+	return t.s.transitionRun(ctx, t.tx, tr)
+}
+
+func (s *Store) transitionRun(ctx context.Context, ex sqlx.ExecerContext, t RunTransition) (bool, error) {
+	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), t.To, t.StartedAt, t.FinishedAt, truncate(t.Error, 2000), t.ID, t.From)
 	if err != nil {
-		return false, fmt.Errorf("run %d %s→%s: %w", id, from, to, err)
+		return false, fmt.Errorf("run %d %s→%s: %w", t.ID, t.From, t.To, err)
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // TestSlotState: an attempt stored as assigned reads as pending (no
@@ -51,8 +53,7 @@ func TestResultBeforeStartKeepsTheExecutorsTimes(t *testing.T) {
 		require.NoError(t, err)
 		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID)
 		began, ended := time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(-time.Hour+time.Second).UnixMilli()
-		ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded,
-			StartedAt: began, FinishedAt: ended})
+		ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: began, FinishedAt: ended}, ExecutorID: ex.ID})
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[0].ID}, 1)) // the late "started"

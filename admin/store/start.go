@@ -75,9 +75,9 @@ func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs [
 	}
 	slices.Sort(ids)
 	var started []int64
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		started = nil
-		if err := s.CheckEpoch(ctx, tx, epoch); err != nil {
+		if err := s.checkEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
 		now, err := s.txNow(ctx, tx)

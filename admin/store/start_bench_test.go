@@ -36,11 +36,10 @@ func BenchmarkStartRuns(b *testing.B) {
 					at++
 					runs[i] = store.NewRun{JobID: jobID, ScheduledAt: at, TriggerKind: store.TriggerCron, Status: store.RunPending, SlotCount: 1}
 				}
-				tx, err := st.DB().Beginx()
-				require.NoError(b, err)
-				_, err = st.InsertRuns(ctx, tx, 1, runs)
-				require.NoError(b, err)
-				require.NoError(b, tx.Commit())
+				require.NoError(b, st.Tx(ctx, func(tx *store.Tx) error {
+					_, err := tx.InsertRuns(ctx, 1, runs)
+					return err
+				}))
 				var ids []int64
 				require.NoError(b, st.DB().Select(&ids, `SELECT id FROM job_run WHERE status = 'pending' ORDER BY id`))
 				b.StartTimer()

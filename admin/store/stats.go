@@ -6,8 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // Smoothing of the measured statistics (weight of the newest sample).
@@ -40,8 +38,10 @@ func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) erro
 	return err
 }
 
-// attemptStats is what finishing an attempt needs to know about it.
-type attemptStats struct {
+// AttemptInfo is what finishing an attempt needs to know about it: its
+// run, job and slot, its executor's speed, the slot's measured cost, and
+// the retry budget.
+type AttemptInfo struct {
 	ID         int64           `db:"id"`
 	RunID      int64           `db:"run_id"`
 	Slot       int             `db:"slot"`
@@ -56,19 +56,15 @@ type attemptStats struct {
 	App        string          `db:"app"` // of the run, for its alarms
 }
 
-// attemptsForStats reads, in one query without locks, what finishing the
-// attempts of tokens needs: run, slot, executor speed and the slot's
-// measured cost.
-func (s *Store) attemptsForStats(ctx context.Context, tx *sqlx.Tx, tokens []int64) (map[int64]attemptStats, error) {
-	q, args, err := sqlx.In(s.q.get(qAttemptForStats), tokens)
+// AttemptInfos reads, in one query without locks, what finishing the
+// attempts of tokens needs (AttemptInfo), by token; unknown tokens are
+// absent.
+func (t *Tx) AttemptInfos(ctx context.Context, tokens []int64) (map[int64]AttemptInfo, error) {
+	rows, err := selectIn[AttemptInfo](ctx, t, qAttemptForStats, tokens)
 	if err != nil {
-		return nil, err
-	}
-	var rows []attemptStats
-	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("attempts of %d results: %w", len(tokens), err)
 	}
-	out := make(map[int64]attemptStats, len(rows))
+	out := make(map[int64]AttemptInfo, len(rows))
 	for _, r := range rows {
 		out[r.ID] = r
 	}
@@ -87,14 +83,15 @@ type slotSample struct {
 	executorID int64
 }
 
-// recordStats updates the slots' costs and the executors' speeds from the
+// RecordSlotStats updates the slots' costs and the executors' speeds from the
 // succeeded outcomes among applied: the duration normalised by the
 // executor's speed is a sample of the slot's cost; predicted cost over
 // actual duration is a sample of the executor's speed. The slot samples go
 // in one upsert, in (job, slot) order so that concurrent batches lock the
 // stats rows in one order; samples of the same slot are applied one after
 // the other, in batch order.
-func (s *Store) recordStats(ctx context.Context, tx *sqlx.Tx, applied []SlotOutcome, info map[int64]attemptStats) error {
+func (t *Tx) RecordSlotStats(ctx context.Context, applied []SlotOutcome, info map[int64]AttemptInfo) error {
+	s, tx := t.s, t.tx
 	var samples []slotSample
 	for _, o := range applied {
 		a := info[o.Token]

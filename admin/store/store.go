@@ -196,8 +196,14 @@ func (s *Store) Close() error { return s.db.Close() }
 // Dialect returns "mysql" or "sqlite".
 func (s *Store) Dialect() string { return s.dialect }
 
-// DB exposes the pool for tests and health checks.
+// DB exposes the pool to tests (counting rows, freezing a transaction).
+// Production code outside the store never calls it (TestOnlyStoreUsesSQLX
+// checks): it uses the store's typed methods, and Tx for a transaction.
 func (s *Store) DB() *sqlx.DB { return s.db }
+
+// SQLDB is the pool as a *sql.DB, for the metrics' read-only gauges, which
+// run their own named queries (admin/metrics/queries.sql).
+func (s *Store) SQLDB() *sql.DB { return s.db.DB }
 
 // Ping checks the database.
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -211,12 +217,12 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
-// Tx runs fn in a transaction, committing when fn returns nil. On MySQL
+// inTx runs fn in a transaction, committing when fn returns nil. On MySQL
 // the transaction is READ COMMITTED (no gap locks: concurrent claimers with
 // SKIP LOCKED do not deadlock on index gaps), and a deadlock or lock-wait
 // timeout runs fn again (see retry), so fn must be restartable (start from
-// scratch each call).
-func (s *Store) Tx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+// scratch each call). Store.Tx is the same for callers outside the store.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	var opts *sql.TxOptions
 	if s.dialect == sqlfiles.MySQL {
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
@@ -211,11 +212,11 @@ func TestEpochFencing(t *testing.T) {
 		require.Equal(t, int64(5), l.Epoch)
 		require.Equal(t, "admin-a", l.Holder)
 
-		require.NoError(t, s.Tx(ctx, func(tx *sqlx.Tx) error { return s.CheckEpoch(ctx, tx, 5) }))
+		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) error { return tx.CheckEpoch(ctx, 5) }))
 		ok, err = s.ClaimEpoch(ctx, 9, "admin-b")
 		require.NoError(t, err)
 		require.True(t, ok)
-		err = s.Tx(ctx, func(tx *sqlx.Tx) error { return s.CheckEpoch(ctx, tx, 5) })
+		err = s.Tx(ctx, func(tx *store.Tx) error { return tx.CheckEpoch(ctx, 5) })
 		require.ErrorIs(t, err, store.ErrStaleEpoch)
 	})
 }
@@ -236,11 +237,11 @@ func TestRunKeyIsUniqueAndClaimAdvances(t *testing.T) {
 		require.NoError(t, err)
 
 		var claimed []store.Job
-		err = s.Tx(ctx, func(tx *sqlx.Tx) error {
-			if err := s.CheckEpoch(ctx, tx, 1); err != nil {
+		err = s.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.CheckEpoch(ctx, 1); err != nil {
 				return err
 			}
-			claimed, err = s.ClaimDue(ctx, tx, 2000, 10)
+			claimed, err = tx.ClaimDue(ctx, 2000, 10)
 			if err != nil {
 				return err
 			}
@@ -250,7 +251,7 @@ func TestRunKeyIsUniqueAndClaimAdvances(t *testing.T) {
 				runs = append(runs, store.NewRun{JobID: j.ID, ScheduledAt: j.NextFireAt.Int64, TriggerKind: store.TriggerCron, Status: store.RunPending, Params: "", SlotCount: j.SlotCount})
 				next[j.ID] = sql.NullInt64{Int64: j.NextFireAt.Int64 + 60000, Valid: true}
 			}
-			n, err := s.InsertRuns(ctx, tx, 1, runs)
+			n, err := tx.InsertRuns(ctx, 1, runs)
 			if err != nil {
 				return err
 			}
@@ -258,14 +259,14 @@ func TestRunKeyIsUniqueAndClaimAdvances(t *testing.T) {
 				return errors.New("not all runs inserted")
 			}
 			// The same firings again: the run key rejects them.
-			n, err = s.InsertRuns(ctx, tx, 1, runs)
+			n, err = tx.InsertRuns(ctx, 1, runs)
 			if err != nil {
 				return err
 			}
 			if n != 0 {
 				return errors.New("duplicate run keys inserted")
 			}
-			return s.SetNextFire(ctx, tx, next)
+			return tx.SetNextFire(ctx, next)
 		})
 		require.NoError(t, err)
 		require.Len(t, claimed, 3)
@@ -330,16 +331,16 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, unacked)
 
-		ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5})
+		ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tokA, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5}, ExecutorID: exA.ID})
 		require.NoError(t, err)
 		require.True(t, ok)
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tokA, Status: store.AttemptSucceeded, StartedAt: 10, FinishedAt: 20, Processed: 5}, ExecutorID: exA.ID})
 		require.NoError(t, err)
 		require.True(t, ok, "the same result delivered again is acknowledged again")
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exA.ID, Status: store.AttemptFailed, FinishedAt: 30})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tokA, Status: store.AttemptFailed, FinishedAt: 30}, ExecutorID: exA.ID})
 		require.NoError(t, err)
 		require.False(t, ok, "a different second result for the same token is ignored")
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: tokA, ExecutorID: exB.ID, Status: store.AttemptSucceeded, FinishedAt: 30})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tokA, Status: store.AttemptSucceeded, FinishedAt: 30}, ExecutorID: exB.ID})
 		require.NoError(t, err)
 		require.False(t, ok, "another executor cannot report this token")
 		a, err := s.Attempt(ctx, tokA)
@@ -363,7 +364,7 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		stale, err := s.StaleTokens(ctx, exB.ID, []int64{oldB.ID})
 		require.NoError(t, err)
 		require.Equal(t, []int64{oldB.ID}, stale)
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: oldB.ID, ExecutorID: exB.ID, Status: store.AttemptSucceeded, FinishedAt: 40})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: oldB.ID, Status: store.AttemptSucceeded, FinishedAt: 40}, ExecutorID: exB.ID})
 		require.NoError(t, err)
 		require.False(t, ok, "stale token rejected")
 
@@ -371,7 +372,7 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, store.RunRunning, r.Status)
 
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: newTok, ExecutorID: exA.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 50})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: newTok, Status: store.AttemptFailed, Error: "boom", FinishedAt: 50}, ExecutorID: exA.ID})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err = s.Run(ctx, run.ID)
@@ -486,11 +487,11 @@ func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
 			require.NoError(t, err)
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
-			o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: status, FinishedAt: 1}
-			ok, err := s.FinishAttempt(ctx, o)
+			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: status, FinishedAt: 1}, ExecutorID: ex.ID}
+			ok, err := runstate.New(s).FinishAttempt(ctx, o)
 			require.NoError(t, err)
 			require.True(t, ok)
-			ok, err = s.FinishAttempt(ctx, o) // delivered twice
+			ok, err = runstate.New(s).FinishAttempt(ctx, o) // delivered twice
 			require.NoError(t, err)
 			require.True(t, ok)
 			return run
@@ -521,12 +522,12 @@ func TestCancelRun(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.StartRun(ctx, 0, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
 		require.NoError(t, err)
-		active, ok, err := s.CancelRun(ctx, run.ID, "ops said so")
+		active, ok, err := runstate.New(s).Cancel(ctx, run.ID, "ops said so")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Len(t, active, 2)
 		require.Equal(t, "http://127.0.0.1:7", active[0].Address)
-		_, ok, err = s.CancelRun(ctx, run.ID, "again")
+		_, ok, err = runstate.New(s).Cancel(ctx, run.ID, "again")
 		require.NoError(t, err)
 		require.False(t, ok, "a finished run cannot be cancelled")
 		r, err := s.Run(ctx, run.ID)
@@ -536,7 +537,7 @@ func TestCancelRun(t *testing.T) {
 		stale, err := s.StaleTokens(ctx, ex.ID, []int64{active[0].Token, active[1].Token})
 		require.NoError(t, err)
 		require.Len(t, stale, 2, "the executor is told to stop both tokens")
-		ok, err = s.FinishAttempt(ctx, store.SlotOutcome{Token: active[0].Token, ExecutorID: ex.ID, Status: store.AttemptSucceeded})
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: active[0].Token, Status: store.AttemptSucceeded}, ExecutorID: ex.ID})
 		require.NoError(t, err)
 		require.False(t, ok, "late result of a cancelled attempt is rejected")
 	})
@@ -561,7 +562,7 @@ func TestSetNextFireGroupsAndCase(t *testing.T) {
 				want[id] = sql.NullInt64{Int64: int64(7000 + i), Valid: true}
 			}
 		}
-		require.NoError(t, s.Tx(ctx, func(tx *sqlx.Tx) error { return s.SetNextFire(ctx, tx, want) }))
+		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) error { return tx.SetNextFire(ctx, want) }))
 		for id, v := range want {
 			j, err := s.Job(ctx, id)
 			require.NoError(t, err)
@@ -585,7 +586,7 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 			require.NoError(t, err)
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
-			ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 1000 + dur, Processed: 10})
+			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 1000 + dur, Processed: 10}, ExecutorID: ex.ID})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -640,7 +641,7 @@ func TestFrozenTransactionReleasesTheEpochOnMariaDB(t *testing.T) {
 	tx, err := old.DB().BeginTxx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback() //nolint:errcheck // the server ends this frozen transaction itself (idle timeout)
-	require.NoError(t, old.CheckEpoch(ctx, tx, 1))
+	require.NoError(t, old.TxOf(tx).CheckEpoch(ctx, 1))
 	start := time.Now()
 	ok, err := successor.ClaimEpoch(ctx, 2, "successor")
 	require.NoError(t, err)
@@ -709,7 +710,7 @@ func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
 		require.Equal(t, 3, a.Attempt)
 		require.Zero(t, a.Failures)
 		fail := func(a store.Attempt) {
-			ok, err := s.FinishAttempt(ctx, store.SlotOutcome{Token: a.ID, ExecutorID: ex.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 10})
+			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 10}, ExecutorID: ex.ID})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -819,10 +820,10 @@ func TestFinishAttemptsBatch(t *testing.T) {
 			runs = append(runs, run.ID)
 		}
 		ok := func(tok int64) store.SlotOutcome {
-			return store.SlotOutcome{Token: tok, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 5, FinishedAt: 9}
+			return store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tok, Status: store.AttemptSucceeded, StartedAt: 5, FinishedAt: 9}, ExecutorID: ex.ID}
 		}
-		acc, err := s.FinishAttempts(ctx, []store.SlotOutcome{ok(tokens[0]), ok(tokens[2]), ok(999999), ok(tokens[1]), ok(tokens[0]),
-			{Token: tokens[3], ExecutorID: ex.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 9}})
+		acc, err := runstate.New(s).FinishAttempts(ctx, []store.SlotOutcome{ok(tokens[0]), ok(tokens[2]), ok(999999), ok(tokens[1]), ok(tokens[0]),
+			{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: tokens[3], Status: store.AttemptFailed, Error: "boom", FinishedAt: 9}}})
 		require.NoError(t, err)
 		require.Equal(t, []bool{true, true, false, true, true, true}, acc)
 		r0, err := s.Run(ctx, runs[0])
@@ -849,9 +850,9 @@ func TestUncertainRecordsRaiseAnAlarm(t *testing.T) {
 		run := startRun(t, s, 1, jobID, ex.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}
+		o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}, ExecutorID: ex.ID}
 		for range 2 { // delivered twice: one alarm
-			ok, err := s.FinishAttempt(ctx, o)
+			ok, err := runstate.New(s).FinishAttempt(ctx, o)
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -887,14 +888,14 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		ex := heartbeat(t, s, "ex", 1, 4)
 
 		// Two runs in one multi-row insert (as the firing loop does) and one alone.
-		tx, err := s.DB().BeginTxx(ctx, nil)
-		require.NoError(t, err)
-		n, err := s.InsertRuns(ctx, tx, 3, []store.NewRun{
-			store.NewRunOf(j, 1000, store.TriggerCron, store.RunPending),
-			store.NewRunOf(pj, 1000, store.TriggerCron, store.RunPending),
-		})
-		require.NoError(t, err)
-		require.NoError(t, tx.Commit())
+		var n int64
+		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) (err error) {
+			n, err = tx.InsertRuns(ctx, 3, []store.NewRun{
+				store.NewRunOf(j, 1000, store.TriggerCron, store.RunPending),
+				store.NewRunOf(pj, 1000, store.TriggerCron, store.RunPending),
+			})
+			return err
+		}))
 		require.Equal(t, int64(2), n)
 		manual, _, err := s.InsertRun(ctx, 3, store.NewRunOf(j, 2000, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
@@ -951,7 +952,7 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 		var runs []int64
 		for i := range 40 {
 			run, atts := startRunAt(t, s, 1, parentID, int64(i+1), ex.ID)
-			o := store.SlotOutcome{Token: atts[0].ID, ExecutorID: ex.ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 2000, Processed: int64(i)}
+			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 2000, Processed: int64(i)}, ExecutorID: ex.ID}
 			switch i {
 			case 0:
 				o.FinishedAt = 3000 // the first sample of slot 0: 2000 ms
@@ -961,7 +962,7 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 			outs = append(outs, o)
 			runs = append(runs, run.ID)
 		}
-		acc, err := s.FinishAttempts(ctx, outs)
+		acc, err := runstate.New(s).FinishAttempts(ctx, outs)
 		require.NoError(t, err)
 		for i, ok := range acc {
 			require.True(t, ok, "result %d", i)

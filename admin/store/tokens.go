@@ -61,7 +61,7 @@ type NewAPIToken struct {
 func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, error) {
 	parent := sql.NullInt64{Int64: t.ParentID, Valid: t.ParentID > 0}
 	var id int64
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if parent.Valid {
 			var revoked sql.NullInt64
 			if err := tx.GetContext(ctx, &revoked, s.q.get(qAPITokenLockParent), t.ParentID); err != nil {
@@ -125,7 +125,7 @@ func (s *Store) CountActiveAPITokens(ctx context.Context, userID int64) (int, er
 func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, error) {
 	var revoked bool
 	var descendants []int64
-	err := s.Tx(ctx, func(tx *sqlx.Tx) error {
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		revoked, descendants = false, nil
 		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenRevoke), id)
 		if err != nil {

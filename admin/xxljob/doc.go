@@ -61,7 +61,7 @@
 //     XXL-JOB's own admin — never mistaken for an unreachable executor.
 //   - Results (callback): logId → token, handleCode 200 → succeeded,
 //     anything else → failed with handleMsg, recorded through
-//     store.FinishAttempts, which ignores superseded tokens; the callback is
+//     runstate.Machine.FinishAttempts, which ignores superseded tokens; the callback is
 //     acknowledged anyway so that the executor stops retrying it. The first
 //     outcome of an attempt stands: a callback for an attempt that already
 //     has one (a duplicate — xxl-job-executor-go sends some twice — or one

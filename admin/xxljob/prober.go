@@ -168,12 +168,12 @@ func (s *Service) failOverdue(ctx context.Context) error {
 		if o.TimeoutMS <= 0 {
 			limit, what = s.cfg.ResultTimeout, "the default result timeout"
 		}
-		outcomes[i] = store.SlotOutcome{
-			Token: o.Token, ExecutorID: o.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
+		outcomes[i] = store.SlotOutcome{ExecutorID: o.ExecutorID, SlotResult: protocol.SlotResult{
+			Token: o.Token, Status: store.AttemptFailed, FinishedAt: now,
 			Error: fmt.Sprintf("timed out: no callback from the XXL-JOB executor within %s (%s) plus %s grace; its result is lost", limit, what, s.cfg.ResultGrace),
-		}
+		}}
 	}
-	accepted, err := s.st.FinishAttempts(ctx, outcomes)
+	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // AdminPaths are the admin API paths XXL-JOB executors call, relative to the
@@ -272,7 +273,7 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			continue
 		}
 		mine = append(mine, it.LogID)
-		o := store.SlotOutcome{Token: it.LogID, ExecutorID: info.ExecutorID, Status: store.AttemptSucceeded, FinishedAt: now}
+		o := store.SlotOutcome{ExecutorID: info.ExecutorID, SlotResult: protocol.SlotResult{Token: it.LogID, Status: store.AttemptSucceeded, FinishedAt: now}}
 		if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
 			o.StartedAt = info.StartedAt.Int64
 		}
@@ -295,7 +296,7 @@ func (s *Service) callback(r *http.Request) ReturnT {
 	if len(outcomes) == 0 {
 		return success()
 	}
-	accepted, err := s.st.FinishAttempts(ctx, outcomes)
+	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {
 		s.log.Error("XXL-JOB callback", "err", err)
 		return failure("internal error; see the admin log")

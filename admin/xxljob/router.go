@@ -154,10 +154,10 @@ outer:
 					why = fmt.Sprintf("code %d: %s", ce.Code, ce.Msg)
 				}
 				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "why", why)
-				refused = append(refused, store.SlotOutcome{
-					Token: sl.Token, ExecutorID: ex.ID, Status: store.AttemptFailed, FinishedAt: time.Now().UnixMilli(),
+				refused = append(refused, store.SlotOutcome{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{
+					Token: sl.Token, Status: store.AttemptFailed, FinishedAt: time.Now().UnixMilli(),
 					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (%s)", address, why),
-				})
+				}})
 			default:
 				callErr = err
 				break outer
@@ -171,7 +171,7 @@ outer:
 		}
 	}
 	if len(refused) > 0 {
-		if _, err := s.st.FinishAttempts(ctx, refused); err != nil {
+		if _, err := s.runs.FinishAttempts(ctx, refused); err != nil {
 			s.log.Error("record refused XXL-JOB runs", "executor_id", ex.ID, "err", err)
 		}
 	}

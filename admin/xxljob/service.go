@@ -10,7 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // ErrNotXXL is returned by Log and Kill for an attempt whose executor is not
@@ -32,6 +34,7 @@ var ErrNoToken = errors.New("no XXL-JOB access token configured for the app")
 type Service struct {
 	cfg     Config
 	st      *store.Store
+	runs    *runstate.Machine // finishes attempts
 	client  *Client
 	allowed *AllowedHosts
 	log     *slog.Logger
@@ -94,7 +97,7 @@ func New(cfg Config, st *store.Store) (*Service, error) {
 		return nil, fmt.Errorf("--xxljob-allowed-hosts: %w", err)
 	}
 	return &Service{
-		cfg: cfg, st: st, client: NewClient(cfg.RequestTimeout, allowed), allowed: allowed,
+		cfg: cfg, st: st, runs: runstate.New(st), client: NewClient(cfg.RequestTimeout, allowed), allowed: allowed,
 		log: cfg.Logger.With("component", "xxljob"), tokens: tokens,
 		sending: map[int64]bool{}, recording: map[int64]bool{}, busy: map[int64]int64{},
 	}, nil
@@ -231,12 +234,13 @@ func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 	if err != nil {
 		return err
 	}
-	o := store.SlotOutcome{Token: token, ExecutorID: info.ExecutorID, Status: store.AttemptFailed, FinishedAt: now,
-		Error: fmt.Sprintf("killed by %s on XXL-JOB executor %s", by, info.Address)}
+	o := store.SlotOutcome{ExecutorID: info.ExecutorID, SlotResult: protocol.SlotResult{
+		Token: token, Status: store.AttemptFailed, FinishedAt: now, Error: fmt.Sprintf("killed by %s on XXL-JOB executor %s", by, info.Address),
+	}}
 	if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
 		o.StartedAt = info.StartedAt.Int64
 	}
-	acc, err := s.st.FinishAttempts(ctx, []store.SlotOutcome{o})
+	acc, err := s.runs.FinishAttempts(ctx, []store.SlotOutcome{o})
 	if err != nil {
 		return err
 	}

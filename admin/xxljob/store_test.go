@@ -6,9 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // TestStoreQueries runs the queries of sql/queries_xxljob.sql on both
@@ -111,13 +113,13 @@ func TestStoreQueries(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []int64{token, second, third}, overdueTokens(over))
 		// Once the first finished, the queued one's time starts then, alone.
-		acc, err := s.FinishAttempts(ctx, []store.SlotOutcome{{Token: token, ExecutorID: ex.ID, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}})
+		acc, err := runstate.New(s).FinishAttempts(ctx, []store.SlotOutcome{{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: token, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}}})
 		require.NoError(t, err)
 		require.Equal(t, []bool{true}, acc)
 		over, err = s.XXLOverdue(ctx, 30000, -45000, 10)
 		require.NoError(t, err)
 		require.Equal(t, []int64{second}, overdueTokens(over), "slot 0 finished later than now: the queued run's time starts over")
-		_, err = s.FinishAttempts(ctx, []store.SlotOutcome{{Token: second, ExecutorID: ex.ID, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}})
+		_, err = runstate.New(s).FinishAttempts(ctx, []store.SlotOutcome{{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: second, Status: store.AttemptSucceeded, FinishedAt: 1 << 50}}})
 		require.NoError(t, err)
 		over, err = s.XXLOverdue(ctx, 0, 0, 10)
 		require.NoError(t, err)

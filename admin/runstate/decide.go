@@ -1,0 +1,165 @@
+package runstate
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// The decisions of the run state machine, as pure functions of what the
+// store read under its locks: no I/O, table-tested in decide_test.go.
+
+// active reports whether an attempt status is unfinished.
+func active(status string) bool {
+	return status == store.AttemptAssigned || status == store.AttemptRunning
+}
+
+// accept decides on a batch of outcomes against their locked attempts
+// (cur, by token): accepted[i] reports whether outcomes[i] is accepted, and
+// applied lists the outcomes to write, one per token (a later outcome of
+// the same token in the batch replaces an earlier one that was applied).
+//
+// An outcome is applied when its attempt is current, unfinished and placed
+// on the reporting executor. A result delivered again because its
+// acknowledgement was lost is accepted again without being applied: same
+// token, same executor, same outcome. Anything else (unknown, superseded,
+// another executor's, another outcome) is stale.
+func accept(outcomes []store.SlotOutcome, cur map[int64]store.AttemptState) (accepted []bool, applied []store.SlotOutcome) {
+	accepted = make([]bool, len(outcomes))
+	state := make(map[int64]store.AttemptState, len(cur)) // as the batch leaves them
+	appliedAt := map[int64]int{}                          // token → index in applied
+	for i, o := range outcomes {
+		a, ok := state[o.Token]
+		if !ok {
+			a, ok = cur[o.Token]
+		}
+		switch {
+		case !ok: // unknown token
+		case a.Current && active(a.Status) && a.ExecutorID.Valid && a.ExecutorID.Int64 == o.ExecutorID:
+			accepted[i] = true
+			if k, ok := appliedAt[o.Token]; ok { // applied before in this batch, as an active status
+				applied[k] = o
+			} else {
+				appliedAt[o.Token] = len(applied)
+				applied = append(applied, o)
+			}
+			a.Status = o.Status
+			state[o.Token] = a
+		default:
+			accepted[i] = a.Current && a.Status == o.Status && a.ExecutorID.Int64 == o.ExecutorID
+		}
+	}
+	return accepted, applied
+}
+
+// slotAlarms are the alarms applied outcomes raise: slot_dead for a failure
+// on the slot's last allowed attempt, records_uncertain for skipped
+// uncertain records. info holds every applied token.
+func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) []store.Alarm {
+	var out []store.Alarm
+	for _, o := range applied {
+		a := info[o.Token]
+		job := sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}
+		run := sql.NullInt64{Int64: a.RunID, Valid: true}
+		if o.Status == store.AttemptFailed && a.Failures >= a.RetryMax {
+			out = append(out, store.Alarm{
+				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
+				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
+				Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
+					a.JobName, a.RunID, a.Slot, a.Failures+1, a.RetryMax, o.Error),
+			})
+		}
+		if o.Uncertain > 0 {
+			out = append(out, store.Alarm{
+				Kind: store.AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run, App: a.App,
+				DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
+				Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
+					a.JobName, a.RunID, a.Slot, o.Uncertain),
+			})
+		}
+	}
+	return out
+}
+
+// outcome is how a run with no active slot ends: succeeded when no slot
+// failed, failed when none succeeded, partially_failed otherwise, with the
+// error text the run records.
+func outcome(c store.SlotCounts) (status, errText string) {
+	switch {
+	case c.Failed > 0 && c.Succeeded == 0:
+		return store.RunFailed, fmt.Sprintf("%d slot(s) failed", c.Failed)
+	case c.Failed > 0:
+		return store.RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
+	}
+	return store.RunSucceeded, ""
+}
+
+// parent is a run that succeeded and the child jobs of its job.
+type parent struct {
+	RunID    int64
+	Epoch    int64
+	Children []int64
+}
+
+// settle decides, for the locked runs of a batch and their slot counts
+// (absent: the run has no current attempt), what each run records: its
+// counters always; a running run with no active slot also ends (see
+// outcome) at the database clock of the lock. A run that ends failed or
+// partially failed raises run_failed; one that succeeds triggers the child
+// jobs of its job (parents).
+func settle(runs []store.LockedRun, counts map[int64]store.SlotCounts) (rows []store.RunSettlement, alarms []store.Alarm, parents []parent) {
+	if len(runs) == 0 {
+		return nil, nil, nil
+	}
+	now := runs[0].Now
+	rows = make([]store.RunSettlement, len(runs))
+	for r, run := range runs {
+		c := counts[run.ID]
+		rows[r] = store.RunSettlement{ID: run.ID, Succeeded: c.Succeeded, Failed: c.Failed}
+		if c.Active > 0 || run.Status != store.RunRunning {
+			continue
+		}
+		to, errText := outcome(c)
+		rows[r].To, rows[r].Error, rows[r].FinishedAt = to, errText, now
+		switch {
+		case to != store.RunSucceeded:
+			alarms = append(alarms, store.Alarm{
+				Kind: store.AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: run.JobID, Valid: true}, RunID: sql.NullInt64{Int64: run.ID, Valid: true}, App: run.App,
+				DedupKey: fmt.Sprintf("run_failed:%d:%d", run.ID, now),
+				Message:  fmt.Sprintf("run %d %s: %s", run.ID, strings.ReplaceAll(to, "_", " "), errText),
+			})
+		case c.Children != "":
+			parents = append(parents, parent{RunID: run.ID, Epoch: run.Epoch, Children: store.ParseIDList(c.Children)})
+		}
+	}
+	return rows, alarms, parents
+}
+
+// childRun is the run a succeeded parent creates of a child job, scheduled
+// at the parent's settle time atMS; false for a disabled child (nothing
+// to trigger).
+func childRun(p parent, job store.ChildJob, atMS int64) (store.NewRun, bool) {
+	if !job.Enabled {
+		return store.NewRun{}, false
+	}
+	return store.NewRun{
+		JobID: job.ID, App: job.App, ScheduledAt: atMS, TriggerKind: store.TriggerChild, Status: store.RunPending, Params: job.Params,
+		SlotCount: job.SlotCount, ParentRunID: p.RunID, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
+	}, true
+}
+
+// transition returns the guarded change that moves run id from → to at
+// atMS, with the timestamps of the target state: a start time when it
+// starts running, a finish time when it ends.
+func transition(id int64, from, to string, atMS int64, errText string) store.RunTransition {
+	t := store.RunTransition{ID: id, From: from, To: to, Error: errText}
+	switch to {
+	case store.RunSucceeded, store.RunFailed, store.RunPartiallyFailed, store.RunCancelled, store.RunSkipped:
+		t.FinishedAt = sql.NullInt64{Int64: atMS, Valid: true}
+	case store.RunRunning:
+		t.StartedAt = sql.NullInt64{Int64: atMS, Valid: true}
+	}
+	return t
+}

@@ -1,0 +1,183 @@
+package runstate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// Machine applies the run state machine's decisions to the platform
+// database, each change in one store transaction. It is safe for
+// concurrent use.
+type Machine struct {
+	st *store.Store
+}
+
+// New returns the state machine over st.
+func New(st *store.Store) *Machine { return &Machine{st: st} }
+
+// FinishAttempt records an outcome if the token is still current and active,
+// then finishes the run when no slot is active any more. accepted is false
+// for stale or unknown tokens; their result is ignored.
+func (m *Machine) FinishAttempt(ctx context.Context, o store.SlotOutcome) (accepted bool, err error) {
+	acc, err := m.FinishAttempts(ctx, []store.SlotOutcome{o})
+	if err != nil {
+		return false, err
+	}
+	return acc[0], nil
+}
+
+// maxResultsPerTx bounds the outcomes FinishAttempts applies in one
+// transaction (long transactions hold row locks longer).
+const maxResultsPerTx = 256
+
+// FinishAttempts records a batch of outcomes (an executor's results request)
+// like FinishAttempt, in one transaction per maxResultsPerTx outcomes: each
+// touched run is settled once per transaction, not once per result.
+// accepted[i] reports whether outcomes[i] was accepted.
+func (m *Machine) FinishAttempts(ctx context.Context, outcomes []store.SlotOutcome) (accepted []bool, err error) {
+	accepted = make([]bool, len(outcomes))
+	for start := 0; start < len(outcomes); start += maxResultsPerTx {
+		end := min(start+maxResultsPerTx, len(outcomes))
+		if err := m.finishBatch(ctx, outcomes[start:end], accepted[start:end]); err != nil {
+			return nil, err
+		}
+	}
+	return accepted, nil
+}
+
+// finishBatch applies one batch in one transaction with a fixed number of
+// statements: the attempts locked in id order, one update of all outcomes,
+// one upsert of slot statistics, the touched runs locked in id order,
+// counted and settled; alarms and child runs in the same transaction.
+func (m *Machine) finishBatch(ctx context.Context, outcomes []store.SlotOutcome, accepted []bool) error {
+	tokens := make([]int64, len(outcomes))
+	for i, o := range outcomes {
+		tokens[i] = o.Token
+	}
+	slices.Sort(tokens)
+	tokens = slices.Compact(tokens)
+	return m.st.Tx(ctx, func(tx *store.Tx) error {
+		clear(accepted) // the transaction may be retried
+		cur, err := tx.LockAttempts(ctx, tokens)
+		if err != nil || len(cur) == 0 {
+			return err
+		}
+		info, err := tx.AttemptInfos(ctx, tokens)
+		if err != nil {
+			return err
+		}
+		acc, applied := accept(outcomes, cur)
+		for _, o := range applied {
+			if _, ok := info[o.Token]; !ok {
+				return fmt.Errorf("run of token %d: %w", o.Token, store.ErrNotFound)
+			}
+		}
+		copy(accepted, acc)
+		if len(applied) == 0 {
+			return nil
+		}
+		if err := tx.ApplyOutcomes(ctx, applied); err != nil {
+			return err
+		}
+		if err := tx.RecordSlotStats(ctx, applied, info); err != nil {
+			return err
+		}
+		alarms := slotAlarms(applied, info)
+		runIDs := make([]int64, 0, len(applied))
+		for _, o := range applied {
+			runIDs = append(runIDs, info[o.Token].RunID)
+		}
+		slices.Sort(runIDs) // lock runs in one order: concurrent batches do not deadlock
+		runIDs = slices.Compact(runIDs)
+		runAlarms, err := m.settleRuns(ctx, tx, runIDs)
+		if err != nil {
+			return err
+		}
+		return tx.RaiseAlarms(ctx, append(alarms, runAlarms...)...)
+	})
+}
+
+// settleRuns updates the counters of runs (sorted ids) and finishes those
+// with no active slot (see settle), and returns the run_failed alarms to
+// raise. A run ends only from running; its finished_at is the database
+// clock when it is settled. A run that succeeds creates one pending run of
+// each enabled child job of its job, in the same transaction.
+func (m *Machine) settleRuns(ctx context.Context, tx *store.Tx, runIDs []int64) ([]store.Alarm, error) {
+	locked, err := tx.LockRuns(ctx, runIDs)
+	if err != nil || len(locked) == 0 {
+		return nil, err
+	}
+	counts, err := tx.RunSlotCounts(ctx, runIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, alarms, parents := settle(locked, counts)
+	if err := tx.SettleRuns(ctx, rows); err != nil {
+		return nil, err
+	}
+	now := locked[0].Now
+	for _, p := range parents {
+		for _, id := range p.Children {
+			job, found, err := tx.ChildJob(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			r, ok := childRun(p, job, now)
+			if !found || !ok {
+				continue // deleted or disabled child: nothing to trigger
+			}
+			if err := tx.InsertChildRun(ctx, p.Epoch, r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return alarms, nil
+}
+
+// Cancel moves a pending or running run to cancelled and cancels its
+// unfinished attempts (their executors are told by push and in their next
+// heartbeat response). It returns the attempts to stop and whether the run
+// was cancelled by this call.
+func (m *Machine) Cancel(ctx context.Context, runID int64, reason string) ([]store.ActiveToken, bool, error) {
+	var active []store.ActiveToken
+	cancelled := false
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		active, cancelled = nil, false
+		now, err := tx.Now(ctx)
+		if err != nil {
+			return err
+		}
+		for _, from := range []string{store.RunPending, store.RunRunning} {
+			ok, err := tx.TransitionRun(ctx, transition(runID, from, store.RunCancelled, now, reason))
+			if err != nil {
+				return err
+			}
+			if ok {
+				cancelled = true
+				break
+			}
+		}
+		if !cancelled {
+			return nil
+		}
+		if active, err = tx.ActiveAttemptsOfRun(ctx, runID); err != nil {
+			return err
+		}
+		return tx.CancelAttemptsOfRun(ctx, runID, reason)
+	})
+	return active, cancelled, err
+}
+
+// EndPending ends a run that has not started, as the leader decides before
+// starting it: cancelled (its job was deleted) or skipped (its job was
+// disabled or paused), finished at atMS. It returns false if the run was
+// no longer pending.
+func (m *Machine) EndPending(ctx context.Context, runID int64, to string, atMS int64, reason string) (bool, error) {
+	if to != store.RunCancelled && to != store.RunSkipped {
+		return false, fmt.Errorf("run %d: a pending run ends cancelled or skipped, not %s", runID, to)
+	}
+	return m.st.TransitionRun(ctx, transition(runID, store.RunPending, to, atMS, reason))
+}

@@ -1,0 +1,247 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// The data access of finishing attempts and settling runs, in the order
+// admin/runstate calls it inside one transaction: LockAttempts,
+// AttemptInfos, ApplyOutcomes, RecordSlotStats, LockRuns, RunSlotCounts,
+// SettleRuns, ChildJob and InsertChildRun, RaiseAlarms. What is accepted,
+// how a run ends, which alarms and which child runs: runstate decides.
+
+// SlotOutcome is an executor's report of one attempt: the result as the
+// executor protocol carries it, and who reported it.
+type SlotOutcome struct {
+	protocol.SlotResult
+	// ExecutorID is the reporting executor; a token of another executor is
+	// rejected.
+	ExecutorID int64
+}
+
+// AttemptState is what deciding on a result needs to know about its
+// attempt, read under the attempt's lock.
+type AttemptState struct {
+	ID         int64         `db:"id"`
+	RunID      int64         `db:"run_id"`
+	Status     string        `db:"status"`
+	Current    bool          `db:"current"`
+	ExecutorID sql.NullInt64 `db:"executor_id"`
+}
+
+// LockAttempts locks the attempts of tokens (sorted) in id order and returns
+// them by id; unknown tokens are absent.
+func (t *Tx) LockAttempts(ctx context.Context, tokens []int64) (map[int64]AttemptState, error) {
+	rows, err := selectIn[AttemptState](ctx, t, qAttemptsLockForFinish, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("lock %d attempts: %w", len(tokens), err)
+	}
+	out := make(map[int64]AttemptState, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out, nil
+}
+
+// selectIn runs the named query whose one "IN (?)" list takes ids in the
+// transaction and returns its rows.
+func selectIn[T any](ctx context.Context, t *Tx, name query, ids []int64) ([]T, error) {
+	q, args, err := sqlx.In(t.s.q.get(name), ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []T
+	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// ApplyOutcomes writes accepted outcomes (distinct tokens, locked and
+// checked) to their attempts, in id order.
+func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
+	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
+	ids := make([]int64, len(sorted))
+	cols := make([][]any, 8) // as in AttemptsFinish
+	for c := range cols {
+		cols[c] = make([]any, len(sorted))
+	}
+	for r, o := range sorted {
+		ids[r] = o.Token
+		// The executor's start time, from the same clock as its finish time.
+		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000)} {
+			cols[c][r] = v
+		}
+	}
+	n, err := t.s.execByKey(ctx, t.tx, qAttemptsFinish, "id", ids, cols...)
+	if err != nil {
+		return fmt.Errorf("finish %d attempts: %w", len(ids), err)
+	}
+	if n != int64(len(ids)) {
+		return fmt.Errorf("finish %d attempts: %d matched, although they were locked and checked", len(ids), n)
+	}
+	return nil
+}
+
+// LockedRun is a run of a results batch, locked, with the database clock.
+type LockedRun struct {
+	ID     int64  `db:"id"`
+	JobID  int64  `db:"job_id"`
+	App    string `db:"app"`
+	Status string `db:"status"`
+	Epoch  int64  `db:"epoch"`
+	Now    int64  `db:"db_now"` // the database clock when locked
+}
+
+// LockRuns locks the runs of runIDs (sorted) in id order: two batches of
+// the same run committed at the same time would otherwise each count the
+// other's slot as still active (READ COMMITTED), and neither would finish
+// the run. Unknown ids are absent.
+func (t *Tx) LockRuns(ctx context.Context, runIDs []int64) ([]LockedRun, error) {
+	locked, err := selectIn[LockedRun](ctx, t, qRunsLock, runIDs)
+	if err != nil {
+		return nil, fmt.Errorf("lock %d runs: %w", len(runIDs), err)
+	}
+	return locked, nil
+}
+
+// SlotCounts counts the current attempts of a run by outcome (see
+// RunsSlotCounts: a failed attempt that its job retries counts as active),
+// with its job's child jobs.
+type SlotCounts struct {
+	RunID     int64  `db:"run_id"`
+	Succeeded int    `db:"succeeded"`
+	Failed    int    `db:"failed"`
+	Active    int    `db:"active"`
+	Children  string `db:"child_job_ids"`
+}
+
+// RunSlotCounts returns the slot counts of runIDs by run, in one grouped
+// query; a run without current attempts is absent.
+func (t *Tx) RunSlotCounts(ctx context.Context, runIDs []int64) (map[int64]SlotCounts, error) {
+	rows, err := selectIn[SlotCounts](ctx, t, qRunsSlotCounts, runIDs)
+	if err != nil {
+		return nil, fmt.Errorf("slot counts of %d runs: %w", len(runIDs), err)
+	}
+	counts := make(map[int64]SlotCounts, len(rows))
+	for _, c := range rows {
+		counts[c.RunID] = c
+	}
+	return counts, nil
+}
+
+// RunSettlement is what settling writes to one run: its slot counters,
+// and when it ends (To set) its status, error and finish time.
+type RunSettlement struct {
+	ID                int64
+	Succeeded, Failed int
+	To                string // RunSucceeded, RunFailed, RunPartiallyFailed; "": the run goes on
+	Error             string
+	FinishedAt        int64
+}
+
+// SettleRuns writes settlements (sorted by id) in one "set by key" update.
+func (t *Tx) SettleRuns(ctx context.Context, rows []RunSettlement) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(rows))
+	cols := make([][]any, 5) // slots_succeeded, slots_failed, finished_at, error, status
+	for c := range cols {
+		cols[c] = make([]any, len(rows))
+	}
+	for r, x := range rows {
+		ids[r] = x.ID
+		cols[0][r], cols[1][r] = x.Succeeded, x.Failed
+		cols[2][r], cols[3][r], cols[4][r] = sql.NullInt64{}, sql.NullString{}, sql.NullString{}
+		if x.To != "" {
+			cols[2][r], cols[3][r], cols[4][r] = x.FinishedAt, truncate(x.Error, 2000), x.To
+		}
+	}
+	if _, err := t.s.execByKey(ctx, t.tx, qRunsSettle, "id", ids, cols...); err != nil {
+		return fmt.Errorf("settle %d runs: %w", len(ids), err)
+	}
+	return nil
+}
+
+// ChildJob is what a child run copies from its job.
+type ChildJob struct {
+	ID        int64  `db:"-"`
+	App       string `db:"app"`
+	SlotCount int    `db:"slot_count"`
+	Params    string `db:"params"`
+	Enabled   bool   `db:"enabled"`
+	TimeZone  string `db:"time_zone"`
+	RecordsPolicy
+}
+
+// ChildJob reads a child job; found is false when it was deleted.
+func (t *Tx) ChildJob(ctx context.Context, id int64) (job ChildJob, found bool, err error) {
+	err = t.tx.GetContext(ctx, &job, t.s.q.get(qJobForChildRun), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return job, false, nil
+	}
+	if err != nil {
+		return job, false, fmt.Errorf("child job %d: %w", id, err)
+	}
+	job.ID = id
+	return job, true, nil
+}
+
+// InsertChildRun inserts r, a child run of run r.ParentRunID, unless the
+// parent has a run of that job already (the unique key (job_id,
+// parent_run_id): a parent triggers each child at most once). The run key
+// (job_id, scheduled_at) must not collide with the child's own cron
+// firings: when it does, the next millisecond is tried (up to 100).
+func (t *Tx) InsertChildRun(ctx context.Context, epoch int64, r NewRun) error {
+	atMS := r.ScheduledAt
+	for at := atMS; at < atMS+100; at++ {
+		var exists int
+		if err := t.tx.GetContext(ctx, &exists, t.s.q.get(qRunCountOfParent), r.JobID, r.ParentRunID); err != nil {
+			return fmt.Errorf("child run of %d: %w", r.ParentRunID, err)
+		}
+		if exists > 0 {
+			break
+		}
+		r.ScheduledAt = at
+		if _, err := t.tx.ExecContext(ctx, t.s.q.get(qRunInsert), r.insertArgs(epoch)...); err != nil {
+			return fmt.Errorf("trigger child job %d of run %d: %w", r.JobID, r.ParentRunID, err)
+		}
+	}
+	return nil
+}
+
+// RaiseAlarms records alarms inside the transaction (with the change that
+// causes them), in one statement, except those whose dedup key exists.
+func (t *Tx) RaiseAlarms(ctx context.Context, alarms ...Alarm) error {
+	return t.s.raiseInTx(ctx, t.tx, alarms...)
+}
+
+// ActiveAttemptsOfRun returns the run's unfinished current attempts and
+// where their executors listen.
+func (t *Tx) ActiveAttemptsOfRun(ctx context.Context, runID int64) ([]ActiveToken, error) {
+	var active []ActiveToken
+	if err := t.tx.SelectContext(ctx, &active, t.s.q.get(qAttemptsActiveOfRun), runID); err != nil {
+		return nil, fmt.Errorf("active attempts of run %d: %w", runID, err)
+	}
+	return active, nil
+}
+
+// CancelAttemptsOfRun cancels the run's unfinished current attempts, with
+// reason as their error.
+func (t *Tx) CancelAttemptsOfRun(ctx context.Context, runID int64, reason string) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qAttemptsCancelRun), truncate(reason, 2000), runID); err != nil {
+		return fmt.Errorf("cancel attempts of run %d: %w", runID, err)
+	}
+	return nil
+}
