@@ -117,6 +117,23 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, preview, "01:30:00", "UTC column")
 	require.Contains(t, preview, "DST gap", "the spring-forward firing carries its note")
 	b.screenshot("04-job-form")
+	// Choices come from the executors: the demo app, its handlers; a handler
+	// no executor offers is a warning under the field (saving stays possible).
+	require.True(t, b.evalBool(`document.querySelector('#app-list option[value="demo"]') !== null &&
+		document.querySelector('#handler-list option[value="demo.sleep"]') !== null &&
+		document.querySelector('#handler-list option[value="demo.hello"]') !== null`), "apps and the app's handlers offered")
+	require.False(t, b.evalBool(`!document.querySelector("#handler-warning").hidden`), "no warning for a handler the demo executor has")
+	b.setField("handler", "demo.nope")
+	b.waitJS(15*time.Second, `!document.querySelector("#handler-warning").hidden &&
+		document.querySelector("#handler-warning").textContent.includes("has shown handler demo.nope")`, "warning for a handler no executor offers")
+	b.screenshot("04b-job-form-handler-warning")
+	b.setField("handler", "demo.sleep")
+	b.waitJS(15*time.Second, `document.querySelector("#handler-warning").hidden`, "the warning goes with a known handler")
+	// A child job picked by name puts its id in the field and shows its name.
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const p = document.querySelector("#f-child-pick"); p.value = "demo/hello-every-5s";
+		p.dispatchEvent(new Event("change", {bubbles: true})); })()`))
+	b.waitJS(5*time.Second, `document.querySelector("#f-child_job_ids").value === "1" && document.querySelector("#child-names").textContent.includes("demo/hello-every-5s")`, "child job picked by name")
+	b.setField("child_job_ids", "")
 
 	// Create it, then trigger it with params from the job page.
 	b.do(chromedp.Click(chromedp.CSS("#job-save")))

@@ -473,7 +473,7 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 }
 
 // TestSavingAJobWarnsWhenNoExecutorHasItsHandler: a job is saved whatever
-// the executors, but the answer says when no executor of its app has
+// the executors, but the answer (and that of validating it) says when no executor of its app has
 // registered, or none has shown its handler, because its runs would wait
 // and then fail; once one has, there is no warning.
 func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
@@ -494,6 +494,9 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), tok, upd, &j))
 		require.Len(t, j.Warnings, 1)
 		require.Contains(t, j.Warnings[0], "has shown handler settle.v1 yet")
+		var checked struct{ Warnings []string }
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/validate", tok, validJob, &checked))
+		require.Equal(t, j.Warnings, checked.Warnings, "validation warns as saving does (the console's form shows it while typing)")
 
 		_, err = e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "billing", Address: "http://127.0.0.1:2", Capacity: 1, Handlers: []string{"settle.v1"}})
 		require.NoError(t, err)
@@ -504,6 +507,9 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		var got apitypes.Job
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/jobs/"+itoa(j.ID), tok, nil, &got))
 		require.Empty(t, got.Warnings, "warnings come with saving, not with reading")
+		checked.Warnings = nil
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/validate", tok, validJob, &checked))
+		require.Empty(t, checked.Warnings)
 	})
 }
 

@@ -69,33 +69,40 @@ func (s *Server) createJob(c *gin.Context) {
 }
 
 // withWarnings adds to v what a person saving the job should know but that
-// does not make it invalid: no executor of its app has shown its handler
-// yet (its runs will wait, then fail after the leader's unplaceable
-// timeout, unless one comes).
+// does not make it invalid (handlerWarnings).
 func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
+	v.Warnings = append(v.Warnings, s.handlerWarnings(c, v.App, v.Handler)...)
+	return v
+}
+
+// handlerWarnings says when no executor of app has shown handler yet: the
+// job's runs will wait, then fail after the leader's unplaceable timeout,
+// unless one comes. Answered on save and on validation (the console's form
+// shows it while the user types).
+func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []string {
 	execs, err := s.st.Executors(c.Request.Context())
 	if err != nil {
 		s.log.Warn("cannot read executors for the job's warnings", "err", err)
-		return v
+		return nil
 	}
 	seen, registered := false, false
 	for _, e := range execs {
-		if e.App != v.App || e.State == store.ExecutorGone {
+		if e.App != app || e.State == store.ExecutorGone {
 			continue
 		}
 		registered = true
-		if e.Handlers == "" || slices.Contains(strings.Split(e.Handlers, ","), v.Handler) {
+		if e.Handlers == "" || slices.Contains(strings.Split(e.Handlers, ","), handler) {
 			seen = true
 			break
 		}
 	}
 	switch {
 	case !registered:
-		v.Warnings = append(v.Warnings, fmt.Sprintf("no executor of app %s has registered yet: runs of this job wait for one with handler %s (and fail after the unplaceable timeout)", v.App, v.Handler))
+		return []string{fmt.Sprintf("no executor of app %s has registered yet: runs of this job wait for one with handler %s (and fail after the unplaceable timeout)", app, handler)}
 	case !seen:
-		v.Warnings = append(v.Warnings, fmt.Sprintf("no executor of app %s has shown handler %s yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)", v.App, v.Handler))
+		return []string{fmt.Sprintf("no executor of app %s has shown handler %s yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)", app, handler)}
 	}
-	return v
+	return nil
 }
 
 // insertJob stores a new, validated job and returns it as stored; on
@@ -234,7 +241,7 @@ func (s *Server) validateJob(c *gin.Context) {
 	for _, f := range v.Schedule.Preview(s.cfg.Now(), 10) {
 		out = append(out, Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note})
 	}
-	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out})
+	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": s.handlerWarnings(c, v.Job.App, v.Job.Handler)})
 }
 
 func (s *Server) listJobs(c *gin.Context) {

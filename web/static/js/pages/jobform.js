@@ -62,6 +62,62 @@ export default function mount(root, ctx) {
     inputs.cron.value = expr; touched.add("cron"); changed(); inputs.cron.focus();
   } }, t(k))));
 
+  // Choices from what executors report (typing stays possible for an
+  // executor not online yet): apps, the handlers of the chosen app, and
+  // child jobs picked by name.
+  const appList = h("datalist", { id: "app-list" });
+  const handlerList = h("datalist", { id: "handler-list" });
+  const offers = new Map(); // app → Set of handlers ("" in it: the executor runs any handler)
+  const jobsByRef = new Map(); // "app/name" → id
+  const jobsByID = new Map(); // id → "app/name"
+  const handlerWarn = h("div", { class: "callout callout-warn field-callout", id: "handler-warning", role: "status", hidden: true });
+  const handlerField = field("handler", t("field.handler"), input("handler", { class: "mono", placeholder: "demo.hello", list: "handler-list" }), t("help.handler"), { required: true });
+  handlerField.append(handlerWarn, appList, handlerList);
+  const jobList = h("datalist", { id: "job-list" });
+  const childPick = h("input", { id: "f-child-pick", list: "job-list", autocomplete: "off", spellcheck: "false", placeholder: t("form.childPick"), "aria-label": t("form.childPick") });
+  const childNames = h("div", { class: "field-help", id: "child-names" });
+  const childField = field("child_job_ids", t("field.child_job_ids"), input("child_job_ids", { placeholder: "12, 15" }), t("help.child_job_ids"));
+  childField.append(childPick, jobList, childNames);
+  childPick.addEventListener("change", () => {
+    const ref = childPick.value.trim();
+    const cid = jobsByRef.get(ref);
+    if (!cid) return;
+    const ids = inputs.child_job_ids.value.split(/[\s,]+/).filter(Boolean);
+    if (!ids.includes(String(cid))) ids.push(String(cid));
+    inputs.child_job_ids.value = ids.join(", ");
+    childPick.value = "";
+    touched.add("child_job_ids");
+    showChildNames();
+    changed();
+  });
+
+  function fillHandlers() {
+    const hs = [...(offers.get(inputs.app.value.trim()) || [])].filter(Boolean).sort();
+    fill(handlerList, hs.map(x => h("option", { value: x })));
+  }
+  function showChildNames() {
+    const ids = inputs.child_job_ids.value.split(/[\s,]+/).filter(Boolean);
+    fill(childNames, ids.map((x, i) => [i ? ", " : "", h("span", { class: jobsByID.has(Number(x)) ? "" : "text-bad" },
+      x, " ", jobsByID.has(Number(x)) ? jobsByID.get(Number(x)) : t("form.noSuchJob"))]));
+  }
+  async function loadChoices() {
+    const [ex, jobs] = await Promise.all([api("GET", "/executors").catch(() => ({ executors: [] })), api("GET", "/jobs?limit=500").catch(() => ({ jobs: [] }))]);
+    for (const e of ex.executors || []) {
+      if (e.state === "gone") continue;
+      if (!offers.has(e.app)) offers.set(e.app, new Set());
+      for (const x of (e.handlers || "").split(",")) offers.get(e.app).add(x.trim());
+    }
+    fill(appList, [...offers.keys()].sort().map(a => h("option", { value: a })));
+    for (const j of jobs.jobs || []) {
+      if (j.id === id) continue; // not its own child
+      jobsByRef.set(j.app + "/" + j.name, j.id);
+      jobsByID.set(j.id, j.app + "/" + j.name);
+    }
+    fill(jobList, [...jobsByRef.keys()].sort().map(r => h("option", { value: r })));
+    fillHandlers();
+    showChildNames();
+  }
+
   const banner = h("div", { class: "callout callout-bad", id: "form-error", hidden: true });
   const draftNote = h("div", { class: "callout callout-info", id: "draft-note", hidden: true }, t("form.draftRestored"), " ",
     button(t("form.discardDraft"), { size: "sm", onclick: async () => {
@@ -77,7 +133,7 @@ export default function mount(root, ctx) {
   const form = h("form", { id: "job-form", class: "job-form", novalidate: true },
     draftNote, banner,
     card(t("form.identity"), h("div", { class: "form-grid" },
-      field("app", t("field.app"), input("app", { placeholder: "billing" }), t("help.app"), { required: true }),
+      field("app", t("field.app"), input("app", { placeholder: "billing", list: "app-list" }), t("help.app"), { required: true }),
       field("name", t("field.name"), input("name", { placeholder: "nightly-settlement" }), t("help.name"), { required: true }),
       field("description", t("field.description"), input("description", { tag: "textarea", rows: 2 }), null, { wide: true }))),
     card(t("form.schedule"), h("div", { class: "form-grid" },
@@ -89,14 +145,14 @@ export default function mount(root, ctx) {
       field("overlap_policy", t("field.overlap_policy"), input("overlap_policy", { tag: "select", options: [["allow", t("overlap.allow")], ["skip", t("overlap.skip")], ["queue", t("overlap.queue")], ["replace", t("overlap.replace")]] }), t("help.overlap_policy")),
       zoneList)),
     card(t("form.execution"), h("div", { class: "form-grid" },
-      field("handler", t("field.handler"), input("handler", { class: "mono", placeholder: "demo.hello" }), t("help.handler"), { required: true }),
+      handlerField,
       field("slots", t("field.slots"), input("slots", { type: "number", min: 1, max: 1024, placeholder: "1" }), t("help.slots")),
       field("params", t("field.params"), input("params", { tag: "textarea", rows: 2, class: "mono" }), t("help.params"), { wide: true }),
       field("slot_params", t("field.slot_params"), input("slot_params", { class: "mono", placeholder: "0=Beijing,1=Shanghai" }), t("help.slot_params"), { wide: true }),
       field("timeout_ms", t("field.timeout_ms"), input("timeout_ms", { type: "number", min: 0, placeholder: "0" }), t("help.timeout_ms"), { suffix: "ms" }),
       field("retry_max", t("field.retry_max"), input("retry_max", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.retry_max")),
       field("retry_backoff_ms", t("field.retry_backoff_ms"), input("retry_backoff_ms", { type: "number", min: 1, placeholder: "1000" }), null, { suffix: "ms" }),
-      field("child_job_ids", t("field.child_job_ids"), input("child_job_ids", { placeholder: "12, 15" }), t("help.child_job_ids")),
+      childField,
       id ? null : h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))))),
     card(t("form.records"), h("div", { class: "form-grid", id: "records-group" },
       field("dedup_scope", t("field.dedup_scope"), input("dedup_scope", { class: "mono", list: "scope-list", placeholder: "run · job · settle:{date}" }), t("help.dedup_scope"), { wide: true }),
@@ -207,10 +263,12 @@ export default function mount(root, ctx) {
       showErrors(local);
       setState(Object.keys(local).length ? "invalid" : "valid", Object.keys(local).length ? t("form.invalid") : t("form.valid"));
       renderPreview(res);
+      showWarnings(res.warnings);
     } catch (e) {
       if (my !== seq) return;
       const fields = { ...e.fields, ...local };
       showErrors(fields);
+      showWarnings(null);
       if (e.status !== 400) { setState("invalid", e.message); return; }
       const scheduleBad = Object.keys(fields).some(k => SCHEDULE_FIELDS.has(k));
       if (scheduleBad) {
@@ -235,9 +293,17 @@ export default function mount(root, ctx) {
       }
     }
   }
+  /** showWarnings shows what the job would meet though valid (no executor
+   * offers its handler), under the handler field. */
+  function showWarnings(ws) {
+    handlerWarn.hidden = !(ws && ws.length);
+    fill(handlerWarn, (ws || []).join(" "));
+  }
   const changed = debounce(validate, 300);
 
   form.addEventListener("input", ev => {
+    if (ev.target === inputs.app) fillHandlers();
+    if (ev.target === inputs.child_job_ids) showChildNames();
     if (ev.target.name) touched.add(ev.target.name);
     banner.hidden = true;
     changed();
@@ -291,12 +357,14 @@ export default function mount(root, ctx) {
       setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
+    fillHandlers();
+    showChildNames();
     await validate();
   }
 
   let loaded = false;
   return {
-    refresh: async () => { if (!loaded) { loaded = true; await load(); } },
+    refresh: async () => { if (!loaded) { loaded = true; await Promise.all([load(), loadChoices()]); } },
     interval: () => 0,
   };
 }
