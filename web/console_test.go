@@ -316,6 +316,20 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="runs"]`)))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length > 3`, "runs listed")
 	b.screenshot("12-runs")
+	// A run no executor can take says why, as a warning on its page and
+	// under its job in the jobs list.
+	stuck := api.createJob(map[string]any{"app": "demo", "name": "stuck", "handler": "demo.nope", "cron": "0 0 1 1 *"})
+	stuckRun := api.trigger(stuck)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, stuckRun)))
+	b.waitJS(30*time.Second, `(() => { const e = document.querySelector("#run-error");
+		return e && !e.hidden && e.classList.contains("callout-warn") && e.textContent.includes("has handler demo.nope"); })()`, "the stuck run says why it waits")
+	b.screenshot("12b-run-waiting")
+	b.do(chromedp.Navigate(base + "/#/jobs"))
+	b.waitJS(15*time.Second, fmt.Sprintf(`(() => { const tr = document.querySelector('#jobs-table tr[data-key="%d"]');
+		return tr && tr.querySelector(".run-reason.text-warn") && tr.querySelector(".run-reason").textContent.includes("demo.nope"); })()`, stuck), "the jobs list shows why its last run waits")
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, stuck)))
+	b.waitJS(15*time.Second, `document.querySelector("#job-actions") !== null`, "the stuck job's page")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuck), nil, nil) // its run is cancelled: later counts are not disturbed
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="cluster"]`)))
 	b.waitJS(15*time.Second, `document.querySelector("#leader-holder") && document.querySelector("#leader-holder").textContent === "standalone" &&
 		document.querySelectorAll("#members-table tbody tr").length === 1`, "cluster page")

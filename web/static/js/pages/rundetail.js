@@ -250,7 +250,11 @@ export default function mount(root, ctx) {
     btns.push(h("a", { class: "btn btn-secondary", href: "#/jobs/" + r.job_id }, t("run.openJob")));
     const sig = btns.map(b => b.id + b.textContent).join("|");
     if (actions.dataset.sig !== sig) { fill(actions, ...btns); actions.dataset.sig = sig; }
+    // A pending run's error is why it waits ("waiting: no online executor
+    // of app … has handler …"): a warning, not a failure.
     errorBanner.hidden = !r.error;
+    const waiting = r.status === "pending" && !!r.error;
+    errorBanner.className = waiting ? "callout callout-warn" : "callout callout-bad";
     errorBanner.textContent = r.error || "";
   }
 
