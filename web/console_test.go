@@ -458,6 +458,34 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot("19b-audit-filtered")
 	b.do(chromedp.Evaluate[chromedp.Void](`["#audit-action", "#audit-object", "#audit-to"].forEach(s => { const f = document.querySelector(s); f.value = ""; f.dispatchEvent(new Event("change")); })`))
 
+	// Narrow windows: every page stays one click away (entries that do not
+	// fit go into "More"), the live indicator, UTC toggle, language, user
+	// menu and logout stay in view, and nothing scrolls out of sight.
+	for _, width := range []int64{1024, 1366} {
+		b.do(chromedp.EmulateViewport(width, 768))
+		b.waitJS(5*time.Second, `(() => { const nav = document.querySelector("#nav");
+			return nav.scrollWidth <= nav.clientWidth + 1; })()`, fmt.Sprintf("the menu fits at %d px", width))
+		inView := `(sel => { const r = document.querySelector(sel).getBoundingClientRect();
+			return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= window.innerWidth; })`
+		for _, sel := range []string{"#live", "#utc-toggle", "#lang-select", "#user-menu", "#logout"} {
+			require.True(t, b.evalBool(inView+"("+strconv.Quote(sel)+")"), "%s in view at %d px", sel, width)
+		}
+		reachable := b.evalString(`["dashboard", "jobs", "runs", "failures", "executors", "alarms", "cluster", "audit", "users", "tokens"].filter(n =>
+			!document.querySelector('#nav a[data-nav="' + n + '"], #nav-more-list a[data-nav="' + n + '"]')).join(",")`)
+		require.Empty(t, reachable, "pages with no menu entry at %d px", width)
+		b.screenshot(fmt.Sprintf("21-narrow-%d", width))
+		if width == 1024 {
+			require.True(t, b.evalBool(`!document.querySelector("#nav-more").hidden && document.querySelectorAll("#nav-more-list a").length > 0`), "a More menu at 1024 px")
+			b.do(chromedp.Click(chromedp.CSS("#nav-more-toggle")), chromedp.WaitVisible(chromedp.CSS(`#nav-more-list a[data-nav="users"]`)))
+			b.screenshot("21-narrow-1024-more")
+			b.do(chromedp.Click(chromedp.CSS(`#nav-more-list a[data-nav="users"]`)))
+			b.waitJS(15*time.Second, `location.hash === "#/users" && document.querySelector("#users-table") !== null && !document.querySelector("#nav-more").open &&
+				document.querySelector("#nav-more-toggle").classList.contains("active")`, "Users opened from More, which shows it is there")
+		}
+	}
+	b.do(chromedp.EmulateViewport(1440, 900))
+	b.waitJS(5*time.Second, `document.querySelector("#nav-more").hidden`, "no More menu at 1440 px")
+
 	// A viewer sees no edit, trigger or retry button, no Users or Audit
 	// entry, and the API refuses the actions anyway.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
@@ -505,6 +533,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// different new passwords and a wrong current one are field errors in
 	// the dialog; a change ends the session, and only the new password
 	// signs in again.
+	b.do(chromedp.Click(chromedp.CSS("#user-menu > summary")), chromedp.WaitVisible(chromedp.CSS("#change-password")))
 	b.do(chromedp.Click(chromedp.CSS("#change-password")), chromedp.WaitVisible(chromedp.CSS("#password-dialog")))
 	b.do(chromedp.SendKeys(chromedp.CSS("#pw-old"), "viewer-password-1"), chromedp.SendKeys(chromedp.CSS("#pw-new"), "viewer-password-2"),
 		chromedp.SendKeys(chromedp.CSS("#pw-again"), "viewer-password-3"))

@@ -53,7 +53,10 @@ function parseHash() {
 }
 
 function renderNav(active) {
+  fill($("nav-more-list"));
   fill($("nav"), ...navItems.filter(([, need]) => !need || (me && can(me.role, need))).map(([n]) => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
+  $("nav-more-toggle").textContent = t("nav.more") + " ▾";
+  fitNav();
   $("logout").textContent = t("nav.logout");
   $("change-password").textContent = t("nav.password");
   $("change-password").title = t("password.title");
@@ -62,6 +65,28 @@ function renderNav(active) {
   $("lang-select").setAttribute("aria-label", t("nav.language"));
   $("utc-toggle").checked = isUTC();
   $("utc-toggle").parentElement.title = t("nav.utcHint");
+}
+
+/**
+ * fitNav moves the menu entries that do not fit the top bar (narrow
+ * windows) into the "More" menu after it, last ones first, and back when
+ * there is room again: every page stays one click away, with no hidden
+ * scrolling.
+ */
+function fitNav() {
+  const nav = $("nav"), more = $("nav-more"), list = $("nav-more-list");
+  for (const a of [...list.children]) { a.classList.remove("menu-item"); a.classList.add("nav-link"); nav.append(a); }
+  more.hidden = true;
+  const moved = [];
+  while (nav.scrollWidth > nav.clientWidth + 1 && nav.children.length > 1) {
+    more.hidden = false; // takes room too: measured again
+    moved.unshift(nav.lastElementChild);
+    nav.lastElementChild.remove();
+  }
+  for (const a of moved) { a.classList.remove("nav-link"); a.classList.add("menu-item"); }
+  list.append(...moved);
+  if (more.hidden) more.open = false;
+  $("nav-more-toggle").classList.toggle("active", moved.some(a => a.classList.contains("active")));
 }
 
 function setLive(state) {
@@ -198,6 +223,15 @@ async function boot() {
   $("logout").addEventListener("click", async () => {
     await api("POST", "/logout").catch(() => {});
     showLogin();
+  });
+  let fitting = 0;
+  window.addEventListener("resize", () => { cancelAnimationFrame(fitting); fitting = requestAnimationFrame(fitNav); });
+  // Menus close on a choice or a click elsewhere.
+  document.addEventListener("click", ev => {
+    for (const id of ["nav-more", "user-menu"]) {
+      const m = $(id);
+      if (m.open && (!m.contains(ev.target) || ev.target.closest("a, .menu-item"))) m.open = false;
+    }
   });
   $("change-password").addEventListener("click", async () => {
     if (!(await passwordDialog())) return;
