@@ -20,6 +20,7 @@ import (
 	"github.com/shardjob/shardjob/admin/executorsvc"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	"github.com/shardjob/shardjob/web"
 )
@@ -103,8 +104,9 @@ type Config struct {
 	SecureCookies bool
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock tells the time of schedule previews, validation and token
+	// checks. Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -124,8 +126,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -167,9 +169,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, log: cfg.Logger,
-		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
-		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow),
-		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow),
+		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Clock.Now),
+		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
+		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
 	}
 	s.proto = executorsvc.New(executorsvc.Config{
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,

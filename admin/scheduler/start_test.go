@@ -11,6 +11,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // leadWithExecutor records epoch 1 for the test leader and registers one
@@ -46,9 +47,9 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{startAll: true}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, StartBatch: 7}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, StartBatch: 7}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -101,7 +102,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "old")
@@ -159,7 +160,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}}, t0)
@@ -183,7 +184,7 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
 		newRun := func(j store.Job, at int64, kind string) store.Run { return pendingRun(t, st, j.ID, at, kind, 1) }
@@ -234,8 +235,8 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
+		c := clock.NewManual(t0)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -299,9 +300,9 @@ func TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{refuse: true}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, DispatchTimeout: 30 * time.Second}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, DispatchTimeout: 30 * time.Second}, st, p)
 		require.NoError(t, err)
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}}, t0)

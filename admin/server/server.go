@@ -23,6 +23,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -100,6 +101,11 @@ type Config struct {
 	Out io.Writer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Clock is the one local clock of every part of the replica (scheduler,
+	// watchdog, alarms, API, metrics); what other processes compare is
+	// taken from the database clock instead (docs/architecture.md,
+	// "Clocks"). Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -126,6 +132,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -259,19 +268,19 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.mets, err = metrics.New(metrics.Config{
 		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
-		DB:        st.DB().DB, Coordinator: zkProbe, Logger: log,
+		DB:        st.DB().DB, Coordinator: zkProbe, Logger: log, Clock: cfg.Clock,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
-		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets,
+		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets, Clock: cfg.Clock,
 	}, st, router)
 	if err != nil {
 		return nil, err
 	}
-	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log}, st)
+	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log, Clock: cfg.Clock}, st)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +292,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	var alarmChannels api.AlarmChannels
 	if cfg.AlarmChannelsFile != "" {
-		acfg := alarm.Config{ID: cfg.ID, Logger: log}
+		acfg := alarm.Config{ID: cfg.ID, Logger: log, Clock: cfg.Clock}
 		if err := alarm.LoadFile(cfg.AlarmChannelsFile, &acfg); err != nil {
 			return nil, &SettingError{Setting: "alarm-channels", Err: err}
 		}
@@ -300,7 +309,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, Logger: log,
+		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {
