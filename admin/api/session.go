@@ -64,7 +64,7 @@ func (s *Server) login(c *gin.Context) {
 	}
 	s.loginThrottle.Reset(key)
 	token, csrf := auth.NewToken(), auth.NewToken()
-	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.Clock.Now().Add(s.cfg.SessionTTL)); err != nil {
+	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.SessionTTL); err != nil {
 		s.internal(c, err)
 		return
 	}

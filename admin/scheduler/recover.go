@@ -59,8 +59,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 			continue // nobody to take it yet; try next tick
 		}
 		to := placement.Spread(1, targets, a.RunID+int64(a.Slot))[0]
-		lease := s.cfg.Clock.Now().Add(s.cfg.LostAfter).UnixMilli()
-		tok, err := s.store.Reassign(ctx, epoch, a, to, lease)
+		tok, err := s.store.Reassign(ctx, epoch, a, to, s.cfg.LostAfter)
 		if err != nil {
 			return err
 		}

@@ -260,8 +260,8 @@ func (st *starter) firstErr() error {
 // executors.
 func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[int64]store.PendingRun, execs map[string][]store.Executor) error {
 	s := st.s
-	lease := s.cfg.Clock.Now().Add(s.cfg.LostAfter).UnixMilli()
-	started, err := s.store.StartRuns(ctx, st.epoch, lease, batch)
+	// The attempts' leases run from the database clock (store.StartRuns).
+	started, err := s.store.StartRuns(ctx, st.epoch, s.cfg.LostAfter, batch)
 	if err != nil {
 		return err
 	}

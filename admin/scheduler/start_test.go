@@ -63,12 +63,22 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, j.SlotCount)
 		}
+		before, err := st.Now(ctx)
+		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
+		after, err := st.Now(ctx)
+		require.NoError(t, err)
 
 		require.Equal(t, runs, count(t, st, `SELECT COUNT(*) FROM job_run WHERE status = 'running' AND started_at IS NOT NULL`))
 		slots := count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE current = 1 AND attempt = 1`)
 		require.Equal(t, wantSlots, slots, "one first attempt per slot")
+		// The leader's clock (t0) is far from the database's: the leases are
+		// the database clock plus the loss threshold (3 × the 2 s default
+		// heartbeat) all the same.
+		lost := (6 * time.Second).Milliseconds()
+		require.Equal(t, slots, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE lease_until BETWEEN ? AND ?`, before.UnixMilli()+lost, after.UnixMilli()+lost),
+			"leases run from the database clock, not the leader's")
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE acked = 0`), "every attempt pushed and acknowledged")
 		require.Equal(t, slots, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE status = 'running' AND started_at IS NOT NULL`),
 			"the executors answered that they started them: running, not queued (nothing to steal)")
