@@ -20,6 +20,10 @@
 -- (RunList; see filters in admin/store).
 -- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
 -- passes NULL and uses the database clock.
+-- An instant that another process compares (heartbeats, leases, sessions) is
+-- written from {{now_ms}}, a lease as "{{now_ms}} + ?" with its length as the
+-- parameter, never as an instant of the caller's clock (docs/architecture.md,
+-- "Clocks").
 
 -- name: DBNow
 SELECT {{now_ms}};
