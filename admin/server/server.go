@@ -76,8 +76,8 @@ type Config struct {
 	AlarmChannelsFile string
 	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
 	// TokensFile is --xxljob-tokens, its AllowedHosts
-	// --xxljob-allowed-hosts. HeartbeatInterval and Logger default to this
-	// replica's.
+	// --xxljob-allowed-hosts. HeartbeatInterval, Logger and Clock default
+	// to this replica's.
 	XXLJob xxljob.Config
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
@@ -249,6 +249,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if xcfg.Logger == nil {
 		xcfg.Logger = log
+	}
+	if xcfg.Clock == nil {
+		xcfg.Clock = cfg.Clock
 	}
 	if s.xxl, err = xxljob.New(xcfg, st); err != nil {
 		return nil, err
