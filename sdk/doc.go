@@ -134,4 +134,14 @@
 // and dedup table of the design do exactly that), so that a replaced attempt
 // writes nothing. A result sent with a superseded token is rejected by the
 // admin.
+//
+// # Clocks
+//
+// The executor keeps the standard clock (time.Now): it measures only local
+// durations (slot times, heartbeat pacing, how long the admins have been
+// silent) and compares the admin's validity bounds of pushes and heartbeat
+// assignments with its wall clock, as the admin sets them from its own
+// (both rely on NTP). Nothing it shares with other processes is an instant
+// of its clock: shard locks and the dedup table of sdk/records are stamped
+// by the database clock in SQL.
 package sdk

@@ -25,6 +25,10 @@
 -- (RunList; see filters in admin/store).
 -- "COALESCE(?, {{now_ms}})" lets tests pass a fixed "now" while production
 -- passes NULL and uses the database clock.
+-- An instant that another process compares (heartbeats, leases, sessions) is
+-- written from {{now_ms}}, a lease as "{{now_ms}} + ?" with its length as the
+-- parameter, never as an instant of the caller's clock (docs/architecture.md,
+-- "Clocks").
 
 -- name: DBNow
 SELECT {{now_ms}};
@@ -51,7 +55,7 @@ SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE u
 SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE id = ?;
 
 -- name: SessionInsert
-INSERT INTO user_session (token_hash, user_id, expires_at) VALUES (?, ?, ?);
+INSERT INTO user_session (token_hash, user_id, expires_at) VALUES (?, ?, {{now_ms}} + ?);
 
 -- name: SessionGet
 SELECT user_id FROM user_session WHERE token_hash = ? AND expires_at > {{now_ms}};
@@ -194,8 +198,10 @@ SET slots_succeeded = CASE id WHEN ? THEN ? END,
 WHERE id IN (?);
 
 -- name: AttemptInsert
+-- lease_until is the database clock plus the lease (milliseconds), like
+-- every instant another process compares (docs/architecture.md, "Clocks").
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
-VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, ?);
+VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 
 -- name: AttemptsOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
@@ -432,8 +438,9 @@ VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL);
 -- name: AttemptInsertMoved
 -- The next attempt of a slot moved off an executor (lost, or unstarted work
 -- given to an idle one): same failure count as the attempt it replaces.
+-- lease_until: the database clock plus the lease, as in AttemptInsert.
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
-VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, ?);
+VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 
 -- name: AttemptsUnplaced
 SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler,
@@ -443,7 +450,8 @@ WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptPlace
-UPDATE slot_attempt SET executor_id = ?, dispatched_at = {{now_ms}}, lease_until = ?
+-- lease_until: the database clock plus the lease, as in AttemptInsert.
+UPDATE slot_attempt SET executor_id = ?, dispatched_at = {{now_ms}}, lease_until = {{now_ms}} + ?
 WHERE id = ? AND current = 1 AND status = 'assigned' AND executor_id IS NULL;
 
 -- name: AttemptsFailedOfRun

@@ -1,12 +1,12 @@
 package alarm_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 )
 
@@ -14,22 +14,6 @@ import (
 // the notifier, the HTTP clients or the test servers leaked.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }
 
-// clock is a manual clock for windows, backoff and leases.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// newClock is a manual clock for windows, backoff and leases, standing at
+// the present.
+func newClock() *clock.Manual { return clock.NewManual(time.Now()) }

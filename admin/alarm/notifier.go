@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Config of the notifier. Zero fields take the documented defaults.
@@ -48,8 +49,9 @@ type Config struct {
 	SampleSize int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of windows, backoff and leases. Default time.Now.
-	Now func() time.Time
+	// Clock is the clock of windows, backoff and leases. Default
+	// clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -81,8 +83,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -192,7 +194,7 @@ type Round struct {
 func (n *Notifier) RunOnce(ctx context.Context) (Round, error) {
 	var r Round
 	for {
-		a, _, err := n.st.FanOutAlarms(ctx, n.cfg.Now(), n.cfg.BatchSize, n.dests)
+		a, _, err := n.st.FanOutAlarms(ctx, n.cfg.Clock.Now(), n.cfg.BatchSize, n.dests)
 		r.Alarms += a
 		if err != nil {
 			return r, err
@@ -202,7 +204,7 @@ func (n *Notifier) RunOnce(ctx context.Context) (Round, error) {
 		}
 	}
 	for {
-		batches, err := n.st.ClaimAlarmBatches(ctx, n.cfg.Now(), n.cfg.ID, n.cfg.Lease, n.cfg.Parallel, n.cfg.SampleSize)
+		batches, err := n.st.ClaimAlarmBatches(ctx, n.cfg.Clock.Now(), n.cfg.ID, n.cfg.Lease, n.cfg.Parallel, n.cfg.SampleSize)
 		if err != nil {
 			return r, err
 		}
@@ -236,7 +238,7 @@ func (n *Notifier) RunOnce(ctx context.Context) (Round, error) {
 
 // dests are the default channels plus the job's routes.
 func (n *Notifier) dests(a store.Alarm, routes []store.AlarmRoute) []store.AlarmDest {
-	if age := n.cfg.Now().Sub(time.UnixMilli(a.At)); age > n.cfg.MaxAge {
+	if age := n.cfg.Clock.Now().Sub(time.UnixMilli(a.At)); age > n.cfg.MaxAge {
 		n.log.Warn("alarm too old to send; see the console", "alarm_id", a.ID, "kind", a.Kind, "age", age.Round(time.Second))
 		return nil
 	}
@@ -292,7 +294,7 @@ func (n *Notifier) deliver(ctx context.Context, b store.AlarmBatch) outcome {
 	// at once elsewhere instead of after the lease.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	now := n.cfg.Now()
+	now := n.cfg.Clock.Now()
 	var res outcome
 	if err == nil {
 		err = n.st.AlarmBatchSent(rctx, now, b, n.cfg.Window)

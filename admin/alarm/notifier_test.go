@@ -18,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/alarm"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
@@ -61,8 +62,8 @@ func raise(t *testing.T, st *store.Store, n int, jobID int64, kinds ...string) {
 	}
 }
 
-func notifier(t *testing.T, st *store.Store, clk *clock, id string, eps ...alarm.Endpoint) *alarm.Notifier {
-	n, err := alarm.New(alarm.Config{ID: id, Channels: eps, Now: clk.Now, Window: time.Minute, RetryBase: 10 * time.Second,
+func notifier(t *testing.T, st *store.Store, clk *clock.Manual, id string, eps ...alarm.Endpoint) *alarm.Notifier {
+	n, err := alarm.New(alarm.Config{ID: id, Channels: eps, Clock: clk, Window: time.Minute, RetryBase: 10 * time.Second,
 		MaxAge: 24 * time.Hour, Logger: quiet}, st)
 	require.NoError(t, err)
 	return n
@@ -206,7 +207,7 @@ func TestDeliveryGivesUpAfterMaxAttempts(t *testing.T) {
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
 		clk := newClock()
 		rec := &recorder{fail: 1 << 30}
-		n, err := alarm.New(alarm.Config{ID: "a1", Now: clk.Now, MaxAttempts: 3, Logger: quiet, RetryBase: time.Second,
+		n, err := alarm.New(alarm.Config{ID: "a1", Clock: clk, MaxAttempts: 3, Logger: quiet, RetryBase: time.Second,
 			Channels: []alarm.Endpoint{{Name: "ops", Default: true, Channel: rec}}}, st)
 		require.NoError(t, err)
 		raise(t, st, 1, 9, store.AlarmRunFailed)
@@ -253,7 +254,7 @@ func TestTwoNotifiersDeliverEachAlarmOnce(t *testing.T) {
 	rec := &recorder{}
 	ep := alarm.Endpoint{Name: "ops", Default: true, Channel: rec}
 	mk := func(id string, st *store.Store) *alarm.Notifier {
-		n, err := alarm.New(alarm.Config{ID: id, Channels: []alarm.Endpoint{ep}, Now: clk.Now, BatchSize: 7, Parallel: 3, Logger: quiet}, st)
+		n, err := alarm.New(alarm.Config{ID: id, Channels: []alarm.Endpoint{ep}, Clock: clk, BatchSize: 7, Parallel: 3, Logger: quiet}, st)
 		require.NoError(t, err)
 		return n
 	}

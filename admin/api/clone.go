@@ -47,7 +47,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 	// jobs are not copied.
 	spec := apitypes.JobSpec{JobDef: jobdef.View(j).JobDef}
 	spec.App, spec.Name, spec.Enabled = req.App, req.Name, &enabled
-	v, err := jobdef.Validate(spec, s.cfg.Now())
+	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
 		if !s.validationFailed(c, err) {
 			s.internal(c, err)

@@ -49,7 +49,7 @@ func (s *Server) createJob(c *gin.Context) {
 			Fields: map[string]string{"app": "not one of your apps (" + currentUser(c).Apps + "); ask an admin"}})
 		return
 	}
-	v, err := jobdef.Validate(spec, s.cfg.Now())
+	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
 		if !s.validationFailed(c, err) {
 			s.internal(c, err)
@@ -184,7 +184,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required", Fields: map[string]string{"version": "send the version you read (optimistic lock), currently " + strconv.FormatInt(old.Version, 10)}})
 		return
 	}
-	v, err := jobdef.ValidateUpdate(spec, s.cfg.Now(), time.UnixMilli(old.CreatedAt))
+	v, err := jobdef.ValidateUpdate(spec, s.cfg.Clock.Now(), time.UnixMilli(old.CreatedAt))
 	if err != nil {
 		if !s.validationFailed(c, err) {
 			s.internal(c, err)
@@ -230,7 +230,7 @@ func (s *Server) validateJob(c *gin.Context) {
 	if !decode(c, &spec) {
 		return
 	}
-	v, err := jobdef.Validate(spec, s.cfg.Now())
+	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
 		if !s.validationFailed(c, err) {
 			s.internal(c, err)
@@ -238,7 +238,7 @@ func (s *Server) validateJob(c *gin.Context) {
 		return
 	}
 	var out []Preview
-	for _, f := range v.Schedule.Preview(s.cfg.Now(), 10) {
+	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
 		out = append(out, Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note})
 	}
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": s.handlerWarnings(c, v.Job.App, v.Job.Handler)})
@@ -316,7 +316,7 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
 			return
 		}
-		next = jobdef.NextFire(sc, s.cfg.Now())
+		next = jobdef.NextFire(sc, s.cfg.Clock.Now())
 	}
 	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
 		s.internal(c, err)
@@ -377,7 +377,7 @@ func (s *Server) triggerJob(c *gin.Context) {
 		}
 		params = *req.Params
 	}
-	at := s.cfg.Now()
+	at := s.cfg.Clock.Now()
 	kind := store.TriggerManual
 	if req.ScheduledAt != nil {
 		at = *req.ScheduledAt

@@ -41,7 +41,7 @@ func startRunOn(t *testing.T, st *store.Store, ex int64, handler string, slots i
 	for i := range atts {
 		atts[i] = store.NewAttempt{Slot: i, Attempt: 1, ExecutorID: ex}
 	}
-	ok, err := st.StartRun(ctx, 1, run.ID, time.Now().Add(time.Hour).UnixMilli(), atts)
+	ok, err := st.StartRun(ctx, 1, run.ID, time.Hour, atts)
 	require.NoError(t, err)
 	require.True(t, ok)
 	got, err := st.Attempts(ctx, run.ID)

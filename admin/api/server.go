@@ -21,6 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	"github.com/shardjob/shardjob/web"
 )
@@ -108,8 +109,9 @@ type Config struct {
 	InitialPasswordFile string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock tells the time of schedule previews, validation and token
+	// checks. Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -129,8 +131,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -173,9 +175,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger,
-		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Now),
-		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow),
-		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow),
+		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Clock.Now),
+		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
+		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
 	}
 	s.proto = executorsvc.New(executorsvc.Config{
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,

@@ -80,7 +80,7 @@ func (s *Server) login(c *gin.Context) {
 	s.loginThrottle.Reset(key)
 	s.forgetInitialPassword(u.Username)
 	token, csrf := auth.NewToken(), auth.NewToken()
-	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.Now().Add(s.cfg.SessionTTL)); err != nil {
+	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.SessionTTL); err != nil {
 		s.internal(c, err)
 		return
 	}

@@ -141,7 +141,7 @@ func (s *Server) tokenView(t store.APIToken) TokenView {
 	switch {
 	case t.RevokedAt.Valid:
 		v.State = "revoked"
-	case t.ExpiresAt.Valid && t.ExpiresAt.Int64 <= s.cfg.Now().UnixMilli():
+	case t.ExpiresAt.Valid && t.ExpiresAt.Int64 <= s.cfg.Clock.Now().UnixMilli():
 		v.State = "expired"
 	}
 	return v
@@ -317,7 +317,7 @@ func nonNil(ids []int64) []int64 {
 // that token; asking for longer (0 is "never") answers 400 with the limit.
 // A token created from a console session is capped by nothing here.
 func (s *Server) childExpiry(c *gin.Context, parent store.APIToken, viaToken bool, days *int) (time.Time, bool) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var want time.Time
 	if days != nil && *days > 0 {
 		want = now.Add(time.Duration(*days) * 24 * time.Hour)

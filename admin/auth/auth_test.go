@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 func TestPasswords(t *testing.T) {
@@ -132,9 +134,8 @@ func TestBootstrapOnlyOnce(t *testing.T) {
 
 func TestThrottle(t *testing.T) {
 	t.Parallel()
-	now := time.Unix(1000, 0)
-	th := NewThrottle(3, time.Minute)
-	th.Now = func() time.Time { return now }
+	now := clock.NewManual(time.Unix(1000, 0))
+	th := NewThrottle(3, time.Minute, now)
 	for range 3 {
 		ok, _ := th.Take("u")
 		require.True(t, ok)
@@ -144,11 +145,11 @@ func TestThrottle(t *testing.T) {
 	require.Equal(t, time.Minute, wait)
 	ok, _ = th.Take("other")
 	require.True(t, ok)
-	now = now.Add(30 * time.Second)
+	now.Advance(30 * time.Second)
 	ok, wait = th.Take("u")
 	require.False(t, ok, "a refused attempt does not count, but the window has not passed")
 	require.Equal(t, 30*time.Second, wait)
-	now = now.Add(31 * time.Second)
+	now.Advance(31 * time.Second)
 	ok, _ = th.Take("u")
 	require.True(t, ok)
 	th.Reset("u")
@@ -162,7 +163,7 @@ func TestThrottle(t *testing.T) {
 // Max go ahead (the check and the count are one step).
 func TestThrottleTakeIsAtomic(t *testing.T) {
 	t.Parallel()
-	th := NewThrottle(5, time.Minute)
+	th := NewThrottle(5, time.Minute, clock.System)
 	var wg sync.WaitGroup
 	var allowed atomic.Int32
 	for range 50 {
@@ -182,10 +183,9 @@ func TestThrottleTakeIsAtomic(t *testing.T) {
 // whole table when it was full let a spray free every throttled key.)
 func TestThrottleSprayEvictsOnlyTheOldest(t *testing.T) {
 	t.Parallel()
-	now := time.Unix(1000, 0)
-	th := NewThrottle(3, time.Minute)
+	now := clock.NewManual(time.Unix(1000, 0))
+	th := NewThrottle(3, time.Minute, now)
 	th.MaxKeys = 1000
-	th.Now = func() time.Time { return now }
 	for range 3 {
 		th.Take("victim")
 	}
@@ -204,7 +204,7 @@ func TestThrottleSprayEvictsOnlyTheOldest(t *testing.T) {
 	require.True(t, ok, "the newest sprayed key is kept (its second attempt of 3)")
 
 	// A key not touched for a whole window is dropped without any spray.
-	now = now.Add(time.Minute)
+	now.Advance(time.Minute)
 	th.Take("late")
 	require.Equal(t, 1, th.Len())
 }

@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"sync"
 	"time"
+
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // DefaultThrottleKeys is how many keys a Throttle keeps by default.
@@ -30,8 +32,8 @@ type Throttle struct {
 	Window time.Duration
 	// MaxKeys bounds memory. Default DefaultThrottleKeys.
 	MaxKeys int
-	// Now is the clock. Default time.Now.
-	Now func() time.Time
+	// Clock tells the time of attempts. NewThrottle sets it.
+	Clock clock.Clock
 
 	mu    sync.Mutex
 	keys  map[string]*list.Element // of *throttleEntry
@@ -44,10 +46,10 @@ type throttleEntry struct {
 	attempts []time.Time // within Window, oldest first; at most Max
 }
 
-// NewThrottle returns a Throttle allowing max attempts per key and window,
-// keeping DefaultThrottleKeys keys.
-func NewThrottle(max int, window time.Duration) *Throttle {
-	return &Throttle{Max: max, Window: window, MaxKeys: DefaultThrottleKeys, Now: time.Now}
+// NewThrottle returns a Throttle allowing max attempts per key and window
+// by clk, keeping DefaultThrottleKeys keys.
+func NewThrottle(max int, window time.Duration, clk clock.Clock) *Throttle {
+	return &Throttle{Max: max, Window: window, MaxKeys: DefaultThrottleKeys, Clock: clk}
 }
 
 // Take counts an attempt for key and reports true when it may go ahead.
@@ -56,7 +58,7 @@ func NewThrottle(max int, window time.Duration) *Throttle {
 func (t *Throttle) Take(key string) (bool, time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	now := t.Now()
+	now := t.Clock.Now()
 	e := t.touch(key, now)
 	kept := e.attempts[:0]
 	for _, at := range e.attempts {

@@ -56,7 +56,7 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	require.NoError(t, err)
 	run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
 	require.NoError(t, err)
-	ok, err := st.StartRun(ctx, 1, run.ID, time.Now().Add(time.Hour).UnixMilli(), []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
+	ok, err := st.StartRun(ctx, 1, run.ID, time.Hour, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
 	require.NoError(t, err)
 	require.True(t, ok)
 	atts, err := st.Attempts(ctx, run.ID)

@@ -103,6 +103,8 @@ func (s *Service) Heartbeat(ctx context.Context, req protocol.HeartbeatRequest) 
 		resp.Assignments = dispatch.BuildAssignments(slots)
 		if len(resp.Assignments) > 0 {
 			// Read later than this (the executor froze), they are ignored.
+			// The executor compares the bound with its own wall clock, so the
+			// bound is the wall clock too (docs/architecture.md, "Clocks").
 			resp.AssignmentsValidUntilMS = time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()
 		}
 	}

@@ -127,7 +127,7 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 func (c *clusterCollector) snapshot() clusterSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := c.cfg.Now()
+	now := c.cfg.Clock.Now()
 	if !c.last.at.IsZero() && now.Sub(c.last.at) < c.cfg.RefreshEvery && !now.Before(c.last.at) {
 		return c.last
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Namespace prefixes every metric of shardjob.
@@ -49,8 +50,8 @@ type Config struct {
 	// Logger receives refresh failures (Debug: they are counted in
 	// shardjob_metrics_refresh_errors_total). Default slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of the refresh cache. Default time.Now.
-	Now func() time.Time
+	// Clock is the clock of the refresh cache. Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -64,8 +65,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }

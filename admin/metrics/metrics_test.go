@@ -19,6 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -155,11 +156,11 @@ func TestHooks(t *testing.T) {
 	t.Parallel()
 	stats := scheduler.Stats{Fired: 5, Skipped: 2, DuplicateFirings: 1, StaleAborts: 3, Reassigned: 4, Retried: 6, Stolen: 7}
 	var zkErr error
-	now := time.Unix(1_700_000_000, 0)
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
 	m, err := metrics.New(metrics.Config{
 		Scheduler:   metrics.StatsFunc(func() scheduler.Stats { return stats }),
 		Coordinator: func(context.Context) error { return zkErr },
-		Now:         func() time.Time { return now },
+		Clock:       clk,
 	})
 	require.NoError(t, err)
 	m.RunStarted(store.TriggerCron, 150*time.Millisecond)
@@ -207,7 +208,7 @@ func TestHooks(t *testing.T) {
 	zkErr = errors.New("not connected")
 	got = scrape(t, m.Handler(""))
 	requireSeries(t, got, "shardjob_zookeeper_connected 1") // the probe is cached for RefreshEvery
-	now = now.Add(11 * time.Second)
+	clk.Advance(11 * time.Second)
 	got = scrape(t, m.Handler(""))
 	for _, series := range []string{
 		`shardjob_leader 0`,

@@ -13,6 +13,7 @@ import (
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/internal/clock"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
@@ -69,8 +70,8 @@ func BenchmarkFiring(b *testing.B) {
 
 func benchBatched(b *testing.B, st *store.Store, base time.Time, workers int) {
 	ctx := context.Background()
-	c := &clock{}
-	s, err := scheduler.New(scheduler.Config{ID: "bench", Now: c.Now, BatchSize: benchBatch, FireWorkers: workers}, st, &fakePusher{})
+	c := clock.NewManual(time.Time{})
+	s, err := scheduler.New(scheduler.Config{ID: "bench", Clock: c, BatchSize: benchBatch, FireWorkers: workers}, st, &fakePusher{})
 	require.NoError(b, err)
 	fired := 0
 	var elapsed time.Duration

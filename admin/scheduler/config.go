@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"github.com/shardjob/shardjob/internal/clock"
 	"log/slog"
 	"time"
 )
@@ -78,8 +79,10 @@ type Config struct {
 	Observer Observer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now is the clock used to decide what is due. Default time.Now.
-	Now func() time.Time
+	// Clock is the one clock of the leader's duties: what is due, backoff,
+	// timeouts and the pace of recovery. Leases are set from the database
+	// clock instead (docs/architecture.md, "Clocks"). Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -132,8 +135,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }

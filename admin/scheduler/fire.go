@@ -16,8 +16,8 @@ import (
 // first batch is full there is a backlog, and FireWorkers transactions
 // drain it in parallel.
 func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
-	start := time.Now()
-	window := s.preRead(ctx, s.cfg.Now())
+	start := s.cfg.Clock.Now()
+	window := s.preRead(ctx, start)
 	n, err := s.fireDue(ctx, epoch, window)
 	if err != nil || n < s.cfg.BatchSize {
 		return err
@@ -25,7 +25,7 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 	fired := int64(n)
 	var firedMu sync.Mutex
 	defer func() {
-		if d := time.Since(start).Seconds(); d > 0.2 {
+		if d := s.cfg.Clock.Now().Sub(start).Seconds(); d > 0.2 {
 			s.rate = 0.7*s.rate + 0.3*float64(fired)/d
 		}
 	}()
@@ -69,7 +69,7 @@ func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
 }
 
 func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var claimed, fired, skipped, dup int64
 	err := s.store.Tx(ctx, func(tx *store.Tx) error {
 		claimed, fired, skipped, dup = 0, 0, 0, 0

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // TestRecoverLostForgetsExecutorsLostPastTheHorizon: the leader's loss
@@ -18,8 +19,8 @@ func TestRecoverLostForgetsExecutorsLostPastTheHorizon(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, ForgetLostAfter: 10 * time.Minute}, st, &fakePusher{})
+		c := clock.NewManual(t0)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, ForgetLostAfter: 10 * time.Minute}, st, &fakePusher{})
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)

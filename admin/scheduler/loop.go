@@ -93,8 +93,8 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 			return false, err
 		}
 	}
-	if time.Since(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
-		*lastRecover = time.Now()
+	if now := s.cfg.Clock.Now(); now.Sub(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
+		*lastRecover = now
 		// drain.go. Drains change rarely: look for them at the pace of loss
 		// detection, not on every tick of the loop.
 		if err := s.DrainRequested(ctx); err != nil {
@@ -115,7 +115,7 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 // pre-read window or the next early-created run is due, at most PollInterval.
 func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	wait := s.cfg.PollInterval
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
 		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.window).Sub(now))
 	}

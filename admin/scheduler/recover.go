@@ -60,8 +60,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 			continue // nobody to take it yet; try next tick
 		}
 		to := placement.Spread(1, targets, a.RunID+int64(a.Slot))[0]
-		lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
-		tok, err := s.store.Reassign(ctx, epoch, a, to, lease)
+		tok, err := s.store.Reassign(ctx, epoch, a, to, s.cfg.LostAfter)
 		if err != nil {
 			return err
 		}
@@ -87,7 +86,7 @@ func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
 	if err != nil || len(stuck) == 0 {
 		return err
 	}
-	now := s.cfg.Now().UnixMilli()
+	now := s.cfg.Clock.Now().UnixMilli()
 	outcomes := make([]store.SlotOutcome, len(stuck))
 	for i, u := range stuck {
 		outcomes[i] = store.SlotOutcome{ExecutorID: u.ExecutorID, SlotResult: protocol.SlotResult{

@@ -13,7 +13,7 @@ func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 	if err != nil {
 		return err
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	for _, c := range cands {
 		delay := RetryDelay(c.ID, c.Failures+1, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
 		if c.FinishedAt.Valid && time.UnixMilli(c.FinishedAt.Int64).Add(delay).After(now) {

@@ -16,6 +16,7 @@ import (
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -81,18 +82,6 @@ func (f *fakePusher) Release(_ context.Context, _ string, req protocol.ReleaseRe
 
 var _ scheduler.Pusher = (*fakePusher)(nil)
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
 func eachDialect(t *testing.T, fn func(t *testing.T, st *store.Store)) { storetest.EachDialect(t, fn) }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -120,9 +109,9 @@ func online(t *testing.T, st *store.Store, in store.ExecutorInfo) store.Executor
 	return e
 }
 
-func newScheduler(t *testing.T, st *store.Store, c *clock, p scheduler.Pusher) *scheduler.Scheduler {
+func newScheduler(t *testing.T, st *store.Store, c *clock.Manual, p scheduler.Pusher) *scheduler.Scheduler {
 	t.Helper()
-	s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, BatchSize: 50}, st, p)
+	s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, BatchSize: 50}, st, p)
 	require.NoError(t, err)
 	return s
 }
@@ -138,7 +127,7 @@ func TestFireDueCreatesOneRunPerFiringAndAdvances(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 3, "test")
 		require.NoError(t, err)
@@ -175,7 +164,7 @@ func TestStaleLeaderCannotFire(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		old := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 4, "old")
 		require.NoError(t, err)
@@ -206,7 +195,7 @@ func TestMisfirePolicies(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -256,7 +245,7 @@ func TestOverlapSkipRecordsSkippedFiring(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -279,7 +268,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -358,7 +347,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -440,9 +429,9 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -495,7 +484,7 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -532,7 +521,7 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{failAddr: "http://127.0.0.1:1"}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -566,7 +555,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{blockAddr: "http://127.0.0.1:1", unblock: make(chan struct{})}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -608,7 +597,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{started: map[int64]bool{}}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "test")
@@ -658,7 +647,7 @@ func TestLeadingRaisesLeaderChange(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := newScheduler(t, st, &clock{now: t0}, &fakePusher{})
+		s := newScheduler(t, st, clock.NewManual(t0), &fakePusher{})
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -682,7 +671,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		p := &fakePusher{started: map[int64]bool{}}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: (&clock{now: t0}).Now, DisableWorkStealing: true}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: clock.NewManual(t0), DisableWorkStealing: true}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)

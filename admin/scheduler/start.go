@@ -37,8 +37,8 @@ func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
 // cannot start does not hide the ones behind it). more is true when it
 // stopped at assignBudget with due runs left.
 func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, err error) {
-	deadline := time.Now().Add(assignBudget)
-	now := s.cfg.Now().UnixMilli()
+	start := s.cfg.Clock.Now()
+	deadline, now := start.Add(assignBudget), start.UnixMilli()
 	workers := s.cfg.StartWorkers
 	if s.store.Dialect() == "sqlite" || s.cfg.StartBatch == 1 {
 		workers = 1 // one writer; the per-run path is one transaction after another
@@ -63,7 +63,7 @@ func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, 
 		if len(page) < pendingPage {
 			return false, nil
 		}
-		if time.Now().After(deadline) {
+		if s.cfg.Clock.Now().After(deadline) {
 			return true, nil
 		}
 	}
@@ -105,7 +105,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	}
 	for _, r := range page {
 		if !r.JobExists {
-			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Now().UnixMilli(), "job was deleted"); err != nil {
+			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Clock.Now().UnixMilli(), "job was deleted"); err != nil {
 				return err
 			}
 			continue
@@ -117,7 +117,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			if r.JobPaused {
 				reason = "the job was paused before this firing started"
 			}
-			if _, err := s.runs.EndPending(ctx, r.ID, store.RunSkipped, s.cfg.Now().UnixMilli(), reason); err != nil {
+			if _, err := s.runs.EndPending(ctx, r.ID, store.RunSkipped, s.cfg.Clock.Now().UnixMilli(), reason); err != nil {
 				return err
 			}
 			continue
@@ -260,8 +260,8 @@ func (st *starter) firstErr() error {
 // executors.
 func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[int64]store.PendingRun, execs map[string][]store.Executor) error {
 	s := st.s
-	lease := s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli()
-	started, err := s.store.StartRuns(ctx, st.epoch, lease, batch)
+	// The attempts' leases run from the database clock (store.StartRuns).
+	started, err := s.store.StartRuns(ctx, st.epoch, s.cfg.LostAfter, batch)
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 	for _, id := range started {
 		isStarted[id] = true
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	targets := map[string]map[int64]bool{} // app → executors with new attempts
 	for _, rs := range batch {
 		if !isStarted[rs.RunID] {
@@ -312,7 +312,7 @@ func (st *starter) unplaceable(r store.PendingRun, reason string) {
 // is one alarm, not thousands).
 func (st *starter) settleWaiting(ctx context.Context) error {
 	s := st.s
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	for reason, runs := range st.waiting {
 		var mark, fail []int64
 		for _, r := range runs {

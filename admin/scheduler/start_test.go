@@ -12,6 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // leadWithExecutor records epoch 1 for the test leader and registers one
@@ -47,9 +48,9 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{startAll: true}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, StartBatch: 7}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, StartBatch: 7}, st, p)
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -63,12 +64,22 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, j.SlotCount)
 		}
+		before, err := st.Now(ctx)
+		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()
+		after, err := st.Now(ctx)
+		require.NoError(t, err)
 
 		require.Equal(t, runs, count(t, st, `SELECT COUNT(*) FROM job_run WHERE status = 'running' AND started_at IS NOT NULL`))
 		slots := count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE current = 1 AND attempt = 1`)
 		require.Equal(t, wantSlots, slots, "one first attempt per slot")
+		// The leader's clock (t0) is far from the database's: the leases are
+		// the database clock plus the loss threshold (3 × the 2 s default
+		// heartbeat) all the same.
+		lost := (6 * time.Second).Milliseconds()
+		require.Equal(t, slots, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE lease_until BETWEEN ? AND ?`, before.UnixMilli()+lost, after.UnixMilli()+lost),
+			"leases run from the database clock, not the leader's")
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE acked = 0`), "every attempt pushed and acknowledged")
 		require.Equal(t, slots, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE status = 'running' AND started_at IS NOT NULL`),
 			"the executors answered that they started them: running, not queued (nothing to steal)")
@@ -102,7 +113,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{}
 		s := newScheduler(t, st, c, p)
 		_, err := st.ClaimEpoch(ctx, 1, "old")
@@ -160,7 +171,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}}, t0)
@@ -184,7 +195,7 @@ func TestDisabledOrPausedJobsStartNoScheduledRun(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
 		newRun := func(j store.Job, at int64, kind string) store.Run { return pendingRun(t, st, j.ID, at, kind, 1) }
@@ -235,8 +246,8 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
+		c := clock.NewManual(t0)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
 		require.NoError(t, err)
 		_, err = st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
@@ -300,9 +311,9 @@ func TestUnacknowledgedAttemptsFailAfterTheDispatchTimeout(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		c := &clock{now: t0}
+		c := clock.NewManual(t0)
 		p := &fakePusher{refuse: true}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, DispatchTimeout: 30 * time.Second}, st, p)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, DispatchTimeout: 30 * time.Second}, st, p)
 		require.NoError(t, err)
 		leadWithExecutor(t, st, "app", "h")
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "refused", Handler: "h", Cron: "0 0 1 1 *", RetryMax: 1}}, t0)

@@ -166,7 +166,7 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 		if !released[m.attempt.ID] {
 			continue // started meanwhile: it runs where it is
 		}
-		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.Now().Add(s.cfg.LostAfter).UnixMilli())
+		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.LostAfter)
 		if err != nil {
 			// The victim reports the token as released at its next
 			// heartbeat, which moves it (store.ReleaseAttempts).

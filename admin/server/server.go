@@ -23,6 +23,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -75,8 +76,8 @@ type Config struct {
 	AlarmChannelsFile string
 	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
 	// TokensFile is --xxljob-tokens, its AllowedHosts
-	// --xxljob-allowed-hosts. HeartbeatInterval and Logger default to this
-	// replica's.
+	// --xxljob-allowed-hosts. HeartbeatInterval, Logger and Clock default
+	// to this replica's.
 	XXLJob xxljob.Config
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
@@ -107,6 +108,11 @@ type Config struct {
 	InitialPasswordFile string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Clock is the one local clock of every part of the replica (scheduler,
+	// watchdog, alarms, API, metrics); what other processes compare is
+	// taken from the database clock instead (docs/architecture.md,
+	// "Clocks"). Default clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -133,6 +139,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -248,6 +257,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if xcfg.Logger == nil {
 		xcfg.Logger = log
 	}
+	if xcfg.Clock == nil {
+		xcfg.Clock = cfg.Clock
+	}
 	if s.xxl, err = xxljob.New(xcfg, st); err != nil {
 		return nil, err
 	}
@@ -266,19 +278,19 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.mets, err = metrics.New(metrics.Config{
 		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
-		DB:        st.SQLDB(), Coordinator: zkProbe, Logger: log,
+		DB:        st.SQLDB(), Coordinator: zkProbe, Logger: log, Clock: cfg.Clock,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
-		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets,
+		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets, Clock: cfg.Clock,
 	}, st, router)
 	if err != nil {
 		return nil, err
 	}
-	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log}, st)
+	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log, Clock: cfg.Clock}, st)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +302,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	var alarmChannels api.AlarmChannels
 	if cfg.AlarmChannelsFile != "" {
-		acfg := alarm.Config{ID: cfg.ID, Logger: log}
+		acfg := alarm.Config{ID: cfg.ID, Logger: log, Clock: cfg.Clock}
 		if err := alarm.LoadFile(cfg.AlarmChannelsFile, &acfg); err != nil {
 			return nil, &SettingError{Setting: "alarm-channels", Err: err}
 		}
@@ -307,7 +319,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log,
+		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {

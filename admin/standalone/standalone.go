@@ -29,6 +29,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/executor/demo"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -63,6 +64,9 @@ type Config struct {
 	Out io.Writer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Clock is the admin's local clock (server.Config.Clock). Default
+	// clock.System.
+	Clock clock.Clock
 	// Ready, if set, is called with the base URL once everything runs.
 	Ready func(url string)
 }
@@ -88,7 +92,7 @@ func Run(ctx context.Context, cfg Config) error {
 	passwordFile := filepath.Join(cfg.DataDir, PasswordFile)
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -19,8 +20,8 @@ type NewAttempt struct {
 // StartRun creates the first attempt of each slot and moves the run from
 // pending to running, in one transaction guarded by the leader epoch. It
 // returns false if the run was no longer pending. (StartRuns starts many.)
-func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, leaseUntilMS int64, atts []NewAttempt) (bool, error) {
-	started, err := s.StartRuns(ctx, epoch, leaseUntilMS, []RunStart{{RunID: runID, Attempts: atts}})
+func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, lease time.Duration, atts []NewAttempt) (bool, error) {
+	started, err := s.StartRuns(ctx, epoch, lease, []RunStart{{RunID: runID, Attempts: atts}})
 	return len(started) == 1, err
 }
 
@@ -206,19 +207,20 @@ func (s *Store) LostAttempts(ctx context.Context, limit int) ([]Attempt, error) 
 // Reassign supersedes an attempt and creates the next attempt of the same
 // slot on another executor, guarded by the leader epoch. The new attempt has
 // a larger token. It returns the new token, or 0 if the old attempt was no
-// longer current and active.
-func (s *Store) Reassign(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64) (int64, error) {
-	return s.move(ctx, epoch, old, executorID, leaseUntilMS, AttemptLost)
+// longer current and active. The new attempt's lease runs for lease from
+// the database clock.
+func (s *Store) Reassign(ctx context.Context, epoch int64, old Attempt, executorID int64, lease time.Duration) (int64, error) {
+	return s.move(ctx, epoch, old, executorID, lease, AttemptLost)
 }
 
 // Steal moves an attempt that has not started to another executor: like
 // Reassign, the old attempt is superseded (status moved) and the new one
 // has a larger token.
-func (s *Store) Steal(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64) (int64, error) {
-	return s.move(ctx, epoch, old, executorID, leaseUntilMS, AttemptMoved)
+func (s *Store) Steal(ctx context.Context, epoch int64, old Attempt, executorID int64, lease time.Duration) (int64, error) {
+	return s.move(ctx, epoch, old, executorID, lease, AttemptMoved)
 }
 
-func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID, leaseUntilMS int64, oldStatus string) (int64, error) {
+func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID int64, lease time.Duration, oldStatus string) (int64, error) {
 	var token int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if err := s.checkEpoch(ctx, tx, epoch); err != nil {
@@ -232,7 +234,7 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID, 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertMoved), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, leaseUntilMS)
+		res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertMoved), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, lease.Milliseconds())
 		if err != nil {
 			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
 		}

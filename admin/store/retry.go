@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -129,9 +130,10 @@ func (s *Store) UnplacedAttempts(ctx context.Context, limit int) ([]Unplaced, er
 }
 
 // PlaceAttempt puts an unplaced attempt on an executor. It reports false if
-// the attempt was placed or superseded meanwhile.
-func (s *Store) PlaceAttempt(ctx context.Context, token, executorID, leaseUntilMS int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qAttemptPlace), executorID, leaseUntilMS, token)
+// the attempt was placed or superseded meanwhile. Its lease runs for lease
+// from the database clock.
+func (s *Store) PlaceAttempt(ctx context.Context, token, executorID int64, lease time.Duration) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get(qAttemptPlace), executorID, lease.Milliseconds(), token)
 	if err != nil {
 		return false, fmt.Errorf("place token %d: %w", token, err)
 	}

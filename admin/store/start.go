@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -65,7 +66,8 @@ type RunStart struct {
 // first attempt of every slot of each, in multi-row statements. A run that
 // is no longer pending (cancelled meanwhile) is left alone. It returns the
 // ids of the runs it started. A stale epoch writes nothing (ErrStaleEpoch).
-func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs []RunStart) ([]int64, error) {
+// Each attempt's lease runs for lease from the database clock.
+func (s *Store) StartRuns(ctx context.Context, epoch int64, lease time.Duration, runs []RunStart) ([]int64, error) {
 	if len(runs) == 0 {
 		return nil, nil
 	}
@@ -108,7 +110,7 @@ func (s *Store) StartRuns(ctx context.Context, epoch, leaseUntilMS int64, runs [
 				predicted = append(predicted, r.RunID, r.PredictedMS)
 			}
 		}
-		if err := s.insertAttemptRows(ctx, tx, leaseUntilMS, rows); err != nil {
+		if err := s.insertAttemptRows(ctx, tx, lease, rows); err != nil {
 			return err
 		}
 		if err := s.setPredicted(ctx, tx, predicted); err != nil {
@@ -163,14 +165,14 @@ type attemptRow struct {
 }
 
 // insertAttemptRows inserts attempts of any runs, 512 rows per statement.
-func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, leaseUntilMS int64, rows []attemptRow) error {
+func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, lease time.Duration, rows []attemptRow) error {
 	const batch = 512
 	for start := 0; start < len(rows); start += batch {
 		chunk := rows[start:min(start+batch, len(rows))]
 		q := multiRow(s.q.get(qAttemptInsert), len(chunk))
 		args := make([]any, 0, 5*len(chunk))
 		for _, a := range chunk {
-			args = append(args, a.runID, a.Slot, a.Attempt, a.ExecutorID, leaseUntilMS)
+			args = append(args, a.runID, a.Slot, a.Attempt, a.ExecutorID, lease.Milliseconds())
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert %d slot attempts: %w", len(chunk), err)

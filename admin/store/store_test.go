@@ -436,8 +436,8 @@ func TestUsersSessionsAudit(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, id, u.ID)
 
-		require.NoError(t, s.CreateSession(ctx, "h1", id, time.Now().Add(time.Hour)))
-		require.NoError(t, s.CreateSession(ctx, "h2", id, time.Now().Add(-time.Hour)))
+		require.NoError(t, s.CreateSession(ctx, "h1", id, time.Hour))
+		require.NoError(t, s.CreateSession(ctx, "h2", id, -time.Hour))
 		got, err := s.SessionUser(ctx, "h1")
 		require.NoError(t, err)
 		require.Equal(t, "ops", got.Username)
@@ -690,17 +690,7 @@ func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
 		jobID, err := s.CreateJob(ctx, j)
 		require.NoError(t, err)
 		run := startRun(t, s, 1, jobID, ex.ID)
-		current := func() store.Attempt {
-			atts, err := s.Attempts(ctx, run.ID)
-			require.NoError(t, err)
-			for _, a := range atts {
-				if a.Current {
-					return a
-				}
-			}
-			t.Fatal("no current attempt")
-			return store.Attempt{}
-		}
+		current := func() store.Attempt { return currentAttempt(t, s, run.ID, 0) }
 		// Two moves (executor lost twice): attempts 2 and 3, no failure yet.
 		for range 2 {
 			_, err := s.Reassign(ctx, 1, current(), ex.ID, 0)
@@ -762,12 +752,7 @@ func TestReleasedTokensMoveOnHeartbeat(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		_, err := s.ClaimEpoch(ctx, 1, "me")
-		require.NoError(t, err)
-		ex := heartbeat(t, s, "ex", 1, 1)
-		other := heartbeat(t, s, "other", 2, 1)
-		jobID, err := s.CreateJob(ctx, newJob("a", "j", 0))
-		require.NoError(t, err)
+		ex, other, jobID := leadTwoExecutors(t, s)
 		run := startRun(t, s, 1, jobID, ex.ID, ex.ID, other.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)

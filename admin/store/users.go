@@ -57,9 +57,10 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 	return u, nil
 }
 
-// CreateSession stores a session by the hash of its token.
-func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, expires time.Time) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qSessionInsert), tokenHash, userID, ms(expires)); err != nil {
+// CreateSession stores a session by the hash of its token, expiring ttl
+// after the database clock's now (SessionUser compares with that clock).
+func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, ttl time.Duration) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qSessionInsert), tokenHash, userID, ttl.Milliseconds()); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	return nil

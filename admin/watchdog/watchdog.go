@@ -21,6 +21,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Config of the watchdog.
@@ -46,8 +47,9 @@ type Config struct {
 	ArchiveMaxAge time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now is the clock of the gap audit. Default time.Now.
-	Now func() time.Time
+	// Clock is the clock of the gap audit and the archive check. Default
+	// clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -70,8 +72,8 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }
@@ -94,7 +96,7 @@ const ArchiveHandler = "dedup-archive"
 // was created or changed), and returns how many alarms it newly recorded.
 // One alarm per job and day at most.
 func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
-	now := w.cfg.Now()
+	now := w.cfg.Clock.Now()
 	raised := 0
 	var after int64
 	for {
@@ -154,14 +156,14 @@ func (w *Watchdog) Run(ctx context.Context) {
 		if _, err := w.CheckOverdue(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("overdue check failed", "err", err)
 		}
-		if time.Since(w.lastArchive) >= time.Hour {
+		if w.cfg.Clock.Now().Sub(w.lastArchive) >= time.Hour {
 			if _, err := w.CheckArchive(ctx); err != nil && ctx.Err() == nil {
 				w.log.Error("archive check failed", "err", err)
 			} else {
-				w.lastArchive = time.Now()
+				w.lastArchive = w.cfg.Clock.Now()
 			}
 		}
-		end := w.cfg.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
+		end := w.cfg.Clock.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
 		if end.After(w.lastAudit) {
 			if _, err := w.AuditGaps(ctx, end.Add(-w.cfg.AuditWindow), end); err != nil && ctx.Err() == nil {
 				w.log.Error("gap audit failed", "err", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/watchdog"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 )
 
@@ -129,7 +130,7 @@ func TestArchiveBehind(t *testing.T) {
 		archive := create("archive", watchdog.ArchiveHandler)
 		create("other", "h")
 		later := now.Add(72 * time.Hour)
-		w, err := watchdog.New(watchdog.Config{ID: "r1", Now: func() time.Time { return later }}, st)
+		w, err := watchdog.New(watchdog.Config{ID: "r1", Clock: clock.NewManual(later)}, st)
 		require.NoError(t, err)
 		n, err := w.CheckArchive(ctx)
 		require.NoError(t, err)
@@ -148,7 +149,7 @@ func TestArchiveBehind(t *testing.T) {
 		_, err = st.DB().Exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, finished_at)
 			VALUES (?, 1, 'cron', 'succeeded', '', 1, 1, 0, ?)`, archive, later.Add(23*time.Hour).UnixMilli())
 		require.NoError(t, err)
-		w2, err := watchdog.New(watchdog.Config{ID: "r1", Now: func() time.Time { return later.Add(24 * time.Hour) }}, st)
+		w2, err := watchdog.New(watchdog.Config{ID: "r1", Clock: clock.NewManual(later.Add(24 * time.Hour))}, st)
 		require.NoError(t, err)
 		n, err = w2.CheckArchive(ctx)
 		require.NoError(t, err)

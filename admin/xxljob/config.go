@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Config of XXL-JOB executor support. Zero values take the documented
@@ -60,6 +62,9 @@ type Config struct {
 	ProbeConcurrency int
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Clock stamps the attempts an XXL-JOB executor refused. Default
+	// clock.System.
+	Clock clock.Clock
 }
 
 // WithDefaults fills zero fields.
@@ -90,6 +95,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.System
 	}
 	return c
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/store"
@@ -155,7 +154,7 @@ outer:
 				}
 				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "why", why)
 				refused = append(refused, store.SlotOutcome{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{
-					Token: sl.Token, Status: store.AttemptFailed, FinishedAt: time.Now().UnixMilli(),
+					Token: sl.Token, Status: store.AttemptFailed, FinishedAt: s.cfg.Clock.Now().UnixMilli(),
 					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (%s)", address, why),
 				}})
 			default:
