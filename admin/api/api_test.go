@@ -556,19 +556,19 @@ func TestHeartbeatLosesSlotsTheProcessNoLongerReports(t *testing.T) {
 		beat(0)                       // no batch numbers: reconciliation off
 		beat(2, tokens[0], tokens[1]) // both reported
 		for slot, a := range current() {
-			require.Equal(t, tokens[slot], a.ID, "slot %d stays on its token", slot)
+			require.Equal(t, tokens[slot], a.Token, "slot %d stays on its token", slot)
 		}
 
 		beat(3, tokens[1]) // slot 0 is gone from the process
 		now := current()
-		require.Equal(t, tokens[1], now[1].ID)
-		require.NotEqual(t, tokens[0], now[0].ID, "slot 0 has a new attempt")
+		require.Equal(t, tokens[1], now[1].Token)
+		require.NotEqual(t, tokens[0], now[0].Token, "slot 0 has a new attempt")
 		require.False(t, now[0].ExecutorID.Valid, "unplaced: the leader places it again")
 		require.Equal(t, 2, now[0].Attempt)
 		lost, err := e.st.Attempts(ctx, runID)
 		require.NoError(t, err)
 		for _, a := range lost {
-			if a.ID == tokens[0] {
+			if a.Token == tokens[0] {
 				require.Equal(t, store.AttemptLost, a.Status)
 			}
 		}

@@ -48,7 +48,7 @@ func startRunOn(t *testing.T, st *store.Store, ex int64, handler string, slots i
 	require.NoError(t, err)
 	tokens := make([]int64, slots)
 	for _, a := range got {
-		tokens[a.Slot] = a.ID
+		tokens[a.Slot] = a.Token
 	}
 	return run.ID, tokens
 }

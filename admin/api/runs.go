@@ -52,7 +52,7 @@ func optID(v sql.NullInt64) *int64 {
 // attemptView is attempt a as the API returns it.
 func attemptView(a store.Attempt) apitypes.Attempt {
 	v := apitypes.Attempt{
-		Token: a.ID, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
+		Token: a.Token, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
 	}

@@ -61,7 +61,7 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	require.True(t, ok)
 	atts, err := st.Attempts(ctx, run.ID)
 	require.NoError(t, err)
-	tok0, tok1 := atts[0].ID, atts[1].ID
+	tok0, tok1 := atts[0].Token, atts[1].Token
 	at := time.Date(2030, 1, 2, 3, 4, 5, 600e6, time.UTC).UnixMilli()
 	_, err = st.AppendRunLogs(ctx, ex.ID, []store.LogLine{
 		{Token: tok0, At: at, Level: 0, Message: "hello from slot", Attrs: `{"slot":0,"note":"a b"}`},

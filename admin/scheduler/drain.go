@@ -34,7 +34,7 @@ func (s *Scheduler) DrainRequested(ctx context.Context) error {
 		s.pushMu.Unlock()
 		tokens := make([]int64, len(queued))
 		for i, a := range queued {
-			tokens[i] = a.ID
+			tokens[i] = a.Token
 		}
 		s.inBackground(func() {
 			defer func() {

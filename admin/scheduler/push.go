@@ -126,7 +126,7 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 			continue
 		}
 		to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
-		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{ID: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.LostAfter)
+		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{Token: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.LostAfter)
 		if err != nil {
 			s.log.Error("move slot after a failed push", "run_id", d.RunID, "slot", d.Slot, "err", err)
 			continue

@@ -67,7 +67,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 		if tok > 0 {
 			addTarget(moved, r.App, to)
 			s.count(func(st *Stats) { st.Reassigned++ })
-			s.log.Info("slot moved off lost executor", "run_id", a.RunID, "slot", a.Slot, "old_token", a.ID, "new_token", tok, "executor_id", to)
+			s.log.Info("slot moved off lost executor", "run_id", a.RunID, "slot", a.Slot, "old_token", a.Token, "new_token", tok, "executor_id", to)
 		}
 	}
 	for app, ids := range moved {

@@ -371,7 +371,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 			return store.Attempt{}
 		}
 		first := current()
-		ok, err := runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: first.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: t0.UnixMilli()}, ExecutorID: first.ExecutorID.Int64})
+		ok, err := runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: first.Token, Status: store.AttemptFailed, Error: "boom", FinishedAt: t0.UnixMilli()}, ExecutorID: first.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err := st.Run(ctx, run.ID)
@@ -385,13 +385,13 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		s.WaitPushes()
 		second := current()
 		require.Equal(t, 2, second.Attempt)
-		require.Greater(t, second.ID, first.ID)
+		require.Greater(t, second.Token, first.Token)
 		require.NotEqual(t, first.ExecutorID.Int64, second.ExecutorID.Int64, "retried on the other executor")
 		require.Contains(t, []int64{exA.ID, exB.ID}, second.ExecutorID.Int64)
 		require.Equal(t, int64(1), s.Stats().Retried)
 
 		// The last attempt fails too: the slot is dead and the run failed.
-		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: second.ID, Status: store.AttemptFailed, Error: "boom again", FinishedAt: t0.UnixMilli() + 2000}, ExecutorID: second.ExecutorID.Int64})
+		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: second.Token, Status: store.AttemptFailed, Error: "boom again", FinishedAt: t0.UnixMilli() + 2000}, ExecutorID: second.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err = st.Run(ctx, run.ID)
@@ -413,7 +413,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		third := current()
 		require.Equal(t, 3, third.Attempt)
 		require.True(t, third.ExecutorID.Valid)
-		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: third.ID, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli() + 5000}, ExecutorID: third.ExecutorID.Int64})
+		ok, err = runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: third.Token, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli() + 5000}, ExecutorID: third.ExecutorID.Int64})
 		require.NoError(t, err)
 		require.True(t, ok)
 		r, err = st.Run(ctx, run.ID)
@@ -444,7 +444,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		// The executor runs 2 (its capacity) and queues 8.
-		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID, atts[1].ID}))
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].Token, atts[1].Token}))
 
 		require.NoError(t, s.StealWork(ctx, 1))
 		s.WaitPushes()
@@ -610,13 +610,13 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		s.WaitPushes()
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID}))
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].Token}))
 		online(t, st, store.ExecutorInfo{InstanceID: "idle", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 		// The newest queued token (the first the leader asks for) started on
 		// the victim after its last heartbeat.
-		newest := atts[0].ID
+		newest := atts[0].Token
 		for _, a := range atts {
-			newest = max(newest, a.ID)
+			newest = max(newest, a.Token)
 		}
 		p.mu.Lock()
 		p.started[newest] = true
@@ -633,7 +633,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		atts, err = st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		for _, a := range atts {
-			if a.ID == newest {
+			if a.Token == newest {
 				require.True(t, a.Current, "the started slot stays on its executor")
 				require.Equal(t, busy.ID, a.ExecutorID.Int64)
 			}
@@ -683,9 +683,9 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		s.WaitPushes()
 		atts, err := st.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].ID}))
+		require.NoError(t, st.MarkStarted(ctx, busy.ID, []int64{atts[0].Token}))
 		p.mu.Lock()
-		p.started[atts[0].ID] = true
+		p.started[atts[0].Token] = true
 		p.mu.Unlock()
 		other := online(t, st, store.ExecutorInfo{InstanceID: "other", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 

@@ -84,7 +84,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 				}
 				planned := 0
 				for _, a := range atts {
-					if planned == take || taken[a.ID] {
+					if planned == take || taken[a.Token] {
 						continue
 					}
 					if !hasHandler(thief.Handlers, a.Handler) {
@@ -97,7 +97,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 						plan = append(plan, stealPlan{victim: *victim, execs: execs})
 					}
 					plan[i].moves = append(plan[i].moves, stealMove{attempt: a.Attempt, thief: thief.ID})
-					taken[a.ID] = true
+					taken[a.Token] = true
 					planned++
 				}
 				queued[victim.ID] -= planned
@@ -150,7 +150,7 @@ type stealMove struct {
 func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 	tokens := make([]int64, len(p.moves))
 	for i, m := range p.moves {
-		tokens[i] = m.attempt.ID
+		tokens[i] = m.attempt.Token
 	}
 	resp, err := s.push.Release(ctx, p.victim.Address, protocol.ReleaseRequest{Tokens: tokens, Reason: "an idle executor of the app takes it"})
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 	}
 	thieves := map[int64]bool{}
 	for _, m := range p.moves {
-		if !released[m.attempt.ID] {
+		if !released[m.attempt.Token] {
 			continue // started meanwhile: it runs where it is
 		}
 		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.LostAfter)
@@ -179,7 +179,7 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 		thieves[m.thief] = true
 		s.count(func(st *Stats) { st.Stolen++ })
 		s.log.Info("unstarted slot moved to an idle executor", "run_id", m.attempt.RunID, "slot", m.attempt.Slot,
-			"from", p.victim.ID, "to", m.thief, "old_token", m.attempt.ID, "new_token", tok)
+			"from", p.victim.ID, "to", m.thief, "old_token", m.attempt.Token, "new_token", tok)
 	}
 	s.pushExecutors(ctx, epoch, p.execs, keys(thieves))
 }

@@ -227,9 +227,9 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID i
 			return err
 		}
 		token = 0
-		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, old.ID)
+		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, old.Token)
 		if err != nil {
-			return fmt.Errorf("supersede token %d: %w", old.ID, err)
+			return fmt.Errorf("supersede token %d: %w", old.Token, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil

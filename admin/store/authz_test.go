@@ -63,15 +63,15 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 
 			now := time.Now().UnixMilli()
 			audit := map[string]string{ // object → action
-				"job/" + itoa(int(jobID)):              "job.create",
-				"run/" + itoa(int(run.ID)):             "run.cancel",
-				"executor/" + itoa(int(ex.ID)):         "executor.drain",
-				"attempt/" + itoa(int(attempts[0].ID)): "xxljob.kill",
-				"job/" + itoa(int(goneID)):             "job.delete",
-				"token/" + itoa(int(tokenID)):          "token.create",
-				"user/bob":                             "login",
-				"user/alice":                           "user.update",
-				"job/abc":                              "job.create",
+				"job/" + itoa(int(jobID)):                 "job.create",
+				"run/" + itoa(int(run.ID)):                "run.cancel",
+				"executor/" + itoa(int(ex.ID)):            "executor.drain",
+				"attempt/" + itoa(int(attempts[0].Token)): "xxljob.kill",
+				"job/" + itoa(int(goneID)):                "job.delete",
+				"token/" + itoa(int(tokenID)):             "token.create",
+				"user/bob":                                "login",
+				"user/alice":                              "user.update",
+				"job/abc":                                 "job.create",
 			}
 			for object, action := range audit {
 				exec(`INSERT INTO audit_log (at, actor, action, object, detail) VALUES (?, 'bob', ?, ?, '')`, now, action, object)
@@ -102,15 +102,15 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 				got[r.Object] = [2]any{r.App, r.OwnerID}
 			}
 			require.Equal(t, map[string][2]any{
-				"job/" + itoa(int(jobID)):              {"billing", int64(0)},
-				"run/" + itoa(int(run.ID)):             {"billing", int64(0)},
-				"executor/" + itoa(int(ex.ID)):         {"a", int64(0)},
-				"attempt/" + itoa(int(attempts[0].ID)): {"billing", int64(0)},
-				"job/" + itoa(int(goneID)):             {"", int64(0)}, // its job is gone: admins only
-				"token/" + itoa(int(tokenID)):          {"", bob},
-				"user/bob":                             {"", bob},
-				"user/alice":                           {"", int64(0)},
-				"job/abc":                              {"", int64(0)},
+				"job/" + itoa(int(jobID)):                 {"billing", int64(0)},
+				"run/" + itoa(int(run.ID)):                {"billing", int64(0)},
+				"executor/" + itoa(int(ex.ID)):            {"a", int64(0)},
+				"attempt/" + itoa(int(attempts[0].Token)): {"billing", int64(0)},
+				"job/" + itoa(int(goneID)):                {"", int64(0)}, // its job is gone: admins only
+				"token/" + itoa(int(tokenID)):             {"", bob},
+				"user/bob":                                {"", bob},
+				"user/alice":                              {"", int64(0)},
+				"job/abc":                                 {"", int64(0)},
 			}, got)
 
 			var alarms []struct {

@@ -94,14 +94,14 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 	}
 	moved := 0
 	for _, a := range held {
-		if kept[a.ID] {
+		if kept[a.Token] {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, a.ID); err != nil {
-			return moved, fmt.Errorf("supersede lost token %d: %w", a.ID, err)
+		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, a.Token); err != nil {
+			return moved, fmt.Errorf("supersede lost token %d: %w", a.Token, err)
 		}
 		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
-			return moved, fmt.Errorf("replace lost token %d: %w", a.ID, err)
+			return moved, fmt.Errorf("replace lost token %d: %w", a.Token, err)
 		}
 		moved++
 	}
@@ -154,7 +154,7 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 			return err
 		}
 		for _, a := range held {
-			moved = append(moved, a.ID)
+			moved = append(moved, a.Token)
 		}
 		return nil
 	})

@@ -44,8 +44,8 @@ func TestHeartbeatsAndResultsDoNotDeadlock(t *testing.T) {
 		runs = append(runs, run.ID)
 		for _, a := range atts {
 			ex := a.ExecutorID.Int64
-			tokensOf[ex] = append(tokensOf[ex], a.ID)
-			outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2}, ExecutorID: ex})
+			tokensOf[ex] = append(tokensOf[ex], a.Token)
+			outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.Token, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2}, ExecutorID: ex})
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

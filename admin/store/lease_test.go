@@ -63,13 +63,13 @@ func TestLeasesRunFromTheDatabaseClock(t *testing.T) {
 		leased("steal", current(run.ID, 1).LeaseUntil.Int64, before, after, 3*time.Hour)
 
 		// Place: a released slot waits unplaced, then is placed again.
-		n, err := s.ReleaseAttempts(ctx, ex.ID, []int64{current(run.ID, 2).ID})
+		n, err := s.ReleaseAttempts(ctx, ex.ID, []int64{current(run.ID, 2).Token})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		waiting := current(run.ID, 2)
 		require.False(t, waiting.LeaseUntil.Valid, "an unplaced attempt has no lease")
 		before = dbNow()
-		ok, err := s.PlaceAttempt(ctx, waiting.ID, other.ID, 4*time.Hour)
+		ok, err := s.PlaceAttempt(ctx, waiting.Token, other.ID, 4*time.Hour)
 		require.NoError(t, err)
 		require.True(t, ok)
 		after = dbNow()

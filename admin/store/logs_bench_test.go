@@ -19,7 +19,7 @@ func BenchmarkAppendRunLogs(b *testing.B) {
 	var tokens []int64
 	for i := range 250 {
 		_, atts := startRunAt(b, st, 1, jobID, int64(i+1), exID)
-		tokens = append(tokens, atts[0].ID)
+		tokens = append(tokens, atts[0].Token)
 	}
 	batch := make([]store.LogLine, 0, 500)
 	var drops []store.LogDrop

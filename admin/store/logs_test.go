@@ -42,9 +42,9 @@ func newLogFixture(t *testing.T, s *store.Store) logFixture {
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
 		if i == 0 {
-			f.run, f.tokA, f.tokB = run.ID, atts[0].ID, atts[1].ID
+			f.run, f.tokA, f.tokB = run.ID, atts[0].Token, atts[1].Token
 		} else {
-			f.otherRunTokA = atts[0].ID
+			f.otherRunTokA = atts[0].Token
 		}
 	}
 	return f

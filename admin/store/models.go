@@ -155,7 +155,7 @@ type Run struct {
 
 // Attempt is one attempt of one slot; its ID is the fencing token.
 type Attempt struct {
-	ID           int64         `db:"id"`
+	Token        int64         `db:"id"` // the attempt's id, its fencing token
 	RunID        int64         `db:"run_id"`
 	Slot         int           `db:"slot"`
 	Attempt      int           `db:"attempt"`

@@ -50,7 +50,7 @@ func BenchmarkFinishResults(b *testing.B) {
 					for _, a := range rows {
 						// Times and counters differ from slot to slot, as they do.
 						k := int64(len(outs))
-						outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptSucceeded, StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7}, ExecutorID: exID})
+						outs = append(outs, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.Token, Status: store.AttemptSucceeded, StartedAt: 1000 + k, FinishedAt: 2000 + 3*k, Processed: 10 + k%7}, ExecutorID: exID})
 					}
 					runs = append(runs, run.ID)
 				}

@@ -177,7 +177,7 @@ func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
 			return nil
 		}
 		for _, a := range failed {
-			tok, err := s.supersedeAndInsert(ctx, tx, a.ID, a.RunID, a.Slot, a.Attempt, 0)
+			tok, err := s.supersedeAndInsert(ctx, tx, a.Token, a.RunID, a.Slot, a.Attempt, 0)
 			if err != nil {
 				return err
 			}

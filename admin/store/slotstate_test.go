@@ -53,10 +53,10 @@ func TestResultBeforeStartKeepsTheExecutorsTimes(t *testing.T) {
 		require.NoError(t, err)
 		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID)
 		began, ended := time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(-time.Hour+time.Second).UnixMilli()
-		ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: began, FinishedAt: ended}, ExecutorID: ex.ID})
+		ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].Token, Status: store.AttemptSucceeded, StartedAt: began, FinishedAt: ended}, ExecutorID: ex.ID})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[0].ID}, 1)) // the late "started"
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[0].Token}, 1)) // the late "started"
 
 		got, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)

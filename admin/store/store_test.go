@@ -360,11 +360,11 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 		}
 		newTok, err := s.Reassign(ctx, 7, oldB, exA.ID, 0)
 		require.NoError(t, err)
-		require.Greater(t, newTok, oldB.ID)
-		stale, err := s.StaleTokens(ctx, exB.ID, []int64{oldB.ID})
+		require.Greater(t, newTok, oldB.Token)
+		stale, err := s.StaleTokens(ctx, exB.ID, []int64{oldB.Token})
 		require.NoError(t, err)
-		require.Equal(t, []int64{oldB.ID}, stale)
-		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: oldB.ID, Status: store.AttemptSucceeded, FinishedAt: 40}, ExecutorID: exB.ID})
+		require.Equal(t, []int64{oldB.Token}, stale)
+		ok, err = runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: oldB.Token, Status: store.AttemptSucceeded, FinishedAt: 40}, ExecutorID: exB.ID})
 		require.NoError(t, err)
 		require.False(t, ok, "stale token rejected")
 
@@ -487,7 +487,7 @@ func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
 			require.NoError(t, err)
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
-			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: status, FinishedAt: 1}, ExecutorID: ex.ID}
+			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].Token, Status: status, FinishedAt: 1}, ExecutorID: ex.ID}
 			ok, err := runstate.New(s).FinishAttempt(ctx, o)
 			require.NoError(t, err)
 			require.True(t, ok)
@@ -586,7 +586,7 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 			require.NoError(t, err)
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
-			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 1000 + dur, Processed: 10}, ExecutorID: ex.ID})
+			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].Token, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 1000 + dur, Processed: 10}, ExecutorID: ex.ID})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -700,7 +700,7 @@ func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
 		require.Equal(t, 3, a.Attempt)
 		require.Zero(t, a.Failures)
 		fail := func(a store.Attempt) {
-			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.ID, Status: store.AttemptFailed, Error: "boom", FinishedAt: 10}, ExecutorID: ex.ID})
+			ok, err := runstate.New(s).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.Token, Status: store.AttemptFailed, Error: "boom", FinishedAt: 10}, ExecutorID: ex.ID})
 			require.NoError(t, err)
 			require.True(t, ok)
 		}
@@ -756,19 +756,19 @@ func TestReleasedTokensMoveOnHeartbeat(t *testing.T) {
 		run := startRun(t, s, 1, jobID, ex.ID, ex.ID, other.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[1].ID}))
+		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[1].Token}))
 
 		// Slot 0 queued: moves. Slot 1 started: stays. Slot 2 is another
 		// executor's: stays. An unknown token is ignored.
-		n, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].ID, atts[1].ID, atts[2].ID, 999999})
+		n, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].Token, atts[1].Token, atts[2].Token, 999999})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		again, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].ID})
+		again, err := s.ReleaseAttempts(ctx, ex.ID, []int64{atts[0].Token})
 		require.NoError(t, err)
 		require.Zero(t, again, "idempotent")
-		stale, err := s.StaleTokens(ctx, ex.ID, []int64{atts[0].ID, atts[1].ID})
+		stale, err := s.StaleTokens(ctx, ex.ID, []int64{atts[0].Token, atts[1].Token})
 		require.NoError(t, err)
-		require.Equal(t, []int64{atts[0].ID}, stale, "the executor is told to forget the moved token only")
+		require.Equal(t, []int64{atts[0].Token}, stale, "the executor is told to forget the moved token only")
 		waiting, err := s.UnplacedAttempts(ctx, 10)
 		require.NoError(t, err)
 		require.Len(t, waiting, 1)
@@ -800,7 +800,7 @@ func TestFinishAttemptsBatch(t *testing.T) {
 			atts, err := s.Attempts(ctx, run.ID)
 			require.NoError(t, err)
 			for _, a := range atts {
-				tokens = append(tokens, a.ID)
+				tokens = append(tokens, a.Token)
 			}
 			runs = append(runs, run.ID)
 		}
@@ -835,7 +835,7 @@ func TestUncertainRecordsRaiseAnAlarm(t *testing.T) {
 		run := startRun(t, s, 1, jobID, ex.ID)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}, ExecutorID: ex.ID}
+		o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].Token, Status: store.AttemptSucceeded, StartedAt: 1, FinishedAt: 2, Processed: 97, Uncertain: 3}, ExecutorID: ex.ID}
 		for range 2 { // delivered twice: one alarm
 			ok, err := runstate.New(s).FinishAttempt(ctx, o)
 			require.NoError(t, err)
@@ -937,7 +937,7 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 		var runs []int64
 		for i := range 40 {
 			run, atts := startRunAt(t, s, 1, parentID, int64(i+1), ex.ID)
-			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].ID, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 2000, Processed: int64(i)}, ExecutorID: ex.ID}
+			o := store.SlotOutcome{SlotResult: protocol.SlotResult{Token: atts[0].Token, Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 2000, Processed: int64(i)}, ExecutorID: ex.ID}
 			switch i {
 			case 0:
 				o.FinishedAt = 3000 // the first sample of slot 0: 2000 ms
@@ -1008,23 +1008,23 @@ func TestReconcileLosesWhatTheProcessNoLongerReports(t *testing.T) {
 		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID, ex.ID, ex.ID, ex.ID, ex.ID)
 		// Slots 0 and 1 accepted in batch 3 (0 started), 2 in batch 4,
 		// 3 by an executor that does not number batches; 4 never acked.
-		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[1].ID}, []int64{atts[0].ID}, 3))
-		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[2].ID}, nil, 4))
-		require.NoError(t, s.AckAttempts(ctx, ex.ID, []int64{atts[3].ID}))
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[1].Token}, []int64{atts[0].Token}, 3))
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[2].Token}, nil, 4))
+		require.NoError(t, s.AckAttempts(ctx, ex.ID, []int64{atts[3].Token}))
 		// A later acknowledgement does not move a token's batch.
-		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[1].ID}, 9))
+		require.NoError(t, s.RecordAccepted(ctx, ex.ID, nil, []int64{atts[1].Token}, 9))
 
 		moved, err := s.Reconcile(ctx, ex.ID, 0, nil)
 		require.NoError(t, err)
 		require.Empty(t, moved, "a heartbeat without a batch number moves nothing")
-		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[0].ID, atts[1].ID})
+		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[0].Token, atts[1].Token})
 		require.NoError(t, err)
 		require.Empty(t, moved, "everything accepted by batch 3 is reported")
 
-		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].ID})
+		moved, err = s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].Token})
 		require.NoError(t, err)
-		require.Equal(t, []int64{atts[0].ID}, moved, "slot 0 is gone from the process")
-		again, err := s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].ID})
+		require.Equal(t, []int64{atts[0].Token}, moved, "slot 0 is gone from the process")
+		again, err := s.Reconcile(ctx, ex.ID, 3, []int64{atts[1].Token})
 		require.NoError(t, err)
 		require.Empty(t, again, "moved once")
 
@@ -1050,10 +1050,10 @@ func TestReconcileLosesWhatTheProcessNoLongerReports(t *testing.T) {
 		// batch number) and 4 (never acked) stay.
 		moved, err = s.Reconcile(ctx, ex.ID, 3, nil)
 		require.NoError(t, err)
-		require.Equal(t, []int64{atts[1].ID}, moved)
+		require.Equal(t, []int64{atts[1].Token}, moved)
 		moved, err = s.Reconcile(ctx, ex.ID, 9, nil)
 		require.NoError(t, err)
-		require.Equal(t, []int64{atts[2].ID}, moved)
+		require.Equal(t, []int64{atts[2].Token}, moved)
 	})
 }
 
@@ -1082,7 +1082,7 @@ func TestRestartedExecutorLosesItsPreviousSlots(t *testing.T) {
 		require.Equal(t, "first", got.Incarnation)
 
 		// The process restarts; its journal still holds the result of slot 2.
-		moved, changed, err = s.Reincarnate(ctx, ex.ID, "first", "second", []int64{atts[2].ID})
+		moved, changed, err = s.Reincarnate(ctx, ex.ID, "first", "second", []int64{atts[2].Token})
 		require.NoError(t, err)
 		require.True(t, changed)
 		require.Equal(t, 2, moved)

@@ -58,7 +58,7 @@ func TestStoreQueries(t *testing.T) {
 		require.True(t, started)
 		atts, err := s.Attempts(ctx, run.ID)
 		require.NoError(t, err)
-		token, second := atts[0].ID, atts[1].ID
+		token, second := atts[0].Token, atts[1].Token
 
 		// Not accepted yet: due for redispatch (older than -1s), claimed once.
 		un, err := s.XXLUnacked(ctx, ex.ID, -1000, 10)
@@ -92,7 +92,7 @@ func TestStoreQueries(t *testing.T) {
 		require.True(t, started)
 		atts2, err := s.Attempts(ctx, run2.ID)
 		require.NoError(t, err)
-		third := atts2[0].ID
+		third := atts2[0].Token
 
 		// Accepted (started): kept alive by beats, overdue once its time passed.
 		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second, third}))

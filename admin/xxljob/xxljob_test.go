@@ -381,7 +381,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 			require.Equal(t, i, p.BroadcastIndex)
 			require.Equal(t, xxljob.SlotJobID(jobID, i), p.JobID, "each slot has its own XXL-JOB job id")
 			require.Equal(t, 4, p.BroadcastTotal)
-			require.Equal(t, cur[i].ID, p.LogID, "logId is the attempt's token")
+			require.Equal(t, cur[i].Token, p.LogID, "logId is the attempt's token")
 			require.Equal(t, "ok", p.ExecutorHandler)
 			require.Equal(t, "p=broadcast", p.ExecutorParams)
 			require.Equal(t, xxljob.BlockSerial, p.ExecutorBlockStrategy)
@@ -442,7 +442,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		require.Equal(t, int64(2), a.srv.XXLJob().Stats().IgnoredCallbacks-before)
 		for _, at := range atts {
 			require.Equal(t, store.AttemptFailed, at.Status)
-			require.Contains(t, a.logs.String(), fmt.Sprintf("log_id=%d", at.ID))
+			require.Contains(t, a.logs.String(), fmt.Sprintf("log_id=%d", at.Token))
 		}
 		require.Contains(t, a.logs.String(), "already has its outcome acknowledged and ignored")
 	})
@@ -630,7 +630,7 @@ func TestXXLJobBusyExecutor(t *testing.T) {
 	f.ReleaseAll() // the first run ends; the second's slot gets the job id
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
 		ids := heldOf(f, jobID)
-		return len(ids) == 1 && ids[0] == atts[0].ID, nil
+		return len(ids) == 1 && ids[0] == atts[0].Token, nil
 	}, "the second run's slot runs")
 	f.ReleaseAll()
 	for _, runID := range []int64{first, second} {
