@@ -17,8 +17,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
-	admine2e "github.com/shardjob/shardjob/admin/e2e"
 	"github.com/shardjob/shardjob/internal/testenv"
+	admine2e "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/cli"
-	"github.com/shardjob/shardjob/admin/e2e"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -59,7 +59,7 @@ func TestCLIAgainstTheRealAdmin(t *testing.T) {
 	m := passwordRE.FindStringSubmatch(admin.Stdout())
 	require.NotNil(t, m, admin.Output())
 
-	c := e2e.NewClient("http://127.0.0.1:" + strconv.Itoa(port))
+	c := harness.NewClient("http://127.0.0.1:" + strconv.Itoa(port))
 	require.NoError(t, c.Login("admin", m[1]))
 	var tok struct {
 		Token  struct{ ID int64 }
