@@ -4,7 +4,7 @@
 // ZooKeeper, or standalone), shardjob-executor processes that tests start,
 // restart, kill -9 and freeze, an API client speaking the admin/apitypes
 // types, waits with deadlines on what the API shows, and the parsing of the
-// processes' slog lines. Like internal/testenv, on which it is built, it is
+// processes' slog lines, and the leader row watched in the database. Like internal/testenv, on which it is built, it is
 // for tests only (TestOnlyTestsImportTestenv in internal/testenv checks that
 // no production package imports either).
 //
@@ -28,6 +28,10 @@
 // executors with the cluster's defaults. The Cluster methods fail the test
 // they were given (In gives a copy for a subtest): CreateJob, Trigger, Run,
 // Executors, WaitOnline, WaitRunEnded, WaitAttempts.
+//
+// WatchLeader polls the leader row of a platform database (MySQL or
+// MariaDB) and records every change of epoch with the time it was first
+// seen: which replica led when, for failover measurements.
 //
 // # Log lines
 //
