@@ -21,8 +21,7 @@ func TestRecoverLostForgetsExecutorsLostPastTheHorizon(t *testing.T) {
 		c := &clock{now: t0}
 		s, err := scheduler.New(scheduler.Config{ID: "test", Now: c.Now, ForgetLostAfter: 10 * time.Minute}, st, &fakePusher{})
 		require.NoError(t, err)
-		_, err = st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		claim(t, st, 1)
 		sj := online(t, st, store.ExecutorInfo{InstanceID: "sj", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		xxl, err := st.RegisterXXLExecutor(ctx, store.ExecutorInfo{InstanceID: "xxljob:app@http://127.0.0.1:2/", App: "app", Address: "http://127.0.0.1:2/", Capacity: 4})
 		require.NoError(t, err)
