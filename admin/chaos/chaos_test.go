@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -189,7 +188,7 @@ func (c *cluster) killLeader(round int) *phase {
 	p.oldHolder = a.id
 	afterID, m := c.maxRunID(), c.mark()
 	p.at = time.Now()
-	require.NoError(c.t, a.proc.Kill())
+	require.NoError(c.t, a.Kill())
 	a.dead = true
 
 	// A successor takes over once the dead leader's session expired.
@@ -213,7 +212,7 @@ func (c *cluster) successor(p *phase, afterID int64) (bool, error) {
 		return false, err
 	}
 	p.newEpoch, p.failover = epoch, time.Duration(created-p.at.UnixMilli())*time.Millisecond
-	if o, seen := c.observedEpoch(epoch); seen {
+	if o, seen := c.leader.Epoch(epoch); seen {
 		p.newHolder = o.Holder
 	} else if err := c.sql.QueryRow("SELECT holder FROM leader WHERE id = 1 AND epoch = ?", epoch).Scan(&p.newHolder); err != nil {
 		p.newHolder = "?"
@@ -240,22 +239,20 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 		thread, tries := c.freezeInTx(a)
 		p.notes = append(p.notes, fmt.Sprintf("frozen inside transaction of thread %d (attempt %d)", thread, tries))
 	} else {
-		require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
+		require.NoError(c.t, a.Freeze())
 	}
 	p.at = time.Now()
-	a.frozen = true
 	// Stay stopped for at least stopFor, longer than the ZooKeeper session:
 	// the session expires while the process cannot notice.
 	minStop := time.NewTimer(cfg.stopFor)
 
 	if err := poll(cfg.stoppedMax, func() (bool, error) { return c.successor(p, afterID) }); err != nil {
 		c.t.Errorf("DEFECT: no other replica created a run with an epoch above %d while %s was stopped for %s: %v\n"+
-			"leader changes seen: %+v\n%s", p.oldEpoch, a.id, cfg.stoppedMax, err, c.observed(), c.lockDiagnostics())
+			"leader changes seen: %+v\n%s", p.oldEpoch, a.id, cfg.stoppedMax, err, c.leader.Observed(), c.lockDiagnostics())
 	}
 	<-minStop.C
 	stopped := time.Since(p.at)
-	require.NoError(c.t, a.proc.Signal(syscall.SIGCONT))
-	a.frozen = false
+	require.NoError(c.t, a.Thaw())
 	p.notes = append(p.notes, fmt.Sprintf("stopped %s", stopped.Round(100*time.Millisecond)))
 	if p.newEpoch == 0 {
 		// Failover came only after SIGCONT, if at all: measure it anyway.
@@ -271,19 +268,19 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	epoch := strconv.FormatInt(p.oldEpoch, 10)
-	ended, err := a.proc.WaitForRegexp(ctx, regexp.MustCompile(`msg="coord: term ended".* epoch=`+epoch+`( .*)?$`))
+	ended, err := a.WaitForRegexp(ctx, regexp.MustCompile(`msg="coord: term ended".* epoch=`+epoch+`( .*)?$`))
 	if err != nil {
 		c.t.Errorf("DEFECT: %s did not end its term (epoch %d) within 30s of SIGCONT: %v", a.id, p.oldEpoch, err)
 	} else {
 		p.notes = append(p.notes, "woken leader: "+eventText(ended[0]))
 	}
-	fence := grep(a.proc.Output(), regexp.MustCompile(`epoch fence refused a write.* epoch=`+epoch+`( |$)`))
+	fence := grep(a.Output(), regexp.MustCompile(`epoch fence refused a write.* epoch=`+epoch+`( |$)`))
 	p.notes = append(p.notes, fmt.Sprintf("epoch-fence refusals of epoch %d: %d", p.oldEpoch, len(fence)))
 
 	if p.newEpoch != 0 {
 		// The fence: nothing of the old epoch after the successor's claim
 		// was seen committed (check does this for every leader change).
-		if o, ok := c.observedEpoch(p.newEpoch); ok {
+		if o, ok := c.leader.Epoch(p.newEpoch); ok {
 			var n int
 			var last int64
 			require.NoError(c.t, c.sql.QueryRow(`SELECT COUNT(*), COALESCE(MAX(created_at), 0) FROM job_run
@@ -353,7 +350,7 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 			c.t.Logf("chaos: %s did not wait for the run of job %d at %s: %v; trying again", a.id, jobID, hms(next), err)
 			continue
 		}
-		require.NoError(c.t, a.proc.Signal(syscall.SIGSTOP))
+		require.NoError(c.t, a.Freeze())
 		require.NoError(c.t, tx.Rollback())
 		return thread, attempt
 	}
@@ -444,11 +441,11 @@ func (c *cluster) afterOutage(p *phase, afterID int64) {
 func (c *cluster) stopAdmins() {
 	c.t.Helper()
 	for _, a := range c.running() {
-		if err := a.proc.Stop(); err != nil {
+		if err := a.Stop(); err != nil {
 			c.t.Errorf("DEFECT: %s did not stop within %s of SIGTERM: %v", a.id, testenv.DefaultStopTimeout, err)
 		}
-		if code := a.proc.ExitCode(); code != 0 {
-			c.t.Errorf("DEFECT: %s exited with code %d after SIGTERM; last output:\n%s", a.id, code, tail(a.proc.Output(), 20))
+		if code := a.ExitCode(); code != 0 {
+			c.t.Errorf("DEFECT: %s exited with code %d after SIGTERM; last output:\n%s", a.id, code, tail(a.Output(), 20))
 		}
 		a.dead = true
 	}

@@ -115,7 +115,7 @@ func (c *cluster) check(first int64, stoppedAt time.Time, jobs int) result {
 	// old leader either committed before the claim (the claim waits for
 	// its shared lock on the leader row) or was refused. created_at is the
 	// database clock when the insert ran, so it is before that commit.
-	obs := c.observed()
+	obs := c.leader.Observed()
 	seen := map[int64]bool{}
 	for _, o := range obs {
 		seen[o.Epoch] = true
@@ -226,12 +226,12 @@ var (
 // counts the interesting lines per process.
 func (c *cluster) scanLogs() {
 	for _, a := range c.procs {
-		out := a.proc.Output()
+		out := a.Output()
 		if bad := grep(out, raceLine); len(bad) > 0 {
-			c.t.Errorf("DEFECT: %s (pid %d) printed %d race/panic lines, first: %s", a.id, a.proc.PID(), len(bad), bad[0])
+			c.t.Errorf("DEFECT: %s (pid %d) printed %d race/panic lines, first: %s", a.id, a.PID(), len(bad), bad[0])
 		}
 		fences := grep(out, fenceLine)
-		c.t.Logf("chaos: %s (pid %d): %d terms led, %d epoch-fence refusals, %d failed ticks", a.id, a.proc.PID(),
+		c.t.Logf("chaos: %s (pid %d): %d terms led, %d epoch-fence refusals, %d failed ticks", a.id, a.PID(),
 			strings.Count(out, `msg="coord: elected leader"`), len(fences), len(grep(out, tickFailed)))
 		for _, l := range fences {
 			c.t.Logf("chaos:   %s: %s", a.id, compactLog(l))

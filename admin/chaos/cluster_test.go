@@ -1,20 +1,14 @@
 package chaos
 
 import (
-	"bytes"
-	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 const (
-	adminPkg = "github.com/shardjob/shardjob/admin/cmd/shardjob-admin"
 	// dbName is the platform database on the private MariaDB.
 	dbName = "shardjob"
 	// app of the jobs this test creates.
@@ -37,31 +31,18 @@ const (
 	adminCount = 3
 )
 
-var passwordRE = regexp.MustCompile(`with password (\S+)`)
-
 // admin is one replica. A replica that is killed and started again keeps
 // its id and gets a new admin value; every process ever started stays in
 // cluster.procs so that its output can be searched at the end.
 type admin struct {
-	id     string
-	url    string
-	proc   *testenv.Process
-	dead   bool // killed on purpose
-	frozen bool // SIGSTOPped
-}
-
-// leaderObs is one change of the leader row seen by the monitor.
-type leaderObs struct {
-	Epoch   int64
-	Holder  string
-	SinceMS int64     // the database time of the claim statement (leader.since_ms)
-	SeenAt  time.Time // when the monitor first read it: the claim had committed by then
+	*harness.Admin
+	id   string
+	dead bool // killed or stopped on purpose
 }
 
 // cluster is the system under test and the test's own view of it.
 type cluster struct {
 	t      testing.TB
-	bin    string
 	db     *testenv.MariaDB
 	zk     *testenv.ZK
 	root   string
@@ -73,9 +54,7 @@ type cluster struct {
 	admins map[string]*admin
 	procs  []*admin // every process ever started, in order
 
-	mu      sync.Mutex
-	leaders []leaderObs
-	stopMon func()
+	leader *harness.LeaderWatch // the leader row, once monitor started
 }
 
 func newCluster(t testing.TB) *cluster {
@@ -83,7 +62,6 @@ func newCluster(t testing.TB) *cluster {
 	start := time.Now()
 	c := &cluster{
 		t:      t,
-		bin:    testenv.BuildBinary(t, adminPkg),
 		db:     testenv.StartMariaDB(t),
 		zk:     testenv.StartZooKeeper(t),
 		root:   testenv.ZKChroot(t),
@@ -91,6 +69,7 @@ func newCluster(t testing.TB) *cluster {
 		hc:     &http.Client{Timeout: 5 * time.Second},
 		admins: map[string]*admin{},
 	}
+	testenv.BuildBinary(t, harness.AdminPkg) // before the clock of the first start
 	t.Logf("chaos: binary, MariaDB %s and ZooKeeper %s ready in %s", c.db.Addr(), c.zk.Addr(), time.Since(start).Round(time.Millisecond))
 
 	root, err := sql.Open("mysql", c.db.DSN(""))
@@ -125,24 +104,14 @@ func newCluster(t testing.TB) *cluster {
 // startAdmin starts replica id (again) and waits until it serves.
 func (c *cluster) startAdmin(id string) *admin {
 	c.t.Helper()
-	port := testenv.FreePort(c.t)
-	a := &admin{id: id, url: "http://127.0.0.1:" + strconv.Itoa(port)}
-	a.proc = testenv.StartProcess(c.t, c.bin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", c.adminDSN(id),
-		"--zk", c.zk.Addr(), "--zk-root", c.root,
-		"--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", id,
-		"--zk-session-timeout", zkSession.String(),
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + c.secret})
-	// A frozen process would make the cleanup's SIGTERM wait for nothing.
-	c.t.Cleanup(func() {
-		if a.frozen {
-			_ = a.proc.Signal(syscall.SIGCONT)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	_, err := a.proc.WaitForLine(ctx, "serving at")
-	require.NoError(c.t, err)
+	a := &admin{id: id, Admin: harness.StartAdmin(c.t, harness.AdminOpts{
+		ID: id,
+		Args: []string{
+			"--db-driver", "mysql", "--db-dsn", c.adminDSN(id),
+			"--zk", c.zk.Addr(), "--zk-root", c.root, "--zk-session-timeout", zkSession.String(),
+		},
+		Secret: c.secret,
+	})}
 	c.admins[id] = a
 	c.procs = append(c.procs, a)
 	return a
@@ -161,18 +130,13 @@ func (c *cluster) adminDSN(id string) string {
 func (c *cluster) startAdmins() {
 	c.t.Helper()
 	first := c.startAdmin("admin-1")
-	m := passwordRE.FindStringSubmatch(first.proc.Stdout())
-	require.NotNil(c.t, m, "the first start must print the generated console password")
+	password := first.Password(c.t)
 	for i := 2; i <= adminCount; i++ {
 		c.startAdmin("admin-" + strconv.Itoa(i))
 	}
-	var out struct {
-		Token string `json:"token"`
-	}
-	code, err := c.call(first, http.MethodPost, "/api/v1/login", map[string]string{"username": "admin", "password": m[1]}, &out)
-	require.NoError(c.t, err)
-	require.Equal(c.t, http.StatusOK, code)
-	c.token = out.Token
+	api := &harness.Client{Base: first.URL, HTTP: c.hc}
+	require.NoError(c.t, api.Login("admin", password))
+	c.token = api.Token
 	c.waitMembers()
 }
 
@@ -180,7 +144,7 @@ func (c *cluster) startAdmins() {
 func (c *cluster) running() []*admin {
 	var out []*admin
 	for i := 1; i <= adminCount; i++ {
-		if a := c.admins["admin-"+strconv.Itoa(i)]; a != nil && !a.dead && !a.frozen {
+		if a := c.admins["admin-"+strconv.Itoa(i)]; a != nil && !a.dead && !a.Frozen() {
 			out = append(out, a)
 		}
 	}
@@ -195,45 +159,18 @@ func (c *cluster) requireAlive(when string) {
 			continue
 		}
 		select {
-		case <-a.proc.Done():
+		case <-a.Done():
 			c.t.Fatalf("DEFECT: %s (pid %d) exited by itself %s (exit code %d); last output:\n%s",
-				a.id, a.proc.PID(), when, a.proc.ExitCode(), tail(a.proc.Output(), 40))
+				a.id, a.PID(), when, a.ExitCode(), tail(a.Output(), 40))
 		default:
 		}
 	}
 }
 
-// call sends a JSON request to replica a.
+// call sends a JSON request to replica a, in the console session.
 func (c *cluster) call(a *admin, method, path string, in, out any) (int, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return 0, err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, a.url+path, body)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := c.hc.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	if err != nil || out == nil {
-		return res.StatusCode, err
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return res.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, data)
-	}
-	return res.StatusCode, nil
+	api := harness.Client{Base: a.URL, Token: c.token, HTTP: c.hc}
+	return api.Do(method, path, in, out)
 }
 
 // waitMembers waits until ZooKeeper, as seen by every running replica,
@@ -288,54 +225,10 @@ func (c *cluster) waitReady(timeout time.Duration) {
 	}, "DEFECT: a replica did not become ready again (cannot reach the database?)")
 }
 
-// monitor polls the leader row until stopped and records every change.
-func (c *cluster) monitor() {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
-			var o leaderObs
-			err := c.sql.QueryRowContext(qctx, "SELECT epoch, holder, since_ms FROM leader WHERE id = 1").Scan(&o.Epoch, &o.Holder, &o.SinceMS)
-			qcancel()
-			if err == nil {
-				o.SeenAt = time.Now()
-				c.mu.Lock()
-				if n := len(c.leaders); n == 0 || c.leaders[n-1].Epoch != o.Epoch {
-					c.leaders = append(c.leaders, o)
-				}
-				c.mu.Unlock()
-			} // errors: MariaDB is down on purpose; the next tick retries
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	c.stopMon = func() { cancel(); <-done }
-	c.t.Cleanup(c.stopMon)
-}
+// monitor records every change of the leader row until stopMon.
+func (c *cluster) monitor() { c.leader = harness.WatchLeader(c.t, c.sql) }
 
-// observed returns the leader changes seen so far.
-func (c *cluster) observed() []leaderObs {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]leaderObs(nil), c.leaders...)
-}
-
-// observedEpoch returns the observation of epoch e, if any.
-func (c *cluster) observedEpoch(e int64) (leaderObs, bool) {
-	for _, o := range c.observed() {
-		if o.Epoch == e {
-			return o, true
-		}
-	}
-	return leaderObs{}, false
-}
+func (c *cluster) stopMon() { c.leader.Stop() }
 
 // dbNowMS reads the database clock, the clock of created_at.
 func (c *cluster) dbNowMS() (int64, error) {
@@ -368,7 +261,7 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 			return false, err
 		}
 		a := c.admins[holder]
-		if a == nil || a.dead || a.frozen {
+		if a == nil || a.dead || a.Frozen() {
 			return false, fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
 		}
 		var runEpoch, created, now int64
@@ -584,7 +477,7 @@ type marks map[*testenv.Process]int
 func (c *cluster) mark() marks {
 	m := marks{}
 	for _, a := range c.procs {
-		m[a.proc] = strings.Count(a.proc.Output(), "\n")
+		m[a.Process] = strings.Count(a.Output(), "\n")
 	}
 	return m
 }
@@ -594,8 +487,8 @@ func (c *cluster) mark() marks {
 func (c *cluster) eventsSince(m marks) []string {
 	var out []string
 	for _, a := range c.procs {
-		lines := strings.Split(a.proc.Output(), "\n")
-		lines = lines[min(m[a.proc], len(lines)):]
+		lines := strings.Split(a.Output(), "\n")
+		lines = lines[min(m[a.Process], len(lines)):]
 		var order []string
 		count := map[string]int{}
 		for _, l := range lines {

@@ -4,5 +4,6 @@
 // The exception is the herd harness (herd_test.go: BenchmarkHerdE2E and
 // TestHerdSmall), which seeds its thousands of jobs by SQL INSERT into the
 // admin's database and reads its figures and end state from there.
-// The package has no non-test code besides the small API client below.
+// The package has no code outside its tests; the API client and the
+// processes come from internal/testenv/cluster.
 package e2e

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 const ctlPkg = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"
@@ -82,17 +83,14 @@ func TestDocExamplesRun(t *testing.T) {
 	require.NoError(t, err)
 	examples := shellExamples(t, root)
 
-	adminBin := testenv.BuildBinary(t, adminPkg)
 	ctlBin := testenv.BuildBinary(t, ctlPkg)
 	binDir := t.TempDir()
 	require.NoError(t, os.Symlink(ctlBin, filepath.Join(binDir, "shardjobctl")))
 	work := t.TempDir()
-	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
-	admin := testenv.StartProcess(t, adminBin, []string{"standalone", "--data-dir", filepath.Join(work, "data"), "--http-addr", addr}, nil)
-	_, err = admin.WaitForLine(waitCtx(t, 90*time.Second), "standalone mode ready")
-	require.NoError(t, err, admin.Output())
-	m := passwordRE.FindStringSubmatch(admin.Stdout())
-	require.NotNil(t, m, admin.Output())
+	port := testenv.FreePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	admin := harness.StartStandalone(t, filepath.Join(work, "data"), port)
+	password := admin.Password(t)
 
 	ran := 0
 	for _, ex := range examples {
@@ -105,7 +103,7 @@ func TestDocExamplesRun(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "PASSWORD="+m[1],
+		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "PASSWORD="+password,
 			"HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,66 +1,37 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-const (
-	adminPkg    = "github.com/shardjob/shardjob/admin/cmd/shardjob-admin"
-	executorPkg = "github.com/shardjob/shardjob/executor/cmd/shardjob-executor"
-)
-
-var passwordRE = regexp.MustCompile(`with password (\S+)`)
-
-type run struct {
-	ID             int64  `json:"id"`
-	JobID          int64  `json:"job_id"`
-	Status         string `json:"status"`
-	Trigger        string `json:"trigger"`
-	Slots          int    `json:"slots"`
-	SlotsSucceeded int    `json:"slots_succeeded"`
-	Epoch          int64  `json:"epoch"`
-}
-
-func waitCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // startAdmin runs `shardjob-admin serve` against MariaDB and ZooKeeper and
-// returns a logged-in client.
-func startAdmin(t *testing.T, bin, dsn, zk, root, secret string) (*testenv.Process, *Client) {
+// returns it with a logged-in client.
+func startAdmin(t *testing.T, dsn, zk, root, secret string) (*harness.Admin, *harness.Client) {
 	t.Helper()
-	return serveAdmin(t, bin, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root, "--heartbeat-interval", "500ms")
+	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root, "--heartbeat-interval", "500ms")
+	return a, a.Login(t)
 }
 
 // serveAdmin runs `shardjob-admin serve` with args on a free port of
-// 127.0.0.1, waits until it serves and returns a client (not logged in).
-func serveAdmin(t *testing.T, bin, secret string, args ...string) (*testenv.Process, *Client) {
+// 127.0.0.1 and waits until it serves.
+func serveAdmin(t *testing.T, secret string, args ...string) *harness.Admin {
 	t.Helper()
-	port := testenv.FreePort(t)
-	p := testenv.StartProcess(t, bin, append([]string{
-		"serve", "--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--id", "e2e-admin-" + strconv.Itoa(port),
-	}, args...), []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
-	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "serving at")
-	require.NoError(t, err, p.Output())
-	return p, NewClient("http://127.0.0.1:" + strconv.Itoa(port))
+	return harness.StartAdmin(t, harness.AdminOpts{ID: "e2e-admin-{port}", Args: args, Secret: secret, StartTimeout: 60 * time.Second})
 }
 
 func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
@@ -69,19 +40,11 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	zk := testenv.ZooKeeper(t)
 	root := testenv.ZKChroot(t)
 	secret := protocol.NewSecret()
-	adminBin := testenv.BuildBinary(t, adminPkg)
-	execBin := testenv.BuildBinary(t, executorPkg)
+	_, c := startAdmin(t, dsn, zk, root, secret)
 
-	admin, c := startAdmin(t, adminBin, dsn, zk, root, secret)
-	m := passwordRE.FindStringSubmatch(admin.Stdout())
-	require.NotNil(t, m, "first start must print the generated password: %s", admin.Output())
-	require.NoError(t, c.Login("admin", m[1]))
-
-	ex := testenv.StartProcess(t, execBin, []string{
-		"--app", "e2e", "--admins", c.Base, "--capacity", "3", "--heartbeat-interval", "500ms",
-	}, []string{"SHARDJOB_SECRET=" + secret})
-	_, err := ex.WaitForLine(waitCtx(t, 60*time.Second), "listening at")
-	require.NoError(t, err, ex.Output())
+	ex := harness.StartExecutor(t, harness.ExecutorOpts{
+		App: "e2e", Admins: c.Base, Capacity: 3, Heartbeat: 500 * time.Millisecond, Secret: secret, StartTimeout: 60 * time.Second,
+	})
 
 	// The executor registers by heartbeat.
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
@@ -108,9 +71,9 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
-	var succeeded run
+	var succeeded apitypes.Run
 	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
-		var out struct{ Runs []run }
+		var out struct{ Runs []apitypes.Run }
 		if _, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=1", job.ID), nil, &out); err != nil {
 			return false, err
 		}
@@ -143,15 +106,15 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 	var trig struct {
-		Run     run  `json:"run"`
-		Created bool `json:"created"`
+		Run     apitypes.Run `json:"run"`
+		Created bool         `json:"created"`
 	}
 	code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"params": "records=7"}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	require.Equal(t, "manual", trig.Run.Trigger)
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
-		var out struct{ Run run }
+		var out struct{ Run apitypes.Run }
 		_, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", trig.Run.ID), nil, &out)
 		return out.Run.Status == "succeeded", err
 	}, "manual run did not succeed")
@@ -178,18 +141,14 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 
 func TestStandaloneRunsTheDemoJob(t *testing.T) {
 	t.Parallel()
-	bin := testenv.BuildBinary(t, adminPkg)
 	dir := t.TempDir()
 	port := testenv.FreePort(t)
-	p := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
-	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "standalone mode ready")
-	require.NoError(t, err, p.Output())
-	m := passwordRE.FindStringSubmatch(p.Stdout())
-	require.NotNil(t, m, p.Output())
-	c := NewClient("http://127.0.0.1:" + strconv.Itoa(port))
-	require.NoError(t, c.Login("admin", m[1]))
+	p := harness.StartStandalone(t, filepath.Join(dir, "data"), port)
+	password := p.Password(t)
+	c := harness.NewClient(p.URL)
+	require.NoError(t, c.Login("admin", password))
 	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
-		var out struct{ Runs []run }
+		var out struct{ Runs []apitypes.Run }
 		_, err := c.Do(http.MethodGet, "/api/v1/runs?status=succeeded&limit=1", nil, &out)
 		return len(out.Runs) == 1 && out.Runs[0].SlotsSucceeded == 8, err
 	}, "the demo job did not run")
@@ -202,16 +161,14 @@ func TestStandaloneRunsTheDemoJob(t *testing.T) {
 
 	// A restart keeps the data and prints no new password.
 	require.NoError(t, p.Stop())
-	p2 := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
-	_, err = p2.WaitForLine(waitCtx(t, 60*time.Second), "standalone mode ready")
-	require.NoError(t, err, p2.Output())
+	p2 := harness.StartStandalone(t, filepath.Join(dir, "data"), port)
 	require.NotContains(t, p2.Stdout(), "with password")
-	require.NoError(t, c.Login("admin", m[1]))
+	require.NoError(t, c.Login("admin", password))
 }
 
 func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {
 	t.Parallel()
-	bin := testenv.BuildBinary(t, adminPkg)
+	bin := testenv.BuildBinary(t, harness.AdminPkg)
 	secret := protocol.NewSecret()
 	dsn := testenv.MySQL(t)
 	zk := testenv.ZooKeeper(t)
@@ -246,7 +203,7 @@ func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {
 			p := testenv.StartProcess(t, bin, args, env)
 			select {
 			case <-p.Done():
-			case <-waitCtx(t, 60*time.Second).Done():
+			case <-harness.Ctx(t, 60*time.Second).Done():
 				t.Fatalf("admin did not exit: %s", p.Output())
 			}
 			require.Equal(t, 1, p.ExitCode(), p.Output())

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -241,8 +242,8 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	tb.Helper()
 	zk := testenv.ZooKeeper(tb)
 	root := testenv.ZKChroot(tb)
-	adminBin := testenv.BuildBinary(tb, adminPkg)
-	execBin := testenv.BuildBinary(tb, executorPkg)
+	adminBin := testenv.BuildBinary(tb, harness.AdminPkg)
+	execBin := testenv.BuildBinary(tb, harness.ExecutorPkg)
 	secret := protocol.NewSecret()
 	keep := &herdKeep{tb: tb}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -30,18 +31,16 @@ const loginMax = 5
 // its own and the in-process coordinator, and returns a client whose
 // requests may wait for bcrypt in a race build on a busy machine, and the
 // generated password of the user admin.
-func startLoneAdmin(t *testing.T, args ...string) (*Client, string) {
+func startLoneAdmin(t *testing.T, args ...string) (*harness.Client, string) {
 	t.Helper()
-	bin := testenv.BuildBinary(t, adminPkg)
-	p, c := serveAdmin(t, bin, protocol.NewSecret(), append([]string{"--db-driver", "mysql", "--db-dsn", testenv.MySQL(t)}, args...)...)
-	m := passwordRE.FindStringSubmatch(p.Stdout())
-	require.NotNil(t, m, "first start must print the generated password: %s", p.Output())
+	p := serveAdmin(t, protocol.NewSecret(), append([]string{"--db-driver", "mysql", "--db-dsn", testenv.MySQL(t)}, args...)...)
+	c := harness.NewClient(p.URL)
 	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	return c, m[1]
+	return c, p.Password(t)
 }
 
 // tryLogin logs in with extra headers and returns the status.
-func tryLogin(c *Client, user, password string, header http.Header) (int, error) {
+func tryLogin(c *harness.Client, user, password string, header http.Header) (int, error) {
 	body, err := json.Marshal(map[string]string{"username": user, "password": password})
 	if err != nil {
 		return 0, err
@@ -63,7 +62,7 @@ func tryLogin(c *Client, user, password string, header http.Header) (int, error)
 	return res.StatusCode, err
 }
 
-func requireLogin(t *testing.T, c *Client, password string, header http.Header, want int, msg string) {
+func requireLogin(t *testing.T, c *harness.Client, password string, header http.Header, want int, msg string) {
 	t.Helper()
 	code, err := tryLogin(c, "admin", password, header)
 	require.NoError(t, err)

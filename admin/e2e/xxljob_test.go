@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 // TestStandaloneTakesXXLJobTokens: standalone mode (what `make run` starts)
@@ -24,7 +24,7 @@ import (
 // token is refused and not listed.
 func TestStandaloneTakesXXLJobTokens(t *testing.T) {
 	t.Parallel()
-	bin := testenv.BuildBinary(t, adminPkg)
+	bin := testenv.BuildBinary(t, harness.AdminPkg)
 	const app, token = "orders", "orders-token-6f1c2a"
 
 	// The flag and its environment variable are offered.
@@ -38,16 +38,8 @@ func TestStandaloneTakesXXLJobTokens(t *testing.T) {
 	require.NoError(t, os.WriteFile(tokens, []byte(`{"`+app+`": "`+token+`"}`), 0o600))
 	port := testenv.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	p := testenv.StartProcess(t, bin, []string{
-		"standalone", "--no-demo", "--data-dir", filepath.Join(dir, "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port),
-		"--xxljob-tokens", tokens,
-	}, nil)
-	_, err := p.WaitForLine(waitCtx(t, 60*time.Second), "standalone mode ready")
-	require.NoError(t, err, p.Output())
-	m := passwordRE.FindStringSubmatch(p.Stdout())
-	require.NotNil(t, m, p.Output())
-	c := NewClient(base)
-	require.NoError(t, c.Login("admin", m[1]))
+	p := harness.StartStandalone(t, filepath.Join(dir, "data"), port, "--no-demo", "--xxljob-tokens", tokens)
+	c := p.Login(t)
 
 	// An XXL-JOB executor of the app: it answers the admin's beat (which
 	// confirms a registration) only with the app's token.

@@ -109,6 +109,22 @@ func online(t *testing.T, st *store.Store, in store.ExecutorInfo) store.Executor
 	return e
 }
 
+// leading returns a scheduler (newScheduler) after its store recorded
+// epoch for "test", the scheduler's id: it leads with that epoch.
+func leading(t *testing.T, st *store.Store, c *clock.Manual, p scheduler.Pusher, epoch int64) *scheduler.Scheduler {
+	t.Helper()
+	s := newScheduler(t, st, c, p)
+	claim(t, st, epoch)
+	return s
+}
+
+// claim records epoch for "test", the id of the tests' schedulers.
+func claim(t *testing.T, st *store.Store, epoch int64) {
+	t.Helper()
+	_, err := st.ClaimEpoch(context.Background(), epoch, "test")
+	require.NoError(t, err)
+}
+
 func newScheduler(t *testing.T, st *store.Store, c *clock.Manual, p scheduler.Pusher) *scheduler.Scheduler {
 	t.Helper()
 	s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, BatchSize: 50}, st, p)
@@ -128,9 +144,7 @@ func TestFireDueCreatesOneRunPerFiringAndAdvances(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
-		s := newScheduler(t, st, c, &fakePusher{})
-		_, err := st.ClaimEpoch(ctx, 3, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, &fakePusher{}, 3)
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", Slots: 2}}, t0)
 		require.Equal(t, t0.Add(time.Minute).UnixMilli(), j.NextFireAt.Int64)
 
@@ -196,16 +210,14 @@ func TestMisfirePolicies(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
-		s := newScheduler(t, st, c, &fakePusher{})
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, &fakePusher{}, 1)
 		once := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "once", Handler: "h", Cron: "* * * * *", MisfirePolicy: "run_once"}}, t0)
 		skip := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "skip", Handler: "h", Cron: "* * * * *", MisfirePolicy: "skip"}}, t0)
 		catch := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "catch", Handler: "h", Cron: "* * * * *", MisfirePolicy: "catch_up", MaxCatchUp: 3}}, t0)
 
 		// The leader was away for 10 minutes and 30 seconds.
 		c.Set(t0.Add(10*time.Minute + 30*time.Second))
-		_, err = s.FireDue(ctx, 1)
+		_, err := s.FireDue(ctx, 1)
 		require.NoError(t, err)
 
 		count := func(runs []store.Run) (pending, skipped int) {
@@ -246,12 +258,10 @@ func TestOverlapSkipRecordsSkippedFiring(t *testing.T) {
 	eachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
-		s := newScheduler(t, st, c, &fakePusher{})
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, &fakePusher{}, 1)
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "ov", Handler: "h", Cron: "* * * * *", OverlapPolicy: "skip"}}, t0)
 		c.Set(t0.Add(time.Minute))
-		_, err = s.FireDue(ctx, 1)
+		_, err := s.FireDue(ctx, 1)
 		require.NoError(t, err)
 		c.Set(t0.Add(2 * time.Minute))
 		_, err = s.FireDue(ctx, 1) // the first run is still pending (no executor)
@@ -270,9 +280,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
 		online(t, st, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
@@ -349,9 +357,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}}, t0)
@@ -433,8 +439,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		p := &fakePusher{}
 		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c}, st, p)
 		require.NoError(t, err)
-		_, err = st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		claim(t, st, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
@@ -486,9 +491,7 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
@@ -523,9 +526,7 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{failAddr: "http://127.0.0.1:1"}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
 		up := online(t, st, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}}, t0)
@@ -557,9 +558,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{blockAddr: "http://127.0.0.1:1", unblock: make(chan struct{})}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		frozen := online(t, st, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
@@ -599,9 +598,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{started: map[int64]bool{}}
-		s := newScheduler(t, st, c, p)
-		_, err := st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		s := leading(t, st, c, p, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 5})
@@ -673,8 +670,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		p := &fakePusher{started: map[int64]bool{}}
 		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: clock.NewManual(t0), DisableWorkStealing: true}, st, p)
 		require.NoError(t, err)
-		_, err = st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		claim(t, st, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})

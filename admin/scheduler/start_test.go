@@ -19,9 +19,7 @@ import (
 // online executor "a" of app with capacity 10 and handlers.
 func leadWithExecutor(t *testing.T, st *store.Store, app string, handlers ...string) {
 	t.Helper()
-	ctx := context.Background()
-	_, err := st.ClaimEpoch(ctx, 1, "test")
-	require.NoError(t, err)
+	claim(t, st, 1)
 	online(t, st, store.ExecutorInfo{InstanceID: "a", App: app, Address: "http://127.0.0.1:1", Capacity: 10, Handlers: handlers})
 }
 
@@ -52,8 +50,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		p := &fakePusher{startAll: true}
 		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, StartBatch: 7}, st, p)
 		require.NoError(t, err)
-		_, err = st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		claim(t, st, 1)
 		for _, id := range []string{"a", "b"} {
 			online(t, st, store.ExecutorInfo{InstanceID: id, App: "app", Address: "http://127.0.0.1/" + id, Capacity: 100, Handlers: []string{"h"}})
 		}
@@ -249,8 +246,7 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		c := clock.NewManual(t0)
 		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, UnplaceableTimeout: time.Minute}, st, &fakePusher{})
 		require.NoError(t, err)
-		_, err = st.ClaimEpoch(ctx, 1, "test")
-		require.NoError(t, err)
+		claim(t, st, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "billing", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"other.v1"}})
 		settle := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "billing", Name: "settle", Handler: "settle.v1", Cron: "0 0 1 1 *"}}, t0)
 		lonely := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "nobody", Name: "lonely", Handler: "h", Cron: "0 0 1 1 *"}}, t0)

@@ -19,12 +19,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/shardjob/shardjob/admin/e2e"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -179,7 +179,7 @@ func TestClientAgainstFakeExecutor(t *testing.T) {
 // database and ZooKeeper chroot.
 type admin struct {
 	srv    *server.Server
-	api    *e2e.Client
+	api    *harness.Client
 	st     *store.Store
 	token  string            // the access token of app "xxl"
 	tokens map[string]string // app → access token: "xxl" and the apps startAdmin was given
@@ -227,7 +227,7 @@ func startAdmin(t *testing.T, apps ...string) *admin {
 		}
 	})
 	a.srv, a.st = srv, srv.Store()
-	a.api = e2e.NewClient(srv.URL())
+	a.api = harness.NewClient(srv.URL())
 	t.Cleanup(a.api.HTTP.CloseIdleConnections)
 	m := passwordRE.FindStringSubmatch(out.String())
 	require.NotNil(t, m, "first start prints the admin password: %s", out.String())

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk"
 )
 
@@ -190,7 +192,7 @@ type ledgerReport struct {
 // slot owning the record; per slot, no row of an older token written after
 // the first row of a newer one; and each succeeded current attempt's
 // processed counter equal to the rows its token wrote.
-func (c *cluster) checkLedger(jobID int64, records int64, atts []attemptView) ledgerReport {
+func (c *cluster) checkLedger(jobID int64, records int64, atts []apitypes.Attempt) ledgerReport {
 	t := c.t
 	t.Helper()
 	s := c.dedupState(jobID, "job")
@@ -213,7 +215,7 @@ func (c *cluster) checkLedger(jobID int64, records int64, atts []attemptView) le
 		WHERE l.job_id = ? AND d.status = 'done' AND d.token = l.token`, jobID)
 	require.Equal(t, records, joined, "DEFECT: every ledger row is written by the token of its record's done row (same transaction)")
 
-	byToken := map[int64]attemptView{}
+	byToken := map[int64]apitypes.Attempt{}
 	for _, a := range atts {
 		byToken[a.Token] = a
 	}
@@ -252,12 +254,12 @@ func (c *cluster) checkLedger(jobID int64, records int64, atts []attemptView) le
 	}
 	require.Empty(t, late, "DEFECT: rows written by fenced tokens after a newer token took over:\n%s", strings.Join(late, "\n"))
 
-	for slot, a := range current(atts) {
-		require.Equal(t, "succeeded", a.Status, "slot %d: %s", slot, a)
+	for slot, a := range harness.Current(atts) {
+		require.Equal(t, "succeeded", a.Status, "slot %d: %s", slot, harness.AttemptString(a))
 		require.Equal(t, rowsOfToken[a.Token], a.Processed,
 			"DEFECT: slot %d: the succeeded attempt reports %d records processed, its token wrote %d ledger rows", slot, a.Processed, rowsOfToken[a.Token])
 		require.Equal(t, ranges.size(slot), a.Processed+a.Skipped,
-			"DEFECT: slot %d: the succeeded attempt read %d records (processed+skipped), the slot has %d: %s", slot, a.Processed+a.Skipped, ranges.size(slot), a)
+			"DEFECT: slot %d: the succeeded attempt read %d records (processed+skipped), the slot has %d: %s", slot, a.Processed+a.Skipped, ranges.size(slot), harness.AttemptString(a))
 	}
 	return rep
 }

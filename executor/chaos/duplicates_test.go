@@ -7,13 +7,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 // Causes of a plain handler started more than once for a slot (issue 16).
@@ -61,12 +62,13 @@ func TestChaosDuplicateCauses(t *testing.T) {
 	platform, err := sql.Open("mysql", c.db.DSN(platformDB))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = platform.Close() })
-	replica, replicaURL := c.startAdmin("replica")
-	d := &dupChaos{cluster: c, platform: platform, admins: map[string]*testenv.Process{c.api.Base: c.admin, replicaURL: replica}}
+	replica := c.StartAdmin("replica")
+	replicaURL := replica.URL
+	d := &dupChaos{cluster: c, platform: platform, admins: map[string]*harness.Admin{c.API.Base: c.Admin, replicaURL: replica}}
 	// The executors ask the replica first: it is the admin they use, and
 	// the leader (which declares executors lost) is the other one.
-	c.admins = replicaURL + "," + c.api.Base
-	c.waitOnline(c.startExecutor(), c.startExecutor(), c.startExecutor())
+	c.Exec.Admins = replicaURL + "," + c.API.Base
+	c.WaitOnline(c.startExecutor(), c.startExecutor(), c.startExecutor())
 	params := fmt.Sprintf("records=%d;ms_per_record=%d", f.records, f.ms)
 	job := c.createJob("plain", "demo.range", params)
 	t.Logf("form %s: %d rounds; job %d: demo.range over %d slots (%s, about %s a slot); 2 admins, 3 executors of capacity %d",
@@ -100,8 +102,8 @@ func TestChaosDuplicateCauses(t *testing.T) {
 // dupChaos is the cluster of TestChaosDuplicateCauses.
 type dupChaos struct {
 	*cluster
-	platform *sql.DB                     // the platform database, for the attempts' rows
-	admins   map[string]*testenv.Process // by base URL
+	platform *sql.DB                   // the platform database, for the attempts' rows
+	admins   map[string]*harness.Admin // by base URL
 }
 
 // dupRound is what one round measured.
@@ -130,60 +132,52 @@ func (d *dupChaos) round(round int, job int64) dupRound {
 	d.waitAllRunning(run.ID)
 
 	// (a) kill -9 and restart under the same instance id.
-	var victim *executor // ex1, ex2, ex3, ex1, … (restarted under the same name)
+	var victim *harness.Executor // ex1, ex2, ex3, ex1, … (restarted under the same name)
 	for _, e := range d.alive() {
-		if e.name == fmt.Sprintf("ex%d", (round-1)%3+1) {
+		if e.Name == fmt.Sprintf("ex%d", (round-1)%3+1) {
 			victim = e
 		}
 	}
-	require.NoError(t, victim.proc.Kill())
-	victim.killed = true
+	require.NoError(t, victim.Kill())
 	killedAt := time.Now()
 	held := runningNow(victim, run.ID)
-	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.name)
+	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.Name)
 	again := d.restartExecutor(victim)
 	listening := time.Since(killedAt)
-	d.waitAttempts(run.ID, "the killed process's slots were not superseded after its restart", func(atts []attemptView) error {
-		status := map[int64]attemptView{}
+	d.WaitAttempts(run.ID, "the killed process's slots were not superseded after its restart", func(atts []apitypes.Attempt) error {
+		status := map[int64]apitypes.Attempt{}
 		for _, a := range atts {
 			status[a.Token] = a
 		}
 		for _, h := range held {
 			if a := status[h.Token]; a.Current {
-				return fmt.Errorf("token %d (slot %d) is still current: %s", h.Token, h.Slot, a)
+				return fmt.Errorf("token %d (slot %d) is still current: %s", h.Token, h.Slot, harness.AttemptString(a))
 			}
 		}
 		return nil
 	})
 	superseded := time.Since(killedAt)
-	d.waitOnline(again)
+	d.WaitOnline(again)
 	t.Logf("round %d (a): kill -9 %s at +%s running %d slots; the new process under the same instance id listened after %s; the %d tokens superseded after %s",
-		round, victim.name, since(killedAt), len(held), listening.Round(time.Millisecond), len(held), superseded.Round(time.Millisecond))
+		round, victim.Name, since(killedAt), len(held), listening.Round(time.Millisecond), len(held), superseded.Round(time.Millisecond))
 
 	// (b) SIGSTOP the admin the executors use.
 	d.requireRunning(run.ID, "the admin freeze")
 	attached := d.attachedAdmin()
 	admin := d.admins[attached]
 	role := "replica"
-	if admin == d.admin {
+	if admin == d.Admin {
 		role = "leader"
 	}
 	adminWin := window{from: time.Now()}
-	require.NoError(t, admin.Signal(syscall.SIGSTOP))
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			_ = admin.Signal(syscall.SIGCONT) // so that the cleanup can stop it
-		}
-	})
+	require.NoError(t, admin.Freeze()) // thawed before the cleanup stops it
 	lostSeen := d.watchExecutors(adminWin.from.Add(adminFreeze))
 	adminWin.to = time.Now()
-	require.NoError(t, admin.Signal(syscall.SIGCONT))
-	resumed = true
+	require.NoError(t, admin.Thaw())
 	switched := 0
 	for _, e := range d.alive() {
-		for _, l := range logLines(e.proc, "switched admin") {
-			if l.time().After(adminWin.from) && l["from"] == attached {
+		for _, l := range logLines(e.Process, "switched admin") {
+			if l.Time().After(adminWin.from) && l["from"] == attached {
 				switched++
 				break
 			}
@@ -195,31 +189,29 @@ func (d *dupChaos) round(round int, job int64) dupRound {
 	// (c) SIGSTOP an executor (not the restarted one) until it was declared
 	// lost and its slots moved, then SIGCONT.
 	d.requireRunning(run.ID, "the executor freeze")
-	_, atts, err := d.run(run.ID)
+	_, atts, err := d.Run(run.ID)
 	require.NoError(t, err)
-	var frozen *executor
+	var frozen *harness.Executor
 	for _, e := range d.alive() {
 		if e != again && (frozen == nil || len(on(atts, e, "assigned", "queued")) > len(on(atts, frozen, "assigned", "queued"))) {
 			frozen = e
 		}
 	}
-	require.NoError(t, frozen.proc.Signal(syscall.SIGSTOP))
-	frozen.paused = true
+	require.NoError(t, frozen.Freeze())
 	frozenWin := window{from: time.Now()}
 	queued := len(on(atts, frozen, "assigned", "queued"))
-	d.waitAttempts(run.ID, "the frozen executor's slots were not moved", func(atts []attemptView) error {
+	d.WaitAttempts(run.ID, "the frozen executor's slots were not moved", func(atts []apitypes.Attempt) error {
 		if n := len(on(atts, frozen, "assigned", "queued", "running")); n > 0 {
-			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.name)
+			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.Name)
 		}
 		return nil
 	})
 	moved := time.Since(frozenWin.from)
 	frozenWin.to = time.Now()
-	require.NoError(t, frozen.proc.Signal(syscall.SIGCONT))
-	frozen.paused = false
+	require.NoError(t, frozen.Thaw())
 	require.Greater(t, moved, lostAfter, "frozen for longer than the loss threshold")
 	t.Logf("round %d (c): SIGSTOP %s at +%s with %d slots assigned and not started; its slots moved and SIGCONT after %s (loss threshold %s)",
-		round, frozen.name, since(frozenWin.from), queued, moved.Round(time.Millisecond), lostAfter)
+		round, frozen.Name, since(frozenWin.from), queued, moved.Round(time.Millisecond), lostAfter)
 
 	// The run ends, and nothing is left running anywhere.
 	r, ended := d.waitEnded(run.ID)
@@ -230,10 +222,10 @@ func (d *dupChaos) round(round int, job int64) dupRound {
 	for _, e := range d.alive() {
 		testenv.WaitFor(t, waitDeadline, func() (bool, error) {
 			if n := runningNow(e, run.ID); len(n) > 0 {
-				return false, fmt.Errorf("%s still runs tokens %v", e.name, tokens(n))
+				return false, fmt.Errorf("%s still runs tokens %v", e.Name, tokens(n))
 			}
 			return true, nil
-		}, fmt.Sprintf("DEFECT: run %d ended but %s still runs handlers of it", run.ID, e.name))
+		}, fmt.Sprintf("DEFECT: run %d ended but %s still runs handlers of it", run.ID, e.Name))
 	}
 	var unfinished int64
 	require.NoError(t, d.platform.QueryRow(
@@ -247,8 +239,8 @@ func (d *dupChaos) round(round int, job int64) dupRound {
 		byCause = append(byCause, fmt.Sprintf("%s=%d", k, out.dups[k]))
 	}
 	out.timings = fmt.Sprintf("round %d: run %d %s in %s; kill -9 %s → restart listening %s, tokens superseded %s; SIGSTOP %s %s; SIGSTOP %s %s (moved); duplicates %s; stealing: %s",
-		round, run.ID, r.Status, took.Round(time.Millisecond), victim.name, listening.Round(time.Millisecond), superseded.Round(time.Millisecond),
-		role, adminWin.to.Sub(adminWin.from).Round(time.Millisecond), frozen.name, moved.Round(time.Millisecond), strings.Join(byCause, " "), stolen)
+		round, run.ID, r.Status, took.Round(time.Millisecond), victim.Name, listening.Round(time.Millisecond), superseded.Round(time.Millisecond),
+		role, adminWin.to.Sub(adminWin.from).Round(time.Millisecond), frozen.Name, moved.Round(time.Millisecond), strings.Join(byCause, " "), stolen)
 	t.Log(out.timings)
 	return out
 }
@@ -259,7 +251,7 @@ func (d *dupChaos) waitAllRunning(runID int64) {
 	testenv.WaitFor(d.t, waitDeadline, func() (bool, error) {
 		for _, e := range d.alive() {
 			if len(runningNow(e, runID)) == 0 {
-				return false, fmt.Errorf("%s runs no slot of run %d", e.name, runID)
+				return false, fmt.Errorf("%s runs no slot of run %d", e.Name, runID)
 			}
 		}
 		return true, nil
@@ -268,20 +260,20 @@ func (d *dupChaos) waitAllRunning(runID int64) {
 
 func (d *dupChaos) requireRunning(runID int64, what string) {
 	d.t.Helper()
-	r, _, err := d.run(runID)
+	r, _, err := d.Run(runID)
 	require.NoError(d.t, err)
-	require.False(d.t, terminal[r.Status], "run %d ended (%s) before %s: make it longer (records, ms_per_record)", runID, r.Status, what)
+	require.False(d.t, harness.Terminal[r.Status], "run %d ended (%s) before %s: make it longer (records, ms_per_record)", runID, r.Status, what)
 }
 
 // attachedAdmin returns the admin most live executors send their heartbeats
 // to: the last one they switched to, else the first of their --admins.
 func (d *dupChaos) attachedAdmin() string {
-	first, _, _ := strings.Cut(d.cluster.admins, ",")
+	first, _, _ := strings.Cut(d.Exec.Admins, ",")
 	votes := map[string]int{}
 	best := first
 	for _, e := range d.alive() {
 		a := first
-		if ls := logLines(e.proc, "switched admin"); len(ls) > 0 {
+		if ls := logLines(e.Process, "switched admin"); len(ls) > 0 {
 			a = ls[len(ls)-1]["to"]
 		}
 		votes[a]++
@@ -320,7 +312,7 @@ func (d *dupChaos) watchExecutors(until time.Time) []string {
 
 func (d *dupChaos) isAlive(name string) bool {
 	for _, e := range d.alive() {
-		if e.name == name {
+		if e.Name == name {
 			return true
 		}
 	}
@@ -330,14 +322,14 @@ func (d *dupChaos) isAlive(name string) bool {
 // waitEnded waits until the run is terminal: succeeded, or failed with a
 // reason. It returns false for a run still active at the deadline: a stuck
 // run, which the caller reports (DEFECT) after the summary.
-func (d *dupChaos) waitEnded(runID int64) (runView, bool) {
+func (d *dupChaos) waitEnded(runID int64) (apitypes.Run, bool) {
 	d.t.Helper()
 	deadline := time.Now().Add(waitDeadline)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		r, atts, err := d.run(runID)
-		if err == nil && terminal[r.Status] {
+		r, atts, err := d.Run(runID)
+		if err == nil && harness.Terminal[r.Status] {
 			if r.Status != "succeeded" {
 				require.NotEmpty(d.t, r.Error, "DEFECT: run %d ended %s without a reason", runID, r.Status)
 				d.t.Logf("run %d ended %s: %s", runID, r.Status, r.Error)
@@ -346,7 +338,7 @@ func (d *dupChaos) waitEnded(runID int64) (runView, bool) {
 		}
 		if time.Now().After(deadline) {
 			byStatus := map[string]int{}
-			for _, a := range current(atts) {
+			for _, a := range harness.Current(atts) {
 				byStatus[a.Status]++
 			}
 			r.Error = fmt.Sprintf("%s; current attempts by status %v; last error %v", r.Status, byStatus, err)
@@ -358,13 +350,13 @@ func (d *dupChaos) waitEnded(runID int64) (runView, bool) {
 
 // faults is what attribute needs to know of a round's faults.
 type faults struct {
-	killed, frozen      *executor // the killed process, the frozen one
-	frozenWin, adminWin window    // when the executor and the admin were stopped
+	killed, frozen      *harness.Executor // the killed process, the frozen one
+	frozenWin, adminWin window            // when the executor and the admin were stopped
 }
 
 // handlerStart is one "slot started" line.
 type handlerStart struct {
-	e     *executor
+	e     *harness.Executor
 	token int64
 	at    time.Time
 }
@@ -408,9 +400,9 @@ func (d *dupChaos) attribute(runID int64, f faults) dupRound {
 	rows.Close()
 
 	bySlot := map[int][]handlerStart{}
-	for _, e := range d.execs {
-		for _, l := range parseLines(e.proc.Output(), "run_id="+strconv.FormatInt(runID, 10)+" ", "slot started")["slot started"] {
-			bySlot[int(l.int("slot"))] = append(bySlot[int(l.int("slot"))], handlerStart{e: e, token: l.int("token"), at: l.time()})
+	for _, e := range d.Execs() {
+		for _, l := range parseLines(e.Output(), "run_id="+strconv.FormatInt(runID, 10)+" ", "slot started")["slot started"] {
+			bySlot[int(l.Int("slot"))] = append(bySlot[int(l.Int("slot"))], handlerStart{e: e, token: l.Int("token"), at: l.Time()})
 		}
 	}
 	out := dupRound{dups: map[string]int{}}
@@ -442,7 +434,7 @@ func (d *dupChaos) attribute(runID int64, f faults) dupRound {
 			out.dups[cause]++
 			if cause != causeKilled && cause != causeFrozen {
 				out.details = append(out.details, fmt.Sprintf("run %d slot %d: token %d (%s, superseded %s) started on %s (pid %d) at %s: %s; current token %d",
-					runID, slot, s.token, a.status, a.finished.Format("15:04:05.000"), s.e.name, s.e.proc.PID(), s.at.Format("15:04:05.000"), cause, keeper[slot]))
+					runID, slot, s.token, a.status, a.finished.Format("15:04:05.000"), s.e.Name, s.e.PID(), s.at.Format("15:04:05.000"), cause, keeper[slot]))
 			}
 		}
 		require.True(t, kept || attempts[keeper[slot]].status != "succeeded", "DEFECT: run %d slot %d: its current token %d never started (starts %v)", runID, slot, keeper[slot], starts)

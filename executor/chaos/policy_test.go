@@ -21,7 +21,7 @@ func (c *cluster) jobPolicyRun(sum *summary) {
 		ID         int64  `json:"id"`
 		DedupScope string `json:"dedup_scope"`
 	}
-	code, err := c.api.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.API.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": app, "name": "ledger-policy", "handler": "demo.ledger", "cron": "0 0 1 1 *",
 		"time_zone": "Asia/Shanghai", "slots": slots, "params": "records=2000;batch=100",
 		"enabled": &enabled, "dedup_scope": "settle:{date}", "uncertain_policy": "retry", "record_max_attempts": 5,
@@ -34,7 +34,7 @@ func (c *cluster) jobPolicyRun(sum *summary) {
 		t.Helper()
 		run, created := c.trigger(job.ID, &at)
 		require.True(t, created)
-		r, atts := c.waitRunEnded(run.ID)
+		r, atts := c.WaitRunEnded(run.ID, nil)
 		require.Equal(t, "succeeded", r.Status, "run %d: %s", r.ID, r.Error)
 		for _, a := range atts {
 			if a.Current {

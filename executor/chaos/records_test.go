@@ -6,13 +6,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -63,7 +64,7 @@ func TestChaosRecordsExactlyOnce(t *testing.T) {
 	f := chosenForm(t)
 	start := time.Now()
 	c := newCluster(t)
-	c.waitOnline(c.startExecutor(), c.startExecutor(), c.startExecutor())
+	c.WaitOnline(c.startExecutor(), c.startExecutor(), c.startExecutor())
 	t.Logf("form %s: %d records over %d slots, 3 executors of capacity %d", f.name, f.records, slots, capacity)
 
 	var sum summary
@@ -82,7 +83,7 @@ func TestChaosRecordsExactlyOnce(t *testing.T) {
 // and SIGSTOP/SIGCONT, in that order (the restart comes second so that it
 // always hits the running run: how long the pause lasts depends on how soon
 // the successors of the frozen slots start). It returns the job and its run.
-func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
+func (c *cluster) transactionalRun(f form, sum *summary) (int64, apitypes.Run) {
 	t := c.t
 	// One batch transaction at a time per slot: a slot commits its
 	// records in steps, so that a kill or a freeze can land between two.
@@ -95,28 +96,27 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 
 	// kill -9 an executor that has booked records of the run.
 	victim := c.waitBooking(job, run.ID, f.records, c.alive())
-	require.NoError(t, victim.proc.Kill())
-	victim.killed = true
+	require.NoError(t, victim.Kill())
 	killedAt := time.Now()
 	held := runningNow(victim, run.ID) // its output is complete: it was reaped
-	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.name)
+	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.Name)
 	t.Logf("ledger: kill -9 %s (id %d) at +%s, running %d slots (tokens %v)",
-		victim.name, victim.id, killedAt.Sub(runStart).Round(time.Millisecond), len(held), tokens(held))
+		victim.Name, victim.ID, killedAt.Sub(runStart).Round(time.Millisecond), len(held), tokens(held))
 	replacement := c.startExecutor()
-	c.waitOnline(replacement)
-	c.waitAttempts(run.ID, "the killed executor's slots were not moved", func(atts []attemptView) error {
+	c.WaitOnline(replacement)
+	c.WaitAttempts(run.ID, "the killed executor's slots were not moved", func(atts []apitypes.Attempt) error {
 		if n := len(on(atts, victim, "assigned", "queued", "running")); n > 0 {
-			return fmt.Errorf("%d unfinished current attempts still on %s", n, victim.name)
+			return fmt.Errorf("%d unfinished current attempts still on %s", n, victim.Name)
 		}
 		return nil
 	})
 	moved := time.Since(killedAt)
-	t.Logf("ledger: %s's slots moved %s after the kill; replacement %s online", victim.name, moved.Round(time.Millisecond), replacement.name)
+	t.Logf("ledger: %s's slots moved %s after the kill; replacement %s online", victim.Name, moved.Round(time.Millisecond), replacement.Name)
 
 	// Restart MariaDB (kill -9, crash recovery) while the run goes on.
-	r, _, err := c.run(run.ID)
+	r, _, err := c.Run(run.ID)
 	require.NoError(t, err)
-	require.False(t, terminal[r.Status],
+	require.False(t, harness.Terminal[r.Status],
 		"the run ended (%s) before MariaDB could be restarted: make it longer (ms_per_record)", r.Status)
 	downAt := time.Now()
 	require.NoError(t, c.db.Kill())
@@ -127,52 +127,51 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 
 	// SIGSTOP another executor that is booking, until it was declared lost
 	// and newer tokens took the shard locks of its slots.
-	var candidates []*executor
+	var candidates []*harness.Executor
 	for _, e := range c.alive() {
 		if e != replacement {
 			candidates = append(candidates, e)
 		}
 	}
 	frozen := c.waitBooking(job, run.ID, f.records, candidates)
-	require.NoError(t, frozen.proc.Signal(syscall.SIGSTOP))
-	frozen.paused = true
+	require.NoError(t, frozen.Freeze())
 	pausedAt := time.Now()
-	t.Logf("ledger: SIGSTOP %s (id %d) at +%s", frozen.name, frozen.id, pausedAt.Sub(runStart).Round(time.Millisecond))
+	t.Logf("ledger: SIGSTOP %s (id %d) at +%s", frozen.Name, frozen.ID, pausedAt.Sub(runStart).Round(time.Millisecond))
 	testenv.WaitFor(t, waitDeadline, func() (bool, error) {
-		list, err := c.executors()
+		list, err := c.Executors()
 		if err != nil {
 			return false, err
 		}
-		if st := list[frozen.name].State; st != "lost" {
-			return false, fmt.Errorf("%s is %s", frozen.name, st)
+		if st := list[frozen.Name].State; st != "lost" {
+			return false, fmt.Errorf("%s is %s", frozen.Name, st)
 		}
 		return true, nil
 	}, "the paused executor was not declared lost")
 	lostAt := time.Since(pausedAt)
-	t.Logf("ledger: %s declared lost %s after SIGSTOP (3 heartbeat intervals: %s)", frozen.name, lostAt.Round(time.Millisecond), lostAfter)
+	t.Logf("ledger: %s declared lost %s after SIGSTOP (3 heartbeat intervals: %s)", frozen.Name, lostAt.Round(time.Millisecond), lostAfter)
 	if lostAt > lostAfter+time.Second {
 		// Late: list the pushes to the frozen executor, the cause seen
 		// before pushes ran in the background (figure only: a timed
 		// assertion would be flaky on a loaded machine).
 		var pushes []string
 		for _, msg := range []string{"push failed", "cancel push failed; the executor learns it at its next heartbeat"} {
-			for _, l := range logLines(c.admin, msg) {
-				if l["address"] == frozen.url && l.time().After(pausedAt) {
+			for _, l := range logLines(c.Admin.Process, msg) {
+				if l["address"] == frozen.URL && l.Time().After(pausedAt) {
 					pushes = append(pushes, l["time"]+" "+msg+": "+firstLine(l["err"]))
 				}
 			}
 		}
 		t.Logf("slow loss detection: %s was declared lost %s after SIGSTOP, expected about %s (3 heartbeat intervals); pushes to it that failed meanwhile: %v",
-			frozen.name, lostAt.Round(time.Millisecond), lostAfter, pushes)
+			frozen.Name, lostAt.Round(time.Millisecond), lostAfter, pushes)
 	}
-	var superseded []attemptView // the attempts of the frozen executor that were superseded
-	c.waitAttempts(run.ID, "the paused executor's slots were not moved", func(atts []attemptView) error {
+	var superseded []apitypes.Attempt // the attempts of the frozen executor that were superseded
+	c.WaitAttempts(run.ID, "the paused executor's slots were not moved", func(atts []apitypes.Attempt) error {
 		if n := len(on(atts, frozen, "assigned", "queued", "running")); n > 0 {
-			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.name)
+			return fmt.Errorf("%d unfinished current attempts still on %s", n, frozen.Name)
 		}
 		superseded = superseded[:0]
 		for _, a := range atts {
-			if a.executor() == frozen.id && a.Status == "lost" {
+			if harness.ExecutorOf(a) == frozen.ID && a.Status == "lost" {
 				superseded = append(superseded, a)
 			}
 		}
@@ -181,10 +180,10 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 	// The slots it was running when it froze (by its own log, final by
 	// now): each must have been superseded as lost.
 	started := runningNow(frozen, run.ID)
-	require.NotEmpty(t, started, "%s was running no slot when it froze", frozen.name)
+	require.NotEmpty(t, started, "%s was running no slot when it froze", frozen.Name)
 	for _, a := range started {
 		require.True(t, containsToken(superseded, a.Token),
-			"DEFECT: token %d was running slot %d on %s when it froze, but its attempt was not superseded as lost", a.Token, a.Slot, frozen.name)
+			"DEFECT: token %d was running slot %d on %s when it froze, but its attempt was not superseded as lost", a.Token, a.Slot, frozen.Name)
 	}
 	// The fence in the business database: newer tokens took the shard
 	// locks of the slots it had started. A transaction the frozen process
@@ -209,7 +208,7 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 	// started yet may still take the lock legitimately after SIGCONT,
 	// before it learns it was cancelled; its rows then precede the
 	// successor's, which checkLedger verifies).
-	var fenced []attemptView
+	var fenced []apitypes.Attempt
 	for _, a := range superseded {
 		if locks[a.Slot].Token > a.Token {
 			fenced = append(fenced, a)
@@ -217,36 +216,35 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 	}
 	snapshot := c.ledgerRowsBy(job, tokens(fenced))
 	paused := time.Since(pausedAt)
-	require.NoError(t, frozen.proc.Signal(syscall.SIGCONT))
-	frozen.paused = false
+	require.NoError(t, frozen.Thaw())
 	require.Greater(t, paused, lostAfter, "paused for longer than 3 heartbeat intervals")
 	var booked int64
 	for _, n := range snapshot {
 		booked += n
 	}
 	t.Logf("ledger: %s declared lost %s after SIGSTOP, %d attempts superseded; the shard locks of the %d slots it was running (tokens %v) taken by newer tokens after %s; SIGCONT after %s; %d fenced tokens had booked %d rows",
-		frozen.name, lostAt.Round(time.Millisecond), len(superseded), len(started), tokens(started), fencedAt.Round(time.Millisecond), paused.Round(time.Millisecond), len(fenced), booked)
+		frozen.Name, lostAt.Round(time.Millisecond), len(superseded), len(started), tokens(started), fencedAt.Round(time.Millisecond), paused.Round(time.Millisecond), len(fenced), booked)
 
 	// Its handlers wake up, find themselves cancelled or fenced, and end.
 	testenv.WaitFor(t, waitDeadline, func() (bool, error) {
 		finished := map[int64]bool{}
-		for _, l := range logLines(frozen.proc, "slot finished") {
-			finished[l.int("token")] = true
+		for _, l := range logLines(frozen.Process, "slot finished") {
+			finished[l.Int("token")] = true
 		}
 		for _, a := range started {
 			if !finished[a.Token] {
-				return false, fmt.Errorf("token %d has not finished on %s", a.Token, frozen.name)
+				return false, fmt.Errorf("token %d has not finished on %s", a.Token, frozen.Name)
 			}
 		}
 		return true, nil
 	}, "the resumed executor's stale slots did not end")
 	var stoppedBy []string
-	for _, l := range logLines(frozen.proc, "ledger slot stopped") {
-		if containsToken(started, l.int("token")) {
+	for _, l := range logLines(frozen.Process, "ledger slot stopped") {
+		if containsToken(started, l.Int("token")) {
 			stoppedBy = append(stoppedBy, fmt.Sprintf("token %s: %s", l["token"], firstLine(l["err"])))
 		}
 	}
-	t.Logf("ledger: after SIGCONT, %s's stale slots ended: %s", frozen.name, strings.Join(stoppedBy, " | "))
+	t.Logf("ledger: after SIGCONT, %s's stale slots ended: %s", frozen.Name, strings.Join(stoppedBy, " | "))
 
 	r, atts, retries := c.finishRun(run.ID)
 	require.Equal(t, "succeeded", r.Status, "run %d: %s", run.ID, r.Error)
@@ -272,10 +270,10 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, runView) {
 
 // repeatRun is phase 2: the same run key again, a retry of the succeeded
 // run, and a new firing in the same (job) scope: nothing is processed twice.
-func (c *cluster) repeatRun(f form, job int64, first runView, sum *summary) {
+func (c *cluster) repeatRun(f form, job int64, first apitypes.Run, sum *summary) {
 	t := c.t
 	before := c.dedupState(job, "job")
-	_, attsBefore, err := c.run(first.ID)
+	_, attsBefore, err := c.Run(first.ID)
 	require.NoError(t, err)
 
 	again, created := c.trigger(job, &first.ScheduledAt)
@@ -283,7 +281,7 @@ func (c *cluster) repeatRun(f form, job int64, first runView, sum *summary) {
 	require.Equal(t, first.ID, again.ID, "the same run key returns the existing run")
 	require.Equal(t, "succeeded", again.Status)
 
-	code, err := c.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", first.ID), nil, nil)
+	code, err := c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", first.ID), nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusConflict, code, "a succeeded run has nothing to retry")
 
@@ -296,7 +294,7 @@ func (c *cluster) repeatRun(f form, job int64, first runView, sum *summary) {
 	r, atts, retries := c.finishRun(second.ID)
 	require.Equal(t, "succeeded", r.Status, "run %d: %s", second.ID, r.Error)
 	var processed, skipped int64
-	for _, a := range current(atts) {
+	for _, a := range harness.Current(atts) {
 		processed += a.Processed
 		skipped += a.Skipped
 	}
@@ -305,7 +303,7 @@ func (c *cluster) repeatRun(f form, job int64, first runView, sum *summary) {
 
 	after := c.dedupState(job, "job")
 	require.Equal(t, before, after, "DEFECT: dedup or ledger rows changed after the repeats")
-	_, attsAfter, err := c.run(first.ID)
+	_, attsAfter, err := c.Run(first.ID)
 	require.NoError(t, err)
 	require.Equal(t, attsBefore, attsAfter, "the first run got no new attempt")
 	t.Logf("repeat: trigger with the same scheduled_at returned run %d (created=false); retry refused (409); new firing run %d (%d API retries) skipped all %d records in %s; ledger %d rows, dedup %v unchanged",
@@ -326,29 +324,28 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 	prefix := strconv.FormatInt(job, 10) + "|" + scope + "|"
 
 	victim := c.waitCalling(job, run.ID, f.records, c.alive())
-	require.NoError(t, victim.proc.Kill())
-	victim.killed = true
+	require.NoError(t, victim.Kill())
 	held := runningNow(victim, run.ID) // its output is complete: it was reaped
-	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.name)
+	require.NotEmpty(t, held, "%s was running no slot when it was killed", victim.Name)
 	t.Logf("external/%s: kill -9 %s at +%s, running %d slots (tokens %v)",
-		policy, victim.name, time.Since(runStart).Round(time.Millisecond), len(held), tokens(held))
-	c.waitOnline(c.startExecutor())
+		policy, victim.Name, time.Since(runStart).Round(time.Millisecond), len(held), tokens(held))
+	c.WaitOnline(c.startExecutor())
 
 	r, atts, retries := c.finishRun(run.ID)
 	require.Equal(t, "succeeded", r.Status, "run %d: %s", run.ID, r.Error)
 	took := time.Since(runStart)
 
 	requireLost(t, atts, held, victim)
-	byToken := map[int64]attemptView{}
+	byToken := map[int64]apitypes.Attempt{}
 	victimTokens := map[int64]bool{}
 	for _, a := range atts {
 		byToken[a.Token] = a
-		if a.executor() == victim.id {
+		if harness.ExecutorOf(a) == victim.ID {
 			victimTokens[a.Token] = true
 		}
 	}
 	var reported int64
-	for _, a := range current(atts) {
+	for _, a := range harness.Current(atts) {
 		require.Equal(t, "succeeded", a.Status)
 		reported += a.Uncertain
 	}
@@ -364,12 +361,12 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 	// who describes the attempt of a token: the victim's, or its status.
 	who := func(tok int64) string {
 		if victimTokens[tok] {
-			return "killed " + victim.name
+			return "killed " + victim.Name
 		}
 		return byToken[tok].Status
 	}
 	currentTokens := map[int64]bool{}
-	for _, a := range current(atts) {
+	for _, a := range harness.Current(atts) {
 		currentTokens[a.Token] = true
 	}
 
@@ -400,7 +397,7 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 		}
 		// Each succeeded attempt made one uncertain call per uncertain
 		// record it reported.
-		for slot, a := range current(atts) {
+		for slot, a := range harness.Current(atts) {
 			require.Equal(t, a.Uncertain, uncertainCalls[a.Token],
 				"DEFECT: slot %d: token %d reported %d uncertain records and made %d calls flagged uncertain", slot, a.Token, a.Uncertain, uncertainCalls[a.Token])
 		}
@@ -419,7 +416,7 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 		leftBy := map[string]int{}
 		for key, tok := range pending {
 			a := byToken[tok]
-			require.False(t, a.Current, "DEFECT: record %s is left pending by token %d, a current attempt (%s)", key, tok, a)
+			require.False(t, a.Current, "DEFECT: record %s is left pending by token %d, a current attempt (%s)", key, tok, harness.AttemptString(a))
 			leftBy[who(tok)]++
 		}
 		require.Zero(t, c.count(`SELECT COUNT(*) FROM dedup_record d WHERE d.job_id = ? AND d.scope = ? AND d.status = 'done'
@@ -432,14 +429,14 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 		// The alarms in the executors' logs add up too, and list the keys.
 		var alarmed int64
 		listed := map[string]bool{}
-		for _, e := range c.execs {
-			for _, l := range logLines(e.proc, "records: uncertain records left pending, not processed again: their effect may or may not have happened; check them") {
-				if l.int("run_id") == run.ID && l["alarm"] == "true" && currentTokens[l.int("token")] {
-					alarmed += l.int("count")
+		for _, e := range c.Execs() {
+			for _, l := range logLines(e.Process, "records: uncertain records left pending, not processed again: their effect may or may not have happened; check them") {
+				if l.Int("run_id") == run.ID && l["alarm"] == "true" && currentTokens[l.Int("token")] {
+					alarmed += l.Int("count")
 				}
 			}
-			for _, l := range logLines(e.proc, "ledger slot done") {
-				if l.int("run_id") == run.ID && l["uncertain_keys"] != "" && currentTokens[l.int("token")] {
+			for _, l := range logLines(e.Process, "ledger slot done") {
+				if l.Int("run_id") == run.ID && l["uncertain_keys"] != "" && currentTokens[l.Int("token")] {
 					for _, k := range strings.Split(l["uncertain_keys"], ",") {
 						listed[k] = true
 					}
@@ -450,7 +447,7 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 		require.Equal(t, sortedKeys(pending), sortedKeys(listed), "the slots list the keys they left uncertain")
 		t.Logf("external/skip: run %d succeeded in %s (%d API retries): %d calls for %d records, no key called twice; %d records left uncertain (pending; by: %v) and reported (attempts' uncertain counters, alarms, keys listed): %d of them had been called, %d not (not done: at most once)",
 			run.ID, took.Round(time.Millisecond), retries, calls, f.records, len(pending), leftBy, pendingCalled, int64(len(pending))-pendingCalled)
-		require.Equal(t, len(pending), leftBy["killed "+victim.name],
+		require.Equal(t, len(pending), leftBy["killed "+victim.Name],
 			"DEFECT: external/skip run %d: records left uncertain, never to be applied, by attempts that did not crash (%v)", run.ID, leftBy)
 		sum.add("external/skip: %d calls for %d records, 0 repeated; %d uncertain reported = %d pending (by %v; %d called, %d not); stealing: %s",
 			calls, f.records, reported, len(pending), leftBy, pendingCalled, int64(len(pending))-pendingCalled, steals)
@@ -470,7 +467,7 @@ func withoutZero(m map[string]int64) map[string]int64 {
 // waitBooking waits until one of candidates is running a slot of the run
 // that has booked some of its records but not half of them (so that a
 // kill or a freeze lands in the middle of it), and returns it.
-func (c *cluster) waitBooking(job, runID, records int64, candidates []*executor) *executor {
+func (c *cluster) waitBooking(job, runID, records int64, candidates []*harness.Executor) *harness.Executor {
 	return c.waitBusy(runID, records, candidates, "booking ledger rows", func(toks []int64) (map[int64]int64, error) {
 		return c.perToken("SELECT token, COUNT(*) FROM ledger WHERE job_id = ? AND token IN (%s) GROUP BY token", job, toks)
 	})
@@ -479,7 +476,7 @@ func (c *cluster) waitBooking(job, runID, records int64, candidates []*executor)
 // waitCalling waits until one of candidates is running a slot of the run
 // that has made some of its external calls but not half of them, and
 // holds records pending.
-func (c *cluster) waitCalling(job, runID, records int64, candidates []*executor) *executor {
+func (c *cluster) waitCalling(job, runID, records int64, candidates []*harness.Executor) *harness.Executor {
 	return c.waitBusy(runID, records, candidates, "calling", func(toks []int64) (map[int64]int64, error) {
 		pending, err := c.perToken("SELECT token, COUNT(*) FROM dedup_record WHERE job_id = ? AND status = 'pending' AND token IN (%s) GROUP BY token", job, toks)
 		if err != nil {
@@ -518,17 +515,17 @@ func (c *cluster) perToken(query string, job int64, toks []int64) (map[int64]int
 // started and not finished) a slot of the run for which done, the count
 // of records it has done so far per token, is positive and below half the
 // slot's size, and returns it.
-func (c *cluster) waitBusy(runID, records int64, candidates []*executor, what string, done func(toks []int64) (map[int64]int64, error)) *executor {
+func (c *cluster) waitBusy(runID, records int64, candidates []*harness.Executor, what string, done func(toks []int64) (map[int64]int64, error)) *harness.Executor {
 	c.t.Helper()
 	ranges := newSlotRanges(records)
-	var victim *executor
+	var victim *harness.Executor
 	var seen []string // what the last poll saw, for the failure message
 	testenv.WaitFor(c.t, waitDeadline, func() (bool, error) {
-		r, _, err := c.run(runID)
+		r, _, err := c.Run(runID)
 		if err != nil {
 			return false, err
 		}
-		if terminal[r.Status] {
+		if harness.Terminal[r.Status] {
 			c.t.Fatalf("run %d ended (%s) before an executor was found %s half-way through a slot: make the run longer (ms_per_record); last seen: %v", runID, r.Status, what, seen)
 		}
 		seen = seen[:0]
@@ -539,12 +536,12 @@ func (c *cluster) waitBusy(runID, records int64, candidates []*executor, what st
 			}
 			n, err := done(tokens(run))
 			if err != nil {
-				seen = append(seen, e.name+": "+err.Error())
+				seen = append(seen, e.Name+": "+err.Error())
 				return false, err
 			}
 			for _, a := range run {
 				d := n[a.Token]
-				seen = append(seen, fmt.Sprintf("%s token %d slot %d: %d of %d", e.name, a.Token, a.Slot, d, ranges.size(a.Slot)))
+				seen = append(seen, fmt.Sprintf("%s token %d slot %d: %d of %d", e.Name, a.Token, a.Slot, d, ranges.size(a.Slot)))
 				if d > 0 && 2*d < ranges.size(a.Slot) {
 					victim = e
 					return true, nil
@@ -559,16 +556,16 @@ func (c *cluster) waitBusy(runID, records int64, candidates []*executor, what st
 // runningNow returns the slots of the run that e has started and not
 // finished, by its log ("slot started", "slot finished"), as attempts with
 // token and slot.
-func runningNow(e *executor, runID int64) []attemptView {
-	lines := parseLines(e.proc.Output(), "run_id="+strconv.FormatInt(runID, 10)+" ", "slot started", "slot finished")
+func runningNow(e *harness.Executor, runID int64) []apitypes.Attempt {
+	lines := parseLines(e.Output(), "run_id="+strconv.FormatInt(runID, 10)+" ", "slot started", "slot finished")
 	finished := map[int64]bool{}
 	for _, l := range lines["slot finished"] {
-		finished[l.int("token")] = true
+		finished[l.Int("token")] = true
 	}
-	var out []attemptView
+	var out []apitypes.Attempt
 	for _, l := range lines["slot started"] {
-		if tok := l.int("token"); !finished[tok] {
-			out = append(out, attemptView{Token: tok, Slot: int(l.int("slot")), Status: "running"})
+		if tok := l.Int("token"); !finished[tok] {
+			out = append(out, apitypes.Attempt{Token: tok, Slot: int(l.Int("slot")), Status: "running"})
 		}
 	}
 	return out
@@ -576,18 +573,18 @@ func runningNow(e *executor, runID int64) []attemptView {
 
 // requireLost asserts that the slots an executor was running when it was
 // killed were superseded as lost.
-func requireLost(t *testing.T, atts, held []attemptView, e *executor) {
+func requireLost(t *testing.T, atts, held []apitypes.Attempt, e *harness.Executor) {
 	t.Helper()
 	status := map[int64]string{}
 	for _, a := range atts {
 		status[a.Token] = a.Status
 	}
 	for _, h := range held {
-		require.Equal(t, "lost", status[h.Token], "DEFECT: token %d was running slot %d on %s when it was killed: it must be superseded as lost", h.Token, h.Slot, e.name)
+		require.Equal(t, "lost", status[h.Token], "DEFECT: token %d was running slot %d on %s when it was killed: it must be superseded as lost", h.Token, h.Slot, e.Name)
 	}
 }
 
-func containsToken(atts []attemptView, tok int64) bool {
+func containsToken(atts []apitypes.Attempt, tok int64) bool {
 	for _, a := range atts {
 		if a.Token == tok {
 			return true

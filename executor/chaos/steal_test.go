@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
 )
 
 // Work stealing (admin/scheduler: "unstarted slot moved to an idle
@@ -30,24 +32,24 @@ func (r stealReport) String() string {
 
 func (c *cluster) steals(runID int64) stealReport {
 	startedAt := map[int64]time.Time{}
-	for _, e := range c.execs {
-		for _, l := range logLines(e.proc, "slot started") {
-			if l.int("run_id") == runID {
-				startedAt[l.int("token")] = l.time()
+	for _, e := range c.Execs() {
+		for _, l := range logLines(e.Process, "slot started") {
+			if l.Int("run_id") == runID {
+				startedAt[l.Int("token")] = l.Time()
 			}
 		}
 	}
 	var r stealReport
 	perSlot := map[int64]int{}
-	for _, l := range logLines(c.admin, "unstarted slot moved to an idle executor") {
-		if l.int("run_id") != runID {
+	for _, l := range logLines(c.Admin.Process, "unstarted slot moved to an idle executor") {
+		if l.Int("run_id") != runID {
 			continue
 		}
 		r.Moved++
-		perSlot[l.int("slot")]++
-		if at, ok := startedAt[l.int("old_token")]; ok && at.Before(l.time()) {
+		perSlot[l.Int("slot")]++
+		if at, ok := startedAt[l.Int("old_token")]; ok && at.Before(l.Time()) {
 			r.StartedFirst++
-			r.MaxLag = max(r.MaxLag, l.time().Sub(at))
+			r.MaxLag = max(r.MaxLag, l.Time().Sub(at))
 		}
 	}
 	for _, n := range perSlot {
@@ -70,8 +72,8 @@ func (c *cluster) reportSteals(what string, runID int64) stealReport {
 // reportRetryBudget fails for every slot whose last attempt failed for good
 // although the slot had failed no more than retryMax times: its retries
 // would have been spent by attempts superseded as lost or moved.
-func (c *cluster) reportRetryBudget(runID int64, atts []attemptView) {
-	bySlot := map[int][]attemptView{}
+func (c *cluster) reportRetryBudget(runID int64, atts []apitypes.Attempt) {
+	bySlot := map[int][]apitypes.Attempt{}
 	for _, a := range atts {
 		bySlot[a.Slot] = append(bySlot[a.Slot], a)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -22,17 +23,17 @@ func TestExecutorProtocolRefusesAbuse(t *testing.T) {
 	intruder := c.startExecutor("abuse", 2, protocol.NewSecret())
 	t.Run("wrong secret", func(t *testing.T) {
 		c := c.in(t)
-		_, err := intruder.proc.WaitForLine(deadline(t, startDeadline), "401 Unauthorized")
+		_, err := intruder.WaitForLine(harness.Ctx(t, startDeadline), "401 Unauthorized")
 		require.NoError(t, err, "the executor with a wrong secret logs the admin's 401")
-		_, err = c.admin.WaitForLine(deadline(t, startDeadline), "refused executor request")
+		_, err = c.Admin.WaitForLine(harness.Ctx(t, startDeadline), "refused executor request")
 		require.NoError(t, err)
-		list, err := c.executors()
+		list, err := c.Executors()
 		require.NoError(t, err)
-		require.NotContains(t, list, intruder.name, "an executor with a wrong secret must not register")
-		require.NoError(t, intruder.proc.Stop())
-		list, err = c.executors()
+		require.NotContains(t, list, intruder.Name, "an executor with a wrong secret must not register")
+		require.NoError(t, intruder.Stop())
+		list, err = c.Executors()
 		require.NoError(t, err)
-		require.NotContains(t, list, intruder.name)
+		require.NotContains(t, list, intruder.Name)
 	})
 
 	t.Run("replayed request to the admin", func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestExecutorProtocolRefusesAbuse(t *testing.T) {
 			Handlers: []string{"demo.range"},
 		})
 		require.NoError(t, err)
-		req := signed(t, c.api.Base+protocol.PathHeartbeat, c.secret, body, time.Now())
+		req := signed(t, c.API.Base+protocol.PathHeartbeat, c.AdminOpts.Secret, body, time.Now())
 		code, msg := send(t, req, body)
 		require.Equal(t, http.StatusOK, code, "the signed request itself is fine: %s", msg)
 
@@ -51,14 +52,14 @@ func TestExecutorProtocolRefusesAbuse(t *testing.T) {
 		require.Contains(t, msg, "replayed")
 
 		// Other forgeries of the same request.
-		fresh := signed(t, c.api.Base+protocol.PathHeartbeat, c.secret, body, time.Now())
+		fresh := signed(t, c.API.Base+protocol.PathHeartbeat, c.AdminOpts.Secret, body, time.Now())
 		tampered := bytes.Replace(body, []byte(`"capacity":1`), []byte(`"capacity":9`), 1)
 		code, msg = send(t, fresh, tampered)
 		require.Equal(t, http.StatusUnauthorized, code, "a body changed after signing: %s", msg)
-		old := signed(t, c.api.Base+protocol.PathHeartbeat, c.secret, body, time.Now().Add(-10*time.Minute))
+		old := signed(t, c.API.Base+protocol.PathHeartbeat, c.AdminOpts.Secret, body, time.Now().Add(-10*time.Minute))
 		code, msg = send(t, old, body)
 		require.Equal(t, http.StatusUnauthorized, code, "a timestamp outside the clock window: %s", msg)
-		unsigned, err := http.NewRequest(http.MethodPost, c.api.Base+protocol.PathHeartbeat, nil)
+		unsigned, err := http.NewRequest(http.MethodPost, c.API.Base+protocol.PathHeartbeat, nil)
 		require.NoError(t, err)
 		code, msg = send(t, unsigned, body)
 		require.Equal(t, http.StatusUnauthorized, code, "an unsigned request: %s", msg)
@@ -66,19 +67,19 @@ func TestExecutorProtocolRefusesAbuse(t *testing.T) {
 
 	// An executor of app B, online, while a run of an app-A job waits.
 	b := c.startExecutor("abuse-b", 4)
-	c.waitOnline(b)
+	c.WaitOnline(b)
 
 	t.Run("replayed push to an executor", func(t *testing.T) {
 		c := c.in(t)
 		body, err := json.Marshal(protocol.AssignRequest{Assignments: []protocol.RunAssignment{}})
 		require.NoError(t, err)
-		req := signed(t, b.url+protocol.PathAssign, c.secret, body, time.Now())
+		req := signed(t, b.URL+protocol.PathAssign, c.AdminOpts.Secret, body, time.Now())
 		code, msg := send(t, req, body)
 		require.Equal(t, http.StatusOK, code, msg)
 		code, msg = send(t, req, body)
 		require.Equal(t, http.StatusUnauthorized, code, "the executor must refuse a replayed push: %s", msg)
 		require.Contains(t, msg, "replayed")
-		_, err = b.proc.WaitForLine(deadline(t, startDeadline), "refused unauthenticated request")
+		_, err = b.WaitForLine(harness.Ctx(t, startDeadline), "refused unauthenticated request")
 		require.NoError(t, err)
 	})
 
@@ -93,33 +94,33 @@ func TestExecutorProtocolRefusesAbuse(t *testing.T) {
 		// leader ticks at least every 200ms, and B would get unacknowledged
 		// assignments in its heartbeat responses).
 		testenv.WaitFor(t, runDeadline, func() (bool, error) {
-			list, err := c.executors()
+			list, err := c.Executors()
 			if err != nil {
 				return false, err
 			}
-			return list[b.name].LastHeartbeat.After(run.CreatedAt.Add(4 * heartbeat)), nil
+			return list[b.Name].LastHeartbeat.After(run.CreatedAt.Add(4 * heartbeat)), nil
 		}, "executor B stopped heartbeating")
-		r, atts, err := c.run(run.ID)
+		r, atts, err := c.Run(run.ID)
 		require.NoError(t, err)
 		require.Equal(t, "pending", r.Status, "a run of app A with no executor of app A online waits")
 		require.Empty(t, atts, "no slot of app A may be placed on an executor of app B")
-		require.Empty(t, logLines(b.proc, "slot started"), "executor B ran a slot of app A")
+		require.Empty(t, logLines(b.Process, "slot started"), "executor B ran a slot of app A")
 
 		// Once an executor of app A is online the run proceeds, on it only.
 		a := c.startExecutor("abuse-a", 4)
-		c.waitOnline(a)
+		c.WaitOnline(a)
 		r, atts = c.waitRunEnded(run.ID)
 		current := checkRunSucceeded(t, r, atts, slots, records)
-		require.Equal(t, map[int64]int{a.id: slots}, perExecutor(current))
+		require.Equal(t, map[int64]int{a.ID: slots}, perExecutor(current))
 		checkCoverage(t, ranges(t, run.ID, a, b), current, slots, records)
-		require.Empty(t, logLines(b.proc, "slot started"), "executor B ran a slot of app A")
+		require.Empty(t, logLines(b.Process, "slot started"), "executor B ran a slot of app A")
 	})
 
 	// Whatever happened meanwhile, the executor with the wrong secret never
 	// made it into the registry.
-	list, err := c.executors()
+	list, err := c.Executors()
 	require.NoError(t, err)
-	require.NotContains(t, list, intruder.name)
+	require.NotContains(t, list, intruder.Name)
 }
 
 // signed returns a POST request to url signed with secret for body at now.

@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 // TestFrozenAdminDoesNotLoseItsExecutors (issue 16, item 6): an executor
@@ -24,42 +24,37 @@ func TestFrozenAdminDoesNotLoseItsExecutors(t *testing.T) {
 		records = slots * 40 // 40 records of 100ms: 4s per slot
 	)
 	c := newCluster(t)
-	replica, replicaURL := c.startReplica("replica")
-	c.admins = replicaURL + "," + c.api.Base // the replica is asked first
+	replica := c.startReplica("replica")
+	replicaURL := replica.URL
+	c.Exec.Admins = replicaURL + "," + c.API.Base // the replica is asked first
 	ex := c.startExecutor("frozen", slots)
-	c.waitOnline(ex)
-	_, err := ex.proc.WaitForLine(deadline(t, startDeadline), "admin="+replicaURL)
+	c.WaitOnline(ex)
+	_, err := ex.WaitForLine(harness.Ctx(t, startDeadline), "admin="+replicaURL)
 	require.NoError(t, err, "the executor registers through the replica")
 
 	job := c.createJob("frozen", "sleeper", slots, fmt.Sprintf("records=%d;ms_per_record=100", records))
 	run := c.trigger(job)
 	held := c.heldStarted(ex, run.ID, slots)
 
-	require.NoError(t, replica.Signal(syscall.SIGSTOP))
+	require.NoError(t, replica.Freeze()) // thawed before the cleanup stops it
 	stoppedAt := time.Now()
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			_ = replica.Signal(syscall.SIGCONT) // so that the cleanup can stop it
-		}
-	})
 
 	// Heartbeats keep arriving (through the leader) for longer than the
 	// loss threshold, and the leader never sees the executor lost.
 	lostSeen := ""
 	testenv.WaitFor(t, runDeadline, func() (bool, error) {
-		list, err := c.executors()
+		list, err := c.Executors()
 		if err != nil {
 			return false, err
 		}
-		v := list[ex.name]
+		v := list[ex.Name]
 		if v.State != "online" && lostSeen == "" {
 			lostSeen = fmt.Sprintf("%s at %s after SIGSTOP", v.State, time.Since(stoppedAt).Round(time.Millisecond))
 		}
 		return v.LastHeartbeat.After(stoppedAt.Add(lostAfter + heartbeat)), fmt.Errorf("last heartbeat %s", v.LastHeartbeat)
 	}, "the executor's heartbeats did not reach the other admin")
 	require.Empty(t, lostSeen, "the executor was declared lost while its admin was frozen")
-	_, err = ex.proc.WaitForLine(deadline(t, startDeadline), "switched admin")
+	_, err = ex.WaitForLine(harness.Ctx(t, startDeadline), "switched admin")
 	require.NoError(t, err)
 
 	r, atts := c.waitRunEnded(run.ID)
@@ -68,8 +63,7 @@ func TestFrozenAdminDoesNotLoseItsExecutors(t *testing.T) {
 	for _, h := range held {
 		require.Equal(t, h.Token, current[h.Slot].Token, "slot %d kept its token", h.Slot)
 	}
-	require.NoError(t, replica.Signal(syscall.SIGCONT))
-	resumed = true
+	require.NoError(t, replica.Thaw())
 	fmt.Printf("SUMMARY frozen admin: executor kept online through a %s SIGSTOP of its admin; %d slots finished once, on their first token\n",
 		time.Since(stoppedAt).Round(time.Millisecond), slots)
 }

@@ -3,13 +3,14 @@ package e2e
 import (
 	"fmt"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 )
 
 // Three executors share a 1024-slot run: it succeeds, every slot runs once
@@ -21,8 +22,8 @@ func TestSlotsSpreadOverExecutorsAndRunOnce(t *testing.T) {
 		records = 4096 // 4 per slot, 1ms each
 	)
 	c := newCluster(t)
-	execs := []*executor{c.startExecutor("spread", 8), c.startExecutor("spread", 8), c.startExecutor("spread", 8)}
-	c.waitOnline(execs...)
+	execs := []*harness.Executor{c.startExecutor("spread", 8), c.startExecutor("spread", 8), c.startExecutor("spread", 8)}
+	c.WaitOnline(execs...)
 
 	job := c.createJob("spread", "all-slots", slots, fmt.Sprintf("records=%d;ms_per_record=1", records))
 	run := c.trigger(job)
@@ -43,7 +44,7 @@ func TestSlotsSpreadOverExecutorsAndRunOnce(t *testing.T) {
 
 	load := perExecutor(current)
 	for _, e := range execs {
-		require.Positive(t, load[e.id], "executor %s (id %d) got no slot: %v", e.name, e.id, load)
+		require.Positive(t, load[e.ID], "executor %s (id %d) got no slot: %v", e.Name, e.ID, load)
 	}
 	t.Logf("slots per executor: %v", load)
 }
@@ -51,26 +52,26 @@ func TestSlotsSpreadOverExecutorsAndRunOnce(t *testing.T) {
 // heldStarted waits until executor e runs slots of the run: it holds
 // current attempts, has started every one of them, and the admin knows
 // (status running, from the executor's heartbeat). It returns them.
-func (c *cluster) heldStarted(e *executor, runID int64, slots int) []attemptView {
+func (c *cluster) heldStarted(e *harness.Executor, runID int64, slots int) []apitypes.Attempt {
 	c.t.Helper()
-	var held []attemptView
+	var held []apitypes.Attempt
 	testenv.WaitFor(c.t, runDeadline, func() (bool, error) {
-		_, atts, err := c.run(runID)
+		_, atts, err := c.Run(runID)
 		if err != nil || len(atts) < slots {
 			return false, err
 		}
-		st := started(e.proc, runID)
+		st := started(e.Process, runID)
 		held = held[:0]
 		for _, a := range atts {
-			if a.Current && a.executor() == e.id {
+			if a.Current && harness.ExecutorOf(a) == e.ID {
 				if _, ok := st[a.Token]; !ok || a.Status != "running" {
-					return false, fmt.Errorf("token %d (slot %d) placed on %s: started %v, status %s", a.Token, a.Slot, e.name, ok, a.Status)
+					return false, fmt.Errorf("token %d (slot %d) placed on %s: started %v, status %s", a.Token, a.Slot, e.Name, ok, a.Status)
 				}
 				held = append(held, a)
 			}
 		}
 		return len(held) > 0, nil
-	}, fmt.Sprintf("%s did not start slots of run %d", e.name, runID))
+	}, fmt.Sprintf("%s did not start slots of run %d", e.Name, runID))
 	return held
 }
 
@@ -87,9 +88,9 @@ func latest(ts map[int]time.Time) time.Time {
 // checkSuperseded asserts that the attempts held by a lost executor were
 // superseded as lost (their results, if any, not applied) by attempts with
 // larger tokens.
-func checkSuperseded(t *testing.T, held []attemptView, atts []attemptView, current map[int]attemptView, lost *executor) {
+func checkSuperseded(t *testing.T, held []apitypes.Attempt, atts []apitypes.Attempt, current map[int]apitypes.Attempt, lost *harness.Executor) {
 	t.Helper()
-	byToken := map[int64]attemptView{}
+	byToken := map[int64]apitypes.Attempt{}
 	for _, a := range atts {
 		byToken[a.Token] = a
 	}
@@ -102,7 +103,7 @@ func checkSuperseded(t *testing.T, held []attemptView, atts []attemptView, curre
 }
 
 // slotSet returns the slots of atts.
-func slotSet(atts []attemptView) map[int]bool {
+func slotSet(atts []apitypes.Attempt) map[int]bool {
 	m := map[int]bool{}
 	for _, a := range atts {
 		m[a.Slot] = true
@@ -111,7 +112,7 @@ func slotSet(atts []attemptView) map[int]bool {
 }
 
 // tokenSet returns the tokens of atts.
-func tokenSet(atts []attemptView) map[int64]bool {
+func tokenSet(atts []apitypes.Attempt) map[int64]bool {
 	m := map[int64]bool{}
 	for _, a := range atts {
 		m[a.Token] = true
@@ -122,7 +123,7 @@ func tokenSet(atts []attemptView) map[int64]bool {
 // checkLost asserts that the attempts held (started) by the failed
 // executor were superseded because it was lost, not moved elsewhere while
 // they ran.
-func checkLost(t *testing.T, held []attemptView, atts []attemptView, failed *executor) {
+func checkLost(t *testing.T, held []apitypes.Attempt, atts []apitypes.Attempt, failed *harness.Executor) {
 	t.Helper()
 	status := map[int64]string{}
 	for _, a := range atts {
@@ -131,7 +132,7 @@ func checkLost(t *testing.T, held []attemptView, atts []attemptView, failed *exe
 	for _, h := range held {
 		require.Equal(t, "lost", status[h.Token],
 			"token %d (slot %d) had started on %s before it failed: it must be superseded as lost (a started slot is never moved to an idle executor)",
-			h.Token, h.Slot, failed.name)
+			h.Token, h.Slot, failed.Name)
 	}
 }
 
@@ -146,31 +147,31 @@ func TestKilledExecutorsSlotsFinishElsewhere(t *testing.T) {
 	c := newCluster(t)
 	// Capacity 8 and 4 slots each: a survivor starts the slots it inherits
 	// at once, so the measured time is the recovery, not a queue.
-	execs := []*executor{c.startExecutor("kill", 8), c.startExecutor("kill", 8), c.startExecutor("kill", 8)}
-	c.waitOnline(execs...)
+	execs := []*harness.Executor{c.startExecutor("kill", 8), c.startExecutor("kill", 8), c.startExecutor("kill", 8)}
+	c.WaitOnline(execs...)
 
 	job := c.createJob("kill", "victim", slots, fmt.Sprintf("records=%d;ms_per_record=100", records))
 	run := c.trigger(job)
 	victim := execs[1]
-	survivors := []*executor{execs[0], execs[2]}
+	survivors := []*harness.Executor{execs[0], execs[2]}
 
 	held := c.heldStarted(victim, run.ID, slots)
 	killedAt := time.Now()
-	require.NoError(t, victim.proc.Kill())
-	t.Logf("killed %s (id %d) running %d slots", victim.name, victim.id, len(held))
+	require.NoError(t, victim.Kill())
+	t.Logf("killed %s (id %d) running %d slots", victim.Name, victim.ID, len(held))
 
 	// Recovery time: from the kill to the start of the last of its slots
 	// on a survivor. Measured before the run ends, so that it is reported
 	// whatever happens next.
 	recovery := latest(c.waitRestarted(run.ID, held, victim, survivors)).Sub(killedAt)
 	// It is a recovery only if they moved because the executor was lost.
-	_, atts, err := c.run(run.ID)
+	_, atts, err := c.Run(run.ID)
 	require.NoError(t, err)
 	checkLost(t, held, atts, victim)
 	lostAt := "never"
-	for _, l := range logLines(c.admin, "executors lost") {
-		if l.Time.After(killedAt) {
-			lostAt = l.Time.Sub(killedAt).Round(time.Millisecond).String()
+	for _, l := range logLines(c.Admin.Process, "executors lost") {
+		if l.Time().After(killedAt) {
+			lostAt = l.Time().Sub(killedAt).Round(time.Millisecond).String()
 			break
 		}
 	}
@@ -192,31 +193,31 @@ func TestKilledExecutorsSlotsFinishElsewhere(t *testing.T) {
 	// The slots it held started once more, elsewhere.
 	checkStartedOnce(t, startsOf(run.ID, nil, survivors...), atts, current, slotSet(held))
 	checkCoverage(t, ranges(t, run.ID, survivors...), current, slots, records)
-	list, err := c.executors()
+	list, err := c.Executors()
 	require.NoError(t, err)
-	require.Equal(t, "lost", list[victim.name].State)
+	require.Equal(t, "lost", list[victim.Name].State)
 }
 
 // waitRestarted waits until every slot in held runs on one of survivors
 // (its current attempt is placed there and started there) and returns when
 // each of them started there, by the survivors' "slot started" lines.
-func (c *cluster) waitRestarted(runID int64, held []attemptView, failed *executor, survivors []*executor) map[int]time.Time {
+func (c *cluster) waitRestarted(runID int64, held []apitypes.Attempt, failed *harness.Executor, survivors []*harness.Executor) map[int]time.Time {
 	c.t.Helper()
 	var at map[int]time.Time
 	testenv.WaitFor(c.t, runDeadline, func() (bool, error) {
-		_, atts, err := c.run(runID)
+		_, atts, err := c.Run(runID)
 		if err != nil {
 			return false, err
 		}
 		startedAt := map[int64]time.Time{}
 		for _, e := range survivors {
-			for tok, l := range started(e.proc, runID) {
-				startedAt[tok] = l.Time
+			for tok, l := range started(e.Process, runID) {
+				startedAt[tok] = l.Time()
 			}
 		}
 		at = map[int]time.Time{}
 		for _, a := range atts {
-			if t, ok := startedAt[a.Token]; ok && a.Current && a.executor() != failed.id {
+			if t, ok := startedAt[a.Token]; ok && a.Current && harness.ExecutorOf(a) != failed.ID {
 				at[a.Slot] = t
 			}
 		}
@@ -226,7 +227,7 @@ func (c *cluster) waitRestarted(runID int64, held []attemptView, failed *executo
 			}
 		}
 		return true, nil
-	}, fmt.Sprintf("the slots of %s did not restart elsewhere", failed.name))
+	}, fmt.Sprintf("the slots of %s did not restart elsewhere", failed.Name))
 	out := make(map[int]time.Time, len(held))
 	for _, h := range held {
 		out[h.Slot] = at[h.Slot]
@@ -244,8 +245,8 @@ func TestPausedExecutorIsFencedWhenItResumes(t *testing.T) {
 		records = slots * 50 // 50 records of 100ms: 5s per slot
 	)
 	c := newCluster(t)
-	execs := []*executor{c.startExecutor("pause", 8), c.startExecutor("pause", 8), c.startExecutor("pause", 8)}
-	c.waitOnline(execs...)
+	execs := []*harness.Executor{c.startExecutor("pause", 8), c.startExecutor("pause", 8), c.startExecutor("pause", 8)}
+	c.WaitOnline(execs...)
 
 	job := c.createJob("pause", "sleeper", slots, fmt.Sprintf("records=%d;ms_per_record=100", records))
 	run := c.trigger(job)
@@ -253,24 +254,18 @@ func TestPausedExecutorIsFencedWhenItResumes(t *testing.T) {
 	survivors := execs[1:]
 
 	held := c.heldStarted(victim, run.ID, slots)
-	require.NoError(t, victim.proc.Signal(syscall.SIGSTOP))
+	require.NoError(t, victim.Freeze()) // thawed before the cleanup stops it
 	pausedAt := time.Now()
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			_ = victim.proc.Signal(syscall.SIGCONT) // so that the cleanup can stop it
-		}
-	})
 
 	// Wait until the admin declared it lost and every slot it held runs
 	// on a survivor.
 	testenv.WaitFor(t, runDeadline, func() (bool, error) {
-		list, err := c.executors()
+		list, err := c.Executors()
 		if err != nil {
 			return false, err
 		}
-		if st := list[victim.name].State; st != "lost" {
-			return false, fmt.Errorf("%s is %s", victim.name, st)
+		if st := list[victim.Name].State; st != "lost" {
+			return false, fmt.Errorf("%s is %s", victim.Name, st)
 		}
 		// Its silence began at its last heartbeat, before the pause: keep
 		// it paused for 3 heartbeat intervals at least all the same.
@@ -279,16 +274,15 @@ func TestPausedExecutorIsFencedWhenItResumes(t *testing.T) {
 	recovery := latest(c.waitRestarted(run.ID, held, victim, survivors)).Sub(pausedAt)
 	t.Logf("recovery: SIGSTOP → last of its %d slots restarted on a survivor %s", len(held), recovery.Round(time.Millisecond))
 	paused := time.Since(pausedAt)
-	require.NoError(t, victim.proc.Signal(syscall.SIGCONT))
-	resumed = true
-	t.Logf("paused %s (id %d, %d slots) for %s", victim.name, victim.id, len(held), paused.Round(time.Millisecond))
+	require.NoError(t, victim.Thaw())
+	t.Logf("paused %s (id %d, %d slots) for %s", victim.Name, victim.ID, len(held), paused.Round(time.Millisecond))
 	require.Greater(t, paused, lostAfter, "paused for longer than 3 heartbeat intervals")
 
 	// Its first heartbeat after the pause reports the stale tokens as
 	// running: the admin answers with them in the cancel list, the
 	// handlers stop, and their results are rejected as stale.
 	testenv.WaitFor(t, runDeadline, func() (bool, error) {
-		cancelled, rejected := tokensIn(logLines(victim.proc, "slot context cancelled")), tokensIn(logLines(victim.proc, "stale token: result ignored by admin"))
+		cancelled, rejected := tokensIn(logLines(victim.Process, "slot context cancelled")), tokensIn(logLines(victim.Process, "stale token: result ignored by admin"))
 		for _, h := range held {
 			if !cancelled[h.Token] || !rejected[h.Token] {
 				return false, fmt.Errorf("token %d: context cancelled %v, result rejected %v", h.Token, cancelled[h.Token], rejected[h.Token])
@@ -297,18 +291,18 @@ func TestPausedExecutorIsFencedWhenItResumes(t *testing.T) {
 		return true, nil
 	}, "the resumed executor's slots were not cancelled and their results not rejected")
 	source := map[int64]string{}
-	for _, l := range logLines(victim.proc, "cancelling slot") {
-		tok, _ := strconv.ParseInt(l.Attrs["token"], 10, 64)
-		source[tok] = l.Attrs["source"]
+	for _, l := range logLines(victim.Process, "cancelling slot") {
+		tok, _ := strconv.ParseInt(l["token"], 10, 64)
+		source[tok] = l["source"]
 	}
 	for _, h := range held {
 		require.Equal(t, "heartbeat", source[h.Token], "token %d is cancelled by the heartbeat response's cancel list", h.Token)
 	}
 	rejectedByAdmin := false
-	for _, l := range logLines(c.admin, "stale results rejected") {
-		rejectedByAdmin = rejectedByAdmin || l.Attrs["instance"] == victim.name
+	for _, l := range logLines(c.Admin.Process, "stale results rejected") {
+		rejectedByAdmin = rejectedByAdmin || l["instance"] == victim.Name
 	}
-	require.True(t, rejectedByAdmin, "the admin logs the rejected results of %s", victim.name)
+	require.True(t, rejectedByAdmin, "the admin logs the rejected results of %s", victim.Name)
 
 	r, atts := c.waitRunEnded(run.ID)
 	current := checkRunSucceeded(t, r, atts, slots, records)
@@ -322,10 +316,10 @@ func TestPausedExecutorIsFencedWhenItResumes(t *testing.T) {
 }
 
 // tokensIn returns the token attributes of lines.
-func tokensIn(lines []logLine) map[int64]bool {
+func tokensIn(lines []harness.LogLine) map[int64]bool {
 	m := map[int64]bool{}
 	for _, l := range lines {
-		if tok, err := strconv.ParseInt(l.Attrs["token"], 10, 64); err == nil {
+		if tok, err := strconv.ParseInt(l["token"], 10, 64); err == nil {
 			m[tok] = true
 		}
 	}
@@ -346,14 +340,14 @@ func TestRestartedExecutorsSlotsAreNotStranded(t *testing.T) {
 	)
 	c := newCluster(t)
 	ex := c.startExecutor("restart", 8)
-	c.waitOnline(ex)
+	c.WaitOnline(ex)
 	job := c.createJob("restart", "stranded", slots, fmt.Sprintf("records=%d;ms_per_record=100", records))
 	run := c.trigger(job)
 	held := c.heldStarted(ex, run.ID, slots)
-	require.NoError(t, ex.proc.Kill())
+	require.NoError(t, ex.Kill())
 	restartedAt := time.Now()
 	again := c.restartExecutor(ex, 8)
-	t.Logf("killed %s holding %d started slots and started it again", ex.name, len(held))
+	t.Logf("killed %s holding %d started slots and started it again", ex.Name, len(held))
 
 	r, atts := c.waitRunEnded(run.ID)
 	settled := time.Since(restartedAt)
@@ -361,9 +355,9 @@ func TestRestartedExecutorsSlotsAreNotStranded(t *testing.T) {
 	checkSuperseded(t, held, atts, current, ex)
 	// The slots of the killed process ran once more, on the new process.
 	checkStartedOnce(t, startsOf(run.ID, nil, again), atts, current, slotSet(held))
-	list, err := c.executors()
+	list, err := c.Executors()
 	require.NoError(t, err)
-	require.Equal(t, "online", list[ex.name].State, "it never stopped heartbeating: never declared lost")
-	require.NotEmpty(t, logLines(c.admin, "executor restarted under the same instance id"), "the admin says what it did")
+	require.Equal(t, "online", list[ex.Name].State, "it never stopped heartbeating: never declared lost")
+	require.NotEmpty(t, logLines(c.Admin.Process, "executor restarted under the same instance id"), "the admin says what it did")
 	t.Logf("restart: the run settled %s after the new process started (its slots take 2s each)", settled.Round(time.Millisecond))
 }

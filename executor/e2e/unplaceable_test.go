@@ -19,14 +19,14 @@ import (
 func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 	c := newClusterWith(t, "--unplaceable-timeout", "5s")
 	ex := c.startExecutor("billing", 2)
-	c.waitOnline(ex)
+	c.WaitOnline(ex)
 
 	enabled := false
 	var job struct {
 		ID       int64    `json:"id"`
 		Warnings []string `json:"warnings"`
 	}
-	code, err := c.api.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.API.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": "billing", "name": "settle", "handler": "settle.v9", "cron": "0 0 1 1 *", "slots": 2, "enabled": &enabled,
 	}, &job)
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 	checkRunSucceeded(t, r, atts, 2, 20)
 
 	testenv.WaitFor(t, runDeadline, func() (bool, error) {
-		r, _, err := c.run(stuck.ID)
+		r, _, err := c.Run(stuck.ID)
 		if err != nil {
 			return false, err
 		}
@@ -48,7 +48,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 		}
 		return r.Status == "failed", fmt.Errorf("run is %s: %q", r.Status, r.Error)
 	}, "the unplaceable run did not fail at its deadline")
-	r, atts, err = c.run(stuck.ID)
+	r, atts, err = c.Run(stuck.ID)
 	require.NoError(t, err)
 	require.Contains(t, r.Error, "no online executor of app billing has handler settle.v9")
 	require.Contains(t, r.Error, "unplaceable timeout")
@@ -60,7 +60,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"alarms"`
 	}
-	require.NoError(t, c.get("/api/v1/alarms", &alarms))
+	require.NoError(t, c.API.Get("/api/v1/alarms", &alarms))
 	found := false
 	for _, a := range alarms.Alarms {
 		found = found || a.Kind == "run_unplaceable" && strings.Contains(a.Message, "settle.v9")

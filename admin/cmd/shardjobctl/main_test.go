@@ -1,11 +1,9 @@
 package main_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,19 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/cli"
-	"github.com/shardjob/shardjob/admin/e2e"
 	"github.com/shardjob/shardjob/internal/testenv"
+	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-const (
-	adminPkg = "github.com/shardjob/shardjob/admin/cmd/shardjob-admin"
-	ctlPkg   = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"
-)
-
-var passwordRE = regexp.MustCompile(`with password (\S+)`)
+const ctlPkg = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"
 
 // ctl runs the shardjobctl binary to its end and returns its exit status
 // and output.
@@ -44,23 +37,13 @@ func ctl(t *testing.T, bin string, env []string, args ...string) (int, string) {
 func TestCLIAgainstTheRealAdmin(t *testing.T) {
 	t.Parallel()
 	dsn := testenv.MySQL(t)
-	adminBin := testenv.BuildBinary(t, adminPkg)
 	ctlBin := testenv.BuildBinary(t, ctlPkg)
 
-	port := testenv.FreePort(t)
-	admin := testenv.StartProcess(t, adminBin, []string{
-		"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--http-addr", "127.0.0.1:" + strconv.Itoa(port),
-		"--id", "ctl-e2e-" + strconv.Itoa(port),
-	}, []string{"SHARDJOB_EXECUTOR_SECRET=" + protocol.NewSecret()})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	_, err := admin.WaitForLine(ctx, "serving at")
-	require.NoError(t, err, admin.Output())
-	m := passwordRE.FindStringSubmatch(admin.Stdout())
-	require.NotNil(t, m, admin.Output())
-
-	c := e2e.NewClient("http://127.0.0.1:" + strconv.Itoa(port))
-	require.NoError(t, c.Login("admin", m[1]))
+	admin := harness.StartAdmin(t, harness.AdminOpts{
+		ID: "ctl-e2e-{port}", Args: []string{"--db-driver", "mysql", "--db-dsn", dsn},
+		Secret: protocol.NewSecret(), StartTimeout: 60 * time.Second,
+	})
+	c := admin.Login(t)
 	var tok struct {
 		Token  struct{ ID int64 }
 		Secret string

@@ -1,4 +1,4 @@
-package e2e
+package cluster
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Client is a minimal API client used by the end-to-end tests.
+// Client is a minimal client of the admin's HTTP API (/api/v1), with the
+// bearer token of a console session once logged in.
 type Client struct {
 	Base  string
 	Token string
@@ -71,4 +72,17 @@ func (c *Client) Do(method, path string, in, out any) (int, error) {
 		}
 	}
 	return res.StatusCode, nil
+}
+
+// Get sends GET path and decodes the reply into out; a status other than
+// 200 is an error.
+func (c *Client) Get(path string, out any) error {
+	code, err := c.Do(http.MethodGet, path, nil, out)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s: status %d", path, code)
+	}
+	return nil
 }
