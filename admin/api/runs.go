@@ -274,7 +274,7 @@ func (s *Server) retryRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	n, err := s.st.RetryRun(c.Request.Context(), id)
+	n, err := s.runs.Retry(c.Request.Context(), id)
 	if err != nil {
 		s.internal(c, err)
 		return

@@ -163,3 +163,8 @@ func transition(id int64, from, to string, atMS int64, errText string) store.Run
 	}
 	return t
 }
+
+// reopenable are the statuses a retry by hand moves a run back to running
+// from: it ended with slots that did not succeed. A succeeded, skipped or
+// still active run is not retried.
+var reopenable = []string{store.RunFailed, store.RunPartiallyFailed, store.RunCancelled}

@@ -1,7 +1,9 @@
 // Package runstate is the run state machine of the admin: which executor
 // results are accepted, how a run settles, which alarms a result or a
-// settled run raises, which child runs a succeeded run creates, and how a
-// run is cancelled or ended before it starts.
+// settled run raises, which child runs a succeeded run creates, how a
+// run is cancelled or ended before it starts, and how a finished run is
+// retried by hand (Retry: reopened, its failed and cancelled slots tried
+// again with a fresh retry budget).
 //
 // The decisions are pure functions of what the store read under its locks
 // (decide.go, table-tested without a database): accept (current, active
@@ -30,8 +32,16 @@
 // the state machine's end-to-end tests stay in the store's conformance
 // suite, which calls Machine.
 //
+// Set-based transitions that a caller decides for many runs at once stay
+// guarded UPDATEs of the store, called by their decider: the leader's
+// MarkWaiting and FailPending (runs no executor can take) and the skipping
+// of pending firings when a job is disabled or paused (in the transaction
+// of that change). Moving attempts between executors (Reassign, Steal,
+// ReleaseAttempts, PlaceAttempt) is placement, not a run transition: it
+// stays with the scheduler and the store.
+//
 // Callers: the executor protocol (admin/executorsvc) and the XXL-JOB layer
-// (admin/xxljob) finish attempts; the operator API cancels runs; the
+// (admin/xxljob) finish attempts; the operator API cancels and retries runs; the
 // scheduler fails unacknowledged attempts, replaces runs (overlap policy
 // replace) and ends pending runs of deleted, disabled or paused jobs.
 package runstate

@@ -181,3 +181,47 @@ func (m *Machine) EndPending(ctx context.Context, runID int64, to string, atMS i
 	}
 	return m.st.TransitionRun(ctx, transition(runID, store.RunPending, to, atMS, reason))
 }
+
+// Retry reopens a finished run whose slots failed or were cancelled: it
+// moves the run back to running and creates a new, unplaced attempt for
+// each such slot (the leader places them). It returns how many slots it
+// retries; 0 when the run has none or is not in a status a retry reopens
+// (reopenable). A retry by hand starts a fresh retry budget: the job's
+// retry_max applies again to the new attempts.
+func (m *Machine) Retry(ctx context.Context, runID int64) (int, error) {
+	n := 0
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		n = 0
+		failed, err := tx.FailedAttemptsOfRun(ctx, runID)
+		if err != nil || len(failed) == 0 {
+			return err
+		}
+		now, err := tx.Now(ctx)
+		if err != nil {
+			return err
+		}
+		reopened := false
+		for _, from := range reopenable {
+			if reopened, err = tx.ReopenRun(ctx, runID, from, now); err != nil {
+				return err
+			}
+			if reopened {
+				break
+			}
+		}
+		if !reopened {
+			return nil
+		}
+		for _, a := range failed {
+			tok, err := tx.RetryAttempt(ctx, a)
+			if err != nil {
+				return err
+			}
+			if tok > 0 {
+				n++
+			}
+		}
+		return nil
+	})
+	return n, err
+}

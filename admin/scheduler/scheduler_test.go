@@ -408,7 +408,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		require.Equal(t, int64(1), s.Stats().Retried, "no retry beyond retry_max")
 
 		// An operator retries the failed run by hand.
-		n, err := st.RetryRun(ctx, run.ID)
+		n, err := runstate.New(st).Retry(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		r, err = st.Run(ctx, run.ID)
@@ -425,7 +425,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		r, err = st.Run(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.RunSucceeded, r.Status)
-		n, err = st.RetryRun(ctx, run.ID)
+		n, err = runstate.New(st).Retry(ctx, run.ID)
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing to retry in a succeeded run")
 	})

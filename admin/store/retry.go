@@ -141,51 +141,31 @@ func (s *Store) PlaceAttempt(ctx context.Context, token, executorID int64, lease
 	return n == 1, nil
 }
 
-// RetryRun reopens a finished run whose slots failed or were cancelled: it
-// moves the run back to running and creates a new, unplaced attempt for
-// each such slot (the leader places them). It returns how many slots it
-// retries; 0 when the run has none or is not failed, partially failed or
-// cancelled. A retry by hand starts a fresh retry budget: the job's
-// retry_max applies again to the new attempts.
-func (s *Store) RetryRun(ctx context.Context, runID int64) (int, error) {
-	n := 0
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		n = 0
-		var failed []Attempt
-		if err := tx.SelectContext(ctx, &failed, s.q.get(qAttemptsFailedOfRun), runID); err != nil {
-			return fmt.Errorf("failed slots of run %d: %w", runID, err)
-		}
-		if len(failed) == 0 {
-			return nil
-		}
-		now, err := s.txNow(ctx, tx)
-		if err != nil {
-			return err
-		}
-		reopened := false
-		for _, from := range []string{RunFailed, RunPartiallyFailed, RunCancelled} {
-			res, err := tx.ExecContext(ctx, s.q.get(qRunReopen), now, runID, from)
-			if err != nil {
-				return fmt.Errorf("reopen run %d: %w", runID, err)
-			}
-			if k, _ := res.RowsAffected(); k == 1 {
-				reopened = true
-				break
-			}
-		}
-		if !reopened {
-			return nil
-		}
-		for _, a := range failed {
-			tok, err := s.supersedeAndInsert(ctx, tx, a.Token, a.RunID, a.Slot, a.Attempt, 0)
-			if err != nil {
-				return err
-			}
-			if tok > 0 {
-				n++
-			}
-		}
-		return nil
-	})
-	return n, err
+// FailedAttemptsOfRun returns the current attempts of a run whose slot
+// failed or was cancelled: what a retry by hand runs again.
+func (t *Tx) FailedAttemptsOfRun(ctx context.Context, runID int64) ([]Attempt, error) {
+	var out []Attempt
+	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qAttemptsFailedOfRun), runID); err != nil {
+		return nil, fmt.Errorf("failed slots of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// ReopenRun moves run runID from status from back to running at atMS (its
+// finish time and error cleared); false when it was not in from.
+func (t *Tx) ReopenRun(ctx context.Context, runID int64, from string, atMS int64) (bool, error) {
+	res, err := t.tx.ExecContext(ctx, t.s.q.get(qRunReopen), atMS, runID, from)
+	if err != nil {
+		return false, fmt.Errorf("reopen run %d: %w", runID, err)
+	}
+	k, _ := res.RowsAffected()
+	return k == 1, nil
+}
+
+// RetryAttempt supersedes the failed or cancelled attempt a and creates the
+// slot's next attempt, unplaced, with failures counted from 0 (a retry by
+// hand starts a fresh retry budget). It returns the new token, 0 when a
+// was no longer current.
+func (t *Tx) RetryAttempt(ctx context.Context, a Attempt) (int64, error) {
+	return t.s.supersedeAndInsert(ctx, t.tx, a.Token, a.RunID, a.Slot, a.Attempt, 0)
 }

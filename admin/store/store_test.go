@@ -737,7 +737,7 @@ func TestRetryBudgetCountsFailuresOnly(t *testing.T) {
 		require.Equal(t, map[string]int{store.AlarmSlotDead: 1, store.AlarmRunFailed: 1}, kinds,
 			"the first, retried failure raises nothing; the final one raises slot_dead and run_failed")
 
-		n, err := s.RetryRun(ctx, run.ID)
+		n, err := runstate.New(s).Retry(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		a = current()
