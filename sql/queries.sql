@@ -203,10 +203,12 @@ WHERE id IN (?);
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
 VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 
+-- Every attempt of a run, with its executor's instance id ('' when none).
 -- name: AttemptsOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
-       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
-FROM slot_attempt a WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
+       COALESCE(e.instance_id, '') AS executor_instance
+FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
 
 -- name: AttemptByID
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
@@ -408,9 +410,12 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- The alarms one reader may see, newest first: id < ?, then every alarm
 -- (? = no app limit), or those of an app in the list (?); alarms of no app
 -- (the platform's) only without a limit.
+-- The job's name comes with its id ('' once the job is deleted).
 -- name: AlarmList
-SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by, app FROM alarm_event
-WHERE id < ? AND (? OR (app <> '' AND app IN (?))) ORDER BY id DESC LIMIT ?;
+SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.raised_by, a.app,
+       COALESCE(j.name, '') AS job_name
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
+WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
 -- name: JobsOverdue
 SELECT id, app, name, next_fire_at FROM job

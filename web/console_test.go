@@ -336,6 +336,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot("13-cluster")
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="alarms"]`)))
 	b.waitJS(15*time.Second, `document.querySelector("#alarms-table") !== null && !document.querySelector(".page").classList.contains("is-loading")`, "alarms page")
+	b.waitJS(15*time.Second, fmt.Sprintf(`[...document.querySelectorAll("#alarms-table .alarm-job")].some(a => a.textContent === "demo/flaky" && a.title === "id %d")`, flaky),
+		"an alarm names its job (the id on hover)")
 
 	// The dashboard again, over the last 15 minutes, now with a failure.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="dashboard"]`)), chromedp.Click(chromedp.CSS(`#dash-window button[data-win="15m"]`)))
@@ -452,7 +454,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Evaluate[chromedp.Void](`[["#audit-action", "job.p"], ["#audit-object", "job/1"]].forEach(([s, v]) => {
 		const f = document.querySelector(s); f.value = v; f.dispatchEvent(new Event("change")); })`))
 	b.waitJS(15*time.Second, `(() => { const rows = [...document.querySelectorAll("#audit-table tbody tr")];
-		return rows.length === 1 && rows[0].textContent.includes("job.pause") && rows[0].textContent.includes("job/1") && document.querySelector("#audit-more").hidden; })()`, "the server's action and object filters")
+		return rows.length === 1 && rows[0].textContent.includes("job.pause") && rows[0].textContent.includes("demo/hello-every-5s") && rows[0].querySelector('a[title="job/1"]') !== null && document.querySelector("#audit-more").hidden; })()`, "the server's action and object filters")
 	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const f = document.querySelector("#audit-to"); f.value = "2001-01-01T00:00:00"; f.dispatchEvent(new Event("change")); })()`))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#audit-table tbody tr").length === 0 && document.querySelector("#audit-table").hidden`, "the server's time filter")
 	b.screenshot("19b-audit-filtered")

@@ -55,6 +55,7 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 		Token: a.Token, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
+		Executor: a.ExecutorInstance,
 	}
 	if a.ExecutorID.Valid {
 		id := a.ExecutorID.Int64
@@ -319,6 +320,8 @@ type AlarmView struct {
 	// App is the app of the job, run or executor the alarm is about; ""
 	// for the platform's alarms (leader_change).
 	App string `json:"app"`
+	// JobName names job JobID (absent once the job is deleted).
+	JobName string `json:"job_name,omitempty"`
 }
 
 // listAlarms lists the alarms the user may see: a user limited to apps
@@ -334,7 +337,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 	}
 	out := make([]AlarmView, 0, len(alarms))
 	for _, a := range alarms {
-		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity,
+		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
 			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App})
 	}
 	c.JSON(http.StatusOK, gin.H{"alarms": out})

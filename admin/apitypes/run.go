@@ -33,6 +33,9 @@ type Attempt struct {
 	Slot       int    `json:"slot"`
 	Attempt    int    `json:"attempt"`
 	ExecutorID *int64 `json:"executor_id"`
+	// Executor is the instance id of the executor ExecutorID (its name in
+	// the console and the CLI); absent when none.
+	Executor string `json:"executor,omitempty"`
 	// Status is the slot state: pending, assigned, queued, running,
 	// succeeded, failed, cancelled, lost or moved (admin/store.SlotState).
 	Status     string     `json:"status"`

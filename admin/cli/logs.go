@@ -207,8 +207,11 @@ func printRun(w io.Writer, raw json.RawMessage) error {
 	}
 	var rows [][]string
 	for _, a := range out.Attempts {
-		ex := "-"
-		if a.ExecutorID != nil {
+		ex := "-" // by name (instance id); by id when it has none
+		switch {
+		case a.Executor != "":
+			ex = a.Executor
+		case a.ExecutorID != nil:
 			ex = strconv.FormatInt(*a.ExecutorID, 10)
 		}
 		dur := "-"

@@ -38,6 +38,9 @@ type Alarm struct {
 	// raiser sets it; one that forgets hides the alarm from app-limited
 	// users rather than showing it to the wrong ones.
 	App string `db:"app"`
+	// JobName is the name of job JobID when read by AlarmList ("" when the
+	// job is gone); never written.
+	JobName string `db:"job_name"`
 }
 
 // RaiseAlarm records an alarm unless one with the same dedup key exists

@@ -176,6 +176,9 @@ type Attempt struct {
 	// the run started or was last retried by hand); lost and moved attempts
 	// do not count.
 	Failures int `db:"failures"`
+	// ExecutorInstance is the instance id of ExecutorID, read by
+	// Store.Attempts (the run's page) only.
+	ExecutorInstance string `db:"executor_instance"`
 }
 
 // Executor is a registered executor instance.

@@ -357,6 +357,8 @@ func TestRunLifecycleWithFencedResults(t *testing.T) {
 			if a.Slot == 1 {
 				oldB = a
 			}
+			want := map[int64]string{exA.ID: "ex-a", exB.ID: "ex-b"}[a.ExecutorID.Int64]
+			require.Equal(t, want, a.ExecutorInstance, "a run's attempts name their executor")
 		}
 		newTok, err := s.Reassign(ctx, 7, oldB, exA.ID, 0)
 		require.NoError(t, err)

@@ -34,8 +34,10 @@ export default function mount(root, ctx) {
       { sig: a => a.severity, cell: a => pill(tOr("severity." + a.severity, a.severity), sevKind(a.severity)) },
       { class: "mono", sig: a => a.kind, cell: a => a.kind },
       { sig: a => a.app || "", cell: a => a.app || h("span", { class: "muted", title: t("alarm.platform") }, "—") },
-      { sig: a => a.job_id || "", cell: a => a.job_id ? h("a", { href: "#/jobs/" + a.job_id, class: "link" }, "#" + a.job_id) : "—" },
-      { sig: a => a.run_id || "", cell: a => a.run_id ? h("a", { href: "#/runs/" + a.run_id, class: "link" }, "#" + a.run_id) : "—" },
+      // Names, ids on hover ("job 7" once the job is deleted).
+      { sig: a => (a.job_id || "") + (a.job_name || ""), cell: a => a.job_id ? h("a", { href: "#/jobs/" + a.job_id, class: "link alarm-job", title: t("common.idTip", { id: a.job_id }) },
+        a.job_name ? (a.app ? a.app + "/" : "") + a.job_name : t("common.jobN", { id: a.job_id })) : "—" },
+      { sig: a => a.run_id || "", cell: a => a.run_id ? h("a", { href: "#/runs/" + a.run_id, class: "link", title: t("common.idTip", { id: a.run_id }) }, t("common.runN", { id: a.run_id })) : "—" },
       { class: "msg-cell", sig: a => a.message, cell: a => a.message },
       { class: "mono muted", sig: a => a.raised_by, cell: a => a.raised_by },
     ]);

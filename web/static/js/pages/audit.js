@@ -46,11 +46,25 @@ function actionKind(action) {
   return "info";
 }
 
-/** objectLink links job/N and run/N to their pages; other objects stay text. */
+// Names of jobs and executors by id, to show objects by name (the id on
+// hover): filled from /jobs and /executors with the first page.
+const names = { job: new Map(), executor: new Map() };
+
+/** objectCell names job/N and executor/N (their id on hover) and links
+ * jobs and runs to their pages; other objects stay as written. */
 function objectCell(obj) {
-  const m = /^(job|run)\/(\d+)$/.exec(obj);
-  if (m) return h("a", { href: `#/${m[1]}s/${m[2]}`, class: "link mono" }, obj);
-  return h("span", { class: "mono" }, obj);
+  const m = /^(job|run|executor)\/(\d+)$/.exec(obj);
+  if (!m) return h("span", { class: "mono" }, obj);
+  const name = names[m[1]] && names[m[1]].get(Number(m[2]));
+  const label = name || (m[1] === "run" ? t("common.runN", { id: m[2] }) : obj);
+  if (m[1] === "executor") return h("span", { class: "mono", title: obj }, label);
+  return h("a", { href: `#/${m[1]}s/${m[2]}`, class: "link mono", title: obj }, label);
+}
+
+async function loadNames() {
+  const [jobs, execs] = await Promise.all([api("GET", "/jobs?limit=500").catch(() => ({ jobs: [] })), api("GET", "/executors").catch(() => ({ executors: [] }))]);
+  for (const j of jobs.jobs || []) names.job.set(j.id, j.app + "/" + j.name);
+  for (const e of execs.executors || []) names.executor.set(e.id, e.instance_id);
 }
 
 export default function mount(root, ctx) {
@@ -105,7 +119,7 @@ export default function mount(root, ctx) {
       { sig: e => e.actor + "|" + (e.token_name || ""), cell: e => [h("span", { class: "audit-actor" }, e.actor),
         e.token_id ? h("div", { class: "sub-line audit-token", title: t("audit.tokenId", { id: e.token_id }) }, t("audit.viaToken", { name: e.token_name || "#" + e.token_id })) : null] },
       { sig: e => e.action, cell: e => h("span", { class: ["pill", "pill-" + actionKind(e.action), "mono"], dataset: { action: e.action } }, e.action) },
-      { sig: e => e.object, cell: e => objectCell(e.object) },
+      { sig: e => e.object + "|" + (names.job.size + names.executor.size), cell: e => objectCell(e.object) },
       { class: "audit-app", sig: e => e.app || "", cell: e => e.app || h("span", { class: "muted" }, "—") },
       { class: "audit-detail-cell", sig: e => e.detail, cell: e => {
         const p = pretty(e.detail);
@@ -148,7 +162,7 @@ export default function mount(root, ctx) {
   async function refresh() {
     // The newest page; older pages stay as loaded.
     const q = query({ limit: PAGE });
-    const res = await api("GET", "/audit" + q);
+    const [res] = await Promise.all([api("GET", "/audit" + q), started ? null : loadNames()]);
     if (!ctx.isCurrent() || q !== query({ limit: PAGE })) return; // the filter changed meanwhile
     res.entries.forEach(e => entries.set(e.id, e));
     if (!started) { started = true; before = res.next_before || null; }
