@@ -306,6 +306,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(30*time.Second, `[...document.querySelectorAll("#run-logs .log-line")].filter(l => l.textContent.includes("hello from slot")).length === 4`, "every slot's log lines in the logs panel")
 	require.False(t, b.evalBool(`document.querySelector("#injected") !== null`), "log text is never parsed as HTML")
 	require.Contains(t, b.text("#run-logs"), "slot_param=<img src=x id=injected>")
+	// Lines in the order they were written, each labelled with its slot;
+	// following is off once the run has ended.
+	b.waitJS(30*time.Second, `document.querySelector("#run-status").dataset.status === "succeeded" &&
+		document.querySelector("#logs-follow").disabled && !document.querySelector("#logs-follow").checked`, "follow off for the ended run")
+	require.True(t, b.evalBool(`(() => { const at = [...document.querySelectorAll("#run-logs .log-line")].map(l => Number(l.dataset.at));
+		return at.length >= 4 && at.every((v, i) => i === 0 || at[i - 1] <= v); })()`), "log lines in time order")
+	require.True(t, b.evalBool(`[...document.querySelectorAll("#run-logs .log-slot")].every(e => /^Slot \d+$/.test(e.textContent))`), "lines say 'Slot N'")
 	b.screenshot("10b-run-logs")
 	b.do(chromedp.SetValue(chromedp.CSS("#logs-slot"), "2"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#logs-slot").dispatchEvent(new Event("change"))`))

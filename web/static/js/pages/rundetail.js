@@ -117,10 +117,13 @@ export default function mount(root, ctx) {
     renderSlotPanel();
   }
 
+  // Executors by name: from the executors list, else from the attempts
+  // (their executor's instance id comes with them), else "executor N".
+  const execNames = new Map();
   function execLabel(eid) {
     if (eid == null) return "—";
     const e = execs.get(eid);
-    return e ? `${e.instance_id}` : `#${eid}`;
+    return e ? `${e.instance_id}` : execNames.get(eid) || t("run.executorN", { id: eid });
   }
 
   function slotTip(slot) {
@@ -159,7 +162,7 @@ export default function mount(root, ctx) {
       a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, a.error) : null,
       a ? xxlTools(a) : null,
       list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
-        h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
+        h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, t("run.attempt")), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
           h("tbody", {}, list.map(x => h("tr", { title: x.error || "" }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
             h("td", {}, badge(x.status, "badge-sm")), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
   }
@@ -284,7 +287,7 @@ export default function mount(root, ctx) {
         h("span", {}, h("i", { class: "swatch p-ok" }), t("status.succeeded"), " ", h("b", {}, fmtNum(counts.succeeded))),
         h("span", {}, h("i", { class: "swatch p-fail" }), t("status.failed"), " ", h("b", {}, fmtNum(counts.failed))),
         h("span", {}, h("i", { class: "swatch p-run" }), t("status.running"), " ", h("b", {}, fmtNum(counts.running))),
-        h("span", {}, h("i", { class: "swatch p-assigned" }), t("run.queued"), " ", h("b", {}, fmtNum(counts.waiting + waiting)))));
+        h("span", {}, h("i", { class: "swatch p-assigned", title: t("run.notStartedTip") }), t("run.notStarted"), " ", h("b", {}, fmtNum(counts.waiting + waiting)))));
     fill(recordsBox, h("div", { class: "records" },
       [["processed", t("run.processed"), ""], ["skipped", t("run.skipped"), ""], ["failed", t("run.failedRecords"), rec.failed ? "text-bad" : ""], ["uncertain", t("run.uncertain"), rec.uncertain ? "text-warn" : ""]]
         .map(([k, label, cls]) => h("div", { class: "record", id: "rec-" + k }, h("div", { class: ["record-num", cls] }, fmtNum(rec[k])), h("div", { class: "record-label" }, label)))));
@@ -398,7 +401,7 @@ export default function mount(root, ctx) {
     fill(failBox, failed.length ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact table-hover" },
       h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.slot")), h("th", {}, t("col.executor")), h("th", {}, t("col.error")))),
       h("tbody", {}, failed.slice(0, 100).map(a => h("tr", { class: "clickable", onclick: () => select(a.slot) },
-        h("td", { class: "num mono" }, String(a.slot)), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: a.error }, a.error || stLabel(a.status))))))))
+        h("td", { class: "num mono" }, t("run.slotN", { n: a.slot })), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: a.error }, a.error || stLabel(a.status))))))))
       : emptyState(t("run.noFailedSlots")));
   }
 
@@ -430,6 +433,7 @@ export default function mount(root, ctx) {
     bySlot = new Map();
     current = new Map();
     for (const a of d.attempts) {
+      if (a.executor_id != null && a.executor) execNames.set(a.executor_id, a.executor);
       if (!bySlot.has(a.slot)) bySlot.set(a.slot, []);
       bySlot.get(a.slot).push(a);
       if (a.current) current.set(a.slot, a);

@@ -69,12 +69,32 @@ export function logsPanel(runID) {
 
   function row(l) {
     const attrs = attrText(l.attrs);
-    return h("div", { class: ["log-line", "lvl-" + levelClass(l.level)], dataset: { seq: l.seq, slot: l.slot } },
+    return h("div", { class: ["log-line", "lvl-" + levelClass(l.level)], dataset: { seq: l.seq, slot: l.slot, at: Date.parse(l.at) || 0 } },
       h("span", { class: "log-time mono", title: fmtDateTime(l.at) + ` · token ${l.token} · ${t("run.attempt")} ${l.attempt}` }, fmtTime(l.at, true)),
       h("span", { class: "log-level" }, String(l.level)),
-      h("span", { class: "log-slot mono" }, "#" + l.slot),
+      h("span", { class: "log-slot mono" }, t("run.slotN", { n: l.slot })),
       h("span", { class: "log-msg" }, l.message),
       attrs ? h("span", { class: "log-attrs mono" }, attrs) : null);
+  }
+
+  /** insertByTime puts a line where its time belongs: lines arrive in the
+   * order the admin stored them (per executor batch), shown in the order
+   * they were written; equal times keep their arrival order. */
+  function insertByTime(el) {
+    const at = Number(el.dataset.at);
+    let before = view.lastElementChild;
+    while (before && Number(before.dataset.at) > at) before = before.previousElementSibling;
+    if (before) before.after(el); else view.prepend(el);
+  }
+
+  /** setEnded turns following off for good once the run has ended: no
+   * line will come, and the view stays where the reader is. */
+  function setEnded(ended) {
+    if (!ended || followBox.disabled) return;
+    follow = false;
+    followBox.checked = false;
+    followBox.disabled = true;
+    followBox.parentElement.title = t("logs.ended");
   }
 
   function setSlots(n) {
@@ -102,6 +122,7 @@ export function logsPanel(runID) {
   async function refresh(run) {
     lastRun = run;
     setSlots(run.slots);
+    setEnded(!["pending", "running"].includes(run.status));
     if (busy) return;
     busy = true;
     const g = gen;
@@ -110,9 +131,7 @@ export function logsPanel(runID) {
         const page = await api("GET", `/runs/${runID}/logs` + qs({ after_seq: after, slot: slotSel.value, level: levelSel.value, limit: PAGE }));
         if (g !== gen) return;
         if (page.lines.length) {
-          const frag = document.createDocumentFragment();
-          for (const l of page.lines) frag.append(row(l));
-          view.append(frag);
+          for (const l of page.lines) insertByTime(row(l));
           count += page.lines.length;
           while (view.childElementCount > MAX_ROWS) view.firstElementChild.remove();
           if (follow) view.scrollTop = view.scrollHeight;
