@@ -150,10 +150,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{no
 -- name: JobApps
 SELECT id, app FROM job WHERE id IN (?);
 
+-- first_started_at: when the run's first slot started on an executor
+-- (what users feel), not when the run was assigned (started_at).
 -- name: RunByID
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
-       r.predicted_ms
+       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -161,7 +163,7 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 -- filter that are set, or nothing (see filters in admin/store/runs.go).
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
-       r.predicted_ms
+       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen

@@ -150,6 +150,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(60*time.Second, `document.querySelector("#run-status").dataset.status === "succeeded" &&
 		[...document.querySelectorAll("#slot-grid .cell")].every(c => c.classList.contains("s-succeeded"))`, "run succeeded, grid filled")
 	require.True(t, strings.HasPrefix(b.text("#run-progress .big-num"), "100%"), "progress at 100%")
+	require.True(t, b.evalBool(`document.querySelector("#run-first-slot time") !== null`), "the run page says when its first slot started")
 	b.do(chromedp.Click(chromedp.CSS(`#slot-grid .cell[data-slot="7"]`)))
 	b.waitJS(5*time.Second, `document.querySelector("#slot-panel h4") && document.querySelector("#slot-panel h4").textContent.includes("7")`, "slot detail pinned")
 	b.screenshot("06-run-detail")
@@ -350,6 +351,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="dashboard"]`)), chromedp.Click(chromedp.CSS(`#dash-window button[data-win="15m"]`)))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#chart-runs svg .bar rect.c-fail").length > 0 &&
 		document.querySelector("#stat-failed .stat-value").textContent !== "0"`, "dashboard shows the failed run")
+	b.waitJS(15*time.Second, `(() => { const tr = document.querySelector('#dash-apps tr[data-app="demo"]');
+		return tr && tr.querySelector(".util .rate-text") && /%$/.test(tr.querySelector(".util .rate-text").textContent) &&
+			[...document.querySelectorAll("#chart-lag + .legend, .legend")].some(l => l.textContent.includes("queue wait p95")); })()`, "utilization and queue wait per app")
 	b.screenshot("01-dashboard")
 
 	// Simplified Chinese, kept across a reload.

@@ -31,6 +31,7 @@ func runView(r store.Run) apitypes.Run {
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
 		ParentRunID: optID(r.ParentRunID), PredictedMS: optID(r.PredictedMS), ActualMS: actualMS(r),
+		FirstSlotStartedAt: optTime(r.FirstStartedAt),
 	}
 }
 
@@ -170,6 +171,11 @@ type ExecutorView struct {
 	// Protocol: "shardjob", or "xxljob" for an unchanged XXL-JOB executor
 	// (its slots' logs and kill: /api/v1/xxljob/attempts/{token}/…).
 	Protocol string `json:"protocol"`
+	// Active is how many slots are placed on it and not finished (queued
+	// included); Queued, of those, acknowledged but not started. Busy
+	// slots against Capacity is its utilization.
+	Active int `json:"active"`
+	Queued int `json:"queued"`
 }
 
 func executorView(e store.Executor) ExecutorView {
@@ -199,13 +205,20 @@ func (s *Server) listExecutors(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	loads, err := s.st.Loads(c.Request.Context())
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
 	out := make([]ExecutorView, 0, len(execs))
 	u := currentUser(c)
 	for _, e := range execs {
 		if !u.AppAllowed(e.App) || (e.State == store.ExecutorGone && !all) {
 			continue
 		}
-		out = append(out, executorView(e))
+		v := executorView(e)
+		v.Active, v.Queued = loads[e.ID].Active, loads[e.ID].Queued
+		out = append(out, v)
 	}
 	c.JSON(http.StatusOK, gin.H{"executors": out})
 }

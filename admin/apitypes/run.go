@@ -4,23 +4,27 @@ import "time"
 
 // Run is a run as the API returns it (GET /api/v1/runs, /api/v1/runs/{id}).
 type Run struct {
-	ID             int64      `json:"id"`
-	JobID          int64      `json:"job_id"`
-	JobName        string     `json:"job_name"`
-	App            string     `json:"app"`
-	ScheduledAt    time.Time  `json:"scheduled_at"`
-	Trigger        string     `json:"trigger"`
-	Status         string     `json:"status"`
-	Params         string     `json:"params"`
-	Slots          int        `json:"slots"`
-	SlotsSucceeded int        `json:"slots_succeeded"`
-	SlotsFailed    int        `json:"slots_failed"`
-	Epoch          int64      `json:"epoch"`
-	CreatedAt      time.Time  `json:"created_at"`
-	StartedAt      *time.Time `json:"started_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-	Error          string     `json:"error,omitempty"`
-	ParentRunID    *int64     `json:"parent_run_id,omitempty"`
+	ID             int64     `json:"id"`
+	JobID          int64     `json:"job_id"`
+	JobName        string    `json:"job_name"`
+	App            string    `json:"app"`
+	ScheduledAt    time.Time `json:"scheduled_at"`
+	Trigger        string    `json:"trigger"`
+	Status         string    `json:"status"`
+	Params         string    `json:"params"`
+	Slots          int       `json:"slots"`
+	SlotsSucceeded int       `json:"slots_succeeded"`
+	SlotsFailed    int       `json:"slots_failed"`
+	Epoch          int64     `json:"epoch"`
+	CreatedAt      time.Time `json:"created_at"`
+	// StartedAt is when the run was assigned to executors;
+	// FirstSlotStartedAt when its first slot started running on one (the
+	// wait users feel: scheduled_at → first_slot_started_at).
+	StartedAt          *time.Time `json:"started_at"`
+	FirstSlotStartedAt *time.Time `json:"first_slot_started_at,omitempty"`
+	FinishedAt         *time.Time `json:"finished_at"`
+	Error              string     `json:"error,omitempty"`
+	ParentRunID        *int64     `json:"parent_run_id,omitempty"`
 	// PredictedMS is the makespan the placement predicted from measured slot
 	// costs; ActualMS is finished − started. Both absent until known.
 	PredictedMS *int64 `json:"predicted_ms,omitempty"`

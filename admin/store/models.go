@@ -151,6 +151,9 @@ type Run struct {
 	Error          string        `db:"error"`
 	ParentRunID    sql.NullInt64 `db:"parent_run_id"` // set on runs triggered as a child job
 	PredictedMS    sql.NullInt64 `db:"predicted_ms"`  // makespan the placement predicted
+	// FirstStartedAt is when the first slot started on an executor (read by
+	// RunByID and ListRuns only); StartedAt is when the run was assigned.
+	FirstStartedAt sql.NullInt64 `db:"first_started_at"`
 }
 
 // Attempt is one attempt of one slot; its ID is the fencing token.

@@ -1113,3 +1113,46 @@ func TestRestartedExecutorLosesItsPreviousSlots(t *testing.T) {
 		require.True(t, bySlot[2][0].Current)
 	})
 }
+
+// TestRunsSayWhenTheirFirstSlotStarted: a run is "started" when it is
+// assigned, but what users feel is when a slot starts on an executor: the
+// run read alone and in lists carries that instant once an executor says
+// a slot runs, and the executors' loads count the slot.
+func TestRunsSayWhenTheirFirstSlotStarted(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		_, err := s.ClaimEpoch(ctx, 1, "me")
+		require.NoError(t, err)
+		jobID, err := s.CreateJob(ctx, newJob("a", "waits", 0))
+		require.NoError(t, err)
+		ex := heartbeat(t, s, "ex-a", 1, 1)
+		run, _, err := s.InsertRun(ctx, 1, store.NewRun{JobID: jobID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 2})
+		require.NoError(t, err)
+		started, err := s.StartRun(ctx, 1, run.ID, time.Minute, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		require.True(t, started)
+
+		got, err := s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.True(t, got.StartedAt.Valid, "assigned")
+		require.False(t, got.FirstStartedAt.Valid, "no slot runs yet: both are queued on a one-slot executor")
+		loads, err := s.Loads(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, loads[ex.ID].Active)
+
+		atts, err := s.Attempts(ctx, run.ID)
+		require.NoError(t, err)
+		before, err := s.NowMS(ctx)
+		require.NoError(t, err)
+		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[0].Token}))
+		got, err = s.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.True(t, got.FirstStartedAt.Valid)
+		require.GreaterOrEqual(t, got.FirstStartedAt.Int64, before)
+		list, err := s.ListRuns(ctx, store.RunFilter{JobID: jobID, Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+		require.Equal(t, got.FirstStartedAt, list[0].FirstStartedAt, "lists carry it too")
+	})
+}

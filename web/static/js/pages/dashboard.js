@@ -23,10 +23,31 @@ function quantile(sorted, q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (i - lo);
 }
 
-/** lagOf is the fire lag of a run: started_at − scheduled_at, in ms. */
+/** lagOf is what users feel of a run's start: its first slot started on
+ * an executor − its scheduled time, in ms (not the assignment, which can
+ * come long before a slot gets capacity); for a run still waiting, how long
+ * it has waited so far. */
 function lagOf(r) {
-  if (!r.started_at) return null;
-  return Math.max(0, Date.parse(r.started_at) - Date.parse(r.scheduled_at));
+  const sched = Date.parse(r.scheduled_at);
+  if (r.first_slot_started_at) return Math.max(0, Date.parse(r.first_slot_started_at) - sched);
+  if (r.status !== "pending" && r.status !== "running") return null;
+  const waited = Date.now() - sched;
+  return waited > 0 ? waited : null;
+}
+
+/** queueOf is how long a run's first slot waited for capacity once the
+ * run was assigned: first slot started − started_at, in ms. */
+function queueOf(r) {
+  if (!r.started_at || !r.first_slot_started_at) return null;
+  return Math.max(0, Date.parse(r.first_slot_started_at) - Date.parse(r.started_at));
+}
+
+/** utilBar draws busy slots against capacity. */
+function utilBar(busy, cap) {
+  const r = cap ? Math.min(1, busy / cap) : 0;
+  const bar = h("span", { class: ["rate-fill", r >= 0.95 ? "bad" : r >= 0.75 ? "warn" : "good"] });
+  bar.style.setProperty("width", (r * 100).toFixed(1) + "%");
+  return h("div", { class: "rate util", title: `${busy} / ${cap}` }, h("div", { class: "rate-track" }, bar), h("span", { class: "rate-text" }, cap ? fmtPct(busy / cap) : "—"));
 }
 
 function rateBar(r) {
@@ -68,6 +89,7 @@ export default function mount(root, ctx) {
   const lagSeries = [
     { key: "p50", label: "p50", cls: "c-p50" },
     { key: "p95", label: "p95", cls: "c-p95" },
+    { key: "queue", label: t("dash.queueP95"), cls: "c-queue" },
   ];
 
   root.append(
@@ -117,7 +139,7 @@ export default function mount(root, ctx) {
     const bucketMs = minutes <= 60 ? 60000 : 300000;
     const start = Math.floor((now - windowMs) / bucketMs) * bucketMs + bucketMs;
     const n = Math.floor((now - start) / bucketMs) + 1;
-    const buckets = Array.from({ length: n }, (_, i) => ({ t: start + i * bucketMs, values: { ok: 0, failed: 0, active: 0, other: 0 }, lags: [] }));
+    const buckets = Array.from({ length: n }, (_, i) => ({ t: start + i * bucketMs, values: { ok: 0, failed: 0, active: 0, other: 0 }, lags: [], queues: [] }));
     let ok = 0, failed = 0, active = 0, total = 0;
     const allLags = [];
     for (const r of runList) {
@@ -130,6 +152,8 @@ export default function mount(root, ctx) {
       buckets[i].values[c]++;
       const lag = lagOf(r);
       if (lag !== null && r.trigger !== "retry") { buckets[i].lags.push(lag); allLags.push(lag); }
+      const q = queueOf(r);
+      if (q !== null && r.trigger !== "retry") buckets[i].queues.push(q);
     }
     const rate = buckets.map(b => {
       const fin = b.values.ok + b.values.failed;
@@ -137,7 +161,8 @@ export default function mount(root, ctx) {
     });
     const lag = buckets.map(b => {
       const sorted = b.lags.slice().sort((a, c) => a - c);
-      return { t: b.t, values: { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }, count: sorted.length };
+      const queues = b.queues.slice().sort((a, c) => a - c);
+      return { t: b.t, values: { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), queue: quantile(queues, 0.95) }, count: sorted.length };
     });
     allLags.sort((a, c) => a - c);
 
@@ -172,6 +197,7 @@ export default function mount(root, ctx) {
       tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, fmtHM(b.t)),
         h("div", { class: "tip-row" }, "p50", h("b", {}, fmtDur(b.values.p50))),
         h("div", { class: "tip-row" }, "p95", h("b", {}, fmtDur(b.values.p95))),
+        h("div", { class: "tip-row" }, t("dash.queueP95"), h("b", {}, fmtDur(b.values.queue))),
         h("div", { class: "tip-row" }, t("dash.startedRuns"), h("b", {}, fmtNum(b.count)))),
     });
 
@@ -191,7 +217,7 @@ export default function mount(root, ctx) {
     }
     const perList = [...per.values()].sort((a, b) => b.failed - a.failed || b.runs - a.runs).slice(0, 10);
     syncTable(perJob, perList, e => e.id, [
-      { sig: e => e.name, cell: e => h("a", { href: "#/jobs/" + e.id, class: "cell-title" }, h("span", { class: "app-tag" }, e.app), h("span", { class: "job-name" }, jobName.get(e.id)?.name || e.name)) },
+      { sig: e => e.name, cell: e => h("a", { href: "#/jobs/" + e.id, class: "cell-title" }, h("span", { class: "app-tag" }, e.app), h("span", { class: "job-name" }, jobName.get(e.id)?.name || e.name || t("common.jobN", { id: e.id }))) },
       { class: "num", cell: e => fmtNum(e.runs) },
       { class: "num", cell: e => h("span", { class: e.failed ? "text-bad" : "" }, fmtNum(e.failed)) },
       { cell: e => { const fin = e.ok + e.failed; return fin ? rateBar(e.ok / fin) : h("span", { class: "muted" }, "—"); } },
@@ -220,10 +246,15 @@ export default function mount(root, ctx) {
     const byApp = new Map();
     for (const e of execs.executors) {
       if (e.state === "gone") continue;
-      const a = byApp.get(e.app) || { online: 0, total: 0, cap: 0 };
+      const a = byApp.get(e.app) || { online: 0, total: 0, cap: 0, busy: 0, queued: 0, waits: [] };
       a.total++;
-      if (e.state === "online") { a.online++; a.cap += e.capacity; }
+      if (e.state === "online") { a.online++; a.cap += e.capacity; a.busy += (e.active || 0) - (e.queued || 0); a.queued += e.queued || 0; }
       byApp.set(e.app, a);
+    }
+    for (const r of runList) {
+      const a = byApp.get(r.app);
+      const q = queueOf(r);
+      if (a && q !== null) a.waits.push(q);
     }
     const openAlarms = al.alarms.filter(a => Date.parse(a.at) > now - windowMs);
     fill(clusterBox, 
@@ -234,11 +265,15 @@ export default function mount(root, ctx) {
         h("div", {}, h("b", {}, fmtNum(members.length || 0)), h("span", {}, t("dash.replicas"))),
         h("div", {}, h("b", {}, fmtNum(jobs.length)), h("span", {}, t("dash.jobs"))),
         h("div", {}, h("b", { class: openAlarms.length ? "text-bad" : "" }, fmtNum(openAlarms.length)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
-      byApp.size ? h("table", { class: "table table-compact" },
-        h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("dash.online")), h("th", { class: "num" }, t("col.capacity")))),
-        h("tbody", {}, [...byApp].map(([app, a]) => h("tr", {}, h("td", {}, app),
+      byApp.size ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact" },
+        h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("dash.online")), h("th", { class: "num" }, t("col.capacity")),
+          h("th", { title: t("dash.utilTip") }, t("dash.util")), h("th", { class: "num", title: t("dash.queuedTip") }, t("dash.queued")), h("th", { class: "num", title: t("dash.queueWaitTip") }, t("dash.queueWait")))),
+        h("tbody", { id: "dash-apps" }, [...byApp].map(([app, a]) => h("tr", { dataset: { app } }, h("td", {}, app),
           h("td", { class: "num" }, pill(`${a.online}/${a.total}`, a.online === a.total ? "ok" : a.online ? "warn" : "bad")),
-          h("td", { class: "num" }, fmtNum(a.cap)))))) : emptyState(t("exec.none")));
+          h("td", { class: "num" }, fmtNum(a.cap)),
+          h("td", { class: "util-cell" }, utilBar(Math.max(0, a.busy), a.cap)),
+          h("td", { class: "num" }, fmtNum(a.queued)),
+          h("td", { class: "num" }, fmtDur(quantile(a.waits.sort((x, y) => x - y), 0.95)))))))) : emptyState(t("exec.none")));
   }
 
   return { refresh, interval: () => 5000 };

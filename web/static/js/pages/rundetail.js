@@ -296,7 +296,11 @@ export default function mount(root, ctx) {
     fill(timingBox, kv([
       [t("run.scheduled"), absTime(r.scheduled_at)],
       [t("run.created"), absTime(r.created_at)],
-      [t("run.started"), r.started_at ? [absTime(r.started_at), h("span", { class: "muted" }, " (+", fmtDur(started - Date.parse(r.scheduled_at)), ")")] : "—"],
+      // Assigned: when the leader placed its slots; first slot started: when
+      // one ran on an executor — the start users feel (+ since scheduled).
+      [t("run.assigned"), r.started_at ? [absTime(r.started_at), h("span", { class: "muted" }, " (+", fmtDur(started - Date.parse(r.scheduled_at)), ")")] : "—"],
+      [t("run.firstSlot"), r.first_slot_started_at ? h("span", { id: "run-first-slot" }, absTime(r.first_slot_started_at), h("span", { class: "muted" }, " (+", fmtDur(Date.parse(r.first_slot_started_at) - Date.parse(r.scheduled_at)), ")"))
+        : (ACTIVE.has(r.status) ? h("span", { class: "muted", id: "run-first-slot" }, t("run.noSlotYet")) : "—")],
       [t("run.finished"), r.finished_at ? absTime(r.finished_at) : (ACTIVE.has(r.status) ? h("span", { class: "muted" }, t("run.inProgress")) : "—")],
       [t("col.duration"), started ? fmtDur((finished || now) - started) : "—"],
       r.predicted_ms != null ? [t("run.predicted"), fmtDur(r.predicted_ms)] : null,

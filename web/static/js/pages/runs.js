@@ -12,8 +12,10 @@ function runDuration(r) {
   if (!r.started_at) return null;
   return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
 }
+/** lag is scheduled → first slot started (what users feel); null until
+ * a slot started. */
 function lag(r) {
-  return r.started_at ? Math.max(0, Date.parse(r.started_at) - Date.parse(r.scheduled_at)) : null;
+  return r.first_slot_started_at ? Math.max(0, Date.parse(r.first_slot_started_at) - Date.parse(r.scheduled_at)) : null;
 }
 
 export default function mount(root, ctx) {
@@ -68,7 +70,7 @@ export default function mount(root, ctx) {
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
-      { class: "num", sig: r => r.started_at, cell: r => fmtDur(lag(r)) },
+      { class: "num", sig: r => r.first_slot_started_at, cell: r => fmtDur(lag(r)) },
       { class: "num", sig: r => r.status + r.started_at + r.finished_at + (r.status === "running" ? Date.now() : ""), cell: r => fmtDur(runDuration(r)) },
       { class: "error-cell", sig: r => r.error || "", cell: r => r.error ? h("span", { title: r.error }, r.error) : "" },
     ]);
