@@ -27,6 +27,11 @@ run: ## standalone mode: admin + SQLite + in-process coordinator + demo executor
 	$(GO) build -v -o $(BIN)/shardjob-admin ./admin/cmd/shardjob-admin
 	$(BIN)/shardjob-admin standalone --data-dir data --http-addr 127.0.0.1:8080 $(ARGS)
 
+.PHONY: screenshots
+screenshots: ## full-page screenshots of every console page, 1440 and 1024 px, light and dark, into ./screenshots
+	@bash deploy/dev/ensure-deps.sh
+	SHARDJOB_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' -timeout 15m -v ./web/ | grep -E '^(---|ok|FAIL|PASS)|screenshots in'
+
 .PHONY: deps
 deps: ## install missing test services (Debian packages: mariadb-server, zookeeper, chromium)
 	@bash deploy/dev/ensure-deps.sh

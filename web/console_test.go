@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -499,6 +501,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.EmulateViewport(1440, 900))
 	b.waitJS(5*time.Second, `document.querySelector("#nav-more").hidden`, "no More menu at 1440 px")
 
+	// Dark mode: chosen in the user menu, or following the system ("System",
+	// the default).
+	b.do(chromedp.Click(chromedp.CSS("#user-menu > summary")), chromedp.WaitVisible(chromedp.CSS("#theme-select")))
+	require.Equal(t, "auto", b.evalString(`document.querySelector("#theme-select").value`), "the theme follows the system by default")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#theme-select"); s.value = "dark"; s.dispatchEvent(new Event("change", {bubbles: true})); })()`))
+	b.waitJS(5*time.Second, `document.documentElement.dataset.theme === "dark" && getComputedStyle(document.body).backgroundColor === "rgb(11, 18, 32)"`, "dark theme chosen")
+	b.do(chromedp.Navigate(base + "/#/dashboard"), chromedp.Reload())
+	b.waitJS(15*time.Second, `document.documentElement.dataset.theme === "dark" && document.querySelector("#chart-runs svg") !== null`, "the choice survives a reload")
+	b.screenshot("22-dark-dashboard")
+	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem("sj_theme", "auto")`),
+		prefersScheme("dark"), chromedp.Reload())
+	b.waitJS(15*time.Second, `document.documentElement.dataset.theme === "dark"`, "System follows a dark system setting")
+	b.do(prefersScheme("light"))
+	b.waitJS(5*time.Second, `document.documentElement.dataset.theme === "light"`, "and its change, live")
+
 	// A viewer sees no edit, trigger or retry button, no Users or Audit
 	// entry, and the API refuses the actions anyway.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
@@ -570,6 +587,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Evaluate[chromedp.Void](`history.replaceState(null, "", "#/dashboard"); document.querySelector("#login-user").value = ""; document.querySelector("#login-pass").value = ""`))
 	b.login("viewer", "viewer-password-2")
 	require.Contains(t, b.text("#who"), "viewer")
+}
+
+// prefersScheme makes the page's system colour scheme dark or light.
+func prefersScheme(v string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}}})
+		return err
+	})
 }
 
 // --- browser ---------------------------------------------------------------

@@ -59,6 +59,9 @@ function renderNav(active) {
   fitNav();
   $("logout").textContent = t("nav.logout");
   $("change-password").textContent = t("nav.password");
+  $("theme-label").textContent = t("theme.label");
+  for (const o of $("theme-select").options) o.textContent = t("theme." + o.value);
+  $("theme-select").value = themeChoice();
   $("change-password").title = t("password.title");
   fill($("who"), h("span", { class: "who-name" }, me ? me.username : ""), me ? h("span", { class: ["role", "role-" + me.role] }, tOr("role." + me.role, me.role)) : null);
   $("lang-select").value = getLang();
@@ -87,6 +90,19 @@ function fitNav() {
   list.append(...moved);
   if (more.hidden) more.open = false;
   $("nav-more-toggle").classList.toggle("active", moved.some(a => a.classList.contains("active")));
+}
+
+// Theme: "auto" (the default) follows the system's light or dark setting,
+// also when it changes; "light" and "dark" are the user's choice, kept in
+// this browser.
+const darkQuery = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+function themeChoice() {
+  try { return localStorage.getItem("sj_theme") || "auto"; } catch { return "auto"; }
+}
+function applyTheme() {
+  const c = themeChoice();
+  const dark = c === "dark" || (c === "auto" && darkQuery && darkQuery.matches);
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
 }
 
 function setLive(state) {
@@ -218,6 +234,8 @@ async function start() {
 }
 
 async function boot() {
+  applyTheme();
+  if (darkQuery) darkQuery.addEventListener("change", applyTheme);
   await loadI18n();
   onUnauthorized(() => { if (me) { showLogin(t("login.expired")); } });
   $("logout").addEventListener("click", async () => {
@@ -230,8 +248,12 @@ async function boot() {
   document.addEventListener("click", ev => {
     for (const id of ["nav-more", "user-menu"]) {
       const m = $(id);
-      if (m.open && (!m.contains(ev.target) || ev.target.closest("a, .menu-item"))) m.open = false;
+      if (m.open && (!m.contains(ev.target) || ev.target.closest("a, button.menu-item"))) m.open = false;
     }
+  });
+  $("theme-select").addEventListener("change", ev => {
+    try { localStorage.setItem("sj_theme", ev.target.value); } catch { /* private mode: this page only */ }
+    applyTheme();
   });
   $("change-password").addEventListener("click", async () => {
     if (!(await passwordDialog())) return;
