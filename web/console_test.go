@@ -507,7 +507,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, "auto", b.evalString(`document.querySelector("#theme-select").value`), "the theme follows the system by default")
 	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#theme-select"); s.value = "dark"; s.dispatchEvent(new Event("change", {bubbles: true})); })()`))
 	b.waitJS(5*time.Second, `document.documentElement.dataset.theme === "dark" && getComputedStyle(document.body).backgroundColor === "rgb(11, 18, 32)"`, "dark theme chosen")
-	b.do(chromedp.Navigate(base + "/#/dashboard"), chromedp.Reload())
+	b.do(chromedp.Navigate(base+"/#/dashboard"), chromedp.Reload())
 	b.waitJS(15*time.Second, `document.documentElement.dataset.theme === "dark" && document.querySelector("#chart-runs svg") !== null`, "the choice survives a reload")
 	b.screenshot("22-dark-dashboard")
 	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem("sj_theme", "auto")`),
