@@ -325,6 +325,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Runs, alarms and cluster render.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="runs"]`)))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length > 3`, "runs listed")
+	b.do(chromedp.SendKeys(chromedp.CSS("#runs-search"), "flaky"))
+	b.waitJS(5*time.Second, `(() => { const rows = [...document.querySelectorAll("#runs-table tbody tr")];
+		return rows.length >= 1 && rows.every(tr => tr.textContent.includes("flaky")); })()`, "search narrows the runs")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#runs-search"); s.value = ""; s.dispatchEvent(new Event("input"));
+		const to = document.querySelector("#runs-to"); to.value = "2001-01-01T00:00:00"; to.dispatchEvent(new Event("change")); })()`))
+	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length === 0 && location.hash.includes("to=2001-01-01")`, "the time range filters on the server, kept in the address")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const to = document.querySelector("#runs-to"); to.value = ""; to.dispatchEvent(new Event("change")); })()`))
+	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length > 3`, "runs listed again")
 	b.screenshot("12-runs")
 	// A run no executor can take says why, as a warning on its page and
 	// under its job in the jobs list.

@@ -1,8 +1,9 @@
-// Run list: filter by job and status, newest first, keyset paging with
-// "Load older"; the newest page refreshes live.
+// Run list: filter by job, status and scheduled-time range (on the
+// server), search what is loaded, newest first, keyset paging with "Load
+// older"; the newest page refreshes live.
 import { api, allJobs, qs } from "../api.js";
-import { t, tOr, fmtDur } from "../i18n.js";
-import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill } from "../dom.js";
+import { t, tOr, fmtDur, isUTC } from "../i18n.js";
+import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon } from "../dom.js";
 import { slotBar } from "./jobdetail.js";
 
 const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_failed", "cancelled", "skipped"];
@@ -19,7 +20,8 @@ function lag(r) {
 }
 
 export default function mount(root, ctx) {
-  const filter = { job_id: ctx.query.get("job_id") || "", status: ctx.query.get("status") || "" };
+  const filter = { job_id: ctx.query.get("job_id") || "", status: ctx.query.get("status") || "", from: ctx.query.get("from") || "", to: ctx.query.get("to") || "" };
+  let search = "";
   const runs = new Map();
   let nextBefore = null;
   let jobsLoaded = false;
@@ -27,6 +29,19 @@ export default function mount(root, ctx) {
   const jobSel = h("select", { id: "runs-job", "aria-label": t("col.job") }, h("option", { value: "" }, t("runs.allJobs")));
   const stSel = h("select", { id: "runs-status", "aria-label": t("col.status") }, STATUSES.map(s => h("option", { value: s }, s ? t("status." + s) : t("runs.allStatuses"))));
   stSel.value = filter.status;
+  // Scheduled-time range (the server filters; RFC 3339 in the URL), and a
+  // search over what is loaded (job, app, error, run id).
+  const toLocal = iso => { if (!iso) return ""; const d = new Date(iso); if (isNaN(d)) return "";
+    const z = isUTC() ? d.toISOString() : new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString(); return z.slice(0, 19); };
+  const toISO = v => { if (!v) return ""; const d = new Date(isUTC() ? v + "Z" : v); return isNaN(d) ? "" : d.toISOString(); };
+  const range = key => {
+    const el = h("input", { type: "datetime-local", step: 1, id: "runs-" + key, class: "filter-input", "aria-label": t("runs." + key), title: t("runs." + key) });
+    el.value = toLocal(filter[key]);
+    el.addEventListener("change", () => { filter[key] = toISO(el.value); apply(); });
+    return el;
+  };
+  const searchBox = h("input", { type: "search", id: "runs-search", class: "search-input", placeholder: t("runs.search"), "aria-label": t("runs.search") });
+  searchBox.addEventListener("input", () => { search = searchBox.value.trim().toLowerCase(); render(); });
   const more = button(t("runs.loadOlder"), { id: "runs-more", onclick: async ev => {
     const b = ev.currentTarget;
     b.disabled = true;
@@ -42,12 +57,13 @@ export default function mount(root, ctx) {
 
   root.append(pageHead(t("runs.title"), t("runs.sub")),
     h("div", { class: "card" },
-      h("div", { class: "toolbar" }, jobSel, stSel, h("div", { class: "spacer" }), h("span", { class: "muted", id: "runs-count" })),
+      h("div", { class: "toolbar" }, jobSel, stSel, range("from"), range("to"), h("div", { class: "search" }, icon("search"), searchBox),
+        h("div", { class: "spacer" }), h("span", { class: "muted", id: "runs-count" })),
       h("div", { class: "table-wrap" }, table), empty,
       h("div", { class: "table-foot" }, more)));
 
   const apply = () => {
-    const q = qs({ job_id: filter.job_id, status: filter.status });
+    const q = qs(filter);
     history.replaceState(null, "", "#/runs" + q);
     runs.clear();
     nextBefore = null;
@@ -62,7 +78,8 @@ export default function mount(root, ctx) {
   });
 
   function render() {
-    const list = [...runs.values()].sort((a, b) => b.id - a.id);
+    const list = [...runs.values()].sort((a, b) => b.id - a.id)
+      .filter(r => !search || search.split(/\s+/).every(w => [String(r.id), r.app, r.job_name, r.error || "", r.status].some(f => (f || "").toLowerCase().includes(w))));
     syncTable(tbody, list, r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
       { sig: r => r.job_id + r.job_name, cell: r => h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
