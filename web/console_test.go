@@ -524,6 +524,16 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(prefersScheme("light"))
 	b.waitJS(5*time.Second, `document.documentElement.dataset.theme === "light"`, "and its change, live")
 
+	// The job page pages its recent runs, ten at a time (the demo job fires every 5 s).
+	b.do(chromedp.Navigate(base + "/#/jobs/1"))
+	b.waitJS(60*time.Second, `!document.querySelector("#job-runs-page").closest(".pager").hidden &&
+		document.querySelectorAll("#job-runs tbody tr").length === 10 && document.querySelector("#job-runs-prev").disabled`, "ten runs and a pager")
+	newest := b.evalInt(`Math.min(...[...document.querySelectorAll("#job-runs tbody tr")].map(tr => Number(tr.dataset.key)))`)
+	b.do(chromedp.Click(chromedp.CSS("#job-runs-next")))
+	b.waitJS(15*time.Second, fmt.Sprintf(`(() => { const ids = [...document.querySelectorAll("#job-runs tbody tr")].map(tr => Number(tr.dataset.key));
+		return ids.length > 0 && ids.every(i => i < %d) && !document.querySelector("#job-runs-prev").disabled &&
+			document.querySelector("#job-runs-page").textContent.startsWith("11–"); })()`, newest), "the next page holds older runs")
+
 	// A viewer sees no edit, trigger or retry button, no Users or Audit
 	// entry, and the API refuses the actions anyway.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))

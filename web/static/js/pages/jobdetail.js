@@ -28,6 +28,12 @@ export default function mount(root, ctx) {
   const nextBox = h("div", { id: "job-next" });
   const chart = h("div", { class: "chart-box", id: "chart-durations" });
   const tbody = h("tbody");
+  const RUNS = 50, PER = 10;
+  let page = 0, lastRuns = [];
+  const prevBtn = h("button", { type: "button", class: "btn btn-secondary btn-sm", id: "job-runs-prev", onclick: () => turn(-1) }, "‹ ", t("job.newer"));
+  const nextBtn = h("button", { type: "button", class: "btn btn-secondary btn-sm", id: "job-runs-next", onclick: () => turn(1) }, t("job.older"), " ›");
+  const pagerText = h("span", { class: "muted", id: "job-runs-page" });
+  const pager = h("div", { class: "table-foot pager", hidden: true }, prevBtn, pagerText, nextBtn);
   const runsEmpty = h("div", { hidden: true }, emptyState(t("job.noRuns")));
   const routes = alarmRoutesCard(id, ctx);
 
@@ -41,9 +47,20 @@ export default function mount(root, ctx) {
       h("div", { class: "table-wrap", id: "job-runs-wrap" }, h("table", { class: "table table-hover", id: "job-runs" },
         h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.scheduled")), h("th", {}, t("col.trigger")),
           h("th", {}, t("col.status")), h("th", {}, t("col.slots")), h("th", { class: "num" }, t("col.duration")), h("th", {}, t("col.error")))),
-        tbody)), runsEmpty], { flush: true, actions: h("a", { class: "link", href: `#/runs?job_id=${id}` }, t("common.viewAll")) }),
+        tbody)), pager, runsEmpty], { flush: true, actions: h("a", { class: "link", href: `#/runs?job_id=${id}` }, t("common.viewAll")) }),
     routes.el);
   routes.load();
+
+  // The recent runs' table shows PER at a time of the RUNS the chart draws;
+  // older ones are on the Runs page ("View all").
+  function renderPager() {
+    const pages = Math.ceil(lastRuns.length / PER);
+    pager.hidden = pages <= 1;
+    prevBtn.disabled = page === 0;
+    nextBtn.disabled = page >= pages - 1;
+    pagerText.textContent = t("job.runsPage", { from: page * PER + 1, to: Math.min(lastRuns.length, (page + 1) * PER), n: lastRuns.length });
+  }
+  function turn(d) { page += d; renderPager(); refresh(); }
 
   tbody.addEventListener("click", ev => {
     const tr = ev.target.closest("tr");
@@ -111,7 +128,7 @@ export default function mount(root, ctx) {
   const st = () => jobState(job);
 
   async function refresh() {
-    const [j, rs] = await Promise.all([api("GET", `/jobs/${id}`), api("GET", `/runs?job_id=${id}&limit=50`)]);
+    const [j, rs] = await Promise.all([api("GET", `/jobs/${id}`), api("GET", `/runs?job_id=${id}&limit=${RUNS}`)]);
     if (!ctx.isCurrent()) return;
     job = j;
     renderJob();
@@ -129,7 +146,10 @@ export default function mount(root, ctx) {
     chart.hidden = !runs.length;
     runsEmpty.hidden = !!runs.length;
     document.getElementById("job-runs-wrap").hidden = !runs.length;
-    syncTable(tbody, runs, r => r.id, [
+    lastRuns = runs;
+    page = Math.min(page, Math.max(0, Math.ceil(runs.length / PER) - 1));
+    renderPager();
+    syncTable(tbody, runs.slice(page * PER, (page + 1) * PER), r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
       { sig: r => r.scheduled_at, cell: r => absTime(r.scheduled_at) },
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
