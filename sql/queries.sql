@@ -415,9 +415,24 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- The job's name comes with its id ('' once the job is deleted).
 -- name: AlarmList
 SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.raised_by, a.app,
-       COALESCE(j.name, '') AS job_name
+       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
+
+-- name: AlarmByID
+SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.raised_by, a.app,
+       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id = ?;
+
+-- Acknowledge an open alarm (once): by, alarm id.
+-- name: AlarmAck
+UPDATE alarm_event SET acked_at = {{now_ms}}, acked_by = ? WHERE id = ? AND acked_at IS NULL AND resolved_at IS NULL;
+
+-- Resolve an alarm (once), acknowledging it too if nobody had: by, by, id.
+-- name: AlarmResolve
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN ? ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+WHERE id = ? AND resolved_at IS NULL;
 
 -- name: JobsOverdue
 SELECT id, app, name, next_fire_at FROM job

@@ -356,6 +356,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `document.querySelector("#alarms-table") !== null && !document.querySelector(".page").classList.contains("is-loading")`, "alarms page")
 	b.waitJS(15*time.Second, fmt.Sprintf(`[...document.querySelectorAll("#alarms-table .alarm-job")].some(a => a.textContent === "demo/flaky" && a.title === "id %d")`, flaky),
 		"an alarm names its job (the id on hover)")
+	// Acknowledge, then resolve, the flaky job's run_failed alarm; "Open only" then hides it.
+	alarmID := b.evalInt(`Number(document.querySelector('#alarms-table tr:has(.alarm-job[title="id ` + strconv.FormatInt(flaky, 10) + `"])').dataset.key)`)
+	ackSel := fmt.Sprintf(`#alarms-table tr[data-key="%d"]`, alarmID)
+	b.do(chromedp.Click(chromedp.CSS(ackSel + ` button[data-act="ack"]`)))
+	b.waitJS(15*time.Second, `(() => { const tr = document.querySelector('`+ackSel+`');
+		return tr && tr.querySelector(".alarm-state").textContent.includes("Acknowledged") && tr.querySelector('button[data-act="ack"]') === null; })()`, "alarm acknowledged")
+	b.do(chromedp.Click(chromedp.CSS(ackSel + ` button[data-act="resolve"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('`+ackSel+`').querySelector(".alarm-state").textContent.includes("Resolved")`, "alarm resolved")
+	b.screenshot("13b-alarms")
+	b.do(chromedp.Click(chromedp.CSS("#alarm-open")))
+	b.waitJS(5*time.Second, `document.querySelector('`+ackSel+`') === null`, "Open only hides the resolved alarm")
+	b.do(chromedp.Click(chromedp.CSS("#alarm-open")))
 
 	// The dashboard again, over the last 15 minutes, now with a failure.
 	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="dashboard"]`)), chromedp.Click(chromedp.CSS(`#dash-window button[data-win="15m"]`)))

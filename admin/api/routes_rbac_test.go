@@ -81,6 +81,8 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/executors/:id/undrain":       {role: operator, audit: "executor.undrain"},
 	"PUT /api/v1/jobs/:id/alarm-routes":        {role: operator, audit: "job.alarm_routes"},
 	"POST /api/v1/runs/:id/cancel":             {role: operator, audit: "run.cancel"},
+	"POST /api/v1/alarms/:id/ack":              {role: operator, audit: "alarm.ack"},
+	"POST /api/v1/alarms/:id/resolve":          {role: operator, audit: "alarm.resolve"},
 	"POST /api/v1/runs/:id/retry":              {role: operator, audit: "run.retry"},
 	"GET /api/v1/audit":                        {role: operator},
 	"POST /api/v1/xxljob/attempts/:token/kill": {role: operator, audit: "xxljob.kill"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -335,6 +336,66 @@ type AlarmView struct {
 	App string `json:"app"`
 	// JobName names job JobID (absent once the job is deleted).
 	JobName string `json:"job_name,omitempty"`
+	// AckedAt/AckedBy: someone acknowledged it (is on it); ResolvedAt/
+	// ResolvedBy: someone resolved it. An alarm with neither is open.
+	AckedAt    *time.Time `json:"acked_at,omitempty"`
+	AckedBy    string     `json:"acked_by,omitempty"`
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
+	ResolvedBy string     `json:"resolved_by,omitempty"`
+}
+
+func alarmView(a store.Alarm) AlarmView {
+	return AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
+		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
+		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy}
+}
+
+func (s *Server) ackAlarm(c *gin.Context) {
+	s.changeAlarm(c, "alarm.ack", "acknowledged", s.st.AckAlarm)
+}
+
+func (s *Server) resolveAlarm(c *gin.Context) {
+	s.changeAlarm(c, "alarm.resolve", "resolved", s.st.ResolveAlarm)
+}
+
+// changeAlarm acknowledges or resolves an alarm the user may see (another
+// app's alarm, or a platform alarm for an app-limited user, is 404 as if it
+// did not exist); 409 when it was done already, saying by whom and when.
+func (s *Server) changeAlarm(c *gin.Context, action, done string, change func(context.Context, int64, string) (bool, error)) {
+	id, ok := idParam(c)
+	if !ok {
+		return
+	}
+	ctx := c.Request.Context()
+	u := currentUser(c)
+	a, err := s.st.AlarmByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.AppList() != nil && (a.App == "" || !u.AppAllowed(a.App))) {
+		fail(c, http.StatusNotFound, "alarm "+c.Param("id")+" does not exist (or is not of your apps)")
+		return
+	}
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	changed, err := change(ctx, id, u.Username)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	if a, err = s.st.AlarmByID(ctx, id); err != nil {
+		s.internal(c, err)
+		return
+	}
+	if !changed {
+		by, at := a.AckedBy, a.AckedAt
+		if a.ResolvedAt.Valid {
+			by, at, done = a.ResolvedBy, a.ResolvedAt, "resolved"
+		}
+		fail(c, http.StatusConflict, fmt.Sprintf("alarm %d was %s already, by %s at %s", id, done, by, msTime(at.Int64).Format(time.RFC3339)))
+		return
+	}
+	s.audit(c, a.App, action, "alarm/"+c.Param("id"), map[string]any{"kind": a.Kind})
+	c.JSON(http.StatusOK, alarmView(a))
 }
 
 // listAlarms lists the alarms the user may see: a user limited to apps
@@ -350,8 +411,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 	}
 	out := make([]AlarmView, 0, len(alarms))
 	for _, a := range alarms {
-		out = append(out, AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
-			JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App})
+		out = append(out, alarmView(a))
 	}
 	c.JSON(http.StatusOK, gin.H{"alarms": out})
 }

@@ -248,6 +248,8 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/pause", s.pauseJob)
 	op.POST("/jobs/:id/resume", s.resumeJob)
 	op.POST("/runs/:id/cancel", s.cancelRun)
+	op.POST("/alarms/:id/ack", s.ackAlarm)         // runs.go
+	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go
 	op.POST("/runs/:id/retry", s.retryRun)
 	op.GET("/audit", s.listAudit)
 

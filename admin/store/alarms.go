@@ -41,6 +41,42 @@ type Alarm struct {
 	// JobName is the name of job JobID when read by AlarmList ("" when the
 	// job is gone); never written.
 	JobName string `db:"job_name"`
+	// Acknowledged (someone is on it) and resolved (dealt with), by whom:
+	// read by AlarmList and AlarmByID, written by AckAlarm and ResolveAlarm.
+	AckedAt    sql.NullInt64 `db:"acked_at"`
+	AckedBy    string        `db:"acked_by"`
+	ResolvedAt sql.NullInt64 `db:"resolved_at"`
+	ResolvedBy string        `db:"resolved_by"`
+}
+
+// AlarmByID returns one alarm (ErrNotFound when there is none).
+func (s *Store) AlarmByID(ctx context.Context, id int64) (Alarm, error) {
+	var a Alarm
+	if err := s.db.GetContext(ctx, &a, s.q.get(qAlarmByID), id); err != nil {
+		return a, notFound(err, fmt.Sprintf("alarm %d", id))
+	}
+	return a, nil
+}
+
+// AckAlarm acknowledges an open alarm in by's name; false when it was
+// acknowledged or resolved already (or does not exist).
+func (s *Store) AckAlarm(ctx context.Context, id int64, by string) (bool, error) {
+	return s.changeAlarm(ctx, qAlarmAck, "acknowledge", id, by, id)
+}
+
+// ResolveAlarm resolves an alarm in by's name (acknowledging it too if
+// nobody had); false when it was resolved already (or does not exist).
+func (s *Store) ResolveAlarm(ctx context.Context, id int64, by string) (bool, error) {
+	return s.changeAlarm(ctx, qAlarmResolve, "resolve", id, by, by, id)
+}
+
+func (s *Store) changeAlarm(ctx context.Context, q query, what string, id int64, args ...any) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get(q), args...)
+	if err != nil {
+		return false, fmt.Errorf("%s alarm %d: %w", what, id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
 }
 
 // RaiseAlarm records an alarm unless one with the same dedup key exists

@@ -16,6 +16,8 @@ const (
 	qAPITokenRevoke
 	qAPITokenTouch
 	qAPITokensRevoke
+	qAlarmAck
+	qAlarmByID
 	qAlarmClaimCounts
 	qAlarmClaimSample
 	qAlarmDeliveriesFailed
@@ -34,6 +36,7 @@ const (
 	qAlarmGroupsDue
 	qAlarmInsert
 	qAlarmList
+	qAlarmResolve
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
@@ -188,6 +191,8 @@ var queryNames = [...]string{
 	"APITokenRevoke",
 	"APITokenTouch",
 	"APITokensRevoke",
+	"AlarmAck",
+	"AlarmByID",
 	"AlarmClaimCounts",
 	"AlarmClaimSample",
 	"AlarmDeliveriesFailed",
@@ -206,6 +211,7 @@ var queryNames = [...]string{
 	"AlarmGroupsDue",
 	"AlarmInsert",
 	"AlarmList",
+	"AlarmResolve",
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
