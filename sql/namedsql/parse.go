@@ -41,7 +41,7 @@ func Parse(text string) ([]Query, error) {
 		return nil
 	}
 	for i, line := range strings.Split(text, "\n") {
-		line = strings.TrimSuffix(line, "\r")
+		line = strings.TrimRight(line, "\r") // "\r\r\n" too: a body line never ends in "\r"
 		trim := strings.TrimSpace(line)
 		rest, isName := strings.CutPrefix(trim, namePrefix)
 		isFragment := false

@@ -135,6 +135,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("-- name: X\nSELECT 1;\n-- name: X\nSELECT 2;")
 	f.Add("  -- name:A.b\r\nSELECT ';'\n;\n")
 	f.Add(fragments)
+	f.Add("-- name: A\n0\r\r\n0") // found by the fuzzer: a line ending "\r\r"
 	f.Fuzz(func(t *testing.T, text string) {
 		qs, err := Parse(text)
 		if err != nil {
