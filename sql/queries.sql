@@ -141,10 +141,10 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
 -- (see migrations 0008 and 0010), from the job row the caller read (scalar
 -- subqueries per row made firing 5x slower, and an eighth of a herd's
 -- database time): run lists filtered by app use an index.
-{{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error,
+{{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error, error_msg,
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
         ?, ?, ?, ?, ?);
 
 -- name: JobApps
@@ -154,7 +154,7 @@ SELECT id, app FROM job WHERE id IN (?);
 -- (what users feel), not when the run was assigned (started_at).
 -- name: RunByID
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
@@ -162,18 +162,18 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 -- ListRuns, newest first: {{filters}} is "WHERE" and the conditions of the
 -- filter that are set, or nothing (see filters in admin/store/runs.go).
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
 -- RetryRun: the run, if it is in the given finished status, runs again.
-UPDATE job_run SET status = 'running', finished_at = NULL, error = '', started_at = COALESCE(started_at, ?)
+UPDATE job_run SET status = 'running', finished_at = NULL, error = '', error_msg = '', started_at = COALESCE(started_at, ?)
 WHERE id = ? AND status = ?;
 
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
@@ -184,7 +184,7 @@ SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at 
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
 
 -- name: RunTransition
-UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?
+UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?, error_msg = ?
 WHERE id = ? AND status = ?;
 
 -- name: RunsSettle
@@ -196,6 +196,7 @@ SET slots_succeeded = CASE id WHEN ? THEN ? END,
     slots_failed = CASE id WHEN ? THEN ? END,
     finished_at = COALESCE(CASE id WHEN ? THEN ? END, finished_at),
     error = COALESCE(CASE id WHEN ? THEN ? END, error),
+    error_msg = COALESCE(CASE id WHEN ? THEN ? END, error_msg),
     status = COALESCE(CASE id WHEN ? THEN ? END, status)
 WHERE id IN (?);
 
@@ -209,7 +210,7 @@ VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 -- name: AttemptsOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
-       COALESCE(e.instance_id, '') AS executor_instance
+       a.error_msg, COALESCE(e.instance_id, '') AS executor_instance
 FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
 
 -- name: AttemptByID
@@ -284,7 +285,8 @@ SET status = CASE id WHEN ? THEN ? END,
     skipped = CASE id WHEN ? THEN ? END,
     failed = CASE id WHEN ? THEN ? END,
     uncertain = CASE id WHEN ? THEN ? END,
-    error = CASE id WHEN ? THEN ? END
+    error = CASE id WHEN ? THEN ? END,
+    error_msg = CASE id WHEN ? THEN ? END
 WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede
@@ -395,7 +397,7 @@ UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_i
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
 
 -- name: AttemptsCancelRun
-UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?
+UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptsActiveOfRun
@@ -403,8 +405,8 @@ SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.
 WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 
 -- name: AlarmInsert
-{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, raised_by, app)
-VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?);
+{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app)
+VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: RunLastSucceeded
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
@@ -414,13 +416,13 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- (the platform's) only without a limit.
 -- The job's name comes with its id ('' once the job is deleted).
 -- name: AlarmList
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.raised_by, a.app,
+SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
        COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
 -- name: AlarmByID
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.raised_by, a.app,
+SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
        COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id = ?;
 
@@ -558,7 +560,7 @@ ORDER BY a.id DESC LIMIT ?;
 -- cursor (scheduled_at, id), with what starting them needs of their job.
 -- idx_run_status (status, scheduled_at, + id) gives the order directly.
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
-       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.parent_run_id,
+       r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
@@ -571,15 +573,15 @@ SELECT id FROM job_run WHERE id IN (?) AND status = 'pending' ORDER BY id {{for_
 
 -- name: RunsStart
 -- error held why the run waited (RunsWaiting): it no longer does.
-UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?), error = '' WHERE status = 'pending' AND id IN (?);
+UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?), error = '', error_msg = '' WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsWaiting
 -- Why pending runs (IN list) cannot start yet, shown on the run.
-UPDATE job_run SET error = ? WHERE status = 'pending' AND id IN (?);
+UPDATE job_run SET error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsFailPending
 -- Pending runs (IN list) that waited past the leader's unplaceable timeout.
-UPDATE job_run SET status = 'failed', finished_at = ?, error = ? WHERE status = 'pending' AND id IN (?);
+UPDATE job_run SET status = 'failed', finished_at = ?, error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsSetPredicted
 -- Set by id (store.byKey).
@@ -602,7 +604,7 @@ ORDER BY a.id LIMIT ?;
 -- Disabling or pausing a job skips its firings that have not started (runs
 -- created ahead of time by the pre-read window, or waiting for an
 -- executor); runs triggered by hand still run.
-UPDATE job_run SET status = 'skipped', finished_at = {{now_ms}}, error = ?
+UPDATE job_run SET status = 'skipped', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up');
 
 -- name: RunsLock

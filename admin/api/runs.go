@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -31,6 +32,7 @@ func runView(r store.Run) apitypes.Run {
 		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
+		ErrorCode: string(r.ErrorMsg.Code), ErrorArgs: r.ErrorMsg.Args,
 		ParentRunID: optID(r.ParentRunID), PredictedMS: optID(r.PredictedMS), ActualMS: actualMS(r),
 		FirstSlotStartedAt: optTime(r.FirstStartedAt),
 	}
@@ -57,7 +59,7 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 		Token: a.Token, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
-		Executor: a.ExecutorInstance,
+		ErrorCode: string(a.ErrorMsg.Code), ErrorArgs: a.ErrorMsg.Args, Executor: a.ExecutorInstance,
 	}
 	if a.ExecutorID.Valid {
 		id := a.ExecutorID.Int64
@@ -255,9 +257,9 @@ func (s *Server) cancelRun(c *gin.Context) {
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
-	reason := "cancelled by " + currentUser(c).Username
+	reason := msg.New(msg.RunCancelledBy, "user", currentUser(c).Username)
 	if req.Reason != "" {
-		reason += ": " + req.Reason
+		reason = msg.New(msg.RunCancelledByReason, "user", currentUser(c).Username, "reason", req.Reason)
 	}
 	r, ok := s.loadRun(c, id)
 	if !ok {
@@ -272,8 +274,8 @@ func (s *Server) cancelRun(c *gin.Context) {
 		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+"; only pending or running runs can be cancelled")
 		return
 	}
-	s.pushCancel(c.Request.Context(), active, reason)
-	s.audit(c, r.App, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason, "slots": len(active)})
+	s.pushCancel(c.Request.Context(), active, reason.String())
+	s.audit(c, r.App, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason.String(), "slots": len(active)})
 	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
 }
@@ -330,7 +332,11 @@ type AlarmView struct {
 	JobID    *int64    `json:"job_id,omitempty"`
 	RunID    *int64    `json:"run_id,omitempty"`
 	Message  string    `json:"message"`
-	RaisedBy string    `json:"raised_by"`
+	// MessageCode and MessageArgs are Message as a code with named
+	// arguments (as error_code on runs).
+	MessageCode string         `json:"message_code,omitempty"`
+	MessageArgs map[string]any `json:"message_args,omitempty"`
+	RaisedBy    string         `json:"raised_by"`
 	// App is the app of the job, run or executor the alarm is about; ""
 	// for the platform's alarms (leader_change).
 	App string `json:"app"`
@@ -347,6 +353,7 @@ type AlarmView struct {
 func alarmView(a store.Alarm) AlarmView {
 	return AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
 		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
+		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
 		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy}
 }
 

@@ -24,7 +24,13 @@ type Run struct {
 	FirstSlotStartedAt *time.Time `json:"first_slot_started_at,omitempty"`
 	FinishedAt         *time.Time `json:"finished_at"`
 	Error              string     `json:"error,omitempty"`
-	ParentRunID        *int64     `json:"parent_run_id,omitempty"`
+	// ErrorCode and ErrorArgs are Error as a code with named arguments (an
+	// argument is a string or a nested {code, args}), for clients that show
+	// it in another language (docs/operations.md, "Messages"); absent for
+	// runs written before codes existed.
+	ErrorCode   string         `json:"error_code,omitempty"`
+	ErrorArgs   map[string]any `json:"error_args,omitempty"`
+	ParentRunID *int64         `json:"parent_run_id,omitempty"`
 	// PredictedMS is the makespan the placement predicted from measured slot
 	// costs; ActualMS is finished − started. Both absent until known.
 	PredictedMS *int64 `json:"predicted_ms,omitempty"`
@@ -51,6 +57,10 @@ type Attempt struct {
 	Failed     int64      `json:"failed"`
 	Uncertain  int64      `json:"uncertain"`
 	Error      string     `json:"error,omitempty"`
+	// ErrorCode and ErrorArgs: Error as a code when the admin ended the
+	// attempt (as on Run); absent for a handler's own error text.
+	ErrorCode string         `json:"error_code,omitempty"`
+	ErrorArgs map[string]any `json:"error_args,omitempty"`
 }
 
 // RunDetail is the answer of GET /api/v1/runs/{id}: the run and every

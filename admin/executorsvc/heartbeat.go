@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -154,7 +155,7 @@ func (s *Service) reincarnate(ctx context.Context, ex store.Executor, req protoc
 		if _, err := s.st.RaiseAlarm(ctx, store.Alarm{
 			Kind: store.AlarmExecutorLost, Severity: "warning", App: ex.App,
 			DedupKey: fmt.Sprintf("executor_lost:restart:%d:%s", ex.ID, req.Incarnation),
-			Message:  fmt.Sprintf("executor %s (app %s) restarted while its previous process held %d slot(s): they were lost and are placed again", ex.InstanceID, ex.App, moved),
+			Msg:      msg.New(msg.AlarmExecutorRestart, "executor", ex.InstanceID, "app", ex.App, "slots", moved),
 		}); err != nil {
 			s.log.Warn("cannot record the executor_lost alarm", "err", err)
 		}
@@ -184,8 +185,7 @@ func (s *Service) reconcile(ctx context.Context, ex store.Executor, req protocol
 	if _, err := s.st.RaiseAlarm(ctx, store.Alarm{
 		Kind: store.AlarmExecutorLost, Severity: "warning",
 		DedupKey: fmt.Sprintf("executor_lost:reconcile:%d:%s:%d", ex.ID, req.Incarnation, req.AcceptSeq),
-		Message: fmt.Sprintf("executor %s (app %s) no longer reports %d slot(s) it had accepted (first token %d): they were lost and are placed again",
-			ex.InstanceID, ex.App, len(moved), moved[0]),
+		Msg:      msg.New(msg.AlarmSlotsUnreported, "executor", ex.InstanceID, "app", ex.App, "slots", len(moved), "token", moved[0]),
 	}); err != nil {
 		s.log.Warn("cannot record the executor_lost alarm", "err", err)
 	}

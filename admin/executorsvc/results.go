@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -26,10 +27,12 @@ func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (pro
 		case protocol.SlotSucceeded, protocol.SlotFailed, protocol.SlotCancelled:
 		default:
 			status = protocol.SlotFailed
-			r.Error = "executor reported unknown status " + r.Status + ": " + r.Error
 		}
-		r.Status = status
 		outcomes[i] = store.SlotOutcome{SlotResult: r, ExecutorID: ex.ID}
+		if status != r.Status {
+			outcomes[i].Reason = msg.New(msg.AttemptUnknownStatus, "status", r.Status, "error", r.Error)
+		}
+		outcomes[i].Status = status
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {

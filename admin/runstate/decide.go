@@ -3,8 +3,8 @@ package runstate
 import (
 	"database/sql"
 	"fmt"
-	"strings"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -67,33 +67,41 @@ func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) [
 			out = append(out, store.Alarm{
 				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
-				Message: fmt.Sprintf("job %s run %d: slot %d failed on its last allowed attempt (%d failure(s), retry_max %d): %s",
-					a.JobName, a.RunID, a.Slot, a.Failures+1, a.RetryMax, o.Error),
+				Msg: msg.New(msg.AlarmSlotDead, "job", a.JobName, "run", a.RunID, "slot", a.Slot,
+					"failures", a.Failures+1, "retry_max", a.RetryMax, "error", errorArg(o)),
 			})
 		}
 		if o.Uncertain > 0 {
 			out = append(out, store.Alarm{
 				Kind: store.AlarmRecordsUncertain, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("records_uncertain:%d", o.Token),
-				Message: fmt.Sprintf("job %s run %d slot %d: %d record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
-					a.JobName, a.RunID, a.Slot, o.Uncertain),
+				Msg:      msg.New(msg.AlarmRecordsUncertain, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "records", o.Uncertain),
 			})
 		}
 	}
 	return out
 }
 
+// errorArg is an outcome's error as a message argument: the admin's reason
+// (translated by the console) or the handler's own text.
+func errorArg(o store.SlotOutcome) any {
+	if !o.Reason.IsZero() {
+		return o.Reason
+	}
+	return o.Error
+}
+
 // outcome is how a run with no active slot ends: succeeded when no slot
 // failed, failed when none succeeded, partially_failed otherwise, with the
-// error text the run records.
-func outcome(c store.SlotCounts) (status, errText string) {
+// reason the run records.
+func outcome(c store.SlotCounts) (status string, reason msg.Msg) {
 	switch {
 	case c.Failed > 0 && c.Succeeded == 0:
-		return store.RunFailed, fmt.Sprintf("%d slot(s) failed", c.Failed)
+		return store.RunFailed, msg.New(msg.RunSlotsFailed, "failed", c.Failed)
 	case c.Failed > 0:
-		return store.RunPartiallyFailed, fmt.Sprintf("%d of %d slot(s) failed", c.Failed, c.Failed+c.Succeeded)
+		return store.RunPartiallyFailed, msg.New(msg.RunSlotsPartlyFailed, "failed", c.Failed, "total", c.Failed+c.Succeeded)
 	}
-	return store.RunSucceeded, ""
+	return store.RunSucceeded, msg.Msg{}
 }
 
 // parent is a run that succeeded and the child jobs of its job.
@@ -121,14 +129,18 @@ func settle(runs []store.LockedRun, counts map[int64]store.SlotCounts) (rows []s
 		if c.Active > 0 || run.Status != store.RunRunning {
 			continue
 		}
-		to, errText := outcome(c)
-		rows[r].To, rows[r].Error, rows[r].FinishedAt = to, errText, now
+		to, reason := outcome(c)
+		rows[r].To, rows[r].Reason, rows[r].FinishedAt = to, reason, now
 		switch {
 		case to != store.RunSucceeded:
+			code := msg.AlarmRunFailed
+			if to == store.RunPartiallyFailed {
+				code = msg.AlarmRunPartlyFailed
+			}
 			alarms = append(alarms, store.Alarm{
 				Kind: store.AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: run.JobID, Valid: true}, RunID: sql.NullInt64{Int64: run.ID, Valid: true}, App: run.App,
 				DedupKey: fmt.Sprintf("run_failed:%d:%d", run.ID, now),
-				Message:  fmt.Sprintf("run %d %s: %s", run.ID, strings.ReplaceAll(to, "_", " "), errText),
+				Msg:      msg.New(code, "run", run.ID, "reason", reason),
 			})
 		case c.Children != "":
 			parents = append(parents, parent{RunID: run.ID, Epoch: run.Epoch, Children: store.ParseIDList(c.Children)})
@@ -153,8 +165,8 @@ func childRun(p parent, job store.ChildJob, atMS int64) (store.NewRun, bool) {
 // transition returns the guarded change that moves run id from → to at
 // atMS, with the timestamps of the target state: a start time when it
 // starts running, a finish time when it ends.
-func transition(id int64, from, to string, atMS int64, errText string) store.RunTransition {
-	t := store.RunTransition{ID: id, From: from, To: to, Error: errText}
+func transition(id int64, from, to string, atMS int64, reason msg.Msg) store.RunTransition {
+	t := store.RunTransition{ID: id, From: from, To: to, Reason: reason}
 	switch to {
 	case store.RunSucceeded, store.RunFailed, store.RunPartiallyFailed, store.RunCancelled, store.RunSkipped:
 		t.FinishedAt = sql.NullInt64{Int64: atMS, Valid: true}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -117,7 +118,12 @@ func TestSlotAlarms(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, c.want, slotAlarms(c.applied, info))
+			got := slotAlarms(c.applied, info)
+			for i := range got { // compared in English: the code's text
+				require.NotEmpty(t, got[i].Msg.Code)
+				got[i].Message, got[i].Msg = got[i].Msg.String(), msg.Msg{}
+			}
+			require.Equal(t, c.want, got)
 		})
 	}
 }
@@ -134,9 +140,9 @@ func TestOutcome(t *testing.T) {
 		{1, 2, store.RunPartiallyFailed, "2 of 3 slot(s) failed"},
 	}
 	for _, c := range cases {
-		status, errText := outcome(store.SlotCounts{Succeeded: c.succeeded, Failed: c.failed})
+		status, reason := outcome(store.SlotCounts{Succeeded: c.succeeded, Failed: c.failed})
 		require.Equal(t, c.status, status, "%d succeeded, %d failed", c.succeeded, c.failed)
-		require.Equal(t, c.errText, errText)
+		require.Equal(t, c.errText, reason.String())
 	}
 }
 
@@ -146,6 +152,7 @@ func TestSettle(t *testing.T) {
 	run := func(id int64, status string) store.LockedRun {
 		return store.LockedRun{ID: id, JobID: 50 + id, App: "app", Status: status, Epoch: 3, Now: now}
 	}
+	twoFailed, oneOfTwo := msg.New(msg.RunSlotsFailed, "failed", 2), msg.New(msg.RunSlotsPartlyFailed, "failed", 1, "total", 2)
 	cases := []struct {
 		name    string
 		runs    []store.LockedRun
@@ -167,14 +174,14 @@ func TestSettle(t *testing.T) {
 			[]parent{{RunID: 1, Epoch: 3, Children: []int64{9, 8}}}},
 		{"failed: run_failed, no children", []store.LockedRun{run(2, store.RunRunning)},
 			map[int64]store.SlotCounts{2: {RunID: 2, Failed: 2, Children: "9"}},
-			[]store.RunSettlement{{ID: 2, Failed: 2, To: store.RunFailed, Error: "2 slot(s) failed", FinishedAt: now}},
+			[]store.RunSettlement{{ID: 2, Failed: 2, To: store.RunFailed, Reason: twoFailed, FinishedAt: now}},
 			[]store.Alarm{{Kind: store.AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: 52, Valid: true}, RunID: sql.NullInt64{Int64: 2, Valid: true},
-				App: "app", DedupKey: "run_failed:2:5000", Message: "run 2 failed: 2 slot(s) failed"}}, nil},
+				App: "app", DedupKey: "run_failed:2:5000", Msg: msg.New(msg.AlarmRunFailed, "run", 2, "reason", twoFailed)}}, nil},
 		{"partially failed", []store.LockedRun{run(3, store.RunRunning)},
 			map[int64]store.SlotCounts{3: {RunID: 3, Succeeded: 1, Failed: 1}},
-			[]store.RunSettlement{{ID: 3, Succeeded: 1, Failed: 1, To: store.RunPartiallyFailed, Error: "1 of 2 slot(s) failed", FinishedAt: now}},
+			[]store.RunSettlement{{ID: 3, Succeeded: 1, Failed: 1, To: store.RunPartiallyFailed, Reason: oneOfTwo, FinishedAt: now}},
 			[]store.Alarm{{Kind: store.AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: 53, Valid: true}, RunID: sql.NullInt64{Int64: 3, Valid: true},
-				App: "app", DedupKey: "run_failed:3:5000", Message: "run 3 partially failed: 1 of 2 slot(s) failed"}}, nil},
+				App: "app", DedupKey: "run_failed:3:5000", Msg: msg.New(msg.AlarmRunPartlyFailed, "run", 3, "reason", oneOfTwo)}}, nil},
 		{"a run no longer running does not end again", []store.LockedRun{run(4, store.RunCancelled)},
 			map[int64]store.SlotCounts{4: {RunID: 4, Succeeded: 1}},
 			[]store.RunSettlement{{ID: 4, Succeeded: 1}}, nil, nil},
@@ -226,7 +233,8 @@ func TestTransition(t *testing.T) {
 		{store.RunSkipped, sql.NullInt64{}, at},
 	}
 	for _, c := range cases {
-		got := transition(1, store.RunPending, c.to, 42, "why")
-		require.Equal(t, store.RunTransition{ID: 1, From: store.RunPending, To: c.to, StartedAt: c.started, FinishedAt: c.finished, Error: "why"}, got, c.to)
+		why := msg.New(msg.RunJobDeleted)
+		got := transition(1, store.RunPending, c.to, 42, why)
+		require.Equal(t, store.RunTransition{ID: 1, From: store.RunPending, To: c.to, StartedAt: c.started, FinishedAt: c.finished, Reason: why}, got, c.to)
 	}
 }

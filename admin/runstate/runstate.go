@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -141,7 +142,7 @@ func (m *Machine) settleRuns(ctx context.Context, tx *store.Tx, runIDs []int64) 
 // unfinished attempts (their executors are told by push and in their next
 // heartbeat response). It returns the attempts to stop and whether the run
 // was cancelled by this call.
-func (m *Machine) Cancel(ctx context.Context, runID int64, reason string) ([]store.ActiveToken, bool, error) {
+func (m *Machine) Cancel(ctx context.Context, runID int64, reason msg.Msg) ([]store.ActiveToken, bool, error) {
 	var active []store.ActiveToken
 	cancelled := false
 	err := m.st.Tx(ctx, func(tx *store.Tx) error {
@@ -175,7 +176,7 @@ func (m *Machine) Cancel(ctx context.Context, runID int64, reason string) ([]sto
 // starting it: cancelled (its job was deleted) or skipped (its job was
 // disabled or paused), finished at atMS. It returns false if the run was
 // no longer pending.
-func (m *Machine) EndPending(ctx context.Context, runID int64, to string, atMS int64, reason string) (bool, error) {
+func (m *Machine) EndPending(ctx context.Context, runID int64, to string, atMS int64, reason msg.Msg) (bool, error) {
 	if to != store.RunCancelled && to != store.RunSkipped {
 		return false, fmt.Errorf("run %d: a pending run ends cancelled or skipped, not %s", runID, to)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -37,17 +38,18 @@ func TestEndPending(t *testing.T) {
 		ctx := context.Background()
 		m := runstate.New(s)
 		run := pendingRun(t, s, 1000)
-		_, err := m.EndPending(ctx, run.ID, store.RunSucceeded, 2000, "no")
+		_, err := m.EndPending(ctx, run.ID, store.RunSucceeded, 2000, msg.New(msg.RunJobDeleted))
 		require.ErrorContains(t, err, "ends cancelled or skipped")
-		ok, err := m.EndPending(ctx, run.ID, store.RunSkipped, 2000, "the job was paused")
+		ok, err := m.EndPending(ctx, run.ID, store.RunSkipped, 2000, msg.New(msg.RunSkippedPaused))
 		require.NoError(t, err)
 		require.True(t, ok)
 		got, err := s.Run(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.RunSkipped, got.Status)
 		require.Equal(t, int64(2000), got.FinishedAt.Int64)
-		require.Equal(t, "the job was paused", got.Error)
-		ok, err = m.EndPending(ctx, run.ID, store.RunCancelled, 3000, "job was deleted")
+		require.Equal(t, "the job was paused before this firing started", got.Error)
+		require.Equal(t, msg.New(msg.RunSkippedPaused), got.ErrorMsg, "stored as a code too")
+		ok, err = m.EndPending(ctx, run.ID, store.RunCancelled, 3000, msg.New(msg.RunJobDeleted))
 		require.NoError(t, err)
 		require.False(t, ok, "no longer pending: unchanged")
 	})
@@ -59,11 +61,11 @@ func TestCancelPendingAndFinishUnknown(t *testing.T) {
 		ctx := context.Background()
 		m := runstate.New(s)
 		run := pendingRun(t, s, 1000)
-		active, ok, err := m.Cancel(ctx, run.ID, "by hand")
+		active, ok, err := m.Cancel(ctx, run.ID, msg.New(msg.RunCancelledBy, "user", "ops"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Empty(t, active, "a pending run has no attempt to stop")
-		_, ok, err = m.Cancel(ctx, run.ID, "again")
+		_, ok, err = m.Cancel(ctx, run.ID, msg.New(msg.RunCancelledBy, "user", "ops"))
 		require.NoError(t, err)
 		require.False(t, ok)
 		acc, err := m.FinishAttempts(ctx, []store.SlotOutcome{{ExecutorID: 1, SlotResult: protocol.SlotResult{Token: 999999, Status: store.AttemptSucceeded}}})

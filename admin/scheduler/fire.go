@@ -3,11 +3,11 @@ package scheduler
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -123,7 +123,7 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
 				switch schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) {
 				case schedule.ActionSkip:
-					r.Status, r.Error = store.RunSkipped, "overlap policy skip: the previous run is still active"
+					r.Status, r.Reason = store.RunSkipped, msg.New(msg.RunSkippedOverlap)
 					skipped++
 				default:
 					// start, queue and replace all create a pending run; the
@@ -135,7 +135,7 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 			}
 			for _, at := range d.Skipped {
 				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
-				r.Error = fmt.Sprintf("misfire policy %s: firing was late by more than %dms", j.MisfirePolicy, j.MisfireMS)
+				r.Reason = msg.New(msg.RunSkippedMisfire, "policy", j.MisfirePolicy, "threshold_ms", j.MisfireMS)
 				runs = append(runs, r)
 				skipped++
 			}

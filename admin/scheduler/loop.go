@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -28,7 +29,7 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 	if _, err := s.store.RaiseAlarm(ctx, store.Alarm{
 		Kind: store.AlarmLeaderChange, Severity: "info", RaisedBy: s.cfg.ID,
 		DedupKey: fmt.Sprintf("leader_change:%d", epoch),
-		Message:  fmt.Sprintf("admin replica %s leads the scheduler (epoch %d)", s.cfg.ID, epoch),
+		Msg:      msg.New(msg.AlarmLeaderChange, "replica", s.cfg.ID, "epoch", epoch),
 	}); err != nil {
 		log.Warn("cannot record the leader_change alarm", "err", err)
 	}

@@ -3,8 +3,8 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/placement"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -91,8 +91,7 @@ func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
 	for i, u := range stuck {
 		outcomes[i] = store.SlotOutcome{ExecutorID: u.ExecutorID, SlotResult: protocol.SlotResult{
 			Token: u.Token, Status: store.AttemptFailed, FinishedAt: now,
-			Error: fmt.Sprintf("executor %s did not acknowledge the assignment within %s (it refused it or never took it): not started there", u.InstanceID, s.cfg.DispatchTimeout),
-		}}
+		}, Reason: msg.New(msg.AttemptNotAcked, "executor", u.InstanceID, "timeout", s.cfg.DispatchTimeout)}
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/placement"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -77,7 +77,7 @@ type starter struct {
 	epoch  int64
 	online map[string][]store.Executor // app → online executors, read once per round
 
-	waiting map[string][]store.PendingRun // reason → pending runs of the page nobody can run yet
+	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
 
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch
@@ -105,7 +105,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	}
 	for _, r := range page {
 		if !r.JobExists {
-			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Clock.Now().UnixMilli(), "job was deleted"); err != nil {
+			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Clock.Now().UnixMilli(), msg.New(msg.RunJobDeleted)); err != nil {
 				return err
 			}
 			continue
@@ -113,9 +113,9 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		if r.Scheduled() && (!r.JobEnabled || r.JobPaused) {
 			// Disabling or pausing skips such runs (store.SetJobEnabled);
 			// this catches one created by a claim that raced with it.
-			reason := "the job was disabled before this firing started"
+			reason := msg.New(msg.RunSkippedDisabled)
 			if r.JobPaused {
-				reason = "the job was paused before this firing started"
+				reason = msg.New(msg.RunSkippedPaused)
 			}
 			if _, err := s.runs.EndPending(ctx, r.ID, store.RunSkipped, s.cfg.Clock.Now().UnixMilli(), reason); err != nil {
 				return err
@@ -153,7 +153,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		if len(targets) == 0 {
 			// Stays pending until an executor with the handler is online,
 			// saying why, up to UnplaceableTimeout.
-			st.unplaceable(r, unplaceableReason(r, execs))
+			st.unplaceable(r, unplaceableCause(r, execs))
 			continue
 		}
 		owners, order, predicted := place(r.JobID, r.SlotCount, execs, targets, stats[r.JobID])
@@ -197,7 +197,7 @@ func (st *starter) applyOverlap(ctx context.Context, r store.PendingRun) (wait b
 		return true, nil // queue: start after the running run ends, in order
 	}
 	for _, old := range running { // replace: cancel the running run, then start
-		active, _, err := s.runs.Cancel(ctx, old.ID, fmt.Sprintf("replaced by run %d (overlap policy replace)", r.ID))
+		active, _, err := s.runs.Cancel(ctx, old.ID, msg.New(msg.RunReplaced, "run", r.ID))
 		if err != nil {
 			return false, err
 		}
@@ -289,20 +289,31 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 	return nil
 }
 
-// unplaceableReason says why a run has no executor, for a person.
-func unplaceableReason(r store.PendingRun, execs []store.Executor) string {
+// unplaceableCause says why a run has no executor, for a person.
+func unplaceableCause(r store.PendingRun, execs []store.Executor) msg.Msg {
 	if len(execs) == 0 {
-		return fmt.Sprintf("waiting: no executor of app %s is online", r.App)
+		return msg.New(msg.CauseNoExecutor, "app", r.App)
 	}
-	return fmt.Sprintf("waiting: no online executor of app %s has handler %s (%d online without it)", r.App, r.Handler, len(execs))
+	return msg.New(msg.CauseNoHandler, "app", r.App, "handler", r.Handler, "online", len(execs))
+}
+
+// waitingRuns are pending runs of a page that cannot start, for one cause.
+type waitingRuns struct {
+	cause msg.Msg
+	runs  []store.PendingRun
 }
 
 // unplaceable records that r cannot start yet, for settleWaiting.
-func (st *starter) unplaceable(r store.PendingRun, reason string) {
+func (st *starter) unplaceable(r store.PendingRun, cause msg.Msg) {
 	if st.waiting == nil {
-		st.waiting = map[string][]store.PendingRun{}
+		st.waiting = map[string]*waitingRuns{}
 	}
-	st.waiting[reason] = append(st.waiting[reason], r)
+	w := st.waiting[cause.String()]
+	if w == nil {
+		w = &waitingRuns{cause: cause}
+		st.waiting[cause.String()] = w
+	}
+	w.runs = append(w.runs, r)
 }
 
 // settleWaiting deals with the page's runs that no executor can run: those
@@ -313,13 +324,14 @@ func (st *starter) unplaceable(r store.PendingRun, reason string) {
 func (st *starter) settleWaiting(ctx context.Context) error {
 	s := st.s
 	now := s.cfg.Clock.Now()
-	for reason, runs := range st.waiting {
+	for _, w := range st.waiting {
+		runs, reason := w.runs, msg.New(msg.RunWaiting, "cause", w.cause)
 		var mark, fail []int64
 		for _, r := range runs {
 			switch {
 			case now.Sub(time.UnixMilli(r.ScheduledAt)) >= s.cfg.UnplaceableTimeout:
 				fail = append(fail, r.ID)
-			case r.Error != reason:
+			case r.Error != reason.String():
 				mark = append(mark, r.ID)
 			}
 		}
@@ -328,17 +340,16 @@ func (st *starter) settleWaiting(ctx context.Context) error {
 			if err := s.store.MarkWaiting(ctx, reason, mark); err != nil {
 				return err
 			}
-			s.raiseUnplaceable(ctx, r, "warning", now, fmt.Sprintf("%d run(s) of app %s cannot start, e.g. run %d of job %s: %s; they fail after %s",
-				len(mark), r.App, r.ID, r.JobName, reason, s.cfg.UnplaceableTimeout))
+			s.raiseUnplaceable(ctx, r, "warning", now, msg.New(msg.AlarmRunsWaiting, "runs", len(mark), "app", r.App, "run", r.ID, "job", r.JobName,
+				"reason", reason, "timeout", s.cfg.UnplaceableTimeout))
 		}
 		if len(fail) > 0 {
-			why := fmt.Sprintf("%s for %s (unplaceable timeout): the run failed without starting", strings.TrimPrefix(reason, "waiting: "), s.cfg.UnplaceableTimeout)
+			why := msg.New(msg.RunUnplaceableFailed, "cause", w.cause, "timeout", s.cfg.UnplaceableTimeout)
 			if err := s.store.FailPending(ctx, why, now.UnixMilli(), fail); err != nil {
 				return err
 			}
-			s.log.Warn("runs failed: no executor could run them", "runs", len(fail), "app", r.App, "handler", r.Handler, "reason", reason)
-			s.raiseUnplaceable(ctx, r, "critical", now, fmt.Sprintf("%d run(s) of app %s failed without starting, e.g. run %d of job %s: %s",
-				len(fail), r.App, r.ID, r.JobName, why))
+			s.log.Warn("runs failed: no executor could run them", "runs", len(fail), "app", r.App, "handler", r.Handler, "reason", reason.String())
+			s.raiseUnplaceable(ctx, r, "critical", now, msg.New(msg.AlarmRunsUnplaceable, "runs", len(fail), "app", r.App, "run", r.ID, "job", r.JobName, "reason", why))
 		}
 	}
 	st.waiting = nil
@@ -347,12 +358,12 @@ func (st *starter) settleWaiting(ctx context.Context) error {
 
 // raiseUnplaceable raises the run_unplaceable alarm of r's app and handler
 // for this hour and severity, unless it was raised already.
-func (s *Scheduler) raiseUnplaceable(ctx context.Context, r store.PendingRun, severity string, now time.Time, msg string) {
+func (s *Scheduler) raiseUnplaceable(ctx context.Context, r store.PendingRun, severity string, now time.Time, m msg.Msg) {
 	_, err := s.store.RaiseAlarm(ctx, store.Alarm{
 		Kind: store.AlarmRunUnplaceable, Severity: severity, RaisedBy: s.cfg.ID, App: r.App,
 		JobID: sql.NullInt64{Int64: r.JobID, Valid: true}, RunID: sql.NullInt64{Int64: r.ID, Valid: true},
 		DedupKey: fmt.Sprintf("run_unplaceable:%s:%s:%s:%s", severity, r.App, r.Handler, now.UTC().Format("2006-01-02T15")),
-		Message:  msg,
+		Msg:      m,
 	})
 	if err != nil {
 		s.log.Warn("cannot record the run_unplaceable alarm", "err", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
@@ -140,7 +141,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 		// only what is still pending.
 		var ids []int64
 		require.NoError(t, st.DB().Select(&ids, `SELECT id FROM job_run ORDER BY id`))
-		_, _, err = runstate.New(st).Cancel(ctx, ids[0], "by hand")
+		_, _, err = runstate.New(st).Cancel(ctx, ids[0], msg.New(msg.RunCancelledBy, "user", "ops"))
 		require.NoError(t, err)
 		starts := make([]store.RunStart, len(ids))
 		for i, id := range ids {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Alarm kinds.
@@ -30,7 +31,8 @@ type Alarm struct {
 	JobID    sql.NullInt64 `db:"job_id"`
 	RunID    sql.NullInt64 `db:"run_id"`
 	DedupKey string        `db:"dedup_key"`
-	Message  string        `db:"message"`
+	Message  string        `db:"message"` // in English; written from Msg when that is set
+	Msg      msg.Msg       `db:"message_msg"`
 	RaisedBy string        `db:"raised_by"`
 	// App is the app of the job, run or executor the alarm is about: the
 	// users limited to that app see it. "" for alarms about the platform
@@ -79,11 +81,19 @@ func (s *Store) changeAlarm(ctx context.Context, q query, what string, id int64,
 	return n == 1, nil
 }
 
+// text is the alarm's English text: Msg's when set, else Message.
+func (a Alarm) text() string {
+	if !a.Msg.IsZero() {
+		return a.Msg.String()
+	}
+	return a.Message
+}
+
 // RaiseAlarm records an alarm unless one with the same dedup key exists
 // (several replicas may detect the same problem). It reports whether this
 // call recorded it.
 func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qAlarmInsert), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
+	res, err := s.db.ExecContext(ctx, s.q.get(qAlarmInsert), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
 	if err != nil {
 		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
 	}
@@ -102,7 +112,7 @@ func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) err
 		if a.RaisedBy == "" {
 			a.RaisedBy = "admin"
 		}
-		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.Message, 2000), a.RaisedBy, a.App)
+		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
 	}
 	if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...); err != nil {
 		return fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)

@@ -52,10 +52,19 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 			ex := heartbeat(t, s, "ex-a", 1, 1) // app "a"
 			jobID, err := s.CreateJob(ctx, newJob("billing", "settle", 0))
 			require.NoError(t, err)
-			run, attempts := startRunAt(t, s, 1, jobID, 1, ex.ID)
+			// Runs and attempts as a version-13 schema holds them (the
+			// store's own inserts write later columns).
+			runOf := func(job int64, app string) (runID, token int64) {
+				exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, app) VALUES (?, 1, 'manual', 'running', '', 1, 1, 1, ?)`, job, app)
+				require.NoError(t, db.GetContext(ctx, &runID, db.Rebind(`SELECT MAX(id) FROM job_run WHERE job_id = ?`), job))
+				exec(`INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until) VALUES (?, 0, 1, ?, 'assigned', 1, 1, 2)`, runID, ex.ID)
+				require.NoError(t, db.GetContext(ctx, &token, db.Rebind(`SELECT MAX(id) FROM slot_attempt WHERE run_id = ?`), runID))
+				return runID, token
+			}
+			runID, token := runOf(jobID, "billing")
 			goneID, err := s.CreateJob(ctx, newJob("search", "index", 0))
 			require.NoError(t, err)
-			goneRun, _ := startRunAt(t, s, 1, goneID, 1, ex.ID)
+			goneRunID, _ := runOf(goneID, "search")
 			require.NoError(t, s.DeleteJob(ctx, goneID))
 			exec(`INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at) VALUES (?, 'ci', 'sjt_aaaaaaaa', ?, '', 1)`, bob, hashOf('a'))
 			var tokenID int64
@@ -63,15 +72,15 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 
 			now := time.Now().UnixMilli()
 			audit := map[string]string{ // object → action
-				"job/" + itoa(int(jobID)):                 "job.create",
-				"run/" + itoa(int(run.ID)):                "run.cancel",
-				"executor/" + itoa(int(ex.ID)):            "executor.drain",
-				"attempt/" + itoa(int(attempts[0].Token)): "xxljob.kill",
-				"job/" + itoa(int(goneID)):                "job.delete",
-				"token/" + itoa(int(tokenID)):             "token.create",
-				"user/bob":                                "login",
-				"user/alice":                              "user.update",
-				"job/abc":                                 "job.create",
+				"job/" + itoa(int(jobID)):      "job.create",
+				"run/" + itoa(int(runID)):      "run.cancel",
+				"executor/" + itoa(int(ex.ID)): "executor.drain",
+				"attempt/" + itoa(int(token)):  "xxljob.kill",
+				"job/" + itoa(int(goneID)):     "job.delete",
+				"token/" + itoa(int(tokenID)):  "token.create",
+				"user/bob":                     "login",
+				"user/alice":                   "user.update",
+				"job/abc":                      "job.create",
 			}
 			for object, action := range audit {
 				exec(`INSERT INTO audit_log (at, actor, action, object, detail) VALUES (?, 'bob', ?, ?, '')`, now, action, object)
@@ -81,8 +90,8 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 					now, kind, job, run, key)
 			}
 			id := func(v int64) sql.NullInt64 { return sql.NullInt64{Int64: v, Valid: true} }
-			alarm(store.AlarmRunFailed, id(jobID), id(run.ID), "run_failed:1")
-			alarm(store.AlarmRunFailed, id(goneID), id(goneRun.ID), "run_failed:2")
+			alarm(store.AlarmRunFailed, id(jobID), id(runID), "run_failed:1")
+			alarm(store.AlarmRunFailed, id(goneID), id(goneRunID), "run_failed:2")
 			alarm(store.AlarmExecutorLost, sql.NullInt64{}, sql.NullInt64{}, "executor_lost:"+itoa(int(ex.ID))+":12345")
 			alarm(store.AlarmExecutorLost, sql.NullInt64{}, sql.NullInt64{}, "executor_lost:restart:"+itoa(int(ex.ID))+":inc-1")
 			alarm(store.AlarmLeaderChange, sql.NullInt64{}, sql.NullInt64{}, "leader_change:1")
@@ -102,15 +111,15 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 				got[r.Object] = [2]any{r.App, r.OwnerID}
 			}
 			require.Equal(t, map[string][2]any{
-				"job/" + itoa(int(jobID)):                 {"billing", int64(0)},
-				"run/" + itoa(int(run.ID)):                {"billing", int64(0)},
-				"executor/" + itoa(int(ex.ID)):            {"a", int64(0)},
-				"attempt/" + itoa(int(attempts[0].Token)): {"billing", int64(0)},
-				"job/" + itoa(int(goneID)):                {"", int64(0)}, // its job is gone: admins only
-				"token/" + itoa(int(tokenID)):             {"", bob},
-				"user/bob":                                {"", bob},
-				"user/alice":                              {"", int64(0)},
-				"job/abc":                                 {"", int64(0)},
+				"job/" + itoa(int(jobID)):      {"billing", int64(0)},
+				"run/" + itoa(int(runID)):      {"billing", int64(0)},
+				"executor/" + itoa(int(ex.ID)): {"a", int64(0)},
+				"attempt/" + itoa(int(token)):  {"billing", int64(0)},
+				"job/" + itoa(int(goneID)):     {"", int64(0)}, // its job is gone: admins only
+				"token/" + itoa(int(tokenID)):  {"", bob},
+				"user/bob":                     {"", bob},
+				"user/alice":                   {"", int64(0)},
+				"job/abc":                      {"", int64(0)},
 			}, got)
 
 			var alarms []struct {

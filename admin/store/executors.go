@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // ExecutorInfo is what a heartbeat tells about an executor.
@@ -224,7 +225,7 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 			return s.raiseInTx(ctx, tx, Alarm{
 				Kind: AlarmExecutorLost, Severity: "warning", App: e.App,
 				DedupKey: fmt.Sprintf("executor_lost:%d:%d", e.ID, e.LastHeartbeat),
-				Message:  fmt.Sprintf("executor %s of app %s stopped heartbeating; its unfinished slots move to other executors", e.InstanceID, e.App),
+				Msg:      msg.New(msg.AlarmExecutorLost, "executor", e.InstanceID, "app", e.App),
 			})
 		})
 		if err != nil {

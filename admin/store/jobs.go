@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // CreateJob inserts a job and returns its id. A taken (app, name) is
@@ -64,13 +65,13 @@ func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, ap
 // Disabling skips the job's scheduled runs that have not started (see
 // skipPendingScheduled), in the same transaction.
 func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, qJobSetEnabled, id, enabled, !enabled, next, "the job was disabled before this firing started")
+	return s.setJobFlag(ctx, qJobSetEnabled, id, enabled, !enabled, next, msg.New(msg.RunSkippedDisabled))
 }
 
 // setJobFlag runs the named "SET flag = ?, next_fire_at = ? WHERE id = ?"
 // update and, when skip is set, skips the job's pending scheduled runs
 // with reason, in one transaction.
-func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, skip bool, next sql.NullInt64, reason string) error {
+func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, skip bool, next sql.NullInt64, reason msg.Msg) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
 		if err != nil {
@@ -89,8 +90,8 @@ func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, sk
 // skipPendingScheduled records the job's scheduled runs that have not
 // started (created ahead of time by the pre-read window, or waiting for an
 // executor) as skipped with reason. Runs triggered by hand still run.
-func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext, jobID int64, reason string) error {
-	if _, err := ex.ExecContext(ctx, s.q.get(qRunsSkipPendingScheduled), reason, jobID); err != nil {
+func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext, jobID int64, reason msg.Msg) error {
+	if _, err := ex.ExecContext(ctx, s.q.get(qRunsSkipPendingScheduled), reason.String(), reason, jobID); err != nil {
 		return fmt.Errorf("skip pending runs of job %d: %w", jobID, err)
 	}
 	return nil
@@ -116,7 +117,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 			return fmt.Errorf("job %d was changed by someone else (version %d is stale): reload it and apply your change again: %w", j.ID, j.Version, ErrConflict)
 		}
 		if !j.Enabled {
-			return s.skipPendingScheduled(ctx, tx, j.ID, "the job was disabled before this firing started")
+			return s.skipPendingScheduled(ctx, tx, j.ID, msg.New(msg.RunSkippedDisabled))
 		}
 		return nil
 	})
@@ -128,7 +129,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 // Pausing skips the job's scheduled runs that have not started, in the
 // same transaction.
 func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, qJobSetPaused, id, paused, paused, next, "the job was paused before this firing started")
+	return s.setJobFlag(ctx, qJobSetPaused, id, paused, paused, next, msg.New(msg.RunSkippedPaused))
 }
 
 // ChildGraph returns, for every job that has children, the ids of its

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Run statuses. Transitions are guarded by the expected current status
@@ -148,7 +150,8 @@ type Run struct {
 	CreatedAt      int64         `db:"created_at"`
 	StartedAt      sql.NullInt64 `db:"started_at"`
 	FinishedAt     sql.NullInt64 `db:"finished_at"`
-	Error          string        `db:"error"`
+	Error          string        `db:"error"`         // in English
+	ErrorMsg       msg.Msg       `db:"error_msg"`     // the same as a code (zero for older rows)
 	ParentRunID    sql.NullInt64 `db:"parent_run_id"` // set on runs triggered as a child job
 	PredictedMS    sql.NullInt64 `db:"predicted_ms"`  // makespan the placement predicted
 	// FirstStartedAt is when the first slot started on an executor (read by
@@ -174,7 +177,8 @@ type Attempt struct {
 	Skipped      int64         `db:"skipped"`
 	Failed       int64         `db:"failed"`
 	Uncertain    int64         `db:"uncertain"`
-	Error        string        `db:"error"`
+	Error        string        `db:"error"`     // in English, or the handler's own text
+	ErrorMsg     msg.Msg       `db:"error_msg"` // an admin's reason as a code (zero for a handler's error)
 	// Failures counts the failed attempts of the slot before this one (since
 	// the run started or was last retried by hand); lost and moved attempts
 	// do not count.

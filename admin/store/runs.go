@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // NewRun is a firing to create.
@@ -18,8 +19,8 @@ type NewRun struct {
 	Status      string // RunPending, or RunSkipped for a recorded skip
 	Params      string
 	SlotCount   int
-	Error       string // why a run was skipped, for example
-	ParentRunID int64  // for child runs: the parent run (at most one child run per parent)
+	Reason      msg.Msg // why a run was skipped, for example
+	ParentRunID int64   // for child runs: the parent run (at most one child run per parent)
 
 	// The job's time zone and records policy when the run is created (see
 	// Job); NewRunOf copies them.
@@ -46,7 +47,7 @@ func (r NewRun) insertArgs(epoch int64) []any {
 	if zone == "" {
 		zone = "UTC"
 	}
-	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Error, 2000), r.parent(), r.Status,
+	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App}
 }
 
@@ -241,7 +242,7 @@ type RunTransition struct {
 	// StartedAt is kept when the run has one already; FinishedAt is set
 	// as given (NULL: not finished).
 	StartedAt, FinishedAt sql.NullInt64
-	Error                 string
+	Reason                msg.Msg // why it ended (or waits); zero: none
 }
 
 // TransitionRun moves a run from t.From to t.To in an autocommit statement.
@@ -257,7 +258,7 @@ func (t *Tx) TransitionRun(ctx context.Context, tr RunTransition) (bool, error) 
 }
 
 func (s *Store) transitionRun(ctx context.Context, ex sqlx.ExecerContext, t RunTransition) (bool, error) {
-	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), t.To, t.StartedAt, t.FinishedAt, truncate(t.Error, 2000), t.ID, t.From)
+	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), t.To, t.StartedAt, t.FinishedAt, truncate(t.Reason.String(), 2000), t.Reason, t.ID, t.From)
 	if err != nil {
 		return false, fmt.Errorf("run %d %s→%s: %w", t.ID, t.From, t.To, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -26,6 +27,18 @@ type SlotOutcome struct {
 	// ExecutorID is the reporting executor; a token of another executor is
 	// rejected.
 	ExecutorID int64
+	// Reason is why the admin ended the attempt (no acknowledgement, an
+	// XXL-JOB refusal…): when set, it is the attempt's error instead of
+	// SlotResult.Error, which holds a handler's own text.
+	Reason msg.Msg
+}
+
+// ErrorText is the attempt's error in English: Reason's when set.
+func (o SlotOutcome) ErrorText() string {
+	if !o.Reason.IsZero() {
+		return o.Reason.String()
+	}
+	return o.Error
 }
 
 // AttemptState is what deciding on a result needs to know about its
@@ -71,7 +84,7 @@ func selectIn[T any](ctx context.Context, t *Tx, name query, ids []int64) ([]T, 
 func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
 	ids := make([]int64, len(sorted))
-	cols := make([][]any, 8) // as in AttemptsFinish
+	cols := make([][]any, 9) // as in AttemptsFinish
 	for c := range cols {
 		cols[c] = make([]any, len(sorted))
 	}
@@ -79,7 +92,7 @@ func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 		ids[r] = o.Token
 		// The executor's start time, from the same clock as its finish time.
 		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
-		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.Error, 2000)} {
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.ErrorText(), 2000), o.Reason.Stored()} {
 			cols[c][r] = v
 		}
 	}
@@ -145,8 +158,8 @@ func (t *Tx) RunSlotCounts(ctx context.Context, runIDs []int64) (map[int64]SlotC
 type RunSettlement struct {
 	ID                int64
 	Succeeded, Failed int
-	To                string // RunSucceeded, RunFailed, RunPartiallyFailed; "": the run goes on
-	Error             string
+	To                string  // RunSucceeded, RunFailed, RunPartiallyFailed; "": the run goes on
+	Reason            msg.Msg // why it ended, when it did not succeed
 	FinishedAt        int64
 }
 
@@ -156,16 +169,16 @@ func (t *Tx) SettleRuns(ctx context.Context, rows []RunSettlement) error {
 		return nil
 	}
 	ids := make([]int64, len(rows))
-	cols := make([][]any, 5) // slots_succeeded, slots_failed, finished_at, error, status
+	cols := make([][]any, 6) // slots_succeeded, slots_failed, finished_at, error, error_msg, status
 	for c := range cols {
 		cols[c] = make([]any, len(rows))
 	}
 	for r, x := range rows {
 		ids[r] = x.ID
 		cols[0][r], cols[1][r] = x.Succeeded, x.Failed
-		cols[2][r], cols[3][r], cols[4][r] = sql.NullInt64{}, sql.NullString{}, sql.NullString{}
+		cols[2][r], cols[3][r], cols[4][r], cols[5][r] = sql.NullInt64{}, sql.NullString{}, sql.NullString{}, sql.NullString{}
 		if x.To != "" {
-			cols[2][r], cols[3][r], cols[4][r] = x.FinishedAt, truncate(x.Error, 2000), x.To
+			cols[2][r], cols[3][r], cols[4][r], cols[5][r] = x.FinishedAt, truncate(x.Reason.String(), 2000), x.Reason.Stored(), x.To
 		}
 	}
 	if _, err := t.s.execByKey(ctx, t.tx, qRunsSettle, "id", ids, cols...); err != nil {
@@ -239,8 +252,8 @@ func (t *Tx) ActiveAttemptsOfRun(ctx context.Context, runID int64) ([]ActiveToke
 
 // CancelAttemptsOfRun cancels the run's unfinished current attempts, with
 // reason as their error.
-func (t *Tx) CancelAttemptsOfRun(ctx context.Context, runID int64, reason string) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qAttemptsCancelRun), truncate(reason, 2000), runID); err != nil {
+func (t *Tx) CancelAttemptsOfRun(ctx context.Context, runID int64, reason msg.Msg) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qAttemptsCancelRun), truncate(reason.String(), 2000), reason, runID); err != nil {
 		return fmt.Errorf("cancel attempts of run %d: %w", runID, err)
 	}
 	return nil

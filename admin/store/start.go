@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // PendingRun is a run waiting for its slots to be placed, with what the
@@ -242,8 +243,8 @@ func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken i
 
 // MarkWaiting records on pending runs why they cannot start yet (shown on
 // the run; cleared when it starts).
-func (s *Store) MarkWaiting(ctx context.Context, reason string, ids []int64) error {
-	if err := s.updateTokens(ctx, qRunsWaiting, ids, truncate(reason, 2000)); err != nil {
+func (s *Store) MarkWaiting(ctx context.Context, reason msg.Msg, ids []int64) error {
+	if err := s.updateTokens(ctx, qRunsWaiting, ids, truncate(reason.String(), 2000), reason); err != nil {
 		return fmt.Errorf("mark %d runs waiting: %w", len(ids), err)
 	}
 	return nil
@@ -251,8 +252,8 @@ func (s *Store) MarkWaiting(ctx context.Context, reason string, ids []int64) err
 
 // FailPending ends pending runs as failed with reason, at atMS; runs no
 // longer pending are left alone.
-func (s *Store) FailPending(ctx context.Context, reason string, atMS int64, ids []int64) error {
-	if err := s.updateTokens(ctx, qRunsFailPending, ids, atMS, truncate(reason, 2000)); err != nil {
+func (s *Store) FailPending(ctx context.Context, reason msg.Msg, atMS int64, ids []int64) error {
+	if err := s.updateTokens(ctx, qRunsFailPending, ids, atMS, truncate(reason.String(), 2000), reason); err != nil {
 		return fmt.Errorf("fail %d pending runs: %w", len(ids), err)
 	}
 	return nil

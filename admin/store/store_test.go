@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -524,18 +525,19 @@ func TestCancelRun(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.StartRun(ctx, 0, run.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID}})
 		require.NoError(t, err)
-		active, ok, err := runstate.New(s).Cancel(ctx, run.ID, "ops said so")
+		active, ok, err := runstate.New(s).Cancel(ctx, run.ID, msg.New(msg.RunCancelledByReason, "user", "ops", "reason", "said so"))
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Len(t, active, 2)
 		require.Equal(t, "http://127.0.0.1:7", active[0].Address)
-		_, ok, err = runstate.New(s).Cancel(ctx, run.ID, "again")
+		_, ok, err = runstate.New(s).Cancel(ctx, run.ID, msg.New(msg.RunCancelledBy, "user", "ops"))
 		require.NoError(t, err)
 		require.False(t, ok, "a finished run cannot be cancelled")
 		r, err := s.Run(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.RunCancelled, r.Status)
-		require.Equal(t, "ops said so", r.Error)
+		require.Equal(t, "cancelled by ops: said so", r.Error)
+		require.Equal(t, msg.RunCancelledByReason, r.ErrorMsg.Code, "the reason as a code, for the console")
 		stale, err := s.StaleTokens(ctx, ex.ID, []int64{active[0].Token, active[1].Token})
 		require.NoError(t, err)
 		require.Len(t, stale, 2, "the executor is told to stop both tokens")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/clock"
 )
@@ -116,16 +117,16 @@ func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
 			if last.Valid && now.Sub(time.UnixMilli(last.Int64)) < w.cfg.ArchiveMaxAge {
 				continue
 			}
-			since := "never"
+			text := msg.New(msg.AlarmArchiveNever, "app", j.App, "job", j.Name, "max_age", w.cfg.ArchiveMaxAge)
 			if last.Valid {
-				since = "last at " + time.UnixMilli(last.Int64).UTC().Format(time.RFC3339)
+				text = msg.New(msg.AlarmArchiveBehind, "app", j.App, "job", j.Name, "max_age", w.cfg.ArchiveMaxAge,
+					"last", time.UnixMilli(last.Int64).UTC().Format(time.RFC3339))
 			}
 			ok, err := w.st.RaiseAlarm(ctx, store.Alarm{
 				Kind: store.AlarmArchiveBehind, Severity: "warning", App: j.App,
 				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 				DedupKey: fmt.Sprintf("archive_behind:%d:%s", j.ID, now.UTC().Format("2006-01-02")),
-				Message: fmt.Sprintf("dedup archive job %s/%s has not succeeded for %s (%s): the dedup table grows past its horizon; check the job's runs",
-					j.App, j.Name, w.cfg.ArchiveMaxAge, since),
+				Msg:      text,
 				RaisedBy: w.cfg.ID,
 			})
 			if err != nil {
@@ -133,7 +134,7 @@ func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
 			}
 			if ok {
 				raised++
-				w.log.Warn("dedup archive behind", "job_id", j.ID, "job", j.App+"/"+j.Name, "succeeded", since)
+				w.log.Warn("dedup archive behind", "job_id", j.ID, "job", j.App+"/"+j.Name, "alarm", text.String())
 			}
 		}
 	}
@@ -193,8 +194,7 @@ func (w *Watchdog) CheckOverdue(ctx context.Context) (int, error) {
 			Kind: store.AlarmMissedFire, Severity: "critical", App: j.App,
 			JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 			DedupKey: fmt.Sprintf("missed_fire:overdue:%d:%d", j.ID, j.NextFireAt),
-			Message: fmt.Sprintf("job %s/%s should have fired at %s and has not (grace %s): is an admin leading? see /api/v1/cluster",
-				j.App, j.Name, due.Format(time.RFC3339), w.cfg.Grace),
+			Msg:      msg.New(msg.AlarmMissedFire, "app", j.App, "job", j.Name, "due", due.Format(time.RFC3339), "grace", w.cfg.Grace),
 			RaisedBy: w.cfg.ID,
 		})
 		if err != nil {
@@ -237,8 +237,8 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 				Kind: store.AlarmMissedFire, Severity: "critical", App: j.App,
 				JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
 				DedupKey: fmt.Sprintf("missed_fire:gap:%d:%d", j.ID, from.UnixMilli()),
-				Message: fmt.Sprintf("job %s/%s: %d of %d firings between %s and %s have neither a run nor a recorded skip",
-					j.App, j.Name, missing, expected, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339)),
+				Msg: msg.New(msg.AlarmMissedFirings, "app", j.App, "job", j.Name, "missing", missing, "expected", expected,
+					"from", from.UTC().Format(time.RFC3339), "to", to.UTC().Format(time.RFC3339)),
 				RaisedBy: w.cfg.ID,
 			})
 			if err != nil {

@@ -2,11 +2,11 @@ package xxljob
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -164,14 +164,13 @@ func (s *Service) failOverdue(ctx context.Context) error {
 	outcomes := make([]store.SlotOutcome, len(over))
 	for i, o := range over {
 		limit := time.Duration(o.TimeoutMS) * time.Millisecond
-		what := "the job's timeout"
+		what := msg.New(msg.LimitJobTimeout)
 		if o.TimeoutMS <= 0 {
-			limit, what = s.cfg.ResultTimeout, "the default result timeout"
+			limit, what = s.cfg.ResultTimeout, msg.New(msg.LimitDefaultTimeout)
 		}
 		outcomes[i] = store.SlotOutcome{ExecutorID: o.ExecutorID, SlotResult: protocol.SlotResult{
 			Token: o.Token, Status: store.AttemptFailed, FinishedAt: now,
-			Error: fmt.Sprintf("timed out: no callback from the XXL-JOB executor within %s (%s) plus %s grace; its result is lost", limit, what, s.cfg.ResultGrace),
-		}}
+		}, Reason: msg.New(msg.AttemptXXLNoCallback, "limit", limit, "limit_kind", what, "grace", s.cfg.ResultGrace)}
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
 	if err != nil {

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -261,7 +263,7 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			s.log.Warn("refused XXL-JOB callback: the token is not the one of the attempt's app", "log_id", it.LogID, "app", info.App)
 			return failure("The access token is wrong") // as for an unknown token: whose logId it is stays unsaid
 		}
-		code, msg := it.outcome()
+		code, answer := it.outcome()
 		ended := info.Current && info.Status != store.AttemptAssigned && info.Status != store.AttemptRunning
 		if ended || len(s.claim(s.recording, []int64{it.LogID})) == 0 {
 			// The first outcome stands: a duplicate (in this request, in
@@ -283,13 +285,13 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			// executorTimeout and call back success: a success that comes
 			// later than the timeout after the run call was sent is a
 			// timeout.
-			o.Status, o.Error = store.AttemptFailed, fmt.Sprintf("timed out on the XXL-JOB executor: its callback (handleCode 200, %q) came %s after the run call, past the job's timeout of %s",
-				msg, time.Duration(now-info.DispatchedAt)*time.Millisecond, time.Duration(info.TimeoutMS)*time.Millisecond)
+			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLLateSuccess, "answer", strconv.Quote(answer),
+				"after", time.Duration(now-info.DispatchedAt)*time.Millisecond, "timeout", time.Duration(info.TimeoutMS)*time.Millisecond)
 		case code == CodeSuccess:
 		case code == CodeTimeout:
-			o.Status, o.Error = store.AttemptFailed, "timed out on the XXL-JOB executor: "+msg
+			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLTimeout, "answer", answer)
 		default:
-			o.Status, o.Error = store.AttemptFailed, fmt.Sprintf("XXL-JOB handler failed (handleCode %d): %s", code, msg)
+			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLFailed, "code", code, "answer", answer)
 		}
 		outcomes = append(outcomes, o)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -155,8 +156,7 @@ outer:
 				s.log.Warn("XXL-JOB executor refused a run", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "why", why)
 				refused = append(refused, store.SlotOutcome{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{
 					Token: sl.Token, Status: store.AttemptFailed, FinishedAt: s.cfg.Clock.Now().UnixMilli(),
-					Error: fmt.Sprintf("XXL-JOB executor %s refused the run (%s)", address, why),
-				}})
+				}, Reason: msg.New(msg.AttemptXXLRefused, "address", address, "why", why)})
 			default:
 				callErr = err
 				break outer

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -235,8 +236,8 @@ func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 		return err
 	}
 	o := store.SlotOutcome{ExecutorID: info.ExecutorID, SlotResult: protocol.SlotResult{
-		Token: token, Status: store.AttemptFailed, FinishedAt: now, Error: fmt.Sprintf("killed by %s on XXL-JOB executor %s", by, info.Address),
-	}}
+		Token: token, Status: store.AttemptFailed, FinishedAt: now,
+	}, Reason: msg.New(msg.AttemptXXLKilled, "user", by, "address", info.Address)}
 	if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
 		o.StartedAt = info.StartedAt.Int64
 	}

@@ -55,6 +55,30 @@ export function t(key, vars) {
   return s;
 }
 
+/**
+ * srvText is a server message in the reader's language: the translation of
+ * its code ("srv.<code>" in the dictionaries) with its arguments filled in
+ * (an argument that is itself a message {code, args} is translated in turn),
+ * or english, the text the server sent, when there is no code (a handler's
+ * own error, rows from before codes) or the code is unknown to this console.
+ */
+export function srvText(code, args, english) {
+  const key = "srv." + code;
+  const s = code ? (dicts[lang] && dicts[lang][key]) ?? (dicts.en && dicts.en[key]) : undefined;
+  if (s == null) return english || "";
+  return s.replace(/\{(\w+)\}/g, (m, k) => {
+    if (!args || !(k in args)) return m;
+    const v = args[k];
+    return v && typeof v === "object" ? srvText(v.code, v.args, "") : String(v);
+  });
+}
+
+/** errText is a run's or slot attempt's error in the reader's language. */
+export function errText(x) { return x ? srvText(x.error_code, x.error_args, x.error) : ""; }
+
+/** alarmText is an alarm's message in the reader's language. */
+export function alarmText(a) { return srvText(a.message_code, a.message_args, a.message); }
+
 /** tOr returns the translation of key, or fallback when the key is unknown. */
 export function tOr(key, fallback) {
   return (dicts[lang] && dicts[lang][key]) ?? (dicts.en && dicts.en[key]) ?? fallback;

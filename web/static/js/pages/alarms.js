@@ -2,7 +2,7 @@
 // operators acknowledge (someone is on it) and resolve them; "Open" shows
 // the ones nobody has resolved.
 import { api, qs } from "../api.js";
-import { t, tOr } from "../i18n.js";
+import { t, tOr, alarmText } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, relTime, emptyState, pill, button, toast } from "../dom.js";
 
 let severity = "";
@@ -45,7 +45,7 @@ export default function mount(root, ctx) {
       { sig: a => (a.job_id || "") + (a.job_name || ""), cell: a => a.job_id ? h("a", { href: "#/jobs/" + a.job_id, class: "link alarm-job", title: t("common.idTip", { id: a.job_id }) },
         a.job_name ? (a.app ? a.app + "/" : "") + a.job_name : t("common.jobN", { id: a.job_id })) : "—" },
       { sig: a => a.run_id || "", cell: a => a.run_id ? h("a", { href: "#/runs/" + a.run_id, class: "link", title: t("common.idTip", { id: a.run_id }) }, t("common.runN", { id: a.run_id })) : "—" },
-      { class: "msg-cell", sig: a => a.message, cell: a => a.message },
+      { class: "msg-cell", sig: a => alarmText(a), cell: a => alarmText(a) },
       { class: "mono muted", sig: a => a.raised_by, cell: a => a.raised_by },
       { class: "alarm-state", sig: a => (a.acked_by || "") + (a.resolved_by || "") + (a.resolved_at || ""), cell: a => stateCell(a) },
     ]);

@@ -3,7 +3,7 @@
 // replicas, upcoming firings and recent failures. Built from /runs,
 // /jobs, /executors, /cluster and /alarms (there is no aggregate endpoint).
 import { api, allJobs, runsSince } from "../api.js";
-import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM } from "../i18n.js";
+import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
 import { stackedBars, lines, legend } from "../charts.js";
 
@@ -239,7 +239,7 @@ export default function mount(root, ctx) {
     const fails = runList.filter(r => classify(r.status) === "failed").sort((a, b) => b.id - a.id).slice(0, 6);
     fill(recentFail, ...(fails.length ? fails.map(r => h("a", { class: "list-row", href: "#/runs/" + r.id },
       h("div", { class: "list-main" }, h("div", { class: "list-title" }, `#${r.id} · ${r.job_name}`),
-        h("div", { class: "list-sub ellipsis" }, r.error || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots }))),
+        h("div", { class: "list-sub ellipsis" }, errText(r) || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots }))),
       h("div", { class: "list-side" }, badge(r.status), relTime(r.finished_at || r.scheduled_at)))) : [emptyState(t("dash.noFailures"), t("dash.noFailuresSub"))]));
 
     // Cluster summary.

@@ -1,7 +1,7 @@
 // Failed and partially failed runs, newest first, with one-click retry of
 // their failed slots.
 import { api } from "../api.js";
-import { t, fmtNum } from "../i18n.js";
+import { t, fmtNum, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, absTime, relTime, emptyState, toast, icon, busy, fill } from "../dom.js";
 import { slotBar } from "./jobdetail.js";
 
@@ -45,7 +45,7 @@ export default function mount(root, ctx) {
       { sig: r => r.scheduled_at, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at))] },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
-      { class: "error-cell", sig: r => r.error || "", cell: r => h("span", { title: r.error || "" }, r.error || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots })) },
+      { class: "error-cell", sig: r => errText(r), cell: r => h("span", { title: errText(r) }, errText(r) || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots })) },
     ];
     if (ctx.can("operator")) cols.push({ class: "actions-col", sig: r => r.status, cell: r => h("button", { type: "button", class: "btn btn-sm btn-primary", dataset: { act: "retry", run: r.id }, onclick: ev => retry(r, ev.currentTarget) }, icon("retry"), h("span", {}, t("fail.retry"))) });
     syncTable(tbody, runs, r => r.id, cols);

@@ -1,7 +1,7 @@
 // One job: definition, actions, next firings and its recent runs with a
 // duration chart.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText } from "../i18n.js";
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
@@ -156,7 +156,7 @@ export default function mount(root, ctx) {
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
       { class: "num", sig: r => r.status + r.started_at + r.finished_at, cell: r => fmtDur(runDuration(r)) },
-      { class: "error-cell", sig: r => r.error || "", cell: r => r.error ? h("span", { title: r.error }, r.error) : "" },
+      { class: "error-cell", sig: r => errText(r), cell: r => r.error ? h("span", { title: errText(r) }, errText(r)) : "" },
     ]);
   }
 

@@ -1,7 +1,7 @@
 // Job list: search, filters by app and state, last run and next firing,
 // and the operator actions per row.
 import { api, allJobs } from "../api.js";
-import { t, fmtDateTime } from "../i18n.js";
+import { t, fmtDateTime, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, relTime, emptyState, pill, icon, fill } from "../dom.js";
 import { actionButtons, jobState } from "./jobactions.js";
 
@@ -66,12 +66,13 @@ export default function mount(root, ctx) {
       { sig: j => j.cron + j.time_zone, cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, j.time_zone)) },
       { class: "num", sig: j => j.slots, cell: j => String(j.slots) },
       { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), { enabled: "ok", paused: "warn", disabled: "muted" }[jobState(j)]) },
-      { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + (r.error || "") : ""; }, cell: j => {
+      { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + errText(r) : ""; }, cell: j => {
         const r = lastRun.get(j.id);
         if (!r) return h("span", { class: "muted" }, "—");
         // A pending run says why it waits; a failed one why it failed.
-        return [h("a", { href: "#/runs/" + r.id, class: "last-run", title: r.error || "" }, badge(r.status, "badge-sm"), relTime(r.scheduled_at)),
-          r.error ? h("div", { class: ["sub-line", "run-reason", r.status === "pending" ? "text-warn" : "text-bad"], title: r.error }, r.error.length > 80 ? r.error.slice(0, 80) + "…" : r.error) : null];
+        const why = errText(r);
+        return [h("a", { href: "#/runs/" + r.id, class: "last-run", title: why }, badge(r.status, "badge-sm"), relTime(r.scheduled_at)),
+          why ? h("div", { class: ["sub-line", "run-reason", r.status === "pending" ? "text-warn" : "text-bad"], title: why }, why.length > 80 ? why.slice(0, 80) + "…" : why) : null];
       } },
       { sig: j => (jobState(j) === "enabled" ? j.next_fire_at : "") || "", cell: j => jobState(j) === "enabled" && j.next_fire_at
         ? h("div", { class: "next-fire" }, relTime(j.next_fire_at), h("div", { class: "sub-line" }, fmtDateTime(j.next_fire_at))) : h("span", { class: "muted" }, "—") },

@@ -2,7 +2,7 @@
 // by status or by duration, per-slot details on hover and click, the
 // executors that ran it, failed slots, cancel and retry.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel, errText } from "../i18n.js";
 import { h, s, card, badge, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
 import { logsPanel } from "./runlogs.js";
 
@@ -136,7 +136,7 @@ export default function mount(root, ctx) {
         h("div", { class: "tip-row" }, t("run.attempt"), h("b", {}, `${a.attempt} · token ${a.token}`)),
         h("div", { class: "tip-row" }, t("col.duration"), h("b", {}, fmtDur(dur(a, now)))),
         h("div", { class: "tip-row" }, t("run.recordsShort"), h("b", {}, `${fmtNum(a.processed)} / ${fmtNum(a.skipped)} / ${fmtNum(a.failed)} / ${fmtNum(a.uncertain)}`)));
-      if (a.error) rows.push(h("div", { class: "tip-error" }, a.error.length > 300 ? a.error.slice(0, 300) + "…" : a.error));
+      if (a.error) { const e = errText(a); rows.push(h("div", { class: "tip-error" }, e.length > 300 ? e.slice(0, 300) + "…" : e)); }
     } else rows.push(h("div", { class: "tip-row muted" }, t("run.notAssigned")));
     return h("div", { class: "tip-body" }, rows);
   }
@@ -159,11 +159,11 @@ export default function mount(root, ctx) {
         [t("run.failedRecords"), fmtNum(a.failed)],
         [t("run.uncertain"), fmtNum(a.uncertain)],
       ], "kv-compact") : h("p", { class: "muted" }, t("run.notAssigned")),
-      a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, a.error) : null,
+      a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, errText(a)) : null,
       a ? xxlTools(a) : null,
       list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
         h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, t("run.attempt")), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
-          h("tbody", {}, list.map(x => h("tr", { title: x.error || "" }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
+          h("tbody", {}, list.map(x => h("tr", { title: errText(x) }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
             h("td", {}, badge(x.status, "badge-sm")), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
   }
 
@@ -258,7 +258,7 @@ export default function mount(root, ctx) {
     errorBanner.hidden = !r.error;
     const waiting = r.status === "pending" && !!r.error;
     errorBanner.className = waiting ? "callout callout-warn" : "callout callout-bad";
-    errorBanner.textContent = r.error || "";
+    errorBanner.textContent = errText(r);
   }
 
   function renderSummary(r) {
@@ -405,7 +405,7 @@ export default function mount(root, ctx) {
     fill(failBox, failed.length ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact table-hover" },
       h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.slot")), h("th", {}, t("col.executor")), h("th", {}, t("col.error")))),
       h("tbody", {}, failed.slice(0, 100).map(a => h("tr", { class: "clickable", onclick: () => select(a.slot) },
-        h("td", { class: "num mono" }, t("run.slotN", { n: a.slot })), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: a.error }, a.error || stLabel(a.status))))))))
+        h("td", { class: "num mono" }, t("run.slotN", { n: a.slot })), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: errText(a) }, errText(a) || stLabel(a.status))))))))
       : emptyState(t("run.noFailedSlots")));
   }
 

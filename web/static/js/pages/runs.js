@@ -2,7 +2,7 @@
 // server), search what is loaded, newest first, keyset paging with "Load
 // older"; the newest page refreshes live.
 import { api, allJobs, qs } from "../api.js";
-import { t, tOr, fmtDur, isUTC } from "../i18n.js";
+import { t, tOr, fmtDur, isUTC, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon } from "../dom.js";
 import { slotBar } from "./jobdetail.js";
 
@@ -79,7 +79,7 @@ export default function mount(root, ctx) {
 
   function render() {
     const list = [...runs.values()].sort((a, b) => b.id - a.id)
-      .filter(r => !search || search.split(/\s+/).every(w => [String(r.id), r.app, r.job_name, r.error || "", r.status].some(f => (f || "").toLowerCase().includes(w))));
+      .filter(r => !search || search.split(/\s+/).every(w => [String(r.id), r.app, r.job_name, errText(r), r.error || "", r.status].some(f => (f || "").toLowerCase().includes(w))));
     syncTable(tbody, list, r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
       { sig: r => r.job_id + r.job_name, cell: r => h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
@@ -89,7 +89,7 @@ export default function mount(root, ctx) {
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
       { class: "num", sig: r => r.first_slot_started_at, cell: r => fmtDur(lag(r)) },
       { class: "num", sig: r => r.status + r.started_at + r.finished_at + (r.status === "running" ? Date.now() : ""), cell: r => fmtDur(runDuration(r)) },
-      { class: "error-cell", sig: r => r.error || "", cell: r => r.error ? h("span", { title: r.error }, r.error) : "" },
+      { class: "error-cell", sig: r => errText(r), cell: r => r.error ? h("span", { title: errText(r) }, errText(r)) : "" },
     ]);
     table.hidden = !list.length;
     empty.hidden = !!list.length;

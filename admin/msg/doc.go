@@ -1,0 +1,20 @@
+// Package msg holds the admin's messages for people — why a run failed or
+// waits, why a slot attempt ended, what an alarm says — as a code with named
+// arguments, so that the console can show them in the reader's language
+// while API clients keep reading English.
+//
+// A Msg is stored next to its English text (columns error and error_msg,
+// message and message_msg): the text for API clients, alarm channels and
+// old readers; the code and arguments for the console, which looks the code
+// up as "srv.<code>" in its dictionaries and falls back to the English text
+// for a code it does not know (an older console) or a row written before
+// codes existed.
+//
+// Every code has an English template here (Catalog) with {name}
+// placeholders, the syntax of the console's dictionaries; a test checks that
+// web/static/i18n/en.json holds the same templates and zh-CN.json the same
+// placeholders. An argument is a string or a nested Msg (a reason inside a
+// reason), which both sides render in turn. Text that comes from outside the
+// admin (a handler's error, an operator's cancel reason, an XXL-JOB
+// executor's answer) is an argument, never translated.
+package msg
