@@ -20,6 +20,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -40,9 +41,13 @@ func eachDialect(t *testing.T, fn func(t *testing.T, e *env)) {
 }
 
 // newEnv serves the API on st.
-func newEnv(t *testing.T, st *store.Store) *env {
+func newEnv(t *testing.T, st *store.Store) *env { return newEnvWithClock(t, st, nil) }
+
+// newEnvWithClock serves the API on st with clk as its clock (nil: the
+// system clock).
+func newEnvWithClock(t *testing.T, st *store.Store, clk clock.Clock) *env {
 	secret := protocol.NewSecret()
-	h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, MaxBodyBytes: 64 << 10})
+	h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, MaxBodyBytes: 64 << 10, Clock: clk})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

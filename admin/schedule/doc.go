@@ -16,7 +16,8 @@
 // new next_fire_at. For each run it is about to start, the leader calls
 // DecideOverlap with the job's overlap policy and whether a previous run is
 // still active. The console shows Preview: the next firings in the job's zone
-// and in UTC, with a note on every firing that daylight saving moved.
+// and in UTC, with a note on every firing that daylight saving moved and on
+// the first firing after scheduled times that daylight saving skipped.
 //
 // # Expressions
 //
@@ -34,7 +35,8 @@
 // is * (or ?), a day must match both — that is, the other field alone decides;
 // when both are restricted, a day matching either one fires. "0 0 13 * FRI"
 // fires on every 13th and on every Friday. A step such as */2 counts as a
-// restriction.
+// restriction; */1 (and ?/1) counts as * (robfig keeps its star bit), while
+// a range over the whole field such as 1-31 or 0-6 is a restriction.
 //
 // Descriptors: @yearly (= @annually, 0 0 1 1 *), @monthly (0 0 1 * *), @weekly
 // (0 0 * * 0), @daily (= @midnight, 0 0 * * *), @hourly (0 * * * *), and
@@ -86,38 +88,54 @@
 // # Daylight saving
 //
 // Fields are matched against the local wall clock of the job's zone. Where a
-// transition makes a wall time nonexistent or ambiguous:
+// transition makes a wall time nonexistent or ambiguous, the rule depends on
+// whether the schedule is fixed:
 //
-//	case                            rule                                       example (America/New_York, 2026)
-//	------------------------------  -----------------------------------------  -------------------------------------------------
-//	wall time does not exist        fires once, at the transition instant      30 2 * * * on Mar 8: 02:30 does not exist,
-//	(spring forward gap)                                                       fires 03:00 EDT = 07:00Z
-//	several times in the gap        collapse into that one firing              */15 2 * * * on Mar 8: 02:00..02:45, one firing
-//	                                                                           at 07:00Z
-//	gap time and the time after     one firing (same instant)                  0 * * * * on Mar 8: 01:00 EST (06:00Z),
-//	the gap both scheduled                                                     03:00 EDT (07:00Z, also stands for 02:00)
-//	repeated wall time (fall back), fires once, at the first occurrence        30 1 * * * on Nov 1: 01:30 EDT = 05:30Z only
+//	case                              rule                                     example (America/New_York, 2026)
+//	--------------------------------  ---------------------------------------  -----------------------------------------------
+//	wall time does not exist (spring  fires once, at the transition instant    30 2 * * * on Mar 8: 02:30 does not exist,
+//	forward gap), fixed hour and      (several times in the gap, e.g. with     fires at 03:00 EDT = 07:00Z
+//	minute                            seconds, collapse into that one firing)
+//	wall time does not exist,         skipped: no firing                       */15 2 * * * on Mar 8: no firing that day;
+//	anything else                                                              30 * * * * on Mar 8: 01:30 EST (06:30Z), then
+//	                                                                           03:30 EDT (07:30Z)
+//	repeated wall time (fall back),   fires once, at the first occurrence      30 1 * * * on Nov 1: 01:30 EDT = 05:30Z only
 //	fixed hour and minute                                                      (not 01:30 EST = 06:30Z)
-//	repeated wall time, anything    fires at every real instant that matches   0 * * * * on Nov 1: 01:00 EDT = 05:00Z and
-//	else                                                                       01:00 EST = 06:00Z
+//	repeated wall time, anything      fires at every real instant that         0 * * * * on Nov 1: 01:00 EDT = 05:00Z and
+//	else                              matches                                  01:00 EST = 06:00Z
 //
 // "Fixed hour and minute" means the hour field and the minute field each match
 // exactly one value after H is resolved ("30 1 * * *", "H H * * *", @daily,
-// "*/10 30 1 * * *" — seconds do not matter). A range, list, step or * with
-// more than one value in either field makes the schedule non-fixed. Fixed
-// schedules are daily-style jobs that must not run twice on the night clocks
-// go back; hourly and finer jobs keep their spacing in real time.
+// "5-5 1 * * *"). The seconds field does not affect it ("*/10 30 1 * * *" is
+// fixed, "0 30 * * * *" is not), and neither do the day fields. A range, list,
+// step or * with more than one value in the hour or the minute field makes the
+// schedule non-fixed. Fixed schedules are daily-style jobs: their one time of
+// day must happen once a day, so it moves to the transition when it does not
+// exist and does not repeat when clocks go back. Non-fixed schedules keep
+// their rhythm in real time: they fire at every real instant that matches and
+// at no instant that does not ("0 * * * *" fires at 01:00 EST and 03:00 EDT on
+// Mar 8, an hour apart; nothing stands for the missing 02:00). Vixie cron and
+// cronie apply the same split, but call a job "wildcard" only when its hour or
+// minute field starts with '*'; here any field with more than one value does.
 //
-// More examples with their UTC instants, tested in next_test.go:
+// The instants below (and more) are tested in next_test.go:
 //
-//	Europe/Berlin 2026-03-29: 30 2 * * * fires at 03:00 CEST = 01:00Z
+//	Europe/Berlin 2026-03-29 (02:00 CET -> 03:00 CEST at 01:00Z):
+//	    30 2 * * *    fires at 03:00 CEST = 01:00Z
+//	    */10 2 * * *  skips the day: next 2026-03-30 02:00 CEST = 00:00Z
 //	Europe/Berlin 2026-10-25: 30 2 * * * fires at 02:30 CEST = 00:30Z only (not 02:30 CET = 01:30Z)
-//	Australia/Lord_Howe 2026-10-04 (02:00 -> 02:30, a 30-minute gap):
-//	    15 2 * * * fires at 02:30 +11 = 2026-10-03 15:30Z
+//	Europe/London 2014-03-30 (01:00 GMT -> 02:00 BST at 01:00Z):
+//	    30 * * * *    fires at 00:30Z and 01:30Z (02:30 BST); 01:30 GMT does not exist
+//	    30 1 * * *    fires at 02:00 BST = 01:00Z
+//	Australia/Lord_Howe 2026-10-04 (02:00 -> 02:30, a 30-minute gap, at 2026-10-03 15:30Z):
+//	    15 2 * * *    fires at 02:30 +11 = 15:30Z
+//	    15 * * * *    fires at 01:15 +1030 = 14:45Z, then 03:15 +11 = 16:15Z
 //	Australia/Lord_Howe 2026-04-05 (02:00 -> 01:30):
-//	    45 1 * * * fires at 01:45 +11 = 2026-04-04 14:45Z only;
-//	    */15 1 * * * fires at 14:00, 14:15, 14:30, 14:45, 15:00 and 15:15 Z
-//	America/Sao_Paulo 2018-11-04 (midnight did not exist): 0 0 * * * fires at 01:00 -02 = 03:00Z
+//	    45 1 * * *    fires at 01:45 +11 = 2026-04-04 14:45Z only;
+//	    */15 1 * * *  fires at 14:00, 14:15, 14:30, 14:45, 15:00 and 15:15 Z
+//	America/Sao_Paulo 2018-11-04 (midnight did not exist, 00:00 -03 -> 01:00 -02 at 03:00Z):
+//	    0 0 * * *     fires at 01:00 -02 = 03:00Z
+//	    */30 0 * * *  skips the day: next 2018-11-05 00:00 -02 = 02:00Z
 //	Asia/Kolkata (+05:30, no DST): 0 9 * * * fires at 03:30Z every day
 //
 // Next works on local wall-clock fields: it walks the zone's periods of

@@ -67,6 +67,30 @@ func ExampleSchedule_Preview() {
 	//   Nov 1 07:00Z  02:00 EST
 }
 
+// On March 8 (New York) 02:00-02:59 does not exist. A fixed 02:30 fires
+// once at 03:00 EDT; a job every 15 minutes of hour 2 skips the nonexistent
+// times, and its next firing says so.
+func ExampleSchedule_Preview_springForward() {
+	after := time.Date(2026, 3, 8, 5, 0, 0, 0, time.UTC)
+	for _, expr := range []string{"30 2 * * *", "*/15 2 * * *"} {
+		s, err := schedule.Parse(schedule.Spec{Expr: expr, Zone: "America/New_York"})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(expr)
+		for _, f := range s.Preview(after, 2) {
+			fmt.Println(strings.TrimRight("  "+f.At.Format("Jan 2 15:04Z")+"  "+f.Local.Format("15:04 MST")+"  "+f.Note, " "))
+		}
+	}
+	// Output:
+	// 30 2 * * *
+	//   Mar 8 07:00Z  03:00 EDT  DST gap: 02:30 does not exist, fired at 03:00 EDT
+	//   Mar 9 06:30Z  02:30 EDT
+	// */15 2 * * *
+	//   Mar 9 06:00Z  02:00 EDT  DST gap: 4 scheduled times from 02:00 to 02:45 on 2026-03-08 do not exist and are skipped
+	//   Mar 9 06:15Z  02:15 EDT
+}
+
 func ExamplePlan() {
 	s, err := schedule.Parse(schedule.Spec{Expr: "0 * * * *"})
 	if err != nil {

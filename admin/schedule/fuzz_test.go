@@ -70,12 +70,16 @@ func FuzzNext(f *testing.F) {
 		at   int64
 	}{
 		{"*/5 * * * *", 0, 1772935200},
-		{"30 2 * * *", 1, 1772928000},   // New York spring forward 2026
-		{"30 1 * * *", 1, 1793505600},   // New York fall back 2026
-		{"0 * * * *", 1, 1793505600},    // hourly over fall back
-		{"*/15 2 * * *", 2, 1774659600}, // Berlin
-		{"45 1 * * *", 3, 1775300000},   // Lord Howe
-		{"0 0 * * *", 4, 1541260800},    // Sao Paulo midnight gap 2018
+		{"30 2 * * *", 1, 1772928000},      // New York spring forward 2026
+		{"30 1 * * *", 1, 1793505600},      // New York fall back 2026
+		{"0 * * * *", 1, 1793505600},       // hourly over fall back
+		{"*/15 2 * * *", 2, 1774659600},    // Berlin
+		{"*/15 2 * * *", 1, 1772928000},    // New York spring forward: skipped (not fixed)
+		{"15 * * * *", 3, 1791036000},      // Lord Howe 30-minute gap 2026, skipped
+		{"*/30 0 * * *", 4, 1541260800},    // Sao Paulo midnight gap, skipped
+		{"*/20 30 2 * * *", 1, 1772949000}, // New York gap, fixed with seconds: fires once
+		{"45 1 * * *", 3, 1775300000},      // Lord Howe
+		{"0 0 * * *", 4, 1541260800},       // Sao Paulo midnight gap 2018
 		{"0 9 * * MON-FRI", 5, 1772935200},
 		{"0 0 29 2 *", 0, 1767225600},
 		{"*/20 * 2 * * *", 1, 1772949000},

@@ -181,13 +181,30 @@ func (s *Schedule) firstRealWall(p period) int64 {
 	return p.start + p.off
 }
 
+// gapFires reports whether the schedule fires at the start of p because the
+// zone jumps forward there and skips a matching wall time. Only fixed
+// schedules do: their one time of day moves to the transition instant, while
+// the others skip nonexistent times and keep their rhythm in real time.
+func (s *Schedule) gapFires(p period) bool {
+	if !s.fixed {
+		return false
+	}
+	from, to, ok := s.gapAt(p)
+	if !ok {
+		return false
+	}
+	_, hit := s.nextWall(from, to)
+	return hit
+}
+
 // nextCron returns the first firing instant > a (Unix seconds).
 //
 // It walks the zone's periods of constant offset. Inside one period wall
 // time is monotonic, so the first matching wall value gives the first
-// firing; at a forward transition the skipped wall range fires once at the
-// transition instant; after a backward transition a fixed schedule skips the
-// repeated wall range.
+// firing. At a forward transition a fixed schedule whose time falls in the
+// skipped wall range fires once at the transition instant, and any other
+// schedule skips that range. After a backward transition a fixed schedule
+// skips the repeated wall range.
 func (s *Schedule) nextCron(a int64) (int64, bool) {
 	if a < minInstant {
 		a = minInstant
@@ -199,12 +216,8 @@ func (s *Schedule) nextCron(a int64) (int64, bool) {
 	u := a + 1
 	for {
 		p := lookupPeriod(s.loc, u)
-		if u == p.start {
-			if from, to, ok := s.gapAt(p); ok {
-				if _, hit := s.nextWall(from, to); hit {
-					return u, true
-				}
-			}
+		if u == p.start && s.gapFires(p) {
+			return u, true
 		}
 		wFrom := u + p.off
 		if s.fixed && p.start != math.MinInt64 && u-p.start < maxOffsetSpan {
@@ -262,12 +275,8 @@ func (s *Schedule) countBetween(lo, hi int64) int64 {
 	for u < hi {
 		p := lookupPeriod(s.loc, u)
 		end := min(p.end, hi)
-		if u == p.start {
-			if from, to, ok := s.gapAt(p); ok && !s.matchesWall(u+p.off) {
-				if _, hit := s.nextWall(from, to); hit {
-					n++
-				}
-			}
+		if u == p.start && s.gapFires(p) && !s.matchesWall(u+p.off) {
+			n++
 		}
 		w1, w2 := u+p.off, end+p.off
 		if s.fixed && p.start != math.MinInt64 && u-p.start < maxOffsetSpan {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,18 +27,64 @@ func refMatch(s *Schedule, lt time.Time) bool {
 	return domOK || dowOK
 }
 
+// refFixed decides whether a schedule is "fixed" as docs/schedules.md
+// defines it, from the resolved expression text rather than the compiled
+// bitmasks: the hour field and the minute field each stand for exactly one
+// value; the seconds field and the day fields do not count.
+func refFixed(s *Schedule) bool {
+	expr := s.Resolved()
+	switch {
+	case expr == "@hourly", strings.HasPrefix(expr, "@every"):
+		return false
+	case strings.HasPrefix(expr, "@"): // @yearly ... @daily: minute 0, hour 0
+		return true
+	}
+	f := strings.Fields(expr)
+	return refFieldValues(f[len(f)-5], 59) == 1 && refFieldValues(f[len(f)-4], 23) == 1
+}
+
+// refFieldValues counts the distinct values a minute or hour field (0..hi)
+// stands for: a list of *, a, a-b, each optionally with /step (a/step runs to
+// the end of the field).
+func refFieldValues(field string, hi int) int {
+	seen := map[int]bool{}
+	for _, item := range strings.Split(field, ",") {
+		base, stepText, hasStep := strings.Cut(item, "/")
+		step := 1
+		if hasStep {
+			step, _ = strconv.Atoi(stepText)
+		}
+		from, to := 0, hi
+		if base != "*" {
+			a, b, isRange := strings.Cut(base, "-")
+			from, _ = strconv.Atoi(a)
+			switch {
+			case isRange:
+				to, _ = strconv.Atoi(b)
+			case !hasStep:
+				to = from
+			}
+		}
+		for v := from; v <= to; v += step {
+			seen[v] = true
+		}
+	}
+	return len(seen)
+}
+
 // refIsFiring applies the DST rules to one instant straight from their
 // definition:
 //   - u fires if its wall time matches, except that a fixed schedule does
 //     not fire at the second occurrence of a repeated wall time;
-//   - u also fires if the clocks jumped forward at u and a skipped wall time
-//     matches.
+//   - for a fixed schedule, u also fires if the clocks jumped forward at u
+//     and a skipped wall time matches; any other schedule skips the
+//     nonexistent wall times.
 func refIsFiring(s *Schedule, u time.Time) bool {
 	loc := s.loc
 	lt := u.In(loc)
 	_, offNow := lt.Zone()
 	_, offBefore := u.Add(-time.Second).In(loc).Zone()
-	if offBefore < offNow {
+	if offBefore < offNow && refFixed(s) {
 		// Skipped wall times: from (u-1s)'s wall + 1s up to u's wall - 1s.
 		start := u.Add(-time.Second).In(loc)
 		for i := 1; i <= offNow-offBefore; i++ {
@@ -51,7 +99,7 @@ func refIsFiring(s *Schedule, u time.Time) bool {
 	if !refMatch(s, lt) {
 		return false
 	}
-	if s.Fixed() && refShownEarlier(loc, u) {
+	if refFixed(s) && refShownEarlier(loc, u) {
 		return false // the second occurrence of a repeated wall time
 	}
 	return true
@@ -106,6 +154,8 @@ var transitions = []transition{
 	{"America/New_York", "2026-11-01T06:00:00Z"},
 	{"Europe/Berlin", "2026-03-29T01:00:00Z"},
 	{"Europe/Berlin", "2026-10-25T01:00:00Z"},
+	{"Europe/London", "2014-03-30T01:00:00Z"},
+	{"Europe/London", "2014-10-26T01:00:00Z"},
 	{"Australia/Lord_Howe", "2026-04-04T15:00:00Z"},
 	{"Australia/Lord_Howe", "2026-10-03T15:30:00Z"},
 	{"America/Sao_Paulo", "2018-11-04T03:00:00Z"},
@@ -144,6 +194,32 @@ func TestLookupPeriodContainsInstant(t *testing.T) {
 	require.Equal(t, []string{"2040-12-31T13:00:00Z", "2040-12-31T14:00:00Z"}, nextN(s, utc(t, "2040-12-31T12:30:00Z"), 2))
 	s = mustParse(t, Spec{Expr: "0 0 1 1 *", Zone: "Europe/Dublin"})
 	require.Equal(t, []string{"2041-01-01T00:00:00Z"}, nextN(s, utc(t, "2040-12-30T12:00:00Z"), 1))
+}
+
+// "Fixed" (the hour and the minute field each stand for one value) decides
+// the DST rules; the seconds and day fields do not affect it.
+func TestFixed(t *testing.T) {
+	t.Parallel()
+	for expr, want := range map[string]bool{
+		"30 1 * * *": true, "H H * * *": true, "@daily": true, "@weekly": true, "@yearly": true,
+		"*/10 30 1 * * *": true, "0-59 30 1 * * *": true, "30 1 */1 * */1": true, "30 1 1-15 1,7 MON-FRI": true,
+		"5-5 1 * * *": true, "30 1,1 * * *": true, "H(0-29)/30 2 * * *": true,
+		"0 * * * *": false, "*/15 1 * * *": false, "30 1,3 * * *": false, "0 1-2 * * *": false,
+		"5/20 1 * * *": false, "30 */12 * * *": false, "@hourly": false, "@every 1h": false, "0 30 * * * *": false,
+	} {
+		s := mustParse(t, Spec{Expr: expr, JobKey: "app/job"})
+		require.Equal(t, want, s.Fixed(), expr)
+		require.Equal(t, want, refFixed(s), "reference: %s", expr)
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 2000 {
+		expr := randomExpr(r, r.IntN(3) == 0)
+		s, err := Parse(Spec{Expr: expr})
+		if err != nil {
+			continue
+		}
+		require.Equal(t, refFixed(s), s.Fixed(), expr)
+	}
 }
 
 func TestNextMatchesReferenceAroundTransitions(t *testing.T) {

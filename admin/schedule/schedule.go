@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -28,7 +29,8 @@ type Schedule struct {
 	second, minute, hour, dom, month, dow uint64
 	domStar, dowStar                      bool
 	// fixed: the hour and minute fields each match exactly one value, so a
-	// repeated (fall-back) wall time fires only at its first occurrence.
+	// nonexistent (spring-forward) wall time fires at the transition instant
+	// and a repeated (fall-back) one only at its first occurrence.
 	fixed  bool
 	perDay int64 // matching seconds in a matching day
 }
@@ -38,8 +40,11 @@ type Firing struct {
 	At    time.Time // the instant, in UTC
 	Local time.Time // the same instant in the job's zone
 	// Note is "" for an ordinary firing, or explains a daylight-saving case,
-	// e.g. "DST gap: 02:30 does not exist, fired at 03:00 EDT" or
-	// "DST overlap: first 01:30 (EDT); the repeated 01:30 EST does not fire".
+	// e.g. "DST gap: 02:30 does not exist, fired at 03:00 EDT" (a fixed
+	// time moved to the transition), "DST gap: 02:00 on 2026-03-08 does not
+	// exist and is skipped" (on the first firing after scheduled times that
+	// a non-fixed schedule skipped) or "DST overlap: first 01:30 (EDT); the
+	// repeated 01:30 EST does not fire". Several notes are joined by "; ".
 	Note string
 }
 
@@ -57,7 +62,10 @@ func (s *Schedule) String() string { return s.resolved }
 func (s *Schedule) Spec() Spec { return s.spec }
 
 // Fixed reports whether the hour and minute fields each match exactly one
-// value, the condition for firing only once in a repeated (fall-back) hour.
+// value (the seconds field does not count). A fixed schedule whose time does
+// not exist on a spring-forward day fires once at the transition instant and
+// fires only once in a repeated (fall-back) hour; any other schedule skips
+// nonexistent times and fires at every real instant of a repeated hour.
 func (s *Schedule) Fixed() bool { return s.every == 0 && s.fixed }
 
 // Next returns the first firing strictly after `after` (an instant; its zone
@@ -88,25 +96,66 @@ func (s *Schedule) Preview(after time.Time, n int) []Firing {
 		if !ok {
 			break
 		}
-		out = append(out, Firing{At: time.Unix(f, 0).UTC(), Local: time.Unix(f, 0).In(s.loc), Note: s.note(f)})
+		out = append(out, Firing{At: time.Unix(f, 0).UTC(), Local: time.Unix(f, 0).In(s.loc), Note: s.note(a, f)})
 		a = f
 	}
 	return out
 }
 
-// note explains a firing that a daylight-saving transition affected.
-func (s *Schedule) note(f int64) string {
+// note explains a firing f, the first after prev, that a daylight-saving
+// transition affected: scheduled times skipped since prev (non-fixed
+// schedules), a fixed time moved to the transition, or a repeated hour.
+func (s *Schedule) note(prev, f int64) string {
 	if s.every > 0 || s.loc == time.UTC {
 		return ""
 	}
-	p := lookupPeriod(s.loc, f)
-	wall := f + p.off
-	if f == p.start {
-		if from, to, ok := s.gapAt(p); ok {
-			if first, hit := s.nextWall(from, to); hit {
-				return s.gapNote(first, to, wall, p)
+	var notes []string
+	if !s.fixed {
+		notes = s.skippedNotes(prev, f)
+	}
+	if n := s.firingNote(f); n != "" {
+		notes = append(notes, n)
+	}
+	return strings.Join(notes, "; ")
+}
+
+// skippedNotes describes every spring-forward gap in (prev, f] whose
+// nonexistent wall times the schedule would have matched: they are not
+// firings, so the next firing says that they were skipped.
+func (s *Schedule) skippedNotes(prev, f int64) []string {
+	var notes []string
+	for u := prev + 1; u <= f; {
+		p := lookupPeriod(s.loc, u)
+		if p.start > prev {
+			if from, to, ok := s.gapAt(p); ok {
+				if first, hit := s.nextWall(from, to); hit {
+					count, last, more := s.gapTimes(first, to)
+					day := time.Unix(first, 0).UTC().Format(time.DateOnly)
+					if count == 1 {
+						notes = append(notes, fmt.Sprintf("DST gap: %s on %s does not exist and is skipped", s.clock(first), day))
+					} else {
+						notes = append(notes, fmt.Sprintf("DST gap: %d%s scheduled times from %s to %s on %s do not exist and are skipped", count, more, s.clock(first), s.clock(last), day))
+					}
+				}
 			}
 		}
+		if p.end == math.MaxInt64 {
+			break
+		}
+		u = p.end
+	}
+	return notes
+}
+
+// firingNote explains a firing that a transition moved (a fixed time in a
+// spring-forward gap) or that falls in a repeated hour.
+func (s *Schedule) firingNote(f int64) string {
+	p := lookupPeriod(s.loc, f)
+	wall := f + p.off
+	if f == p.start && s.gapFires(p) {
+		from, to, _ := s.gapAt(p)
+		first, _ := s.nextWall(from, to)
+		return s.gapNote(first, to, wall, p)
 	}
 	// Repeated wall time: later in the next period (first occurrence) or
 	// earlier in the previous one (second occurrence)?
@@ -126,20 +175,28 @@ func (s *Schedule) note(f int64) string {
 	return ""
 }
 
-func (s *Schedule) gapNote(first, to, wall int64, p period) string {
-	count, last := 0, first
+// gapTimes counts the matching wall values in [first, to), given that first
+// is one, up to 10000 (more is then "+"), and returns the last one counted.
+func (s *Schedule) gapTimes(first, to int64) (count int, last int64, more string) {
+	last = first
 	for w, ok := first, true; ok && count < 10000; w, ok = s.nextWall(w+1, to) {
 		count, last = count+1, w
 	}
+	if count >= 10000 {
+		more = "+"
+	}
+	return count, last, more
+}
+
+// gapNote describes a fixed schedule's firing at the transition instant
+// (wall, in period p) for the nonexistent wall times from first to to.
+func (s *Schedule) gapNote(first, to, wall int64, p period) string {
+	count, last, more := s.gapTimes(first, to)
 	at := s.clock(wall) + " " + p.abbr
 	var msg string
 	if count == 1 {
 		msg = fmt.Sprintf("DST gap: %s does not exist, fired at %s", s.clock(first), at)
 	} else {
-		more := ""
-		if count >= 10000 {
-			more = "+"
-		}
 		msg = fmt.Sprintf("DST gap: %d%s scheduled times from %s to %s do not exist, fired once at %s", count, more, s.clock(first), s.clock(last), at)
 	}
 	if s.matchesWall(wall) {
