@@ -269,7 +269,7 @@ func (c *Calendar) IsWorkday(d Date) bool {
 
 // monthMask returns the working days of a valid month: bit i is day i+1.
 func (c *Calendar) monthMask(y int, m time.Month) uint32 {
-	first := weekday(daysFromCivil(int64(y), int(m), 1))
+	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Weekday()
 	mask := c.pattern[first] & (1<<daysIn(y, m) - 1)
 	if o, ok := c.overrides[monthKey(y, m)]; ok {
 		mask = mask&^o.holidays | o.workdays

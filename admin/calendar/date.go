@@ -102,7 +102,7 @@ func (d Date) String() string {
 }
 
 // Weekday returns the day of the week of a valid date.
-func (d Date) Weekday() time.Weekday { return time.Weekday(weekday(d.days())) }
+func (d Date) Weekday() time.Weekday { return d.midnight().Weekday() }
 
 // AddDays returns the date n days after d (before, for negative n).
 func (d Date) AddDays(n int) Date { return dateOfDays(d.days() + int64(n)) }
@@ -136,58 +136,11 @@ func sign(n int) int {
 }
 
 // days returns the day number (days since 1970-01-01).
-func (d Date) days() int64 { return daysFromCivil(int64(d.Year), int(d.Month), d.Day) }
+func (d Date) days() int64 { return d.midnight().Unix() / 86400 }
 
-func dateOfDays(n int64) Date {
-	y, m, d := civilFromDays(n)
-	return Date{Year: int(y), Month: time.Month(m), Day: d}
-}
+func (d Date) midnight() time.Time { return time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC) }
 
-// Calendar arithmetic on the proleptic Gregorian calendar in plain integers
-// (no time.Time, no allocation): day numbers count from 1970-01-01.
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-// daysFromCivil returns the day number of y-m-d. Years are shifted to start
-// in March so that the leap day ends the shifted year; an era is 400 years.
-func daysFromCivil(y int64, m, d int) int64 {
-	if m <= 2 {
-		y--
-	}
-	era := floorDiv(y, 400)
-	yearOfEra := y - era*400
-	shiftedMonth := int64((m + 9) % 12)
-	dayOfYear := (153*shiftedMonth+2)/5 + int64(d) - 1
-	dayOfEra := yearOfEra*365 + yearOfEra/4 - yearOfEra/100 + dayOfYear
-	return era*146097 + dayOfEra - 719468
-}
-
-// civilFromDays is the inverse of daysFromCivil.
-func civilFromDays(days int64) (y int64, m, d int) {
-	days += 719468
-	era := floorDiv(days, 146097)
-	dayOfEra := days - era*146097
-	yearOfEra := (dayOfEra - dayOfEra/1460 + dayOfEra/36524 - dayOfEra/146096) / 365
-	dayOfYear := dayOfEra - (365*yearOfEra + yearOfEra/4 - yearOfEra/100)
-	shiftedMonth := (5*dayOfYear + 2) / 153
-	d = int(dayOfYear - (153*shiftedMonth+2)/5 + 1)
-	if shiftedMonth < 10 {
-		m = int(shiftedMonth + 3)
-	} else {
-		m = int(shiftedMonth - 9)
-	}
-	y = yearOfEra + era*400
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
-}
+func dateOfDays(n int64) Date { return DateOf(time.Unix(n*86400, 0).UTC()) }
 
 func isLeap(y int) bool { return y%4 == 0 && (y%100 != 0 || y%400 == 0) }
 
@@ -201,15 +154,6 @@ func daysIn(y int, m time.Month) int {
 		return 0
 	}
 	return monthDays[m]
-}
-
-// weekday returns 0 (Sunday) ... 6 (Saturday); 1970-01-01 was a Thursday.
-func weekday(days int64) int {
-	w := (days + 4) % 7
-	if w < 0 {
-		w += 7
-	}
-	return int(w)
 }
 
 // Week is the base week of a calendar: the set of weekdays that are working

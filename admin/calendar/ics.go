@@ -42,6 +42,7 @@ type icsEvent struct {
 	summary        string
 	categories     []string // upper case, trimmed
 	categoriesLine int
+	recurrence     *icsLine // the first RRULE, RDATE...
 	cancelled      bool
 }
 
@@ -240,7 +241,9 @@ func clip(s string) string {
 func eventProperty(col *collector, ev *icsEvent, l *icsLine) error {
 	switch l.name {
 	case "RRULE", "RDATE", "EXDATE", "RECURRENCE-ID", "EXRULE":
-		return col.fail(l.line, "%s (recurrence) is not supported: list every holiday as its own event with its own dates (the VEVENT of line %d)", l.name, ev.begin)
+		if ev.recurrence == nil {
+			ev.recurrence = l
+		}
 	case "DTSTART", "DTEND", "DURATION":
 		slot := map[string]**icsLine{"DTSTART": &ev.start, "DTEND": &ev.end, "DURATION": &ev.duration}[l.name]
 		if *slot != nil {
@@ -326,6 +329,9 @@ func icsDays(col *collector, l *icsLine) (int, error) {
 func addEvent(col *collector, ev *icsEvent) error {
 	if ev.cancelled {
 		return nil
+	}
+	if r := ev.recurrence; r != nil {
+		return col.fail(r.line, "%s (recurrence) is not supported: list every holiday as its own event with its own dates (the VEVENT of line %d)", r.name, ev.begin)
 	}
 	if ev.start == nil {
 		return col.fail(ev.begin, "a VEVENT without DTSTART: add DTSTART;VALUE=DATE:YYYYMMDD")

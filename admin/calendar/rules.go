@@ -192,7 +192,7 @@ func (c *Calendar) Apply(p Policy, t time.Time) Decision {
 func wallSeconds(t time.Time) int64 {
 	y, m, d := t.Date()
 	h, mi, s := t.Clock()
-	return daysFromCivil(int64(y), int(m), d)*86400 + int64(h*3600+mi*60+s)
+	return time.Date(y, m, d, h, mi, s, 0, time.UTC).Unix()
 }
 
 // sameClockOn returns the instant of t's local clock time on date, in t's
@@ -201,7 +201,7 @@ func wallSeconds(t time.Time) int64 {
 func sameClockOn(date Date, t time.Time) time.Time {
 	loc := t.Location()
 	h, mi, s := t.Clock()
-	want := daysFromCivil(int64(date.Year), int(date.Month), date.Day)*86400 + int64(h*3600+mi*60+s)
+	want := time.Date(date.Year, date.Month, date.Day, h, mi, s, 0, time.UTC).Unix()
 	r := time.Date(date.Year, date.Month, date.Day, h, mi, s, t.Nanosecond(), loc)
 	got := wallSeconds(r)
 	start, end := r.ZoneBounds()
