@@ -185,13 +185,23 @@ type Calendar struct {
 	// pattern[w] has bit i set when day i+1 of a month whose first day is
 	// weekday w falls on a working weekday (31 bits).
 	pattern [7]uint32
-	// overrides per month (key monthKey): bit i is day i+1.
-	overrides map[int32]monthOverride
+	// From firstYear on, masks holds every month's working days (bit i is
+	// day i+1) and holidays its holidays, precomputed for the years that
+	// have special days (and those between): 96 bytes a year. Other months
+	// follow the base week alone.
+	firstYear int
+	masks     []uint32
+	holidays  []uint32
 }
 
-type monthOverride struct{ holidays, workdays uint32 }
-
-func monthKey(y int, m time.Month) int32 { return int32(y*12 + int(m) - 1) }
+// monthIndex returns the index of a valid month in masks, or -1.
+func (c *Calendar) monthIndex(y int, m time.Month) int {
+	i := (y-c.firstYear)*12 + int(m) - 1
+	if i < 0 || i >= len(c.masks) {
+		return -1
+	}
+	return i
+}
 
 // New validates def and builds its calendar.
 func New(def Definition) (*Calendar, error) {
@@ -200,7 +210,7 @@ func New(def Definition) (*Calendar, error) {
 	}
 	def.Week = def.Week.orDefault()
 	def.Entries = sortedEntries(def.Entries)
-	c := &Calendar{def: def, version: def.Version(), overrides: make(map[int32]monthOverride)}
+	c := &Calendar{def: def, version: def.Version()}
 	for first := range 7 {
 		var mask uint32
 		for i := range 31 {
@@ -210,15 +220,23 @@ func New(def Definition) (*Calendar, error) {
 		}
 		c.pattern[first] = mask
 	}
+	if len(def.Entries) == 0 {
+		return c, nil
+	}
+	c.firstYear = def.Entries[0].Date.Year
+	months := (def.Entries[len(def.Entries)-1].Date.Year - c.firstYear + 1) * 12
+	c.masks, c.holidays = make([]uint32, months), make([]uint32, months)
+	for i := range c.masks {
+		c.masks[i] = c.baseMask(c.firstYear+i/12, time.Month(i%12+1))
+	}
 	for _, e := range def.Entries {
-		k := monthKey(e.Date.Year, e.Date.Month)
-		o := c.overrides[k]
+		i, bit := c.monthIndex(e.Date.Year, e.Date.Month), uint32(1)<<(e.Date.Day-1)
 		if e.Kind == KindHoliday {
-			o.holidays |= 1 << (e.Date.Day - 1)
+			c.masks[i] &^= bit
+			c.holidays[i] |= bit
 		} else {
-			o.workdays |= 1 << (e.Date.Day - 1)
+			c.masks[i] |= bit
 		}
-		c.overrides[k] = o
 	}
 	return c, nil
 }
@@ -254,8 +272,8 @@ func (c *Calendar) IsHoliday(d Date) bool {
 	if !d.Valid() {
 		return false
 	}
-	o := c.overrides[monthKey(d.Year, d.Month)]
-	return o.holidays&(1<<(d.Day-1)) != 0
+	i := c.monthIndex(d.Year, d.Month)
+	return i >= 0 && c.holidays[i]&(1<<(d.Day-1)) != 0
 }
 
 // IsWorkday reports whether d is a working day: an extra working day, or a
@@ -269,12 +287,16 @@ func (c *Calendar) IsWorkday(d Date) bool {
 
 // monthMask returns the working days of a valid month: bit i is day i+1.
 func (c *Calendar) monthMask(y int, m time.Month) uint32 {
-	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Weekday()
-	mask := c.pattern[first] & (1<<daysIn(y, m) - 1)
-	if o, ok := c.overrides[monthKey(y, m)]; ok {
-		mask = mask&^o.holidays | o.workdays
+	if i := c.monthIndex(y, m); i >= 0 {
+		return c.masks[i]
 	}
-	return mask
+	return c.baseMask(y, m)
+}
+
+// baseMask returns the working weekdays of a valid month.
+func (c *Calendar) baseMask(y int, m time.Month) uint32 {
+	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).Weekday()
+	return c.pattern[first] & (1<<daysIn(y, m) - 1)
 }
 
 func validMonth(y int, m time.Month) bool {

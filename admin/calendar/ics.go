@@ -192,7 +192,7 @@ func parseContentLine(col *collector, line int, s string) (icsLine, error) {
 		}
 		pname := strings.ToUpper(s[:eq])
 		s = s[eq+1:]
-		val := ""
+		var val string
 		if strings.HasPrefix(s, `"`) {
 			end := strings.IndexByte(s[1:], '"')
 			if end < 0 {

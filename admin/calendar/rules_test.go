@@ -177,7 +177,7 @@ func TestDedupe(t *testing.T) {
 // jump, and where it happens twice, at the first occurrence.
 func TestShiftAcrossClockChanges(t *testing.T) {
 	t.Parallel()
-	every := Week(allDays)
+	every := allDays
 	for _, tc := range []struct {
 		name, zone string
 		holiday    Date
