@@ -226,8 +226,11 @@ func New(def Definition) (*Calendar, error) {
 	c.firstYear = def.Entries[0].Date.Year
 	months := (def.Entries[len(def.Entries)-1].Date.Year - c.firstYear + 1) * 12
 	c.masks, c.holidays = make([]uint32, months), make([]uint32, months)
+	first := time.Date(c.firstYear, time.January, 1, 0, 0, 0, 0, time.UTC).Weekday()
 	for i := range c.masks {
-		c.masks[i] = c.baseMask(c.firstYear+i/12, time.Month(i%12+1))
+		n := daysIn(c.firstYear+i/12, time.Month(i%12+1))
+		c.masks[i] = c.pattern[first] & (1<<n - 1)
+		first = (first + time.Weekday(n)) % 7
 	}
 	for _, e := range def.Entries {
 		i, bit := c.monthIndex(e.Date.Year, e.Date.Month), uint32(1)<<(e.Date.Day-1)
