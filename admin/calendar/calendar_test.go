@@ -2,6 +2,7 @@ package calendar
 
 import (
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -437,4 +438,24 @@ func TestNewCopies(t *testing.T) {
 	require.False(t, c.IsWorkday(d(2026, 5, 1)), "Definition returns a copy")
 	require.Equal(t, MonFri, c.Week())
 	require.Equal(t, "x", c.Name())
+}
+
+// TestConcurrentUse: a *Calendar is read-only after New (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	c := china2026(t)
+	sh := mustZone(t, "Asia/Shanghai")
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				date := d(2026, 1, 1).AddDays((g*500 + i) % 365)
+				c.IsWorkday(date)
+				c.NextWorkday(date)
+				c.NthWorkday(2026, date.Month, BusinessDay(i%5+1))
+				c.Apply(Policy{Rule: RuleShift}, time.Date(date.Year, date.Month, date.Day, 9, 0, 0, 0, sh))
+			}
+		})
+	}
+	wg.Wait()
 }

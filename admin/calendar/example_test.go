@@ -47,14 +47,19 @@ func Example() {
 		{Rule: calendar.RuleShift, Shift: calendar.ShiftPrevious},
 	} {
 		dec := cal.Apply(p, firing)
-		fmt.Printf("%s %s: fire=%v at %s; %s\n", p.Rule, p.Shift, dec.Fire, dec.At.Format("2006-01-02 15:04"), dec.Note())
+		if dec.Fire {
+			fmt.Printf("%s %s: fires at %s (%s UTC); %s\n", p.Rule, p.Shift,
+				dec.At.Format("2006-01-02 15:04"), dec.At.UTC().Format("15:04"), dec.Note())
+		} else {
+			fmt.Printf("%s: %s (reason %s)\n", p.Rule, dec.Note(), dec.Reason)
+		}
 	}
 	// Output:
 	// BD3 of February 2026: 2026-02-04 (Wednesday)
 	// BDL of February 2026: 2026-02-28 (Saturday)
 	// BD-2 of February 2026: 2026-02-27 (Friday)
 	// BD25 of February 2026: none, the month has 16 working days
-	// business_days_only : fire=false at 0001-01-01 00:00; skipped: 2026-02-17 is a holiday (Spring Festival)
-	// shift next: fire=true at 2026-02-24 09:00; shifted to 2026-02-24: 2026-02-17 is a holiday (Spring Festival)
-	// shift previous: fire=true at 2026-02-14 09:00; shifted to 2026-02-14: 2026-02-17 is a holiday (Spring Festival)
+	// business_days_only: skipped: 2026-02-17 is a holiday (Spring Festival) (reason holiday)
+	// shift next: fires at 2026-02-24 09:00 (01:00 UTC); shifted to 2026-02-24: 2026-02-17 is a holiday (Spring Festival)
+	// shift previous: fires at 2026-02-14 09:00 (01:00 UTC); shifted to 2026-02-14: 2026-02-17 is a holiday (Spring Festival)
 }
