@@ -86,6 +86,11 @@
 // firing at a time gets the same result by using Decision.At as the run key
 // of a shifted firing.
 //
+// With shift (previous) a firing happens before its scheduled time: the
+// firings of a non-working run (after working day W, up to the next working
+// day) all land on W, so a scheduler looking for the firings on W looks at
+// the candidates up to NextWorkday(W).
+//
 // The rules only remove or move firings the cron expression produced: with
 // business_days_only, a make-up Saturday fires only if the expression allows
 // Saturdays ("0 9 * * *", not "0 9 * * MON-FRI").

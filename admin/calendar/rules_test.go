@@ -215,3 +215,18 @@ func TestShiftNoWorkday(t *testing.T) {
 	require.Equal(t, ReasonNoWorkday, got.Reason)
 	require.Equal(t, "skipped: no working day to shift 9999-12-31 to", got.Note())
 }
+
+// TestZoneDecidesTheDate: one instant, two zones, two dates.
+func TestZoneDecidesTheDate(t *testing.T) {
+	t.Parallel()
+	c := china2026(t)
+	instant := utc("2026-02-14T20:00:00Z")
+	p := Policy{Rule: RuleBusinessDaysOnly}
+	inShanghai := c.Apply(p, instant.In(mustZone(t, "Asia/Shanghai")))
+	require.Equal(t, d(2026, 2, 15), inShanghai.Date)
+	require.False(t, inShanghai.Fire)
+	require.Equal(t, ReasonHoliday, inShanghai.Reason)
+	inUTC := c.Apply(p, instant)
+	require.Equal(t, d(2026, 2, 14), inUTC.Date)
+	require.True(t, inUTC.Fire, "the make-up Saturday")
+}
