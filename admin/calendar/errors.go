@@ -1,0 +1,55 @@
+package calendar
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalid is matched (with errors.Is) by every *ValidationError and
+// *ImportError of this package, so callers can answer bad input with a 4xx
+// without a type assertion.
+var ErrInvalid = errors.New("calendar: invalid input")
+
+// ValidationError says why a Definition or a Policy was rejected.
+type ValidationError struct {
+	// Field names the part that is wrong: "name", "week", "days", "rule" or
+	// "shift".
+	Field string
+	// Date is the offending date for a "days" error, zero otherwise.
+	Date Date
+	// Msg says what is wrong and how to fix it.
+	Msg string
+}
+
+// Error renders "calendar days: 2026-02-14 is both a holiday ... and a working day ...".
+func (e *ValidationError) Error() string { return "calendar " + e.Field + ": " + e.Msg }
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field string, date Date, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Date: date, Msg: fmt.Sprintf(format, args...)}
+}
+
+// ImportError says why an .ics or CSV input was refused, and where.
+type ImportError struct {
+	// Format is "ics" or "csv".
+	Format string
+	// Line is the 1-based line of the input the error is about (for an
+	// .ics content line folded over several lines, the first), or 0 for the
+	// input as a whole.
+	Line int
+	// Msg says what is wrong and how to fix it.
+	Msg string
+}
+
+// Error renders "ics line 12: RRULE (a recurrence rule) is not supported ...".
+func (e *ImportError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s line %d: %s", e.Format, e.Line, e.Msg)
+	}
+	return e.Format + ": " + e.Msg
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *ImportError) Is(target error) bool { return target == ErrInvalid }
