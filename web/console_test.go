@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/internal/testenv"
 )
 
@@ -386,6 +388,33 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelectorAll("#jobs-table tbody tr").length >= 3 && document.documentElement.lang === "zh-CN"`, "console in Chinese after reload")
 	require.Contains(t, b.text("#new-job"), "新建作业")
 	b.screenshot("14-jobs-zh")
+	// The admin's messages in Chinese: a failed run, a run that waits and
+	// the alarms show no English text of the admin (its codes translated);
+	// a handler's own error stays as the handler wrote it.
+	noEnglish := func(what string) {
+		t.Helper()
+		found := b.evalString(fmt.Sprintf(`(() => { const text = document.querySelector("#view").innerText;
+			return %s.filter(f => text.includes(f)).join(" | "); })()`, jsStrings(englishFragments())))
+		require.Empty(t, found, "English server text on the %s page in zh-CN", what)
+	}
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, failedRun)))
+	b.waitJS(60*time.Second, `(() => { const e = document.querySelector("#run-error");
+		return e && !e.hidden && e.textContent.includes("8 个分片中 2 个失败"); })()`, "the failed run's reason in Chinese")
+	require.Contains(t, b.text("#run-failures"), "slot 1 fails on purpose", "the handler's error as written")
+	noEnglish("failed run")
+	b.screenshot("14b-run-failed-zh")
+	stuckZh := api.createJob(map[string]any{"app": "demo", "name": "stuck-zh", "handler": "demo.nope", "cron": "0 0 1 1 *"})
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, api.trigger(stuckZh))))
+	b.waitJS(30*time.Second, `(() => { const e = document.querySelector("#run-error");
+		return e && !e.hidden && e.textContent.includes("等待中：应用 demo 没有在线执行器提供处理器 demo.nope"); })()`, "the waiting run's reason in Chinese")
+	noEnglish("waiting run")
+	b.screenshot("14c-run-waiting-zh")
+	b.do(chromedp.Navigate(base + "/#/alarms"))
+	b.waitJS(30*time.Second, `(() => { const t = document.querySelector("#alarms-table") ? document.querySelector("#alarms-table").innerText : "";
+		return t.includes("部分失败") && t.includes("无法开始") && t.includes("成为调度主节点"); })()`, "alarms in Chinese")
+	noEnglish("alarms")
+	b.screenshot("14d-alarms-zh")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuckZh), nil, nil)
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "en"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))
 	b.waitJS(5*time.Second, `document.querySelector('#nav a[data-nav="jobs"]').textContent === "Jobs"`, "back to English")
@@ -933,4 +962,26 @@ func (c *apiClient) waitRun(run int64, status string) {
 		c.call(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", run), nil, &out)
 		return out.Run.Status == status, nil
 	}, fmt.Sprintf("run %d did not become %s", run, status))
+}
+
+// englishFragments are the fixed pieces of the admin's English message
+// templates (admin/msg) long enough to be unmistakable: none may show on a
+// page in another language.
+func englishFragments() []string {
+	var out []string
+	for _, tmpl := range msg.Catalog {
+		for _, part := range regexp.MustCompile(`\{\w+\}`).Split(tmpl, -1) {
+			if p := strings.TrimSpace(part); len(p) >= 12 {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// jsStrings is ss as a JavaScript array literal.
+func jsStrings(ss []string) string {
+	b, _ := json.Marshal(ss)
+	return string(b)
 }
