@@ -157,7 +157,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.True(t, b.evalBool(`document.querySelector("#run-first-slot time") !== null`), "the run page says when its first slot started")
 	b.do(chromedp.Click(chromedp.CSS(`#slot-grid .cell[data-slot="7"]`)))
 	b.waitJS(5*time.Second, `document.querySelector("#slot-panel h4") && document.querySelector("#slot-panel h4").textContent.includes("7")`, "slot detail pinned")
+	// The panel compares the slot with the run's median and leads to its logs.
+	require.Regexp(t, `^\(\d+\.\d× the median .+\)$`, strings.TrimSpace(b.text("#slot-vs-median")))
+	b.do(chromedp.Click(chromedp.CSS("#slot-logs")))
+	b.waitJS(5*time.Second, `document.querySelector("#logs-slot").value === "7"`, "the slot's logs")
 	b.screenshot("06-run-detail")
+	b.do(chromedp.Evaluate[chromedp.Void](`(() => { const s = document.querySelector("#logs-slot"); s.value = ""; s.dispatchEvent(new Event("change")); window.scrollTo(0, 0); })()`))
 	b.do(chromedp.Click(chromedp.CSS(`#grid-mode button[data-mode="duration"]`)))
 	b.waitJS(5*time.Second, `document.querySelectorAll("#slot-grid .cell.heat").length === 32`, "duration heat")
 	b.screenshot("07-run-detail-heat")

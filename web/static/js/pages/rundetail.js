@@ -141,25 +141,42 @@ export default function mount(root, ctx) {
     return h("div", { class: "tip-body" }, rows);
   }
 
+  /** medianDuration is the median duration of the run's finished current
+   * attempts: what a slot is compared with to spot stragglers. */
+  function medianDuration() {
+    const ds = [...current.values()].filter(a => a.started_at && a.finished_at).map(a => dur(a, 0)).sort((x, y) => x - y);
+    return ds.length >= 3 ? ds[Math.floor(ds.length / 2)] : null;
+  }
+
+  // The slot panel: what the tooltip does not say (when it ran, how it
+  // compares with the other slots, its earlier attempts) and a way to its
+  // log lines; the records in one row.
   function renderSlotPanel() {
     if (selected === null || !data) return;
     const list = bySlot.get(selected) || [];
     const now = Date.now();
     const a = current.get(selected);
-    fill(slotPanel, 
-      h("div", { class: "slot-head" }, h("h4", {}, t("run.slotN", { n: selected })), badge(a ? a.status : "pending")),
+    const slot = selected;
+    let vsMedian = null;
+    const med = medianDuration();
+    if (a && a.started_at && a.finished_at && med) {
+      const ratio = dur(a, now) / med;
+      vsMedian = h("span", { class: ["muted", ratio >= 2 ? "text-warn" : ""], id: "slot-vs-median" }, " ", t("run.vsMedian", { x: ratio.toFixed(1), median: fmtDur(med) }));
+    }
+    const logsBtn = h("button", { class: "btn btn-sm", type: "button", id: "slot-logs" }, t("run.slotLogs"));
+    logsBtn.addEventListener("click", () => logs.showSlot(slot));
+    fill(slotPanel,
+      h("div", { class: "slot-head" }, h("h4", {}, t("run.slotN", { n: slot })), badge(a ? a.status : "pending")),
       a ? kv([
         [t("col.executor"), a.executor_id != null ? h("span", { title: execs.get(a.executor_id)?.address || "" }, execLabel(a.executor_id)) : "—"],
         [t("run.attempt"), `${a.attempt} (token ${a.token})`],
-        [t("run.started"), a.started_at ? h("span", { title: fmtDateTime(a.started_at) }, fmtTime(a.started_at, true)) : "—"],
-        [t("run.finished"), a.finished_at ? h("span", { title: fmtDateTime(a.finished_at) }, fmtTime(a.finished_at, true)) : "—"],
-        [t("col.duration"), fmtDur(dur(a, now))],
-        [t("run.processed"), fmtNum(a.processed)],
-        [t("run.skipped"), fmtNum(a.skipped)],
-        [t("run.failedRecords"), fmtNum(a.failed)],
-        [t("run.uncertain"), fmtNum(a.uncertain)],
+        [t("run.ran"), a.started_at ? h("span", { title: fmtDateTime(a.started_at) + (a.finished_at ? " → " + fmtDateTime(a.finished_at) : "") },
+          fmtTime(a.started_at, true), " → ", a.finished_at ? fmtTime(a.finished_at, true) : "…") : "—"],
+        [t("col.duration"), h("span", {}, fmtDur(dur(a, now)), vsMedian)],
+        [t("run.recordsShort"), h("span", { class: "mono", title: t("run.recordsLong") }, `${fmtNum(a.processed)} / ${fmtNum(a.skipped)} / ${fmtNum(a.failed)} / ${fmtNum(a.uncertain)}`)],
       ], "kv-compact") : h("p", { class: "muted" }, t("run.notAssigned")),
       a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, errText(a)) : null,
+      a ? h("div", { class: "btn-row" }, logsBtn) : null,
       a ? xxlTools(a) : null,
       list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
         h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, t("run.attempt")), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),

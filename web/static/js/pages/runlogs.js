@@ -148,5 +148,11 @@ export function logsPanel(runID) {
     }
   }
 
-  return { el, refresh };
+  /** showSlot narrows the panel to one slot's lines and brings it into view. */
+  function showSlot(n) {
+    if (slotSel.value !== String(n)) { slotSel.value = String(n); reset(); }
+    el.scrollIntoView({ block: "start", behavior: "smooth" });
+  }
+
+  return { el, refresh, showSlot };
 }
