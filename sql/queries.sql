@@ -648,3 +648,27 @@ SELECT 1;
 SELECT VERSION();
 -- name: ServerVersion.sqlite
 SELECT sqlite_version();
+
+-- name: CalendarInsert
+INSERT INTO business_calendar (app, name, description, week, days, holidays, workdays, version, revision, created_at, updated_at, updated_by)
+VALUES (:app, :name, :description, :week, :days, :holidays, :workdays, :version, 1, {{now_ms}}, {{now_ms}}, :updated_by);
+
+-- name: CalendarUpdate
+-- An edit of the revision read (optimistic lock): app and name stay.
+UPDATE business_calendar SET description = :description, week = :week, days = :days, holidays = :holidays, workdays = :workdays,
+       version = :version, revision = revision + 1, updated_at = {{now_ms}}, updated_by = :updated_by
+WHERE id = :id AND revision = :revision;
+
+-- name: CalendarByID
+SELECT id, app, name, description, week, days, holidays, workdays, version, revision, created_at, updated_at, updated_by
+FROM business_calendar WHERE id = ?;
+
+-- The calendars one reader may see, by app then name: every calendar (? =
+-- no app limit), or the global ones and those of an app in the list (?).
+-- The days are left out (GET one calendar for them).
+-- name: CalendarList
+SELECT id, app, name, description, week, '' AS days, holidays, workdays, version, revision, created_at, updated_at, updated_by
+FROM business_calendar WHERE ? OR app = '' OR app IN (?) ORDER BY app, name LIMIT 1000;
+
+-- name: CalendarDelete
+DELETE FROM business_calendar WHERE id = ?;

@@ -252,6 +252,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go
 	op.POST("/runs/:id/retry", s.retryRun)
 	op.GET("/audit", s.listAudit)
+	s.calendarRoutes(view, op) // calendars.go
 
 	authed.POST("/me/password", s.changeOwnPassword)
 	view.GET("/tokens", s.listTokens) // own API tokens (tokens.go)

@@ -68,6 +68,11 @@ const (
 	qAttemptsUnplaced
 	qAuditInsert
 	qAuditList
+	qCalendarByID
+	qCalendarDelete
+	qCalendarInsert
+	qCalendarList
+	qCalendarUpdate
 	qDBNow
 	qDispatchOfExecutor
 	qDispatchUnacked
@@ -243,6 +248,11 @@ var queryNames = [...]string{
 	"AttemptsUnplaced",
 	"AuditInsert",
 	"AuditList",
+	"CalendarByID",
+	"CalendarDelete",
+	"CalendarInsert",
+	"CalendarList",
+	"CalendarUpdate",
 	"DBNow",
 	"DispatchOfExecutor",
 	"DispatchUnacked",
