@@ -168,6 +168,9 @@ const (
 	qUserSetApps
 	qUserSetPassword
 	qUserSetRole
+	qUtilizationBuckets
+	qUtilizationInsert
+	qUtilizationSample
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -343,6 +346,9 @@ var queryNames = [...]string{
 	"UserSetApps",
 	"UserSetPassword",
 	"UserSetRole",
+	"UtilizationBuckets",
+	"UtilizationInsert",
+	"UtilizationSample",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",
