@@ -85,7 +85,7 @@ type UtilizationPoint struct {
 // clock, which stamps the samples), from to 6 hours before to.
 func (s *Server) utilization(c *gin.Context) {
 	ctx := c.Request.Context()
-	from, to, ok := timeRange(c, "utilization samples taken from this time on, up to to")
+	from, to, ok := timeRange(c, "the time range of the utilization samples")
 	if !ok {
 		return
 	}
