@@ -10,7 +10,7 @@ import (
 )
 
 // UtilizationSample is the load of one app's executors at one instant
-// (table utilization_sample, migration 0018).
+// (table utilization_sample, migration 0019).
 type UtilizationSample struct {
 	At        int64  `db:"at"` // Unix ms, the database clock
 	App       string `db:"app"`

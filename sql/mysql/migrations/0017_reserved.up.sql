@@ -1,5 +1,0 @@
--- Placeholder: version 0017 is reserved for a migration being written on
--- another branch, and versions may have no gaps (store.Migrations), so this
--- branch's 0018 needs a 0017 to exist. It changes nothing. When the real
--- 0017 lands, delete these placeholder files: Migrations then reports
--- "version 0017 has two names" until they are gone.
