@@ -618,6 +618,51 @@ SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_polic
 -- name: RunCountOfParent
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;
 
+-- Utilization samples (admin/utilization, migration 0018): one row per app
+-- that has executors, recorded by the leader every sample interval in one
+-- statement. It reads the executor table and the live attempts
+-- (idx_attempt_status); busy and queued count the attempts of online
+-- executors only, capacity their slots, as the dashboard's table does.
+-- args: at (NULL: the database clock; tests pass a fixed instant)
+-- name: UtilizationSample
+INSERT INTO utilization_sample (at, app, executors, capacity, busy, queued)
+SELECT COALESCE(?, {{now_ms}}), e.app,
+       SUM(CASE WHEN e.state = 'online' THEN 1 ELSE 0 END),
+       SUM(CASE WHEN e.state = 'online' THEN e.capacity ELSE 0 END),
+       COALESCE(SUM(l.busy), 0), COALESCE(SUM(l.queued), 0)
+FROM executor e
+LEFT JOIN (SELECT a.executor_id,
+                  SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 0 ELSE 1 END) AS busy,
+                  SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END) AS queued
+           FROM slot_attempt a
+           WHERE a.status IN ('assigned', 'running') AND a.current = 1 AND a.executor_id IS NOT NULL
+           GROUP BY a.executor_id) l ON l.executor_id = e.id AND e.state = 'online'
+WHERE e.state <> 'gone'
+GROUP BY e.app;
+
+-- Samples given as they are (tests, and tools that import history).
+-- name: UtilizationInsert
+INSERT INTO utilization_sample (at, app, executors, capacity, busy, queued) VALUES (?, ?, ?, ?, ?, ?);
+
+-- The samples of [from, to) downsampled into buckets of a fixed width
+-- aligned on the Unix epoch (bucket = at - at mod width): per app and
+-- bucket the largest busy and queued, the sums of capacity and online
+-- executors (the store divides them by samples: MySQL's AVG would round to
+-- 4 decimals), and how many samples. Range by idx_util_at.
+-- args: width, width, from, to, every app?, apps…
+-- name: UtilizationBuckets.mysql
+SELECT app, (at DIV ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capacity) AS capacity_sum,
+       MAX(busy) AS busy, MAX(queued) AS queued, COUNT(*) AS samples
+FROM utilization_sample
+WHERE at >= ? AND at < ? AND (? OR app IN (?))
+GROUP BY app, bucket ORDER BY app, bucket;
+-- name: UtilizationBuckets.sqlite
+SELECT app, (at / ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capacity) AS capacity_sum,
+       MAX(busy) AS busy, MAX(queued) AS queued, COUNT(*) AS samples
+FROM utilization_sample
+WHERE at >= ? AND at < ? AND (? OR app IN (?))
+GROUP BY app, bucket ORDER BY app, bucket;
+
 -- Migrations (admin/store/migrate.go). Concurrent admins are serialised
 -- with a named lock on MySQL; SQLite has one writer, its lock is a no-op.
 

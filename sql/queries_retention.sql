@@ -60,3 +60,14 @@ ORDER BY at, id LIMIT ?;
 -- args: ids…, cutoff
 -- name: RetentionAuditDelete
 DELETE FROM audit_log WHERE id IN (?) AND at < ?;
+
+-- Utilization samples before the cutoff (idx_util_at).
+-- args: cutoff, last at, last at, last id, limit
+-- name: RetentionUtilizationScan
+SELECT id, at FROM utilization_sample
+WHERE at < ? AND (at > ? OR (at = ? AND id > ?))
+ORDER BY at, id LIMIT ?;
+
+-- args: ids…, cutoff
+-- name: RetentionUtilizationDelete
+DELETE FROM utilization_sample WHERE id IN (?) AND at < ?;

@@ -39,7 +39,8 @@ var passwordRE = regexp.MustCompile(`with password (\S+)`)
 // watched to the end on the run page, the failures page's retry, the
 // language switch, a user created on the Users page (limited to one app),
 // an API token whose secret is shown once and then revoked, the audit log
-// of those changes, and a viewer who sees no edit buttons, no Users entry,
+// of those changes, the dashboard's utilization chart drawn from the
+// leader's samples, and a viewer who sees no edit buttons, no Users entry,
 // and whom the API refuses. Screenshots of every main page go to
 // SHARDJOB_ARTIFACTS (or the test's temporary directory).
 func TestConsoleInBrowser(t *testing.T) {
@@ -48,7 +49,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	port := testenv.FreePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	admin := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
+	// Utilization samples every second, so that the dashboard's chart has
+	// real points within the test.
+	admin := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--sample-interval", "1s"}, nil)
 	_, err := admin.WaitForLine(timeout(t, 60*time.Second), "standalone mode ready")
 	require.NoError(t, err)
 	m := passwordRE.FindStringSubmatch(admin.Stdout())
@@ -383,6 +386,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `(() => { const tr = document.querySelector('#dash-apps tr[data-app="demo"]');
 		return tr && tr.querySelector(".util .rate-text") && /%$/.test(tr.querySelector(".util .rate-text").textContent) &&
 			[...document.querySelectorAll("#chart-lag + .legend, .legend")].some(l => l.textContent.includes("queue wait p95")); })()`, "utilization and queue wait per app")
+	// Utilization over time: the leader's samples of the demo app, one
+	// line over the last hour (15 s buckets), busy/capacity/queued on hover.
+	b.waitJS(15*time.Second, `document.querySelector('#util-window button[data-win="6h"]').classList.contains("active") &&
+		document.querySelector("#chart-util").dataset.apps === "1"`, "utilization chart over 6 hours by default")
+	b.do(chromedp.Click(chromedp.CSS(`#util-window button[data-win="1h"]`)))
+	b.waitJS(30*time.Second, `Number(document.querySelector("#chart-util").dataset.points) >= 2 &&
+		document.querySelectorAll("#chart-util svg path.line.c-app0").length === 1 &&
+		document.querySelector("#util-legend").textContent.includes("demo")`, "utilization line of the demo app")
+	b.waitJS(15*time.Second, `(() => {
+		const hit = document.querySelector("#chart-util svg rect.hit"), box = hit.getBoundingClientRect(), tip = document.querySelector("#tip");
+		for (let f = 1; f >= 0; f -= 0.01) {
+			hit.dispatchEvent(new MouseEvent("mousemove", { clientX: box.left + f * box.width, clientY: box.top + box.height / 2, bubbles: true }));
+			if (!tip.hidden && tip.textContent.includes("demo") && /\d+ \/ [\d.,]+ busy \([\d.,]+%\) · \d+ queued/.test(tip.textContent)) return true;
+		}
+		return false; })()`, "hovering the chart shows busy, capacity and queued")
 	b.screenshot("01-dashboard")
 
 	// Simplified Chinese, kept across a reload.

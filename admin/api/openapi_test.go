@@ -154,6 +154,10 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 	}{
 		{"schema AuditEntry", named("AuditEntry"), api.AuditView{}},
 		{"schema Alarm", named("Alarm"), api.AlarmView{}},
+		{"schema UtilizationPoint", named("UtilizationPoint"), api.UtilizationPoint{}},
+		{"GET /api/v1/stats/utilization", answer("/api/v1/stats/utilization"), api.UtilizationView{}},
+		{"GET /api/v1/stats/utilization, apps[]", schema("paths", "/api/v1/stats/utilization", "get", "responses", "200",
+			"content", "application/json", "schema", "properties", "apps", "items"), api.AppUtilization{}},
 		{"schema Token", named("Token"), api.TokenView{}},
 		{"schema User", named("User"), api.UserView{}},
 		{"schema JobSpec", named("JobSpec"), apitypes.JobSpec{}},

@@ -86,6 +86,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
 	LostAfter time.Duration
+	// SampleInterval is how often the leader records utilization samples
+	// (server.Config.SampleInterval). GET /stats/utilization makes its
+	// buckets at least twice as wide, so that each holds a sample. Default 30s.
+	SampleInterval time.Duration
 	// SessionTTL of console sessions. Default 12h.
 	SessionTTL time.Duration
 	// MaxBodyBytes bounds request bodies. Default 1 MiB.
@@ -118,6 +122,9 @@ type Config struct {
 func (c Config) WithDefaults() Config {
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = 2 * time.Second
+	}
+	if c.SampleInterval <= 0 {
+		c.SampleInterval = 30 * time.Second
 	}
 	if c.LostAfter <= 0 {
 		c.LostAfter = 3 * c.HeartbeatInterval
@@ -234,6 +241,7 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
 	view.GET("/alarms", s.listAlarms)
+	view.GET("/stats/utilization", s.utilization) // stats.go
 
 	op := authed.Group("/", require(auth.RoleOperator))
 	op.POST("/jobs", s.createJob)

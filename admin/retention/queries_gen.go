@@ -16,6 +16,8 @@ const (
 	qRetentionRunsDelete
 	qRetentionRunsLock
 	qRetentionRunsScan
+	qRetentionUtilizationDelete
+	qRetentionUtilizationScan
 )
 
 // queryNames are the names of the queries, in the order of the constants.
@@ -30,6 +32,8 @@ var queryNames = [...]string{
 	"RetentionRunsDelete",
 	"RetentionRunsLock",
 	"RetentionRunsScan",
+	"RetentionUtilizationDelete",
+	"RetentionUtilizationScan",
 }
 
 func (n query) String() string { return queryNames[n] }

@@ -1,8 +1,9 @@
 // Package retention deletes the platform's history past its horizon: finished
 // runs (job_run) with their slot attempts, alarm events (alarm_event) with
-// their deliveries, and audit entries (audit_log), each table with its own
-// horizon. The leader runs it (Retainer.WhileLeading wraps the leader's
-// term): every Interval, one pass over the three tables.
+// their deliveries, audit entries (audit_log) and utilization samples
+// (utilization_sample), each table with its own horizon. The leader runs it
+// (Retainer.WhileLeading wraps the leader's term): every Interval, one pass
+// over the four tables.
 //
 // A pass walks each table in the order of its (instant, id) index with a
 // keyset (the last key seen, never OFFSET), reading windows of BatchSize
@@ -23,9 +24,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
@@ -35,6 +36,7 @@ const (
 	DefaultRuns       = 90 * 24 * time.Hour
 	DefaultAlarms     = 90 * 24 * time.Hour
 	DefaultAudit      = 365 * 24 * time.Hour
+	DefaultSamples    = 7 * 24 * time.Hour
 	DefaultInterval   = time.Hour
 	DefaultFirstDelay = time.Minute
 	DefaultBatchSize  = 500
@@ -57,6 +59,10 @@ type Config struct {
 	// Audit is how long an audit log entry is kept. Default 365 days;
 	// KeepForever keeps them all.
 	Audit time.Duration
+	// Samples is how long a utilization sample (admin/utilization) is
+	// kept. Default 7 days, the longest range GET /api/v1/stats/utilization
+	// answers; KeepForever keeps them all.
+	Samples time.Duration
 
 	// Interval between passes while leading. Default 1h.
 	Interval time.Duration
@@ -87,6 +93,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.Runs, DefaultRuns)
 	set(&c.Alarms, DefaultAlarms)
 	set(&c.Audit, DefaultAudit)
+	set(&c.Samples, DefaultSamples)
 	set(&c.Interval, DefaultInterval)
 	set(&c.FirstDelay, DefaultFirstDelay)
 	set(&c.Pause, DefaultPause)
@@ -104,7 +111,7 @@ func (c Config) validate() error {
 	for _, h := range []struct {
 		name string
 		d    time.Duration
-	}{{"Runs", c.Runs}, {"Alarms", c.Alarms}, {"Audit", c.Audit}} {
+	}{{"Runs", c.Runs}, {"Alarms", c.Alarms}, {"Audit", c.Audit}, {"Samples", c.Samples}} {
 		if h.d >= 0 && h.d < MinHorizon {
 			errs = append(errs, fmt.Errorf("retention: %s horizon %s: at least %s, or KeepForever", h.name, h.d, MinHorizon))
 		}
@@ -125,6 +132,7 @@ type Report struct {
 	Alarms     int64
 	Deliveries int64
 	Audit      int64
+	Samples    int64 // utilization samples
 	Sessions   int64 // expired console sessions
 	Batches    int64 // transactions that deleted rows
 }
@@ -152,14 +160,7 @@ func New(cfg Config, st *store.Store) (*Retainer, error) {
 // WhileLeading returns lead wrapped so that retention passes run for as
 // long as lead runs (a leadership term), and stop before it returns.
 func (r *Retainer) WhileLeading(lead func(ctx context.Context, epoch int64)) func(ctx context.Context, epoch int64) {
-	return func(ctx context.Context, epoch int64) {
-		rctx, cancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() { r.Run(rctx) })
-		defer wg.Wait()
-		defer cancel()
-		lead(ctx, epoch)
-	}
+	return coord.Alongside(r.Run, lead)
 }
 
 // Run runs a pass after FirstDelay, then every Interval, until ctx ends.
@@ -183,7 +184,7 @@ func (r *Retainer) Run(ctx context.Context) {
 	}
 }
 
-// RunOnce runs one pass over the three tables and reports what it deleted.
+// RunOnce runs one pass over the four tables and reports what it deleted.
 // Horizons are measured on the database clock.
 func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 	var rep Report
@@ -202,13 +203,16 @@ func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 	if r.cfg.Audit >= 0 && ctx.Err() == nil {
 		err = errors.Join(err, r.audit(ctx, cutoff(r.cfg.Audit), &rep))
 	}
+	if r.cfg.Samples >= 0 && ctx.Err() == nil {
+		err = errors.Join(err, r.samples(ctx, cutoff(r.cfg.Samples), &rep))
+	}
 	if ctx.Err() == nil { // an expired session can never be used again
 		n, perr := r.st.PurgeSessions(ctx)
 		rep.Sessions += n
 		err = errors.Join(err, perr)
 	}
 	r.cfg.Logger.Info("retention pass", "runs", rep.Runs, "attempts", rep.Attempts, "alarms", rep.Alarms,
-		"deliveries", rep.Deliveries, "audit", rep.Audit, "sessions", rep.Sessions, "batches", rep.Batches,
+		"deliveries", rep.Deliveries, "audit", rep.Audit, "samples", rep.Samples, "sessions", rep.Sessions, "batches", rep.Batches,
 		"duration", time.Since(start).Round(time.Millisecond), "err", err)
 	return rep, err
 }
@@ -315,9 +319,20 @@ func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error 
 
 // audit deletes audit entries older than cutoff.
 func (r *Retainer) audit(ctx context.Context, cutoff int64, rep *Report) error {
-	return r.simple(ctx, "audit_log", qRetentionAuditScan, cutoff, func(tx *store.Tx, ids []int64) error {
-		n, err := r.exec(ctx, tx, qRetentionAuditDelete, ids, cutoff)
-		rep.Audit += n
+	return r.standalone(ctx, "audit_log", qRetentionAuditScan, qRetentionAuditDelete, cutoff, &rep.Audit, rep)
+}
+
+// samples deletes utilization samples older than cutoff.
+func (r *Retainer) samples(ctx context.Context, cutoff int64, rep *Report) error {
+	return r.standalone(ctx, "utilization_sample", qRetentionUtilizationScan, qRetentionUtilizationDelete, cutoff, &rep.Samples, rep)
+}
+
+// standalone deletes the rows of a table that no other table refers to
+// (del: "id IN (?) AND at < ?"), counting them in deleted.
+func (r *Retainer) standalone(ctx context.Context, table string, scan, del query, cutoff int64, deleted *int64, rep *Report) error {
+	return r.simple(ctx, table, scan, cutoff, func(tx *store.Tx, ids []int64) error {
+		n, err := r.exec(ctx, tx, del, ids, cutoff)
+		*deleted += n
 		return err
 	}, rep)
 }

@@ -30,6 +30,7 @@ type fixture struct {
 	oldAlarms, oldDeliveries int // > 90 days, delivered: go
 	keptAlarms               int // recent, or not delivered yet: stay
 	oldAudit, keptAudit      int
+	oldSamples, keptSamples  int // utilization: > 7 days go
 }
 
 func seed(t *testing.T, s *store.Store, n int) fixture {
@@ -110,6 +111,14 @@ func seed(t *testing.T, s *store.Store, n int) fixture {
 		}
 		_, err := db.ExecContext(ctx, `INSERT INTO audit_log (at, actor, action, object, detail) VALUES (?, 'u', 'job.update', 'job/1', '')`, at-int64(i))
 		require.NoError(t, err)
+		sample := store.UtilizationSample{At: ago(6*day + time.Duration(i)*time.Minute), App: "a", Executors: 1, Capacity: 4, Busy: i % 5}
+		if i%2 == 0 {
+			sample.At = ago(8*day) - int64(i)
+			f.oldSamples++
+		} else {
+			f.keptSamples++
+		}
+		require.NoError(t, s.AddUtilizationSamples(ctx, []store.UtilizationSample{sample}))
 	}
 	return f
 }
@@ -142,6 +151,7 @@ func TestRetentionPass(t *testing.T) {
 		require.EqualValues(t, f.oldAlarms, rep.Alarms)
 		require.EqualValues(t, f.oldDeliveries, rep.Deliveries)
 		require.EqualValues(t, f.oldAudit, rep.Audit)
+		require.EqualValues(t, f.oldSamples, rep.Samples)
 		require.EqualValues(t, 1, rep.Sessions, "expired console sessions are deleted")
 		require.Equal(t, 1, count(t, s, "SELECT COUNT(*) FROM user_session WHERE token_hash = 'valid'"))
 		require.Equal(t, f.keptRuns, count(t, s, "SELECT COUNT(*) FROM job_run"))
@@ -150,6 +160,7 @@ func TestRetentionPass(t *testing.T) {
 		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM job_run WHERE status IN ('pending', 'running') AND finished_at IS NOT NULL"))
 		require.Equal(t, f.keptAlarms, count(t, s, "SELECT COUNT(*) FROM alarm_event"))
 		require.Equal(t, f.keptAudit, count(t, s, "SELECT COUNT(*) FROM audit_log"))
+		require.Equal(t, f.keptSamples, count(t, s, "SELECT COUNT(*) FROM utilization_sample"))
 
 		again, err := r.RunOnce(context.Background())
 		require.NoError(t, err)
@@ -161,12 +172,13 @@ func TestRetentionKeepForever(t *testing.T) {
 	t.Parallel()
 	storetest.EachDialect(t, func(t *testing.T, s *store.Store) {
 		f := seed(t, s, 40)
-		r, err := retention.New(retention.Config{Runs: retention.KeepForever, Alarms: retention.KeepForever, Audit: 350 * day, Pause: -1, Logger: quiet}, s)
+		r, err := retention.New(retention.Config{Runs: retention.KeepForever, Alarms: retention.KeepForever, Audit: 350 * day, Samples: retention.KeepForever, Pause: -1, Logger: quiet}, s)
 		require.NoError(t, err)
 		rep, err := r.RunOnce(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, retention.Report{Audit: int64(f.oldAudit), Batches: 1}, rep)
 		require.Equal(t, f.oldRuns+f.keptRuns, count(t, s, "SELECT COUNT(*) FROM job_run"))
+		require.Equal(t, f.oldSamples+f.keptSamples, count(t, s, "SELECT COUNT(*) FROM utilization_sample"))
 	})
 }
 
@@ -175,6 +187,7 @@ func TestRetentionConfig(t *testing.T) {
 	c := retention.Config{}.WithDefaults()
 	require.Equal(t, 90*day, c.Runs)
 	require.Equal(t, 365*day, c.Audit)
+	require.Equal(t, 7*day, c.Samples)
 	_, err := retention.New(retention.Config{Runs: time.Minute, BatchSize: 9000}, nil)
 	require.ErrorContains(t, err, "Runs horizon 1m0s")
 	require.ErrorContains(t, err, "BatchSize 9000")

@@ -21,6 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/clock"
@@ -87,6 +88,12 @@ type Config struct {
 	// the leader deletes in batches (admin/retention, docs/retention.md).
 	// Zero: the defaults (runs and alarms 90 days, audit 365 days).
 	Retention retention.Config
+	// SampleInterval (--sample-interval) is how often the leader records
+	// each app's executor utilization (online executors, capacity, busy
+	// and queued slots: admin/utilization, docs/metrics.md). Default 30s,
+	// at least 1s; each sample is one INSERT of at most one row per app.
+	// Retention.Samples says how long they are kept (default 7 days).
+	SampleInterval time.Duration
 	// DedupArchive (--dedup-archive) names, per app, the data source of its
 	// business database: the admin creates the app's dedup-archive job on
 	// its first start with it (retention.EnsureArchiveJobs; never changes an
@@ -167,6 +174,7 @@ type Server struct {
 	sched *scheduler.Scheduler
 	watch *watchdog.Watchdog
 	keep  *retention.Retainer
+	util  *utilization.Sampler
 	alarm *alarm.Notifier // nil without --alarm-channels
 	xxl   *xxljob.Service
 	mets  *metrics.Metrics
@@ -300,6 +308,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.keep, err = retention.New(cfg.Retention, st); err != nil {
 		return nil, err
 	}
+	if s.util, err = utilization.New(utilization.Config{Interval: cfg.SampleInterval, Logger: log}, st); err != nil {
+		return nil, &SettingError{Setting: "sample-interval", Err: err}
+	}
 	var alarmChannels api.AlarmChannels
 	if cfg.AlarmChannelsFile != "" {
 		acfg := alarm.Config{ID: cfg.ID, Logger: log, Clock: cfg.Clock}
@@ -319,7 +330,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
+		HeartbeatInterval: cfg.HeartbeatInterval, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
 	})
 	if err != nil {
@@ -376,10 +387,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(func(ctx context.Context, epoch int64) {
+		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(func(ctx context.Context, epoch int64) {
 			defer s.mets.LeaderTerm(epoch)()
 			s.sched.Lead(ctx, epoch)
-		}))
+		})))
 		if err != nil && leadCtx.Err() == nil {
 			errc <- fmt.Errorf("leader election: %w", err)
 		}

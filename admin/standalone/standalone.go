@@ -60,6 +60,9 @@ type Config struct {
 	// ForgetLostAfter (--forget-lost-after): how long a lost executor may
 	// stay silent before it is marked gone. Default 1h.
 	ForgetLostAfter time.Duration
+	// SampleInterval (--sample-interval): how often utilization samples are
+	// recorded (server.Config.SampleInterval). Default 30s.
+	SampleInterval time.Duration
 	// Out receives the first-start credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -92,7 +95,7 @@ func Run(ctx context.Context, cfg Config) error {
 	passwordFile := filepath.Join(cfg.DataDir, PasswordFile)
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, SampleInterval: cfg.SampleInterval, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
 	})
 	if err != nil {

@@ -173,6 +173,9 @@ const (
 	qUserSetApps
 	qUserSetPassword
 	qUserSetRole
+	qUtilizationBuckets
+	qUtilizationInsert
+	qUtilizationSample
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -353,6 +356,9 @@ var queryNames = [...]string{
 	"UserSetApps",
 	"UserSetPassword",
 	"UserSetRole",
+	"UtilizationBuckets",
+	"UtilizationInsert",
+	"UtilizationSample",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",

@@ -28,6 +28,7 @@ import (
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/cliflags"
 )
@@ -141,6 +142,17 @@ func forgetFlag(f *cliflags.Set) func() (time.Duration, error) {
 	}
 }
 
+// sampleFlag is --sample-interval of serve and standalone.
+func sampleFlag(f *cliflags.Set) func() (time.Duration, error) {
+	d := f.Dur("sample-interval", utilization.DefaultInterval, "how often the leader records each app's executor utilization (online executors, capacity, busy and queued slots) for the dashboard's chart and GET /api/v1/stats/utilization; one INSERT of at most one row per app each time, kept 7 days (docs/metrics.md)")
+	return func() (time.Duration, error) {
+		if *d < utilization.MinInterval {
+			return 0, fmt.Errorf("--sample-interval %s: use at least %s (default %s)", *d, utilization.MinInterval, utilization.DefaultInterval)
+		}
+		return *d, nil
+	}
+}
+
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cliflags.New("standalone", stderr)
 	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
@@ -148,6 +160,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	noDemo := f.Flag("no-demo", false, "do not start the demo executor and demo job")
 	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
+	sampleInterval := sampleFlag(f)
 	httpConfig := httpFlags(f)
 	logFormat := f.Str("log-format", "text", "text or json")
 	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
@@ -155,6 +168,10 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	forget, err := forgetLost()
+	if err != nil {
+		return err
+	}
+	sample, err := sampleInterval()
 	if err != nil {
 		return err
 	}
@@ -167,7 +184,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return standalone.Run(ctx, standalone.Config{
-		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, Out: stdout, Logger: log,
+		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, SampleInterval: sample, Out: stdout, Logger: log,
 		Ready: func(url string) {
 			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
 		},
@@ -190,6 +207,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
+	sampleInterval := sampleFlag(f)
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.Str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
@@ -214,6 +232,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	sample, err := sampleInterval()
+	if err != nil {
+		return err
+	}
 	httpCfg, err := httpConfig()
 	if err != nil {
 		return err
@@ -235,7 +257,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})

@@ -30,8 +30,8 @@ export function niceMax(v) {
   return 10 * p;
 }
 
-function xLabelStep(n, width) {
-  const fit = Math.max(2, Math.floor(width / 70));
+function xLabelStep(n, width, labelWidth = 70) {
+  const fit = Math.max(2, Math.floor(width / labelWidth));
   const raw = Math.ceil(n / fit);
   for (const st of [1, 2, 5, 10, 15, 20, 30, 60, 120]) if (st >= raw) return st;
   return raw;
@@ -82,7 +82,8 @@ export function stackedBars(container, buckets, series, opts = {}) {
 
 /**
  * lines draws series over buckets [{t, values: {key: number|null}}]; null
- * leaves a gap. opts: height, yFormat, yMax, area (key filled below), tip.
+ * leaves a gap. opts: height, yFormat, yMax, area (key filled below), tip,
+ * xFormat (axis labels; default fmtHM), xLabelWidth (px per axis label).
  */
 export function lines(container, buckets, series, opts = {}) {
   mount(container, width => {
@@ -103,9 +104,9 @@ export function lines(container, buckets, series, opts = {}) {
       g.append(s("line", { class: "gridline", x1: M.l, x2: width - M.r, y1: yy, y2: yy }));
       g.append(s("text", { class: "axis", x: M.l - 6, y: yy + 3.5, "text-anchor": "end" }, (opts.yFormat || String)(v)));
     }
-    const step = xLabelStep(n, pw);
+    const step = xLabelStep(n, pw, opts.xLabelWidth);
     buckets.forEach((b, i) => {
-      if (i % step === 0) g.append(s("text", { class: "axis", x: x(i).toFixed(1), y: H - 6, "text-anchor": "middle" }, fmtHM(b.t)));
+      if (i % step === 0) g.append(s("text", { class: "axis", x: x(i).toFixed(1), y: H - 6, "text-anchor": "middle" }, (opts.xFormat || fmtHM)(b.t)));
     });
     for (const se of series) {
       let d = "", area = "", runStart = -1;

@@ -1,7 +1,8 @@
 // Dashboard: runs over the chosen window drawn as charts (firings and
-// failures per bucket, success rate, fire lag), executors, leader and
-// replicas, upcoming firings and recent failures. Built from /runs,
-// /jobs, /executors, /cluster and /alarms (there is no aggregate endpoint).
+// failures per bucket, success rate, fire lag), executor utilization per
+// app over its own window (the leader's samples), executors, leader and
+// replicas, upcoming firings and recent failures. Built from /runs, /jobs,
+// /executors, /cluster, /alarms and /stats/utilization.
 import { api, allJobs, runsSince } from "../api.js";
 import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
@@ -9,6 +10,13 @@ import { stackedBars, lines, legend } from "../charts.js";
 
 const WINDOWS = [["15m", 15], ["1h", 60], ["3h", 180], ["6h", 360]];
 let savedWindow = "1h";
+// The utilization chart's windows, in hours; the API answers up to 7 days.
+const UTIL_WINDOWS = [["1h", 1], ["6h", 6], ["24h", 24], ["7d", 168]];
+let savedUtilWindow = "6h";
+// Samples come every 30 s by default: fetch them again at most this often.
+const UTIL_REFETCH_MS = 15000;
+// Colours of the apps' lines (console.css: c-app0 … c-app7).
+const APP_COLOURS = 8;
 
 function classify(st) {
   if (st === "succeeded") return "ok";
@@ -50,6 +58,37 @@ function utilBar(busy, cap) {
   return h("div", { class: "rate util", title: `${busy} / ${cap}` }, h("div", { class: "rate-track" }, bar), h("span", { class: "rate-text" }, cap ? fmtPct(busy / cap) : "—"));
 }
 
+/** segmented renders a row of window buttons; pick(key) on a click. */
+function segmented(id, windows, current, labelKey, pick) {
+  const seg = h("div", { class: "segmented", role: "tablist", id }, windows.map(([k]) =>
+    h("button", { type: "button", class: k === current && "active", dataset: { win: k }, onclick: ev => {
+      seg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.win === k));
+      pick(k);
+      ev.currentTarget.blur();
+    } }, t(labelKey + k))));
+  return seg;
+}
+
+/** utilSeries turns the answer of /stats/utilization into one line per app
+ * (busy ÷ capacity in %) over buckets from `from` to `to`: a bucket without
+ * a sample is a gap. Each bucket keeps the apps' points for the tooltip. */
+function utilSeries(u, from, to) {
+  const width = u.bucket_seconds * 1000;
+  const series = u.apps.map((a, i) => ({ key: a.app, label: a.app, cls: "c-app" + (i % APP_COLOURS) }));
+  const byApp = new Map(u.apps.map(a => [a.app, new Map(a.points.map(p => [Date.parse(p.at), p]))]));
+  const buckets = [];
+  for (let at = Math.floor(from / width) * width; at < to; at += width) {
+    const values = {}, points = {};
+    for (const a of u.apps) {
+      const p = byApp.get(a.app).get(at);
+      points[a.app] = p;
+      values[a.app] = p && p.utilization != null ? p.utilization * 100 : null;
+    }
+    buckets.push({ t: at, values, points });
+  }
+  return { series, buckets, width };
+}
+
 function rateBar(r) {
   const bar = h("span", { class: ["rate-fill", r >= 0.99 ? "good" : r >= 0.9 ? "warn" : "bad"] });
   bar.style.setProperty("width", (r * 100).toFixed(1) + "%");
@@ -62,13 +101,12 @@ export default function mount(root, ctx) {
   let loadedFor = null;
   let refreshes = 0;
 
-  const seg = h("div", { class: "segmented", role: "tablist", id: "dash-window" }, WINDOWS.map(([k]) =>
-    h("button", { type: "button", class: k === win && "active", dataset: { win: k }, onclick: ev => {
-      win = savedWindow = k;
-      seg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.win === k));
-      ctx.refreshNow();
-      ev.currentTarget.blur();
-    } }, t("dash.window." + k))));
+  const seg = segmented("dash-window", WINDOWS, win, "dash.window.", k => { win = savedWindow = k; ctx.refreshNow(); });
+  let utilWin = savedUtilWindow;
+  let util = null; // the last answer of /stats/utilization, for utilWin
+  const utilSeg = segmented("util-window", UTIL_WINDOWS, utilWin, "dash.utilWindow.", k => { utilWin = savedUtilWindow = k; util = null; ctx.refreshNow(); });
+  const utilChart = h("div", { class: "chart-box", id: "chart-util" });
+  const utilLegend = h("div", { id: "util-legend" });
 
   const stats = h("div", { class: "stats", id: "dash-stats" });
   const runsChart = h("div", { class: "chart-box", id: "chart-runs" });
@@ -99,6 +137,7 @@ export default function mount(root, ctx) {
       card(runsTitle, [runsChart, legend(runSeries)], { class: "span-2", id: "card-runs" }),
       card(t("dash.rate"), rateChart, { sub: t("dash.rateSub") }),
       card(t("dash.lag"), [lagChart, legend(lagSeries)], { sub: t("dash.lagSub") })),
+    card(t("dash.utilChart"), [utilChart, utilLegend], { id: "card-util", sub: t("dash.utilChartSub"), actions: utilSeg }),
     card(t("dash.perJob"), h("div", { class: "table-wrap" }, h("table", { class: "table table-hover", id: "dash-jobs" },
       h("thead", {}, h("tr", {}, h("th", {}, t("col.job")), h("th", { class: "num" }, t("dash.stat.runs")), h("th", { class: "num" }, t("status.failed")),
         h("th", {}, t("dash.rate")), h("th", { class: "num" }, t("dash.p95Duration")), h("th", { class: "num" }, t("dash.p95Lag")), h("th", {}, t("col.lastRun")))),
@@ -122,6 +161,40 @@ export default function mount(root, ctx) {
     return [...cache.values()];
   }
 
+  // loadUtil fetches the samples of the utilization window again when the
+  // window changed or the last answer is older than UTIL_REFETCH_MS. The
+  // range ends a minute ahead of this browser's clock, so that a clock a
+  // little behind the database's (which stamps the samples) loses none.
+  async function loadUtil() {
+    if (util && util.win === utilWin && Date.now() - util.fetched < UTIL_REFETCH_MS) return util;
+    const hours = UTIL_WINDOWS.find(w => w[0] === utilWin)[1];
+    const to = Date.now() + 60000, from = to - hours * 3600000;
+    const q = new URLSearchParams({ from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+    const answer = await api("GET", "/stats/utilization?" + q);
+    util = { win: utilWin, fetched: Date.now(), from, to, answer };
+    return util;
+  }
+
+  function drawUtil(u) {
+    const { series, buckets, width } = utilSeries(u.answer, u.from, u.to);
+    const long = u.to - u.from > 24 * 3600000;
+    const span = b => `${fmtDateTime(b.t)} – ${fmtHM(b.t + width)}`;
+    lines(utilChart, buckets, series, {
+      height: 200, yMax: 100, yFormat: v => v + "%", label: t("dash.utilChart"),
+      xFormat: long ? v => fmtDateTime(v).slice(5, 16) : fmtHM, xLabelWidth: long ? 90 : 70,
+      tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, span(b)),
+        series.map(se => {
+          const p = b.points[se.key];
+          return h("div", { class: "tip-row" }, h("span", { class: ["swatch", se.cls] }), se.label,
+            h("b", {}, p ? t("dash.utilTipRow", { busy: fmtNum(p.busy), cap: fmtNum(Math.round(p.capacity * 10) / 10),
+              pct: p.utilization == null ? "—" : fmtPct(p.utilization), queued: fmtNum(p.queued) }) : "—"));
+        })),
+    });
+    utilChart.dataset.apps = series.length;
+    utilChart.dataset.points = buckets.reduce((n, b) => n + series.filter(se => b.values[se.key] != null).length, 0);
+    fill(utilLegend, series.length ? legend(series) : emptyState(t("dash.utilNone"), t("dash.utilNoneSub")));
+  }
+
   function stat(id, label, value, sub, kind, title) {
     return h("div", { class: ["stat", kind && "stat-" + kind], id: "stat-" + id, title },
       h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), h("div", { class: "stat-sub" }, sub));
@@ -130,8 +203,8 @@ export default function mount(root, ctx) {
   async function refresh() {
     const minutes = WINDOWS.find(w => w[0] === win)[1];
     const windowMs = minutes * 60000;
-    const [runList, jobs, execs, cl, al] = await Promise.all([
-      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms"),
+    const [runList, jobs, execs, cl, al, utilNow] = await Promise.all([
+      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms"), loadUtil(),
     ]);
     refreshes++;
     if (!ctx.isCurrent()) return;
@@ -200,6 +273,8 @@ export default function mount(root, ctx) {
         h("div", { class: "tip-row" }, t("dash.queueP95"), h("b", {}, fmtDur(b.values.queue))),
         h("div", { class: "tip-row" }, t("dash.startedRuns"), h("b", {}, fmtNum(b.count)))),
     });
+
+    drawUtil(utilNow);
 
     // Per job: runs, failures, success rate, p95 duration and lag.
     const jobName = new Map(jobs.map(j => [j.id, j]));

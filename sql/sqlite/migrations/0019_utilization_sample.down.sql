@@ -1,0 +1,1 @@
+DROP TABLE utilization_sample;
