@@ -27,7 +27,7 @@ const (
 	ExitFailure  = 1 // the admin refused or failed the request, or could not be reached
 	ExitUsage    = 2 // wrong command line, or invalid input (jobs file, job definition)
 	ExitAuth     = 3 // the token was refused (401) or lacks the role (403)
-	ExitNotFound = 4 // the job or run does not exist
+	ExitNotFound = 4 // the job, run or calendar does not exist
 )
 
 // Env is what a run of the CLI reads and writes; tests pass their own.
@@ -44,12 +44,18 @@ const usage = `usage: shardjobctl [--server URL] [--token TOKEN] [--config FILE]
 
 commands:
   apply -f FILE [--dry-run]        create or update the jobs of a YAML file ("-" reads stdin)
-  get jobs|runs|executors [-o json] list (runs: --job JOB --status S --limit N)
+  get jobs|runs|executors|calendars [-o json]
+                                   list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
   pause JOB | resume JOB           stop or restart a job's schedule
   logs RUN [-f] [--slot N] [--level L] [-o json]
                                    a run, the attempts of its slots and the
                                    lines its handlers logged (-f: follow)
+  calendar import --app APP|--global [--name N] [--week W] FILE
+                                   create or replace a business calendar from
+                                   an .ics or .csv file (unchanged: nothing)
+  calendar export CAL              its days as CSV (CAL: id, app/name, or the
+                                   name of a global calendar)
 
 JOB is a job id or app/name; RUN is a run id.
 The server and token come from the flags, else SHARDJOB_SERVER and
@@ -57,7 +63,7 @@ SHARDJOB_TOKEN, else the config file (--config, SHARDJOB_CONFIG, or
 $XDG_CONFIG_HOME/shardjob/config.yaml) with the keys server and token.
 
 exit status: 0 ok, 1 request failed, 2 usage or invalid input,
-3 token refused or role too low, 4 job or run not found.
+3 token refused or role too low, 4 job, run or calendar not found.
 `
 
 // usageError is a wrong command line (exit 2).
@@ -253,6 +259,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return cmdSwitch(ctx, cmd, args, env, c)
 	case "logs":
 		return cmdLogs(ctx, args, env, c)
+	case "calendar":
+		return cmdCalendar(ctx, args, env, c)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
@@ -418,7 +426,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	job := fs.String("job", "", "runs: only the runs of this job (id or app/name)")
 	status := fs.String("status", "", "runs: only runs in this status")
 	limit := fs.Int("limit", 20, "runs: at most this many, newest first (1-1000)")
-	what, err := oneArg(fs, args, "kind (jobs, runs or executors)")
+	what, err := oneArg(fs, args, "kind (jobs, runs, executors or calendars)")
 	if err != nil {
 		return err
 	}
@@ -502,8 +510,25 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 				strconv.Itoa(e.Capacity), timeCell(&e.LastHeartbeat)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "INSTANCE", "ADDRESS", "STATE", "CAPACITY", "LAST HEARTBEAT (UTC)"}, rows)
+	case "calendars", "calendar":
+		cals, err := listCalendars(ctx, cl)
+		if err != nil {
+			return err
+		}
+		if *o == "json" {
+			if cals == nil {
+				cals = []apitypes.Calendar{}
+			}
+			return printJSON(env.Stdout, cals)
+		}
+		var rows [][]string
+		for _, cal := range cals {
+			rows = append(rows, []string{strconv.FormatInt(cal.ID, 10), cal.App, cal.Name, cal.Week, strconv.Itoa(cal.Holidays),
+				strconv.Itoa(cal.Workdays), cal.Version, strconv.FormatInt(cal.Revision, 10), timeCell(&cal.UpdatedAt)})
+		}
+		return table(env.Stdout, []string{"ID", "APP", "NAME", "WEEK", "HOLIDAYS", "WORKDAYS", "VERSION", "REVISION", "UPDATED (UTC)"}, rows)
 	}
-	return usagef("get %q: use jobs, runs or executors", what)
+	return usagef("get %q: use jobs, runs, executors or calendars", what)
 }
 
 func nonNil(v []json.RawMessage) []json.RawMessage {

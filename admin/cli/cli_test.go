@@ -223,7 +223,7 @@ func TestCommandsAgainstTheAdmin(t *testing.T) {
 	require.Equal(t, cli.ExitNotFound, code)
 	code, _, errs = a.ctl("get", "things")
 	require.Equal(t, cli.ExitUsage, code)
-	require.Contains(t, errs, "use jobs, runs or executors")
+	require.Contains(t, errs, "use jobs, runs, executors or calendars")
 	code, _, _ = a.ctl("frobnicate")
 	require.Equal(t, cli.ExitUsage, code)
 	code, _, _ = a.ctl("apply")
@@ -297,4 +297,46 @@ func TestConnectionSettings(t *testing.T) {
 	code, _, errs = a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitFailure, code)
 	require.Contains(t, errs, "missing.yaml")
+}
+
+// TestCalendarImportAndExport: the real China 2026 .ics imports (created),
+// again (unchanged), edited (replaced with the revision read); it lists and
+// exports as CSV that imports to the same version; a file with a recurrence
+// rule is refused with its line before anything is sent.
+func TestCalendarImportAndExport(t *testing.T) {
+	a := startAdmin(t)
+	dir := t.TempDir()
+	ics, err := os.ReadFile("../calendar/testdata/cn-2026.ics")
+	require.NoError(t, err)
+	file := writeFile(t, dir, "cn-2026.ics", string(ics))
+	code, out, errs := a.ctl("calendar", "import", "--app", "billing", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Regexp(t, `^calendar billing/cn-2026 created \(id 1\): 33 holidays, 6 working days, version [0-9a-f]{32}\n$`, out)
+	code, out, _ = a.ctl("calendar", "import", "--app", "billing", file)
+	require.Equal(t, cli.ExitOK, code)
+	require.Contains(t, out, "calendar billing/cn-2026 unchanged (id 1")
+
+	code, out, _ = a.ctl("get", "calendars")
+	require.Equal(t, cli.ExitOK, code)
+	require.Regexp(t, `(?m)^1\s+billing\s+cn-2026\s+MON,TUE,WED,THU,FRI\s+33\s+6\s+[0-9a-f]{32}\s+1\s`, out)
+
+	code, csv, errs := a.ctl("calendar", "export", "billing/cn-2026")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, csv, "2026-02-14,workday")
+	csvFile := writeFile(t, dir, "copy.csv", csv+"2026-12-31,holiday,year end\n")
+	code, out, errs = a.ctl("calendar", "import", "--app", "billing", "--name", "cn-2026", csvFile)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "calendar billing/cn-2026 replaced (id 1, revision 2): 34 holidays, 6 working days")
+
+	bad := writeFile(t, dir, "bad.ics", "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20260101\r\nRRULE:FREQ=YEARLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	code, _, errs = a.ctl("calendar", "import", "--app", "billing", bad)
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "line 4")
+	require.Contains(t, errs, "RRULE")
+	code, _, errs = a.ctl("calendar", "import", file)
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "--app APP, or --global")
+	code, _, errs = a.ctl("calendar", "export", "billing/nope")
+	require.Equal(t, cli.ExitNotFound, code)
+	require.Contains(t, errs, "calendar billing/nope does not exist")
 }
