@@ -63,11 +63,10 @@ func Validate(d Definition) (*Graph, error) {
 	for i, n := range d.Nodes {
 		checkNode(errs, i, n)
 		params += len(n.Params)
-		path := fmt.Sprintf("nodes[%d].key", i)
 		if !names.Valid(n.Key) {
-			errs[path] = "required; " + names.Rule
+			errs[fmt.Sprintf("nodes[%d].key", i)] = "required; " + names.Rule
 		} else if j, dup := g.index[n.Key]; dup {
-			errs[path] = fmt.Sprintf("%q is the key of nodes[%d] already", n.Key, j)
+			errs[fmt.Sprintf("nodes[%d].key", i)] = fmt.Sprintf("%q is the key of nodes[%d] already", n.Key, j)
 		} else {
 			g.index[n.Key] = int32(i)
 		}
