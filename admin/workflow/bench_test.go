@@ -72,6 +72,7 @@ func BenchmarkLayout(b *testing.B) {
 		{"layered-1000", layered(10, 100)},
 		{"layered-2000", layered(20, 100)},
 		{"wide-2000", layered(2, 1000)},
+		{"chain-fan-2000", chainFan(MaxNodes)}, // the bend budget spent: the worst case
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			g := mustGraph(b, c.d)

@@ -109,17 +109,7 @@ func TestLayoutLarge(t *testing.T) {
 // straight and the layout stays bounded.
 func TestLayoutBendBudget(t *testing.T) {
 	t.Parallel()
-	d := Definition{Name: "w", App: "a"}
-	for i := range MaxNodes {
-		d.Nodes = append(d.Nodes, Node{Key: fmt.Sprintf("n%d", i), Handler: "h"})
-		if i > 0 {
-			d.Edges = append(d.Edges, Edge{From: fmt.Sprintf("n%d", i-1), To: fmt.Sprintf("n%d", i)})
-		}
-		if i > 1 {
-			d.Edges = append(d.Edges, Edge{From: "n0", To: fmt.Sprintf("n%d", i)})
-		}
-	}
-	g := mustGraph(t, d)
+	g := mustGraph(t, chainFan(MaxNodes))
 	l := g.Layout()
 	requireLayout(t, g, l)
 	straight := 0
@@ -129,4 +119,20 @@ func TestLayoutBendBudget(t *testing.T) {
 		}
 	}
 	require.Positive(t, straight, "some long edges are drawn straight")
+}
+
+// chainFan is a chain of n nodes with an edge from its head to every node:
+// the longest edges a graph of n nodes can have.
+func chainFan(n int) Definition {
+	d := Definition{Name: "w", App: "a"}
+	for i := range n {
+		d.Nodes = append(d.Nodes, Node{Key: fmt.Sprintf("n%d", i), Handler: "h"})
+		if i > 0 {
+			d.Edges = append(d.Edges, Edge{From: fmt.Sprintf("n%d", i-1), To: fmt.Sprintf("n%d", i)})
+		}
+		if i > 1 {
+			d.Edges = append(d.Edges, Edge{From: "n0", To: fmt.Sprintf("n%d", i)})
+		}
+	}
+	return d
 }
