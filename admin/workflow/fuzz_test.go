@@ -135,6 +135,37 @@ func FuzzValidate(f *testing.F) {
 				}
 			}
 		}
+		// A rerun from one node, chosen by the input: refused with one of
+		// its errors, or its nodes pending and none of them skipped by the
+		// first decision; refused again once decided on.
+		from := g.Order()[len(data)%g.Len()]
+		plan, err := g.Rerun(st, from)
+		if err != nil {
+			if !errors.Is(err, ErrRerunBlocked) {
+				t.Fatalf("rerun from %s: %v", from, err)
+			}
+			return
+		}
+		if plan.Nodes[0] != from || plan.States[from] != Pending {
+			t.Fatalf("rerun from %s: %+v", from, plan)
+		}
+		for _, k := range plan.Nodes {
+			if plan.States[k] != Pending {
+				t.Fatalf("rerun from %s: %s is %s", from, k, plan.States[k])
+			}
+		}
+		dec := g.Decide(plan.States)
+		for _, s := range dec.Skip {
+			if s.Key == from {
+				t.Fatalf("rerun from %s: skipped at once: %+v", from, s)
+			}
+		}
+		if dec.Finished {
+			t.Fatalf("rerun from %s: finished at once", from)
+		}
+		if _, err := g.Rerun(dec.Apply(plan.States), from); !errors.Is(err, ErrNotFinished) {
+			t.Fatalf("a second rerun from %s: %v", from, err)
+		}
 	})
 }
 
