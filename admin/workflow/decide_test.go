@@ -86,6 +86,7 @@ func TestDecide(t *testing.T) {
 			require.Equal(t, c.status != "", d.Finished, "finished")
 			require.Equal(t, c.status, d.Outcome.Status)
 			require.Equal(t, states(c.states), st, "the states are not changed")
+			require.Equal(t, d, g.Decide(st), "the same states, the same decision")
 			// Idempotent: deciding again on the decision applied yields
 			// nothing new (or the same end).
 			again := g.Decide(d.Apply(st))
