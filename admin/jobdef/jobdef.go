@@ -3,7 +3,6 @@ package jobdef
 import (
 	"database/sql"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/internal/fielderr"
 	"github.com/shardjob/shardjob/internal/names"
 )
 
@@ -28,18 +28,7 @@ const MaxChildren = 20
 // FieldErrors maps a JSON field name to what is wrong with it.
 type FieldErrors map[string]string
 
-func (f FieldErrors) Error() string {
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+": "+f[k])
-	}
-	return "invalid job: " + strings.Join(parts, "; ")
-}
+func (f FieldErrors) Error() string { return fielderr.Format("invalid job", f) }
 
 // Validated is a valid definition with its parsed schedule.
 type Validated struct {
