@@ -138,6 +138,8 @@ const (
 	qRunReopen
 	qRunSetPredicted
 	qRunTransition
+	qRunsDeadlineChecked
+	qRunsDeadlineDue
 	qRunsFailPending
 	qRunsLock
 	qRunsLockPending
@@ -313,6 +315,8 @@ var queryNames = [...]string{
 	"RunReopen",
 	"RunSetPredicted",
 	"RunTransition",
+	"RunsDeadlineChecked",
+	"RunsDeadlineDue",
 	"RunsFailPending",
 	"RunsLock",
 	"RunsLockPending",
