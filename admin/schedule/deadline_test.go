@@ -81,3 +81,31 @@ func TestParseDeadlines(t *testing.T) {
 		require.ErrorContains(t, err, want, in)
 	}
 }
+
+// FuzzFinishDeadline: parsing never panics, and an accepted deadline falls
+// after the scheduled time, within its duration or about a day and a few
+// hours for a time of day.
+func FuzzFinishDeadline(f *testing.F) {
+	for _, s := range []string{"06:00", "02:30", "2h", "1h30m", "-5m", "24:00", "00:00", "168h", "9:5", ""} {
+		f.Add(s, int64(1_772_949_600)) // 2026-03-08T06:00:00Z
+	}
+	zones := []string{"America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata", "UTC"}
+	f.Fuzz(func(t *testing.T, s string, unix int64) {
+		d, err := ParseFinishDeadline(s)
+		if err != nil || d.IsZero() || unix < 0 || unix > 4_102_444_800 { // up to 2100
+			return
+		}
+		scheduled := time.Unix(unix, 0).UTC()
+		for _, z := range zones {
+			loc, err := ValidateZone(z)
+			require.NoError(t, err)
+			at := d.At(scheduled, loc)
+			require.True(t, at.After(scheduled), "%s in %s after %s: %s", s, z, scheduled, at)
+			limit := MaxDeadline
+			if d.Clock {
+				limit = 27 * time.Hour // a day, plus a clock change
+			}
+			require.LessOrEqual(t, at.Sub(scheduled), limit, "%s in %s after %s: %s", s, z, scheduled, at)
+		}
+	})
+}

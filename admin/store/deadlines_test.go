@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +87,32 @@ func TestRunDeadlines(t *testing.T) {
 		j, err = s.Job(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, store.JobDeadlines{DeadlineAction: store.DeadlineAlarm}, j.JobDeadlines, "an existing job gets no deadlines and the default action")
+	})
+}
+
+// TestDeadlinesDueUsesItsIndex: the leader's query per tick reads runs by
+// idx_run_deadline_check, whose range holds only unchecked deadlines.
+func TestDeadlinesDueUsesItsIndex(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		explain := "EXPLAIN "
+		if s.Dialect() == "sqlite" {
+			explain = "EXPLAIN QUERY PLAN "
+		}
+		rows, err := s.DB().Queryx(explain+s.DeadlinesDueQuery(), int64(1), 10)
+		require.NoError(t, err)
+		defer rows.Close()
+		var plan strings.Builder
+		for rows.Next() {
+			cols, err := rows.SliceScan()
+			require.NoError(t, err)
+			for _, c := range cols {
+				fmt.Fprintf(&plan, "%s ", c)
+			}
+			plan.WriteString("\n")
+		}
+		require.NoError(t, rows.Err())
+		require.Contains(t, plan.String(), "idx_run_deadline_check", plan.String())
 	})
 }
 
