@@ -166,17 +166,17 @@ type Run struct {
 // JobDeadlines are a job's deadlines as it states them
 // (schedule.ParseStartDeadline, ParseFinishDeadline): "" for none; the action
 // is DeadlineAlarm or DeadlineCancel. Each run keeps the instants they give
-// (RunDeadlines, made by Of).
+// (RunDeadlines, made by ForRun).
 type JobDeadlines struct {
 	StartDeadline  string `db:"start_deadline"`
 	FinishDeadline string `db:"finish_deadline"`
 	DeadlineAction string `db:"deadline_action"`
 }
 
-// Of returns the deadlines of a run scheduled at atMS (Unix ms) in time zone
+// ForRun returns the deadlines of a run scheduled at atMS (Unix ms) in time zone
 // zone. Deadlines that do not parse (the job was validated when saved) and a
 // zone that does not load (read as UTC) give what they can.
-func (d JobDeadlines) Of(zone string, atMS int64) RunDeadlines {
+func (d JobDeadlines) ForRun(zone string, atMS int64) RunDeadlines {
 	loc, err := schedule.ValidateZone(zone)
 	if err != nil {
 		loc = time.UTC

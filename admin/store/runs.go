@@ -26,7 +26,7 @@ type NewRun struct {
 	// Job); NewRunOf copies them.
 	TimeZone string
 	RecordsPolicy
-	// The job's deadlines as instants of this run (JobDeadlines.Of); zero
+	// The job's deadlines as instants of this run (JobDeadlines.ForRun); zero
 	// for none.
 	Deadlines RunDeadlines
 }
@@ -40,7 +40,7 @@ func NewRunOf(j Job, at int64, kind, status string) NewRun {
 		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
 	}
 	if status != RunSkipped {
-		r.Deadlines = j.Of(j.TimeZone, at)
+		r.Deadlines = j.ForRun(j.TimeZone, at)
 	}
 	return r
 }
