@@ -80,8 +80,8 @@ func TestRunDeadlines(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, sql.NullInt64{Int64: finishAt, Valid: true}, r.FinishDeadlineAt, "the run still shows its deadlines")
 
-		// Migration 0019 goes down and up again.
-		require.NoError(t, s.MigrateDown(ctx, 18))
+		// Migration 0020 goes down and up again.
+		require.NoError(t, s.MigrateDown(ctx, 19))
 		_, err = s.Migrate(ctx)
 		require.NoError(t, err)
 		j, err = s.Job(ctx, id)

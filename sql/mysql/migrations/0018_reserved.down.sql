@@ -1,5 +1,0 @@
--- Placeholder: version 0018 is reserved for a migration being written on
--- another branch (utilization samples), and versions may have no gaps
--- (store.Migrations), so this branch's 0019 needs a 0018 to exist. It
--- changes nothing. When the real 0018 lands, delete these placeholder files:
--- Migrations then reports "version 0018 has two names" until they are gone.
