@@ -75,7 +75,7 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 -- here, and every job query below has it.
 description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
-record_max_attempts, enabled, child_job_ids;
+record_max_attempts, start_deadline, finish_deadline, deadline_action, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -137,15 +137,17 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
 -- name: RunInsert
--- The run keeps its job's time zone, records policy and app as they are now
--- (see migrations 0008 and 0010), from the job row the caller read (scalar
--- subqueries per row made firing 5x slower, and an eighth of a herd's
--- database time): run lists filtered by app use an index.
+-- The run keeps its job's time zone, records policy, app and deadlines (as
+-- instants) as they are now (see migrations 0008, 0010 and 0019), from the
+-- job row the caller read (scalar subqueries per row made firing 5x slower,
+-- and an eighth of a herd's database time): run lists filtered by app use an
+-- index.
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error, error_msg,
                                 parent_run_id, created_at, finished_at,
-                                time_zone, dedup_scope, uncertain_policy, record_max_attempts, app)
+                                time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
+                                start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app FROM job WHERE id IN (?);
@@ -155,7 +157,8 @@ SELECT id, app FROM job WHERE id IN (?);
 -- name: RunByID
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
+       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -163,7 +166,8 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 -- filter that are set, or nothing (see filters in admin/store/runs.go).
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
+       r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
@@ -174,7 +178,7 @@ WHERE id = ? AND status = ?;
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
@@ -613,7 +617,28 @@ WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up')
 SELECT id, job_id, app, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
 
 -- name: JobForChildRun
-SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts FROM job WHERE id = ?;
+SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
+       start_deadline, finish_deadline, deadline_action
+FROM job WHERE id = ?;
+
+-- name: RunsDeadlineDue
+-- Runs with a deadline not checked yet that has passed (deadline_check_at
+-- <= now), earliest first: the leader's deadline check
+-- (idx_run_deadline_check; checked runs have NULL there and are not in the
+-- range), with what deciding needs: when the first slot started and when
+-- the run ended.
+SELECT r.id, r.job_id, r.app, COALESCE(j.name, '') AS job_name, r.status, r.scheduled_at, r.finished_at,
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.deadline_check_at,
+       (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id
+WHERE r.deadline_check_at <= ?
+ORDER BY r.deadline_check_at, r.id LIMIT ?;
+
+-- name: RunsDeadlineChecked
+-- Set by id (store.byKey): the next deadline to check of each run (NULL:
+-- none left). A check repeated by a second leader raises nothing twice
+-- (alarm dedup keys) and cancels nothing twice (guarded transitions).
+UPDATE job_run SET deadline_check_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
 
 -- name: RunCountOfParent
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;

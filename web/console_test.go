@@ -106,6 +106,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.setField("slots", "32")
 	b.setField("time_zone", "Europe/Berlin")
 	b.setField("description", "Created by the browser test")
+	b.setField("finish_deadline", "1h")
 	b.do(chromedp.SendKeys(chromedp.CSS("#f-cron"), "61 * * * *"))
 	b.waitJS(15*time.Second, `document.querySelector("#err-cron").textContent.includes("61") &&
 		document.querySelector("#pv-state").dataset.state === "invalid"`, "cron field error shown")
@@ -158,6 +159,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		[...document.querySelectorAll("#slot-grid .cell")].every(c => c.classList.contains("s-succeeded"))`, "run succeeded, grid filled")
 	require.True(t, strings.HasPrefix(b.text("#run-progress .big-num"), "100%"), "progress at 100%")
 	require.True(t, b.evalBool(`document.querySelector("#run-first-slot time") !== null`), "the run page says when its first slot started")
+	require.True(t, b.evalBool(`document.querySelector("#run-finish-deadline time") !== null &&
+		document.querySelector("#run-finish-deadline").dataset.state === "met"`), "the run page shows its finish deadline, met")
 	b.do(chromedp.Click(chromedp.CSS(`#slot-grid .cell[data-slot="7"]`)))
 	b.waitJS(5*time.Second, `document.querySelector("#slot-panel h4") && document.querySelector("#slot-panel h4").textContent.includes("7")`, "slot detail pinned")
 	// The panel compares the slot with the run's median and leads to its logs.

@@ -154,6 +154,13 @@ func TestBadJobInputIs400AndWritesNothing(t *testing.T) {
 			{"unknown scope placeholder", with("dedup_scope", "settle:{day}"), "dedup_scope"},
 			{"unknown uncertain policy", with("uncertain_policy", "maybe"), "uncertain_policy"},
 			{"record attempts too high", with("record_max_attempts", 101), "record_max_attempts"},
+			{"negative start deadline", with("start_deadline", "-5m"), "start_deadline"},
+			{"start deadline too large", with("start_deadline", "169h"), "start_deadline"},
+			{"start deadline as a time of day", with("start_deadline", "06:00"), "start_deadline"},
+			{"finish deadline not a duration", with("finish_deadline", "soon"), "finish_deadline"},
+			{"finish deadline bad clock time", with("finish_deadline", "25:00"), "finish_deadline"},
+			{"finish deadline too large", with("finish_deadline", "200h"), "finish_deadline"},
+			{"unknown deadline action", with("deadline_action", "page"), "deadline_action"},
 		}
 		for _, tc := range cases {
 			var out struct {

@@ -35,6 +35,7 @@ func runView(r store.Run) apitypes.Run {
 		ErrorCode: string(r.ErrorMsg.Code), ErrorArgs: r.ErrorMsg.Args,
 		ParentRunID: optID(r.ParentRunID), PredictedMS: optID(r.PredictedMS), ActualMS: actualMS(r),
 		FirstSlotStartedAt: optTime(r.FirstStartedAt),
+		StartDeadlineAt:    optTime(r.StartDeadlineAt), FinishDeadlineAt: optTime(r.FinishDeadlineAt), DeadlineAction: r.DeadlineAction,
 	}
 }
 

@@ -50,6 +50,21 @@ type JobDef struct {
 	// times a record may be handed to the handler; 0 leaves it to the
 	// handler
 	RecordMaxAttempts int `json:"record_max_attempts" openapi:"minimum: 0, maximum: 100, default: 0"`
+	// Deadlines (docs/schedules.md, "Deadlines"); each run keeps the
+	// instants they give when it is created.
+	//
+	// how long after its scheduled time a run's first slot may take to
+	// start before a run_late_start alarm: a duration from 1s to 168h such
+	// as "15m"; "" for none
+	StartDeadline string `json:"start_deadline" openapi:"default: \"\", example: 15m"`
+	// when a run must have finished, else a run_deadline_missed alarm: a
+	// duration after its scheduled time from 1s to 168h ("2h"), or a local
+	// time of day HH:MM in the job's time zone ("06:00": the first such
+	// time after the scheduled time); "" for none
+	FinishDeadline string `json:"finish_deadline" openapi:"default: \"\", example: \"06:00\""`
+	// what a missed finish deadline does besides the alarm: "alarm"
+	// (nothing more) or "cancel" (cancel the run)
+	DeadlineAction string `json:"deadline_action" openapi:"enum: [alarm, cancel], default: alarm"`
 	// omitted means true; the admin always answers it
 	Enabled *bool `json:"enabled" openapi:"default: true"`
 }
@@ -91,6 +106,7 @@ const (
 	DefaultMisfireThresholdMS = 60_000
 	DefaultMaxCatchUp         = 10
 	DefaultRetryBackoffMS     = 1000
+	DefaultDeadlineAction     = "alarm"
 )
 
 // WithDefaults returns d with the defaults in place of omitted (zero)
@@ -116,6 +132,9 @@ func (d JobDef) WithDefaults() JobDef {
 	}
 	if d.RetryBackoffMS == 0 {
 		d.RetryBackoffMS = DefaultRetryBackoffMS
+	}
+	if d.DeadlineAction == "" {
+		d.DeadlineAction = DefaultDeadlineAction
 	}
 	if d.Enabled == nil {
 		t := true

@@ -35,6 +35,14 @@ type Run struct {
 	// costs; ActualMS is finished − started. Both absent until known.
 	PredictedMS *int64 `json:"predicted_ms,omitempty"`
 	ActualMS    *int64 `json:"actual_ms,omitempty"`
+	// StartDeadlineAt and FinishDeadlineAt are the run's deadlines, from its
+	// job's start_deadline and finish_deadline when the run was created;
+	// DeadlineAction what a missed finish deadline does (alarm, cancel).
+	// The start deadline is met when first_slot_started_at is not after it,
+	// the finish deadline when finished_at is not after it. Absent for none.
+	StartDeadlineAt  *time.Time `json:"start_deadline_at,omitempty"`
+	FinishDeadlineAt *time.Time `json:"finish_deadline_at,omitempty"`
+	DeadlineAction   string     `json:"deadline_action,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.

@@ -99,6 +99,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		errs["retry_backoff_ms"] = "a positive number of milliseconds"
 	}
 	validateRecordsPolicy(s.JobDef, errs)
+	validateDeadlines(s.JobDef, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
 		errs["child_job_ids"] = fmt.Sprintf("at most %d child jobs", MaxChildren)
 	}

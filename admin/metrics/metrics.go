@@ -78,6 +78,7 @@ type Metrics struct {
 
 	fireLag      *prometheus.HistogramVec
 	slotResults  *prometheus.CounterVec
+	deadlines    *prometheus.CounterVec
 	slotDuration *prometheus.HistogramVec
 	records      *prometheus.CounterVec
 	leader       prometheus.Gauge
@@ -122,6 +123,10 @@ func New(cfg Config) (*Metrics, error) {
 			Namespace: Namespace, Name: "slot_results_total",
 			Help: "Slot results accepted by this replica (current token), by status.",
 		}, []string{"status"}),
+		deadlines: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace, Name: "deadlines_missed_total",
+			Help: "Run deadlines this replica found missed as leader, by kind (start: run_late_start, finish: run_deadline_missed).",
+		}, []string{"kind"}),
 		slotDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "slot_duration_seconds",
 			Help:    "Run time of the slots whose result this replica accepted (executor's start to finish), by status.",
@@ -161,11 +166,14 @@ func New(cfg Config) (*Metrics, error) {
 	}
 	m.leaderChange.WithLabelValues("acquired")
 	m.leaderChange.WithLabelValues("lost")
+	for _, k := range scheduler.DeadlineKinds {
+		m.deadlines.WithLabelValues(k)
+	}
 
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.fireLag, m.slotResults, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
+		m.fireLag, m.slotResults, m.deadlines, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
 	}
 	if cfg.Scheduler != nil {
 		cs = append(cs, newSchedulerCollector(cfg.Scheduler))
@@ -211,6 +219,12 @@ func (m *Metrics) Handler(token string) http.Handler {
 // RunStarted implements scheduler.Observer: the fire lag of a run.
 func (m *Metrics) RunStarted(trigger string, lag time.Duration) {
 	m.fireLag.WithLabelValues(trigger).Observe(max(lag, 0).Seconds())
+}
+
+// DeadlineMissed implements scheduler.Observer: a run missed a deadline of
+// kind (scheduler.DeadlineStart, DeadlineFinish).
+func (m *Metrics) DeadlineMissed(kind string) {
+	m.deadlines.WithLabelValues(kind).Inc()
 }
 
 var _ scheduler.Observer = (*Metrics)(nil)

@@ -168,6 +168,8 @@ func TestHooks(t *testing.T) {
 	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptSucceeded, StartedAt: 1000, FinishedAt: 3500, Processed: 10, Skipped: 2}})
 	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptFailed, StartedAt: 1000, FinishedAt: 1200, Processed: 1, Failed: 3, Uncertain: 1}})
 	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptCancelled}}) // never started: no duration
+	m.DeadlineMissed(scheduler.DeadlineFinish)
+	m.DeadlineMissed(scheduler.DeadlineFinish)
 	end := m.LeaderTerm(17)
 
 	got := scrape(t, m.Handler(""))
@@ -183,6 +185,8 @@ func TestHooks(t *testing.T) {
 		`shardjob_fire_lag_seconds_sum{trigger="cron"} 0.15`,
 		`shardjob_fire_lag_seconds_sum{trigger="manual"} 0`,
 		`shardjob_fire_lag_seconds_count{trigger="retry"} 0`,
+		`shardjob_deadlines_missed_total{kind="start"} 0`,
+		`shardjob_deadlines_missed_total{kind="finish"} 2`,
 		`shardjob_slot_results_total{status="succeeded"} 1`,
 		`shardjob_slot_results_total{status="failed"} 1`,
 		`shardjob_slot_results_total{status="cancelled"} 1`,

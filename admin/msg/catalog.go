@@ -17,6 +17,7 @@ const (
 	RunCancelledBy        Code = "run.cancelled_by"
 	RunCancelledByReason  Code = "run.cancelled_by_reason"
 	RunReplaced           Code = "run.replaced"
+	RunDeadlineCancelled  Code = "run.deadline_cancelled"
 	CauseNoExecutor       Code = "cause.no_executor"
 	CauseNoHandler        Code = "cause.no_handler"
 	AttemptNotAcked       Code = "attempt.not_acked"
@@ -43,6 +44,9 @@ const (
 	AlarmExecutorLost     Code = "alarm.executor_lost"
 	AlarmExecutorRestart  Code = "alarm.executor_restart"
 	AlarmSlotsUnreported  Code = "alarm.slots_unreported"
+	AlarmRunLateStart     Code = "alarm.run_late_start"
+	AlarmDeadlineMissed   Code = "alarm.run_deadline_missed"
+	AlarmDeadlineCancel   Code = "alarm.run_deadline_cancel"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -61,6 +65,7 @@ var Catalog = map[Code]string{
 	RunCancelledBy:        "cancelled by {user}",
 	RunCancelledByReason:  "cancelled by {user}: {reason}",
 	RunReplaced:           "replaced by run {run} (overlap policy replace)",
+	RunDeadlineCancelled:  "cancelled: its finish deadline {deadline} passed (deadline_action cancel)",
 	CauseNoExecutor:       "no executor of app {app} is online",
 	CauseNoHandler:        "no online executor of app {app} has handler {handler} ({online} online without it)",
 	AttemptNotAcked:       "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",
@@ -87,4 +92,7 @@ var Catalog = map[Code]string{
 	AlarmExecutorLost:     "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:  "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:  "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",
+	AlarmRunLateStart:     "job {app}/{job} run {run} scheduled at {scheduled}: no slot had started by its start deadline {deadline}",
+	AlarmDeadlineMissed:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
+	AlarmDeadlineCancel:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
 }

@@ -11,7 +11,7 @@
 // left after a tick it goes straight on.
 //
 // One tick (tick, in loop.go) does the duties below in this order, one
-// file each; the last three run only every HeartbeatInterval/2.
+// file each; the last two run only every HeartbeatInterval/2.
 //
 //  1. fire (fire.go): in one transaction per batch, claim due jobs (oldest
 //     first, SKIP LOCKED), let the schedule package decide which firings
@@ -40,9 +40,16 @@
 //     capacity take over slots other executors of the app have queued but
 //     not started. The victim releases them first, so a slot never runs
 //     twice; the round runs in the background, one at a time.
-//  6. drain (drain.go): ask executors an operator drains to release their
+//  6. deadlines (deadline.go): one indexed query for the runs whose
+//     earliest unchecked deadline (store.RunDeadlines, kept on the run
+//     when it was created) has passed; DecideDeadlines says what follows:
+//     run_late_start, run_deadline_missed (alarms deduplicated per run and
+//     kind, so that each run alarms once whatever replica leads), the
+//     cancel of deadline_action cancel (runstate Machine.Cancel, pushed);
+//     then the run's next deadline to check.
+//  7. drain (drain.go): ask executors an operator drains to release their
 //     queued slots; the released ones become unplaced attempts (step 4).
-//  7. recover (recover.go): executors silent for LostAfter (database clock)
+//  8. recover (recover.go): executors silent for LostAfter (database clock)
 //     are marked lost, and gone after ForgetLostAfter; their unfinished
 //     slots get new tokens on live executors. Attempts an executor has not
 //     acknowledged within DispatchTimeout fail, and the retry policy

@@ -94,6 +94,10 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 			return false, err
 		}
 	}
+	// deadline.go: one indexed query for runs past an unchecked deadline.
+	if err := s.CheckDeadlines(ctx); err != nil {
+		return false, err
+	}
 	if now := s.cfg.Clock.Now(); now.Sub(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
 		*lastRecover = now
 		// drain.go. Drains change rarely: look for them at the pace of loss

@@ -23,6 +23,10 @@ type Observer interface {
 	// RunStarted: the slots of a run were assigned and their push begun,
 	// lag after the run's scheduled time (never negative).
 	RunStarted(trigger string, lag time.Duration)
+	// DeadlineMissed: a run missed a deadline of kind DeadlineStart or
+	// DeadlineFinish (counted once per run and kind, when its alarm is
+	// recorded).
+	DeadlineMissed(kind string)
 }
 
 // Scheduler is the leader loop. Create it with New; call Lead for each term.

@@ -35,6 +35,7 @@ type fakePusher struct {
 	releases  [][]int64      // tokens asked for by Release
 	startAll  bool           // answer that every accepted token started at once
 	refuse    bool           // accept nothing (an executor that refuses every assignment)
+	cancels   []protocol.CancelRequest
 }
 
 func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.AssignRequest) (protocol.AssignResponse, error) {
@@ -65,7 +66,12 @@ func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.Assig
 	return resp, nil
 }
 
-func (f *fakePusher) Cancel(context.Context, string, protocol.CancelRequest) error { return nil }
+func (f *fakePusher) Cancel(_ context.Context, _ string, req protocol.CancelRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancels = append(f.cancels, req)
+	return nil
+}
 
 func (f *fakePusher) Release(_ context.Context, _ string, req protocol.ReleaseRequest) (protocol.ReleaseResponse, error) {
 	f.mu.Lock()

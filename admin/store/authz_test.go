@@ -50,10 +50,14 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 			_, err = s.ClaimEpoch(ctx, 1, "me")
 			require.NoError(t, err)
 			ex := heartbeat(t, s, "ex-a", 1, 1) // app "a"
-			jobID, err := s.CreateJob(ctx, newJob("billing", "settle", 0))
-			require.NoError(t, err)
-			// Runs and attempts as a version-13 schema holds them (the
+			// Jobs, runs and attempts as a version-13 schema holds them (the
 			// store's own inserts write later columns).
+			jobOf := func(app, name string) (id int64) {
+				exec(`INSERT INTO job (app, name, handler, cron_expr, slot_params, params, created_at, updated_at) VALUES (?, ?, 'noop', '* * * * *', '', '{}', 1, 1)`, app, name)
+				require.NoError(t, db.GetContext(ctx, &id, db.Rebind(`SELECT id FROM job WHERE app = ? AND name = ?`), app, name))
+				return id
+			}
+			jobID := jobOf("billing", "settle")
 			runOf := func(job int64, app string) (runID, token int64) {
 				exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, app) VALUES (?, 1, 'manual', 'running', '', 1, 1, 1, ?)`, job, app)
 				require.NoError(t, db.GetContext(ctx, &runID, db.Rebind(`SELECT MAX(id) FROM job_run WHERE job_id = ?`), job))
@@ -62,8 +66,7 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 				return runID, token
 			}
 			runID, token := runOf(jobID, "billing")
-			goneID, err := s.CreateJob(ctx, newJob("search", "index", 0))
-			require.NoError(t, err)
+			goneID := jobOf("search", "index")
 			goneRunID, _ := runOf(goneID, "search")
 			require.NoError(t, s.DeleteJob(ctx, goneID))
 			exec(`INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at) VALUES (?, 'ci', 'sjt_aaaaaaaa', ?, '', 1)`, bob, hashOf('a'))

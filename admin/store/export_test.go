@@ -44,3 +44,7 @@ func (s *Store) MigrateDown(ctx context.Context, version int) error {
 // IsDuplicate exposes the duplicate-key classification to the tests of
 // both dialects.
 func IsDuplicate(err error) bool { return isDuplicate(err) }
+
+// DeadlinesDueQuery is the text of RunsDeadlineDue for this store's
+// dialect (a test reads its plan).
+func (s *Store) DeadlinesDueQuery() string { return s.q.get(qRunsDeadlineDue) }

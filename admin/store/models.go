@@ -4,8 +4,10 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // Run statuses. Transitions are guarded by the expected current status
@@ -107,6 +109,7 @@ type Job struct {
 	RetryMax       int    `db:"retry_max"`
 	RetryBackoffMS int64  `db:"retry_backoff_ms"`
 	RecordsPolicy
+	JobDeadlines
 	Enabled     bool          `db:"enabled"`
 	Paused      bool          `db:"paused"`
 	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
@@ -157,6 +160,78 @@ type Run struct {
 	// FirstStartedAt is when the first slot started on an executor (read by
 	// RunByID and ListRuns only); StartedAt is when the run was assigned.
 	FirstStartedAt sql.NullInt64 `db:"first_started_at"`
+	RunDeadlines
+}
+
+// JobDeadlines are a job's deadlines as it states them
+// (schedule.ParseStartDeadline, ParseFinishDeadline): "" for none; the action
+// is DeadlineAlarm or DeadlineCancel. Each run keeps the instants they give
+// (RunDeadlines, made by ForRun).
+type JobDeadlines struct {
+	StartDeadline  string `db:"start_deadline"`
+	FinishDeadline string `db:"finish_deadline"`
+	DeadlineAction string `db:"deadline_action"`
+}
+
+// ForRun returns the deadlines of a run scheduled at atMS (Unix ms) in time zone
+// zone. Deadlines that do not parse (the job was validated when saved) and a
+// zone that does not load (read as UTC) give what they can.
+func (d JobDeadlines) ForRun(zone string, atMS int64) RunDeadlines {
+	loc, err := schedule.ValidateZone(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	at := time.UnixMilli(atMS)
+	var startMS, finishMS int64
+	if sd, err := schedule.ParseStartDeadline(d.StartDeadline); err == nil && !sd.IsZero() {
+		startMS = sd.At(at, loc).UnixMilli()
+	}
+	if fd, err := schedule.ParseFinishDeadline(d.FinishDeadline); err == nil && !fd.IsZero() {
+		finishMS = fd.At(at, loc).UnixMilli()
+	}
+	action := d.DeadlineAction
+	if action == "" {
+		action = DeadlineAlarm
+	}
+	return NewRunDeadlines(startMS, finishMS, action)
+}
+
+// Deadline actions of a job (and its runs).
+const (
+	DeadlineAlarm  = "alarm"  // a missed finish deadline raises run_deadline_missed
+	DeadlineCancel = "cancel" // and cancels the run
+)
+
+// RunDeadlines are the deadlines a run keeps, as instants (Unix ms) computed
+// from its job's deadlines when it is created (NewRunOf), with the job's
+// deadline action. DeadlineCheckAt is the earliest deadline the leader has
+// not checked yet (NULL once both are checked, or for a run without
+// deadlines): the leader's check reads runs by it (idx_run_deadline_check).
+type RunDeadlines struct {
+	StartDeadlineAt  sql.NullInt64 `db:"start_deadline_at"`
+	FinishDeadlineAt sql.NullInt64 `db:"finish_deadline_at"`
+	DeadlineAction   string        `db:"deadline_action"`
+	DeadlineCheckAt  sql.NullInt64 `db:"deadline_check_at"`
+}
+
+// NewRunDeadlines returns the deadlines of a run from its instants (0: none),
+// with the first to check.
+func NewRunDeadlines(startAtMS, finishAtMS int64, action string) RunDeadlines {
+	d := RunDeadlines{
+		StartDeadlineAt:  sql.NullInt64{Int64: startAtMS, Valid: startAtMS != 0},
+		FinishDeadlineAt: sql.NullInt64{Int64: finishAtMS, Valid: finishAtMS != 0},
+		DeadlineAction:   action,
+	}
+	switch {
+	case d.StartDeadlineAt.Valid && (!d.FinishDeadlineAt.Valid || startAtMS <= finishAtMS):
+		d.DeadlineCheckAt = d.StartDeadlineAt
+	case d.FinishDeadlineAt.Valid:
+		d.DeadlineCheckAt = d.FinishDeadlineAt
+	}
+	if !d.DeadlineCheckAt.Valid {
+		d.DeadlineAction = ""
+	}
+	return d
 }
 
 // Attempt is one attempt of one slot; its ID is the fencing token.

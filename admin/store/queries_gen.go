@@ -143,6 +143,8 @@ const (
 	qRunReopen
 	qRunSetPredicted
 	qRunTransition
+	qRunsDeadlineChecked
+	qRunsDeadlineDue
 	qRunsFailPending
 	qRunsLock
 	qRunsLockPending
@@ -326,6 +328,8 @@ var queryNames = [...]string{
 	"RunReopen",
 	"RunSetPredicted",
 	"RunTransition",
+	"RunsDeadlineChecked",
+	"RunsDeadlineDue",
 	"RunsFailPending",
 	"RunsLock",
 	"RunsLockPending",

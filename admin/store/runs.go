@@ -26,15 +26,23 @@ type NewRun struct {
 	// Job); NewRunOf copies them.
 	TimeZone string
 	RecordsPolicy
+	// The job's deadlines as instants of this run (JobDeadlines.ForRun); zero
+	// for none.
+	Deadlines RunDeadlines
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
-// params, slot count, time zone and records policy.
+// params, slot count, time zone, records policy and deadlines (a skipped
+// run has none).
 func NewRunOf(j Job, at int64, kind, status string) NewRun {
-	return NewRun{
+	r := NewRun{
 		JobID: j.ID, App: j.App, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
 		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
 	}
+	if status != RunSkipped {
+		r.Deadlines = j.ForRun(j.TimeZone, at)
+	}
+	return r
 }
 
 func (r NewRun) parent() sql.NullInt64 {
@@ -48,7 +56,8 @@ func (r NewRun) insertArgs(epoch int64) []any {
 		zone = "UTC"
 	}
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
-		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App}
+		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
+		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt}
 }
 
 // withApps returns runs with App filled in from their jobs where it is

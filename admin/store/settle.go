@@ -196,6 +196,7 @@ type ChildJob struct {
 	Enabled   bool   `db:"enabled"`
 	TimeZone  string `db:"time_zone"`
 	RecordsPolicy
+	JobDeadlines
 }
 
 // ChildJob reads a child job; found is false when it was deleted.

@@ -89,6 +89,10 @@ export default function mount(root, ctx) {
         : handlerDecides())],
       [t("field.uncertain_policy"), h("span", { id: "job-uncertain-policy" }, job.uncertain_policy ? tOr("uncertain." + job.uncertain_policy, job.uncertain_policy) : handlerDecides())],
       [t("field.record_max_attempts"), h("span", { id: "job-record-max-attempts" }, job.record_max_attempts ? fmtNum(job.record_max_attempts) : handlerDecides())],
+      [t("field.start_deadline"), h("span", { id: "job-start-deadline" }, job.start_deadline ? h("code", {}, job.start_deadline) : t("deadline.none"))],
+      [t("field.finish_deadline"), h("span", { id: "job-finish-deadline" }, job.finish_deadline
+        ? [h("code", {}, job.finish_deadline), " ", h("span", { class: "muted" }, tOr("deadline." + job.deadline_action, job.deadline_action))]
+        : t("deadline.none"))],
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],

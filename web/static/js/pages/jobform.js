@@ -152,6 +152,9 @@ export default function mount(root, ctx) {
       field("timeout_ms", t("field.timeout_ms"), input("timeout_ms", { type: "number", min: 0, placeholder: "0" }), t("help.timeout_ms"), { suffix: "ms" }),
       field("retry_max", t("field.retry_max"), input("retry_max", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.retry_max")),
       field("retry_backoff_ms", t("field.retry_backoff_ms"), input("retry_backoff_ms", { type: "number", min: 1, placeholder: "1000" }), null, { suffix: "ms" }),
+      field("start_deadline", t("field.start_deadline"), input("start_deadline", { class: "mono", placeholder: "15m" }), t("help.start_deadline")),
+      field("finish_deadline", t("field.finish_deadline"), input("finish_deadline", { class: "mono", placeholder: "2h · 06:00" }), t("help.finish_deadline")),
+      field("deadline_action", t("field.deadline_action"), input("deadline_action", { tag: "select", options: [["alarm", t("deadline.alarm")], ["cancel", t("deadline.cancel")]] }), t("help.deadline_action")),
       childField,
       id ? null : h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))))),
     card(t("form.records"), h("div", { class: "form-grid", id: "records-group" },
@@ -190,6 +193,7 @@ export default function mount(root, ctx) {
       time_zone: v.time_zone.trim(), slot_params: v.slot_params, params: v.params,
       misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy,
       dedup_scope: v.dedup_scope.trim(), uncertain_policy: v.uncertain_policy,
+      start_deadline: v.start_deadline.trim(), finish_deadline: v.finish_deadline.trim(), deadline_action: v.deadline_action,
     };
     const local = {};
     for (const k of NUMERIC) {
@@ -280,7 +284,7 @@ export default function mount(root, ctx) {
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0 };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "" };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       try {
         const res = await api("POST", "/jobs/validate", alt);
@@ -354,7 +358,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();

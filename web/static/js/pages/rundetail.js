@@ -3,7 +3,7 @@
 // executors that ran it, failed slots, cancel and retry.
 import { api } from "../api.js";
 import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel, errText } from "../i18n.js";
-import { h, s, card, badge, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
+import { h, s, card, badge, pill, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
 import { logsPanel } from "./runlogs.js";
 
 const ACTIVE = new Set(["pending", "running"]);
@@ -321,7 +321,30 @@ export default function mount(root, ctx) {
       [t("run.finished"), r.finished_at ? absTime(r.finished_at) : (ACTIVE.has(r.status) ? h("span", { class: "muted" }, t("run.inProgress")) : "—")],
       [t("col.duration"), started ? fmtDur((finished || now) - started) : "—"],
       r.predicted_ms != null ? [t("run.predicted"), fmtDur(r.predicted_ms)] : null,
+      r.start_deadline_at ? [t("run.startDeadline"), deadlineCell("run-start-deadline", r.start_deadline_at, startState(r, now))] : null,
+      r.finish_deadline_at ? [t("run.finishDeadline"), deadlineCell("run-finish-deadline", r.finish_deadline_at, finishState(r, now),
+        r.deadline_action === "cancel" ? t("run.deadlineCancels") : "")] : null,
     ], "kv-compact"));
+  }
+
+  // Deadlines (docs/schedules.md): met, missed, open (not passed yet), or
+  // ended (the run ended before its start deadline without starting).
+  function startState(r, now) {
+    const at = Date.parse(r.start_deadline_at);
+    if (r.first_slot_started_at) return Date.parse(r.first_slot_started_at) <= at ? "met" : "missed";
+    if (r.finished_at && Date.parse(r.finished_at) <= at) return "ended";
+    return now > at ? "missed" : "open";
+  }
+  function finishState(r, now) {
+    const at = Date.parse(r.finish_deadline_at);
+    if (r.finished_at) return Date.parse(r.finished_at) <= at ? "met" : "missed";
+    return now > at ? "missed" : "open";
+  }
+  function deadlineCell(id, iso, state, note) {
+    const kinds = { met: "ok", missed: "bad", open: "muted", ended: "muted" };
+    const labels = { met: "run.deadlineMet", missed: "run.deadlineMissed", open: "run.deadlineOpen", ended: "run.deadlineEnded" };
+    return h("span", { id, "data-state": state }, absTime(iso), " ", pill(t(labels[state]), kinds[state]),
+      note ? h("span", { class: "muted" }, " · ", note) : null);
   }
 
   function renderTimeline(r) {
