@@ -212,7 +212,12 @@ func (s *Schedule) nextCron(a int64) (int64, bool) {
 	if a > maxInstant-horizon {
 		return 0, false
 	}
-	limit := a + horizon // last instant considered
+	return s.nextCronUntil(a, a+horizon)
+}
+
+// nextCronUntil is nextCron with the last instant considered, limit, given
+// (a >= minInstant, limit <= maxInstant).
+func (s *Schedule) nextCronUntil(a, limit int64) (int64, bool) {
 	u := a + 1
 	for {
 		p := lookupPeriod(s.loc, u)
