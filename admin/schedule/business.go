@@ -385,9 +385,171 @@ func (c *CalendarSchedule) nextBusinessDay(a int64, r *collector) (int64, bool) 
 // day on the local date d, by the daylight-saving rules of Next, and false
 // when there is none that day.
 func (s *Schedule) nextOnDate(d calendar.Date, a int64) (int64, bool) {
-	day := *s
-	day.month, day.dom, day.domStar, day.dowStar = 1<<uint(d.Month), 1<<uint(d.Day), false, true
+	day := s.onDate(d)
 	w0 := dateDays(d) * secondsPerDay
 	from := max(a, w0-maxOffsetSpan, minInstant)
 	return day.nextCronUntil(from, min(w0+secondsPerDay+maxOffsetSpan, maxInstant))
+}
+
+// Count returns the number of firings in [from, to) under the calendar: the
+// instants Next returns, each counted once (so a watchdog expecting runs
+// and the scheduler creating them agree). It counts whole days from the
+// field bitmasks for business_days_only, skip_holidays and business days,
+// and follows Next for shift (at most MaxShiftPerDay firings a day).
+func (c *CalendarSchedule) Count(from, to time.Time) int64 {
+	return c.countBetween(ceilSec(from)-1, ceilSec(to))
+}
+
+// ceilSec returns the first whole second at or after t.
+func ceilSec(t time.Time) int64 {
+	if t.Nanosecond() > 0 {
+		return t.Unix() + 1
+	}
+	return t.Unix()
+}
+
+// nextAt is Next's instant alone.
+func (c *CalendarSchedule) nextAt(a int64) (int64, bool) {
+	f, err := c.Next(time.Unix(a, 0))
+	if err != nil {
+		return 0, false
+	}
+	return f.At.Unix(), true
+}
+
+// countBetween returns the number of firings f with lo < f < hi.
+func (c *CalendarSchedule) countBetween(lo, hi int64) int64 {
+	lo, hi = max(lo, minInstant-1), min(hi, maxInstant)
+	if hi-lo < 2 {
+		return 0
+	}
+	s := c.s
+	switch {
+	case s.bd != 0:
+		return c.countBusinessDays(lo, hi)
+	case c.cal == nil || c.policy.Rule == calendar.RuleNone:
+		return s.countBetween(lo, hi)
+	case c.policy.Rule == calendar.RuleShift:
+		var n int64
+		for a := lo; ; n++ {
+			f, ok := c.nextAt(a)
+			if !ok || f >= hi {
+				return n
+			}
+			a = f
+		}
+	}
+	var n int64
+	first, last := dateDays(calendar.DateOf(c.local(lo+1))), dateDays(calendar.DateOf(c.local(hi-1)))
+	for day := first; day <= last; day++ {
+		y, m, d := civilFromDays(day)
+		date := calendar.Date{Year: int(y), Month: time.Month(m), Day: d}
+		if c.policy.Rule == calendar.RuleBusinessDaysOnly && !c.cal.IsWorkday(date) ||
+			c.policy.Rule == calendar.RuleSkipHolidays && c.cal.IsHoliday(date) {
+			continue
+		}
+		from, to := max(lo, s.startOfDay(day)-1), min(hi, s.startOfDay(day+1))
+		if to-from >= 2 {
+			n += s.countBetween(from, to)
+		}
+	}
+	return n
+}
+
+// countBusinessDays counts the firings of an expression with a business day
+// in (lo, hi): month by month, its times on the month's business day.
+func (c *CalendarSchedule) countBusinessDays(lo, hi int64) int64 {
+	var n int64
+	from, to := c.local(lo+1), c.local(hi-1)
+	y, m := from.Year(), from.Month()
+	for y < to.Year() || y == to.Year() && m <= to.Month() {
+		if c.s.month&(1<<uint(m)) != 0 {
+			if date, ok := c.cal.NthWorkday(y, m, c.s.bd); ok {
+				day := c.s.onDate(date)
+				w0 := dateDays(date) * secondsPerDay
+				if a, b := max(lo, w0-maxOffsetSpan), min(hi, w0+secondsPerDay+maxOffsetSpan); b-a >= 2 {
+					n += day.countBetween(a, b)
+				}
+			}
+		}
+		if m++; m > time.December {
+			m, y = time.January, y+1
+		}
+	}
+	return n
+}
+
+// onDate returns a copy of s whose day fields match the local date d alone.
+func (s *Schedule) onDate(d calendar.Date) Schedule {
+	day := *s
+	day.month, day.dom, day.domStar, day.dowStar = 1<<uint(d.Month), 1<<uint(d.Day), false, true
+	return day
+}
+
+// CalendarPlan is what PlanCalendar decides for a due job.
+type CalendarPlan struct {
+	// Decision is Plan's decision over the calendar's firings: their
+	// instants (CalendarFiring.At) are the run keys that fire, are skipped
+	// as late, and Next.
+	Decision
+	// NextFiring is the firing after now, with the candidates the calendar
+	// removed before it (for a due job, Decision.Next is its At); its At is
+	// zero when Next found none.
+	NextFiring CalendarFiring
+	// CalendarSkipped are the candidates the calendar removed among the due
+	// firings (those up to now), oldest first, at most MaxSkippedListed;
+	// CalendarSkippedCount has their total. When the backlog is too long to
+	// follow firing by firing (more than MaxCatchUp+MaxSkippedListed+1 late
+	// firings), the part Plan counts instead is left out of both.
+	CalendarSkipped      []calendar.Decision
+	CalendarSkippedCount int
+}
+
+// PlanCalendar is Plan for a job with a calendar: the due firings are the
+// calendar's (CalendarSchedule.Next), so a holiday is not a misfire, a
+// shifted firing is due at its moved instant, and the counts of late
+// firings agree with the calendar. Like Plan, its work is bounded whatever
+// the backlog.
+func PlanCalendar(c *CalendarSchedule, nextFireAt, now time.Time, cfg MisfireConfig) CalendarPlan {
+	src := &calendarSource{c: c, now: now.Unix()}
+	var p CalendarPlan
+	p.Decision = plan(src, nextFireAt, now, cfg)
+	if nf, err := c.Next(now); err == nil {
+		p.NextFiring = nf
+	}
+	p.CalendarSkippedCount = src.rec.count
+	if len(src.rec.skipped) > 0 {
+		p.CalendarSkipped = src.rec.skipped
+	}
+	return p
+}
+
+// calendarSource is a CalendarSchedule as Plan sees it; it gathers the
+// candidates removed before the due firings (those up to now) that Plan
+// follows one by one.
+type calendarSource struct {
+	c   *CalendarSchedule
+	now int64
+	rec collector
+}
+
+func (p *calendarSource) nextSec(a int64) (int64, bool) {
+	f, err := p.c.Next(time.Unix(a, 0))
+	if err != nil {
+		return 0, false
+	}
+	at := f.At.Unix()
+	if at <= p.now {
+		for _, d := range f.Skipped {
+			p.rec.skip(d)
+		}
+		p.rec.count += f.SkippedCount - len(f.Skipped)
+	}
+	return at, true
+}
+
+func (p *calendarSource) countBetween(lo, hi int64) int64 { return p.c.countBetween(lo, hi) }
+
+func (p *calendarSource) lastBefore(from, hi int64) int64 {
+	return lastBeforeBy(p.c.nextAt, from, hi)
 }

@@ -474,3 +474,98 @@ func TestCalendarPreview(t *testing.T) {
 	require.Equal(t, "skipped: the month has fewer working days than the business day asks for", fs[1].Skipped[0].Note())
 	require.True(t, errors.Is(func() error { _, err := cs.Next(utc(t, "9990-01-01T00:00:00Z")); return err }(), ErrNoFiring))
 }
+
+// Count agrees with the firings Next returns, for every rule, over windows
+// that cut days and the Spring Festival.
+func TestCalendarCountMatchesNext(t *testing.T) {
+	t.Parallel()
+	cal := china2026(t)
+	windows := [][2]string{
+		{"2026-01-01T00:00:00Z", "2027-01-01T00:00:00Z"},
+		{"2026-02-13T01:00:00Z", "2026-02-25T01:00:01Z"},
+		{"2026-02-14T05:30:00Z", "2026-03-02T00:59:59Z"},
+		{"2026-09-28T00:00:00Z", "2026-10-12T12:00:00Z"},
+	}
+	for _, expr := range []string{"0 9 * * *", "*/20 9-10 * * MON-FRI", "0 9,18 * * SAT", "0 9 BD3 * *", "0 */2 BDL * *", "@every 7h"} {
+		s := mustParse(t, Spec{Expr: expr, Zone: "Asia/Shanghai", Anchor: utc(t, "2026-01-01T00:00:00Z")})
+		for _, p := range []calendar.Policy{{}, ruleBDO, ruleSkip, ruleNext, rulePrevious} {
+			cs, err := WithCalendar(s, cal, p)
+			require.NoError(t, err)
+			for _, w := range windows {
+				from, to := utc(t, w[0]), utc(t, w[1])
+				var want int64
+				for after := from.Add(-time.Nanosecond); ; want++ {
+					f, err := cs.Next(after)
+					if err != nil || !f.At.Before(to) {
+						break
+					}
+					after = f.At
+				}
+				require.Equal(t, want, cs.Count(from, to), "%s %v %v", expr, p, w)
+			}
+		}
+	}
+}
+
+// The admin was down over the Spring Festival: the holidays are not
+// misfires, and the calendar's removals are reported with the plan.
+func TestPlanCalendar(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, Spec{Expr: "0 9 * * *", Zone: "Asia/Shanghai"})
+	cs, err := WithCalendar(s, china2026(t), ruleBDO)
+	require.NoError(t, err)
+	next, now := utc(t, "2026-02-14T01:00:00Z"), utc(t, "2026-02-25T02:05:00Z") // Sat 14 (make-up) 09:00 to Wed 25 10:05
+	holidays := []string{
+		"2026-02-15T01:00:00Z", "2026-02-16T01:00:00Z", "2026-02-17T01:00:00Z", "2026-02-18T01:00:00Z", "2026-02-19T01:00:00Z",
+		"2026-02-20T01:00:00Z", "2026-02-21T01:00:00Z", "2026-02-22T01:00:00Z", "2026-02-23T01:00:00Z",
+	}
+	scheduled := func(ds []calendar.Decision) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Scheduled.UTC().Format(time.RFC3339))
+		}
+		return out
+	}
+
+	p := PlanCalendar(cs, next, now, MisfireConfig{Policy: MisfireCatchUp})
+	require.Equal(t, []string{"2026-02-14T01:00:00Z", "2026-02-24T01:00:00Z", "2026-02-25T01:00:00Z"}, formatAll(p.Fire))
+	require.Empty(t, p.Skipped)
+	require.True(t, p.Misfired)
+	require.Equal(t, holidays, scheduled(p.CalendarSkipped))
+	require.Equal(t, 9, p.CalendarSkippedCount)
+	require.Equal(t, "2026-02-26T01:00:00Z", p.Next.Format(time.RFC3339))
+	require.Equal(t, p.Next, p.NextFiring.At)
+
+	p = PlanCalendar(cs, next, now, MisfireConfig{Policy: MisfireRunOnce})
+	require.Equal(t, []string{"2026-02-25T01:00:00Z"}, formatAll(p.Fire))
+	require.Equal(t, []string{"2026-02-14T01:00:00Z", "2026-02-24T01:00:00Z"}, formatAll(p.Skipped))
+	require.Equal(t, 2, p.SkippedCount, "two misfires, not eleven")
+	require.Equal(t, 9, p.CalendarSkippedCount)
+
+	// Without the calendar the same outage misfires twelve times.
+	require.Equal(t, 11, Plan(s, next, now, MisfireConfig{Policy: MisfireRunOnce}).SkippedCount)
+
+	// Not due yet: only the next firing.
+	p = PlanCalendar(cs, utc(t, "2026-02-24T01:00:00Z"), utc(t, "2026-02-20T00:00:00Z"), MisfireConfig{})
+	require.Empty(t, p.Fire)
+	require.Equal(t, "2026-02-24T01:00:00Z", p.Next.Format(time.RFC3339))
+	require.Equal(t, holidays[5:], scheduled(p.NextFiring.Skipped), "20 to 23 Feb: from now on")
+}
+
+// A year-old backlog of an every-second job with business_days_only is
+// planned without following 21 million firings one by one.
+func TestPlanCalendarHugeBacklog(t *testing.T) {
+	t.Parallel()
+	cs, err := WithCalendar(mustParse(t, Spec{Expr: "* * * * * *", Zone: "Asia/Shanghai"}), china2026(t), ruleBDO)
+	require.NoError(t, err)
+	first, err := cs.Next(utc(t, "2025-12-31T23:59:59Z"))
+	require.NoError(t, err)
+	next, now := first.At, utc(t, "2026-12-01T00:00:00Z")
+	require.Equal(t, "2026-01-03T16:00:00Z", next.Format(time.RFC3339), "the first working second: Sun 4 Jan, a make-up day")
+	p := PlanCalendar(cs, next, now, MisfireConfig{Policy: MisfireSkip, Threshold: time.Second})
+	want := cs.Count(next, now.Add(-time.Second)) // late: before now - threshold
+	require.Equal(t, int(want), p.SkippedCount)
+	require.Equal(t, []string{"2026-11-30T23:59:59Z", "2026-12-01T00:00:00Z"}, formatAll(p.Fire), "on time")
+	require.Len(t, p.Skipped, MaxSkippedListed)
+	require.Equal(t, next, p.Skipped[0])
+}

@@ -336,18 +336,23 @@ func (s *Schedule) lastBefore(from, hi int64) int64 {
 		k := floorDiv(hi-1-s.anchor, s.every)
 		return max(s.anchor+k*s.every, from)
 	}
-	good, bad := from, hi-1 // nextSec(good) < hi, nextSec(bad) >= hi
-	if f, ok := s.nextSec(good); !ok || f >= hi {
+	return lastBeforeBy(s.nextSec, from, hi)
+}
+
+// lastBeforeBy is lastBefore for any next-firing function.
+func lastBeforeBy(next func(int64) (int64, bool), from, hi int64) int64 {
+	good, bad := from, hi-1 // next(good) < hi, next(bad) >= hi
+	if f, ok := next(good); !ok || f >= hi {
 		return from
 	}
 	for bad-good > 1 {
 		mid := good + (bad-good)/2
-		if f, ok := s.nextSec(mid); ok && f < hi {
+		if f, ok := next(mid); ok && f < hi {
 			good = mid
 		} else {
 			bad = mid
 		}
 	}
-	f, _ := s.nextSec(good)
+	f, _ := next(good)
 	return f
 }
