@@ -284,6 +284,9 @@ func (c *CalendarSchedule) nextShift(a int64, r *collector) (int64, bool) {
 			break
 		}
 		u = f
+		if found && !previous && f > x {
+			break // shift next lands a candidate on its own instant or later
+		}
 		t := c.local(f)
 		date := calendar.DateOf(t)
 		if found && !date.Before(stop) {
@@ -320,6 +323,9 @@ func (c *CalendarSchedule) nextShift(a int64, r *collector) (int64, bool) {
 			}
 		case at == x:
 			group = append(group, d)
+		}
+		if !previous && !d.Shifted && at == x {
+			break // every later candidate lands after x
 		}
 	}
 	if !found || x > limit {
