@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,7 +72,15 @@ func WithCalendar(s *Schedule, cal *calendar.Calendar, p calendar.Policy) (*Cale
 			Msg: fmt.Sprintf("%s needs a calendar: set the job's calendar", s.bd)}
 	}
 	if err := p.Validate(); err != nil {
-		return nil, &ValidationError{Name: "calendar rule", Value: string(p.Rule) + " " + string(p.Shift), Msg: err.Error()}
+		ve := &ValidationError{Name: "calendar rule", Value: string(p.Rule), Msg: err.Error()}
+		var cve *calendar.ValidationError
+		if errors.As(err, &cve) {
+			ve.Msg = cve.Msg
+			if cve.Field == "shift" {
+				ve.Name, ve.Value = "calendar shift", string(p.Shift)
+			}
+		}
+		return nil, ve
 	}
 	if cal == nil && p.Rule != calendar.RuleNone {
 		return nil, &ValidationError{Name: "calendar rule", Value: string(p.Rule), kind: ErrNeedsCalendar,

@@ -29,7 +29,8 @@ type ValidationError struct {
 	// Name names the part that is wrong: "second", "minute", "hour",
 	// "day of month", "month", "day of week" for a cron field, otherwise
 	// "expression", "time zone", "job key", "misfire policy", "misfire
-	// threshold", "max catch-up" or "overlap policy".
+	// threshold", "max catch-up", "overlap policy", "calendar rule" or
+	// "calendar shift".
 	Name string
 	// Value is the offending text (a field, a list element, a zone name...).
 	Value string
