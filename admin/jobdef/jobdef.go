@@ -117,8 +117,14 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
 	} else {
 		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.Key(), Anchor: anchor})
-		if err != nil {
+		switch {
+		case err != nil:
 			errs["cron"] = err.Error()
+		case sched.NeedsCalendar():
+			// A business day (BD3) is counted on a calendar, and jobs have
+			// no calendar setting yet (issue 21): refuse it rather than
+			// store a job that never fires.
+			errs["cron"] = fmt.Sprintf("%s needs a business calendar, and jobs cannot reference calendars yet; use a plain day of month for now", sched.BusinessDay())
 		}
 	}
 	if len(errs) > 0 {

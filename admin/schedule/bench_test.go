@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/shardjob/shardjob/admin/calendar"
 )
 
 var benchCases = []struct {
@@ -59,6 +61,46 @@ func BenchmarkNextRobfig(b *testing.B) {
 				t = r.Next(t)
 				if t.After(benchEnd) || t.IsZero() {
 					t = benchStart
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNextCalendar runs CalendarSchedule.Next over 2026 with the
+// mainland China calendar (Spring Festival, National Day, make-up days) in
+// Asia/Shanghai, and a US-like calendar in New York (daylight saving).
+func BenchmarkNextCalendar(b *testing.B) {
+	cn := china2026(b)
+	us := simpleCalendar(b, "us", 0, "2026-01-01 holiday", "2026-07-03 holiday", "2026-11-26 holiday", "2026-12-25 holiday")
+	for _, bc := range []struct {
+		name, expr, zone string
+		cal              *calendar.Calendar
+		policy           calendar.Policy
+	}{
+		{"BD3Monthly_Shanghai", "0 9 BD3 * *", "Asia/Shanghai", cn, calendar.Policy{}},
+		{"BDLMonthly_NewYork", "0 17 BDL * *", "America/New_York", us, calendar.Policy{}},
+		{"BusinessDaysOnlyDaily_Shanghai", "30 9 * * *", "Asia/Shanghai", cn, ruleBDO},
+		{"SkipHolidaysWeekdays_NewYork", "30 9 * * MON-FRI", "America/New_York", us, ruleSkip},
+		{"ShiftNextDaily_Shanghai", "0 9 * * *", "Asia/Shanghai", cn, ruleNext},
+		{"ShiftPreviousDaily_Shanghai", "0 9 * * *", "Asia/Shanghai", cn, rulePrevious},
+		{"ShiftNextWeekly_NewYork", "0 9 * * SAT", "America/New_York", us, ruleNext},
+		{"NoRule_Shanghai", "0 9 * * *", "Asia/Shanghai", cn, calendar.Policy{}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cs, err := WithCalendar(mustParse(b, Spec{Expr: bc.expr, Zone: bc.zone}), bc.cal, bc.policy)
+			if err != nil {
+				b.Fatal(err)
+			}
+			start, end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+			t := start
+			for b.Loop() {
+				f, err := cs.Next(t)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if t = f.At; t.After(end) {
+					t = start
 				}
 			}
 		})

@@ -146,6 +146,59 @@
 // zero Time when nothing fires in that window (in practice only "0 0 29 2 *"
 // between 2096 and 2104, as 2100 is not a leap year).
 //
+// # Business calendars
+//
+// The day-of-month field may hold one business-day selector instead of
+// days: BDn (the n-th working day of the month, 1 <= n <= 31), BDL (the last)
+// or BD-n (the n-th from the end; BD-1 is BDL), in any letter case. It
+// stands alone (no list, range or step), the day of week must be * or ?,
+// and the month, hour, minute and second fields work as usual. Such a
+// Schedule NeedsCalendar: it matches no day of its own, so Next and Preview
+// find nothing, and WithCalendar without a calendar is an error matching
+// ErrNeedsCalendar ("cron field 3 (day of month): BD3 needs a calendar: set
+// the job's calendar").
+//
+// WithCalendar(s, cal, policy) joins a Schedule, a *calendar.Calendar and a
+// job's calendar.Policy (business_days_only, skip_holidays, shift next or
+// previous). This package imports admin/calendar rather than declaring an
+// interface for it: calendar is pure, imports nothing of shardjob, and has
+// one implementation; its Decision, Reason, Policy and Dedupe are the
+// vocabulary of the result, which an interface would have to copy. Schedule
+// itself stays calendar-free: Next is untouched for jobs without a calendar.
+//
+// CalendarSchedule.Next(after) returns a CalendarFiring: the instant it
+// fires (the run key; for a shifted firing, the moved instant), the
+// candidate that fires there, and every candidate removed since after with
+// its reason (holiday, non_working_day, no_such_business_day,
+// no_working_day, and duplicate for those shifted onto an instant that
+// fires already), so the scheduler records each as skipped and a preview
+// shows them. A chain of Next calls, each from the previous firing, accounts
+// for every candidate once.
+//
+// Shift (next) moves firings forward: the firing after `after` may come
+// from a candidate before it, so Next looks back to the first day after the
+// working day before after's date. Shift (previous) moves firings backward:
+// the firings landing on working day W come from candidates up to the next
+// working day after W, so Next looks ahead that far; it never returns an
+// instant <= after. Shifted firings landing on one instant fire once (the
+// one on its own day, else the earliest: calendar.Dedupe). Shift is refused
+// for schedules firing more than MaxShiftPerDay (24) times a day, which
+// bounds that look-around. A shifted firing's clock time is resolved on the
+// new day like a fixed-time firing (a gap fires at the jump, an overlap at
+// the first occurrence); a business day's times follow the expression's own
+// daylight-saving rules.
+//
+// The search is bounded: about five years of candidates (or of months for
+// BD3); beyond, Next returns an error matching ErrNoFiring. business_days_only
+// and skip_holidays list at most MaxSkippedListed skipped candidates and
+// count the rest of a skipped day from the bitmasks, so an every-second job
+// over a nine-day holiday costs a few hundred microseconds, once.
+//
+// Count counts the firings in a window under the calendar (whole days from
+// the bitmasks, except for shift), and PlanCalendar is Plan over the
+// calendar's firings, so counts of expected and late firings agree with the
+// calendar.
+//
 // # Misfires
 //
 // A due firing is on time when now - scheduled <= Threshold (default 60s, at

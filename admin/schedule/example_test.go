@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/schedule"
 )
 
@@ -115,4 +116,58 @@ func clock(ts []time.Time) []string {
 		out = append(out, t.Format("15:04"))
 	}
 	return out
+}
+
+// A daily job on mainland China's 2026 calendar with the rule shift
+// (previous): the firings of the Spring Festival break move back to the
+// make-up Saturday, 14 February, and fire there once.
+func ExampleWithCalendar() {
+	// The break, 15 to 23 February, and its make-up Saturdays 14 and 28.
+	entries := []calendar.Entry{
+		{Date: calendar.NewDate(2026, time.February, 14), Kind: calendar.KindWorkday},
+		{Date: calendar.NewDate(2026, time.February, 28), Kind: calendar.KindWorkday},
+	}
+	for day := 15; day <= 23; day++ {
+		entries = append(entries, calendar.Entry{Date: calendar.NewDate(2026, time.February, day), Kind: calendar.KindHoliday, Name: "Spring Festival"})
+	}
+	cal, err := calendar.New(calendar.Definition{Name: "cn", Entries: entries})
+	if err != nil {
+		panic(err)
+	}
+	s, err := schedule.Parse(schedule.Spec{Expr: "0 9 * * *", Zone: "Asia/Shanghai"})
+	if err != nil {
+		panic(err)
+	}
+	cs, err := schedule.WithCalendar(s, cal, calendar.Policy{Rule: calendar.RuleShift, Shift: calendar.ShiftPrevious})
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range cs.Preview(time.Date(2026, 2, 13, 2, 0, 0, 0, time.UTC), 2) {
+		fmt.Println(f.Local.Format("Mon 2006-01-02 15:04"), "skipped:", f.SkippedCount)
+		if len(f.Skipped) > 0 {
+			fmt.Println("  first:", f.Skipped[0].Note())
+		}
+	}
+	bd, err := schedule.Parse(schedule.Spec{Expr: "0 9 BDL * *", Zone: "Asia/Shanghai"})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := schedule.WithCalendar(bd, nil, calendar.Policy{}); err != nil {
+		fmt.Println(err)
+	}
+	cs, err = schedule.WithCalendar(bd, cal, calendar.Policy{})
+	if err != nil {
+		panic(err)
+	}
+	f, err := cs.Next(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("BDL:", f.Local.Format("Mon 2006-01-02 15:04"))
+	// Output:
+	// Sat 2026-02-14 09:00 skipped: 9
+	//   first: skipped: shifted onto 2026-02-14 09:00:00 CST, which fires already
+	// Tue 2026-02-24 09:00 skipped: 0
+	// cron field 3 (day of month): BDL needs a calendar: set the job's calendar
+	// BDL: Sat 2026-02-28 09:00
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/shardjob/shardjob/admin/calendar"
 )
 
 var fuzzZones = []string{
@@ -30,6 +32,16 @@ func FuzzParse(f *testing.F) {
 		{"H/0 * * * *", "UTC", "k"},
 		{"? ? ? ? ? ?", "UTC", ""},
 		{"0,,1 * * * *", "UTC", ""},
+		{"0 9 BD3 * *", "Asia/Shanghai", ""},
+		{"30 17 bdl JAN,JUL ?", "America/New_York", ""},
+		{"0 0 9 BD-2 * */1", "Europe/Berlin", ""},
+		{"0 9 BD0 * *", "UTC", ""},
+		{"0 9 BD-0 * *", "UTC", ""},
+		{"0 9 BD32 * *", "UTC", ""},
+		{"0 9 BD3,4 * *", "UTC", ""},
+		{"0 9 BD3 * MON", "UTC", ""},
+		{"0 BD3 * * *", "UTC", ""},
+		{"H H BD1 * *", "Asia/Kolkata", "a/b"},
 	} {
 		f.Add(seed.expr, seed.zone, seed.key)
 	}
@@ -52,10 +64,26 @@ func FuzzParse(f *testing.F) {
 		}
 		if again.second != s.second || again.minute != s.minute || again.hour != s.hour || again.dom != s.dom ||
 			again.month != s.month || again.dow != s.dow || again.domStar != s.domStar || again.dowStar != s.dowStar ||
-			again.every != s.every {
+			again.every != s.every || again.bd != s.bd {
 			t.Fatalf("Resolved() %q of %q parses differently", s.Resolved(), expr)
 		}
 		a := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC)
+		if s.NeedsCalendar() {
+			if n := s.Next(a); !n.IsZero() {
+				t.Fatalf("%q needs a calendar but Next(%s) = %s", expr, a, n)
+			}
+			if _, err := WithCalendar(s, nil, calendar.Policy{}); !errors.Is(err, ErrNeedsCalendar) {
+				t.Fatalf("%q without a calendar: %v", expr, err)
+			}
+			cs, err := WithCalendar(s, fuzzCalendar, calendar.Policy{})
+			if err != nil {
+				t.Fatalf("%q: %v", expr, err)
+			}
+			if f, err := cs.Next(a); err != nil || !f.At.After(a) {
+				t.Fatalf("%q: calendar Next(%s) = %+v, %v", expr, a, f, err)
+			}
+			return
+		}
 		if n := s.Next(a); n.IsZero() || !n.After(a) {
 			t.Fatalf("%q: Next(%s) = %s", expr, a, n)
 		}
@@ -181,4 +209,107 @@ func TestNextInvariantsRandom(t *testing.T) {
 		}
 		checkNextInvariants(t, s, -2208988800+r.Int64N(9467107200))
 	}
+}
+
+// fuzzCalendar has a 2026 like mainland China's (holidays and make-up
+// weekend days) in a Monday-Friday week, and every other year plain.
+var fuzzCalendar = func() *calendar.Calendar {
+	var entries []calendar.Entry
+	for _, d := range []string{"2026-01-01", "2026-02-16", "2026-02-17", "2026-02-18", "2026-02-19", "2026-02-20", "2026-02-23", "2026-10-01", "2026-10-02", "2026-10-05"} {
+		date, _ := calendar.ParseDate(d)
+		entries = append(entries, calendar.Entry{Date: date, Kind: calendar.KindHoliday})
+	}
+	for _, d := range []string{"2026-01-04", "2026-02-14", "2026-02-28", "2026-03-08", "2026-10-10", "2026-10-25"} {
+		date, _ := calendar.ParseDate(d)
+		entries = append(entries, calendar.Entry{Date: date, Kind: calendar.KindWorkday})
+	}
+	c, err := calendar.New(calendar.Definition{Name: "fuzz", Entries: entries})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+var fuzzPolicies = []calendar.Policy{
+	{}, {Rule: calendar.RuleBusinessDaysOnly}, {Rule: calendar.RuleSkipHolidays},
+	{Rule: calendar.RuleShift}, {Rule: calendar.RuleShift, Shift: calendar.ShiftPrevious},
+}
+
+// FuzzCalendarNext follows a CalendarSchedule's Next for a few firings from
+// a random instant around 2026 and checks each: strictly after, the
+// decision landing on At, on a working day where the rule says so, skipped
+// candidates sorted, counted and (but for shift's duplicates) after the
+// previous firing and not after At.
+func FuzzCalendarNext(f *testing.F) {
+	for _, sd := range []struct {
+		expr   string
+		zone   uint8
+		at     int64
+		policy uint8
+	}{
+		{"0 9 BD3 * *", 5, 1767225600, 0},
+		{"30 2 * * SAT", 1, 1772755200, 3},
+		{"30 2 * * *", 1, 1772755200, 4},
+		{"0 9,18 * * *", 2, 1771000000, 1},
+		{"* * * * * *", 0, 1771113600, 1},
+		{"0 * * * *", 0, 1771113600, 3},
+		{"0 9 BD-2 FEB *", 0, 1767225600, 4},
+		{"@every 2h", 0, 1771113600, 4},
+		{"30 1 * * SAT,SUN", 1, 1793000000, 3},
+	} {
+		f.Add(sd.expr, sd.zone, sd.at, sd.policy)
+	}
+	f.Fuzz(func(t *testing.T, expr string, zoneIdx uint8, at int64, policyIdx uint8) {
+		zone := fuzzZones[int(zoneIdx)%len(fuzzZones)]
+		s, err := Parse(Spec{Expr: expr, Zone: zone, JobKey: "fuzz/job", Anchor: time.Unix(1767225600, 0)})
+		if err != nil {
+			return
+		}
+		p := fuzzPolicies[int(policyIdx)%len(fuzzPolicies)]
+		cs, err := WithCalendar(s, fuzzCalendar, p)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q %v: %v", expr, p, err)
+			}
+			return
+		}
+		// Start between 2025 and 2028.
+		const lo, span = 1735689600, 3 * 366 * 86400
+		after := time.Unix(lo+((at%span)+span)%span, 0).UTC()
+		for range 4 {
+			fr, err := cs.Next(after)
+			if err != nil {
+				if !errors.Is(err, ErrNoFiring) {
+					t.Fatalf("%q %v after %s: %v", expr, p, after, err)
+				}
+				return
+			}
+			if !fr.At.After(after) || !fr.At.Equal(fr.Decision.At) || !fr.Decision.Fire {
+				t.Fatalf("%q %v: Next(%s) = %+v", expr, p, after, fr)
+			}
+			day := calendar.DateOf(fr.Local)
+			if (p.Rule == calendar.RuleBusinessDaysOnly || p.Rule == calendar.RuleShift || s.NeedsCalendar()) && !fuzzCalendar.IsWorkday(day) {
+				t.Fatalf("%q %v: fires at %s, on %s, not a working day", expr, p, fr.Local, day)
+			}
+			if p.Rule == calendar.RuleSkipHolidays && fuzzCalendar.IsHoliday(day) {
+				t.Fatalf("%q %v: fires at %s, a holiday", expr, p, fr.Local)
+			}
+			if fr.SkippedCount < len(fr.Skipped) || len(fr.Skipped) > MaxSkippedListed {
+				t.Fatalf("%q %v: %d skipped listed, %d counted", expr, p, len(fr.Skipped), fr.SkippedCount)
+			}
+			for i, d := range fr.Skipped {
+				if d.Fire || d.Reason == "" || (i > 0 && d.Scheduled.Before(fr.Skipped[i-1].Scheduled)) {
+					t.Fatalf("%q %v: skipped %d: %+v", expr, p, i, d)
+				}
+				if d.Reason == calendar.ReasonDuplicate {
+					if !d.At.Equal(fr.At) {
+						t.Fatalf("%q %v: duplicate of %s reported with %s", expr, p, d.At, fr.At)
+					}
+				} else if !d.Scheduled.After(after) || d.Scheduled.After(fr.At) {
+					t.Fatalf("%q %v: skipped %s outside (%s, %s]", expr, p, d.Scheduled, after, fr.At)
+				}
+			}
+			after = fr.At
+		}
+	})
 }

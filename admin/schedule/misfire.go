@@ -161,11 +161,30 @@ type Decision struct {
 	Misfired     bool        // some due firing was late by more than the threshold
 }
 
+// firingSource is what Plan needs of a schedule: the next firing after an
+// instant, the number of firings between two instants and the last one
+// before an instant (Unix seconds). *Schedule and the calendar-aware
+// source of PlanCalendar provide it.
+type firingSource interface {
+	nextSec(a int64) (int64, bool)
+	countBetween(lo, hi int64) int64
+	lastBefore(from, hi int64) int64
+}
+
+// nextOf returns the first firing of src strictly after t, or the zero Time.
+func nextOf(src firingSource, t time.Time) time.Time {
+	f, ok := src.nextSec(t.Unix())
+	if !ok {
+		return time.Time{}
+	}
+	return time.Unix(f, 0).UTC()
+}
+
 // capOnTime moves cut forward, if needed, so that at most MaxOnTimeFire
 // firings fall in [cut, now]; firings before nextFireAt are not due and do
 // not count. It counts instead of enumerating and binary searches the new
 // cut, so its cost does not grow with the backlog.
-func (s *Schedule) capOnTime(cut, nextFireAt, now time.Time) time.Time {
+func capOnTime(s firingSource, cut, nextFireAt, now time.Time) time.Time {
 	from := cut
 	if nextFireAt.After(cut) {
 		from = nextFireAt
@@ -208,17 +227,21 @@ func (s *Schedule) capOnTime(cut, nextFireAt, now time.Time) time.Time {
 // and clamped to its limits; an unknown policy acts as run_once. At most
 // MaxOnTimeFire on-time firings fire; older ones count as late.
 func Plan(s *Schedule, nextFireAt, now time.Time, cfg MisfireConfig) Decision {
+	return plan(s, nextFireAt, now, cfg)
+}
+
+func plan(s firingSource, nextFireAt, now time.Time, cfg MisfireConfig) Decision {
 	cfg = cfg.WithDefaults()
 	cfg.Threshold = min(max(cfg.Threshold, 0), MaxMisfireThreshold)
 	cfg.MaxCatchUp = min(max(cfg.MaxCatchUp, 0), MaxCatchUpLimit)
 	if nextFireAt.IsZero() {
-		return Decision{Next: s.Next(now)}
+		return Decision{Next: nextOf(s, now)}
 	}
 	if nextFireAt.After(now) {
 		return Decision{Next: nextFireAt}
 	}
 	cut := now.Add(-cfg.Threshold) // late: scheduled < cut
-	cut = s.capOnTime(cut, nextFireAt, now)
+	cut = capOnTime(s, cut, nextFireAt, now)
 	listCap := MaxSkippedListed + 1
 	if cfg.Policy == MisfireCatchUp {
 		listCap += cfg.MaxCatchUp
@@ -230,7 +253,7 @@ func Plan(s *Schedule, nextFireAt, now time.Time, cfg MisfireConfig) Decision {
 	f := nextFireAt
 	for !f.IsZero() && f.Before(cut) && len(late) < listCap {
 		late = append(late, f)
-		f = s.Next(f)
+		f = nextOf(s, f)
 	}
 	lateTotal := len(late)
 	if len(late) > 0 {
@@ -244,17 +267,17 @@ func Plan(s *Schedule, nextFireAt, now time.Time, cfg MisfireConfig) Decision {
 		}
 		lateTotal += 1 + int(s.countBetween(f.Unix(), hi))
 		lastLate = time.Unix(s.lastBefore(f.Unix(), hi), 0).UTC()
-		f = s.Next(cut.Add(-time.Nanosecond)) // first firing >= cut
+		f = nextOf(s, cut.Add(-time.Nanosecond)) // first firing >= cut
 	}
 
 	// On-time firings: all of them fire.
 	var onTime []time.Time
 	for !f.IsZero() && !f.After(now) {
 		onTime = append(onTime, f)
-		f = s.Next(f)
+		f = nextOf(s, f)
 	}
 
-	d := Decision{Next: s.Next(now), Misfired: lateTotal > 0}
+	d := Decision{Next: nextOf(s, now), Misfired: lateTotal > 0}
 	fireLate := 0 // how many of the listed late firings (oldest first) fire
 	switch cfg.Policy {
 	case MisfireSkip:

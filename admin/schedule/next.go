@@ -212,7 +212,12 @@ func (s *Schedule) nextCron(a int64) (int64, bool) {
 	if a > maxInstant-horizon {
 		return 0, false
 	}
-	limit := a + horizon // last instant considered
+	return s.nextCronUntil(a, a+horizon)
+}
+
+// nextCronUntil is nextCron with the last instant considered, limit, given
+// (a >= minInstant, limit <= maxInstant).
+func (s *Schedule) nextCronUntil(a, limit int64) (int64, bool) {
 	u := a + 1
 	for {
 		p := lookupPeriod(s.loc, u)
@@ -331,18 +336,23 @@ func (s *Schedule) lastBefore(from, hi int64) int64 {
 		k := floorDiv(hi-1-s.anchor, s.every)
 		return max(s.anchor+k*s.every, from)
 	}
-	good, bad := from, hi-1 // nextSec(good) < hi, nextSec(bad) >= hi
-	if f, ok := s.nextSec(good); !ok || f >= hi {
+	return lastBeforeBy(s.nextSec, from, hi)
+}
+
+// lastBeforeBy is lastBefore for any next-firing function.
+func lastBeforeBy(next func(int64) (int64, bool), from, hi int64) int64 {
+	good, bad := from, hi-1 // next(good) < hi, next(bad) >= hi
+	if f, ok := next(good); !ok || f >= hi {
 		return from
 	}
 	for bad-good > 1 {
 		mid := good + (bad-good)/2
-		if f, ok := s.nextSec(mid); ok && f < hi {
+		if f, ok := next(mid); ok && f < hi {
 			good = mid
 		} else {
 			bad = mid
 		}
 	}
-	f, _ := s.nextSec(good)
+	f, _ := next(good)
 	return f
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/shardjob/shardjob/admin/calendar"
 )
 
 const (
@@ -161,6 +163,16 @@ func (s *Schedule) compileFields(fields []string) error {
 			continue
 		}
 		pos := i - first + 1
+		if i == 3 && hasBusinessDay(canonical[i]) {
+			bd, err := compileBusinessDay(canonical[i], pos)
+			if err != nil {
+				return err
+			}
+			s.bd, s.bdPos = bd, pos
+			resolved = append(resolved, bd.String())
+			robfigFields[i] = "*" // replaced below: the calendar picks the day
+			continue
+		}
 		res, rob, err := compileField(canonical[i], kinds[i], pos, s.spec.JobKey)
 		if err != nil {
 			return err
@@ -177,6 +189,16 @@ func (s *Schedule) compileFields(fields []string) error {
 	}
 	s.setMasks(parsed.(*cron.SpecSchedule))
 	s.resolved = strings.Join(resolved, " ")
+	if s.bd != 0 {
+		if !s.dowStar {
+			dow := fields[len(fields)-1]
+			return &ValidationError{Field: len(fields), Name: "day of week", Value: dow,
+				Msg: fmt.Sprintf("%s cannot be combined with %s in the day of month: %s already picks one working day of the month from the job's calendar (its base week and holidays say which days work); write * here",
+					dow, s.bd, s.bd)}
+		}
+		s.dom, s.domStar = 0, false // no day of its own: the calendar picks it
+		return nil
+	}
 	if err := s.checkCanFire(3 - first + 1); err != nil {
 		return err
 	}
@@ -228,6 +250,44 @@ func (s *Schedule) checkCanFire(domPos int) error {
 		Msg: fmt.Sprintf("%s never %s in %s, so this expression would never fire; pick a day that exists in those months (or use a day of week)",
 			plural(len(days), "day", "days")+" "+strings.Join(days, ","), plural(len(days), "occurs", "occur"), strings.Join(months, ",")),
 	}
+}
+
+// hasBusinessDay reports whether a day-of-month field uses the BD syntax
+// (in any letter case) in any of its list elements.
+func hasBusinessDay(field string) bool {
+	for item := range strings.SplitSeq(field, ",") {
+		if len(item) >= 2 && strings.EqualFold(item[:2], "BD") {
+			return true
+		}
+	}
+	return false
+}
+
+// compileBusinessDay reads a day-of-month field holding a business-day
+// selector: BDn (1 <= n <= 31), BDL or BD-n, in any letter case, alone.
+func compileBusinessDay(field string, pos int) (calendar.BusinessDay, error) {
+	fail := func(format string, args ...any) (calendar.BusinessDay, error) {
+		return 0, &ValidationError{Field: pos, Name: "day of month", Value: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if strings.Contains(field, ",") {
+		return fail("%q: a business day (BD3, BDL, BD-2) stands alone in the day-of-month field and cannot be combined with other days; use one job per business day", field)
+	}
+	up := strings.ToUpper(field)
+	rest := up[2:]
+	switch {
+	case strings.ContainsAny(rest, "/,") || (len(rest) > 1 && strings.Contains(rest[1:], "-")) || strings.Contains(rest, "BD"):
+		return fail("%q: ranges and steps of business days are not supported; write one business day: BDn (the n-th working day, n from 1 to %d), BDL (the last) or BD-n (the n-th from the end)", field, calendar.MaxBusinessDay)
+	case rest == "0" || rest == "-0" || rest == "00" || rest == "-00":
+		return fail("%s is not a business day: they count from 1 (BD1 is the first working day of the month, BDL or BD-1 the last)", up)
+	}
+	bd, err := calendar.ParseBusinessDay(field)
+	if err != nil {
+		if n, ok := parseNumber(strings.TrimPrefix(rest, "-")); ok && n > calendar.MaxBusinessDay {
+			return fail("%s: %d is outside 1-%d (no month has more than %d days)", up, n, calendar.MaxBusinessDay, calendar.MaxBusinessDay)
+		}
+		return fail("%q is not a business day: write BDn (the n-th working day of the month, n from 1 to %d), BDL (the last) or BD-n (the n-th from the end)", field, calendar.MaxBusinessDay)
+	}
+	return bd, nil
 }
 
 // compileField validates one field, resolves H, and returns the field as the
@@ -455,6 +515,9 @@ func parseValue(s, item string, k fieldKind, pos int) (int, error) {
 		}
 	}
 	up := strings.ToUpper(s)
+	if strings.HasPrefix(up, "BD") {
+		return fail("%q: business days (BD3, BDL, BD-2) are only allowed in the day-of-month field", item)
+	}
 	if isQuartzToken(up) {
 		return fail("%q uses a Quartz extension (L, W or #) that is not supported; use plain values, ranges, lists and steps", item)
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/calendar"
 )
 
 // Spec is what a job stores about its schedule.
@@ -33,6 +35,13 @@ type Schedule struct {
 	// and a repeated (fall-back) one only at its first occurrence.
 	fixed  bool
 	perDay int64 // matching seconds in a matching day
+
+	// bd is the business-day selector of the day-of-month field (BD3 is 3,
+	// BDL -1, BD-2 -2), 0 when there is none. A schedule with one matches no
+	// day of its own (dom is 0, domStar false): only a calendar says which
+	// day BD3 is (see WithCalendar), so Next finds no firing.
+	bd    calendar.BusinessDay
+	bdPos int // 1-based position of the day-of-month field as written
 }
 
 // Firing is one planned firing, for previews.
@@ -68,9 +77,21 @@ func (s *Schedule) Spec() Spec { return s.spec }
 // nonexistent times and fires at every real instant of a repeated hour.
 func (s *Schedule) Fixed() bool { return s.every == 0 && s.fixed }
 
+// BusinessDay returns the business-day selector of the day-of-month field
+// (BD3 is 3, BDL -1, BD-2 -2), or 0 when the expression has none.
+func (s *Schedule) BusinessDay() calendar.BusinessDay { return s.bd }
+
+// NeedsCalendar reports whether the expression selects a business day of
+// the month (BD3, BDL, BD-2): its days come from a calendar, so it fires
+// only through WithCalendar, and Next and Preview of the Schedule alone find
+// no firing.
+func (s *Schedule) NeedsCalendar() bool { return s.bd != 0 }
+
 // Next returns the first firing strictly after `after` (an instant; its zone
 // does not matter), in UTC, or the zero Time if there is none within about
-// five years. Firings fall on whole seconds.
+// five years. Firings fall on whole seconds. A schedule that NeedsCalendar
+// has no firing of its own: Next returns the zero Time (WithCalendar reports
+// the missing calendar as an error).
 func (s *Schedule) Next(after time.Time) time.Time {
 	f, ok := s.nextSec(after.Unix())
 	if !ok {
