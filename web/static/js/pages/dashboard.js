@@ -7,6 +7,7 @@ import { api, allJobs, runsSince } from "../api.js";
 import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
 import { stackedBars, lines, legend } from "../charts.js";
+import { startLag } from "../lag.js";
 
 const WINDOWS = [["15m", 15], ["1h", 60], ["3h", 180], ["6h", 360]];
 let savedWindow = "1h";
@@ -29,18 +30,6 @@ function quantile(sorted, q) {
   if (!sorted.length) return null;
   const i = (sorted.length - 1) * q, lo = Math.floor(i), hi = Math.ceil(i);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (i - lo);
-}
-
-/** lagOf is what users feel of a run's start: its first slot started on
- * an executor − its scheduled time, in ms (not the assignment, which can
- * come long before a slot gets capacity); for a run still waiting, how long
- * it has waited so far. */
-function lagOf(r) {
-  const sched = Date.parse(r.scheduled_at);
-  if (r.first_slot_started_at) return Math.max(0, Date.parse(r.first_slot_started_at) - sched);
-  if (r.status !== "pending" && r.status !== "running") return null;
-  const waited = Date.now() - sched;
-  return waited > 0 ? waited : null;
 }
 
 /** queueOf is how long a run's first slot waited for capacity once the
@@ -223,7 +212,7 @@ export default function mount(root, ctx) {
       if (c === "ok") ok++; else if (c === "failed") failed++; else if (c === "active") active++;
       if (i < 0 || i >= n) continue;
       buckets[i].values[c]++;
-      const lag = lagOf(r);
+      const lag = startLag(r, Date.now());
       if (lag !== null && r.trigger !== "retry") { buckets[i].lags.push(lag); allLags.push(lag); }
       const q = queueOf(r);
       if (q !== null && r.trigger !== "retry") buckets[i].queues.push(q);
@@ -285,7 +274,7 @@ export default function mount(root, ctx) {
       const c = classify(r.status);
       if (c === "ok") e.ok++; else if (c === "failed") e.failed++;
       if (r.started_at && r.finished_at) e.durs.push(Date.parse(r.finished_at) - Date.parse(r.started_at));
-      const lg = lagOf(r);
+      const lg = startLag(r, Date.now());
       if (lg !== null) e.lags.push(lg);
       if (Date.parse(r.scheduled_at) <= now && (!e.last || r.id > e.last.id)) e.last = r;
       per.set(r.job_id, e);

@@ -5,6 +5,7 @@ import { api, allJobs, qs } from "../api.js";
 import { t, tOr, fmtDur, isUTC, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon } from "../dom.js";
 import { slotBar } from "./jobdetail.js";
+import { startLag } from "../lag.js";
 
 const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_failed", "cancelled", "skipped"];
 const PAGE = 100;
@@ -12,11 +13,6 @@ const PAGE = 100;
 function runDuration(r) {
   if (!r.started_at) return null;
   return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
-}
-/** lag is scheduled → first slot started (what users feel); null until
- * a slot started. */
-function lag(r) {
-  return r.first_slot_started_at ? Math.max(0, Date.parse(r.first_slot_started_at) - Date.parse(r.scheduled_at)) : null;
 }
 
 export default function mount(root, ctx) {
@@ -87,7 +83,7 @@ export default function mount(root, ctx) {
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
-      { class: "num", sig: r => r.first_slot_started_at, cell: r => fmtDur(lag(r)) },
+      { class: "num", sig: r => r.first_slot_started_at, cell: r => fmtDur(startLag(r)) },
       { class: "num", sig: r => r.status + r.started_at + r.finished_at + (r.status === "running" ? Date.now() : ""), cell: r => fmtDur(runDuration(r)) },
       { class: "error-cell", sig: r => errText(r), cell: r => r.error ? h("span", { title: errText(r) }, errText(r)) : "" },
     ]);
