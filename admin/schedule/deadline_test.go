@@ -32,6 +32,16 @@ func TestDeadlineAt(t *testing.T) {
 		{"repeated time: the first occurrence (Berlin)", "Europe/Berlin", "02:30", "2026-10-24T22:30:00Z", "2026-10-25T00:30:00Z"},
 		{"after fall back, winter time (Berlin)", "Europe/Berlin", "06:00", "2026-10-25T01:30:00Z", "2026-10-25T05:00:00Z"},
 		{"new year in UTC", "UTC", "00:00", "2026-12-31T23:59:59Z", "2027-01-01T00:00:00Z"},
+		// No clock changes: a fixed offset, a whole or a half hour.
+		{"Shanghai, the same morning", "Asia/Shanghai", "06:00", "2026-02-16T20:00:00Z", "2026-02-16T22:00:00Z"},
+		{"Shanghai, scheduled after 06:00: the next day's", "Asia/Shanghai", "06:00", "2026-02-16T23:00:00Z", "2026-02-17T22:00:00Z"},
+		{"Kolkata, half-hour offset", "Asia/Kolkata", "06:00", "2026-06-01T00:00:00Z", "2026-06-01T00:30:00Z"},
+		{"Kolkata, duration", "Asia/Kolkata", "90m", "2026-06-01T00:00:00Z", "2026-06-01T01:30:00Z"},
+		// Lord Howe moves its clocks by 30 minutes: 02:00 → 02:30 in October,
+		// 02:00 → 01:30 in April.
+		{"skipped time: the transition instant (Lord_Howe)", "Australia/Lord_Howe", "02:15", "2026-10-03T14:00:00Z", "2026-10-03T15:30:00Z"},
+		{"repeated time: the first occurrence (Lord_Howe)", "Australia/Lord_Howe", "01:45", "2026-04-04T13:00:00Z", "2026-04-04T14:45:00Z"},
+		{"duration across the 30-minute change", "Australia/Lord_Howe", "1h", "2026-10-03T15:00:00Z", "2026-10-03T16:00:00Z"},
 	} {
 		loc, err := ValidateZone(tc.zone)
 		require.NoError(t, err)
