@@ -440,6 +440,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		return t.includes("部分失败") && t.includes("无法开始") && t.includes("成为调度主节点"); })()`, "alarms in Chinese")
 	noEnglish("alarms")
 	b.screenshot("14d-alarms-zh")
+	// The job form's warning, a message of the admin too.
+	b.do(chromedp.Navigate(base+"/#/jobs/new"), chromedp.WaitVisible(chromedp.CSS("#job-form")))
+	b.setField("app", "demo")
+	b.setField("name", "zh-warning")
+	b.setField("handler", "demo.nope")
+	b.setField("cron", "0 0 1 1 *")
+	b.waitJS(15*time.Second, `!document.querySelector("#handler-warning").hidden &&
+		document.querySelector("#handler-warning").textContent.includes("应用 demo 还没有执行器提供处理器 demo.nope")`, "the handler warning in Chinese")
+	b.screenshot("14e-job-form-warning-zh")
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuckZh), nil, nil)
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "en"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))

@@ -497,6 +497,8 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", tok, validJob, &j))
 		require.Len(t, j.Warnings, 1)
 		require.Contains(t, j.Warnings[0], "no executor of app billing has registered yet")
+		require.Equal(t, []apitypes.Message{{Code: "job.no_executor", Args: map[string]any{"app": "billing", "handler": "settle.v1"}}}, j.WarningCodes,
+			"the warning as a code too, for the console")
 
 		ctx := context.Background()
 		_, err := e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "x", App: "billing", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"other.v1"}})
@@ -506,9 +508,14 @@ func TestSavingAJobWarnsWhenNoExecutorHasItsHandler(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), tok, upd, &j))
 		require.Len(t, j.Warnings, 1)
 		require.Contains(t, j.Warnings[0], "has shown handler settle.v1 yet")
-		var checked struct{ Warnings []string }
+		var checked struct {
+			Warnings     []string
+			WarningCodes []apitypes.Message `json:"warning_codes"`
+		}
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/validate", tok, validJob, &checked))
 		require.Equal(t, j.Warnings, checked.Warnings, "validation warns as saving does (the console's form shows it while typing)")
+		require.Equal(t, j.WarningCodes, checked.WarningCodes)
+		require.Equal(t, "job.handler_not_seen", checked.WarningCodes[0].Code)
 
 		_, err = e.st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "y", App: "billing", Address: "http://127.0.0.1:2", Capacity: 1, Handlers: []string{"settle.v1"}})
 		require.NoError(t, err)

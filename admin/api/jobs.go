@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -71,7 +71,10 @@ func (s *Server) createJob(c *gin.Context) {
 // withWarnings adds to v what a person saving the job should know but that
 // does not make it invalid (handlerWarnings).
 func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
-	v.Warnings = append(v.Warnings, s.handlerWarnings(c, v.App, v.Handler)...)
+	for _, w := range s.handlerWarnings(c, v.App, v.Handler) {
+		v.Warnings = append(v.Warnings, w.String())
+		v.WarningCodes = append(v.WarningCodes, apitypes.Message{Code: string(w.Code), Args: w.Args})
+	}
 	return v
 }
 
@@ -79,7 +82,7 @@ func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
 // job's runs will wait, then fail after the leader's unplaceable timeout,
 // unless one comes. Answered on save and on validation (the console's form
 // shows it while the user types).
-func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []string {
+func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []msg.Msg {
 	execs, err := s.st.Executors(c.Request.Context())
 	if err != nil {
 		s.log.Warn("cannot read executors for the job's warnings", "err", err)
@@ -98,9 +101,9 @@ func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []string {
 	}
 	switch {
 	case !registered:
-		return []string{fmt.Sprintf("no executor of app %s has registered yet: runs of this job wait for one with handler %s (and fail after the unplaceable timeout)", app, handler)}
+		return []msg.Msg{msg.New(msg.JobNoExecutor, "app", app, "handler", handler)}
 	case !seen:
-		return []string{fmt.Sprintf("no executor of app %s has shown handler %s yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)", app, handler)}
+		return []msg.Msg{msg.New(msg.JobHandlerNotSeen, "app", app, "handler", handler)}
 	}
 	return nil
 }
@@ -241,7 +244,8 @@ func (s *Server) validateJob(c *gin.Context) {
 	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
 		out = append(out, Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note})
 	}
-	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": s.handlerWarnings(c, v.Job.App, v.Job.Handler)})
+	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})
+	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})
 }
 
 func (s *Server) listJobs(c *gin.Context) {

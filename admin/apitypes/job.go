@@ -95,6 +95,9 @@ type Job struct {
 	// e.g. no executor of the app has shown the job's handler yet (its runs
 	// would wait, then fail after --unplaceable-timeout).
 	Warnings []string `json:"warnings,omitempty"`
+	// WarningCodes are Warnings as message codes, in the same order (for
+	// clients that show them in another language; see Run.ErrorCode).
+	WarningCodes []Message `json:"warning_codes,omitempty"`
 }
 
 // The admin's defaults for the omitted fields of a JobDef.

@@ -2,6 +2,14 @@ package apitypes
 
 import "time"
 
+// Message is a message for people as a code with named arguments (each a
+// string or a nested Message), the form the console translates; the English
+// text travels next to it.
+type Message struct {
+	Code string         `json:"code"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
 // Run is a run as the API returns it (GET /api/v1/runs, /api/v1/runs/{id}).
 type Run struct {
 	ID             int64     `json:"id"`

@@ -30,6 +30,8 @@ const (
 	AttemptXXLFailed      Code = "attempt.xxl_failed"
 	LimitJobTimeout       Code = "limit.job_timeout"
 	LimitDefaultTimeout   Code = "limit.default_timeout"
+	JobNoExecutor         Code = "job.no_executor"
+	JobHandlerNotSeen     Code = "job.handler_not_seen"
 	AlarmSlotDead         Code = "alarm.slot_dead"
 	AlarmRecordsUncertain Code = "alarm.records_uncertain"
 	AlarmRunFailed        Code = "alarm.run_failed"
@@ -78,6 +80,8 @@ var Catalog = map[Code]string{
 	AttemptXXLFailed:      "XXL-JOB handler failed (handleCode {code}): {answer}",
 	LimitJobTimeout:       "the job's timeout",
 	LimitDefaultTimeout:   "the default result timeout",
+	JobNoExecutor:         "no executor of app {app} has registered yet: runs of this job wait for one with handler {handler} (and fail after the unplaceable timeout)",
+	JobHandlerNotSeen:     "no executor of app {app} has shown handler {handler} yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)",
 	AlarmSlotDead:         "job {job} run {run}: slot {slot} failed on its last allowed attempt ({failures} failure(s), retry_max {retry_max}): {error}",
 	AlarmRecordsUncertain: "job {job} run {run} slot {slot}: {records} record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
 	AlarmRunFailed:        "run {run} failed: {reason}",

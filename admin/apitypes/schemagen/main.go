@@ -252,6 +252,8 @@ func typeOf(e ast.Expr) string {
 			return "type: integer"
 		case "int64":
 			return "type: integer, format: int64"
+		case "Message": // hand-written in openapi.yaml, with MessageArgs
+			return `$ref: "#/components/schemas/Message"`
 		}
 	}
 	panic(fmt.Sprintf("schemagen: no OpenAPI type for %T %v", e, e))

@@ -76,6 +76,12 @@ export function srvText(code, args, english) {
 /** errText is a run's or slot attempt's error in the reader's language. */
 export function errText(x) { return x ? srvText(x.error_code, x.error_args, x.error) : ""; }
 
+/** warningTexts are an answer's warnings in the reader's language. */
+export function warningTexts(x) {
+  const codes = (x && x.warning_codes) || [];
+  return ((x && x.warnings) || []).map((w, i) => codes[i] ? srvText(codes[i].code, codes[i].args, w) : w);
+}
+
 /** alarmText is an alarm's message in the reader's language. */
 export function alarmText(a) { return srvText(a.message_code, a.message_args, a.message); }
 

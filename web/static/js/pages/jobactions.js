@@ -2,7 +2,7 @@
 // (with params and an optional backfill instant), pause/resume,
 // enable/disable and delete, each behind the role check of the caller.
 import { api } from "../api.js";
-import { t, isUTC, zoneLabel } from "../i18n.js";
+import { t, isUTC, zoneLabel, warningTexts } from "../i18n.js";
 import { h, modal, confirmDialog, toast, icon } from "../dom.js";
 
 /** jobState is "enabled", "paused" or "disabled". */
@@ -112,7 +112,7 @@ export async function cloneDialog(job, ctx) {
   });
   if (v !== "ok" || !copy) return null;
   toast(t("clone.done", { name: `${copy.app}/${copy.name}` }));
-  for (const w of copy.warnings || []) toast(w, "warn");
+  for (const w of warningTexts(copy)) toast(w, "warn");
   ctx.navigate("#/jobs/" + copy.id);
   return copy;
 }

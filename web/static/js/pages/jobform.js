@@ -3,7 +3,7 @@
 // fields and the next firings are previewed in the job's zone and in UTC,
 // with the daylight-saving notes of the schedule package.
 import { api } from "../api.js";
-import { t, fmtInZone, fmtRel, fmtWeekday } from "../i18n.js";
+import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
@@ -267,7 +267,7 @@ export default function mount(root, ctx) {
       showErrors(local);
       setState(Object.keys(local).length ? "invalid" : "valid", Object.keys(local).length ? t("form.invalid") : t("form.valid"));
       renderPreview(res);
-      showWarnings(res.warnings);
+      showWarnings(warningTexts(res));
     } catch (e) {
       if (my !== seq) return;
       const fields = { ...e.fields, ...local };
@@ -326,7 +326,7 @@ export default function mount(root, ctx) {
       const j = id ? await api("PUT", `/jobs/${id}`, body) : await api("POST", "/jobs", body);
       drafts.delete(key);
       toast(id ? t("form.saved", { name: j.name }) : t("form.created", { name: j.name }));
-      for (const w of j.warnings || []) toast(w, "warn"); // saved, but its runs would wait
+      for (const w of warningTexts(j)) toast(w, "warn"); // saved, but its runs would wait
       ctx.navigate("#/jobs/" + j.id);
     } catch (e) {
       showErrors({ ...e.fields });
