@@ -448,6 +448,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.setField("cron", "0 0 1 1 *")
 	b.waitJS(15*time.Second, `!document.querySelector("#handler-warning").hidden &&
 		document.querySelector("#handler-warning").textContent.includes("应用 demo 还没有执行器提供处理器 demo.nope")`, "the handler warning in Chinese")
+	// The preview's daylight-saving note too.
+	b.setField("time_zone", "Europe/Berlin")
+	b.setField("cron", "30 2 28 * *")
+	b.waitJS(15*time.Second, `document.querySelector("#preview-table") !== null &&
+		document.querySelector("#preview-table").textContent.includes("夏令时跳变：02:30 不存在")`, "the DST note in Chinese")
+	require.NotContains(t, b.text("#preview-table"), "does not exist", "no English note")
 	b.screenshot("14e-job-form-warning-zh")
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuckZh), nil, nil)
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "en"))

@@ -226,6 +226,8 @@ type Preview struct {
 	At    time.Time `json:"at"`
 	Local string    `json:"local"`
 	Note  string    `json:"note,omitempty"`
+	// NoteCodes are Note's parts as message codes (for the console).
+	NoteCodes []apitypes.Message `json:"note_codes,omitempty"`
 }
 
 func (s *Server) validateJob(c *gin.Context) {
@@ -242,7 +244,11 @@ func (s *Server) validateJob(c *gin.Context) {
 	}
 	var out []Preview
 	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
-		out = append(out, Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note})
+		p := Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note}
+		for _, n := range f.Notes {
+			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
+		}
+		out = append(out, p)
 	}
 	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})

@@ -32,6 +32,14 @@ const (
 	LimitDefaultTimeout   Code = "limit.default_timeout"
 	JobNoExecutor         Code = "job.no_executor"
 	JobHandlerNotSeen     Code = "job.handler_not_seen"
+	DSTGapSkippedOne      Code = "dst.gap_skipped_one"
+	DSTGapSkippedMany     Code = "dst.gap_skipped_many"
+	DSTGapFiredOne        Code = "dst.gap_fired_one"
+	DSTGapFiredMany       Code = "dst.gap_fired_many"
+	DSTWithRegular        Code = "dst.with_regular"
+	DSTOverlapSecond      Code = "dst.overlap_second"
+	DSTOverlapFirstOnly   Code = "dst.overlap_first_only"
+	DSTOverlapFirst       Code = "dst.overlap_first"
 	AlarmSlotDead         Code = "alarm.slot_dead"
 	AlarmRecordsUncertain Code = "alarm.records_uncertain"
 	AlarmRunFailed        Code = "alarm.run_failed"
@@ -82,6 +90,14 @@ var Catalog = map[Code]string{
 	LimitDefaultTimeout:   "the default result timeout",
 	JobNoExecutor:         "no executor of app {app} has registered yet: runs of this job wait for one with handler {handler} (and fail after the unplaceable timeout)",
 	JobHandlerNotSeen:     "no executor of app {app} has shown handler {handler} yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)",
+	DSTGapSkippedOne:      "DST gap: {time} on {day} does not exist and is skipped",
+	DSTGapSkippedMany:     "DST gap: {count} scheduled times from {from} to {to} on {day} do not exist and are skipped",
+	DSTGapFiredOne:        "DST gap: {time} does not exist, fired at {at}",
+	DSTGapFiredMany:       "DST gap: {count} scheduled times from {from} to {to} do not exist, fired once at {at}",
+	DSTWithRegular:        "{note} (together with the regular {time} firing)",
+	DSTOverlapSecond:      "DST overlap: {time} {zone} is the second of two (clocks went back from {from})",
+	DSTOverlapFirstOnly:   "DST overlap: first {time} ({zone}); the repeated {time} {to} does not fire",
+	DSTOverlapFirst:       "DST overlap: {time} {zone} is the first of two (clocks go back to {to})",
 	AlarmSlotDead:         "job {job} run {run}: slot {slot} failed on its last allowed attempt ({failures} failure(s), retry_max {retry_max}): {error}",
 	AlarmRecordsUncertain: "job {job} run {run} slot {slot}: {records} record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
 	AlarmRunFailed:        "run {run} failed: {reason}",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Spec is what a job stores about its schedule.
@@ -55,6 +56,9 @@ type Firing struct {
 	// a non-fixed schedule skipped) or "DST overlap: first 01:30 (EDT); the
 	// repeated 01:30 EST does not fire". Several notes are joined by "; ".
 	Note string
+	// Notes are the same notes as message codes (admin/msg), for readers
+	// in other languages.
+	Notes []msg.Msg
 }
 
 // Location returns the job's zone.
@@ -117,7 +121,12 @@ func (s *Schedule) Preview(after time.Time, n int) []Firing {
 		if !ok {
 			break
 		}
-		out = append(out, Firing{At: time.Unix(f, 0).UTC(), Local: time.Unix(f, 0).In(s.loc), Note: s.note(a, f)})
+		notes := s.note(a, f)
+		texts := make([]string, len(notes))
+		for i, n := range notes {
+			texts[i] = n.String()
+		}
+		out = append(out, Firing{At: time.Unix(f, 0).UTC(), Local: time.Unix(f, 0).In(s.loc), Note: strings.Join(texts, "; "), Notes: notes})
 		a = f
 	}
 	return out
@@ -126,25 +135,25 @@ func (s *Schedule) Preview(after time.Time, n int) []Firing {
 // note explains a firing f, the first after prev, that a daylight-saving
 // transition affected: scheduled times skipped since prev (non-fixed
 // schedules), a fixed time moved to the transition, or a repeated hour.
-func (s *Schedule) note(prev, f int64) string {
+func (s *Schedule) note(prev, f int64) []msg.Msg {
 	if s.every > 0 || s.loc == time.UTC {
-		return ""
+		return nil
 	}
-	var notes []string
+	var notes []msg.Msg
 	if !s.fixed {
 		notes = s.skippedNotes(prev, f)
 	}
-	if n := s.firingNote(f); n != "" {
+	if n := s.firingNote(f); !n.IsZero() {
 		notes = append(notes, n)
 	}
-	return strings.Join(notes, "; ")
+	return notes
 }
 
 // skippedNotes describes every spring-forward gap in (prev, f] whose
 // nonexistent wall times the schedule would have matched: they are not
 // firings, so the next firing says that they were skipped.
-func (s *Schedule) skippedNotes(prev, f int64) []string {
-	var notes []string
+func (s *Schedule) skippedNotes(prev, f int64) []msg.Msg {
+	var notes []msg.Msg
 	for u := prev + 1; u <= f; {
 		p := lookupPeriod(s.loc, u)
 		if p.start > prev {
@@ -153,9 +162,9 @@ func (s *Schedule) skippedNotes(prev, f int64) []string {
 					count, last, more := s.gapTimes(first, to)
 					day := time.Unix(first, 0).UTC().Format(time.DateOnly)
 					if count == 1 {
-						notes = append(notes, fmt.Sprintf("DST gap: %s on %s does not exist and is skipped", s.clock(first), day))
+						notes = append(notes, msg.New(msg.DSTGapSkippedOne, "time", s.clock(first), "day", day))
 					} else {
-						notes = append(notes, fmt.Sprintf("DST gap: %d%s scheduled times from %s to %s on %s do not exist and are skipped", count, more, s.clock(first), s.clock(last), day))
+						notes = append(notes, msg.New(msg.DSTGapSkippedMany, "count", fmt.Sprint(count)+more, "from", s.clock(first), "to", s.clock(last), "day", day))
 					}
 				}
 			}
@@ -170,7 +179,7 @@ func (s *Schedule) skippedNotes(prev, f int64) []string {
 
 // firingNote explains a firing that a transition moved (a fixed time in a
 // spring-forward gap) or that falls in a repeated hour.
-func (s *Schedule) firingNote(f int64) string {
+func (s *Schedule) firingNote(f int64) msg.Msg {
 	p := lookupPeriod(s.loc, f)
 	wall := f + p.off
 	if f == p.start && s.gapFires(p) {
@@ -182,18 +191,18 @@ func (s *Schedule) firingNote(f int64) string {
 	// earlier in the previous one (second occurrence)?
 	if f-p.start < maxOffsetSpan {
 		if prev, ok := p.previous(s.loc); ok && prev.off > p.off && wall < p.start+prev.off {
-			return fmt.Sprintf("DST overlap: %s %s is the second of two (clocks went back from %s)", s.clock(wall), p.abbr, prev.abbr)
+			return msg.New(msg.DSTOverlapSecond, "time", s.clock(wall), "zone", p.abbr, "from", prev.abbr)
 		}
 	}
 	if p.end != math.MaxInt64 && p.end-f < maxOffsetSpan {
 		if nxt, ok := p.next(s.loc); ok && nxt.off < p.off && wall >= p.end+nxt.off {
 			if s.fixed {
-				return fmt.Sprintf("DST overlap: first %s (%s); the repeated %s %s does not fire", s.clock(wall), p.abbr, s.clock(wall), nxt.abbr)
+				return msg.New(msg.DSTOverlapFirstOnly, "time", s.clock(wall), "zone", p.abbr, "to", nxt.abbr)
 			}
-			return fmt.Sprintf("DST overlap: %s %s is the first of two (clocks go back to %s)", s.clock(wall), p.abbr, nxt.abbr)
+			return msg.New(msg.DSTOverlapFirst, "time", s.clock(wall), "zone", p.abbr, "to", nxt.abbr)
 		}
 	}
-	return ""
+	return msg.Msg{}
 }
 
 // gapTimes counts the matching wall values in [first, to), given that first
@@ -211,19 +220,19 @@ func (s *Schedule) gapTimes(first, to int64) (count int, last int64, more string
 
 // gapNote describes a fixed schedule's firing at the transition instant
 // (wall, in period p) for the nonexistent wall times from first to to.
-func (s *Schedule) gapNote(first, to, wall int64, p period) string {
+func (s *Schedule) gapNote(first, to, wall int64, p period) msg.Msg {
 	count, last, more := s.gapTimes(first, to)
 	at := s.clock(wall) + " " + p.abbr
-	var msg string
+	var note msg.Msg
 	if count == 1 {
-		msg = fmt.Sprintf("DST gap: %s does not exist, fired at %s", s.clock(first), at)
+		note = msg.New(msg.DSTGapFiredOne, "time", s.clock(first), "at", at)
 	} else {
-		msg = fmt.Sprintf("DST gap: %d%s scheduled times from %s to %s do not exist, fired once at %s", count, more, s.clock(first), s.clock(last), at)
+		note = msg.New(msg.DSTGapFiredMany, "count", fmt.Sprint(count)+more, "from", s.clock(first), "to", s.clock(last), "at", at)
 	}
 	if s.matchesWall(wall) {
-		msg += " (together with the regular " + s.clock(wall) + " firing)"
+		note = msg.New(msg.DSTWithRegular, "note", note, "time", s.clock(wall))
 	}
-	return msg
+	return note
 }
 
 // clock formats the time of day of a wall value, with seconds only when the

@@ -82,6 +82,11 @@ export function warningTexts(x) {
   return ((x && x.warnings) || []).map((w, i) => codes[i] ? srvText(codes[i].code, codes[i].args, w) : w);
 }
 
+/** noteText is a previewed firing's daylight-saving note in the reader's language. */
+export function noteText(f) {
+  return f.note_codes ? f.note_codes.map(n => srvText(n.code, n.args, "")).join("; ") : (f.note || "");
+}
+
 /** alarmText is an alarm's message in the reader's language. */
 export function alarmText(a) { return srvText(a.message_code, a.message_args, a.message); }
 

@@ -1,7 +1,7 @@
 // One job: definition, actions, next firings and its recent runs with a
 // duration chart.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText } from "../i18n.js";
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
@@ -124,7 +124,7 @@ export default function mount(root, ctx) {
             h("td", { class: "mono nowrap" }, f.local || fmtInZone(f.at, job.time_zone)),
             utc ? null : h("td", { class: "mono nowrap muted" }, fmtInZone(f.at, "UTC")),
             h("td", { class: "muted nowrap" }, fmtRel(f.at))),
-          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, h("span", { class: "dst-note" }, "⚠ ", f.note))) : null]))));
+          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, h("span", { class: "dst-note" }, "⚠ ", noteText(f)))) : null]))));
     } catch (e) {
       fill(nextBox, h("div", { class: "callout callout-bad" }, e.message));
     }

@@ -3,7 +3,7 @@
 // fields and the next firings are previewed in the job's zone and in UTC,
 // with the daylight-saving notes of the schedule package.
 import { api } from "../api.js";
-import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts } from "../i18n.js";
+import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
@@ -240,7 +240,7 @@ export default function mount(root, ctx) {
               h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, zone)), f.local || fmtInZone(f.at, zone)),
               h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC"))),
             h("td", { class: "num muted nowrap" }, fmtRel(f.at))),
-          f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 }, h("span", { class: "dst-note" }, "⚠ ", t("form.dst"), ": ", f.note))) : null,
+          f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 }, h("span", { class: "dst-note" }, "⚠ ", t("form.dst"), ": ", noteText(f)))) : null,
         ]))));
   }
 
