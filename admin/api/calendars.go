@@ -161,15 +161,7 @@ func (s *Server) loadCalendar(c *gin.Context) (store.Calendar, bool) {
 		return store.Calendar{}, false
 	}
 	cal, err := s.st.Calendar(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && cal.App != "" && !currentUser(c).AppAllowed(cal.App)) {
-		fail(c, http.StatusNotFound, "calendar "+c.Param("id")+" does not exist")
-		return cal, false
-	}
-	if err != nil {
-		s.internal(c, err)
-		return cal, false
-	}
-	return cal, true
+	return cal, s.visible(c, "calendar", err, err == nil && (cal.App == "" || currentUser(c).AppAllowed(cal.App)))
 }
 
 func (s *Server) getCalendar(c *gin.Context) {

@@ -278,16 +278,23 @@ func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
 		return store.Job{}, false
 	}
 	j, err := s.st.Job(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(j.App)) {
-		// A job of an app the user may not see does not exist for them.
-		fail(c, http.StatusNotFound, "job "+c.Param("id")+" does not exist")
-		return store.Job{}, false
+	return j, s.visible(c, "job", err, err == nil && currentUser(c).AppAllowed(j.App))
+}
+
+// visible answers the read of one object by the id parameter when the
+// caller cannot go on: 404 when it does not exist or the user may not see
+// it (an object of another app does not exist for them), 500 on another
+// error. seen says whether the user may see the object read.
+func (s *Server) visible(c *gin.Context, what string, err error, seen bool) bool {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !seen) {
+		fail(c, http.StatusNotFound, what+" "+c.Param("id")+" does not exist")
+		return false
 	}
 	if err != nil {
 		s.internal(c, err)
-		return j, false
+		return false
 	}
-	return j, true
+	return true
 }
 
 func (s *Server) getJob(c *gin.Context) {

@@ -126,15 +126,7 @@ func (s *Server) listRuns(c *gin.Context) {
 // loadRun reads run id, answering 404 or 500 itself when it cannot.
 func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
 	r, err := s.st.Run(c.Request.Context(), id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(r.App)) {
-		fail(c, http.StatusNotFound, "run "+c.Param("id")+" does not exist")
-		return store.Run{}, false
-	}
-	if err != nil {
-		s.internal(c, err)
-		return r, false
-	}
-	return r, true
+	return r, s.visible(c, "run", err, err == nil && currentUser(c).AppAllowed(r.App))
 }
 
 func (s *Server) getRun(c *gin.Context) {
