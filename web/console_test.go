@@ -45,18 +45,10 @@ var passwordRE = regexp.MustCompile(`with password (\S+)`)
 // SHARDJOB_ARTIFACTS (or the test's temporary directory).
 func TestConsoleInBrowser(t *testing.T) {
 	chromium := testenv.Chromium(t)
-	bin := testenv.BuildBinary(t, adminPkg)
-	dataDir := filepath.Join(t.TempDir(), "data")
-	port := testenv.FreePort(t)
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	// Utilization samples every second, so that the dashboard's chart has
 	// real points within the test.
-	admin := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + strconv.Itoa(port), "--sample-interval", "1s"}, nil)
-	_, err := admin.WaitForLine(timeout(t, 60*time.Second), "standalone mode ready")
-	require.NoError(t, err)
-	m := passwordRE.FindStringSubmatch(admin.Stdout())
-	require.NotNil(t, m, "the first start prints the admin password: %s", admin.Output())
-	password := m[1]
+	sa := startStandalone(t, "--sample-interval", "1s")
+	base, password, dataDir := sa.base, sa.password, sa.dataDir
 	api := newAPIClient(t, base, "admin", password)
 
 	b := newBrowser(t, chromium, artifactsDir(t))
@@ -76,7 +68,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelectorAll("#chart-rate svg circle, #chart-rate svg path.line").length > 0`, "dashboard charts drawn")
 
 	// Jobs list.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)))
+	b.menu("jobs")
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#jobs-table tbody tr")].some(tr => tr.textContent.includes("hello-every-5s"))`, "demo job listed")
 	b.screenshot("02-jobs")
 	// The demo job's page (UTC): one time column, and after each firing
@@ -87,7 +79,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `document.querySelectorAll("#job-next thead th").length === 2 && `+sameNext, "a UTC job's next firings in one column, the first one its next fire")
 	first := b.evalString(`document.querySelector("#job-next-fire").dataset.at`)
 	b.waitJS(30*time.Second, fmt.Sprintf(`document.querySelector("#job-next-fire").dataset.at !== %q && %s`, first, sameNext), "after a firing, the preview moved with the next fire")
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
+	b.menu("jobs")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 
 	// The live refresh keeps an open row menu open.
 	b.do(chromedp.Click(chromedp.CSS(`#jobs-table tr[data-key="1"] details.menu summary`)))
@@ -276,7 +269,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelector("#f-record_max_attempts").value === "5"`, "edit form loads the records policy")
 
 	// Executors.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="executors"]`)))
+	b.menu("executors")
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#executors-table tbody tr")].some(tr => tr.textContent.includes("standalone-demo-executor"))`, "demo executor listed")
 	b.screenshot("09-executors")
 	// Drain the demo executor, then undrain it (operator action, audited).
@@ -306,7 +299,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Contains(t, b.text("#slot-error"), "slot 3 fails on purpose")
 	require.Contains(t, b.text("#run-failures"), "slot 1 fails on purpose")
 	b.screenshot("10-run-failed")
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="failures"]`)))
+	b.menu("failures")
 	retrySel := fmt.Sprintf(`#failures-table button[data-act="retry"][data-run="%d"]`, failedRun)
 	b.do(chromedp.WaitVisible(chromedp.CSS(retrySel)))
 	b.screenshot("11-failures")
@@ -336,7 +329,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		[...document.querySelectorAll("#run-logs .log-line")].every(l => l.dataset.slot === "2")`, "the logs of slot 2 only")
 
 	// Runs, alarms and cluster render.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="runs"]`)))
+	b.menu("runs")
 	b.waitJS(15*time.Second, `document.querySelectorAll("#runs-table tbody tr").length > 3`, "runs listed")
 	b.do(chromedp.SendKeys(chromedp.CSS("#runs-search"), "flaky"))
 	b.waitJS(5*time.Second, `(() => { const rows = [...document.querySelectorAll("#runs-table tbody tr")];
@@ -361,11 +354,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, stuck)))
 	b.waitJS(15*time.Second, `document.querySelector("#job-actions") !== null`, "the stuck job's page")
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuck), nil, nil) // its run is cancelled: later counts are not disturbed
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="cluster"]`)))
+	b.menu("cluster")
 	b.waitJS(15*time.Second, `document.querySelector("#leader-holder") && document.querySelector("#leader-holder").textContent === "standalone" &&
 		document.querySelectorAll("#members-table tbody tr").length === 1`, "cluster page")
 	b.screenshot("13-cluster")
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="alarms"]`)))
+	b.menu("alarms")
 	b.waitJS(15*time.Second, `document.querySelector("#alarms-table") !== null && !document.querySelector(".page").classList.contains("is-loading")`, "alarms page")
 	b.waitJS(15*time.Second, fmt.Sprintf(`[...document.querySelectorAll("#alarms-table .alarm-job")].some(a => a.textContent === "demo/flaky" && a.title === "id %d")`, flaky),
 		"an alarm names its job (the id on hover)")
@@ -383,7 +376,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS("#alarm-open")))
 
 	// The dashboard again, over the last 15 minutes, now with a failure.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="dashboard"]`)), chromedp.Click(chromedp.CSS(`#dash-window button[data-win="15m"]`)))
+	b.menu("dashboard")
+	b.do(chromedp.Click(chromedp.CSS(`#dash-window button[data-win="15m"]`)))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#chart-runs svg .bar rect.c-fail").length > 0 &&
 		document.querySelector("#stat-failed .stat-value").textContent !== "0"`, "dashboard shows the failed run")
 	b.waitJS(15*time.Second, `(() => { const tr = document.querySelector('#dash-apps tr[data-app="demo"]');
@@ -461,7 +455,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(5*time.Second, `document.querySelector('#nav a[data-nav="jobs"]').textContent === "Jobs"`, "back to English")
 
 	// Delete the flaky job from the list, with confirmation.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)))
+	b.menu("jobs")
 	row := fmt.Sprintf(`#jobs-table tr[data-key="%d"]`, flaky)
 	// Open the row menu and choose Delete in one step: on a loaded machine a
 	// live refresh may land between two separate clicks.
@@ -475,7 +469,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// Users: the admin creates a viewer limited to app demo; the API's
 	// field error (a short password) appears next to the password field.
 	api.createJob(map[string]any{"app": "other", "name": "other-app-job", "handler": "demo.hello", "cron": "0 0 1 1 *"})
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="users"]`)))
+	b.menu("users")
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#users-table tbody tr")].some(tr => tr.textContent.includes("admin"))`, "users listed")
 	b.do(chromedp.Click(chromedp.CSS("#new-user")), chromedp.WaitVisible(chromedp.CSS("#user-dialog")))
 	b.do(chromedp.SendKeys(chromedp.CSS("#user-name"), "viewer"), chromedp.SendKeys(chromedp.CSS("#user-password"), "short"),
@@ -493,7 +487,8 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// API tokens: the secret is shown once, with a copy button; the list
 	// and a reload never show it again; revoking it ends it.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="tokens"]`)), chromedp.WaitVisible(chromedp.CSS("#new-token")))
+	b.menu("tokens")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#new-token")))
 	b.do(chromedp.Click(chromedp.CSS("#new-token")), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
 	require.Equal(t, "operator", b.evalString(`document.querySelector("#token-role").value`), "a new token is capped at operator by default")
 	require.Equal(t, "90", b.evalString(`document.querySelector("#token-days").value`), "and expires in 90 days by default")
@@ -532,7 +527,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, code, "a revoked token is refused")
 
 	// Audit log: those changes, newest first, with their detail.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="audit"]`)))
+	b.menu("audit")
 	b.waitJS(15*time.Second, `(() => {
 		const rows = [...document.querySelectorAll("#audit-table tbody tr")].map(tr => tr.textContent);
 		const at = a => rows.findIndex(r => r.includes(a));
@@ -575,8 +570,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		for _, sel := range []string{"#live", "#utc-toggle", "#lang-select", "#user-menu", "#logout"} {
 			require.True(t, b.evalBool(inView+"("+strconv.Quote(sel)+")"), "%s in view at %d px", sel, width)
 		}
-		reachable := b.evalString(`["dashboard", "jobs", "runs", "failures", "executors", "alarms", "cluster", "audit", "users", "tokens"].filter(n =>
-			!document.querySelector('#nav a[data-nav="' + n + '"], #nav-more-list a[data-nav="' + n + '"]')).join(",")`)
+		reachable := b.evalString(`["dashboard", "jobs", "runs", "failures", "executors", "alarms", "calendars", "cluster", "audit", "users", "tokens"].filter(n =>
+			!document.querySelector('#nav a[data-nav="' + n + '"], #nav-more-list a[data-nav="' + n + '"], #user-menu a[data-nav="' + n + '"]')).join(",")`)
 		require.Empty(t, reachable, "pages with no menu entry at %d px", width)
 		b.screenshot(fmt.Sprintf("21-narrow-%d", width))
 		if width == 1024 {
@@ -618,12 +613,13 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	// A viewer sees no edit, trigger or retry button, no Users or Audit
 	// entry, and the API refuses the actions anyway.
-	b.do(chromedp.Click(chromedp.CSS(`#nav a[data-nav="jobs"]`)), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
+	b.menu("jobs")
+	b.do(chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 	b.do(chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	b.login("viewer", "viewer-password-1")
 	require.Contains(t, b.text("#who"), "viewer")
-	require.False(t, b.evalBool(`document.querySelector('#nav a[data-nav="users"], #nav a[data-nav="audit"]') !== null`), "no Users or Audit entry for a viewer")
-	require.True(t, b.evalBool(`document.querySelector('#nav a[data-nav="tokens"]') !== null`), "a viewer manages their own API tokens")
+	require.False(t, b.evalBool(`document.querySelector('#nav a[data-nav="users"], #nav a[data-nav="audit"], #nav-more-list a[data-nav="users"], #nav-more-list a[data-nav="audit"]') !== null`), "no Users or Audit entry for a viewer")
+	require.True(t, b.evalBool(`document.querySelector('#user-menu a[data-nav="tokens"]') !== null`), "a viewer manages their own API tokens")
 	b.do(chromedp.Navigate(base + "/#/jobs"))
 	b.waitJS(15*time.Second, `[...document.querySelectorAll("#jobs-table tbody tr")].some(tr => tr.textContent.includes("browser-test"))`, "viewer sees jobs")
 	require.NotContains(t, b.text("#jobs-table"), "other-app-job", "a viewer limited to demo does not see other apps' jobs")

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,13 +26,8 @@ func TestScreenshots(t *testing.T) {
 		t.Skip("SHARDJOB_SCREENSHOTS not set: make screenshots sets it")
 	}
 	chromium := testenv.Chromium(t)
-	bin := testenv.BuildBinary(t, adminPkg)
-	port := testenv.FreePort(t)
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	admin := testenv.StartProcess(t, bin, []string{"standalone", "--data-dir", filepath.Join(t.TempDir(), "data"), "--http-addr", "127.0.0.1:" + strconv.Itoa(port)}, nil)
-	_, err := admin.WaitForLine(timeout(t, 60*time.Second), "standalone mode ready")
-	require.NoError(t, err)
-	password := passwordRE.FindStringSubmatch(admin.Stdout())[1]
+	sa := startStandalone(t)
+	base, password := sa.base, sa.password
 	api := newAPIClient(t, base, "admin", password)
 	flaky := api.createJob(map[string]any{"app": "demo", "name": "flaky", "handler": "demo.fail", "cron": "0 0 1 1 *", "slots": 8, "params": "slots=1,3"})
 	failed := api.trigger(flaky)
@@ -48,7 +41,7 @@ func TestScreenshots(t *testing.T) {
 	b.do(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	b.login("admin", password)
 	pages := []string{"dashboard", "jobs", fmt.Sprintf("jobs/%d", sleepy), "jobs/new", fmt.Sprintf("jobs/%d/edit", sleepy), "runs",
-		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "executors", "alarms", "cluster", "audit", "users", "tokens"}
+		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "executors", "alarms", "calendars", "cluster", "audit", "users", "tokens"}
 	n := 0
 	for _, theme := range []string{"light", "dark"} {
 		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem("sj_theme", %q)`, theme)))

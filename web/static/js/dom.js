@@ -72,6 +72,7 @@ export function icon(name, cls) {
     bolt: "M9 1.5L3.5 9H8l-1 5.5L12.5 7H8z",
     copy: "M5.5 5.5h7v7h-7zM3.5 10.5v-7h7",
     x: "M4 4l8 8M12 4l-8 8",
+    download: "M8 2.5v8M4.5 7L8 10.5 11.5 7M3 13.5h10",
   };
   return s("svg", { viewBox: "0 0 16 16", class: ["icon", cls], "aria-hidden": "true" },
     s("path", { d: paths[name] || "", fill: name === "play" || name === "pause" || name === "stop" || name === "bolt" ? "currentColor" : "none",

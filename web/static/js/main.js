@@ -17,6 +17,7 @@ import cluster from "./pages/cluster.js";
 import users from "./pages/users.js";
 import tokens from "./pages/tokens.js";
 import audit from "./pages/audit.js";
+import calendars from "./pages/calendars.js";
 import { passwordDialog } from "./pages/password.js";
 
 const routes = [
@@ -34,10 +35,13 @@ const routes = [
   { re: /^users$/, page: users, nav: "users" },
   { re: /^tokens$/, page: tokens, nav: "tokens" },
   { re: /^audit$/, page: audit, nav: "audit" },
+  { re: /^calendars$/, page: calendars, nav: "calendars" },
+  { re: /^calendars\/(\d+)$/, page: calendars, nav: "calendars", keys: ["id"] },
 ];
 // Nav entries with the least role that sees them (the API checks anyway).
-const navItems = [["dashboard"], ["jobs"], ["runs"], ["failures"], ["executors"], ["alarms"], ["cluster"],
-  ["audit", "operator"], ["users", "admin"], ["tokens"]];
+// API tokens are personal, like the password: they live in the user menu.
+const navItems = [["dashboard"], ["jobs"], ["runs"], ["failures"], ["executors"], ["alarms"], ["calendars"], ["cluster"],
+  ["audit", "operator"], ["users", "admin"]];
 
 const $ = id => document.getElementById(id);
 let me = null;
@@ -59,6 +63,8 @@ function renderNav(active) {
   fitNav();
   $("logout").textContent = t("nav.logout");
   $("change-password").textContent = t("nav.password");
+  $("user-tokens").textContent = t("nav.tokens");
+  $("user-tokens").classList.toggle("active", active === "tokens");
   $("theme-label").textContent = t("theme.label");
   for (const o of $("theme-select").options) o.textContent = t("theme." + o.value);
   $("theme-select").value = themeChoice();
