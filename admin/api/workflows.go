@@ -32,23 +32,6 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	op.DELETE("/workflows/:id", s.deleteWorkflow)
 }
 
-// definitionOf is the admin/workflow definition of a wire definition.
-func definitionOf(d apitypes.WorkflowDef) workflow.Definition {
-	def := workflow.Definition{Name: d.Name, App: d.App, FailurePolicy: workflow.FailurePolicy(d.FailurePolicy),
-		Nodes: make([]workflow.Node, len(d.Nodes)), Edges: make([]workflow.Edge, len(d.Edges))}
-	for i, n := range d.Nodes {
-		node := workflow.Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: workflow.StartRule(n.Start)}
-		if n.Job != nil {
-			node.Job = &workflow.JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
-		}
-		def.Nodes[i] = node
-	}
-	for i, e := range d.Edges {
-		def.Edges[i] = workflow.Edge{From: e.From, To: e.To}
-	}
-	return def.WithDefaults()
-}
-
 // workflowView is the wire form of a stored workflow; its nodes and edges
 // when the row has its definition (not in lists).
 func workflowView(w store.Workflow) (apitypes.Workflow, error) {
@@ -71,17 +54,7 @@ func workflowView(w store.Workflow) (apitypes.Workflow, error) {
 	if err := json.Unmarshal([]byte(w.Definition), &def); err != nil {
 		return v, fmt.Errorf("workflow %d: stored definition: %w", w.ID, err)
 	}
-	v.Nodes = make([]apitypes.WorkflowNode, len(def.Nodes))
-	for i, n := range def.Nodes {
-		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start)}
-		if n.Job != nil {
-			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
-		}
-		v.Nodes[i] = node
-	}
-	for _, e := range def.Edges {
-		v.Edges = append(v.Edges, apitypes.WorkflowEdge{From: e.From, To: e.To})
-	}
+	v.Nodes, v.Edges = def.Wire()
 	return v, nil
 }
 
@@ -98,7 +71,7 @@ func summary(v apitypes.Workflow) apitypes.Workflow {
 // creation. Nothing here reads the database.
 func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor time.Time) (store.Workflow, bool) {
 	spec = spec.WithDefaults()
-	def := definitionOf(spec)
+	def := workflow.FromWire(spec)
 	fields := map[string]string{}
 	graph, err := workflow.Validate(def)
 	var fe workflow.FieldErrors
