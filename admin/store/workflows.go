@@ -218,10 +218,11 @@ func (s *Store) JobKeys(ctx context.Context, ids []int64, byName []JobKey) ([]Jo
 	return out, nil
 }
 
-// Workflow run statuses are the runs' (RunPending, RunRunning, and the
-// ended RunSucceeded, RunPartiallyFailed, RunFailed, RunCancelled,
-// RunSkipped), and its trigger kinds too (TriggerCron, TriggerManual,
-// TriggerAPI, TriggerCatchUp), plus TriggerBackfill.
+// TriggerBackfill is the trigger kind of a workflow run created by a
+// backfill over a date range. The other kinds and the statuses of workflow
+// runs and node runs are the job runs' (TriggerCron, TriggerManual,
+// TriggerAPI, TriggerCatchUp; RunPending, RunRunning, and the ended
+// RunSucceeded, RunPartiallyFailed, RunFailed, RunCancelled, RunSkipped).
 const TriggerBackfill = "backfill"
 
 // WorkflowRunKeyAt is the run key of a firing at the instant atMS (Unix
