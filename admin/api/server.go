@@ -261,6 +261,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/runs/:id/retry", s.retryRun)
 	op.GET("/audit", s.listAudit)
 	s.calendarRoutes(view, op) // calendars.go
+	s.workflowRoutes(view, op) // workflows.go
 
 	authed.POST("/me/password", s.changeOwnPassword)
 	view.GET("/tokens", s.listTokens) // own API tokens (tokens.go)

@@ -15,17 +15,18 @@ import (
 )
 
 // invalidJobsError lists the jobs of a file that the admin refused as
-// invalid (exit 2); nothing was changed.
+// invalid, and the workflows whose graph is wrong (exit 2); nothing was
+// changed.
 type invalidJobsError struct{ problems []string }
 
 func (e *invalidJobsError) Error() string {
-	return fmt.Sprintf("the admin refused %d job definition(s); nothing was changed:\n  %s",
+	return fmt.Sprintf("%d definition(s) are invalid; nothing was changed:\n  %s",
 		len(e.problems), strings.Join(e.problems, "\n  "))
 }
 
 func cmdApply(ctx context.Context, args []string, env Env, c conn) error {
 	fs := newFlagSet("apply", env, &c)
-	file := fs.String("f", "", "jobs file (YAML list of jobs); - reads stdin")
+	file := fs.String("f", "", "jobs file (YAML list of jobs and workflows); - reads stdin")
 	dryRun := fs.Bool("dry-run", false, "print what would change and change nothing")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -50,7 +51,7 @@ func cmdApply(ctx context.Context, args []string, env Env, c conn) error {
 	if name == "-" {
 		name = "<stdin>"
 	}
-	defs, err := LoadJobs(name, data)
+	f, err := LoadFile(name, data)
 	if err != nil {
 		return err
 	}
@@ -58,21 +59,31 @@ func cmdApply(ctx context.Context, args []string, env Env, c conn) error {
 	if err != nil {
 		return err
 	}
-	return Apply(ctx, cl, name, defs, *dryRun, env.Stdout)
+	return ApplyFile(ctx, cl, name, f, *dryRun, env.Stdout)
 }
 
-// Apply brings the jobs of a file to the admin: it reads the server's jobs,
-// prints the plan, has the admin validate every job to create or update
-// (any invalid one stops everything before a change), and unless dryRun
-// creates and updates them in file order. An update carries the version it
-// read, so a job changed by someone else in between is refused (409) rather
-// than overwritten.
+// Apply brings the jobs of a file to the admin (ApplyFile with jobs only).
 func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun bool, out io.Writer) error {
-	_, have, err := listJobs(ctx, cl)
-	if err != nil {
-		return err
+	return ApplyFile(ctx, cl, file, File{Jobs: defs}, dryRun, out)
+}
+
+// ApplyFile brings the jobs and workflows of a file to the admin: it reads
+// the server's, prints the plan, has the admin validate every job to create
+// or update and checks every workflow's graph (any invalid one stops
+// everything before a change), and unless dryRun creates and updates them:
+// the jobs in file order, then the workflows (whose nodes may name the
+// jobs just created). An update carries the version it read, so a job or
+// workflow changed by someone else in between is refused (409) rather than
+// overwritten.
+func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool, out io.Writer) error {
+	var plan Plan
+	if len(f.Jobs) > 0 || len(f.Workflows) == 0 {
+		_, have, err := listJobs(ctx, cl)
+		if err != nil {
+			return err
+		}
+		plan = MakePlan(f.Jobs, have)
 	}
-	plan := MakePlan(defs, have)
 	var problems []string
 	for _, ch := range plan {
 		if ch.Action == Unchanged {
@@ -88,10 +99,28 @@ func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun 
 			return err
 		}
 	}
+	wplan, wproblems, err := planWorkflows(ctx, cl, file, f.Workflows)
+	if err != nil {
+		return err
+	}
+	problems = append(problems, wproblems...)
 	if len(problems) > 0 {
 		return &invalidJobsError{problems: problems}
 	}
-	plan.Print(out)
+	plan.printChanges(out)
+	printWorkflowPlan(out, wplan)
+	cr, up, un := plan.Counts()
+	for _, ch := range wplan {
+		switch ch.Action {
+		case Create:
+			cr++
+		case Update:
+			up++
+		default:
+			un++
+		}
+	}
+	fmt.Fprintf(out, "plan: %d to create, %d to update, %d unchanged\n", cr, up, un)
 	if dryRun {
 		fmt.Fprintln(out, "dry run: nothing was changed")
 		return nil
@@ -122,8 +151,21 @@ func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun 
 			printWarnings(out, got)
 		}
 	}
-	_, _, unchanged := plan.Counts()
-	fmt.Fprintf(out, "applied: %d created, %d updated, %d unchanged\n", created, updated, unchanged)
+	for _, ch := range wplan {
+		got, err := applyWorkflow(ctx, cl, ch)
+		if err != nil {
+			return fmt.Errorf("%s workflow %s (after %d created, %d updated): %w", ch.Action, ch.Want.Key(), created, updated, err)
+		}
+		switch ch.Action {
+		case Create:
+			created++
+			fmt.Fprintf(out, "created workflow %s (id %d, %d nodes)\n", got.Key(), got.ID, got.NodeCount)
+		case Update:
+			updated++
+			fmt.Fprintf(out, "updated workflow %s (id %d, version %d)\n", got.Key(), got.ID, got.Version)
+		}
+	}
+	fmt.Fprintf(out, "applied: %d created, %d updated, %d unchanged\n", created, updated, un)
 	return nil
 }
 

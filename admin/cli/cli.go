@@ -27,7 +27,7 @@ const (
 	ExitFailure  = 1 // the admin refused or failed the request, or could not be reached
 	ExitUsage    = 2 // wrong command line, or invalid input (jobs file, job definition)
 	ExitAuth     = 3 // the token was refused (401) or lacks the role (403)
-	ExitNotFound = 4 // the job, run or calendar does not exist
+	ExitNotFound = 4 // the job, run, calendar or workflow does not exist
 )
 
 // Env is what a run of the CLI reads and writes; tests pass their own.
@@ -43,8 +43,9 @@ type Env struct {
 const usage = `usage: shardjobctl [--server URL] [--token TOKEN] [--config FILE] <command> [flags]
 
 commands:
-  apply -f FILE [--dry-run]        create or update the jobs of a YAML file ("-" reads stdin)
-  get jobs|runs|executors|calendars [-o json]
+  apply -f FILE [--dry-run]        create or update the jobs and workflows of a
+                                   YAML file ("-" reads stdin)
+  get jobs|runs|executors|calendars|workflows [-o json]
                                    list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
   pause JOB | resume JOB           stop or restart a job's schedule
@@ -57,13 +58,15 @@ commands:
   calendar export CAL              its days as CSV (CAL: id, app/name, or the
                                    name of a global calendar)
 
-JOB is a job id or app/name; RUN is a run id.
+  delete workflow WORKFLOW         delete a workflow (its runs stay)
+
+JOB and WORKFLOW are an id or app/name; RUN is a run id.
 The server and token come from the flags, else SHARDJOB_SERVER and
 SHARDJOB_TOKEN, else the config file (--config, SHARDJOB_CONFIG, or
 $XDG_CONFIG_HOME/shardjob/config.yaml) with the keys server and token.
 
 exit status: 0 ok, 1 request failed, 2 usage or invalid input,
-3 token refused or role too low, 4 job, run or calendar not found.
+3 token refused or role too low, 4 job, run, calendar or workflow not found.
 `
 
 // usageError is a wrong command line (exit 2).
@@ -261,6 +264,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return cmdLogs(ctx, args, env, c)
 	case "calendar":
 		return cmdCalendar(ctx, args, env, c)
+	case "delete":
+		return cmdDelete(ctx, args, env, c)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return nil
@@ -426,7 +431,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	job := fs.String("job", "", "runs: only the runs of this job (id or app/name)")
 	status := fs.String("status", "", "runs: only runs in this status")
 	limit := fs.Int("limit", 20, "runs: at most this many, newest first (1-1000)")
-	what, err := oneArg(fs, args, "kind (jobs, runs, executors or calendars)")
+	what, err := oneArg(fs, args, "kind (jobs, runs, executors, calendars or workflows)")
 	if err != nil {
 		return err
 	}
@@ -510,6 +515,8 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 				strconv.Itoa(e.Capacity), timeCell(&e.LastHeartbeat)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "INSTANCE", "ADDRESS", "STATE", "CAPACITY", "LAST HEARTBEAT (UTC)"}, rows)
+	case "workflows", "workflow":
+		return getWorkflows(ctx, cl, env.Stdout, *o == "json")
 	case "calendars", "calendar":
 		cals, err := listCalendars(ctx, cl)
 		if err != nil {
@@ -528,7 +535,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "WEEK", "HOLIDAYS", "WORKDAYS", "VERSION", "REVISION", "UPDATED (UTC)"}, rows)
 	}
-	return usagef("get %q: use jobs, runs, executors or calendars", what)
+	return usagef("get %q: use jobs, runs, executors, calendars or workflows", what)
 }
 
 func nonNil(v []json.RawMessage) []json.RawMessage {

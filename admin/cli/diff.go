@@ -130,6 +130,13 @@ func MakePlan(want []FileJob, have []apitypes.Job) Plan {
 //     = unchanged billing/cleanup (id 13)
 //     plan: 1 to create, 1 to update, 1 unchanged
 func (p Plan) Print(w io.Writer) {
+	p.printChanges(w)
+	cr, up, un := p.Counts()
+	fmt.Fprintf(w, "plan: %d to create, %d to update, %d unchanged\n", cr, up, un)
+}
+
+// printChanges writes one line per job (and its changed fields).
+func (p Plan) printChanges(w io.Writer) {
 	for _, c := range p {
 		switch c.Action {
 		case Create:
@@ -143,8 +150,6 @@ func (p Plan) Print(w io.Writer) {
 			fmt.Fprintf(w, "= unchanged %s (id %d)\n", c.Want.Key(), c.Current.ID)
 		}
 	}
-	cr, up, un := p.Counts()
-	fmt.Fprintf(w, "plan: %d to create, %d to update, %d unchanged\n", cr, up, un)
 }
 
 // requestBody returns the JSON body that carries out the change: the file's

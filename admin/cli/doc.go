@@ -10,7 +10,9 @@
 // writes in file order; each update carries the version it read, so a
 // concurrent change is refused, never overwritten. Applying the same file
 // twice changes nothing the second time. Jobs absent from the file are left
-// alone.
+// alone. An item with "kind: workflow" is a workflow (LoadFile, workflows.go):
+// apply checks its graph here, writes it after the jobs, and shows the
+// nodes and edges that changed.
 //
 // Exit codes are the Exit* constants; ExitCode maps an error to one.
 package cli

@@ -75,18 +75,35 @@ func (e *FileError) Error() string {
 // an unknown one.
 var knownFields = strings.Join(defFields(), ", ")
 
-// LoadJobs parses a jobs file: a YAML list of job definitions. Decoding is
-// strict: an unknown field, a duplicate key, a value of the wrong type or
-// a job listed twice is an error naming the line. Each job needs app, name,
-// handler and cron; the admin validates the rest (apply asks it before
-// changing anything). An empty file is an empty list.
+// LoadJobs parses a jobs file and returns its jobs (LoadFile: the
+// workflows of the file are checked too, and left out).
 func LoadJobs(file string, data []byte) ([]FileJob, error) {
+	f, err := LoadFile(file, data)
+	return f.Jobs, err
+}
+
+// File is what a jobs file holds: jobs, and workflows (items of kind
+// workflow), each in file order.
+type File struct {
+	Jobs      []FileJob
+	Workflows []FileWorkflow
+}
+
+// LoadFile parses a jobs file: a YAML list of definitions, each a job or,
+// with "kind: workflow", a workflow (kind job is the default). Decoding is
+// strict: an unknown field, a duplicate key, a value of the wrong type or
+// a job or workflow listed twice is an error naming the line. Each job
+// needs app, name, handler and cron, each workflow app, name and nodes;
+// the admin validates the rest (apply asks it, and checks a workflow's
+// graph here, before changing anything). An empty file is an empty list.
+func LoadFile(file string, data []byte) (File, error) {
+	var out File
 	if len(data) > MaxJobsFileBytes {
-		return nil, &FileError{File: file, Msg: fmt.Sprintf("%d bytes; a jobs file may have at most %d", len(data), MaxJobsFileBytes)}
+		return out, &FileError{File: file, Msg: fmt.Sprintf("%d bytes; a jobs file may have at most %d", len(data), MaxJobsFileBytes)}
 	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, yamlError(file, err)
+		return out, yamlError(file, err)
 	}
 	var body ast.Node
 	for _, doc := range f.Docs {
@@ -94,41 +111,84 @@ func LoadJobs(file string, data []byte) ([]FileJob, error) {
 			continue
 		}
 		if body != nil {
-			return nil, &FileError{File: file, Line: line(doc.Body), Msg: "more than one YAML document; put every job in one list"}
+			return out, &FileError{File: file, Line: line(doc.Body), Msg: "more than one YAML document; put every job in one list"}
 		}
 		body = doc.Body
 	}
 	if body == nil {
-		return nil, nil
+		return out, nil
 	}
 	seq, ok := body.(*ast.SequenceNode)
 	if !ok {
-		return nil, &FileError{File: file, Line: line(body), Msg: "the file must be a YAML list of jobs, each item starting with '- app: …'"}
+		return out, &FileError{File: file, Line: line(body), Msg: "the file must be a YAML list of jobs, each item starting with '- app: …'"}
 	}
-	out := make([]FileJob, 0, len(seq.Values))
 	seen := map[string]int{}
 	for _, item := range seq.Values {
 		if item == nil {
 			continue
 		}
-		if _, isMap := item.(*ast.MappingNode); !isMap {
-			return nil, &FileError{File: file, Line: line(item), Msg: "a job must be a mapping of fields (app: …, name: …); anchors and aliases are not supported"}
+		m, isMap := item.(*ast.MappingNode)
+		if !isMap {
+			return out, &FileError{File: file, Line: line(item), Msg: "a job must be a mapping of fields (app: …, name: …); anchors and aliases are not supported"}
 		}
-		var def apitypes.JobDef
-		if err := yaml.NodeToValue(item, &def, yaml.DisallowUnknownField()); err != nil {
-			return nil, yamlError(file, err)
+		kind, fields, err := splitKind(file, m)
+		if err != nil {
+			return out, err
 		}
-		d := FileJob{JobDef: def, line: line(item)}
-		if err := checkDef(def); err != nil {
-			return nil, &FileError{File: file, Line: d.line, Msg: err.Error()}
+		var key string
+		switch kind {
+		case "", "job":
+			var def apitypes.JobDef
+			if err := yaml.NodeToValue(fields, &def, yaml.DisallowUnknownField()); err != nil {
+				return out, yamlError(file, err)
+			}
+			d := FileJob{JobDef: def, line: line(item)}
+			if err := checkDef(def); err != nil {
+				return out, &FileError{File: file, Line: d.line, Msg: err.Error()}
+			}
+			key = "job " + d.Key()
+			out.Jobs = append(out.Jobs, d)
+		case "workflow":
+			var def apitypes.WorkflowDef
+			if err := yaml.NodeToValue(fields, &def, yaml.DisallowUnknownField()); err != nil {
+				return out, workflowYAMLError(file, err)
+			}
+			d := FileWorkflow{WorkflowDef: def, line: line(item)}
+			if err := checkWorkflowDef(def); err != nil {
+				return out, &FileError{File: file, Line: d.line, Msg: err.Error()}
+			}
+			key = "workflow " + d.Key()
+			out.Workflows = append(out.Workflows, d)
+		default:
+			return out, &FileError{File: file, Line: line(item), Msg: fmt.Sprintf("kind %q: an item is a job (kind: job, the default) or a workflow (kind: workflow)", kind)}
 		}
-		if first, dup := seen[d.Key()]; dup {
-			return nil, &FileError{File: file, Line: d.line, Msg: fmt.Sprintf("job %s is already defined at line %d", d.Key(), first)}
+		if first, dup := seen[key]; dup {
+			return out, &FileError{File: file, Line: line(item), Msg: fmt.Sprintf("%s is already defined at line %d", key, first)}
 		}
-		seen[d.Key()] = d.line
-		out = append(out, d)
+		seen[key] = line(item)
 	}
 	return out, nil
+}
+
+// splitKind returns the value of an item's kind field ("" without one) and
+// the item without it.
+func splitKind(file string, m *ast.MappingNode) (string, *ast.MappingNode, error) {
+	kind := ""
+	rest := make([]*ast.MappingValueNode, 0, len(m.Values))
+	for _, v := range m.Values {
+		if t := v.Key.GetToken(); t == nil || t.Value != "kind" {
+			rest = append(rest, v)
+			continue
+		}
+		s, ok := v.Value.(*ast.StringNode)
+		if !ok {
+			return "", nil, &FileError{File: file, Line: line(v), Msg: "kind: job or workflow"}
+		}
+		kind = s.Value
+	}
+	cp := *m
+	cp.Values = rest
+	return kind, &cp, nil
 }
 
 func checkDef(d apitypes.JobDef) error {
@@ -158,6 +218,12 @@ func line(n ast.Node) int {
 
 // yamlError turns a go-yaml error into a FileError at its position.
 func yamlError(file string, err error) error {
+	return yamlErrorHint(file, err, " (a job has the fields "+knownFields+")")
+}
+
+// yamlErrorHint is yamlError with hint after the message of an unknown
+// field.
+func yamlErrorHint(file string, err error, hint string) error {
 	fe := &FileError{File: file, Msg: err.Error()}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
@@ -173,7 +239,7 @@ func yamlError(file string, err error) error {
 		}
 		var uf *yaml.UnknownFieldError
 		if errors.As(err, &uf) {
-			fe.Msg += " (a job has the fields " + knownFields + ")"
+			fe.Msg += hint
 		}
 	}
 	return fe

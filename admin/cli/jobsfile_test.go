@@ -111,3 +111,57 @@ func FuzzLoadJobs(f *testing.F) {
 		}
 	})
 }
+
+func TestLoadFileKinds(t *testing.T) {
+	f, err := LoadFile("all.yaml", []byte(`- app: billing
+  name: settle
+  handler: h
+  cron: '@hourly'
+- kind: workflow
+  app: billing
+  name: nightly
+  nodes:
+    - {key: a, job: {name: settle}}
+    - {key: b, handler: h, slots: 2, start: all_done}
+  edges:
+    - {from: a, to: b}
+- kind: job
+  app: billing
+  name: nightly
+  handler: h
+  cron: '@daily'
+`))
+	require.NoError(t, err)
+	require.Len(t, f.Jobs, 2)
+	require.Len(t, f.Workflows, 1)
+	w := f.Workflows[0]
+	require.Equal(t, 5, w.Line())
+	require.Equal(t, "billing/nightly", w.Key())
+	require.Equal(t, "settle", w.Nodes[0].Job.Name)
+	require.Equal(t, 2, w.Nodes[1].Slots)
+	require.Equal(t, "all_done", w.Nodes[1].Start)
+	require.Equal(t, "b", w.Edges[0].To)
+	require.Equal(t, "billing/nightly", f.Jobs[1].Key(), "a job and a workflow may share a name")
+	jobs, err := LoadJobs("all.yaml", []byte("- kind: workflow\n  app: a\n  name: w\n  nodes: [{key: a, handler: h}]\n"))
+	require.NoError(t, err)
+	require.Empty(t, jobs)
+
+	cases := []struct {
+		name, src string
+		want      string
+	}{
+		{"unknown kind", "- kind: pipeline\n  app: a\n", `all.yaml:1: kind "pipeline": an item is a job (kind: job, the default) or a workflow`},
+		{"unknown workflow field", "- kind: workflow\n  app: a\n  name: w\n  steps: []\n", `all.yaml:4:3: unknown field "steps" (a workflow has the fields kind, app, name,`},
+		{"unknown node field", "- kind: workflow\n  app: a\n  name: w\n  nodes:\n    - {key: a, handlr: h}\n", `unknown field "handlr"`},
+		{"no nodes", "- kind: workflow\n  app: a\n  name: w\n", `all.yaml:1: workflow "a/w" is missing nodes`},
+		{"bad name", "- kind: workflow\n  app: a\n  name: w w\n  nodes: [{key: a, handler: h}]\n", "workflow name \"w w\": " + names.Rule},
+		{"twice", "- kind: workflow\n  app: a\n  name: w\n  nodes: [{key: a, handler: h}]\n- kind: workflow\n  app: a\n  name: w\n  nodes: [{key: a, handler: h}]\n",
+			"all.yaml:5: workflow a/w is already defined at line 1"},
+	}
+	for _, c := range cases {
+		_, err := LoadFile("all.yaml", []byte(c.src))
+		require.ErrorContains(t, err, c.want, c.name)
+		var fe *FileError
+		require.True(t, errors.As(err, &fe), c.name)
+	}
+}

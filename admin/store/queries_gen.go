@@ -102,6 +102,8 @@ const (
 	qJobDelete
 	qJobExists
 	qJobForChildRun
+	qJobIdentitiesByID
+	qJobIdentitiesByName
 	qJobInsert
 	qJobList
 	qJobListOfApps
@@ -117,6 +119,13 @@ const (
 	qLeaderGetShared
 	qMigrationLock
 	qMigrationUnlock
+	qNodeRunByID
+	qNodeRunByJobRun
+	qNodeRunByKey
+	qNodeRunInsert
+	qNodeRunLinkJobRun
+	qNodeRunTransition
+	qNodeRunsOfRun
 	qNonceClaim
 	qNoncePurge
 	qRunActiveForJob
@@ -178,6 +187,22 @@ const (
 	qUtilizationBuckets
 	qUtilizationInsert
 	qUtilizationSample
+	qWorkflowActiveRuns
+	qWorkflowByID
+	qWorkflowByName
+	qWorkflowDelete
+	qWorkflowInsert
+	qWorkflowList
+	qWorkflowRunByID
+	qWorkflowRunByKey
+	qWorkflowRunInsert
+	qWorkflowRunList
+	qWorkflowRunRerun
+	qWorkflowRunTransition
+	qWorkflowRunsActive
+	qWorkflowUpdate
+	qWorkflowVersionDefinition
+	qWorkflowVersionInsert
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -287,6 +312,8 @@ var queryNames = [...]string{
 	"JobDelete",
 	"JobExists",
 	"JobForChildRun",
+	"JobIdentitiesByID",
+	"JobIdentitiesByName",
 	"JobInsert",
 	"JobList",
 	"JobListOfApps",
@@ -302,6 +329,13 @@ var queryNames = [...]string{
 	"LeaderGetShared",
 	"MigrationLock",
 	"MigrationUnlock",
+	"NodeRunByID",
+	"NodeRunByJobRun",
+	"NodeRunByKey",
+	"NodeRunInsert",
+	"NodeRunLinkJobRun",
+	"NodeRunTransition",
+	"NodeRunsOfRun",
 	"NonceClaim",
 	"NoncePurge",
 	"RunActiveForJob",
@@ -363,6 +397,22 @@ var queryNames = [...]string{
 	"UtilizationBuckets",
 	"UtilizationInsert",
 	"UtilizationSample",
+	"WorkflowActiveRuns",
+	"WorkflowByID",
+	"WorkflowByName",
+	"WorkflowDelete",
+	"WorkflowInsert",
+	"WorkflowList",
+	"WorkflowRunByID",
+	"WorkflowRunByKey",
+	"WorkflowRunInsert",
+	"WorkflowRunList",
+	"WorkflowRunRerun",
+	"WorkflowRunTransition",
+	"WorkflowRunsActive",
+	"WorkflowUpdate",
+	"WorkflowVersionDefinition",
+	"WorkflowVersionInsert",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",

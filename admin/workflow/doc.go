@@ -3,8 +3,11 @@
 // inline handler with its params and slots, each edge a dependency. The
 // package has no I/O — no database, no HTTP, no clock, no goroutines, no
 // randomness: its decisions are functions of their inputs, table-tested
-// and fuzzed. Storage, scheduling, the API, the CLI and the console build
-// on it and are not written yet (see docs/workflows.md).
+// and fuzzed. The storage (admin/store: workflows, their versions, runs
+// and node runs), the API (admin/api, /api/v1/workflows) and the CLI
+// (admin/cli, apply -f with a workflow kind) build on it; FromWire and
+// Definition.Wire convert to and from the API's wire form. Scheduling and
+// the console are not written yet (see docs/workflows.md).
 //
 // # Definition and validation
 //

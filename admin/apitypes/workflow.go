@@ -1,0 +1,155 @@
+package apitypes
+
+import "time"
+
+// A workflow (issue 22, docs/workflows.md) is written in three layers, as
+// a job is:
+//
+//	WorkflowDef   the definition: what a workflow file states
+//	WorkflowSpec  WorkflowDef + version: what a client sends (create, update)
+//	Workflow      WorkflowSpec + what the admin keeps: what the API returns
+//
+// The nodes and edges are those of admin/workflow.Definition, whose rules
+// (start rules, failure policies, limits) the admin applies.
+
+// WorkflowJobRef references an existing job: by id, or by name in app
+// (default: the workflow's app).
+type WorkflowJobRef struct {
+	ID   int64  `json:"id,omitempty"`
+	App  string `json:"app,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// WorkflowNode is one step of a workflow: a job (Job), or an inline
+// handler with its params and slots.
+type WorkflowNode struct {
+	// Key names the node in its workflow; edges refer to it.
+	Key     string          `json:"key"`
+	Job     *WorkflowJobRef `json:"job,omitempty"`
+	Handler string          `json:"handler,omitempty"`
+	Params  string          `json:"params,omitempty"`
+	Slots   int             `json:"slots,omitempty"` // inline nodes: default 1
+	// Start is the start rule: all_success (default), all_done or
+	// one_success.
+	Start string `json:"start,omitempty"`
+}
+
+// WorkflowEdge says that To waits for From (per To's start rule).
+type WorkflowEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// WorkflowDef is a workflow's definition. App and name identify it.
+type WorkflowDef struct {
+	App         string `json:"app"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Cron fires the workflow on a schedule (the syntax of a job's cron);
+	// "" for a workflow triggered by hand or through the API only.
+	Cron string `json:"cron,omitempty"`
+	// TimeZone of the schedule and of the business date of each run
+	// (default UTC).
+	TimeZone string `json:"time_zone,omitempty"`
+	// Calendar names a business calendar of the app, or a global one.
+	Calendar string `json:"calendar,omitempty"`
+	// Enabled defaults to true; a disabled workflow does not fire.
+	Enabled *bool `json:"enabled,omitempty"`
+	// FailurePolicy is stop (default) or continue.
+	FailurePolicy string         `json:"failure_policy,omitempty"`
+	Nodes         []WorkflowNode `json:"nodes,omitempty"`
+	Edges         []WorkflowEdge `json:"edges,omitempty"`
+}
+
+// Key is "app/name".
+func (d WorkflowDef) Key() string { return d.App + "/" + d.Name }
+
+// WithDefaults returns d with the admin's defaults in place of omitted
+// fields (the time zone UTC, enabled, the failure policy stop, each node's
+// start rule all_success, an inline node's slots 1), so that a definition
+// compares equal to the one the admin stores for it. The slices are copied.
+func (d WorkflowDef) WithDefaults() WorkflowDef {
+	if d.TimeZone == "" {
+		d.TimeZone = "UTC"
+	}
+	if d.Enabled == nil {
+		on := true
+		d.Enabled = &on
+	} else {
+		on := *d.Enabled
+		d.Enabled = &on
+	}
+	if d.FailurePolicy == "" {
+		d.FailurePolicy = "stop"
+	}
+	nodes := make([]WorkflowNode, len(d.Nodes))
+	for i, n := range d.Nodes {
+		if n.Start == "" {
+			n.Start = "all_success"
+		}
+		if n.Job == nil && n.Slots == 0 {
+			n.Slots = 1
+		}
+		if n.Job != nil {
+			ref := *n.Job
+			n.Job = &ref
+		}
+		nodes[i] = n
+	}
+	d.Nodes = nodes
+	if len(d.Edges) > 0 {
+		d.Edges = append([]WorkflowEdge(nil), d.Edges...)
+	} else {
+		d.Edges = nil
+	}
+	return d
+}
+
+// WorkflowSpec creates or replaces a workflow (POST /api/v1/workflows, PUT
+// /api/v1/workflows/{id}). Version is required when replacing: the version
+// read (optimistic lock).
+type WorkflowSpec struct {
+	WorkflowDef
+	Version int64 `json:"version,omitempty"`
+}
+
+// Workflow is a workflow as the API returns it; Nodes and Edges only from
+// GET /api/v1/workflows/{id} and the answers of a create or an update.
+type Workflow struct {
+	WorkflowSpec
+	ID         int64      `json:"id"`
+	NodeCount  int        `json:"node_count"`
+	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	CreatedBy  string     `json:"created_by"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	UpdatedBy  string     `json:"updated_by"`
+}
+
+// WorkflowRun is one run of a workflow (GET /api/v1/workflows/{id}/runs),
+// keyed by its workflow and RunKey: the scheduled instant of a firing, or
+// "date:" and the business date of a backfill.
+type WorkflowRun struct {
+	ID              int64     `json:"id"`
+	WorkflowID      int64     `json:"workflow_id"`
+	App             string    `json:"app"`
+	RunKey          string    `json:"run_key"`
+	WorkflowVersion int64     `json:"workflow_version"`
+	ScheduledAt     time.Time `json:"scheduled_at"`
+	// BusinessDate is the run's day in the workflow's zone (YYYY-MM-DD),
+	// passed to every node.
+	BusinessDate string `json:"business_date"`
+	Trigger      string `json:"trigger"`
+	Status       string `json:"status"`
+	Params       string `json:"params"`
+	// Reason says why the run ended so; ReasonCode and ReasonArgs say it as
+	// a code with arguments, for the console's languages.
+	Reason     string         `json:"reason,omitempty"`
+	ReasonCode string         `json:"reason_code,omitempty"`
+	ReasonArgs map[string]any `json:"reason_args,omitempty"`
+	Reruns     int            `json:"reruns"`
+	CreatedBy  string         `json:"created_by,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+	StartedAt  *time.Time     `json:"started_at,omitempty"`
+	FinishedAt *time.Time     `json:"finished_at,omitempty"`
+}

@@ -1,0 +1,128 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/cli"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+const settlementExample = "../../docs/examples/eod-settlement.yaml"
+
+func (a *admin) job(app, name string) {
+	a.t.Helper()
+	_, err := a.st.CreateJob(context.Background(), store.Job{App: app, Name: name, Handler: "noop", CronExpr: "0 3 * * *", TimeZone: "UTC",
+		MisfirePolicy: "run_once", OverlapPolicy: "allow", SlotCount: 1, Params: "{}", Enabled: true})
+	require.NoError(a.t, err)
+}
+
+// TestApplyTheSettlementExample applies the workflow file of
+// docs/workflows.md: created, then unchanged; an edit shows its diff and
+// bumps the version; a cycle is refused before anything is sent; the
+// workflow lists and deletes.
+func TestApplyTheSettlementExample(t *testing.T) {
+	a := startAdmin(t)
+	a.job("billing", "load-trades")
+	a.job("market-data", "load-fx")
+	a.job("billing", "eod-report")
+	example, err := os.ReadFile(settlementExample)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	file := writeFile(t, dir, "eod.yaml", string(example))
+
+	code, out, errs := a.ctl("apply", "-f", file, "--dry-run")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "+ create workflow billing/eod-settlement (5 nodes)\nplan: 1 to create, 0 to update, 0 unchanged\ndry run: nothing was changed\n", out)
+	code, out, errs = a.ctl("get", "workflows")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, 1, strings.Count(out, "\n"), "a dry run writes nothing: %s", out)
+
+	code, out, errs = a.ctl("apply", "-f", settlementExample)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "+ create workflow billing/eod-settlement (5 nodes)\nplan: 1 to create, 0 to update, 0 unchanged\n"+
+		"created workflow billing/eod-settlement (id 1, 5 nodes)\napplied: 1 created, 0 updated, 0 unchanged\n", out)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "= unchanged workflow billing/eod-settlement (id 1)\nplan: 0 to create, 0 to update, 1 unchanged\napplied: 0 created, 0 updated, 1 unchanged\n", out)
+
+	code, out, errs = a.ctl("get", "workflows")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Regexp(t, `(?m)^ID\s+APP\s+NAME\s+CRON\s+ZONE\s+NODES\s+ON FAILURE\s+STATE\s+VERSION\s+NEXT FIRE \(UTC\)$`, out)
+	require.Regexp(t, `(?m)^1\s+billing\s+eod-settlement\s+0 18 \* \* MON-FRI\s+Europe/London\s+5\s+continue\s+enabled\s+1\s+20\d\d-`, out)
+	code, out, _ = a.ctl("get", "workflows", "-o", "json")
+	require.Equal(t, cli.ExitOK, code)
+	var listed []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &listed))
+	require.Len(t, listed, 1)
+	require.Equal(t, "eod-settlement", listed[0]["name"])
+
+	// An edit: a new node and edge, another time; the plan names them.
+	edited := strings.Replace(string(example), `cron: "0 18 * * MON-FRI"`, `cron: "30 18 * * MON-FRI"`, 1) +
+		"    - {from: report, to: notify}\n"
+	edited = strings.Replace(edited, "  edges:\n", "    - key: notify\n      handler: notify.mail\n      start: all_done\n  edges:\n", 1)
+	writeFile(t, dir, "eod.yaml", edited)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "~ update workflow billing/eod-settlement (id 1)\n"+
+		"    cron: \"0 18 * * MON-FRI\" -> \"30 18 * * MON-FRI\"\n"+
+		"    nodes: 5 -> 6 (+notify)\n"+
+		"    edges: 4 -> 5 (+report→notify)\n"+
+		"plan: 0 to create, 1 to update, 0 unchanged\n"+
+		"updated workflow billing/eod-settlement (id 1, version 2)\n"+
+		"applied: 0 created, 1 updated, 0 unchanged\n", out)
+
+	// A cycle: refused with its line and the cycle, before any change.
+	cyclic := edited + "    - {from: report, to: settle}\n"
+	writeFile(t, dir, "cycle.yaml", cyclic)
+	code, _, errs = a.ctl("apply", "-f", filepath.Join(dir, "cycle.yaml"))
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "cycle.yaml:9: workflow billing/eod-settlement: edges: a cycle: settle → report → settle (remove one of its edges)")
+	require.Contains(t, errs, "nothing was changed")
+
+	// A job the admin does not know: its answer names the node.
+	writeFile(t, dir, "unknown.yaml", strings.Replace(edited, "name: load-trades", "name: load-bonds", 1))
+	code, _, errs = a.ctl("apply", "-f", filepath.Join(dir, "unknown.yaml"))
+	require.Equal(t, cli.ExitFailure, code)
+	require.Contains(t, errs, "nodes[0].job: no job billing/load-bonds in the apps you may manage")
+
+	code, out, errs = a.ctl("delete", "workflow", "billing/eod-settlement")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "workflow billing/eod-settlement (id 1) deleted\n", out)
+	code, _, errs = a.ctl("delete", "workflow", "billing/eod-settlement")
+	require.Equal(t, cli.ExitNotFound, code)
+	require.Contains(t, errs, "workflow billing/eod-settlement does not exist")
+	code, _, _ = a.ctl("delete", "workflow", "1")
+	require.Equal(t, cli.ExitNotFound, code)
+	code, _, errs = a.ctl("delete", "job", "billing/load-trades")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, `expected "delete workflow WORKFLOW"`)
+}
+
+// TestApplyJobsAndWorkflowsTogether: the jobs of a file are written first,
+// so a workflow may name a job the same file creates.
+func TestApplyJobsAndWorkflowsTogether(t *testing.T) {
+	a := startAdmin(t)
+	file := writeFile(t, t.TempDir(), "all.yaml", jobsV1+`- kind: workflow
+  app: billing
+  name: nightly
+  nodes:
+    - {key: settle, job: {name: settle}}
+    - {key: report, job: {name: report}}
+  edges:
+    - {from: settle, to: report}
+`)
+	code, out, errs := a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "+ create billing/settle\n+ create billing/report\n+ create workflow billing/nightly (2 nodes)\nplan: 3 to create, 0 to update, 0 unchanged\n")
+	require.Contains(t, out, "created workflow billing/nightly (id 1, 2 nodes)\napplied: 3 created, 0 updated, 0 unchanged\n")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "applied: 0 created, 0 updated, 3 unchanged\n")
+}

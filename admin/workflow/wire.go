@@ -1,0 +1,39 @@
+package workflow
+
+import "github.com/shardjob/shardjob/admin/apitypes"
+
+// FromWire is the definition of a workflow in the API's wire form
+// (admin/apitypes), its defaults applied: what the admin validates and
+// stores, and what shardjobctl checks before it sends a file's workflow.
+func FromWire(d apitypes.WorkflowDef) Definition {
+	def := Definition{Name: d.Name, App: d.App, FailurePolicy: FailurePolicy(d.FailurePolicy),
+		Nodes: make([]Node, len(d.Nodes)), Edges: make([]Edge, len(d.Edges))}
+	for i, n := range d.Nodes {
+		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start)}
+		if n.Job != nil {
+			node.Job = &JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		def.Nodes[i] = node
+	}
+	for i, e := range d.Edges {
+		def.Edges[i] = Edge{From: e.From, To: e.To}
+	}
+	return def.WithDefaults()
+}
+
+// Wire returns the nodes and edges of d in the API's wire form.
+func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
+	nodes := make([]apitypes.WorkflowNode, len(d.Nodes))
+	for i, n := range d.Nodes {
+		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start)}
+		if n.Job != nil {
+			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		nodes[i] = node
+	}
+	var edges []apitypes.WorkflowEdge
+	for _, e := range d.Edges {
+		edges = append(edges, apitypes.WorkflowEdge{From: e.From, To: e.To})
+	}
+	return nodes, edges
+}

@@ -1,0 +1,2 @@
+-- See the up file: a no-op.
+SELECT 1;

@@ -1,0 +1,119 @@
+-- Workflows (issue 22, migration 0022): definitions, their versions, runs
+-- and node runs. See admin/store/workflows.go.
+
+-- fragment: WorkflowColumns
+id, app, name, description, cron_expr, time_zone, calendar, enabled, failure_policy, node_count, version, next_fire_at,
+created_at, created_by, updated_at, updated_by
+
+-- name: WorkflowInsert
+INSERT INTO workflow (app, name, description, cron_expr, time_zone, calendar, enabled, failure_policy, definition, node_count,
+                      version, next_fire_at, created_at, created_by, updated_at, updated_by)
+VALUES (:app, :name, :description, :cron_expr, :time_zone, :calendar, :enabled, :failure_policy, :definition, :node_count,
+        1, :next_fire_at, {{now_ms}}, :created_by, {{now_ms}}, :updated_by);
+
+-- name: WorkflowUpdate
+-- A new definition over the version read (optimistic lock): app and name
+-- stay; the version goes up by one.
+UPDATE workflow SET description = :description, cron_expr = :cron_expr, time_zone = :time_zone, calendar = :calendar,
+       enabled = :enabled, failure_policy = :failure_policy, definition = :definition, node_count = :node_count,
+       next_fire_at = :next_fire_at, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
+WHERE id = :id AND version = :version;
+
+-- name: WorkflowVersionInsert
+INSERT INTO workflow_version (workflow_id, version, definition, created_at, created_by) VALUES (?, ?, ?, {{now_ms}}, ?);
+
+-- name: WorkflowVersionDefinition
+SELECT definition FROM workflow_version WHERE workflow_id = ? AND version = ?;
+
+-- name: WorkflowByID
+SELECT {{WorkflowColumns}}, definition FROM workflow WHERE id = ?;
+
+-- name: WorkflowByName
+SELECT {{WorkflowColumns}}, definition FROM workflow WHERE app = ? AND name = ?;
+
+-- The workflows one reader may see, by id after a keyset (? = no app
+-- limit, or the apps in the list), without their definitions.
+-- name: WorkflowList
+SELECT {{WorkflowColumns}}, '' AS definition FROM workflow
+WHERE id > ? AND (? OR app IN (?)) ORDER BY id LIMIT ?;
+
+-- name: WorkflowDelete
+DELETE FROM workflow WHERE id = ?;
+
+-- name: WorkflowActiveRuns
+SELECT COUNT(*) FROM workflow_run WHERE workflow_id = ? AND status IN ('pending', 'running');
+
+-- fragment: WorkflowRunColumns
+id, workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params, reason, reason_msg,
+reruns, epoch, created_by, created_at, started_at, finished_at
+
+-- name: WorkflowRunInsert
+-- A run created ended (skipped: a firing recorded as not run) has its end
+-- time at once.
+INSERT INTO workflow_run (workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params,
+                          reason, reason_msg, epoch, created_by, created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END);
+
+-- name: WorkflowRunByKey
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE workflow_id = ? AND run_key = ?;
+
+-- name: WorkflowRunByID
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE id = ?;
+
+-- name: WorkflowRunList
+-- A workflow's runs, newest first, before a keyset id.
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE workflow_id = ? AND id < ? ORDER BY id DESC LIMIT ?;
+
+-- name: WorkflowRunsActive
+-- The pending and running runs of every workflow, oldest first: what a
+-- new leader picks up.
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE status IN ('pending', 'running') ORDER BY id LIMIT ?;
+
+-- name: WorkflowRunTransition
+-- Guarded by the status read: of two writers, one changes it. started_at is
+-- set by the first move to running, finished_at by a move to an end.
+UPDATE workflow_run SET status = ?,
+       started_at = COALESCE(started_at, CASE WHEN ? THEN {{now_ms}} ELSE NULL END),
+       finished_at = CASE WHEN ? THEN {{now_ms}} ELSE NULL END,
+       reason = ?, reason_msg = ?
+WHERE id = ? AND status = ?;
+
+-- name: WorkflowRunRerun
+-- Reopens a finished run for a rerun from a node, guarded by its status
+-- and its reruns read: the same rerun asked twice reopens it once.
+UPDATE workflow_run SET status = 'running', reruns = reruns + 1, finished_at = NULL, reason = '', reason_msg = ''
+WHERE id = ? AND status = ? AND reruns = ?;
+
+-- fragment: NodeRunColumns
+id, workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at
+
+-- name: NodeRunInsert
+INSERT INTO workflow_node_run (workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END);
+
+-- name: NodeRunByKey
+SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE workflow_run_id = ? AND node_key = ? AND rerun = ?;
+
+-- name: NodeRunByID
+SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE id = ?;
+
+-- name: NodeRunByJobRun
+SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE job_run_id = ?;
+
+-- name: NodeRunsOfRun
+SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE workflow_run_id = ? ORDER BY rerun, id;
+
+-- name: NodeRunTransition
+UPDATE workflow_node_run SET status = ?, finished_at = CASE WHEN ? THEN {{now_ms}} ELSE NULL END, reason = ?, reason_msg = ?
+WHERE id = ? AND status = ?;
+
+-- name: NodeRunLinkJobRun
+-- The job run a node run created, once: a second link (a leader repeating
+-- the step) changes nothing.
+UPDATE workflow_node_run SET job_run_id = ? WHERE id = ? AND job_run_id IS NULL;
+
+-- name: JobIdentitiesByID
+SELECT id, app, name FROM job WHERE id IN (?);
+
+-- name: JobIdentitiesByName
+SELECT id, app, name FROM job WHERE app = ? AND name IN (?);
