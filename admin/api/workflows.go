@@ -27,6 +27,7 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	view.GET("/workflows", s.listWorkflows)
 	view.GET("/workflows/:id", s.getWorkflow)
 	view.GET("/workflows/:id/runs", s.listWorkflowRuns)
+	view.GET("/workflows/:id/layout", s.workflowLayout) // workflow_layout.go
 	op.POST("/workflows", s.createWorkflow)
 	op.PUT("/workflows/:id", s.updateWorkflow)
 	op.DELETE("/workflows/:id", s.deleteWorkflow)

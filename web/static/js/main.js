@@ -18,6 +18,7 @@ import users from "./pages/users.js";
 import tokens from "./pages/tokens.js";
 import audit from "./pages/audit.js";
 import calendars from "./pages/calendars.js";
+import workflows from "./pages/workflows.js";
 import { passwordDialog } from "./pages/password.js";
 
 const routes = [
@@ -35,12 +36,14 @@ const routes = [
   { re: /^users$/, page: users, nav: "users" },
   { re: /^tokens$/, page: tokens, nav: "tokens" },
   { re: /^audit$/, page: audit, nav: "audit" },
+  { re: /^workflows$/, page: workflows, nav: "workflows" },
+  { re: /^workflows\/(\d+)$/, page: workflows, nav: "workflows", keys: ["id"] },
   { re: /^calendars$/, page: calendars, nav: "calendars" },
   { re: /^calendars\/(\d+)$/, page: calendars, nav: "calendars", keys: ["id"] },
 ];
 // Nav entries with the least role that sees them (the API checks anyway).
 // API tokens are personal, like the password: they live in the user menu.
-const navItems = [["dashboard"], ["jobs"], ["runs"], ["failures"], ["executors"], ["alarms"], ["calendars"], ["cluster"],
+const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["alarms"], ["calendars"], ["cluster"],
   ["audit", "operator"], ["users", "admin"]];
 
 const $ = id => document.getElementById(id);

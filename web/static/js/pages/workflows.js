@@ -1,0 +1,190 @@
+// Workflows (issue 22): the list, and one workflow's page with its
+// definition, its graph drawn from the admin's layered layout (nodes
+// coloured by the state of a run when one is shown), a node's details on
+// click, and the workflow's runs.
+import { api } from "../api.js";
+import { t, tOr, fmtDateTime, srvText } from "../i18n.js";
+import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill } from "../dom.js";
+
+// Grid units of the layout to pixels.
+const LAYER_W = 210, ROW_H = 66, NODE_W = 160, NODE_H = 42, PAD = 16;
+
+/** nodeWhat says what a node runs: a job (linked when its id is known) or an inline handler. */
+function nodeWhat(n) {
+  if (n.job) {
+    const label = n.job.name ? (n.job.app ? n.job.app + "/" : "") + n.job.name : "#" + n.job.id;
+    return n.job.id ? h("a", { href: `#/jobs/${n.job.id}` }, label) : label;
+  }
+  return h("span", { class: "mono" }, n.handler);
+}
+
+function nodeSub(n) {
+  if (n.job) return n.job.name || "#" + n.job.id;
+  return n.handler;
+}
+
+/** clip shortens a label to fit a node box. */
+function clip(str, max) {
+  return str.length > max ? str.slice(0, max - 1) + "…" : str;
+}
+
+/**
+ * dagSVG draws a workflow's layout: edges as polylines through their bend
+ * points, nodes as boxes with the node key and what it runs. states maps a
+ * node key to a state (colours the node); onPick(key) is called on a click.
+ */
+export function dagSVG(layout, nodes, states, onPick) {
+  const byKey = new Map(nodes.map(n => [n.key, n]));
+  const px = p => PAD + p.x * LAYER_W + NODE_W / 2;
+  const py = p => PAD + p.y * ROW_H + NODE_H / 2;
+  const width = PAD * 2 + Math.max(0, layout.layers - 1) * LAYER_W + NODE_W;
+  const height = PAD * 2 + Math.max(0, layout.rows - 1) * ROW_H + NODE_H;
+  const edges = layout.edges.map(e => {
+    const pts = e.points.map(p => [px(p), py(p)]);
+    // Leave the parent at its right side, reach the child at its left.
+    pts[0][0] += NODE_W / 2;
+    pts[pts.length - 1][0] -= NODE_W / 2 + 4;
+    return s("polyline", { class: "dag-edge", points: pts.map(p => p.join(",")).join(" "), "marker-end": "url(#dag-arrow)",
+      dataset: { from: e.from, to: e.to } });
+  });
+  const boxes = layout.nodes.map(p => {
+    const n = byKey.get(p.key) || { key: p.key };
+    const st = states && states[p.key];
+    const g = s("g", { class: ["dag-node", st && "st-" + st], transform: `translate(${px(p) - NODE_W / 2},${py(p) - NODE_H / 2})`,
+      dataset: { node: p.key, state: st || "" }, tabindex: 0, role: "button",
+      onclick: () => onPick && onPick(p.key),
+      onkeydown: ev => { if (ev.key === "Enter" && onPick) onPick(p.key); } },
+    s("title", {}, p.key + (st ? " · " + tOr("status." + st, st) : "")),
+    s("rect", { width: NODE_W, height: NODE_H, rx: 7 }),
+    s("text", { x: 10, y: 17, class: "dag-key" }, clip(p.key, 20)),
+    s("text", { x: 10, y: 32, class: "dag-sub" }, clip(nodeSub(n) || "", 24)));
+    return g;
+  });
+  return s("svg", { class: "dag", id: "dag-svg", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": t("workflows.graph") },
+    s("defs", {}, s("marker", { id: "dag-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      s("path", { d: "M0,0 L10,5 L0,10 z", class: "dag-arrow" }))),
+    s("g", {}, edges), s("g", {}, boxes));
+}
+
+function scheduleText(w) {
+  if (!w.cron) return h("span", { class: "muted" }, t("workflows.manualOnly"));
+  return [h("span", { class: "mono" }, w.cron), " ", h("span", { class: "muted" }, w.time_zone)];
+}
+
+/** detail is #/workflows/{id}. */
+function detail(root, ctx) {
+  const id = Number(ctx.params.id);
+  let wf = null, layout = null, picked = null;
+  const title = h("h1", {});
+  const sub = h("div", { class: "page-sub" });
+  const defBox = h("div");
+  const graph = h("div", { class: "dag-wrap", id: "workflow-graph" });
+  const nodeBox = h("div", { id: "workflow-node", hidden: true });
+  const runsBody = h("tbody");
+  const runsEmpty = h("div", { hidden: true }, emptyState(t("workflows.noRuns")));
+  const runsTable = h("table", { class: "table", id: "workflow-runs" },
+    h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("workflows.businessDate")), h("th", {}, t("col.trigger")),
+      h("th", {}, t("col.status")), h("th", {}, t("col.scheduled")), h("th", {}, t("col.error")))), runsBody);
+  root.append(
+    h("div", { class: "breadcrumbs" }, h("a", { href: "#/workflows" }, t("nav.workflows")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
+    h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub)),
+    card(t("workflows.definition"), defBox),
+    card(t("workflows.graph"), [graph, nodeBox], { id: "workflow-graph-card", sub: t("workflows.graphSub") }),
+    card(t("workflows.runs"), [h("div", { class: "table-wrap" }, runsTable), runsEmpty]));
+
+  function pick(key) {
+    picked = key;
+    const n = wf.nodes.find(x => x.key === key);
+    for (const g of graph.querySelectorAll(".dag-node")) g.classList.toggle("picked", g.dataset.node === key);
+    const parents = wf.edges.filter(e => e.to === key).map(e => e.from);
+    const children = wf.edges.filter(e => e.from === key).map(e => e.to);
+    nodeBox.hidden = false;
+    fill(nodeBox, h("div", { class: "node-panel" }, h("h4", {}, key), kv([
+      [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
+      n.job ? null : [t("col.slots"), String(n.slots || 1)],
+      n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
+      [t("workflows.startRule"), tOr("workflows.start." + n.start, n.start)],
+      [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],
+      [t("workflows.children"), children.length ? children.join(", ") : "—"],
+    ])));
+  }
+
+  async function refresh() {
+    const [w, runs] = await Promise.all([api("GET", `/workflows/${id}`), api("GET", `/workflows/${id}/runs?limit=50`)]);
+    if (!layout || layout.version !== w.version) layout = await api("GET", `/workflows/${id}/layout`);
+    if (!ctx.isCurrent()) return;
+    const redraw = !wf || wf.version !== w.version;
+    wf = w;
+    title.textContent = w.name;
+    document.getElementById("crumb").textContent = w.name;
+    fill(sub, h("span", { class: "app-tag" }, w.app), " ", w.description || "");
+    fill(defBox, kv([
+      [t("col.app"), w.app],
+      [t("col.schedule"), scheduleText(w)],
+      w.calendar ? [t("workflows.calendar"), w.calendar] : null,
+      [t("workflows.failurePolicy"), tOr("workflows.policy." + w.failure_policy, w.failure_policy)],
+      [t("col.state"), w.enabled ? t("workflows.enabled") : t("workflows.disabled")],
+      [t("col.nextFire"), w.next_fire_at ? fmtDateTime(w.next_fire_at) : "—"],
+      [t("workflows.nodes"), t("workflows.nodesValue", { nodes: w.node_count, edges: w.edges.length })],
+      [t("workflows.version"), String(w.version)],
+      [t("col.updated"), [absTime(w.updated_at), " · ", w.updated_by]],
+    ]));
+    if (redraw) {
+      fill(graph, dagSVG(layout, w.nodes, null, pick));
+      if (picked && w.nodes.some(n => n.key === picked)) pick(picked); else nodeBox.hidden = true;
+    }
+    syncTable(runsBody, runs.runs, r => r.id, [
+      { class: "num mono", sig: r => r.id, cell: r => String(r.id) },
+      { class: "mono", sig: r => r.business_date, cell: r => r.business_date },
+      { sig: r => r.trigger, cell: r => tOr("workflows.trigger." + r.trigger, tOr("trigger." + r.trigger, r.trigger)) },
+      { sig: r => r.status, cell: r => badge(r.status) },
+      { sig: r => r.scheduled_at, cell: r => relTime(r.scheduled_at) },
+      { sig: r => (r.reason_code || "") + (r.reason || ""), cell: r => r.reason ? srvText(r.reason_code, r.reason_args, r.reason) : "" },
+    ]);
+    runsTable.hidden = !runs.runs.length;
+    runsEmpty.hidden = !!runs.runs.length;
+  }
+  return { refresh, interval: () => 10000 };
+}
+
+/** list is #/workflows. */
+function list(root, ctx) {
+  let wfs = [];
+  const tbody = h("tbody");
+  const empty = h("div", { hidden: true }, emptyState(t("workflows.none"), t("workflows.noneSub")));
+  const count = h("span", { class: "muted", id: "workflows-count" });
+  const table = h("table", { class: "table", id: "workflows-table" },
+    h("thead", {}, h("tr", {}, h("th", {}, t("col.name")), h("th", {}, t("col.app")), h("th", { class: "num" }, t("workflows.nodes")),
+      h("th", {}, t("col.schedule")), h("th", {}, t("col.nextFire")), h("th", {}, t("col.state")), h("th", {}, t("col.updated")))),
+    tbody);
+  root.append(pageHead(t("workflows.title"), t("workflows.sub")),
+    h("div", { class: "card" }, h("div", { class: "toolbar" }, h("div", { class: "spacer" }), count),
+      h("div", { class: "table-wrap" }, table), empty));
+
+  function render() {
+    syncTable(tbody, wfs, w => w.id, [
+      { sig: w => w.name, cell: w => h("a", { href: `#/workflows/${w.id}`, class: "workflow-link" }, w.name) },
+      { sig: w => w.app, cell: w => h("span", { class: "app-tag" }, w.app) },
+      { class: "num", sig: w => w.node_count, cell: w => String(w.node_count) },
+      { sig: w => w.cron + w.time_zone, cell: w => scheduleText(w) },
+      { sig: w => w.next_fire_at || "", cell: w => w.next_fire_at ? relTime(w.next_fire_at) : "—" },
+      { sig: w => w.enabled, cell: w => w.enabled ? t("workflows.enabled") : h("span", { class: "muted" }, t("workflows.disabled")) },
+      { sig: w => w.updated_at, cell: w => absTime(w.updated_at) },
+    ]);
+    table.hidden = !wfs.length;
+    empty.hidden = !!wfs.length;
+    count.textContent = t("workflows.count", { n: wfs.length });
+  }
+
+  async function refresh() {
+    const res = await api("GET", "/workflows?limit=500");
+    if (!ctx.isCurrent()) return;
+    wfs = res.workflows.sort((a, b) => a.app.localeCompare(b.app) || a.name.localeCompare(b.name));
+    render();
+  }
+  return { refresh, interval: () => 15000 };
+}
+
+export default function mount(root, ctx) {
+  return ctx.params.id ? detail(root, ctx) : list(root, ctx);
+}

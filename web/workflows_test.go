@@ -1,0 +1,79 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/internal/testenv"
+)
+
+// TestWorkflowsInBrowser: a diamond workflow with a tail (extract → two
+// transforms → load → report, and a clean-up after extract) saved through
+// the API is listed on the Workflows page; its page draws every node and
+// edge from the admin's layout, left to right by layer, and a click on a
+// node shows what it runs and what it waits for.
+func TestWorkflowsInBrowser(t *testing.T) {
+	sa := startStandalone(t)
+	api := newAPIClient(t, sa.base, "admin", sa.password)
+	var wf struct {
+		ID int64 `json:"id"`
+	}
+	api.call(http.MethodPost, "/api/v1/workflows", map[string]any{
+		"app": "demo", "name": "nightly-etl", "description": "a diamond with a tail", "cron": "0 2 * * *", "time_zone": "Asia/Shanghai",
+		"nodes": []map[string]any{
+			{"key": "extract", "handler": "demo.sleep", "params": "ms=10", "slots": 4},
+			{"key": "transform_a", "handler": "demo.hello"},
+			{"key": "transform_b", "handler": "demo.hello"},
+			{"key": "load", "handler": "demo.sleep", "start": "all_success"},
+			{"key": "report", "handler": "demo.hello"},
+			{"key": "cleanup", "handler": "demo.hello", "start": "all_done"},
+		},
+		"edges": []map[string]any{
+			{"from": "extract", "to": "transform_a"}, {"from": "extract", "to": "transform_b"},
+			{"from": "transform_a", "to": "load"}, {"from": "transform_b", "to": "load"},
+			{"from": "load", "to": "report"}, {"from": "extract", "to": "cleanup"},
+		},
+	}, &wf)
+
+	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
+	defer b.checkConsole()
+	b.do(chromedp.Navigate(sa.base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	b.login("admin", sa.password)
+	b.menu("workflows")
+	b.waitJS(15*time.Second, `[...document.querySelectorAll("#workflows-table tbody tr")].some(tr => tr.textContent.includes("nightly-etl") &&
+		tr.textContent.includes("0 2 * * *") && tr.textContent.includes("Asia/Shanghai"))`, "workflow listed with its schedule")
+	b.screenshot("w1-workflows")
+
+	b.do(chromedp.Click(chromedp.CSS(`#workflows-table a.workflow-link`)))
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d" && document.querySelectorAll("#dag-svg .dag-node").length === 6 &&
+		document.querySelectorAll("#dag-svg .dag-edge").length === 6`, wf.ID), "graph drawn: 6 nodes, 6 edges")
+	// Left to right by layer: extract, then the transforms and the
+	// clean-up, then load, then report.
+	x := func(key string) int {
+		return b.evalInt(fmt.Sprintf(`Math.round(document.querySelector('#dag-svg .dag-node[data-node=%q]').getBoundingClientRect().left)`, key))
+	}
+	require.Less(t, x("extract"), x("transform_a"))
+	require.Equal(t, x("transform_a"), x("transform_b"))
+	require.Equal(t, x("transform_a"), x("cleanup"))
+	require.Less(t, x("transform_b"), x("load"))
+	require.Less(t, x("load"), x("report"))
+	require.True(t, b.evalBool(`document.querySelector('#dag-svg .dag-edge[data-from="load"][data-to="report"]') !== null`))
+	require.True(t, b.evalBool(`document.querySelector("#workflow-runs").hidden`), "no runs yet")
+
+	// A click on load: what it runs and whom it waits for.
+	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="load"]`)))
+	b.waitJS(5*time.Second, `!document.querySelector("#workflow-node").hidden && document.querySelector('#dag-svg .dag-node[data-node="load"]').classList.contains("picked")`, "node picked")
+	panel := b.text("#workflow-node")
+	require.Contains(t, panel, "demo.sleep")
+	require.Contains(t, panel, "transform_a, transform_b")
+	require.Contains(t, panel, "every parent succeeded")
+	require.Contains(t, panel, "report")
+	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="cleanup"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-node").textContent.includes("every parent ended")`, "cleanup's start rule shown")
+	b.screenshot("w2-workflow")
+}
