@@ -73,6 +73,7 @@ const (
 	qCalendarInsert
 	qCalendarList
 	qCalendarUpdate
+	qCalendarVersions
 	qDBNow
 	qDispatchOfExecutor
 	qDispatchUnacked
@@ -106,9 +107,11 @@ const (
 	qJobList
 	qJobListOfApps
 	qJobNextDue
+	qJobReplan
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
+	qJobsOfCalendar
 	qJobsOverdue
 	qJobsSetNextFire
 	qJobsSetNextFireByID
@@ -258,6 +261,7 @@ var queryNames = [...]string{
 	"CalendarInsert",
 	"CalendarList",
 	"CalendarUpdate",
+	"CalendarVersions",
 	"DBNow",
 	"DispatchOfExecutor",
 	"DispatchUnacked",
@@ -291,9 +295,11 @@ var queryNames = [...]string{
 	"JobList",
 	"JobListOfApps",
 	"JobNextDue",
+	"JobReplan",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
+	"JobsOfCalendar",
 	"JobsOverdue",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",
