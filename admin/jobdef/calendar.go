@@ -39,6 +39,7 @@ func PolicyOf(c store.JobCalendar) calendar.Policy {
 // job's app may use it is the caller's check (it needs the database).
 func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErrors) {
 	p := calendar.Policy{Rule: calendar.Rule(s.CalendarRule), Shift: calendar.Direction(s.CalendarShift)}
+	n := len(errs)
 	switch {
 	case s.CalendarID < 0:
 		errs["calendar_id"] = "the id of a calendar (GET /api/v1/calendars), or 0 for none"
@@ -50,7 +51,7 @@ func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErr
 		errs["calendar_rule"] = fmt.Sprintf("required with a calendar: %q (fire on working days only), %q (fire except on holidays) or %q (move a firing on a non-working day to a working day)",
 			calendar.RuleBusinessDaysOnly, calendar.RuleSkipHolidays, calendar.RuleShift)
 	}
-	if _, bad := errs["calendar_id"]; bad {
+	if len(errs) > n {
 		return
 	}
 	if err := p.Validate(); err != nil {
