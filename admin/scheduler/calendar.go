@@ -232,4 +232,3 @@ func (s *Scheduler) fireCalendarJob(j store.Job, cals map[int64]cachedCalendar, 
 	}
 	return out
 }
-

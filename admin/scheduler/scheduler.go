@@ -44,7 +44,7 @@ type Scheduler struct {
 	// with their version) and the jobs' schedules on them (by job id).
 	cals      map[int64]cachedCalendar
 	calScheds map[int64]cachedCalSchedule
-	stats  Stats
+	stats     Stats
 
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost
