@@ -40,7 +40,7 @@ func TestChaosCalendarShiftAcrossFailover(t *testing.T) {
 		pause(time.Until(n.Truncate(24 * time.Hour).Add(24*time.Hour + 5*time.Second)))
 	}
 	at := now().Truncate(time.Second).Add(15 * time.Second) // the moved firing, today
-	tomorrow := at.AddDate(0, 0, 1)                          // the cron's candidate, a holiday
+	tomorrow := at.AddDate(0, 0, 1)                         // the cron's candidate, a holiday
 
 	var cal struct {
 		ID      int64  `json:"id"`

@@ -56,16 +56,15 @@ func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErr
 	}
 	if err := p.Validate(); err != nil {
 		var ve *calendar.ValidationError
-		if errors.As(err, &ve) && ve.Field == "shift" {
-			if p.Rule != calendar.RuleShift {
-				errs["calendar_shift"] = fmt.Sprintf("only with the rule %q (the rule is %q)", calendar.RuleShift, p.Rule)
-			} else {
-				errs["calendar_shift"] = ve.Msg
-			}
-		} else if errors.As(err, &ve) {
-			errs["calendar_rule"] = ve.Msg
-		} else {
+		switch {
+		case !errors.As(err, &ve):
 			errs["calendar_rule"] = err.Error()
+		case ve.Field == "shift" && p.Rule != calendar.RuleShift:
+			errs["calendar_shift"] = fmt.Sprintf("only with the rule %q (the rule is %q)", calendar.RuleShift, p.Rule)
+		case ve.Field == "shift":
+			errs["calendar_shift"] = ve.Msg
+		default:
+			errs["calendar_rule"] = ve.Msg
 		}
 		return
 	}
