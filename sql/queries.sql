@@ -75,7 +75,8 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 -- here, and every job query below has it.
 description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
-record_max_attempts, start_deadline, finish_deadline, deadline_action, enabled, child_job_ids;
+record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
+enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -111,6 +112,12 @@ UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version =
 UPDATE job SET {{assign(JobDefinition)}}, next_fire_at = :next_fire_at, updated_at = {{now_ms}}, version = version + 1
 WHERE id = :id AND version = :version;
 
+-- name: JobReplan
+-- A job's next firing planned again after an edit of its calendar, if the
+-- leader has not moved it since it was read (not a change of the job: its
+-- version stays).
+UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
+
 -- name: JobSetPaused
 UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
@@ -137,17 +144,19 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
 -- name: RunInsert
--- The run keeps its job's time zone, records policy, app and deadlines (as
--- instants) as they are now (see migrations 0008, 0010 and 0019), from the
+-- The run keeps its job's time zone, records policy, app, deadlines (as
+-- instants) and calendar (id and version) as they are now (see migrations
+-- 0008, 0010, 0020 and 0021), from the
 -- job row the caller read (scalar subqueries per row made firing 5x slower,
 -- and an eighth of a herd's database time): run lists filtered by app use an
 -- index.
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error, error_msg,
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
-                                start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at)
+                                start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
+                                calendar_id, calendar_version, shifted_from)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app FROM job WHERE id IN (?);
@@ -158,7 +167,7 @@ SELECT id, app FROM job WHERE id IN (?);
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -167,7 +176,7 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
@@ -178,7 +187,7 @@ WHERE id = ? AND status = ?;
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
@@ -742,3 +751,14 @@ FROM business_calendar WHERE ? OR app = '' OR app IN (?) ORDER BY app, name LIMI
 
 -- name: CalendarDelete
 DELETE FROM business_calendar WHERE id = ?;
+
+-- name: CalendarVersions
+-- The version of each calendar the leader's due jobs use (one query per
+-- batch that has calendar jobs): it loads a calendar's days only when its
+-- version is not the one it has cached.
+SELECT id, version FROM business_calendar WHERE id IN (?);
+
+-- name: JobsOfCalendar
+-- The jobs that use a calendar (idx_job_calendar), to replan them after an
+-- edit and to refuse deleting a calendar in use.
+SELECT {{JobColumns}} FROM job WHERE calendar_id = ? ORDER BY id LIMIT 1000;

@@ -400,6 +400,77 @@ func TestConsoleInBrowser(t *testing.T) {
 		return false; })()`, "hovering the chart shows busy, capacity and queued")
 	b.screenshot("01-dashboard")
 
+	// A job on a business calendar: the form offers the calendars the app
+	// may use (a global one here), the preview shows the firings a holiday
+	// removes and where shift moves them, and a skipped run's page says why.
+	day := func(n int) string { return time.Now().UTC().AddDate(0, 0, n).Format("2006-01-02") }
+	var cal struct {
+		ID int64 `json:"id"`
+	}
+	api.call("POST", "/api/v1/calendars", map[string]any{"name": "browser-cal", "import": map[string]any{"format": "csv",
+		"content": "date,kind,name\n" + day(0) + ",holiday,Test holiday\n" + day(1) + ",holiday,Test holiday\n" + day(2) + ",holiday,Test holiday\n"}}, &cal)
+	b.do(chromedp.Navigate(base+"/#/jobs/new"), chromedp.WaitVisible(chromedp.CSS("#job-form")))
+	b.setField("app", "demo")
+	b.setField("name", "calendar-job")
+	b.setField("handler", "demo.hello")
+	b.setField("time_zone", "UTC")
+	b.setField("cron", "0 12 * * *")
+	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('#f-calendar_id option[value="%d"]') !== null &&
+		document.querySelector('[data-field="calendar_rule"]').hidden`, cal.ID), "the calendar offered; no rule without a calendar")
+	pick := func(field, value string) {
+		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.querySelector("#f-%s"); s.value = %q;
+			s.dispatchEvent(new Event("change", { bubbles: true })); })()`, field, value)))
+	}
+	pick("calendar_id", strconv.FormatInt(cal.ID, 10))
+	b.waitJS(15*time.Second, `document.querySelector("#f-calendar_rule").value === "business_days_only" &&
+		!document.querySelector('[data-field="calendar_rule"]').hidden && document.querySelector('[data-field="calendar_shift"]').hidden`, "a calendar brings its rule")
+	pick("calendar_rule", "skip_holidays")
+	b.waitJS(15*time.Second, `document.querySelector("#pv-state").dataset.state === "valid" &&
+		document.querySelectorAll('#preview-table tr[data-skipped="1"]').length >= 2 &&
+		document.querySelector("#preview-table").textContent.includes("is a holiday (Test holiday) in calendar browser-cal")`, "the preview shows the removed firings with their reason")
+	pick("calendar_rule", "shift")
+	// A job of one day of the month, a holiday: shift moves it (a daily
+	// job's moved firings would be duplicates of the working day's own).
+	b.setField("cron", "0 12 "+strconv.Itoa(time.Now().UTC().AddDate(0, 0, 1).Day())+" * *")
+	b.waitJS(15*time.Second, `!document.querySelector('[data-field="calendar_shift"]').hidden &&
+		document.querySelector("#preview-table").textContent.includes("moved from")`, "shift: the preview shows where a firing moves")
+	b.screenshot("15-job-form-calendar")
+	b.do(chromedp.Click(chromedp.CSS("#job-cancel"))) // not saved: no draft left for the next new job
+	b.waitJS(15*time.Second, `location.hash === "#/jobs"`, "back to the jobs")
+	// Every 10 s on working days only, today being a holiday: skipped runs
+	// with the calendar's reason.
+	calJob := api.createJob(map[string]any{"app": "demo", "name": "calendar-skips", "handler": "demo.hello", "cron": "*/10 * * * * *",
+		"calendar_id": cal.ID, "calendar_rule": "business_days_only"})
+	var skippedRun int64
+	deadline := time.Now().Add(60 * time.Second)
+	for skippedRun == 0 && time.Now().Before(deadline) {
+		var runs struct {
+			Runs []struct {
+				ID         int64  `json:"id"`
+				Status     string `json:"status"`
+				CalendarID int64  `json:"calendar_id"`
+			} `json:"runs"`
+		}
+		api.call("GET", fmt.Sprintf("/api/v1/runs?job_id=%d&limit=5", calJob), nil, &runs)
+		for _, r := range runs.Runs {
+			if r.Status == "skipped" && r.CalendarID == cal.ID {
+				skippedRun = r.ID
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	require.NotZero(t, skippedRun, "a firing on the holiday is recorded as skipped")
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, skippedRun)))
+	b.waitJS(15*time.Second, `(() => { const e = document.querySelector("#run-error");
+		return e && !e.hidden && e.classList.contains("callout-info") && e.textContent.includes("is a holiday (Test holiday) in calendar browser-cal") &&
+			document.querySelector("#run-calendar") !== null; })()`, "the skipped run says which holiday removed it")
+	b.screenshot("15b-run-skipped-holiday")
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, calJob)))
+	b.waitJS(15*time.Second, `document.querySelector("#job-calendar") !== null &&
+		document.querySelectorAll('#job-next tr[data-skipped="1"]').length > 0`, "the job page's next firings show the skips")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", calJob), nil, nil)
+	api.call("DELETE", fmt.Sprintf("/api/v1/calendars/%d", cal.ID), nil, nil)
+
 	// Simplified Chinese, kept across a reload.
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "zh-CN"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))

@@ -275,6 +275,9 @@ func (s *Server) updateCalendar(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	if row.Version != old.Version {
+		s.replanCalendarJobs(c.Request.Context(), old.ID)
+	}
 	before, _ := calendarView(store.Calendar{ID: old.ID, App: old.App, Name: old.Name, Description: old.Description, Week: old.Week,
 		Holidays: old.Holidays, Workdays: old.Workdays, Version: old.Version, Revision: old.Revision, CreatedAt: old.CreatedAt, UpdatedAt: old.UpdatedAt, UpdatedBy: old.UpdatedBy})
 	s.answerCalendar(c, old.ID, http.StatusOK, "calendar.update", &before)
@@ -282,7 +285,7 @@ func (s *Server) updateCalendar(c *gin.Context) {
 
 func (s *Server) deleteCalendar(c *gin.Context) {
 	cal, ok := s.loadCalendar(c)
-	if !ok || !mayManageCalendar(c, cal.App) {
+	if !ok || !mayManageCalendar(c, cal.App) || s.refuseCalendarInUse(c, cal.ID) {
 		return
 	}
 	if err := s.st.DeleteCalendar(c.Request.Context(), cal.ID); err != nil {

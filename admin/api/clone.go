@@ -54,6 +54,12 @@ func (s *Server) cloneJob(c *gin.Context) {
 		}
 		return
 	}
+	// A calendar of the original's app is not one the copy may use in
+	// another app: 400 naming calendar_id.
+	v, _, _, ok = s.withCalendar(c, v)
+	if !ok {
+		return
+	}
 	copied, ok := s.insertJob(c, v.Job)
 	if !ok {
 		return

@@ -56,7 +56,8 @@ func (s *Server) createJob(c *gin.Context) {
 		}
 		return
 	}
-	if !s.checkChildren(c, 0, spec.ChildJobIDs) {
+	v, _, _, ok := s.withCalendar(c, v)
+	if !ok || !s.checkChildren(c, 0, spec.ChildJobIDs) {
 		return
 	}
 	j, ok := s.insertJob(c, v.Job)
@@ -194,7 +195,8 @@ func (s *Server) updateJob(c *gin.Context) {
 		}
 		return
 	}
-	if !s.checkChildren(c, old.ID, spec.ChildJobIDs) {
+	v, _, _, ok = s.withCalendar(c, v)
+	if !ok || !s.checkChildren(c, old.ID, spec.ChildJobIDs) {
 		return
 	}
 	v.Job.ID = old.ID
@@ -221,14 +223,26 @@ func (s *Server) updateJob(c *gin.Context) {
 	c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
 }
 
-// Preview is one upcoming firing.
+// Preview is one upcoming firing, or for a job on a business calendar a
+// firing the calendar removes (Skipped, with the reason in Note).
 type Preview struct {
 	At    time.Time `json:"at"`
 	Local string    `json:"local"`
 	Note  string    `json:"note,omitempty"`
 	// NoteCodes are Note's parts as message codes (for the console).
 	NoteCodes []apitypes.Message `json:"note_codes,omitempty"`
+	// Skipped: the calendar removes this firing; it is recorded as a
+	// skipped run keyed by At, with Note as its reason.
+	Skipped bool `json:"skipped,omitempty"`
+	// ShiftedFrom is the cron's instant of a firing the rule shift moved to
+	// At.
+	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
+	// SkippedMore counts the removed firings before this one that are not
+	// listed (a long stretch of non-working days of a dense schedule).
+	SkippedMore int `json:"skipped_more,omitempty"`
 }
+
+const previewLayout = "2006-01-02 15:04:05 MST"
 
 func (s *Server) validateJob(c *gin.Context) {
 	var spec apitypes.JobSpec
@@ -242,9 +256,19 @@ func (s *Server) validateJob(c *gin.Context) {
 		}
 		return
 	}
+	v, cs, _, ok := s.withCalendar(c, v)
+	if !ok {
+		return
+	}
 	var out []Preview
+	if cs != nil {
+		out = calendarPreview(cs, s.cfg.Clock.Now(), 10)
+	}
 	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
-		p := Preview{At: f.At.UTC(), Local: f.Local.Format("2006-01-02 15:04:05 MST"), Note: f.Note}
+		if cs != nil {
+			break
+		}
+		p := Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note}
 		for _, n := range f.Notes {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}
@@ -328,12 +352,11 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	}
 	next := sql.NullInt64{}
 	if enabled(j) && !paused(j) {
-		sc, err := jobdef.ScheduleOf(j)
-		if err != nil {
+		var err error
+		if next, err = s.nextFireOf(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
 			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
 			return
 		}
-		next = jobdef.NextFire(sc, s.cfg.Clock.Now())
 	}
 	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
 		s.internal(c, err)

@@ -65,6 +65,23 @@ type JobDef struct {
 	// what a missed finish deadline does besides the alarm: "alarm"
 	// (nothing more) or "cancel" (cancel the run)
 	DeadlineAction string `json:"deadline_action" openapi:"enum: [alarm, cancel], default: alarm"`
+	// A business calendar (docs/schedules.md, "A job on a business
+	// calendar"); each run keeps the calendar's id and version.
+	//
+	// the id of a business calendar (GET /api/v1/calendars): a global one
+	// or one of the job's app; 0 for none. Required by a business day in
+	// the day of month (BD3, BDL, BD-2)
+	CalendarID int64 `json:"calendar_id" openapi:"minimum: 0, default: 0"`
+	// what the calendar does to the cron's firings, required with a
+	// calendar: "business_days_only" (fire on working days only),
+	// "skip_holidays" (fire except on holidays) or "shift" (a firing on a
+	// non-working day moves to the next or previous working day at the same
+	// local time); a removed firing is recorded as a skipped run with its
+	// reason
+	CalendarRule string `json:"calendar_rule" openapi:"enum: [\"\", business_days_only, skip_holidays, shift], default: \"\""`
+	// where the rule shift moves a firing: "next" (the default) or
+	// "previous" working day; only with the rule shift
+	CalendarShift string `json:"calendar_shift" openapi:"enum: [\"\", next, previous], default: \"\""`
 	// omitted means true; the admin always answers it
 	Enabled *bool `json:"enabled" openapi:"default: true"`
 }
@@ -110,6 +127,7 @@ const (
 	DefaultMaxCatchUp         = 10
 	DefaultRetryBackoffMS     = 1000
 	DefaultDeadlineAction     = "alarm"
+	DefaultCalendarShift      = "next" // with the calendar rule shift
 )
 
 // WithDefaults returns d with the defaults in place of omitted (zero)
@@ -138,6 +156,9 @@ func (d JobDef) WithDefaults() JobDef {
 	}
 	if d.DeadlineAction == "" {
 		d.DeadlineAction = DefaultDeadlineAction
+	}
+	if d.CalendarRule == "shift" && d.CalendarShift == "" {
+		d.CalendarShift = DefaultCalendarShift
 	}
 	if d.Enabled == nil {
 		t := true

@@ -51,6 +51,16 @@ type Run struct {
 	StartDeadlineAt  *time.Time `json:"start_deadline_at,omitempty"`
 	FinishDeadlineAt *time.Time `json:"finish_deadline_at,omitempty"`
 	DeadlineAction   string     `json:"deadline_action,omitempty"`
+	// CalendarID and CalendarVersion are the business calendar the run was
+	// decided with (its job's calendar and that calendar's version when the
+	// run was created); absent for none. A later edit of the calendar does
+	// not change a run that exists.
+	CalendarID      int64  `json:"calendar_id,omitempty"`
+	CalendarVersion string `json:"calendar_version,omitempty"`
+	// ShiftedFrom is the instant the cron expression gave for a firing the
+	// calendar rule shift moved to another working day; scheduled_at (the
+	// run key) is the moved instant. Absent for a firing not moved.
+	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.

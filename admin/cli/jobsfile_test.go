@@ -165,3 +165,23 @@ func TestLoadFileKinds(t *testing.T) {
 		require.True(t, errors.As(err, &fe), c.name)
 	}
 }
+
+// A job on a business calendar in a file: the fields load, and the default
+// direction of shift (next) makes the file's job equal to the server's.
+func TestLoadJobsWithCalendar(t *testing.T) {
+	defs, err := LoadJobs("jobs.yaml", []byte(`- app: billing
+  name: month-end
+  handler: close.v1
+  cron: "0 18 BDL * *"
+  calendar_id: 3
+  calendar_rule: shift
+`))
+	require.NoError(t, err)
+	require.Len(t, defs, 1)
+	require.Equal(t, int64(3), defs[0].CalendarID)
+	require.Equal(t, "shift", defs[0].CalendarRule)
+	n := Normalize(defs[0].JobDef)
+	require.Equal(t, "next", n.CalendarShift, "as the server stores it")
+	_, err = LoadJobs("jobs.yaml", []byte("- app: a\n  name: n\n  handler: h\n  cron: \"0 9 * * *\"\n  calendar: cn\n"))
+	require.ErrorContains(t, err, `unknown field "calendar"`)
+}

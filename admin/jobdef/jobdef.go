@@ -30,7 +30,10 @@ type FieldErrors map[string]string
 
 func (f FieldErrors) Error() string { return fielderr.Format("invalid job", f) }
 
-// Validated is a valid definition with its parsed schedule.
+// Validated is a valid definition with its parsed schedule. A job on a
+// business calendar (Job.CalendarID) is valid as far as it can be told
+// without the calendar: the caller checks that the calendar exists and that
+// the job's app may use it, and calls WithCalendar, which sets NextFireAt.
 type Validated struct {
 	Job      store.Job
 	Schedule *schedule.Schedule
@@ -117,21 +120,19 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
 	} else {
 		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.Key(), Anchor: anchor})
-		switch {
-		case err != nil:
+		if err != nil {
 			errs["cron"] = err.Error()
-		case sched.NeedsCalendar():
-			// A business day (BD3) is counted on a calendar, and jobs have
-			// no calendar setting yet (issue 21): refuse it rather than
-			// store a job that never fires.
-			errs["cron"] = fmt.Sprintf("%s needs a business calendar, and jobs cannot reference calendars yet; use a plain day of month for now", sched.BusinessDay())
+			sched = nil
 		}
 	}
+	validateCalendar(s.JobDef, sched, errs)
 	if len(errs) > 0 {
 		return Validated{}, errs
 	}
 	j := row(s, string(mp), string(op), anchor)
-	if j.Enabled {
+	if j.Enabled && !j.HasCalendar() {
+		// A job on a calendar gets its next firing from WithCalendar,
+		// once the caller has read the calendar.
 		j.NextFireAt = NextFire(sched, now)
 	}
 	return Validated{Job: j, Schedule: sched}, nil

@@ -47,23 +47,6 @@ func TestValidateFields(t *testing.T) {
 	require.False(t, v.Job.NextFireAt.Valid, "a disabled job has no next firing")
 }
 
-// A business day (BD3) parses, but jobs cannot reference a calendar yet:
-// the job is refused at save with a field error rather than stored never to
-// fire.
-func TestValidateRefusesBusinessDays(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	spec := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "0 9 bdl * *", TimeZone: "Asia/Shanghai"}}
-	_, err := Validate(spec, now)
-	var fe FieldErrors
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, FieldErrors{"cron": "BDL needs a business calendar, and jobs cannot reference calendars yet; use a plain day of month for now"}, fe)
-	spec.Cron = "0 9 BD0 * *"
-	_, err = Validate(spec, now)
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, "cron field 3 (day of month): BD0 is not a business day: they count from 1 (BD1 is the first working day of the month, BDL or BD-1 the last)", fe["cron"])
-}
-
 func TestParseSlotParams(t *testing.T) {
 	t.Parallel()
 	m, err := ParseSlotParams("0=Beijing, 1=Shanghai", 2)

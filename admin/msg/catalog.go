@@ -18,6 +18,15 @@ const (
 	RunCancelledByReason  Code = "run.cancelled_by_reason"
 	RunReplaced           Code = "run.replaced"
 	RunDeadlineCancelled  Code = "run.deadline_cancelled"
+	RunSkippedHoliday     Code = "run.skipped_holiday"
+	RunSkippedHolidayName Code = "run.skipped_holiday_named"
+	RunSkippedNonWorking  Code = "run.skipped_non_working_day"
+	RunSkippedShiftDup    Code = "run.skipped_shift_duplicate"
+	RunSkippedNoWorkday   Code = "run.skipped_no_working_day"
+	RunSkippedNoBizDay    Code = "run.skipped_no_business_day"
+	CalShiftedHoliday     Code = "cal.shifted_holiday"
+	CalShiftedHolidayName Code = "cal.shifted_holiday_named"
+	CalShiftedNonWorking  Code = "cal.shifted_non_working_day"
 	CauseNoExecutor       Code = "cause.no_executor"
 	CauseNoHandler        Code = "cause.no_handler"
 	AttemptNotAcked       Code = "attempt.not_acked"
@@ -76,6 +85,15 @@ var Catalog = map[Code]string{
 	RunCancelledByReason:  "cancelled by {user}: {reason}",
 	RunReplaced:           "replaced by run {run} (overlap policy replace)",
 	RunDeadlineCancelled:  "cancelled: its finish deadline {deadline} passed (deadline_action cancel)",
+	RunSkippedHoliday:     "skipped: {date} is a holiday in calendar {calendar}",
+	RunSkippedHolidayName: "skipped: {date} is a holiday ({holiday}) in calendar {calendar}",
+	RunSkippedNonWorking:  "skipped: {date} ({weekday}) is not a working day in calendar {calendar}",
+	RunSkippedShiftDup:    "skipped: shifted onto {at}, where the job fires already (calendar {calendar})",
+	RunSkippedNoWorkday:   "skipped: calendar {calendar} has no working day to shift {date} to",
+	RunSkippedNoBizDay:    "skipped: {month} has fewer working days in calendar {calendar} than {business_day} asks for",
+	CalShiftedHoliday:     "moved from {from} to {to}: {date} is a holiday in calendar {calendar}",
+	CalShiftedHolidayName: "moved from {from} to {to}: {date} is a holiday ({holiday}) in calendar {calendar}",
+	CalShiftedNonWorking:  "moved from {from} to {to}: {date} ({weekday}) is not a working day in calendar {calendar}",
 	CauseNoExecutor:       "no executor of app {app} is online",
 	CauseNoHandler:        "no online executor of app {app} has handler {handler} ({online} online without it)",
 	AttemptNotAcked:       "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",

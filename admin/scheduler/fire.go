@@ -91,9 +91,22 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 		if err != nil {
 			return err
 		}
+		cals, err := s.calendarsOf(ctx, tx, jobs) // nil (no query) without calendar jobs
+		if err != nil {
+			return err
+		}
 		runs := make([]store.NewRun, 0, len(jobs))
 		next := make(map[int64]sql.NullInt64, len(jobs))
 		for _, j := range jobs {
+			if j.HasCalendar() {
+				due := time.UnixMilli(j.NextFireAt.Int64)
+				out := s.fireCalendarJob(j, cals, due, later(now, due), active[j.ID])
+				runs = append(runs, out.runs...)
+				next[j.ID] = out.next
+				fired += out.fired
+				skipped += out.skipped
+				continue
+			}
 			sc, err := s.scheduleOf(j)
 			if err != nil {
 				// A stored schedule that no longer parses (e.g. zone data

@@ -40,7 +40,11 @@ type Scheduler struct {
 
 	mu     sync.Mutex
 	scheds map[int64]cachedSchedule // job id → parsed schedule
-	stats  Stats
+	// Jobs on a business calendar: the calendars as last read (by id,
+	// with their version) and the jobs' schedules on them (by job id).
+	cals      map[int64]cachedCalendar
+	calScheds map[int64]cachedCalSchedule
+	stats     Stats
 
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost
@@ -79,7 +83,8 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
 	return &Scheduler{cfg: cfg, store: st, runs: runstate.New(st), push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
-		scheds: map[int64]cachedSchedule{}, pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
+		scheds: map[int64]cachedSchedule{}, cals: map[int64]cachedCalendar{}, calScheds: map[int64]cachedCalSchedule{},
+		pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
 
 // Stats returns a snapshot of the counters.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/admin/calendar"
 )
 
 // Calendar is a stored business calendar (see admin/calendar for what it
@@ -91,4 +93,67 @@ func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
 		return fmt.Errorf("calendar %d: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// Build returns the calendar c stands for (its days parsed): what a job's
+// schedule is decided with. Its Version is c.Version for a calendar stored
+// by the API.
+func (c Calendar) Build() (*calendar.Calendar, error) {
+	week, err := calendar.ParseWeek(c.Week)
+	if err != nil {
+		return nil, fmt.Errorf("calendar %d: stored week: %w", c.ID, err)
+	}
+	entries, err := calendar.ParseCSV([]byte(c.Days))
+	if err != nil {
+		return nil, fmt.Errorf("calendar %d: stored days: %w", c.ID, err)
+	}
+	cal, err := calendar.New(calendar.Definition{Name: c.Name, Week: week, Entries: entries})
+	if err != nil {
+		return nil, fmt.Errorf("calendar %d: %w", c.ID, err)
+	}
+	return cal, nil
+}
+
+// JobsOfCalendar returns the jobs that use calendar id (at most 1000).
+func (s *Store) JobsOfCalendar(ctx context.Context, id int64) ([]Job, error) {
+	var out []Job
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfCalendar), id); err != nil {
+		return nil, fmt.Errorf("jobs of calendar %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// CalendarVersions returns the version of each of the calendars ids that
+// exists (one query): the leader reloads a calendar only when its version
+// changed.
+func (t *Tx) CalendarVersions(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(t.s.q.get(qCalendarVersions), ids)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID      int64  `db:"id"`
+		Version string `db:"version"`
+	}
+	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("calendar versions: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Version
+	}
+	return out, nil
+}
+
+// Calendar reads one calendar with its days inside the transaction, or
+// ErrNotFound.
+func (t *Tx) Calendar(ctx context.Context, id int64) (Calendar, error) {
+	var c Calendar
+	if err := t.tx.GetContext(ctx, &c, t.s.q.get(qCalendarByID), id); err != nil {
+		return c, notFound(err, fmt.Sprintf("calendar %d", id))
+	}
+	return c, nil
 }

@@ -132,6 +132,17 @@ func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sq
 	return s.setJobFlag(ctx, qJobSetPaused, id, paused, paused, next, msg.New(msg.RunSkippedPaused))
 }
 
+// ReplanJob sets job id's next_fire_at to next if it still is was;
+// false when it is not (the leader moved it, or the job is gone).
+func (s *Store) ReplanJob(ctx context.Context, id int64, was, next sql.NullInt64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q.get(qJobReplan), next, id, was)
+	if err != nil {
+		return false, fmt.Errorf("replan job %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
 // ChildGraph returns, for every job that has children, the ids of its
 // children (for cycle checks).
 func (s *Store) ChildGraph(ctx context.Context) (map[int64][]int64, error) {

@@ -110,6 +110,7 @@ type Job struct {
 	RetryBackoffMS int64  `db:"retry_backoff_ms"`
 	RecordsPolicy
 	JobDeadlines
+	JobCalendar
 	Enabled     bool          `db:"enabled"`
 	Paused      bool          `db:"paused"`
 	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
@@ -161,7 +162,27 @@ type Run struct {
 	// RunByID and ListRuns only); StartedAt is when the run was assigned.
 	FirstStartedAt sql.NullInt64 `db:"first_started_at"`
 	RunDeadlines
+	// The calendar the run was decided with (0 and "": none): its id and
+	// version (Calendar.Version) when the run was created.
+	CalendarID      int64  `db:"calendar_id"`
+	CalendarVersion string `db:"calendar_version"`
+	// ShiftedFrom is the instant (Unix ms) the cron expression gave for a
+	// firing the calendar rule shift moved to another day (ScheduledAt, the
+	// run key, is the moved instant); NULL otherwise.
+	ShiftedFrom sql.NullInt64 `db:"shifted_from"`
 }
+
+// JobCalendar is a job's business calendar (docs/schedules.md): the
+// calendar's id (0: none) and the rule (calendar.Rule) with its direction
+// (calendar.Direction, only with the rule shift).
+type JobCalendar struct {
+	CalendarID    int64  `db:"calendar_id"`
+	CalendarRule  string `db:"calendar_rule"`
+	CalendarShift string `db:"calendar_shift"`
+}
+
+// HasCalendar reports whether the job fires by a business calendar.
+func (c JobCalendar) HasCalendar() bool { return c.CalendarID != 0 }
 
 // JobDeadlines are a job's deadlines as it states them
 // (schedule.ParseStartDeadline, ParseFinishDeadline): "" for none; the action

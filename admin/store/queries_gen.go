@@ -73,6 +73,7 @@ const (
 	qCalendarInsert
 	qCalendarList
 	qCalendarUpdate
+	qCalendarVersions
 	qDBNow
 	qDispatchOfExecutor
 	qDispatchUnacked
@@ -108,9 +109,11 @@ const (
 	qJobList
 	qJobListOfApps
 	qJobNextDue
+	qJobReplan
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
+	qJobsOfCalendar
 	qJobsOverdue
 	qJobsSetNextFire
 	qJobsSetNextFireByID
@@ -283,6 +286,7 @@ var queryNames = [...]string{
 	"CalendarInsert",
 	"CalendarList",
 	"CalendarUpdate",
+	"CalendarVersions",
 	"DBNow",
 	"DispatchOfExecutor",
 	"DispatchUnacked",
@@ -318,9 +322,11 @@ var queryNames = [...]string{
 	"JobList",
 	"JobListOfApps",
 	"JobNextDue",
+	"JobReplan",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
+	"JobsOfCalendar",
 	"JobsOverdue",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",

@@ -29,6 +29,11 @@ type NewRun struct {
 	// The job's deadlines as instants of this run (JobDeadlines.ForRun); zero
 	// for none.
 	Deadlines RunDeadlines
+	// The calendar the firing was decided with (0 and "": none), and the
+	// cron's instant of a firing the rule shift moved (0: not moved).
+	CalendarID      int64
+	CalendarVersion string
+	ShiftedFrom     int64
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
@@ -57,7 +62,8 @@ func (r NewRun) insertArgs(epoch int64) []any {
 	}
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
-		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt}
+		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
+		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}}
 }
 
 // withApps returns runs with App filled in from their jobs where it is

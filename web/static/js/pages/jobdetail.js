@@ -93,6 +93,8 @@ export default function mount(root, ctx) {
       [t("field.finish_deadline"), h("span", { id: "job-finish-deadline" }, job.finish_deadline
         ? [h("code", {}, job.finish_deadline), " ", h("span", { class: "muted" }, tOr("deadline." + job.deadline_action, job.deadline_action))]
         : t("deadline.none"))],
+      job.calendar_id ? [t("job.calendar"), h("span", { id: "job-calendar" }, h("span", { class: "mono" }, "#" + job.calendar_id), " ",
+        tOr("calrule." + job.calendar_rule, job.calendar_rule), job.calendar_rule === "shift" ? " · " + tOr("calshift." + job.calendar_shift, job.calendar_shift) : "")] : null,
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
@@ -109,6 +111,7 @@ export default function mount(root, ctx) {
       const res = await api("POST", "/jobs/validate", {
         app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, slots: job.slots,
         slot_params: job.slot_params, misfire_policy: job.misfire_policy, overlap_policy: job.overlap_policy,
+        calendar_id: job.calendar_id || 0, calendar_rule: job.calendar_rule || "", calendar_shift: job.calendar_shift || "",
       });
       // The scheduler creates a run shortly before its time: firings
       // before the job's next fire have their run already (Runs below).
@@ -120,11 +123,13 @@ export default function mount(root, ctx) {
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
         h("table", { class: "table table-compact" },
           h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
-          h("tbody", {}, next.map(f => [h("tr", { dataset: { at: f.at } },
-            h("td", { class: "mono nowrap" }, f.local || fmtInZone(f.at, job.time_zone)),
-            utc ? null : h("td", { class: "mono nowrap muted" }, fmtInZone(f.at, "UTC")),
+          h("tbody", {}, next.map(f => [h("tr", { dataset: { at: f.at, skipped: f.skipped ? "1" : "" }, class: f.skipped ? "pv-skipped" : "" },
+            h("td", { class: "mono nowrap" }, h("span", { class: "pv-main" }, f.local || fmtInZone(f.at, job.time_zone))),
+            utc ? null : h("td", { class: "mono nowrap muted" }, h("span", { class: "pv-sub" }, fmtInZone(f.at, "UTC"))),
             h("td", { class: "muted nowrap" }, fmtRel(f.at))),
-          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, h("span", { class: "dst-note" }, "⚠ ", noteText(f)))) : null]))));
+          f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, f.skipped || f.shifted_from
+            ? h("span", { class: "cal-note" }, f.skipped ? "⊘ " : "↷ ", noteText(f))
+            : h("span", { class: "dst-note" }, "⚠ ", noteText(f)))) : null]))));
     } catch (e) {
       fill(nextBox, h("div", { class: "callout callout-bad" }, e.message));
     }

@@ -13,7 +13,7 @@ const PRESETS = [
   ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
   ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
 ];
-const SCHEDULE_FIELDS = new Set(["cron", "time_zone"]);
+const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "calendar_id", "calendar_rule", "calendar_shift"]);
 // Suggested dedup scopes of the records policy (sdk/records).
 const SCOPES = [["run", "scope.run"], ["job", "scope.job"], ["settle:{date}", "scope.named"]];
 
@@ -101,7 +101,10 @@ export default function mount(root, ctx) {
       x, " ", jobsByID.has(Number(x)) ? jobsByID.get(Number(x)) : t("form.noSuchJob"))]));
   }
   async function loadChoices() {
-    const [ex, jobs] = await Promise.all([api("GET", "/executors").catch(() => ({ executors: [] })), api("GET", "/jobs?limit=500").catch(() => ({ jobs: [] }))]);
+    const [ex, jobs, cals] = await Promise.all([api("GET", "/executors").catch(() => ({ executors: [] })), api("GET", "/jobs?limit=500").catch(() => ({ jobs: [] })),
+      api("GET", "/calendars").catch(() => ({ calendars: [] }))]);
+    calendars = cals.calendars || [];
+    fillCalendars();
     for (const e of ex.executors || []) {
       if (e.state === "gone") continue;
       if (!offers.has(e.app)) offers.set(e.app, new Set());
@@ -143,6 +146,9 @@ export default function mount(root, ctx) {
       field("misfire_threshold_ms", t("field.misfire_threshold_ms"), input("misfire_threshold_ms", { type: "number", min: 1000, placeholder: "60000" }), null, { suffix: "ms" }),
       field("max_catch_up", t("field.max_catch_up"), input("max_catch_up", { type: "number", min: 1, max: 1000, placeholder: "10" }), t("help.max_catch_up")),
       field("overlap_policy", t("field.overlap_policy"), input("overlap_policy", { tag: "select", options: [["allow", t("overlap.allow")], ["skip", t("overlap.skip")], ["queue", t("overlap.queue")], ["replace", t("overlap.replace")]] }), t("help.overlap_policy")),
+      field("calendar_id", t("field.calendar_id"), input("calendar_id", { tag: "select", options: [["0", t("calendar.none")]] }), t("help.calendar_id"), { wide: true }),
+      field("calendar_rule", t("field.calendar_rule"), input("calendar_rule", { tag: "select", options: [["", "—"], ["business_days_only", t("calrule.business_days_only")], ["skip_holidays", t("calrule.skip_holidays")], ["shift", t("calrule.shift")]] }), t("help.calendar_rule")),
+      field("calendar_shift", t("field.calendar_shift"), input("calendar_shift", { tag: "select", options: [["next", t("calshift.next")], ["previous", t("calshift.previous")]] })),
       zoneList)),
     card(t("form.execution"), h("div", { class: "form-grid" },
       handlerField,
@@ -183,6 +189,31 @@ export default function mount(root, ctx) {
   function setValues(v) {
     for (const [k, el] of Object.entries(inputs)) if (v[k] !== undefined && v[k] !== null) el.value = String(v[k]);
     enabled.checked = v.enabled !== false;
+    wantCalendar = String(v.calendar_id || 0);
+    fillCalendars();
+  }
+
+  // The calendar select offers what the job's app may use: the global
+  // calendars and the app's (GET /calendars lists those the user sees).
+  let calendars = [];
+  let wantCalendar = "0";
+  function fillCalendars() {
+    const app = inputs.app.value.trim();
+    const cur = inputs.calendar_id.value && inputs.calendar_id.value !== "0" ? inputs.calendar_id.value : wantCalendar;
+    const usable = calendars.filter(c => !c.app || c.app === app);
+    const opts = [h("option", { value: "0" }, t("calendar.none")),
+      ...usable.map(c => h("option", { value: String(c.id) }, (c.app ? c.app + "/" : "") + c.name))];
+    if (cur !== "0" && !usable.some(c => String(c.id) === cur) && !calendars.length) {
+      opts.push(h("option", { value: cur }, "#" + cur)); // not loaded yet
+    }
+    fill(inputs.calendar_id, opts);
+    inputs.calendar_id.value = usable.some(c => String(c.id) === cur) || !calendars.length ? cur : "0";
+    if (!inputs.calendar_id.value) inputs.calendar_id.value = "0";
+    showShift();
+  }
+  function showShift() {
+    inputs.calendar_shift.closest(".field").hidden = inputs.calendar_rule.value !== "shift";
+    inputs.calendar_rule.closest(".field").hidden = inputs.calendar_id.value === "0" && inputs.calendar_rule.value === "";
   }
 
   /** spec builds the API body; client-side errors are returned separately. */
@@ -194,6 +225,8 @@ export default function mount(root, ctx) {
       misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy,
       dedup_scope: v.dedup_scope.trim(), uncertain_policy: v.uncertain_policy,
       start_deadline: v.start_deadline.trim(), finish_deadline: v.finish_deadline.trim(), deadline_action: v.deadline_action,
+      calendar_id: Number(v.calendar_id) || 0, calendar_rule: v.calendar_rule,
+      calendar_shift: v.calendar_rule === "shift" ? v.calendar_shift : "",
     };
     const local = {};
     for (const k of NUMERIC) {
@@ -228,19 +261,23 @@ export default function mount(root, ctx) {
     }
     const zone = inputs.time_zone.value.trim() || "UTC";
     const next = res.next || [];
+    let n = 0; // firings are numbered, removed ones are not
     if (!next.length) { fill(pvBody, h("div", { class: "empty-sub" }, t("form.noFirings"))); return; }
     fill(pvBody,
       note ? h("div", { class: "callout callout-info" }, note) : null,
       h("table", { class: "table table-compact pv-table", id: "preview-table" },
         h("thead", {}, h("tr", {}, h("th", { class: "num" }, "#"), h("th", {}, t("form.inZone", { zone }), h("span", { class: "th-sub" }, " / UTC")), h("th", { class: "num" }, ""))),
-        h("tbody", {}, next.map((f, i) => [
-          h("tr", { class: f.note ? "has-note" : "" },
-            h("td", { class: "num muted" }, String(i + 1)),
+        h("tbody", {}, next.map(f => [
+          h("tr", { class: [f.note ? "has-note" : "", f.skipped ? "pv-skipped" : ""], dataset: { skipped: f.skipped ? "1" : "" } },
+            h("td", { class: "num muted" }, f.skipped ? "—" : String(++n)),
             h("td", {},
-              h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, zone)), f.local || fmtInZone(f.at, zone)),
+              h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, zone)), f.local || fmtInZone(f.at, zone),
+                f.skipped ? h("span", { class: "badge pv-skip-badge" }, t("form.skippedRow")) : null),
               h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC"))),
             h("td", { class: "num muted nowrap" }, fmtRel(f.at))),
-          f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 }, h("span", { class: "dst-note" }, "⚠ ", t("form.dst"), ": ", noteText(f)))) : null,
+          f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 },
+            f.skipped || f.shifted_from ? h("span", { class: "cal-note" }, f.skipped ? "⊘ " : "↷ ", t("form.calendar"), ": ", noteText(f))
+              : h("span", { class: "dst-note" }, "⚠ ", t("form.dst"), ": ", noteText(f)))) : null,
         ]))));
   }
 
@@ -278,7 +315,7 @@ export default function mount(root, ctx) {
       if (scheduleBad) {
         setState("invalid", t("form.scheduleInvalid"));
         fill(pvResolved);
-        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone));
+        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone || fields.calendar_id || fields.calendar_rule || fields.calendar_shift));
         return;
       }
       // The schedule is fine but another field is not: preview the schedule
@@ -306,13 +343,20 @@ export default function mount(root, ctx) {
   const changed = debounce(validate, 300);
 
   form.addEventListener("input", ev => {
-    if (ev.target === inputs.app) fillHandlers();
+    if (ev.target === inputs.app) { fillHandlers(); fillCalendars(); }
     if (ev.target === inputs.child_job_ids) showChildNames();
     if (ev.target.name) touched.add(ev.target.name);
     banner.hidden = true;
     changed();
   });
-  form.addEventListener("change", () => changed());
+  form.addEventListener("change", ev => {
+    if (ev.target === inputs.calendar_id && inputs.calendar_id.value !== "0" && !inputs.calendar_rule.value) {
+      inputs.calendar_rule.value = "business_days_only"; // a calendar needs a rule: the common one
+    }
+    if (ev.target === inputs.calendar_id || ev.target === inputs.calendar_rule) { touched.add("calendar_rule"); showShift(); }
+    if (ev.target.name) touched.add(ev.target.name);
+    changed();
+  });
 
   form.addEventListener("submit", async ev => {
     ev.preventDefault();
@@ -358,7 +402,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();

@@ -274,7 +274,9 @@ export default function mount(root, ctx) {
     // of app … has handler …"): a warning, not a failure.
     errorBanner.hidden = !r.error;
     const waiting = r.status === "pending" && !!r.error;
-    errorBanner.className = waiting ? "callout callout-warn" : "callout callout-bad";
+    // A skipped run's error is why it did not run (misfire, overlap, a
+    // holiday of its calendar): information, not a failure.
+    errorBanner.className = waiting ? "callout callout-warn" : r.status === "skipped" ? "callout callout-info" : "callout callout-bad";
     errorBanner.textContent = errText(r);
   }
 
@@ -312,6 +314,9 @@ export default function mount(root, ctx) {
     const finished = r.finished_at ? Date.parse(r.finished_at) : null;
     fill(timingBox, kv([
       [t("run.scheduled"), absTime(r.scheduled_at)],
+      r.shifted_from ? [t("run.shiftedFrom"), h("span", { id: "run-shifted-from" }, absTime(r.shifted_from))] : null,
+      r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("span", { class: "mono" }, "#" + r.calendar_id),
+        " ", h("span", { class: "muted mono", title: r.calendar_version }, "v" + (r.calendar_version || "").slice(0, 8)))] : null,
       [t("run.created"), absTime(r.created_at)],
       // Assigned: when the leader placed its slots; first slot started: when
       // one ran on an executor — the start users feel (+ since scheduled).

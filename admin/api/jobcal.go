@@ -1,0 +1,175 @@
+package api
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// errCalendarNotFound is a job's calendar_id that names no calendar the
+// job's app may use.
+var errCalendarNotFound = errors.New("calendar not found")
+
+// calendarFor reads calendar id for a job of app: a global calendar or one
+// of app. Another app's calendar does not exist for the job
+// (errCalendarNotFound), as it does not for its users.
+func (s *Server) calendarFor(ctx context.Context, id int64, app string) (store.Calendar, *calendar.Calendar, error) {
+	row, err := s.st.Calendar(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || err == nil && row.App != "" && row.App != app {
+		return row, nil, errCalendarNotFound
+	}
+	if err != nil {
+		return row, nil, err
+	}
+	cal, err := row.Build()
+	return row, cal, err
+}
+
+// withCalendar completes a validated job on a calendar (jobdef.Validated):
+// it reads the calendar, builds the schedule on it and sets the next
+// firing. A job without a calendar is returned as it is, with a nil
+// schedule. On failure it has answered (400 naming calendar_id for a
+// calendar the job's app may not use).
+func (s *Server) withCalendar(c *gin.Context, v jobdef.Validated) (jobdef.Validated, *schedule.CalendarSchedule, *calendar.Calendar, bool) {
+	if !v.Job.HasCalendar() {
+		return v, nil, nil, true
+	}
+	_, cal, err := s.calendarFor(c.Request.Context(), v.Job.CalendarID, v.Job.App)
+	if errors.Is(err, errCalendarNotFound) {
+		fe := jobdef.FieldErrors{"calendar_id": fmt.Sprintf("calendar %d does not exist for app %s: use a global calendar or one of the app's (GET /api/v1/calendars)", v.Job.CalendarID, v.Job.App)}
+		s.validationFailed(c, fe)
+		return v, nil, nil, false
+	}
+	if err != nil {
+		s.internal(c, err)
+		return v, nil, nil, false
+	}
+	v, cs, err := jobdef.WithCalendar(v, cal, s.cfg.Clock.Now())
+	if err != nil {
+		if !s.validationFailed(c, err) {
+			s.internal(c, err)
+		}
+		return v, nil, nil, false
+	}
+	return v, cs, cal, true
+}
+
+// nextFireOf returns the next firing after now of stored job j (enabled,
+// not paused): with its calendar as stored now when it has one.
+func (s *Server) nextFireOf(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, error) {
+	sc, err := jobdef.ScheduleOf(j)
+	if err != nil {
+		return sql.NullInt64{}, err
+	}
+	if !j.HasCalendar() {
+		return jobdef.NextFire(sc, now), nil
+	}
+	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
+	if err != nil {
+		return sql.NullInt64{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
+	}
+	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
+	if err != nil {
+		return sql.NullInt64{}, err
+	}
+	return jobdef.NextEvent(cs, now), nil
+}
+
+// replanCalendarJobs sets the next firing of the jobs on calendar id after
+// an edit of its days: a firing the edit moved earlier (shift previous onto
+// a new working day) or removed is planned from now on the new days. Runs
+// that exist stay as they are, and a firing already due is left to the
+// leader, which decides it on the new days. A job the leader moved
+// meanwhile is read again (the update is guarded by the value read).
+func (s *Server) replanCalendarJobs(ctx context.Context, id int64) {
+	jobs, err := s.st.JobsOfCalendar(ctx, id)
+	if err != nil {
+		s.log.Warn("cannot read the jobs of an edited calendar to plan them again; the leader plans them at their next firing", "calendar_id", id, "err", err)
+		return
+	}
+	now := s.cfg.Clock.Now()
+	for _, j := range jobs {
+		for try := 0; try < 3 && j.Enabled && !j.Paused && j.NextFireAt.Valid && j.NextFireAt.Int64 > now.UnixMilli(); try++ {
+			next, err := s.nextFireOf(ctx, j, now)
+			if err != nil {
+				s.log.Warn("cannot plan a job on its edited calendar", "job_id", j.ID, "calendar_id", id, "err", err)
+				break
+			}
+			if next == j.NextFireAt {
+				break
+			}
+			ok, err := s.st.ReplanJob(ctx, j.ID, j.NextFireAt, next)
+			if err != nil || ok {
+				break
+			}
+			if j, err = s.st.Job(ctx, j.ID); err != nil {
+				break
+			}
+		}
+	}
+	s.wake()
+}
+
+// refuseCalendarInUse answers 409 when jobs use calendar id (true).
+func (s *Server) refuseCalendarInUse(c *gin.Context, id int64) bool {
+	jobs, err := s.st.JobsOfCalendar(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return true
+	}
+	if len(jobs) == 0 {
+		return false
+	}
+	names := ""
+	for i, j := range jobs {
+		if i == 5 {
+			names += ", …"
+			break
+		}
+		if i > 0 {
+			names += ", "
+		}
+		names += j.App + "/" + j.Name + " (" + strconv.FormatInt(j.ID, 10) + ")"
+	}
+	fail(c, http.StatusConflict, fmt.Sprintf("calendar %d is used by %d job(s): %s; set another calendar on them (or none) first", id, len(jobs), names))
+	return true
+}
+
+// calendarPreview is the preview of a job on a calendar: up to n firings
+// after now, each preceded by the candidates the calendar removed before
+// it (Skipped, with their reason), a shifted firing with its note.
+func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []Preview {
+	name := cs.Calendar().Name()
+	bd := cs.Schedule().BusinessDay()
+	var out []Preview
+	for _, f := range cs.Preview(now, n) {
+		for _, d := range f.Skipped {
+			m := jobdef.SkipReason(d, name, bd)
+			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Skipped: true,
+				Note: m.String(), NoteCodes: []apitypes.Message{{Code: string(m.Code), Args: m.Args}}})
+		}
+		p := Preview{At: f.At, Local: f.Local.Format(previewLayout)}
+		if f.Decision.Shifted {
+			m := jobdef.ShiftNote(f.Decision, name)
+			from := f.Decision.Scheduled.UTC()
+			p.ShiftedFrom, p.Note, p.NoteCodes = &from, m.String(), []apitypes.Message{{Code: string(m.Code), Args: m.Args}}
+		}
+		if more := f.SkippedCount - len(f.Skipped); more > 0 {
+			p.SkippedMore = more
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package jobdef
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// placeholder is an empty calendar (Mon-Fri, no special day): Validate
+// checks a job's calendar rule against its schedule with it, as the
+// calendar's days do not change what WithCalendar accepts. The API then
+// builds the job's schedule on the real calendar (WithCalendar).
+var placeholder = func() *calendar.Calendar {
+	c, err := calendar.New(calendar.Definition{Name: "placeholder"})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// PolicyOf returns the calendar rule of a job.
+func PolicyOf(c store.JobCalendar) calendar.Policy {
+	return calendar.Policy{Rule: calendar.Rule(c.CalendarRule), Shift: calendar.Direction(c.CalendarShift)}
+}
+
+// validateCalendar checks a job's calendar fields into errs: calendar_id 0
+// (none) or an id, calendar_rule required with a calendar and only with
+// one, calendar_shift only with the rule shift, and the rule against the
+// schedule sched (nil when the cron is invalid): a business day (BD3) needs
+// a calendar, shift is for schedules that fire at most
+// schedule.MaxShiftPerDay times a day. Whether the calendar exists and the
+// job's app may use it is the caller's check (it needs the database).
+func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErrors) {
+	p := calendar.Policy{Rule: calendar.Rule(s.CalendarRule), Shift: calendar.Direction(s.CalendarShift)}
+	n := len(errs)
+	switch {
+	case s.CalendarID < 0:
+		errs["calendar_id"] = "the id of a calendar (GET /api/v1/calendars), or 0 for none"
+	case s.CalendarID == 0 && s.CalendarRule != "":
+		errs["calendar_rule"] = fmt.Sprintf("%q needs a calendar: set calendar_id, or leave the rule out", s.CalendarRule)
+	case s.CalendarID == 0 && s.CalendarShift != "":
+		errs["calendar_shift"] = "only with a calendar and the rule shift"
+	case s.CalendarID > 0 && s.CalendarRule == "":
+		errs["calendar_rule"] = fmt.Sprintf("required with a calendar: %q (fire on working days only), %q (fire except on holidays) or %q (move a firing on a non-working day to a working day)",
+			calendar.RuleBusinessDaysOnly, calendar.RuleSkipHolidays, calendar.RuleShift)
+	}
+	if len(errs) > n {
+		return
+	}
+	if err := p.Validate(); err != nil {
+		var ve *calendar.ValidationError
+		switch {
+		case !errors.As(err, &ve):
+			errs["calendar_rule"] = err.Error()
+		case ve.Field == "shift" && p.Rule != calendar.RuleShift:
+			errs["calendar_shift"] = fmt.Sprintf("only with the rule %q (the rule is %q)", calendar.RuleShift, p.Rule)
+		case ve.Field == "shift":
+			errs["calendar_shift"] = ve.Msg
+		default:
+			errs["calendar_rule"] = ve.Msg
+		}
+		return
+	}
+	if sched == nil {
+		return
+	}
+	if s.CalendarID == 0 {
+		if sched.NeedsCalendar() {
+			errs["cron"] = fmt.Sprintf("%s (a business day) is counted on a business calendar: set calendar_id and calendar_rule, or use a plain day of month", sched.BusinessDay())
+		}
+		return
+	}
+	if _, err := schedule.WithCalendar(sched, placeholder, p); err != nil {
+		errs[calendarField(err)] = scheduleMsg(err)
+	}
+}
+
+// calendarField names the job field a schedule.WithCalendar error is about.
+func calendarField(err error) string {
+	var ve *schedule.ValidationError
+	if errors.As(err, &ve) {
+		switch ve.Name {
+		case "calendar rule":
+			return "calendar_rule"
+		case "calendar shift":
+			return "calendar_shift"
+		}
+	}
+	return "cron"
+}
+
+// scheduleMsg is a schedule error without its field prefix.
+func scheduleMsg(err error) string {
+	var ve *schedule.ValidationError
+	if errors.As(err, &ve) && ve.Field == 0 {
+		return ve.Msg
+	}
+	return err.Error()
+}
+
+// WithCalendar returns the schedule of v's job on cal, its calendar (the
+// one calendar_id names, as stored now), and sets v.Job.NextFireAt from
+// now (NextEvent) when the job is enabled. A rule the calendar cannot take
+// is FieldErrors.
+func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated, *schedule.CalendarSchedule, error) {
+	cs, err := schedule.WithCalendar(v.Schedule, cal, PolicyOf(v.Job.JobCalendar))
+	if err != nil {
+		return v, nil, FieldErrors{calendarField(err): scheduleMsg(err)}
+	}
+	if v.Job.Enabled {
+		v.Job.NextFireAt = NextEvent(cs, now)
+	}
+	return v, cs, nil
+}
+
+// CalendarScheduleOf returns the schedule of stored job j on its calendar
+// cal.
+func CalendarScheduleOf(j store.Job, cal *calendar.Calendar) (*schedule.CalendarSchedule, error) {
+	sc, err := ScheduleOf(j)
+	if err != nil {
+		return nil, err
+	}
+	return schedule.WithCalendar(sc, cal, PolicyOf(j.JobCalendar))
+}
+
+// NextEvent is the next_fire_at of a job on a calendar: the first instant
+// strictly after now at which the leader has something to write, a firing
+// (CalendarFiring.At) or a candidate the calendar removes (recorded as a
+// skipped run at its scheduled time), whichever comes first. NULL when
+// nothing fires within about five years.
+func NextEvent(cs *schedule.CalendarSchedule, now time.Time) sql.NullInt64 {
+	f, err := cs.Next(now)
+	if err != nil {
+		return sql.NullInt64{}
+	}
+	at := f.At
+	for _, d := range f.Skipped {
+		if d.Scheduled.After(now) {
+			if d.Scheduled.Before(at) {
+				at = d.Scheduled
+			}
+			break // oldest first
+		}
+	}
+	return sql.NullInt64{Int64: at.UnixMilli(), Valid: true}
+}
+
+// SkipReason is why the calendar named calName removed the candidate d
+// (d.Fire false): the reason of its skipped run and of the preview's
+// skipped entry. business is the expression's business day (BD3) for
+// ReasonNoSuchBusinessDay.
+func SkipReason(d calendar.Decision, calName string, business calendar.BusinessDay) msg.Msg {
+	date := d.Date.String()
+	switch d.Reason {
+	case calendar.ReasonHoliday:
+		if d.Holiday != "" {
+			return msg.New(msg.RunSkippedHolidayName, "date", date, "holiday", d.Holiday, "calendar", calName)
+		}
+		return msg.New(msg.RunSkippedHoliday, "date", date, "calendar", calName)
+	case calendar.ReasonDuplicate:
+		return msg.New(msg.RunSkippedShiftDup, "at", d.At.Format("2006-01-02 15:04:05 MST"), "calendar", calName)
+	case calendar.ReasonNoWorkday:
+		return msg.New(msg.RunSkippedNoWorkday, "date", date, "calendar", calName)
+	case calendar.ReasonNoSuchBusinessDay:
+		return msg.New(msg.RunSkippedNoBizDay, "month", date[:7], "business_day", business.String(), "calendar", calName)
+	}
+	return msg.New(msg.RunSkippedNonWorking, "date", date, "weekday", d.Date.Weekday().String()[:3], "calendar", calName)
+}
+
+// ShiftNote is the preview's note of a firing the rule shift moved (d.Shifted).
+func ShiftNote(d calendar.Decision, calName string) msg.Msg {
+	from, to, date := d.Scheduled.Format("2006-01-02 15:04 MST"), d.At.Format("2006-01-02 15:04 MST"), d.Date.String()
+	if d.Reason == calendar.ReasonHoliday {
+		if d.Holiday != "" {
+			return msg.New(msg.CalShiftedHolidayName, "from", from, "to", to, "date", date, "holiday", d.Holiday, "calendar", calName)
+		}
+		return msg.New(msg.CalShiftedHoliday, "from", from, "to", to, "date", date, "calendar", calName)
+	}
+	return msg.New(msg.CalShiftedNonWorking, "from", from, "to", to, "date", date, "weekday", d.Date.Weekday().String()[:3], "calendar", calName)
+}

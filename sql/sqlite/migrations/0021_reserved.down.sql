@@ -1,2 +1,0 @@
--- See the up file: a no-op.
-SELECT 1;
