@@ -442,8 +442,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	calJob := api.createJob(map[string]any{"app": "demo", "name": "calendar-skips", "handler": "demo.hello", "cron": "*/10 * * * * *",
 		"calendar_id": cal.ID, "calendar_rule": "business_days_only"})
 	var skippedRun int64
-	deadline := time.Now().Add(60 * time.Second)
-	for skippedRun == 0 && time.Now().Before(deadline) {
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
 		var runs struct {
 			Runs []struct {
 				ID         int64  `json:"id"`
@@ -457,8 +456,8 @@ func TestConsoleInBrowser(t *testing.T) {
 				skippedRun = r.ID
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return skippedRun != 0, nil
+	}, "a skipped run of the calendar job")
 	require.NotZero(t, skippedRun, "a firing on the holiday is recorded as skipped")
 	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/runs/%d", base, skippedRun)))
 	b.waitJS(15*time.Second, `(() => { const e = document.querySelector("#run-error");
@@ -466,8 +465,8 @@ func TestConsoleInBrowser(t *testing.T) {
 			document.querySelector("#run-calendar") !== null; })()`, "the skipped run says which holiday removed it")
 	b.screenshot("15b-run-skipped-holiday")
 	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, calJob)))
-	b.waitJS(15*time.Second, `document.querySelector("#job-calendar") !== null &&
-		document.querySelectorAll('#job-next tr[data-skipped="1"]').length > 0`, "the job page's next firings show the skips")
+	b.waitJS(15*time.Second, fmt.Sprintf(`document.querySelector('#job-calendar a[href="#/calendars/%d"]') !== null &&
+		document.querySelectorAll('#job-next tr[data-skipped="1"]').length > 0`, cal.ID), "the job page's next firings show the skips, the calendar linked")
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", calJob), nil, nil)
 	api.call("DELETE", fmt.Sprintf("/api/v1/calendars/%d", cal.ID), nil, nil)
 

@@ -93,7 +93,7 @@ export default function mount(root, ctx) {
       [t("field.finish_deadline"), h("span", { id: "job-finish-deadline" }, job.finish_deadline
         ? [h("code", {}, job.finish_deadline), " ", h("span", { class: "muted" }, tOr("deadline." + job.deadline_action, job.deadline_action))]
         : t("deadline.none"))],
-      job.calendar_id ? [t("job.calendar"), h("span", { id: "job-calendar" }, h("span", { class: "mono" }, "#" + job.calendar_id), " ",
+      job.calendar_id ? [t("job.calendar"), h("span", { id: "job-calendar" }, h("a", { class: "mono", href: `#/calendars/${job.calendar_id}` }, "#" + job.calendar_id), " ",
         tOr("calrule." + job.calendar_rule, job.calendar_rule), job.calendar_rule === "shift" ? " · " + tOr("calshift." + job.calendar_shift, job.calendar_shift) : "")] : null,
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],

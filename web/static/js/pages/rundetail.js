@@ -315,7 +315,7 @@ export default function mount(root, ctx) {
     fill(timingBox, kv([
       [t("run.scheduled"), absTime(r.scheduled_at)],
       r.shifted_from ? [t("run.shiftedFrom"), h("span", { id: "run-shifted-from" }, absTime(r.shifted_from))] : null,
-      r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("span", { class: "mono" }, "#" + r.calendar_id),
+      r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("a", { class: "mono", href: `#/calendars/${r.calendar_id}` }, "#" + r.calendar_id),
         " ", h("span", { class: "muted mono", title: r.calendar_version }, "v" + (r.calendar_version || "").slice(0, 8)))] : null,
       [t("run.created"), absTime(r.created_at)],
       // Assigned: when the leader placed its slots; first slot started: when
