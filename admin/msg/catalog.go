@@ -83,7 +83,6 @@ const (
 	PartDayOfWeek         Code = "part.day_of_week"
 	PartExpression        Code = "part.expression"
 	PartTimeZone          Code = "part.time_zone"
-	PartJobKey            Code = "part.job_key"
 	PartMisfirePolicy     Code = "part.misfire_policy"
 	PartMisfireThreshold  Code = "part.misfire_threshold"
 	PartMaxCatchUp        Code = "part.max_catch_up"
@@ -339,7 +338,6 @@ var Catalog = map[Code]string{
 	PartDayOfWeek:         "day of week",
 	PartExpression:        "expression",
 	PartTimeZone:          "time zone",
-	PartJobKey:            "job key",
 	PartMisfirePolicy:     "misfire policy",
 	PartMisfireThreshold:  "misfire threshold",
 	PartMaxCatchUp:        "max catch-up",

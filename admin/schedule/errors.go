@@ -29,9 +29,9 @@ type ValidationError struct {
 	Field int
 	// Name names the part that is wrong: "second", "minute", "hour",
 	// "day of month", "month", "day of week" for a cron field, otherwise
-	// "expression", "time zone", "job key", "misfire policy", "misfire
-	// threshold", "max catch-up", "overlap policy", "calendar rule" or
-	// "calendar shift".
+	// "expression", "time zone", "misfire policy", "misfire threshold",
+	// "max catch-up", "overlap policy", "calendar rule", "calendar shift",
+	// "start deadline" or "finish deadline".
 	Name string
 	// Value is the offending text (a field, a list element, a zone name...).
 	Value string
@@ -68,7 +68,7 @@ func (e *ValidationError) Message() msg.Msg {
 var partCodes = map[string]msg.Code{
 	"second": msg.PartSecond, "minute": msg.PartMinute, "hour": msg.PartHour,
 	"day of month": msg.PartDayOfMonth, "month": msg.PartMonth, "day of week": msg.PartDayOfWeek,
-	"expression": msg.PartExpression, "time zone": msg.PartTimeZone, "job key": msg.PartJobKey,
+	"expression": msg.PartExpression, "time zone": msg.PartTimeZone,
 	"misfire policy": msg.PartMisfirePolicy, "misfire threshold": msg.PartMisfireThreshold,
 	"max catch-up": msg.PartMaxCatchUp, "overlap policy": msg.PartOverlapPolicy,
 	"calendar rule": msg.PartCalendarRule, "calendar shift": msg.PartCalendarShift,
