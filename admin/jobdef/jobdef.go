@@ -38,7 +38,7 @@ type FieldMsgs map[string]msg.Msg
 
 func (f FieldMsgs) Error() string { return f.English().Error() }
 
-// Unwrap is the English of f, so that errors.As(err, &FieldErrors{}) finds it.
+// Unwrap is the English of f, so that errors.As finds a FieldErrors in it.
 func (f FieldMsgs) Unwrap() error { return f.English() }
 
 // English is f in English.
@@ -57,8 +57,9 @@ type Validated struct {
 }
 
 // Validate checks a new job's spec and returns the job row (without id) and
-// its schedule, or FieldErrors. now is the job's creation time: it anchors
-// @every schedules and is the instant the first firing follows.
+// its schedule, or FieldMsgs (in English: FieldErrors). now is the job's
+// creation time: it anchors @every schedules and is the instant the first
+// firing follows.
 func Validate(s apitypes.JobSpec, now time.Time) (Validated, error) {
 	return validate(s, now, now)
 }

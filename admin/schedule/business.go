@@ -75,15 +75,15 @@ func WithCalendar(s *Schedule, cal *calendar.Calendar, p calendar.Policy) (*Cale
 		return nil, ve
 	}
 	if err := p.Validate(); err != nil {
-		ve := invalid(0, "calendar rule", string(p.Rule), msg.Of(err))
+		name, value, reason := "calendar rule", string(p.Rule), msg.Of(err)
 		var cve *calendar.ValidationError
 		if errors.As(err, &cve) {
-			ve = invalid(0, "calendar rule", string(p.Rule), cve.Reason)
+			reason = cve.Reason // without "calendar <field>: "
 			if cve.Field == "shift" {
-				ve.Name, ve.Value = "calendar shift", string(p.Shift)
+				name, value = "calendar shift", string(p.Shift)
 			}
 		}
-		return nil, ve
+		return nil, invalid(0, name, value, reason)
 	}
 	if cal == nil && p.Rule != calendar.RuleNone {
 		ve := invalid(0, "calendar rule", string(p.Rule), msg.New(msg.RuleNeedsCalendar, "rule", p.Rule))
