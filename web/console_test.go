@@ -519,6 +519,34 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelector("#preview-table").textContent.includes("夏令时跳变：02:30 不存在")`, "the DST note in Chinese")
 	require.NotContains(t, b.text("#preview-table"), "does not exist", "no English note")
 	b.screenshot("14e-job-form-warning-zh")
+	// Field errors are the admin's messages too: an hour 25 and 2000 slots,
+	// while typing (the preview) and when saving, in Chinese only.
+	b.setField("cron", "0 25 * * *")
+	b.setField("slots", "2000")
+	b.waitJS(15*time.Second, `document.querySelector("#err-cron").textContent === "Cron 第 2 个字段（小时）：25 不在 0-23 范围内" &&
+		document.querySelector("#err-slots").textContent === "2000 不在 1-1024 范围内"`, "the field errors in Chinese")
+	require.Equal(t, "Cron 第 2 个字段（小时）：25 不在 0-23 范围内", b.text("#preview-error"), "the preview's error too")
+	b.do(chromedp.Click(chromedp.CSS("#job-save")))
+	b.waitJS(15*time.Second, `!document.querySelector("#form-error").hidden`, "saving is refused")
+	require.Equal(t, "未保存。", strings.TrimSpace(b.text("#form-error")), "the banner: the fields say what is wrong")
+	require.Equal(t, "2000 不在 1-1024 范围内", b.text("#err-slots"))
+	noEnglish("job form with field errors")
+	// The short words of the admin's English that noEnglish does not look for.
+	found := b.evalString(`(() => { const text = document.querySelector("#job-form").innerText;
+		return ["outside", "cron field", "(hour)", "invalid job", "is not"].filter(f => text.includes(f)).join(" | "); })()`)
+	require.Empty(t, found, "English field errors in the zh-CN job form")
+	b.screenshot("14f-job-form-errors-zh")
+	// A dialog's field error: the token's name is too long.
+	b.do(chromedp.Navigate(base+"/#/tokens"), chromedp.WaitVisible(chromedp.CSS("#new-token")))
+	b.do(chromedp.Click(chromedp.CSS("#new-token")), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#token-name").value = "x".repeat(65)`))
+	b.do(chromedp.Click(chromedp.CSS(`#token-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#err-token-name").textContent === "必填；1-64 个可打印字符，首尾不能有空格" &&
+		document.querySelector('#token-dialog [data-field="name"]').classList.contains("has-error")`, "the token's name error in Chinese")
+	require.NotContains(t, b.text("#token-dialog"), "printable characters", "no English in the dialog")
+	b.screenshot("14g-token-dialog-error-zh")
+	b.do(chromedp.Click(chromedp.CSS(`#token-dialog button[data-action="cancel"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#token-dialog") === null`, "the token dialog closed")
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", stuckZh), nil, nil)
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "en"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -63,7 +64,7 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 	}
 	if body.Routes == nil {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "routes is required",
-			Fields: map[string]string{"routes": `send {"routes": [...]}; an empty list removes every route`}})
+			Fields: map[string]msg.Msg{"routes": msg.New(msg.RoutesRequired)}})
 		return
 	}
 	routes := *body.Routes
@@ -90,10 +91,10 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 }
 
 // checkAlarmRoutes returns a message per invalid field ("routes[2].channel").
-func (s *Server) checkAlarmRoutes(routes []store.AlarmRoute) map[string]string {
-	fields := map[string]string{}
+func (s *Server) checkAlarmRoutes(routes []store.AlarmRoute) map[string]msg.Msg {
+	fields := map[string]msg.Msg{}
 	if len(routes) > maxAlarmRoutes {
-		fields["routes"] = "at most " + strconv.Itoa(maxAlarmRoutes) + " routes per job"
+		fields["routes"] = msg.New(msg.RoutesMax, "max", maxAlarmRoutes)
 		return fields
 	}
 	seen := map[store.AlarmRoute]int{}
@@ -105,21 +106,21 @@ func (s *Server) checkAlarmRoutes(routes []store.AlarmRoute) map[string]string {
 		}
 		switch {
 		case r.Channel == "":
-			fields[at+".channel"] = "required: the name of a channel from the admin's alarm channels file"
+			fields[at+".channel"] = msg.New(msg.RouteChannelRequired)
 		case s.cfg.AlarmChannels == nil:
-			fields[at+".channel"] = "no alarm channels are configured on this admin (--alarm-channels)"
+			fields[at+".channel"] = msg.New(msg.RouteNoChannels)
 		case !exists:
-			fields[at+".channel"] = "no alarm channel named " + strconv.Quote(r.Channel) + " is configured"
+			fields[at+".channel"] = msg.New(msg.RouteUnknownChannel, "channel", strconv.Quote(r.Channel))
 		}
 		if r.Recipient != "" {
 			if a, err := mail.ParseAddress(r.Recipient); err != nil || a.Address != r.Recipient || len(r.Recipient) > 254 {
-				fields[at+".recipient"] = "must be a plain email address like owner@example.com"
+				fields[at+".recipient"] = msg.New(msg.RouteRecipientEmail)
 			} else if exists && !email {
-				fields[at+".recipient"] = "only email channels take a recipient; leave it empty for channel " + strconv.Quote(r.Channel)
+				fields[at+".recipient"] = msg.New(msg.RouteRecipientNotEmail, "channel", strconv.Quote(r.Channel))
 			}
 		}
 		if j, dup := seen[r]; dup {
-			fields[at] = "same as routes[" + strconv.Itoa(j) + "]"
+			fields[at] = msg.New(msg.RouteDuplicate, "index", j)
 		}
 		seen[r] = i
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/names"
 )
@@ -48,12 +49,12 @@ func calendarView(c store.Calendar) (apitypes.Calendar, error) {
 // calendarRow validates spec into the row to store, or answers 400 with
 // the fields in error (false).
 func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bool) {
-	fields := map[string]string{}
+	fields := map[string]msg.Msg{}
 	if spec.App != "" && !names.Valid(spec.App) {
-		fields["app"] = names.Rule + `; "" for a global calendar`
+		fields["app"] = msg.New(msg.CalAppRule, "rule", msg.New(msg.NameRule))
 	}
 	if len(spec.Description) > 1024 {
-		fields["description"] = "at most 1024 characters"
+		fields["description"] = msg.New(msg.ValueMaxChars, "max", 1024)
 	}
 	def := calendar.Definition{Name: spec.Name}
 	weekText := spec.Week
@@ -62,12 +63,12 @@ func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bo
 	}
 	week, err := calendar.ParseWeek(weekText)
 	if err != nil {
-		fields["week"] = err.Error() + " (for example MON-FRI or SUN-THU)"
+		fields["week"] = msg.New(msg.CalWeekExample, "error", msg.Of(err))
 	}
 	def.Week = week
 	switch {
 	case spec.Import != nil && len(spec.Days) > 0:
-		fields["import"] = "send the days either as a list (days) or as a file (import), not both"
+		fields["import"] = msg.New(msg.CalImportBoth)
 	case spec.Import != nil:
 		var entries []calendar.Entry
 		switch spec.Import.Format {
@@ -76,17 +77,17 @@ func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bo
 		case "csv":
 			entries, err = calendar.ParseCSV([]byte(spec.Import.Content))
 		default:
-			err = fmt.Errorf("format %q: use ics or csv", spec.Import.Format)
+			err = msg.New(msg.CalImportFormat, "format", strconv.Quote(spec.Import.Format))
 		}
 		if err != nil {
-			fields["import"] = err.Error()
+			fields["import"] = msg.Of(err) // an *ImportError (the file's line and problem) stays English
 		}
 		def.Entries = entries
 	default:
 		for i, d := range spec.Days {
 			date, err := calendar.ParseDate(d.Date)
 			if err != nil {
-				fields["days["+strconv.Itoa(i)+"].date"] = fmt.Sprintf("%q: %v (YYYY-MM-DD)", d.Date, err)
+				fields["days["+strconv.Itoa(i)+"].date"] = msg.New(msg.CalDayDate, "value", strconv.Quote(d.Date), "error", msg.Of(err))
 				continue
 			}
 			def.Entries = append(def.Entries, calendar.Entry{Date: date, Kind: calendar.Kind(d.Kind), Name: d.Name})
@@ -95,10 +96,11 @@ func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bo
 	if len(fields) == 0 {
 		if err := def.Validate(); err != nil {
 			var ve *calendar.ValidationError
-			if !errors.As(err, &ve) {
-				ve = &calendar.ValidationError{Field: "days", Msg: err.Error()}
+			if errors.As(err, &ve) {
+				fields[ve.Field] = ve.Reason
+			} else {
+				fields["days"] = msg.Of(err)
 			}
-			fields[ve.Field] = ve.Msg
 		}
 	}
 	if len(fields) > 0 {
@@ -107,7 +109,7 @@ func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bo
 	}
 	cal, err := calendar.New(def)
 	if err != nil { // Validate passed: cannot happen, but never a 500 for input
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid calendar: " + err.Error(), Fields: map[string]string{"days": err.Error()}})
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid calendar: " + err.Error(), Fields: map[string]msg.Msg{"days": msg.Of(err)}})
 		return store.Calendar{}, false
 	}
 	row := store.Calendar{App: spec.App, Name: spec.Name, Description: spec.Description, Week: week.String(),
@@ -129,11 +131,11 @@ func mayManageCalendar(c *gin.Context, app string) bool {
 	switch {
 	case app == "" && !auth.Allows(u.Role, auth.RoleAdmin):
 		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "only admins manage global calendars",
-			Fields: map[string]string{"app": "set one of your apps, or ask an admin for a global calendar"}})
+			Fields: map[string]msg.Msg{"app": msg.New(msg.CalGlobalAdminOnly)}})
 		return false
 	case app != "" && !u.AppAllowed(app):
 		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage calendars of app " + app,
-			Fields: map[string]string{"app": "not one of your apps (" + u.Apps + "); ask an admin"}})
+			Fields: map[string]msg.Msg{"app": msg.New(msg.NotYourApp, "apps", u.Apps)}})
 		return false
 	}
 	return true
@@ -203,7 +205,7 @@ func (s *Server) createCalendar(c *gin.Context) {
 	}
 	id, err := s.st.CreateCalendar(c.Request.Context(), row)
 	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "taken in this app; choose another name or edit that calendar"}})
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]msg.Msg{"name": msg.New(msg.CalNameTaken)}})
 		return
 	}
 	if err != nil {
@@ -250,7 +252,7 @@ func (s *Server) updateCalendar(c *gin.Context) {
 	}
 	if spec.App != old.App || spec.Name != old.Name {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify a calendar and cannot change",
-			Fields: map[string]string{"name": "must stay " + old.Name, "app": "must stay " + strconv.Quote(old.App)}})
+			Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", old.Name), "app": msg.New(msg.MustStay, "value", strconv.Quote(old.App))}})
 		return
 	}
 	if !mayManageCalendar(c, old.App) {
@@ -258,7 +260,7 @@ func (s *Server) updateCalendar(c *gin.Context) {
 	}
 	if spec.Revision <= 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "revision is required",
-			Fields: map[string]string{"revision": "send the revision you read (optimistic lock), currently " + strconv.FormatInt(old.Revision, 10)}})
+			Fields: map[string]msg.Msg{"revision": msg.New(msg.CalRevisionRequired, "revision", old.Revision)}})
 		return
 	}
 	row, ok := calendarRow(c, spec)

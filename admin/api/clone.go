@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // cloneRequest names the copy; app defaults to the original's.
@@ -36,7 +37,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 	}
 	if !currentUser(c).AppAllowed(req.App) {
 		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + req.App,
-			Fields: map[string]string{"app": "not one of your apps; ask an admin"}})
+			Fields: map[string]msg.Msg{"app": msg.New(msg.NotYourAppShort)}})
 		return
 	}
 	enabled := false

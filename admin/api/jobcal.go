@@ -14,6 +14,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -48,7 +49,7 @@ func (s *Server) withCalendar(c *gin.Context, v jobdef.Validated) (jobdef.Valida
 	}
 	_, cal, err := s.calendarFor(c.Request.Context(), v.Job.CalendarID, v.Job.App)
 	if errors.Is(err, errCalendarNotFound) {
-		fe := jobdef.FieldErrors{"calendar_id": fmt.Sprintf("calendar %d does not exist for app %s: use a global calendar or one of the app's (GET /api/v1/calendars)", v.Job.CalendarID, v.Job.App)}
+		fe := jobdef.FieldMsgs{"calendar_id": msg.New(msg.JobCalendarMissing, "id", v.Job.CalendarID, "app", v.Job.App)}
 		s.validationFailed(c, fe)
 		return v, nil, nil, false
 	}

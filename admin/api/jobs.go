@@ -31,7 +31,7 @@ func idParam(c *gin.Context) (int64, bool) {
 }
 
 func (s *Server) validationFailed(c *gin.Context, err error) bool {
-	var fe jobdef.FieldErrors
+	var fe jobdef.FieldMsgs
 	if errors.As(err, &fe) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: fe.Error(), Fields: fe})
 		return true
@@ -46,7 +46,7 @@ func (s *Server) createJob(c *gin.Context) {
 	}
 	if spec.App != "" && !currentUser(c).AppAllowed(spec.App) {
 		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + spec.App,
-			Fields: map[string]string{"app": "not one of your apps (" + currentUser(c).Apps + "); ask an admin"}})
+			Fields: map[string]msg.Msg{"app": msg.New(msg.NotYourApp, "apps", currentUser(c).Apps)}})
 		return
 	}
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
@@ -114,7 +114,7 @@ func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []msg.Msg 
 func (s *Server) insertJob(c *gin.Context, job store.Job) (store.Job, bool) {
 	id, err := s.st.CreateJob(c.Request.Context(), job)
 	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]string{"name": "a job with this name exists in app " + job.App + "; choose another name"}})
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]msg.Msg{"name": msg.New(msg.JobNameTaken, "app", job.App)}})
 		return store.Job{}, false
 	}
 	if err != nil {
@@ -137,7 +137,7 @@ func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool 
 	}
 	for _, child := range children {
 		if j, err := s.st.Job(c.Request.Context(), child); errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(j.App)) {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child job does not exist", Fields: map[string]string{"child_job_ids": "job " + strconv.FormatInt(child, 10) + " does not exist"}})
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child job does not exist", Fields: map[string]msg.Msg{"child_job_ids": msg.New(msg.JobChildMissing, "id", child)}})
 			return false
 		} else if err != nil {
 			s.internal(c, err)
@@ -158,7 +158,7 @@ func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool 
 			parts[i] = strconv.FormatInt(n, 10)
 		}
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child jobs would form a cycle",
-			Fields: map[string]string{"child_job_ids": "cycle " + strings.Join(parts, " → ") + "; remove one of these links"}})
+			Fields: map[string]msg.Msg{"child_job_ids": msg.New(msg.JobChildCycle, "path", strings.Join(parts, " → "))}})
 		return false
 	}
 	return true
@@ -181,11 +181,11 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	if spec.App != old.App || spec.Name != old.Name {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify a job and cannot change; clone the job instead",
-			Fields: map[string]string{"name": "must stay " + old.Name, "app": "must stay " + old.App}})
+			Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", old.Name), "app": msg.New(msg.MustStay, "value", old.App)}})
 		return
 	}
 	if spec.Version <= 0 {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required", Fields: map[string]string{"version": "send the version you read (optimistic lock), currently " + strconv.FormatInt(old.Version, 10)}})
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required", Fields: map[string]msg.Msg{"version": msg.New(msg.JobVersionRequired, "version", old.Version)}})
 		return
 	}
 	v, err := jobdef.ValidateUpdate(spec, s.cfg.Clock.Now(), time.UnixMilli(old.CreatedAt))
@@ -412,7 +412,7 @@ func (s *Server) triggerJob(c *gin.Context) {
 	params := j.Params
 	if req.Params != nil {
 		if len(*req.Params) > jobdef.MaxParamsBytes {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "params too large", Fields: map[string]string{"params": "at most 65536 bytes"}})
+			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "params too large", Fields: map[string]msg.Msg{"params": msg.New(msg.ValueMaxBytes, "max", jobdef.MaxParamsBytes)}})
 			return
 		}
 		params = *req.Params

@@ -158,6 +158,7 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"GET /api/v1/stats/utilization", answer("/api/v1/stats/utilization"), api.UtilizationView{}},
 		{"GET /api/v1/stats/utilization, apps[]", schema("paths", "/api/v1/stats/utilization", "get", "responses", "200",
 			"content", "application/json", "schema", "properties", "apps", "items"), api.AppUtilization{}},
+		{"schema Error", named("Error"), api.ErrorView{}},
 		{"schema Token", named("Token"), api.TokenView{}},
 		{"schema User", named("User"), api.UserView{}},
 		{"schema JobSpec", named("JobSpec"), apitypes.JobSpec{}},

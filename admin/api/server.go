@@ -15,9 +15,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/executorsvc"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
@@ -309,10 +311,36 @@ func apiHeaders(c *gin.Context) {
 	c.Next()
 }
 
-// errorBody is the JSON of every error response.
+// errorBody is every error response: Error, and what is wrong with each
+// request field in error as a message code. It is sent as an ErrorView:
+// every field in English (fields, for API clients and the CLI) and as its
+// code (field_codes, which the console shows in the reader's language).
 type errorBody struct {
-	Error  string            `json:"error"`
+	Error  string
+	Fields map[string]msg.Msg
+}
+
+// ErrorView is the JSON of every error response (docs/openapi.yaml, Error).
+type ErrorView struct {
+	Error string `json:"error"`
+	// Fields names the request fields in error, with what is wrong, in English.
 	Fields map[string]string `json:"fields,omitempty"`
+	// FieldCodes are Fields as message codes, one for every key of Fields.
+	FieldCodes map[string]apitypes.Message `json:"field_codes,omitempty"`
+}
+
+// MarshalJSON writes b as an ErrorView.
+func (b errorBody) MarshalJSON() ([]byte, error) {
+	v := ErrorView{Error: b.Error}
+	if len(b.Fields) > 0 {
+		v.Fields = make(map[string]string, len(b.Fields))
+		v.FieldCodes = make(map[string]apitypes.Message, len(b.Fields))
+		for k, m := range b.Fields {
+			v.Fields[k] = m.String()
+			v.FieldCodes[k] = apitypes.Message{Code: string(m.Code), Args: m.Args}
+		}
+	}
+	return json.Marshal(v)
 }
 
 func fail(c *gin.Context, code int, msg string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -209,15 +210,15 @@ func (s *Server) createToken(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	fields := map[string]string{}
+	fields := map[string]msg.Msg{}
 	if !validTokenName(req.Name) {
-		fields["name"] = "required; 1-64 printable characters without leading or trailing spaces"
+		fields["name"] = msg.New(msg.TokenNameRule)
 	}
 	if req.Role != "" && !auth.ValidRole(req.Role) {
-		fields["role"] = "one of viewer, operator, admin, or empty for no cap"
+		fields["role"] = msg.New(msg.TokenRoleOneOf)
 	}
 	if d := req.ExpiresInDays; d != nil && (*d < 0 || *d > maxTokenDays) {
-		fields["expires_in_days"] = "0 (never) or 1-" + strconv.Itoa(maxTokenDays)
+		fields["expires_in_days"] = msg.New(msg.TokenDays, "max", maxTokenDays)
 	}
 	if len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid token request", Fields: fields})
@@ -333,15 +334,14 @@ func (s *Server) childExpiry(c *gin.Context, parent store.APIToken, viaToken boo
 		return want, true
 	}
 	most := int(limit.Sub(now) / (24 * time.Hour))
-	hint := "at most " + strconv.Itoa(most)
+	hint := msg.New(msg.TokenOutliveMost, "days", most)
 	if most < 1 {
-		hint = "none fits (it expires in less than a day)"
+		hint = msg.New(msg.TokenOutliveNone)
 	}
 	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{
 		Error: "a token cannot outlive the token that creates it: the API token of this request (" + parent.Prefix + "…, " +
 			strconv.Quote(parent.Name) + ") expires at " + limit.UTC().Format(time.RFC3339),
-		Fields: map[string]string{"expires_in_days": hint + "; omit expires_in_days to expire together with it, " +
-			"or create the token from a console session"},
+		Fields: map[string]msg.Msg{"expires_in_days": hint},
 	})
 	return time.Time{}, false
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/names"
 )
@@ -41,13 +42,13 @@ func appsError(c *gin.Context, apps []string) bool {
 	for _, a := range apps {
 		if !names.Valid(a) || seen[a] {
 			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps",
-				Fields: map[string]string{"apps": "app names of " + names.Rule + ", each once; " + strconv.Quote(a) + " is not"}})
+				Fields: map[string]msg.Msg{"apps": msg.New(msg.UserAppsInvalid, "rule", msg.New(msg.NameRule), "value", strconv.Quote(a))}})
 			return true
 		}
 		seen[a] = true
 	}
 	if len(strings.Join(apps, ",")) > 2000 {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps", Fields: map[string]string{"apps": "at most 2000 characters in all"}})
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid apps", Fields: map[string]msg.Msg{"apps": msg.New(msg.UserAppsTooLong, "max", 2000)}})
 		return true
 	}
 	return false
@@ -77,7 +78,7 @@ func roleError(c *gin.Context, role string) bool {
 	if auth.ValidRole(role) {
 		return false
 	}
-	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "unknown role", Fields: map[string]string{"role": "one of viewer, operator, admin"}})
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "unknown role", Fields: map[string]msg.Msg{"role": msg.New(msg.RoleOneOf)}})
 	return true
 }
 
@@ -87,7 +88,7 @@ func (s *Server) createUser(c *gin.Context) {
 		return
 	}
 	if !names.Valid(req.Username) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]string{"username": names.Rule}})
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid user name", Fields: map[string]msg.Msg{"username": msg.New(msg.NameRule)}})
 		return
 	}
 	if roleError(c, req.Role) || appsError(c, req.Apps) {
@@ -106,7 +107,7 @@ func (s *Server) createUser(c *gin.Context) {
 		}
 		c.AbortWithStatusJSON(http.StatusConflict, errorBody{
 			Error:  "user name " + req.Username + " is taken by the user " + taken + " (user names are case-insensitive); choose another name",
-			Fields: map[string]string{"username": "taken by " + taken + "; case does not make names different"}})
+			Fields: map[string]msg.Msg{"username": msg.New(msg.UserNameTaken, "user", taken)}})
 		return
 	}
 	if err != nil {
@@ -243,7 +244,7 @@ func passwordRefused(c *gin.Context, field string, err error) bool {
 	if !errors.As(err, &pe) {
 		return false
 	}
-	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: pe.Error(), Fields: map[string]string{field: pe.Error()}})
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: pe.Error(), Fields: map[string]msg.Msg{field: msg.Of(pe)}})
 	return true
 }
 
@@ -271,7 +272,7 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 		return
 	}
 	if !auth.CheckPassword(u.PasswordHash, req.Old) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "current password is wrong", Fields: map[string]string{"old": "wrong password: give your current password"}})
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "current password is wrong", Fields: map[string]msg.Msg{"old": msg.New(msg.PasswordWrongOld)}})
 		return
 	}
 	s.passwordThrottle.Reset(key)

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Password policy: every password set through the API (user creation, an
@@ -25,11 +27,26 @@ const (
 
 // PasswordError is a password the policy refuses. Its message says what is
 // wrong and how to choose a better one.
-type PasswordError struct{ Reason string }
+type PasswordError struct {
+	Reason string
+	// Msg is Reason as a message code with arguments (admin/msg), which
+	// the console shows in the reader's language.
+	Msg msg.Msg
+}
 
 func (e *PasswordError) Error() string { return e.Reason }
 
-const passphraseHint = "choose another, for example a passphrase of three or four unrelated words (spaces and any letters are allowed)"
+// Message is the error as a message code (msg.Of finds it).
+func (e *PasswordError) Message() msg.Msg { return e.Msg }
+
+// refused is the refusal code with the arguments kv (msg.New).
+func refused(code msg.Code, kv ...any) *PasswordError {
+	m := msg.New(code, kv...)
+	return &PasswordError{Reason: m.String(), Msg: m}
+}
+
+// hint is the advice that ends a refusal of a guessable password.
+var hint = msg.New(msg.PasswordHint)
 
 // commonPasswordList holds lower-case passwords and password stems that
 // attackers try first. Written for shardjob; one a line.
@@ -75,20 +92,20 @@ func stem(s string) string {
 // any Unicode letters are allowed. A refusal is a *PasswordError.
 func ValidatePassword(pw string) error {
 	if n := utf8.RuneCountInString(pw); n < MinPasswordLength {
-		return &PasswordError{fmt.Sprintf("password is %d characters long; use at least %d: a passphrase of three or four unrelated words, spaces allowed, is long and easy to remember", n, MinPasswordLength)}
+		return refused(msg.PasswordTooShort, "length", n, "min", MinPasswordLength)
 	}
 	if len(pw) > MaxPasswordBytes {
-		return &PasswordError{fmt.Sprintf("password is %d bytes long; at most %d bytes are possible (the limit of bcrypt; letters outside ASCII take 2 to 4 bytes each): use a shorter one", len(pw), MaxPasswordBytes)}
+		return refused(msg.PasswordTooLong, "bytes", len(pw), "max", MaxPasswordBytes)
 	}
 	s := squash(pw)
 	if commonPasswords[s] || commonPasswords[stem(s)] {
-		return &PasswordError{"password is one of the most common passwords (or one with digits or symbols around it), which attackers try first; " + passphraseHint}
+		return refused(msg.PasswordCommon, "hint", hint)
 	}
 	if repeated(s) {
-		return &PasswordError{"password repeats a short pattern (like aaaa or abcabc); " + passphraseHint}
+		return refused(msg.PasswordRepeated, "hint", hint)
 	}
 	if consecutive(s) {
-		return &PasswordError{"password is a run of consecutive characters (like abcdef or 98765); " + passphraseHint}
+		return refused(msg.PasswordConsecutive, "hint", hint)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package calendar
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Limits of a calendar's content.
@@ -67,29 +70,29 @@ func (d Definition) Validate() error {
 		return err
 	}
 	if d.Week&^allDays != 0 {
-		return invalid("week", Date{}, "bits outside SUN-SAT are set (%#x)", uint8(d.Week))
+		return invalid("week", Date{}, msg.CalWeekBits, "bits", fmt.Sprintf("%#x", uint8(d.Week)))
 	}
 	if len(d.Entries) > MaxEntries {
-		return invalid("days", Date{}, "%d special days, more than the limit of %d", len(d.Entries), MaxEntries)
+		return invalid("days", Date{}, msg.CalTooManyDays, "count", len(d.Entries), "max", MaxEntries)
 	}
 	entries := sortedEntries(d.Entries)
 	for i, e := range entries {
 		if err := e.Date.check(); err != nil {
-			return invalid("days", e.Date, "%s: %v", e.Date, err)
+			return invalid("days", e.Date, msg.CalDayError, "date", e.Date, "error", msg.Of(err))
 		}
 		if e.Kind != KindHoliday && e.Kind != KindWorkday {
-			return invalid("days", e.Date, "%s: kind %q is neither %q nor %q", e.Date, e.Kind, KindHoliday, KindWorkday)
+			return invalid("days", e.Date, msg.CalDayKind, "date", e.Date, "kind", strconv.Quote(string(e.Kind)))
 		}
-		if msg := checkDayName(e.Name); msg != "" {
-			return invalid("days", e.Date, "%s: name %s", e.Date, msg)
+		if problem := dayNameProblem(e.Name); !problem.IsZero() {
+			return invalid("days", e.Date, msg.CalDayName, "date", e.Date, "error", problem)
 		}
 		if i > 0 && entries[i-1].Date == e.Date {
 			prev := entries[i-1]
 			if prev.Kind != e.Kind {
-				return invalid("days", e.Date, "%s is both a holiday%s and a working day%s: a date can be only one of them",
-					e.Date, quoted(holidayOf(prev, e).Name), quoted(workdayOf(prev, e).Name))
+				return invalid("days", e.Date, msg.CalDayBoth,
+					"date", e.Date, "holiday", quoted(holidayOf(prev, e).Name), "workday", quoted(workdayOf(prev, e).Name))
 			}
-			return invalid("days", e.Date, "%s is listed twice as a %s: list each date once", e.Date, e.Kind)
+			return invalid("days", e.Date, msg.CalDayTwice, "date", e.Date, "kind", kindMsg(e.Kind))
 		}
 	}
 	return nil
@@ -109,6 +112,17 @@ func workdayOf(a, b Entry) Entry {
 	return b
 }
 
+// kindMsg is the word for kind k as a message argument.
+func kindMsg(k Kind) any {
+	switch k {
+	case KindHoliday:
+		return msg.New(msg.KindHoliday)
+	case KindWorkday:
+		return msg.New(msg.KindWorkday)
+	}
+	return string(k)
+}
+
 func quoted(name string) string {
 	if name == "" {
 		return ""
@@ -118,32 +132,35 @@ func quoted(name string) string {
 
 func validCalendarName(name string) error {
 	if name == "" {
-		return invalid("name", Date{}, "required: 1-%d letters, digits, '.', '_' or '-' (for example cn-mainland)", MaxCalendarNameLen)
+		return invalid("name", Date{}, msg.CalNameRequired, "max", MaxCalendarNameLen)
 	}
 	if len(name) > MaxCalendarNameLen {
-		return invalid("name", Date{}, "%d characters, more than %d", len(name), MaxCalendarNameLen)
+		return invalid("name", Date{}, msg.CalNameLong, "length", len(name), "max", MaxCalendarNameLen)
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return invalid("name", Date{}, "%q: only letters, digits, '.', '_' and '-' are allowed", name)
+			return invalid("name", Date{}, msg.CalNameChars, "value", strconv.Quote(name))
 		}
 	}
 	return nil
 }
 
 // checkDayName returns what is wrong with the name of a special day, or "".
-func checkDayName(name string) string {
+func checkDayName(name string) string { return dayNameProblem(name).String() }
+
+// dayNameProblem is checkDayName as a message (none when the name is fine).
+func dayNameProblem(name string) msg.Msg {
 	switch {
 	case len(name) > MaxNameBytes:
-		return "is " + strconv.Itoa(len(name)) + " bytes long, more than " + strconv.Itoa(MaxNameBytes)
+		return msg.New(msg.DayNameLong, "bytes", len(name), "max", MaxNameBytes)
 	case !utf8.ValidString(name):
-		return "is not valid UTF-8"
+		return msg.New(msg.DayNameUTF8)
 	case strings.TrimSpace(name) != name:
-		return "has leading or trailing white space"
+		return msg.New(msg.DayNameSpace)
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return "contains a control character (a line break, a tab...)"
+		return msg.New(msg.DayNameControl)
 	}
-	return ""
+	return msg.Msg{}
 }
 
 // sortedEntries returns a copy of entries sorted by date (stable, so equal

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Supported years. Dates outside are invalid; queries on them answer "no".
@@ -35,22 +37,29 @@ func DateOf(t time.Time) Date {
 // and day).
 func ParseDate(s string) (Date, error) {
 	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return Date{}, fmt.Errorf("date %q: want YYYY-MM-DD, for example 2026-02-14", s)
+		return Date{}, msg.New(msg.DateFormat, "value", strconv.Quote(s))
 	}
 	y, ok1 := digits(s[0:4])
 	m, ok2 := digits(s[5:7])
 	d, ok3 := digits(s[8:10])
 	if !ok1 || !ok2 || !ok3 {
-		return Date{}, fmt.Errorf("date %q: want YYYY-MM-DD, for example 2026-02-14", s)
+		return Date{}, msg.New(msg.DateFormat, "value", strconv.Quote(s))
 	}
 	date := Date{Year: y, Month: time.Month(m), Day: d}
 	if err := date.check(); err != nil {
-		return Date{}, fmt.Errorf("date %q: %w", s, err)
+		return Date{}, msg.New(msg.DateInvalid, "value", strconv.Quote(s), "error", msg.Of(err))
 	}
 	return date, nil
 }
 
 // digits parses a string of ASCII digits only (no sign, no spaces).
+// monthCodes name the months in messages.
+var monthCodes = [13]msg.Code{"", msg.Month1, msg.Month2, msg.Month3, msg.Month4, msg.Month5, msg.Month6,
+	msg.Month7, msg.Month8, msg.Month9, msg.Month10, msg.Month11, msg.Month12}
+
+// monthMsg is month m's name (January) as a message argument.
+func monthMsg(m time.Month) msg.Msg { return msg.New(monthCodes[m]) }
+
 func digits(s string) (int, bool) {
 	if s == "" {
 		return 0, false
@@ -72,11 +81,11 @@ func (d Date) Valid() bool { return d.check() == nil }
 func (d Date) check() error {
 	switch {
 	case d.Year < MinYear || d.Year > MaxYear:
-		return fmt.Errorf("year %d is outside %d-%d", d.Year, MinYear, MaxYear)
+		return msg.New(msg.DateYear, "year", d.Year, "min", MinYear, "max", MaxYear)
 	case d.Month < time.January || d.Month > time.December:
-		return fmt.Errorf("month %d is outside 1-12", int(d.Month))
+		return msg.New(msg.DateMonth, "month", int(d.Month))
 	case d.Day < 1 || d.Day > daysIn(d.Year, d.Month):
-		return fmt.Errorf("day %d is outside 1-%d (%s %d)", d.Day, daysIn(d.Year, d.Month), d.Month, d.Year)
+		return msg.New(msg.DateDay, "day", d.Day, "max", daysIn(d.Year, d.Month), "month", monthMsg(d.Month), "year", d.Year)
 	}
 	return nil
 }
@@ -216,15 +225,15 @@ func ParseWeek(s string) (Week, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, ok := dayByName(lo)
 		if !ok {
-			return 0, fmt.Errorf("week %q: %q is not a day name (SUN, MON, TUE, WED, THU, FRI, SAT)", s, strings.TrimSpace(lo))
+			return 0, msg.New(msg.CalWeekDayName, "week", strconv.Quote(s), "value", strconv.Quote(strings.TrimSpace(lo)))
 		}
 		b := a
 		if isRange {
 			if b, ok = dayByName(hi); !ok {
-				return 0, fmt.Errorf("week %q: %q is not a day name (SUN, MON, TUE, WED, THU, FRI, SAT)", s, strings.TrimSpace(hi))
+				return 0, msg.New(msg.CalWeekDayName, "week", strconv.Quote(s), "value", strconv.Quote(strings.TrimSpace(hi)))
 			}
 			if b < a {
-				return 0, fmt.Errorf("week %q: range %s runs backwards (ranges run SUN to SAT and do not wrap: write it as two parts)", s, part)
+				return 0, msg.New(msg.CalWeekBackwards, "week", strconv.Quote(s), "range", part)
 			}
 		}
 		for d := a; d <= b; d++ {

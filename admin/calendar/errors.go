@@ -3,6 +3,8 @@ package calendar
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // ErrInvalid is matched (with errors.Is) by every *ValidationError and
@@ -17,18 +19,33 @@ type ValidationError struct {
 	Field string
 	// Date is the offending date for a "days" error, zero otherwise.
 	Date Date
-	// Msg says what is wrong and how to fix it.
+	// Msg says what is wrong and how to fix it: Reason in English.
 	Msg string
+	// Reason is Msg as a message code with arguments (admin/msg), which the
+	// console shows in the reader's language.
+	Reason msg.Msg
 }
 
 // Error renders "calendar days: 2026-02-14 is both a holiday ... and a working day ...".
 func (e *ValidationError) Error() string { return "calendar " + e.Field + ": " + e.Msg }
 
+// Message is the whole error (Error) as a message code.
+func (e *ValidationError) Message() msg.Msg {
+	reason := e.Reason
+	if reason.IsZero() { // made by hand, with Msg only
+		reason = msg.New(msg.Text, "text", e.Msg)
+	}
+	return msg.New(msg.CalError, "field", e.Field, "error", reason)
+}
+
 // Is reports whether target is ErrInvalid.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
-func invalid(field string, date Date, format string, args ...any) *ValidationError {
-	return &ValidationError{Field: field, Date: date, Msg: fmt.Sprintf(format, args...)}
+// invalid is the error about field (and date), for the message code with
+// the arguments kv (msg.New).
+func invalid(field string, date Date, code msg.Code, kv ...any) *ValidationError {
+	reason := msg.New(code, kv...)
+	return &ValidationError{Field: field, Date: date, Msg: reason.String(), Reason: reason}
 }
 
 // ImportError says why an .ics or CSV input was refused, and where.

@@ -2,7 +2,10 @@ package calendar
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Rule says how a job's calendar changes the firings its cron expression
@@ -46,14 +49,14 @@ func (p Policy) Validate() error {
 	switch p.Rule {
 	case RuleNone, RuleBusinessDaysOnly, RuleSkipHolidays:
 		if p.Shift != "" {
-			return invalid("shift", Date{}, "a direction (%q) is only for the rule %q", p.Shift, RuleShift)
+			return invalid("shift", Date{}, msg.CalShiftOnly, "value", strconv.Quote(string(p.Shift)))
 		}
 	case RuleShift:
 		if p.Shift != "" && p.Shift != ShiftNext && p.Shift != ShiftPrevious {
-			return invalid("shift", Date{}, "%q is not a direction: want %q or %q", p.Shift, ShiftNext, ShiftPrevious)
+			return invalid("shift", Date{}, msg.CalShiftBad, "value", strconv.Quote(string(p.Shift)))
 		}
 	default:
-		return invalid("rule", Date{}, "%q is not a calendar rule: want %q, %q or %q", p.Rule, RuleBusinessDaysOnly, RuleSkipHolidays, RuleShift)
+		return invalid("rule", Date{}, msg.CalRuleBad, "value", strconv.Quote(string(p.Rule)))
 	}
 	return nil
 }

@@ -3,7 +3,7 @@ package jobdef
 import (
 	"database/sql"
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -37,19 +37,18 @@ func PolicyOf(c store.JobCalendar) calendar.Policy {
 // a calendar, shift is for schedules that fire at most
 // schedule.MaxShiftPerDay times a day. Whether the calendar exists and the
 // job's app may use it is the caller's check (it needs the database).
-func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErrors) {
+func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldMsgs) {
 	p := calendar.Policy{Rule: calendar.Rule(s.CalendarRule), Shift: calendar.Direction(s.CalendarShift)}
 	n := len(errs)
 	switch {
 	case s.CalendarID < 0:
-		errs["calendar_id"] = "the id of a calendar (GET /api/v1/calendars), or 0 for none"
+		errs["calendar_id"] = msg.New(msg.JobCalendarID)
 	case s.CalendarID == 0 && s.CalendarRule != "":
-		errs["calendar_rule"] = fmt.Sprintf("%q needs a calendar: set calendar_id, or leave the rule out", s.CalendarRule)
+		errs["calendar_rule"] = msg.New(msg.JobCalendarRuleAlone, "rule", strconv.Quote(s.CalendarRule))
 	case s.CalendarID == 0 && s.CalendarShift != "":
-		errs["calendar_shift"] = "only with a calendar and the rule shift"
+		errs["calendar_shift"] = msg.New(msg.JobCalendarShiftAlone)
 	case s.CalendarID > 0 && s.CalendarRule == "":
-		errs["calendar_rule"] = fmt.Sprintf("required with a calendar: %q (fire on working days only), %q (fire except on holidays) or %q (move a firing on a non-working day to a working day)",
-			calendar.RuleBusinessDaysOnly, calendar.RuleSkipHolidays, calendar.RuleShift)
+		errs["calendar_rule"] = msg.New(msg.JobCalendarRuleNeeded)
 	}
 	if len(errs) > n {
 		return
@@ -58,13 +57,13 @@ func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErr
 		var ve *calendar.ValidationError
 		switch {
 		case !errors.As(err, &ve):
-			errs["calendar_rule"] = err.Error()
+			errs["calendar_rule"] = msg.Of(err)
 		case ve.Field == "shift" && p.Rule != calendar.RuleShift:
-			errs["calendar_shift"] = fmt.Sprintf("only with the rule %q (the rule is %q)", calendar.RuleShift, p.Rule)
+			errs["calendar_shift"] = msg.New(msg.JobCalendarShiftRule, "rule", strconv.Quote(string(p.Rule)))
 		case ve.Field == "shift":
-			errs["calendar_shift"] = ve.Msg
+			errs["calendar_shift"] = reasonOf(ve)
 		default:
-			errs["calendar_rule"] = ve.Msg
+			errs["calendar_rule"] = reasonOf(ve)
 		}
 		return
 	}
@@ -73,7 +72,7 @@ func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldErr
 	}
 	if s.CalendarID == 0 {
 		if sched.NeedsCalendar() {
-			errs["cron"] = fmt.Sprintf("%s (a business day) is counted on a business calendar: set calendar_id and calendar_rule, or use a plain day of month", sched.BusinessDay())
+			errs["cron"] = msg.New(msg.JobBusinessDay, "bd", sched.BusinessDay())
 		}
 		return
 	}
@@ -97,12 +96,20 @@ func calendarField(err error) string {
 }
 
 // scheduleMsg is a schedule error without its field prefix.
-func scheduleMsg(err error) string {
+func scheduleMsg(err error) msg.Msg {
 	var ve *schedule.ValidationError
-	if errors.As(err, &ve) && ve.Field == 0 {
-		return ve.Msg
+	if errors.As(err, &ve) && ve.Field == 0 && !ve.Reason.IsZero() {
+		return ve.Reason
 	}
-	return err.Error()
+	return msg.Of(err)
+}
+
+// reasonOf is a calendar error without its field prefix.
+func reasonOf(ve *calendar.ValidationError) msg.Msg {
+	if ve.Reason.IsZero() {
+		return msg.New(msg.Text, "text", ve.Msg)
+	}
+	return ve.Reason
 }
 
 // WithCalendar returns the schedule of v's job on cal, its calendar (the
@@ -112,7 +119,7 @@ func scheduleMsg(err error) string {
 func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated, *schedule.CalendarSchedule, error) {
 	cs, err := schedule.WithCalendar(v.Schedule, cal, PolicyOf(v.Job.JobCalendar))
 	if err != nil {
-		return v, nil, FieldErrors{calendarField(err): scheduleMsg(err)}
+		return v, nil, FieldMsgs{calendarField(err): scheduleMsg(err)}
 	}
 	if v.Job.Enabled {
 		v.Job.NextFireAt = NextEvent(cs, now)

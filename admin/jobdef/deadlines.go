@@ -2,9 +2,10 @@ package jobdef
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -13,7 +14,7 @@ import (
 // duration, finish_deadline a duration or a local time HH:MM (limits in
 // admin/schedule: schedule.MinDeadline, MaxDeadline), deadline_action alarm
 // or cancel.
-func validateDeadlines(s apitypes.JobDef, errs FieldErrors) {
+func validateDeadlines(s apitypes.JobDef, errs FieldMsgs) {
 	if _, err := schedule.ParseStartDeadline(s.StartDeadline); err != nil {
 		errs["start_deadline"] = deadlineMsg(err)
 	}
@@ -23,16 +24,16 @@ func validateDeadlines(s apitypes.JobDef, errs FieldErrors) {
 	switch s.DeadlineAction {
 	case store.DeadlineAlarm, store.DeadlineCancel:
 	default:
-		errs["deadline_action"] = fmt.Sprintf("%q: %q (raise run_deadline_missed) or %q (raise it and cancel the run)", s.DeadlineAction, store.DeadlineAlarm, store.DeadlineCancel)
+		errs["deadline_action"] = msg.New(msg.DeadlineActionBad, "value", strconv.Quote(s.DeadlineAction))
 	}
 }
 
 // deadlineMsg is a deadline error without the field prefix (the field
 // error names the field).
-func deadlineMsg(err error) string {
+func deadlineMsg(err error) msg.Msg {
 	var ve *schedule.ValidationError
 	if errors.As(err, &ve) {
-		return ve.Msg
+		return ve.Reason
 	}
-	return err.Error()
+	return msg.Of(err)
 }

@@ -2,12 +2,12 @@ package jobdef
 
 import (
 	"database/sql"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
@@ -25,10 +25,30 @@ const (
 // MaxChildren bounds the child jobs of one job.
 const MaxChildren = 20
 
-// FieldErrors maps a JSON field name to what is wrong with it.
+// FieldErrors maps a JSON field name to what is wrong with it, in English.
 type FieldErrors map[string]string
 
 func (f FieldErrors) Error() string { return fielderr.Format("invalid job", f) }
+
+// FieldMsgs maps a JSON field name to what is wrong with it as a message
+// code with arguments (admin/msg), which the console shows in the reader's
+// language: the error Validate returns. Its English is FieldErrors, what
+// API clients read, which errors.As finds in it too.
+type FieldMsgs map[string]msg.Msg
+
+func (f FieldMsgs) Error() string { return f.English().Error() }
+
+// Unwrap is the English of f, so that errors.As finds a FieldErrors in it.
+func (f FieldMsgs) Unwrap() error { return f.English() }
+
+// English is f in English.
+func (f FieldMsgs) English() FieldErrors {
+	out := make(FieldErrors, len(f))
+	for k, m := range f {
+		out[k] = m.String()
+	}
+	return out
+}
 
 // Validated is a valid definition with its parsed schedule. A job on a
 // business calendar (Job.CalendarID) is valid as far as it can be told
@@ -40,8 +60,9 @@ type Validated struct {
 }
 
 // Validate checks a new job's spec and returns the job row (without id) and
-// its schedule, or FieldErrors. now is the job's creation time: it anchors
-// @every schedules and is the instant the first firing follows.
+// its schedule, or FieldMsgs (in English: FieldErrors). now is the job's
+// creation time: it anchors @every schedules and is the instant the first
+// firing follows.
 func Validate(s apitypes.JobSpec, now time.Time) (Validated, error) {
 	return validate(s, now, now)
 }
@@ -54,74 +75,74 @@ func ValidateUpdate(s apitypes.JobSpec, now, createdAt time.Time) (Validated, er
 
 func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	s.JobDef = s.WithDefaults()
-	errs := FieldErrors{}
+	errs := FieldMsgs{}
 	if !names.Valid(s.App) {
-		errs["app"] = "required; " + names.Rule
+		errs["app"] = msg.New(msg.NameRequired, "rule", msg.New(msg.NameRule))
 	}
 	if !names.Valid(s.Name) {
-		errs["name"] = "required; " + names.Rule
+		errs["name"] = msg.New(msg.NameRequired, "rule", msg.New(msg.NameRule))
 	}
 	if len(s.Description) > 1024 {
-		errs["description"] = "at most 1024 characters"
+		errs["description"] = msg.New(msg.ValueMaxChars, "max", 1024)
 	}
 	if s.Handler == "" || len(s.Handler) > 128 || strings.ContainsAny(s.Handler, " ,\t\n") {
-		errs["handler"] = "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)"
+		errs["handler"] = msg.New(msg.JobHandlerRule)
 	}
 	if s.Slots < 1 || s.Slots > MaxSlots {
-		errs["slots"] = fmt.Sprintf("%d is outside 1-%d", s.Slots, MaxSlots)
+		errs["slots"] = msg.New(msg.ValueOutside, "value", s.Slots, "min", 1, "max", MaxSlots)
 	}
 	if len(s.Params) > MaxParamsBytes {
-		errs["params"] = fmt.Sprintf("at most %d bytes", MaxParamsBytes)
+		errs["params"] = msg.New(msg.ValueMaxBytes, "max", MaxParamsBytes)
 	} else if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
-		errs["params"] = err.Error() // the built-in handlers (http, sql, shell) parse their params the same way
+		errs["params"] = msg.Of(err) // the built-in handlers (http, sql, shell) parse their params the same way
 	}
 	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
-		errs["slot_params"] = err.Error()
+		errs["slot_params"] = msg.Of(err)
 	}
 	mp, err := schedule.ParseMisfirePolicy(s.MisfirePolicy)
 	if err != nil {
-		errs["misfire_policy"] = err.Error()
+		errs["misfire_policy"] = msg.Of(err)
 	}
 	op, err := schedule.ParseOverlapPolicy(s.OverlapPolicy)
 	if err != nil {
-		errs["overlap_policy"] = err.Error()
+		errs["overlap_policy"] = msg.Of(err)
 	}
 	if s.MisfireThresholdMS < 1000 || s.MisfireThresholdMS > 7*24*3600*1000 {
-		errs["misfire_threshold_ms"] = "between 1000 (1 s) and 604800000 (7 days)"
+		errs["misfire_threshold_ms"] = msg.New(msg.JobMisfireThreshold)
 	}
 	if s.MaxCatchUp < 1 || s.MaxCatchUp > 1000 {
-		errs["max_catch_up"] = "between 1 and 1000"
+		errs["max_catch_up"] = msg.New(msg.ValueBetween, "min", 1, "max", 1000)
 	}
 	if s.TimeoutMS < 0 {
-		errs["timeout_ms"] = "0 (no timeout) or a positive number of milliseconds"
+		errs["timeout_ms"] = msg.New(msg.JobTimeout)
 	}
 	if s.RetryMax < 0 || s.RetryMax > MaxRetries {
-		errs["retry_max"] = fmt.Sprintf("between 0 and %d", MaxRetries)
+		errs["retry_max"] = msg.New(msg.ValueBetween, "min", 0, "max", MaxRetries)
 	}
 	if s.RetryBackoffMS < 0 {
-		errs["retry_backoff_ms"] = "a positive number of milliseconds"
+		errs["retry_backoff_ms"] = msg.New(msg.ValuePositiveMS)
 	}
 	validateRecordsPolicy(s.JobDef, errs)
 	validateDeadlines(s.JobDef, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
-		errs["child_job_ids"] = fmt.Sprintf("at most %d child jobs", MaxChildren)
+		errs["child_job_ids"] = msg.New(msg.JobChildrenMax, "max", MaxChildren)
 	}
 	seen := map[int64]bool{}
 	for _, id := range s.ChildJobIDs {
 		if id <= 0 || seen[id] {
-			errs["child_job_ids"] = "ids of existing jobs, each once"
+			errs["child_job_ids"] = msg.New(msg.JobChildrenIDs)
 		}
 		seen[id] = true
 	}
 	var sched *schedule.Schedule
 	if _, zerr := schedule.ValidateZone(s.TimeZone); zerr != nil {
-		errs["time_zone"] = zerr.Error()
+		errs["time_zone"] = msg.Of(zerr)
 	} else if strings.TrimSpace(s.Cron) == "" {
-		errs["cron"] = "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\""
+		errs["cron"] = msg.New(msg.JobCronRequired)
 	} else {
 		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.Key(), Anchor: anchor})
 		if err != nil {
-			errs["cron"] = err.Error()
+			errs["cron"] = msg.Of(err)
 			sched = nil
 		}
 	}
@@ -153,7 +174,8 @@ func ScheduleOf(j store.Job) (*schedule.Schedule, error) {
 }
 
 // ParseSlotParams parses "0=Beijing,1=Shanghai" into a map from slot to
-// parameter. Slots must be within 0..slots-1 and appear once.
+// parameter. Slots must be within 0..slots-1 and appear once. An error is a
+// msg.Msg.
 func ParseSlotParams(s string, slots int) (map[int]string, error) {
 	out := map[int]string{}
 	if strings.TrimSpace(s) == "" {
@@ -162,14 +184,14 @@ func ParseSlotParams(s string, slots int) (map[int]string, error) {
 	for _, part := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return nil, fmt.Errorf("%q: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai", part)
+			return nil, msg.New(msg.SlotParamsPair, "part", strconv.Quote(part))
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(k))
 		if err != nil || n < 0 || n >= max(slots, 1) {
-			return nil, fmt.Errorf("%q: slot must be a number in 0-%d", part, max(slots, 1)-1)
+			return nil, msg.New(msg.SlotParamsSlot, "part", strconv.Quote(part), "max", max(slots, 1)-1)
 		}
 		if _, dup := out[n]; dup {
-			return nil, fmt.Errorf("slot %d appears twice", n)
+			return nil, msg.New(msg.SlotParamsTwice, "slot", n)
 		}
 		out[n] = strings.TrimSpace(v)
 	}

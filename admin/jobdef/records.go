@@ -1,12 +1,13 @@
 package jobdef
 
 import (
-	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 )
 
@@ -43,48 +44,48 @@ var (
 )
 
 // validateRecordsPolicy checks the records policy fields of s into errs.
-func validateRecordsPolicy(s apitypes.JobDef, errs FieldErrors) {
+func validateRecordsPolicy(s apitypes.JobDef, errs FieldMsgs) {
 	if err := checkDedupScope(s.DedupScope); err != nil {
-		errs["dedup_scope"] = err.Error()
+		errs["dedup_scope"] = msg.Of(err)
 	}
 	switch s.UncertainPolicy {
 	case "", UncertainRetry, UncertainSkip:
 	default:
-		errs["uncertain_policy"] = fmt.Sprintf("%q: empty (the handler decides), %q (at least once) or %q (at most once, alarmed)", s.UncertainPolicy, UncertainRetry, UncertainSkip)
+		errs["uncertain_policy"] = msg.New(msg.UncertainPolicyBad, "value", strconv.Quote(s.UncertainPolicy))
 	}
 	if s.RecordMaxAttempts < 0 || s.RecordMaxAttempts > MaxRecordAttempts {
-		errs["record_max_attempts"] = fmt.Sprintf("between 0 (the handler decides) and %d", MaxRecordAttempts)
+		errs["record_max_attempts"] = msg.New(msg.RecordMaxAttempts, "max", MaxRecordAttempts)
 	}
 }
 
 // checkDedupScope validates a job's dedup scope: empty, "run", "job", or a
 // name of letters, digits and . _ : / = - with the placeholders {date},
-// {month} and {year}.
+// {month} and {year}. An error is a msg.Msg.
 func checkDedupScope(scope string) error {
 	switch scope {
 	case "", ScopeRun, ScopeJob:
 		return nil
 	}
-	const how = `empty or "run" (each run handles each record once), "job" (once per job), or a name such as "settle:{date}" ` +
-		`(letters, digits and . _ : / = -; {date}, {month} and {year} become the run's scheduled time in the job's time zone)`
+	how := msg.New(msg.DedupScopeHow)
+	quoted := strconv.Quote(scope)
 	if len(scope) > MaxScopeTemplateBytes {
-		return fmt.Errorf("%d bytes: at most %d (and at most %d once its placeholders are replaced)", len(scope), MaxScopeTemplateBytes, MaxScopeBytes)
+		return msg.New(msg.DedupScopeTooLong, "bytes", len(scope), "max", MaxScopeTemplateBytes, "max_resolved", MaxScopeBytes)
 	}
 	if strings.HasPrefix(scope, "run:") {
-		return fmt.Errorf("%q starts with \"run:\", which the per-run scope uses: %s", scope, how)
+		return msg.New(msg.DedupScopeRunPrefix, "value", quoted, "how", how)
 	}
 	for _, p := range placeholderRE.FindAllString(scope, -1) {
 		if _, ok := scopePlaceholders[p]; !ok {
-			return fmt.Errorf("%q: unknown placeholder %s: %s", scope, p, how)
+			return msg.New(msg.DedupScopePlaceholder, "value", quoted, "placeholder", p, "how", how)
 		}
 	}
 	bare := placeholderRE.ReplaceAllString(scope, "x")
 	if !scopeCharsRE.MatchString(bare) {
-		return fmt.Errorf("%q: %s", scope, how)
+		return msg.New(msg.DedupScopeChars, "value", quoted, "how", how)
 	}
 	// Every placeholder expands to a fixed width, so any instant tells the length.
 	if n := len(ResolveDedupScope(scope, "UTC", 0)); n > MaxScopeBytes {
-		return fmt.Errorf("%q becomes %d bytes with its placeholders replaced: at most %d", scope, n, MaxScopeBytes)
+		return msg.New(msg.DedupScopeResolved, "value", quoted, "bytes", n, "max", MaxScopeBytes)
 	}
 	return nil
 }

@@ -66,6 +66,210 @@ const (
 	AlarmRunLateStart     Code = "alarm.run_late_start"
 	AlarmDeadlineMissed   Code = "alarm.run_deadline_missed"
 	AlarmDeadlineCancel   Code = "alarm.run_deadline_cancel"
+
+	// Validation: generic words and values (admin/jobdef, admin/api)
+	Text            Code = "text"
+	ValueOutside    Code = "value.outside"
+	ValueBetween    Code = "value.between"
+	ValueMaxChars   Code = "value.max_chars"
+	ValueMaxBytes   Code = "value.max_bytes"
+	ValuePositiveMS Code = "value.positive_ms"
+	NameRule        Code = "name.rule"
+	NameRequired    Code = "name.required"
+	MustStay        Code = "value.must_stay"
+	NotYourApp      Code = "app.not_yours"
+	NotYourAppShort Code = "app.not_yours_short"
+	RoleOneOf       Code = "role.one_of"
+
+	// Validation: schedules (admin/schedule)
+	CronFieldError        Code = "sched.field_error"
+	PartError             Code = "sched.part_error"
+	PartSecond            Code = "part.second"
+	PartMinute            Code = "part.minute"
+	PartHour              Code = "part.hour"
+	PartDayOfMonth        Code = "part.day_of_month"
+	PartMonth             Code = "part.month"
+	PartDayOfWeek         Code = "part.day_of_week"
+	PartExpression        Code = "part.expression"
+	PartTimeZone          Code = "part.time_zone"
+	PartMisfirePolicy     Code = "part.misfire_policy"
+	PartMisfireThreshold  Code = "part.misfire_threshold"
+	PartMaxCatchUp        Code = "part.max_catch_up"
+	PartOverlapPolicy     Code = "part.overlap_policy"
+	PartCalendarRule      Code = "part.calendar_rule"
+	PartCalendarShift     Code = "part.calendar_shift"
+	PartStartDeadline     Code = "part.start_deadline"
+	PartFinishDeadline    Code = "part.finish_deadline"
+	CycleMinute           Code = "cycle.minute"
+	CycleHour             Code = "cycle.hour"
+	CycleDay              Code = "cycle.day"
+	CycleMonth            Code = "cycle.month"
+	CycleYear             Code = "cycle.year"
+	CycleWeek             Code = "cycle.week"
+	CronEmpty             Code = "cron.empty"
+	CronTooLong           Code = "cron.too_long"
+	CronTZPrefix          Code = "cron.tz_prefix"
+	CronEveryArgs         Code = "cron.every_args"
+	CronEveryNotDuration  Code = "cron.every_not_duration"
+	CronEveryTooShort     Code = "cron.every_too_short"
+	CronEveryFraction     Code = "cron.every_fraction"
+	CronEveryTooLong      Code = "cron.every_too_long"
+	CronUnknownDescriptor Code = "cron.unknown_descriptor"
+	CronDescriptorArgs    Code = "cron.descriptor_args"
+	CronYearField         Code = "cron.year_field"
+	CronFieldCount        Code = "cron.field_count"
+	CronNotValid          Code = "cron.not_valid"
+	CronBDWithDOW         Code = "cron.bd_with_dow"
+	CronNeverFiresOne     Code = "cron.never_fires_one"
+	CronNeverFiresMany    Code = "cron.never_fires_many"
+	CronBDInList          Code = "cron.bd_in_list"
+	CronBDRange           Code = "cron.bd_range"
+	CronBDZero            Code = "cron.bd_zero"
+	CronBDOutside         Code = "cron.bd_outside"
+	CronBDInvalid         Code = "cron.bd_invalid"
+	CronBDNeedsCalendar   Code = "cron.bd_needs_calendar"
+	CronBDNotDOM          Code = "cron.bd_not_dom"
+	CronEmptyElement      Code = "cron.empty_element"
+	CronTwoSlashes        Code = "cron.two_slashes"
+	CronStepNotNumber     Code = "cron.step_not_number"
+	CronStepZero          Code = "cron.step_zero"
+	CronStepTooLarge      Code = "cron.step_too_large"
+	CronQuestionMark      Code = "cron.question_mark"
+	CronTwoDashes         Code = "cron.two_dashes"
+	CronDOWBackwards      Code = "cron.dow_backwards"
+	CronBackwards         Code = "cron.backwards"
+	CronStartsAfterEnd    Code = "cron.starts_after_end"
+	CronHMalformed        Code = "cron.h_malformed"
+	CronHSunday           Code = "cron.h_sunday"
+	CronHBackwards        Code = "cron.h_backwards"
+	CronHNoKey            Code = "cron.h_no_key"
+	CronMissingNumber     Code = "cron.missing_number"
+	CronQuartz            Code = "cron.quartz"
+	CronNotNumber         Code = "cron.not_number"
+	CronNotNumberMonth    Code = "cron.not_number_month"
+	CronNotNumberDOW      Code = "cron.not_number_dow"
+	BadMisfirePolicy      Code = "sched.bad_misfire_policy"
+	BadOverlapPolicy      Code = "sched.bad_overlap_policy"
+	RuleNeedsCalendar     Code = "sched.rule_needs_calendar"
+	RuleShiftTooOften     Code = "sched.shift_too_often"
+	ZoneError             Code = "zone.error"
+	ZoneLocal             Code = "zone.local"
+	ZoneSpaces            Code = "zone.spaces"
+	ZoneFixedOffset       Code = "zone.fixed_offset"
+	ZoneEtcGMT            Code = "zone.etc_gmt"
+	ZonePath              Code = "zone.path"
+	ZoneUnknown           Code = "zone.unknown"
+	DeadlineHow           Code = "deadline.how"
+	DeadlineNotDuration   Code = "deadline.not_duration"
+	DeadlineNegative      Code = "deadline.negative"
+	DeadlineTooShort      Code = "deadline.too_short"
+	DeadlineTooLong       Code = "deadline.too_long"
+	DeadlineOrClock       Code = "deadline.or_clock"
+	DeadlineNotClock      Code = "deadline.not_clock"
+
+	// Validation: jobs, users, passwords, tokens, alarm routes
+	JobHandlerRule         Code = "job.handler_rule"
+	JobMisfireThreshold    Code = "job.misfire_threshold"
+	JobTimeout             Code = "job.timeout"
+	JobChildrenMax         Code = "job.children_max"
+	JobChildrenIDs         Code = "job.children_ids"
+	JobChildMissing        Code = "job.child_missing"
+	JobChildCycle          Code = "job.child_cycle"
+	JobCronRequired        Code = "job.cron_required"
+	JobBusinessDay         Code = "job.business_day"
+	JobCalendarID          Code = "job.calendar_id"
+	JobCalendarRuleAlone   Code = "job.calendar_rule_alone"
+	JobCalendarShiftAlone  Code = "job.calendar_shift_alone"
+	JobCalendarRuleNeeded  Code = "job.calendar_rule_needed"
+	JobCalendarShiftRule   Code = "job.calendar_shift_rule"
+	JobCalendarMissing     Code = "job.calendar_missing"
+	WorkflowNameTaken      Code = "workflow.name_taken"
+	JobNameTaken           Code = "job.name_taken"
+	JobVersionRequired     Code = "job.version_required"
+	SlotParamsPair         Code = "job.slot_params_pair"
+	SlotParamsSlot         Code = "job.slot_params_slot"
+	SlotParamsTwice        Code = "job.slot_params_twice"
+	DedupScopeHow          Code = "job.dedup_scope_how"
+	DedupScopeTooLong      Code = "job.dedup_scope_too_long"
+	DedupScopeRunPrefix    Code = "job.dedup_scope_run_prefix"
+	DedupScopePlaceholder  Code = "job.dedup_scope_placeholder"
+	DedupScopeChars        Code = "job.dedup_scope_chars"
+	DedupScopeResolved     Code = "job.dedup_scope_resolved"
+	UncertainPolicyBad     Code = "job.uncertain_policy"
+	RecordMaxAttempts      Code = "job.record_max_attempts"
+	DeadlineActionBad      Code = "job.deadline_action"
+	UserAppsInvalid        Code = "user.apps_invalid"
+	UserAppsTooLong        Code = "user.apps_too_long"
+	UserNameTaken          Code = "user.name_taken"
+	PasswordHint           Code = "password.hint"
+	PasswordTooShort       Code = "password.too_short"
+	PasswordTooLong        Code = "password.too_long"
+	PasswordCommon         Code = "password.common"
+	PasswordRepeated       Code = "password.repeated"
+	PasswordConsecutive    Code = "password.consecutive"
+	PasswordWrongOld       Code = "password.wrong_old"
+	TokenNameRule          Code = "token.name_rule"
+	TokenRoleOneOf         Code = "token.role_one_of"
+	TokenDays              Code = "token.days"
+	TokenOutliveMost       Code = "token.outlive_most"
+	TokenOutliveNone       Code = "token.outlive_none"
+	RoutesRequired         Code = "routes.required"
+	RoutesMax              Code = "routes.max"
+	RouteChannelRequired   Code = "routes.channel_required"
+	RouteNoChannels        Code = "routes.no_channels"
+	RouteUnknownChannel    Code = "routes.unknown_channel"
+	RouteRecipientEmail    Code = "routes.recipient_email"
+	RouteRecipientNotEmail Code = "routes.recipient_not_email"
+	RouteDuplicate         Code = "routes.duplicate"
+
+	// Validation: calendars (admin/calendar, admin/api)
+	Month1              Code = "month.1"
+	Month2              Code = "month.2"
+	Month3              Code = "month.3"
+	Month4              Code = "month.4"
+	Month5              Code = "month.5"
+	Month6              Code = "month.6"
+	Month7              Code = "month.7"
+	Month8              Code = "month.8"
+	Month9              Code = "month.9"
+	Month10             Code = "month.10"
+	Month11             Code = "month.11"
+	Month12             Code = "month.12"
+	KindHoliday         Code = "kind.holiday"
+	KindWorkday         Code = "kind.workday"
+	CalError            Code = "cal.error"
+	CalAppRule          Code = "cal.app_rule"
+	CalWeekExample      Code = "cal.week_example"
+	CalWeekDayName      Code = "cal.week_day_name"
+	CalWeekBackwards    Code = "cal.week_backwards"
+	CalWeekBits         Code = "cal.week_bits"
+	CalImportBoth       Code = "cal.import_both"
+	CalImportFormat     Code = "cal.import_format"
+	CalDayDate          Code = "cal.day_date"
+	DateFormat          Code = "date.format"
+	DateInvalid         Code = "date.invalid"
+	DateYear            Code = "date.year"
+	DateMonth           Code = "date.month"
+	DateDay             Code = "date.day"
+	CalTooManyDays      Code = "cal.too_many_days"
+	CalDayError         Code = "cal.day_error"
+	CalDayKind          Code = "cal.day_kind"
+	CalDayName          Code = "cal.day_name"
+	CalDayBoth          Code = "cal.day_both"
+	CalDayTwice         Code = "cal.day_twice"
+	CalNameRequired     Code = "cal.name_required"
+	CalNameLong         Code = "cal.name_long"
+	CalNameChars        Code = "cal.name_chars"
+	CalShiftOnly        Code = "cal.shift_only"
+	CalShiftBad         Code = "cal.shift_bad"
+	CalRuleBad          Code = "cal.rule_bad"
+	CalGlobalAdminOnly  Code = "cal.global_admin_only"
+	CalNameTaken        Code = "cal.name_taken"
+	CalRevisionRequired Code = "cal.revision_required"
+	DayNameLong         Code = "day_name.long"
+	DayNameUTF8         Code = "day_name.utf8"
+	DayNameSpace        Code = "day_name.space"
+	DayNameControl      Code = "day_name.control"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -133,4 +337,208 @@ var Catalog = map[Code]string{
 	AlarmRunLateStart:     "job {app}/{job} run {run} scheduled at {scheduled}: no slot had started by its start deadline {deadline}",
 	AlarmDeadlineMissed:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
 	AlarmDeadlineCancel:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
+
+	// Validation: generic words and values (admin/jobdef, admin/api)
+	Text:            "{text}",
+	ValueOutside:    "{value} is outside {min}-{max}",
+	ValueBetween:    "between {min} and {max}",
+	ValueMaxChars:   "at most {max} characters",
+	ValueMaxBytes:   "at most {max} bytes",
+	ValuePositiveMS: "a positive number of milliseconds",
+	NameRule:        "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+	NameRequired:    "required; {rule}",
+	MustStay:        "must stay {value}",
+	NotYourApp:      "not one of your apps ({apps}); ask an admin",
+	NotYourAppShort: "not one of your apps; ask an admin",
+	RoleOneOf:       "one of viewer, operator, admin",
+
+	// Validation: schedules (admin/schedule)
+	CronFieldError:        "cron field {field} ({name}): {error}",
+	PartError:             "{name}: {error}",
+	PartSecond:            "second",
+	PartMinute:            "minute",
+	PartHour:              "hour",
+	PartDayOfMonth:        "day of month",
+	PartMonth:             "month",
+	PartDayOfWeek:         "day of week",
+	PartExpression:        "expression",
+	PartTimeZone:          "time zone",
+	PartMisfirePolicy:     "misfire policy",
+	PartMisfireThreshold:  "misfire threshold",
+	PartMaxCatchUp:        "max catch-up",
+	PartOverlapPolicy:     "overlap policy",
+	PartCalendarRule:      "calendar rule",
+	PartCalendarShift:     "calendar shift",
+	PartStartDeadline:     "start deadline",
+	PartFinishDeadline:    "finish deadline",
+	CycleMinute:           "minute",
+	CycleHour:             "hour",
+	CycleDay:              "day",
+	CycleMonth:            "month",
+	CycleYear:             "year",
+	CycleWeek:             "week",
+	CronEmpty:             "the expression is empty; write 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or a descriptor such as @daily",
+	CronTooLong:           "the expression is {bytes} bytes long; the limit is {limit}",
+	CronTZPrefix:          "a TZ= prefix is not accepted; set the job's time zone in its own setting instead",
+	CronEveryArgs:         "@every takes exactly one duration, e.g. \"@every 90s\", \"@every 15m\" or \"@every 1h30m\"",
+	CronEveryNotDuration:  "{value} is not a duration; write e.g. 90s, 15m or 1h30m",
+	CronEveryTooShort:     "@every {value} is shorter than the minimum of 1s",
+	CronEveryFraction:     "@every {value} has a fraction of a second; use whole seconds",
+	CronEveryTooLong:      "@every {value} is longer than the maximum of 366 days; use a cron expression for longer cycles",
+	CronUnknownDescriptor: "unknown descriptor {value}; use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>",
+	CronDescriptorArgs:    "{name} takes no arguments",
+	CronYearField:         "7 fields given; a year field is not supported (write 5 fields, or 6 with seconds first)",
+	CronFieldCount:        "{count} fields given; write 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first",
+	CronNotValid:          "not a valid cron expression: {error}",
+	CronBDWithDOW:         "{dow} cannot be combined with {bd} in the day of month: {bd} already picks one working day of the month from the job's calendar (its base week and holidays say which days work); write * here",
+	CronNeverFiresOne:     "day {days} never occurs in {months}, so this expression would never fire; pick a day that exists in those months (or use a day of week)",
+	CronNeverFiresMany:    "days {days} never occur in {months}, so this expression would never fire; pick a day that exists in those months (or use a day of week)",
+	CronBDInList:          "{value}: a business day (BD3, BDL, BD-2) stands alone in the day-of-month field and cannot be combined with other days; use one job per business day",
+	CronBDRange:           "{value}: ranges and steps of business days are not supported; write one business day: BDn (the n-th working day, n from 1 to {max}), BDL (the last) or BD-n (the n-th from the end)",
+	CronBDZero:            "{bd} is not a business day: they count from 1 (BD1 is the first working day of the month, BDL or BD-1 the last)",
+	CronBDOutside:         "{bd}: {n} is outside 1-{max} (no month has more than {max} days)",
+	CronBDInvalid:         "{value} is not a business day: write BDn (the n-th working day of the month, n from 1 to {max}), BDL (the last) or BD-n (the n-th from the end)",
+	CronBDNeedsCalendar:   "{bd} needs a calendar: set the job's calendar",
+	CronBDNotDOM:          "{item}: business days (BD3, BDL, BD-2) are only allowed in the day-of-month field",
+	CronEmptyElement:      "empty element in the list {field}; remove the extra comma",
+	CronTwoSlashes:        "{item} has more than one '/'; write start-end/step",
+	CronStepNotNumber:     "step {step} in {item} is not a whole number",
+	CronStepZero:          "step 0 in {item} is not allowed; use a step of 1 or more",
+	CronStepTooLarge:      "step {step} in {item} is larger than the field's range {min}-{max}; steps restart every {cycle}, so use a smaller step or @every",
+	CronQuestionMark:      "'?' is only allowed in the day-of-month and day-of-week fields; use '*'",
+	CronTwoDashes:         "{item} has more than one '-'; write a range as start-end",
+	CronDOWBackwards:      "range {range} goes backwards; wrap-around ranges are not supported, write e.g. FRI-SAT,SUN or 0,5-6",
+	CronBackwards:         "range {range} goes backwards; write it as {lo}-{hi}",
+	CronStartsAfterEnd:    "{item} starts after the end of the field ({max})",
+	CronHMalformed:        "malformed H {item}; write H, H(a-b), H/n or H(a-b)/n",
+	CronHSunday:           "{item}: use 0 for Sunday inside H(a-b)",
+	CronHBackwards:        "H range {range} goes backwards; write H({lo}-{hi})",
+	CronHNoKey:            "H needs the job's identity to pick a stable value; set the job key (e.g. \"app/name\")",
+	CronMissingNumber:     "{item} is missing a number",
+	CronQuartz:            "{item} uses a Quartz extension (L, W or #) that is not supported; use plain values, ranges, lists and steps",
+	CronNotNumber:         "{value} is not a number",
+	CronNotNumberMonth:    "{value} is not a number or a month name (JAN-DEC)",
+	CronNotNumberDOW:      "{value} is not a number or a day name (SUN-SAT)",
+	BadMisfirePolicy:      "{value} is not a misfire policy; use run_once, skip or catch_up",
+	BadOverlapPolicy:      "{value} is not an overlap policy; use allow, skip, queue or replace",
+	RuleNeedsCalendar:     "the rule {rule} needs a calendar: set the job's calendar",
+	RuleShiftTooOften:     "shift moves firings to another day and is for schedules that fire at most {max} times a day; {expr} fires {count} times a day: use {rule}",
+	ZoneError:             "{zone}: {error}",
+	ZoneLocal:             "\"Local\" would follow the admin server's own zone; name the job's zone explicitly, e.g. \"Europe/Berlin\" or \"UTC\"",
+	ZoneSpaces:            "remove the surrounding spaces",
+	ZoneFixedOffset:       "fixed UTC offsets are not accepted because they cannot follow daylight-saving rules; use a region name such as \"Asia/Shanghai\" or \"America/New_York\", or \"UTC\"",
+	ZoneEtcGMT:            "fixed UTC offsets are not accepted because they cannot follow daylight-saving rules; use a region name such as \"Asia/Shanghai\" or \"America/New_York\", or \"UTC\" (note that Etc/GMT+8 means UTC-8: the sign is inverted)",
+	ZonePath:              "a time zone is an IANA name such as \"Europe/Berlin\", not a file path",
+	ZoneUnknown:           "unknown IANA time zone name (names are case-sensitive), use one like \"Europe/Berlin\", \"America/New_York\" or \"UTC\"",
+	DeadlineHow:           "a duration from {min} to {max} such as \"30m\" or \"2h\"",
+	DeadlineNotDuration:   "{value} is not a duration: write {how}",
+	DeadlineNegative:      "{value} is negative: write {how}",
+	DeadlineTooShort:      "{value} is shorter than {min}: write {how} (or leave it empty for none)",
+	DeadlineTooLong:       "{value} is longer than {max}: write {how}",
+	DeadlineOrClock:       "{error}, or a local time of day HH:MM such as \"06:00\"",
+	DeadlineNotClock:      "{value} is not a time of day: write HH:MM from 00:00 to 23:59, e.g. \"06:00\"",
+
+	// Validation: jobs, users, passwords, tokens, alarm routes
+	JobHandlerRule:         "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)",
+	JobMisfireThreshold:    "between 1000 (1 s) and 604800000 (7 days)",
+	JobTimeout:             "0 (no timeout) or a positive number of milliseconds",
+	JobChildrenMax:         "at most {max} child jobs",
+	JobChildrenIDs:         "ids of existing jobs, each once",
+	JobChildMissing:        "job {id} does not exist",
+	JobChildCycle:          "cycle {path}; remove one of these links",
+	JobCronRequired:        "required, e.g. \"0 3 * * *\" (5 fields), \"*/10 * * * * *\" (6 fields with seconds) or \"@every 30s\"",
+	JobBusinessDay:         "{bd} (a business day) is counted on a business calendar: set calendar_id and calendar_rule, or use a plain day of month",
+	JobCalendarID:          "the id of a calendar (GET /api/v1/calendars), or 0 for none",
+	JobCalendarRuleAlone:   "{rule} needs a calendar: set calendar_id, or leave the rule out",
+	JobCalendarShiftAlone:  "only with a calendar and the rule shift",
+	JobCalendarRuleNeeded:  `required with a calendar: "business_days_only" (fire on working days only), "skip_holidays" (fire except on holidays) or "shift" (move a firing on a non-working day to a working day)`,
+	JobCalendarShiftRule:   `only with the rule "shift" (the rule is {rule})`,
+	JobCalendarMissing:     "calendar {id} does not exist for app {app}: use a global calendar or one of the app's (GET /api/v1/calendars)",
+	WorkflowNameTaken:      "a workflow with this name exists in app {app}; choose another name or update that one",
+	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
+	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
+	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
+	SlotParamsSlot:         "{part}: slot must be a number in 0-{max}",
+	SlotParamsTwice:        "slot {slot} appears twice",
+	DedupScopeHow:          "empty or \"run\" (each run handles each record once), \"job\" (once per job), or a name such as \"settle:{date}\" (letters, digits and . _ : / = -; {date}, {month} and {year} become the run's scheduled time in the job's time zone)",
+	DedupScopeTooLong:      "{bytes} bytes: at most {max} (and at most {max_resolved} once its placeholders are replaced)",
+	DedupScopeRunPrefix:    "{value} starts with \"run:\", which the per-run scope uses: {how}",
+	DedupScopePlaceholder:  "{value}: unknown placeholder {placeholder}: {how}",
+	DedupScopeChars:        "{value}: {how}",
+	DedupScopeResolved:     "{value} becomes {bytes} bytes with its placeholders replaced: at most {max}",
+	UncertainPolicyBad:     "{value}: empty (the handler decides), \"retry\" (at least once) or \"skip\" (at most once, alarmed)",
+	RecordMaxAttempts:      "between 0 (the handler decides) and {max}",
+	DeadlineActionBad:      "{value}: \"alarm\" (raise run_deadline_missed) or \"cancel\" (raise it and cancel the run)",
+	UserAppsInvalid:        "app names of {rule}, each once; {value} is not",
+	UserAppsTooLong:        "at most {max} characters in all",
+	UserNameTaken:          "taken by {user}; case does not make names different",
+	PasswordHint:           "choose another, for example a passphrase of three or four unrelated words (spaces and any letters are allowed)",
+	PasswordTooShort:       "password is {length} characters long; use at least {min}: a passphrase of three or four unrelated words, spaces allowed, is long and easy to remember",
+	PasswordTooLong:        "password is {bytes} bytes long; at most {max} bytes are possible (the limit of bcrypt; letters outside ASCII take 2 to 4 bytes each): use a shorter one",
+	PasswordCommon:         "password is one of the most common passwords (or one with digits or symbols around it), which attackers try first; {hint}",
+	PasswordRepeated:       "password repeats a short pattern (like aaaa or abcabc); {hint}",
+	PasswordConsecutive:    "password is a run of consecutive characters (like abcdef or 98765); {hint}",
+	PasswordWrongOld:       "wrong password: give your current password",
+	TokenNameRule:          "required; 1-64 printable characters without leading or trailing spaces",
+	TokenRoleOneOf:         "one of viewer, operator, admin, or empty for no cap",
+	TokenDays:              "0 (never) or 1-{max}",
+	TokenOutliveMost:       "at most {days}; omit expires_in_days to expire together with it, or create the token from a console session",
+	TokenOutliveNone:       "none fits (it expires in less than a day); omit expires_in_days to expire together with it, or create the token from a console session",
+	RoutesRequired:         "send {\"routes\": [...]}; an empty list removes every route",
+	RoutesMax:              "at most {max} routes per job",
+	RouteChannelRequired:   "required: the name of a channel from the admin's alarm channels file",
+	RouteNoChannels:        "no alarm channels are configured on this admin (--alarm-channels)",
+	RouteUnknownChannel:    "no alarm channel named {channel} is configured",
+	RouteRecipientEmail:    "must be a plain email address like owner@example.com",
+	RouteRecipientNotEmail: "only email channels take a recipient; leave it empty for channel {channel}",
+	RouteDuplicate:         "same as routes[{index}]",
+
+	// Validation: calendars (admin/calendar, admin/api)
+	Month1:              "January",
+	Month2:              "February",
+	Month3:              "March",
+	Month4:              "April",
+	Month5:              "May",
+	Month6:              "June",
+	Month7:              "July",
+	Month8:              "August",
+	Month9:              "September",
+	Month10:             "October",
+	Month11:             "November",
+	Month12:             "December",
+	KindHoliday:         "holiday",
+	KindWorkday:         "workday",
+	CalError:            "calendar {field}: {error}",
+	CalAppRule:          "{rule}; \"\" for a global calendar",
+	CalWeekExample:      "{error} (for example MON-FRI or SUN-THU)",
+	CalWeekDayName:      "week {week}: {value} is not a day name (SUN, MON, TUE, WED, THU, FRI, SAT)",
+	CalWeekBackwards:    "week {week}: range {range} runs backwards (ranges run SUN to SAT and do not wrap: write it as two parts)",
+	CalWeekBits:         "bits outside SUN-SAT are set ({bits})",
+	CalImportBoth:       "send the days either as a list (days) or as a file (import), not both",
+	CalImportFormat:     "format {format}: use ics or csv",
+	CalDayDate:          "{value}: {error} (YYYY-MM-DD)",
+	DateFormat:          "date {value}: want YYYY-MM-DD, for example 2026-02-14",
+	DateInvalid:         "date {value}: {error}",
+	DateYear:            "year {year} is outside {min}-{max}",
+	DateMonth:           "month {month} is outside 1-12",
+	DateDay:             "day {day} is outside 1-{max} ({month} {year})",
+	CalTooManyDays:      "{count} special days, more than the limit of {max}",
+	CalDayError:         "{date}: {error}",
+	CalDayKind:          "{date}: kind {kind} is neither \"holiday\" nor \"workday\"",
+	CalDayName:          "{date}: name {error}",
+	CalDayBoth:          "{date} is both a holiday{holiday} and a working day{workday}: a date can be only one of them",
+	CalDayTwice:         "{date} is listed twice as a {kind}: list each date once",
+	CalNameRequired:     "required: 1-{max} letters, digits, '.', '_' or '-' (for example cn-mainland)",
+	CalNameLong:         "{length} characters, more than {max}",
+	CalNameChars:        "{value}: only letters, digits, '.', '_' and '-' are allowed",
+	CalShiftOnly:        "a direction ({value}) is only for the rule \"shift\"",
+	CalShiftBad:         "{value} is not a direction: want \"next\" or \"previous\"",
+	CalRuleBad:          "{value} is not a calendar rule: want \"business_days_only\", \"skip_holidays\" or \"shift\"",
+	CalGlobalAdminOnly:  "set one of your apps, or ask an admin for a global calendar",
+	CalNameTaken:        "taken in this app; choose another name or edit that calendar",
+	CalRevisionRequired: "send the revision you read (optimistic lock), currently {revision}",
+	DayNameLong:         "is {bytes} bytes long, more than {max}",
+	DayNameUTF8:         "is not valid UTF-8",
+	DayNameSpace:        "has leading or trailing white space",
+	DayNameControl:      "contains a control character (a line break, a tab...)",
 }

@@ -17,4 +17,12 @@
 // reason), which both sides render in turn. Text that comes from outside the
 // admin (a handler's error, an operator's cancel reason, an XXL-JOB
 // executor's answer) is an argument, never translated.
+//
+// Validation errors are messages too: a Msg is an error (its English), and
+// the validators of admin/schedule, admin/calendar, admin/jobdef and
+// admin/auth return errors that are or carry one (Of finds it), which the
+// API answers per field as field_codes next to the English fields. Text
+// with no code yet (the built-in handlers' params, a calendar file's line
+// errors) travels as the argument of Text, shown as it is in every
+// language.
 package msg

@@ -3,6 +3,7 @@ package msg
 import (
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -43,6 +44,27 @@ func New(code Code, kv ...any) Msg {
 		}
 	}
 	return m
+}
+
+// Error is m in English (String): a Msg is also the error of a validator
+// whose refusal the console shows in the reader's language (errors.As
+// finds it in a wrapped error).
+func (m Msg) Error() string { return m.String() }
+
+// Of returns err as a message: the Msg in its chain, or the message of an
+// error that has one (a Message method, such as the validation errors of
+// admin/schedule), or else its English text as the argument of Text, which
+// every language shows as it is.
+func Of(err error) Msg {
+	var m Msg
+	if errors.As(err, &m) {
+		return m
+	}
+	var withMsg interface{ Message() Msg }
+	if errors.As(err, &withMsg) {
+		return withMsg.Message()
+	}
+	return New(Text, "text", err.Error())
 }
 
 // IsZero reports whether m is no message.

@@ -45,7 +45,7 @@ func TestNewRefusesBadArguments(t *testing.T) {
 					t.Errorf("New(%v) did not panic", kv)
 				}
 			}()
-			New(RunSlotsFailed, kv...)
+			_ = New(RunSlotsFailed, kv...) // a Msg is an error too: errcheck
 		}()
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // MaxShiftPerDay bounds how often a schedule with the rule shift may fire
@@ -68,29 +70,30 @@ type CalendarFiring struct {
 // an expression with BD3: any rule is accepted with it.
 func WithCalendar(s *Schedule, cal *calendar.Calendar, p calendar.Policy) (*CalendarSchedule, error) {
 	if cal == nil && s.bd != 0 {
-		return nil, &ValidationError{Field: s.bdPos, Name: "day of month", Value: s.bd.String(), kind: ErrNeedsCalendar,
-			Msg: fmt.Sprintf("%s needs a calendar: set the job's calendar", s.bd)}
-	}
-	if err := p.Validate(); err != nil {
-		ve := &ValidationError{Name: "calendar rule", Value: string(p.Rule), Msg: err.Error()}
-		var cve *calendar.ValidationError
-		if errors.As(err, &cve) {
-			ve.Msg = cve.Msg
-			if cve.Field == "shift" {
-				ve.Name, ve.Value = "calendar shift", string(p.Shift)
-			}
-		}
+		ve := invalid(s.bdPos, "day of month", s.bd.String(), msg.New(msg.CronBDNeedsCalendar, "bd", s.bd))
+		ve.kind = ErrNeedsCalendar
 		return nil, ve
 	}
+	if err := p.Validate(); err != nil {
+		name, value, reason := "calendar rule", string(p.Rule), msg.Of(err)
+		var cve *calendar.ValidationError
+		if errors.As(err, &cve) {
+			reason = cve.Reason // without "calendar <field>: "
+			if cve.Field == "shift" {
+				name, value = "calendar shift", string(p.Shift)
+			}
+		}
+		return nil, invalid(0, name, value, reason)
+	}
 	if cal == nil && p.Rule != calendar.RuleNone {
-		return nil, &ValidationError{Name: "calendar rule", Value: string(p.Rule), kind: ErrNeedsCalendar,
-			Msg: fmt.Sprintf("the rule %s needs a calendar: set the job's calendar", p.Rule)}
+		ve := invalid(0, "calendar rule", string(p.Rule), msg.New(msg.RuleNeedsCalendar, "rule", p.Rule))
+		ve.kind = ErrNeedsCalendar
+		return nil, ve
 	}
 	if p.Rule == calendar.RuleShift && s.bd == 0 {
 		if perDay := s.firingsPerDay(); perDay > MaxShiftPerDay {
-			return nil, &ValidationError{Name: "calendar rule", Value: string(p.Rule),
-				Msg: fmt.Sprintf("shift moves firings to another day and is for schedules that fire at most %d times a day; %q fires %d times a day: use %s",
-					MaxShiftPerDay, s.resolved, perDay, calendar.RuleBusinessDaysOnly)}
+			return nil, invalid(0, "calendar rule", string(p.Rule), msg.New(msg.RuleShiftTooOften,
+				"max", MaxShiftPerDay, "expr", strconv.Quote(s.resolved), "count", perDay, "rule", calendar.RuleBusinessDaysOnly))
 		}
 	}
 	return &CalendarSchedule{s: s, cal: cal, policy: p}, nil

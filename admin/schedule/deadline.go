@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Limits of a job's deadlines: a duration is at least MinDeadline and at
@@ -39,8 +41,8 @@ func (d Deadline) String() string {
 	return ""
 }
 
-func deadlineError(name, value, msg string) *ValidationError {
-	return &ValidationError{Name: name, Value: value, Msg: msg}
+func deadlineError(name, value string, code msg.Code, kv ...any) *ValidationError {
+	return invalid(0, name, value, msg.New(code, kv...))
 }
 
 // ParseStartDeadline parses a start deadline: "" (none) or a Go duration
@@ -67,30 +69,32 @@ func ParseFinishDeadline(s string) (Deadline, error) {
 		hour, herr := strconv.Atoi(h)
 		minute, merr := strconv.Atoi(m)
 		if herr != nil || merr != nil || len(h) != 2 || len(m) != 2 || hour < 0 || hour > 23 || minute < 0 || minute > 59 {
-			return Deadline{}, deadlineError("finish deadline", s, fmt.Sprintf("%q is not a time of day: write HH:MM from 00:00 to 23:59, e.g. \"06:00\"", s))
+			return Deadline{}, deadlineError("finish deadline", s, msg.DeadlineNotClock, "value", strconv.Quote(s))
 		}
 		return Deadline{Clock: true, Hour: hour, Minute: minute}, nil
 	}
 	d, err := parseDeadlineDuration("finish deadline", s)
 	if err != nil {
-		err.Msg += ", or a local time of day HH:MM such as \"06:00\""
-		return Deadline{}, err
+		return Deadline{}, deadlineError("finish deadline", s, msg.DeadlineOrClock, "error", err.Reason)
 	}
 	return Deadline{After: d}, nil
 }
 
 func parseDeadlineDuration(name, s string) (time.Duration, *ValidationError) {
 	d, err := time.ParseDuration(s)
-	how := fmt.Sprintf("a duration from %s to %s such as \"30m\" or \"2h\"", MinDeadline, fmtHours(MaxDeadline))
+	fail := func(code msg.Code, kv ...any) (time.Duration, *ValidationError) {
+		how := msg.New(msg.DeadlineHow, "min", MinDeadline, "max", fmtHours(MaxDeadline))
+		return 0, deadlineError(name, s, code, append(kv, "value", strconv.Quote(s), "how", how)...)
+	}
 	switch {
 	case err != nil:
-		return 0, deadlineError(name, s, fmt.Sprintf("%q is not a duration: write %s", s, how))
+		return fail(msg.DeadlineNotDuration)
 	case d < 0:
-		return 0, deadlineError(name, s, fmt.Sprintf("%q is negative: write %s", s, how))
+		return fail(msg.DeadlineNegative)
 	case d < MinDeadline:
-		return 0, deadlineError(name, s, fmt.Sprintf("%q is shorter than %s: write %s (or leave it empty for none)", s, MinDeadline, how))
+		return fail(msg.DeadlineTooShort, "min", MinDeadline)
 	case d > MaxDeadline:
-		return 0, deadlineError(name, s, fmt.Sprintf("%q is longer than %s: write %s", s, fmtHours(MaxDeadline), how))
+		return fail(msg.DeadlineTooLong, "max", fmtHours(MaxDeadline))
 	}
 	return d, nil
 }

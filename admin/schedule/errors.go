@@ -2,7 +2,8 @@ package schedule
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // ErrInvalid is matched (with errors.Is) by every *ValidationError returned by
@@ -28,14 +29,18 @@ type ValidationError struct {
 	Field int
 	// Name names the part that is wrong: "second", "minute", "hour",
 	// "day of month", "month", "day of week" for a cron field, otherwise
-	// "expression", "time zone", "job key", "misfire policy", "misfire
-	// threshold", "max catch-up", "overlap policy", "calendar rule" or
-	// "calendar shift".
+	// "expression", "time zone", "misfire policy", "misfire threshold",
+	// "max catch-up", "overlap policy", "calendar rule", "calendar shift",
+	// "start deadline" or "finish deadline".
 	Name string
 	// Value is the offending text (a field, a list element, a zone name...).
 	Value string
-	// Msg says what is wrong and how to fix it, without the field prefix.
+	// Msg says what is wrong and how to fix it, without the field prefix:
+	// Reason in English.
 	Msg string
+	// Reason is Msg as a message code with arguments (admin/msg), which the
+	// console shows in the reader's language.
+	Reason msg.Msg
 
 	// kind is a second sentinel the error matches besides ErrInvalid
 	// (ErrNeedsCalendar), or nil.
@@ -44,11 +49,39 @@ type ValidationError struct {
 
 // Error renders "cron field 2 (hour): 25 is outside 0-23" for a field error
 // and "<name>: <message>" otherwise.
-func (e *ValidationError) Error() string {
-	if e.Field > 0 {
-		return fmt.Sprintf("cron field %d (%s): %s", e.Field, e.Name, e.Msg)
+func (e *ValidationError) Error() string { return e.Message().String() }
+
+// Message is the whole error (Error) as a message code: the field or the
+// part named, then the reason.
+func (e *ValidationError) Message() msg.Msg {
+	reason := e.Reason
+	if reason.IsZero() { // made by hand, with Msg only
+		reason = msg.New(msg.Text, "text", e.Msg)
 	}
-	return fmt.Sprintf("%s: %s", e.Name, e.Msg)
+	if e.Field > 0 {
+		return msg.New(msg.CronFieldError, "field", e.Field, "name", partName(e.Name), "error", reason)
+	}
+	return msg.New(msg.PartError, "name", partName(e.Name), "error", reason)
+}
+
+// partCodes are the message codes of the names of ValidationError.Name.
+var partCodes = map[string]msg.Code{
+	"second": msg.PartSecond, "minute": msg.PartMinute, "hour": msg.PartHour,
+	"day of month": msg.PartDayOfMonth, "month": msg.PartMonth, "day of week": msg.PartDayOfWeek,
+	"expression": msg.PartExpression, "time zone": msg.PartTimeZone,
+	"misfire policy": msg.PartMisfirePolicy, "misfire threshold": msg.PartMisfireThreshold,
+	"max catch-up": msg.PartMaxCatchUp, "overlap policy": msg.PartOverlapPolicy,
+	"calendar rule": msg.PartCalendarRule, "calendar shift": msg.PartCalendarShift,
+	"start deadline": msg.PartStartDeadline, "finish deadline": msg.PartFinishDeadline,
+}
+
+// partName is name as a message argument: its code, or the text itself
+// for a name without one.
+func partName(name string) any {
+	if c, ok := partCodes[name]; ok {
+		return msg.New(c)
+	}
+	return name
 }
 
 // Is reports whether target is ErrInvalid, or the error's own kind
@@ -57,6 +90,15 @@ func (e *ValidationError) Is(target error) bool {
 	return target == ErrInvalid || (e.kind != nil && target == e.kind)
 }
 
-func exprError(value, format string, args ...any) *ValidationError {
-	return &ValidationError{Name: "expression", Value: value, Msg: fmt.Sprintf(format, args...)}
+// invalid is the error about part name (cron field pos when pos > 0) and
+// value, for reason; Msg is reason in English. Errors are made only on the
+// error path: nothing here costs a valid schedule anything.
+func invalid(pos int, name, value string, reason msg.Msg) *ValidationError {
+	return &ValidationError{Field: pos, Name: name, Value: value, Msg: reason.String(), Reason: reason}
+}
+
+// exprError is an error about the expression as a whole: code with the
+// arguments kv (msg.New).
+func exprError(value string, code msg.Code, kv ...any) *ValidationError {
+	return invalid(0, "expression", value, msg.New(code, kv...))
 }

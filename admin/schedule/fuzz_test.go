@@ -9,6 +9,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 var fuzzZones = []string{
@@ -54,6 +55,14 @@ func FuzzParse(f *testing.F) {
 			}
 			if ve.Error() == "" || ve.Name == "" || ve.Msg == "" {
 				t.Fatalf("empty validation error for %q: %+v", expr, ve)
+			}
+			// Every refusal is a code the console translates, rendering
+			// the English the API answers.
+			if _, ok := msg.Catalog[ve.Reason.Code]; !ok || ve.Reason.Code == msg.Text {
+				t.Fatalf("Parse(%q, %q): reason %+v is not a code of the catalog", expr, zone, ve.Reason)
+			}
+			if ve.Reason.String() != ve.Msg || ve.Message().String() != ve.Error() {
+				t.Fatalf("Parse(%q, %q): the code renders %q, the error says %q", expr, zone, ve.Message().String(), ve.Error())
 			}
 			return
 		}

@@ -1,9 +1,11 @@
 package schedule
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // MisfirePolicy says what happens to firings that are late by more than the
@@ -32,8 +34,7 @@ func ParseMisfirePolicy(s string) (MisfirePolicy, error) {
 	case MisfireRunOnce, MisfireSkip, MisfireCatchUp:
 		return p, nil
 	}
-	return "", &ValidationError{Name: "misfire policy", Value: s,
-		Msg: fmt.Sprintf("%q is not a misfire policy; use run_once, skip or catch_up", s)}
+	return "", invalid(0, "misfire policy", s, msg.New(msg.BadMisfirePolicy, "value", strconv.Quote(s)))
 }
 
 // OverlapPolicy says what happens when a firing comes while the job's
@@ -56,8 +57,7 @@ func ParseOverlapPolicy(s string) (OverlapPolicy, error) {
 	case OverlapAllow, OverlapSkip, OverlapQueue, OverlapReplace:
 		return p, nil
 	}
-	return "", &ValidationError{Name: "overlap policy", Value: s,
-		Msg: fmt.Sprintf("%q is not an overlap policy; use allow, skip, queue or replace", s)}
+	return "", invalid(0, "overlap policy", s, msg.New(msg.BadOverlapPolicy, "value", strconv.Quote(s)))
 }
 
 func normalizePolicy(s string) string {
@@ -142,12 +142,12 @@ func (c MisfireConfig) Validate() error {
 		return err
 	}
 	if c.Threshold < 0 || c.Threshold > MaxMisfireThreshold {
-		return &ValidationError{Name: "misfire threshold", Value: c.Threshold.String(),
-			Msg: fmt.Sprintf("%s is outside 0s-%s", c.Threshold, MaxMisfireThreshold)}
+		return invalid(0, "misfire threshold", c.Threshold.String(),
+			msg.New(msg.ValueOutside, "value", c.Threshold, "min", "0s", "max", MaxMisfireThreshold))
 	}
 	if c.MaxCatchUp < 0 || c.MaxCatchUp > MaxCatchUpLimit {
-		return &ValidationError{Name: "max catch-up", Value: fmt.Sprint(c.MaxCatchUp),
-			Msg: fmt.Sprintf("%d is outside 0-%d", c.MaxCatchUp, MaxCatchUpLimit)}
+		return invalid(0, "max catch-up", strconv.Itoa(c.MaxCatchUp),
+			msg.New(msg.ValueOutside, "value", c.MaxCatchUp, "min", 0, "max", MaxCatchUpLimit))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 const (
@@ -32,14 +33,14 @@ var (
 const starBit = uint64(1) << 63
 
 type fieldKind struct {
-	index    int    // canonical position: 0 second ... 5 day of week
-	name     string // used in messages
-	min, max int    // accepted literal values (day of week accepts 7 = Sunday)
-	starMax  int    // upper end of '*' and of "N/step" (day of week: 6)
-	hMin     int    // range of a bare H and of H/n
-	hMax     int
-	names    map[string]int
-	nameHelp string
+	index     int    // canonical position: 0 second ... 5 day of week
+	name      string // used in messages
+	min, max  int    // accepted literal values (day of week accepts 7 = Sunday)
+	starMax   int    // upper end of '*' and of "N/step" (day of week: 6)
+	hMin      int    // range of a bare H and of H/n
+	hMax      int
+	names     map[string]int
+	notNumber msg.Code // the error of a value that is neither a number nor a name
 }
 
 var (
@@ -49,12 +50,12 @@ var (
 )
 
 var kinds = [6]fieldKind{
-	{index: 0, name: "second", min: 0, max: 59, starMax: 59, hMin: 0, hMax: 59},
-	{index: 1, name: "minute", min: 0, max: 59, starMax: 59, hMin: 0, hMax: 59},
-	{index: 2, name: "hour", min: 0, max: 23, starMax: 23, hMin: 0, hMax: 23},
-	{index: 3, name: "day of month", min: 1, max: 31, starMax: 31, hMin: 1, hMax: 28},
-	{index: 4, name: "month", min: 1, max: 12, starMax: 12, hMin: 1, hMax: 12, names: monthNames, nameHelp: " or a month name (JAN-DEC)"},
-	{index: 5, name: "day of week", min: 0, max: 7, starMax: 6, hMin: 0, hMax: 6, names: dowNames, nameHelp: " or a day name (SUN-SAT)"},
+	{index: 0, name: "second", min: 0, max: 59, starMax: 59, hMin: 0, hMax: 59, notNumber: msg.CronNotNumber},
+	{index: 1, name: "minute", min: 0, max: 59, starMax: 59, hMin: 0, hMax: 59, notNumber: msg.CronNotNumber},
+	{index: 2, name: "hour", min: 0, max: 23, starMax: 23, hMin: 0, hMax: 23, notNumber: msg.CronNotNumber},
+	{index: 3, name: "day of month", min: 1, max: 31, starMax: 31, hMin: 1, hMax: 28, notNumber: msg.CronNotNumber},
+	{index: 4, name: "month", min: 1, max: 12, starMax: 12, hMin: 1, hMax: 12, names: monthNames, notNumber: msg.CronNotNumberMonth},
+	{index: 5, name: "day of week", min: 0, max: 7, starMax: 6, hMin: 0, hMax: 6, names: dowNames, notNumber: msg.CronNotNumberDOW},
 }
 
 var descriptors = map[string]bool{
@@ -78,13 +79,13 @@ func Parse(spec Spec) (*Schedule, error) {
 	}
 	expr := strings.TrimSpace(spec.Expr)
 	if expr == "" {
-		return nil, exprError(spec.Expr, "the expression is empty; write 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or a descriptor such as @daily")
+		return nil, exprError(spec.Expr, msg.CronEmpty)
 	}
 	if len(expr) > maxExprLen {
-		return nil, exprError(expr[:32]+"...", "the expression is %d bytes long; the limit is %d", len(expr), maxExprLen)
+		return nil, exprError(expr[:32]+"...", msg.CronTooLong, "bytes", len(expr), "limit", maxExprLen)
 	}
 	if up := strings.ToUpper(expr); strings.HasPrefix(up, "TZ=") || strings.HasPrefix(up, "CRON_TZ=") {
-		return nil, exprError(expr, "a TZ= prefix is not accepted; set the job's time zone in its own setting instead")
+		return nil, exprError(expr, msg.CronTZPrefix)
 	}
 	s := &Schedule{spec: spec, loc: loc}
 	fields := strings.Fields(expr)
@@ -104,18 +105,18 @@ func (s *Schedule) compileDescriptor(fields []string) error {
 	name := strings.ToLower(fields[0])
 	if name == "@every" {
 		if len(fields) != 2 {
-			return exprError(strings.Join(fields, " "), "@every takes exactly one duration, e.g. \"@every 90s\", \"@every 15m\" or \"@every 1h30m\"")
+			return exprError(strings.Join(fields, " "), msg.CronEveryArgs)
 		}
 		d, err := time.ParseDuration(fields[1])
 		switch {
 		case err != nil:
-			return exprError(fields[1], "%q is not a duration; write e.g. 90s, 15m or 1h30m", fields[1])
+			return exprError(fields[1], msg.CronEveryNotDuration, "value", strconv.Quote(fields[1]))
 		case d < time.Second:
-			return exprError(fields[1], "@every %s is shorter than the minimum of 1s", fields[1])
+			return exprError(fields[1], msg.CronEveryTooShort, "value", fields[1])
 		case d%time.Second != 0:
-			return exprError(fields[1], "@every %s has a fraction of a second; use whole seconds", fields[1])
+			return exprError(fields[1], msg.CronEveryFraction, "value", fields[1])
 		case d > maxEvery:
-			return exprError(fields[1], "@every %s is longer than the maximum of 366 days; use a cron expression for longer cycles", fields[1])
+			return exprError(fields[1], msg.CronEveryTooLong, "value", fields[1])
 		}
 		s.every = int64(d / time.Second)
 		if !s.spec.Anchor.IsZero() {
@@ -125,15 +126,15 @@ func (s *Schedule) compileDescriptor(fields []string) error {
 		return nil
 	}
 	if !descriptors[name] {
-		return exprError(fields[0], "unknown descriptor %q; use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>", fields[0])
+		return exprError(fields[0], msg.CronUnknownDescriptor, "value", strconv.Quote(fields[0]))
 	}
 	if len(fields) != 1 {
-		return exprError(strings.Join(fields, " "), "%s takes no arguments", name)
+		return exprError(strings.Join(fields, " "), msg.CronDescriptorArgs, "name", name)
 	}
 	s.robfig = name
 	parsed, err := descriptorParser.Parse(name)
 	if err != nil {
-		return exprError(name, "%v", err)
+		return exprError(name, msg.Text, "text", err)
 	}
 	s.setMasks(parsed.(*cron.SpecSchedule))
 	s.resolved = name
@@ -151,9 +152,9 @@ func (s *Schedule) compileFields(fields []string) error {
 		first = 0
 		copy(canonical[:], fields)
 	case 7:
-		return exprError(strings.Join(fields, " "), "7 fields given; a year field is not supported (write 5 fields, or 6 with seconds first)")
+		return exprError(strings.Join(fields, " "), msg.CronYearField)
 	default:
-		return exprError(strings.Join(fields, " "), "%d fields given; write 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first", len(fields))
+		return exprError(strings.Join(fields, " "), msg.CronFieldCount, "count", len(fields))
 	}
 	var robfigFields [6]string
 	resolved := make([]string, 0, len(fields))
@@ -185,16 +186,14 @@ func (s *Schedule) compileFields(fields []string) error {
 	if err != nil {
 		// compileField accepts only what robfig accepts; reaching this is a bug
 		// in this package, but still an input error for the caller.
-		return exprError(strings.Join(fields, " "), "not a valid cron expression: %v", err)
+		return exprError(strings.Join(fields, " "), msg.CronNotValid, "error", err)
 	}
 	s.setMasks(parsed.(*cron.SpecSchedule))
 	s.resolved = strings.Join(resolved, " ")
 	if s.bd != 0 {
 		if !s.dowStar {
 			dow := fields[len(fields)-1]
-			return &ValidationError{Field: len(fields), Name: "day of week", Value: dow,
-				Msg: fmt.Sprintf("%s cannot be combined with %s in the day of month: %s already picks one working day of the month from the job's calendar (its base week and holidays say which days work); write * here",
-					dow, s.bd, s.bd)}
+			return invalid(len(fields), "day of week", dow, msg.New(msg.CronBDWithDOW, "dow", dow, "bd", s.bd))
 		}
 		s.dom, s.domStar = 0, false // no day of its own: the calendar picks it
 		return nil
@@ -245,11 +244,12 @@ func (s *Schedule) checkCanFire(domPos int) error {
 			days = append(days, strconv.Itoa(d))
 		}
 	}
-	return &ValidationError{
-		Field: domPos, Name: "day of month", Value: strings.Join(days, ","),
-		Msg: fmt.Sprintf("%s never %s in %s, so this expression would never fire; pick a day that exists in those months (or use a day of week)",
-			plural(len(days), "day", "days")+" "+strings.Join(days, ","), plural(len(days), "occurs", "occur"), strings.Join(months, ",")),
+	code := msg.CronNeverFiresMany
+	if len(days) == 1 {
+		code = msg.CronNeverFiresOne
 	}
+	return invalid(domPos, "day of month", strings.Join(days, ","),
+		msg.New(code, "days", strings.Join(days, ","), "months", strings.Join(months, ",")))
 }
 
 // hasBusinessDay reports whether a day-of-month field uses the BD syntax
@@ -266,26 +266,26 @@ func hasBusinessDay(field string) bool {
 // compileBusinessDay reads a day-of-month field holding a business-day
 // selector: BDn (1 <= n <= 31), BDL or BD-n, in any letter case, alone.
 func compileBusinessDay(field string, pos int) (calendar.BusinessDay, error) {
-	fail := func(format string, args ...any) (calendar.BusinessDay, error) {
-		return 0, &ValidationError{Field: pos, Name: "day of month", Value: field, Msg: fmt.Sprintf(format, args...)}
+	fail := func(code msg.Code, kv ...any) (calendar.BusinessDay, error) {
+		return 0, invalid(pos, "day of month", field, msg.New(code, kv...))
 	}
 	if strings.Contains(field, ",") {
-		return fail("%q: a business day (BD3, BDL, BD-2) stands alone in the day-of-month field and cannot be combined with other days; use one job per business day", field)
+		return fail(msg.CronBDInList, "value", strconv.Quote(field))
 	}
 	up := strings.ToUpper(field)
 	rest := up[2:]
 	switch {
 	case strings.ContainsAny(rest, "/,") || (len(rest) > 1 && strings.Contains(rest[1:], "-")) || strings.Contains(rest, "BD"):
-		return fail("%q: ranges and steps of business days are not supported; write one business day: BDn (the n-th working day, n from 1 to %d), BDL (the last) or BD-n (the n-th from the end)", field, calendar.MaxBusinessDay)
+		return fail(msg.CronBDRange, "value", strconv.Quote(field), "max", calendar.MaxBusinessDay)
 	case rest == "0" || rest == "-0" || rest == "00" || rest == "-00":
-		return fail("%s is not a business day: they count from 1 (BD1 is the first working day of the month, BDL or BD-1 the last)", up)
+		return fail(msg.CronBDZero, "bd", up)
 	}
 	bd, err := calendar.ParseBusinessDay(field)
 	if err != nil {
 		if n, ok := parseNumber(strings.TrimPrefix(rest, "-")); ok && n > calendar.MaxBusinessDay {
-			return fail("%s: %d is outside 1-%d (no month has more than %d days)", up, n, calendar.MaxBusinessDay, calendar.MaxBusinessDay)
+			return fail(msg.CronBDOutside, "bd", up, "n", n, "max", calendar.MaxBusinessDay)
 		}
-		return fail("%q is not a business day: write BDn (the n-th working day of the month, n from 1 to %d), BDL (the last) or BD-n (the n-th from the end)", field, calendar.MaxBusinessDay)
+		return fail(msg.CronBDInvalid, "value", strconv.Quote(field), "max", calendar.MaxBusinessDay)
 	}
 	return bd, nil
 }
@@ -309,15 +309,15 @@ func compileField(text string, k fieldKind, pos int, jobKey string) (resolved, r
 }
 
 func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resolved, robfig string, err error) {
-	fail := func(format string, args ...any) (string, string, error) {
-		return "", "", &ValidationError{Field: pos, Name: k.name, Value: item, Msg: fmt.Sprintf(format, args...)}
+	fail := func(code msg.Code, kv ...any) (string, string, error) {
+		return "", "", invalid(pos, k.name, item, msg.New(code, kv...))
 	}
 	if item == "" {
-		return fail("empty element in the list %q; remove the extra comma", field)
+		return fail(msg.CronEmptyElement, "field", strconv.Quote(field))
 	}
 	base, stepText, hasStep := strings.Cut(item, "/")
 	if strings.Contains(stepText, "/") {
-		return fail("%q has more than one '/'; write start-end/step", item)
+		return fail(msg.CronTwoSlashes, "item", strconv.Quote(item))
 	}
 	span := k.starMax - k.min + 1
 	step := 1
@@ -325,11 +325,11 @@ func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resol
 		n, ok := parseNumber(stepText)
 		switch {
 		case !ok:
-			return fail("step %q in %q is not a whole number", stepText, item)
+			return fail(msg.CronStepNotNumber, "step", strconv.Quote(stepText), "item", strconv.Quote(item))
 		case n == 0:
-			return fail("step 0 in %q is not allowed; use a step of 1 or more", item)
+			return fail(msg.CronStepZero, "item", strconv.Quote(item))
 		case n > span:
-			return fail("step %d in %q is larger than the field's range %d-%d; steps restart every %s, so use a smaller step or @every", n, item, k.min, k.starMax, k.cycleName())
+			return fail(msg.CronStepTooLarge, "step", n, "item", strconv.Quote(item), "min", k.min, "max", k.starMax, "cycle", msg.New(k.cycle()))
 		}
 		step = n
 	}
@@ -338,7 +338,7 @@ func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resol
 		return item, item, nil
 	case base == "?":
 		if k.index != 3 && k.index != 5 {
-			return fail("'?' is only allowed in the day-of-month and day-of-week fields; use '*'")
+			return fail(msg.CronQuestionMark)
 		}
 		return item, item, nil
 	case strings.HasPrefix(base, "H"):
@@ -346,7 +346,7 @@ func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resol
 	}
 	loText, hiText, isRange := strings.Cut(base, "-")
 	if strings.Contains(hiText, "-") {
-		return fail("%q has more than one '-'; write a range as start-end", item)
+		return fail(msg.CronTwoDashes, "item", strconv.Quote(item))
 	}
 	lo, err := parseValue(loText, item, k, pos)
 	if err != nil {
@@ -359,14 +359,14 @@ func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resol
 		}
 		if lo > hi {
 			if k.index == 5 {
-				return fail("range %q goes backwards; wrap-around ranges are not supported, write e.g. FRI-SAT,SUN or 0,5-6", base)
+				return fail(msg.CronDOWBackwards, "range", strconv.Quote(base))
 			}
-			return fail("range %q goes backwards; write it as %d-%d", base, hi, lo)
+			return fail(msg.CronBackwards, "range", strconv.Quote(base), "lo", hi, "hi", lo)
 		}
 	} else if hasStep {
 		hi = k.starMax // "N/step" means N to the end of the field
 		if lo > hi {
-			return fail("%q starts after the end of the field (%d)", item, k.starMax)
+			return fail(msg.CronStartsAfterEnd, "item", strconv.Quote(item), "max", k.starMax)
 		}
 	}
 	if k.index == 5 && hi == 7 {
@@ -385,27 +385,28 @@ func compileItem(item, field string, k fieldKind, pos int, jobKey string) (resol
 	return item, item, nil
 }
 
-func (k fieldKind) cycleName() string {
+// cycle names what the field's steps restart every: the next larger unit.
+func (k fieldKind) cycle() msg.Code {
 	switch k.index {
 	case 0:
-		return "minute"
+		return msg.CycleMinute
 	case 1:
-		return "hour"
+		return msg.CycleHour
 	case 2:
-		return "day"
+		return msg.CycleDay
 	case 3:
-		return "month"
+		return msg.CycleMonth
 	case 4:
-		return "year"
+		return msg.CycleYear
 	default:
-		return "week"
+		return msg.CycleWeek
 	}
 }
 
 // compileH resolves H, H(a-b), H/n and H(a-b)/n to plain numbers.
 func compileH(item, base string, step int, hasStep bool, k fieldKind, pos int, jobKey string) (resolved, robfig string, err error) {
-	fail := func(format string, args ...any) (string, string, error) {
-		return "", "", &ValidationError{Field: pos, Name: k.name, Value: item, Msg: fmt.Sprintf(format, args...)}
+	fail := func(code msg.Code, kv ...any) (string, string, error) {
+		return "", "", invalid(pos, k.name, item, msg.New(code, kv...))
 	}
 	lo, hi := k.hMin, k.hMax
 	if rest := base[1:]; rest != "" {
@@ -415,7 +416,7 @@ func compileH(item, base string, step int, hasStep bool, k fieldKind, pos int, j
 		}
 		a, b, isRange := strings.Cut(inner, "-")
 		if !ok || !isRange {
-			return fail("malformed H %q; write H, H(a-b), H/n or H(a-b)/n", item)
+			return fail(msg.CronHMalformed, "item", strconv.Quote(item))
 		}
 		var err error
 		if lo, err = parseValue(a, item, k, pos); err != nil {
@@ -425,14 +426,14 @@ func compileH(item, base string, step int, hasStep bool, k fieldKind, pos int, j
 			return "", "", err
 		}
 		if k.index == 5 && (lo == 7 || hi == 7) {
-			return fail("%q: use 0 for Sunday inside H(a-b)", item)
+			return fail(msg.CronHSunday, "item", strconv.Quote(item))
 		}
 		if lo > hi {
-			return fail("H range %q goes backwards; write H(%d-%d)", base, hi, lo)
+			return fail(msg.CronHBackwards, "range", strconv.Quote(base), "lo", hi, "hi", lo)
 		}
 	}
 	if jobKey == "" {
-		return fail("H needs the job's identity to pick a stable value; set the job key (e.g. \"app/name\")")
+		return fail(msg.CronHNoKey)
 	}
 	size := hi - lo + 1
 	h := hashField(jobKey, k.index)
@@ -497,15 +498,15 @@ func parseNumber(s string) (int, bool) {
 }
 
 func parseValue(s, item string, k fieldKind, pos int) (int, error) {
-	fail := func(format string, args ...any) (int, error) {
-		return 0, &ValidationError{Field: pos, Name: k.name, Value: item, Msg: fmt.Sprintf(format, args...)}
+	fail := func(code msg.Code, kv ...any) (int, error) {
+		return 0, invalid(pos, k.name, item, msg.New(code, kv...))
 	}
 	if s == "" {
-		return fail("%q is missing a number", item)
+		return fail(msg.CronMissingNumber, "item", strconv.Quote(item))
 	}
 	if n, ok := parseNumber(s); ok {
 		if n < k.min || n > k.max {
-			return fail("%d is outside %d-%d", n, k.min, k.max)
+			return fail(msg.ValueOutside, "value", n, "min", k.min, "max", k.max)
 		}
 		return n, nil
 	}
@@ -516,15 +517,15 @@ func parseValue(s, item string, k fieldKind, pos int) (int, error) {
 	}
 	up := strings.ToUpper(s)
 	if strings.HasPrefix(up, "BD") {
-		return fail("%q: business days (BD3, BDL, BD-2) are only allowed in the day-of-month field", item)
+		return fail(msg.CronBDNotDOM, "item", strconv.Quote(item))
 	}
 	if isQuartzToken(up) {
-		return fail("%q uses a Quartz extension (L, W or #) that is not supported; use plain values, ranges, lists and steps", item)
+		return fail(msg.CronQuartz, "item", strconv.Quote(item))
 	}
 	if allDigits(s) {
-		return fail("%s is outside %d-%d", s, k.min, k.max)
+		return fail(msg.ValueOutside, "value", s, "min", k.min, "max", k.max)
 	}
-	return fail("%q is not a number%s", s, k.nameHelp)
+	return fail(k.notNumber, "value", strconv.Quote(s))
 }
 
 func allDigits(s string) bool {
@@ -543,11 +544,4 @@ func isQuartzToken(up string) bool {
 	}
 	n := len(up)
 	return n > 1 && (up[n-1] == 'L' || up[n-1] == 'W') && allDigits(up[:n-1])
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -1,8 +1,8 @@
 package schedule
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +10,8 @@ import (
 	// Embed the IANA database so zones resolve on hosts without
 	// /usr/share/zoneinfo (distroless and scratch images).
 	_ "time/tzdata"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // ValidateZone resolves an IANA time zone name for a job.
@@ -25,30 +27,30 @@ func ValidateZone(name string) (*time.Location, error) {
 	case "", "UTC":
 		return time.UTC, nil
 	case "Local":
-		return nil, zoneError(name, `"Local" would follow the admin server's own zone; name the job's zone explicitly, e.g. "Europe/Berlin" or "UTC"`)
+		return nil, zoneError(name, msg.ZoneLocal)
 	}
 	if strings.TrimSpace(name) != name || name == "" {
-		return nil, zoneError(name, "remove the surrounding spaces")
+		return nil, zoneError(name, msg.ZoneSpaces)
 	}
 	if isFixedOffsetName(name) {
-		msg := "fixed UTC offsets are not accepted because they cannot follow daylight-saving rules; use a region name such as \"Asia/Shanghai\" or \"America/New_York\", or \"UTC\""
+		code := msg.ZoneFixedOffset
 		if strings.HasPrefix(name, "Etc/GMT") {
-			msg += " (note that Etc/GMT+8 means UTC-8: the sign is inverted)"
+			code = msg.ZoneEtcGMT
 		}
-		return nil, zoneError(name, msg)
+		return nil, zoneError(name, code)
 	}
 	if strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.Contains(name, "\\") {
-		return nil, zoneError(name, "a time zone is an IANA name such as \"Europe/Berlin\", not a file path")
+		return nil, zoneError(name, msg.ZonePath)
 	}
 	if !plausibleZoneName(name) {
-		return nil, zoneError(name, unknownZone)
+		return nil, zoneError(name, msg.ZoneUnknown)
 	}
 	if loc, ok := zoneCache.Load(name); ok {
 		return loc.(*time.Location), nil
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, zoneError(name, unknownZone)
+		return nil, zoneError(name, msg.ZoneUnknown)
 	}
 	zoneCache.Store(name, loc)
 	return loc, nil
@@ -58,8 +60,6 @@ func ValidateZone(name string) (*time.Location, error) {
 // zone file on every call. Only valid names are stored, so it is bounded by
 // the size of the IANA database.
 var zoneCache sync.Map // string -> *time.Location
-
-const unknownZone = "unknown IANA time zone name (names are case-sensitive), use one like \"Europe/Berlin\", \"America/New_York\" or \"UTC\""
 
 // plausibleZoneName admits the shape of IANA names — an upper-case ASCII
 // letter first, then letters, digits, '/', '_', '-' and '+' — and so keeps
@@ -81,8 +81,10 @@ func plausibleZoneName(name string) bool {
 	return true
 }
 
-func zoneError(name, msg string) *ValidationError {
-	return &ValidationError{Name: "time zone", Value: name, Msg: fmt.Sprintf("%q: %s", name, msg)}
+// zoneError is the error about zone name: its quoted name, then what code
+// says.
+func zoneError(name string, code msg.Code) *ValidationError {
+	return invalid(0, "time zone", name, msg.New(msg.ZoneError, "zone", strconv.Quote(name), "error", msg.New(code)))
 }
 
 // isFixedOffsetName reports whether name spells a fixed UTC offset: a leading

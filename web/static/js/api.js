@@ -7,12 +7,17 @@ export function csrfToken() {
   return m ? decodeURIComponent(m[1]) : "";
 }
 
-/** An API error: HTTP status, message and the per-field messages. */
+/**
+ * An API error: HTTP status, message and the per-field messages, in English
+ * (fields) and as message codes (fieldCodes: field → {code, args}); the
+ * pages show fieldTexts(e) (i18n.js), the fields in the reader's language.
+ */
 export class ApiError extends Error {
   constructor(status, body) {
     super((body && body.error) || `HTTP ${status}`);
     this.status = status;
     this.fields = (body && body.fields) || {};
+    this.fieldCodes = (body && body.field_codes) || {};
   }
 }
 

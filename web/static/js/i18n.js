@@ -87,6 +87,21 @@ export function noteText(f) {
   return f.note_codes ? f.note_codes.map(n => srvText(n.code, n.args, "")).join("; ") : (f.note || "");
 }
 
+/**
+ * fieldTexts are an API error's field errors in the reader's language:
+ * field → the translation of its code (field_codes), or the English the
+ * server sent (fields) for a field without a code the console knows.
+ */
+export function fieldTexts(e) {
+  const out = {};
+  const codes = (e && e.fieldCodes) || {};
+  for (const [k, english] of Object.entries((e && e.fields) || {})) {
+    const c = codes[k];
+    out[k] = c ? srvText(c.code, c.args, english) : english;
+  }
+  return out;
+}
+
 /** alarmText is an alarm's message in the reader's language. */
 export function alarmText(a) { return srvText(a.message_code, a.message_args, a.message); }
 

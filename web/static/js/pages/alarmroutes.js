@@ -2,7 +2,7 @@
 // get its alarms on top of the default channels. Shown on the job page;
 // operators edit them.
 import { api } from "../api.js";
-import { t } from "../i18n.js";
+import { t, fieldTexts } from "../i18n.js";
 import { h, card, modal, toast, fill } from "../dom.js";
 
 /** alarmRoutesCard returns the card and a function that (re)loads it. */
@@ -38,7 +38,7 @@ export function alarmRoutesCard(jobId, ctx) {
         try {
           await api("PUT", `/jobs/${jobId}/alarm-routes`, { routes: want });
         } catch (e) {
-          err.textContent = Object.entries(e.fields || {}).map(([k, m]) => `${k}: ${m}`).join("\n") || e.message;
+          err.textContent = Object.entries(fieldTexts(e)).map(([k, m]) => `${k}: ${m}`).join("\n") || e.message;
           throw e;
         }
         return "ok";

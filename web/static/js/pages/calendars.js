@@ -4,7 +4,7 @@
 // CSV lines or an .ics/.csv file. The admin validates; its field errors
 // appear next to their fields.
 import { api } from "../api.js";
-import { t, getLang } from "../i18n.js";
+import { t, getLang, fieldTexts } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, emptyState, modal, confirmDialog, toast, button, icon, card, kv, fill } from "../dom.js";
 import { fieldSet } from "./users.js";
 
@@ -104,7 +104,7 @@ async function calendarDialog(cal, ctx) {
       } catch (e) {
         // Errors about a single day (days[3].date) belong to the days box.
         const fields = {};
-        for (const [k, m] of Object.entries(e.fields || {})) {
+        for (const [k, m] of Object.entries(fieldTexts(e))) {
           const key = errs[k] ? k : k.startsWith("days") ? "import" : null;
           if (key) fields[key] = fields[key] ? fields[key] + "; " + m : m;
         }

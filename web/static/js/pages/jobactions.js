@@ -2,7 +2,7 @@
 // (with params and an optional backfill instant), pause/resume,
 // enable/disable and delete, each behind the role check of the caller.
 import { api } from "../api.js";
-import { t, isUTC, zoneLabel, warningTexts } from "../i18n.js";
+import { t, isUTC, zoneLabel, warningTexts, fieldTexts } from "../i18n.js";
 import { h, modal, confirmDialog, toast, icon } from "../dom.js";
 
 /** jobState is "enabled", "paused" or "disabled". */
@@ -102,7 +102,7 @@ export async function cloneDialog(job, ctx) {
       try {
         copy = await api("POST", `/jobs/${job.id}/clone`, { name: name.value.trim(), app: app.value.trim() });
       } catch (e) {
-        const f = e.fields || {};
+        const f = fieldTexts(e);
         nameErr.textContent = f.name || "";
         appErr.textContent = f.app || "";
         throw e;

@@ -3,7 +3,7 @@
 // fields and the next firings are previewed in the job's zone and in UTC,
 // with the daylight-saving notes of the schedule package.
 import { api } from "../api.js";
-import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText } from "../i18n.js";
+import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText, fieldTexts } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
@@ -307,7 +307,7 @@ export default function mount(root, ctx) {
       showWarnings(warningTexts(res));
     } catch (e) {
       if (my !== seq) return;
-      const fields = { ...e.fields, ...local };
+      const fields = { ...fieldTexts(e), ...local };
       showErrors(fields);
       showWarnings(null);
       if (e.status !== 400) { setState("invalid", e.message); return; }
@@ -373,9 +373,16 @@ export default function mount(root, ctx) {
       for (const w of warningTexts(j)) toast(w, "warn"); // saved, but its runs would wait
       ctx.navigate("#/jobs/" + j.id);
     } catch (e) {
-      showErrors({ ...e.fields });
-      fill(banner, h("strong", {}, e.status === 409 && !Object.keys(e.fields).length ? t("form.conflict") : t("form.saveFailed")), " ", e.message);
-      if (e.status === 409 && id && !Object.keys(e.fields).length) {
+      // Fields in error show what is wrong next to their inputs, in the
+      // reader's language; the banner names those without an input (the
+      // server's one-line summary, e.message, is English).
+      const fields = fieldTexts(e);
+      const named = Object.keys(fields).length > 0;
+      const elsewhere = Object.entries(fields).filter(([k]) => !errs[k]).map(([k, m]) => `${k}: ${m}`);
+      showErrors(fields);
+      fill(banner, h("strong", {}, e.status === 409 && !named ? t("form.conflict") : t("form.saveFailed")),
+        " ", named ? elsewhere.join("; ") : e.message);
+      if (e.status === 409 && id && !named) {
         banner.append(" ", button(t("form.reload"), { size: "sm", onclick: async () => { drafts.delete(key); job = null; await load(true); banner.hidden = true; } }));
       }
       banner.hidden = false;

@@ -2,7 +2,7 @@
 // (POST /me/password). The API ends every session of the user on success,
 // so the console signs in again afterwards.
 import { api } from "../api.js";
-import { t } from "../i18n.js";
+import { t, fieldTexts } from "../i18n.js";
 import { h, modal } from "../dom.js";
 import { fieldSet } from "./users.js";
 
@@ -33,7 +33,7 @@ export async function passwordDialog() {
       try {
         await api("POST", "/me/password", { old: old.value, new: next.value });
       } catch (e) {
-        setErrors(e.fields || {});
+        setErrors(fieldTexts(e));
         const first = Object.keys(e.fields || {}).find(k => errs[k]);
         if (first) {
           errs[first].closest(".field").querySelector("input").focus();

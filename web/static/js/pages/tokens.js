@@ -2,7 +2,7 @@
 // create with an optional role cap and expiry, revoke. The secret is shown
 // once, in the dialog that follows the creation, and kept nowhere else.
 import { api, qs, can } from "../api.js";
-import { t, tOr } from "../i18n.js";
+import { t, tOr, fieldTexts } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, relTime, emptyState, modal, confirmDialog, toast, button, pill, icon } from "../dom.js";
 import { rolePill } from "./users.js";
 
@@ -88,7 +88,7 @@ async function createDialog(me) {
         created = await api("POST", "/tokens", req);
       } catch (e) {
         let shown = false;
-        for (const [k, msg] of Object.entries(e.fields || {})) {
+        for (const [k, msg] of Object.entries(fieldTexts(e))) {
           if (!errs[k]) continue;
           errs[k].textContent = msg;
           errs[k].closest(".field").classList.add("has-error");

@@ -2,7 +2,7 @@
 // change role, apps or password, delete. Field errors of the API appear
 // next to their fields in the dialog.
 import { api } from "../api.js";
-import { t, tOr } from "../i18n.js";
+import { t, tOr, fieldTexts } from "../i18n.js";
 import { h, pageHead, syncTable, absTime, emptyState, modal, confirmDialog, toast, button, icon } from "../dom.js";
 
 const ROLES = ["viewer", "operator", "admin"];
@@ -74,7 +74,7 @@ async function userDialog(user, me) {
         const u = user ? await api("PUT", `/users/${user.id}`, req) : await api("POST", "/users", req);
         toast(user ? t("users.saved", { name: u.username }) : t("users.created", { name: u.username }));
       } catch (e) {
-        setErrors(e.fields || {});
+        setErrors(fieldTexts(e));
         const first = Object.keys(e.fields || {}).find(k => errs[k]);
         if (first) {
           errs[first].closest(".field").querySelector("input, select").focus();
