@@ -46,11 +46,6 @@ func settlementSpec(reportID int64) apitypes.WorkflowSpec {
 	}}
 }
 
-type errorAnswer struct {
-	Error  string
-	Fields map[string]string
-}
-
 // TestWorkflowsAPI: an operator saves the settlement workflow; viewers of
 // the app read it, users of other apps do not see it; an update needs the
 // version read and bumps it; the runs are listed; a delete waits for the
