@@ -2,7 +2,6 @@ package scheduler_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -14,31 +13,15 @@ import (
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/internal/clock"
 )
 
-// storeCalendar stores a global calendar named name with the days of the
-// CSV csv (admin/calendar's format) and returns its row.
 func storeCalendar(t *testing.T, st *store.Store, name string, csv []byte) store.Calendar {
-	t.Helper()
-	entries, err := calendar.ParseCSV(csv)
-	require.NoError(t, err)
-	cal, err := calendar.New(calendar.Definition{Name: name, Entries: entries})
-	require.NoError(t, err)
-	row := store.Calendar{Name: name, Week: cal.Week().String(), Days: string(cal.ExportCSV()), Version: cal.Version(), Revision: 1}
-	row.ID, err = st.CreateCalendar(context.Background(), row)
-	require.NoError(t, err)
-	row, err = st.Calendar(context.Background(), row.ID)
-	require.NoError(t, err)
-	return row
+	return storetest.CreateCalendar(t, st, name, csv)
 }
 
-func chinaCSV(t *testing.T) []byte {
-	t.Helper()
-	data, err := os.ReadFile("../calendar/testdata/cn-2026.csv")
-	require.NoError(t, err)
-	return data
-}
+func chinaCSV(t *testing.T) []byte { return storetest.ChinaCSV(t) }
 
 // sh is a local time in Shanghai, as UTC.
 func sh(month time.Month, day, hour int) time.Time {

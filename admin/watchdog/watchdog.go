@@ -8,7 +8,9 @@
 //     Grace by the database clock: nobody is firing it;
 //   - gap audit: over a past window (ending Grace ago), every cron firing
 //     of every job must have a run row — fired, or recorded as skipped by
-//     the misfire or overlap policy. A firing with neither is a gap.
+//     the misfire or overlap policy, or, for a job on a business calendar,
+//     by the calendar (a moved firing at its new instant). A firing with
+//     neither is a gap.
 package watchdog
 
 import (
@@ -19,8 +21,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/clock"
 )
@@ -217,6 +221,7 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 		return 0, err
 	}
 	gaps := 0
+	cals := map[int64]*store.Calendar{} // read once per audit
 	var after int64
 	for {
 		jobs, err := w.st.ListJobs(ctx, after, 1000)
@@ -228,7 +233,7 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 		}
 		after = jobs[len(jobs)-1].ID
 		for _, j := range jobs {
-			missing, expected := w.missing(j, from, to, counts[j.ID])
+			missing, expected := w.missing(ctx, cals, j, from, to, counts[j.ID])
 			if missing <= 0 {
 				continue
 			}
@@ -253,26 +258,96 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 
 // missing returns how many expected firings of j in [from, to) have no run
 // row, given the count of its cron rows there. Only the part of the window
-// in which the job was enabled, unpaused and unchanged counts.
-func (w *Watchdog) missing(j store.Job, from, to time.Time, have int) (missing, expected int) {
-	if !j.Enabled || j.Paused || j.HasCalendar() {
-		// A job on a business calendar is not checked here yet: its runs
-		// are keyed by moved instants (shift) and its removed firings by
-		// theirs, which a count of the cron's firings does not match.
+// in which the job (and its calendar) was enabled, unpaused and unchanged
+// counts.
+func (w *Watchdog) missing(ctx context.Context, cals map[int64]*store.Calendar, j store.Job, from, to time.Time, have int) (missing, expected int) {
+	if !j.Enabled || j.Paused {
 		return 0, 0
 	}
 	if changed := time.UnixMilli(j.UpdatedAt); changed.After(from) {
 		from = changed
 	}
-	if !from.Before(to) {
-		return 0, 0
-	}
 	sc, err := jobdef.ScheduleOf(j)
 	if err != nil {
 		return 0, 0
 	}
+	if j.HasCalendar() {
+		return w.missingOnCalendar(ctx, cals, j, sc, from, to, have)
+	}
+	if !from.Before(to) {
+		return 0, 0
+	}
 	for t := sc.Next(from.Add(-time.Millisecond)); !t.IsZero() && t.Before(to) && expected < w.cfg.MaxFiringsPerJob; t = sc.Next(t) {
 		expected++
+	}
+	return expected - have, expected
+}
+
+// ShiftLookBack is how far before its window the gap audit looks for
+// candidates a calendar's rule shift moved into the window. A firing moved
+// farther (a calendar without a working day for over a month) is not
+// expected, and its run then hides a gap of the same job in that window.
+const ShiftLookBack = 31 * 24 * time.Hour
+
+// missingOnCalendar is missing for a job on a business calendar, whose
+// rows are its firings (keyed by the instant they fire at, a shifted one
+// by the moved instant) and the candidates the calendar removed (keyed by
+// their own scheduled time), as the leader records them (scheduler,
+// planCalendarJob). The window starts after the calendar's last edit too;
+// a calendar that is gone or does not load is not checked (the leader logs
+// it and stops firing the job).
+func (w *Watchdog) missingOnCalendar(ctx context.Context, cals map[int64]*store.Calendar, j store.Job, sc *schedule.Schedule, from, to time.Time, have int) (missing, expected int) {
+	row, ok := cals[j.CalendarID]
+	if !ok {
+		r, err := w.st.Calendar(ctx, j.CalendarID)
+		if err != nil {
+			r = store.Calendar{} // gone: ID 0 marks it
+		}
+		row = &r
+		cals[j.CalendarID] = row
+	}
+	if row.ID == 0 {
+		return 0, 0
+	}
+	if changed := time.UnixMilli(row.UpdatedAt); changed.After(from) {
+		from = changed
+	}
+	if !from.Before(to) {
+		return 0, 0
+	}
+	cal, err := row.Build()
+	if err != nil {
+		return 0, 0
+	}
+	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
+	if err != nil {
+		return 0, 0
+	}
+	in := func(t time.Time) bool { return !t.Before(from) && t.Before(to) }
+	start := from
+	if cs.Policy().Rule == calendar.RuleShift {
+		// A firing moved into the window may come from a candidate before
+		// it (a long holiday): look back. Shift jobs fire at most
+		// schedule.MaxShiftPerDay times a day, so this stays small.
+		start = from.Add(-ShiftLookBack)
+	}
+	for t := start.Add(-time.Millisecond); expected < w.cfg.MaxFiringsPerJob; {
+		f, err := cs.Next(t)
+		if err != nil {
+			break
+		}
+		for _, d := range f.Skipped {
+			if in(d.Scheduled) {
+				expected++
+			}
+		}
+		if !f.At.Before(to) {
+			break
+		}
+		if in(f.At) {
+			expected++
+		}
+		t = f.At
 	}
 	return expected - have, expected
 }
