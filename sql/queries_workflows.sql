@@ -117,3 +117,12 @@ SELECT id, app, name FROM job WHERE id IN (?);
 
 -- name: JobIdentitiesByName
 SELECT id, app, name FROM job WHERE app = ? AND name IN (?);
+
+-- name: WorkflowRunByIDLocked
+-- The run the engine decides on, locked for the decision's transaction.
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE id = ? {{for_update}};
+
+-- name: JobRunStatuses
+-- The statuses of the job runs the running node runs created (the engine
+-- reads them to end node runs).
+SELECT id, status, error FROM job_run WHERE id IN (?);

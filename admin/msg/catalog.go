@@ -57,6 +57,15 @@ const (
 	AlarmRunLateStart     Code = "alarm.run_late_start"
 	AlarmDeadlineMissed   Code = "alarm.run_deadline_missed"
 	AlarmDeadlineCancel   Code = "alarm.run_deadline_cancel"
+	FlowNodeJobMissing    Code = "workflow.node_job_missing"
+	FlowNodeJobDisabled   Code = "workflow.node_job_disabled"
+	FlowNodeInline        Code = "workflow.node_inline"
+	FlowNodeJobRunEnded   Code = "workflow.node_job_run_ended"
+	FlowNodeSkippedRule   Code = "workflow.node_skipped_rule"
+	FlowNodeSkippedStop   Code = "workflow.node_skipped_stop"
+	FlowRunFailed         Code = "workflow.run_failed"
+	FlowRunPartlyFailed   Code = "workflow.run_partly_failed"
+	FlowRunInvalid        Code = "workflow.run_invalid"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -115,4 +124,13 @@ var Catalog = map[Code]string{
 	AlarmRunLateStart:     "job {app}/{job} run {run} scheduled at {scheduled}: no slot had started by its start deadline {deadline}",
 	AlarmDeadlineMissed:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
 	AlarmDeadlineCancel:   "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
+	FlowNodeJobMissing:    "node {node}: its job {job} does not exist (any more)",
+	FlowNodeJobDisabled:   "node {node}: its job {app}/{job} is disabled",
+	FlowNodeInline:        "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowNodeJobRunEnded:   "job run {run} ended {status}: {reason}",
+	FlowNodeSkippedRule:   "start rule {rule} can no longer be met: parent {cause} ended without success",
+	FlowNodeSkippedStop:   "failure policy stop: node {cause} failed",
+	FlowRunFailed:         "{count} node(s) failed or were cancelled: {nodes}",
+	FlowRunPartlyFailed:   "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
+	FlowRunInvalid:        "version {version} of the workflow cannot be run: {error}",
 }

@@ -108,6 +108,7 @@ const (
 	qJobList
 	qJobListOfApps
 	qJobNextDue
+	qJobRunStatuses
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
@@ -194,6 +195,7 @@ const (
 	qWorkflowInsert
 	qWorkflowList
 	qWorkflowRunByID
+	qWorkflowRunByIDLocked
 	qWorkflowRunByKey
 	qWorkflowRunInsert
 	qWorkflowRunList
@@ -318,6 +320,7 @@ var queryNames = [...]string{
 	"JobList",
 	"JobListOfApps",
 	"JobNextDue",
+	"JobRunStatuses",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
@@ -404,6 +407,7 @@ var queryNames = [...]string{
 	"WorkflowInsert",
 	"WorkflowList",
 	"WorkflowRunByID",
+	"WorkflowRunByIDLocked",
 	"WorkflowRunByKey",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
