@@ -334,7 +334,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		nonces = store.NewNonces(st, log, nil)
 	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: results{s.mets, s.flows}, Coordinator: zkProbe,
 	})

@@ -95,3 +95,15 @@ func (t *Tx) JobIDByName(ctx context.Context, app, name string) (id int64, found
 	}
 	return rows[0].ID, true, nil
 }
+
+// JobRunStatuses is Tx.JobRunStatuses outside a transaction (the API's
+// view of a workflow run).
+func (s *Store) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobRunStatus, error) {
+	var out map[int64]JobRunStatus
+	err := s.Tx(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.JobRunStatuses(ctx, ids)
+		return err
+	})
+	return out, err
+}
