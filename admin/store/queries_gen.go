@@ -202,9 +202,11 @@ const (
 	qWorkflowRunRerun
 	qWorkflowRunTransition
 	qWorkflowRunsActive
+	qWorkflowSetNextFire
 	qWorkflowUpdate
 	qWorkflowVersionDefinition
 	qWorkflowVersionInsert
+	qWorkflowsDue
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -414,9 +416,11 @@ var queryNames = [...]string{
 	"WorkflowRunRerun",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
+	"WorkflowSetNextFire",
 	"WorkflowUpdate",
 	"WorkflowVersionDefinition",
 	"WorkflowVersionInsert",
+	"WorkflowsDue",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",

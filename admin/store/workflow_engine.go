@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -106,4 +107,25 @@ func (s *Store) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobR
 		return err
 	})
 	return out, err
+}
+
+// DueWorkflows returns up to limit enabled workflows whose next firing is
+// at or before atMS, oldest first, locked until the transaction ends
+// (those another transaction holds are passed over), without their
+// definitions.
+func (t *Tx) DueWorkflows(ctx context.Context, atMS int64, limit int) ([]Workflow, error) {
+	var out []Workflow
+	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qWorkflowsDue), atMS, limit); err != nil {
+		return nil, fmt.Errorf("due workflows: %w", err)
+	}
+	return out, nil
+}
+
+// SetWorkflowNextFire sets the next firing of workflow id (NULL: none)
+// unless it changed since version was read.
+func (t *Tx) SetWorkflowNextFire(ctx context.Context, id, version int64, next sql.NullInt64) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qWorkflowSetNextFire), next, id, version); err != nil {
+		return fmt.Errorf("workflow %d: next firing: %w", id, err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
+	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Defaults of Config.
@@ -32,6 +33,9 @@ type Config struct {
 	Batch int
 	// Scheduler is woken after a pass created job runs; optional.
 	Scheduler Waker
+	// Clock says when a cron firing is due (Fire). Default the system
+	// clock.
+	Clock clock.Clock
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -47,12 +51,16 @@ func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Clock == nil {
+		c.Clock = clock.System
+	}
 	return c
 }
 
 // Stats counts what the engine did (tests, metrics).
 type Stats struct {
 	Passes      int64 // passes over the active runs
+	Fired       int64 // workflow runs created by cron
 	NodeRuns    int64 // node runs created running (with their job runs)
 	JobRuns     int64 // job runs created
 	Skipped     int64 // node runs created skipped
@@ -160,11 +168,15 @@ func (e *Engine) Lead(ctx context.Context, epoch int64) {
 	}
 }
 
-// Pass drives every pending and running workflow run (at most Batch,
-// oldest first), each in its own transaction fenced by epoch, and wakes
+// Pass fires the due workflows (Fire), then drives every pending and
+// running workflow run (at most Batch, oldest first), each in its own
+// transaction fenced by epoch, and wakes
 // the scheduler when job runs were created. It stops at the first error.
 func (e *Engine) Pass(ctx context.Context, epoch int64) error {
 	e.count(func(s *Stats) { s.Passes++ })
+	if _, err := e.Fire(ctx, epoch); err != nil {
+		return err
+	}
 	var runs []store.WorkflowRun
 	err := e.st.Tx(ctx, func(tx *store.Tx) error {
 		var err error
