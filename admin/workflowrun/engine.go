@@ -1,6 +1,7 @@
 package workflowrun
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,7 +172,9 @@ func (e *Engine) Lead(ctx context.Context, epoch int64) {
 // Pass fires the due workflows (Fire), then drives every pending and
 // running workflow run (at most Batch, oldest first), each in its own
 // transaction fenced by epoch, and wakes
-// the scheduler when job runs were created. It stops at the first error.
+// the scheduler when job runs were created. A run that fails to move on
+// is logged and the others are driven; the first such error is returned.
+// A write refused by the epoch fence ends the pass at once.
 func (e *Engine) Pass(ctx context.Context, epoch int64) error {
 	e.count(func(s *Stats) { s.Passes++ })
 	if _, err := e.Fire(ctx, epoch); err != nil {
@@ -192,14 +195,22 @@ func (e *Engine) Pass(ctx context.Context, epoch int64) error {
 			e.cfg.Scheduler.Wake()
 		}
 	}()
+	var first error
 	for _, r := range runs {
 		res, err := e.drive(ctx, epoch, r)
 		created = created || res.JobRuns > 0
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrStaleEpoch) || ctx.Err() != nil:
 			return err
+		case err != nil:
+			// One run that cannot be moved on (a database error on its
+			// rows) does not hold up the others: it is tried again next
+			// pass.
+			e.cfg.Logger.Warn("workflow run not moved on; tried again next pass", "workflow_run_id", r.ID, "err", err)
+			first = cmp.Or(first, err)
 		}
 	}
-	return nil
+	return first
 }
 
 // Result is what one Drive did.
