@@ -21,8 +21,10 @@
 //     applies. Its params are the job's (a JSON object) with the workflow
 //     run's params laid over them and workflow_run_id, workflow_node and
 //     business_date added (params that are not a JSON object are passed
-//     unchanged). A node whose job is gone or disabled, or an inline node
-//     (not run yet), fails at once with the reason as an admin/msg code;
+//     unchanged); a dedup scope with placeholders (settle:{date}) is
+//     resolved with the business date. A node whose job is gone or
+//     disabled, or an inline node (not run yet), fails at once with the
+//     reason as an admin/msg code;
 //   - a skipped node gets a node run in status skipped, saying why
 //     (start rule or failure policy stop, and the node that caused it);
 //   - once every node has ended, the run ends succeeded, partially_failed

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
@@ -208,6 +210,12 @@ func (d *decider) start(ctx context.Context, key string) error {
 		JobID: job.ID, App: job.App, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
 		Params: nodeParams(job.Params, d.run, key), SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: job.ForRun(job.TimeZone, d.now),
+	}
+	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
+		// A dedup scope such as settle:{date} names the business date, not
+		// the day the node happens to run: resolved here, it is passed on
+		// as it is.
+		r.DedupScope = jobdef.ResolveDedupScope(r.DedupScope, "UTC", day.UnixMilli())
 	}
 	jobRun, err := d.tx.InsertWorkflowJobRun(ctx, d.epoch, r)
 	if err != nil {

@@ -151,6 +151,8 @@ func diamond(policy workflow.FailurePolicy) workflow.Definition {
 func TestDiamondRunsEachNodeOnceInOrder(t *testing.T) {
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
 		f := newFixture(t, st, diamond(workflow.Stop))
+		_, err := st.DB().Exec(`UPDATE job SET dedup_scope = 'settle:{date}' WHERE name = 'a'`)
+		require.NoError(t, err)
 		r := f.trigger("2026-03-02T18:00:00.000Z")
 
 		f.pass()
@@ -159,6 +161,9 @@ func TestDiamondRunsEachNodeOnceInOrder(t *testing.T) {
 		a := f.node(r.ID, "a")
 		job, err := st.Run(ctx, a.JobRunID.Int64)
 		require.NoError(t, err)
+		var scope string
+		require.NoError(t, st.DB().QueryRow(`SELECT dedup_scope FROM job_run WHERE id = ?`, job.ID).Scan(&scope))
+		require.Equal(t, "settle:2026-03-02", scope, "{date} is the business date")
 		require.Equal(t, store.TriggerWorkflow, job.TriggerKind)
 		require.Equal(t, "a", job.JobName)
 		require.Equal(t, 2, job.SlotCount)
