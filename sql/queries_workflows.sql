@@ -117,3 +117,25 @@ SELECT id, app, name FROM job WHERE id IN (?);
 
 -- name: JobIdentitiesByName
 SELECT id, app, name FROM job WHERE app = ? AND name IN (?);
+
+-- name: WorkflowRunByIDLocked
+-- The run the engine decides on, locked for the decision's transaction.
+SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE id = ? {{for_update}};
+
+-- name: JobRunStatuses
+-- The statuses of the job runs the running node runs created (the engine
+-- reads them to end node runs).
+SELECT id, status, error FROM job_run WHERE id IN (?);
+
+-- name: WorkflowsDue
+-- The enabled workflows whose next firing is due by ?, oldest first,
+-- locked for the firing's transaction (a workflow another transaction
+-- holds is passed over), without their definitions.
+SELECT {{WorkflowColumns}}, '' AS definition FROM workflow
+WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+ORDER BY next_fire_at LIMIT ? {{for_update_skip_locked}};
+
+-- name: WorkflowSetNextFire
+-- The next firing after the ones just created, if the workflow was not
+-- changed since it was read (an update computes its own).
+UPDATE workflow SET next_fire_at = ? WHERE id = ? AND version = ?;

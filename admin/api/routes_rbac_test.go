@@ -99,6 +99,8 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/workflows":                   {role: operator, audit: "workflow.create"},
 	"PUT /api/v1/workflows/:id":                {role: operator, audit: "workflow.update"},
 	"DELETE /api/v1/workflows/:id":             {role: operator, audit: "workflow.delete"},
+	"POST /api/v1/workflows/:id/trigger":       {role: operator, audit: "workflow.trigger"},
+	"GET /api/v1/workflow-runs/:id":            {role: viewer},
 	"POST /api/v1/xxljob/attempts/:token/kill": {role: operator, audit: "xxljob.kill"},
 	"GET /api/v1/users":                        {role: admin},
 	"POST /api/v1/users":                       {role: admin, audit: "user.create"},

@@ -59,6 +59,9 @@ type Config struct {
 	Members Membership
 	// Scheduler is woken after jobs change; optional.
 	Scheduler Waker
+	// Workflows, the workflow engine (admin/workflowrun), is woken after a
+	// workflow run is triggered; optional.
+	Workflows Waker
 	// Canceller pushes cancellations to executors; optional.
 	Canceller Canceller
 	// AlarmChannels validates alarm routes and tests channels; optional.

@@ -29,6 +29,8 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	view.GET("/workflows/:id", s.getWorkflow)
 	view.GET("/workflows/:id/runs", s.listWorkflowRuns)
 	view.GET("/workflows/:id/layout", s.workflowLayout) // workflow_layout.go
+	view.GET("/workflow-runs/:id", s.getWorkflowRun)
+	op.POST("/workflows/:id/trigger", s.triggerWorkflow)
 	op.POST("/workflows", s.createWorkflow)
 	op.PUT("/workflows/:id", s.updateWorkflow)
 	op.DELETE("/workflows/:id", s.deleteWorkflow)

@@ -153,3 +153,43 @@ type WorkflowRun struct {
 	StartedAt  *time.Time     `json:"started_at,omitempty"`
 	FinishedAt *time.Time     `json:"finished_at,omitempty"`
 }
+
+// WorkflowTrigger starts a run of a workflow by hand or by API (POST
+// /api/v1/workflows/{id}/trigger); every field is optional.
+type WorkflowTrigger struct {
+	// RunKey makes the request idempotent: a second trigger with the same
+	// key answers the run the first created (at most 64 bytes; default the
+	// instant of the request, so that two requests make two runs).
+	RunKey string `json:"run_key,omitempty"`
+	// BusinessDate (YYYY-MM-DD) is passed to every node; default today in
+	// the workflow's zone.
+	BusinessDate string `json:"business_date,omitempty"`
+	// Params, a JSON object, is laid over each node job's params (JSON
+	// objects) for this run; at most 64 KiB.
+	Params string `json:"params,omitempty"`
+}
+
+// WorkflowNodeRun is the run of one node in a workflow run, with the
+// status of the job run it created.
+type WorkflowNodeRun struct {
+	ID      int64  `json:"id"`
+	NodeKey string `json:"node_key"`
+	Rerun   int    `json:"rerun"`
+	Status  string `json:"status"`
+	// JobRunID is the job run the node created (absent for a skipped node
+	// or one that failed without a job run); JobRunStatus its status.
+	JobRunID     int64          `json:"job_run_id,omitempty"`
+	JobRunStatus string         `json:"job_run_status,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	ReasonCode   string         `json:"reason_code,omitempty"`
+	ReasonArgs   map[string]any `json:"reason_args,omitempty"`
+	CreatedAt    time.Time      `json:"created_at"`
+	FinishedAt   *time.Time     `json:"finished_at,omitempty"`
+}
+
+// WorkflowRunDetail is one workflow run with its node runs (GET
+// /api/v1/workflow-runs/{id}), every rerun's, by rerun then creation.
+type WorkflowRunDetail struct {
+	Run   WorkflowRun       `json:"run"`
+	Nodes []WorkflowNodeRun `json:"nodes"`
+}

@@ -51,6 +51,16 @@
 // failed ticks; a final "chaos summary" line sums it up. Lines starting
 // with DEFECT describe misbehaviour of the product.
 //
+// # Workflows
+//
+// TestChaosWorkflowLeaderKilled (workflow_test.go) runs a 20-node
+// diamond-shaped workflow (issue 22) on the same three admins and one real
+// executor, each node a job sleeping 1.5s, and kills the leader with
+// kill -9 once the first layer has started. With the admins stopped, SQL
+// counts one node run, one job run and one succeeded slot attempt per node,
+// node runs created under two epochs, and the workflow run succeeded. It
+// takes about 35s.
+//
 // # Forms
 //
 // The short form runs in every `go test ./...` (60 jobs, one round, about

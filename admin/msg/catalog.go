@@ -184,6 +184,9 @@ const (
 	JobCalendarShiftRule   Code = "job.calendar_shift_rule"
 	JobCalendarMissing     Code = "job.calendar_missing"
 	WorkflowNameTaken      Code = "workflow.name_taken"
+	WorkflowBusinessDate   Code = "workflow.business_date"
+	WorkflowRunKey         Code = "workflow.run_key"
+	WorkflowParamsObject   Code = "workflow.params_object"
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
 	SlotParamsPair         Code = "job.slot_params_pair"
@@ -270,6 +273,15 @@ const (
 	DayNameUTF8         Code = "day_name.utf8"
 	DayNameSpace        Code = "day_name.space"
 	DayNameControl      Code = "day_name.control"
+	FlowNodeJobMissing  Code = "workflow.node_job_missing"
+	FlowNodeJobDisabled Code = "workflow.node_job_disabled"
+	FlowNodeInline      Code = "workflow.node_inline"
+	FlowNodeJobRunEnded Code = "workflow.node_job_run_ended"
+	FlowNodeSkippedRule Code = "workflow.node_skipped_rule"
+	FlowNodeSkippedStop Code = "workflow.node_skipped_stop"
+	FlowRunFailed       Code = "workflow.run_failed"
+	FlowRunPartlyFailed Code = "workflow.run_partly_failed"
+	FlowRunInvalid      Code = "workflow.run_invalid"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -455,6 +467,9 @@ var Catalog = map[Code]string{
 	JobCalendarShiftRule:   `only with the rule "shift" (the rule is {rule})`,
 	JobCalendarMissing:     "calendar {id} does not exist for app {app}: use a global calendar or one of the app's (GET /api/v1/calendars)",
 	WorkflowNameTaken:      "a workflow with this name exists in app {app}; choose another name or update that one",
+	WorkflowBusinessDate:   "a day as YYYY-MM-DD, e.g. 2026-03-02 (default: today in the workflow's zone)",
+	WorkflowRunKey:         "at most {max} bytes, without leading or trailing spaces (or leave it out: the instant of the request)",
+	WorkflowParamsObject:   `a JSON object, laid over each node job's params, e.g. {"region":"eu"}`,
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
@@ -541,4 +556,13 @@ var Catalog = map[Code]string{
 	DayNameUTF8:         "is not valid UTF-8",
 	DayNameSpace:        "has leading or trailing white space",
 	DayNameControl:      "contains a control character (a line break, a tab...)",
+	FlowNodeJobMissing:  "node {node}: its job {job} does not exist (any more)",
+	FlowNodeJobDisabled: "node {node}: its job {app}/{job} is disabled",
+	FlowNodeInline:      "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowNodeJobRunEnded: "job run {run} ended {status}: {reason}",
+	FlowNodeSkippedRule: "start rule {rule} can no longer be met: parent {cause} ended without success",
+	FlowNodeSkippedStop: "failure policy stop: node {cause} failed",
+	FlowRunFailed:       "{count} node(s) failed or were cancelled: {nodes}",
+	FlowRunPartlyFailed: "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
+	FlowRunInvalid:      "version {version} of the workflow cannot be run: {error}",
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/watchdog"
+	"github.com/shardjob/shardjob/admin/workflowrun"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -175,6 +176,7 @@ type Server struct {
 	watch *watchdog.Watchdog
 	keep  *retention.Retainer
 	util  *utilization.Sampler
+	flows *workflowrun.Engine
 	alarm *alarm.Notifier // nil without --alarm-channels
 	xxl   *xxljob.Service
 	mets  *metrics.Metrics
@@ -308,6 +310,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.keep, err = retention.New(cfg.Retention, st); err != nil {
 		return nil, err
 	}
+	if s.flows, err = workflowrun.New(workflowrun.Config{Scheduler: s.sched, Clock: cfg.Clock, Logger: log}, st); err != nil {
+		return nil, err
+	}
 	if s.util, err = utilization.New(utilization.Config{Interval: cfg.SampleInterval, Logger: log}, st); err != nil {
 		return nil, &SettingError{Setting: "sample-interval", Err: err}
 	}
@@ -329,15 +334,25 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		nonces = store.NewNonces(st, log, nil)
 	}
 	handler, err := api.New(api.Config{
-		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
+		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		HeartbeatInterval: cfg.HeartbeatInterval, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
-		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: s.mets, Coordinator: zkProbe,
+		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: results{s.mets, s.flows}, Coordinator: zkProbe,
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.http = cfg.HTTP.httpServer(handler, log)
 	return s, nil
+}
+
+// results hands every accepted slot result to the metrics and to the
+// workflow engine (a node's job run may have ended: it passes at once).
+type results []api.ResultObserver
+
+func (r results) SlotResult(o store.SlotOutcome) {
+	for _, x := range r {
+		x.SlotResult(o)
+	}
 }
 
 func unwrapOp(err error) error {
@@ -387,10 +402,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(func(ctx context.Context, epoch int64) {
+		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(s.flows.WhileLeading(func(ctx context.Context, epoch int64) {
 			defer s.mets.LeaderTerm(epoch)()
 			s.sched.Lead(ctx, epoch)
-		})))
+		}))))
 		if err != nil && leadCtx.Err() == nil {
 			errc <- fmt.Errorf("leader election: %w", err)
 		}

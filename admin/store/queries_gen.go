@@ -110,6 +110,7 @@ const (
 	qJobListOfApps
 	qJobNextDue
 	qJobReplan
+	qJobRunStatuses
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
@@ -197,15 +198,18 @@ const (
 	qWorkflowInsert
 	qWorkflowList
 	qWorkflowRunByID
+	qWorkflowRunByIDLocked
 	qWorkflowRunByKey
 	qWorkflowRunInsert
 	qWorkflowRunList
 	qWorkflowRunRerun
 	qWorkflowRunTransition
 	qWorkflowRunsActive
+	qWorkflowSetNextFire
 	qWorkflowUpdate
 	qWorkflowVersionDefinition
 	qWorkflowVersionInsert
+	qWorkflowsDue
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -323,6 +327,7 @@ var queryNames = [...]string{
 	"JobListOfApps",
 	"JobNextDue",
 	"JobReplan",
+	"JobRunStatuses",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
@@ -410,15 +415,18 @@ var queryNames = [...]string{
 	"WorkflowInsert",
 	"WorkflowList",
 	"WorkflowRunByID",
+	"WorkflowRunByIDLocked",
 	"WorkflowRunByKey",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
 	"WorkflowRunRerun",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
+	"WorkflowSetNextFire",
 	"WorkflowUpdate",
 	"WorkflowVersionDefinition",
 	"WorkflowVersionInsert",
+	"WorkflowsDue",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",

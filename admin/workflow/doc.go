@@ -6,8 +6,9 @@
 // and fuzzed. The storage (admin/store: workflows, their versions, runs
 // and node runs), the API (admin/api, /api/v1/workflows) and the CLI
 // (admin/cli, apply -f with a workflow kind) build on it; FromWire and
-// Definition.Wire convert to and from the API's wire form. Scheduling and
-// the console are not written yet (see docs/workflows.md).
+// Definition.Wire convert to and from the API's wire form; the engine
+// (admin/workflowrun) applies Decide on the leader. The console is not
+// written yet (see docs/workflows.md).
 //
 // # Definition and validation
 //

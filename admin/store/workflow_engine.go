@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// TriggerWorkflow is the trigger kind of a job run created by a workflow
+// node (admin/workflowrun): the node run links to it.
+const TriggerWorkflow = "workflow"
+
+// LockWorkflowRun reads workflow run id and locks it until the transaction
+// ends (MySQL; SQLite has one writer), so that two deciders on one run —
+// two leaders across a failover — decide one after the other.
+// ErrNotFound when there is none.
+func (t *Tx) LockWorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
+	var r WorkflowRun
+	if err := t.tx.GetContext(ctx, &r, t.s.q.get(qWorkflowRunByIDLocked), id); err != nil {
+		return r, notFound(err, fmt.Sprintf("workflow run %d", id))
+	}
+	return r, nil
+}
+
+// JobRunStatus is the status of a job run and, once it ended otherwise
+// than succeeded, why (English, as the run's error).
+type JobRunStatus struct {
+	ID     int64  `db:"id"`
+	Status string `db:"status"`
+	Error  string `db:"error"`
+}
+
+// JobRunStatuses returns the statuses of the job runs ids, by id; a run
+// that does not exist is absent.
+func (t *Tx) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobRunStatus, error) {
+	out := make(map[int64]JobRunStatus, len(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		q, args, err := sqlx.In(t.s.q.get(qJobRunStatuses), ids[start:min(start+1000, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []JobRunStatus
+		if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("statuses of %d job runs: %w", len(ids), err)
+		}
+		for _, r := range rows {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
+// InsertWorkflowJobRun inserts r, the job run of a workflow node run, and
+// returns its id. It is the insert of every run (RunInsert: the job's
+// slots, time zone, records policy and deadlines travel with it; the
+// leader then starts, places and retries it as any pending run). The run
+// key (job_id, scheduled_at) must not collide with another run of the job
+// (its cron firings, another node of the same job): when it does, the next
+// millisecond is tried, up to 100. Exactly-once per node run is the
+// caller's transaction: it creates the node run (keyed (workflow run,
+// node, rerun)), this run and the link together, fenced by its epoch.
+func (t *Tx) InsertWorkflowJobRun(ctx context.Context, epoch int64, r NewRun) (int64, error) {
+	filled, err := t.s.withApps(ctx, t.tx, []NewRun{r})
+	if err != nil {
+		return 0, err
+	}
+	r = filled[0]
+	at := r.ScheduledAt
+	for r.ScheduledAt = at; r.ScheduledAt < at+100; r.ScheduledAt++ {
+		res, err := t.tx.ExecContext(ctx, t.s.q.get(qRunInsert), r.insertArgs(epoch)...)
+		if err != nil {
+			return 0, fmt.Errorf("workflow run of job %d: %w", r.JobID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return res.LastInsertId()
+		}
+	}
+	return 0, fmt.Errorf("workflow run of job %d: runs exist at each of the 100 ms from %d: %w", r.JobID, at, ErrConflict)
+}
+
+// JobIDByName returns the id of job name of app inside the transaction;
+// found is false when there is none.
+func (t *Tx) JobIDByName(ctx context.Context, app, name string) (id int64, found bool, err error) {
+	q, args, err := sqlx.In(t.s.q.get(qJobIdentitiesByName), app, []string{name})
+	if err != nil {
+		return 0, false, err
+	}
+	var rows []JobKey
+	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return 0, false, fmt.Errorf("job %s/%s: %w", app, name, err)
+	}
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	return rows[0].ID, true, nil
+}
+
+// JobRunStatuses is Tx.JobRunStatuses outside a transaction (the API's
+// view of a workflow run).
+func (s *Store) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobRunStatus, error) {
+	var out map[int64]JobRunStatus
+	err := s.Tx(ctx, func(tx *Tx) error {
+		var err error
+		out, err = tx.JobRunStatuses(ctx, ids)
+		return err
+	})
+	return out, err
+}
+
+// DueWorkflows returns up to limit enabled workflows whose next firing is
+// at or before atMS, oldest first, locked until the transaction ends
+// (those another transaction holds are passed over), without their
+// definitions.
+func (t *Tx) DueWorkflows(ctx context.Context, atMS int64, limit int) ([]Workflow, error) {
+	var out []Workflow
+	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qWorkflowsDue), atMS, limit); err != nil {
+		return nil, fmt.Errorf("due workflows: %w", err)
+	}
+	return out, nil
+}
+
+// SetWorkflowNextFire sets the next firing of workflow id (NULL: none)
+// unless it changed since version was read.
+func (t *Tx) SetWorkflowNextFire(ctx context.Context, id, version int64, next sql.NullInt64) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qWorkflowSetNextFire), next, id, version); err != nil {
+		return fmt.Errorf("workflow %d: next firing: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package workflowrun
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/workflow"
+)
+
+// decider applies the decisions on one workflow run inside one fenced
+// transaction.
+type decider struct {
+	e     *Engine
+	tx    *store.Tx
+	epoch int64
+	g     *workflow.Graph
+	res   *Result
+	run   store.WorkflowRun
+	nodes map[string]store.NodeRun // the latest node run of each node
+	now   int64
+}
+
+// apply moves the run on; gerr is the error of its graph (an invalid or
+// missing definition), which fails the run.
+func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
+	run, err := d.tx.LockWorkflowRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	if run.Status != store.RunPending && run.Status != store.RunRunning {
+		return nil // ended (by another pass, or cancelled)
+	}
+	d.run = run
+	if run.Status == store.RunPending {
+		if _, err := d.tx.TransitionWorkflowRun(ctx, store.StatusTransition{ID: id, From: store.RunPending, To: store.RunRunning}); err != nil {
+			return err
+		}
+		d.run.Status = store.RunRunning
+	}
+	if gerr != nil {
+		return d.end(ctx, store.RunFailed, msg.New(msg.FlowRunInvalid, "version", run.WorkflowVersion, "error", gerr.Error()))
+	}
+	if d.now, err = d.tx.Now(ctx); err != nil {
+		return err
+	}
+	all, err := d.tx.NodeRuns(ctx, id)
+	if err != nil {
+		return err
+	}
+	d.nodes = store.LatestNodeRuns(all)
+	if err := d.endSettledNodes(ctx); err != nil {
+		return err
+	}
+	// Apply decisions until one changes nothing: a node that fails at once
+	// (its job is gone) may unblock or skip others. Each round ends at
+	// least one node, so the rounds are bounded by the nodes.
+	for range d.g.Len() + 1 {
+		dec := d.g.Decide(d.states())
+		if dec.Empty() {
+			return nil
+		}
+		for _, s := range dec.Skip {
+			if err := d.skip(ctx, s); err != nil {
+				return err
+			}
+		}
+		if dec.Finished { // with its skips applied: every node has ended
+			status, reason := outcome(dec.Outcome)
+			return d.end(ctx, status, reason)
+		}
+		for _, key := range dec.Ready {
+			if err := d.start(ctx, key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// states are the node states a decision reads: a node without a node run
+// is pending.
+func (d *decider) states() map[string]workflow.State {
+	out := make(map[string]workflow.State, len(d.nodes))
+	for k, n := range d.nodes {
+		out[k] = workflow.State(n.Status)
+	}
+	return out
+}
+
+// endSettledNodes ends the running node runs whose job run has ended.
+func (d *decider) endSettledNodes(ctx context.Context) error {
+	var ids []int64
+	for _, n := range d.nodes {
+		if n.Status == store.RunRunning && n.JobRunID.Valid {
+			ids = append(ids, n.JobRunID.Int64)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	jobs, err := d.tx.JobRunStatuses(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for k, n := range d.nodes {
+		if n.Status != store.RunRunning || !n.JobRunID.Valid {
+			continue
+		}
+		j, ok := jobs[n.JobRunID.Int64]
+		if !ok {
+			// The job run was removed (retention): the node cannot end
+			// otherwise.
+			j = store.JobRunStatus{ID: n.JobRunID.Int64, Status: store.RunFailed, Error: "the job run no longer exists"}
+		}
+		to, reason, ended := nodeEnd(j)
+		if !ended {
+			continue
+		}
+		if err := d.transitionNode(ctx, k, to, reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeEnd maps a job run's status to its node's: ended is false while the
+// job run is pending or running.
+func nodeEnd(j store.JobRunStatus) (to string, reason msg.Msg, ended bool) {
+	switch j.Status {
+	case store.RunPending, store.RunRunning:
+		return "", msg.Msg{}, false
+	case store.RunSucceeded:
+		return store.RunSucceeded, msg.Msg{}, true
+	case store.RunCancelled:
+		to = store.RunCancelled
+	default: // failed, partially_failed, skipped
+		to = store.RunFailed
+	}
+	return to, msg.New(msg.FlowNodeJobRunEnded, "run", j.ID, "status", j.Status, "reason", j.Error), true
+}
+
+func (d *decider) transitionNode(ctx context.Context, key, to string, reason msg.Msg) error {
+	n := d.nodes[key]
+	ok, err := d.tx.TransitionNodeRun(ctx, store.StatusTransition{ID: n.ID, From: n.Status, To: to, Reason: reason})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("node run %d (%s) was not %s any more", n.ID, key, n.Status)
+	}
+	n.Status = to
+	d.nodes[key] = n
+	d.res.NodesEnded++
+	return nil
+}
+
+// skip records a skipped node.
+func (d *decider) skip(ctx context.Context, s workflow.Skip) error {
+	reason := msg.New(msg.FlowNodeSkippedStop, "cause", s.Cause)
+	if s.Reason == workflow.SkipStartRule {
+		node, _ := d.g.Node(s.Key)
+		reason = msg.New(msg.FlowNodeSkippedRule, "rule", string(node.Start), "cause", s.Cause)
+	}
+	nr, created, err := d.tx.CreateNodeRun(ctx, d.epoch, store.NewNodeRun{
+		WorkflowRunID: d.run.ID, NodeKey: s.Key, Rerun: d.run.Reruns, Status: store.RunSkipped, Reason: reason,
+	})
+	if err != nil {
+		return err
+	}
+	if created {
+		d.res.Skipped++
+	}
+	d.nodes[s.Key] = nr
+	return nil
+}
+
+// start creates the node run of a ready node, its job run and the link,
+// or fails the node at once when it has no job to run.
+func (d *decider) start(ctx context.Context, key string) error {
+	nr, created, err := d.tx.CreateNodeRun(ctx, d.epoch, store.NewNodeRun{
+		WorkflowRunID: d.run.ID, NodeKey: key, Rerun: d.run.Reruns, Status: store.RunRunning,
+	})
+	if err != nil {
+		return err
+	}
+	d.nodes[key] = nr
+	if created {
+		d.res.NodeRuns++
+	}
+	if nr.Status != store.RunRunning || nr.JobRunID.Valid {
+		return nil // created before, with its job run
+	}
+	node, _ := d.g.Node(key)
+	job, fail, err := d.job(ctx, node)
+	if err != nil {
+		return err
+	}
+	if !fail.IsZero() {
+		return d.transitionNode(ctx, key, store.RunFailed, fail)
+	}
+	r := store.NewRun{
+		JobID: job.ID, App: job.App, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
+		Params: nodeParams(job.Params, d.run, key), SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
+		Deadlines: job.ForRun(job.TimeZone, d.now),
+	}
+	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
+		// A dedup scope such as settle:{date} names the business date, not
+		// the day the node happens to run: resolved here, it is passed on
+		// as it is.
+		r.DedupScope = jobdef.ResolveDedupScope(r.DedupScope, "UTC", day.UnixMilli())
+	}
+	jobRun, err := d.tx.InsertWorkflowJobRun(ctx, d.epoch, r)
+	if err != nil {
+		return err
+	}
+	linked, err := d.tx.LinkNodeRunJobRun(ctx, nr.ID, jobRun)
+	if err != nil {
+		return err
+	}
+	if !linked {
+		return fmt.Errorf("node run %d (%s) has a job run already", nr.ID, key)
+	}
+	nr.JobRunID = sql.NullInt64{Int64: jobRun, Valid: true}
+	d.nodes[key] = nr
+	d.res.JobRuns++
+	return nil
+}
+
+// job reads the job of node, or says why the node fails at once (fail not
+// zero): an inline node, a job that is gone or disabled.
+func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJob, fail msg.Msg, err error) {
+	if node.Job == nil {
+		return job, msg.New(msg.FlowNodeInline, "node", node.Key, "handler", node.Handler), nil
+	}
+	id, ref := node.Job.ID, strconv.FormatInt(node.Job.ID, 10)
+	if id == 0 {
+		app := node.Job.App
+		if app == "" {
+			app = d.run.App
+		}
+		ref = app + "/" + node.Job.Name
+		var found bool
+		if id, found, err = d.tx.JobIDByName(ctx, app, node.Job.Name); err != nil || !found {
+			return job, msg.New(msg.FlowNodeJobMissing, "node", node.Key, "job", ref), err
+		}
+	}
+	job, found, err := d.tx.ChildJob(ctx, id)
+	switch {
+	case err != nil:
+		return job, msg.Msg{}, err
+	case !found:
+		return job, msg.New(msg.FlowNodeJobMissing, "node", node.Key, "job", ref), nil
+	case !job.Enabled:
+		return job, msg.New(msg.FlowNodeJobDisabled, "node", node.Key, "app", job.App, "job", ref), nil
+	}
+	return job, msg.Msg{}, nil
+}
+
+// end ends the run with status and reason.
+func (d *decider) end(ctx context.Context, status string, reason msg.Msg) error {
+	ok, err := d.tx.TransitionWorkflowRun(ctx, store.StatusTransition{ID: d.run.ID, From: d.run.Status, To: status, Reason: reason})
+	if err != nil {
+		return err
+	}
+	if ok {
+		d.res.Ended = status
+	}
+	return nil
+}
+
+// outcome is the end status of a finished run and its reason.
+func outcome(o workflow.Outcome) (string, msg.Msg) {
+	switch o.Status {
+	case workflow.RunSucceeded:
+		return store.RunSucceeded, msg.Msg{}
+	case workflow.RunPartiallyFailed:
+		return store.RunPartiallyFailed, msg.New(msg.FlowRunPartlyFailed, "count", len(o.FailedNodes), "nodes", strings.Join(o.FailedNodes, ", "))
+	default:
+		return store.RunFailed, msg.New(msg.FlowRunFailed, "count", len(o.FailedNodes), "nodes", strings.Join(o.FailedNodes, ", "))
+	}
+}
+
+// nodeParams are the params of a node's job run: the job's params (a JSON
+// object, or none) with the workflow run's params (a JSON object, or none)
+// laid over them, and workflow_run_id, workflow_node and business_date
+// added. Job params that are not a JSON object are passed unchanged.
+func nodeParams(jobParams string, run store.WorkflowRun, node string) string {
+	fields := map[string]json.RawMessage{}
+	if strings.TrimSpace(jobParams) != "" {
+		if err := json.Unmarshal([]byte(jobParams), &fields); err != nil || fields == nil {
+			return jobParams
+		}
+	}
+	if strings.TrimSpace(run.Params) != "" {
+		var over map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(run.Params), &over); err == nil {
+			for k, v := range over {
+				fields[k] = v
+			}
+		}
+	}
+	add := func(k string, v any) {
+		b, _ := json.Marshal(v) // strings and integers marshal
+		fields[k] = b
+	}
+	add("workflow_run_id", run.ID)
+	add("workflow_node", node)
+	add("business_date", run.BusinessDate)
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return jobParams
+	}
+	return string(b)
+}
