@@ -16,7 +16,9 @@ import (
 // transforms → load → report, and a clean-up after extract) saved through
 // the API is listed on the Workflows page; its page draws every node and
 // edge from the admin's layout, left to right by layer, and a click on a
-// node shows what it runs and what it waits for.
+// node shows what it runs and what it waits for. A second workflow of real
+// jobs is run from its page: every node is coloured by its state and links
+// to its job run.
 func TestWorkflowsInBrowser(t *testing.T) {
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
@@ -76,4 +78,64 @@ func TestWorkflowsInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="cleanup"]`)))
 	b.waitJS(5*time.Second, `document.querySelector("#workflow-node").textContent.includes("every parent ended")`, "cleanup's start rule shown")
 	b.screenshot("w2-workflow")
+
+	// A workflow of the demo executor's jobs, run from its page: a bad
+	// business date is refused in the dialog, then the run colours every
+	// node as it succeeds, and a node links to its job run.
+	for _, name := range []string{"wf-extract", "wf-load-a", "wf-load-b"} {
+		api.createJob(map[string]any{"app": "demo", "name": name, "handler": "demo.hello", "cron": "0 0 1 1 *", "slots": 2})
+	}
+	var fan struct {
+		ID int64 `json:"id"`
+	}
+	api.call(http.MethodPost, "/api/v1/workflows", map[string]any{
+		"app": "demo", "name": "fan-out",
+		"nodes": []map[string]any{
+			{"key": "extract", "job": map[string]any{"name": "wf-extract"}},
+			{"key": "load_a", "job": map[string]any{"name": "wf-load-a"}},
+			{"key": "load_b", "job": map[string]any{"name": "wf-load-b"}},
+		},
+		"edges": []map[string]any{{"from": "extract", "to": "load_a"}, {"from": "extract", "to": "load_b"}},
+	}, &fan)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, fan.ID)))
+	b.waitJS(15*time.Second, `document.querySelectorAll("#dag-svg .dag-node").length === 3 && document.querySelector("#workflow-trigger") !== null`, "fan-out drawn")
+	b.do(chromedp.Click(chromedp.CSS("#workflow-trigger")), chromedp.WaitVisible(chromedp.CSS("#workflow-trigger-dialog")))
+	b.setValue("#wf-date", "2026-13-01")
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-trigger-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('#workflow-trigger-dialog [data-error-for="business_date"]').textContent.includes("YYYY-MM-DD")`, "bad business date refused")
+	b.setValue("#wf-date", "2026-12-01")
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-trigger-dialog button[data-action="ok"]`)))
+	b.waitJS(60*time.Second, `document.querySelector("#workflow-trigger-dialog") === null &&
+		[...document.querySelectorAll("#dag-svg .dag-node")].every(g => g.dataset.state === "succeeded") &&
+		document.querySelector("#workflow-run-shown").textContent.includes("2026-12-01") &&
+		document.querySelector("#workflow-runs tbody tr.selected") !== null`, "every node succeeded, coloured")
+	b.screenshot("w3-workflow-run")
+	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="load_b"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-node-run") !== null`, "the node's job run linked")
+	b.do(chromedp.Click(chromedp.CSS("#workflow-node-run")))
+	b.waitJS(15*time.Second, `/^#\/runs\/\d+$/.test(location.hash) && document.querySelector(".page-runs") !== null`, "the node's job run page")
+	var detail struct {
+		Nodes []struct {
+			NodeKey      string `json:"node_key"`
+			Status       string `json:"status"`
+			JobRunStatus string `json:"job_run_status"`
+		} `json:"nodes"`
+	}
+	var runs struct {
+		Runs []struct {
+			ID           int64  `json:"id"`
+			BusinessDate string `json:"business_date"`
+			Status       string `json:"status"`
+		} `json:"runs"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", fan.ID), nil, &runs)
+	require.Len(t, runs.Runs, 1, "one run: the refused trigger created nothing")
+	require.Equal(t, "2026-12-01", runs.Runs[0].BusinessDate)
+	require.Equal(t, "succeeded", runs.Runs[0].Status)
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", runs.Runs[0].ID), nil, &detail)
+	require.Len(t, detail.Nodes, 3)
+	for _, n := range detail.Nodes {
+		require.Equal(t, "succeeded", n.Status, n.NodeKey)
+		require.Equal(t, "succeeded", n.JobRunStatus, n.NodeKey)
+	}
 }

@@ -3,8 +3,8 @@
 // coloured by the state of a run when one is shown), a node's details on
 // click, and the workflow's runs.
 import { api } from "../api.js";
-import { t, tOr, fmtDateTime, srvText } from "../i18n.js";
-import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill } from "../dom.js";
+import { t, tOr, fmtDateTime, srvText, fieldTexts } from "../i18n.js";
+import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast } from "../dom.js";
 
 // Grid units of the layout to pixels.
 const LAYER_W = 210, ROW_H = 66, NODE_W = 160, NODE_H = 42, PAD = 16;
@@ -71,15 +71,59 @@ function scheduleText(w) {
   return [h("span", { class: "mono" }, w.cron), " ", h("span", { class: "muted" }, w.time_zone)];
 }
 
+/** triggerDialog starts a run of w; resolves the run (or null when dismissed). */
+async function triggerDialog(w) {
+  const errs = {};
+  const field = (name, label, el, help) => {
+    errs[name] = h("div", { class: "field-error", "data-error-for": name, role: "alert" });
+    return h("div", { class: "field", dataset: { field: name } }, h("label", { class: "field-label", for: el.id }, label), el, errs[name],
+      help ? h("div", { class: "field-help" }, help) : null);
+  };
+  const date = h("input", { id: "wf-date", name: "business_date", autocomplete: "off", placeholder: "YYYY-MM-DD" });
+  const params = h("textarea", { id: "wf-params", name: "params", rows: 3, class: "mono", spellcheck: "false", placeholder: '{"region": "eu"}' });
+  let run = null;
+  const v = await modal({
+    title: t("workflows.triggerTitle", { name: w.name }), id: "workflow-trigger-dialog",
+    body: h("div", { class: "form-stack" },
+      field("business_date", t("workflows.businessDate"), date, t("workflows.dateHelp", { zone: w.time_zone })),
+      field("params", t("workflows.params"), params, t("workflows.paramsHelp"))),
+    actions: [{ label: t("common.cancel"), value: "cancel" }, { label: t("workflows.trigger"), kind: "primary", value: "ok", submit: true }],
+    onSubmit: async () => {
+      for (const el of Object.values(errs)) { el.textContent = ""; el.closest(".field").classList.remove("has-error"); }
+      const req = {};
+      if (date.value.trim()) req.business_date = date.value.trim();
+      if (params.value.trim()) req.params = params.value.trim();
+      try {
+        run = (await api("POST", `/workflows/${w.id}/trigger`, req)).run;
+      } catch (e) {
+        let shown = false;
+        for (const [k, m] of Object.entries(fieldTexts(e))) {
+          if (!errs[k]) continue;
+          errs[k].textContent = m;
+          errs[k].closest(".field").classList.add("has-error");
+          shown = true;
+        }
+        throw shown ? new Error(t("common.checkFields")) : e;
+      }
+      return "ok";
+    },
+  });
+  return v === "ok" ? run : null;
+}
+
 /** detail is #/workflows/{id}. */
 function detail(root, ctx) {
   const id = Number(ctx.params.id);
   let wf = null, layout = null, picked = null;
+  let chosenRun = Number(ctx.query.get("run")) || 0; // 0: the latest
+  let runDetail = null, drawnSig = "";
   const title = h("h1", {});
   const sub = h("div", { class: "page-sub" });
   const defBox = h("div");
   const graph = h("div", { class: "dag-wrap", id: "workflow-graph" });
   const nodeBox = h("div", { id: "workflow-node", hidden: true });
+  const runLabel = h("div", { class: "muted", id: "workflow-run-shown" });
+  const actions = h("div", { class: "page-actions" });
   const runsBody = h("tbody");
   const runsEmpty = h("div", { hidden: true }, emptyState(t("workflows.noRuns")));
   const runsTable = h("table", { class: "table", id: "workflow-runs" },
@@ -87,9 +131,9 @@ function detail(root, ctx) {
       h("th", {}, t("col.status")), h("th", {}, t("col.scheduled")), h("th", {}, t("col.error")))), runsBody);
   root.append(
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/workflows" }, t("nav.workflows")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
-    h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub)),
+    h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
     card(t("workflows.definition"), defBox),
-    card(t("workflows.graph"), [graph, nodeBox], { id: "workflow-graph-card", sub: t("workflows.graphSub") }),
+    card(t("workflows.graph"), [runLabel, graph, nodeBox], { id: "workflow-graph-card", sub: t("workflows.graphSub") }),
     card(t("workflows.runs"), [h("div", { class: "table-wrap" }, runsTable), runsEmpty]));
 
   function pick(key) {
@@ -99,7 +143,10 @@ function detail(root, ctx) {
     const parents = wf.edges.filter(e => e.to === key).map(e => e.from);
     const children = wf.edges.filter(e => e.from === key).map(e => e.to);
     nodeBox.hidden = false;
+    const nr = nodeRunOf(key);
     fill(nodeBox, h("div", { class: "node-panel" }, h("h4", {}, key), kv([
+      nr ? [t("col.status"), [badge(nr.status), nr.job_run_id ? [" ", h("a", { href: `#/runs/${nr.job_run_id}`, id: "workflow-node-run" }, t("workflows.jobRun", { id: nr.job_run_id }))] : null]] : null,
+      nr && nr.reason ? [t("col.error"), srvText(nr.reason_code, nr.reason_args, nr.reason)] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
       n.job ? null : [t("col.slots"), String(n.slots || 1)],
       n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
@@ -109,12 +156,37 @@ function detail(root, ctx) {
     ])));
   }
 
+  /** nodeRunOf is the node's run in the run shown (its latest rerun). */
+  function nodeRunOf(key) {
+    if (!runDetail) return null;
+    let out = null;
+    for (const n of runDetail.nodes) if (n.node_key === key && (!out || n.rerun >= out.rerun)) out = n;
+    return out;
+  }
+
   async function refresh() {
     const [w, runs] = await Promise.all([api("GET", `/workflows/${id}`), api("GET", `/workflows/${id}/runs?limit=50`)]);
     if (!layout || layout.version !== w.version) layout = await api("GET", `/workflows/${id}/layout`);
+    const shownID = chosenRun || (runs.runs.length ? runs.runs[0].id : 0);
+    runDetail = shownID ? await api("GET", `/workflow-runs/${shownID}`) : null;
     if (!ctx.isCurrent()) return;
-    const redraw = !wf || wf.version !== w.version;
+    if (!wf && ctx.can("operator")) {
+      fill(actions, button(t("workflows.trigger"), { kind: "primary", icon: "play", id: "workflow-trigger", onclick: async () => {
+        const run = await triggerDialog(wf);
+        if (!run) return;
+        toast(t("workflows.triggered", { id: run.id, date: run.business_date }));
+        chosenRun = 0;
+        ctx.refreshNow();
+      } }));
+    }
+    const states = {};
+    if (runDetail) for (const n of runDetail.nodes) { const nr = nodeRunOf(n.node_key); if (nr) states[n.node_key] = nr.status; }
+    const sig = w.version + JSON.stringify(states);
+    const redraw = drawnSig !== sig;
+    drawnSig = sig;
     wf = w;
+    runLabel.textContent = runDetail ? t("workflows.showing", { id: runDetail.run.id, date: runDetail.run.business_date, status: tOr("status." + runDetail.run.status, runDetail.run.status) }) : "";
+    runLabel.dataset.run = runDetail ? String(runDetail.run.id) : "";
     title.textContent = w.name;
     document.getElementById("crumb").textContent = w.name;
     fill(sub, h("span", { class: "app-tag" }, w.app), " ", w.description || "");
@@ -130,17 +202,20 @@ function detail(root, ctx) {
       [t("col.updated"), [absTime(w.updated_at), " · ", w.updated_by]],
     ]));
     if (redraw) {
-      fill(graph, dagSVG(layout, w.nodes, null, pick));
+      fill(graph, dagSVG(layout, w.nodes, states, pick));
       if (picked && w.nodes.some(n => n.key === picked)) pick(picked); else nodeBox.hidden = true;
     }
     syncTable(runsBody, runs.runs, r => r.id, [
-      { class: "num mono", sig: r => r.id, cell: r => String(r.id) },
+      { class: "num mono", sig: r => r.id, cell: r => h("a", { href: `#/workflows/${id}?run=${r.id}`, class: "workflow-run-link", onclick: ev => {
+        ev.preventDefault(); chosenRun = r.id; ctx.refreshNow();
+      } }, String(r.id)) },
       { class: "mono", sig: r => r.business_date, cell: r => r.business_date },
       { sig: r => r.trigger, cell: r => tOr("workflows.trigger." + r.trigger, tOr("trigger." + r.trigger, r.trigger)) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => r.scheduled_at, cell: r => relTime(r.scheduled_at) },
       { sig: r => (r.reason_code || "") + (r.reason || ""), cell: r => r.reason ? srvText(r.reason_code, r.reason_args, r.reason) : "" },
     ]);
+    for (const tr of runsBody.children) tr.classList.toggle("selected", runDetail !== null && tr.dataset.key === String(runDetail.run.id));
     runsTable.hidden = !runs.runs.length;
     runsEmpty.hidden = !!runs.runs.length;
   }
