@@ -4,6 +4,7 @@
 // click, and the workflow's runs.
 import { api } from "../api.js";
 import { t, tOr, fmtDateTime, srvText, fieldTexts } from "../i18n.js";
+import { fieldSet } from "./users.js";
 import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast } from "../dom.js";
 
 // Grid units of the layout to pixels.
@@ -73,12 +74,7 @@ function scheduleText(w) {
 
 /** triggerDialog starts a run of w; resolves the run (or null when dismissed). */
 async function triggerDialog(w) {
-  const errs = {};
-  const field = (name, label, el, help) => {
-    errs[name] = h("div", { class: "field-error", "data-error-for": name, role: "alert" });
-    return h("div", { class: "field", dataset: { field: name } }, h("label", { class: "field-label", for: el.id }, label), el, errs[name],
-      help ? h("div", { class: "field-help" }, help) : null);
-  };
+  const { field, setErrors, errs } = fieldSet();
   const date = h("input", { id: "wf-date", name: "business_date", autocomplete: "off", placeholder: "YYYY-MM-DD" });
   const params = h("textarea", { id: "wf-params", name: "params", rows: 3, class: "mono", spellcheck: "false", placeholder: '{"region": "eu"}' });
   let run = null;
@@ -89,21 +85,16 @@ async function triggerDialog(w) {
       field("params", t("workflows.params"), params, t("workflows.paramsHelp"))),
     actions: [{ label: t("common.cancel"), value: "cancel" }, { label: t("workflows.trigger"), kind: "primary", value: "ok", submit: true }],
     onSubmit: async () => {
-      for (const el of Object.values(errs)) { el.textContent = ""; el.closest(".field").classList.remove("has-error"); }
+      setErrors({});
       const req = {};
       if (date.value.trim()) req.business_date = date.value.trim();
       if (params.value.trim()) req.params = params.value.trim();
       try {
         run = (await api("POST", `/workflows/${w.id}/trigger`, req)).run;
       } catch (e) {
-        let shown = false;
-        for (const [k, m] of Object.entries(fieldTexts(e))) {
-          if (!errs[k]) continue;
-          errs[k].textContent = m;
-          errs[k].closest(".field").classList.add("has-error");
-          shown = true;
-        }
-        throw shown ? new Error(t("common.checkFields")) : e;
+        const fields = fieldTexts(e);
+        setErrors(fields);
+        throw Object.keys(fields).some(k => errs[k]) ? new Error(t("common.checkFields")) : e;
       }
       return "ok";
     },
