@@ -45,14 +45,14 @@ SELECT COUNT(*) FROM workflow_run WHERE workflow_id = ? AND status IN ('pending'
 
 -- fragment: WorkflowRunColumns
 id, workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params, reason, reason_msg,
-reruns, epoch, created_by, created_at, started_at, finished_at
+reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id
 
 -- name: WorkflowRunInsert
 -- A run created ended (skipped: a firing recorded as not run) has its end
 -- time at once.
 INSERT INTO workflow_run (workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params,
-                          reason, reason_msg, epoch, created_by, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END);
+                          reason, reason_msg, epoch, created_by, created_at, finished_at, backfill_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END, ?);
 
 -- name: WorkflowRunByKey
 SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE workflow_id = ? AND run_key = ?;
@@ -139,3 +139,22 @@ ORDER BY next_fire_at LIMIT ? {{for_update_skip_locked}};
 -- The next firing after the ones just created, if the workflow was not
 -- changed since it was read (an update computes its own).
 UPDATE workflow SET next_fire_at = ? WHERE id = ? AND version = ?;
+
+-- name: WorkflowBackfillInsert
+INSERT INTO workflow_backfill (workflow_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}});
+
+-- name: WorkflowBackfillByID
+SELECT id, workflow_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at
+FROM workflow_backfill WHERE id = ?;
+
+-- name: WorkflowBackfillRunning
+-- How many runs of a backfill are running: the leader starts the next
+-- pending one only below the backfill's parallelism.
+SELECT COUNT(*) FROM workflow_run WHERE backfill_id = ? AND status = 'running';
+
+-- name: WorkflowRunsOfDates
+-- The runs of a workflow whose business date is in [from, to], with their
+-- key and status: what a backfill finds already there.
+SELECT id, run_key, business_date, status FROM workflow_run
+WHERE workflow_id = ? AND business_date >= ? AND business_date <= ? ORDER BY id;

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -46,14 +45,8 @@ func (s *Server) triggerWorkflow(c *gin.Context) {
 	if len(req.RunKey) > store.MaxRunKeyLen || strings.TrimSpace(req.RunKey) != req.RunKey {
 		fields["run_key"] = msg.New(msg.WorkflowRunKey, "max", store.MaxRunKeyLen)
 	}
-	if req.Params != "" {
-		var obj map[string]json.RawMessage
-		switch {
-		case len(req.Params) > jobdef.MaxParamsBytes:
-			fields["params"] = msg.New(msg.ValueMaxBytes, "max", jobdef.MaxParamsBytes)
-		case json.Unmarshal([]byte(req.Params), &obj) != nil || obj == nil:
-			fields["params"] = msg.New(msg.WorkflowParamsObject)
-		}
+	if m, bad := runParamsError(req.Params); bad {
+		fields["params"] = m
 	}
 	if len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: fielderr.Format("invalid trigger", fields.English()), Fields: fields})

@@ -31,6 +31,7 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	view.GET("/workflows/:id/layout", s.workflowLayout) // workflow_layout.go
 	view.GET("/workflow-runs/:id", s.getWorkflowRun)
 	op.POST("/workflows/:id/trigger", s.triggerWorkflow)
+	op.POST("/workflows/:id/backfill", s.backfillWorkflow) // workflow_backfill.go
 	op.POST("/workflows", s.createWorkflow)
 	op.PUT("/workflows/:id", s.updateWorkflow)
 	op.DELETE("/workflows/:id", s.deleteWorkflow)

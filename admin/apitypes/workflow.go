@@ -193,3 +193,39 @@ type WorkflowRunDetail struct {
 	Run   WorkflowRun       `json:"run"`
 	Nodes []WorkflowNodeRun `json:"nodes"`
 }
+
+// WorkflowBackfill asks for the runs of every business date in [From, To]
+// (YYYY-MM-DD, in the workflow's zone; at most 366 dates) (POST
+// /api/v1/workflows/{id}/backfill). Each is keyed date:YYYY-MM-DD, so a date
+// that has a run keeps it. The leader starts at most Parallel (1-20,
+// default 1) at a time, oldest date first or NewestFirst; OnlyMissing skips
+// the dates with a succeeded run; DryRun lists what would be done and
+// creates nothing. Params is laid over each node job's params, as for a
+// trigger.
+type WorkflowBackfill struct {
+	From        string `json:"from"`
+	To          string `json:"to"`
+	NewestFirst bool   `json:"newest_first,omitempty"`
+	Parallel    int    `json:"parallel,omitempty"`
+	OnlyMissing bool   `json:"only_missing,omitempty"`
+	DryRun      bool   `json:"dry_run,omitempty"`
+	Params      string `json:"params,omitempty"`
+}
+
+// WorkflowBackfillDate is what a backfill does with one date: create (a
+// new run), exists (the date's run is kept) or succeeded (only missing
+// dates: a run of the date succeeded). RunID is the run created or found.
+type WorkflowBackfillDate struct {
+	Date   string `json:"date"`
+	Action string `json:"action"`
+	RunID  int64  `json:"run_id,omitempty"`
+}
+
+// WorkflowBackfillPlan answers a backfill: its id (0 for a dry run), and
+// each date in the order the runs start.
+type WorkflowBackfillPlan struct {
+	BackfillID int64                  `json:"backfill_id,omitempty"`
+	DryRun     bool                   `json:"dry_run"`
+	Created    int                    `json:"created"`
+	Dates      []WorkflowBackfillDate `json:"dates"`
+}

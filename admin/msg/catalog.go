@@ -187,6 +187,9 @@ const (
 	WorkflowBusinessDate   Code = "workflow.business_date"
 	WorkflowRunKey         Code = "workflow.run_key"
 	WorkflowParamsObject   Code = "workflow.params_object"
+	BackfillDate           Code = "backfill.date"
+	BackfillBackwards      Code = "backfill.backwards"
+	BackfillTooLong        Code = "backfill.too_long"
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
 	SlotParamsPair         Code = "job.slot_params_pair"
@@ -470,6 +473,9 @@ var Catalog = map[Code]string{
 	WorkflowBusinessDate:   "a day as YYYY-MM-DD, e.g. 2026-03-02 (default: today in the workflow's zone)",
 	WorkflowRunKey:         "at most {max} bytes, without leading or trailing spaces (or leave it out: the instant of the request)",
 	WorkflowParamsObject:   `a JSON object, laid over each node job's params, e.g. {"region":"eu"}`,
+	BackfillDate:           "{value}: a day as YYYY-MM-DD, e.g. 2026-03-02",
+	BackfillBackwards:      "{to} is before {from}: from is the first business date of the range, to the last",
+	BackfillTooLong:        "{days} dates, at most {max}: split the range into several backfills",
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",

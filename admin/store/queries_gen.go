@@ -192,6 +192,9 @@ const (
 	qUtilizationInsert
 	qUtilizationSample
 	qWorkflowActiveRuns
+	qWorkflowBackfillByID
+	qWorkflowBackfillInsert
+	qWorkflowBackfillRunning
 	qWorkflowByID
 	qWorkflowByName
 	qWorkflowDelete
@@ -205,6 +208,7 @@ const (
 	qWorkflowRunRerun
 	qWorkflowRunTransition
 	qWorkflowRunsActive
+	qWorkflowRunsOfDates
 	qWorkflowSetNextFire
 	qWorkflowUpdate
 	qWorkflowVersionDefinition
@@ -409,6 +413,9 @@ var queryNames = [...]string{
 	"UtilizationInsert",
 	"UtilizationSample",
 	"WorkflowActiveRuns",
+	"WorkflowBackfillByID",
+	"WorkflowBackfillInsert",
+	"WorkflowBackfillRunning",
 	"WorkflowByID",
 	"WorkflowByName",
 	"WorkflowDelete",
@@ -422,6 +429,7 @@ var queryNames = [...]string{
 	"WorkflowRunRerun",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
+	"WorkflowRunsOfDates",
 	"WorkflowSetNextFire",
 	"WorkflowUpdate",
 	"WorkflowVersionDefinition",

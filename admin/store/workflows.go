@@ -265,6 +265,8 @@ type WorkflowRun struct {
 	CreatedAt  int64         `db:"created_at"`
 	StartedAt  sql.NullInt64 `db:"started_at"`
 	FinishedAt sql.NullInt64 `db:"finished_at"`
+	// BackfillID is the backfill the run belongs to (0: none).
+	BackfillID int64 `db:"backfill_id"`
 }
 
 // NewWorkflowRun is a workflow run to create.
@@ -280,6 +282,7 @@ type NewWorkflowRun struct {
 	Params          string
 	Reason          msg.Msg
 	CreatedBy       string // the user of a manual or API trigger
+	BackfillID      int64  // the backfill that creates it (0: none)
 }
 
 func (r NewWorkflowRun) check() error {
@@ -316,7 +319,7 @@ func (s *Store) createWorkflowRun(ctx context.Context, q sqlx.ExtContext, epoch 
 		return run, false, err
 	}
 	_, err := q.ExecContext(ctx, s.q.get(qWorkflowRunInsert), r.WorkflowID, r.App, r.RunKey, r.WorkflowVersion, r.ScheduledAt, r.BusinessDate,
-		r.TriggerKind, r.Status, r.Params, truncate(r.Reason.String(), 2000), r.Reason, epoch, r.CreatedBy, runEnded(r.Status))
+		r.TriggerKind, r.Status, r.Params, truncate(r.Reason.String(), 2000), r.Reason, epoch, r.CreatedBy, runEnded(r.Status), r.BackfillID)
 	created := err == nil
 	if err != nil && !isDuplicate(err) {
 		return run, false, fmt.Errorf("create run %s of workflow %d: %w", r.RunKey, r.WorkflowID, err)

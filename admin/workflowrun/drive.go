@@ -39,6 +39,21 @@ func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
 		return nil // ended (by another pass, or cancelled)
 	}
 	d.run = run
+	if run.Status == store.RunPending && run.BackfillID > 0 {
+		// A backfill starts at most its parallelism of runs at a time; the
+		// pass drives runs oldest first, which is the backfill's order.
+		b, err := d.tx.Backfill(ctx, run.BackfillID)
+		if err != nil {
+			return err
+		}
+		running, err := d.tx.RunningInBackfill(ctx, b.ID)
+		if err != nil {
+			return err
+		}
+		if running >= b.Parallel {
+			return nil // waits for one of them to end
+		}
+	}
 	if run.Status == store.RunPending {
 		if _, err := d.tx.TransitionWorkflowRun(ctx, store.StatusTransition{ID: id, From: store.RunPending, To: store.RunRunning}); err != nil {
 			return err

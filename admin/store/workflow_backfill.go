@@ -1,0 +1,96 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Backfill is a request to run a workflow for each business date of a
+// range (docs/workflows.md, "Backfill"). Its runs are keyed date:YYYY-MM-DD
+// like any run of that date, so a date that has a run already keeps it,
+// and created in the order they start (oldest or newest date first): the
+// leader starts a pending run of a backfill only while fewer than Parallel
+// of its runs are running.
+type Backfill struct {
+	ID          int64  `db:"id"`
+	WorkflowID  int64  `db:"workflow_id"`
+	App         string `db:"app"`
+	FromDate    string `db:"from_date"`
+	ToDate      string `db:"to_date"`
+	NewestFirst bool   `db:"newest_first"`
+	Parallel    int    `db:"parallel"`
+	OnlyMissing bool   `db:"only_missing"`
+	CreatedBy   string `db:"created_by"`
+	CreatedAt   int64  `db:"created_at"`
+}
+
+// DateRun is a workflow run found for a business date.
+type DateRun struct {
+	ID           int64  `db:"id"`
+	RunKey       string `db:"run_key"`
+	BusinessDate string `db:"business_date"`
+	Status       string `db:"status"`
+}
+
+// RunsOfDates returns the runs of workflow id whose business date is in
+// [from, to] (YYYY-MM-DD), oldest first.
+func (s *Store) RunsOfDates(ctx context.Context, workflowID int64, from, to string) ([]DateRun, error) {
+	var out []DateRun
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowRunsOfDates), workflowID, from, to); err != nil {
+		return nil, fmt.Errorf("runs of workflow %d from %s to %s: %w", workflowID, from, to, err)
+	}
+	return out, nil
+}
+
+// CreateBackfill stores b and creates its runs (in the order given, their
+// BackfillID set) in one transaction fenced by epoch: all or none. It
+// returns the backfill's id and the runs, each with whether it was created
+// now (false: the date's run existed, and is kept as it is).
+func (s *Store) CreateBackfill(ctx context.Context, epoch int64, b Backfill, runs []NewWorkflowRun) (int64, []WorkflowRun, []bool, error) {
+	var id int64
+	var out []WorkflowRun
+	var created []bool
+	err := s.Tx(ctx, func(tx *Tx) error {
+		id, out, created = 0, nil, nil
+		if err := tx.CheckEpoch(ctx, epoch); err != nil {
+			return err
+		}
+		res, err := tx.tx.ExecContext(ctx, s.q.get(qWorkflowBackfillInsert), b.WorkflowID, b.App, b.FromDate, b.ToDate,
+			b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy)
+		if err != nil {
+			return fmt.Errorf("backfill of workflow %d: %w", b.WorkflowID, err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		for _, r := range runs {
+			r.BackfillID = id
+			run, isNew, err := tx.CreateWorkflowRun(ctx, epoch, r)
+			if err != nil {
+				return err
+			}
+			out = append(out, run)
+			created = append(created, isNew)
+		}
+		return nil
+	})
+	return id, out, created, err
+}
+
+// Backfill returns backfill id, or ErrNotFound.
+func (t *Tx) Backfill(ctx context.Context, id int64) (Backfill, error) {
+	var b Backfill
+	if err := t.tx.GetContext(ctx, &b, t.s.q.get(qWorkflowBackfillByID), id); err != nil {
+		return b, notFound(err, fmt.Sprintf("backfill %d", id))
+	}
+	return b, nil
+}
+
+// RunningInBackfill counts the running runs of backfill id.
+func (t *Tx) RunningInBackfill(ctx context.Context, id int64) (int, error) {
+	var n int
+	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qWorkflowBackfillRunning), id); err != nil {
+		return 0, fmt.Errorf("running runs of backfill %d: %w", id, err)
+	}
+	return n, nil
+}
