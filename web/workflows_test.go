@@ -114,6 +114,29 @@ func TestWorkflowsInBrowser(t *testing.T) {
 	b.waitJS(5*time.Second, `document.querySelector("#workflow-node-run") !== null`, "the node's job run linked")
 	b.do(chromedp.Click(chromedp.CSS("#workflow-node-run")))
 	b.waitJS(15*time.Second, `/^#\/runs\/\d+$/.test(location.hash) && document.querySelector(".page-runs") !== null`, "the node's job run page")
+	// Backfill three business dates, two at a time, after a dry run that
+	// lists them; the runs run and succeed.
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, fan.ID)))
+	b.do(chromedp.WaitVisible(chromedp.CSS("#workflow-backfill")), chromedp.Click(chromedp.CSS("#workflow-backfill")), chromedp.WaitVisible(chromedp.CSS("#workflow-backfill-dialog")))
+	b.setValue("#bf-from", "2026-11-03")
+	b.setValue("#bf-to", "2026-11-01")
+	b.do(chromedp.Click(chromedp.CSS("#bf-preview")))
+	b.waitJS(15*time.Second, `document.querySelector('#workflow-backfill-dialog [data-error-for="to"]').textContent.includes("is before")`, "a backwards range refused next to To")
+	b.setValue("#bf-from", "2026-11-01")
+	b.setValue("#bf-to", "2026-11-03")
+	b.setValue("#bf-parallel", "2")
+	b.do(chromedp.Click(chromedp.CSS("#bf-preview")))
+	b.waitJS(15*time.Second, `document.querySelectorAll('#bf-plan tr[data-action="create"]').length === 3 &&
+		document.querySelector("#bf-summary").textContent.includes("3 run(s) to create")`, "dry run lists three dates to create")
+	b.screenshot("w4-backfill-dry-run")
+	require.Equal(t, 1, countRuns(api, fan.ID), "a dry run creates nothing")
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-backfill-dialog button[data-action="ok"]`)))
+	b.waitJS(60*time.Second, `document.querySelector("#workflow-backfill-dialog") === null &&
+		document.querySelectorAll("#workflow-runs tbody tr").length === 4 &&
+		[...document.querySelectorAll("#workflow-runs tbody tr")].filter(tr => tr.textContent.includes("Backfill") && tr.textContent.includes("Succeeded")).length === 3`,
+		"three backfill runs, succeeded")
+	require.Equal(t, 4, countRuns(api, fan.ID))
+
 	var detail struct {
 		Nodes []struct {
 			NodeKey      string `json:"node_key"`
@@ -129,7 +152,8 @@ func TestWorkflowsInBrowser(t *testing.T) {
 		} `json:"runs"`
 	}
 	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", fan.ID), nil, &runs)
-	require.Len(t, runs.Runs, 1, "one run: the refused trigger created nothing")
+	require.Len(t, runs.Runs, 4, "the refused trigger created nothing")
+	runs.Runs = runs.Runs[3:] // the oldest: the trigger's
 	require.Equal(t, "2026-12-01", runs.Runs[0].BusinessDate)
 	require.Equal(t, "succeeded", runs.Runs[0].Status)
 	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", runs.Runs[0].ID), nil, &detail)
@@ -138,4 +162,13 @@ func TestWorkflowsInBrowser(t *testing.T) {
 		require.Equal(t, "succeeded", n.Status, n.NodeKey)
 		require.Equal(t, "succeeded", n.JobRunStatus, n.NodeKey)
 	}
+}
+
+// countRuns is the number of runs of workflow id.
+func countRuns(api *apiClient, id int64) int {
+	var out struct {
+		Runs []struct{} `json:"runs"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", id), nil, &out)
+	return len(out.Runs)
 }
