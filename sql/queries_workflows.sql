@@ -45,7 +45,7 @@ SELECT COUNT(*) FROM workflow_run WHERE workflow_id = ? AND status IN ('pending'
 
 -- fragment: WorkflowRunColumns
 id, workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params, reason, reason_msg,
-reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id
+reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id, rerun_nodes
 
 -- name: WorkflowRunInsert
 -- A run created ended (skipped: a firing recorded as not run) has its end
@@ -81,7 +81,8 @@ WHERE id = ? AND status = ?;
 -- name: WorkflowRunRerun
 -- Reopens a finished run for a rerun from a node, guarded by its status
 -- and its reruns read: the same rerun asked twice reopens it once.
-UPDATE workflow_run SET status = 'running', reruns = reruns + 1, finished_at = NULL, reason = '', reason_msg = ''
+-- rerun_nodes are the nodes it runs again.
+UPDATE workflow_run SET status = 'running', reruns = reruns + 1, finished_at = NULL, reason = '', reason_msg = '', rerun_nodes = ?
 WHERE id = ? AND status = ? AND reruns = ?;
 
 -- fragment: NodeRunColumns

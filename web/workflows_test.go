@@ -137,6 +137,60 @@ func TestWorkflowsInBrowser(t *testing.T) {
 		"three backfill runs, succeeded")
 	require.Equal(t, 4, countRuns(api, fan.ID))
 
+	// A failed run re-run from its failed node: the job is fixed, "Rerun
+	// from here" on the node runs it (and only it) again, and the run
+	// succeeds.
+	flakyJob := api.createJob(map[string]any{"app": "demo", "name": "wf-flaky", "handler": "demo.fail", "cron": "0 0 1 1 *", "slots": 1,
+		"params": "slots=0", "retry_max": 0})
+	var chain struct {
+		ID int64 `json:"id"`
+	}
+	api.call(http.MethodPost, "/api/v1/workflows", map[string]any{
+		"app": "demo", "name": "flaky-chain",
+		"nodes": []map[string]any{{"key": "extract", "job": map[string]any{"name": "wf-extract"}}, {"key": "settle", "job": map[string]any{"name": "wf-flaky"}}},
+		"edges": []map[string]any{{"from": "extract", "to": "settle"}},
+	}, &chain)
+	api.call(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", chain.ID), map[string]any{"business_date": "2026-12-01"}, nil)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, chain.ID)))
+	b.waitJS(60*time.Second, `document.querySelector('#dag-svg .dag-node[data-node="settle"]') !== null &&
+		document.querySelector('#dag-svg .dag-node[data-node="settle"]').dataset.state === "failed" &&
+		document.querySelector("#workflow-run-shown").textContent.includes("Failed")`, "the settle node failed, and the run")
+	var fj struct {
+		Version int64 `json:"version"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/jobs/%d", flakyJob), nil, &fj)
+	api.call(http.MethodPut, fmt.Sprintf("/api/v1/jobs/%d", flakyJob), map[string]any{"app": "demo", "name": "wf-flaky", "handler": "demo.fail",
+		"cron": "0 0 1 1 *", "slots": 1, "params": "slots=5", "retry_max": 0, "version": fj.Version}, nil)
+	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="settle"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-rerun") !== null`, "Rerun from here offered on an ended run")
+	b.do(chromedp.Click(chromedp.CSS("#workflow-rerun")), chromedp.WaitVisible(chromedp.CSS("#workflow-rerun-dialog")))
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-rerun-dialog button[data-action="ok"]`)))
+	b.waitJS(60*time.Second, `document.querySelector('#dag-svg .dag-node[data-node="settle"]').dataset.state === "succeeded" &&
+		document.querySelector("#workflow-run-shown").textContent.includes("Succeeded")`, "re-run: settle succeeded, and the run")
+	b.screenshot("w5-workflow-rerun")
+	var chainRuns struct {
+		Runs []struct {
+			ID     int64 `json:"id"`
+			Reruns int   `json:"reruns"`
+		} `json:"runs"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", chain.ID), nil, &chainRuns)
+	require.Len(t, chainRuns.Runs, 1)
+	require.Equal(t, 1, chainRuns.Runs[0].Reruns)
+	var chainDetail struct {
+		Nodes []struct {
+			NodeKey string `json:"node_key"`
+			Rerun   int    `json:"rerun"`
+			Status  string `json:"status"`
+		} `json:"nodes"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", chainRuns.Runs[0].ID), nil, &chainDetail)
+	nodeRuns := map[string][]string{}
+	for _, n := range chainDetail.Nodes {
+		nodeRuns[n.NodeKey] = append(nodeRuns[n.NodeKey], fmt.Sprintf("%d:%s", n.Rerun, n.Status))
+	}
+	require.Equal(t, map[string][]string{"extract": {"0:succeeded"}, "settle": {"0:failed", "1:succeeded"}}, nodeRuns, "extract ran once")
+
 	var detail struct {
 		Nodes []struct {
 			NodeKey      string `json:"node_key"`

@@ -182,6 +182,8 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema WorkflowBackfill", named("WorkflowBackfill"), apitypes.WorkflowBackfill{}},
 		{"schema WorkflowBackfillDate", named("WorkflowBackfillDate"), apitypes.WorkflowBackfillDate{}},
 		{"schema WorkflowBackfillPlan", named("WorkflowBackfillPlan"), apitypes.WorkflowBackfillPlan{}},
+		{"schema WorkflowRerun", named("WorkflowRerun"), apitypes.WorkflowRerun{}},
+		{"schema WorkflowRerunDone", named("WorkflowRerunDone"), apitypes.WorkflowRerunDone{}},
 		{"schema WorkflowTrigger", named("WorkflowTrigger"), apitypes.WorkflowTrigger{}},
 		{"schema WorkflowNodeRun", named("WorkflowNodeRun"), apitypes.WorkflowNodeRun{}},
 		{"schema WorkflowRunDetail", named("WorkflowRunDetail"), apitypes.WorkflowRunDetail{}},

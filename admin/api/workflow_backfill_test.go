@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -23,17 +22,8 @@ func TestWorkflowBackfill(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		e.user("ops", auth.RoleOperator)
-		e.user("eve", auth.RoleViewer)
-		e.user("other", auth.RoleOperator)
-		e.limitTo("ops", "billing", "market-data")
-		e.limitTo("eve", "billing")
-		e.limitTo("other", "search")
+		wf := e.settlementWorkflow()
 		ops := e.token("ops")
-		e.createJobRow("billing", "load-trades")
-		e.createJobRow("market-data", "load-fx")
-		var wf apitypes.Workflow
-		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/workflows", ops, settlementSpec(e.createJobRow("billing", "eod-report")), &wf))
 		path := "/api/v1/workflows/" + itoa(wf.ID) + "/backfill"
 		runs := func() []apitypes.WorkflowRun {
 			var out struct{ Runs []apitypes.WorkflowRun }

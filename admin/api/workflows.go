@@ -30,6 +30,7 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	view.GET("/workflows/:id/runs", s.listWorkflowRuns)
 	view.GET("/workflows/:id/layout", s.workflowLayout) // workflow_layout.go
 	view.GET("/workflow-runs/:id", s.getWorkflowRun)
+	op.POST("/workflow-runs/:id/rerun", s.rerunWorkflowRun) // workflow_rerun.go
 	op.POST("/workflows/:id/trigger", s.triggerWorkflow)
 	op.POST("/workflows/:id/backfill", s.backfillWorkflow) // workflow_backfill.go
 	op.POST("/workflows", s.createWorkflow)

@@ -53,16 +53,8 @@ func settlementSpec(reportID int64) apitypes.WorkflowSpec {
 func TestWorkflowsAPI(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
-		e.user("ops", auth.RoleOperator)
-		e.user("eve", auth.RoleViewer)
-		e.user("other", auth.RoleOperator)
-		e.limitTo("ops", "billing", "market-data")
-		e.limitTo("eve", "billing")
-		e.limitTo("other", "search")
+		report := e.settlementUsers()
 		ops, eve, other := e.token("ops"), e.token("eve"), e.token("other")
-		e.createJobRow("billing", "load-trades")
-		e.createJobRow("market-data", "load-fx")
-		report := e.createJobRow("billing", "eod-report")
 
 		spec := settlementSpec(report)
 		var wf apitypes.Workflow
@@ -156,6 +148,33 @@ func TestWorkflowsAPI(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// settlementUsers makes the users of the settlement tests — ops (operator
+// of billing and market-data), eve (viewer of billing), other (operator of
+// search) — and the jobs of the settlement workflow, and returns the
+// report job's id.
+func (e *env) settlementUsers() int64 {
+	e.t.Helper()
+	e.user("ops", auth.RoleOperator)
+	e.user("eve", auth.RoleViewer)
+	e.user("other", auth.RoleOperator)
+	e.limitTo("ops", "billing", "market-data")
+	e.limitTo("eve", "billing")
+	e.limitTo("other", "search")
+	e.createJobRow("billing", "load-trades")
+	e.createJobRow("market-data", "load-fx")
+	return e.createJobRow("billing", "eod-report")
+}
+
+// settlementWorkflow is settlementUsers and the settlement workflow saved
+// by ops.
+func (e *env) settlementWorkflow() apitypes.Workflow {
+	e.t.Helper()
+	report := e.settlementUsers()
+	var wf apitypes.Workflow
+	require.Equal(e.t, http.StatusCreated, e.call("POST", "/api/v1/workflows", e.token("ops"), settlementSpec(report), &wf))
+	return wf
+}
 
 // TestWorkflowsRefuseBadInput: every mistake is a 400 naming the field —
 // the cycle named in order, unknown jobs, jobs of apps the user may not

@@ -229,3 +229,18 @@ type WorkflowBackfillPlan struct {
 	Created    int                    `json:"created"`
 	Dates      []WorkflowBackfillDate `json:"dates"`
 }
+
+// WorkflowRerun asks to run a finished workflow run again from the nodes
+// From (POST /api/v1/workflow-runs/{id}/rerun): they and everything
+// downstream of them, and the nodes the failure policy stop skipped, run
+// again; the other nodes keep their state.
+type WorkflowRerun struct {
+	From []string `json:"from"`
+}
+
+// WorkflowRerunDone answers a rerun: the run, running again, and the nodes
+// that run again.
+type WorkflowRerunDone struct {
+	Run   WorkflowRun `json:"run"`
+	Nodes []string    `json:"nodes"`
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -267,6 +268,9 @@ type WorkflowRun struct {
 	FinishedAt sql.NullInt64 `db:"finished_at"`
 	// BackfillID is the backfill the run belongs to (0: none).
 	BackfillID int64 `db:"backfill_id"`
+	// RerunNodes are the nodes the latest rerun (Reruns) runs again, a JSON
+	// array of node keys; not valid before the first rerun.
+	RerunNodes sql.NullString `db:"rerun_nodes"`
 }
 
 // NewWorkflowRun is a workflow run to create.
@@ -408,23 +412,27 @@ func (s *Store) transitionWorkflowRun(ctx context.Context, ex sqlx.ExecerContext
 
 // RerunWorkflowRun reopens finished run id (in status from, with reruns
 // reruns, as read) for a rerun from a node: running again, reruns + 1 (the
-// rerun of the new node runs). It reports whether it did: a second request
-// for the same rerun (the same reruns read) finds it reopened and changes
-// nothing.
-func (s *Store) RerunWorkflowRun(ctx context.Context, id int64, from string, reruns int) (bool, error) {
-	return s.rerunWorkflowRun(ctx, s.db, id, from, reruns)
+// rerun of the new node runs), nodes the node keys it runs again. It
+// reports whether it did: a second request for the same rerun (the same
+// reruns read) finds it reopened and changes nothing.
+func (s *Store) RerunWorkflowRun(ctx context.Context, id int64, from string, reruns int, nodes []string) (bool, error) {
+	return s.rerunWorkflowRun(ctx, s.db, id, from, reruns, nodes)
 }
 
 // RerunWorkflowRun is Store.RerunWorkflowRun inside the transaction.
-func (t *Tx) RerunWorkflowRun(ctx context.Context, id int64, from string, reruns int) (bool, error) {
-	return t.s.rerunWorkflowRun(ctx, t.tx, id, from, reruns)
+func (t *Tx) RerunWorkflowRun(ctx context.Context, id int64, from string, reruns int, nodes []string) (bool, error) {
+	return t.s.rerunWorkflowRun(ctx, t.tx, id, from, reruns, nodes)
 }
 
-func (s *Store) rerunWorkflowRun(ctx context.Context, ex sqlx.ExecerContext, id int64, from string, reruns int) (bool, error) {
+func (s *Store) rerunWorkflowRun(ctx context.Context, ex sqlx.ExecerContext, id int64, from string, reruns int, nodes []string) (bool, error) {
 	if !runEnded(from) {
 		return false, fmt.Errorf("rerun of workflow run %d: status %s is not an end", id, from)
 	}
-	res, err := ex.ExecContext(ctx, s.q.get(qWorkflowRunRerun), id, from, reruns)
+	keys, err := json.Marshal(nodes)
+	if err != nil {
+		return false, err
+	}
+	res, err := ex.ExecContext(ctx, s.q.get(qWorkflowRunRerun), string(keys), id, from, reruns)
 	if err != nil {
 		return false, fmt.Errorf("rerun of workflow run %d: %w", id, err)
 	}

@@ -293,12 +293,12 @@ func TestWorkflowRunTransitionsAreGuarded(t *testing.T) {
 		require.Equal(t, reason.String(), got.Reason)
 
 		// Rerun: once per reruns read.
-		_, err = s.RerunWorkflowRun(ctx, run.ID, store.RunRunning, 0)
+		_, err = s.RerunWorkflowRun(ctx, run.ID, store.RunRunning, 0, []string{"a"})
 		require.Error(t, err, "only a finished run is re-run")
-		ok, err := s.RerunWorkflowRun(ctx, run.ID, store.RunFailed, 0)
+		ok, err := s.RerunWorkflowRun(ctx, run.ID, store.RunFailed, 0, []string{"a"})
 		require.NoError(t, err)
 		require.True(t, ok)
-		ok, err = s.RerunWorkflowRun(ctx, run.ID, store.RunFailed, 0)
+		ok, err = s.RerunWorkflowRun(ctx, run.ID, store.RunFailed, 0, []string{"a"})
 		require.NoError(t, err)
 		require.False(t, ok, "the second click finds the run reopened")
 		got, err = s.WorkflowRun(ctx, run.ID)
@@ -366,7 +366,7 @@ func TestWorkflowRunTransitionsAreGuarded(t *testing.T) {
 			runs, err := tx.NodeRuns(ctx, r.ID)
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
-			_, err = tx.RerunWorkflowRun(ctx, r.ID, store.RunFailed, 0)
+			_, err = tx.RerunWorkflowRun(ctx, r.ID, store.RunFailed, 0, []string{"a"})
 			return err
 		})
 		require.NoError(t, err)

@@ -25,6 +25,7 @@ type decider struct {
 	res   *Result
 	run   store.WorkflowRun
 	nodes map[string]store.NodeRun // the latest node run of each node
+	again map[string]bool          // the nodes the latest rerun runs again
 	now   int64
 }
 
@@ -71,6 +72,9 @@ func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
 		return err
 	}
 	d.nodes = store.LatestNodeRuns(all)
+	if d.again, err = rerunNodes(d.run); err != nil {
+		return err
+	}
 	if err := d.endSettledNodes(ctx); err != nil {
 		return err
 	}
@@ -101,13 +105,33 @@ func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
 }
 
 // states are the node states a decision reads: a node without a node run
-// is pending.
+// is pending, and so is a node the run's latest rerun runs again that has
+// no node run of that rerun yet.
 func (d *decider) states() map[string]workflow.State {
 	out := make(map[string]workflow.State, len(d.nodes))
 	for k, n := range d.nodes {
+		if n.Rerun < d.run.Reruns && d.again[k] {
+			continue
+		}
 		out[k] = workflow.State(n.Status)
 	}
 	return out
+}
+
+// rerunNodes reads the nodes the run's latest rerun runs again.
+func rerunNodes(r store.WorkflowRun) (map[string]bool, error) {
+	if r.Reruns == 0 || !r.RerunNodes.Valid {
+		return nil, nil
+	}
+	var keys []string
+	if err := json.Unmarshal([]byte(r.RerunNodes.String), &keys); err != nil {
+		return nil, fmt.Errorf("workflow run %d: rerun nodes: %w", r.ID, err)
+	}
+	out := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		out[k] = true
+	}
+	return out, nil
 }
 
 // endSettledNodes ends the running node runs whose job run has ended.

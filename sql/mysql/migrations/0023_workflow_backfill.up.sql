@@ -2,7 +2,9 @@
 -- range of business dates, each keyed date:YYYY-MM-DD like any other run of
 -- that date, started by the leader at most parallel at a time, oldest or
 -- newest date first (the order of their ids). workflow_run.backfill_id is
--- the backfill a run belongs to (0: none).
+-- the backfill a run belongs to (0: none). rerun_nodes are the nodes a
+-- rerun from a node runs again (a JSON array of node keys; NULL before the
+-- first rerun): the others keep their state.
 CREATE TABLE workflow_backfill (
   id            BIGINT       NOT NULL AUTO_INCREMENT PRIMARY KEY,
   workflow_id   BIGINT       NOT NULL,
@@ -17,4 +19,5 @@ CREATE TABLE workflow_backfill (
   KEY idx_workflow_backfill (workflow_id, id)
 ) ENGINE=InnoDB;
 ALTER TABLE workflow_run ADD COLUMN backfill_id BIGINT NOT NULL DEFAULT 0,
+  ADD COLUMN rerun_nodes MEDIUMTEXT NULL,
   ADD KEY idx_workflow_run_backfill (backfill_id, status);

@@ -13,4 +13,5 @@ CREATE TABLE workflow_backfill (
 );
 CREATE INDEX idx_workflow_backfill ON workflow_backfill (workflow_id, id);
 ALTER TABLE workflow_run ADD COLUMN backfill_id INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE workflow_run ADD COLUMN rerun_nodes TEXT NULL;
 CREATE INDEX idx_workflow_run_backfill ON workflow_run (backfill_id, status);

@@ -5,7 +5,7 @@
 import { api } from "../api.js";
 import { t, tOr, fmtDateTime, srvText, fieldTexts } from "../i18n.js";
 import { fieldSet } from "./users.js";
-import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast } from "../dom.js";
+import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast, confirmDialog } from "../dom.js";
 
 // Grid units of the layout to pixels.
 const LAYER_W = 210, ROW_H = 66, NODE_W = 160, NODE_H = 42, PAD = 16;
@@ -191,7 +191,9 @@ function detail(root, ctx) {
     const children = wf.edges.filter(e => e.from === key).map(e => e.to);
     nodeBox.hidden = false;
     const nr = nodeRunOf(key);
-    fill(nodeBox, h("div", { class: "node-panel" }, h("h4", {}, key), kv([
+    const ended = runDetail && !["pending", "running"].includes(runDetail.run.status);
+    const rerunBtn = ended && ctx.can("operator") ? button(t("workflows.rerunFrom"), { icon: "retry", id: "workflow-rerun", onclick: () => rerun(key) }) : null;
+    fill(nodeBox, h("div", { class: "node-panel" }, h("div", { class: "node-panel-head" }, h("h4", {}, key), rerunBtn), kv([
       nr ? [t("col.status"), [badge(nr.status), nr.job_run_id ? [" ", h("a", { href: `#/runs/${nr.job_run_id}`, id: "workflow-node-run" }, t("workflows.jobRun", { id: nr.job_run_id }))] : null]] : null,
       nr && nr.reason ? [t("col.error"), srvText(nr.reason_code, nr.reason_args, nr.reason)] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
@@ -201,6 +203,21 @@ function detail(root, ctx) {
       [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],
       [t("workflows.children"), children.length ? children.join(", ") : "—"],
     ])));
+  }
+
+  /** rerun runs the run shown again from node key, after a confirmation. */
+  async function rerun(key) {
+    const run = runDetail.run;
+    let done = null;
+    const ok = await confirmDialog({
+      id: "workflow-rerun-dialog", title: t("workflows.rerunTitle", { id: run.id }), confirmLabel: t("workflows.rerunFrom"),
+      message: h("p", {}, t("workflows.rerunConfirm", { node: key, date: run.business_date })),
+      onConfirm: async () => { done = await api("POST", `/workflow-runs/${run.id}/rerun`, { from: [key] }); },
+    });
+    if (!ok) return;
+    toast(t("workflows.rerunStarted", { id: run.id, nodes: done.nodes.join(", ") }));
+    chosenRun = run.id;
+    ctx.refreshNow();
   }
 
   /** nodeRunOf is the node's run in the run shown (its latest rerun). */
