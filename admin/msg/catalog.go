@@ -270,6 +270,12 @@ const (
 	DayNameUTF8         Code = "day_name.utf8"
 	DayNameSpace        Code = "day_name.space"
 	DayNameControl      Code = "day_name.control"
+
+	// Validation: the params of a built-in handler (admin/jobdef); the
+	// problem is a "builtin.<code>" message, its code one of
+	// executor/builtin's Problems (they have no constants here)
+	ParamsField Code = "params.field"
+	ParamsDoc   Code = "params.doc"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -541,4 +547,66 @@ var Catalog = map[Code]string{
 	DayNameUTF8:         "is not valid UTF-8",
 	DayNameSpace:        "has leading or trailing white space",
 	DayNameControl:      "contains a control character (a line break, a tab...)",
+
+	// Validation: the params of a built-in handler (admin/jobdef); the
+	// builtin.* texts are executor/builtin's Problems (a test of admin/jobdef
+	// checks they are the same)
+	ParamsField:                            "{handler} handler params: {field}: {problem}",
+	ParamsDoc:                              "{handler} handler params: {problem}",
+	"builtin.dedup_archive.batch_size":     "{value}: want 1 to {max} (0 or absent: {default})",
+	"builtin.dedup_archive.datasource":     "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn) holding dedup_record",
+	"builtin.dedup_archive.horizon_format": "{value}: want a duration such as \"720h\" (30 days)",
+	"builtin.dedup_archive.horizon_short":  "{value}: at least {min} (a record whose dedup row is gone is processed again)",
+	"builtin.dedup_archive.job_key":        "key {key}: want a job id (dedup rows name their job by id, not by name; the console shows the id)",
+	"builtin.dedup_archive.lock_horizon":   "{value}: want a duration of at least {min} such as \"24h\" (above the longest a slot attempt can live: a purged shard lock no longer fences its run's old attempts), or \"keep\"",
+	"builtin.dedup_archive.mode":           "{value}: want \"archive\" (move the rows to dedup_record_archive, the default) or \"delete\"",
+	"builtin.dedup_archive.pause":          "{value}: want 0 (no pause) to 60000 milliseconds (absent: {default})",
+	"builtin.error":                        "{error}",
+	"builtin.http.header_name":             "{header} is not a valid header name",
+	"builtin.http.header_set":              "{header} is set by the handler, not the params",
+	"builtin.http.header_value":            "the value of {header} contains a line break or NUL",
+	"builtin.http.host_ipv4":               "host {host} ends in a number but is not a valid IPv4 address",
+	"builtin.http.host_ipv6":               "host {host} is not a valid IPv6 address",
+	"builtin.http.host_zone":               "refused by the executor's policy: host {host}: addresses with an IPv6 zone are not allowed",
+	"builtin.http.max_redirects":           "{value}: want 0 (do not follow) to {max}",
+	"builtin.http.method":                  "{value}: use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS",
+	"builtin.http.outcome_action":          "{key}: {value}: use success, retry or fail",
+	"builtin.http.outcome_key":             "key {key}: use a status class (\"2xx\" … \"5xx\") or a status code (100-599)",
+	"builtin.http.url_host":                "{url} has no host",
+	"builtin.http.url_parse":               "{url} is not a URL: {error}",
+	"builtin.http.url_required":            "required, e.g. \"https://api.example.com/batch?slot={slot}\"",
+	"builtin.http.url_scheme":              "{url}: only http and https URLs are allowed",
+	"builtin.params.json_invalid":          "not a valid JSON object: {error}",
+	"builtin.params.json_type":             "want a JSON {want}, not {got}",
+	"builtin.params.required":              "required: a JSON object, see docs/builtin-handlers.md",
+	"builtin.params.timeout":               "{value}: want 1 to {max} milliseconds (0 or absent: {default})",
+	"builtin.params.timeout_executor":      "{value} ms exceeds this executor's maximum of {max}",
+	"builtin.params.too_large":             "{bytes} bytes, at most {max}",
+	"builtin.params.trailing":              "unexpected data after the JSON object",
+	"builtin.shell.arg_nul":                "contains a NUL byte",
+	"builtin.shell.args_count":             "{count} arguments, at most {max}",
+	"builtin.shell.command_path":           "{value}: want a clean absolute path (no shell: no PATH lookup, arguments go in \"args\")",
+	"builtin.shell.command_required":       "required: the absolute path of a program on the executors' --shell-allow list",
+	"builtin.shell.exit_code":              "{value}: want exit codes 1-255 (0 is always success)",
+	"builtin.sql.args_count":               "the statement has {placeholders} ? placeholders but args has {values} values",
+	"builtin.sql.backslash_literal":        "the {quote} literal at byte {at} ends at a different place depending on whether the MySQL server reads backslashes as escapes (sql_mode without NO_BACKSLASH_ESCAPES) or not: write a quote inside a literal as two quotes ({quote}{quote}), not with a backslash, or pass the value as an argument",
+	"builtin.sql.bracket_open":             "the [ identifier at byte {at} is not closed with ]",
+	"builtin.sql.comment_open":             "the /* comment at byte {at} is not closed",
+	"builtin.sql.dash_semicolon":           "the -- right before the ';' at byte {at} is two minus signs to MySQL, but a comment once the ';' is gone: put a space between the minus signs, or write a comment as -- followed by a space",
+	"builtin.sql.datasource":               "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn)",
+	"builtin.sql.dialects":                 "for a MySQL data source: {mysql}; for a SQLite data source: {sqlite}",
+	"builtin.sql.empty":                    "empty statement: nothing but white space and comments",
+	"builtin.sql.executable_comment":       "the executable comment /*!…*/ at byte {at} is run by MySQL and MariaDB, not skipped: write its text as plain SQL",
+	"builtin.sql.named_unused":             "{name} is not used by the statement (no :{key} in it)",
+	"builtin.sql.nul":                      "a NUL character (\\u0000) at byte {at}: the database would stop reading the statement there; remove it",
+	"builtin.sql.number_range":             "{value}: number out of range",
+	"builtin.sql.numbered":                 "numbered placeholders (?{char}…) are not supported: use ? or :name",
+	"builtin.sql.quote_open":               "the {quote} quote at byte {at} is not closed",
+	"builtin.sql.sqlite_one_statement":     "one statement only: SQLite ends the statement at the ';' before {text} and would run that as another statement; run each statement as a job of its own",
+	"builtin.sql.sqlite_semicolons":        "{count} ';' characters inside literals or comments, at most {max} on a SQLite data source: pass such text as an argument",
+	"builtin.sql.statement_required":       "required, e.g. \"UPDATE invoice SET state = ? WHERE MOD(id, :total) = :slot\"",
+	"builtin.sql.task_name":                "{name} is set by the handler (the task's {key}); pick another name",
+	"builtin.sql.text_after":               "one statement only: text follows the ';' at byte {at}; run each statement as a job of its own",
+	"builtin.sql.unknown_name":             ":{key} is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"",
+	"builtin.sql.value_type":               "want a string, number, boolean or null, not a JSON {type}",
 }
