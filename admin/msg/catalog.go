@@ -271,6 +271,52 @@ const (
 	DayNameSpace        Code = "day_name.space"
 	DayNameControl      Code = "day_name.control"
 
+	// Validation: a calendar file's import errors (admin/calendar)
+	ImportLine            Code = "import.line"
+	ImportWhole           Code = "import.whole"
+	ImportAHoliday        Code = "import.a_holiday"
+	ImportAWorkday        Code = "import.a_workday"
+	ImportBothKinds       Code = "import.both_kinds"
+	ImportJoinedName      Code = "import.joined_name"
+	ImportTooManyDays     Code = "import.too_many_days"
+	ImportTooLarge        Code = "import.too_large"
+	ImportTooManyRows     Code = "import.too_many_rows"
+	ImportFieldCount      Code = "import.field_count"
+	ImportKind            Code = "import.kind"
+	ImportName            Code = "import.name"
+	ImportBeginOutside    Code = "import.begin_outside"
+	ImportCalendarInside  Code = "import.calendar_inside"
+	ImportEventInside     Code = "import.event_inside"
+	ImportTooManyEvents   Code = "import.too_many_events"
+	ImportTooDeep         Code = "import.too_deep"
+	ImportEndWithoutBegin Code = "import.end_without_begin"
+	ImportEndMismatch     Code = "import.end_mismatch"
+	ImportPropertyOutside Code = "import.property_outside"
+	ImportNotClosed       Code = "import.not_closed"
+	ImportNoCalendar      Code = "import.no_calendar"
+	ImportContentLine     Code = "import.content_line"
+	ImportParamNoValue    Code = "import.param_no_value"
+	ImportQuoteOpen       Code = "import.quote_open"
+	ImportQuoteFollowed   Code = "import.quote_followed"
+	ImportNoColon         Code = "import.no_colon"
+	ImportSecondProperty  Code = "import.second_property"
+	ImportDateTZ          Code = "import.date_tz"
+	ImportDateValue       Code = "import.date_value"
+	ImportDateTime        Code = "import.date_time"
+	ImportDateLength      Code = "import.date_length"
+	ImportDateError       Code = "import.date_error"
+	ImportDuration        Code = "import.duration"
+	ImportRecurrence      Code = "import.recurrence"
+	ImportNoStart         Code = "import.no_start"
+	ImportEndAndDuration  Code = "import.end_and_duration"
+	ImportEndNotAfter     Code = "import.end_not_after"
+	ImportEventTooLong    Code = "import.event_too_long"
+	ImportEventDays       Code = "import.event_days"
+	ImportSummaryName     Code = "import.summary_name"
+	ImportPastYear        Code = "import.past_year"
+	ImportCategoriesBoth  Code = "import.categories_both"
+	ImportSummaryWorkday  Code = "import.summary_workday"
+
 	// Validation: the params of a built-in handler (admin/jobdef); the
 	// problem is a "builtin.<code>" message, its code one of
 	// executor/builtin's Problems (they have no constants here)
@@ -547,6 +593,52 @@ var Catalog = map[Code]string{
 	DayNameUTF8:         "is not valid UTF-8",
 	DayNameSpace:        "has leading or trailing white space",
 	DayNameControl:      "contains a control character (a line break, a tab...)",
+
+	// Validation: a calendar file's import errors (admin/calendar)
+	ImportLine:            "{format} line {line}: {error}",
+	ImportWhole:           "{format}: {error}",
+	ImportAHoliday:        "a holiday",
+	ImportAWorkday:        "a working day",
+	ImportBothKinds:       "{date} is {kind} here but {other} at line {at}: a date cannot be both a holiday and a working day",
+	ImportJoinedName:      "{date}: the names of the events on this date, joined, {error}",
+	ImportTooManyDays:     "more than {max} special days: split the calendar",
+	ImportTooLarge:        "the input is {bytes} bytes, more than the limit of {max} ({mib} MiB)",
+	ImportTooManyRows:     "more than {max} rows: split the calendar",
+	ImportFieldCount:      "{count} fields: want date,kind or date,kind,name (for example 2026-02-14,workday,Spring Festival make-up day)",
+	ImportKind:            "kind {value}: want holiday or workday",
+	ImportName:            "the name {error}",
+	ImportBeginOutside:    "BEGIN:{component} outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR",
+	ImportCalendarInside:  "BEGIN:VCALENDAR inside {component} (line {at})",
+	ImportEventInside:     "BEGIN:VEVENT inside the VEVENT of line {at}",
+	ImportTooManyEvents:   "more than {max} events: split the calendar",
+	ImportTooDeep:         "components nested more than 8 deep",
+	ImportEndWithoutBegin: "END:{component} without a BEGIN",
+	ImportEndMismatch:     "END:{component}, but the open component is {open} (line {at})",
+	ImportPropertyOutside: "{name} outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR",
+	ImportNotClosed:       "BEGIN:{component} is never closed (END:{component} is missing)",
+	ImportNoCalendar:      "no BEGIN:VCALENDAR: not an iCalendar file",
+	ImportContentLine:     "{value} is not a content line (NAME:value)",
+	ImportParamNoValue:    "{name}: a parameter without a value (want NAME=value)",
+	ImportQuoteOpen:       "{name}: the quoted value of {param} is not closed",
+	ImportQuoteFollowed:   "{name}: the quoted value of {param} is followed by {value}",
+	ImportNoColon:         "{name}: no ':' before the value",
+	ImportSecondProperty:  "a second {name} in the VEVENT of line {event} (the first is at line {first})",
+	ImportDateTZ:          "{name} with a time zone (TZID={tz}): holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateValue:       "{name};VALUE={value}: holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateTime:        "{name} with a time ({value}): holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateLength:      "{name} {value}: want a date YYYYMMDD",
+	ImportDateError:       "{name}: {error}",
+	ImportDuration:        "DURATION {value}: want whole days or weeks (P3D, P1W); or use DTEND;VALUE=DATE",
+	ImportRecurrence:      "{name} (recurrence) is not supported: list every holiday as its own event with its own dates (the VEVENT of line {event})",
+	ImportNoStart:         "a VEVENT without DTSTART: add DTSTART;VALUE=DATE:YYYYMMDD",
+	ImportEndAndDuration:  "both DTEND (line {at}) and DURATION: keep one",
+	ImportEndNotAfter:     "DTEND {end} is not after DTSTART {start} (DTEND is exclusive: a one-day event on {start} ends on {next})",
+	ImportEventTooLong:    "an event of {days} days, longer than {max}",
+	ImportEventDays:       "an event of {days} days: want 1 to {max}",
+	ImportSummaryName:     "the SUMMARY of this VEVENT {error}",
+	ImportPastYear:        "the event runs past year {max}",
+	ImportCategoriesBoth:  "CATEGORIES has both WORKDAY and HOLIDAY: keep one",
+	ImportSummaryWorkday:  "the SUMMARY {summary} reads like a working day, but CATEGORIES has neither WORKDAY nor HOLIDAY: add CATEGORIES:WORKDAY for a make-up working day (or CATEGORIES:HOLIDAY for a day off)",
 
 	// Validation: the params of a built-in handler (admin/jobdef); the
 	// builtin.* texts are executor/builtin's Problems (a test of admin/jobdef
