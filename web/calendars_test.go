@@ -72,6 +72,38 @@ func TestCalendarsInBrowser(t *testing.T) {
 		document.querySelector('#calendar-dialog [data-field="import"]').classList.contains("has-error")`, "bad date refused next to the days")
 	b.screenshot("c1-calendar-bad-date")
 
+	// In Chinese the file's line error is Chinese too (its codes translated).
+	lang := func(l string) {
+		b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), l))
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))
+		b.waitJS(5*time.Second, fmt.Sprintf(`document.documentElement.lang === %q`, l), "console in "+l)
+	}
+	openDialog := func() {
+		b.do(chromedp.Click(chromedp.CSS("#new-calendar")), chromedp.WaitVisible(chromedp.CSS("#calendar-dialog")))
+		b.setValue("#cal-app", "demo")
+		b.setValue("#cal-name", "cn-2026")
+		b.setValue("#cal-week", "MON-FRI")
+	}
+	cancelDialog := func() {
+		b.do(chromedp.Click(chromedp.CSS(`#calendar-dialog button[data-action="cancel"]`)))
+		b.waitJS(5*time.Second, `document.querySelector("#calendar-dialog") === null`, "the calendar dialog closed")
+	}
+	cancelDialog()
+	lang("zh-CN")
+	openDialog()
+	b.setValue("#cal-days", "2026-02-30,holiday,Nope")
+	b.do(chromedp.Click(chromedp.CSS(`#calendar-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('#calendar-dialog [data-error-for="import"]').textContent ===
+		'csv 第 1 行：日期 "2026-02-30"：日 30 不在 1-28 范围内（2026 年 2 月）'`, "the line error in Chinese")
+	b.setValue("#cal-days", "2026-02-14,workday\n2026-02-14,holiday")
+	b.do(chromedp.Click(chromedp.CSS(`#calendar-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('#calendar-dialog [data-error-for="import"]').textContent ===
+		"csv 第 2 行：2026-02-14 在这里是节假日，但在第 1 行是工作日：一个日期不能既是节假日又是工作日"`, "a date both kinds, in Chinese")
+	b.screenshot("c1b-calendar-bad-line-zh")
+	cancelDialog()
+	lang("en")
+	openDialog()
+
 	// The real fixture is accepted and opens the year view.
 	b.setValue("#cal-days", string(fixture))
 	b.do(chromedp.Click(chromedp.CSS(`#calendar-dialog button[data-action="ok"]`)))

@@ -536,6 +536,13 @@ func TestConsoleInBrowser(t *testing.T) {
 		return ["outside", "cron field", "(hour)", "invalid job", "is not"].filter(f => text.includes(f)).join(" | "); })()`)
 	require.Empty(t, found, "English field errors in the zh-CN job form")
 	b.screenshot("14f-job-form-errors-zh")
+	// A built-in handler's params: the handler's problem in Chinese too.
+	b.setField("handler", "http")
+	b.setField("params", `{"url": "ftp://example.com/"}`)
+	b.do(chromedp.Click(chromedp.CSS("#job-save")))
+	b.waitJS(15*time.Second, `document.querySelector("#err-params").textContent === 'http 处理器参数：url："ftp://example.com/"：只允许 http 和 https 的 URL'`,
+		"the built-in handler's params error in Chinese")
+	require.NotContains(t, b.text("#job-form"), "only http and https", "no English params error")
 	// A dialog's field error: the token's name is too long.
 	b.do(chromedp.Navigate(base+"/#/tokens"), chromedp.WaitVisible(chromedp.CSS("#new-token")))
 	b.do(chromedp.Click(chromedp.CSS("#new-token")), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))

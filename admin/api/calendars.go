@@ -80,7 +80,7 @@ func calendarRow(c *gin.Context, spec apitypes.CalendarSpec) (store.Calendar, bo
 			err = msg.New(msg.CalImportFormat, "format", strconv.Quote(spec.Import.Format))
 		}
 		if err != nil {
-			fields["import"] = msg.Of(err) // an *ImportError (the file's line and problem) stays English
+			fields["import"] = msg.Of(err) // an *ImportError: the file's line and problem as codes
 		}
 		def.Entries = entries
 	default:

@@ -44,6 +44,8 @@ func TestFieldErrorsHaveCodes(t *testing.T) {
 		badJob["deadline_action"] = "kill"
 		badJob["finish_deadline"] = "8d"
 		badJob["dedup_scope"] = "settle:{day}"
+		builtinJob := with("handler", "sql")
+		builtinJob["params"] = `{"datasource": "db", "statement": "SELECT [a '"}`
 		badZone := with("time_zone", "UTC+8")
 		badZone["misfire_policy"] = "sometimes"
 		for _, c := range []struct {
@@ -91,6 +93,10 @@ func TestFieldErrorsHaveCodes(t *testing.T) {
 				http.StatusBadRequest, []string{"name"}},
 			{"calendar import", "POST", "/api/v1/calendars", ops, map[string]any{"app": "billing", "name": "c", "import": map[string]any{"format": "xls", "content": ""}},
 				http.StatusBadRequest, []string{"import"}},
+			{"calendar import line", "POST", "/api/v1/calendars", ops, map[string]any{"app": "billing", "name": "c",
+				"import": map[string]any{"format": "csv", "content": "2026-01-01,holiday\n2026-13-01,holiday\n"}},
+				http.StatusBadRequest, []string{"import"}},
+			{"builtin params", "POST", "/api/v1/jobs", ops, builtinJob, http.StatusBadRequest, []string{"params"}},
 			{"global calendar", "POST", "/api/v1/calendars", ops, map[string]any{"name": "c"}, http.StatusForbidden, []string{"app"}},
 			{"alarm routes", "PUT", jobPath + "/alarm-routes", ops, map[string]any{"routes": []map[string]any{{"channel": ""}, {"channel": ""}}},
 				http.StatusBadRequest, []string{"routes[0].channel", "routes[1].channel", "routes[1]"}},
@@ -103,6 +109,7 @@ func TestFieldErrorsHaveCodes(t *testing.T) {
 			for field, m := range ans.FieldCodes {
 				_, ok := msg.Catalog[m.Code]
 				require.True(t, ok, "%s %s: code %q is in the catalog", c.name, field, m.Code)
+				require.NotEqual(t, msg.Text, m.Code, "%s %s: a code, not text", c.name, field)
 				require.Equal(t, ans.Fields[field], m.String(), "%s %s: the code renders the English", c.name, field)
 			}
 		}

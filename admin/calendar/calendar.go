@@ -145,10 +145,8 @@ func validCalendarName(name string) error {
 	return nil
 }
 
-// checkDayName returns what is wrong with the name of a special day, or "".
-func checkDayName(name string) string { return dayNameProblem(name).String() }
-
-// dayNameProblem is checkDayName as a message (none when the name is fine).
+// dayNameProblem says what is wrong with the name of a special day (no
+// message when the name is fine).
 func dayNameProblem(name string) msg.Msg {
 	switch {
 	case len(name) > MaxNameBytes:

@@ -1,6 +1,9 @@
 package calendar
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -46,16 +49,62 @@ func TestErrorsAreCodes(t *testing.T) {
 		m := msg.Of(err)
 		require.NotEqual(t, msg.Text, m.Code, name)
 		require.Equal(t, err.Error(), m.String(), "%s: the code renders the error's English", name)
-		var walk func(where string, m msg.Msg)
-		walk = func(where string, m msg.Msg) {
-			_, ok := msg.Catalog[m.Code]
-			require.True(t, ok, "%s: code %q in the catalog", where, m.Code)
-			for k, a := range m.Args {
-				if nested, ok := a.(msg.Msg); ok {
-					walk(where+"."+k, nested)
-				}
+		require.NoError(t, catalogCodes(m, nil), name)
+	}
+}
+
+// catalogCodes returns an error unless m and its nested messages have
+// templates in the catalog, and records their codes in seen (if not nil).
+func catalogCodes(m msg.Msg, seen map[msg.Code]bool) error {
+	if _, ok := msg.Catalog[m.Code]; !ok {
+		return errors.New("code " + string(m.Code) + " is not in the catalog")
+	}
+	if seen != nil {
+		seen[m.Code] = true
+	}
+	for k, a := range m.Args {
+		if nested, ok := a.(msg.Msg); ok {
+			if err := catalogCodes(nested, seen); err != nil {
+				return errors.New(k + ": " + err.Error())
 			}
 		}
-		walk(name, m)
 	}
+	return nil
+}
+
+// TestImportErrorsAreCodes: every refusal of a calendar file is a message
+// code of the catalog (import.line or import.whole around the reason,
+// nested ones too) rendering exactly the English the API answered before
+// codes existed (testdata/import_errors_en.json, written by the code before
+// this change); between them the cases meet every import.* code.
+func TestImportErrorsAreCodes(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("testdata/import_errors_en.json")
+	require.NoError(t, err)
+	var golden map[string]string
+	require.NoError(t, json.Unmarshal(b, &golden))
+	cases := importCases()
+	require.Len(t, golden, len(cases), "a golden text for every case")
+	seen := map[msg.Code]bool{}
+	for _, c := range cases {
+		err := parseImport(c)
+		require.EqualError(t, err, golden[c.name], "%s: the English is unchanged", c.name)
+		var ie *ImportError
+		require.ErrorAs(t, err, &ie, c.name)
+		require.Equal(t, ie.Msg, ie.Reason.String(), c.name)
+		m := msg.Of(err)
+		require.Contains(t, []msg.Code{msg.ImportLine, msg.ImportWhole}, m.Code, c.name)
+		require.NoError(t, catalogCodes(m, seen), c.name)
+		require.Equal(t, golden[c.name], m.String(), "%s: the code renders the English", c.name)
+		var back msg.Msg // as the API sends it and the console reads it
+		require.NoError(t, back.Scan(m.Stored()), c.name)
+		require.Equal(t, golden[c.name], back.String(), "%s: read back from JSON", c.name)
+	}
+	var unmet []msg.Code
+	for code := range msg.Catalog {
+		if strings.HasPrefix(string(code), "import.") && !seen[code] {
+			unmet = append(unmet, code)
+		}
+	}
+	require.Empty(t, unmet, "import codes no case meets")
 }

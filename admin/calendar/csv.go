@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Limits of an import (ParseICS, ParseCSV).
@@ -34,15 +36,23 @@ func newCollector(format string) *collector {
 	return &collector{format: format, at: make(map[Date]int)}
 }
 
-func (c *collector) fail(line int, format string, args ...any) *ImportError {
-	return &ImportError{Format: c.format, Line: line, Msg: fmt.Sprintf(format, args...)}
+// fail is the error at line (0: the input as a whole) for the message code
+// with the arguments kv (msg.New).
+func (c *collector) fail(line int, code msg.Code, kv ...any) *ImportError {
+	return c.failWith(line, msg.New(code, kv...))
 }
 
-func kindWord(k Kind) string {
+// failWith is the error at line for the message reason.
+func (c *collector) failWith(line int, reason msg.Msg) *ImportError {
+	return &ImportError{Format: c.format, Line: line, Msg: reason.String(), Reason: reason}
+}
+
+// kindWord is "a holiday" or "a working day" as a message argument.
+func kindWord(k Kind) msg.Msg {
 	if k == KindWorkday {
-		return "a working day"
+		return msg.New(msg.ImportAWorkday)
 	}
-	return "a holiday"
+	return msg.New(msg.ImportAHoliday)
 }
 
 // add records date as kind; a date seen before with the same kind keeps one
@@ -52,8 +62,7 @@ func (c *collector) add(line int, date Date, kind Kind, name string) error {
 	if i, seen := c.at[date]; seen {
 		prev := &c.entries[i]
 		if prev.Kind != kind {
-			return c.fail(line, "%s is %s here but %s at line %d: a date cannot be both a holiday and a working day",
-				date, kindWord(kind), kindWord(prev.Kind), c.lines[i])
+			return c.fail(line, msg.ImportBothKinds, "date", date, "kind", kindWord(kind), "other", kindWord(prev.Kind), "at", c.lines[i])
 		}
 		switch {
 		case name == "" || slices.Contains(strings.Split(prev.Name, " / "), name):
@@ -61,15 +70,15 @@ func (c *collector) add(line int, date Date, kind Kind, name string) error {
 			prev.Name = name
 		default:
 			merged := prev.Name + " / " + name
-			if msg := checkDayName(merged); msg != "" {
-				return c.fail(line, "%s: the names of the events on this date, joined, %s", date, msg)
+			if problem := dayNameProblem(merged); !problem.IsZero() {
+				return c.fail(line, msg.ImportJoinedName, "date", date, "error", problem)
 			}
 			prev.Name = merged
 		}
 		return nil
 	}
 	if len(c.entries) >= MaxEntries {
-		return c.fail(line, "more than %d special days: split the calendar", MaxEntries)
+		return c.fail(line, msg.ImportTooManyDays, "max", MaxEntries)
 	}
 	c.at[date] = len(c.entries)
 	c.entries = append(c.entries, Entry{Date: date, Kind: kind, Name: name})
@@ -94,7 +103,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 func ParseCSV(data []byte) ([]Entry, error) {
 	col := newCollector("csv")
 	if len(data) > MaxImportBytes {
-		return nil, col.fail(0, "the input is %d bytes, more than the limit of %d (%d MiB)", len(data), MaxImportBytes, MaxImportBytes>>20)
+		return nil, col.fail(0, msg.ImportTooLarge, "bytes", len(data), "max", MaxImportBytes, "mib", MaxImportBytes>>20)
 	}
 	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)))
 	r.FieldsPerRecord = -1
@@ -108,9 +117,9 @@ func ParseCSV(data []byte) ([]Entry, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return nil, col.fail(pe.StartLine, "%v", pe.Err)
+				return nil, col.fail(pe.StartLine, msg.Text, "text", pe.Err) // Go's CSV reader's words
 			}
-			return nil, col.fail(0, "%v", err)
+			return nil, col.fail(0, msg.Text, "text", err)
 		}
 		line, _ := r.FieldPos(0)
 		if header && strings.EqualFold(strings.TrimSpace(rec[0]), "date") {
@@ -119,25 +128,25 @@ func ParseCSV(data []byte) ([]Entry, error) {
 		}
 		header = false
 		if rows++; rows > MaxEvents {
-			return nil, col.fail(line, "more than %d rows: split the calendar", MaxEvents)
+			return nil, col.fail(line, msg.ImportTooManyRows, "max", MaxEvents)
 		}
 		if len(rec) < 2 || len(rec) > 3 {
-			return nil, col.fail(line, "%d fields: want date,kind or date,kind,name (for example 2026-02-14,workday,Spring Festival make-up day)", len(rec))
+			return nil, col.fail(line, msg.ImportFieldCount, "count", len(rec))
 		}
 		date, err := ParseDate(strings.TrimSpace(rec[0]))
 		if err != nil {
-			return nil, col.fail(line, "%v", err)
+			return nil, col.failWith(line, msg.Of(err))
 		}
 		kind := Kind(strings.ToLower(strings.TrimSpace(rec[1])))
 		if kind != KindHoliday && kind != KindWorkday {
-			return nil, col.fail(line, "kind %q: want %s or %s", strings.TrimSpace(rec[1]), KindHoliday, KindWorkday)
+			return nil, col.fail(line, msg.ImportKind, "value", strconv.Quote(strings.TrimSpace(rec[1])))
 		}
 		name := ""
 		if len(rec) == 3 {
 			name = strings.TrimSpace(rec[2])
 		}
-		if msg := checkDayName(name); msg != "" {
-			return nil, col.fail(line, "the name %s", msg)
+		if problem := dayNameProblem(name); !problem.IsZero() {
+			return nil, col.fail(line, msg.ImportName, "error", problem)
 		}
 		if err := col.add(line, date, kind, name); err != nil {
 			return nil, err

@@ -31,11 +31,7 @@ func (e *ValidationError) Error() string { return "calendar " + e.Field + ": " +
 
 // Message is the whole error (Error) as a message code.
 func (e *ValidationError) Message() msg.Msg {
-	reason := e.Reason
-	if reason.IsZero() { // made by hand, with Msg only
-		reason = msg.New(msg.Text, "text", e.Msg)
-	}
-	return msg.New(msg.CalError, "field", e.Field, "error", reason)
+	return msg.New(msg.CalError, "field", e.Field, "error", reasonOr(e.Reason, e.Msg))
 }
 
 // Is reports whether target is ErrInvalid.
@@ -56,8 +52,11 @@ type ImportError struct {
 	// .ics content line folded over several lines, the first), or 0 for the
 	// input as a whole.
 	Line int
-	// Msg says what is wrong and how to fix it.
+	// Msg says what is wrong and how to fix it: Reason in English.
 	Msg string
+	// Reason is Msg as a message code with arguments (admin/msg), which the
+	// console shows in the reader's language.
+	Reason msg.Msg
 }
 
 // Error renders "ics line 12: RRULE (a recurrence rule) is not supported ...".
@@ -68,5 +67,23 @@ func (e *ImportError) Error() string {
 	return e.Format + ": " + e.Msg
 }
 
+// Message is the whole error (Error) as a message code.
+func (e *ImportError) Message() msg.Msg {
+	reason := reasonOr(e.Reason, e.Msg)
+	if e.Line > 0 {
+		return msg.New(msg.ImportLine, "format", e.Format, "line", e.Line, "error", reason)
+	}
+	return msg.New(msg.ImportWhole, "format", e.Format, "error", reason)
+}
+
 // Is reports whether target is ErrInvalid.
 func (e *ImportError) Is(target error) bool { return target == ErrInvalid }
+
+// reasonOr is reason, or the English text as it is for an error made by
+// hand with its text only.
+func reasonOr(reason msg.Msg, text string) msg.Msg {
+	if reason.IsZero() {
+		return msg.New(msg.Text, "text", text)
+	}
+	return reason
+}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // checkImported is what every successful import must satisfy: a valid
@@ -18,6 +20,14 @@ func checkImported(t *testing.T, entries []Entry, err error) {
 		}
 		if ie.Msg == "" {
 			t.Fatal("empty error message")
+		}
+		// every refusal is a code of the catalog rendering its English
+		m := msg.Of(err)
+		if err := catalogCodes(m, nil); err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		if m.String() != err.Error() {
+			t.Fatalf("the code renders %q, the error says %q", m.String(), err.Error())
 		}
 		return
 	}

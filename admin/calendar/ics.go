@@ -2,7 +2,10 @@ package calendar
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // The iCalendar (RFC 5545) subset ParseICS reads.
@@ -52,7 +55,7 @@ type icsEvent struct {
 func ParseICS(data []byte) ([]Entry, error) {
 	col := newCollector("ics")
 	if len(data) > MaxImportBytes {
-		return nil, col.fail(0, "the input is %d bytes, more than the limit of %d (%d MiB)", len(data), MaxImportBytes, MaxImportBytes>>20)
+		return nil, col.fail(0, msg.ImportTooLarge, "bytes", len(data), "max", MaxImportBytes, "mib", MaxImportBytes>>20)
 	}
 	lines, err := unfoldICS(col, bytes.TrimPrefix(data, utf8BOM))
 	if err != nil {
@@ -72,21 +75,21 @@ func ParseICS(data []byte) ([]Entry, error) {
 			comp := strings.ToUpper(l.value)
 			switch {
 			case len(stack) == 0 && comp != "VCALENDAR":
-				return nil, col.fail(l.line, "BEGIN:%s outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR", l.value)
+				return nil, col.fail(l.line, msg.ImportBeginOutside, "component", l.value)
 			case len(stack) > 0 && comp == "VCALENDAR":
-				return nil, col.fail(l.line, "BEGIN:VCALENDAR inside %s (line %d)", stack[len(stack)-1].name, stack[len(stack)-1].line)
+				return nil, col.fail(l.line, msg.ImportCalendarInside, "component", stack[len(stack)-1].name, "at", stack[len(stack)-1].line)
 			case comp == "VEVENT" && ev != nil:
-				return nil, col.fail(l.line, "BEGIN:VEVENT inside the VEVENT of line %d", ev.begin)
+				return nil, col.fail(l.line, msg.ImportEventInside, "at", ev.begin)
 			case comp == "VEVENT":
 				if events++; events > MaxEvents {
-					return nil, col.fail(l.line, "more than %d events: split the calendar", MaxEvents)
+					return nil, col.fail(l.line, msg.ImportTooManyEvents, "max", MaxEvents)
 				}
 				ev = &icsEvent{begin: l.line}
 			case comp == "VCALENDAR":
 				calendars++
 			}
 			if len(stack) >= 8 {
-				return nil, col.fail(l.line, "components nested more than 8 deep")
+				return nil, col.fail(l.line, msg.ImportTooDeep)
 			}
 			stack = append(stack, open{comp, l.line})
 			continue
@@ -94,10 +97,10 @@ func ParseICS(data []byte) ([]Entry, error) {
 			comp := strings.ToUpper(l.value)
 			if len(stack) == 0 || stack[len(stack)-1].name != comp {
 				if len(stack) == 0 {
-					return nil, col.fail(l.line, "END:%s without a BEGIN", l.value)
+					return nil, col.fail(l.line, msg.ImportEndWithoutBegin, "component", l.value)
 				}
 				top := stack[len(stack)-1]
-				return nil, col.fail(l.line, "END:%s, but the open component is %s (line %d)", l.value, top.name, top.line)
+				return nil, col.fail(l.line, msg.ImportEndMismatch, "component", l.value, "open", top.name, "at", top.line)
 			}
 			stack = stack[:len(stack)-1]
 			if comp == "VEVENT" {
@@ -109,7 +112,7 @@ func ParseICS(data []byte) ([]Entry, error) {
 			continue
 		}
 		if len(stack) == 0 {
-			return nil, col.fail(l.line, "%s outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR", l.name)
+			return nil, col.fail(l.line, msg.ImportPropertyOutside, "name", l.name)
 		}
 		if ev == nil || stack[len(stack)-1].name != "VEVENT" {
 			continue // a property of the calendar or of another component
@@ -120,10 +123,10 @@ func ParseICS(data []byte) ([]Entry, error) {
 	}
 	if len(stack) > 0 {
 		top := stack[len(stack)-1]
-		return nil, col.fail(top.line, "BEGIN:%s is never closed (END:%s is missing)", top.name, top.name)
+		return nil, col.fail(top.line, msg.ImportNotClosed, "component", top.name)
 	}
 	if calendars == 0 {
-		return nil, col.fail(0, "no BEGIN:VCALENDAR: not an iCalendar file")
+		return nil, col.fail(0, msg.ImportNoCalendar)
 	}
 	return col.result(), nil
 }
@@ -181,14 +184,14 @@ func parseContentLine(col *collector, line int, s string) (icsLine, error) {
 	l := icsLine{line: line}
 	i := strings.IndexAny(s, ";:")
 	if i <= 0 {
-		return l, col.fail(line, "%q is not a content line (NAME:value)", clip(s))
+		return l, col.fail(line, msg.ImportContentLine, "value", strconv.Quote(clip(s)))
 	}
 	l.name = strings.ToUpper(s[:i])
 	for s[i] == ';' {
 		s = s[i+1:]
 		eq := strings.IndexByte(s, '=')
 		if eq <= 0 {
-			return l, col.fail(line, "%s: a parameter without a value (want NAME=value)", l.name)
+			return l, col.fail(line, msg.ImportParamNoValue, "name", l.name)
 		}
 		pname := strings.ToUpper(s[:eq])
 		s = s[eq+1:]
@@ -196,17 +199,17 @@ func parseContentLine(col *collector, line int, s string) (icsLine, error) {
 		if strings.HasPrefix(s, `"`) {
 			end := strings.IndexByte(s[1:], '"')
 			if end < 0 {
-				return l, col.fail(line, "%s: the quoted value of %s is not closed", l.name, pname)
+				return l, col.fail(line, msg.ImportQuoteOpen, "name", l.name, "param", pname)
 			}
 			val, s = s[1:end+1], s[end+2:]
 			i = 0
 			if s == "" || (s[0] != ';' && s[0] != ':' && s[0] != ',') {
-				return l, col.fail(line, "%s: the quoted value of %s is followed by %q", l.name, pname, clip(s))
+				return l, col.fail(line, msg.ImportQuoteFollowed, "name", l.name, "param", pname, "value", strconv.Quote(clip(s)))
 			}
 		} else {
 			i = strings.IndexAny(s, ";:,")
 			if i < 0 {
-				return l, col.fail(line, "%s: no ':' before the value", l.name)
+				return l, col.fail(line, msg.ImportNoColon, "name", l.name)
 			}
 			val = s[:i]
 		}
@@ -217,7 +220,7 @@ func parseContentLine(col *collector, line int, s string) (icsLine, error) {
 			}
 		}
 		if i >= len(s) {
-			return l, col.fail(line, "%s: no ':' before the value", l.name)
+			return l, col.fail(line, msg.ImportNoColon, "name", l.name)
 		}
 		if l.params == nil {
 			l.params = make(map[string]string, 2)
@@ -247,7 +250,7 @@ func eventProperty(col *collector, ev *icsEvent, l *icsLine) error {
 	case "DTSTART", "DTEND", "DURATION":
 		slot := map[string]**icsLine{"DTSTART": &ev.start, "DTEND": &ev.end, "DURATION": &ev.duration}[l.name]
 		if *slot != nil {
-			return col.fail(l.line, "a second %s in the VEVENT of line %d (the first is at line %d)", l.name, ev.begin, (*slot).line)
+			return col.fail(l.line, msg.ImportSecondProperty, "name", l.name, "event", ev.begin, "first", (*slot).line)
 		}
 		*slot = l
 	case "SUMMARY":
@@ -291,20 +294,20 @@ func unescapeText(s string) string {
 func icsDate(col *collector, l *icsLine) (Date, error) {
 	v := strings.TrimSpace(l.value)
 	if tz, ok := l.params["TZID"]; ok {
-		return Date{}, col.fail(l.line, "%s with a time zone (TZID=%s): holidays are whole days, write %s;VALUE=DATE:YYYYMMDD", l.name, clip(tz), l.name)
+		return Date{}, col.fail(l.line, msg.ImportDateTZ, "name", l.name, "tz", clip(tz))
 	}
 	if vt, ok := l.params["VALUE"]; ok && !strings.EqualFold(vt, "DATE") {
-		return Date{}, col.fail(l.line, "%s;VALUE=%s: holidays are whole days, write %s;VALUE=DATE:YYYYMMDD", l.name, clip(vt), l.name)
+		return Date{}, col.fail(l.line, msg.ImportDateValue, "name", l.name, "value", clip(vt))
 	}
 	if strings.ContainsAny(v, "Tt") {
-		return Date{}, col.fail(l.line, "%s with a time (%s): holidays are whole days, write %s;VALUE=DATE:YYYYMMDD", l.name, clip(v), l.name)
+		return Date{}, col.fail(l.line, msg.ImportDateTime, "name", l.name, "value", clip(v))
 	}
 	if len(v) != 8 {
-		return Date{}, col.fail(l.line, "%s %q: want a date YYYYMMDD", l.name, clip(v))
+		return Date{}, col.fail(l.line, msg.ImportDateLength, "name", l.name, "value", strconv.Quote(clip(v)))
 	}
 	d, err := ParseDate(v[0:4] + "-" + v[4:6] + "-" + v[6:8])
 	if err != nil {
-		return Date{}, col.fail(l.line, "%s: %v", l.name, err)
+		return Date{}, col.fail(l.line, msg.ImportDateError, "name", l.name, "error", msg.Of(err))
 	}
 	return d, nil
 }
@@ -322,7 +325,7 @@ func icsDays(col *collector, l *icsLine) (int, error) {
 			return 7 * n, nil
 		}
 	}
-	return 0, col.fail(l.line, "DURATION %q: want whole days or weeks (P3D, P1W); or use DTEND;VALUE=DATE", clip(l.value))
+	return 0, col.fail(l.line, msg.ImportDuration, "value", strconv.Quote(clip(l.value)))
 }
 
 // addEvent turns a finished VEVENT into days.
@@ -331,10 +334,10 @@ func addEvent(col *collector, ev *icsEvent) error {
 		return nil
 	}
 	if r := ev.recurrence; r != nil {
-		return col.fail(r.line, "%s (recurrence) is not supported: list every holiday as its own event with its own dates (the VEVENT of line %d)", r.name, ev.begin)
+		return col.fail(r.line, msg.ImportRecurrence, "name", r.name, "event", ev.begin)
 	}
 	if ev.start == nil {
-		return col.fail(ev.begin, "a VEVENT without DTSTART: add DTSTART;VALUE=DATE:YYYYMMDD")
+		return col.fail(ev.begin, msg.ImportNoStart)
 	}
 	start, err := icsDate(col, ev.start)
 	if err != nil {
@@ -343,25 +346,25 @@ func addEvent(col *collector, ev *icsEvent) error {
 	days := 1
 	switch {
 	case ev.end != nil && ev.duration != nil:
-		return col.fail(ev.duration.line, "both DTEND (line %d) and DURATION: keep one", ev.end.line)
+		return col.fail(ev.duration.line, msg.ImportEndAndDuration, "at", ev.end.line)
 	case ev.end != nil:
 		end, err := icsDate(col, ev.end)
 		if err != nil {
 			return err
 		}
 		if !end.After(start) {
-			return col.fail(ev.end.line, "DTEND %s is not after DTSTART %s (DTEND is exclusive: a one-day event on %s ends on %s)", end, start, start, start.AddDays(1))
+			return col.fail(ev.end.line, msg.ImportEndNotAfter, "end", end, "start", start, "next", start.AddDays(1))
 		}
 		days = int(end.days() - start.days())
 		if days > MaxEventDays {
-			return col.fail(ev.end.line, "an event of %d days, longer than %d", days, MaxEventDays)
+			return col.fail(ev.end.line, msg.ImportEventTooLong, "days", days, "max", MaxEventDays)
 		}
 	case ev.duration != nil:
 		if days, err = icsDays(col, ev.duration); err != nil {
 			return err
 		}
 		if days < 1 || days > MaxEventDays {
-			return col.fail(ev.duration.line, "an event of %d days: want 1 to %d", days, MaxEventDays)
+			return col.fail(ev.duration.line, msg.ImportEventDays, "days", days, "max", MaxEventDays)
 		}
 	}
 	kind, err := eventKind(col, ev)
@@ -369,13 +372,13 @@ func addEvent(col *collector, ev *icsEvent) error {
 		return err
 	}
 	name := strings.TrimSpace(ev.summary)
-	if msg := checkDayName(name); msg != "" {
-		return col.fail(ev.begin, "the SUMMARY of this VEVENT %s", msg)
+	if problem := dayNameProblem(name); !problem.IsZero() {
+		return col.fail(ev.begin, msg.ImportSummaryName, "error", problem)
 	}
 	for i := range days {
 		d := start.AddDays(i)
 		if !d.Valid() {
-			return col.fail(ev.start.line, "the event runs past year %d", MaxYear)
+			return col.fail(ev.start.line, msg.ImportPastYear, "max", MaxYear)
 		}
 		if err := col.add(ev.start.line, d, kind, name); err != nil {
 			return err
@@ -392,7 +395,7 @@ func eventKind(col *collector, ev *icsEvent) (Kind, error) {
 	}
 	switch {
 	case work && hol:
-		return "", col.fail(ev.categoriesLine, "CATEGORIES has both WORKDAY and HOLIDAY: keep one")
+		return "", col.fail(ev.categoriesLine, msg.ImportCategoriesBoth)
 	case work:
 		return KindWorkday, nil
 	case hol:
@@ -401,7 +404,7 @@ func eventKind(col *collector, ev *icsEvent) (Kind, error) {
 	low := strings.ToLower(ev.summary)
 	for _, w := range workdayWords {
 		if strings.Contains(low, w) {
-			return "", col.fail(ev.begin, "the SUMMARY %q reads like a working day, but CATEGORIES has neither WORKDAY nor HOLIDAY: add CATEGORIES:WORKDAY for a make-up working day (or CATEGORIES:HOLIDAY for a day off)", clip(ev.summary))
+			return "", col.fail(ev.begin, msg.ImportSummaryWorkday, "summary", strconv.Quote(clip(ev.summary)))
 		}
 	}
 	return KindHoliday, nil

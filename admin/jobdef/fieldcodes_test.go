@@ -65,9 +65,7 @@ func TestFieldErrorsAreCodes(t *testing.T) {
 		require.Equal(t, fe.Error(), err.Error(), c.name)
 		for field, m := range fm {
 			check(c.name+" "+field, m, want[field])
-			if field != "params" { // the built-in handlers' params: their own English (executor/builtin)
-				require.NotEqual(t, msg.Text, m.Code, "%s %s: a code, not text", c.name, field)
-			}
+			require.NotEqual(t, msg.Text, m.Code, "%s %s: a code, not text", c.name, field)
 		}
 	}
 	for _, c := range scheduleOnly(t) {
@@ -85,7 +83,9 @@ func TestFieldErrorsAreCodes(t *testing.T) {
 	for _, code := range codesNamedIn(t, "../schedule", ".") {
 		// (dst.*: the preview's notes, not errors; admin/schedule tests them)
 		// (run.skipped_*, cal.shifted_*: a calendar's reasons and notes, tested with the scheduler)
-		if !seen[code] && code != msg.CronNotValid && !strings.HasPrefix(string(code), "dst.") &&
+		// (text: the fallback of errors made by hand, and robfig's words for
+		// a descriptor it refuses after admin/schedule accepted it: a bug)
+		if !seen[code] && code != msg.CronNotValid && code != msg.Text && !strings.HasPrefix(string(code), "dst.") &&
 			!strings.HasPrefix(string(code), "run.") && !strings.HasPrefix(string(code), "cal.shifted") {
 			unmet = append(unmet, code)
 		}
@@ -191,6 +191,7 @@ func badSpecs() []badSpec {
 		{"calendar shift rule", with(func(s *apitypes.JobSpec) { s.CalendarID, s.CalendarRule, s.CalendarShift = 3, "skip_holidays", "next" })},
 		{"params size", with(func(s *apitypes.JobSpec) { s.Params = strings.Repeat("p", MaxParamsBytes+1) })},
 		{"builtin params", with(func(s *apitypes.JobSpec) { s.Handler, s.Params = "http", `{"url": "ftp://example.com/"}` })},
+		{"builtin params doc", with(func(s *apitypes.JobSpec) { s.Handler, s.Params = "http", "  " })},
 		{"slot params pair", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "x" })},
 		{"slot params slot", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "2=a" })},
 		{"slot params twice", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "0=a,0=b" })},

@@ -2,6 +2,8 @@ package jobdef
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +96,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	if len(s.Params) > MaxParamsBytes {
 		errs["params"] = msg.New(msg.ValueMaxBytes, "max", MaxParamsBytes)
 	} else if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
-		errs["params"] = msg.Of(err) // the built-in handlers (http, sql, shell) parse their params the same way
+		errs["params"] = paramsMsg(err) // the built-in handlers (http, sql, shell, dedup-archive) parse their params the same way
 	}
 	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
 		errs["slot_params"] = msg.Of(err)
@@ -241,4 +243,35 @@ func FindCycle(graph map[int64][]int64, id int64, children []int64) []int64 {
 		return path
 	}
 	return nil
+}
+
+// paramsMsg is the message of a built-in handler's refusal of its params
+// (builtin.ValidateParams): a *builtin.ParamsError as the code
+// "builtin.<its code>" inside ParamsField or ParamsDoc, which render its
+// English exactly.
+func paramsMsg(err error) msg.Msg {
+	var pe *builtin.ParamsError
+	if !errors.As(err, &pe) {
+		return msg.Of(err)
+	}
+	if pe.Field == "" {
+		return msg.New(msg.ParamsDoc, "handler", pe.Handler, "problem", problemMsg(pe))
+	}
+	return msg.New(msg.ParamsField, "handler", pe.Handler, "field", pe.Field, "problem", problemMsg(pe))
+}
+
+// problemMsg is the problem of pe, its nested problems too, as a message.
+func problemMsg(pe *builtin.ParamsError) msg.Msg {
+	m := msg.Msg{Code: msg.Code("builtin." + pe.Code)}
+	for name, v := range pe.Args {
+		if m.Args == nil {
+			m.Args = make(map[string]any, len(pe.Args))
+		}
+		if nested, ok := v.(*builtin.ParamsError); ok {
+			m.Args[name] = problemMsg(nested)
+		} else {
+			m.Args[name] = fmt.Sprint(v)
+		}
+	}
+	return m
 }

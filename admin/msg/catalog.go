@@ -285,6 +285,58 @@ const (
 	FlowRunFailed       Code = "workflow.run_failed"
 	FlowRunPartlyFailed Code = "workflow.run_partly_failed"
 	FlowRunInvalid      Code = "workflow.run_invalid"
+
+	// Validation: a calendar file's import errors (admin/calendar)
+	ImportLine            Code = "import.line"
+	ImportWhole           Code = "import.whole"
+	ImportAHoliday        Code = "import.a_holiday"
+	ImportAWorkday        Code = "import.a_workday"
+	ImportBothKinds       Code = "import.both_kinds"
+	ImportJoinedName      Code = "import.joined_name"
+	ImportTooManyDays     Code = "import.too_many_days"
+	ImportTooLarge        Code = "import.too_large"
+	ImportTooManyRows     Code = "import.too_many_rows"
+	ImportFieldCount      Code = "import.field_count"
+	ImportKind            Code = "import.kind"
+	ImportName            Code = "import.name"
+	ImportBeginOutside    Code = "import.begin_outside"
+	ImportCalendarInside  Code = "import.calendar_inside"
+	ImportEventInside     Code = "import.event_inside"
+	ImportTooManyEvents   Code = "import.too_many_events"
+	ImportTooDeep         Code = "import.too_deep"
+	ImportEndWithoutBegin Code = "import.end_without_begin"
+	ImportEndMismatch     Code = "import.end_mismatch"
+	ImportPropertyOutside Code = "import.property_outside"
+	ImportNotClosed       Code = "import.not_closed"
+	ImportNoCalendar      Code = "import.no_calendar"
+	ImportContentLine     Code = "import.content_line"
+	ImportParamNoValue    Code = "import.param_no_value"
+	ImportQuoteOpen       Code = "import.quote_open"
+	ImportQuoteFollowed   Code = "import.quote_followed"
+	ImportNoColon         Code = "import.no_colon"
+	ImportSecondProperty  Code = "import.second_property"
+	ImportDateTZ          Code = "import.date_tz"
+	ImportDateValue       Code = "import.date_value"
+	ImportDateTime        Code = "import.date_time"
+	ImportDateLength      Code = "import.date_length"
+	ImportDateError       Code = "import.date_error"
+	ImportDuration        Code = "import.duration"
+	ImportRecurrence      Code = "import.recurrence"
+	ImportNoStart         Code = "import.no_start"
+	ImportEndAndDuration  Code = "import.end_and_duration"
+	ImportEndNotAfter     Code = "import.end_not_after"
+	ImportEventTooLong    Code = "import.event_too_long"
+	ImportEventDays       Code = "import.event_days"
+	ImportSummaryName     Code = "import.summary_name"
+	ImportPastYear        Code = "import.past_year"
+	ImportCategoriesBoth  Code = "import.categories_both"
+	ImportSummaryWorkday  Code = "import.summary_workday"
+
+	// Validation: the params of a built-in handler (admin/jobdef); the
+	// problem is a "builtin.<code>" message, its code one of
+	// executor/builtin's Problems (they have no constants here)
+	ParamsField Code = "params.field"
+	ParamsDoc   Code = "params.doc"
 )
 
 // Catalog is the English template of every code: {name} is the argument
@@ -571,4 +623,112 @@ var Catalog = map[Code]string{
 	FlowRunFailed:       "{count} node(s) failed or were cancelled: {nodes}",
 	FlowRunPartlyFailed: "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
 	FlowRunInvalid:      "version {version} of the workflow cannot be run: {error}",
+
+	// Validation: a calendar file's import errors (admin/calendar)
+	ImportLine:            "{format} line {line}: {error}",
+	ImportWhole:           "{format}: {error}",
+	ImportAHoliday:        "a holiday",
+	ImportAWorkday:        "a working day",
+	ImportBothKinds:       "{date} is {kind} here but {other} at line {at}: a date cannot be both a holiday and a working day",
+	ImportJoinedName:      "{date}: the names of the events on this date, joined, {error}",
+	ImportTooManyDays:     "more than {max} special days: split the calendar",
+	ImportTooLarge:        "the input is {bytes} bytes, more than the limit of {max} ({mib} MiB)",
+	ImportTooManyRows:     "more than {max} rows: split the calendar",
+	ImportFieldCount:      "{count} fields: want date,kind or date,kind,name (for example 2026-02-14,workday,Spring Festival make-up day)",
+	ImportKind:            "kind {value}: want holiday or workday",
+	ImportName:            "the name {error}",
+	ImportBeginOutside:    "BEGIN:{component} outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR",
+	ImportCalendarInside:  "BEGIN:VCALENDAR inside {component} (line {at})",
+	ImportEventInside:     "BEGIN:VEVENT inside the VEVENT of line {at}",
+	ImportTooManyEvents:   "more than {max} events: split the calendar",
+	ImportTooDeep:         "components nested more than 8 deep",
+	ImportEndWithoutBegin: "END:{component} without a BEGIN",
+	ImportEndMismatch:     "END:{component}, but the open component is {open} (line {at})",
+	ImportPropertyOutside: "{name} outside a VCALENDAR: an .ics file starts with BEGIN:VCALENDAR",
+	ImportNotClosed:       "BEGIN:{component} is never closed (END:{component} is missing)",
+	ImportNoCalendar:      "no BEGIN:VCALENDAR: not an iCalendar file",
+	ImportContentLine:     "{value} is not a content line (NAME:value)",
+	ImportParamNoValue:    "{name}: a parameter without a value (want NAME=value)",
+	ImportQuoteOpen:       "{name}: the quoted value of {param} is not closed",
+	ImportQuoteFollowed:   "{name}: the quoted value of {param} is followed by {value}",
+	ImportNoColon:         "{name}: no ':' before the value",
+	ImportSecondProperty:  "a second {name} in the VEVENT of line {event} (the first is at line {first})",
+	ImportDateTZ:          "{name} with a time zone (TZID={tz}): holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateValue:       "{name};VALUE={value}: holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateTime:        "{name} with a time ({value}): holidays are whole days, write {name};VALUE=DATE:YYYYMMDD",
+	ImportDateLength:      "{name} {value}: want a date YYYYMMDD",
+	ImportDateError:       "{name}: {error}",
+	ImportDuration:        "DURATION {value}: want whole days or weeks (P3D, P1W); or use DTEND;VALUE=DATE",
+	ImportRecurrence:      "{name} (recurrence) is not supported: list every holiday as its own event with its own dates (the VEVENT of line {event})",
+	ImportNoStart:         "a VEVENT without DTSTART: add DTSTART;VALUE=DATE:YYYYMMDD",
+	ImportEndAndDuration:  "both DTEND (line {at}) and DURATION: keep one",
+	ImportEndNotAfter:     "DTEND {end} is not after DTSTART {start} (DTEND is exclusive: a one-day event on {start} ends on {next})",
+	ImportEventTooLong:    "an event of {days} days, longer than {max}",
+	ImportEventDays:       "an event of {days} days: want 1 to {max}",
+	ImportSummaryName:     "the SUMMARY of this VEVENT {error}",
+	ImportPastYear:        "the event runs past year {max}",
+	ImportCategoriesBoth:  "CATEGORIES has both WORKDAY and HOLIDAY: keep one",
+	ImportSummaryWorkday:  "the SUMMARY {summary} reads like a working day, but CATEGORIES has neither WORKDAY nor HOLIDAY: add CATEGORIES:WORKDAY for a make-up working day (or CATEGORIES:HOLIDAY for a day off)",
+
+	// Validation: the params of a built-in handler (admin/jobdef); the
+	// builtin.* texts are executor/builtin's Problems (a test of admin/jobdef
+	// checks they are the same)
+	ParamsField:                            "{handler} handler params: {field}: {problem}",
+	ParamsDoc:                              "{handler} handler params: {problem}",
+	"builtin.dedup_archive.batch_size":     "{value}: want 1 to {max} (0 or absent: {default})",
+	"builtin.dedup_archive.datasource":     "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn) holding dedup_record",
+	"builtin.dedup_archive.horizon_format": "{value}: want a duration such as \"720h\" (30 days)",
+	"builtin.dedup_archive.horizon_short":  "{value}: at least {min} (a record whose dedup row is gone is processed again)",
+	"builtin.dedup_archive.job_key":        "key {key}: want a job id (dedup rows name their job by id, not by name; the console shows the id)",
+	"builtin.dedup_archive.lock_horizon":   "{value}: want a duration of at least {min} such as \"24h\" (above the longest a slot attempt can live: a purged shard lock no longer fences its run's old attempts), or \"keep\"",
+	"builtin.dedup_archive.mode":           "{value}: want \"archive\" (move the rows to dedup_record_archive, the default) or \"delete\"",
+	"builtin.dedup_archive.pause":          "{value}: want 0 (no pause) to 60000 milliseconds (absent: {default})",
+	"builtin.error":                        "{error}",
+	"builtin.http.header_name":             "{header} is not a valid header name",
+	"builtin.http.header_set":              "{header} is set by the handler, not the params",
+	"builtin.http.header_value":            "the value of {header} contains a line break or NUL",
+	"builtin.http.host_ipv4":               "host {host} ends in a number but is not a valid IPv4 address",
+	"builtin.http.host_ipv6":               "host {host} is not a valid IPv6 address",
+	"builtin.http.host_zone":               "refused by the executor's policy: host {host}: addresses with an IPv6 zone are not allowed",
+	"builtin.http.max_redirects":           "{value}: want 0 (do not follow) to {max}",
+	"builtin.http.method":                  "{value}: use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS",
+	"builtin.http.outcome_action":          "{key}: {value}: use success, retry or fail",
+	"builtin.http.outcome_key":             "key {key}: use a status class (\"2xx\" … \"5xx\") or a status code (100-599)",
+	"builtin.http.url_host":                "{url} has no host",
+	"builtin.http.url_parse":               "{url} is not a URL: {error}",
+	"builtin.http.url_required":            "required, e.g. \"https://api.example.com/batch?slot={slot}\"",
+	"builtin.http.url_scheme":              "{url}: only http and https URLs are allowed",
+	"builtin.params.json_invalid":          "not a valid JSON object: {error}",
+	"builtin.params.json_type":             "want a JSON {want}, not {got}",
+	"builtin.params.required":              "required: a JSON object, see docs/builtin-handlers.md",
+	"builtin.params.timeout":               "{value}: want 1 to {max} milliseconds (0 or absent: {default})",
+	"builtin.params.timeout_executor":      "{value} ms exceeds this executor's maximum of {max}",
+	"builtin.params.too_large":             "{bytes} bytes, at most {max}",
+	"builtin.params.trailing":              "unexpected data after the JSON object",
+	"builtin.shell.arg_nul":                "contains a NUL byte",
+	"builtin.shell.args_count":             "{count} arguments, at most {max}",
+	"builtin.shell.command_path":           "{value}: want a clean absolute path (no shell: no PATH lookup, arguments go in \"args\")",
+	"builtin.shell.command_required":       "required: the absolute path of a program on the executors' --shell-allow list",
+	"builtin.shell.exit_code":              "{value}: want exit codes 1-255 (0 is always success)",
+	"builtin.sql.args_count":               "the statement has {placeholders} ? placeholders but args has {values} values",
+	"builtin.sql.backslash_literal":        "the {quote} literal at byte {at} ends at a different place depending on whether the MySQL server reads backslashes as escapes (sql_mode without NO_BACKSLASH_ESCAPES) or not: write a quote inside a literal as two quotes ({quote}{quote}), not with a backslash, or pass the value as an argument",
+	"builtin.sql.bracket_open":             "the [ identifier at byte {at} is not closed with ]",
+	"builtin.sql.comment_open":             "the /* comment at byte {at} is not closed",
+	"builtin.sql.dash_semicolon":           "the -- right before the ';' at byte {at} is two minus signs to MySQL, but a comment once the ';' is gone: put a space between the minus signs, or write a comment as -- followed by a space",
+	"builtin.sql.datasource":               "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn)",
+	"builtin.sql.dialects":                 "for a MySQL data source: {mysql}; for a SQLite data source: {sqlite}",
+	"builtin.sql.empty":                    "empty statement: nothing but white space and comments",
+	"builtin.sql.executable_comment":       "the executable comment /*!…*/ at byte {at} is run by MySQL and MariaDB, not skipped: write its text as plain SQL",
+	"builtin.sql.named_unused":             "{name} is not used by the statement (no :{key} in it)",
+	"builtin.sql.nul":                      "a NUL character (\\u0000) at byte {at}: the database would stop reading the statement there; remove it",
+	"builtin.sql.number_range":             "{value}: number out of range",
+	"builtin.sql.numbered":                 "numbered placeholders (?{char}…) are not supported: use ? or :name",
+	"builtin.sql.quote_open":               "the {quote} quote at byte {at} is not closed",
+	"builtin.sql.sqlite_one_statement":     "one statement only: SQLite ends the statement at the ';' before {text} and would run that as another statement; run each statement as a job of its own",
+	"builtin.sql.sqlite_semicolons":        "{count} ';' characters inside literals or comments, at most {max} on a SQLite data source: pass such text as an argument",
+	"builtin.sql.statement_required":       "required, e.g. \"UPDATE invoice SET state = ? WHERE MOD(id, :total) = :slot\"",
+	"builtin.sql.task_name":                "{name} is set by the handler (the task's {key}); pick another name",
+	"builtin.sql.text_after":               "one statement only: text follows the ';' at byte {at}; run each statement as a job of its own",
+	"builtin.sql.unknown_name":             ":{key} is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"",
+	"builtin.sql.value_type":               "want a string, number, boolean or null, not a JSON {type}",
 }

@@ -21,8 +21,10 @@
 // Validation errors are messages too: a Msg is an error (its English), and
 // the validators of admin/schedule, admin/calendar, admin/jobdef and
 // admin/auth return errors that are or carry one (Of finds it), which the
-// API answers per field as field_codes next to the English fields. Text
-// with no code yet (the built-in handlers' params, a calendar file's line
-// errors) travels as the argument of Text, shown as it is in every
+// API answers per field as field_codes next to the English fields; so do
+// the built-in handlers' params (admin/jobdef makes executor/builtin's
+// problems codes "builtin.<code>", which have no constants here) and a
+// calendar file's line errors. Text with no code yet (the workflow
+// validator's) travels as the argument of Text, shown as it is in every
 // language.
 package msg

@@ -144,8 +144,14 @@ func TestEveryCodeHasATemplate(t *testing.T) {
 			}
 		}
 	}
-	if n != len(Catalog) {
-		t.Errorf("%d code constants, %d templates", n, len(Catalog))
+	builtin := 0 // executor/builtin's problems: no constants (admin/jobdef names them)
+	for code := range Catalog {
+		if strings.HasPrefix(string(code), "builtin.") {
+			builtin++
+		}
+	}
+	if n != len(Catalog)-builtin {
+		t.Errorf("%d code constants, %d templates (and %d builtin.*)", n, len(Catalog)-builtin, builtin)
 	}
 }
 

@@ -58,11 +58,17 @@ func refused(format string, args ...any) error {
 }
 
 // ParamsError says what is wrong with a built-in handler's params; Field is
-// the JSON field at fault ("" for the document as a whole).
+// the JSON field at fault ("" for the document as a whole). Problem is the
+// English text: Problems[Code] with the Args filled in, each a string or a
+// *ParamsError whose Code and Args are a problem nested in this one. The
+// admin sends Code and Args to its console, which shows them in the
+// reader's language (admin/jobdef).
 type ParamsError struct {
 	Handler string
 	Field   string
 	Problem string
+	Code    string
+	Args    map[string]any
 }
 
 func (e *ParamsError) Error() string {
@@ -72,9 +78,69 @@ func (e *ParamsError) Error() string {
 	return e.Handler + " handler params: " + e.Field + ": " + e.Problem
 }
 
-func paramsErr(handler, field, format string, args ...any) *ParamsError {
-	return &ParamsError{Handler: handler, Field: field, Problem: fmt.Sprintf(format, args...)}
+// paramsErr returns the problem code of Problems, filled with the
+// arguments of kv (name, value pairs), as an error of field.
+func paramsErr(handler, field, code string, kv ...any) *ParamsError {
+	p := newProblem(code, nil, kv...)
+	return &ParamsError{Handler: handler, Field: field, Problem: p.Error(), Code: p.code, Args: p.args}
 }
+
+// paramsErrFrom returns err, a *problem of checkURL, sqlValue or
+// compileStatement, as an error of field.
+func paramsErrFrom(handler, field string, err error) *ParamsError {
+	var p *problem
+	if !errors.As(err, &p) { // not one of ours: its text as it is
+		p = newProblem("error", nil, "error", err.Error())
+	}
+	return &ParamsError{Handler: handler, Field: field, Problem: p.Error(), Code: p.code, Args: p.args}
+}
+
+// problem is one text of Problems with its arguments, and the error it
+// wraps (ErrRefused for a refusal).
+type problem struct {
+	code string
+	args map[string]any
+	wrap error
+}
+
+// newProblem fills the template of code with kv, given as name, value
+// pairs: a value is kept when it is a *ParamsError and formatted with
+// fmt.Sprint otherwise. It panics for a code Problems does not have or an
+// odd kv: programming errors the first test that meets them catches.
+func newProblem(code string, wrap error, kv ...any) *problem {
+	if _, ok := Problems[code]; !ok || len(kv)%2 != 0 {
+		panic(fmt.Sprintf("builtin: problem %q: unknown code or odd arguments", code))
+	}
+	p := &problem{code: code, wrap: wrap}
+	for i := 0; i < len(kv); i += 2 {
+		if p.args == nil {
+			p.args = make(map[string]any, len(kv)/2)
+		}
+		name := fmt.Sprint(kv[i])
+		if nested, ok := kv[i+1].(*ParamsError); ok {
+			p.args[name] = nested
+		} else {
+			p.args[name] = fmt.Sprint(kv[i+1])
+		}
+	}
+	return p
+}
+
+// Error is the template with the arguments in place of their {name}s (a
+// {name} with no argument stays as it is: "{slot}" in an example URL).
+func (p *problem) Error() string {
+	pairs := make([]string, 0, 2*len(p.args))
+	for name, v := range p.args {
+		text, ok := v.(string)
+		if !ok {
+			text = v.(*ParamsError).Problem
+		}
+		pairs = append(pairs, "{"+name+"}", text)
+	}
+	return strings.NewReplacer(pairs...).Replace(Problems[p.code])
+}
+
+func (p *problem) Unwrap() error { return p.wrap }
 
 // ValidateParams checks the params of a job whose handler is one of the
 // built-ins (http, sql, shell, dedup-archive) the way the handler will parse them, and
@@ -102,10 +168,10 @@ func ValidateParams(handler, params string) error {
 // trailing data.
 func decodeParams(handler, params string, v any) error {
 	if strings.TrimSpace(params) == "" {
-		return paramsErr(handler, "", "required: a JSON object, see docs/builtin-handlers.md")
+		return paramsErr(handler, "", "params.required")
 	}
 	if len(params) > MaxParamsBytes {
-		return paramsErr(handler, "", "%d bytes, at most %d", len(params), MaxParamsBytes)
+		return paramsErr(handler, "", "params.too_large", "bytes", len(params), "max", MaxParamsBytes)
 	}
 	dec := json.NewDecoder(strings.NewReader(params))
 	dec.DisallowUnknownFields()
@@ -113,12 +179,12 @@ func decodeParams(handler, params string, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return paramsErr(handler, te.Field, "want a JSON %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+			return paramsErr(handler, te.Field, "params.json_type", "want", jsonKind(te.Type.Kind().String()), "got", te.Value)
 		}
-		return paramsErr(handler, "", "not a valid JSON object: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return paramsErr(handler, "", "params.json_invalid", "error", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return paramsErr(handler, "", "unexpected data after the JSON object")
+		return paramsErr(handler, "", "params.trailing")
 	}
 	return nil
 }
@@ -145,7 +211,7 @@ func timeoutParam(handler string, ms int64, def, maxD time.Duration) (time.Durat
 		return def, nil
 	}
 	if ms < 0 || time.Duration(ms) > maxD/time.Millisecond {
-		return 0, paramsErr(handler, "timeout_ms", "%d: want 1 to %d milliseconds (0 or absent: %s)", ms, maxD.Milliseconds(), def)
+		return 0, paramsErr(handler, "timeout_ms", "params.timeout", "value", ms, "max", maxD.Milliseconds(), "default", def)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -47,7 +47,7 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 		return nil, err
 	}
 	if !names.Valid(p.DataSource) {
-		return nil, paramsErr(NameDedupArchive, "datasource", "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn) holding dedup_record")
+		return nil, paramsErr(NameDedupArchive, "datasource", "dedup_archive.datasource")
 	}
 	switch p.Mode {
 	case "", "archive":
@@ -55,15 +55,15 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 	case "delete":
 		p.cfg.Mode = records.ArchiveDelete
 	default:
-		return nil, paramsErr(NameDedupArchive, "mode", "%q: want \"archive\" (move the rows to dedup_record_archive, the default) or \"delete\"", p.Mode)
+		return nil, paramsErr(NameDedupArchive, "mode", "dedup_archive.mode", "value", strconv.Quote(p.Mode))
 	}
 	horizon := func(field, s string) (time.Duration, error) {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, paramsErr(NameDedupArchive, field, "%q: want a duration such as \"720h\" (30 days)", s)
+			return 0, paramsErr(NameDedupArchive, field, "dedup_archive.horizon_format", "value", strconv.Quote(s))
 		}
 		if d < records.MinArchiveHorizon {
-			return 0, paramsErr(NameDedupArchive, field, "%s: at least %s (a record whose dedup row is gone is processed again)", d, records.MinArchiveHorizon)
+			return 0, paramsErr(NameDedupArchive, field, "dedup_archive.horizon_short", "value", d, "min", records.MinArchiveHorizon)
 		}
 		return d, nil
 	}
@@ -79,7 +79,7 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 		for k, v := range p.Jobs {
 			id, err := strconv.ParseInt(k, 10, 64)
 			if err != nil || id <= 0 {
-				return nil, paramsErr(NameDedupArchive, "jobs", "key %q: want a job id (dedup rows name their job by id, not by name; the console shows the id)", k)
+				return nil, paramsErr(NameDedupArchive, "jobs", "dedup_archive.job_key", "key", strconv.Quote(k))
 			}
 			if v == "keep" {
 				p.cfg.JobHorizons[id] = records.KeepForever
@@ -99,18 +99,18 @@ func parseDedupArchiveParams(params string) (*dedupArchiveParams, error) {
 	default:
 		d, err := time.ParseDuration(p.LockHorizon)
 		if err != nil || d < records.MinArchiveHorizon {
-			return nil, paramsErr(NameDedupArchive, "lock_horizon", "%q: want a duration of at least %s such as \"24h\" (above the longest a slot attempt can live: a purged shard lock no longer fences its run's old attempts), or \"keep\"", p.LockHorizon, records.MinArchiveHorizon)
+			return nil, paramsErr(NameDedupArchive, "lock_horizon", "dedup_archive.lock_horizon", "value", strconv.Quote(p.LockHorizon), "min", records.MinArchiveHorizon)
 		}
 		p.cfg.LockHorizon = d
 	}
 	if p.BatchSize < 0 || p.BatchSize > records.MaxBatchSize {
-		return nil, paramsErr(NameDedupArchive, "batch_size", "%d: want 1 to %d (0 or absent: %d)", p.BatchSize, records.MaxBatchSize, records.DefaultArchiveBatchSize)
+		return nil, paramsErr(NameDedupArchive, "batch_size", "dedup_archive.batch_size", "value", p.BatchSize, "max", records.MaxBatchSize, "default", records.DefaultArchiveBatchSize)
 	}
 	p.cfg.BatchSize = p.BatchSize
 	if p.PauseMS != nil {
 		switch ms := *p.PauseMS; {
 		case ms < 0 || ms > 60_000:
-			return nil, paramsErr(NameDedupArchive, "pause_ms", "%d: want 0 (no pause) to 60000 milliseconds (absent: %s)", ms, records.DefaultArchivePause)
+			return nil, paramsErr(NameDedupArchive, "pause_ms", "dedup_archive.pause", "value", ms, "default", records.DefaultArchivePause)
 		case ms == 0:
 			p.cfg.Pause = -1
 		default:

@@ -151,28 +151,28 @@ func parseHTTPParams(params string) (*httpParams, error) {
 		return nil, err
 	}
 	if strings.TrimSpace(p.URL) == "" {
-		return nil, paramsErr(NameHTTP, "url", "required, e.g. \"https://api.example.com/batch?slot={slot}\"")
+		return nil, paramsErr(NameHTTP, "url", "http.url_required")
 	}
 	probe, _ := expandSlot(p.URL, &sdk.Task{Total: 1})
 	if _, err := checkURL(probe); err != nil {
-		return nil, paramsErr(NameHTTP, "url", "%s", err.Error())
+		return nil, paramsErrFrom(NameHTTP, "url", err)
 	}
 	p.Method = strings.ToUpper(strings.TrimSpace(p.Method))
 	if p.Method == "" {
 		p.Method = http.MethodGet
 	}
 	if !httpMethods[p.Method] {
-		return nil, paramsErr(NameHTTP, "method", "%q: use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", p.Method)
+		return nil, paramsErr(NameHTTP, "method", "http.method", "value", strconv.Quote(p.Method))
 	}
 	for _, k := range sortedKeys(p.Headers) {
 		if !validHeaderName(k) {
-			return nil, paramsErr(NameHTTP, "headers", "%q is not a valid header name", k)
+			return nil, paramsErr(NameHTTP, "headers", "http.header_name", "header", strconv.Quote(k))
 		}
 		if reservedHeaders[http.CanonicalHeaderKey(k)] {
-			return nil, paramsErr(NameHTTP, "headers", "%s is set by the handler, not the params", http.CanonicalHeaderKey(k))
+			return nil, paramsErr(NameHTTP, "headers", "http.header_set", "header", http.CanonicalHeaderKey(k))
 		}
 		if strings.ContainsAny(p.Headers[k], "\r\n\x00") {
-			return nil, paramsErr(NameHTTP, "headers", "the value of %s contains a line break or NUL", k)
+			return nil, paramsErr(NameHTTP, "headers", "http.header_value", "header", k)
 		}
 	}
 	var err error
@@ -182,18 +182,18 @@ func parseHTTPParams(params string) (*httpParams, error) {
 	p.redirects = httpDefaultRedirect
 	if p.MaxRedirects != nil {
 		if *p.MaxRedirects < 0 || *p.MaxRedirects > httpMaxRedirectsCap {
-			return nil, paramsErr(NameHTTP, "max_redirects", "%d: want 0 (do not follow) to %d", *p.MaxRedirects, httpMaxRedirectsCap)
+			return nil, paramsErr(NameHTTP, "max_redirects", "http.max_redirects", "value", *p.MaxRedirects, "max", httpMaxRedirectsCap)
 		}
 		p.redirects = *p.MaxRedirects
 	}
 	for _, k := range sortedKeys(p.Outcomes) {
 		if !validStatusKey(k) {
-			return nil, paramsErr(NameHTTP, "outcomes", "key %q: use a status class (\"2xx\" … \"5xx\") or a status code (100-599)", k)
+			return nil, paramsErr(NameHTTP, "outcomes", "http.outcome_key", "key", strconv.Quote(k))
 		}
 		switch p.Outcomes[k] {
 		case outcomeSuccess, outcomeRetry, outcomeFail:
 		default:
-			return nil, paramsErr(NameHTTP, "outcomes", "%s: %q: use success, retry or fail", k, p.Outcomes[k])
+			return nil, paramsErr(NameHTTP, "outcomes", "http.outcome_action", "key", k, "value", strconv.Quote(p.Outcomes[k]))
 		}
 	}
 	return &p, nil
@@ -254,13 +254,13 @@ func (p *httpParams) outcome(status int) string {
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not a URL: %w", raw, errors.Unwrap(err))
+		return nil, newProblem("http.url_parse", errors.Unwrap(err), "url", strconv.Quote(raw), "error", errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%q: only http and https URLs are allowed", raw)
+		return nil, newProblem("http.url_scheme", nil, "url", strconv.Quote(raw))
 	}
 	if u.Hostname() == "" {
-		return nil, fmt.Errorf("%q has no host", raw)
+		return nil, newProblem("http.url_host", nil, "url", strconv.Quote(raw))
 	}
 	if _, _, err := literalIP(u.Hostname()); err != nil {
 		return nil, err
@@ -279,7 +279,7 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 		timeout = h.cfg.DefaultTimeout
 	}
 	if timeout > h.cfg.MaxTimeout {
-		return paramsErr(NameHTTP, "timeout_ms", "%d ms exceeds this executor's maximum of %s", p.TimeoutMS, h.cfg.MaxTimeout)
+		return paramsErr(NameHTTP, "timeout_ms", "params.timeout_executor", "value", p.TimeoutMS, "max", h.cfg.MaxTimeout)
 	}
 	rawURL, _ := expandSlot(p.URL, t)
 	u, err := checkURL(rawURL)
@@ -643,10 +643,10 @@ func literalIP(host string) (netip.Addr, bool, error) {
 	if strings.Contains(h, ":") {
 		ip, err := netip.ParseAddr(h)
 		if err != nil {
-			return netip.Addr{}, false, fmt.Errorf("host %q is not a valid IPv6 address", host)
+			return netip.Addr{}, false, newProblem("http.host_ipv6", nil, "host", strconv.Quote(host))
 		}
 		if ip.Zone() != "" {
-			return netip.Addr{}, false, refused("host %q: addresses with an IPv6 zone are not allowed", host)
+			return netip.Addr{}, false, newProblem("http.host_zone", ErrRefused, "host", strconv.Quote(host))
 		}
 		return ip.Unmap(), true, nil
 	}
@@ -658,7 +658,7 @@ func literalIP(host string) (netip.Addr, bool, error) {
 	}
 	ip, ok := parseLegacyIPv4(h)
 	if !ok {
-		return netip.Addr{}, false, fmt.Errorf("host %q ends in a number but is not a valid IPv4 address", host)
+		return netip.Addr{}, false, newProblem("http.host_ipv4", nil, "host", strconv.Quote(host))
 	}
 	return ip, true, nil
 }

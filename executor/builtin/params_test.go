@@ -1,11 +1,16 @@
 package builtin
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/sdk"
 )
 
 func TestValidateParams(t *testing.T) {
@@ -162,4 +167,38 @@ func FuzzHost(f *testing.F) {
 		}
 		_, _ = parseAllowList([]string{host})
 	})
+}
+
+// TestProblemsOnlyTheExecutorMeets: the problems the admin's validation
+// cannot meet (a check of the executor's own configuration, SQLite's
+// tokenizer, a host url.Parse refuses first) render from Problems with
+// their codes like the others (admin/jobdef's TestBuiltinParamsAreCodes
+// meets the rest).
+func TestProblemsOnlyTheExecutorMeets(t *testing.T) {
+	t.Parallel()
+	_, _, err := literalIP("fe80::zz")
+	require.EqualError(t, err, `host "fe80::zz" is not a valid IPv6 address`)
+	_, _, err = literalIP("fe80::1%eth0")
+	require.ErrorIs(t, err, ErrRefused, "a refusal of the policy")
+	require.EqualError(t, err, `refused by the executor's policy: host "fe80::1%eth0": addresses with an IPv6 zone are not allowed`)
+
+	h, err := NewHTTP(HTTPConfig{MaxTimeout: time.Second})
+	require.NoError(t, err)
+	err = h.Handle(context.Background(), &sdk.Task{Total: 1, Params: `{"url": "http://a.example/", "timeout_ms": 2000}`})
+	var pe *ParamsError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "params.timeout_executor", pe.Code)
+	require.Equal(t, map[string]any{"value": "2000", "max": "1s"}, pe.Args)
+	require.EqualError(t, err, "http handler params: timeout_ms: 2000 ms exceeds this executor's maximum of 1s")
+
+	err = sqliteOneStatement(strings.Repeat("';'", sqliteMaxSemicolons+1))
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "sql.sqlite_semicolons", pe.Code)
+	require.EqualError(t, err, "sql handler params: statement: 257 ';' characters inside literals or comments, at most 256 on a SQLite data source: pass such text as an argument")
+
+	pe = paramsErrFrom(NameSQL, "statement", errors.New("not one of ours"))
+	require.Equal(t, "error", pe.Code, "an error that is no problem keeps its text")
+	require.Equal(t, "sql handler params: statement: not one of ours", pe.Error())
+
+	require.Panics(t, func() { _ = paramsErr(NameSQL, "", "sql.no_such_problem") }, "a code Problems does not have")
 }

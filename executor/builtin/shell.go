@@ -116,17 +116,17 @@ func parseShellParams(params string) (*shellParams, error) {
 		return nil, err
 	}
 	if p.Command == "" {
-		return nil, paramsErr(NameShell, "command", "required: the absolute path of a program on the executors' --shell-allow list")
+		return nil, paramsErr(NameShell, "command", "shell.command_required")
 	}
 	if !filepath.IsAbs(p.Command) || filepath.Clean(p.Command) != p.Command {
-		return nil, paramsErr(NameShell, "command", "%q: want a clean absolute path (no shell: no PATH lookup, arguments go in \"args\")", p.Command)
+		return nil, paramsErr(NameShell, "command", "shell.command_path", "value", strconv.Quote(p.Command))
 	}
 	if len(p.Args) > 256 {
-		return nil, paramsErr(NameShell, "args", "%d arguments, at most 256", len(p.Args))
+		return nil, paramsErr(NameShell, "args", "shell.args_count", "count", len(p.Args), "max", 256)
 	}
 	for i, a := range p.Args {
 		if strings.IndexByte(a, 0) >= 0 {
-			return nil, paramsErr(NameShell, fmt.Sprintf("args[%d]", i), "contains a NUL byte")
+			return nil, paramsErr(NameShell, fmt.Sprintf("args[%d]", i), "shell.arg_nul")
 		}
 	}
 	for _, f := range []struct {
@@ -135,7 +135,7 @@ func parseShellParams(params string) (*shellParams, error) {
 	}{{"retry_exit_codes", p.RetryExitCodes}, {"success_exit_codes", p.SuccessExitCodes}} {
 		for _, c := range f.codes {
 			if c < 1 || c > 255 {
-				return nil, paramsErr(NameShell, f.field, "%d: want exit codes 1-255 (0 is always success)", c)
+				return nil, paramsErr(NameShell, f.field, "shell.exit_code", "value", c)
 			}
 		}
 	}
@@ -185,7 +185,7 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 		timeout = s.cfg.DefaultTimeout
 	}
 	if timeout > s.cfg.MaxTimeout {
-		return paramsErr(NameShell, "timeout_ms", "%d ms exceeds this executor's maximum of %s", p.TimeoutMS, s.cfg.MaxTimeout)
+		return paramsErr(NameShell, "timeout_ms", "params.timeout_executor", "value", p.TimeoutMS, "max", s.cfg.MaxTimeout)
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -188,7 +188,7 @@ func validateSQLParams(params string) error {
 	if ps.Field != field {
 		field = ""
 	}
-	return paramsErr(NameSQL, field, "for a MySQL data source: %s; for a SQLite data source: %s", pm.Problem, ps.Problem)
+	return paramsErr(NameSQL, field, "sql.dialects", "mysql", pm, "sqlite", ps)
 }
 
 // decodeSQLParams decodes and checks params, all but the statement's text.
@@ -198,26 +198,26 @@ func decodeSQLParams(params string) (*sqlParams, error) {
 		return nil, err
 	}
 	if !names.Valid(p.DataSource) {
-		return nil, paramsErr(NameSQL, "datasource", "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn)")
+		return nil, paramsErr(NameSQL, "datasource", "sql.datasource")
 	}
 	if strings.TrimSpace(p.Statement) == "" {
-		return nil, paramsErr(NameSQL, "statement", "required, e.g. \"UPDATE invoice SET state = ? WHERE MOD(id, :total) = :slot\"")
+		return nil, paramsErr(NameSQL, "statement", "sql.statement_required")
 	}
 	for i, a := range p.Args {
 		v, err := sqlValue(a)
 		if err != nil {
-			return nil, paramsErr(NameSQL, fmt.Sprintf("args[%d]", i), "%s", err.Error())
+			return nil, paramsErrFrom(NameSQL, fmt.Sprintf("args[%d]", i), err)
 		}
 		p.args = append(p.args, v)
 	}
 	p.named = map[string]any{}
 	for k, a := range p.Named {
 		if sqlTaskNames[k] {
-			return nil, paramsErr(NameSQL, "named", "%q is set by the handler (the task's %s); pick another name", k, k)
+			return nil, paramsErr(NameSQL, "named", "sql.task_name", "name", strconv.Quote(k), "key", k)
 		}
 		v, err := sqlValue(a)
 		if err != nil {
-			return nil, paramsErr(NameSQL, "named."+k, "%s", err.Error())
+			return nil, paramsErrFrom(NameSQL, "named."+k, err)
 		}
 		p.named[k] = v
 	}
@@ -234,7 +234,7 @@ func (p *sqlParams) compile(d dialect) error {
 	var err error
 	p.compiled, p.refs, err = compileStatement(p.Statement, d)
 	if err != nil {
-		return paramsErr(NameSQL, "statement", "%s", err.Error())
+		return paramsErrFrom(NameSQL, "statement", err)
 	}
 	positional, used := 0, map[string]bool{}
 	for _, r := range p.refs {
@@ -244,15 +244,15 @@ func (p *sqlParams) compile(d dialect) error {
 		}
 		used[r.name] = true
 		if _, ok := p.named[r.name]; !ok && !sqlTaskNames[r.name] {
-			return paramsErr(NameSQL, "statement", ":%s is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"", r.name)
+			return paramsErr(NameSQL, "statement", "sql.unknown_name", "key", r.name)
 		}
 	}
 	if positional != len(p.args) {
-		return paramsErr(NameSQL, "args", "the statement has %d ? placeholders but args has %d values", positional, len(p.args))
+		return paramsErr(NameSQL, "args", "sql.args_count", "placeholders", positional, "values", len(p.args))
 	}
 	for _, k := range sortedAnyKeys(p.Named) {
 		if !used[k] {
-			return paramsErr(NameSQL, "named", "%q is not used by the statement (no :%s in it)", k, k)
+			return paramsErr(NameSQL, "named", "sql.named_unused", "name", strconv.Quote(k), "key", k)
 		}
 	}
 	return nil
@@ -279,11 +279,11 @@ func sqlValue(v any) (any, error) {
 		}
 		f, err := strconv.ParseFloat(v.String(), 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s: number out of range", v)
+			return nil, newProblem("sql.number_range", nil, "value", v)
 		}
 		return f, nil
 	default:
-		return nil, fmt.Errorf("want a string, number, boolean or null, not a JSON %s", jsonTypeOf(v))
+		return nil, newProblem("sql.value_type", nil, "type", jsonTypeOf(v))
 	}
 }
 
@@ -352,7 +352,7 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 		timeout = s.cfg.DefaultTimeout
 	}
 	if timeout > s.cfg.MaxTimeout {
-		return paramsErr(NameSQL, "timeout_ms", "%d ms exceeds this executor's maximum of %s", p.TimeoutMS, s.cfg.MaxTimeout)
+		return paramsErr(NameSQL, "timeout_ms", "params.timeout_executor", "value", p.TimeoutMS, "max", s.cfg.MaxTimeout)
 	}
 	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -202,7 +202,7 @@ func sqliteOneStatement(stmt string) error {
 		return nil
 	}
 	if n > sqliteMaxSemicolons {
-		return paramsErr(NameSQL, "statement", "%d ';' characters inside literals or comments, at most %d on a SQLite data source: pass such text as an argument", n, sqliteMaxSemicolons)
+		return paramsErr(NameSQL, "statement", "sql.sqlite_semicolons", "count", n, "max", sqliteMaxSemicolons)
 	}
 	tls := libc.NewTLS()
 	defer tls.Close()
@@ -215,7 +215,7 @@ func sqliteOneStatement(stmt string) error {
 			return err
 		}
 		if complete {
-			return paramsErr(NameSQL, "statement", "one statement only: SQLite ends the statement at the ';' before %q and would run that as another statement; run each statement as a job of its own", cappedPrefix([]byte(stmt[i+1:]), 40))
+			return paramsErr(NameSQL, "statement", "sql.sqlite_one_statement", "text", fmt.Sprintf("%q", cappedPrefix([]byte(stmt[i+1:]), 40)))
 		}
 	}
 	return nil

@@ -1,8 +1,6 @@
 package builtin
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 )
 
@@ -39,8 +37,11 @@ const (
 // ';'.
 type textAfterStatementError struct{ at int } // the ';', a byte offset
 
-func (e *textAfterStatementError) Error() string {
-	return fmt.Sprintf("one statement only: text follows the ';' at byte %d; run each statement as a job of its own", e.at)
+func (e *textAfterStatementError) Error() string { return e.Unwrap().Error() }
+
+// Unwrap is the error as a problem of Problems.
+func (e *textAfterStatementError) Unwrap() error {
+	return newProblem("sql.text_after", nil, "at", e.at)
 }
 
 // compileStatement reads stmt the way d does, finds its placeholders — ?
@@ -52,7 +53,7 @@ func (e *textAfterStatementError) Error() string {
 // the driver. Byte offsets in its errors count from the start of stmt.
 func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 	if i := strings.IndexByte(stmt, 0); i >= 0 {
-		return "", nil, fmt.Errorf("a NUL character (\\u0000) at byte %d: the database would stop reading the statement there; remove it", i)
+		return "", nil, newProblem("sql.nul", nil, "at", i)
 	}
 	var out strings.Builder
 	var refs []argRef
@@ -74,7 +75,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 		switch {
 		case c == '?':
 			if i+1 < len(stmt) && stmt[i+1] >= '0' && stmt[i+1] <= '9' {
-				return "", nil, fmt.Errorf("numbered placeholders (?%c…) are not supported: use ? or :name", stmt[i+1])
+				return "", nil, newProblem("sql.numbered", nil, "char", string(stmt[i+1]))
 			}
 			refs = append(refs, argRef{pos: positional})
 			positional++
@@ -96,7 +97,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 				// MySQL reads "--;" as two minus signs, but the statement
 				// is sent without its ';', and a "--" at its end would be
 				// a comment: the server would run something else.
-				return "", nil, fmt.Errorf("the -- right before the ';' at byte %d is two minus signs to MySQL, but a comment once the ';' is gone: put a space between the minus signs, or write a comment as -- followed by a space", i)
+				return "", nil, newProblem("sql.dash_semicolon", nil, "at", i)
 			}
 			i = len(stmt)
 		default:
@@ -106,7 +107,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 	}
 	compiled := strings.TrimSpace(out.String())
 	if !code || compiled == "" {
-		return "", nil, errors.New("empty statement: nothing but white space and comments")
+		return "", nil, newProblem("sql.empty", nil)
 	}
 	return compiled, refs, nil
 }
@@ -131,7 +132,7 @@ func skipQuoted(s string, i int, d dialect) (end int, comment bool, err error) {
 	case c == '[' && d == dialectSQLite:
 		j := strings.IndexByte(rest, ']')
 		if j < 0 {
-			return 0, false, fmt.Errorf("the [ identifier at byte %d is not closed with ]", i)
+			return 0, false, newProblem("sql.bracket_open", nil, "at", i)
 		}
 		return i + j + 1, false, nil
 	case strings.HasPrefix(rest, "--") && (d == dialectSQLite || len(rest) == 2 || rest[2] <= ' ' || rest[2] == 0x7f),
@@ -142,11 +143,11 @@ func skipQuoted(s string, i int, d dialect) (end int, comment bool, err error) {
 		return len(s), true, nil
 	case strings.HasPrefix(rest, "/*"):
 		if d == dialectMySQL && (strings.HasPrefix(rest, "/*!") || strings.HasPrefix(rest, "/*M!")) {
-			return 0, false, fmt.Errorf("the executable comment /*!…*/ at byte %d is run by MySQL and MariaDB, not skipped: write its text as plain SQL", i)
+			return 0, false, newProblem("sql.executable_comment", nil, "at", i)
 		}
 		j := strings.Index(rest[2:], "*/")
 		if j < 0 {
-			return 0, false, fmt.Errorf("the /* comment at byte %d is not closed", i)
+			return 0, false, newProblem("sql.comment_open", nil, "at", i)
 		}
 		return i + 2 + j + 2, true, nil
 	}
@@ -170,7 +171,7 @@ func quoteEnd(s string, i int, backslash bool) (int, error) {
 			return j + 1, nil
 		}
 	}
-	return 0, fmt.Errorf("the %c quote at byte %d is not closed", q, i)
+	return 0, newProblem("sql.quote_open", nil, "quote", string(q), "at", i)
 }
 
 // mysqlQuoteEnd is quoteEnd for a MySQL '…' or "…", which ends where it ends
@@ -185,7 +186,7 @@ func mysqlQuoteEnd(s string, i int) (int, error) {
 	case errE != nil && errP != nil:
 		return 0, errE
 	case errE != nil || errP != nil || escaped != plain:
-		return 0, fmt.Errorf("the %c literal at byte %d ends at a different place depending on whether the MySQL server reads backslashes as escapes (sql_mode without NO_BACKSLASH_ESCAPES) or not: write a quote inside a literal as two quotes (%c%c), not with a backslash, or pass the value as an argument", s[i], i, s[i], s[i])
+		return 0, newProblem("sql.backslash_literal", nil, "quote", string(s[i]), "at", i)
 	}
 	return escaped, nil
 }
