@@ -79,6 +79,7 @@ type Metrics struct {
 	fireLag      *prometheus.HistogramVec
 	slotResults  *prometheus.CounterVec
 	deadlines    *prometheus.CounterVec
+	flowRuns     *prometheus.HistogramVec
 	slotDuration *prometheus.HistogramVec
 	records      *prometheus.CounterVec
 	leader       prometheus.Gauge
@@ -93,6 +94,7 @@ var (
 	triggerKinds = []string{store.TriggerCron, store.TriggerManual, store.TriggerCatchUp, store.TriggerRetry, store.TriggerChild, store.TriggerAPI}
 	slotStatuses = []string{store.AttemptSucceeded, store.AttemptFailed, store.AttemptCancelled}
 	recordKinds  = []string{"processed", "skipped", "failed", "uncertain"}
+	flowEnds     = []string{store.RunSucceeded, store.RunPartiallyFailed, store.RunFailed, store.RunCancelled}
 )
 
 // Buckets, in seconds.
@@ -127,6 +129,11 @@ func New(cfg Config) (*Metrics, error) {
 			Namespace: Namespace, Name: "deadlines_missed_total",
 			Help: "Run deadlines this replica found missed as leader, by kind (start: run_late_start, finish: run_deadline_missed).",
 		}, []string{"kind"}),
+		flowRuns: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "workflow_run_duration_seconds",
+			Help:    "Workflow runs this replica ended as leader, by end status, and their time from start to end (its _count: the runs ended).",
+			Buckets: slotDurationBuckets,
+		}, []string{"status"}),
 		slotDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "slot_duration_seconds",
 			Help:    "Run time of the slots whose result this replica accepted (executor's start to finish), by status.",
@@ -164,6 +171,9 @@ func New(cfg Config) (*Metrics, error) {
 	for _, k := range recordKinds {
 		m.records.WithLabelValues(k)
 	}
+	for _, st := range flowEnds {
+		m.flowRuns.WithLabelValues(st)
+	}
 	m.leaderChange.WithLabelValues("acquired")
 	m.leaderChange.WithLabelValues("lost")
 	for _, k := range scheduler.DeadlineKinds {
@@ -173,7 +183,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.fireLag, m.slotResults, m.deadlines, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
+		m.fireLag, m.slotResults, m.deadlines, m.flowRuns, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
 	}
 	if cfg.Scheduler != nil {
 		cs = append(cs, newSchedulerCollector(cfg.Scheduler))
@@ -228,6 +238,12 @@ func (m *Metrics) DeadlineMissed(kind string) {
 }
 
 var _ scheduler.Observer = (*Metrics)(nil)
+
+// WorkflowRunEnded implements workflowrun.Observer: a workflow run ended
+// with status after d.
+func (m *Metrics) WorkflowRunEnded(status string, d time.Duration) {
+	m.flowRuns.WithLabelValues(status).Observe(max(d, 0).Seconds())
+}
 
 // SlotResult implements api.ResultObserver: one accepted slot result.
 func (m *Metrics) SlotResult(o store.SlotOutcome) {

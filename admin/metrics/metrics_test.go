@@ -170,6 +170,7 @@ func TestHooks(t *testing.T) {
 	m.SlotResult(store.SlotOutcome{SlotResult: protocol.SlotResult{Status: store.AttemptCancelled}}) // never started: no duration
 	m.DeadlineMissed(scheduler.DeadlineFinish)
 	m.DeadlineMissed(scheduler.DeadlineFinish)
+	m.WorkflowRunEnded(store.RunFailed, 90*time.Second)
 	end := m.LeaderTerm(17)
 
 	got := scrape(t, m.Handler(""))
@@ -187,6 +188,9 @@ func TestHooks(t *testing.T) {
 		`shardjob_fire_lag_seconds_count{trigger="retry"} 0`,
 		`shardjob_deadlines_missed_total{kind="start"} 0`,
 		`shardjob_deadlines_missed_total{kind="finish"} 2`,
+		`shardjob_workflow_run_duration_seconds_count{status="failed"} 1`,
+		`shardjob_workflow_run_duration_seconds_sum{status="failed"} 90`,
+		`shardjob_workflow_run_duration_seconds_count{status="succeeded"} 0`,
 		`shardjob_slot_results_total{status="succeeded"} 1`,
 		`shardjob_slot_results_total{status="failed"} 1`,
 		`shardjob_slot_results_total{status="cancelled"} 1`,

@@ -310,7 +310,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.keep, err = retention.New(cfg.Retention, st); err != nil {
 		return nil, err
 	}
-	if s.flows, err = workflowrun.New(workflowrun.Config{Scheduler: s.sched, Clock: cfg.Clock, Logger: log}, st); err != nil {
+	if s.flows, err = workflowrun.New(workflowrun.Config{Scheduler: s.sched, Observer: s.mets, Clock: cfg.Clock, Logger: log}, st); err != nil {
 		return nil, err
 	}
 	if s.util, err = utilization.New(utilization.Config{Interval: cfg.SampleInterval, Logger: log}, st); err != nil {

@@ -22,6 +22,7 @@ const (
 	AlarmRunUnplaceable    = "run_unplaceable"     // runs wait for an executor with their handler, or failed for want of one
 	AlarmRunLateStart      = "run_late_start"      // no slot of a run had started by its start deadline
 	AlarmRunDeadlineMissed = "run_deadline_missed" // a run had not finished by its finish deadline (and was cancelled, by deadline_action cancel)
+	AlarmWorkflowRunFailed = "workflow_run_failed" // a workflow run ended failed or partially failed
 )
 
 // Alarm is an event that needs an operator's attention.

@@ -303,16 +303,31 @@ func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJ
 	return job, msg.Msg{}, nil
 }
 
-// end ends the run with status and reason.
+// end ends the run with status and reason; a run that did not succeed
+// raises a workflow_run_failed alarm with the change (once per rerun).
 func (d *decider) end(ctx context.Context, status string, reason msg.Msg) error {
 	ok, err := d.tx.TransitionWorkflowRun(ctx, store.StatusTransition{ID: d.run.ID, From: d.run.Status, To: status, Reason: reason})
-	if err != nil {
+	if err != nil || !ok {
 		return err
 	}
-	if ok {
-		d.res.Ended = status
+	d.res.Ended = status
+	if d.run.StartedAt.Valid && d.now > 0 {
+		d.res.Duration = time.Duration(d.now-d.run.StartedAt.Int64) * time.Millisecond
 	}
-	return nil
+	if status != store.RunFailed && status != store.RunPartiallyFailed {
+		return nil
+	}
+	name := fmt.Sprintf("#%d", d.run.WorkflowID)
+	if d.g != nil {
+		name = d.g.Definition().Name
+	}
+	return d.tx.RaiseAlarms(ctx, store.Alarm{
+		Kind: store.AlarmWorkflowRunFailed, Severity: "critical", App: d.run.App,
+		DedupKey: fmt.Sprintf("workflow_run_failed:%d:%d", d.run.ID, d.run.Reruns),
+		Msg: msg.New(msg.AlarmWorkflowRunFailed, "app", d.run.App, "workflow", name, "run", d.run.ID,
+			"date", d.run.BusinessDate, "status", status, "reason", reason),
+		RaisedBy: "workflow-engine",
+	})
 }
 
 // outcome is the end status of a finished run and its reason.

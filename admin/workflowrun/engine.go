@@ -25,6 +25,12 @@ const (
 // Waker is woken after job runs were created (scheduler.Scheduler).
 type Waker interface{ Wake() }
 
+// Observer is told when a workflow run ended, with its status and its time
+// from start to end (admin/metrics).
+type Observer interface {
+	WorkflowRunEnded(status string, d time.Duration)
+}
+
 // Config configures an Engine. Zero fields mean "the default".
 type Config struct {
 	// PollInterval is the longest sleep between two passes (the safety net
@@ -34,6 +40,8 @@ type Config struct {
 	Batch int
 	// Scheduler is woken after a pass created job runs; optional.
 	Scheduler Waker
+	// Observer is told of every workflow run that ends (metrics); optional.
+	Observer Observer
 	// Clock says when a cron firing is due (Fire). Default the system
 	// clock.
 	Clock clock.Clock
@@ -220,6 +228,9 @@ type Result struct {
 	Skipped    int    // node runs created skipped
 	NodesEnded int    // node runs ended from their job runs (or failed at once)
 	Ended      string // the run's end status when it ended now, else ""
+	// Duration is the ended run's time from its start to its end (0 when
+	// it did not end now).
+	Duration time.Duration
 }
 
 // Drive moves workflow run id on in one transaction fenced by epoch (see
@@ -267,6 +278,9 @@ func (e *Engine) drive(ctx context.Context, epoch int64, r store.WorkflowRun) (R
 			s.RunsEnded++
 		}
 	})
+	if res.Ended != "" && e.cfg.Observer != nil {
+		e.cfg.Observer.WorkflowRunEnded(res.Ended, res.Duration)
+	}
 	return res, nil
 }
 
