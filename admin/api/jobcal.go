@@ -70,12 +70,17 @@ func (s *Server) withCalendar(c *gin.Context, v jobdef.Validated) (jobdef.Valida
 // nextFireOf returns the next firing after now of stored job j (enabled,
 // not paused): with its calendar as stored now when it has one.
 func (s *Server) nextFireOf(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, error) {
+	if j.Completed() {
+		return sql.NullInt64{}, nil // an edit plans a completed job again
+	}
 	sc, err := jobdef.ScheduleOf(j)
 	if err != nil {
 		return sql.NullInt64{}, err
 	}
+	from := jobdef.FiringsFrom(j.JobWindow, now)
 	if !j.HasCalendar() {
-		return jobdef.NextFire(sc, now), nil
+		next, _ := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextFire(sc, from))
+		return next, nil
 	}
 	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
 	if err != nil {
@@ -85,7 +90,8 @@ func (s *Server) nextFireOf(ctx context.Context, j store.Job, now time.Time) (sq
 	if err != nil {
 		return sql.NullInt64{}, err
 	}
-	return jobdef.NextEvent(cs, now), nil
+	next, _ := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextEvent(cs, from))
+	return next, nil
 }
 
 // replanCalendarJobs sets the next firing of the jobs on calendar id after

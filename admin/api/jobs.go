@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,9 +41,48 @@ func (s *Server) validationFailed(c *gin.Context, err error) bool {
 	return false
 }
 
+// decodeJob is decode for a job spec, except that an instant of the spec
+// (start_at, end_at) that is not RFC 3339 is a field error naming it
+// rather than a bare "invalid JSON body".
+func decodeJob(c *gin.Context, spec *apitypes.JobSpec) bool {
+	body, readErr := io.ReadAll(c.Request.Body)
+	if readErr == nil {
+		var instants struct {
+			StartAt json.RawMessage `json:"start_at"`
+			EndAt   json.RawMessage `json:"end_at"`
+		}
+		if json.Unmarshal(body, &instants) == nil {
+			fields := map[string]msg.Msg{}
+			for name, raw := range map[string]json.RawMessage{"start_at": instants.StartAt, "end_at": instants.EndAt} {
+				var t *time.Time
+				if len(raw) > 0 && json.Unmarshal(raw, &t) != nil {
+					fields[name] = msg.New(msg.JobInstantBad, "value", string(raw))
+				}
+			}
+			if len(fields) > 0 {
+				c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+				return false
+			}
+		}
+	}
+	// decode answers what went wrong reading the body, if anything did.
+	c.Request.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
+	return decode(c, spec)
+}
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	return 0, io.EOF
+}
+
 func (s *Server) createJob(c *gin.Context) {
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	if spec.App != "" && !currentUser(c).AppAllowed(spec.App) {
@@ -170,7 +211,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		return
 	}
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	if spec.App == "" {
@@ -246,7 +287,7 @@ const previewLayout = "2006-01-02 15:04:05 MST"
 
 func (s *Server) validateJob(c *gin.Context) {
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
@@ -261,10 +302,11 @@ func (s *Server) validateJob(c *gin.Context) {
 		return
 	}
 	var out []Preview
+	from := jobdef.FiringsFrom(v.Job.JobWindow, s.cfg.Clock.Now()) // no firing before start_at
 	if cs != nil {
-		out = calendarPreview(cs, s.cfg.Clock.Now(), 10)
+		out = calendarPreview(cs, from, 10)
 	}
-	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
+	for _, f := range v.Schedule.Preview(from, 10) {
 		if cs != nil {
 			break
 		}
@@ -273,6 +315,12 @@ func (s *Server) validateJob(c *gin.Context) {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}
 		out = append(out, p)
+	}
+	for i, p := range out { // nor after end_at
+		if !jobdef.InWindow(v.Job.JobWindow, p.At.UnixMilli()) {
+			out = out[:i]
+			break
+		}
 	}
 	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})

@@ -263,3 +263,21 @@ func (t *Tx) SetNextFire(ctx context.Context, next map[int64]sql.NullInt64) erro
 	}
 	return nil
 }
+
+// JobCompletion is a job the leader found will not fire again by its
+// window (JobWindow), and why.
+type JobCompletion struct {
+	ID  int64
+	Why msg.Msg
+}
+
+// CompleteJobs marks jobs completed now with their reasons (their
+// next_fire_at is NULL: SetNextFire). Not an edit: their version stays.
+func (t *Tx) CompleteJobs(ctx context.Context, jobs []JobCompletion) error {
+	for _, c := range jobs {
+		if _, err := t.tx.ExecContext(ctx, t.s.q.get(qJobComplete), c.Why, c.ID); err != nil {
+			return fmt.Errorf("complete job %d: %w", c.ID, err)
+		}
+	}
+	return nil
+}

@@ -99,6 +99,7 @@ const (
 	qJobByID
 	qJobChildren
 	qJobClaimDue
+	qJobComplete
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -136,6 +137,7 @@ const (
 	qRunByID
 	qRunByKey
 	qRunCountOfParent
+	qRunCountsForMaxRuns
 	qRunCountsInWindow
 	qRunInsert
 	qRunLastSucceeded
@@ -312,6 +314,7 @@ var queryNames = [...]string{
 	"JobByID",
 	"JobChildren",
 	"JobClaimDue",
+	"JobComplete",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -349,6 +352,7 @@ var queryNames = [...]string{
 	"RunByID",
 	"RunByKey",
 	"RunCountOfParent",
+	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
 	"RunInsert",
 	"RunLastSucceeded",

@@ -1,0 +1,2 @@
+-- Reserved for another branch (merged separately); replaced when merging.
+SELECT 1;
