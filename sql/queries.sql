@@ -80,7 +80,7 @@ start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
-id, app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version;
+id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at, updated_at, version;
 
 -- name: JobInsert
 -- created_at 0: the database clock (the @every anchor of a new job).
@@ -124,7 +124,22 @@ UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
 UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ?;
 
 -- name: JobSetPaused
-UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+-- Pause (without end) or resume by hand: no pause_until.
+UPDATE job SET paused = ?, pause_until = NULL, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobPauseUntil
+-- A pause that ends by itself at pause_until; next_fire_at stays the first
+-- firing after the pause began, so the misfire policy decides the missed
+-- firings when the leader resumes the job (JobsResumeDue).
+UPDATE job SET paused = 1, pause_until = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobsResumeDue
+-- The leader resumes the jobs whose pause_until has come (a range of
+-- idx_job_pause_until: pause_until is NULL unless a job is paused until).
+UPDATE job SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version = version + 1 WHERE pause_until <= ?;
+
+-- name: JobNextPauseEnd
+SELECT MIN(pause_until) FROM job;
 
 -- name: JobChildren
 SELECT id, child_job_ids FROM job WHERE child_job_ids <> '';

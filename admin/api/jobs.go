@@ -242,9 +242,11 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	v.Job.ID = old.ID
 	v.Job.Version = spec.Version
-	if old.Paused {
+	if old.Paused && !old.PauseUntil.Valid {
 		v.Job.NextFireAt.Valid = false // stays paused; resume computes the next firing
 	}
+	// Paused until an instant: the new definition's next firing after now
+	// waits for the pause to end (the leader resumes it).
 	err = s.st.UpdateJob(c.Request.Context(), v.Job)
 	if errors.Is(err, store.ErrConflict) {
 		fail(c, http.StatusConflict, err.Error())
@@ -432,8 +434,72 @@ func (s *Server) disableJob(c *gin.Context) {
 	s.switchJob(c, "job.disable", no, isPaused, s.st.SetJobEnabled, false)
 }
 
+// pauseJob pauses a job; with a body {"until": instant}, until then only:
+// the leader resumes it by itself at that instant and the misfire policy
+// decides the firings the pause missed (docs/schedules.md, "Pausing until
+// an instant").
 func (s *Server) pauseJob(c *gin.Context) {
-	s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		return
+	}
+	var req struct {
+		Until json.RawMessage `json:"until"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		fail(c, http.StatusBadRequest, `invalid JSON body: send nothing (pause until resumed) or {"until": "2026-12-24T18:00:00+08:00"}: `+strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	var until *time.Time
+	if len(req.Until) > 0 && json.Unmarshal(req.Until, &until) != nil {
+		fields := map[string]msg.Msg{"until": msg.New(msg.JobInstantBad, "value", string(req.Until))}
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+		return
+	}
+	if until == nil {
+		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		return
+	}
+	now := s.cfg.Clock.Now()
+	if !until.After(now) {
+		fields := map[string]msg.Msg{"until": msg.New(msg.JobPauseUntilPast, "until", until.UTC().Format(time.RFC3339), "now", now.UTC().Format(time.RFC3339))}
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+		return
+	}
+	j, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	// The next firing as if the job were not paused (after the current
+	// one if a pause until is already running): what the leader decides
+	// by the misfire policy when the pause ends.
+	next := j.NextFireAt
+	if !j.Paused || !next.Valid {
+		if next, err = s.nextFireOf(c.Request.Context(), j, now); err != nil {
+			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
+			return
+		}
+	}
+	if !j.Enabled {
+		next = sql.NullInt64{}
+	}
+	if err := s.st.PauseJobUntil(c.Request.Context(), j.ID, until.UnixMilli(), next); err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.wake()
+	after, err := s.st.Job(c.Request.Context(), j.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, j.App, "job.pause", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{
+		"before": map[string]bool{"enabled": j.Enabled, "paused": j.Paused},
+		"after":  map[string]any{"enabled": after.Enabled, "paused": after.Paused, "until": until.UTC()}})
+	c.JSON(http.StatusOK, jobdef.View(after))
 }
 
 func (s *Server) resumeJob(c *gin.Context) {

@@ -16,6 +16,14 @@ import (
 	"github.com/shardjob/shardjob/internal/clock"
 )
 
+// windowEnv serves the API at 2026-12-01T00:00Z with an operator's token.
+func windowEnv(t *testing.T, st *store.Store) (*env, string) {
+	t.Helper()
+	e := newEnvWithClock(t, st, clock.NewManual(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	e.user("ops", auth.RoleOperator)
+	return e, e.token("ops")
+}
+
 // TestJobWindowAPI: start_at, end_at and max_runs round-trip; the preview
 // and the first firing start at start_at and stop at end_at; a one-time
 // @at schedule previews one firing; a job whose end_at is past is answered
@@ -24,10 +32,7 @@ import (
 func TestJobWindowAPI(t *testing.T) {
 	t.Parallel()
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-		e := newEnvWithClock(t, st, clock.NewManual(now))
-		e.user("ops", auth.RoleOperator)
-		ops := e.token("ops")
+		e, ops := windowEnv(t, st)
 
 		// Daily at 18:00 in Shanghai (10:00Z), from 24 Dec to the end of 26 Dec.
 		body := withAll(map[string]any{"name": "xmas", "cron": "0 18 * * *", "start_at": "2026-12-24T00:00:00+08:00",
@@ -85,5 +90,51 @@ func TestJobWindowAPI(t *testing.T) {
 		require.Empty(t, edited.CompletedReason)
 		require.Nil(t, edited.CompletedReasonCode)
 		require.Equal(t, time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC), edited.NextFireAt.UTC(), "03:00 in Shanghai")
+	})
+}
+
+// TestPauseUntilAPI: POST /pause with {"until": ...} pauses until then
+// (paused_until answered, the next firing kept for the misfire policy);
+// an until in the past or not an instant is a 400 naming until; a plain
+// resume ends the pause at once and clears paused_until; a pause without a
+// body is unchanged.
+func TestPauseUntilAPI(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		e, ops := windowEnv(t, st)
+		var j apitypes.Job
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, with("name", "pausable"), &j))
+		path := "/api/v1/jobs/" + strconv.FormatInt(j.ID, 10) + "/pause"
+		for _, bad := range []any{
+			map[string]any{"until": "2026-11-30T00:00:00Z"},
+			map[string]any{"until": "2026-12-01T00:00:00Z"},
+			map[string]any{"until": "next week"},
+			map[string]any{"until": 12},
+		} {
+			var out errorAnswer
+			require.Equal(t, http.StatusBadRequest, e.call("POST", path, ops, bad, &out), "%v", bad)
+			require.NotEmpty(t, out.Fields["until"], "%v: %+v", bad, out)
+			require.NotEmpty(t, out.FieldCodes["until"].Code)
+		}
+		var out errorAnswer
+		require.Equal(t, http.StatusBadRequest, e.call("POST", path, ops, map[string]any{"resume_at": "2026-12-02T00:00:00Z"}, &out), "an unknown field")
+
+		var paused apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("POST", path, ops, map[string]any{"until": "2026-12-03T08:00:00+08:00"}, &paused))
+		require.True(t, paused.Paused)
+		require.Equal(t, apitypes.JobPaused, paused.State)
+		require.Equal(t, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), paused.PausedUntil.UTC())
+		require.Equal(t, time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC), paused.NextFireAt.UTC(), "kept: the misfire policy decides it when the pause ends")
+
+		var resumed apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/jobs/"+strconv.FormatInt(j.ID, 10)+"/resume", ops, nil, &resumed))
+		require.False(t, resumed.Paused)
+		require.Nil(t, resumed.PausedUntil)
+
+		var plain apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("POST", path, ops, nil, &plain))
+		require.True(t, plain.Paused)
+		require.Nil(t, plain.PausedUntil)
+		require.Nil(t, plain.NextFireAt)
 	})
 }

@@ -117,6 +117,10 @@ type Job struct {
 	ID int64 `json:"id"`
 	JobSpec
 	Paused bool `json:"paused"`
+	// a pause that ends by itself: the admin resumes the job at this
+	// instant, and its misfire policy decides the firings the pause missed
+	// (POST /api/v1/jobs/{id}/pause with {"until": ...}); null otherwise
+	PausedUntil *time.Time `json:"paused_until"`
 	// what the job does now: "scheduled" (it fires), "paused", "disabled",
 	// or "completed" (it will not fire again: past its end_at, its
 	// max_runs reached, or its one-time @at schedule fired; editing the

@@ -50,7 +50,7 @@ func View(j store.Job) apitypes.Job {
 			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,
 		},
 		Paused: j.Paused, State: State(j), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
-		NextFireAt: msTimePtr(j.NextFireAt), CompletedAt: msTimePtr(j.CompletedAt),
+		NextFireAt: msTimePtr(j.NextFireAt), CompletedAt: msTimePtr(j.CompletedAt), PausedUntil: msTimePtr(j.PauseUntil),
 	}
 	if j.Completed() && !j.CompletedMsg.IsZero() {
 		v.CompletedReason = j.CompletedMsg.String()

@@ -205,6 +205,7 @@ const (
 	JobEndBeforeStart      Code = "job.end_before_start"
 	JobMaxRuns             Code = "job.max_runs"
 	JobInstantBad          Code = "job.instant_bad"
+	JobPauseUntilPast      Code = "job.pause_until_past"
 	JobCompletedEndAt      Code = "job.completed_end_at"
 	JobCompletedMaxRuns    Code = "job.completed_max_runs"
 	JobCompletedNoFiring   Code = "job.completed_no_firing"
@@ -485,6 +486,7 @@ var Catalog = map[Code]string{
 	DeadlineActionBad:      "{value}: \"alarm\" (raise run_deadline_missed) or \"cancel\" (raise it and cancel the run)",
 	JobEndBeforeStart:      "must be after start_at ({start_at}); leave it empty for no end",
 	JobMaxRuns:             "{value}: 0 (no limit) or a number of successful runs from 1 to {max}",
+	JobPauseUntilPast:      "{until} is not in the future (now {now}): pause until a later instant, or resume the job",
 	JobInstantBad:          "{value} is not an instant in RFC 3339 such as \"2026-12-24T18:00:00+08:00\" or \"2026-12-24T10:00:00Z\"; null for none",
 	JobCompletedEndAt:      "past its end_at ({end_at}): no firing after it",
 	JobCompletedMaxRuns:    "{succeeded} scheduled runs succeeded: its max_runs ({max}) is reached",

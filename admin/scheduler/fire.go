@@ -18,7 +18,7 @@ import (
 func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 	start := s.cfg.Clock.Now()
 	window := s.preRead(ctx, start)
-	n, err := s.fireDue(ctx, epoch, window)
+	n, err := s.fireDue(ctx, epoch, window, true)
 	if err != nil || n < s.cfg.BatchSize {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 	for range workers {
 		go func() {
 			for {
-				n, err := s.fireDue(ctx, epoch, window)
+				n, err := s.fireDue(ctx, epoch, window, false)
 				firedMu.Lock()
 				fired += int64(n)
 				firedMu.Unlock()
@@ -62,19 +62,28 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
 
 // FireDue claims one batch of due jobs (due now or within PreRead) and
-// creates their runs, in one transaction fenced by epoch. It returns how
-// many jobs it claimed.
+// creates their runs, in one transaction fenced by epoch, after resuming
+// the jobs paused until now. It returns how many jobs it claimed.
 func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
-	return s.fireDue(ctx, epoch, s.cfg.PreRead)
+	return s.fireDue(ctx, epoch, s.cfg.PreRead, true)
 }
 
-func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
+// fireDue fires one batch; with resume, it first resumes the jobs whose
+// pause_until has come (docs/schedules.md, "Pausing until an instant"):
+// their next_fire_at is the first firing after the pause began, so the
+// batch decides what the pause missed by the misfire policy.
+func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration, resume bool) (int, error) {
 	now := s.cfg.Clock.Now()
 	var claimed, fired, skipped, dup int64
 	err := s.store.Tx(ctx, func(tx *store.Tx) error {
 		claimed, fired, skipped, dup = 0, 0, 0, 0
 		if err := tx.CheckEpoch(ctx, epoch); err != nil {
 			return err
+		}
+		if resume {
+			if _, err := tx.ResumeDue(ctx, now.UnixMilli()); err != nil {
+				return err
+			}
 		}
 		jobs, err := tx.ClaimDue(ctx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
 		if err != nil || len(jobs) == 0 {

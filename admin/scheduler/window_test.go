@@ -194,3 +194,81 @@ func TestAtFiresOnceThenCompletes(t *testing.T) {
 		require.Equal(t, int64(2), s.Stats().Fired)
 	})
 }
+
+// A pause until an instant: three hourly jobs (run_once, skip, catch_up;
+// misfire threshold 1 min) in Berlin are paused at 00:30Z until 03:30Z.
+// Nothing fires while paused (01:00, 02:00, 03:00); at 03:30 the leader
+// resumes them by itself and each misfire policy decides the three missed
+// firings: run_once one run (03:00; 01:00 and 02:00 recorded as skipped
+// by misfire), skip three skipped runs with the misfire reason, catch_up
+// three catch-up runs. 04:00 then fires as usual.
+func TestPauseUntilResumesWithTheMisfirePolicy(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+		at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+		c := clock.NewManual(day)
+		s := leading(t, st, c, &fakePusher{}, 3)
+		ids := map[string]int64{}
+		for _, p := range []string{"run_once", "skip", "catch_up"} {
+			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: p, Handler: "h", Cron: "0 * * * *",
+				TimeZone: "Europe/Berlin", MisfirePolicy: p, MisfireThresholdMS: 60_000}}, day)
+			ids[p] = j.ID
+			c.Set(at(0, 30))
+			next, err := st.Job(ctx, j.ID)
+			require.NoError(t, err)
+			require.NoError(t, st.PauseJobUntil(ctx, j.ID, at(3, 30).UnixMilli(), next.NextFireAt))
+			j = jobRow(t, st, j.ID)
+			require.True(t, j.Paused)
+			require.Equal(t, at(3, 30), jobdef.View(j).PausedUntil.UTC())
+			require.Equal(t, apitypes.JobPaused, jobdef.State(j))
+		}
+		for _, h := range []int{1, 2, 3} {
+			c.Set(at(h, 0).Add(300 * time.Millisecond))
+			require.NoError(t, s.FireAll(ctx, 3))
+		}
+		for p, id := range ids {
+			require.Empty(t, runsOf(t, st, id), "%s: nothing fires while paused", p)
+		}
+		end, err := st.NextPauseEnd(ctx)
+		require.NoError(t, err)
+		require.Equal(t, at(3, 30).UnixMilli(), end.Int64, "the leader wakes when the pause ends")
+
+		c.Set(at(3, 30).Add(300 * time.Millisecond))
+		require.NoError(t, s.FireAll(ctx, 3))
+		for p, id := range ids {
+			j := jobRow(t, st, id)
+			require.False(t, j.Paused, p)
+			require.False(t, j.PauseUntil.Valid, p)
+			require.Equal(t, at(4, 0).UnixMilli(), j.NextFireAt.Int64, p)
+		}
+		once := byKey(runsOf(t, st, ids["run_once"]))
+		require.Len(t, once, 3)
+		require.Equal(t, store.RunPending, once[at(3, 0)].Status, "run_once: one run, the latest missed firing")
+		for _, h := range []int{1, 2} {
+			require.Equal(t, store.RunSkipped, once[at(h, 0)].Status, "run_once: %d:00 recorded as skipped", h)
+			require.Equal(t, msg.RunSkippedMisfire, once[at(h, 0)].ErrorMsg.Code)
+		}
+		skipped := byKey(runsOf(t, st, ids["skip"]))
+		require.Len(t, skipped, 3)
+		for _, h := range []int{1, 2, 3} {
+			r := skipped[at(h, 0)]
+			require.Equal(t, store.RunSkipped, r.Status, "skip: %d:00", h)
+			require.Equal(t, msg.RunSkippedMisfire, r.ErrorMsg.Code)
+		}
+		caught := byKey(runsOf(t, st, ids["catch_up"]))
+		require.Len(t, caught, 3)
+		for _, h := range []int{1, 2, 3} {
+			require.Equal(t, store.TriggerCatchUp, caught[at(h, 0)].TriggerKind, "catch_up: %d:00", h)
+			require.Equal(t, store.RunPending, caught[at(h, 0)].Status)
+		}
+		end, err = st.NextPauseEnd(ctx)
+		require.NoError(t, err)
+		require.False(t, end.Valid)
+
+		c.Set(at(4, 0).Add(300 * time.Millisecond))
+		require.NoError(t, s.FireAll(ctx, 3))
+		require.Equal(t, store.RunPending, byKey(runsOf(t, st, ids["run_once"]))[at(4, 0)].Status, "04:00 fires as usual")
+	})
+}

@@ -114,6 +114,7 @@ type Job struct {
 	JobWindow
 	Enabled     bool          `db:"enabled"`
 	Paused      bool          `db:"paused"`
+	PauseUntil  sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
 	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
 	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
 	CreatedAt   int64         `db:"created_at"`

@@ -110,12 +110,15 @@ const (
 	qJobList
 	qJobListOfApps
 	qJobNextDue
+	qJobNextPauseEnd
+	qJobPauseUntil
 	qJobReplan
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
 	qJobsOfCalendar
 	qJobsOverdue
+	qJobsResumeDue
 	qJobsSetNextFire
 	qJobsSetNextFireByID
 	qLeaderClaim
@@ -325,12 +328,15 @@ var queryNames = [...]string{
 	"JobList",
 	"JobListOfApps",
 	"JobNextDue",
+	"JobNextPauseEnd",
+	"JobPauseUntil",
 	"JobReplan",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
 	"JobsOfCalendar",
 	"JobsOverdue",
+	"JobsResumeDue",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",
 	"LeaderClaim",
