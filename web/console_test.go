@@ -678,6 +678,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.screenshot("19b-audit-filtered")
 	b.do(chromedp.Evaluate[chromedp.Void](`["#audit-action", "#audit-object", "#audit-to"].forEach(s => { const f = document.querySelector(s); f.value = ""; f.dispatchEvent(new Event("change")); })`))
 
+	// Paused until an instant: the job page says when it resumes by itself
+	// (after the audit steps, which count the job.pause entries).
+	pausedJob := api.createJob(map[string]any{"app": "demo", "name": "paused-until", "handler": "demo.hello", "cron": "0 3 * * *"})
+	require.Equal(t, http.StatusOK, api.call("POST", fmt.Sprintf("/api/v1/jobs/%d/pause", pausedJob),
+		map[string]any{"until": time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}, nil))
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, pausedJob)))
+	b.waitJS(15*time.Second, `(() => { const p = document.querySelector("#job-paused-until");
+		return p !== null && p.textContent.includes("Resumes by itself at"); })()`, "the job page says when a pause until ends")
+	b.screenshot("15d-job-paused-until")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", pausedJob), nil, nil)
+
 	// Narrow windows: every page stays one click away (entries that do not
 	// fit go into "More"), the live indicator, UTC toggle, language, user
 	// menu and logout stay in view, and nothing scrolls out of sight.

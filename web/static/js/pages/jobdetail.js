@@ -100,6 +100,7 @@ export default function mount(root, ctx) {
           job.end_at ? t("job.windowTo", { at: fmtDateTime(job.end_at) }) : null, (job.start_at || job.end_at) && job.max_runs ? " · " : null,
           job.max_runs ? t("job.windowRuns", { n: job.max_runs }) : null]
         : t("job.noWindow"))],
+      st === "paused" && job.paused_until ? [t("jobs.state.paused"), t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })] : null,
       st === "completed" ? [t("jobs.state.completed"), h("span", { id: "job-completed" }, completedText(job), " ",
         h("span", { class: "muted" }, fmtDateTime(job.completed_at)))] : null,
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
@@ -133,7 +134,8 @@ export default function mount(root, ctx) {
       const utc = ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
       fill(nextBox, 
         st() !== "enabled" ? h("div", { class: "callout callout-warn", id: "job-not-firing" }, t("job.notFiring." + st()),
-          st() === "completed" ? h("div", { class: "muted" }, completedText(job)) : null) : null,
+          st() === "completed" ? h("div", { class: "muted" }, completedText(job)) : null,
+          st() === "paused" && job.paused_until ? h("div", { id: "job-paused-until" }, t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })) : null) : null,
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
         h("table", { class: "table table-compact" },
           h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
