@@ -400,10 +400,10 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	if !ok {
 		return
 	}
-	next := sql.NullInt64{}
+	next, why := sql.NullInt64{}, msg.Msg{}
 	if enabled(j) && !paused(j) {
 		var err error
-		if next, err = s.nextFireOf(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
+		if next, why, err = s.nextInWindow(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
 			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
 			return
 		}
@@ -411,6 +411,12 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
 		s.internal(c, err)
 		return
+	}
+	if !why.IsZero() { // e.g. enabled again after its end_at: completed now
+		if err := s.st.CompleteJob(c.Request.Context(), j.ID, why); err != nil {
+			s.internal(c, err)
+			return
+		}
 	}
 	before := j
 	s.wake()

@@ -90,6 +90,19 @@ func TestJobWindowAPI(t *testing.T) {
 		require.Empty(t, edited.CompletedReason)
 		require.Nil(t, edited.CompletedReasonCode)
 		require.Equal(t, time.Date(2026, 12, 1, 19, 0, 0, 0, time.UTC), edited.NextFireAt.UTC(), "03:00 in Shanghai")
+
+		// Disabled, then an end_at already past: enabling it completes it
+		// (it has no firing left), it does not leave it scheduled with none.
+		var off apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("POST", path+"/disable", ops, nil, &off))
+		require.Equal(t, apitypes.JobDisabled, off.State)
+		edit = withAll(map[string]any{"name": "past", "end_at": "2026-11-30T00:00:00Z", "enabled": false, "version": off.Version})
+		require.Equal(t, http.StatusOK, e.call("PUT", path, ops, edit, &off))
+		var on apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("POST", path+"/enable", ops, nil, &on))
+		require.Equal(t, apitypes.JobCompleted, on.State)
+		require.Nil(t, on.NextFireAt)
+		require.Equal(t, string(msg.JobCompletedEndAt), on.CompletedReasonCode.Code)
 	})
 }
 

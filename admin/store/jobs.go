@@ -309,3 +309,12 @@ func (s *Store) NextPauseEnd(ctx context.Context) (sql.NullInt64, error) {
 	}
 	return v, nil
 }
+
+// CompleteJob marks job id completed now with why (CompleteJobs, outside
+// the leader: a job enabled or resumed with no firing left in its window).
+func (s *Store) CompleteJob(ctx context.Context, id int64, why msg.Msg) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qJobComplete), why, id); err != nil {
+		return fmt.Errorf("complete job %d: %w", id, err)
+	}
+	return nil
+}
