@@ -76,11 +76,11 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
-enabled, child_job_ids;
+start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
-id, app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version;
+id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at, updated_at, version;
 
 -- name: JobInsert
 -- created_at 0: the database clock (the @every anchor of a new job).
@@ -118,8 +118,28 @@ WHERE id = :id AND version = :version;
 -- version stays).
 UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
 
+-- name: JobComplete
+-- The leader found that the job will not fire again (its window, max_runs,
+-- or a one-time schedule): not an edit, the version stays.
+UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ?;
+
 -- name: JobSetPaused
-UPDATE job SET paused = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+-- Pause (without end) or resume by hand: no pause_until.
+UPDATE job SET paused = ?, pause_until = NULL, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobPauseUntil
+-- A pause that ends by itself at pause_until; next_fire_at stays the first
+-- firing after the pause began, so the misfire policy decides the missed
+-- firings when the leader resumes the job (JobsResumeDue).
+UPDATE job SET paused = 1, pause_until = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
+
+-- name: JobsResumeDue
+-- The leader resumes the jobs whose pause_until has come (a range of
+-- idx_job_pause_until: pause_until is NULL unless a job is paused until).
+UPDATE job SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version = version + 1 WHERE pause_until <= ?;
+
+-- name: JobNextPauseEnd
+SELECT MIN(pause_until) FROM job;
 
 -- name: JobChildren
 SELECT id, child_job_ids FROM job WHERE child_job_ids <> '';
@@ -408,6 +428,13 @@ UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_i
 
 -- name: RunActiveJobs
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
+
+-- name: RunCountsForMaxRuns
+-- The scheduled runs (cron, catch_up) of jobs with max_runs that succeeded
+-- and that are still pending or running.
+SELECT job_id, SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END) AS succeeded,
+       SUM(CASE WHEN status IN ('pending', 'running') THEN 1 ELSE 0 END) AS active
+FROM job_run WHERE job_id IN (?) AND trigger_kind IN ('cron', 'catch_up') GROUP BY job_id;
 
 -- name: AttemptsCancelRun
 UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?

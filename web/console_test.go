@@ -470,6 +470,28 @@ func TestConsoleInBrowser(t *testing.T) {
 	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", calJob), nil, nil)
 	api.call("DELETE", fmt.Sprintf("/api/v1/calendars/%d", cal.ID), nil, nil)
 
+	// A job past its end_at is completed: the job page says so with the
+	// reason and shows the window; the edit form has the window's fields,
+	// and the preview keeps to the window (none left: an empty preview).
+	doneJob := api.createJob(map[string]any{"app": "demo", "name": "window-done", "handler": "demo.hello", "cron": "0 3 * * *",
+		"start_at": "2020-01-01T00:00:00Z", "end_at": "2020-12-31T00:00:00Z", "max_runs": 3})
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, doneJob)))
+	b.waitJS(15*time.Second, `(() => { const c = document.querySelector("#job-completed"), w = document.querySelector("#job-window");
+		return c !== null && c.textContent.includes("past its end_at (2020-12-31T00:00:00Z)") && w !== null &&
+			w.textContent.includes("at most 3 successful runs") && document.querySelector("#job-not-firing") !== null &&
+			document.querySelector("#view h1, .page-title").textContent.includes("Completed"); })()`,
+		"the job page shows the completed state, its reason and the window")
+	b.screenshot("15c-job-completed")
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d/edit", base, doneJob)))
+	b.waitJS(15*time.Second, `document.querySelector("#f-end_at") !== null && document.querySelector("#f-end_at").value === "2020-12-31T00:00:00Z" &&
+		document.querySelector("#f-max_runs").value === "3"`, "the edit form shows start_at, end_at and max_runs")
+	b.setField("end_at", "2020-01-01T00:00:00Z")
+	b.waitJS(15*time.Second, `(() => { const e = document.querySelector("#err-end_at");
+		return e !== null && e.textContent.includes("must be after start_at"); })()`, "end_at before start_at: the field error under end_at")
+	b.do(chromedp.Click(chromedp.CSS("#job-cancel")))
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/jobs/%d"`, doneJob), "back to the job")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", doneJob), nil, nil)
+
 	// Simplified Chinese, kept across a reload.
 	b.do(chromedp.SetValue(chromedp.CSS("#lang-select"), "zh-CN"))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#lang-select").dispatchEvent(new Event("change"))`))
@@ -662,6 +684,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `document.querySelectorAll("#audit-table tbody tr").length === 0 && document.querySelector("#audit-table").hidden`, "the server's time filter")
 	b.screenshot("19b-audit-filtered")
 	b.do(chromedp.Evaluate[chromedp.Void](`["#audit-action", "#audit-object", "#audit-to"].forEach(s => { const f = document.querySelector(s); f.value = ""; f.dispatchEvent(new Event("change")); })`))
+
+	// Paused until an instant: the job page says when it resumes by itself
+	// (after the audit steps, which count the job.pause entries).
+	pausedJob := api.createJob(map[string]any{"app": "demo", "name": "paused-until", "handler": "demo.hello", "cron": "0 3 * * *"})
+	require.Equal(t, http.StatusOK, api.call("POST", fmt.Sprintf("/api/v1/jobs/%d/pause", pausedJob),
+		map[string]any{"until": time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)}, nil))
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/jobs/%d", base, pausedJob)))
+	b.waitJS(15*time.Second, `(() => { const p = document.querySelector("#job-paused-until");
+		return p !== null && p.textContent.includes("Resumes by itself at"); })()`, "the job page says when a pause until ends")
+	b.screenshot("15d-job-paused-until")
+	api.call("DELETE", fmt.Sprintf("/api/v1/jobs/%d", pausedJob), nil, nil)
 
 	// Narrow windows: every page stays one click away (entries that do not
 	// fit go into "More"), the live indicator, UTC toggle, language, user

@@ -121,6 +121,15 @@ func (e *env) countJobs() int {
 
 var validJob = map[string]any{"app": "billing", "name": "settle", "handler": "settle.v1", "cron": "0 3 * * *", "time_zone": "Asia/Shanghai", "slots": 16}
 
+// withAll is validJob with the fields of kv.
+func withAll(kv map[string]any) map[string]any {
+	m := with("app", validJob["app"])
+	for k, v := range kv {
+		m[k] = v
+	}
+	return m
+}
+
 func with(k string, v any) map[string]any {
 	m := map[string]any{}
 	for kk, vv := range validJob {
@@ -161,6 +170,14 @@ func TestBadJobInputIs400AndWritesNothing(t *testing.T) {
 			{"finish deadline bad clock time", with("finish_deadline", "25:00"), "finish_deadline"},
 			{"finish deadline too large", with("finish_deadline", "200h"), "finish_deadline"},
 			{"unknown deadline action", with("deadline_action", "page"), "deadline_action"},
+			{"end before start", withAll(map[string]any{"start_at": "2026-12-24T18:00:00+08:00", "end_at": "2026-12-24T09:00:00Z"}), "end_at"},
+			{"end equals start", withAll(map[string]any{"start_at": "2026-12-24T10:00:00Z", "end_at": "2026-12-24T18:00:00+08:00"}), "end_at"},
+			{"negative max runs", with("max_runs", -3), "max_runs"},
+			{"start not an instant", with("start_at", "2026-12-24"), "start_at"},
+			{"end not an instant", with("end_at", "tomorrow"), "end_at"},
+			{"end a number", with("end_at", 1798106400), "end_at"},
+			{"at not a time", with("cron", "@at 2026-12-24 18:00"), "cron"},
+			{"at impossible date", with("cron", "@at 2026-02-30T18:00"), "cron"},
 		}
 		for _, tc := range cases {
 			var out struct {

@@ -70,22 +70,36 @@ func (s *Server) withCalendar(c *gin.Context, v jobdef.Validated) (jobdef.Valida
 // nextFireOf returns the next firing after now of stored job j (enabled,
 // not paused): with its calendar as stored now when it has one.
 func (s *Server) nextFireOf(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, error) {
+	next, _, err := s.nextInWindow(ctx, j, now)
+	return next, err
+}
+
+// nextInWindow is nextFireOf with the reason the job is completed when it
+// has no firing left in its window (zero otherwise, and for a job completed
+// already).
+func (s *Server) nextInWindow(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, msg.Msg, error) {
+	if j.Completed() {
+		return sql.NullInt64{}, msg.Msg{}, nil // an edit plans a completed job again
+	}
 	sc, err := jobdef.ScheduleOf(j)
 	if err != nil {
-		return sql.NullInt64{}, err
+		return sql.NullInt64{}, msg.Msg{}, err
 	}
+	from := jobdef.FiringsFrom(j.JobWindow, now)
 	if !j.HasCalendar() {
-		return jobdef.NextFire(sc, now), nil
+		next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextFire(sc, from))
+		return next, why, nil
 	}
 	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
 	if err != nil {
-		return sql.NullInt64{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
+		return sql.NullInt64{}, msg.Msg{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
 	}
 	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
 	if err != nil {
-		return sql.NullInt64{}, err
+		return sql.NullInt64{}, msg.Msg{}, err
 	}
-	return jobdef.NextEvent(cs, now), nil
+	next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextEvent(cs, from))
+	return next, why, nil
 }
 
 // replanCalendarJobs sets the next firing of the jobs on calendar id after

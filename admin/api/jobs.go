@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,9 +41,48 @@ func (s *Server) validationFailed(c *gin.Context, err error) bool {
 	return false
 }
 
+// decodeJob is decode for a job spec, except that an instant of the spec
+// (start_at, end_at) that is not RFC 3339 is a field error naming it
+// rather than a bare "invalid JSON body".
+func decodeJob(c *gin.Context, spec *apitypes.JobSpec) bool {
+	body, readErr := io.ReadAll(c.Request.Body)
+	if readErr == nil {
+		var instants struct {
+			StartAt json.RawMessage `json:"start_at"`
+			EndAt   json.RawMessage `json:"end_at"`
+		}
+		if json.Unmarshal(body, &instants) == nil {
+			fields := map[string]msg.Msg{}
+			for name, raw := range map[string]json.RawMessage{"start_at": instants.StartAt, "end_at": instants.EndAt} {
+				var t *time.Time
+				if len(raw) > 0 && json.Unmarshal(raw, &t) != nil {
+					fields[name] = msg.New(msg.JobInstantBad, "value", string(raw))
+				}
+			}
+			if len(fields) > 0 {
+				c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+				return false
+			}
+		}
+	}
+	// decode answers what went wrong reading the body, if anything did.
+	c.Request.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{readErr}))
+	return decode(c, spec)
+}
+
+// errReader returns err, or io.EOF when err is nil.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	return 0, io.EOF
+}
+
 func (s *Server) createJob(c *gin.Context) {
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	if spec.App != "" && !currentUser(c).AppAllowed(spec.App) {
@@ -170,7 +211,7 @@ func (s *Server) updateJob(c *gin.Context) {
 		return
 	}
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	if spec.App == "" {
@@ -201,9 +242,11 @@ func (s *Server) updateJob(c *gin.Context) {
 	}
 	v.Job.ID = old.ID
 	v.Job.Version = spec.Version
-	if old.Paused {
+	if old.Paused && !old.PauseUntil.Valid {
 		v.Job.NextFireAt.Valid = false // stays paused; resume computes the next firing
 	}
+	// Paused until an instant: the new definition's next firing after now
+	// waits for the pause to end (the leader resumes it).
 	err = s.st.UpdateJob(c.Request.Context(), v.Job)
 	if errors.Is(err, store.ErrConflict) {
 		fail(c, http.StatusConflict, err.Error())
@@ -246,7 +289,7 @@ const previewLayout = "2006-01-02 15:04:05 MST"
 
 func (s *Server) validateJob(c *gin.Context) {
 	var spec apitypes.JobSpec
-	if !decode(c, &spec) {
+	if !decodeJob(c, &spec) {
 		return
 	}
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
@@ -261,10 +304,11 @@ func (s *Server) validateJob(c *gin.Context) {
 		return
 	}
 	var out []Preview
+	from := jobdef.FiringsFrom(v.Job.JobWindow, s.cfg.Clock.Now()) // no firing before start_at
 	if cs != nil {
-		out = calendarPreview(cs, s.cfg.Clock.Now(), 10)
+		out = calendarPreview(cs, from, 10)
 	}
-	for _, f := range v.Schedule.Preview(s.cfg.Clock.Now(), 10) {
+	for _, f := range v.Schedule.Preview(from, 10) {
 		if cs != nil {
 			break
 		}
@@ -273,6 +317,12 @@ func (s *Server) validateJob(c *gin.Context) {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}
 		out = append(out, p)
+	}
+	for i, p := range out { // nor after end_at
+		if !jobdef.InWindow(v.Job.JobWindow, p.At.UnixMilli()) {
+			out = out[:i]
+			break
+		}
 	}
 	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})
@@ -350,10 +400,10 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	if !ok {
 		return
 	}
-	next := sql.NullInt64{}
+	next, why := sql.NullInt64{}, msg.Msg{}
 	if enabled(j) && !paused(j) {
 		var err error
-		if next, err = s.nextFireOf(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
+		if next, why, err = s.nextInWindow(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
 			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
 			return
 		}
@@ -361,6 +411,12 @@ func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(s
 	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
 		s.internal(c, err)
 		return
+	}
+	if !why.IsZero() { // e.g. enabled again after its end_at: completed now
+		if err := s.st.CompleteJob(c.Request.Context(), j.ID, why); err != nil {
+			s.internal(c, err)
+			return
+		}
 	}
 	before := j
 	s.wake()
@@ -384,8 +440,72 @@ func (s *Server) disableJob(c *gin.Context) {
 	s.switchJob(c, "job.disable", no, isPaused, s.st.SetJobEnabled, false)
 }
 
+// pauseJob pauses a job; with a body {"until": instant}, until then only:
+// the leader resumes it by itself at that instant and the misfire policy
+// decides the firings the pause missed (docs/schedules.md, "Pausing until
+// an instant").
 func (s *Server) pauseJob(c *gin.Context) {
-	s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		return
+	}
+	var req struct {
+		Until json.RawMessage `json:"until"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		fail(c, http.StatusBadRequest, `invalid JSON body: send nothing (pause until resumed) or {"until": "2026-12-24T18:00:00+08:00"}: `+strings.TrimPrefix(err.Error(), "json: "))
+		return
+	}
+	var until *time.Time
+	if len(req.Until) > 0 && json.Unmarshal(req.Until, &until) != nil {
+		fields := map[string]msg.Msg{"until": msg.New(msg.JobInstantBad, "value", string(req.Until))}
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+		return
+	}
+	if until == nil {
+		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		return
+	}
+	now := s.cfg.Clock.Now()
+	if !until.After(now) {
+		fields := map[string]msg.Msg{"until": msg.New(msg.JobPauseUntilPast, "until", until.UTC().Format(time.RFC3339), "now", now.UTC().Format(time.RFC3339))}
+		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+		return
+	}
+	j, ok := s.loadJob(c)
+	if !ok {
+		return
+	}
+	// The next firing as if the job were not paused (after the current
+	// one if a pause until is already running): what the leader decides
+	// by the misfire policy when the pause ends.
+	next := j.NextFireAt
+	if !j.Paused || !next.Valid {
+		if next, err = s.nextFireOf(c.Request.Context(), j, now); err != nil {
+			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
+			return
+		}
+	}
+	if !j.Enabled {
+		next = sql.NullInt64{}
+	}
+	if err := s.st.PauseJobUntil(c.Request.Context(), j.ID, until.UnixMilli(), next); err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.wake()
+	after, err := s.st.Job(c.Request.Context(), j.ID)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	s.audit(c, j.App, "job.pause", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{
+		"before": map[string]bool{"enabled": j.Enabled, "paused": j.Paused},
+		"after":  map[string]any{"enabled": after.Enabled, "paused": after.Paused, "until": until.UTC()}})
+	c.JSON(http.StatusOK, jobdef.View(after))
 }
 
 func (s *Server) resumeJob(c *gin.Context) {

@@ -82,6 +82,18 @@ type JobDef struct {
 	// where the rule shift moves a firing: "next" (the default) or
 	// "previous" working day; only with the rule shift
 	CalendarShift string `json:"calendar_shift" openapi:"enum: [\"\", next, previous], default: \"\""`
+	// The window of a job (docs/schedules.md, "Windows and one-offs"): a
+	// job that will not fire again because of it is completed (Job.State).
+	//
+	// no firing before this instant (RFC 3339); null for none
+	StartAt *time.Time `json:"start_at" openapi:"example: \"2026-12-01T00:00:00Z\""`
+	// no firing after this instant (RFC 3339), which must be after
+	// start_at; null for none. After it the job is completed
+	EndAt *time.Time `json:"end_at" openapi:"example: \"2026-12-31T23:59:59+08:00\""`
+	// the job completes after this many successful scheduled runs (cron
+	// and catch-up runs; a firing while runs that could reach the number
+	// are still active is skipped); 0 for no limit
+	MaxRuns int `json:"max_runs" openapi:"minimum: 0, default: 0"`
 	// omitted means true; the admin always answers it
 	Enabled *bool `json:"enabled" openapi:"default: true"`
 }
@@ -104,10 +116,26 @@ type JobSpec struct {
 type Job struct {
 	ID int64 `json:"id"`
 	JobSpec
-	Paused     bool       `json:"paused"`
-	NextFireAt *time.Time `json:"next_fire_at"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
+	Paused bool `json:"paused"`
+	// a pause that ends by itself: the admin resumes the job at this
+	// instant, and its misfire policy decides the firings the pause missed
+	// (POST /api/v1/jobs/{id}/pause with {"until": ...}); null otherwise
+	PausedUntil *time.Time `json:"paused_until"`
+	// what the job does now: "scheduled" (it fires), "paused", "disabled",
+	// or "completed" (it will not fire again: past its end_at, its
+	// max_runs reached, or its one-time @at schedule fired; editing the
+	// job plans it again)
+	State string `json:"state" openapi:"enum: [scheduled, paused, disabled, completed]"`
+	// when the job was completed; null unless state is completed
+	CompletedAt *time.Time `json:"completed_at"`
+	// why the job was completed (English); "" unless state is completed
+	CompletedReason string `json:"completed_reason,omitempty"`
+	// CompletedReasonCode is CompletedReason as a message code (for
+	// clients that show it in another language; see Run.ErrorCode)
+	CompletedReasonCode *Message   `json:"completed_reason_code,omitempty"`
+	NextFireAt          *time.Time `json:"next_fire_at"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
 	// In the answers of create, update and clone only, never a refusal -
 	// e.g. no executor of the app has shown the job's handler yet (its runs
 	// would wait, then fail after --unplaceable-timeout).
@@ -128,6 +156,14 @@ const (
 	DefaultRetryBackoffMS     = 1000
 	DefaultDeadlineAction     = "alarm"
 	DefaultCalendarShift      = "next" // with the calendar rule shift
+)
+
+// The states of a job (Job.State).
+const (
+	JobScheduled = "scheduled"
+	JobPaused    = "paused"
+	JobDisabled  = "disabled"
+	JobCompleted = "completed"
 )
 
 // WithDefaults returns d with the defaults in place of omitted (zero)

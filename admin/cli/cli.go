@@ -48,7 +48,8 @@ commands:
   get jobs|runs|executors|calendars|workflows [-o json]
                                    list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
-  pause JOB | resume JOB           stop or restart a job's schedule
+  pause JOB [--until T] | resume JOB  stop or restart a job's schedule
+                                   (--until: an RFC 3339 instant; it resumes by itself then)
   logs RUN [-f] [--slot N] [--level L] [-o json]
                                    a run, the attempts of its slots and the
                                    lines its handlers logged (-f: follow)
@@ -334,6 +335,10 @@ func oneArg(fs *flag.FlagSet, args []string, what string) (string, error) {
 
 func cmdSwitch(ctx context.Context, cmd string, args []string, env Env, c conn) error {
 	fs := newFlagSet(cmd, env, &c)
+	var until string
+	if cmd == "pause" {
+		fs.StringVar(&until, "until", "", "pause until this RFC 3339 instant (the job resumes by itself then)")
+	}
 	ref, err := oneArg(fs, args, "JOB (id or app/name)")
 	if err != nil {
 		return err
@@ -346,11 +351,18 @@ func cmdSwitch(ctx context.Context, cmd string, args []string, env Env, c conn) 
 	if err != nil {
 		return err
 	}
+	var body any
+	if until != "" {
+		body = map[string]string{"until": until} // the admin checks it (a 400 naming until)
+	}
 	var j apitypes.Job
-	if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(id, 10)+"/"+cmd, nil, &j); err != nil {
+	if err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(id, 10)+"/"+cmd, body, &j); err != nil {
 		return err
 	}
 	state := "paused"
+	if j.PausedUntil != nil {
+		state = "paused until " + j.PausedUntil.UTC().Format(time.RFC3339)
+	}
 	if !j.Paused {
 		state = "resumed"
 	}
@@ -549,6 +561,8 @@ func state(j apitypes.Job) string {
 	switch {
 	case j.Enabled != nil && !*j.Enabled:
 		return "disabled"
+	case j.State == apitypes.JobCompleted:
+		return "completed"
 	case j.Paused:
 		return "paused"
 	}

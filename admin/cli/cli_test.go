@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -193,6 +194,15 @@ func TestCommandsAgainstTheAdmin(t *testing.T) {
 	code, out, _ = a.ctl("resume", "1")
 	require.Equal(t, cli.ExitOK, code)
 	require.Equal(t, "job billing/settle (id 1) resumed\n", out)
+	until := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	code, out, errs = a.ctl("pause", "1", "--until", until)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "job billing/settle (id 1) paused until "+until+"\n", out)
+	code, _, errs = a.ctl("pause", "1", "--until", "tomorrow")
+	require.NotEqual(t, cli.ExitOK, code)
+	require.Contains(t, errs, "until")
+	code, _, _ = a.ctl("resume", "1")
+	require.Equal(t, cli.ExitOK, code)
 
 	// Flags may follow the job; --param changes one key of the job's params.
 	code, out, errs = a.ctl("trigger", "billing/settle", "--param", "records=3", "--param", "batch=2")

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 )
@@ -65,7 +66,8 @@ func defFields() []string {
 }
 
 // display is the value of field i of a job definition for people: strings
-// quoted, numbers in decimal, enabled as true or false (omitted: true).
+// quoted, numbers in decimal, enabled as true or false (omitted: true),
+// instants in RFC 3339 and UTC (omitted: null).
 func display(d apitypes.JobDef, i int) string {
 	switch v := reflect.ValueOf(d).Field(i); v.Kind() {
 	case reflect.String:
@@ -73,6 +75,12 @@ func display(d apitypes.JobDef, i int) string {
 	case reflect.Int, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
 	case reflect.Pointer:
+		if t, ok := v.Interface().(*time.Time); ok { // start_at, end_at
+			if t == nil {
+				return "null"
+			}
+			return t.UTC().Format(time.RFC3339)
+		}
 		return strconv.FormatBool(v.IsNil() || v.Elem().Bool())
 	default:
 		panic(fmt.Sprintf("cli: no display form for job field %s of kind %s", defFields()[i], v.Kind()))

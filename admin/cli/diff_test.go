@@ -95,8 +95,13 @@ func TestDiffEveryField(t *testing.T) {
 			f.SetString("changed")
 		case reflect.Int, reflect.Int64:
 			f.SetInt(7)
-		case reflect.Pointer: // enabled
-			off := false
+		case reflect.Pointer:
+			if f.Type() == reflect.TypeFor[*time.Time]() { // start_at, end_at
+				at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600))
+				f.Set(reflect.ValueOf(&at))
+				break
+			}
+			off := false // enabled
 			f.Set(reflect.ValueOf(&off))
 		default:
 			t.Fatalf("field %s: kind %s has no display form", name, f.Kind())
@@ -115,4 +120,12 @@ func TestDiffEveryField(t *testing.T) {
 	want := base
 	want.Enabled = &on
 	require.Empty(t, Diff(base, want), "enabled: true is the default")
+
+	// An instant is compared as an instant, shown in UTC.
+	a, b := time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600)), time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC)
+	have, want := base, base
+	have.EndAt, want.EndAt = &a, &b
+	require.Empty(t, Diff(have, want))
+	want.EndAt = nil
+	require.Equal(t, []FieldChange{{"end_at", "2026-12-24T10:00:00Z", "null"}}, Diff(have, want))
 }

@@ -122,7 +122,7 @@ func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated
 		return v, nil, FieldMsgs{calendarField(err): scheduleMsg(err)}
 	}
 	if v.Job.Enabled {
-		v.Job.NextFireAt = NextEvent(cs, now)
+		planWindow(&v.Job, NextEvent(cs, FiringsFrom(v.Job.JobWindow, now)), now)
 	}
 	return v, cs, nil
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 )
 
+func ptrTime(t time.Time) *time.Time { return &t }
+
 type badSpec struct {
 	name string
 	spec apitypes.JobSpec
@@ -85,8 +87,10 @@ func TestFieldErrorsAreCodes(t *testing.T) {
 		// (run.skipped_*, cal.shifted_*: a calendar's reasons and notes, tested with the scheduler)
 		// (text: the fallback of errors made by hand, and robfig's words for
 		// a descriptor it refuses after admin/schedule accepted it: a bug)
+		// (job.completed_*: why a job is completed, tested with the scheduler)
 		if !seen[code] && code != msg.CronNotValid && code != msg.Text && !strings.HasPrefix(string(code), "dst.") &&
-			!strings.HasPrefix(string(code), "run.") && !strings.HasPrefix(string(code), "cal.shifted") {
+			!strings.HasPrefix(string(code), "run.") && !strings.HasPrefix(string(code), "cal.shifted") &&
+			!strings.HasPrefix(string(code), "job.completed_") {
 			unmet = append(unmet, code)
 		}
 	}
@@ -216,6 +220,14 @@ func badSpecs() []badSpec {
 		{"deadline too short", with(func(s *apitypes.JobSpec) { s.StartDeadline, s.FinishDeadline = "0s", "10ms" })},
 		{"deadline too long", with(func(s *apitypes.JobSpec) { s.StartDeadline, s.FinishDeadline = "200h", "169h" })},
 		{"deadline clock", with(func(s *apitypes.JobSpec) { s.FinishDeadline, s.DeadlineAction = "24:00", "kill" })},
+		{"end before start", with(func(s *apitypes.JobSpec) {
+			s.StartAt = ptrTime(time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600)))
+			s.EndAt = ptrTime(time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC))
+		})},
+		{"max runs", with(func(s *apitypes.JobSpec) { s.MaxRuns = -1 })},
+		{"at args", cron("@at 2026-12-24 18:00")},
+		{"at bad", cron("@at 2026-12-24T18")},
+		{"at years", cron("@at 1900-01-01T00:00")},
 		{"cron required", cron("  ")},
 		{"business day", cron("0 9 bdl * *")},
 		// time zones

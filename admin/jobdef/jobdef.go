@@ -126,6 +126,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	}
 	validateRecordsPolicy(s.JobDef, errs)
 	validateDeadlines(s.JobDef, errs)
+	validateWindow(s.JobDef, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
 		errs["child_job_ids"] = msg.New(msg.JobChildrenMax, "max", MaxChildren)
 	}
@@ -156,7 +157,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	if j.Enabled && !j.HasCalendar() {
 		// A job on a calendar gets its next firing from WithCalendar,
 		// once the caller has read the calendar.
-		j.NextFireAt = NextFire(sched, now)
+		planWindow(&j, NextFire(sched, FiringsFrom(j.JobWindow, now)), now)
 	}
 	return Validated{Job: j, Schedule: sched}, nil
 }

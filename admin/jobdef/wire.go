@@ -1,6 +1,7 @@
 package jobdef
 
 import (
+	"database/sql"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -25,6 +26,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		RecordsPolicy: store.RecordsPolicy{DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts},
 		JobDeadlines:  store.JobDeadlines{StartDeadline: s.StartDeadline, FinishDeadline: s.FinishDeadline, DeadlineAction: s.DeadlineAction},
 		JobCalendar:   store.JobCalendar{CalendarID: s.CalendarID, CalendarRule: s.CalendarRule, CalendarShift: s.CalendarShift},
+		JobWindow:     windowRow(s.JobDef),
 	}
 }
 
@@ -42,17 +44,27 @@ func View(j store.Job) apitypes.Job {
 				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 				StartDeadline: j.StartDeadline, FinishDeadline: j.FinishDeadline, DeadlineAction: j.DeadlineAction,
 				CalendarID: j.CalendarID, CalendarRule: j.CalendarRule, CalendarShift: j.CalendarShift,
+				StartAt: msTimePtr(j.StartAt), EndAt: msTimePtr(j.EndAt), MaxRuns: j.MaxRuns,
 				Enabled: &enabled,
 			},
 			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,
 		},
-		Paused: j.Paused, CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
+		Paused: j.Paused, State: State(j), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
+		NextFireAt: msTimePtr(j.NextFireAt), CompletedAt: msTimePtr(j.CompletedAt), PausedUntil: msTimePtr(j.PauseUntil),
 	}
-	if j.NextFireAt.Valid {
-		t := msTime(j.NextFireAt.Int64)
-		v.NextFireAt = &t
+	if j.Completed() && !j.CompletedMsg.IsZero() {
+		v.CompletedReason = j.CompletedMsg.String()
+		v.CompletedReasonCode = &apitypes.Message{Code: string(j.CompletedMsg.Code), Args: j.CompletedMsg.Args}
 	}
 	return v
+}
+
+func msTimePtr(ms sql.NullInt64) *time.Time {
+	if !ms.Valid {
+		return nil
+	}
+	t := msTime(ms.Int64)
+	return &t
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

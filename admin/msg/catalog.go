@@ -10,6 +10,7 @@ const (
 	RunJobDeleted          Code = "run.job_deleted"
 	RunSkippedDisabled     Code = "run.skipped_disabled"
 	RunSkippedPaused       Code = "run.skipped_paused"
+	RunSkippedMaxRuns      Code = "run.skipped_max_runs"
 	RunSkippedOverlap      Code = "run.skipped_overlap"
 	RunSkippedMisfire      Code = "run.skipped_misfire"
 	RunWaiting             Code = "run.waiting"
@@ -115,6 +116,9 @@ const (
 	CronEveryTooShort     Code = "cron.every_too_short"
 	CronEveryFraction     Code = "cron.every_fraction"
 	CronEveryTooLong      Code = "cron.every_too_long"
+	CronAtArgs            Code = "cron.at_args"
+	CronAtBad             Code = "cron.at_bad"
+	CronAtYears           Code = "cron.at_years"
 	CronUnknownDescriptor Code = "cron.unknown_descriptor"
 	CronDescriptorArgs    Code = "cron.descriptor_args"
 	CronYearField         Code = "cron.year_field"
@@ -205,6 +209,13 @@ const (
 	UncertainPolicyBad     Code = "job.uncertain_policy"
 	RecordMaxAttempts      Code = "job.record_max_attempts"
 	DeadlineActionBad      Code = "job.deadline_action"
+	JobEndBeforeStart      Code = "job.end_before_start"
+	JobMaxRuns             Code = "job.max_runs"
+	JobInstantBad          Code = "job.instant_bad"
+	JobPauseUntilPast      Code = "job.pause_until_past"
+	JobCompletedEndAt      Code = "job.completed_end_at"
+	JobCompletedMaxRuns    Code = "job.completed_max_runs"
+	JobCompletedNoFiring   Code = "job.completed_no_firing"
 	UserAppsInvalid        Code = "user.apps_invalid"
 	UserAppsTooLong        Code = "user.apps_too_long"
 	UserNameTaken          Code = "user.name_taken"
@@ -349,6 +360,7 @@ var Catalog = map[Code]string{
 	RunJobDeleted:          "job was deleted",
 	RunSkippedDisabled:     "the job was disabled before this firing started",
 	RunSkippedPaused:       "the job was paused before this firing started",
+	RunSkippedMaxRuns:      "max_runs {max}: {succeeded} runs succeeded and {active} still active could reach it",
 	RunSkippedOverlap:      "overlap policy skip: the previous run is still active",
 	RunSkippedMisfire:      "misfire policy {policy}: firing was late by more than {threshold_ms}ms",
 	RunWaiting:             "waiting: {cause}",
@@ -454,6 +466,9 @@ var Catalog = map[Code]string{
 	CronEveryTooShort:     "@every {value} is shorter than the minimum of 1s",
 	CronEveryFraction:     "@every {value} has a fraction of a second; use whole seconds",
 	CronEveryTooLong:      "@every {value} is longer than the maximum of 366 days; use a cron expression for longer cycles",
+	CronAtArgs:            "@at takes exactly one date and time, e.g. \"@at 2026-12-24T18:00\" (in the job's time zone) or \"@at 2026-12-24T18:00+08:00\"",
+	CronAtBad:             "{value} is not a date and time like 2026-12-24T18:00 or 2026-12-24T18:00:30 (in the job's time zone), optionally with an offset such as +08:00 or Z",
+	CronAtYears:           "@at {value} is outside the years {min} to {max}",
 	CronUnknownDescriptor: "unknown descriptor {value}; use one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>",
 	CronDescriptorArgs:    "{name} takes no arguments",
 	CronYearField:         "7 fields given; a year field is not supported (write 5 fields, or 6 with seconds first)",
@@ -544,6 +559,13 @@ var Catalog = map[Code]string{
 	UncertainPolicyBad:     "{value}: empty (the handler decides), \"retry\" (at least once) or \"skip\" (at most once, alarmed)",
 	RecordMaxAttempts:      "between 0 (the handler decides) and {max}",
 	DeadlineActionBad:      "{value}: \"alarm\" (raise run_deadline_missed) or \"cancel\" (raise it and cancel the run)",
+	JobEndBeforeStart:      "must be after start_at ({start_at}); leave it empty for no end",
+	JobMaxRuns:             "{value}: 0 (no limit) or a number of successful runs from 1 to {max}",
+	JobPauseUntilPast:      "{until} is not in the future (now {now}): pause until a later instant, or resume the job",
+	JobInstantBad:          "{value} is not an instant in RFC 3339 such as \"2026-12-24T18:00:00+08:00\" or \"2026-12-24T10:00:00Z\"; null for none",
+	JobCompletedEndAt:      "past its end_at ({end_at}): no firing after it",
+	JobCompletedMaxRuns:    "{succeeded} scheduled runs succeeded: its max_runs ({max}) is reached",
+	JobCompletedNoFiring:   "its schedule {expr} has no firing left (a one-time @at fires once)",
 	UserAppsInvalid:        "app names of {rule}, each once; {value} is not",
 	UserAppsTooLong:        "at most {max} characters in all",
 	UserNameTaken:          "taken by {user}; case does not make names different",

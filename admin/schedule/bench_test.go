@@ -19,6 +19,7 @@ var benchCases = []struct {
 	{"WeekdaysH_Berlin", "H 9 * * MON-FRI", "Europe/Berlin"},
 	{"EverySecond_NewYork", "* * * * * *", "America/New_York"},
 	{"LeapDay_UTC", "0 0 29 2 *", "UTC"},
+	{"AtOnce_Shanghai", "@at 2030-12-24T18:00", "Asia/Shanghai"},
 }
 
 // benchStart and benchEnd bound the chain of Next calls, so every call

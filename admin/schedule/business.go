@@ -104,6 +104,9 @@ func (s *Schedule) firingsPerDay() int64 {
 	if s.every > 0 {
 		return (secondsPerDay + s.every - 1) / s.every
 	}
+	if s.once {
+		return 1
+	}
 	return s.perDay
 }
 

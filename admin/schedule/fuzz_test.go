@@ -43,6 +43,15 @@ func FuzzParse(f *testing.F) {
 		{"0 9 BD3 * MON", "UTC", ""},
 		{"0 BD3 * * *", "UTC", ""},
 		{"H H BD1 * *", "Asia/Kolkata", "a/b"},
+		{"@at 2026-12-24T18:00", "Asia/Shanghai", ""},
+		{"@at 2026-03-08T02:30", "America/New_York", ""},
+		{"@AT 2026-10-04T02:15:30", "Australia/Lord_Howe", ""},
+		{"@at 2026-12-24T18:00+05:30", "Europe/Berlin", ""},
+		{"@at 2026-12-24T18:00Z", "", ""},
+		{"@at 2026-12-24 18:00", "UTC", ""},
+		{"@at 2026-02-30T18:00", "UTC", ""},
+		{"@at 1969-12-31T23:59", "UTC", ""},
+		{"@at", "UTC", ""},
 	} {
 		f.Add(seed.expr, seed.zone, seed.key)
 	}
@@ -73,7 +82,7 @@ func FuzzParse(f *testing.F) {
 		}
 		if again.second != s.second || again.minute != s.minute || again.hour != s.hour || again.dom != s.dom ||
 			again.month != s.month || again.dow != s.dow || again.domStar != s.domStar || again.dowStar != s.dowStar ||
-			again.every != s.every || again.bd != s.bd {
+			again.every != s.every || again.bd != s.bd || again.once != s.once || again.at != s.at {
 			t.Fatalf("Resolved() %q of %q parses differently", s.Resolved(), expr)
 		}
 		a := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC)
@@ -90,6 +99,20 @@ func FuzzParse(f *testing.F) {
 			}
 			if f, err := cs.Next(a); err != nil || !f.At.After(a) {
 				t.Fatalf("%q: calendar Next(%s) = %+v, %v", expr, a, f, err)
+			}
+			return
+		}
+		if s.Once() {
+			// One firing: Next is it until it has passed, then none.
+			at := time.Unix(s.at, 0).UTC()
+			if n := s.Next(a); at.After(a) && !n.Equal(at) || !at.After(a) && !n.IsZero() {
+				t.Fatalf("%q: Next(%s) = %s, the one firing is %s", expr, a, n, at)
+			}
+			if n := s.Next(at); !n.IsZero() {
+				t.Fatalf("%q fires again after its one firing, at %s", expr, n)
+			}
+			if p := s.Preview(at.Add(-time.Second), 5); len(p) != 1 || !p[0].At.Equal(at) {
+				t.Fatalf("%q: preview %+v, want the one firing %s", expr, p, at)
 			}
 			return
 		}

@@ -259,6 +259,9 @@ func (s *Schedule) nextSec(a int64) (int64, bool) {
 	if s.every > 0 {
 		return s.nextEvery(a)
 	}
+	if s.once {
+		return s.nextOnce(a)
+	}
 	return s.nextCron(a)
 }
 
@@ -273,6 +276,12 @@ func (s *Schedule) countBetween(lo, hi int64) int64 {
 		kMin := max(floorDiv(lo-s.anchor, s.every)+1, 1)
 		kMax := floorDiv(hi-1-s.anchor, s.every)
 		return max(kMax-kMin+1, 0)
+	}
+	if s.once {
+		if lo < s.at && s.at < hi {
+			return 1
+		}
+		return 0
 	}
 	lo = max(lo, minInstant-1)
 	var n int64
@@ -335,6 +344,9 @@ func (s *Schedule) lastBefore(from, hi int64) int64 {
 	if s.every > 0 {
 		k := floorDiv(hi-1-s.anchor, s.every)
 		return max(s.anchor+k*s.every, from)
+	}
+	if s.once {
+		return from // the one firing
 	}
 	return lastBeforeBy(s.nextSec, from, hi)
 }

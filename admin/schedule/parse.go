@@ -103,6 +103,9 @@ func Parse(spec Spec) (*Schedule, error) {
 
 func (s *Schedule) compileDescriptor(fields []string) error {
 	name := strings.ToLower(fields[0])
+	if name == "@at" {
+		return s.compileAt(fields)
+	}
 	if name == "@every" {
 		if len(fields) != 2 {
 			return exprError(strings.Join(fields, " "), msg.CronEveryArgs)

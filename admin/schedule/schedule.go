@@ -43,6 +43,12 @@ type Schedule struct {
 	// day BD3 is (see WithCalendar), so Next finds no firing.
 	bd    calendar.BusinessDay
 	bdPos int // 1-based position of the day-of-month field as written
+
+	// @at: the one firing (Unix seconds) and the note of a clock change
+	// that decided it (once.go).
+	once   bool
+	at     int64
+	atNote msg.Msg
 }
 
 // Firing is one planned firing, for previews.
@@ -79,7 +85,7 @@ func (s *Schedule) Spec() Spec { return s.spec }
 // not exist on a spring-forward day fires once at the transition instant and
 // fires only once in a repeated (fall-back) hour; any other schedule skips
 // nonexistent times and fires at every real instant of a repeated hour.
-func (s *Schedule) Fixed() bool { return s.every == 0 && s.fixed }
+func (s *Schedule) Fixed() bool { return s.every == 0 && !s.once && s.fixed }
 
 // BusinessDay returns the business-day selector of the day-of-month field
 // (BD3 is 3, BDL -1, BD-2 -2), or 0 when the expression has none.
@@ -136,6 +142,12 @@ func (s *Schedule) Preview(after time.Time, n int) []Firing {
 // transition affected: scheduled times skipped since prev (non-fixed
 // schedules), a fixed time moved to the transition, or a repeated hour.
 func (s *Schedule) note(prev, f int64) []msg.Msg {
+	if s.once {
+		if s.atNote.IsZero() {
+			return nil
+		}
+		return []msg.Msg{s.atNote}
+	}
 	if s.every > 0 || s.loc == time.UTC {
 		return nil
 	}

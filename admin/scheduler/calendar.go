@@ -107,7 +107,8 @@ type calendarOutcome struct {
 	runs           []store.NewRun
 	next           sql.NullInt64
 	fired, skipped int64
-	unlisted       int // removed or late firings counted but not recorded one by one
+	unlisted       int  // removed or late firings counted but not recorded one by one
+	broken         bool // the calendar is gone or the schedule does not build on it: the job stops firing (not completed)
 }
 
 // planCalendarJob decides due job j on its calendar schedule cs (calendar
@@ -219,12 +220,12 @@ func (s *Scheduler) fireCalendarJob(j store.Job, cals map[int64]cachedCalendar, 
 	c, ok := cals[j.CalendarID]
 	if !ok {
 		s.log.Error("job's calendar does not exist; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "calendar_id", j.CalendarID)
-		return calendarOutcome{}
+		return calendarOutcome{broken: true}
 	}
 	cs, err := s.calendarScheduleOf(j, c)
 	if err != nil {
 		s.log.Error("job schedule is invalid on its calendar; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "err", err)
-		return calendarOutcome{}
+		return calendarOutcome{broken: true}
 	}
 	out := planCalendarJob(j, cs, c.version, due, now, busy)
 	if out.unlisted > 0 {

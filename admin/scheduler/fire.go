@@ -18,7 +18,7 @@ import (
 func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 	start := s.cfg.Clock.Now()
 	window := s.preRead(ctx, start)
-	n, err := s.fireDue(ctx, epoch, window)
+	n, err := s.fireDue(ctx, epoch, window, true)
 	if err != nil || n < s.cfg.BatchSize {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 	for range workers {
 		go func() {
 			for {
-				n, err := s.fireDue(ctx, epoch, window)
+				n, err := s.fireDue(ctx, epoch, window, false)
 				firedMu.Lock()
 				fired += int64(n)
 				firedMu.Unlock()
@@ -62,19 +62,28 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
 
 // FireDue claims one batch of due jobs (due now or within PreRead) and
-// creates their runs, in one transaction fenced by epoch. It returns how
-// many jobs it claimed.
+// creates their runs, in one transaction fenced by epoch, after resuming
+// the jobs paused until now. It returns how many jobs it claimed.
 func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
-	return s.fireDue(ctx, epoch, s.cfg.PreRead)
+	return s.fireDue(ctx, epoch, s.cfg.PreRead, true)
 }
 
-func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration) (int, error) {
+// fireDue fires one batch; with resume, it first resumes the jobs whose
+// pause_until has come (docs/schedules.md, "Pausing until an instant"):
+// their next_fire_at is the first firing after the pause began, so the
+// batch decides what the pause missed by the misfire policy.
+func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration, resume bool) (int, error) {
 	now := s.cfg.Clock.Now()
 	var claimed, fired, skipped, dup int64
 	err := s.store.Tx(ctx, func(tx *store.Tx) error {
 		claimed, fired, skipped, dup = 0, 0, 0, 0
 		if err := tx.CheckEpoch(ctx, epoch); err != nil {
 			return err
+		}
+		if resume {
+			if _, err := tx.ResumeDue(ctx, now.UnixMilli()); err != nil {
+				return err
+			}
 		}
 		jobs, err := tx.ClaimDue(ctx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
 		if err != nil || len(jobs) == 0 {
@@ -95,73 +104,57 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 		if err != nil {
 			return err
 		}
+		counts, err := tx.RunCountsForMaxRuns(ctx, maxRunsJobs(jobs)) // nil (no query) without max_runs
+		if err != nil {
+			return err
+		}
 		runs := make([]store.NewRun, 0, len(jobs))
 		next := make(map[int64]sql.NullInt64, len(jobs))
+		var completed []store.JobCompletion
 		for _, j := range jobs {
-			if j.HasCalendar() {
-				due := time.UnixMilli(j.NextFireAt.Int64)
-				out := s.fireCalendarJob(j, cals, due, later(now, due), active[j.ID])
-				runs = append(runs, out.runs...)
-				next[j.ID] = out.next
-				fired += out.fired
-				skipped += out.skipped
-				continue
-			}
-			sc, err := s.scheduleOf(j)
-			if err != nil {
-				// A stored schedule that no longer parses (e.g. zone data
-				// changed): stop firing it and say why, rather than loop.
-				s.log.Error("job schedule is invalid; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "err", err)
-				next[j.ID] = sql.NullInt64{}
-				continue
-			}
-			// A firing inside the pre-read window is planned as if it were
-			// due now: on time, fired ahead, dispatched at its time.
 			due := time.UnixMilli(j.NextFireAt.Int64)
-			d := schedule.Plan(sc, due, later(now, due), schedule.MisfireConfig{
-				Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
-				Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
-				MaxCatchUp: j.MaxCatchUp,
-			})
-			next[j.ID] = sql.NullInt64{}
-			if !d.Next.IsZero() {
-				next[j.ID] = sql.NullInt64{Int64: d.Next.UnixMilli(), Valid: true}
+			var jr []store.NewRun
+			if j.HasCalendar() {
+				out := s.fireCalendarJob(j, cals, due, later(now, due), active[j.ID])
+				if jr, next[j.ID] = out.runs, out.next; out.broken {
+					continue
+				}
+			} else {
+				sc, err := s.scheduleOf(j)
+				if err != nil {
+					// A stored schedule that no longer parses (e.g. zone data
+					// changed): stop firing it and say why, rather than loop.
+					s.log.Error("job schedule is invalid; disabling its firing", "job_id", j.ID, "job", j.App+"/"+j.Name, "err", err)
+					next[j.ID] = sql.NullInt64{}
+					continue
+				}
+				jr, next[j.ID] = s.planJob(j, sc, due, later(now, due), active[j.ID])
 			}
-			kind := store.TriggerCron
-			if d.Misfired && j.MisfirePolicy == string(schedule.MisfireCatchUp) {
-				kind = store.TriggerCatchUp
+			// The job's window: no firing outside it, none past max_runs;
+			// a job that will not fire again is completed.
+			var why msg.Msg
+			jr, next[j.ID], why = windowed(j, counts[j.ID], jr, next[j.ID])
+			if !why.IsZero() {
+				completed = append(completed, store.JobCompletion{ID: j.ID, Why: why})
 			}
-			busy := active[j.ID]
-			for _, at := range d.Fire {
-				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
-				switch schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) {
-				case schedule.ActionSkip:
-					r.Status, r.Reason = store.RunSkipped, msg.New(msg.RunSkippedOverlap)
+			for _, r := range jr {
+				if r.Status == store.RunSkipped {
 					skipped++
-				default:
-					// start, queue and replace all create a pending run; the
-					// assigner applies queue and replace when it starts runs.
+				} else {
 					fired++
 				}
-				busy = busy || r.Status == store.RunPending
-				runs = append(runs, r)
 			}
-			for _, at := range d.Skipped {
-				r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
-				r.Reason = msg.New(msg.RunSkippedMisfire, "policy", j.MisfirePolicy, "threshold_ms", j.MisfireMS)
-				runs = append(runs, r)
-				skipped++
-			}
-			if extra := d.SkippedCount - len(d.Skipped); extra > 0 {
-				s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
-			}
+			runs = append(runs, jr...)
 		}
 		n, err := tx.InsertRuns(ctx, epoch, runs)
 		if err != nil {
 			return err
 		}
 		dup = int64(len(runs)) - n
-		return tx.SetNextFire(ctx, next)
+		if err := tx.SetNextFire(ctx, next); err != nil {
+			return err
+		}
+		return tx.CompleteJobs(ctx, completed)
 	})
 	if err != nil {
 		return 0, err
@@ -171,6 +164,89 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 	}
 	s.count(func(st *Stats) { st.Fired += fired; st.Skipped += skipped; st.DuplicateFirings += dup })
 	return int(claimed), nil
+}
+
+// planJob decides due job j (not on a calendar) with its schedule sc: the
+// runs of its due firings (misfire and overlap policies) and its next
+// firing. now is the instant planned for (later of the clock and due).
+func (s *Scheduler) planJob(j store.Job, sc *schedule.Schedule, due, now time.Time, busy bool) ([]store.NewRun, sql.NullInt64) {
+	// A firing inside the pre-read window is planned as if it were due
+	// now: on time, fired ahead, dispatched at its time.
+	d := schedule.Plan(sc, due, now, schedule.MisfireConfig{
+		Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
+		Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
+		MaxCatchUp: j.MaxCatchUp,
+	})
+	next := sql.NullInt64{}
+	if !d.Next.IsZero() {
+		next = sql.NullInt64{Int64: d.Next.UnixMilli(), Valid: true}
+	}
+	kind := store.TriggerCron
+	if d.Misfired && j.MisfirePolicy == string(schedule.MisfireCatchUp) {
+		kind = store.TriggerCatchUp
+	}
+	runs := make([]store.NewRun, 0, len(d.Fire)+len(d.Skipped))
+	for _, at := range d.Fire {
+		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+		if schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) == schedule.ActionSkip {
+			r.Status, r.Reason = store.RunSkipped, msg.New(msg.RunSkippedOverlap)
+		}
+		// start, queue and replace all create a pending run; the assigner
+		// applies queue and replace when it starts runs.
+		busy = busy || r.Status == store.RunPending
+		runs = append(runs, r)
+	}
+	for _, at := range d.Skipped {
+		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
+		r.Reason = msg.New(msg.RunSkippedMisfire, "policy", j.MisfirePolicy, "threshold_ms", j.MisfireMS)
+		runs = append(runs, r)
+	}
+	if extra := d.SkippedCount - len(d.Skipped); extra > 0 {
+		s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
+	}
+	return runs, next
+}
+
+// maxRunsJobs are the ids of the jobs with max_runs.
+func maxRunsJobs(jobs []store.Job) []int64 {
+	var ids []int64
+	for _, j := range jobs {
+		if j.MaxRuns > 0 {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids
+}
+
+// windowed applies job j's window (docs/schedules.md, "Windows and
+// one-offs") to the runs planned for it and its next firing: runs outside
+// start_at..end_at are dropped (they are not firings of the job), a
+// pending run that the scheduled runs succeeded or still active (c) could
+// push past max_runs is skipped with the reason, and no next firing after
+// end_at. The message says why the job is completed (zero when it is
+// not): max_runs reached (then nothing fires), past its end_at, or no
+// firing left in its schedule.
+func windowed(j store.Job, c store.RunCounts, runs []store.NewRun, next sql.NullInt64) ([]store.NewRun, sql.NullInt64, msg.Msg) {
+	if why := jobdef.MaxRunsReached(j, c); !why.IsZero() {
+		return nil, sql.NullInt64{}, why
+	}
+	kept := runs[:0]
+	room := j.MaxRuns - c.Succeeded - c.Active
+	for _, r := range runs {
+		if !jobdef.InWindow(j.JobWindow, r.ScheduledAt) {
+			continue
+		}
+		if j.MaxRuns > 0 && r.Status == store.RunPending {
+			if room <= 0 {
+				r.Status, r.Reason, r.Deadlines = store.RunSkipped, msg.New(msg.RunSkippedMaxRuns, "max", j.MaxRuns, "succeeded", c.Succeeded, "active", c.Active), store.RunDeadlines{}
+			} else {
+				room--
+			}
+		}
+		kept = append(kept, r)
+	}
+	next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, next)
+	return kept, next, why
 }
 
 // preRead returns the pre-read window: PreRead, widened up to MaxPreRead

@@ -117,7 +117,8 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 }
 
 // nextWait is how long the loop may sleep: until the next job enters the
-// pre-read window or the next early-created run is due, at most PollInterval.
+// pre-read window, the next early-created run is due or a pause ends, at
+// most PollInterval.
 func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Clock.Now()
@@ -126,6 +127,9 @@ func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	}
 	if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
 		wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
+	}
+	if end, err := s.store.NextPauseEnd(ctx); err == nil && end.Valid { // a job paused until then resumes
+		wait = min(wait, time.UnixMilli(end.Int64).Sub(now))
 	}
 	return max(wait, time.Millisecond)
 }

@@ -69,9 +69,9 @@ func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next 
 }
 
 // setJobFlag runs the named "SET flag = ?, next_fire_at = ? WHERE id = ?"
-// update and, when skip is set, skips the job's pending scheduled runs
-// with reason, in one transaction.
-func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value, skip bool, next sql.NullInt64, reason msg.Msg) error {
+// update (value: the flag's, or pause_until's) and, when skip is set,
+// skips the job's pending scheduled runs with reason, in one transaction.
+func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value any, skip bool, next sql.NullInt64, reason msg.Msg) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
 		if err != nil {
@@ -260,6 +260,61 @@ func (t *Tx) SetNextFire(ctx context.Context, next map[int64]sql.NullInt64) erro
 	}
 	if _, err := s.execByKey(ctx, tx, qJobsSetNextFireByID, "id", ids, vals); err != nil {
 		return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(rest), err)
+	}
+	return nil
+}
+
+// JobCompletion is a job the leader found will not fire again by its
+// window (JobWindow), and why.
+type JobCompletion struct {
+	ID  int64
+	Why msg.Msg
+}
+
+// CompleteJobs marks jobs completed now with their reasons (their
+// next_fire_at is NULL: SetNextFire). Not an edit: their version stays.
+func (t *Tx) CompleteJobs(ctx context.Context, jobs []JobCompletion) error {
+	for _, c := range jobs {
+		if _, err := t.tx.ExecContext(ctx, t.s.q.get(qJobComplete), c.Why, c.ID); err != nil {
+			return fmt.Errorf("complete job %d: %w", c.ID, err)
+		}
+	}
+	return nil
+}
+
+// PauseJobUntil pauses job id until the instant untilMS, when the leader
+// resumes it by itself (ResumeDue); next is its next firing as if it were
+// not paused, which the misfire policy decides on when it resumes. Like
+// SetJobPaused, it skips the job's scheduled runs that have not started.
+func (s *Store) PauseJobUntil(ctx context.Context, id, untilMS int64, next sql.NullInt64) error {
+	return s.setJobFlag(ctx, qJobPauseUntil, id, untilMS, true, next, msg.New(msg.RunSkippedPaused))
+}
+
+// ResumeDue resumes the jobs paused until nowMS or earlier and returns how
+// many.
+func (t *Tx) ResumeDue(ctx context.Context, nowMS int64) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, t.s.q.get(qJobsResumeDue), nowMS)
+	if err != nil {
+		return 0, fmt.Errorf("resume jobs paused until now: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// NextPauseEnd is the earliest pause_until of the jobs paused until an
+// instant; NULL when there is none.
+func (s *Store) NextPauseEnd(ctx context.Context) (sql.NullInt64, error) {
+	var v sql.NullInt64
+	if err := s.db.GetContext(ctx, &v, s.q.get(qJobNextPauseEnd)); err != nil {
+		return v, fmt.Errorf("next pause end: %w", err)
+	}
+	return v, nil
+}
+
+// CompleteJob marks job id completed now with why (CompleteJobs, outside
+// the leader: a job enabled or resumed with no firing left in its window).
+func (s *Store) CompleteJob(ctx context.Context, id int64, why msg.Msg) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qJobComplete), why, id); err != nil {
+		return fmt.Errorf("complete job %d: %w", id, err)
 	}
 	return nil
 }

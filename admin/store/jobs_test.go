@@ -9,12 +9,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
 // notWritten are the columns of job that CreateJob and UpdateJob do not
 // take from the caller: the database sets them, or other calls do.
-var notWritten = map[string]bool{"id": true, "paused": true, "created_at": true, "updated_at": true, "version": true}
+var notWritten = map[string]bool{"id": true, "paused": true, "pause_until": true, "created_at": true, "updated_at": true, "version": true}
 
 // fillJob sets every column of j that CreateJob and UpdateJob write
 // (all but notWritten) to a value of its own for round, and returns their
@@ -39,6 +40,8 @@ func fillJob(t *testing.T, j *store.Job, round int) []string {
 			fv.SetBool(round%2 == 1)
 		case sql.NullInt64:
 			fv.Set(reflect.ValueOf(sql.NullInt64{Int64: n, Valid: true}))
+		case msg.Msg:
+			fv.Set(reflect.ValueOf(msg.New(msg.Text, "text", fmt.Sprint("v", n))))
 		default:
 			t.Fatalf("store.Job.%s: a %s column: add it to fillJob", f.Name, f.Type)
 		}

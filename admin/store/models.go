@@ -111,8 +111,10 @@ type Job struct {
 	RecordsPolicy
 	JobDeadlines
 	JobCalendar
+	JobWindow
 	Enabled     bool          `db:"enabled"`
 	Paused      bool          `db:"paused"`
+	PauseUntil  sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
 	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
 	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
 	CreatedAt   int64         `db:"created_at"`
@@ -180,6 +182,23 @@ type JobCalendar struct {
 	CalendarRule  string `db:"calendar_rule"`
 	CalendarShift string `db:"calendar_shift"`
 }
+
+// JobWindow is when a job may fire (docs/schedules.md, "Windows and
+// one-offs"): no firing before StartAt or after EndAt (Unix ms, NULL for
+// none), none after MaxRuns successful scheduled runs (0: no limit). A job
+// that will not fire again for one of these reasons, or because its @at
+// firing is past, is completed: CompletedAt is when that was found and
+// CompletedMsg why; an edit plans the job again (and may complete it).
+type JobWindow struct {
+	StartAt      sql.NullInt64 `db:"start_at"`
+	EndAt        sql.NullInt64 `db:"end_at"`
+	MaxRuns      int           `db:"max_runs"`
+	CompletedAt  sql.NullInt64 `db:"completed_at"`
+	CompletedMsg msg.Msg       `db:"completed_msg"`
+}
+
+// Completed reports whether the job is completed.
+func (w JobWindow) Completed() bool { return w.CompletedAt.Valid }
 
 // HasCalendar reports whether the job fires by a business calendar.
 func (c JobCalendar) HasCalendar() bool { return c.CalendarID != 0 }

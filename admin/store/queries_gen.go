@@ -99,6 +99,7 @@ const (
 	qJobByID
 	qJobChildren
 	qJobClaimDue
+	qJobComplete
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -109,6 +110,8 @@ const (
 	qJobList
 	qJobListOfApps
 	qJobNextDue
+	qJobNextPauseEnd
+	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
 	qJobSetEnabled
@@ -116,6 +119,7 @@ const (
 	qJobUpdate
 	qJobsOfCalendar
 	qJobsOverdue
+	qJobsResumeDue
 	qJobsSetNextFire
 	qJobsSetNextFireByID
 	qLeaderClaim
@@ -137,6 +141,7 @@ const (
 	qRunByID
 	qRunByKey
 	qRunCountOfParent
+	qRunCountsForMaxRuns
 	qRunCountsInWindow
 	qRunInsert
 	qRunLastSucceeded
@@ -320,6 +325,7 @@ var queryNames = [...]string{
 	"JobByID",
 	"JobChildren",
 	"JobClaimDue",
+	"JobComplete",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -330,6 +336,8 @@ var queryNames = [...]string{
 	"JobList",
 	"JobListOfApps",
 	"JobNextDue",
+	"JobNextPauseEnd",
+	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
 	"JobSetEnabled",
@@ -337,6 +345,7 @@ var queryNames = [...]string{
 	"JobUpdate",
 	"JobsOfCalendar",
 	"JobsOverdue",
+	"JobsResumeDue",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",
 	"LeaderClaim",
@@ -358,6 +367,7 @@ var queryNames = [...]string{
 	"RunByID",
 	"RunByKey",
 	"RunCountOfParent",
+	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
 	"RunInsert",
 	"RunLastSucceeded",

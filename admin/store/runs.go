@@ -287,3 +287,32 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// RunCounts are a job's scheduled runs (cron, catch_up) that succeeded and
+// that are still pending or running: what max_runs counts.
+type RunCounts struct {
+	JobID     int64 `db:"job_id"`
+	Succeeded int   `db:"succeeded"`
+	Active    int   `db:"active"`
+}
+
+// RunCountsForMaxRuns returns the RunCounts of jobIDs (jobs with max_runs),
+// by job id; a job without scheduled runs is missing (zero counts).
+func (t *Tx) RunCountsForMaxRuns(ctx context.Context, jobIDs []int64) (map[int64]RunCounts, error) {
+	if len(jobIDs) == 0 {
+		return nil, nil
+	}
+	text, args, err := sqlx.In(t.s.q.get(qRunCountsForMaxRuns), jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	var rows []RunCounts
+	if err := sqlx.SelectContext(ctx, t.tx, &rows, text, args...); err != nil {
+		return nil, fmt.Errorf("run counts of %d jobs with max_runs: %w", len(jobIDs), err)
+	}
+	out := make(map[int64]RunCounts, len(rows))
+	for _, r := range rows {
+		out[r.JobID] = r
+	}
+	return out, nil
+}

@@ -8,6 +8,7 @@ import { h, modal, confirmDialog, toast, icon } from "../dom.js";
 /** jobState is "enabled", "paused" or "disabled". */
 export function jobState(j) {
   if (!j.enabled) return "disabled";
+  if (j.state === "completed") return "completed"; // past end_at, max_runs reached, @at fired
   return j.paused ? "paused" : "enabled";
 }
 

@@ -1,7 +1,7 @@
 // One job: definition, actions, next firings and its recent runs with a
 // duration chart.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText } from "../i18n.js";
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
@@ -70,7 +70,7 @@ export default function mount(root, ctx) {
   function renderJob() {
     const st = jobState(job);
     fill(title, h("span", { class: "app-tag app-tag-lg" }, job.app), job.name, " ",
-      pill(t("jobs.state." + st), { enabled: "ok", paused: "warn", disabled: "muted" }[st]));
+      pill(t("jobs.state." + st), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[st]));
     sub.textContent = job.description || "";
     document.getElementById("crumb").textContent = job.name;
     fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }));
@@ -95,10 +95,23 @@ export default function mount(root, ctx) {
         : t("deadline.none"))],
       job.calendar_id ? [t("job.calendar"), h("span", { id: "job-calendar" }, h("a", { class: "mono", href: `#/calendars/${job.calendar_id}` }, "#" + job.calendar_id), " ",
         tOr("calrule." + job.calendar_rule, job.calendar_rule), job.calendar_rule === "shift" ? " · " + tOr("calshift." + job.calendar_shift, job.calendar_shift) : "")] : null,
+      [t("job.window"), h("span", { id: "job-window" }, job.start_at || job.end_at || job.max_runs
+        ? [job.start_at ? t("job.windowFrom", { at: fmtDateTime(job.start_at) }) : null, job.start_at && job.end_at ? " · " : null,
+          job.end_at ? t("job.windowTo", { at: fmtDateTime(job.end_at) }) : null, (job.start_at || job.end_at) && job.max_runs ? " · " : null,
+          job.max_runs ? t("job.windowRuns", { n: job.max_runs }) : null]
+        : t("job.noWindow"))],
+      st === "paused" && job.paused_until ? [t("jobs.state.paused"), t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })] : null,
+      st === "completed" ? [t("jobs.state.completed"), h("span", { id: "job-completed" }, completedText(job), " ",
+        h("span", { class: "muted" }, fmtDateTime(job.completed_at)))] : null,
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
     ]));
+  }
+
+  function completedText(j) {
+    const c = j.completed_reason_code;
+    return c ? srvText(c.code, c.args, j.completed_reason) : (j.completed_reason || "");
   }
 
   async function renderNext() {
@@ -112,6 +125,7 @@ export default function mount(root, ctx) {
         app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, slots: job.slots,
         slot_params: job.slot_params, misfire_policy: job.misfire_policy, overlap_policy: job.overlap_policy,
         calendar_id: job.calendar_id || 0, calendar_rule: job.calendar_rule || "", calendar_shift: job.calendar_shift || "",
+        start_at: job.start_at || null, end_at: job.end_at || null,
       });
       // The scheduler creates a run shortly before its time: firings
       // before the job's next fire have their run already (Runs below).
@@ -119,7 +133,9 @@ export default function mount(root, ctx) {
       const next = (res.next || []).filter(f => Date.parse(f.at) >= from).slice(0, 6);
       const utc = ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
       fill(nextBox, 
-        st() !== "enabled" ? h("div", { class: "callout callout-warn" }, t("job.notFiring." + st())) : null,
+        st() !== "enabled" ? h("div", { class: "callout callout-warn", id: "job-not-firing" }, t("job.notFiring." + st()),
+          st() === "completed" ? h("div", { class: "muted" }, completedText(job)) : null,
+          st() === "paused" && job.paused_until ? h("div", { id: "job-paused-until" }, t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })) : null) : null,
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
         h("table", { class: "table table-compact" },
           h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),

@@ -8,12 +8,12 @@ import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.j
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
 
-const NUMERIC = ["slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms", "record_max_attempts"];
+const NUMERIC = ["max_runs", "slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms", "record_max_attempts"];
 const PRESETS = [
   ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
   ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
 ];
-const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "calendar_id", "calendar_rule", "calendar_shift"]);
+const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "calendar_id", "calendar_rule", "calendar_shift", "start_at", "end_at"]);
 // Suggested dedup scopes of the records policy (sdk/records).
 const SCOPES = [["run", "scope.run"], ["job", "scope.job"], ["settle:{date}", "scope.named"]];
 
@@ -149,6 +149,9 @@ export default function mount(root, ctx) {
       field("calendar_id", t("field.calendar_id"), input("calendar_id", { tag: "select", options: [["0", t("calendar.none")]] }), t("help.calendar_id"), { wide: true }),
       field("calendar_rule", t("field.calendar_rule"), input("calendar_rule", { tag: "select", options: [["", "—"], ["business_days_only", t("calrule.business_days_only")], ["skip_holidays", t("calrule.skip_holidays")], ["shift", t("calrule.shift")]] }), t("help.calendar_rule")),
       field("calendar_shift", t("field.calendar_shift"), input("calendar_shift", { tag: "select", options: [["next", t("calshift.next")], ["previous", t("calshift.previous")]] })),
+      field("start_at", t("field.start_at"), input("start_at", { class: "mono", placeholder: "2026-12-24T00:00:00+08:00" }), t("help.start_at")),
+      field("end_at", t("field.end_at"), input("end_at", { class: "mono", placeholder: "2026-12-31T23:59:59+08:00" }), t("help.end_at")),
+      field("max_runs", t("field.max_runs"), input("max_runs", { type: "number", min: 0, placeholder: "0" }), t("help.max_runs")),
       zoneList)),
     card(t("form.execution"), h("div", { class: "form-grid" },
       handlerField,
@@ -227,6 +230,7 @@ export default function mount(root, ctx) {
       start_deadline: v.start_deadline.trim(), finish_deadline: v.finish_deadline.trim(), deadline_action: v.deadline_action,
       calendar_id: Number(v.calendar_id) || 0, calendar_rule: v.calendar_rule,
       calendar_shift: v.calendar_rule === "shift" ? v.calendar_shift : "",
+      start_at: v.start_at.trim() || null, end_at: v.end_at.trim() || null,
     };
     const local = {};
     for (const k of NUMERIC) {
@@ -315,13 +319,13 @@ export default function mount(root, ctx) {
       if (scheduleBad) {
         setState("invalid", t("form.scheduleInvalid"));
         fill(pvResolved);
-        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone || fields.calendar_id || fields.calendar_rule || fields.calendar_shift));
+        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone || fields.calendar_id || fields.calendar_rule || fields.calendar_shift || fields.start_at || fields.end_at));
         return;
       }
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "" };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0 };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       try {
         const res = await api("POST", "/jobs/validate", alt);
@@ -409,7 +413,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();

@@ -13,7 +13,7 @@ export default function mount(root, ctx) {
 
   const search = h("input", { type: "search", id: "job-search", class: "search-input", placeholder: t("jobs.search"), value: saved.q, "aria-label": t("jobs.search") });
   const appSel = h("select", { id: "job-app", "aria-label": t("col.app") });
-  const stateSeg = h("div", { class: "segmented", id: "job-state" }, ["all", "enabled", "paused", "disabled"].map(s =>
+  const stateSeg = h("div", { class: "segmented", id: "job-state" }, ["all", "enabled", "paused", "disabled", "completed"].map(s =>
     h("button", { type: "button", class: s === saved.state && "active", dataset: { state: s }, onclick: () => {
       saved.state = s;
       stateSeg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.state === s));
@@ -65,7 +65,7 @@ export default function mount(root, ctx) {
       { class: "mono", sig: j => j.handler, cell: j => j.handler },
       { sig: j => j.cron + j.time_zone, cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, j.time_zone)) },
       { class: "num", sig: j => j.slots, cell: j => String(j.slots) },
-      { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), { enabled: "ok", paused: "warn", disabled: "muted" }[jobState(j)]) },
+      { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[jobState(j)]) },
       { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + errText(r) : ""; }, cell: j => {
         const r = lastRun.get(j.id);
         if (!r) return h("span", { class: "muted" }, "—");
