@@ -228,13 +228,24 @@ func (s *Server) answerCalendar(c *gin.Context, id int64, code int, action strin
 		s.internal(c, err)
 		return
 	}
-	summary := v
-	summary.Days = nil
-	detail := any(summary)
+	answerSaved(s, c, cal.App, action, "calendar/"+strconv.FormatInt(id, 10), code, v, before, calendarSummary)
+}
+
+// calendarSummary is v without its days (audit entries).
+func calendarSummary(v apitypes.Calendar) apitypes.Calendar {
+	v.Days = nil
+	return v
+}
+
+// answerSaved ends a create (before nil) or an update of an object: it
+// audits action on object with the summary of the saved view v (and the
+// summary before, for an update) and answers v with code.
+func answerSaved[V any](s *Server, c *gin.Context, app, action, object string, code int, v V, before *V, summarize func(V) V) {
+	detail := any(summarize(v))
 	if before != nil {
-		detail = map[string]any{"before": before, "after": summary}
+		detail = map[string]any{"before": before, "after": summarize(v)}
 	}
-	s.audit(c, cal.App, action, "calendar/"+strconv.FormatInt(id, 10), detail)
+	s.audit(c, app, action, object, detail)
 	c.JSON(code, v)
 }
 

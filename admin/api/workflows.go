@@ -295,13 +295,8 @@ func (s *Server) answerWorkflow(c *gin.Context, id int64, code int, action strin
 		s.internal(c, err)
 		return
 	}
-	detail := any(summary(v))
-	if before != nil {
-		detail = map[string]any{"before": before, "after": summary(v)}
-	}
-	s.audit(c, w.App, action, "workflow/"+strconv.FormatInt(id, 10), detail)
 	s.wake()
-	c.JSON(code, v)
+	answerSaved(s, c, w.App, action, "workflow/"+strconv.FormatInt(id, 10), code, v, before, summary)
 }
 
 func (s *Server) updateWorkflow(c *gin.Context) {
