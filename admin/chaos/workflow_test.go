@@ -24,15 +24,7 @@ import (
 // succeeded slot attempt — and the workflow run must succeed, with node
 // runs created under both epochs.
 func TestChaosWorkflowLeaderKilled(t *testing.T) {
-	c := newCluster(t)
-	c.startAdmins()
-	var urls []string
-	for i := 1; i <= adminCount; i++ {
-		urls = append(urls, c.admins["admin-"+strconv.Itoa(i)].URL)
-	}
-	harness.StartExecutor(t, harness.ExecutorOpts{App: jobApp, Admins: strings.Join(urls, ","), Capacity: 8,
-		Heartbeat: 500 * time.Millisecond, Secret: c.secret, StartTimeout: 60 * time.Second})
-	first := c.admins["admin-1"]
+	c, first := startWorkflowCluster(t)
 
 	// The jobs and the workflow.
 	const layers, width = 3, 6
@@ -83,14 +75,8 @@ func TestChaosWorkflowLeaderKilled(t *testing.T) {
 		err := c.sql.QueryRow(`SELECT COUNT(*) FROM workflow_node_run WHERE workflow_run_id = ? AND node_key LIKE 'l1-%'`, runID).Scan(&n)
 		return n == width, err
 	}, "the first layer did not start")
-	var epoch int64
-	var holder string
-	require.NoError(t, c.sql.QueryRow("SELECT epoch, holder FROM leader WHERE id = 1").Scan(&epoch, &holder))
-	leader := c.admins[holder]
-	require.NotNil(t, leader, "the leader row names %q", holder)
+	holder, epoch := killLeader(t, c)
 	killed := time.Now()
-	require.NoError(t, leader.Kill())
-	leader.dead = true
 	t.Logf("chaos: killed the leader %s (epoch %d) while the first layer ran", holder, epoch)
 
 	var status string
@@ -122,4 +108,34 @@ func TestChaosWorkflowLeaderKilled(t *testing.T) {
 	require.Equal(t, 20, okAttempts, "one succeeded attempt per job run")
 	require.GreaterOrEqual(t, epochs, 2, "node runs were created before and after the failover")
 	c.stopAdmins()
+}
+
+// startWorkflowCluster starts the three admins and one real executor of
+// jobApp (capacity 8) that knows all of them, and returns the cluster and
+// its first admin.
+func startWorkflowCluster(t *testing.T) (*cluster, *admin) {
+	t.Helper()
+	c := newCluster(t)
+	c.startAdmins()
+	var urls []string
+	for i := 1; i <= adminCount; i++ {
+		urls = append(urls, c.admins["admin-"+strconv.Itoa(i)].URL)
+	}
+	harness.StartExecutor(t, harness.ExecutorOpts{App: jobApp, Admins: strings.Join(urls, ","), Capacity: 8,
+		Heartbeat: 500 * time.Millisecond, Secret: c.secret, StartTimeout: 60 * time.Second})
+	return c, c.admins["admin-1"]
+}
+
+// killLeader kills the holder of the leader row with kill -9 and returns
+// its id and epoch.
+func killLeader(t *testing.T, c *cluster) (string, int64) {
+	t.Helper()
+	var epoch int64
+	var holder string
+	require.NoError(t, c.sql.QueryRow("SELECT epoch, holder FROM leader WHERE id = 1").Scan(&epoch, &holder))
+	leader := c.admins[holder]
+	require.NotNil(t, leader, "the leader row names %q", holder)
+	require.NoError(t, leader.Kill())
+	leader.dead = true
+	return holder, epoch
 }
