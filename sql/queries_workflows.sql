@@ -159,3 +159,24 @@ SELECT COUNT(*) FROM workflow_run WHERE backfill_id = ? AND status = 'running';
 -- key and status: what a backfill finds already there.
 SELECT id, run_key, business_date, status FROM workflow_run
 WHERE workflow_id = ? AND business_date >= ? AND business_date <= ? ORDER BY id;
+
+-- name: WorkflowsOverdue
+-- The enabled workflows whose next firing is older than ? ms by the
+-- database clock: nobody is firing them (the watchdog).
+SELECT id, app, name, next_fire_at FROM workflow
+WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at < {{now_ms}} - ?
+ORDER BY next_fire_at LIMIT ?;
+
+-- name: WorkflowsScheduled
+-- The enabled workflows with a schedule, after id ?, by id (the watchdog's
+-- gap audit pages through them), without their definitions.
+SELECT {{WorkflowColumns}}, '' AS definition FROM workflow
+WHERE enabled = 1 AND cron_expr <> '' AND id > ?
+ORDER BY id LIMIT ?;
+
+-- name: WorkflowRunCountsInWindow
+-- Cron and catch-up workflow runs (fired or skipped) per workflow
+-- scheduled in [?, ?).
+SELECT workflow_id, COUNT(*) AS n FROM workflow_run
+WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
+GROUP BY workflow_id;

@@ -62,6 +62,8 @@ const (
 	AlarmArchiveNever      Code = "alarm.archive_never"
 	AlarmMissedFire        Code = "alarm.missed_fire"
 	AlarmMissedFirings     Code = "alarm.missed_firings"
+	AlarmWorkflowOverdue   Code = "alarm.workflow_overdue"
+	AlarmWorkflowGaps      Code = "alarm.workflow_gaps"
 	AlarmExecutorLost      Code = "alarm.executor_lost"
 	AlarmExecutorRestart   Code = "alarm.executor_restart"
 	AlarmSlotsUnreported   Code = "alarm.slots_unreported"
@@ -412,6 +414,8 @@ var Catalog = map[Code]string{
 	AlarmArchiveNever:      "dedup archive job {app}/{job} has not succeeded for {max_age} (never): the dedup table grows past its horizon; check the job's runs",
 	AlarmMissedFire:        "job {app}/{job} should have fired at {due} and has not (grace {grace}): is an admin leading? see /api/v1/cluster",
 	AlarmMissedFirings:     "job {app}/{job}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
+	AlarmWorkflowOverdue:   "workflow {app}/{workflow} should have fired at {due} and has not (grace {grace}): is an admin leading? see /api/v1/cluster",
+	AlarmWorkflowGaps:      "workflow {app}/{workflow}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
 	AlarmExecutorLost:      "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:   "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:   "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",

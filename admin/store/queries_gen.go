@@ -208,6 +208,7 @@ const (
 	qWorkflowRunByID
 	qWorkflowRunByIDLocked
 	qWorkflowRunByKey
+	qWorkflowRunCountsInWindow
 	qWorkflowRunInsert
 	qWorkflowRunList
 	qWorkflowRunRerun
@@ -219,6 +220,8 @@ const (
 	qWorkflowVersionDefinition
 	qWorkflowVersionInsert
 	qWorkflowsDue
+	qWorkflowsOverdue
+	qWorkflowsScheduled
 	qXXLAttemptByToken
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
@@ -434,6 +437,7 @@ var queryNames = [...]string{
 	"WorkflowRunByID",
 	"WorkflowRunByIDLocked",
 	"WorkflowRunByKey",
+	"WorkflowRunCountsInWindow",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
 	"WorkflowRunRerun",
@@ -445,6 +449,8 @@ var queryNames = [...]string{
 	"WorkflowVersionDefinition",
 	"WorkflowVersionInsert",
 	"WorkflowsDue",
+	"WorkflowsOverdue",
+	"WorkflowsScheduled",
 	"XXLAttemptByToken",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",

@@ -11,6 +11,11 @@
 //     the misfire or overlap policy, or, for a job on a business calendar,
 //     by the calendar (a moved firing at its new instant). A firing with
 //     neither is a gap.
+//
+// Both checks cover workflows with a schedule too (workflows.go, alarm
+// workflow_missed_fire): an enabled workflow whose next firing is late,
+// and a firing with no workflow run (fired, or skipped by its misfire
+// rule).
 package watchdog
 
 import (
@@ -161,6 +166,9 @@ func (w *Watchdog) Run(ctx context.Context) {
 		if _, err := w.CheckOverdue(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("overdue check failed", "err", err)
 		}
+		if _, err := w.CheckWorkflowsOverdue(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("workflow overdue check failed", "err", err)
+		}
 		if w.cfg.Clock.Now().Sub(w.lastArchive) >= time.Hour {
 			if _, err := w.CheckArchive(ctx); err != nil && ctx.Err() == nil {
 				w.log.Error("archive check failed", "err", err)
@@ -170,7 +178,11 @@ func (w *Watchdog) Run(ctx context.Context) {
 		}
 		end := w.cfg.Clock.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
 		if end.After(w.lastAudit) {
-			if _, err := w.AuditGaps(ctx, end.Add(-w.cfg.AuditWindow), end); err != nil && ctx.Err() == nil {
+			_, err := w.AuditGaps(ctx, end.Add(-w.cfg.AuditWindow), end)
+			if err == nil {
+				_, err = w.AuditWorkflowGaps(ctx, end.Add(-w.cfg.AuditWindow), end)
+			}
+			if err != nil && ctx.Err() == nil {
 				w.log.Error("gap audit failed", "err", err)
 			} else {
 				w.lastAudit = end

@@ -61,9 +61,16 @@ func (e *Engine) fireBatch(ctx context.Context, epoch int64) (created, claimed i
 	return created, claimed, err
 }
 
+// ScheduleOf parses the schedule of workflow w as the engine fires it: its
+// H fields hashed by "workflow:app/name", anchored at its creation. The
+// watchdog's gap audit expects the same firings.
+func ScheduleOf(w store.Workflow) (*schedule.Schedule, error) {
+	return schedule.Parse(schedule.Spec{Expr: w.CronExpr, Zone: w.TimeZone, JobKey: "workflow:" + w.App + "/" + w.Name, Anchor: time.UnixMilli(w.CreatedAt)})
+}
+
 // fireOne creates the due runs of workflow w and moves its next firing.
 func (e *Engine) fireOne(ctx context.Context, tx *store.Tx, epoch int64, w store.Workflow, now time.Time) (int, error) {
-	sc, err := schedule.Parse(schedule.Spec{Expr: w.CronExpr, Zone: w.TimeZone, JobKey: "workflow:" + w.App + "/" + w.Name, Anchor: time.UnixMilli(w.CreatedAt)})
+	sc, err := ScheduleOf(w)
 	if err != nil {
 		// A stored schedule that no longer parses (zone data changed):
 		// stop firing it and say why, rather than loop on it.
