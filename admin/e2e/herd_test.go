@@ -87,6 +87,7 @@ type herdEnv struct {
 	admin     *testenv.Process
 	executors []*testenv.Process
 	mysqldPID int // the private MariaDB's process, 0 on the shared test server
+	url       string // the admin's base URL
 	iter      int // herds run so far, to name the jobs of the next one
 }
 
@@ -207,7 +208,8 @@ func BenchmarkHerdE2E(b *testing.B) {
 // TestHerdSmall runs a herd of 300 jobs through the benchmark's harness
 // (on the shared test server, not a private one) and checks the end state:
 // exactly 300 runs, all succeeded, each with one current attempt that
-// succeeded, and no executor request answered with 500.
+// succeeded, and no executor request answered with 500; then a 40-node
+// workflow through BenchmarkWorkflowDAGE2E's harness (workflow_dag_test.go).
 func TestHerdSmall(t *testing.T) {
 	env := startHerdEnv(t, testenv.MySQL(t), nil)
 	r := env.run(t, herdCase{name: "small", jobs: 300, slots: 1, settleWithin: 2 * time.Minute})
@@ -215,6 +217,13 @@ func TestHerdSmall(t *testing.T) {
 	require.Zero(t, r.failedRuns)
 	t.Logf("300 jobs: due→created %s, due→assigned %s, due→started %s, due→settled %s (seen %s), settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts",
 		r.dueCreated, r.dueAssigned, r.dueStarted, r.dueSettled, r.dueSeenSettled.Round(time.Millisecond), r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt)
+
+	// The workflow benchmark's harness on the same processes (a 4 × 10
+	// DAG): every node runs exactly once and the figures are read.
+	d := env.runDAG(t, 4, 10, 2*time.Minute)
+	require.Len(t, d.readyCreated, 40)
+	t.Logf("40-node DAG (%d edges): ready→created p50 %d ms max %d ms, ready→slot started p50 %d ms, makespan %s, critical path %s",
+		d.edges, percentile(d.readyCreated, 0.5), d.readyCreated[len(d.readyCreated)-1], percentile(d.readyStarted, 0.5), d.makespan, d.criticalPath)
 }
 
 // privateHerdDB starts a MariaDB for the calling benchmark alone, sized by
@@ -264,7 +273,7 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	}
 	port := strconv.Itoa(testenv.FreePort(tb))
 	args = append(args, "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port)
-	env := &herdEnv{}
+	env := &herdEnv{url: "http://127.0.0.1:" + port}
 	keep.register("admin", &env.admin)
 	env.admin = testenv.StartProcess(tb, adminBin, args, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
 	_, err := env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
