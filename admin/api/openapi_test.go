@@ -177,6 +177,8 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema WorkflowRun", named("WorkflowRun"), apitypes.WorkflowRun{}},
 		{"schema WorkflowLayout", named("WorkflowLayout"), apitypes.WorkflowLayout{}},
 		{"schema WorkflowLayoutNode", named("WorkflowLayoutNode"), apitypes.WorkflowLayoutNode{}},
+		{"schema WorkflowValidation", named("WorkflowValidation"), apitypes.WorkflowValidation{}},
+		{"schema WorkflowFiring", named("WorkflowFiring"), apitypes.WorkflowFiring{}},
 		{"schema WorkflowLayoutEdge", named("WorkflowLayoutEdge"), apitypes.WorkflowLayoutEdge{}},
 		{"schema WorkflowPoint", named("WorkflowPoint"), apitypes.WorkflowPoint{}},
 		{"schema WorkflowBackfill", named("WorkflowBackfill"), apitypes.WorkflowBackfill{}},

@@ -33,6 +33,7 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	op.POST("/workflow-runs/:id/rerun", s.rerunWorkflowRun) // workflow_rerun.go
 	op.POST("/workflows/:id/trigger", s.triggerWorkflow)
 	op.POST("/workflows/:id/backfill", s.backfillWorkflow) // workflow_backfill.go
+	op.POST("/workflows/validate", s.validateWorkflow)     // workflow_validate.go
 	op.POST("/workflows", s.createWorkflow)
 	op.PUT("/workflows/:id", s.updateWorkflow)
 	op.DELETE("/workflows/:id", s.deleteWorkflow)

@@ -1,5 +1,7 @@
 package apitypes
 
+import "time"
+
 // WorkflowLayout is a layered drawing of a workflow's graph for the console
 // (GET /api/v1/workflows/{id}/layout), in grid units the console scales: a
 // node's X is its layer (the longest path from a root), Y its row in the
@@ -38,4 +40,22 @@ type WorkflowLayoutEdge struct {
 type WorkflowPoint struct {
 	X float64 `json:"x"`
 	Y float64 `json:"y"`
+}
+
+// WorkflowValidation answers POST /api/v1/workflows/validate: the draft is
+// valid as a save would find it; its drawing (WorkflowID and Version 0) and
+// its next firings (none without a cron).
+type WorkflowValidation struct {
+	Valid  bool             `json:"valid"`
+	Layout WorkflowLayout   `json:"layout"`
+	Next   []WorkflowFiring `json:"next"`
+}
+
+// WorkflowFiring is one coming firing of a workflow's schedule: its
+// instant, the local time in the workflow's zone, and the business date
+// its run gets.
+type WorkflowFiring struct {
+	At           time.Time `json:"at"`
+	Local        string    `json:"local"`
+	BusinessDate string    `json:"business_date"`
 }

@@ -1,0 +1,51 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/workflowrun"
+)
+
+// workflowPreviewFirings is how many next firings a workflow's validation
+// lists.
+const workflowPreviewFirings = 5
+
+// validateWorkflow checks a workflow definition as a save would — the
+// graph, the schedule, the jobs its nodes name (in apps the caller may
+// manage) — without saving it, and answers its drawing and next firings:
+// the console's editor previews the draft as it is typed. Every mistake is
+// a 400 naming its field, as on save.
+func (s *Server) validateWorkflow(c *gin.Context) {
+	var spec apitypes.WorkflowSpec
+	if !decode(c, &spec) {
+		return
+	}
+	now := s.cfg.Clock.Now()
+	row, ok := s.workflowRow(c, spec.WorkflowDef, now)
+	if !ok || !mayManageWorkflow(c, row.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+		return
+	}
+	layout, err := layoutOf(row)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := apitypes.WorkflowValidation{Valid: true, Layout: layout, Next: []apitypes.WorkflowFiring{}}
+	if row.CronExpr != "" {
+		row.CreatedAt = now.UnixMilli() // the @every anchor of a new workflow
+		sc, err := workflowrun.ScheduleOf(row)
+		if err != nil { // workflowRow parsed it: not reached
+			s.internal(c, err)
+			return
+		}
+		for _, f := range sc.Preview(now, workflowPreviewFirings) {
+			out.Next = append(out.Next, apitypes.WorkflowFiring{At: f.At.UTC(), Local: f.Local.Format(previewLayout),
+				BusinessDate: f.Local.Format(time.DateOnly)})
+		}
+	}
+	c.JSON(http.StatusOK, out)
+}
