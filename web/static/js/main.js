@@ -19,6 +19,7 @@ import tokens from "./pages/tokens.js";
 import audit from "./pages/audit.js";
 import calendars from "./pages/calendars.js";
 import workflows from "./pages/workflows.js";
+import workflowForm from "./pages/workflowform.js";
 import { passwordDialog } from "./pages/password.js";
 
 const routes = [
@@ -37,7 +38,9 @@ const routes = [
   { re: /^tokens$/, page: tokens, nav: "tokens" },
   { re: /^audit$/, page: audit, nav: "audit" },
   { re: /^workflows$/, page: workflows, nav: "workflows" },
+  { re: /^workflows\/new$/, page: workflowForm, nav: "workflows", keys: [] },
   { re: /^workflows\/(\d+)$/, page: workflows, nav: "workflows", keys: ["id"] },
+  { re: /^workflows\/(\d+)\/edit$/, page: workflowForm, nav: "workflows", keys: ["id"] },
   { re: /^calendars$/, page: calendars, nav: "calendars" },
   { re: /^calendars\/(\d+)$/, page: calendars, nav: "calendars", keys: ["id"] },
 ];

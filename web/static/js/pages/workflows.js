@@ -5,7 +5,7 @@
 import { api } from "../api.js";
 import { t, tOr, fmtDateTime, srvText, fieldTexts } from "../i18n.js";
 import { fieldSet } from "./users.js";
-import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast, confirmDialog } from "../dom.js";
+import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast, confirmDialog, icon } from "../dom.js";
 
 // Grid units of the layout to pixels.
 const LAYER_W = 210, ROW_H = 66, NODE_W = 160, NODE_H = 42, PAD = 16;
@@ -220,6 +220,19 @@ function detail(root, ctx) {
     ctx.refreshNow();
   }
 
+  /** remove deletes the workflow after a confirmation (refused while a run
+   * is active: the dialog shows why). */
+  async function remove() {
+    const ok = await confirmDialog({
+      id: "workflow-delete-dialog", title: t("wfform.deleteTitle", { name: wf.name }), confirmLabel: t("wfform.delete"), danger: true,
+      message: h("p", {}, t("wfform.deleteConfirm", { name: wf.name })),
+      onConfirm: async () => { await api("DELETE", `/workflows/${id}`); },
+    });
+    if (!ok) return;
+    toast(t("wfform.deleted", { name: wf.name }));
+    ctx.navigate("#/workflows");
+  }
+
   /** nodeRunOf is the node's run in the run shown (its latest rerun). */
   function nodeRunOf(key) {
     if (!runDetail) return null;
@@ -241,7 +254,9 @@ function detail(root, ctx) {
         toast(t("workflows.backfilled", { created: plan.created, dates: plan.dates.length }));
         chosenRun = 0;
         ctx.refreshNow();
-      } }), button(t("workflows.trigger"), { kind: "primary", icon: "play", id: "workflow-trigger", onclick: async () => {
+      } }), h("a", { href: `#/workflows/${id}/edit`, class: "btn btn-secondary", id: "workflow-edit" }, icon("edit"), h("span", {}, t("wfform.edit"))),
+      button(t("wfform.delete"), { icon: "trash", id: "workflow-delete", onclick: () => remove() }),
+      button(t("workflows.trigger"), { kind: "primary", icon: "play", id: "workflow-trigger", onclick: async () => {
         const run = await triggerDialog(wf);
         if (!run) return;
         toast(t("workflows.triggered", { id: run.id, date: run.business_date }));
@@ -302,7 +317,8 @@ function list(root, ctx) {
     h("thead", {}, h("tr", {}, h("th", {}, t("col.name")), h("th", {}, t("col.app")), h("th", { class: "num" }, t("workflows.nodes")),
       h("th", {}, t("col.schedule")), h("th", {}, t("col.nextFire")), h("th", {}, t("col.state")), h("th", {}, t("col.updated")))),
     tbody);
-  root.append(pageHead(t("workflows.title"), t("workflows.sub")),
+  const newBtn = ctx.can("operator") ? h("a", { href: "#/workflows/new", class: "btn btn-primary", id: "workflow-new" }, icon("plus"), h("span", {}, t("wfform.newTitle"))) : null;
+  root.append(pageHead(t("workflows.title"), t("workflows.sub"), newBtn),
     h("div", { class: "card" }, h("div", { class: "toolbar" }, h("div", { class: "spacer" }), count),
       h("div", { class: "table-wrap" }, table), empty));
 
