@@ -180,3 +180,8 @@ ORDER BY id LIMIT ?;
 SELECT workflow_id, COUNT(*) AS n FROM workflow_run
 WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
 GROUP BY workflow_id;
+
+-- name: WorkflowRunPendingReason
+-- Why a pending run has not started (a backfill's turn), while it is
+-- pending.
+UPDATE workflow_run SET reason = ?, reason_msg = ? WHERE id = ? AND status = 'pending';

@@ -243,62 +243,63 @@ const (
 	RouteDuplicate         Code = "routes.duplicate"
 
 	// Validation: calendars (admin/calendar, admin/api)
-	Month1              Code = "month.1"
-	Month2              Code = "month.2"
-	Month3              Code = "month.3"
-	Month4              Code = "month.4"
-	Month5              Code = "month.5"
-	Month6              Code = "month.6"
-	Month7              Code = "month.7"
-	Month8              Code = "month.8"
-	Month9              Code = "month.9"
-	Month10             Code = "month.10"
-	Month11             Code = "month.11"
-	Month12             Code = "month.12"
-	KindHoliday         Code = "kind.holiday"
-	KindWorkday         Code = "kind.workday"
-	CalError            Code = "cal.error"
-	CalAppRule          Code = "cal.app_rule"
-	CalWeekExample      Code = "cal.week_example"
-	CalWeekDayName      Code = "cal.week_day_name"
-	CalWeekBackwards    Code = "cal.week_backwards"
-	CalWeekBits         Code = "cal.week_bits"
-	CalImportBoth       Code = "cal.import_both"
-	CalImportFormat     Code = "cal.import_format"
-	CalDayDate          Code = "cal.day_date"
-	DateFormat          Code = "date.format"
-	DateInvalid         Code = "date.invalid"
-	DateYear            Code = "date.year"
-	DateMonth           Code = "date.month"
-	DateDay             Code = "date.day"
-	CalTooManyDays      Code = "cal.too_many_days"
-	CalDayError         Code = "cal.day_error"
-	CalDayKind          Code = "cal.day_kind"
-	CalDayName          Code = "cal.day_name"
-	CalDayBoth          Code = "cal.day_both"
-	CalDayTwice         Code = "cal.day_twice"
-	CalNameRequired     Code = "cal.name_required"
-	CalNameLong         Code = "cal.name_long"
-	CalNameChars        Code = "cal.name_chars"
-	CalShiftOnly        Code = "cal.shift_only"
-	CalShiftBad         Code = "cal.shift_bad"
-	CalRuleBad          Code = "cal.rule_bad"
-	CalGlobalAdminOnly  Code = "cal.global_admin_only"
-	CalNameTaken        Code = "cal.name_taken"
-	CalRevisionRequired Code = "cal.revision_required"
-	DayNameLong         Code = "day_name.long"
-	DayNameUTF8         Code = "day_name.utf8"
-	DayNameSpace        Code = "day_name.space"
-	DayNameControl      Code = "day_name.control"
-	FlowNodeJobMissing  Code = "workflow.node_job_missing"
-	FlowNodeJobDisabled Code = "workflow.node_job_disabled"
-	FlowNodeInline      Code = "workflow.node_inline"
-	FlowNodeJobRunEnded Code = "workflow.node_job_run_ended"
-	FlowNodeSkippedRule Code = "workflow.node_skipped_rule"
-	FlowNodeSkippedStop Code = "workflow.node_skipped_stop"
-	FlowRunFailed       Code = "workflow.run_failed"
-	FlowRunPartlyFailed Code = "workflow.run_partly_failed"
-	FlowRunInvalid      Code = "workflow.run_invalid"
+	Month1               Code = "month.1"
+	Month2               Code = "month.2"
+	Month3               Code = "month.3"
+	Month4               Code = "month.4"
+	Month5               Code = "month.5"
+	Month6               Code = "month.6"
+	Month7               Code = "month.7"
+	Month8               Code = "month.8"
+	Month9               Code = "month.9"
+	Month10              Code = "month.10"
+	Month11              Code = "month.11"
+	Month12              Code = "month.12"
+	KindHoliday          Code = "kind.holiday"
+	KindWorkday          Code = "kind.workday"
+	CalError             Code = "cal.error"
+	CalAppRule           Code = "cal.app_rule"
+	CalWeekExample       Code = "cal.week_example"
+	CalWeekDayName       Code = "cal.week_day_name"
+	CalWeekBackwards     Code = "cal.week_backwards"
+	CalWeekBits          Code = "cal.week_bits"
+	CalImportBoth        Code = "cal.import_both"
+	CalImportFormat      Code = "cal.import_format"
+	CalDayDate           Code = "cal.day_date"
+	DateFormat           Code = "date.format"
+	DateInvalid          Code = "date.invalid"
+	DateYear             Code = "date.year"
+	DateMonth            Code = "date.month"
+	DateDay              Code = "date.day"
+	CalTooManyDays       Code = "cal.too_many_days"
+	CalDayError          Code = "cal.day_error"
+	CalDayKind           Code = "cal.day_kind"
+	CalDayName           Code = "cal.day_name"
+	CalDayBoth           Code = "cal.day_both"
+	CalDayTwice          Code = "cal.day_twice"
+	CalNameRequired      Code = "cal.name_required"
+	CalNameLong          Code = "cal.name_long"
+	CalNameChars         Code = "cal.name_chars"
+	CalShiftOnly         Code = "cal.shift_only"
+	CalShiftBad          Code = "cal.shift_bad"
+	CalRuleBad           Code = "cal.rule_bad"
+	CalGlobalAdminOnly   Code = "cal.global_admin_only"
+	CalNameTaken         Code = "cal.name_taken"
+	CalRevisionRequired  Code = "cal.revision_required"
+	DayNameLong          Code = "day_name.long"
+	DayNameUTF8          Code = "day_name.utf8"
+	DayNameSpace         Code = "day_name.space"
+	DayNameControl       Code = "day_name.control"
+	FlowNodeJobMissing   Code = "workflow.node_job_missing"
+	FlowNodeJobDisabled  Code = "workflow.node_job_disabled"
+	FlowNodeInline       Code = "workflow.node_inline"
+	FlowRunWaitsBackfill Code = "workflow.run_waits_backfill"
+	FlowNodeJobRunEnded  Code = "workflow.node_job_run_ended"
+	FlowNodeSkippedRule  Code = "workflow.node_skipped_rule"
+	FlowNodeSkippedStop  Code = "workflow.node_skipped_stop"
+	FlowRunFailed        Code = "workflow.run_failed"
+	FlowRunPartlyFailed  Code = "workflow.run_partly_failed"
+	FlowRunInvalid       Code = "workflow.run_invalid"
 
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine            Code = "import.line"
@@ -595,62 +596,63 @@ var Catalog = map[Code]string{
 	RouteDuplicate:         "same as routes[{index}]",
 
 	// Validation: calendars (admin/calendar, admin/api)
-	Month1:              "January",
-	Month2:              "February",
-	Month3:              "March",
-	Month4:              "April",
-	Month5:              "May",
-	Month6:              "June",
-	Month7:              "July",
-	Month8:              "August",
-	Month9:              "September",
-	Month10:             "October",
-	Month11:             "November",
-	Month12:             "December",
-	KindHoliday:         "holiday",
-	KindWorkday:         "workday",
-	CalError:            "calendar {field}: {error}",
-	CalAppRule:          "{rule}; \"\" for a global calendar",
-	CalWeekExample:      "{error} (for example MON-FRI or SUN-THU)",
-	CalWeekDayName:      "week {week}: {value} is not a day name (SUN, MON, TUE, WED, THU, FRI, SAT)",
-	CalWeekBackwards:    "week {week}: range {range} runs backwards (ranges run SUN to SAT and do not wrap: write it as two parts)",
-	CalWeekBits:         "bits outside SUN-SAT are set ({bits})",
-	CalImportBoth:       "send the days either as a list (days) or as a file (import), not both",
-	CalImportFormat:     "format {format}: use ics or csv",
-	CalDayDate:          "{value}: {error} (YYYY-MM-DD)",
-	DateFormat:          "date {value}: want YYYY-MM-DD, for example 2026-02-14",
-	DateInvalid:         "date {value}: {error}",
-	DateYear:            "year {year} is outside {min}-{max}",
-	DateMonth:           "month {month} is outside 1-12",
-	DateDay:             "day {day} is outside 1-{max} ({month} {year})",
-	CalTooManyDays:      "{count} special days, more than the limit of {max}",
-	CalDayError:         "{date}: {error}",
-	CalDayKind:          "{date}: kind {kind} is neither \"holiday\" nor \"workday\"",
-	CalDayName:          "{date}: name {error}",
-	CalDayBoth:          "{date} is both a holiday{holiday} and a working day{workday}: a date can be only one of them",
-	CalDayTwice:         "{date} is listed twice as a {kind}: list each date once",
-	CalNameRequired:     "required: 1-{max} letters, digits, '.', '_' or '-' (for example cn-mainland)",
-	CalNameLong:         "{length} characters, more than {max}",
-	CalNameChars:        "{value}: only letters, digits, '.', '_' and '-' are allowed",
-	CalShiftOnly:        "a direction ({value}) is only for the rule \"shift\"",
-	CalShiftBad:         "{value} is not a direction: want \"next\" or \"previous\"",
-	CalRuleBad:          "{value} is not a calendar rule: want \"business_days_only\", \"skip_holidays\" or \"shift\"",
-	CalGlobalAdminOnly:  "set one of your apps, or ask an admin for a global calendar",
-	CalNameTaken:        "taken in this app; choose another name or edit that calendar",
-	CalRevisionRequired: "send the revision you read (optimistic lock), currently {revision}",
-	DayNameLong:         "is {bytes} bytes long, more than {max}",
-	DayNameUTF8:         "is not valid UTF-8",
-	DayNameSpace:        "has leading or trailing white space",
-	DayNameControl:      "contains a control character (a line break, a tab...)",
-	FlowNodeJobMissing:  "node {node}: its job {job} does not exist (any more)",
-	FlowNodeJobDisabled: "node {node}: its job {app}/{job} is disabled",
-	FlowNodeInline:      "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
-	FlowNodeJobRunEnded: "job run {run} ended {status}: {reason}",
-	FlowNodeSkippedRule: "start rule {rule} can no longer be met: parent {cause} ended without success",
-	FlowNodeSkippedStop: "failure policy stop: node {cause} failed",
-	FlowRunFailed:       "{count} node(s) failed or were cancelled: {nodes}",
-	FlowRunPartlyFailed: "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
-	FlowRunInvalid:      "version {version} of the workflow cannot be run: {error}",
+	Month1:               "January",
+	Month2:               "February",
+	Month3:               "March",
+	Month4:               "April",
+	Month5:               "May",
+	Month6:               "June",
+	Month7:               "July",
+	Month8:               "August",
+	Month9:               "September",
+	Month10:              "October",
+	Month11:              "November",
+	Month12:              "December",
+	KindHoliday:          "holiday",
+	KindWorkday:          "workday",
+	CalError:             "calendar {field}: {error}",
+	CalAppRule:           "{rule}; \"\" for a global calendar",
+	CalWeekExample:       "{error} (for example MON-FRI or SUN-THU)",
+	CalWeekDayName:       "week {week}: {value} is not a day name (SUN, MON, TUE, WED, THU, FRI, SAT)",
+	CalWeekBackwards:     "week {week}: range {range} runs backwards (ranges run SUN to SAT and do not wrap: write it as two parts)",
+	CalWeekBits:          "bits outside SUN-SAT are set ({bits})",
+	CalImportBoth:        "send the days either as a list (days) or as a file (import), not both",
+	CalImportFormat:      "format {format}: use ics or csv",
+	CalDayDate:           "{value}: {error} (YYYY-MM-DD)",
+	DateFormat:           "date {value}: want YYYY-MM-DD, for example 2026-02-14",
+	DateInvalid:          "date {value}: {error}",
+	DateYear:             "year {year} is outside {min}-{max}",
+	DateMonth:            "month {month} is outside 1-12",
+	DateDay:              "day {day} is outside 1-{max} ({month} {year})",
+	CalTooManyDays:       "{count} special days, more than the limit of {max}",
+	CalDayError:          "{date}: {error}",
+	CalDayKind:           "{date}: kind {kind} is neither \"holiday\" nor \"workday\"",
+	CalDayName:           "{date}: name {error}",
+	CalDayBoth:           "{date} is both a holiday{holiday} and a working day{workday}: a date can be only one of them",
+	CalDayTwice:          "{date} is listed twice as a {kind}: list each date once",
+	CalNameRequired:      "required: 1-{max} letters, digits, '.', '_' or '-' (for example cn-mainland)",
+	CalNameLong:          "{length} characters, more than {max}",
+	CalNameChars:         "{value}: only letters, digits, '.', '_' and '-' are allowed",
+	CalShiftOnly:         "a direction ({value}) is only for the rule \"shift\"",
+	CalShiftBad:          "{value} is not a direction: want \"next\" or \"previous\"",
+	CalRuleBad:           "{value} is not a calendar rule: want \"business_days_only\", \"skip_holidays\" or \"shift\"",
+	CalGlobalAdminOnly:   "set one of your apps, or ask an admin for a global calendar",
+	CalNameTaken:         "taken in this app; choose another name or edit that calendar",
+	CalRevisionRequired:  "send the revision you read (optimistic lock), currently {revision}",
+	DayNameLong:          "is {bytes} bytes long, more than {max}",
+	DayNameUTF8:          "is not valid UTF-8",
+	DayNameSpace:         "has leading or trailing white space",
+	DayNameControl:       "contains a control character (a line break, a tab...)",
+	FlowNodeJobMissing:   "node {node}: its job {job} does not exist (any more)",
+	FlowNodeJobDisabled:  "node {node}: its job {app}/{job} is disabled",
+	FlowNodeInline:       "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowRunWaitsBackfill: "waits for its turn: backfill {backfill} runs {parallel} at a time, and that many are running",
+	FlowNodeJobRunEnded:  "job run {run} ended {status}: {reason}",
+	FlowNodeSkippedRule:  "start rule {rule} can no longer be met: parent {cause} ended without success",
+	FlowNodeSkippedStop:  "failure policy stop: node {cause} failed",
+	FlowRunFailed:        "{count} node(s) failed or were cancelled: {nodes}",
+	FlowRunPartlyFailed:  "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
+	FlowRunInvalid:       "version {version} of the workflow cannot be run: {error}",
 
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine:            "{format} line {line}: {error}",

@@ -211,6 +211,7 @@ const (
 	qWorkflowRunCountsInWindow
 	qWorkflowRunInsert
 	qWorkflowRunList
+	qWorkflowRunPendingReason
 	qWorkflowRunRerun
 	qWorkflowRunTransition
 	qWorkflowRunsActive
@@ -440,6 +441,7 @@ var queryNames = [...]string{
 	"WorkflowRunCountsInWindow",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
+	"WorkflowRunPendingReason",
 	"WorkflowRunRerun",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Backfill is a request to run a workflow for each business date of a
@@ -93,4 +95,14 @@ func (t *Tx) RunningInBackfill(ctx context.Context, id int64) (int, error) {
 		return 0, fmt.Errorf("running runs of backfill %d: %w", id, err)
 	}
 	return n, nil
+}
+
+// SetPendingReason records why pending workflow run id has not started
+// (it waits for its backfill's turn); a run no longer pending is left
+// alone. The move to running clears it.
+func (t *Tx) SetPendingReason(ctx context.Context, id int64, reason msg.Msg) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qWorkflowRunPendingReason), truncate(reason.String(), 2000), reason, id); err != nil {
+		return fmt.Errorf("workflow run %d: reason: %w", id, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/workflow"
@@ -56,6 +57,15 @@ func TestBackfillRunsAtMostParallelAtOnce(t *testing.T) {
 				}
 				if r.Status == store.RunPending || r.Status == store.RunRunning {
 					active++
+				}
+				// A run that waits for its turn says so; one that runs
+				// has no reason left.
+				switch r.Status {
+				case store.RunPending:
+					require.Equal(t, msg.FlowRunWaitsBackfill, r.ReasonMsg.Code, "run of %s", r.BusinessDate)
+					require.Equal(t, fmt.Sprintf("waits for its turn: backfill %d runs 3 at a time, and that many are running", r.BackfillID), r.Reason)
+				case store.RunRunning:
+					require.Empty(t, r.Reason)
 				}
 			}
 			require.LessOrEqual(t, running, 3, "at most the backfill's parallelism runs at once")

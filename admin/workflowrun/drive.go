@@ -52,7 +52,13 @@ func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
 			return err
 		}
 		if running >= b.Parallel {
-			return nil // waits for one of them to end
+			// It waits for one of them to end, and says so (written once:
+			// the reason does not change while it waits).
+			why := msg.New(msg.FlowRunWaitsBackfill, "backfill", b.ID, "parallel", b.Parallel)
+			if run.Reason == why.String() {
+				return nil
+			}
+			return d.tx.SetPendingReason(ctx, id, why)
 		}
 	}
 	if run.Status == store.RunPending {
