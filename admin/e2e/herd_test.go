@@ -86,9 +86,9 @@ type herdEnv struct {
 	db        *sql.DB
 	admin     *testenv.Process
 	executors []*testenv.Process
-	mysqldPID int // the private MariaDB's process, 0 on the shared test server
+	mysqldPID int    // the private MariaDB's process, 0 on the shared test server
 	url       string // the admin's base URL
-	iter      int // herds run so far, to name the jobs of the next one
+	iter      int    // herds run so far, to name the jobs of the next one
 }
 
 // herdResult holds the figures of one herd, from the database. Durations
