@@ -19,13 +19,15 @@ import (
 // the graph is drawn as it is typed. A cycle is named above the table, an
 // unknown job next to its row, both before saving. Saved, the workflow's
 // page draws it. Edited: the failure policy changed and a node added
-// through the JSON view, saved as version 2. Deleted: gone from the list.
+// through the JSON view, saved as version 2. Run and cancelled while its
+// first node sleeps: the run, the node and its job run cancelled. Deleted:
+// gone from the list.
 func TestWorkflowEditorInBrowser(t *testing.T) {
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
-	for _, name := range []string{"wf-extract", "wf-load"} {
-		api.createJob(map[string]any{"app": "demo", "name": name, "handler": "demo.hello", "cron": "0 0 1 1 *"})
-	}
+	// extract sleeps long enough for its run to be cancelled.
+	api.createJob(map[string]any{"app": "demo", "name": "wf-extract", "handler": "demo.sleep", "params": "ms=120000", "cron": "0 0 1 1 *"})
+	api.createJob(map[string]any{"app": "demo", "name": "wf-load", "handler": "demo.hello", "cron": "0 0 1 1 *"})
 
 	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
 	defer b.checkConsole()
@@ -129,6 +131,39 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 	require.Equal(t, "continue", wf.FailurePolicy)
 	require.Len(t, wf.Nodes, 4)
 	require.Len(t, wf.Edges, 3)
+
+	// Run it, and cancel the run while extract runs: the run and the node
+	// are cancelled, and so is extract's job run.
+	b.do(chromedp.Click(chromedp.CSS("#workflow-trigger")), chromedp.WaitVisible(chromedp.CSS("#workflow-trigger-dialog")))
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-trigger-dialog button[data-action="ok"]`)))
+	b.waitJS(60*time.Second, `document.querySelector('#dag-svg .dag-node[data-node="extract"]').dataset.state === "running" &&
+		!document.querySelector("#workflow-cancel").hidden`, "extract runs; the run can be cancelled")
+	b.do(chromedp.Click(chromedp.CSS("#workflow-cancel")), chromedp.WaitVisible(chromedp.CSS("#workflow-cancel-dialog")))
+	b.do(chromedp.Click(chromedp.CSS(`#workflow-cancel-dialog button[data-action="ok"]`)))
+	b.waitJS(30*time.Second, `document.querySelector('#dag-svg .dag-node[data-node="extract"]').dataset.state === "cancelled" &&
+		document.querySelector("#workflow-run-shown").textContent.includes("Cancelled") && document.querySelector("#workflow-cancel").hidden`, "the run and extract cancelled")
+	b.screenshot("we3-cancelled")
+	var runs struct {
+		Runs []struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		} `json:"runs"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", id), nil, &runs)
+	require.Len(t, runs.Runs, 1)
+	require.Equal(t, "cancelled", runs.Runs[0].Status)
+	var detail struct {
+		Nodes []struct {
+			Key      string `json:"node_key"`
+			Status   string `json:"status"`
+			JobRunID int64  `json:"job_run_id"`
+		} `json:"nodes"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", runs.Runs[0].ID), nil, &detail)
+	require.Len(t, detail.Nodes, 1, "only extract started")
+	var jr struct{ Run struct{ Status string } }
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", detail.Nodes[0].JobRunID), nil, &jr)
+	require.Equal(t, "cancelled", jr.Run.Status, "extract's job run cancelled with the workflow run")
 
 	// Delete.
 	b.do(chromedp.Click(chromedp.CSS("#workflow-delete")), chromedp.WaitVisible(chromedp.CSS("#workflow-delete-dialog")))

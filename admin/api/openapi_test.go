@@ -178,6 +178,7 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema WorkflowLayout", named("WorkflowLayout"), apitypes.WorkflowLayout{}},
 		{"schema WorkflowLayoutNode", named("WorkflowLayoutNode"), apitypes.WorkflowLayoutNode{}},
 		{"schema WorkflowValidation", named("WorkflowValidation"), apitypes.WorkflowValidation{}},
+		{"schema WorkflowCancelled", named("WorkflowCancelled"), apitypes.WorkflowCancelled{}},
 		{"schema WorkflowFiring", named("WorkflowFiring"), apitypes.WorkflowFiring{}},
 		{"schema WorkflowLayoutEdge", named("WorkflowLayoutEdge"), apitypes.WorkflowLayoutEdge{}},
 		{"schema WorkflowPoint", named("WorkflowPoint"), apitypes.WorkflowPoint{}},

@@ -98,6 +98,7 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/workflows/:id/layout":         {role: viewer},
 	"POST /api/v1/workflows/:id/backfill":      {role: operator, audit: "workflow.backfill"},
 	"POST /api/v1/workflow-runs/:id/rerun":     {role: operator, audit: "workflow.rerun"},
+	"POST /api/v1/workflow-runs/:id/cancel":    {role: operator, audit: "workflow.cancel"},
 	"POST /api/v1/workflows/validate":          {role: operator},
 	"POST /api/v1/workflows":                   {role: operator, audit: "workflow.create"},
 	"PUT /api/v1/workflows/:id":                {role: operator, audit: "workflow.update"},

@@ -18,15 +18,11 @@ import (
 // again; 400 naming from for an unknown node or one that would be skipped
 // at once; 409 for a run that has not ended (a second click included).
 func (s *Server) rerunWorkflowRun(c *gin.Context) {
-	id, ok := idParam(c)
+	id, ok := s.manageableWorkflowRun(c)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	run, err := s.st.WorkflowRun(ctx, id)
-	if !s.visible(c, "workflow run", err, err == nil && currentUser(c).AppAllowed(run.App)) || !mayManageWorkflow(c, run.App) {
-		return
-	}
 	var req apitypes.WorkflowRerun
 	if !decode(c, &req) {
 		return
@@ -49,4 +45,19 @@ func (s *Server) rerunWorkflowRun(c *gin.Context) {
 		s.cfg.Workflows.Wake()
 	}
 	c.JSON(http.StatusOK, apitypes.WorkflowRerunDone{Run: workflowRunView(run), Nodes: again})
+}
+
+// manageableWorkflowRun reads the id parameter's workflow run for a change
+// by the caller: 404 when it does not exist or is of an app the caller may
+// not see, 403 when they may see but not manage it.
+func (s *Server) manageableWorkflowRun(c *gin.Context) (int64, bool) {
+	id, ok := idParam(c)
+	if !ok {
+		return 0, false
+	}
+	run, err := s.st.WorkflowRun(c.Request.Context(), id)
+	if !s.visible(c, "workflow run", err, err == nil && currentUser(c).AppAllowed(run.App)) || !mayManageWorkflow(c, run.App) {
+		return 0, false
+	}
+	return id, true
 }

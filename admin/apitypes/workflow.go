@@ -244,3 +244,11 @@ type WorkflowRerunDone struct {
 	Run   WorkflowRun `json:"run"`
 	Nodes []string    `json:"nodes"`
 }
+
+// WorkflowCancelled answers the cancel of a workflow run (POST
+// /api/v1/workflow-runs/{id}/cancel): the run, cancelled, and the job runs
+// of its nodes that were cancelled with it.
+type WorkflowCancelled struct {
+	Run     WorkflowRun `json:"run"`
+	JobRuns []int64     `json:"job_runs"`
+}

@@ -334,6 +334,9 @@ func (s *Store) createWorkflowRun(ctx context.Context, q sqlx.ExtContext, epoch 
 	return run, created, nil
 }
 
+// RunEnded says whether a run, workflow run or node run status is final.
+func RunEnded(status string) bool { return runEnded(status) }
+
 // runEnded says whether a run or node run status is final.
 func runEnded(status string) bool {
 	switch status {

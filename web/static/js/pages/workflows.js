@@ -170,6 +170,7 @@ function detail(root, ctx) {
   const graph = h("div", { class: "dag-wrap", id: "workflow-graph" });
   const nodeBox = h("div", { id: "workflow-node", hidden: true });
   const runLabel = h("div", { class: "muted", id: "workflow-run-shown" });
+  const runCancel = button(t("workflows.cancelRun"), { size: "sm", icon: "stop", id: "workflow-cancel", onclick: () => cancelRun() });
   const actions = h("div", { class: "page-actions" });
   const runsBody = h("tbody");
   const runsEmpty = h("div", { hidden: true }, emptyState(t("workflows.noRuns")));
@@ -180,7 +181,7 @@ function detail(root, ctx) {
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/workflows" }, t("nav.workflows")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
     h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
     card(t("workflows.definition"), defBox),
-    card(t("workflows.graph"), [runLabel, graph, nodeBox], { id: "workflow-graph-card", sub: t("workflows.graphSub") }),
+    card(t("workflows.graph"), [h("div", { class: "toolbar" }, runLabel, h("div", { class: "spacer" }), runCancel), graph, nodeBox], { id: "workflow-graph-card", sub: t("workflows.graphSub") }),
     card(t("workflows.runs"), [h("div", { class: "table-wrap" }, runsTable), runsEmpty]));
 
   function pick(key) {
@@ -216,6 +217,21 @@ function detail(root, ctx) {
     });
     if (!ok) return;
     toast(t("workflows.rerunStarted", { id: run.id, nodes: done.nodes.join(", ") }));
+    chosenRun = run.id;
+    ctx.refreshNow();
+  }
+
+  /** cancelRun cancels the run shown, after a confirmation. */
+  async function cancelRun() {
+    const run = runDetail.run;
+    let done = null;
+    const ok = await confirmDialog({
+      id: "workflow-cancel-dialog", title: t("workflows.cancelTitle", { id: run.id }), confirmLabel: t("workflows.cancelRun"), danger: true,
+      message: h("p", {}, t("workflows.cancelConfirm", { date: run.business_date })),
+      onConfirm: async () => { done = await api("POST", `/workflow-runs/${run.id}/cancel`); },
+    });
+    if (!ok) return;
+    toast(t("workflows.cancelled", { id: run.id, jobs: done.job_runs.length }));
     chosenRun = run.id;
     ctx.refreshNow();
   }
@@ -272,6 +288,7 @@ function detail(root, ctx) {
     wf = w;
     runLabel.textContent = runDetail ? t("workflows.showing", { id: runDetail.run.id, date: runDetail.run.business_date, status: tOr("status." + runDetail.run.status, runDetail.run.status) }) : "";
     runLabel.dataset.run = runDetail ? String(runDetail.run.id) : "";
+    runCancel.hidden = !(runDetail && ["pending", "running"].includes(runDetail.run.status) && ctx.can("operator"));
     title.textContent = w.name;
     document.getElementById("crumb").textContent = w.name;
     fill(sub, h("span", { class: "app-tag" }, w.app), " ", w.description || "");
