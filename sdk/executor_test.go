@@ -1045,3 +1045,18 @@ func TestHandlerResult(t *testing.T) {
 	require.Equal(t, protocol.SlotSucceeded, res.Status)
 	require.Nil(t, res.Result)
 }
+
+// A request carries at most 256 KiB of handler results (the admin's body
+// limit is 1 MiB), and at least one result.
+func TestResultBatchBoundedByResultBytes(t *testing.T) {
+	t.Parallel()
+	big := protocol.SlotResult{Result: json.RawMessage(`"` + strings.Repeat("x", protocol.MaxResultBytes-2) + `"`)}
+	pending := make([]protocol.SlotResult, 40)
+	for i := range pending {
+		pending[i] = big
+	}
+	require.Equal(t, 16, batchEnd(pending, 256)) // 16 × 16 KiB = 256 KiB
+	require.Equal(t, 10, batchEnd(pending, 10))
+	require.Equal(t, 3, batchEnd(make([]protocol.SlotResult, 3), 256))
+	require.Equal(t, 1, batchEnd([]protocol.SlotResult{{Result: make(json.RawMessage, maxBatchResultBytes+1)}}, 256))
+}

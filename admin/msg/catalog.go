@@ -32,6 +32,8 @@ const (
 	CauseNoHandler         Code = "cause.no_handler"
 	AttemptNotAcked        Code = "attempt.not_acked"
 	AttemptUnknownStatus   Code = "attempt.unknown_status"
+	AttemptResultTooLarge  Code = "attempt.result_too_large"
+	AttemptResultNotJSON   Code = "attempt.result_not_json"
 	AttemptXXLNoCallback   Code = "attempt.xxl_no_callback"
 	AttemptXXLKilled       Code = "attempt.xxl_killed"
 	AttemptXXLRefused      Code = "attempt.xxl_refused"
@@ -197,6 +199,7 @@ const (
 	BackfillTooLong        Code = "backfill.too_long"
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
+	JobWorkflowOwned       Code = "job.workflow_owned"
 	SlotParamsPair         Code = "job.slot_params_pair"
 	SlotParamsSlot         Code = "job.slot_params_slot"
 	SlotParamsTwice        Code = "job.slot_params_twice"
@@ -291,6 +294,7 @@ const (
 	FlowNodeJobMissing  Code = "workflow.node_job_missing"
 	FlowNodeJobDisabled Code = "workflow.node_job_disabled"
 	FlowNodeInline      Code = "workflow.node_inline"
+	FlowNodeParamsLarge Code = "workflow.node_params_large"
 	FlowNodeJobRunEnded Code = "workflow.node_job_run_ended"
 	FlowNodeSkippedRule Code = "workflow.node_skipped_rule"
 	FlowNodeSkippedStop Code = "workflow.node_skipped_stop"
@@ -382,6 +386,8 @@ var Catalog = map[Code]string{
 	CauseNoHandler:         "no online executor of app {app} has handler {handler} ({online} online without it)",
 	AttemptNotAcked:        "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",
 	AttemptUnknownStatus:   "executor reported unknown status {status}: {error}",
+	AttemptResultTooLarge:  "the handler's result is {size} bytes, more than the {max} bytes a slot's result may have",
+	AttemptResultNotJSON:   "the handler's result is not a JSON value",
 	AttemptXXLNoCallback:   "timed out: no callback from the XXL-JOB executor within {limit} ({limit_kind}) plus {grace} grace; its result is lost",
 	AttemptXXLKilled:       "killed by {user} on XXL-JOB executor {address}",
 	AttemptXXLRefused:      "XXL-JOB executor {address} refused the run ({why})",
@@ -547,6 +553,7 @@ var Catalog = map[Code]string{
 	BackfillTooLong:        "{days} dates, at most {max}: split the range into several backfills",
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
+	JobWorkflowOwned:       "job {job} runs an inline node of workflow {workflow}: change it through the workflow",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
 	SlotParamsSlot:         "{part}: slot must be a number in 0-{max}",
 	SlotParamsTwice:        "slot {slot} appears twice",
@@ -640,7 +647,8 @@ var Catalog = map[Code]string{
 	DayNameControl:      "contains a control character (a line break, a tab...)",
 	FlowNodeJobMissing:  "node {node}: its job {job} does not exist (any more)",
 	FlowNodeJobDisabled: "node {node}: its job {app}/{job} is disabled",
-	FlowNodeInline:      "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowNodeInline:      "node {node}: the job of this inline node (handler {handler}) no longer exists: the node was removed from the workflow, or the workflow deleted",
+	FlowNodeParamsLarge: "node {node}: its params with its parents' results are {size} bytes, more than the {max} a run's params may have",
 	FlowNodeJobRunEnded: "job run {run} ended {status}: {reason}",
 	FlowNodeSkippedRule: "start rule {rule} can no longer be met: parent {cause} ended without success",
 	FlowNodeSkippedStop: "failure policy stop: node {cause} failed",
