@@ -1,6 +1,9 @@
 package apitypes
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // A workflow (issue 22, docs/workflows.md) is written in three layers, as
 // a job is:
@@ -185,6 +188,10 @@ type WorkflowNodeRun struct {
 	ReasonArgs   map[string]any `json:"reason_args,omitempty"`
 	CreatedAt    time.Time      `json:"created_at"`
 	FinishedAt   *time.Time     `json:"finished_at,omitempty"`
+	// Result is the result of the node's job run (RunDetail.Result), which
+	// its children receive under upstream in their params; absent when it
+	// has none.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // WorkflowRunDetail is one workflow run with its node runs (GET

@@ -52,6 +52,7 @@ func View(j store.Job) apitypes.Job {
 		},
 		Paused: j.Paused, State: State(j), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
 		NextFireAt: msTimePtr(j.NextFireAt), CompletedAt: msTimePtr(j.CompletedAt), PausedUntil: msTimePtr(j.PauseUntil),
+		WorkflowID: j.WorkflowID.Int64,
 	}
 	if j.Completed() && !j.CompletedMsg.IsZero() {
 		v.CompletedReason = j.CompletedMsg.String()
