@@ -94,11 +94,11 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		fields["description"] = "at most 1024 characters"
 	}
 	var inline []store.InlineJob
-	for i, n := range def.Nodes {
+	for i, n := range spec.Nodes {
 		if n.Job != nil {
 			continue
 		}
-		j, err := jobdef.InlineRow(n.Handler, n.Params, n.Slots)
+		j, err := jobdef.InlineRow(n)
 		if err != nil {
 			fields["nodes["+strconv.Itoa(i)+"].params"] = err.Error()
 			continue

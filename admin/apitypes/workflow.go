@@ -32,6 +32,11 @@ type WorkflowNode struct {
 	Handler string          `json:"handler,omitempty"`
 	Params  string          `json:"params,omitempty"`
 	Slots   int             `json:"slots,omitempty"` // inline nodes: default 1
+	// RetryMax (0-100), RetryBackoffMS and TimeoutMS: an inline node's
+	// retries and timeout, as a job's; a job node has its job's.
+	RetryMax       int   `json:"retry_max,omitempty"`
+	RetryBackoffMS int64 `json:"retry_backoff_ms,omitempty"`
+	TimeoutMS      int64 `json:"timeout_ms,omitempty"`
 	// Start is the start rule: all_success (default), all_done or
 	// one_success.
 	Start string `json:"start,omitempty"`

@@ -73,12 +73,13 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // InlineRow is the row of the job that runs a workflow's inline node
 // (store.InlineJob; docs/workflows.md, "Inline nodes"): its handler,
-// params and slots with the defaults of every other setting of a new job
-// (no schedule). The store names it and sets its app and owner. The params
+// params, slots, retries and timeout (a node validated by admin/workflow)
+// with the defaults of every other setting of a new job (no schedule). The store names it and sets its app and owner. The params
 // of a built-in handler (http, sql, shell, dedup-archive) are checked as a
 // job's are: the error says what is wrong with them.
-func InlineRow(handler, params string, slots int) (store.Job, error) {
-	s := apitypes.JobSpec{JobDef: apitypes.JobDef{Handler: handler, Params: params, Slots: slots}}
+func InlineRow(n apitypes.WorkflowNode) (store.Job, error) {
+	s := apitypes.JobSpec{JobDef: apitypes.JobDef{Handler: n.Handler, Params: n.Params, Slots: n.Slots,
+		RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}}
 	s.JobDef = s.WithDefaults()
 	if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
 		return store.Job{}, err

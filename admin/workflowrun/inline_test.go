@@ -17,8 +17,9 @@ import (
 func newInlineFixture(t *testing.T, st *store.Store, def workflow.Definition) *fixture {
 	t.Helper()
 	var inline []store.InlineJob
-	for _, n := range def.WithDefaults().Nodes {
-		j, err := jobdef.InlineRow(n.Handler, n.Params, n.Slots)
+	nodes, _ := def.Wire()
+	for _, n := range nodes {
+		j, err := jobdef.InlineRow(n)
 		require.NoError(t, err)
 		inline = append(inline, store.InlineJob{Node: n.Key, Job: j})
 	}
@@ -50,7 +51,7 @@ func TestInlineNodesRunAndResultsFlowDownstream(t *testing.T) {
 		f := newInlineFixture(t, st, workflow.Definition{FailurePolicy: workflow.Stop,
 			Nodes: []workflow.Node{
 				{Key: "load_trades", Handler: "trades.load", Params: `{"source":"s3"}`},
-				{Key: "load_fx", Handler: "fx.load", Slots: 2},
+				{Key: "load_fx", Handler: "fx.load", Slots: 2, RetryMax: 3, RetryBackoffMS: 250, TimeoutMS: 60000},
 				{Key: "quiet", Handler: "noop"},
 				{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, Slots: 3},
 			},
@@ -75,6 +76,10 @@ func TestInlineNodesRunAndResultsFlowDownstream(t *testing.T) {
 		fx, err := st.Run(ctx, f.node(r.ID, "load_fx").JobRunID.Int64)
 		require.NoError(t, err)
 		require.Equal(t, 2, fx.SlotCount)
+		fxJob, err := st.Job(ctx, fx.JobID)
+		require.NoError(t, err)
+		require.Equal(t, [3]int64{3, 250, 60000}, [3]int64{int64(fxJob.RetryMax), fxJob.RetryBackoffMS, fxJob.TimeoutMS},
+			"the node's retries and timeout are its job's, which the scheduler applies to its slots")
 
 		f.succeedWithResults(r.ID, "load_trades", ptr(`{"rows":42}`))
 		f.succeedWithResults(r.ID, "load_fx", ptr(`"eur"`), ptr(`{"usd":1.08}`))

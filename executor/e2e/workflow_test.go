@@ -18,7 +18,10 @@ import (
 // two-slot node's slots land on the executor offering it, and each node's
 // result reaches its child as upstream in its params — a (2) and b (3 per
 // slot, two slots) feed c (10): c's result is {"sum": 18}. The workflow
-// run view shows every node's result and the link to its job run.
+// run view shows every node's result and the link to its job run. An
+// independent inline node that always fails is retried by its
+// retry_max (two attempts), and the run (failure policy continue) ends
+// partially failed, naming it.
 func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	c := newCluster(t)
 	other := c.startExecutor("search", 2) // another app's executor: never used
@@ -27,11 +30,12 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 
 	var wf apitypes.Workflow
 	code, err := c.API.Do(http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{
-		App: "billing", Name: "sums",
+		App: "billing", Name: "sums", FailurePolicy: "continue",
 		Nodes: []apitypes.WorkflowNode{
 			{Key: "a", Handler: "demo.sum", Params: `{"add":2}`},
 			{Key: "b", Handler: "demo.sum", Params: `{"add":3}`, Slots: 2},
 			{Key: "c", Handler: "demo.sum", Params: `{"add":10}`},
+			{Key: "flaky", Handler: "demo.fail", RetryMax: 1, RetryBackoffMS: 100},
 		},
 		Edges: []apitypes.WorkflowEdge{{From: "a", To: "c"}, {From: "b", To: "c"}},
 	}}, &wf)
@@ -52,20 +56,31 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 			return false, err
 		}
 		switch view.Run.Status {
-		case "succeeded":
+		case "partially_failed":
 			return true, nil
 		case "pending", "running":
 			return false, fmt.Errorf("workflow run is %s with %d node runs", view.Run.Status, len(view.Nodes))
 		}
 		t.Fatalf("workflow run ended %s: %s (nodes %+v)", view.Run.Status, view.Run.Reason, view.Nodes)
 		return false, nil
-	}, "the workflow run did not succeed")
+	}, "the workflow run did not end partially failed")
+	require.Contains(t, view.Run.Reason, "flaky")
 
 	byKey := map[string]apitypes.WorkflowNodeRun{}
 	for _, n := range view.Nodes {
 		byKey[n.NodeKey] = n
 	}
-	require.Len(t, byKey, 3)
+	require.Len(t, byKey, 4)
+	flaky := byKey["flaky"]
+	require.Equal(t, "failed", flaky.Status)
+	var fr apitypes.RunDetail
+	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", flaky.JobRunID), &fr))
+	require.Len(t, fr.Attempts, 2, "retry_max 1: the slot ran twice")
+	for _, a := range fr.Attempts {
+		require.Equal(t, "failed", a.Status)
+		require.Contains(t, a.Error, "fails on purpose")
+	}
+	require.Nil(t, fr.Result)
 	want := map[string]string{"a": `{"sum":2}`, "b": `{"0":{"sum":3},"1":{"sum":3}}`, "c": `{"sum":18}`}
 	for key, result := range want {
 		n := byKey[key]

@@ -199,6 +199,7 @@ function detail(root, ctx) {
       nr && nr.result !== undefined ? [t("workflows.result"), h("pre", { class: "json-pre", id: "workflow-node-result" }, JSON.stringify(nr.result, null, 2))] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
       n.job ? null : [t("col.slots"), String(n.slots || 1)],
+      n.job || !n.retry_max ? null : [t("workflows.retries"), t("workflows.retriesValue", { n: n.retry_max, ms: n.retry_backoff_ms || 1000 })],
       n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
       [t("workflows.startRule"), tOr("workflows.start." + n.start, n.start)],
       [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],
