@@ -286,7 +286,7 @@ func (d *decider) start(ctx context.Context, key string) error {
 // zero): a job that is gone or disabled, an inline node whose job is gone.
 func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJob, fail msg.Msg, err error) {
 	var id int64
-	ref := ""
+	var ref string
 	switch {
 	case node.Job == nil:
 		// An inline node runs through the job its workflow owns, written
