@@ -217,8 +217,8 @@ func TestWorkflowsInBrowser(t *testing.T) {
 
 // TestWorkflowResultsInBrowser: a workflow of inline demo.sum nodes runs
 // on the standalone's executor; its page shows a node's result in the
-// node's panel, and the node's job run page shows the run's result as a
-// read-only JSON block.
+// node's panel, the node's job run page shows the run's result as a
+// read-only JSON block, and the job's page says the workflow owns it.
 func TestWorkflowResultsInBrowser(t *testing.T) {
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
@@ -261,6 +261,14 @@ func TestWorkflowResultsInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, `/^#\/runs\/\d+$/.test(location.hash) && document.querySelector("#run-result-card") !== null &&
 		!document.querySelector("#run-result-card").hidden`, "the run page shows the result")
 	require.JSONEq(t, `{"sum":7}`, b.text("#run-result"))
+	// The run's job is the node's, owned by the workflow: its page offers
+	// no action but a way back to the workflow.
+	b.do(chromedp.Click(chromedp.CSS(`#run-actions a[href^="#/jobs/"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#job-workflow-owned") !== null`, "the job page says the workflow owns the job")
+	require.Contains(t, b.text("#job-workflow-owned"), fmt.Sprintf("workflow #%d", wfID))
+	require.False(t, b.evalBool(`document.querySelector("#job-actions button") !== null`), "no job actions")
+	b.do(chromedp.Click(chromedp.CSS("#job-workflow")))
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d"`, wfID), "back to the workflow")
 }
 
 // createWorkflow saves a workflow and returns its id.
