@@ -626,7 +626,7 @@ func (e *Executor) result(ctx context.Context, s *slot, err error) protocol.Slot
 	cause := context.Cause(ctx) // nil unless ctx is done
 	switch {
 	case err == nil:
-		res.Status = protocol.SlotSucceeded
+		res.Status, res.Result = protocol.SlotSucceeded, t.Result()
 	case errors.As(err, &pe):
 		res.Status, res.Error = protocol.SlotFailed, err.Error()
 	case cause != nil && (errors.As(cause, &ce) || errors.As(cause, &se)):

@@ -1005,3 +1005,58 @@ func TestQueuedSlotWaitsForAnAdminAfterLosingContact(t *testing.T) {
 	require.Contains(t, res.Error, "before it started")
 	require.EqualValues(t, 1, g.count.Load(), "the moved slot never ran here")
 }
+
+// A handler's result (Task.SetResult) travels with a succeeded slot's
+// outcome; a failed slot sends none, a result over the cap is refused by
+// SetResult and a handler that returns that error fails its slot.
+func TestHandlerResult(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{
+		"sum": func(_ context.Context, task *Task) error {
+			if err := task.SetResult(map[string]int{"first": 1}); err != nil {
+				return err
+			}
+			return task.SetResult(map[string]any{"rows": 42, "slot": task.Slot}) // the last one counts
+		},
+		"fails": func(_ context.Context, task *Task) error {
+			if err := task.SetResult("partial"); err != nil {
+				return err
+			}
+			return errors.New("load failed")
+		},
+		"big": func(_ context.Context, task *Task) error {
+			return task.SetResult(strings.Repeat("x", protocol.MaxResultBytes))
+		},
+		"plain": noop,
+	}, nil)
+	fa.assignPush(t, e, run("sum", 2001), run("fails", 2002), run("big", 2003), run("plain", 2004))
+	res := fa.waitResult(t, 2001)
+	require.Equal(t, protocol.SlotSucceeded, res.Status)
+	require.JSONEq(t, `{"rows":42,"slot":0}`, string(res.Result))
+	res = fa.waitResult(t, 2002)
+	require.Equal(t, protocol.SlotFailed, res.Status)
+	require.Nil(t, res.Result)
+	res = fa.waitResult(t, 2003)
+	require.Equal(t, protocol.SlotFailed, res.Status)
+	require.Contains(t, res.Error, "result larger than 16 KiB")
+	require.Nil(t, res.Result)
+	res = fa.waitResult(t, 2004)
+	require.Equal(t, protocol.SlotSucceeded, res.Status)
+	require.Nil(t, res.Result)
+}
+
+// A request carries at most 256 KiB of handler results (the admin's body
+// limit is 1 MiB), and at least one result.
+func TestResultBatchBoundedByResultBytes(t *testing.T) {
+	t.Parallel()
+	big := protocol.SlotResult{Result: json.RawMessage(`"` + strings.Repeat("x", protocol.MaxResultBytes-2) + `"`)}
+	pending := make([]protocol.SlotResult, 40)
+	for i := range pending {
+		pending[i] = big
+	}
+	require.Equal(t, 16, batchEnd(pending, 256)) // 16 × 16 KiB = 256 KiB
+	require.Equal(t, 10, batchEnd(pending, 10))
+	require.Equal(t, 3, batchEnd(make([]protocol.SlotResult, 3), 256))
+	require.Equal(t, 1, batchEnd([]protocol.SlotResult{{Result: make(json.RawMessage, maxBatchResultBytes+1)}}, 256))
+}

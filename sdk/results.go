@@ -49,7 +49,7 @@ func (e *Executor) pendingCount() int {
 func (e *Executor) flushResults(ctx context.Context) error {
 	for {
 		e.mu.Lock()
-		batch := slices.Clone(e.pending[:min(len(e.pending), e.cfg.ResultBatch)])
+		batch := slices.Clone(e.pending[:batchEnd(e.pending, e.cfg.ResultBatch)])
 		e.mu.Unlock()
 		if len(batch) == 0 {
 			return nil
@@ -67,6 +67,24 @@ func (e *Executor) flushResults(ctx context.Context) error {
 			return fmt.Errorf("admin %s acknowledged none of %d results", admin, len(batch))
 		}
 	}
+}
+
+// maxBatchResultBytes bounds the handler results (protocol.SlotResult.Result)
+// sent in one request, well below the admin's 1 MiB default body limit:
+// 256 results of 16 KiB each would exceed it.
+const maxBatchResultBytes = 256 << 10
+
+// batchEnd is how many of pending the next request sends: at most n, and
+// no more than maxBatchResultBytes of handler results, but at least one.
+func batchEnd(pending []protocol.SlotResult, n int) int {
+	end, bytes := min(len(pending), n), 0
+	for i := range end {
+		bytes += len(pending[i].Result)
+		if bytes > maxBatchResultBytes && i > 0 {
+			return i
+		}
+	}
+	return end
 }
 
 // acknowledge forgets the results of batch the admin accepted or rejected

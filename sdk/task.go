@@ -2,6 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -47,6 +50,42 @@ type Task struct {
 	skipped      atomic.Int64
 	failed       atomic.Int64
 	uncertain    atomic.Int64
+	result       atomic.Pointer[json.RawMessage]
+}
+
+// ErrResultTooLarge is returned by Task.SetResult for a result larger than
+// protocol.MaxResultBytes (16 KiB) once encoded.
+var ErrResultTooLarge = errors.New("sdk: result larger than 16 KiB")
+
+// SetResult sets the slot's result: v encoded as JSON, sent with the slot's
+// outcome when the handler returns nil, and read by the children of a
+// workflow node as parameters (docs/workflows.md, results flowing
+// downstream). A later call replaces an earlier one; a failed or cancelled
+// slot sends none. A value that does not encode, or encodes to more than
+// protocol.MaxResultBytes, is refused with the error (ErrResultTooLarge for
+// the size) and the result is left as it was: a handler that returns such
+// an error fails the slot, one that ignores it succeeds without that
+// result. The admin refuses a result over the cap too (the slot fails), so
+// an executor of another SDK cannot exceed it.
+func (t *Task) SetResult(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("sdk: result: %w", err)
+	}
+	if len(b) > protocol.MaxResultBytes {
+		return fmt.Errorf("%w: %d bytes", ErrResultTooLarge, len(b))
+	}
+	r := json.RawMessage(b)
+	t.result.Store(&r)
+	return nil
+}
+
+// Result returns the result set by SetResult (nil: none).
+func (t *Task) Result() json.RawMessage {
+	if r := t.result.Load(); r != nil {
+		return *r
+	}
+	return nil
 }
 
 // RecordsPolicy is a job's records policy for one run (see Task.Records);

@@ -80,22 +80,32 @@ start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
-id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at, updated_at, version;
+id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at, updated_at, version, workflow_id;
 
 -- name: JobInsert
 -- created_at 0: the database clock (the @every anchor of a new job).
-INSERT INTO job (app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version)
-VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1);
+-- workflow_id: the workflow that owns the job (an inline node's), NULL for
+-- an ordinary job.
+INSERT INTO job (app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version, workflow_id)
+VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1, :workflow_id);
 
 -- name: JobByID
 SELECT {{JobColumns}} FROM job WHERE id = ?;
 
 -- name: JobList
-SELECT {{JobColumns}} FROM job WHERE id > ? ORDER BY id LIMIT ?;
+-- The ordinary jobs: not those of workflows' inline nodes.
+SELECT {{JobColumns}} FROM job WHERE id > ? AND workflow_id IS NULL ORDER BY id LIMIT ?;
 
 -- name: JobListOfApps
 -- JobList limited to the jobs of some apps.
-SELECT {{JobColumns}} FROM job WHERE id > ? AND app IN (?) ORDER BY id LIMIT ?;
+SELECT {{JobColumns}} FROM job WHERE id > ? AND app IN (?) AND workflow_id IS NULL ORDER BY id LIMIT ?;
+
+-- name: RunResults
+-- The results of the succeeded current attempts of some runs, with the
+-- slot count of their run (RunResults composes a run's result).
+SELECT a.run_id, a.slot, a.result, r.slot_count FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+WHERE a.run_id IN (?) AND a.current = 1 AND a.status = 'succeeded' AND a.result IS NOT NULL
+ORDER BY a.run_id, a.slot;
 
 -- name: JobsSetNextFire
 -- SetNextFire: jobs that share their next firing.
@@ -319,7 +329,8 @@ SET status = CASE id WHEN ? THEN ? END,
     failed = CASE id WHEN ? THEN ? END,
     uncertain = CASE id WHEN ? THEN ? END,
     error = CASE id WHEN ? THEN ? END,
-    error_msg = CASE id WHEN ? THEN ? END
+    error_msg = CASE id WHEN ? THEN ? END,
+    result = CASE id WHEN ? THEN ? END
 WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede

@@ -114,10 +114,22 @@ WHERE id = ? AND status = ?;
 UPDATE workflow_node_run SET job_run_id = ? WHERE id = ? AND job_run_id IS NULL;
 
 -- name: JobIdentitiesByID
-SELECT id, app, name FROM job WHERE id IN (?);
+-- The ordinary jobs a node may reference (not the jobs of inline nodes).
+SELECT id, app, name FROM job WHERE id IN (?) AND workflow_id IS NULL;
 
 -- name: JobIdentitiesByName
-SELECT id, app, name FROM job WHERE app = ? AND name IN (?);
+SELECT id, app, name FROM job WHERE app = ? AND name IN (?) AND workflow_id IS NULL;
+
+-- name: JobsOfWorkflow
+-- The jobs of a workflow's inline nodes.
+SELECT {{JobColumns}} FROM job WHERE workflow_id = ? ORDER BY id;
+
+-- name: JobsOfWorkflowDelete
+DELETE FROM job WHERE workflow_id = ?;
+
+-- name: JobOfWorkflowNode
+-- The job of an inline node: the engine starts it.
+SELECT id FROM job WHERE workflow_id = ? AND name = ?;
 
 -- name: WorkflowRunByIDLocked
 -- The run the engine decides on, locked for the decision's transaction.

@@ -22,10 +22,7 @@ import (
 func TestWorkflowsInBrowser(t *testing.T) {
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
-	var wf struct {
-		ID int64 `json:"id"`
-	}
-	api.call(http.MethodPost, "/api/v1/workflows", map[string]any{
+	wfID := api.createWorkflow(map[string]any{
 		"app": "demo", "name": "nightly-etl", "description": "a diamond with a tail", "cron": "0 2 * * *", "time_zone": "Asia/Shanghai",
 		"nodes": []map[string]any{
 			{"key": "extract", "handler": "demo.sleep", "params": "ms=10", "slots": 4},
@@ -40,7 +37,7 @@ func TestWorkflowsInBrowser(t *testing.T) {
 			{"from": "transform_a", "to": "load"}, {"from": "transform_b", "to": "load"},
 			{"from": "load", "to": "report"}, {"from": "extract", "to": "cleanup"},
 		},
-	}, &wf)
+	})
 
 	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
 	defer b.checkConsole()
@@ -53,7 +50,7 @@ func TestWorkflowsInBrowser(t *testing.T) {
 
 	b.do(chromedp.Click(chromedp.CSS(`#workflows-table a.workflow-link`)))
 	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d" && document.querySelectorAll("#dag-svg .dag-node").length === 6 &&
-		document.querySelectorAll("#dag-svg .dag-edge").length === 6`, wf.ID), "graph drawn: 6 nodes, 6 edges")
+		document.querySelectorAll("#dag-svg .dag-edge").length === 6`, wfID), "graph drawn: 6 nodes, 6 edges")
 	// Left to right by layer: extract, then the transforms and the
 	// clean-up, then load, then report.
 	x := func(key string) int {
@@ -216,6 +213,71 @@ func TestWorkflowsInBrowser(t *testing.T) {
 		require.Equal(t, "succeeded", n.Status, n.NodeKey)
 		require.Equal(t, "succeeded", n.JobRunStatus, n.NodeKey)
 	}
+}
+
+// TestWorkflowResultsInBrowser: a workflow of inline demo.sum nodes runs
+// on the standalone's executor; its page shows a node's result in the
+// node's panel, the node's job run page shows the run's result as a
+// read-only JSON block, and the job's page says the workflow owns it.
+func TestWorkflowResultsInBrowser(t *testing.T) {
+	sa := startStandalone(t)
+	api := newAPIClient(t, sa.base, "admin", sa.password)
+	wfID := api.createWorkflow(map[string]any{
+		"app": "demo", "name": "sums",
+		"nodes": []map[string]any{
+			{"key": "first", "handler": "demo.sum", "params": `{"add":4}`},
+			{"key": "second", "handler": "demo.sum", "params": `{"add":3}`},
+		},
+		"edges": []map[string]any{{"from": "first", "to": "second"}},
+	})
+	var trig struct {
+		Run struct {
+			ID int64 `json:"id"`
+		} `json:"run"`
+	}
+	api.call(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wfID), nil, &trig)
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
+		var d struct {
+			Run struct {
+				Status string `json:"status"`
+			} `json:"run"`
+		}
+		api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", trig.Run.ID), nil, &d)
+		return d.Run.Status == "succeeded", fmt.Errorf("workflow run is %s", d.Run.Status)
+	}, "the workflow run did not succeed")
+
+	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
+	defer b.checkConsole()
+	b.do(chromedp.Navigate(sa.base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	b.login("admin", sa.password)
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, wfID)))
+	b.waitJS(15*time.Second, `[...document.querySelectorAll("#dag-svg .dag-node")].length === 2 &&
+		[...document.querySelectorAll("#dag-svg .dag-node")].every(g => g.dataset.state === "succeeded")`, "both nodes succeeded")
+	b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="second"]`)))
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-node-result") !== null`, "the node's result shown")
+	require.JSONEq(t, `{"sum":7}`, b.text("#workflow-node-result"), "second added 3 to first's 4")
+	b.screenshot("w5-workflow-result")
+	b.do(chromedp.Click(chromedp.CSS("#workflow-node-run")))
+	b.waitJS(15*time.Second, `/^#\/runs\/\d+$/.test(location.hash) && document.querySelector("#run-result-card") !== null &&
+		!document.querySelector("#run-result-card").hidden`, "the run page shows the result")
+	require.JSONEq(t, `{"sum":7}`, b.text("#run-result"))
+	// The run's job is the node's, owned by the workflow: its page offers
+	// no action but a way back to the workflow.
+	b.do(chromedp.Click(chromedp.CSS(`#run-actions a[href^="#/jobs/"]`)))
+	b.waitJS(15*time.Second, `document.querySelector("#job-workflow-owned") !== null`, "the job page says the workflow owns the job")
+	require.Contains(t, b.text("#job-workflow-owned"), fmt.Sprintf("workflow #%d", wfID))
+	require.False(t, b.evalBool(`document.querySelector("#job-actions button") !== null`), "no job actions")
+	b.do(chromedp.Click(chromedp.CSS("#job-workflow")))
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d"`, wfID), "back to the workflow")
+}
+
+// createWorkflow saves a workflow and returns its id.
+func (c *apiClient) createWorkflow(spec map[string]any) int64 {
+	var wf struct {
+		ID int64 `json:"id"`
+	}
+	c.call(http.MethodPost, "/api/v1/workflows", spec, &wf)
+	return wf.ID
 }
 
 // countRuns is the number of runs of workflow id.

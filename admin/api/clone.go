@@ -24,7 +24,7 @@ type cloneRequest struct {
 // request says otherwise; child jobs are not copied (a child triggered by
 // two parents is rarely what a copy means).
 func (s *Server) cloneJob(c *gin.Context) {
-	j, ok := s.loadJob(c)
+	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}

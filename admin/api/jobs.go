@@ -206,7 +206,7 @@ func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool 
 }
 
 func (s *Server) updateJob(c *gin.Context) {
-	old, ok := s.loadJob(c)
+	old, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
@@ -355,6 +355,18 @@ func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
 	return j, s.visible(c, "job", err, err == nil && currentUser(c).AppAllowed(j.App))
 }
 
+// loadOwnJob is loadJob for a change of the job: the job of a workflow's
+// inline node changes with its workflow only (409 job.workflow_owned).
+func (s *Server) loadOwnJob(c *gin.Context) (store.Job, bool) {
+	j, ok := s.loadJob(c)
+	if ok && j.WorkflowID.Valid {
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: msg.New(msg.JobWorkflowOwned, "job", j.ID, "workflow", j.WorkflowID.Int64).String(),
+			Fields: map[string]msg.Msg{"id": msg.New(msg.JobWorkflowOwned, "job", j.ID, "workflow", j.WorkflowID.Int64)}})
+		return j, false
+	}
+	return j, ok
+}
+
 // visible answers the read of one object by the id parameter when the
 // caller cannot go on: 404 when it does not exist or the user may not see
 // it (an object of another app does not exist for them), 500 on another
@@ -378,7 +390,7 @@ func (s *Server) getJob(c *gin.Context) {
 }
 
 func (s *Server) deleteJob(c *gin.Context) {
-	j, ok := s.loadJob(c)
+	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
@@ -396,7 +408,7 @@ func (s *Server) deleteJob(c *gin.Context) {
 // misfire).
 func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(store.Job) bool,
 	save func(ctx context.Context, id int64, on bool, next sql.NullInt64) error, on bool) {
-	j, ok := s.loadJob(c)
+	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
@@ -475,7 +487,7 @@ func (s *Server) pauseJob(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
 		return
 	}
-	j, ok := s.loadJob(c)
+	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
@@ -521,7 +533,7 @@ type triggerRequest struct {
 }
 
 func (s *Server) triggerJob(c *gin.Context) {
-	j, ok := s.loadJob(c)
+	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}

@@ -144,7 +144,12 @@ func (s *Server) getRun(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := apitypes.RunDetail{Run: runView(r), Attempts: make([]apitypes.Attempt, 0, len(atts))}
+	results, err := s.st.RunResults(c.Request.Context(), []int64{id})
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	out := apitypes.RunDetail{Run: runView(r), Attempts: make([]apitypes.Attempt, 0, len(atts)), Result: results[id]}
 	for _, a := range atts {
 		out.Attempts = append(out.Attempts, attemptView(a))
 	}

@@ -109,12 +109,17 @@ func (s *Server) getWorkflowRun(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
+	results, err := s.st.RunResults(ctx, ids)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
 	out := apitypes.WorkflowRunDetail{Run: workflowRunView(run), Nodes: make([]apitypes.WorkflowNodeRun, 0, len(nodes))}
 	for _, n := range nodes {
 		v := apitypes.WorkflowNodeRun{ID: n.ID, NodeKey: n.NodeKey, Rerun: n.Rerun, Status: n.Status, Reason: n.Reason,
 			ReasonCode: string(n.ReasonMsg.Code), ReasonArgs: n.ReasonMsg.Args, CreatedAt: msTime(n.CreatedAt)}
 		if n.JobRunID.Valid {
-			v.JobRunID, v.JobRunStatus = n.JobRunID.Int64, jobs[n.JobRunID.Int64].Status
+			v.JobRunID, v.JobRunStatus, v.Result = n.JobRunID.Int64, jobs[n.JobRunID.Int64].Status, results[n.JobRunID.Int64]
 		}
 		if n.FinishedAt.Valid {
 			t := msTime(n.FinishedAt.Int64)

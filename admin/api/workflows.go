@@ -95,6 +95,18 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 	if len(spec.Description) > 1024 {
 		fields["description"] = "at most 1024 characters"
 	}
+	var inline []store.InlineJob
+	for i, n := range spec.Nodes {
+		if n.Job != nil {
+			continue
+		}
+		j, err := jobdef.InlineRow(n)
+		if err != nil {
+			fields["nodes["+strconv.Itoa(i)+"].params"] = err.Error()
+			continue
+		}
+		inline = append(inline, store.InlineJob{Node: n.Key, Job: j})
+	}
 	if spec.Calendar != "" && !names.Valid(spec.Calendar) {
 		fields["calendar"] = "the name of a business calendar: " + names.Rule
 	}
@@ -120,7 +132,8 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		return store.Workflow{}, false
 	}
 	row := store.Workflow{App: spec.App, Name: spec.Name, Description: spec.Description, CronExpr: spec.Cron, TimeZone: spec.TimeZone,
-		Calendar: spec.Calendar, Enabled: *spec.Enabled, FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len()}
+		Calendar: spec.Calendar, Enabled: *spec.Enabled, FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len(),
+		Inline: inline}
 	if row.Enabled && sched != nil {
 		row.NextFireAt = jobdef.NextFire(sched, s.cfg.Clock.Now())
 	}

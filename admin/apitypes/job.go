@@ -132,10 +132,14 @@ type Job struct {
 	CompletedReason string `json:"completed_reason,omitempty"`
 	// CompletedReasonCode is CompletedReason as a message code (for
 	// clients that show it in another language; see Run.ErrorCode)
-	CompletedReasonCode *Message   `json:"completed_reason_code,omitempty"`
-	NextFireAt          *time.Time `json:"next_fire_at"`
-	CreatedAt           time.Time  `json:"created_at"`
-	UpdatedAt           time.Time  `json:"updated_at"`
+	CompletedReasonCode *Message `json:"completed_reason_code,omitempty"`
+	// the workflow whose inline node the job runs: such a job is not
+	// listed with the others and changes only with its workflow; absent
+	// for an ordinary job
+	WorkflowID int64      `json:"workflow_id,omitempty"`
+	NextFireAt *time.Time `json:"next_fire_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
 	// In the answers of create, update and clone only, never a refusal -
 	// e.g. no executor of the app has shown the job's handler yet (its runs
 	// would wait, then fail after --unplaceable-timeout).

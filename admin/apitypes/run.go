@@ -1,6 +1,9 @@
 package apitypes
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Message is a message for people as a code with named arguments (each a
 // string or a nested Message), the form the console translates; the English
@@ -94,6 +97,11 @@ type Attempt struct {
 type RunDetail struct {
 	Run      Run       `json:"run"`
 	Attempts []Attempt `json:"attempts"`
+	// Result is the run's result (docs/workflows.md, "Results"): the JSON
+	// value its one slot's handler returned, or an object of the slots'
+	// values by slot number ("0", "1", …) when the run has several slots;
+	// absent when no succeeded slot returned one.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // Slot is one slot of a run with its current attempt (GET

@@ -1,6 +1,9 @@
 package apitypes
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // A workflow (issue 22, docs/workflows.md) is written in three layers, as
 // a job is:
@@ -29,6 +32,11 @@ type WorkflowNode struct {
 	Handler string          `json:"handler,omitempty"`
 	Params  string          `json:"params,omitempty"`
 	Slots   int             `json:"slots,omitempty"` // inline nodes: default 1
+	// RetryMax (0-100), RetryBackoffMS and TimeoutMS: an inline node's
+	// retries and timeout, as a job's; a job node has its job's.
+	RetryMax       int   `json:"retry_max,omitempty"`
+	RetryBackoffMS int64 `json:"retry_backoff_ms,omitempty"`
+	TimeoutMS      int64 `json:"timeout_ms,omitempty"`
 	// Start is the start rule: all_success (default), all_done or
 	// one_success.
 	Start string `json:"start,omitempty"`
@@ -185,6 +193,10 @@ type WorkflowNodeRun struct {
 	ReasonArgs   map[string]any `json:"reason_args,omitempty"`
 	CreatedAt    time.Time      `json:"created_at"`
 	FinishedAt   *time.Time     `json:"finished_at,omitempty"`
+	// Result is the result of the node's job run (RunDetail.Result), which
+	// its children receive under upstream in their params; absent when it
+	// has none.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // WorkflowRunDetail is one workflow run with its node runs (GET

@@ -2,6 +2,7 @@ package executorsvc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/shardjob/shardjob/admin/msg"
@@ -32,6 +33,9 @@ func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (pro
 		if status != r.Status {
 			outcomes[i].Reason = msg.New(msg.AttemptUnknownStatus, "status", r.Status, "error", r.Error)
 		}
+		if reason := resultProblem(r); status == protocol.SlotSucceeded && !reason.IsZero() {
+			status, outcomes[i].Reason = protocol.SlotFailed, reason
+		}
 		outcomes[i].Status = status
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)
@@ -52,6 +56,21 @@ func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (pro
 		s.log.Info("stale results rejected (token superseded or unknown)", "instance", req.InstanceID, "tokens", resp.Rejected)
 	}
 	return resp, nil
+}
+
+// resultProblem says why the handler result of r cannot be kept (zero: it
+// can): larger than protocol.MaxResultBytes, or not a JSON value. Such a
+// slot fails with that reason rather than losing or cutting its result.
+func resultProblem(r protocol.SlotResult) msg.Msg {
+	switch {
+	case len(r.Result) == 0:
+		return msg.Msg{}
+	case len(r.Result) > protocol.MaxResultBytes:
+		return msg.New(msg.AttemptResultTooLarge, "size", len(r.Result), "max", protocol.MaxResultBytes)
+	case !json.Valid(r.Result):
+		return msg.New(msg.AttemptResultNotJSON)
+	}
+	return msg.Msg{}
 }
 
 // Deregister records that the executor of req stops (a clean shutdown).

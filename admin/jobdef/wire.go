@@ -6,6 +6,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/executor/builtin"
 )
 
 // The one mapping each way between a job on the wire (admin/apitypes) and
@@ -51,6 +52,7 @@ func View(j store.Job) apitypes.Job {
 		},
 		Paused: j.Paused, State: State(j), CreatedAt: msTime(j.CreatedAt), UpdatedAt: msTime(j.UpdatedAt),
 		NextFireAt: msTimePtr(j.NextFireAt), CompletedAt: msTimePtr(j.CompletedAt), PausedUntil: msTimePtr(j.PauseUntil),
+		WorkflowID: j.WorkflowID.Int64,
 	}
 	if j.Completed() && !j.CompletedMsg.IsZero() {
 		v.CompletedReason = j.CompletedMsg.String()
@@ -68,3 +70,21 @@ func msTimePtr(ms sql.NullInt64) *time.Time {
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// InlineRow is the row of the job that runs a workflow's inline node
+// (store.InlineJob; docs/workflows.md, "Inline nodes"): its handler,
+// params, slots, retries and timeout (a node validated by admin/workflow)
+// with the defaults of every other setting of a new job (no schedule). The store names it and sets its app and owner. The params
+// of a built-in handler (http, sql, shell, dedup-archive) are checked as a
+// job's are: the error says what is wrong with them.
+func InlineRow(n apitypes.WorkflowNode) (store.Job, error) {
+	s := apitypes.JobSpec{JobDef: apitypes.JobDef{Handler: n.Handler, Params: n.Params, Slots: n.Slots,
+		RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}}
+	s.JobDef = s.WithDefaults()
+	if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
+		return store.Job{}, err
+	}
+	j := row(s, s.MisfirePolicy, s.OverlapPolicy, time.Time{})
+	j.CreatedAt = 0 // the database clock
+	return j, nil
+}

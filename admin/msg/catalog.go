@@ -32,6 +32,8 @@ const (
 	CauseNoHandler         Code = "cause.no_handler"
 	AttemptNotAcked        Code = "attempt.not_acked"
 	AttemptUnknownStatus   Code = "attempt.unknown_status"
+	AttemptResultTooLarge  Code = "attempt.result_too_large"
+	AttemptResultNotJSON   Code = "attempt.result_not_json"
 	AttemptXXLNoCallback   Code = "attempt.xxl_no_callback"
 	AttemptXXLKilled       Code = "attempt.xxl_killed"
 	AttemptXXLRefused      Code = "attempt.xxl_refused"
@@ -199,6 +201,7 @@ const (
 	BackfillTooLong        Code = "backfill.too_long"
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
+	JobWorkflowOwned       Code = "job.workflow_owned"
 	SlotParamsPair         Code = "job.slot_params_pair"
 	SlotParamsSlot         Code = "job.slot_params_slot"
 	SlotParamsTwice        Code = "job.slot_params_twice"
@@ -300,6 +303,7 @@ const (
 	FlowRunFailed        Code = "workflow.run_failed"
 	FlowRunPartlyFailed  Code = "workflow.run_partly_failed"
 	FlowRunInvalid       Code = "workflow.run_invalid"
+	FlowNodeParamsLarge  Code = "workflow.node_params_large"
 
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine            Code = "import.line"
@@ -385,6 +389,8 @@ var Catalog = map[Code]string{
 	CauseNoHandler:         "no online executor of app {app} has handler {handler} ({online} online without it)",
 	AttemptNotAcked:        "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",
 	AttemptUnknownStatus:   "executor reported unknown status {status}: {error}",
+	AttemptResultTooLarge:  "the handler's result is {size} bytes, more than the {max} bytes a slot's result may have",
+	AttemptResultNotJSON:   "the handler's result is not a JSON value",
 	AttemptXXLNoCallback:   "timed out: no callback from the XXL-JOB executor within {limit} ({limit_kind}) plus {grace} grace; its result is lost",
 	AttemptXXLKilled:       "killed by {user} on XXL-JOB executor {address}",
 	AttemptXXLRefused:      "XXL-JOB executor {address} refused the run ({why})",
@@ -552,6 +558,7 @@ var Catalog = map[Code]string{
 	BackfillTooLong:        "{days} dates, at most {max}: split the range into several backfills",
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
+	JobWorkflowOwned:       "job {job} runs an inline node of workflow {workflow}: change it through the workflow",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
 	SlotParamsSlot:         "{part}: slot must be a number in 0-{max}",
 	SlotParamsTwice:        "slot {slot} appears twice",
@@ -645,7 +652,7 @@ var Catalog = map[Code]string{
 	DayNameControl:       "contains a control character (a line break, a tab...)",
 	FlowNodeJobMissing:   "node {node}: its job {job} does not exist (any more)",
 	FlowNodeJobDisabled:  "node {node}: its job {app}/{job} is disabled",
-	FlowNodeInline:       "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowNodeInline:       "node {node}: the job of this inline node (handler {handler}) no longer exists: the node was removed from the workflow, or the workflow deleted",
 	FlowRunWaitsBackfill: "waits for its turn: backfill {backfill} runs {parallel} at a time, and that many are running",
 	FlowNodeJobRunEnded:  "job run {run} ended {status}: {reason}",
 	FlowNodeSkippedRule:  "start rule {rule} can no longer be met: parent {cause} ended without success",
@@ -653,6 +660,7 @@ var Catalog = map[Code]string{
 	FlowRunFailed:        "{count} node(s) failed or were cancelled: {nodes}",
 	FlowRunPartlyFailed:  "{count} node(s) failed or were cancelled: {nodes}; other ends of the workflow succeeded",
 	FlowRunInvalid:       "version {version} of the workflow cannot be run: {error}",
+	FlowNodeParamsLarge:  "node {node}: its params with its parents' results are {size} bytes, more than the {max} a run's params may have",
 
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine:            "{format} line {line}: {error}",

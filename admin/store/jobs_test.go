@@ -14,8 +14,11 @@ import (
 )
 
 // notWritten are the columns of job that CreateJob and UpdateJob do not
-// take from the caller: the database sets them, or other calls do.
-var notWritten = map[string]bool{"id": true, "paused": true, "pause_until": true, "created_at": true, "updated_at": true, "version": true}
+// take from the caller: the database sets them, or other calls do
+// (workflow_id: the workflows' writes of their inline nodes' jobs; see
+// TestInlineJobsFollowTheWorkflow).
+var notWritten = map[string]bool{"id": true, "paused": true, "pause_until": true, "created_at": true, "updated_at": true, "version": true,
+	"workflow_id": true}
 
 // fillJob sets every column of j that CreateJob and UpdateJob write
 // (all but notWritten) to a value of its own for round, and returns their

@@ -120,6 +120,11 @@ type Job struct {
 	CreatedAt   int64         `db:"created_at"`
 	UpdatedAt   int64         `db:"updated_at"`
 	Version     int64         `db:"version"`
+	// WorkflowID is the workflow whose inline node the job runs (NULL: an
+	// ordinary job). Such a job is written with its workflow's definition
+	// (SyncInlineJobs), not listed with the ordinary jobs, not referenced
+	// by other nodes or as a child, and deleted with its workflow.
+	WorkflowID sql.NullInt64 `db:"workflow_id"`
 }
 
 // RecordsPolicy is the records policy (sdk/records) a job imposes on its

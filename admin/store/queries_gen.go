@@ -111,6 +111,7 @@ const (
 	qJobListOfApps
 	qJobNextDue
 	qJobNextPauseEnd
+	qJobOfWorkflowNode
 	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
@@ -118,6 +119,8 @@ const (
 	qJobSetPaused
 	qJobUpdate
 	qJobsOfCalendar
+	qJobsOfWorkflow
+	qJobsOfWorkflowDelete
 	qJobsOverdue
 	qJobsResumeDue
 	qJobsSetNextFire
@@ -159,6 +162,7 @@ const (
 	qRunNextPending
 	qRunPendingPage
 	qRunReopen
+	qRunResults
 	qRunSetPredicted
 	qRunTransition
 	qRunsDeadlineChecked
@@ -341,6 +345,7 @@ var queryNames = [...]string{
 	"JobListOfApps",
 	"JobNextDue",
 	"JobNextPauseEnd",
+	"JobOfWorkflowNode",
 	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
@@ -348,6 +353,8 @@ var queryNames = [...]string{
 	"JobSetPaused",
 	"JobUpdate",
 	"JobsOfCalendar",
+	"JobsOfWorkflow",
+	"JobsOfWorkflowDelete",
 	"JobsOverdue",
 	"JobsResumeDue",
 	"JobsSetNextFire",
@@ -389,6 +396,7 @@ var queryNames = [...]string{
 	"RunNextPending",
 	"RunPendingPage",
 	"RunReopen",
+	"RunResults",
 	"RunSetPredicted",
 	"RunTransition",
 	"RunsDeadlineChecked",

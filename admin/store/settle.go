@@ -84,7 +84,7 @@ func selectIn[T any](ctx context.Context, t *Tx, name query, ids []int64) ([]T, 
 func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
 	ids := make([]int64, len(sorted))
-	cols := make([][]any, 9) // as in AttemptsFinish
+	cols := make([][]any, 10) // as in AttemptsFinish
 	for c := range cols {
 		cols[c] = make([]any, len(sorted))
 	}
@@ -92,7 +92,10 @@ func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 		ids[r] = o.Token
 		// The executor's start time, from the same clock as its finish time.
 		started := sql.NullInt64{Int64: o.StartedAt, Valid: o.StartedAt > 0}
-		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.ErrorText(), 2000), o.Reason.Stored()} {
+		// Only a succeeded slot keeps its handler's result (executorsvc
+		// checked it: JSON, at most protocol.MaxResultBytes).
+		result := sql.NullString{String: string(o.Result), Valid: o.Status == AttemptSucceeded && len(o.Result) > 0}
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.ErrorText(), 2000), o.Reason.Stored(), result} {
 			cols[c][r] = v
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -95,6 +96,21 @@ func (t *Tx) JobIDByName(ctx context.Context, app, name string) (id int64, found
 		return 0, false, nil
 	}
 	return rows[0].ID, true, nil
+}
+
+// InlineJobID returns the id of the job of inline node key of workflow
+// workflowID inside the transaction; found is false when there is none
+// (the node is not inline in the current definition, or the workflow was
+// deleted).
+func (t *Tx) InlineJobID(ctx context.Context, workflowID int64, key string) (id int64, found bool, err error) {
+	err = t.tx.GetContext(ctx, &id, t.s.q.get(qJobOfWorkflowNode), workflowID, InlineJobName(workflowID, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("job of inline node %s of workflow %d: %w", key, workflowID, err)
+	}
+	return id, true, nil
 }
 
 // JobRunStatuses is Tx.JobRunStatuses outside a transaction (the API's

@@ -39,6 +39,72 @@ type Workflow struct {
 	CreatedBy     string        `db:"created_by"`
 	UpdatedAt     int64         `db:"updated_at"`
 	UpdatedBy     string        `db:"updated_by"`
+	// Inline are the jobs of the definition's inline nodes, written with
+	// it by CreateWorkflow and UpdateWorkflow (SyncInlineJobs); not read
+	// back (WorkflowJobs).
+	Inline []InlineJob `db:"-"`
+}
+
+// InlineJob is the job an inline node runs through: Job holds its
+// definition (handler, params, slots and the job defaults); its app, name,
+// owner and enabled flag are set by the store.
+type InlineJob struct {
+	Node string
+	Job  Job
+}
+
+// InlineJobName is the name of the job of inline node key of workflow id:
+// "@<id>/<key>". '@' and '/' are outside the name rule of jobs, so it
+// never clashes with an ordinary job's name.
+func InlineJobName(workflowID int64, key string) string {
+	return fmt.Sprintf("@%d/%s", workflowID, key)
+}
+
+// syncInlineJobs makes the jobs workflow w.ID owns those of w.Inline: each
+// created or replaced (its version bumped), those of nodes no longer
+// inline deleted. In the transaction that writes the definition.
+func (s *Store) syncInlineJobs(ctx context.Context, tx *sqlx.Tx, w Workflow) error {
+	var have []Job
+	if err := tx.SelectContext(ctx, &have, s.q.get(qJobsOfWorkflow), w.ID); err != nil {
+		return fmt.Errorf("jobs of workflow %d: %w", w.ID, err)
+	}
+	byName := make(map[string]Job, len(have))
+	for _, j := range have {
+		byName[j.Name] = j
+	}
+	for _, in := range w.Inline {
+		j := in.Job
+		j.App, j.Name, j.Enabled = w.App, InlineJobName(w.ID, in.Node), true
+		j.WorkflowID = sql.NullInt64{Int64: w.ID, Valid: true}
+		j.CronExpr, j.ChildJobIDs, j.NextFireAt = "", "", sql.NullInt64{}
+		old, ok := byName[j.Name]
+		delete(byName, j.Name)
+		if !ok {
+			if _, err := tx.NamedExecContext(ctx, s.q.get(qJobInsert), j); err != nil {
+				return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
+			}
+			continue
+		}
+		j.ID, j.Version = old.ID, old.Version
+		if _, err := tx.NamedExecContext(ctx, s.q.get(qJobUpdate), j); err != nil {
+			return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
+		}
+	}
+	for _, j := range byName {
+		if _, err := tx.ExecContext(ctx, s.q.get(qJobDelete), j.ID); err != nil {
+			return fmt.Errorf("workflow %d: delete job %s of a node no longer inline: %w", w.ID, j.Name, err)
+		}
+	}
+	return nil
+}
+
+// WorkflowJobs returns the jobs of workflow id's inline nodes, by id.
+func (s *Store) WorkflowJobs(ctx context.Context, id int64) ([]Job, error) {
+	var out []Job
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfWorkflow), id); err != nil {
+		return nil, fmt.Errorf("jobs of workflow %d: %w", id, err)
+	}
+	return out, nil
 }
 
 // CreateWorkflow inserts w with version 1, and that version's definition
@@ -58,6 +124,10 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 			return fmt.Errorf("create workflow %s/%s: %w", w.App, w.Name, err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		w.ID = id
+		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
 			return err
 		}
 		return s.insertWorkflowVersion(ctx, tx, id, 1, w.Definition, w.CreatedBy)
@@ -90,6 +160,14 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 			}
 			return fmt.Errorf("workflow %d was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again: %w",
 				w.ID, w.Version, cur.Version, ErrConflict)
+		}
+		var cur Workflow // app and name stay: the jobs are named after them
+		if err := tx.GetContext(ctx, &cur, s.q.get(qWorkflowByID), w.ID); err != nil {
+			return fmt.Errorf("workflow %d: %w", w.ID, err)
+		}
+		w.App = cur.App
+		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
+			return err
 		}
 		return s.insertWorkflowVersion(ctx, tx, w.ID, w.Version+1, w.Definition, w.UpdatedBy)
 	})
@@ -146,7 +224,8 @@ func (s *Store) WorkflowDefinition(ctx context.Context, id, version int64) (stri
 	return def, nil
 }
 
-// DeleteWorkflow removes a workflow; its runs, node runs and versions stay
+// DeleteWorkflow removes a workflow and the jobs of its inline nodes; its
+// runs, node runs and versions stay
 // (history, as job runs stay when their job is deleted). A workflow with a
 // pending or running run is not deleted: ErrConflict (cancel the run
 // first). ErrNotFound when there is none.
@@ -165,6 +244,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("workflow %d: %w", id, ErrNotFound)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qJobsOfWorkflowDelete), id); err != nil {
+			return fmt.Errorf("delete the inline jobs of workflow %d: %w", id, err)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -405,5 +406,94 @@ func TestJobKeys(t *testing.T) {
 		keys, err = s.JobKeys(ctx, nil, nil)
 		require.NoError(t, err)
 		require.Empty(t, keys)
+	})
+}
+
+// The jobs of a workflow's inline nodes are written with its definition:
+// created, replaced, and deleted with a node that is no longer inline or
+// with the workflow; a stale update writes none. They are not listed with
+// the ordinary jobs and no node or child references them.
+func TestInlineJobsFollowTheWorkflow(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		inline := func(node, handler string, slots int) store.InlineJob {
+			return store.InlineJob{Node: node, Job: store.Job{Handler: handler, SlotCount: slots, Params: `{"n":"` + node + `"}`,
+				TimeZone: "UTC", MisfirePolicy: "run_once", OverlapPolicy: "allow", MisfireMS: 60000, MaxCatchUp: 10, RetryMax: 2, RetryBackoffMS: 1000}}
+		}
+		ordinary, err := s.CreateJob(ctx, store.Job{App: "billing", Name: "load", Handler: "h", CronExpr: "@daily", TimeZone: "UTC", SlotCount: 1, Enabled: true})
+		require.NoError(t, err)
+		w := newWorkflow("billing", "eod")
+		w.Inline = []store.InlineJob{inline("a", "load.a", 1), inline("b", "load.b", 4)}
+		id, err := s.CreateWorkflow(ctx, w)
+		require.NoError(t, err)
+		jobs, err := s.WorkflowJobs(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		a, b := jobs[0], jobs[1]
+		require.Equal(t, store.InlineJobName(id, "a"), a.Name)
+		require.Equal(t, "@"+strconv.FormatInt(id, 10)+"/b", b.Name)
+		require.Equal(t, "billing", b.App)
+		require.Equal(t, "load.b", b.Handler)
+		require.Equal(t, 4, b.SlotCount)
+		require.Equal(t, 2, b.RetryMax)
+		require.True(t, b.Enabled)
+		require.Empty(t, b.CronExpr)
+		require.False(t, b.NextFireAt.Valid, "no schedule")
+		require.Equal(t, sql.NullInt64{Int64: id, Valid: true}, b.WorkflowID)
+		require.NotZero(t, b.CreatedAt)
+
+		listed, err := s.ListJobs(ctx, 0, 100)
+		require.NoError(t, err)
+		require.Len(t, listed, 1, "only the ordinary job is listed")
+		require.Equal(t, ordinary, listed[0].ID)
+		mine, err := s.ListJobsOfApps(ctx, 0, 100, []string{"billing"})
+		require.NoError(t, err)
+		require.Len(t, mine, 1)
+		keys, err := s.JobKeys(ctx, []int64{a.ID, ordinary}, []store.JobKey{{App: "billing", Name: b.Name}})
+		require.NoError(t, err)
+		require.Equal(t, []store.JobKey{{ID: ordinary, App: "billing", Name: "load"}}, keys, "a node cannot reference an inline node's job")
+		got, err := s.Job(ctx, a.ID)
+		require.NoError(t, err, "read by id (its runs link to it)")
+		require.Equal(t, "load.a", got.Handler)
+		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) error {
+			jid, found, err := tx.InlineJobID(ctx, id, "b")
+			require.True(t, found)
+			require.Equal(t, b.ID, jid)
+			_, found, _ = tx.InlineJobID(ctx, id, "zzz")
+			require.False(t, found)
+			return err
+		}))
+
+		// Update: b replaced in place, a no longer inline (deleted), c new.
+		cur, err := s.Workflow(ctx, id)
+		require.NoError(t, err)
+		cur.Inline = []store.InlineJob{inline("b", "load.b2", 8), inline("c", "load.c", 1)}
+		cur.UpdatedBy = "boss"
+		require.NoError(t, s.UpdateWorkflow(ctx, cur))
+		jobs, err = s.WorkflowJobs(ctx, id)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		require.Equal(t, b.ID, jobs[0].ID, "the job of a node that stays inline keeps its id (and its runs' history)")
+		require.Equal(t, "load.b2", jobs[0].Handler)
+		require.Equal(t, 8, jobs[0].SlotCount)
+		require.Equal(t, b.Version+1, jobs[0].Version)
+		require.Equal(t, store.InlineJobName(id, "c"), jobs[1].Name)
+		_, err = s.Job(ctx, a.ID)
+		require.ErrorIs(t, err, store.ErrNotFound)
+
+		// A stale version changes nothing, jobs included.
+		cur.Inline = []store.InlineJob{inline("d", "load.d", 1)}
+		require.ErrorIs(t, s.UpdateWorkflow(ctx, cur), store.ErrConflict)
+		again, err := s.WorkflowJobs(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, jobs, again)
+
+		require.NoError(t, s.DeleteWorkflow(ctx, id))
+		left, err := s.WorkflowJobs(ctx, id)
+		require.NoError(t, err)
+		require.Empty(t, left, "deleted with the workflow")
+		_, err = s.Job(ctx, ordinary)
+		require.NoError(t, err, "ordinary jobs stay")
 	})
 }

@@ -22,6 +22,8 @@ const (
 	MaxTotalParamsBytes = 1 << 20
 	// MaxHandlerLen bounds an inline handler's name, as for jobs.
 	MaxHandlerLen = 128
+	// MaxRetries bounds an inline node's retry_max: a job's limit.
+	MaxRetries = 100
 )
 
 // StartRule says when a node starts, from the states of its parents. A
@@ -87,6 +89,12 @@ type Node struct {
 	Handler string `json:"handler,omitempty"`
 	Params  string `json:"params,omitempty"`
 	Slots   int    `json:"slots,omitempty"`
+	// RetryMax, RetryBackoffMS and TimeoutMS are an inline node's retry
+	// and timeout policy, a job's settings of those names (0: no retry,
+	// the job default backoff, no timeout of its own).
+	RetryMax       int   `json:"retry_max,omitempty"`
+	RetryBackoffMS int64 `json:"retry_backoff_ms,omitempty"`
+	TimeoutMS      int64 `json:"timeout_ms,omitempty"`
 	// Start defaults to AllSuccess.
 	Start StartRule `json:"start,omitempty"`
 }

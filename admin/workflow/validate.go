@@ -151,6 +151,11 @@ func checkNode(errs FieldErrors, i int, n Node) {
 		if n.Slots != 0 {
 			errs[at("slots")] = "only for an inline handler: a job runs with its own slots"
 		}
+		for field, v := range map[string]int64{"retry_max": int64(n.RetryMax), "retry_backoff_ms": n.RetryBackoffMS, "timeout_ms": n.TimeoutMS} {
+			if v != 0 {
+				errs[at(field)] = "only for an inline handler: a job runs with its own " + field
+			}
+		}
 		return
 	}
 	if n.Handler == "" || len(n.Handler) > MaxHandlerLen || strings.ContainsAny(n.Handler, " ,\t\n") {
@@ -161,6 +166,15 @@ func checkNode(errs FieldErrors, i int, n Node) {
 	}
 	if n.Slots < 1 || n.Slots > MaxSlots {
 		errs[at("slots")] = fmt.Sprintf("%d is outside 1-%d", n.Slots, MaxSlots)
+	}
+	if n.RetryMax < 0 || n.RetryMax > MaxRetries {
+		errs[at("retry_max")] = fmt.Sprintf("%d is outside 0-%d", n.RetryMax, MaxRetries)
+	}
+	if n.RetryBackoffMS < 0 {
+		errs[at("retry_backoff_ms")] = "milliseconds, 0 or more"
+	}
+	if n.TimeoutMS < 0 {
+		errs[at("timeout_ms")] = "milliseconds, 0 (none) or more"
 	}
 }
 

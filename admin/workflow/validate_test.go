@@ -79,6 +79,19 @@ func TestValidateFieldErrors(t *testing.T) {
 		{"job in a bad app", func(d *Definition) { d.Nodes[0] = Node{Key: "a", Job: &JobRef{Name: "x", App: "b/c"}} },
 			FieldErrors{"nodes[0].job": "app: " + names.Rule}},
 		{"slots", func(d *Definition) { d.Nodes[1].Slots = MaxSlots + 1 }, FieldErrors{"nodes[1].slots": "1025 is outside 1-1024"}},
+		{"inline retries and timeout", func(d *Definition) {
+			d.Nodes[1].RetryMax, d.Nodes[1].RetryBackoffMS, d.Nodes[1].TimeoutMS = MaxRetries+1, -1, -5
+		}, FieldErrors{"nodes[1].retry_max": "101 is outside 0-100", "nodes[1].retry_backoff_ms": "milliseconds, 0 or more",
+			"nodes[1].timeout_ms": "milliseconds, 0 (none) or more"}},
+		{"inline retries and timeout in range", func(d *Definition) {
+			d.Nodes[1].RetryMax, d.Nodes[1].RetryBackoffMS, d.Nodes[1].TimeoutMS = MaxRetries, 500, 60000
+		}, FieldErrors{}},
+		{"a job node's retries and timeout are its job's", func(d *Definition) {
+			d.Nodes[0] = Node{Key: "a", Job: &JobRef{ID: 7}, RetryMax: 2, RetryBackoffMS: 10, TimeoutMS: 5}
+		}, FieldErrors{
+			"nodes[0].retry_max":        "only for an inline handler: a job runs with its own retry_max",
+			"nodes[0].retry_backoff_ms": "only for an inline handler: a job runs with its own retry_backoff_ms",
+			"nodes[0].timeout_ms":       "only for an inline handler: a job runs with its own timeout_ms"}},
 		{"params", func(d *Definition) { d.Nodes[1].Params = strings.Repeat("x", MaxParamsBytes+1) },
 			FieldErrors{"nodes[1].params": "at most 65536 bytes"}},
 		{"params of all nodes", func(d *Definition) {

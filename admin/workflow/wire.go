@@ -9,7 +9,8 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 	def := Definition{Name: d.Name, App: d.App, FailurePolicy: FailurePolicy(d.FailurePolicy),
 		Nodes: make([]Node, len(d.Nodes)), Edges: make([]Edge, len(d.Edges))}
 	for i, n := range d.Nodes {
-		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start)}
+		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start),
+			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}
 		if n.Job != nil {
 			node.Job = &JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
 		}
@@ -25,7 +26,8 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
 	nodes := make([]apitypes.WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {
-		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start)}
+		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start),
+			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}
 		if n.Job != nil {
 			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
 		}

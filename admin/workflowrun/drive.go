@@ -251,9 +251,18 @@ func (d *decider) start(ctx context.Context, key string) error {
 	if !fail.IsZero() {
 		return d.transitionNode(ctx, key, store.RunFailed, fail)
 	}
+	upstream, err := d.upstream(ctx, key)
+	if err != nil {
+		return err
+	}
+	params := nodeParams(job.Params, d.run, key, upstream)
+	if len(params) > maxRunParamsBytes {
+		return d.transitionNode(ctx, key, store.RunFailed,
+			msg.New(msg.FlowNodeParamsLarge, "node", key, "size", len(params), "max", maxRunParamsBytes))
+	}
 	r := store.NewRun{
 		JobID: job.ID, App: job.App, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
-		Params: nodeParams(job.Params, d.run, key), SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
+		Params: params, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: job.ForRun(job.TimeZone, d.now),
 	}
 	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
@@ -280,13 +289,22 @@ func (d *decider) start(ctx context.Context, key string) error {
 }
 
 // job reads the job of node, or says why the node fails at once (fail not
-// zero): an inline node, a job that is gone or disabled.
+// zero): a job that is gone or disabled, an inline node whose job is gone.
 func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJob, fail msg.Msg, err error) {
-	if node.Job == nil {
-		return job, msg.New(msg.FlowNodeInline, "node", node.Key, "handler", node.Handler), nil
-	}
-	id, ref := node.Job.ID, strconv.FormatInt(node.Job.ID, 10)
-	if id == 0 {
+	var id int64
+	var ref string
+	switch {
+	case node.Job == nil:
+		// An inline node runs through the job its workflow owns, written
+		// with the current definition.
+		var found bool
+		if id, found, err = d.tx.InlineJobID(ctx, d.run.WorkflowID, node.Key); err != nil || !found {
+			return job, msg.New(msg.FlowNodeInline, "node", node.Key, "handler", node.Handler), err
+		}
+		ref = store.InlineJobName(d.run.WorkflowID, node.Key)
+	case node.Job.ID > 0:
+		id, ref = node.Job.ID, strconv.FormatInt(node.Job.ID, 10)
+	default:
 		app := node.Job.App
 		if app == "" {
 			app = d.run.App
@@ -307,6 +325,39 @@ func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJ
 		return job, msg.New(msg.FlowNodeJobDisabled, "node", node.Key, "app", job.App, "job", ref), nil
 	}
 	return job, msg.Msg{}, nil
+}
+
+// maxRunParamsBytes bounds the params of a node's job run: the width of
+// job_run.params (TEXT on MySQL), which a job's own params (at most 64
+// KiB) with its parents' results could exceed.
+const maxRunParamsBytes = 65535
+
+// upstream reads the results of node key's direct parents that succeeded
+// (their latest node run's job run), by parent key; parents without a
+// result are absent.
+func (d *decider) upstream(ctx context.Context, key string) (map[string]json.RawMessage, error) {
+	runOf := map[int64]string{}
+	var ids []int64
+	for _, p := range d.g.Parents(key) {
+		n, ok := d.nodes[p]
+		if !ok || n.Status != store.RunSucceeded || !n.JobRunID.Valid {
+			continue
+		}
+		runOf[n.JobRunID.Int64] = p
+		ids = append(ids, n.JobRunID.Int64)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	results, err := d.tx.RunResults(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(results))
+	for id, r := range results {
+		out[runOf[id]] = r
+	}
+	return out, nil
 }
 
 // end ends the run with status and reason; a run that did not succeed
@@ -350,9 +401,11 @@ func outcome(o workflow.Outcome) (string, msg.Msg) {
 
 // nodeParams are the params of a node's job run: the job's params (a JSON
 // object, or none) with the workflow run's params (a JSON object, or none)
-// laid over them, and workflow_run_id, workflow_node and business_date
-// added. Job params that are not a JSON object are passed unchanged.
-func nodeParams(jobParams string, run store.WorkflowRun, node string) string {
+// laid over them, and workflow_run_id, workflow_node, business_date and —
+// when a direct parent that succeeded has a result — upstream (an object
+// of those results by parent key) added. Job params that are not a JSON
+// object are passed unchanged.
+func nodeParams(jobParams string, run store.WorkflowRun, node string, upstream map[string]json.RawMessage) string {
 	fields := map[string]json.RawMessage{}
 	if strings.TrimSpace(jobParams) != "" {
 		if err := json.Unmarshal([]byte(jobParams), &fields); err != nil || fields == nil {
@@ -374,6 +427,9 @@ func nodeParams(jobParams string, run store.WorkflowRun, node string) string {
 	add("workflow_run_id", run.ID)
 	add("workflow_node", node)
 	add("business_date", run.BusinessDate)
+	if len(upstream) > 0 {
+		add("upstream", upstream)
+	}
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return jobParams

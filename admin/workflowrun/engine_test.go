@@ -39,22 +39,29 @@ var ctx = context.Background()
 
 func newFixture(t *testing.T, st *store.Store, def workflow.Definition) *fixture {
 	t.Helper()
-	ok, err := st.ClaimEpoch(ctx, 1, "test")
-	require.NoError(t, err)
-	require.True(t, ok)
-	def.App, def.Name = "fin", "eod"
 	for i, n := range def.Nodes {
 		if n.Job == nil && n.Handler == "" {
 			createJob(t, st, n.Key, `{"ledger":"main"}`)
 			def.Nodes[i].Job = &workflow.JobRef{Name: n.Key}
 		}
 	}
+	return storeFixture(t, st, def, nil)
+}
+
+// storeFixture stores def as workflow fin/eod with the jobs of its inline
+// nodes inline, and makes an engine leading with epoch 1.
+func storeFixture(t *testing.T, st *store.Store, def workflow.Definition, inline []store.InlineJob) *fixture {
+	t.Helper()
+	ok, err := st.ClaimEpoch(ctx, 1, "test")
+	require.NoError(t, err)
+	require.True(t, ok)
+	def.App, def.Name = "fin", "eod"
 	_, err = workflow.Validate(def)
 	require.NoError(t, err)
 	b, err := json.Marshal(def.WithDefaults())
 	require.NoError(t, err)
 	id, err := st.CreateWorkflow(ctx, store.Workflow{App: "fin", Name: "eod", TimeZone: "UTC", Enabled: true,
-		FailurePolicy: string(def.WithDefaults().FailurePolicy), Definition: string(b), NodeCount: len(def.Nodes), CreatedBy: "ops"})
+		FailurePolicy: string(def.WithDefaults().FailurePolicy), Definition: string(b), NodeCount: len(def.Nodes), CreatedBy: "ops", Inline: inline})
 	require.NoError(t, err)
 	wf, err := st.Workflow(ctx, id)
 	require.NoError(t, err)

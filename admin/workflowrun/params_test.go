@@ -1,6 +1,7 @@
 package workflowrun
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,23 +14,30 @@ func TestNodeParams(t *testing.T) {
 	run := store.WorkflowRun{ID: 17, BusinessDate: "2026-03-02", Params: `{"region":"eu","ledger":"side"}`}
 	for _, c := range []struct {
 		name, job, runParams, want string
+		upstream                   map[string]json.RawMessage
 	}{
 		{"object: the run's params over the job's, three fields added", `{"ledger":"main","n":1}`, run.Params,
-			`{"business_date":"2026-03-02","ledger":"side","n":1,"region":"eu","workflow_node":"settle","workflow_run_id":17}`},
+			`{"business_date":"2026-03-02","ledger":"side","n":1,"region":"eu","workflow_node":"settle","workflow_run_id":17}`, nil},
 		{"no job params", "", "",
-			`{"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`},
+			`{"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`, nil},
 		{"the added fields win over the job's", `{"business_date":"1999-01-01"}`, "",
-			`{"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`},
-		{"job params that are not a JSON object stay as they are", "ms=1500", run.Params, "ms=1500"},
-		{"a JSON array is no object", "[1,2]", "", "[1,2]"},
-		{"JSON null is no object", "null", "", "null"},
+			`{"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`, nil},
+		{"job params that are not a JSON object stay as they are", "ms=1500", run.Params, "ms=1500", nil},
+		{"a JSON array is no object", "[1,2]", "", "[1,2]", nil},
+		{"JSON null is no object", "null", "", "null", nil},
 		{"run params that are not an object are left out", `{"a":1}`, "[1]",
-			`{"a":1,"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`},
+			`{"a":1,"business_date":"2026-03-02","workflow_node":"settle","workflow_run_id":17}`, nil},
+		{"the parents' results under upstream, by parent key", `{"ledger":"main"}`, "",
+			`{"business_date":"2026-03-02","ledger":"main","upstream":{"load_fx":{"0":"eur","1":"usd"},"load_trades":{"rows":42}},"workflow_node":"settle","workflow_run_id":17}`,
+			map[string]json.RawMessage{"load_trades": json.RawMessage(`{"rows":42}`), "load_fx": json.RawMessage(`{"0":"eur","1":"usd"}`)}},
+		{"upstream wins over a job param of that name", `{"upstream":"mine"}`, "",
+			`{"business_date":"2026-03-02","upstream":{"a":7},"workflow_node":"settle","workflow_run_id":17}`,
+			map[string]json.RawMessage{"a": json.RawMessage(`7`)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := run
 			r.Params = c.runParams
-			require.Equal(t, c.want, nodeParams(c.job, r, "settle"))
+			require.Equal(t, c.want, nodeParams(c.job, r, "settle", c.upstream))
 		})
 	}
 }

@@ -12,6 +12,8 @@
 //   - demo.noop: returns at once, logs nothing and reports no records; the
 //     handler of the herd benchmarks (admin/e2e), which measure the
 //     platform's own cost per run.
+//   - demo.sum: adds its JSON params' "add" to the sums its workflow
+//     parents returned and returns the total as its result (see Sum).
 package demo
 
 import (
@@ -31,6 +33,7 @@ func Register(e *sdk.Executor) {
 	e.Handle("demo.fail", Fail)
 	e.Handle("demo.range", Range)
 	e.Handle("demo.noop", Noop)
+	e.Handle(SumHandler, Sum)
 }
 
 // param reads key=value pairs separated by ';', '&' or spaces ("a=1;b=2",

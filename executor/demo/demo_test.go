@@ -32,3 +32,22 @@ func TestRegisterAddsNoop(t *testing.T) {
 	// Handle panics on a name that is taken: demo.noop is registered.
 	require.Panics(t, func() { ex.Handle("demo.noop", demo.Noop) })
 }
+
+// demo.sum adds "add" to its parents' sums, one-slot results and results
+// by slot alike, and returns the total as its result.
+func TestSumAddsUpstreamResults(t *testing.T) {
+	var out syncBuffer
+	tk := task(0, 1, `{"add":10,"upstream":{"a":{"sum":2},"b":{"0":{"sum":3},"1":{"sum":4}}},"business_date":"2026-03-02"}`, &out)
+	require.NoError(t, demo.Sum(context.Background(), tk))
+	require.JSONEq(t, `{"sum":19}`, string(tk.Result()))
+	require.Contains(t, out.String(), "sum=19")
+
+	root := task(0, 1, `{"add":5}`, &out)
+	require.NoError(t, demo.Sum(context.Background(), root))
+	require.JSONEq(t, `{"sum":5}`, string(root.Result()))
+
+	require.ErrorContains(t, demo.Sum(context.Background(), task(0, 1, "add=5", &out)), "params must be a JSON object")
+	bad := task(0, 1, `{"upstream":{"a":[1]}}`, &out)
+	require.ErrorContains(t, demo.Sum(context.Background(), bad), "result of a")
+	require.Nil(t, bad.Result())
+}

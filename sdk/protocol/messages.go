@@ -1,6 +1,9 @@
 package protocol
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Paths of the executor-facing admin API and of the executor's own API.
 const (
@@ -187,7 +190,16 @@ type SlotResult struct {
 	Skipped    int64  `json:"skipped,omitempty"`
 	Failed     int64  `json:"failed,omitempty"`
 	Uncertain  int64  `json:"uncertain,omitempty"`
+	// Result is the small JSON value a succeeded slot's handler returned
+	// (Task.SetResult; docs/workflows.md, results flowing downstream), at
+	// most MaxResultBytes; absent when it returned none, and from executors
+	// older than results. The admin fails a slot whose result is not JSON
+	// or is larger than MaxResultBytes.
+	Result json.RawMessage `json:"result,omitempty"`
 }
+
+// MaxResultBytes caps SlotResult.Result: 16 KiB of JSON per slot attempt.
+const MaxResultBytes = 16 << 10
 
 // ResultsRequest delivers a batch of results.
 type ResultsRequest struct {

@@ -73,8 +73,12 @@ export default function mount(root, ctx) {
       pill(t("jobs.state." + st), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[st]));
     sub.textContent = job.description || "";
     document.getElementById("crumb").textContent = job.name;
-    fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }));
+    // The job of a workflow's inline node changes with its workflow only:
+    // no actions here, a link to the workflow instead.
+    if (job.workflow_id) fill(actions, h("a", { class: "btn btn-secondary", id: "job-workflow", href: `#/workflows/${job.workflow_id}` }, t("job.openWorkflow")));
+    else fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }));
     fill(defBox, kv([
+      job.workflow_id ? [t("job.workflowOwned"), h("a", { href: `#/workflows/${job.workflow_id}`, id: "job-workflow-owned" }, t("job.workflowOwnedText", { id: job.workflow_id }))] : null,
       [t("field.handler"), h("code", {}, job.handler)],
       [t("field.cron"), h("span", {}, h("code", {}, job.cron), " ", h("span", { class: "muted" }, job.time_zone))],
       [t("field.slots"), fmtNum(job.slots)],

@@ -59,12 +59,18 @@ export default function mount(root, ctx) {
   const execBody = h("tbody");
   const failBox = h("div", { id: "run-failures" });
   const errorBanner = h("div", { class: "callout callout-bad", id: "run-error", hidden: true });
+  // The run's result (docs/workflows.md, Results): read-only JSON, shown
+  // only when a succeeded slot returned one.
+  const resultPre = h("pre", { class: "json-pre", id: "run-result" });
+  const resultCard = card(t("run.result"), resultPre, { id: "run-result-card", sub: t("run.resultSub") });
+  resultCard.hidden = true;
   const logs = logsPanel(id);
 
   root.append(
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/runs" }, t("nav.runs")), h("span", {}, "/"), h("span", {}, "#" + id)),
     h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
     errorBanner,
+    resultCard,
     h("div", { class: "grid grid-3" },
       card(t("run.progress"), progressBox),
       card(t("run.records"), recordsBox),
@@ -280,6 +286,12 @@ export default function mount(root, ctx) {
     errorBanner.textContent = errText(r);
   }
 
+  function renderResult(result) {
+    resultCard.hidden = result === undefined;
+    const text = result === undefined ? "" : JSON.stringify(result, null, 2);
+    if (resultPre.textContent !== text) resultPre.textContent = text;
+  }
+
   function renderSummary(r) {
     const now = Date.now();
     const counts = { succeeded: 0, failed: 0, running: 0, waiting: 0, other: 0 };
@@ -492,6 +504,7 @@ export default function mount(root, ctx) {
     for (const [slot, l] of bySlot) if (!current.has(slot)) current.set(slot, l[0]);
     if (cells.length !== d.run.slots) buildGrid(d.run.slots);
     renderHeader(d.run);
+    renderResult(d.result);
     renderSummary(d.run);
     paintGrid();
     renderTimeline(d.run);

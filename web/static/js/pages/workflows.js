@@ -197,8 +197,10 @@ function detail(root, ctx) {
     fill(nodeBox, h("div", { class: "node-panel" }, h("div", { class: "node-panel-head" }, h("h4", {}, key), rerunBtn), kv([
       nr ? [t("col.status"), [badge(nr.status), nr.job_run_id ? [" ", h("a", { href: `#/runs/${nr.job_run_id}`, id: "workflow-node-run" }, t("workflows.jobRun", { id: nr.job_run_id }))] : null]] : null,
       nr && nr.reason ? [t("col.error"), srvText(nr.reason_code, nr.reason_args, nr.reason)] : null,
+      nr && nr.result !== undefined ? [t("workflows.result"), h("pre", { class: "json-pre", id: "workflow-node-result" }, JSON.stringify(nr.result, null, 2))] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
       n.job ? null : [t("col.slots"), String(n.slots || 1)],
+      n.job || !n.retry_max ? null : [t("workflows.retries"), t("workflows.retriesValue", { n: n.retry_max, ms: n.retry_backoff_ms || 1000 })],
       n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
       [t("workflows.startRule"), tOr("workflows.start." + n.start, n.start)],
       [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],

@@ -1,0 +1,1 @@
+-- Reserved for another branch (issue 22); removed at merge.
