@@ -133,3 +133,35 @@ func BenchmarkPlanYearBacklog(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNextZones is Next of a multi-zone schedule: "09:00 in Tokyo,
+// London and New York" (three zones, each crossing its own clock changes),
+// and the same expression in one zone through MultiZone for comparison.
+func BenchmarkNextZones(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		zones []string
+	}{
+		{"Daily0900_1Zone", []string{"Europe/London"}},
+		{"Daily0900_3Zones", []string{"Asia/Tokyo", "Europe/London", "America/New_York"}},
+		{"Weekdays0900_1730_3Zones", []string{"Asia/Tokyo", "Europe/London", "America/New_York"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			expr := "0 9 * * *"
+			if bc.name == "Weekdays0900_1730_3Zones" {
+				expr = "0 9,17 * * MON-FRI"
+			}
+			m, err := ParseZones(Spec{Expr: expr, JobKey: "bench/job"}, bc.zones)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t := benchStart
+			for b.Loop() {
+				t = m.Next(t)
+				if t.After(benchEnd) || t.IsZero() {
+					t = benchStart
+				}
+			}
+		})
+	}
+}

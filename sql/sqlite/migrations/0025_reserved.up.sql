@@ -1,0 +1,1 @@
+-- Reserved for another branch (removed at merge): this migration does nothing.
