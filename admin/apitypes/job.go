@@ -29,9 +29,9 @@ type JobDef struct {
 	// cron that fires more than 24 times a day. Omitted (or one zone) for a
 	// job with one zone, time_zone
 	TimeZones  []string `json:"time_zones,omitempty" openapi:"maxItems: 8"`
-	Slots      int    `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
-	SlotParams string `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
-	Params     string `json:"params" openapi:"maxLength: 65536"`
+	Slots      int      `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
+	SlotParams string   `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
+	Params     string   `json:"params" openapi:"maxLength: 65536"`
 	// what happens to a firing later than misfire_threshold_ms
 	MisfirePolicy string `json:"misfire_policy" openapi:"enum: [run_once, skip, catch_up], default: run_once"`
 	// how late a firing may start before the misfire policy decides what

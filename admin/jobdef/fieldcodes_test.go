@@ -249,8 +249,12 @@ func badSpecs() []badSpec {
 		{"zones duplicate", with(func(s *apitypes.JobSpec) { s.TimeZones = []string{"Asia/Tokyo", "Europe/London", "Asia/Tokyo"} })},
 		{"zones unknown", with(func(s *apitypes.JobSpec) { s.TimeZones = []string{"Asia/Tokyo", "Mars/Olympus"} })},
 		{"zones every", with(func(s *apitypes.JobSpec) { s.Cron, s.TimeZones = "@every 1h", []string{"Asia/Tokyo", "Europe/London"} })},
-		{"zones at", with(func(s *apitypes.JobSpec) { s.Cron, s.TimeZones = "@at 2026-12-24T18:00", []string{"Asia/Tokyo", "Europe/London"} })},
-		{"zones too dense", with(func(s *apitypes.JobSpec) { s.Cron, s.TimeZones = "*/30 * * * *", []string{"Asia/Tokyo", "Europe/London"} })},
+		{"zones at", with(func(s *apitypes.JobSpec) {
+			s.Cron, s.TimeZones = "@at 2026-12-24T18:00", []string{"Asia/Tokyo", "Europe/London"}
+		})},
+		{"zones too dense", with(func(s *apitypes.JobSpec) {
+			s.Cron, s.TimeZones = "*/30 * * * *", []string{"Asia/Tokyo", "Europe/London"}
+		})},
 		// the expression as a whole
 		{"expr too long", cron("0 3 * * " + strings.Repeat("1,", 600) + "1")},
 		{"expr tz", cron("TZ=UTC 0 3 * * *")},

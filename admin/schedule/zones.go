@@ -234,21 +234,24 @@ func (m *MultiZone) Preview(after time.Time, n int) []ZoneFiring {
 // MaxZoneFiringsPerDay a day in each zone), after a cheap check that a
 // zone fires at all.
 func (m *MultiZone) countBetween(lo, hi int64) int64 {
+	return m.countUpTo(lo, hi, math.MaxInt64)
+}
+
+// countUpTo is min(countBetween(lo, hi), limit): the enumeration stops at
+// limit (Plan's cap on on-time firings asks only whether there are more).
+func (m *MultiZone) countUpTo(lo, hi, limit int64) int64 {
 	if len(m.zones) == 1 {
-		return m.zones[0].countBetween(lo, hi)
+		return min(m.zones[0].countBetween(lo, hi), limit)
 	}
-	var any bool
+	var sum int64 // an upper bound: coinciding instants count once per zone
 	for _, s := range m.zones {
-		if s.countBetween(lo, hi) > 0 {
-			any = true
-			break
-		}
+		sum += s.countBetween(lo, hi)
 	}
-	if !any {
+	if sum == 0 {
 		return 0
 	}
 	var n int64
-	for f, ok := m.nextSec(lo); ok && f < hi; f, ok = m.nextSec(f) {
+	for f, ok := m.nextSec(lo); ok && f < hi && n < limit; f, ok = m.nextSec(f) {
 		n++
 	}
 	return n

@@ -287,6 +287,7 @@ func FuzzMultiZoneNext(f *testing.F) {
 			}
 		}
 		require.Equal(t, int64(len(set)), m.countBetween(lo, hi))
+		require.Equal(t, min(int64(len(set)), 3), m.countUpTo(lo, hi, 3))
 		require.Len(t, got, len(set))
 	})
 }
