@@ -106,7 +106,7 @@ func (m *MultiZone) Schedules() []*Schedule { return append([]*Schedule(nil), m.
 // Primary is the schedule in the first zone (the job's time_zone).
 func (m *MultiZone) Primary() *Schedule { return m.zones[0] }
 
-// nextSec is the first firing after a of any zone, and a bit set for every
+// nextZones is the first firing after a of any zone, and a bit set for every
 // zone that fires then (bit i for zones[i]).
 func (m *MultiZone) nextZones(a int64) (int64, uint16, bool) {
 	best, mask, found := int64(math.MaxInt64), uint16(0), false
