@@ -73,7 +73,7 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 -- The columns of a job's definition, the fields of store.Job that CreateJob
 -- and UpdateJob write by name (db tags): a new setting of a job is added
 -- here, and every job query below has it.
-description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
+description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
 start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
@@ -197,7 +197,7 @@ SELECT id, app FROM job WHERE id IN (?);
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -206,7 +206,7 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
@@ -217,7 +217,7 @@ WHERE id = ? AND status = ?;
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/calendar"
-	"github.com/shardjob/shardjob/internal/testenv"
 )
 
 // TestCalendarsInBrowser drives the Calendars pages in headless Chromium
@@ -25,10 +24,9 @@ import (
 // open, an edit adds a holiday and changes the version, the year turns,
 // and the calendar is deleted from the list.
 func TestCalendarsInBrowser(t *testing.T) {
-	chromium := testenv.Chromium(t)
-	sa := startStandalone(t)
-	base, password := sa.base, sa.password
-	api := newAPIClient(t, base, "admin", password)
+	sa, api, b := consoleSession(t)
+	defer b.checkConsole()
+	base := sa.base
 
 	fixture, err := os.ReadFile(filepath.Join("..", "admin", "calendar", "testdata", "cn-2026.csv"))
 	require.NoError(t, err)
@@ -50,11 +48,6 @@ func TestCalendarsInBrowser(t *testing.T) {
 			workdays++
 		}
 	}
-
-	b := newBrowser(t, chromium, artifactsDir(t))
-	defer b.checkConsole()
-	b.do(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
-	b.login("admin", password)
 
 	// The list starts empty and says how to add one.
 	b.menu("calendars")

@@ -46,3 +46,16 @@ func (b *browser) menu(name string) {
 	b.do(chromedp.WaitReady(chromedp.CSS(sel)),
 		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%q).click()`, sel)))
 }
+
+// consoleSession starts a standalone admin and returns it with an API
+// client and a browser logged in to its console, both as admin.
+func consoleSession(t *testing.T) (standalone, *apiClient, *browser) {
+	t.Helper()
+	chromium := testenv.Chromium(t)
+	sa := startStandalone(t)
+	api := newAPIClient(t, sa.base, "admin", sa.password)
+	b := newBrowser(t, chromium, artifactsDir(t))
+	b.do(chromedp.Navigate(sa.base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	b.login("admin", sa.password)
+	return sa, api, b
+}

@@ -94,7 +94,7 @@ func (s *Server) nextInWindow(ctx context.Context, j store.Job, now time.Time) (
 	if err != nil {
 		return sql.NullInt64{}, msg.Msg{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
 	}
-	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
+	cs, err := schedule.WithCalendar(sc.Primary(), cal, jobdef.PolicyOf(j.JobCalendar))
 	if err != nil {
 		return sql.NullInt64{}, msg.Msg{}, err
 	}
@@ -168,14 +168,15 @@ func (s *Server) refuseCalendarInUse(c *gin.Context, id int64) bool {
 func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []Preview {
 	name := cs.Calendar().Name()
 	bd := cs.Schedule().BusinessDay()
+	zone := cs.Schedule().Location().String()
 	var out []Preview
 	for _, f := range cs.Preview(now, n) {
 		for _, d := range f.Skipped {
 			m := jobdef.SkipReason(d, name, bd)
-			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Skipped: true,
+			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
 				Note: m.String(), NoteCodes: []apitypes.Message{{Code: string(m.Code), Args: m.Args}}})
 		}
-		p := Preview{At: f.At, Local: f.Local.Format(previewLayout)}
+		p := Preview{At: f.At, Local: f.Local.Format(previewLayout), Zone: zone}
 		if f.Decision.Shifted {
 			m := jobdef.ShiftNote(f.Decision, name)
 			from := f.Decision.Scheduled.UTC()

@@ -272,6 +272,12 @@ type Preview struct {
 	At    time.Time `json:"at"`
 	Local string    `json:"local"`
 	Note  string    `json:"note,omitempty"`
+	// Zone is the zone of the firing: the job's, or for a job with several
+	// zones the first of them that fires at At (Local is At there);
+	// AlsoZones are the job's other zones that fire at the same instant
+	// (it fires once).
+	Zone      string   `json:"zone"`
+	AlsoZones []string `json:"also_zones,omitempty"`
 	// NoteCodes are Note's parts as message codes (for the console).
 	NoteCodes []apitypes.Message `json:"note_codes,omitempty"`
 	// Skipped: the calendar removes this firing; it is recorded as a
@@ -308,11 +314,11 @@ func (s *Server) validateJob(c *gin.Context) {
 	if cs != nil {
 		out = calendarPreview(cs, from, 10)
 	}
-	for _, f := range v.Schedule.Preview(from, 10) {
+	for _, f := range v.Zones.Preview(from, 10) {
 		if cs != nil {
 			break
 		}
-		p := Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note}
+		p := Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note, Zone: f.Zone, AlsoZones: f.AlsoZones}
 		for _, n := range f.Notes {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}

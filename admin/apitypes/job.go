@@ -19,11 +19,19 @@ type JobDef struct {
 	Handler     string `json:"handler" openapi:"maxLength: 128"`
 	// 5 or 6 fields, @hourly-style, @every, Jenkins H
 	Cron string `json:"cron"`
-	// IANA zone name
-	TimeZone   string `json:"time_zone" openapi:"default: UTC"`
-	Slots      int    `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
-	SlotParams string `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
-	Params     string `json:"params" openapi:"maxLength: 65536"`
+	// IANA zone name; with time_zones, the first of them
+	TimeZone string `json:"time_zone" openapi:"default: UTC"`
+	// several IANA zones (docs/schedules.md, "Several zones"): the job
+	// fires at the union of the cron's instants in each zone, each firing
+	// tagged with the first zone that produces it; instants that coincide
+	// fire once. At most 8 distinct zones, the first being time_zone (which
+	// may then be omitted); not with @every, @at, a business calendar or a
+	// cron that fires more than 24 times a day. Omitted (or one zone) for a
+	// job with one zone, time_zone
+	TimeZones  []string `json:"time_zones,omitempty" openapi:"maxItems: 8"`
+	Slots      int      `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
+	SlotParams string   `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
+	Params     string   `json:"params" openapi:"maxLength: 65536"`
 	// what happens to a firing later than misfire_threshold_ms
 	MisfirePolicy string `json:"misfire_policy" openapi:"enum: [run_once, skip, catch_up], default: run_once"`
 	// how late a firing may start before the misfire policy decides what
@@ -173,6 +181,12 @@ const (
 // WithDefaults returns d with the defaults in place of omitted (zero)
 // fields. Policies keep their spelling (the admin parses them).
 func (d JobDef) WithDefaults() JobDef {
+	if d.TimeZone == "" && len(d.TimeZones) > 0 {
+		d.TimeZone = d.TimeZones[0]
+	}
+	if len(d.TimeZones) == 1 && d.TimeZones[0] == d.TimeZone {
+		d.TimeZones = nil // one zone is time_zone alone
+	}
 	if d.TimeZone == "" {
 		d.TimeZone = DefaultTimeZone
 	}

@@ -64,6 +64,11 @@ type Run struct {
 	// calendar rule shift moved to another working day; scheduled_at (the
 	// run key) is the moved instant. Absent for a firing not moved.
 	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
+	// TimeZone is the zone of the firing (IANA name): the job's zone when
+	// the run was created, or for a job with several zones the first of
+	// them that fires at scheduled_at (docs/schedules.md, "Several zones").
+	// The executor reads the run's dates ({date} in a dedup scope) there.
+	TimeZone string `json:"time_zone,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.

@@ -465,7 +465,11 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		var rows [][]string
 		for _, j := range jobs {
-			rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.App, j.Name, j.Handler, j.Cron, j.TimeZone,
+			zone := j.TimeZone
+			if len(j.TimeZones) > 0 { // several zones: all of them
+				zone = strings.Join(j.TimeZones, ",")
+			}
+			rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.App, j.Name, j.Handler, j.Cron, zone,
 				strconv.Itoa(j.Slots), state(j), timeCell(j.NextFireAt)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "HANDLER", "CRON", "ZONE", "SLOTS", "STATE", "NEXT FIRE (UTC)"}, rows)

@@ -350,3 +350,41 @@ func TestCalendarImportAndExport(t *testing.T) {
 	require.Equal(t, cli.ExitNotFound, code)
 	require.Contains(t, errs, "calendar billing/nope does not exist")
 }
+
+// TestApplyZones: a jobs file with several zones is applied, applied again
+// unchanged, listed with its zones, and a changed list is a diff of
+// time_zones.
+func TestApplyZones(t *testing.T) {
+	a := startAdmin(t)
+	dir := t.TempDir()
+	const zones = `- app: desk
+  name: market-open
+  handler: open.v1
+  cron: "0 9 * * MON-FRI"
+  time_zones: [Asia/Tokyo, Europe/London, America/New_York]
+`
+	file := writeFile(t, dir, "jobs.yaml", zones)
+	code, out, errs := a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "applied: 1 created")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged desk/market-open (id 1)")
+	code, out, errs = a.ctl("get", "jobs")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Regexp(t, `(?m)^1\s+desk\s+market-open\s+open.v1\s+0 9 \* \* MON-FRI\s+Asia/Tokyo,Europe/London,America/New_York\s`, out)
+
+	writeFile(t, dir, "jobs.yaml", strings.Replace(zones, "America/New_York", "America/Chicago", 1))
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, `~ update desk/market-open (id 1)`+"\n"+`    time_zones: ["Asia/Tokyo", "Europe/London", "America/New_York"] -> ["Asia/Tokyo", "Europe/London", "America/Chicago"]`)
+	var stored string
+	require.NoError(t, a.st.DB().Get(&stored, `SELECT time_zones FROM job WHERE id = 1`))
+	require.Equal(t, "Asia/Tokyo,Europe/London,America/Chicago", stored)
+
+	// A refused list names the job's line and the field.
+	writeFile(t, dir, "bad.yaml", strings.Replace(zones, "America/New_York", "Asia/Tokyo", 1))
+	code, _, errs = a.ctl("apply", "-f", filepath.Join(dir, "bad.yaml"))
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "bad.yaml:1: job desk/market-open: time_zones: Asia/Tokyo is listed twice")
+}

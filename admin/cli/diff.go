@@ -67,13 +67,21 @@ func defFields() []string {
 
 // display is the value of field i of a job definition for people: strings
 // quoted, numbers in decimal, enabled as true or false (omitted: true),
-// instants in RFC 3339 and UTC (omitted: null).
+// instants in RFC 3339 and UTC (omitted: null), lists of zones in
+// brackets ([] for none).
 func display(d apitypes.JobDef, i int) string {
 	switch v := reflect.ValueOf(d).Field(i); v.Kind() {
 	case reflect.String:
 		return strconv.Quote(v.String())
 	case reflect.Int, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Slice: // time_zones
+		zones, _ := v.Interface().([]string)
+		quoted := make([]string, len(zones))
+		for i, z := range zones {
+			quoted[i] = strconv.Quote(z)
+		}
+		return "[" + strings.Join(quoted, ", ") + "]"
 	case reflect.Pointer:
 		if t, ok := v.Interface().(*time.Time); ok { // start_at, end_at
 			if t == nil {

@@ -95,6 +95,8 @@ func TestDiffEveryField(t *testing.T) {
 			f.SetString("changed")
 		case reflect.Int, reflect.Int64:
 			f.SetInt(7)
+		case reflect.Slice: // time_zones
+			f.Set(reflect.ValueOf([]string{base.WithDefaults().TimeZone, "Europe/London"}))
 		case reflect.Pointer:
 			if f.Type() == reflect.TypeFor[*time.Time]() { // start_at, end_at
 				at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600))
@@ -128,4 +130,21 @@ func TestDiffEveryField(t *testing.T) {
 	require.Empty(t, Diff(have, want))
 	want.EndAt = nil
 	require.Equal(t, []FieldChange{{"end_at", "2026-12-24T10:00:00Z", "null"}}, Diff(have, want))
+}
+
+func TestDiffZones(t *testing.T) {
+	base := def("a", "n").JobDef
+	base.TimeZone = "Asia/Tokyo"
+	// One zone in the list is time_zone alone; the first of a list may
+	// stand for an omitted time_zone.
+	one := base
+	one.TimeZone, one.TimeZones = "", []string{"Asia/Tokyo"}
+	require.Empty(t, Diff(base, one))
+	have, want := base, base
+	have.TimeZones = []string{"Asia/Tokyo", "Europe/London"}
+	want.TimeZone, want.TimeZones = "", []string{"Asia/Tokyo", "Europe/London"}
+	require.Empty(t, Diff(have, want))
+	want.TimeZones = []string{"Asia/Tokyo", "America/New_York"}
+	require.Equal(t, []FieldChange{{"time_zones", `["Asia/Tokyo", "Europe/London"]`, `["Asia/Tokyo", "America/New_York"]`}}, Diff(have, want))
+	require.Equal(t, []FieldChange{{"time_zones", `[]`, `["Asia/Tokyo", "America/New_York"]`}}, Diff(base, want))
 }

@@ -185,3 +185,18 @@ func TestLoadJobsWithCalendar(t *testing.T) {
 	_, err = LoadJobs("jobs.yaml", []byte("- app: a\n  name: n\n  handler: h\n  cron: \"0 9 * * *\"\n  calendar: cn\n"))
 	require.ErrorContains(t, err, `unknown field "calendar"`)
 }
+
+func TestLoadJobsWithZones(t *testing.T) {
+	defs, err := LoadJobs("jobs.yaml", []byte(`- app: desk
+  name: open
+  handler: open.v1
+  cron: "0 9 * * MON-FRI"
+  time_zones: [Asia/Tokyo, Europe/London, America/New_York]
+`))
+	require.NoError(t, err)
+	require.Len(t, defs, 1)
+	require.Equal(t, []string{"Asia/Tokyo", "Europe/London", "America/New_York"}, defs[0].TimeZones)
+	n := Normalize(defs[0].JobDef)
+	require.Equal(t, "Asia/Tokyo", n.TimeZone)
+	require.Equal(t, defs[0].TimeZones, n.TimeZones)
+}

@@ -134,7 +134,7 @@ func CalendarScheduleOf(j store.Job, cal *calendar.Calendar) (*schedule.Calendar
 	if err != nil {
 		return nil, err
 	}
-	return schedule.WithCalendar(sc, cal, PolicyOf(j.JobCalendar))
+	return schedule.WithCalendar(sc.Primary(), cal, PolicyOf(j.JobCalendar))
 }
 
 // NextEvent is the next_fire_at of a job on a calendar: the first instant

@@ -238,6 +238,23 @@ func badSpecs() []badSpec {
 		{"zone path", zone("../etc/passwd")},
 		{"zone implausible", zone("localtime")},
 		{"zone unknown", zone("Mars/Olympus")},
+		// several zones
+		{"zones first", with(func(s *apitypes.JobSpec) { s.TimeZone, s.TimeZones = "UTC", []string{"Asia/Tokyo", "Europe/London"} })},
+		{"zones calendar", with(func(s *apitypes.JobSpec) {
+			s.TimeZones, s.CalendarID, s.CalendarRule = []string{"Asia/Tokyo", "Europe/London"}, 3, "skip_holidays"
+		})},
+		{"zones too many", with(func(s *apitypes.JobSpec) {
+			s.TimeZones = []string{"UTC", "Asia/Tokyo", "Asia/Seoul", "Asia/Kolkata", "Europe/London", "Europe/Paris", "America/New_York", "America/Chicago", "America/Denver"}
+		})},
+		{"zones duplicate", with(func(s *apitypes.JobSpec) { s.TimeZones = []string{"Asia/Tokyo", "Europe/London", "Asia/Tokyo"} })},
+		{"zones unknown", with(func(s *apitypes.JobSpec) { s.TimeZones = []string{"Asia/Tokyo", "Mars/Olympus"} })},
+		{"zones every", with(func(s *apitypes.JobSpec) { s.Cron, s.TimeZones = "@every 1h", []string{"Asia/Tokyo", "Europe/London"} })},
+		{"zones at", with(func(s *apitypes.JobSpec) {
+			s.Cron, s.TimeZones = "@at 2026-12-24T18:00", []string{"Asia/Tokyo", "Europe/London"}
+		})},
+		{"zones too dense", with(func(s *apitypes.JobSpec) {
+			s.Cron, s.TimeZones = "*/30 * * * *", []string{"Asia/Tokyo", "Europe/London"}
+		})},
 		// the expression as a whole
 		{"expr too long", cron("0 3 * * " + strings.Repeat("1,", 600) + "1")},
 		{"expr tz", cron("TZ=UTC 0 3 * * *")},
@@ -313,6 +330,7 @@ func scheduleOnly(t *testing.T) []namedErr {
 	daily := parse("0 3 * * *")
 	_, startErr := schedule.ParseStartDeadline("-1m")
 	_, finishErr := schedule.ParseFinishDeadline("8d")
+	_, zonesErr := schedule.ParseZones(schedule.Spec{Expr: "0 9 * * *"}, []string{"Asia/Tokyo", "Asia/Tokyo"})
 	return []namedErr{
 		{"h no key", noKey},
 		{"expr empty", empty},
@@ -324,6 +342,7 @@ func scheduleOnly(t *testing.T) []namedErr {
 		{"shift only", with(daily, cal, calendar.Policy{Rule: calendar.RuleSkipHolidays, Shift: calendar.ShiftNext})},
 		{"shift bad", with(daily, cal, calendar.Policy{Rule: calendar.RuleShift, Shift: "up"})},
 		{"shift too often", with(parse("*/10 * * * *"), cal, calendar.Policy{Rule: calendar.RuleShift, Shift: calendar.ShiftNext})},
+		{"zones part", zonesErr},
 		{"start deadline", startErr},
 		{"finish deadline", finishErr},
 	}

@@ -57,8 +57,12 @@ func (f FieldMsgs) English() FieldErrors {
 // without the calendar: the caller checks that the calendar exists and that
 // the job's app may use it, and calls WithCalendar, which sets NextFireAt.
 type Validated struct {
-	Job      store.Job
+	Job store.Job
+	// Schedule is the schedule in the job's time_zone; Zones the union of
+	// its schedules in every zone of the job (one for most jobs), which
+	// the firings and the preview follow.
 	Schedule *schedule.Schedule
+	Zones    *schedule.MultiZone
 }
 
 // Validate checks a new job's spec and returns the job row (without id) and
@@ -137,17 +141,10 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		}
 		seen[id] = true
 	}
+	zones := validateZones(s.JobDef, anchor, errs)
 	var sched *schedule.Schedule
-	if _, zerr := schedule.ValidateZone(s.TimeZone); zerr != nil {
-		errs["time_zone"] = msg.Of(zerr)
-	} else if strings.TrimSpace(s.Cron) == "" {
-		errs["cron"] = msg.New(msg.JobCronRequired)
-	} else {
-		sched, err = schedule.Parse(schedule.Spec{Expr: s.Cron, Zone: s.TimeZone, JobKey: s.Key(), Anchor: anchor})
-		if err != nil {
-			errs["cron"] = msg.Of(err)
-			sched = nil
-		}
+	if zones != nil {
+		sched = zones.Primary()
 	}
 	validateCalendar(s.JobDef, sched, errs)
 	if len(errs) > 0 {
@@ -157,13 +154,19 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	if j.Enabled && !j.HasCalendar() {
 		// A job on a calendar gets its next firing from WithCalendar,
 		// once the caller has read the calendar.
-		planWindow(&j, NextFire(sched, FiringsFrom(j.JobWindow, now)), now)
+		planWindow(&j, NextFire(zones, FiringsFrom(j.JobWindow, now)), now)
 	}
-	return Validated{Job: j, Schedule: sched}, nil
+	return Validated{Job: j, Schedule: sched, Zones: zones}, nil
+}
+
+// Nexter is a schedule's next firing strictly after an instant (the zero
+// Time for none): *schedule.Schedule and *schedule.MultiZone.
+type Nexter interface {
+	Next(after time.Time) time.Time
 }
 
 // NextFire is the first firing strictly after now, as stored.
-func NextFire(s *schedule.Schedule, now time.Time) sql.NullInt64 {
+func NextFire(s Nexter, now time.Time) sql.NullInt64 {
 	n := s.Next(now)
 	if n.IsZero() {
 		return sql.NullInt64{}
@@ -171,9 +174,10 @@ func NextFire(s *schedule.Schedule, now time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: n.UnixMilli(), Valid: true}
 }
 
-// ScheduleOf parses the schedule of a stored job.
-func ScheduleOf(j store.Job) (*schedule.Schedule, error) {
-	return schedule.Parse(schedule.Spec{Expr: j.CronExpr, Zone: j.TimeZone, JobKey: j.App + "/" + j.Name, Anchor: time.UnixMilli(j.CreatedAt)})
+// ScheduleOf parses the schedule of a stored job in each of its zones
+// (one for most jobs; Primary is the schedule in its time_zone).
+func ScheduleOf(j store.Job) (*schedule.MultiZone, error) {
+	return schedule.ParseZones(schedule.Spec{Expr: j.CronExpr, Zone: j.TimeZone, JobKey: j.App + "/" + j.Name, Anchor: time.UnixMilli(j.CreatedAt)}, j.Zones())
 }
 
 // ParseSlotParams parses "0=Beijing,1=Shanghai" into a map from slot to

@@ -2,6 +2,7 @@ package jobdef
 
 import (
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -19,7 +20,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 	enabled := s.Enabled == nil || *s.Enabled
 	return store.Job{
 		App: s.App, Name: s.Name, Description: s.Description, Handler: s.Handler,
-		CronExpr: s.Cron, TimeZone: s.TimeZone, MisfirePolicy: misfirePolicy, OverlapPolicy: overlapPolicy,
+		CronExpr: s.Cron, TimeZone: s.TimeZone, TimeZones: strings.Join(s.TimeZones, ","), MisfirePolicy: misfirePolicy, OverlapPolicy: overlapPolicy,
 		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
 		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
@@ -39,7 +40,7 @@ func View(j store.Job) apitypes.Job {
 		JobSpec: apitypes.JobSpec{
 			JobDef: apitypes.JobDef{
 				App: j.App, Name: j.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
-				TimeZone: j.TimeZone, Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
+				TimeZone: j.TimeZone, TimeZones: zonesView(j), Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
 				MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 				OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
 				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
@@ -59,6 +60,15 @@ func View(j store.Job) apitypes.Job {
 		v.CompletedReasonCode = &apitypes.Message{Code: string(j.CompletedMsg.Code), Args: j.CompletedMsg.Args}
 	}
 	return v
+}
+
+// zonesView is the time_zones of job j: its zones when it has more than
+// one, nil otherwise (one zone is time_zone alone).
+func zonesView(j store.Job) []string {
+	if j.TimeZones == "" {
+		return nil
+	}
+	return j.Zones()
 }
 
 func msTimePtr(ms sql.NullInt64) *time.Time {

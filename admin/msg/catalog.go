@@ -98,6 +98,7 @@ const (
 	PartDayOfWeek         Code = "part.day_of_week"
 	PartExpression        Code = "part.expression"
 	PartTimeZone          Code = "part.time_zone"
+	PartTimeZones         Code = "part.time_zones"
 	PartMisfirePolicy     Code = "part.misfire_policy"
 	PartMisfireThreshold  Code = "part.misfire_threshold"
 	PartMaxCatchUp        Code = "part.max_catch_up"
@@ -168,6 +169,13 @@ const (
 	ZoneEtcGMT            Code = "zone.etc_gmt"
 	ZonePath              Code = "zone.path"
 	ZoneUnknown           Code = "zone.unknown"
+	ZonesTooMany          Code = "zones.too_many"
+	ZonesDuplicate        Code = "zones.duplicate"
+	ZonesEvery            Code = "zones.every"
+	ZonesAt               Code = "zones.at"
+	ZonesTooDense         Code = "zones.too_dense"
+	ZonesFirst            Code = "zones.first"
+	ZonesCalendar         Code = "zones.calendar"
 	DeadlineHow           Code = "deadline.how"
 	DeadlineNotDuration   Code = "deadline.not_duration"
 	DeadlineNegative      Code = "deadline.negative"
@@ -455,6 +463,7 @@ var Catalog = map[Code]string{
 	PartDayOfWeek:         "day of week",
 	PartExpression:        "expression",
 	PartTimeZone:          "time zone",
+	PartTimeZones:         "time zones",
 	PartMisfirePolicy:     "misfire policy",
 	PartMisfireThreshold:  "misfire threshold",
 	PartMaxCatchUp:        "max catch-up",
@@ -525,6 +534,13 @@ var Catalog = map[Code]string{
 	ZoneEtcGMT:            "fixed UTC offsets are not accepted because they cannot follow daylight-saving rules; use a region name such as \"Asia/Shanghai\" or \"America/New_York\", or \"UTC\" (note that Etc/GMT+8 means UTC-8: the sign is inverted)",
 	ZonePath:              "a time zone is an IANA name such as \"Europe/Berlin\", not a file path",
 	ZoneUnknown:           "unknown IANA time zone name (names are case-sensitive), use one like \"Europe/Berlin\", \"America/New_York\" or \"UTC\"",
+	ZonesTooMany:          "{count} zones; a job may list at most {max}",
+	ZonesDuplicate:        "{zone} is listed twice; list each zone once",
+	ZonesEvery:            "an @every interval is the same in every zone: give one zone",
+	ZonesAt:               "a one-time @at schedule is one instant: give one zone",
+	ZonesTooDense:         "several zones are for schedules that fire at most {max} times a day; this one fires {per_day} times a day: give one zone",
+	ZonesFirst:            "time_zone must be the first of time_zones ({first}), or be omitted",
+	ZonesCalendar:         "a job on a business calendar has one zone (its calendar days are that zone's dates): remove time_zones or the calendar",
 	DeadlineHow:           "a duration from {min} to {max} such as \"30m\" or \"2h\"",
 	DeadlineNotDuration:   "{value} is not a duration: write {how}",
 	DeadlineNegative:      "{value} is negative: write {how}",

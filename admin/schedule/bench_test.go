@@ -133,3 +133,53 @@ func BenchmarkPlanYearBacklog(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNextZones is Next of a multi-zone schedule: "09:00 in Tokyo,
+// London and New York" (three zones, each crossing its own clock changes),
+// and the same expression in one zone through MultiZone for comparison.
+func BenchmarkNextZones(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		zones []string
+	}{
+		{"Daily0900_1Zone", []string{"Europe/London"}},
+		{"Daily0900_3Zones", []string{"Asia/Tokyo", "Europe/London", "America/New_York"}},
+		{"Weekdays0900_1730_3Zones", []string{"Asia/Tokyo", "Europe/London", "America/New_York"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			expr := "0 9 * * *"
+			if bc.name == "Weekdays0900_1730_3Zones" {
+				expr = "0 9,17 * * MON-FRI"
+			}
+			m, err := ParseZones(Spec{Expr: expr, JobKey: "bench/job"}, bc.zones)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t := benchStart
+			for b.Loop() {
+				t = m.Next(t)
+				if t.After(benchEnd) || t.IsZero() {
+					t = benchStart
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlanZonesYearBacklog: an hourly job in three zones (the densest
+// several zones take) whose next_fire_at is a year old: the union is
+// enumerated (about 26,000 distinct instants) rather than counted.
+func BenchmarkPlanZonesYearBacklog(b *testing.B) {
+	m, err := ParseZones(Spec{Expr: "0 * * * *"}, []string{"Asia/Kolkata", "Europe/London", "America/New_York"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	next := now.AddDate(-1, 0, 0)
+	for b.Loop() {
+		d := PlanZones(m, next, now, MisfireConfig{Policy: MisfireRunOnce, Threshold: time.Second})
+		if d.SkippedCount == 0 {
+			b.Fatal("nothing skipped")
+		}
+	}
+}

@@ -68,7 +68,7 @@ func (e *ValidationError) Message() msg.Msg {
 var partCodes = map[string]msg.Code{
 	"second": msg.PartSecond, "minute": msg.PartMinute, "hour": msg.PartHour,
 	"day of month": msg.PartDayOfMonth, "month": msg.PartMonth, "day of week": msg.PartDayOfWeek,
-	"expression": msg.PartExpression, "time zone": msg.PartTimeZone,
+	"expression": msg.PartExpression, "time zone": msg.PartTimeZone, "time zones": msg.PartTimeZones,
 	"misfire policy": msg.PartMisfirePolicy, "misfire threshold": msg.PartMisfireThreshold,
 	"max catch-up": msg.PartMaxCatchUp, "overlap policy": msg.PartOverlapPolicy,
 	"calendar rule": msg.PartCalendarRule, "calendar shift": msg.PartCalendarShift,

@@ -180,6 +180,20 @@ func nextOf(src firingSource, t time.Time) time.Time {
 	return time.Unix(f, 0).UTC()
 }
 
+// upToCounter is a firingSource that counts more cheaply when only "more
+// than limit?" matters: a MultiZone enumerates its union.
+type upToCounter interface {
+	countUpTo(lo, hi, limit int64) int64
+}
+
+// countAtMost is min(s.countBetween(lo, hi), limit), or the exact count.
+func countAtMost(s firingSource, lo, hi, limit int64) int64 {
+	if c, ok := s.(upToCounter); ok {
+		return c.countUpTo(lo, hi, limit)
+	}
+	return s.countBetween(lo, hi)
+}
+
 // capOnTime moves cut forward, if needed, so that at most MaxOnTimeFire
 // firings fall in [cut, now]; firings before nextFireAt are not due and do
 // not count. It counts instead of enumerating and binary searches the new
@@ -194,7 +208,7 @@ func capOnTime(s firingSource, cut, nextFireAt, now time.Time) time.Time {
 		lo++ // first whole second >= from
 	}
 	end := now.Unix() + 1 // firings f <= now  <=>  f < floor(now)+1
-	inWindow := func(from int64) int64 { return s.countBetween(from-1, end) }
+	inWindow := func(from int64) int64 { return countAtMost(s, from-1, end, MaxOnTimeFire+1) }
 	if lo >= end || inWindow(lo) <= MaxOnTimeFire {
 		return cut
 	}

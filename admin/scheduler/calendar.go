@@ -92,7 +92,7 @@ func (s *Scheduler) calendarScheduleOf(j store.Job, c cachedCalendar) (*schedule
 	if err != nil {
 		return nil, err
 	}
-	cs, err := schedule.WithCalendar(sc, c.cal, jobdef.PolicyOf(j.JobCalendar))
+	cs, err := schedule.WithCalendar(sc.Primary(), c.cal, jobdef.PolicyOf(j.JobCalendar))
 	if err != nil {
 		return nil, err
 	}

@@ -169,10 +169,15 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 // planJob decides due job j (not on a calendar) with its schedule sc: the
 // runs of its due firings (misfire and overlap policies) and its next
 // firing. now is the instant planned for (later of the clock and due).
-func (s *Scheduler) planJob(j store.Job, sc *schedule.Schedule, due, now time.Time, busy bool) ([]store.NewRun, sql.NullInt64) {
+//
+// A job with several zones plans the union of its zones' firings, and each
+// run records the zone of its firing (the first of the job's zones that
+// fires then), whose deadlines it gets (docs/schedules.md, "Several
+// zones").
+func (s *Scheduler) planJob(j store.Job, sc *schedule.MultiZone, due, now time.Time, busy bool) ([]store.NewRun, sql.NullInt64) {
 	// A firing inside the pre-read window is planned as if it were due
 	// now: on time, fired ahead, dispatched at its time.
-	d := schedule.Plan(sc, due, now, schedule.MisfireConfig{
+	d := schedule.PlanZones(sc, due, now, schedule.MisfireConfig{
 		Policy:     schedule.MisfirePolicy(j.MisfirePolicy),
 		Threshold:  time.Duration(j.MisfireMS) * time.Millisecond,
 		MaxCatchUp: j.MaxCatchUp,
@@ -186,8 +191,12 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.Schedule, due, now time.Ti
 		kind = store.TriggerCatchUp
 	}
 	runs := make([]store.NewRun, 0, len(d.Fire)+len(d.Skipped))
+	multi := j.TimeZones != ""
 	for _, at := range d.Fire {
 		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+		if multi {
+			inZone(&r, j, sc, at)
+		}
 		if schedule.DecideOverlap(schedule.OverlapPolicy(j.OverlapPolicy), busy) == schedule.ActionSkip {
 			r.Status, r.Reason = store.RunSkipped, msg.New(msg.RunSkippedOverlap)
 		}
@@ -198,6 +207,9 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.Schedule, due, now time.Ti
 	}
 	for _, at := range d.Skipped {
 		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
+		if multi {
+			inZone(&r, j, sc, at)
+		}
 		r.Reason = msg.New(msg.RunSkippedMisfire, "policy", j.MisfirePolicy, "threshold_ms", j.MisfireMS)
 		runs = append(runs, r)
 	}
@@ -205,6 +217,20 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.Schedule, due, now time.Ti
 		s.log.Warn("misfire: more skipped firings than are recorded one by one", "job_id", j.ID, "unrecorded", extra)
 	}
 	return runs, next
+}
+
+// inZone gives run r of multi-zone job j, scheduled at at, the zone of
+// its firing, and a pending run the deadlines of that zone (a finish
+// deadline at a local time of day is read there).
+func inZone(r *store.NewRun, j store.Job, sc *schedule.MultiZone, at time.Time) {
+	zone, ok := sc.ZoneOf(at)
+	if !ok {
+		return // not a firing of the schedule: keeps the job's zone
+	}
+	r.TimeZone = zone
+	if r.Status != store.RunSkipped {
+		r.Deadlines = j.ForRun(zone, at.UnixMilli())
+	}
 }
 
 // maxRunsJobs are the ids of the jobs with max_runs.
@@ -272,10 +298,10 @@ func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
 
 type cachedSchedule struct {
 	version int64
-	s       *schedule.Schedule
+	s       *schedule.MultiZone
 }
 
-func (s *Scheduler) scheduleOf(j store.Job) (*schedule.Schedule, error) {
+func (s *Scheduler) scheduleOf(j store.Job) (*schedule.MultiZone, error) {
 	s.mu.Lock()
 	c, ok := s.scheds[j.ID]
 	s.mu.Unlock()

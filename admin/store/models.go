@@ -91,13 +91,17 @@ const (
 
 // Job is a job definition.
 type Job struct {
-	ID             int64  `db:"id"`
-	App            string `db:"app"`
-	Name           string `db:"name"`
-	Description    string `db:"description"`
-	Handler        string `db:"handler"`
-	CronExpr       string `db:"cron_expr"`
-	TimeZone       string `db:"time_zone"`
+	ID          int64  `db:"id"`
+	App         string `db:"app"`
+	Name        string `db:"name"`
+	Description string `db:"description"`
+	Handler     string `db:"handler"`
+	CronExpr    string `db:"cron_expr"`
+	TimeZone    string `db:"time_zone"`
+	// TimeZones is the job's zones, comma-separated in list order, when it
+	// has more than one (TimeZone is then the first); "" otherwise
+	// (docs/schedules.md, "Several zones").
+	TimeZones      string `db:"time_zones"`
 	MisfirePolicy  string `db:"misfire_policy"`
 	OverlapPolicy  string `db:"overlap_policy"`
 	MisfireMS      int64  `db:"misfire_threshold_ms"`
@@ -177,6 +181,18 @@ type Run struct {
 	// firing the calendar rule shift moved to another day (ScheduledAt, the
 	// run key, is the moved instant); NULL otherwise.
 	ShiftedFrom sql.NullInt64 `db:"shifted_from"`
+	// TimeZone is the zone of the firing: the job's zone, or for a job
+	// with several zones the first of them that fires at ScheduledAt.
+	TimeZone string `db:"time_zone"`
+}
+
+// Zones is the job's zones in list order: TimeZones split, or TimeZone
+// alone.
+func (j Job) Zones() []string {
+	if j.TimeZones == "" {
+		return []string{j.TimeZone}
+	}
+	return strings.Split(j.TimeZones, ",")
 }
 
 // JobCalendar is a job's business calendar (docs/schedules.md): the

@@ -40,11 +40,7 @@ func TestGapAuditOnCalendars(t *testing.T) {
 			require.NoError(t, err)
 			v, _, err = jobdef.WithCalendar(v, built, created)
 			require.NoError(t, err)
-			id, err := st.CreateJob(ctx, v.Job)
-			require.NoError(t, err)
-			_, err = st.DB().Exec(`UPDATE job SET created_at = ?, updated_at = ? WHERE id = ?`, created.UnixMilli(), created.UnixMilli(), id)
-			require.NoError(t, err)
-			return id
+			return createJobAt(t, st, v.Job, created)
 		}
 		insert := func(job int64, ms int64, status string) {
 			r := store.NewRun{JobID: job, ScheduledAt: ms, TriggerKind: store.TriggerCron, Status: status, SlotCount: 1, CalendarID: cal.ID, CalendarVersion: cal.Version}

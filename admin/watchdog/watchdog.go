@@ -284,7 +284,7 @@ func (w *Watchdog) missing(ctx context.Context, cals map[int64]*store.Calendar, 
 		return 0, 0
 	}
 	if j.HasCalendar() {
-		return w.missingOnCalendar(ctx, cals, j, sc, from, to, have)
+		return w.missingOnCalendar(ctx, cals, j, sc.Primary(), from, to, have)
 	}
 	if !from.Before(to) {
 		return 0, 0

@@ -18,6 +18,17 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// createJobAt stores job j as if it were created and last changed at
+// created (the gap audit's window starts there), and returns its id.
+func createJobAt(t *testing.T, st *store.Store, j store.Job, created time.Time) int64 {
+	t.Helper()
+	id, err := st.CreateJob(context.Background(), j)
+	require.NoError(t, err)
+	_, err = st.DB().Exec(`UPDATE job SET created_at = ?, updated_at = ? WHERE id = ?`, created.UnixMilli(), created.UnixMilli(), id)
+	require.NoError(t, err)
+	return id
+}
+
 func TestOverdueJobRaisesOneAlarm(t *testing.T) {
 	t.Parallel()
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
@@ -72,11 +83,7 @@ func TestGapAuditFindsFiringsWithoutRuns(t *testing.T) {
 		mk := func(name string) int64 {
 			v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: name, Handler: "h", Cron: "* * * * *"}}, created)
 			require.NoError(t, err)
-			id, err := st.CreateJob(ctx, v.Job)
-			require.NoError(t, err)
-			_, err = st.DB().Exec(`UPDATE job SET created_at = ?, updated_at = ? WHERE id = ?`, created.UnixMilli(), created.UnixMilli(), id)
-			require.NoError(t, err)
-			return id
+			return createJobAt(t, st, v.Job, created)
 		}
 		complete, holey := mk("complete"), mk("holey")
 		from := created.Add(time.Hour)

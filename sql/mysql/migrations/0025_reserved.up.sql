@@ -1,1 +1,1 @@
--- Reserved for another branch (issue 22); removed at merge.
+-- Reserved for another branch (removed at merge): this migration does nothing.

@@ -83,6 +83,15 @@ export function warningTexts(x) {
 }
 
 /** noteText is a previewed firing's daylight-saving note in the reader's language. */
+/** firingZone shows the zone of a previewed firing of a job with several
+ * zones, and the zones that fire at the same instant. */
+export function firingZone(f) {
+  const el = document.createElement("div");
+  el.className = "pv-zone";
+  el.textContent = f.zone + (f.also_zones && f.also_zones.length ? " · " + t("form.alsoZones", { zones: f.also_zones.join(", ") }) : "");
+  return el;
+}
+
 export function noteText(f) {
   return f.note_codes ? f.note_codes.map(n => srvText(n.code, n.args, "")).join("; ") : (f.note || "");
 }

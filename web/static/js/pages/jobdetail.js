@@ -1,7 +1,7 @@
 // One job: definition, actions, next firings and its recent runs with a
 // duration chart.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText, firingZone } from "../i18n.js";
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
@@ -80,7 +80,7 @@ export default function mount(root, ctx) {
     fill(defBox, kv([
       job.workflow_id ? [t("job.workflowOwned"), h("a", { href: `#/workflows/${job.workflow_id}`, id: "job-workflow-owned" }, t("job.workflowOwnedText", { id: job.workflow_id }))] : null,
       [t("field.handler"), h("code", {}, job.handler)],
-      [t("field.cron"), h("span", {}, h("code", {}, job.cron), " ", h("span", { class: "muted" }, job.time_zone))],
+      [t("field.cron"), h("span", {}, h("code", {}, job.cron), " ", h("span", { class: "muted", id: "job-zones" }, (job.time_zones || [job.time_zone]).join(" · ")))],
       [t("field.slots"), fmtNum(job.slots)],
       [t("field.params"), job.params ? h("code", { class: "wrap" }, job.params) : "—"],
       [t("field.slot_params"), job.slot_params ? h("code", { class: "wrap" }, job.slot_params) : "—"],
@@ -121,12 +121,12 @@ export default function mount(root, ctx) {
   async function renderNext() {
     // Computed again when the job's next fire moves (it fired), so that
     // the first row stays "Next fire".
-    const key = job.cron + "|" + job.time_zone + "|" + job.version + "|" + st() + "|" + job.next_fire_at;
+    const key = job.cron + "|" + job.time_zone + "|" + (job.time_zones || []).join(",") + "|" + job.version + "|" + st() + "|" + job.next_fire_at;
     if (key === previewFor) return;
     previewFor = key;
     try {
       const res = await api("POST", "/jobs/validate", {
-        app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, slots: job.slots,
+        app: job.app, name: job.name, handler: job.handler, cron: job.cron, time_zone: job.time_zone, time_zones: job.time_zones, slots: job.slots,
         slot_params: job.slot_params, misfire_policy: job.misfire_policy, overlap_policy: job.overlap_policy,
         calendar_id: job.calendar_id || 0, calendar_rule: job.calendar_rule || "", calendar_shift: job.calendar_shift || "",
         start_at: job.start_at || null, end_at: job.end_at || null,
@@ -135,16 +135,17 @@ export default function mount(root, ctx) {
       // before the job's next fire have their run already (Runs below).
       const from = job.next_fire_at ? Date.parse(job.next_fire_at) : 0;
       const next = (res.next || []).filter(f => Date.parse(f.at) >= from).slice(0, 6);
-      const utc = ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
+      const multi = (job.time_zones || []).length > 1; // each firing in its own zone
+      const utc = !multi && ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
       fill(nextBox, 
         st() !== "enabled" ? h("div", { class: "callout callout-warn", id: "job-not-firing" }, t("job.notFiring." + st()),
           st() === "completed" ? h("div", { class: "muted" }, completedText(job)) : null,
           st() === "paused" && job.paused_until ? h("div", { id: "job-paused-until" }, t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })) : null) : null,
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
         h("table", { class: "table table-compact" },
-          h("thead", {}, h("tr", {}, h("th", {}, job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
+          h("thead", {}, h("tr", {}, h("th", {}, multi ? t("form.firingZone") : job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
           h("tbody", {}, next.map(f => [h("tr", { dataset: { at: f.at, skipped: f.skipped ? "1" : "" }, class: f.skipped ? "pv-skipped" : "" },
-            h("td", { class: "mono nowrap" }, h("span", { class: "pv-main" }, f.local || fmtInZone(f.at, job.time_zone))),
+            h("td", { class: "mono nowrap" }, h("span", { class: "pv-main" }, f.local || fmtInZone(f.at, f.zone || job.time_zone)), multi ? firingZone(f) : null),
             utc ? null : h("td", { class: "mono nowrap muted" }, h("span", { class: "pv-sub" }, fmtInZone(f.at, "UTC"))),
             h("td", { class: "muted nowrap" }, fmtRel(f.at))),
           f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, f.skipped || f.shifted_from

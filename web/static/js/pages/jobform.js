@@ -3,7 +3,7 @@
 // fields and the next firings are previewed in the job's zone and in UTC,
 // with the daylight-saving notes of the schedule package.
 import { api } from "../api.js";
-import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText, fieldTexts } from "../i18n.js";
+import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText, fieldTexts, firingZone } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
@@ -13,7 +13,7 @@ const PRESETS = [
   ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
   ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
 ];
-const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "calendar_id", "calendar_rule", "calendar_shift", "start_at", "end_at"]);
+const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "time_zones", "calendar_id", "calendar_rule", "calendar_shift", "start_at", "end_at"]);
 // Suggested dedup scopes of the records policy (sdk/records).
 const SCOPES = [["run", "scope.run"], ["job", "scope.job"], ["settle:{date}", "scope.named"]];
 
@@ -54,6 +54,29 @@ export default function mount(root, ctx) {
       opts.suffix ? h("div", { class: "input-group" }, el, h("span", { class: "suffix" }, opts.suffix)) : el,
       err, help ? h("div", { class: "field-help" }, help) : null);
   }
+
+  // More zones (time_zones): chips after the job's zone, added from an
+  // input with the zone list (docs/schedules.md, "Several zones").
+  let extraZones = [];
+  const zoneAdd = h("input", { id: "f-time_zones", type: "text", autocomplete: "off", spellcheck: "false", list: "tz-list", placeholder: "Europe/London" });
+  const zoneChips = h("div", { class: "chips", id: "zone-chips" });
+  function renderZones() {
+    fill(zoneChips, extraZones.map(z => h("button", { type: "button", class: "chip zone-chip", dataset: { zone: z }, title: t("form.removeZone", { zone: z }),
+      onclick: () => { extraZones = extraZones.filter(x => x !== z); zonesChanged(); } }, z, " ×")));
+  }
+  function addZone() {
+    const z = zoneAdd.value.trim();
+    zoneAdd.value = "";
+    if (z && !extraZones.includes(z)) extraZones.push(z);
+    zonesChanged();
+  }
+  function zonesChanged() {
+    touched.add("time_zones");
+    renderZones();
+    changed();
+  }
+  zoneAdd.addEventListener("keydown", ev => { if (ev.key === "Enter") { ev.preventDefault(); addZone(); } });
+  const zonesField = h("div", { class: "input-group" }, zoneAdd, button(t("form.addZone"), { size: "sm", id: "zone-add", onclick: addZone }));
 
   const zoneList = h("datalist", { id: "tz-list" }, ["UTC", ...zones().filter(z => z !== "UTC")].map(z => h("option", { value: z })));
   const scopeList = h("datalist", { id: "scope-list" }, SCOPES.map(([v, k]) => h("option", { value: v }, t(k))));
@@ -142,6 +165,7 @@ export default function mount(root, ctx) {
     card(t("form.schedule"), h("div", { class: "form-grid" },
       field("cron", t("field.cron"), input("cron", { class: "mono", placeholder: "0 3 * * *" }), [t("help.cron"), presets], { required: true, wide: true }),
       field("time_zone", t("field.time_zone"), input("time_zone", { list: "tz-list", placeholder: "Europe/Berlin" }), t("help.time_zone")),
+      field("time_zones", t("field.time_zones"), zonesField, [zoneChips, t("help.time_zones")]),
       field("misfire_policy", t("field.misfire_policy"), input("misfire_policy", { tag: "select", options: [["run_once", t("misfire.run_once")], ["skip", t("misfire.skip")], ["catch_up", t("misfire.catch_up")]] }), t("help.misfire_policy")),
       field("misfire_threshold_ms", t("field.misfire_threshold_ms"), input("misfire_threshold_ms", { type: "number", min: 1000, placeholder: "60000" }), null, { suffix: "ms" }),
       field("max_catch_up", t("field.max_catch_up"), input("max_catch_up", { type: "number", min: 1, max: 1000, placeholder: "10" }), t("help.max_catch_up")),
@@ -187,11 +211,14 @@ export default function mount(root, ctx) {
     const v = {};
     for (const [k, el] of Object.entries(inputs)) v[k] = el.value;
     v.enabled = enabled.checked;
+    v.extra_zones = [...extraZones];
     return v;
   }
   function setValues(v) {
     for (const [k, el] of Object.entries(inputs)) if (v[k] !== undefined && v[k] !== null) el.value = String(v[k]);
     enabled.checked = v.enabled !== false;
+    extraZones = v.extra_zones ? [...v.extra_zones] : (v.time_zones || []).slice(1);
+    renderZones();
     wantCalendar = String(v.calendar_id || 0);
     fillCalendars();
   }
@@ -232,6 +259,7 @@ export default function mount(root, ctx) {
       calendar_shift: v.calendar_rule === "shift" ? v.calendar_shift : "",
       start_at: v.start_at.trim() || null, end_at: v.end_at.trim() || null,
     };
+    if (extraZones.length) out.time_zones = [out.time_zone || "UTC", ...extraZones];
     const local = {};
     for (const k of NUMERIC) {
       const raw = String(v[k]).trim();
@@ -252,7 +280,8 @@ export default function mount(root, ctx) {
   function showErrors(fields) {
     for (const [k, el] of Object.entries(errs)) {
       const msg = fields[k];
-      const show = msg && (submitted || touched.has(k) || SCHEDULE_FIELDS.has(k) && (inputs[k].value.trim() !== ""));
+      const filled = inputs[k] ? inputs[k].value.trim() !== "" : k === "time_zones" && extraZones.length > 0;
+      const show = msg && (submitted || touched.has(k) || SCHEDULE_FIELDS.has(k) && filled);
       el.textContent = show ? msg : "";
       el.closest(".field").classList.toggle("has-error", !!show);
     }
@@ -264,19 +293,21 @@ export default function mount(root, ctx) {
       pvResolved.append(h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved));
     }
     const zone = inputs.time_zone.value.trim() || "UTC";
+    const multi = extraZones.length > 0; // each firing in its own zone
     const next = res.next || [];
     let n = 0; // firings are numbered, removed ones are not
     if (!next.length) { fill(pvBody, h("div", { class: "empty-sub" }, t("form.noFirings"))); return; }
     fill(pvBody,
       note ? h("div", { class: "callout callout-info" }, note) : null,
       h("table", { class: "table table-compact pv-table", id: "preview-table" },
-        h("thead", {}, h("tr", {}, h("th", { class: "num" }, "#"), h("th", {}, t("form.inZone", { zone }), h("span", { class: "th-sub" }, " / UTC")), h("th", { class: "num" }, ""))),
+        h("thead", {}, h("tr", {}, h("th", { class: "num" }, "#"), h("th", {}, multi ? t("form.firingZone") : t("form.inZone", { zone }), h("span", { class: "th-sub" }, " / UTC")), h("th", { class: "num" }, ""))),
         h("tbody", {}, next.map(f => [
           h("tr", { class: [f.note ? "has-note" : "", f.skipped ? "pv-skipped" : ""], dataset: { skipped: f.skipped ? "1" : "" } },
             h("td", { class: "num muted" }, f.skipped ? "—" : String(++n)),
             h("td", {},
-              h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, zone)), f.local || fmtInZone(f.at, zone),
+              h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, f.zone || zone)), f.local || fmtInZone(f.at, f.zone || zone),
                 f.skipped ? h("span", { class: "badge pv-skip-badge" }, t("form.skippedRow")) : null),
+              multi ? firingZone(f) : null,
               h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC"))),
             h("td", { class: "num muted nowrap" }, fmtRel(f.at))),
           f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 },
@@ -319,7 +350,7 @@ export default function mount(root, ctx) {
       if (scheduleBad) {
         setState("invalid", t("form.scheduleInvalid"));
         fill(pvResolved);
-        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone || fields.calendar_id || fields.calendar_rule || fields.calendar_shift || fields.start_at || fields.end_at));
+        fill(pvBody, h("div", { class: "callout callout-bad", id: "preview-error" }, fields.cron || fields.time_zone || fields.time_zones || fields.calendar_id || fields.calendar_rule || fields.calendar_shift || fields.start_at || fields.end_at));
         return;
       }
       // The schedule is fine but another field is not: preview the schedule

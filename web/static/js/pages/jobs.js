@@ -63,7 +63,7 @@ export default function mount(root, ctx) {
       { sig: j => j.app + j.name + j.description, cell: j => h("a", { href: "#/jobs/" + j.id, class: "cell-title", title: j.description || "" },
         h("span", { class: "app-tag" }, j.app), h("span", { class: "job-name" }, j.name)) },
       { class: "mono", sig: j => j.handler, cell: j => j.handler },
-      { sig: j => j.cron + j.time_zone, cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, j.time_zone)) },
+      { sig: j => j.cron + (j.time_zones || [j.time_zone]).join(), cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, (j.time_zones || [j.time_zone]).join(" · "))) },
       { class: "num", sig: j => j.slots, cell: j => String(j.slots) },
       { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[jobState(j)]) },
       { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + errText(r) : ""; }, cell: j => {

@@ -2,7 +2,7 @@
 // by status or by duration, per-slot details on hover and click, the
 // executors that ran it, failed slots, cancel and retry.
 import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, status as stLabel, errText } from "../i18n.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtNum, fmtTime, fmtInZone, status as stLabel, errText } from "../i18n.js";
 import { h, s, card, badge, pill, kv, toast, confirmDialog, icon, showTip, hideTip, hideTipWithin, absTime, emptyState, busy, fill } from "../dom.js";
 import { logsPanel } from "./runlogs.js";
 
@@ -326,6 +326,7 @@ export default function mount(root, ctx) {
     const finished = r.finished_at ? Date.parse(r.finished_at) : null;
     fill(timingBox, kv([
       [t("run.scheduled"), absTime(r.scheduled_at)],
+      r.time_zone ? [t("run.zone"), h("span", { id: "run-zone" }, h("span", { class: "mono" }, fmtInZone(r.scheduled_at, r.time_zone)), " ", h("span", { class: "muted" }, r.time_zone))] : null,
       r.shifted_from ? [t("run.shiftedFrom"), h("span", { id: "run-shifted-from" }, absTime(r.shifted_from))] : null,
       r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("a", { class: "mono", href: `#/calendars/${r.calendar_id}` }, "#" + r.calendar_id),
         " ", h("span", { class: "muted mono", title: r.calendar_version }, "v" + (r.calendar_version || "").slice(0, 8)))] : null,

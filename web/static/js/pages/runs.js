@@ -79,7 +79,8 @@ export default function mount(root, ctx) {
     syncTable(tbody, list, r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
       { sig: r => r.job_id + r.job_name, cell: r => h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
-      { sig: r => r.scheduled_at, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at))] },
+      { sig: r => r.scheduled_at + r.time_zone, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at),
+        r.time_zone ? h("span", { class: "run-zone", title: t("run.zone") }, " · ", r.time_zone) : null)] },
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },

@@ -1,1 +1,0 @@
--- Reserved for another branch (issue 22); removed at merge.
