@@ -159,3 +159,29 @@ SELECT COUNT(*) FROM workflow_run WHERE backfill_id = ? AND status = 'running';
 -- key and status: what a backfill finds already there.
 SELECT id, run_key, business_date, status FROM workflow_run
 WHERE workflow_id = ? AND business_date >= ? AND business_date <= ? ORDER BY id;
+
+-- Waits of a node on other runs of the same business date (admin/workflowrun).
+-- name: JobZoneByName
+SELECT id, time_zone FROM job WHERE app = ? AND name = ?;
+
+-- name: JobRunSucceededBetween
+-- A succeeded run of a job, scheduled in [from, to), that no workflow
+-- created: its business date is its scheduled day in the job's zone.
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM job_run
+  WHERE job_id = ? AND status = 'succeeded' AND trigger_kind <> 'workflow' AND scheduled_at >= ? AND scheduled_at < ?
+  LIMIT 1) t;
+
+-- name: JobRunSucceededOfWorkflowDate
+-- A succeeded run of a job created by a workflow node of a run of that
+-- business date.
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM job_run r
+  JOIN workflow_node_run n ON n.job_run_id = r.id
+  JOIN workflow_run w ON w.id = n.workflow_run_id
+  WHERE r.job_id = ? AND r.trigger_kind = 'workflow' AND r.status = 'succeeded' AND w.business_date = ?
+  LIMIT 1) t;
+
+-- name: WorkflowRunSucceededOnDate
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM workflow_run w
+  JOIN workflow f ON f.id = w.workflow_id
+  WHERE f.app = ? AND f.name = ? AND w.business_date = ? AND w.status = 'succeeded'
+  LIMIT 1) t;

@@ -32,6 +32,29 @@ type WorkflowNode struct {
 	// Start is the start rule: all_success (default), all_done or
 	// one_success.
 	Start string `json:"start,omitempty"`
+	// WaitFor are runs of the same business date, of other jobs or
+	// workflows, that must have succeeded before the node starts.
+	WaitFor []WorkflowWait `json:"wait_for,omitempty"`
+	// WaitTimeout bounds the wait (a duration such as 2h30m; default 24h
+	// when WaitFor is set, at most 168h); OnTimeout is fail (default) or
+	// skip. Only with WaitFor.
+	WaitTimeout string `json:"wait_timeout,omitempty"`
+	OnTimeout   string `json:"on_timeout,omitempty"`
+}
+
+// WorkflowWait names what a node waits for: the run of the same business
+// date of a job or of a workflow (one of the two), by name in app
+// (default: the workflow's app).
+type WorkflowWait struct {
+	Job      *WorkflowNameRef `json:"job,omitempty"`
+	Workflow *WorkflowNameRef `json:"workflow,omitempty"`
+}
+
+// WorkflowNameRef names a job or a workflow in app (default: the
+// workflow's app).
+type WorkflowNameRef struct {
+	App  string `json:"app,omitempty"`
+	Name string `json:"name"`
 }
 
 // WorkflowEdge says that To waits for From (per To's start rule).
@@ -66,7 +89,8 @@ func (d WorkflowDef) Key() string { return d.App + "/" + d.Name }
 
 // WithDefaults returns d with the admin's defaults in place of omitted
 // fields (the time zone UTC, enabled, the failure policy stop, each node's
-// start rule all_success, an inline node's slots 1), so that a definition
+// start rule all_success, an inline node's slots 1, a waiting node's
+// timeout 24h and on_timeout fail), so that a definition
 // compares equal to the one the admin stores for it. The slices are copied.
 func (d WorkflowDef) WithDefaults() WorkflowDef {
 	if d.TimeZone == "" {
@@ -93,6 +117,17 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 		if n.Job != nil {
 			ref := *n.Job
 			n.Job = &ref
+		}
+		if len(n.WaitFor) > 0 {
+			n.WaitFor = append([]WorkflowWait(nil), n.WaitFor...)
+			if n.WaitTimeout == "" {
+				n.WaitTimeout = "24h"
+			}
+			if n.OnTimeout == "" {
+				n.OnTimeout = "fail"
+			}
+		} else {
+			n.WaitFor = nil
 		}
 		nodes[i] = n
 	}

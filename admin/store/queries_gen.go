@@ -114,9 +114,12 @@ const (
 	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
+	qJobRunSucceededBetween
+	qJobRunSucceededOfWorkflowDate
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
+	qJobZoneByName
 	qJobsOfCalendar
 	qJobsOverdue
 	qJobsResumeDue
@@ -211,6 +214,7 @@ const (
 	qWorkflowRunInsert
 	qWorkflowRunList
 	qWorkflowRunRerun
+	qWorkflowRunSucceededOnDate
 	qWorkflowRunTransition
 	qWorkflowRunsActive
 	qWorkflowRunsOfDates
@@ -340,9 +344,12 @@ var queryNames = [...]string{
 	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
+	"JobRunSucceededBetween",
+	"JobRunSucceededOfWorkflowDate",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
+	"JobZoneByName",
 	"JobsOfCalendar",
 	"JobsOverdue",
 	"JobsResumeDue",
@@ -437,6 +444,7 @@ var queryNames = [...]string{
 	"WorkflowRunInsert",
 	"WorkflowRunList",
 	"WorkflowRunRerun",
+	"WorkflowRunSucceededOnDate",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
 	"WorkflowRunsOfDates",

@@ -9,9 +9,20 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 	def := Definition{Name: d.Name, App: d.App, FailurePolicy: FailurePolicy(d.FailurePolicy),
 		Nodes: make([]Node, len(d.Nodes)), Edges: make([]Edge, len(d.Edges))}
 	for i, n := range d.Nodes {
-		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start)}
+		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start),
+			WaitTimeout: n.WaitTimeout, OnTimeout: OnTimeout(n.OnTimeout)}
 		if n.Job != nil {
 			node.Job = &JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		for _, w := range n.WaitFor {
+			var ref WaitRef
+			if w.Job != nil {
+				ref.Job = &NameRef{App: w.Job.App, Name: w.Job.Name}
+			}
+			if w.Workflow != nil {
+				ref.Workflow = &NameRef{App: w.Workflow.App, Name: w.Workflow.Name}
+			}
+			node.WaitFor = append(node.WaitFor, ref)
 		}
 		def.Nodes[i] = node
 	}
@@ -25,9 +36,20 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
 	nodes := make([]apitypes.WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {
-		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start)}
+		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start),
+			WaitTimeout: n.WaitTimeout, OnTimeout: string(n.OnTimeout)}
 		if n.Job != nil {
 			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		for _, w := range n.WaitFor {
+			var ref apitypes.WorkflowWait
+			if w.Job != nil {
+				ref.Job = &apitypes.WorkflowNameRef{App: w.Job.App, Name: w.Job.Name}
+			}
+			if w.Workflow != nil {
+				ref.Workflow = &apitypes.WorkflowNameRef{App: w.Workflow.App, Name: w.Workflow.Name}
+			}
+			node.WaitFor = append(node.WaitFor, ref)
 		}
 		nodes[i] = node
 	}
