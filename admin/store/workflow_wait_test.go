@@ -73,7 +73,9 @@ func TestWaitSucceededByBusinessDate(t *testing.T) {
 		fxRun := insert(other, time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), store.TriggerWorkflow)
 		_, _, err = s.CreateNodeRun(ctx, 1, store.NewNodeRun{WorkflowRunID: wr.ID, NodeKey: "fx", Status: store.RunRunning, JobRunID: fxRun})
 		require.NoError(t, err)
-		fx := func(date string) store.WaitTarget { return store.WaitTarget{App: "billing", Name: "load-fx", Date: date} }
+		fx := func(date string) store.WaitTarget {
+			return store.WaitTarget{App: "billing", Name: "load-fx", Date: date}
+		}
 		require.False(t, succeeded(fx("2026-12-05")))
 		setStatus("job_run", fxRun, store.RunSucceeded)
 		require.True(t, succeeded(fx("2026-12-05")), "the workflow run's business date")

@@ -48,7 +48,9 @@ func TestValidateWaits(t *testing.T) {
 		{"itself", func(d *Definition) { d.Nodes[1].WaitFor[1].Workflow = &NameRef{Name: "wf"} }, "nodes[1].wait_for[1]", "its own run"},
 		{"itself by app", func(d *Definition) { d.Nodes[1].WaitFor[1].Workflow = &NameRef{App: "billing", Name: "wf"} }, "nodes[1].wait_for[1]", "its own run"},
 		{"its own job", func(d *Definition) { d.Nodes[1].Handler = ""; d.Nodes[1].Job = &JobRef{Name: "load-trades"} }, "nodes[1].wait_for[0]", "its own job billing/load-trades"},
-		{"twice", func(d *Definition) { d.Nodes[1].WaitFor[1] = WaitRef{Job: &NameRef{App: "billing", Name: "load-trades"}} }, "nodes[1].wait_for[1]", "billing/load-trades is wait_for[0] already"},
+		{"twice", func(d *Definition) {
+			d.Nodes[1].WaitFor[1] = WaitRef{Job: &NameRef{App: "billing", Name: "load-trades"}}
+		}, "nodes[1].wait_for[1]", "billing/load-trades is wait_for[0] already"},
 		{"too many", func(d *Definition) { d.Nodes[1].WaitFor = make([]WaitRef, MaxWaits+1) }, "nodes[1].wait_for", "at most 20"},
 		{"timeout not a duration", func(d *Definition) { d.Nodes[1].WaitTimeout = "tomorrow" }, "nodes[1].wait_timeout", "not a duration"},
 		{"timeout negative", func(d *Definition) { d.Nodes[1].WaitTimeout = "-5m" }, "nodes[1].wait_timeout", "outside"},
