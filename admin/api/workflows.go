@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,8 +142,9 @@ func mayManageWorkflow(c *gin.Context, app string) bool {
 // each node's job exists in an app the user may manage (a field error on
 // nodes[i].job otherwise, the same whether the job is missing or of
 // another app: a workflow says nothing of other apps), and the calendar is
-// one of the app's or a global one. It answers 400 and returns false when
-// one is wrong.
+// one of the app's or a global one; so must the jobs and workflows a node
+// waits for (checkWaitRefs). It answers 400 and returns false when one is
+// wrong.
 func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bool {
 	ctx := c.Request.Context()
 	u := currentUser(c)
@@ -162,15 +164,21 @@ func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bo
 		default:
 			byName = append(byName, store.JobKey{App: refApp(n.Job), Name: n.Job.Name})
 		}
+		for _, w := range n.WaitFor {
+			if w.Job != nil {
+				byName = append(byName, store.JobKey{App: cmp.Or(w.Job.App, spec.App), Name: w.Job.Name})
+			}
+		}
 	}
 	fields := map[string]string{}
+	named := map[[2]string]store.JobKey{}
 	if len(ids)+len(byName) > 0 {
 		found, err := s.st.JobKeys(ctx, ids, byName)
 		if err != nil {
 			s.internal(c, err)
 			return false
 		}
-		byID, named := map[int64]store.JobKey{}, map[[2]string]store.JobKey{}
+		byID := map[int64]store.JobKey{}
 		for _, k := range found {
 			byID[k.ID] = k
 			named[[2]string{k.App, k.Name}] = k
@@ -192,6 +200,9 @@ func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bo
 				fields["nodes["+strconv.Itoa(i)+"].job"] = "no job " + ref + " in the apps you may manage"
 			}
 		}
+	}
+	if !s.checkWaitRefs(c, spec, named, fields) {
+		return false
 	}
 	if spec.Calendar != "" {
 		cals, err := s.st.CalendarsOfApps(ctx, []string{spec.App})
@@ -411,4 +422,56 @@ func englishOnly(fields map[string]string) map[string]msg.Msg {
 		out[k] = msg.New(msg.Text, "text", v)
 	}
 	return out
+}
+
+// checkWaitRefs checks the runs the nodes of spec wait for into fields:
+// each job (looked up already, in jobs by app and name) and each workflow
+// must exist in an app the user may manage (the same words whether it is
+// missing or of another app), and a node must not wait for its own job
+// when it names that job by id. It returns false after answering an error
+// of the database.
+func (s *Server) checkWaitRefs(c *gin.Context, spec apitypes.WorkflowDef, jobs map[[2]string]store.JobKey, fields map[string]string) bool {
+	ctx := c.Request.Context()
+	u := currentUser(c)
+	workflows := map[[2]string]bool{} // found (and allowed), by app and name
+	for i, n := range spec.Nodes {
+		for j, w := range n.WaitFor {
+			field := fmt.Sprintf("nodes[%d].wait_for[%d]", i, j)
+			if _, bad := fields[field]; bad {
+				continue
+			}
+			if w.Job != nil {
+				key := [2]string{cmp.Or(w.Job.App, spec.App), w.Job.Name}
+				k, ok := jobs[key]
+				switch {
+				case !ok || !u.AppAllowed(k.App):
+					fields[field] = "no job " + key[0] + "/" + key[1] + " in the apps you may manage"
+				case n.Job != nil && n.Job.ID == k.ID:
+					fields[field] = "a node cannot wait for a run of its own job " + key[0] + "/" + key[1] + ": the node's run would be that run"
+				}
+				continue
+			}
+			if w.Workflow == nil {
+				continue // refused by the definition's validation
+			}
+			key := [2]string{cmp.Or(w.Workflow.App, spec.App), w.Workflow.Name}
+			ok, seen := workflows[key]
+			if !seen {
+				_, err := s.st.WorkflowByName(ctx, key[0], key[1])
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+				case err != nil:
+					s.internal(c, err)
+					return false
+				default:
+					ok = u.AppAllowed(key[0])
+				}
+				workflows[key] = ok
+			}
+			if !ok {
+				fields[field] = "no workflow " + key[0] + "/" + key[1] + " in the apps you may manage"
+			}
+		}
+	}
+	return true
 }
