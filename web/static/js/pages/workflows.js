@@ -19,10 +19,10 @@ function nodeWhat(n) {
   return h("span", { class: "mono" }, n.handler);
 }
 
-/** waitLabel names what a node waits for, as the admin's reasons do. */
-function waitLabel(wt) {
+/** waitLabel names what a node of app waits for, as the admin's reasons do. */
+function waitLabel(wt, app) {
   const ref = wt.job || wt.workflow || {};
-  const name = (ref.app ? ref.app + "/" : "") + ref.name;
+  const name = (ref.app || app) + "/" + ref.name;
   return wt.workflow ? t("workflows.waitWorkflow", { name }) : name;
 }
 
@@ -212,7 +212,7 @@ function detail(root, ctx) {
       n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
       [t("workflows.startRule"), tOr("workflows.start." + n.start, n.start)],
       n.wait_for && n.wait_for.length ? [t("workflows.waits"), t("workflows.waitsValue", {
-        waits: n.wait_for.map(waitLabel).join(", "), timeout: n.wait_timeout,
+        waits: n.wait_for.map(wt => waitLabel(wt, wf.app)).join(", "), timeout: n.wait_timeout,
         then: tOr("workflows.onTimeout." + n.on_timeout, n.on_timeout) })] : null,
       [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],
       [t("workflows.children"), children.length ? children.join(", ") : "—"],
