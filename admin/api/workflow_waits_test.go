@@ -54,7 +54,9 @@ func TestWorkflowWaitsValidated(t *testing.T) {
 			{"the workflow itself", "nodes[2].wait_for[1]", "a workflow cannot wait for its own run",
 				func(s *apitypes.WorkflowSpec) { s.Nodes[2].WaitFor[1] = wf("", "eod-settlement") }},
 			{"its own job by name", "nodes[0].wait_for[0]", "its own job billing/load-trades",
-				func(s *apitypes.WorkflowSpec) { s.Nodes[0].WaitFor = []apitypes.WorkflowWait{job("billing", "load-trades")} }},
+				func(s *apitypes.WorkflowSpec) {
+					s.Nodes[0].WaitFor = []apitypes.WorkflowWait{job("billing", "load-trades")}
+				}},
 			{"its own job by id", "nodes[3].wait_for[0]", "its own job billing/eod-report",
 				func(s *apitypes.WorkflowSpec) { s.Nodes[3].WaitFor = []apitypes.WorkflowWait{job("", "eod-report")} }},
 			{"neither job nor workflow", "nodes[2].wait_for[0]", "a job or a workflow to wait for",
