@@ -45,7 +45,8 @@ func workflowView(w store.Workflow) (apitypes.Workflow, error) {
 	enabled := w.Enabled
 	v := apitypes.Workflow{
 		WorkflowSpec: apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{App: w.App, Name: w.Name, Description: w.Description,
-			Cron: w.CronExpr, TimeZone: w.TimeZone, Calendar: w.Calendar, Enabled: &enabled, FailurePolicy: w.FailurePolicy},
+			Cron: w.CronExpr, TimeZone: w.TimeZone, Calendar: w.Calendar, CalendarRule: w.CalendarRule, CalendarShift: w.CalendarShift,
+			Enabled: &enabled, FailurePolicy: w.FailurePolicy},
 			Version: w.Version},
 		ID: w.ID, NodeCount: w.NodeCount, CreatedAt: msTime(w.CreatedAt), CreatedBy: w.CreatedBy,
 		UpdatedAt: msTime(w.UpdatedAt), UpdatedBy: w.UpdatedBy,
@@ -102,11 +103,16 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		fields["time_zone"] = zerr.Error()
 	} else if strings.TrimSpace(spec.Cron) != "" {
 		sched, err = schedule.Parse(schedule.Spec{Expr: spec.Cron, Zone: spec.TimeZone, JobKey: "workflow:" + spec.Key(), Anchor: anchor})
-		switch {
-		case err != nil:
+		if err != nil {
 			fields["cron"] = err.Error()
-		case sched.NeedsCalendar():
-			fields["cron"] = fmt.Sprintf("%s needs a business calendar, and schedules cannot count business days yet; use a plain day of month for now", sched.BusinessDay())
+		}
+	}
+	// The calendar rule and shift, with a job's rules (a business day such
+	// as BD3 needs a calendar; shift needs a schedule that fires at most a
+	// few times a day).
+	for k, m := range jobdef.CheckCalendar(spec.Calendar != "", spec.CalendarRule, spec.CalendarShift, sched) {
+		if _, taken := fields[k]; !taken {
+			fields[k] = m.String()
 		}
 	}
 	if len(fields) > 0 {
@@ -119,9 +125,10 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		return store.Workflow{}, false
 	}
 	row := store.Workflow{App: spec.App, Name: spec.Name, Description: spec.Description, CronExpr: spec.Cron, TimeZone: spec.TimeZone,
-		Calendar: spec.Calendar, Enabled: *spec.Enabled, FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len()}
+		Calendar: spec.Calendar, CalendarRule: spec.CalendarRule, CalendarShift: spec.CalendarShift, Enabled: *spec.Enabled, FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len()}
+	row.CreatedAt = anchor.UnixMilli() // the @every anchor of the schedule on a calendar (not written)
 	if row.Enabled && sched != nil {
-		row.NextFireAt = jobdef.NextFire(sched, s.cfg.Clock.Now())
+		row.NextFireAt = jobdef.NextFire(sched, s.cfg.Clock.Now()) // on a calendar: set again by checkWorkflowRefs
 	}
 	return row, true
 }
@@ -145,7 +152,7 @@ func mayManageWorkflow(c *gin.Context, app string) bool {
 // one of the app's or a global one; so must the jobs and workflows a node
 // waits for (checkWaitRefs). It answers 400 and returns false when one is
 // wrong.
-func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bool {
+func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef, row *store.Workflow) bool {
 	ctx := c.Request.Context()
 	u := currentUser(c)
 	var ids []int64
@@ -210,12 +217,16 @@ func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bo
 			s.internal(c, err)
 			return false
 		}
-		found := false
+		var id int64
 		for _, cal := range cals {
-			found = found || cal.Name == spec.Calendar
+			if cal.Name == spec.Calendar && (id == 0 || cal.App == spec.App) {
+				id = cal.ID // the app's own before a global one, as the engine does
+			}
 		}
-		if !found {
+		if id == 0 {
 			fields["calendar"] = "no business calendar " + strconv.Quote(spec.Calendar) + " in app " + spec.App + " or among the global ones"
+		} else if !s.nextFireOnCalendar(c, id, row, fields) {
+			return false
 		}
 	}
 	if len(fields) > 0 {
@@ -276,7 +287,7 @@ func (s *Server) createWorkflow(c *gin.Context) {
 	// First what is wrong with the input, which says nothing of others'
 	// data; then whether the user may manage the app; then the references.
 	row, ok := s.workflowRow(c, spec.WorkflowDef, s.cfg.Clock.Now())
-	if !ok || !mayManageWorkflow(c, spec.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+	if !ok || !mayManageWorkflow(c, spec.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef, &row) {
 		return
 	}
 	row.CreatedBy = currentUser(c).Username
@@ -339,7 +350,7 @@ func (s *Server) updateWorkflow(c *gin.Context) {
 		return
 	}
 	row, ok := s.workflowRow(c, spec.WorkflowDef, time.UnixMilli(old.CreatedAt))
-	if !ok || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+	if !ok || !s.checkWorkflowRefs(c, spec.WorkflowDef, &row) {
 		return
 	}
 	row.ID, row.Version, row.UpdatedBy = old.ID, spec.Version, currentUser(c).Username
@@ -473,5 +484,39 @@ func (s *Server) checkWaitRefs(c *gin.Context, spec apitypes.WorkflowDef, jobs m
 			}
 		}
 	}
+	return true
+}
+
+// nextFireOnCalendar builds the schedule of row on its calendar id, as a
+// job's (a rule the calendar's days cannot take is a field error), and
+// sets row.NextFireAt to its next event (jobdef.NextEvent: the next firing,
+// or an earlier candidate the calendar removes, which the leader records
+// as skipped) when the workflow is enabled and has a cron. It returns
+// false after answering an error of the database.
+func (s *Server) nextFireOnCalendar(c *gin.Context, id int64, row *store.Workflow, fields map[string]string) bool {
+	if row.CronExpr == "" || !row.Enabled {
+		return true
+	}
+	stored, err := s.st.Calendar(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return false
+	}
+	cal, err := stored.Build()
+	if err != nil {
+		fields["calendar"] = err.Error()
+		return true
+	}
+	sched, err := schedule.Parse(schedule.Spec{Expr: row.CronExpr, Zone: row.TimeZone, JobKey: "workflow:" + row.App + "/" + row.Name, Anchor: time.UnixMilli(row.CreatedAt)})
+	if err != nil {
+		fields["cron"] = err.Error()
+		return true
+	}
+	cs, err := schedule.WithCalendar(sched, cal, jobdef.PolicyOf(store.JobCalendar{CalendarRule: row.CalendarRule, CalendarShift: row.CalendarShift}))
+	if err != nil {
+		fields["calendar_rule"] = err.Error()
+		return true
+	}
+	row.NextFireAt = jobdef.NextEvent(cs, s.cfg.Clock.Now())
 	return true
 }

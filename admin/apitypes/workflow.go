@@ -74,8 +74,14 @@ type WorkflowDef struct {
 	// TimeZone of the schedule and of the business date of each run
 	// (default UTC).
 	TimeZone string `json:"time_zone,omitempty"`
-	// Calendar names a business calendar of the app, or a global one.
-	Calendar string `json:"calendar,omitempty"`
+	// Calendar names a business calendar of the app, or a global one; the
+	// cron's firings follow it per CalendarRule (a job's rules:
+	// business_days_only, the default with a calendar, skip_holidays or
+	// shift) and CalendarShift (with shift: next, the default, or
+	// previous).
+	Calendar      string `json:"calendar,omitempty"`
+	CalendarRule  string `json:"calendar_rule,omitempty"`
+	CalendarShift string `json:"calendar_shift,omitempty"`
 	// Enabled defaults to true; a disabled workflow does not fire.
 	Enabled *bool `json:"enabled,omitempty"`
 	// FailurePolicy is stop (default) or continue.
@@ -88,7 +94,9 @@ type WorkflowDef struct {
 func (d WorkflowDef) Key() string { return d.App + "/" + d.Name }
 
 // WithDefaults returns d with the admin's defaults in place of omitted
-// fields (the time zone UTC, enabled, the failure policy stop, each node's
+// fields (the time zone UTC, enabled, the failure policy stop, the
+// calendar rule business_days_only with a calendar and the shift next with
+// the rule shift, each node's
 // start rule all_success, an inline node's slots 1, a waiting node's
 // timeout 24h and on_timeout fail), so that a definition
 // compares equal to the one the admin stores for it. The slices are copied.
@@ -105,6 +113,12 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 	}
 	if d.FailurePolicy == "" {
 		d.FailurePolicy = "stop"
+	}
+	if d.Calendar != "" && d.CalendarRule == "" {
+		d.CalendarRule = "business_days_only"
+	}
+	if d.CalendarRule == "shift" && d.CalendarShift == "" {
+		d.CalendarShift = DefaultCalendarShift
 	}
 	nodes := make([]WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {

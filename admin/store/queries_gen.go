@@ -70,6 +70,7 @@ const (
 	qAuditList
 	qCalendarByID
 	qCalendarDelete
+	qCalendarIDByName
 	qCalendarInsert
 	qCalendarList
 	qCalendarUpdate
@@ -300,6 +301,7 @@ var queryNames = [...]string{
 	"AuditList",
 	"CalendarByID",
 	"CalendarDelete",
+	"CalendarIDByName",
 	"CalendarInsert",
 	"CalendarList",
 	"CalendarUpdate",

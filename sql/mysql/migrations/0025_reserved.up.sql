@@ -1,0 +1,1 @@
+-- Placeholder: migration 0025 belongs to another branch; removed at merge.

@@ -1,0 +1,1 @@
+-- Placeholder: migration 0026 belongs to another branch; removed at merge.
