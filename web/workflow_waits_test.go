@@ -12,8 +12,9 @@ import (
 	"github.com/shardjob/shardjob/internal/testenv"
 )
 
-// TestWorkflowWaitInBrowser: a node that waits for another job's run of
-// its business date is drawn waiting, with the reason on the node and in
+// TestWorkflowWaitInBrowser: a workflow's page shows its calendar and rule;
+// a node that waits for another job's run of its business date is drawn
+// waiting, with the reason on the node and in
 // its panel (and its waits), in English and in Chinese; once the job's run
 // of the day succeeds, the node runs and the workflow run succeeds.
 func TestWorkflowWaitInBrowser(t *testing.T) {
@@ -22,11 +23,12 @@ func TestWorkflowWaitInBrowser(t *testing.T) {
 	api.createJob(map[string]any{"app": "demo", "name": "wf-prepare", "handler": "demo.hello", "cron": "0 0 1 1 *"})
 	api.createJob(map[string]any{"app": "demo", "name": "wf-settle", "handler": "demo.hello", "cron": "0 0 1 1 *"})
 	upstream := api.createJob(map[string]any{"app": "demo", "name": "wf-upstream", "handler": "demo.hello", "cron": "0 0 1 1 *"})
+	api.call(http.MethodPost, "/api/v1/calendars", map[string]any{"app": "demo", "name": "uk", "week": "MON-FRI"}, nil)
 	var wf struct {
 		ID int64 `json:"id"`
 	}
 	api.call(http.MethodPost, "/api/v1/workflows", map[string]any{
-		"app": "demo", "name": "waits",
+		"app": "demo", "name": "waits", "cron": "0 3 1 1 *", "calendar": "uk", "calendar_rule": "shift",
 		"nodes": []map[string]any{
 			{"key": "prepare", "job": map[string]any{"name": "wf-prepare"}},
 			{"key": "settle", "job": map[string]any{"name": "wf-settle"}, "wait_for": []map[string]any{{"job": map[string]any{"name": "wf-upstream"}}},
@@ -44,6 +46,8 @@ func TestWorkflowWaitInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(sa.base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	b.login("admin", sa.password)
 	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, wf.ID)))
+	b.waitJS(30*time.Second, `document.querySelector("#workflow-calendar") !== null &&
+		document.querySelector("#workflow-calendar").textContent === "uk · Move to a working day · The next working day"`, "the calendar and its rule shown")
 	settle := `document.querySelector('#dag-svg .dag-node[data-node="settle"]')`
 	b.waitJS(60*time.Second, settle+` !== null && `+settle+`.dataset.state === "waiting" &&
 		`+settle+`.querySelector(".dag-note").textContent.startsWith("waiting for demo/wf-up")`, "settle drawn waiting, its reason on the node")

@@ -282,7 +282,9 @@ function detail(root, ctx) {
     fill(defBox, kv([
       [t("col.app"), w.app],
       [t("col.schedule"), scheduleText(w)],
-      w.calendar ? [t("workflows.calendar"), w.calendar] : null,
+      w.calendar ? [t("workflows.calendar"), h("span", { id: "workflow-calendar" }, w.calendar, " · ",
+        tOr("calrule." + (w.calendar_rule || "business_days_only"), w.calendar_rule),
+        w.calendar_rule === "shift" ? [" · ", tOr("calshift." + w.calendar_shift, w.calendar_shift)] : null)] : null,
       [t("workflows.failurePolicy"), tOr("workflows.policy." + w.failure_policy, w.failure_policy)],
       [t("col.state"), w.enabled ? t("workflows.enabled") : t("workflows.disabled")],
       [t("col.nextFire"), w.next_fire_at ? fmtDateTime(w.next_fire_at) : "—"],
