@@ -164,6 +164,19 @@ func TestApplyAWorkflowThatWaits(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, w.Definition, `"wait_for":[{"job":{"name":"load-positions"}}],"wait_timeout":"2h","on_timeout":"skip"`)
 
+	// On a calendar: the rule's default (business_days_only) is what the
+	// admin stores, so the file is unchanged when applied again.
+	_, err = a.st.CreateCalendar(context.Background(), store.Calendar{App: "billing", Name: "uk", Week: "MON,TUE,WED,THU,FRI", Version: "v"})
+	require.NoError(t, err)
+	onCal := strings.Replace(doc, "  name: eod\n", "  name: eod\n  cron: \"0 18 * * *\"\n  calendar: uk\n", 1)
+	writeFile(t, dir, "eod.yaml", onCal)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "calendar_rule")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged workflow billing/eod")
+
 	writeFile(t, dir, "eod.yaml", strings.Replace(doc, "load-positions", "load-nothing", 1))
 	code, _, errs = a.ctl("apply", "-f", file)
 	require.NotEqual(t, cli.ExitOK, code)
