@@ -2,20 +2,21 @@
 -- and node runs. See admin/store/workflows.go.
 
 -- fragment: WorkflowColumns
-id, app, name, description, cron_expr, time_zone, calendar, enabled, failure_policy, node_count, version, next_fire_at,
-created_at, created_by, updated_at, updated_by
+id, app, name, description, cron_expr, time_zone, calendar, calendar_rule, calendar_shift, enabled, failure_policy, node_count,
+version, next_fire_at, created_at, created_by, updated_at, updated_by
 
 -- name: WorkflowInsert
-INSERT INTO workflow (app, name, description, cron_expr, time_zone, calendar, enabled, failure_policy, definition, node_count,
-                      version, next_fire_at, created_at, created_by, updated_at, updated_by)
-VALUES (:app, :name, :description, :cron_expr, :time_zone, :calendar, :enabled, :failure_policy, :definition, :node_count,
+INSERT INTO workflow (app, name, description, cron_expr, time_zone, calendar, calendar_rule, calendar_shift, enabled, failure_policy,
+                      definition, node_count, version, next_fire_at, created_at, created_by, updated_at, updated_by)
+VALUES (:app, :name, :description, :cron_expr, :time_zone, :calendar, :calendar_rule, :calendar_shift, :enabled, :failure_policy,
+        :definition, :node_count,
         1, :next_fire_at, {{now_ms}}, :created_by, {{now_ms}}, :updated_by);
 
 -- name: WorkflowUpdate
 -- A new definition over the version read (optimistic lock): app and name
 -- stay; the version goes up by one.
 UPDATE workflow SET description = :description, cron_expr = :cron_expr, time_zone = :time_zone, calendar = :calendar,
-       enabled = :enabled, failure_policy = :failure_policy, definition = :definition, node_count = :node_count,
+       calendar_rule = :calendar_rule, calendar_shift = :calendar_shift, enabled = :enabled, failure_policy = :failure_policy, definition = :definition, node_count = :node_count,
        next_fire_at = :next_fire_at, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE id = :id AND version = :version;
 
@@ -197,3 +198,32 @@ GROUP BY workflow_id;
 -- Why a pending run has not started (a backfill's turn), while it is
 -- pending.
 UPDATE workflow_run SET reason = ?, reason_msg = ? WHERE id = ? AND status = 'pending';
+-- Waits of a node on other runs of the same business date (admin/workflowrun).
+-- name: JobZoneByName
+SELECT id, time_zone FROM job WHERE app = ? AND name = ?;
+
+-- name: JobRunSucceededBetween
+-- A succeeded run of a job, scheduled in [from, to), that no workflow
+-- created: its business date is its scheduled day in the job's zone.
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM job_run
+  WHERE job_id = ? AND status = 'succeeded' AND trigger_kind <> 'workflow' AND scheduled_at >= ? AND scheduled_at < ?
+  LIMIT 1) t;
+
+-- name: JobRunSucceededOfWorkflowDate
+-- A succeeded run of a job created by a workflow node of a run of that
+-- business date.
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM job_run r
+  JOIN workflow_node_run n ON n.job_run_id = r.id
+  JOIN workflow_run w ON w.id = n.workflow_run_id
+  WHERE r.job_id = ? AND r.trigger_kind = 'workflow' AND r.status = 'succeeded' AND w.business_date = ?
+  LIMIT 1) t;
+
+-- name: WorkflowRunSucceededOnDate
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM workflow_run w
+  JOIN workflow f ON f.id = w.workflow_id
+  WHERE f.app = ? AND f.name = ? AND w.business_date = ? AND w.status = 'succeeded'
+  LIMIT 1) t;
+
+-- name: CalendarIDByName
+-- The calendar a workflow names: its app's, else the global one.
+SELECT id FROM business_calendar WHERE name = ? AND (app = ? OR app = '') ORDER BY app DESC LIMIT 1;

@@ -173,6 +173,8 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema Workflow", named("Workflow"), apitypes.Workflow{}},
 		{"schema WorkflowNode", named("WorkflowNode"), apitypes.WorkflowNode{}},
 		{"schema WorkflowJobRef", named("WorkflowJobRef"), apitypes.WorkflowJobRef{}},
+		{"schema WorkflowWait", named("WorkflowWait"), apitypes.WorkflowWait{}},
+		{"schema WorkflowNameRef", named("WorkflowNameRef"), apitypes.WorkflowNameRef{}},
 		{"schema WorkflowEdge", named("WorkflowEdge"), apitypes.WorkflowEdge{}},
 		{"schema WorkflowRun", named("WorkflowRun"), apitypes.WorkflowRun{}},
 		{"schema WorkflowLayout", named("WorkflowLayout"), apitypes.WorkflowLayout{}},

@@ -26,7 +26,11 @@ func (s *Server) validateWorkflow(c *gin.Context) {
 	}
 	now := s.cfg.Clock.Now()
 	row, ok := s.workflowRow(c, spec.WorkflowDef, now)
-	if !ok || !mayManageWorkflow(c, row.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+	if !ok || !mayManageWorkflow(c, row.App) {
+		return
+	}
+	cs, ok := s.checkWorkflowRefsOnCalendar(c, spec.WorkflowDef, &row)
+	if !ok {
 		return
 	}
 	layout, err := layoutOf(row)
@@ -35,7 +39,16 @@ func (s *Server) validateWorkflow(c *gin.Context) {
 		return
 	}
 	out := apitypes.WorkflowValidation{Valid: true, Layout: layout, Next: []apitypes.WorkflowFiring{}}
-	if row.CronExpr != "" {
+	switch {
+	case cs != nil:
+		// On a business calendar: the firings as the engine makes them,
+		// shifted ones at their new instant (the firings the calendar
+		// removes are recorded as skipped runs, not listed here).
+		for _, f := range cs.Preview(now, workflowPreviewFirings) {
+			out.Next = append(out.Next, apitypes.WorkflowFiring{At: f.At.UTC(), Local: f.Local.Format(previewLayout),
+				BusinessDate: f.Local.Format(time.DateOnly)})
+		}
+	case row.CronExpr != "":
 		row.CreatedAt = now.UnixMilli() // the @every anchor of a new workflow
 		sc, err := workflowrun.ScheduleOf(row)
 		if err != nil { // workflowRow parsed it: not reached

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +47,8 @@ func workflowView(w store.Workflow) (apitypes.Workflow, error) {
 	enabled := w.Enabled
 	v := apitypes.Workflow{
 		WorkflowSpec: apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{App: w.App, Name: w.Name, Description: w.Description,
-			Cron: w.CronExpr, TimeZone: w.TimeZone, Calendar: w.Calendar, Enabled: &enabled, FailurePolicy: w.FailurePolicy},
+			Cron: w.CronExpr, TimeZone: w.TimeZone, Calendar: w.Calendar, CalendarRule: w.CalendarRule, CalendarShift: w.CalendarShift,
+			Enabled: &enabled, FailurePolicy: w.FailurePolicy},
 			Version: w.Version},
 		ID: w.ID, NodeCount: w.NodeCount, CreatedAt: msTime(w.CreatedAt), CreatedBy: w.CreatedBy,
 		UpdatedAt: msTime(w.UpdatedAt), UpdatedBy: w.UpdatedBy,
@@ -115,11 +117,16 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		fields["time_zone"] = zerr.Error()
 	} else if strings.TrimSpace(spec.Cron) != "" {
 		sched, err = schedule.Parse(schedule.Spec{Expr: spec.Cron, Zone: spec.TimeZone, JobKey: "workflow:" + spec.Key(), Anchor: anchor})
-		switch {
-		case err != nil:
+		if err != nil {
 			fields["cron"] = err.Error()
-		case sched.NeedsCalendar():
-			fields["cron"] = fmt.Sprintf("%s needs a business calendar, and schedules cannot count business days yet; use a plain day of month for now", sched.BusinessDay())
+		}
+	}
+	// The calendar rule and shift, with a job's rules (a business day such
+	// as BD3 needs a calendar; shift needs a schedule that fires at most a
+	// few times a day).
+	for k, m := range jobdef.CheckCalendar(spec.Calendar != "", spec.CalendarRule, spec.CalendarShift, sched) {
+		if _, taken := fields[k]; !taken {
+			fields[k] = m.String()
 		}
 	}
 	if len(fields) > 0 {
@@ -132,10 +139,11 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		return store.Workflow{}, false
 	}
 	row := store.Workflow{App: spec.App, Name: spec.Name, Description: spec.Description, CronExpr: spec.Cron, TimeZone: spec.TimeZone,
-		Calendar: spec.Calendar, Enabled: *spec.Enabled, FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len(),
-		Inline: inline}
+		Calendar: spec.Calendar, CalendarRule: spec.CalendarRule, CalendarShift: spec.CalendarShift, Enabled: *spec.Enabled,
+		FailurePolicy: string(def.FailurePolicy), Definition: string(data), NodeCount: graph.Len(), Inline: inline}
+	row.CreatedAt = anchor.UnixMilli() // the @every anchor of the schedule on a calendar (not written)
 	if row.Enabled && sched != nil {
-		row.NextFireAt = jobdef.NextFire(sched, s.cfg.Clock.Now())
+		row.NextFireAt = jobdef.NextFire(sched, s.cfg.Clock.Now()) // on a calendar: set again by checkWorkflowRefs
 	}
 	return row, true
 }
@@ -156,9 +164,19 @@ func mayManageWorkflow(c *gin.Context, app string) bool {
 // each node's job exists in an app the user may manage (a field error on
 // nodes[i].job otherwise, the same whether the job is missing or of
 // another app: a workflow says nothing of other apps), and the calendar is
-// one of the app's or a global one. It answers 400 and returns false when
-// one is wrong.
-func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bool {
+// one of the app's or a global one; so must the jobs and workflows a node
+// waits for (checkWaitRefs). It answers 400 and returns false when one is
+// wrong.
+func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef, row *store.Workflow) bool {
+	_, ok := s.checkWorkflowRefsOnCalendar(c, spec, row)
+	return ok
+}
+
+// checkWorkflowRefsOnCalendar is checkWorkflowRefs that also returns the
+// schedule on its business calendar (nil without a calendar, a cron or
+// when disabled), for the preview of a draft.
+func (s *Server) checkWorkflowRefsOnCalendar(c *gin.Context, spec apitypes.WorkflowDef, row *store.Workflow) (*schedule.CalendarSchedule, bool) {
+	var cs *schedule.CalendarSchedule
 	ctx := c.Request.Context()
 	u := currentUser(c)
 	var ids []int64
@@ -177,15 +195,21 @@ func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bo
 		default:
 			byName = append(byName, store.JobKey{App: refApp(n.Job), Name: n.Job.Name})
 		}
+		for _, w := range n.WaitFor {
+			if w.Job != nil {
+				byName = append(byName, store.JobKey{App: cmp.Or(w.Job.App, spec.App), Name: w.Job.Name})
+			}
+		}
 	}
 	fields := map[string]string{}
+	named := map[[2]string]store.JobKey{}
 	if len(ids)+len(byName) > 0 {
 		found, err := s.st.JobKeys(ctx, ids, byName)
 		if err != nil {
 			s.internal(c, err)
-			return false
+			return nil, false
 		}
-		byID, named := map[int64]store.JobKey{}, map[[2]string]store.JobKey{}
+		byID := map[int64]store.JobKey{}
 		for _, k := range found {
 			byID[k.ID] = k
 			named[[2]string{k.App, k.Name}] = k
@@ -208,25 +232,35 @@ func (s *Server) checkWorkflowRefs(c *gin.Context, spec apitypes.WorkflowDef) bo
 			}
 		}
 	}
+	if !s.checkWaitRefs(c, spec, named, fields) {
+		return nil, false
+	}
 	if spec.Calendar != "" {
 		cals, err := s.st.CalendarsOfApps(ctx, []string{spec.App})
 		if err != nil {
 			s.internal(c, err)
-			return false
+			return nil, false
 		}
-		found := false
+		var id int64
 		for _, cal := range cals {
-			found = found || cal.Name == spec.Calendar
+			if cal.Name == spec.Calendar && (id == 0 || cal.App == spec.App) {
+				id = cal.ID // the app's own before a global one, as the engine does
+			}
 		}
-		if !found {
+		if id == 0 {
 			fields["calendar"] = "no business calendar " + strconv.Quote(spec.Calendar) + " in app " + spec.App + " or among the global ones"
+		} else {
+			var ok bool
+			if cs, ok = s.nextFireOnCalendar(c, id, row, fields); !ok {
+				return nil, false
+			}
 		}
 	}
 	if len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: fielderr.Format("invalid workflow", fields), Fields: englishOnly(fields)})
-		return false
+		return nil, false
 	}
-	return true
+	return cs, true
 }
 
 func (s *Server) listWorkflows(c *gin.Context) {
@@ -280,7 +314,7 @@ func (s *Server) createWorkflow(c *gin.Context) {
 	// First what is wrong with the input, which says nothing of others'
 	// data; then whether the user may manage the app; then the references.
 	row, ok := s.workflowRow(c, spec.WorkflowDef, s.cfg.Clock.Now())
-	if !ok || !mayManageWorkflow(c, spec.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+	if !ok || !mayManageWorkflow(c, spec.App) || !s.checkWorkflowRefs(c, spec.WorkflowDef, &row) {
 		return
 	}
 	row.CreatedBy = currentUser(c).Username
@@ -343,7 +377,7 @@ func (s *Server) updateWorkflow(c *gin.Context) {
 		return
 	}
 	row, ok := s.workflowRow(c, spec.WorkflowDef, time.UnixMilli(old.CreatedAt))
-	if !ok || !s.checkWorkflowRefs(c, spec.WorkflowDef) {
+	if !ok || !s.checkWorkflowRefs(c, spec.WorkflowDef, &row) {
 		return
 	}
 	row.ID, row.Version, row.UpdatedBy = old.ID, spec.Version, currentUser(c).Username
@@ -426,4 +460,90 @@ func englishOnly(fields map[string]string) map[string]msg.Msg {
 		out[k] = msg.New(msg.Text, "text", v)
 	}
 	return out
+}
+
+// checkWaitRefs checks the runs the nodes of spec wait for into fields:
+// each job (looked up already, in jobs by app and name) and each workflow
+// must exist in an app the user may manage (the same words whether it is
+// missing or of another app), and a node must not wait for its own job
+// when it names that job by id. It returns false after answering an error
+// of the database.
+func (s *Server) checkWaitRefs(c *gin.Context, spec apitypes.WorkflowDef, jobs map[[2]string]store.JobKey, fields map[string]string) bool {
+	ctx := c.Request.Context()
+	u := currentUser(c)
+	workflows := map[[2]string]bool{} // found (and allowed), by app and name
+	for i, n := range spec.Nodes {
+		for j, w := range n.WaitFor {
+			field := fmt.Sprintf("nodes[%d].wait_for[%d]", i, j)
+			if _, bad := fields[field]; bad {
+				continue
+			}
+			if w.Job != nil {
+				key := [2]string{cmp.Or(w.Job.App, spec.App), w.Job.Name}
+				k, ok := jobs[key]
+				switch {
+				case !ok || !u.AppAllowed(k.App):
+					fields[field] = "no job " + key[0] + "/" + key[1] + " in the apps you may manage"
+				case n.Job != nil && n.Job.ID == k.ID:
+					fields[field] = "a node cannot wait for a run of its own job " + key[0] + "/" + key[1] + ": the node's run would be that run"
+				}
+				continue
+			}
+			if w.Workflow == nil {
+				continue // refused by the definition's validation
+			}
+			key := [2]string{cmp.Or(w.Workflow.App, spec.App), w.Workflow.Name}
+			ok, seen := workflows[key]
+			if !seen {
+				_, err := s.st.WorkflowByName(ctx, key[0], key[1])
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+				case err != nil:
+					s.internal(c, err)
+					return false
+				default:
+					ok = u.AppAllowed(key[0])
+				}
+				workflows[key] = ok
+			}
+			if !ok {
+				fields[field] = "no workflow " + key[0] + "/" + key[1] + " in the apps you may manage"
+			}
+		}
+	}
+	return true
+}
+
+// nextFireOnCalendar builds the schedule of row on its calendar id, as a
+// job's (a rule the calendar's days cannot take is a field error), and
+// sets row.NextFireAt to its next event (jobdef.NextEvent: the next firing,
+// or an earlier candidate the calendar removes, which the leader records
+// as skipped) when the workflow is enabled and has a cron. It returns
+// false after answering an error of the database.
+func (s *Server) nextFireOnCalendar(c *gin.Context, id int64, row *store.Workflow, fields map[string]string) (*schedule.CalendarSchedule, bool) {
+	if row.CronExpr == "" || !row.Enabled {
+		return nil, true
+	}
+	stored, err := s.st.Calendar(c.Request.Context(), id)
+	if err != nil {
+		s.internal(c, err)
+		return nil, false
+	}
+	cal, err := stored.Build()
+	if err != nil {
+		fields["calendar"] = err.Error()
+		return nil, true
+	}
+	sched, err := schedule.Parse(schedule.Spec{Expr: row.CronExpr, Zone: row.TimeZone, JobKey: "workflow:" + row.App + "/" + row.Name, Anchor: time.UnixMilli(row.CreatedAt)})
+	if err != nil {
+		fields["cron"] = err.Error()
+		return nil, true
+	}
+	cs, err := schedule.WithCalendar(sched, cal, jobdef.PolicyOf(store.JobCalendar{CalendarRule: row.CalendarRule, CalendarShift: row.CalendarShift}))
+	if err != nil {
+		fields["calendar_rule"] = err.Error()
+		return nil, true
+	}
+	row.NextFireAt = jobdef.NextEvent(cs, s.cfg.Clock.Now())
+	return cs, true
 }

@@ -166,6 +166,18 @@ func (e *env) settlementUsers() int64 {
 	return e.createJobRow("billing", "eod-report")
 }
 
+// billingOperator makes ops, operator of billing only, and the jobs of
+// the settlement workflow (market-data/load-fx, which ops may not manage,
+// too), and returns ops's token and the report job's id.
+func (e *env) billingOperator() (ops string, report int64) {
+	e.t.Helper()
+	e.user("ops", auth.RoleOperator)
+	e.limitTo("ops", "billing")
+	e.createJobRow("billing", "load-trades")
+	e.createJobRow("market-data", "load-fx")
+	return e.token("ops"), e.createJobRow("billing", "eod-report")
+}
+
 // settlementWorkflow is settlementUsers and the settlement workflow saved
 // by ops.
 func (e *env) settlementWorkflow() apitypes.Workflow {
@@ -183,12 +195,7 @@ func (e *env) settlementWorkflow() apitypes.Workflow {
 func TestWorkflowsRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
-		e.user("ops", auth.RoleOperator)
-		e.limitTo("ops", "billing")
-		ops := e.token("ops")
-		e.createJobRow("billing", "load-trades")
-		fx := e.createJobRow("market-data", "load-fx")
-		report := e.createJobRow("billing", "eod-report")
+		ops, report := e.billingOperator()
 		search := e.createJobRow("search", "reindex")
 
 		edit := func(f func(s *apitypes.WorkflowSpec)) apitypes.WorkflowSpec {
@@ -237,7 +244,6 @@ func TestWorkflowsRefuseBadInput(t *testing.T) {
 			require.Contains(t, out.Error, "invalid workflow: ", c.name)
 			require.Contains(t, out.Error, c.says, "%s: the message says it too", c.name)
 		}
-		_ = fx
 
 		// An app that is not the user's: 403, before the references.
 		var out errorAnswer

@@ -40,6 +40,29 @@ type WorkflowNode struct {
 	// Start is the start rule: all_success (default), all_done or
 	// one_success.
 	Start string `json:"start,omitempty"`
+	// WaitFor are runs of the same business date, of other jobs or
+	// workflows, that must have succeeded before the node starts.
+	WaitFor []WorkflowWait `json:"wait_for,omitempty"`
+	// WaitTimeout bounds the wait (a duration such as 2h30m; default 24h
+	// when WaitFor is set, at most 168h); OnTimeout is fail (default) or
+	// skip. Only with WaitFor.
+	WaitTimeout string `json:"wait_timeout,omitempty"`
+	OnTimeout   string `json:"on_timeout,omitempty"`
+}
+
+// WorkflowWait names what a node waits for: the run of the same business
+// date of a job or of a workflow (one of the two), by name in app
+// (default: the workflow's app).
+type WorkflowWait struct {
+	Job      *WorkflowNameRef `json:"job,omitempty"`
+	Workflow *WorkflowNameRef `json:"workflow,omitempty"`
+}
+
+// WorkflowNameRef names a job or a workflow in app (default: the
+// workflow's app).
+type WorkflowNameRef struct {
+	App  string `json:"app,omitempty"`
+	Name string `json:"name"`
 }
 
 // WorkflowEdge says that To waits for From (per To's start rule).
@@ -59,8 +82,14 @@ type WorkflowDef struct {
 	// TimeZone of the schedule and of the business date of each run
 	// (default UTC).
 	TimeZone string `json:"time_zone,omitempty"`
-	// Calendar names a business calendar of the app, or a global one.
-	Calendar string `json:"calendar,omitempty"`
+	// Calendar names a business calendar of the app, or a global one; the
+	// cron's firings follow it per CalendarRule (a job's rules:
+	// business_days_only, the default with a calendar, skip_holidays or
+	// shift) and CalendarShift (with shift: next, the default, or
+	// previous).
+	Calendar      string `json:"calendar,omitempty"`
+	CalendarRule  string `json:"calendar_rule,omitempty"`
+	CalendarShift string `json:"calendar_shift,omitempty"`
 	// Enabled defaults to true; a disabled workflow does not fire.
 	Enabled *bool `json:"enabled,omitempty"`
 	// FailurePolicy is stop (default) or continue.
@@ -73,8 +102,11 @@ type WorkflowDef struct {
 func (d WorkflowDef) Key() string { return d.App + "/" + d.Name }
 
 // WithDefaults returns d with the admin's defaults in place of omitted
-// fields (the time zone UTC, enabled, the failure policy stop, each node's
-// start rule all_success, an inline node's slots 1), so that a definition
+// fields (the time zone UTC, enabled, the failure policy stop, the
+// calendar rule business_days_only with a calendar and the shift next with
+// the rule shift, each node's
+// start rule all_success, an inline node's slots 1, a waiting node's
+// timeout 24h and on_timeout fail), so that a definition
 // compares equal to the one the admin stores for it. The slices are copied.
 func (d WorkflowDef) WithDefaults() WorkflowDef {
 	if d.TimeZone == "" {
@@ -90,6 +122,12 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 	if d.FailurePolicy == "" {
 		d.FailurePolicy = "stop"
 	}
+	if d.Calendar != "" && d.CalendarRule == "" {
+		d.CalendarRule = "business_days_only"
+	}
+	if d.CalendarRule == "shift" && d.CalendarShift == "" {
+		d.CalendarShift = DefaultCalendarShift
+	}
 	nodes := make([]WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {
 		if n.Start == "" {
@@ -101,6 +139,17 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 		if n.Job != nil {
 			ref := *n.Job
 			n.Job = &ref
+		}
+		if len(n.WaitFor) > 0 {
+			n.WaitFor = append([]WorkflowWait(nil), n.WaitFor...)
+			if n.WaitTimeout == "" {
+				n.WaitTimeout = "24h"
+			}
+			if n.OnTimeout == "" {
+				n.OnTimeout = "fail"
+			}
+		} else {
+			n.WaitFor = nil
 		}
 		nodes[i] = n
 	}

@@ -91,6 +91,8 @@ func DiffWorkflow(have, want apitypes.WorkflowDef) []FieldChange {
 		{"cron", strconv.Quote(have.Cron), strconv.Quote(want.Cron)},
 		{"time_zone", strconv.Quote(have.TimeZone), strconv.Quote(want.TimeZone)},
 		{"calendar", strconv.Quote(have.Calendar), strconv.Quote(want.Calendar)},
+		{"calendar_rule", strconv.Quote(have.CalendarRule), strconv.Quote(want.CalendarRule)},
+		{"calendar_shift", strconv.Quote(have.CalendarShift), strconv.Quote(want.CalendarShift)},
 		{"enabled", strconv.FormatBool(*have.Enabled), strconv.FormatBool(*want.Enabled)},
 		{"failure_policy", strconv.Quote(have.FailurePolicy), strconv.Quote(want.FailurePolicy)},
 	} {

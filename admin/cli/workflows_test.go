@@ -126,3 +126,60 @@ func TestApplyJobsAndWorkflowsTogether(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Contains(t, out, "applied: 0 created, 0 updated, 3 unchanged\n")
 }
+
+// TestApplyAWorkflowThatWaits: a node's wait_for, wait_timeout and
+// on_timeout travel from a file; applying the same file again (the
+// defaults 24h and fail left out) changes nothing, a changed timeout is a
+// changed node, and a wait on a job that does not exist is refused with
+// its field.
+func TestApplyAWorkflowThatWaits(t *testing.T) {
+	a := startAdmin(t)
+	a.job("billing", "load-trades")
+	a.job("billing", "load-positions")
+	dir := t.TempDir()
+	doc := `- kind: workflow
+  app: billing
+  name: eod
+  nodes:
+    - key: load_trades
+      job: {name: load-trades}
+    - key: settle
+      handler: settle.eod
+      wait_for:
+        - job: {name: load-positions}
+`
+	file := writeFile(t, dir, "eod.yaml", doc)
+	code, out, errs := a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "created workflow billing/eod")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged workflow billing/eod", "the defaults (24h, fail) make no difference")
+
+	writeFile(t, dir, "eod.yaml", doc+"      wait_timeout: 2h\n      on_timeout: skip\n")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "~settle")
+	w, err := a.st.WorkflowByName(context.Background(), "billing", "eod")
+	require.NoError(t, err)
+	require.Contains(t, w.Definition, `"wait_for":[{"job":{"name":"load-positions"}}],"wait_timeout":"2h","on_timeout":"skip"`)
+
+	// On a calendar: the rule's default (business_days_only) is what the
+	// admin stores, so the file is unchanged when applied again.
+	_, err = a.st.CreateCalendar(context.Background(), store.Calendar{App: "billing", Name: "uk", Week: "MON,TUE,WED,THU,FRI", Version: "v"})
+	require.NoError(t, err)
+	onCal := strings.Replace(doc, "  name: eod\n", "  name: eod\n  cron: \"0 18 * * *\"\n  calendar: uk\n", 1)
+	writeFile(t, dir, "eod.yaml", onCal)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "calendar_rule")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged workflow billing/eod")
+
+	writeFile(t, dir, "eod.yaml", strings.Replace(doc, "load-positions", "load-nothing", 1))
+	code, _, errs = a.ctl("apply", "-f", file)
+	require.NotEqual(t, cli.ExitOK, code)
+	require.Contains(t, errs, "nodes[1].wait_for[0]")
+	require.Contains(t, errs, "no job billing/load-nothing")
+}

@@ -192,3 +192,17 @@ func ShiftNote(d calendar.Decision, calName string) msg.Msg {
 	}
 	return msg.New(msg.CalShiftedNonWorking, "from", from, "to", to, "date", date, "weekday", d.Date.Weekday().String()[:3], "calendar", calName)
 }
+
+// CheckCalendar checks the calendar rule and shift of a schedule sched
+// (nil when its cron is invalid or absent) on a calendar (hasCalendar) or
+// none, with a job's rules (validateCalendar): what a workflow's schedule
+// uses. The keys are a job's: calendar_rule, calendar_shift, cron.
+func CheckCalendar(hasCalendar bool, rule, shift string, sched *schedule.Schedule) FieldMsgs {
+	s := apitypes.JobDef{CalendarRule: rule, CalendarShift: shift}
+	if hasCalendar {
+		s.CalendarID = 1 // any calendar: the rule does not depend on its days
+	}
+	errs := FieldMsgs{}
+	validateCalendar(s, sched, errs)
+	return errs
+}

@@ -233,3 +233,16 @@ func (s *Scheduler) fireCalendarJob(j store.Job, cals map[int64]cachedCalendar, 
 	}
 	return out
 }
+
+// PlanCalendar is planCalendarJob for a caller that fires something other
+// than a job's runs on a business calendar the way jobs do (a workflow's
+// schedule, admin/workflowrun): j carries the schedule's app, name, zone
+// and misfire policy, cs the schedule on its calendar, due the
+// next_fire_at reached. It returns the runs to record — the firings
+// (pending, keyed by their possibly shifted instant, ShiftedFrom the
+// cron's), the misfired ones and the candidates the calendar removed
+// (skipped, with the reason) — and the next instant to come back.
+func PlanCalendar(j store.Job, cs *schedule.CalendarSchedule, due, now time.Time) ([]store.NewRun, sql.NullInt64) {
+	out := planCalendarJob(j, cs, "", due, now, false)
+	return out.runs, out.next
+}

@@ -15,15 +15,16 @@ const (
 	AlarmRunFailed    = "run_failed"    // a run ended failed or partially failed
 	AlarmExecutorLost = "executor_lost" // an executor stopped heartbeating
 
-	AlarmSlotDead          = "slot_dead"            // a slot failed on every attempt it was allowed
-	AlarmRecordsUncertain  = "records_uncertain"    // records left pending by a crashed attempt were skipped
-	AlarmLeaderChange      = "leader_change"        // another admin replica became the leader
-	AlarmArchiveBehind     = "archive_behind"       // archiving of old runs and records is falling behind
-	AlarmRunUnplaceable    = "run_unplaceable"      // runs wait for an executor with their handler, or failed for want of one
-	AlarmRunLateStart      = "run_late_start"       // no slot of a run had started by its start deadline
-	AlarmRunDeadlineMissed = "run_deadline_missed"  // a run had not finished by its finish deadline (and was cancelled, by deadline_action cancel)
-	AlarmWorkflowRunFailed = "workflow_run_failed"  // a workflow run ended failed or partially failed
-	AlarmWorkflowMissed    = "workflow_missed_fire" // a workflow's firing is late, or a past firing has no run
+	AlarmSlotDead            = "slot_dead"             // a slot failed on every attempt it was allowed
+	AlarmRecordsUncertain    = "records_uncertain"     // records left pending by a crashed attempt were skipped
+	AlarmLeaderChange        = "leader_change"         // another admin replica became the leader
+	AlarmArchiveBehind       = "archive_behind"        // archiving of old runs and records is falling behind
+	AlarmRunUnplaceable      = "run_unplaceable"       // runs wait for an executor with their handler, or failed for want of one
+	AlarmRunLateStart        = "run_late_start"        // no slot of a run had started by its start deadline
+	AlarmRunDeadlineMissed   = "run_deadline_missed"   // a run had not finished by its finish deadline (and was cancelled, by deadline_action cancel)
+	AlarmWorkflowRunFailed   = "workflow_run_failed"   // a workflow run ended failed or partially failed
+	AlarmWorkflowMissed      = "workflow_missed_fire"  // a workflow's firing is late, or a past firing has no run
+	AlarmWorkflowWaitTimeout = "workflow_wait_timeout" // a workflow node waited for other runs of its business date until its timeout
 )
 
 // Alarm is an event that needs an operator's attention.

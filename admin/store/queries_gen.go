@@ -70,6 +70,7 @@ const (
 	qAuditList
 	qCalendarByID
 	qCalendarDelete
+	qCalendarIDByName
 	qCalendarInsert
 	qCalendarList
 	qCalendarUpdate
@@ -115,9 +116,12 @@ const (
 	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
+	qJobRunSucceededBetween
+	qJobRunSucceededOfWorkflowDate
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
+	qJobZoneByName
 	qJobsOfCalendar
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
@@ -217,6 +221,7 @@ const (
 	qWorkflowRunList
 	qWorkflowRunPendingReason
 	qWorkflowRunRerun
+	qWorkflowRunSucceededOnDate
 	qWorkflowRunTransition
 	qWorkflowRunsActive
 	qWorkflowRunsOfDates
@@ -304,6 +309,7 @@ var queryNames = [...]string{
 	"AuditList",
 	"CalendarByID",
 	"CalendarDelete",
+	"CalendarIDByName",
 	"CalendarInsert",
 	"CalendarList",
 	"CalendarUpdate",
@@ -349,9 +355,12 @@ var queryNames = [...]string{
 	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
+	"JobRunSucceededBetween",
+	"JobRunSucceededOfWorkflowDate",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
+	"JobZoneByName",
 	"JobsOfCalendar",
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
@@ -451,6 +460,7 @@ var queryNames = [...]string{
 	"WorkflowRunList",
 	"WorkflowRunPendingReason",
 	"WorkflowRunRerun",
+	"WorkflowRunSucceededOnDate",
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
 	"WorkflowRunsOfDates",

@@ -145,3 +145,17 @@ func (t *Tx) SetWorkflowNextFire(ctx context.Context, id, version int64, next sq
 	}
 	return nil
 }
+
+// CalendarIDByName returns the id of the business calendar name as app
+// sees it: the app's own, else a global one; found is false when there is
+// neither.
+func (t *Tx) CalendarIDByName(ctx context.Context, app, name string) (id int64, found bool, err error) {
+	err = t.tx.GetContext(ctx, &id, t.s.q.get(qCalendarIDByName), name, app)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("calendar %q of app %s: %w", name, app, err)
+	}
+	return id, true, nil
+}

@@ -22,13 +22,17 @@ import (
 // definition's. Version goes up by one at every update (the optimistic lock
 // of edits, and the key of WorkflowDefinition).
 type Workflow struct {
-	ID            int64         `db:"id"`
-	App           string        `db:"app"`
-	Name          string        `db:"name"`
-	Description   string        `db:"description"`
-	CronExpr      string        `db:"cron_expr"` // "": triggered by hand or API only
-	TimeZone      string        `db:"time_zone"`
-	Calendar      string        `db:"calendar"` // a business calendar's name, "" for none
+	ID          int64  `db:"id"`
+	App         string `db:"app"`
+	Name        string `db:"name"`
+	Description string `db:"description"`
+	CronExpr    string `db:"cron_expr"` // "": triggered by hand or API only
+	TimeZone    string `db:"time_zone"`
+	Calendar    string `db:"calendar"` // a business calendar's name, "" for none
+	// CalendarRule and CalendarShift are a job's (JobCalendar), for the
+	// calendar named: "" without one.
+	CalendarRule  string        `db:"calendar_rule"`
+	CalendarShift string        `db:"calendar_shift"`
 	Enabled       bool          `db:"enabled"`
 	FailurePolicy string        `db:"failure_policy"`
 	Definition    string        `db:"definition"` // "" in lists (WorkflowsOfApps)

@@ -3,14 +3,20 @@ package workflow
 // State is the state of one node in one workflow run.
 type State string
 
-// The node states. Pending, then Running once its node run exists, then
-// one of the four ended states.
+// The node states. Pending, then Running once its node run exists (or
+// Waiting first, for a node that waits for other runs), then one of the
+// four ended states.
 const (
 	// Pending: not started; waits for its start rule (or the run's start).
 	Pending State = "pending"
 	// Running: its node run was created (it may still wait for an
 	// executor); it ends succeeded, failed or cancelled.
 	Running State = "running"
+	// Waiting: its start rule was met and its node run exists, but it
+	// waits for runs of other jobs or workflows (Node.WaitFor) before its
+	// job run is created. For start rules it is not ended, as Running; the
+	// failure policy stop skips it, as a Pending node.
+	Waiting State = "waiting"
 	// Succeeded, Failed: its node run ended so.
 	Succeeded State = "succeeded"
 	Failed    State = "failed"
@@ -79,8 +85,8 @@ type Decision struct {
 	// node), so creating one twice creates it once) and records them
 	// Running.
 	Ready []string
-	// Skip are the pending nodes that will never start, in topological
-	// order: the caller records them Skipped.
+	// Skip are the pending (or, under stop, waiting) nodes that will never
+	// start, in topological order: the caller records them Skipped.
 	Skip []Skip
 	// Finished: once Skip is applied, every node has ended (Ready is then
 	// empty). Outcome is set only when Finished.
@@ -125,7 +131,7 @@ func (d Decision) Apply(states map[string]State) map[string]State {
 // Decide decides, from the state of every node of one run, which pending
 // nodes start now, which are skipped now, and whether the run has finished
 // and how. A key missing from states is Pending; keys that are not nodes
-// are ignored; a state that is not one of the six is taken for Running
+// are ignored; a state that is not one of the seven is taken for Running
 // (not startable, not ended).
 //
 // The rules, for a pending node with parents (a node without parents is
@@ -141,8 +147,9 @@ func (d Decision) Apply(states map[string]State) map[string]State {
 // A node made ready in the same pass is not ended yet: its children wait.
 //
 // With the failure policy stop, once a node has failed or been cancelled
-// no node starts any more: every pending node is skipped (SkipStopped);
-// the running ones finish.
+// no node starts any more: every pending or waiting node is skipped
+// (SkipStopped); the running ones finish. Otherwise a waiting node is, for
+// its children, a node that has not ended.
 //
 // Decide is pure and idempotent: deciding again on the states with the
 // decision applied (Decision.Apply) yields an empty decision, or the same
@@ -155,7 +162,7 @@ func (g *Graph) Decide(states map[string]State) Decision {
 		switch {
 		case !ok:
 			s = Pending
-		case s == Pending || s == Running || s.Ended():
+		case s == Pending || s == Running || s == Waiting || s.Ended():
 		default:
 			s = Running
 		}
@@ -172,7 +179,7 @@ func (g *Graph) Decide(states map[string]State) Decision {
 		}
 	}
 	for _, v := range g.order {
-		if st[v] != Pending {
+		if st[v] != Pending && (st[v] != Waiting || stop < 0) {
 			continue
 		}
 		key := g.def.Nodes[v].Key

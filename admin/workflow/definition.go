@@ -97,6 +97,15 @@ type Node struct {
 	TimeoutMS      int64 `json:"timeout_ms,omitempty"`
 	// Start defaults to AllSuccess.
 	Start StartRule `json:"start,omitempty"`
+	// WaitFor are the runs of the same business date, of other jobs or
+	// workflows, that must have succeeded before the node starts (once its
+	// start rule is met it is Waiting until then); at most MaxWaits.
+	WaitFor []WaitRef `json:"wait_for,omitempty"`
+	// WaitTimeout bounds the wait (a Go duration, default
+	// DefaultWaitTimeout, at most MaxWaitTimeout); OnTimeout (default
+	// TimeoutFail) says what the node does then. Only with WaitFor.
+	WaitTimeout string    `json:"wait_timeout,omitempty"`
+	OnTimeout   OnTimeout `json:"on_timeout,omitempty"`
 }
 
 // JobRef references a job by id, or by name in App (default: the
@@ -115,7 +124,8 @@ type Edge struct {
 
 // WithDefaults returns d with its omitted fields set: the failure policy
 // Stop, each node's start rule AllSuccess and an inline node's slots 1. The
-// node and edge slices are copied; d is not changed.
+// node and edge slices are copied; d is not changed. A node that waits
+// gets the wait timeout DefaultWaitTimeout and the setting TimeoutFail.
 func (d Definition) WithDefaults() Definition {
 	if d.FailurePolicy == "" {
 		d.FailurePolicy = Stop
@@ -131,6 +141,15 @@ func (d Definition) WithDefaults() Definition {
 		if n.Job != nil {
 			ref := *n.Job
 			n.Job = &ref
+		}
+		if len(n.WaitFor) > 0 {
+			n.WaitFor = append([]WaitRef(nil), n.WaitFor...)
+			if n.WaitTimeout == "" {
+				n.WaitTimeout = DefaultWaitTimeout
+			}
+			if n.OnTimeout == "" {
+				n.OnTimeout = TimeoutFail
+			}
 		}
 		nodes[i] = n
 	}

@@ -26,7 +26,8 @@ type Graph struct {
 // Graph, or FieldErrors naming every field that is wrong: name, app,
 // failure_policy; nodes (none, too many), nodes[i].key (rule, duplicate),
 // nodes[i].job, nodes[i].handler, nodes[i].params, nodes[i].slots,
-// nodes[i].start; edges (too many, a cycle), edges[i].from, edges[i].to
+// nodes[i].start, nodes[i].wait_for[j] (and its .name, .app),
+// nodes[i].wait_timeout, nodes[i].on_timeout; edges (too many, a cycle), edges[i].from, edges[i].to
 // (unknown key), edges[i] (self-edge, duplicate).
 //
 // A cycle is named in order, first node repeated at the end:
@@ -62,6 +63,7 @@ func Validate(d Definition) (*Graph, error) {
 	params := 0
 	for i, n := range d.Nodes {
 		checkNode(errs, i, n)
+		checkWaits(errs, d, i, n)
 		params += len(n.Params)
 		if !names.Valid(n.Key) {
 			errs[fmt.Sprintf("nodes[%d].key", i)] = "required; " + names.Rule

@@ -10,9 +10,20 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 		Nodes: make([]Node, len(d.Nodes)), Edges: make([]Edge, len(d.Edges))}
 	for i, n := range d.Nodes {
 		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start),
-			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}
+			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS,
+			WaitTimeout: n.WaitTimeout, OnTimeout: OnTimeout(n.OnTimeout)}
 		if n.Job != nil {
 			node.Job = &JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		for _, w := range n.WaitFor {
+			var ref WaitRef
+			if w.Job != nil {
+				ref.Job = &NameRef{App: w.Job.App, Name: w.Job.Name}
+			}
+			if w.Workflow != nil {
+				ref.Workflow = &NameRef{App: w.Workflow.App, Name: w.Workflow.Name}
+			}
+			node.WaitFor = append(node.WaitFor, ref)
 		}
 		def.Nodes[i] = node
 	}
@@ -27,9 +38,20 @@ func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
 	nodes := make([]apitypes.WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {
 		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start),
-			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}
+			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS,
+			WaitTimeout: n.WaitTimeout, OnTimeout: string(n.OnTimeout)}
 		if n.Job != nil {
 			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
+		}
+		for _, w := range n.WaitFor {
+			var ref apitypes.WorkflowWait
+			if w.Job != nil {
+				ref.Job = &apitypes.WorkflowNameRef{App: w.Job.App, Name: w.Job.Name}
+			}
+			if w.Workflow != nil {
+				ref.Workflow = &apitypes.WorkflowNameRef{App: w.Workflow.App, Name: w.Workflow.Name}
+			}
+			node.WaitFor = append(node.WaitFor, ref)
 		}
 		nodes[i] = node
 	}

@@ -25,6 +25,13 @@
 //     resolved with the business date. A node whose job is gone or
 //     disabled, or an inline node (not run yet), fails at once with the
 //     reason as an admin/msg code;
+//   - a ready node with wait_for (runs of other jobs or workflows of the
+//     same business date, store.Tx.WaitSucceeded) gets its node run in
+//     status waiting instead, and at each pass, in the same transaction as
+//     the rest of the decision, starts (waiting → running, its job run
+//     created as above) once every awaited run succeeded, keeps waiting
+//     with a reason naming what is missing, or at its deadline raises a
+//     workflow_wait_timeout alarm and fails or is skipped (on_timeout);
 //   - a skipped node gets a node run in status skipped, saying why
 //     (start rule or failure policy stop, and the node that caused it);
 //   - once every node has ended, the run ends succeeded, partially_failed
@@ -35,6 +42,13 @@
 // created exactly once per (workflow run, node, rerun) whatever the
 // leaders do: a successor finds the node run with its job run, and
 // deciding again on the applied decision yields nothing new.
+//
+// # Firing on a business calendar
+//
+// A workflow whose schedule names a calendar fires through the jobs'
+// calendar planning (scheduler.PlanCalendar): a firing the calendar
+// removes is a skipped run with the reason, a shifted one runs keyed by its
+// moved instant, with its day as business date.
 //
 // # The loop
 //

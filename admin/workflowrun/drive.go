@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,9 @@ func (d *decider) apply(ctx context.Context, id int64, gerr error) error {
 		return err
 	}
 	if err := d.endSettledNodes(ctx); err != nil {
+		return err
+	}
+	if err := d.checkWaiting(ctx); err != nil {
 		return err
 	}
 	// Apply decisions until one changes nothing: a node that fails at once
@@ -192,7 +196,17 @@ func nodeEnd(j store.JobRunStatus) (to string, reason msg.Msg, ended bool) {
 	return to, msg.New(msg.FlowNodeJobRunEnded, "run", j.ID, "status", j.Status, "reason", j.Error), true
 }
 
+// transitionNode ends node run key: to is an ended status.
 func (d *decider) transitionNode(ctx context.Context, key, to string, reason msg.Msg) error {
+	if err := d.setNode(ctx, key, to, reason); err != nil {
+		return err
+	}
+	d.res.NodesEnded++
+	return nil
+}
+
+// setNode moves node run key from the status read to to, with reason.
+func (d *decider) setNode(ctx context.Context, key, to string, reason msg.Msg) error {
 	n := d.nodes[key]
 	ok, err := d.tx.TransitionNodeRun(ctx, store.StatusTransition{ID: n.ID, From: n.Status, To: to, Reason: reason})
 	if err != nil {
@@ -201,9 +215,8 @@ func (d *decider) transitionNode(ctx context.Context, key, to string, reason msg
 	if !ok {
 		return fmt.Errorf("node run %d (%s) was not %s any more", n.ID, key, n.Status)
 	}
-	n.Status = to
+	n.Status, n.Reason, n.ReasonMsg = to, reason.String(), reason
 	d.nodes[key] = n
-	d.res.NodesEnded++
 	return nil
 }
 
@@ -213,6 +226,14 @@ func (d *decider) skip(ctx context.Context, s workflow.Skip) error {
 	if s.Reason == workflow.SkipStartRule {
 		node, _ := d.g.Node(s.Key)
 		reason = msg.New(msg.FlowNodeSkippedRule, "rule", string(node.Start), "cause", s.Cause)
+	}
+	if n, ok := d.nodes[s.Key]; ok && n.Status == store.NodeWaiting && n.Rerun == d.run.Reruns {
+		// A waiting node the failure policy stop skips: its node run exists.
+		if err := d.transitionNode(ctx, s.Key, store.RunSkipped, reason); err != nil {
+			return err
+		}
+		d.res.Skipped++
+		return nil
 	}
 	nr, created, err := d.tx.CreateNodeRun(ctx, d.epoch, store.NewNodeRun{
 		WorkflowRunID: d.run.ID, NodeKey: s.Key, Rerun: d.run.Reruns, Status: store.RunSkipped, Reason: reason,
@@ -228,10 +249,17 @@ func (d *decider) skip(ctx context.Context, s workflow.Skip) error {
 }
 
 // start creates the node run of a ready node, its job run and the link,
-// or fails the node at once when it has no job to run.
+// or fails the node at once when it has no job to run. A node that waits
+// for other runs (workflow.Node.WaitFor) is created waiting instead, and
+// its waits are checked at once (checkWait).
 func (d *decider) start(ctx context.Context, key string) error {
+	node, _ := d.g.Node(key)
+	status := store.RunRunning
+	if len(node.WaitFor) > 0 {
+		status = store.NodeWaiting
+	}
 	nr, created, err := d.tx.CreateNodeRun(ctx, d.epoch, store.NewNodeRun{
-		WorkflowRunID: d.run.ID, NodeKey: key, Rerun: d.run.Reruns, Status: store.RunRunning,
+		WorkflowRunID: d.run.ID, NodeKey: key, Rerun: d.run.Reruns, Status: status,
 	})
 	if err != nil {
 		return err
@@ -240,9 +268,92 @@ func (d *decider) start(ctx context.Context, key string) error {
 	if created {
 		d.res.NodeRuns++
 	}
+	if nr.Status == store.NodeWaiting {
+		return d.checkWait(ctx, key)
+	}
 	if nr.Status != store.RunRunning || nr.JobRunID.Valid {
 		return nil // created before, with its job run
 	}
+	return d.runJob(ctx, key)
+}
+
+// checkWaiting checks the waits of the nodes of this rerun that are
+// waiting (checkWait).
+func (d *decider) checkWaiting(ctx context.Context) error {
+	var keys []string
+	for k, n := range d.nodes {
+		if n.Status == store.NodeWaiting && n.Rerun == d.run.Reruns {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys) // a deterministic order of writes
+	for _, k := range keys {
+		if err := d.checkWait(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkWait decides for waiting node key (workflow.Graph.DecideWait) from
+// the runs of the run's business date it waits for, and applies it in the
+// decision's transaction: every run succeeded → the node runs (waiting →
+// running, its job run created); the deadline passed → a
+// workflow_wait_timeout alarm and the node failed or skipped per its
+// on_timeout; otherwise it keeps waiting, its reason naming what it still
+// waits for.
+func (d *decider) checkWait(ctx context.Context, key string) error {
+	nr := d.nodes[key]
+	node, _ := d.g.Node(key)
+	ok := make([]bool, len(node.WaitFor))
+	for i, w := range node.WaitFor {
+		app, name, isWorkflow := w.Target(d.run.App)
+		var err error
+		if ok[i], err = d.tx.WaitSucceeded(ctx, store.WaitTarget{App: app, Name: name, Workflow: isWorkflow, Date: d.run.BusinessDate}); err != nil {
+			return err
+		}
+	}
+	w := d.g.DecideWait(key, ok, time.UnixMilli(nr.CreatedAt), time.UnixMilli(d.now))
+	switch w.Action {
+	case workflow.WaitStart:
+		if err := d.setNode(ctx, key, store.RunRunning, msg.Msg{}); err != nil {
+			return err
+		}
+		return d.runJob(ctx, key)
+	case workflow.WaitTimedOut:
+		to, action := store.RunFailed, "failed"
+		if w.OnTimeout == workflow.TimeoutSkip {
+			to, action = store.RunSkipped, "skipped"
+		}
+		reason := msg.New(msg.FlowNodeWaitTimeout, "timeout", node.WaitTimeout, "waits", w.Reason(), "date", d.run.BusinessDate)
+		if err := d.transitionNode(ctx, key, to, reason); err != nil {
+			return err
+		}
+		severity := "critical"
+		if to == store.RunSkipped {
+			severity = "warning"
+		}
+		return d.tx.RaiseAlarms(ctx, store.Alarm{
+			Kind: store.AlarmWorkflowWaitTimeout, Severity: severity, App: d.run.App,
+			DedupKey: fmt.Sprintf("workflow_wait_timeout:%d:%s:%d", d.run.ID, key, d.run.Reruns),
+			Msg: msg.New(msg.AlarmWorkflowWaitTimeout, "app", d.run.App, "workflow", d.g.Definition().Name, "run", d.run.ID,
+				"date", d.run.BusinessDate, "node", key, "timeout", node.WaitTimeout, "waits", w.Reason(), "action", action),
+			RaisedBy: "workflow-engine",
+		})
+	default:
+		reason := msg.New(msg.FlowNodeWaiting, "waits", w.Reason(), "date", d.run.BusinessDate,
+			"deadline", w.Deadline.UTC().Format(time.RFC3339))
+		if reason.String() == nr.Reason {
+			return nil
+		}
+		return d.setNode(ctx, key, store.NodeWaiting, reason)
+	}
+}
+
+// runJob creates the job run of running node key and links it, or fails
+// the node at once when it has no job to run.
+func (d *decider) runJob(ctx context.Context, key string) error {
+	nr := d.nodes[key]
 	node, _ := d.g.Node(key)
 	job, fail, err := d.job(ctx, node)
 	if err != nil {

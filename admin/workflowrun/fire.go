@@ -1,13 +1,16 @@
 package workflowrun
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -81,13 +84,8 @@ func (e *Engine) fireOne(ctx context.Context, tx *store.Tx, epoch int64, w store
 	if err != nil {
 		loc = time.UTC // Parse accepted the zone: not reached
 	}
-	d := schedule.Plan(sc, time.UnixMilli(w.NextFireAt.Int64), now, schedule.MisfireConfig{})
-	kind := store.TriggerCron
-	if d.Misfired {
-		kind = store.TriggerCatchUp
-	}
 	created := 0
-	add := func(at time.Time, status string, reason msg.Msg) error {
+	add := func(at time.Time, kind, status string, reason msg.Msg) error {
 		_, ok, err := tx.CreateWorkflowRun(ctx, epoch, store.NewWorkflowRun{
 			WorkflowID: w.ID, App: w.App, RunKey: store.WorkflowRunKeyAt(at.UnixMilli()), WorkflowVersion: w.Version,
 			ScheduledAt: at.UnixMilli(), BusinessDate: at.In(loc).Format(time.DateOnly), TriggerKind: kind, Status: status, Reason: reason,
@@ -97,14 +95,22 @@ func (e *Engine) fireOne(ctx context.Context, tx *store.Tx, epoch int64, w store
 		}
 		return err
 	}
+	if w.Calendar != "" {
+		return created, e.fireOnCalendar(ctx, tx, w, sc, now, add)
+	}
+	d := schedule.Plan(sc, time.UnixMilli(w.NextFireAt.Int64), now, schedule.MisfireConfig{})
+	kind := store.TriggerCron
+	if d.Misfired {
+		kind = store.TriggerCatchUp
+	}
 	for _, at := range d.Fire {
-		if err := add(at, store.RunPending, msg.Msg{}); err != nil {
+		if err := add(at, kind, store.RunPending, msg.Msg{}); err != nil {
 			return created, err
 		}
 	}
 	for _, at := range d.Skipped {
 		reason := msg.New(msg.RunSkippedMisfire, "policy", string(schedule.MisfireRunOnce), "threshold_ms", schedule.DefaultMisfireThreshold.Milliseconds())
-		if err := add(at, store.RunSkipped, reason); err != nil {
+		if err := add(at, kind, store.RunSkipped, reason); err != nil {
 			return created, err
 		}
 	}
@@ -116,4 +122,53 @@ func (e *Engine) fireOne(ctx context.Context, tx *store.Tx, epoch int64, w store
 		return created, err
 	}
 	return created, nil
+}
+
+// fireOnCalendar fires workflow w, whose schedule sc is on the business
+// calendar it names (the app's own, else a global one), with the jobs'
+// calendar planning (scheduler.PlanCalendar, misfire policy run_once,
+// threshold 60s): a firing the calendar removes is recorded as a skipped
+// run keyed by its scheduled instant with the reason (a holiday, a
+// non-working day…), a shifted firing runs keyed by its moved instant, and
+// a run's business date is the day of its (moved) instant in the
+// workflow's zone. A calendar that no longer exists or no longer builds,
+// or a schedule that no longer fits it, stops the firing (next NULL) with
+// an error in the log, as for jobs.
+func (e *Engine) fireOnCalendar(ctx context.Context, tx *store.Tx, w store.Workflow, sc *schedule.Schedule, now time.Time,
+	add func(at time.Time, kind, status string, reason msg.Msg) error) error {
+	stop := func(why string, err error) error {
+		e.cfg.Logger.Error(why+"; its firing stops", "workflow_id", w.ID, "workflow", w.App+"/"+w.Name, "calendar", w.Calendar, "err", err)
+		return tx.SetWorkflowNextFire(ctx, w.ID, w.Version, sql.NullInt64{})
+	}
+	id, found, err := tx.CalendarIDByName(ctx, w.App, w.Calendar)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return stop("workflow's calendar does not exist", nil)
+	}
+	row, err := tx.Calendar(ctx, id)
+	if err != nil {
+		return err
+	}
+	cal, err := row.Build()
+	if err != nil {
+		return stop("workflow's calendar does not load", err)
+	}
+	// A workflow saved with a calendar before migration 0028 has no rule:
+	// business_days_only, the API's default.
+	rule := cmp.Or(w.CalendarRule, "business_days_only")
+	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(store.JobCalendar{CalendarRule: rule, CalendarShift: w.CalendarShift}))
+	if err != nil {
+		return stop("workflow schedule is invalid on its calendar", err)
+	}
+	j := store.Job{App: w.App, Name: w.Name, TimeZone: w.TimeZone, MisfirePolicy: string(schedule.MisfireRunOnce),
+		MisfireMS: schedule.DefaultMisfireThreshold.Milliseconds(), OverlapPolicy: string(schedule.OverlapAllow)}
+	runs, next := scheduler.PlanCalendar(j, cs, time.UnixMilli(w.NextFireAt.Int64), now)
+	for _, r := range runs {
+		if err := add(time.UnixMilli(r.ScheduledAt), r.TriggerKind, r.Status, r.Reason); err != nil {
+			return err
+		}
+	}
+	return tx.SetWorkflowNextFire(ctx, w.ID, w.Version, next)
 }

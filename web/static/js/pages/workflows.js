@@ -19,6 +19,13 @@ function nodeWhat(n) {
   return h("span", { class: "mono" }, n.handler);
 }
 
+/** waitLabel names what a node of app waits for, as the admin's reasons do. */
+function waitLabel(wt, app) {
+  const ref = wt.job || wt.workflow || {};
+  const name = (ref.app || app) + "/" + ref.name;
+  return wt.workflow ? t("workflows.waitWorkflow", { name }) : name;
+}
+
 function nodeSub(n) {
   if (n.job) return n.job.name || "#" + n.job.id;
   return n.handler;
@@ -32,9 +39,11 @@ function clip(str, max) {
 /**
  * dagSVG draws a workflow's layout: edges as polylines through their bend
  * points, nodes as boxes with the node key and what it runs. states maps a
- * node key to a state (colours the node); onPick(key) is called on a click.
+ * node key to a state (colours the node); onPick(key) is called on a click;
+ * notes maps a node key to a text shown on the node in place of what it
+ * runs, and in its tooltip (the reason of a waiting node).
  */
-export function dagSVG(layout, nodes, states, onPick) {
+export function dagSVG(layout, nodes, states, onPick, notes) {
   const byKey = new Map(nodes.map(n => [n.key, n]));
   const px = p => PAD + p.x * LAYER_W + NODE_W / 2;
   const py = p => PAD + p.y * ROW_H + NODE_H / 2;
@@ -51,14 +60,15 @@ export function dagSVG(layout, nodes, states, onPick) {
   const boxes = layout.nodes.map(p => {
     const n = byKey.get(p.key) || { key: p.key };
     const st = states && states[p.key];
+    const note = notes && notes[p.key];
     const g = s("g", { class: ["dag-node", st && "st-" + st], transform: `translate(${px(p) - NODE_W / 2},${py(p) - NODE_H / 2})`,
       dataset: { node: p.key, state: st || "" }, tabindex: 0, role: "button",
       onclick: () => onPick && onPick(p.key),
       onkeydown: ev => { if (ev.key === "Enter" && onPick) onPick(p.key); } },
-    s("title", {}, p.key + (st ? " · " + tOr("status." + st, st) : "")),
+    s("title", {}, p.key + (st ? " · " + tOr("status." + st, st) : "") + (note ? " · " + note : "")),
     s("rect", { width: NODE_W, height: NODE_H, rx: 7 }),
     s("text", { x: 10, y: 17, class: "dag-key" }, clip(p.key, 20)),
-    s("text", { x: 10, y: 32, class: "dag-sub" }, clip(nodeSub(n) || "", 24)));
+    s("text", { x: 10, y: 32, class: ["dag-sub", note && "dag-note"] }, clip(note || nodeSub(n) || "", 24)));
     return g;
   });
   return s("svg", { class: "dag", id: "dag-svg", viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": t("workflows.graph") },
@@ -196,13 +206,17 @@ function detail(root, ctx) {
     const rerunBtn = ended && ctx.can("operator") ? button(t("workflows.rerunFrom"), { icon: "retry", id: "workflow-rerun", onclick: () => rerun(key) }) : null;
     fill(nodeBox, h("div", { class: "node-panel" }, h("div", { class: "node-panel-head" }, h("h4", {}, key), rerunBtn), kv([
       nr ? [t("col.status"), [badge(nr.status), nr.job_run_id ? [" ", h("a", { href: `#/runs/${nr.job_run_id}`, id: "workflow-node-run" }, t("workflows.jobRun", { id: nr.job_run_id }))] : null]] : null,
-      nr && nr.reason ? [t("col.error"), srvText(nr.reason_code, nr.reason_args, nr.reason)] : null,
+      nr && nr.reason ? [nr.status === "waiting" ? t("workflows.waitingFor") : t("col.error"),
+        h("span", { id: "workflow-node-reason" }, srvText(nr.reason_code, nr.reason_args, nr.reason))] : null,
       nr && nr.result !== undefined ? [t("workflows.result"), h("pre", { class: "json-pre", id: "workflow-node-result" }, JSON.stringify(nr.result, null, 2))] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
       n.job ? null : [t("col.slots"), String(n.slots || 1)],
       n.job || !n.retry_max ? null : [t("workflows.retries"), t("workflows.retriesValue", { n: n.retry_max, ms: n.retry_backoff_ms || 1000 })],
       n.params ? [t("workflows.params"), h("code", {}, n.params)] : null,
       [t("workflows.startRule"), tOr("workflows.start." + n.start, n.start)],
+      n.wait_for && n.wait_for.length ? [t("workflows.waits"), t("workflows.waitsValue", {
+        waits: n.wait_for.map(wt => waitLabel(wt, wf.app)).join(", "), timeout: n.wait_timeout,
+        then: tOr("workflows.onTimeout." + n.on_timeout, n.on_timeout) })] : null,
       [t("workflows.parents"), parents.length ? parents.join(", ") : "—"],
       [t("workflows.children"), children.length ? children.join(", ") : "—"],
     ])));
@@ -282,9 +296,14 @@ function detail(root, ctx) {
         ctx.refreshNow();
       } }));
     }
-    const states = {};
-    if (runDetail) for (const n of runDetail.nodes) { const nr = nodeRunOf(n.node_key); if (nr) states[n.node_key] = nr.status; }
-    const sig = w.version + JSON.stringify(states);
+    const states = {}, notes = {};
+    if (runDetail) for (const n of runDetail.nodes) {
+      const nr = nodeRunOf(n.node_key);
+      if (!nr) continue;
+      states[n.node_key] = nr.status;
+      if (nr.status === "waiting") notes[n.node_key] = srvText(nr.reason_code, nr.reason_args, nr.reason);
+    }
+    const sig = w.version + JSON.stringify(states) + JSON.stringify(notes);
     const redraw = drawnSig !== sig;
     drawnSig = sig;
     wf = w;
@@ -297,7 +316,9 @@ function detail(root, ctx) {
     fill(defBox, kv([
       [t("col.app"), w.app],
       [t("col.schedule"), scheduleText(w)],
-      w.calendar ? [t("workflows.calendar"), w.calendar] : null,
+      w.calendar ? [t("workflows.calendar"), h("span", { id: "workflow-calendar" }, w.calendar, " · ",
+        tOr("calrule." + (w.calendar_rule || "business_days_only"), w.calendar_rule),
+        w.calendar_rule === "shift" ? [" · ", tOr("calshift." + w.calendar_shift, w.calendar_shift)] : null)] : null,
       [t("workflows.failurePolicy"), tOr("workflows.policy." + w.failure_policy, w.failure_policy)],
       [t("col.state"), w.enabled ? t("workflows.enabled") : t("workflows.disabled")],
       [t("col.nextFire"), w.next_fire_at ? fmtDateTime(w.next_fire_at) : "—"],
@@ -306,7 +327,7 @@ function detail(root, ctx) {
       [t("col.updated"), [absTime(w.updated_at), " · ", w.updated_by]],
     ]));
     if (redraw) {
-      fill(graph, dagSVG(layout, w.nodes, states, pick));
+      fill(graph, dagSVG(layout, w.nodes, states, pick, notes));
       if (picked && w.nodes.some(n => n.key === picked)) pick(picked); else nodeBox.hidden = true;
     }
     syncTable(runsBody, runs.runs, r => r.id, [

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// NodeWaiting is the status of a node run whose start rule was met and
+// that waits for runs of other jobs or workflows of its business date
+// (admin/workflow.Node.WaitFor): waiting → running (its job run created),
+// failed or skipped (timed out, or the failure policy stop).
+const NodeWaiting = "waiting"
+
+// WaitTarget is a run a workflow node waits for: the run of business date
+// Date (YYYY-MM-DD) of job App/Name, or of workflow App/Name.
+type WaitTarget struct {
+	App, Name string
+	Workflow  bool
+	Date      string
+}
+
+// WaitSucceeded reports whether the run t waits for has succeeded:
+//
+//   - a workflow: one of its runs of business date t.Date succeeded;
+//   - a job: one of its runs succeeded whose business date is t.Date — the
+//     scheduled day in the job's (current) time zone for a run of its own
+//     (cron, catch-up, manual, API, child, backfill), the workflow run's
+//     business date for a run a workflow node created.
+//
+// A job or workflow that does not exist has no succeeded run. A date that
+// is not YYYY-MM-DD is an error.
+func (t *Tx) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
+	day, err := time.Parse(time.DateOnly, w.Date)
+	if err != nil {
+		return false, fmt.Errorf("wait for %s/%s: business date: %w", w.App, w.Name, err)
+	}
+	var n int
+	if w.Workflow {
+		if err := t.tx.GetContext(ctx, &n, t.s.q.get(qWorkflowRunSucceededOnDate), w.App, w.Name, w.Date); err != nil {
+			return false, fmt.Errorf("wait for workflow %s/%s of %s: %w", w.App, w.Name, w.Date, err)
+		}
+		return n > 0, nil
+	}
+	var job struct {
+		ID       int64  `db:"id"`
+		TimeZone string `db:"time_zone"`
+	}
+	switch err := t.tx.GetContext(ctx, &job, t.s.q.get(qJobZoneByName), w.App, w.Name); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("wait for job %s/%s: %w", w.App, w.Name, err)
+	}
+	loc, err := time.LoadLocation(job.TimeZone)
+	if err != nil {
+		loc = time.UTC // a stored zone that no longer loads: its runs were planned in UTC
+	}
+	from := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, loc)
+	to := from.AddDate(0, 0, 1)
+	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qJobRunSucceededBetween), job.ID, from.UnixMilli(), to.UnixMilli()); err != nil {
+		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qJobRunSucceededOfWorkflowDate), job.ID, w.Date); err != nil {
+		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,1 @@
+ALTER TABLE workflow DROP COLUMN calendar_shift, DROP COLUMN calendar_rule;

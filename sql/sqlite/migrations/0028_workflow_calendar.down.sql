@@ -1,0 +1,2 @@
+ALTER TABLE workflow DROP COLUMN calendar_shift;
+ALTER TABLE workflow DROP COLUMN calendar_rule;
