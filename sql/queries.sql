@@ -76,7 +76,7 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 description, handler, cron_expr, time_zone, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
-start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
+start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -174,9 +174,9 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from)
+                                calendar_id, calendar_version, shifted_from, start_after)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app FROM job WHERE id IN (?);
@@ -187,7 +187,7 @@ SELECT id, app FROM job WHERE id IN (?);
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -196,7 +196,7 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
@@ -207,11 +207,16 @@ WHERE id = ? AND status = ?;
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
-SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at > ?;
+-- The next instant a pending run becomes due: its scheduled time (a run
+-- created ahead of time) or its start_after (a jittered run), after ?
+-- (idx_run_status and idx_run_start_after).
+SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'pending' AND scheduled_at > ?
+                    UNION ALL
+                    SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?) d;
 
 -- name: RunActiveForJob
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
@@ -596,15 +601,19 @@ WHERE a.id < ? AND (? OR (a.app <> '' AND (? OR a.app IN (?))) OR (a.owner_id <>
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: RunPendingPage
--- A page of pending runs that are due (scheduled_at <= ?), after a keyset
--- cursor (scheduled_at, id), with what starting them needs of their job.
--- idx_run_status (status, scheduled_at, + id) gives the order directly.
+-- A page of pending runs that are due (scheduled_at <= ? and start_after
+-- <= ?: a jittered run waits for its offset), after a keyset cursor
+-- (scheduled_at, id), with what starting them needs of their job.
+-- idx_run_status (status, scheduled_at, + id) gives the order directly;
+-- start_after filters in the rows read (0 for a run without jitter): the
+-- jittered runs scheduled but not yet due are read and passed over, at
+-- most those of one jitter window.
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
+       r.predicted_ms, r.start_after, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
-WHERE r.status = 'pending' AND r.scheduled_at <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
+WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
 
 -- name: RunsLockPending

@@ -61,6 +61,11 @@ type Run struct {
 	// calendar rule shift moved to another working day; scheduled_at (the
 	// run key) is the moved instant. Absent for a firing not moved.
 	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
+	// StartAfter is the instant before which the admin does not start a
+	// scheduled run of a job with a jitter_window: scheduled_at (the run
+	// key) plus the firing's offset in [0, jitter_window). Absent for a run
+	// that may start at its scheduled time.
+	StartAfter *time.Time `json:"start_after,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.
