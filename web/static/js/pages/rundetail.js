@@ -315,6 +315,8 @@ export default function mount(root, ctx) {
     fill(timingBox, kv([
       [t("run.scheduled"), absTime(r.scheduled_at)],
       r.shifted_from ? [t("run.shiftedFrom"), h("span", { id: "run-shifted-from" }, absTime(r.shifted_from))] : null,
+      r.start_after ? [t("run.startAfter"), h("span", { id: "run-start-after", title: t("run.startAfterTip") }, absTime(r.start_after),
+        h("span", { class: "muted" }, " (", t("run.jitterOffset", { offset: fmtDur(Date.parse(r.start_after) - Date.parse(r.scheduled_at)) }), ")"))] : null,
       r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("a", { class: "mono", href: `#/calendars/${r.calendar_id}` }, "#" + r.calendar_id),
         " ", h("span", { class: "muted mono", title: r.calendar_version }, "v" + (r.calendar_version || "").slice(0, 8)))] : null,
       [t("run.created"), absTime(r.created_at)],
