@@ -118,6 +118,20 @@ WHERE id = :id AND version = :version;
 -- version stays).
 UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
 
+-- name: JobsMaxRunsReached
+-- Of the jobs of an IN list, those with max_runs not completed yet, with
+-- their scheduled runs (cron, catch_up) that succeeded (as
+-- RunCountsForMaxRuns counts them): a results batch completes those that
+-- reached it.
+SELECT j.id, j.max_runs,
+       (SELECT COUNT(*) FROM job_run r WHERE r.job_id = j.id AND r.trigger_kind IN ('cron', 'catch_up') AND r.status = 'succeeded') AS succeeded
+FROM job j WHERE j.id IN (?) AND j.max_runs > 0 AND j.completed_at IS NULL ORDER BY j.id;
+
+-- name: JobCompleteIfOpen
+-- JobComplete for a job not completed yet (two results batches may find
+-- the same job complete; the first one records it).
+UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ? AND completed_at IS NULL;
+
 -- name: JobComplete
 -- The leader found that the job will not fire again (its window, max_runs,
 -- or a one-time schedule): not an edit, the version stays.
@@ -339,7 +353,8 @@ WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('los
 ORDER BY a.id LIMIT ?;
 
 -- name: RunsSlotCounts
--- Per run (IN list), with its job's child jobs: a failed attempt whose job allows another attempt
+-- Per run (IN list), with its job's child jobs and max_runs and its trigger
+-- (a succeeded scheduled run may complete its job): a failed attempt whose job allows another attempt
 -- counts as active: the leader retries it after a backoff. failures counts
 -- earlier failed attempts of the slot, so this one is failure number
 -- failures+1.
@@ -350,7 +365,8 @@ SELECT
                       OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
                       OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active,
-  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids
+  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids,
+  COALESCE(MAX(j.max_runs), 0) AS max_runs, MAX(r.trigger_kind) AS trigger_kind
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
 WHERE a.run_id IN (?) AND a.current = 1
 GROUP BY a.run_id;

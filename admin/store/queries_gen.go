@@ -100,6 +100,7 @@ const (
 	qJobChildren
 	qJobClaimDue
 	qJobComplete
+	qJobCompleteIfOpen
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -117,6 +118,7 @@ const (
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
+	qJobsMaxRunsReached
 	qJobsOfCalendar
 	qJobsOverdue
 	qJobsResumeDue
@@ -326,6 +328,7 @@ var queryNames = [...]string{
 	"JobChildren",
 	"JobClaimDue",
 	"JobComplete",
+	"JobCompleteIfOpen",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -343,6 +346,7 @@ var queryNames = [...]string{
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
+	"JobsMaxRunsReached",
 	"JobsOfCalendar",
 	"JobsOverdue",
 	"JobsResumeDue",
