@@ -64,7 +64,7 @@ func TestJitterWindowAPI(t *testing.T) {
 
 		for _, tc := range []struct {
 			name, cron, window, words string
-			code                       msg.Code
+			code                      msg.Code
 		}{
 			{"not a duration", "0 3 * * *", "soon", "not a duration", msg.JitterNotDuration},
 			{"a bare number", "0 3 * * *", "10", "not a duration", msg.JitterNotDuration},

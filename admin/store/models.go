@@ -118,13 +118,13 @@ type Job struct {
 	// sets the run's StartAfter).
 	JitterWindow string        `db:"jitter_window"`
 	Enabled      bool          `db:"enabled"`
-	Paused      bool          `db:"paused"`
-	PauseUntil  sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
-	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
-	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
-	CreatedAt   int64         `db:"created_at"`
-	UpdatedAt   int64         `db:"updated_at"`
-	Version     int64         `db:"version"`
+	Paused       bool          `db:"paused"`
+	PauseUntil   sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
+	ChildJobIDs  string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
+	NextFireAt   sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt    int64         `db:"created_at"`
+	UpdatedAt    int64         `db:"updated_at"`
+	Version      int64         `db:"version"`
 }
 
 // RecordsPolicy is the records policy (sdk/records) a job imposes on its
