@@ -76,7 +76,7 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
-start_at, end_at, max_runs, completed_at, completed_msg, enabled, child_job_ids;
+start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -127,6 +127,20 @@ WHERE id = :id AND version = :version;
 -- leader has not moved it since it was read (not a change of the job: its
 -- version stays).
 UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
+
+-- name: JobsMaxRunsReached
+-- Of the jobs of an IN list, those with max_runs not completed yet, with
+-- their scheduled runs (cron, catch_up) that succeeded (as
+-- RunCountsForMaxRuns counts them): a results batch completes those that
+-- reached it.
+SELECT j.id, j.max_runs,
+       (SELECT COUNT(*) FROM job_run r WHERE r.job_id = j.id AND r.trigger_kind IN ('cron', 'catch_up') AND r.status = 'succeeded') AS succeeded
+FROM job j WHERE j.id IN (?) AND j.max_runs > 0 AND j.completed_at IS NULL ORDER BY j.id;
+
+-- name: JobCompleteIfOpen
+-- JobComplete for a job not completed yet (two results batches may find
+-- the same job complete; the first one records it).
+UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ? AND completed_at IS NULL;
 
 -- name: JobComplete
 -- The leader found that the job will not fire again (its window, max_runs,
@@ -184,9 +198,9 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from)
+                                calendar_id, calendar_version, shifted_from, start_after)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app FROM job WHERE id IN (?);
@@ -197,7 +211,7 @@ SELECT id, app FROM job WHERE id IN (?);
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunList
@@ -206,7 +220,7 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
 
 -- name: RunReopen
@@ -217,11 +231,16 @@ WHERE id = ? AND status = ?;
 -- name: RunByKey
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
-SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at > ?;
+-- The next instant a pending run becomes due: its scheduled time (a run
+-- created ahead of time) or its start_after (a jittered run), after ?
+-- (idx_run_status and idx_run_start_after).
+SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'pending' AND scheduled_at > ?
+                    UNION ALL
+                    SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?) d;
 
 -- name: RunActiveForJob
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
@@ -345,7 +364,8 @@ WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('los
 ORDER BY a.id LIMIT ?;
 
 -- name: RunsSlotCounts
--- Per run (IN list), with its job's child jobs: a failed attempt whose job allows another attempt
+-- Per run (IN list), with its job's child jobs and max_runs and its trigger
+-- (a succeeded scheduled run may complete its job): a failed attempt whose job allows another attempt
 -- counts as active: the leader retries it after a backoff. failures counts
 -- earlier failed attempts of the slot, so this one is failure number
 -- failures+1.
@@ -356,7 +376,8 @@ SELECT
                       OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
                       OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active,
-  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids
+  COALESCE(MAX(j.child_job_ids), '') AS child_job_ids,
+  COALESCE(MAX(j.max_runs), 0) AS max_runs, MAX(r.trigger_kind) AS trigger_kind
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
 WHERE a.run_id IN (?) AND a.current = 1
 GROUP BY a.run_id;
@@ -607,15 +628,19 @@ WHERE a.id < ? AND (? OR (a.app <> '' AND (? OR a.app IN (?))) OR (a.owner_id <>
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: RunPendingPage
--- A page of pending runs that are due (scheduled_at <= ?), after a keyset
--- cursor (scheduled_at, id), with what starting them needs of their job.
--- idx_run_status (status, scheduled_at, + id) gives the order directly.
+-- A page of pending runs that are due (scheduled_at <= ? and start_after
+-- <= ?: a jittered run waits for its offset), after a keyset cursor
+-- (scheduled_at, id), with what starting them needs of their job.
+-- idx_run_status (status, scheduled_at, + id) gives the order directly;
+-- start_after filters in the rows read (0 for a run without jitter): the
+-- jittered runs scheduled but not yet due are read and passed over, at
+-- most those of one jitter window.
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
+       r.predicted_ms, r.start_after, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
-WHERE r.status = 'pending' AND r.scheduled_at <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
+WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
 
 -- name: RunsLockPending

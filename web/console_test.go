@@ -190,7 +190,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelector(".page-sub").textContent === "Edited in the browser" && document.querySelector(".page").textContent.includes("v2 ·")`, jobID), "job saved as v2")
 
 	// Pause and resume from the job page.
-	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="pause"]`)))
+	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="pause"]`)), chromedp.WaitVisible(chromedp.CSS("#pause-dialog")))
+	b.do(chromedp.Click(chromedp.CSS(`#pause-dialog button[data-action="ok"]`)))
 	b.waitJS(15*time.Second, `document.querySelector('#job-actions [data-act="resume"]') !== null && document.querySelector(".page-title .pill-warn") !== null`, "job paused")
 	b.do(chromedp.Click(chromedp.CSS(`#job-actions [data-act="resume"]`)))
 	b.waitJS(15*time.Second, `document.querySelector('#job-actions [data-act="pause"]') !== null && document.querySelector(".page-title .pill-ok") !== null`, "job resumed")

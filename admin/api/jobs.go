@@ -18,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -289,6 +290,9 @@ type Preview struct {
 	// SkippedMore counts the removed firings before this one that are not
 	// listed (a long stretch of non-working days of a dense schedule).
 	SkippedMore int `json:"skipped_more,omitempty"`
+	// StartAfter is when the firing's run may start, for a job with a
+	// jitter window: At plus the firing's offset (schedule.JitterOffset).
+	StartAfter *time.Time `json:"start_after,omitempty"`
 }
 
 const previewLayout = "2006-01-02 15:04:05 MST"
@@ -328,6 +332,14 @@ func (s *Server) validateJob(c *gin.Context) {
 		if !jobdef.InWindow(v.Job.JobWindow, p.At.UnixMilli()) {
 			out = out[:i]
 			break
+		}
+	}
+	if w, _ := schedule.ParseJitterWindow(v.Job.JitterWindow); w > 0 { // validated
+		for i, p := range out {
+			if !p.Skipped {
+				at := p.At.Add(schedule.JitterOffset(v.Job.App+"/"+v.Job.Name, p.At, w))
+				out[i].StartAfter = &at
+			}
 		}
 	}
 	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})

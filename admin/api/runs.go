@@ -37,7 +37,8 @@ func runView(r store.Run) apitypes.Run {
 		FirstSlotStartedAt: optTime(r.FirstStartedAt),
 		StartDeadlineAt:    optTime(r.StartDeadlineAt), FinishDeadlineAt: optTime(r.FinishDeadlineAt), DeadlineAction: r.DeadlineAction,
 		CalendarID: r.CalendarID, CalendarVersion: r.CalendarVersion, ShiftedFrom: optTime(r.ShiftedFrom),
-		TimeZone: r.TimeZone,
+		TimeZone:   r.TimeZone,
+		StartAfter: optTime(sql.NullInt64{Int64: r.StartAfter, Valid: r.StartAfter != 0}),
 	}
 }
 

@@ -102,6 +102,13 @@ type JobDef struct {
 	// and catch-up runs; a firing while runs that could reach the number
 	// are still active is skipped); 0 for no limit
 	MaxRuns int `json:"max_runs" openapi:"minimum: 0, default: 0"`
+	// a flexible window (docs/schedules.md, "Jitter window"): each
+	// scheduled run starts at its scheduled time plus an offset in [0,
+	// window) that depends only on the job's key (app/name) and the scheduled time (the
+	// run key stays the scheduled time; start_after on the run). A duration
+	// up to 12h and up to the shortest gap between two firings, such as
+	// "10m"; "" or "0" for none
+	JitterWindow string `json:"jitter_window" openapi:"default: \"\", example: 10m"`
 	// omitted means true; the admin always answers it
 	Enabled *bool `json:"enabled" openapi:"default: true"`
 }

@@ -69,6 +69,11 @@ type Run struct {
 	// them that fires at scheduled_at (docs/schedules.md, "Several zones").
 	// The executor reads the run's dates ({date} in a dedup scope) there.
 	TimeZone string `json:"time_zone,omitempty"`
+	// StartAfter is the instant before which the admin does not start a
+	// scheduled run of a job with a jitter_window: scheduled_at (the run
+	// key) plus the firing's offset in [0, jitter_window). Absent for a run
+	// that may start at its scheduled time.
+	StartAfter *time.Time `json:"start_after,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.

@@ -220,6 +220,9 @@ func badSpecs() []badSpec {
 		{"deadline too short", with(func(s *apitypes.JobSpec) { s.StartDeadline, s.FinishDeadline = "0s", "10ms" })},
 		{"deadline too long", with(func(s *apitypes.JobSpec) { s.StartDeadline, s.FinishDeadline = "200h", "169h" })},
 		{"deadline clock", with(func(s *apitypes.JobSpec) { s.FinishDeadline, s.DeadlineAction = "24:00", "kill" })},
+		{"jitter not duration", with(func(s *apitypes.JobSpec) { s.JitterWindow = "soon" })},
+		{"jitter outside", with(func(s *apitypes.JobSpec) { s.JitterWindow = "13h" })},
+		{"jitter gap", with(func(s *apitypes.JobSpec) { s.Cron, s.JitterWindow = "*/5 * * * *", "6m" })},
 		{"end before start", with(func(s *apitypes.JobSpec) {
 			s.StartAt = ptrTime(time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600)))
 			s.EndAt = ptrTime(time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC))
@@ -331,6 +334,7 @@ func scheduleOnly(t *testing.T) []namedErr {
 	_, startErr := schedule.ParseStartDeadline("-1m")
 	_, finishErr := schedule.ParseFinishDeadline("8d")
 	_, zonesErr := schedule.ParseZones(schedule.Spec{Expr: "0 9 * * *"}, []string{"Asia/Tokyo", "Asia/Tokyo"})
+	_, jitterErr := schedule.ParseJitterWindow("-1m")
 	return []namedErr{
 		{"h no key", noKey},
 		{"expr empty", empty},
@@ -345,5 +349,6 @@ func scheduleOnly(t *testing.T) []namedErr {
 		{"zones part", zonesErr},
 		{"start deadline", startErr},
 		{"finish deadline", finishErr},
+		{"jitter window", jitterErr},
 	}
 }

@@ -147,6 +147,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		sched = zones.Primary()
 	}
 	validateCalendar(s.JobDef, sched, errs)
+	validateJitter(s.JitterWindow, sched, FiringsFrom(windowRow(s.JobDef), now), errs)
 	if len(errs) > 0 {
 		return Validated{}, errs
 	}

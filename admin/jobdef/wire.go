@@ -29,6 +29,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		JobDeadlines:  store.JobDeadlines{StartDeadline: s.StartDeadline, FinishDeadline: s.FinishDeadline, DeadlineAction: s.DeadlineAction},
 		JobCalendar:   store.JobCalendar{CalendarID: s.CalendarID, CalendarRule: s.CalendarRule, CalendarShift: s.CalendarShift},
 		JobWindow:     windowRow(s.JobDef),
+		JitterWindow:  jitterRow(s.JitterWindow),
 	}
 }
 
@@ -46,7 +47,7 @@ func View(j store.Job) apitypes.Job {
 				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 				StartDeadline: j.StartDeadline, FinishDeadline: j.FinishDeadline, DeadlineAction: j.DeadlineAction,
 				CalendarID: j.CalendarID, CalendarRule: j.CalendarRule, CalendarShift: j.CalendarShift,
-				StartAt: msTimePtr(j.StartAt), EndAt: msTimePtr(j.EndAt), MaxRuns: j.MaxRuns,
+				StartAt: msTimePtr(j.StartAt), EndAt: msTimePtr(j.EndAt), MaxRuns: j.MaxRuns, JitterWindow: j.JitterWindow,
 				Enabled: &enabled,
 			},
 			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,

@@ -108,6 +108,7 @@ const (
 	PartCalendarShift     Code = "part.calendar_shift"
 	PartStartDeadline     Code = "part.start_deadline"
 	PartFinishDeadline    Code = "part.finish_deadline"
+	PartJitterWindow      Code = "part.jitter_window"
 	CycleMinute           Code = "cycle.minute"
 	CycleHour             Code = "cycle.hour"
 	CycleDay              Code = "cycle.day"
@@ -184,6 +185,9 @@ const (
 	DeadlineTooLong       Code = "deadline.too_long"
 	DeadlineOrClock       Code = "deadline.or_clock"
 	DeadlineNotClock      Code = "deadline.not_clock"
+	JitterNotDuration     Code = "jitter.not_duration"
+	JitterOutside         Code = "jitter.outside"
+	JitterGap             Code = "jitter.gap"
 
 	// Validation: jobs, users, passwords, tokens, alarm routes
 	JobHandlerRule         Code = "job.handler_rule"
@@ -476,6 +480,7 @@ var Catalog = map[Code]string{
 	PartCalendarShift:     "calendar shift",
 	PartStartDeadline:     "start deadline",
 	PartFinishDeadline:    "finish deadline",
+	PartJitterWindow:      "jitter window",
 	CycleMinute:           "minute",
 	CycleHour:             "hour",
 	CycleDay:              "day",
@@ -552,6 +557,9 @@ var Catalog = map[Code]string{
 	DeadlineTooLong:       "{value} is longer than {max}: write {how}",
 	DeadlineOrClock:       "{error}, or a local time of day HH:MM such as \"06:00\"",
 	DeadlineNotClock:      "{value} is not a time of day: write HH:MM from 00:00 to 23:59, e.g. \"06:00\"",
+	JitterNotDuration:     "{value} is not a duration: write one from 0 to {max} such as \"10m\" (0 or empty for none)",
+	JitterOutside:         "{value} is outside 0 to {max}: write a duration such as \"10m\" (0 or empty for none)",
+	JitterGap:             "{value} is longer than the {gap} between the firings at {at} and {next}: a firing would start after the next one is due; make it at most {gap}",
 
 	// Validation: jobs, users, passwords, tokens, alarm routes
 	JobHandlerRule:         "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)",

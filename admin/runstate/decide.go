@@ -3,6 +3,7 @@ package runstate
 import (
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
@@ -147,6 +148,22 @@ func settle(runs []store.LockedRun, counts map[int64]store.SlotCounts) (rows []s
 		}
 	}
 	return rows, alarms, parents
+}
+
+// maxRunsCandidates are the jobs (sorted, once each) of the runs that
+// settle succeeded in rows and are scheduled runs (cron, catch-up) of a
+// job with max_runs: the jobs this batch may complete (docs/schedules.md,
+// "Windows and one-offs").
+func maxRunsCandidates(rows []store.RunSettlement, runs []store.LockedRun, counts map[int64]store.SlotCounts) []int64 {
+	var jobs []int64
+	for i, row := range rows {
+		c := counts[row.ID]
+		if row.To == store.RunSucceeded && c.MaxRuns > 0 && (c.TriggerKind == store.TriggerCron || c.TriggerKind == store.TriggerCatchUp) {
+			jobs = append(jobs, runs[i].JobID)
+		}
+	}
+	slices.Sort(jobs)
+	return slices.Compact(jobs)
 }
 
 // childRun is the run a succeeded parent creates of a child job, scheduled

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -119,6 +120,9 @@ func (m *Machine) settleRuns(ctx context.Context, tx *store.Tx, runIDs []int64) 
 	if err := tx.SettleRuns(ctx, rows); err != nil {
 		return nil, err
 	}
+	if err := completeMaxRuns(ctx, tx, maxRunsCandidates(rows, locked, counts)); err != nil {
+		return nil, err
+	}
 	now := locked[0].Now
 	for _, p := range parents {
 		for _, id := range p.Children {
@@ -136,6 +140,30 @@ func (m *Machine) settleRuns(ctx context.Context, tx *store.Tx, runIDs []int64) 
 		}
 	}
 	return alarms, nil
+}
+
+// completeMaxRuns completes, in the transaction that settles their runs,
+// the jobs (sorted ids) whose max_runs scheduled runs have now succeeded:
+// a job completes as soon as its Nth successful scheduled run settles, not
+// at its next firing time (the leader still checks there too).
+func completeMaxRuns(ctx context.Context, tx *store.Tx, jobIDs []int64) error {
+	if len(jobIDs) == 0 {
+		return nil
+	}
+	jobs, err := tx.JobsMaxRuns(ctx, jobIDs)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		why := jobdef.MaxRunsReached(store.Job{JobWindow: store.JobWindow{MaxRuns: j.MaxRuns}}, store.RunCounts{Succeeded: j.Succeeded})
+		if why.IsZero() {
+			continue
+		}
+		if err := tx.CompleteJobIfOpen(ctx, j.ID, why); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Cancel moves a pending or running run to cancelled and cancels its

@@ -73,6 +73,7 @@ var partCodes = map[string]msg.Code{
 	"max catch-up": msg.PartMaxCatchUp, "overlap policy": msg.PartOverlapPolicy,
 	"calendar rule": msg.PartCalendarRule, "calendar shift": msg.PartCalendarShift,
 	"start deadline": msg.PartStartDeadline, "finish deadline": msg.PartFinishDeadline,
+	"jitter window": msg.PartJitterWindow,
 }
 
 // partName is name as a message argument: its code, or the text itself

@@ -277,7 +277,7 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 		}
 		r := meta[rs.RunID]
 		if o := s.cfg.Observer; o != nil {
-			o.RunStarted(r.TriggerKind, max(now.Sub(time.UnixMilli(r.ScheduledAt)), 0))
+			o.RunStarted(r.TriggerKind, max(now.Sub(time.UnixMilli(r.StartsAt())), 0)) // a jittered run is late from its start_after
 		}
 		for _, a := range rs.Attempts {
 			addTarget(targets, r.App, a.ExecutorID)
@@ -329,7 +329,7 @@ func (st *starter) settleWaiting(ctx context.Context) error {
 		var mark, fail []int64
 		for _, r := range runs {
 			switch {
-			case now.Sub(time.UnixMilli(r.ScheduledAt)) >= s.cfg.UnplaceableTimeout:
+			case now.Sub(time.UnixMilli(r.StartsAt())) >= s.cfg.UnplaceableTimeout:
 				fail = append(fail, r.ID)
 			case r.Error != reason.String():
 				mark = append(mark, r.ID)

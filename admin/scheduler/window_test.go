@@ -116,7 +116,10 @@ func TestWindowFiresOnlyBetweenStartAndEnd(t *testing.T) {
 // max_runs 2 on an hourly job: two firings while none has finished make
 // two pending runs, the third could push past the limit and is skipped
 // with the reason; once two runs succeeded the job is completed at its
-// next firing and creates no run.
+// next firing and creates no run. (Statuses written straight to the
+// database bypass the state machine, which completes the job as soon as
+// the second run settles — admin/runstate's TestMaxRunsCompletesWhenTheNthRunSettles:
+// this is the leader's check at the next firing, which stays.)
 func TestMaxRunsCompletesAfterSuccessfulRuns(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {

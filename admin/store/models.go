@@ -116,14 +116,19 @@ type Job struct {
 	JobDeadlines
 	JobCalendar
 	JobWindow
-	Enabled     bool          `db:"enabled"`
-	Paused      bool          `db:"paused"`
-	PauseUntil  sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
-	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
-	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
-	CreatedAt   int64         `db:"created_at"`
-	UpdatedAt   int64         `db:"updated_at"`
-	Version     int64         `db:"version"`
+	// JitterWindow is the job's jitter window as it states it
+	// (schedule.ParseJitterWindow): "" for none. Each scheduled run starts
+	// no earlier than its scheduled time plus schedule.JitterOffset (NewRunOf
+	// sets the run's StartAfter).
+	JitterWindow string        `db:"jitter_window"`
+	Enabled      bool          `db:"enabled"`
+	Paused       bool          `db:"paused"`
+	PauseUntil   sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
+	ChildJobIDs  string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
+	NextFireAt   sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt    int64         `db:"created_at"`
+	UpdatedAt    int64         `db:"updated_at"`
+	Version      int64         `db:"version"`
 	// WorkflowID is the workflow whose inline node the job runs (NULL: an
 	// ordinary job). Such a job is written with its workflow's definition
 	// (SyncInlineJobs), not listed with the ordinary jobs, not referenced
@@ -184,6 +189,10 @@ type Run struct {
 	// TimeZone is the zone of the firing: the job's zone, or for a job
 	// with several zones the first of them that fires at ScheduledAt.
 	TimeZone string `db:"time_zone"`
+	// StartAfter is the instant (Unix ms) before which the leader does not
+	// start the run: its scheduled time plus its job's jitter offset (see
+	// Job.JitterWindow); 0 for a run that may start at its scheduled time.
+	StartAfter int64 `db:"start_after"`
 }
 
 // Zones is the job's zones in list order: TimeZones split, or TimeZone
@@ -194,6 +203,10 @@ func (j Job) Zones() []string {
 	}
 	return strings.Split(j.TimeZones, ",")
 }
+
+// StartsAt is the instant (Unix ms) the run may start: StartAfter, or the
+// scheduled time for a run without jitter.
+func (r Run) StartsAt() int64 { return max(r.StartAfter, r.ScheduledAt) }
 
 // JobCalendar is a job's business calendar (docs/schedules.md): the
 // calendar's id (0: none) and the rule (calendar.Rule) with its direction
@@ -238,23 +251,35 @@ type JobDeadlines struct {
 // zone. Deadlines that do not parse (the job was validated when saved) and a
 // zone that does not load (read as UTC) give what they can.
 func (d JobDeadlines) ForRun(zone string, atMS int64) RunDeadlines {
+	return d.ForRunStartingAt(zone, atMS, atMS)
+}
+
+// ForRunStartingAt is ForRun for a run that may not start before startMS
+// (a jittered run: Run.StartAfter): a deadline stated as a duration counts
+// from startMS, so that the jitter never makes a run late; a finish
+// deadline stated as a local time is the first after the scheduled time.
+func (d JobDeadlines) ForRunStartingAt(zone string, atMS, startMS int64) RunDeadlines {
 	loc, err := schedule.ValidateZone(zone)
 	if err != nil {
 		loc = time.UTC
 	}
-	at := time.UnixMilli(atMS)
-	var startMS, finishMS int64
+	at, start := time.UnixMilli(atMS), time.UnixMilli(startMS)
+	var startDL, finishMS int64
 	if sd, err := schedule.ParseStartDeadline(d.StartDeadline); err == nil && !sd.IsZero() {
-		startMS = sd.At(at, loc).UnixMilli()
+		startDL = sd.At(start, loc).UnixMilli()
 	}
 	if fd, err := schedule.ParseFinishDeadline(d.FinishDeadline); err == nil && !fd.IsZero() {
-		finishMS = fd.At(at, loc).UnixMilli()
+		from := start
+		if fd.Clock {
+			from = at
+		}
+		finishMS = fd.At(from, loc).UnixMilli()
 	}
 	action := d.DeadlineAction
 	if action == "" {
 		action = DeadlineAlarm
 	}
-	return NewRunDeadlines(startMS, finishMS, action)
+	return NewRunDeadlines(startDL, finishMS, action)
 }
 
 // Deadline actions of a job (and its runs).

@@ -101,6 +101,7 @@ const (
 	qJobChildren
 	qJobClaimDue
 	qJobComplete
+	qJobCompleteIfOpen
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -122,6 +123,7 @@ const (
 	qJobSetPaused
 	qJobUpdate
 	qJobZoneByName
+	qJobsMaxRunsReached
 	qJobsOfCalendar
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
@@ -340,6 +342,7 @@ var queryNames = [...]string{
 	"JobChildren",
 	"JobClaimDue",
 	"JobComplete",
+	"JobCompleteIfOpen",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -361,6 +364,7 @@ var queryNames = [...]string{
 	"JobSetPaused",
 	"JobUpdate",
 	"JobZoneByName",
+	"JobsMaxRunsReached",
 	"JobsOfCalendar",
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // NewRun is a firing to create.
@@ -34,19 +36,32 @@ type NewRun struct {
 	CalendarID      int64
 	CalendarVersion string
 	ShiftedFrom     int64
+	// StartAfter is the instant (Unix ms) before which the run does not
+	// start (Run.StartAfter); 0 for none.
+	StartAfter int64
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
 // params, slot count, time zone, records policy and deadlines (a skipped
-// run has none).
+// run has none). A scheduled run (cron or catch-up) of a job with a jitter
+// window starts after its scheduled time plus the firing's offset
+// (schedule.JitterOffset), and its duration deadlines count from then.
 func NewRunOf(j Job, at int64, kind, status string) NewRun {
 	r := NewRun{
 		JobID: j.ID, App: j.App, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
 		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
 	}
-	if status != RunSkipped {
-		r.Deadlines = j.ForRun(j.TimeZone, at)
+	if status == RunSkipped {
+		return r
 	}
+	start := at
+	if kind == TriggerCron || kind == TriggerCatchUp {
+		if w, err := schedule.ParseJitterWindow(j.JitterWindow); err == nil && w > 0 {
+			r.StartAfter = at + schedule.JitterOffset(j.App+"/"+j.Name, time.UnixMilli(at), w).Milliseconds()
+			start = r.StartAfter
+		}
+	}
+	r.Deadlines = j.ForRunStartingAt(j.TimeZone, at, start)
 	return r
 }
 
@@ -63,7 +78,7 @@ func (r NewRun) insertArgs(epoch int64) []any {
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
 		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
-		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}}
+		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter}
 }
 
 // withApps returns runs with App filled in from their jobs where it is
@@ -209,11 +224,12 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	return out, nil
 }
 
-// NextPendingAfter returns the earliest scheduled time of a pending run
-// scheduled after nowMS (runs created ahead of time by the pre-read window).
+// NextPendingAfter returns the earliest instant after nowMS at which a
+// pending run becomes due: its scheduled time (runs created ahead of time by
+// the pre-read window) or its start_after (jittered runs).
 func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {
 	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS); err != nil {
+	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS, nowMS); err != nil {
 		return v, fmt.Errorf("next pending run: %w", err)
 	}
 	return v, nil

@@ -140,6 +140,33 @@ type SlotCounts struct {
 	Failed    int    `db:"failed"`
 	Active    int    `db:"active"`
 	Children  string `db:"child_job_ids"`
+	// The run's job's max_runs (0: none or no job) and the run's trigger:
+	// a scheduled run that succeeds may complete its job.
+	MaxRuns     int    `db:"max_runs"`
+	TriggerKind string `db:"trigger_kind"`
+}
+
+// JobMaxRuns is a job with max_runs, not completed, and its scheduled runs
+// that succeeded.
+type JobMaxRuns struct {
+	ID        int64 `db:"id"`
+	MaxRuns   int   `db:"max_runs"`
+	Succeeded int   `db:"succeeded"`
+}
+
+// JobsMaxRuns returns, of jobIDs, the jobs with max_runs that are not
+// completed, with their succeeded scheduled runs.
+func (t *Tx) JobsMaxRuns(ctx context.Context, jobIDs []int64) ([]JobMaxRuns, error) {
+	return selectIn[JobMaxRuns](ctx, t, qJobsMaxRunsReached, jobIDs)
+}
+
+// CompleteJobIfOpen marks job id completed now with why, unless it is
+// completed already (then it changes nothing).
+func (t *Tx) CompleteJobIfOpen(ctx context.Context, id int64, why msg.Msg) error {
+	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qJobCompleteIfOpen), why, id); err != nil {
+		return fmt.Errorf("complete job %d: %w", id, err)
+	}
+	return nil
 }
 
 // RunSlotCounts returns the slot counts of runIDs by run, in one grouped

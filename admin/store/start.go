@@ -39,13 +39,14 @@ type PendingCursor struct {
 	ID          int64
 }
 
-// PendingPage returns up to limit pending runs scheduled at or before
-// nowMS, after cur, oldest first. Runs that cannot start yet (no executor
+// PendingPage returns up to limit pending runs due at nowMS (scheduled at
+// or before it, and a jittered run's start_after too), after cur, oldest
+// first. Runs that cannot start yet (no executor
 // with their handler) therefore do not hide the ones behind them: the
 // caller pages on.
 func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor, limit int) ([]PendingRun, error) {
 	var out []PendingRun
-	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
+	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}

@@ -37,11 +37,7 @@ export async function triggerDialog(job, ctx) {
       const req = { params: params.value };
       if (backfill.checked) {
         if (!at.value) throw new Error(t("trigger.atRequired"));
-        const [d, tm] = at.value.split("T");
-        const [y, mo, da] = d.split("-").map(Number);
-        const [hh, mi, ss] = (tm + ":00:00").split(":").map(Number);
-        const when = isUTC() ? new Date(Date.UTC(y, mo - 1, da, hh, mi, ss || 0)) : new Date(y, mo - 1, da, hh, mi, ss || 0);
-        req.scheduled_at = when.toISOString();
+        req.scheduled_at = viewerInstant(at.value).toISOString();
       }
       result = await api("POST", `/jobs/${job.id}/trigger`, req);
       return "ok";
@@ -53,6 +49,66 @@ export async function triggerDialog(job, ctx) {
   return result.run;
 }
 
+/**
+ * viewerInstant is the instant of a datetime-local value ("2026-12-24T18:00"
+ * or with seconds) read in the viewer's zone: UTC when the console shows
+ * UTC, else the browser's zone (zoneLabel names it).
+ */
+function viewerInstant(value) {
+  const [d, tm] = value.split("T");
+  const [y, mo, da] = d.split("-").map(Number);
+  const [hh, mi, ss] = (tm + ":00:00").split(":").map(Number);
+  return isUTC() ? new Date(Date.UTC(y, mo - 1, da, hh, mi, ss || 0)) : new Date(y, mo - 1, da, hh, mi, ss || 0);
+}
+
+/**
+ * pauseDialog pauses a job until it is resumed, or until an instant the
+ * viewer picks in their zone (POST /jobs/{id}/pause {"until": ...}); the
+ * API's error about until shows under the field.
+ */
+export async function pauseDialog(job, after) {
+  const forever = h("input", { type: "radio", name: "pause-kind", id: "pause-forever", value: "forever", checked: true });
+  const timed = h("input", { type: "radio", name: "pause-kind", id: "pause-timed", value: "until" });
+  const until = h("input", { type: "datetime-local", id: "pause-until", name: "until", step: 1, disabled: true });
+  const untilErr = h("span", { class: "field-error", id: "pause-until-error" });
+  const sync = () => { until.disabled = !timed.checked; if (timed.checked) until.focus(); };
+  forever.addEventListener("change", sync);
+  timed.addEventListener("change", sync);
+  let saved = null;
+  const v = await modal({
+    title: t("pause.title", { name: `${job.app}/${job.name}` }), id: "pause-dialog",
+    body: h("div", { class: "form-stack" },
+      h("p", { class: "muted" }, t("pause.intro")),
+      h("label", { class: "check" }, forever, h("span", {}, t("pause.forever"))),
+      h("label", { class: "check" }, timed, h("span", {}, t("pause.timed"))),
+      h("label", { class: "field" }, h("span", { class: "field-label" }, t("pause.until", { zone: zoneLabel() })), until,
+        h("span", { class: "field-help" }, t("pause.untilHelp")), untilErr)),
+    actions: [
+      { label: t("common.cancel"), value: "cancel" },
+      { label: t("job.pause"), kind: "primary", value: "ok", submit: true },
+    ],
+    onSubmit: async () => {
+      untilErr.textContent = "";
+      let req;
+      if (timed.checked) {
+        if (!until.value) { untilErr.textContent = t("pause.untilRequired"); throw new Error(t("pause.untilRequired")); }
+        req = { until: viewerInstant(until.value).toISOString() };
+      }
+      try {
+        saved = await api("POST", `/jobs/${job.id}/pause`, req);
+      } catch (e) {
+        untilErr.textContent = fieldTexts(e).until || "";
+        throw e;
+      }
+      return "ok";
+    },
+  });
+  if (v !== "ok" || !saved) return null;
+  toast(t("job.paused", { name: job.name }));
+  if (after) after(saved);
+  return saved;
+}
+
 async function simple(job, action, okKey, after) {
   try {
     const j = await api("POST", `/jobs/${job.id}/${action}`);
@@ -61,7 +117,6 @@ async function simple(job, action, okKey, after) {
   } catch (e) { toast(e.message, "error"); }
 }
 
-export const pauseJob = (job, after) => simple(job, "pause", "job.paused", after);
 export const resumeJob = (job, after) => simple(job, "resume", "job.resumed", after);
 export const enableJob = (job, after) => simple(job, "enable", "job.enabled", after);
 export const disableJob = (job, after) => simple(job, "disable", "job.disabled", after);
@@ -129,7 +184,7 @@ export function actionButtons(job, ctx, onChange, opts = {}) {
   const trig = btn(t("job.trigger"), "bolt", "btn-primary", () => triggerDialog(job, ctx), "trigger");
   const pr = st === "paused"
     ? btn(t("job.resume"), "play", "btn-secondary", () => resumeJob(job, onChange), "resume")
-    : btn(t("job.pause"), "pause", "btn-secondary", () => pauseJob(job, onChange), "pause");
+    : btn(t("job.pause"), "pause", "btn-secondary", () => pauseDialog(job, onChange), "pause");
   if (st === "disabled") pr.disabled = true;
   const items = [
     h("a", { href: `#/jobs/${job.id}/edit`, class: "menu-item", dataset: { act: "edit" } }, icon("edit"), t("job.edit")),

@@ -104,6 +104,7 @@ export default function mount(root, ctx) {
           job.end_at ? t("job.windowTo", { at: fmtDateTime(job.end_at) }) : null, (job.start_at || job.end_at) && job.max_runs ? " · " : null,
           job.max_runs ? t("job.windowRuns", { n: job.max_runs }) : null]
         : t("job.noWindow"))],
+      [t("field.jitter_window"), h("span", { id: "job-jitter-window" }, job.jitter_window ? h("code", {}, job.jitter_window) : t("deadline.none"))],
       st === "paused" && job.paused_until ? [t("jobs.state.paused"), t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })] : null,
       st === "completed" ? [t("jobs.state.completed"), h("span", { id: "job-completed" }, completedText(job), " ",
         h("span", { class: "muted" }, fmtDateTime(job.completed_at)))] : null,

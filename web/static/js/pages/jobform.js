@@ -3,7 +3,7 @@
 // fields and the next firings are previewed in the job's zone and in UTC,
 // with the daylight-saving notes of the schedule package.
 import { api } from "../api.js";
-import { t, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText, fieldTexts, firingZone } from "../i18n.js";
+import { t, fmtDur, fmtInZone, fmtRel, fmtWeekday, warningTexts, noteText, fieldTexts, firingZone } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
@@ -176,6 +176,7 @@ export default function mount(root, ctx) {
       field("start_at", t("field.start_at"), input("start_at", { class: "mono", placeholder: "2026-12-24T00:00:00+08:00" }), t("help.start_at")),
       field("end_at", t("field.end_at"), input("end_at", { class: "mono", placeholder: "2026-12-31T23:59:59+08:00" }), t("help.end_at")),
       field("max_runs", t("field.max_runs"), input("max_runs", { type: "number", min: 0, placeholder: "0" }), t("help.max_runs")),
+      field("jitter_window", t("field.jitter_window"), input("jitter_window", { class: "mono", placeholder: "10m" }), t("help.jitter_window")),
       zoneList)),
     card(t("form.execution"), h("div", { class: "form-grid" },
       handlerField,
@@ -257,7 +258,7 @@ export default function mount(root, ctx) {
       start_deadline: v.start_deadline.trim(), finish_deadline: v.finish_deadline.trim(), deadline_action: v.deadline_action,
       calendar_id: Number(v.calendar_id) || 0, calendar_rule: v.calendar_rule,
       calendar_shift: v.calendar_rule === "shift" ? v.calendar_shift : "",
-      start_at: v.start_at.trim() || null, end_at: v.end_at.trim() || null,
+      start_at: v.start_at.trim() || null, end_at: v.end_at.trim() || null, jitter_window: v.jitter_window.trim(),
     };
     if (extraZones.length) out.time_zones = [out.time_zone || "UTC", ...extraZones];
     const local = {};
@@ -308,7 +309,8 @@ export default function mount(root, ctx) {
               h("div", { class: "pv-main mono" }, h("span", { class: "wd" }, fmtWeekday(f.at, f.zone || zone)), f.local || fmtInZone(f.at, f.zone || zone),
                 f.skipped ? h("span", { class: "badge pv-skip-badge" }, t("form.skippedRow")) : null),
               multi ? firingZone(f) : null,
-              h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC"))),
+              h("div", { class: "pv-sub mono" }, "UTC ", fmtInZone(f.at, "UTC")),
+              f.start_after ? h("div", { class: "pv-sub mono pv-start-after" }, t("form.startsAfter", { at: fmtInZone(f.start_after, f.zone || zone), offset: fmtDur(Date.parse(f.start_after) - Date.parse(f.at)) })) : null),
             h("td", { class: "num muted nowrap" }, fmtRel(f.at))),
           f.note ? h("tr", { class: "note-row" }, h("td", {}), h("td", { colspan: 2 },
             f.skipped || f.shifted_from ? h("span", { class: "cal-note" }, f.skipped ? "⊘ " : "↷ ", t("form.calendar"), ": ", noteText(f))
@@ -356,7 +358,7 @@ export default function mount(root, ctx) {
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0 };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, jitter_window: "" };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       try {
         const res = await api("POST", "/jobs/validate", alt);
@@ -444,7 +446,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", jitter_window: "", child_job_ids: "" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();

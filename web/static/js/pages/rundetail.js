@@ -328,6 +328,8 @@ export default function mount(root, ctx) {
       [t("run.scheduled"), absTime(r.scheduled_at)],
       r.time_zone ? [t("run.zone"), h("span", { id: "run-zone" }, h("span", { class: "mono" }, fmtInZone(r.scheduled_at, r.time_zone)), " ", h("span", { class: "muted" }, r.time_zone))] : null,
       r.shifted_from ? [t("run.shiftedFrom"), h("span", { id: "run-shifted-from" }, absTime(r.shifted_from))] : null,
+      r.start_after ? [t("run.startAfter"), h("span", { id: "run-start-after", title: t("run.startAfterTip") }, absTime(r.start_after),
+        h("span", { class: "muted" }, " (", t("run.jitterOffset", { offset: fmtDur(Date.parse(r.start_after) - Date.parse(r.scheduled_at)) }), ")"))] : null,
       r.calendar_id ? [t("run.calendar"), h("span", { id: "run-calendar" }, h("a", { class: "mono", href: `#/calendars/${r.calendar_id}` }, "#" + r.calendar_id),
         " ", h("span", { class: "muted mono", title: r.calendar_version }, "v" + (r.calendar_version || "").slice(0, 8)))] : null,
       [t("run.created"), absTime(r.created_at)],

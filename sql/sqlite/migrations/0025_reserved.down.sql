@@ -1,1 +1,0 @@
--- Reserved for another branch (removed at merge): this migration does nothing.
