@@ -221,7 +221,8 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.MultiZone, due, now time.T
 
 // inZone gives run r of multi-zone job j, scheduled at at, the zone of
 // its firing, and a pending run the deadlines of that zone (a finish
-// deadline at a local time of day is read there).
+// deadline at a local time of day is read there; duration deadlines count
+// from its start_after).
 func inZone(r *store.NewRun, j store.Job, sc *schedule.MultiZone, at time.Time) {
 	zone, ok := sc.ZoneOf(at)
 	if !ok {
@@ -229,7 +230,9 @@ func inZone(r *store.NewRun, j store.Job, sc *schedule.MultiZone, at time.Time) 
 	}
 	r.TimeZone = zone
 	if r.Status != store.RunSkipped {
-		r.Deadlines = j.ForRun(zone, at.UnixMilli())
+		// Duration deadlines count from the run's start_after (a jitter
+		// window), as NewRunOf counted them in the job's first zone.
+		r.Deadlines = j.ForRunStartingAt(zone, at.UnixMilli(), max(r.StartAfter, at.UnixMilli()))
 	}
 }
 
