@@ -16,6 +16,10 @@ import (
 
 const settlementExample = "../../docs/examples/eod-settlement.yaml"
 
+// closeExample is the finance example of docs/workflows.md: a calendar,
+// waits on two upstream loads of other apps, inline nodes.
+const closeExample = "../../docs/examples/eod-close.yaml"
+
 func (a *admin) job(app, name string) {
 	a.t.Helper()
 	_, err := a.st.CreateJob(context.Background(), store.Job{App: app, Name: name, Handler: "noop", CronExpr: "0 3 * * *", TimeZone: "UTC",
@@ -182,4 +186,34 @@ func TestApplyAWorkflowThatWaits(t *testing.T) {
 	require.NotEqual(t, cli.ExitOK, code)
 	require.Contains(t, errs, "nodes[1].wait_for[0]")
 	require.Contains(t, errs, "no job billing/load-nothing")
+}
+
+// TestApplyTheCloseExample applies docs/examples/eod-close.yaml as the docs
+// say: the calendar imported first, the upstream jobs existing in their
+// apps. The workflow is created with its four nodes, its calendar and its
+// waits as written, and applying the file again changes nothing.
+func TestApplyTheCloseExample(t *testing.T) {
+	a := startAdmin(t)
+	a.job("trading", "load-trades")
+	a.job("market-data", "load-fx")
+	a.job("billing", "eod-report")
+	dir := t.TempDir()
+	cal := writeFile(t, dir, "uk-2026.csv", "date,kind,name\n2026-12-25,holiday,Christmas Day\n2026-12-28,holiday,Boxing Day (substitute)\n")
+	code, out, errs := a.ctl("calendar", "import", "--app", "billing", "--name", "uk-2026", cal)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "calendar billing/uk-2026 created")
+
+	code, out, errs = a.ctl("apply", "-f", closeExample)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "created workflow billing/eod-close (id 1, 4 nodes)")
+	w, err := a.st.WorkflowByName(context.Background(), "billing", "eod-close")
+	require.NoError(t, err)
+	require.Equal(t, "uk-2026", w.Calendar)
+	require.Equal(t, "business_days_only", w.CalendarRule)
+	require.True(t, w.NextFireAt.Valid, "it fires on the calendar's business days")
+	require.Contains(t, w.Definition, `"wait_for":[{"job":{"app":"trading","name":"load-trades"}},{"job":{"app":"market-data","name":"load-fx"}}],"wait_timeout":"2h","on_timeout":"fail"`)
+
+	code, out, errs = a.ctl("apply", "-f", closeExample)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged workflow billing/eod-close")
 }
