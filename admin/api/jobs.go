@@ -215,19 +215,8 @@ func (s *Server) updateJob(c *gin.Context) {
 	if !decodeJob(c, &spec) {
 		return
 	}
-	if spec.App == "" {
-		spec.App = old.App
-	}
-	if spec.Name == "" {
-		spec.Name = old.Name
-	}
-	if spec.App != old.App || spec.Name != old.Name {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify a job and cannot change; clone the job instead",
-			Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", old.Name), "app": msg.New(msg.MustStay, "value", old.App)}})
-		return
-	}
-	if spec.Version <= 0 {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required", Fields: map[string]msg.Msg{"version": msg.New(msg.JobVersionRequired, "version", old.Version)}})
+	if !identityKept(c, "a job and cannot change; clone the job instead", &spec.App, &spec.Name, old.App, old.Name) ||
+		!versionGiven(c, spec.Version, old.Version) {
 		return
 	}
 	v, err := jobdef.ValidateUpdate(spec, s.cfg.Clock.Now(), time.UnixMilli(old.CreatedAt))
@@ -626,4 +615,33 @@ func (s *Server) writeAudit(c *gin.Context, e store.AuditEntry, detail any) {
 	if err := s.st.Audit(c.Request.Context(), e); err != nil {
 		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)
 	}
+}
+
+// identityKept fills the app and name of an update from the object read
+// (old) when the request omits them, and answers 400 when they differ:
+// they identify it (what says what it is, and what to do instead).
+func identityKept(c *gin.Context, what string, app, name *string, oldApp, oldName string) bool {
+	if *app == "" {
+		*app = oldApp
+	}
+	if *name == "" {
+		*name = oldName
+	}
+	if *app == oldApp && *name == oldName {
+		return true
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify " + what,
+		Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", oldName), "app": msg.New(msg.MustStay, "value", oldApp)}})
+	return false
+}
+
+// versionGiven answers 400 when an update does not say which version it
+// read (the optimistic lock), naming the current one.
+func versionGiven(c *gin.Context, version, current int64) bool {
+	if version > 0 {
+		return true
+	}
+	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required",
+		Fields: map[string]msg.Msg{"version": msg.New(msg.JobVersionRequired, "version", current)}})
+	return false
 }

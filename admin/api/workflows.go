@@ -357,23 +357,8 @@ func (s *Server) updateWorkflow(c *gin.Context) {
 	if !decode(c, &spec) {
 		return
 	}
-	if spec.App == "" {
-		spec.App = old.App
-	}
-	if spec.Name == "" {
-		spec.Name = old.Name
-	}
-	if spec.App != old.App || spec.Name != old.Name {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify a workflow and cannot change",
-			Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", old.Name), "app": msg.New(msg.MustStay, "value", old.App)}})
-		return
-	}
-	if !mayManageWorkflow(c, old.App) {
-		return
-	}
-	if spec.Version <= 0 {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required",
-			Fields: map[string]msg.Msg{"version": msg.New(msg.JobVersionRequired, "version", old.Version)}})
+	if !identityKept(c, "a workflow and cannot change", &spec.App, &spec.Name, old.App, old.Name) ||
+		!mayManageWorkflow(c, old.App) || !versionGiven(c, spec.Version, old.Version) {
 		return
 	}
 	row, ok := s.workflowRow(c, spec.WorkflowDef, time.UnixMilli(old.CreatedAt))
