@@ -38,7 +38,8 @@ func TestSlotResultsKeptAndCapped(t *testing.T) {
 		// run 1: one slot; run 2: five slots.
 		runs := map[int]int64{}
 		tokens := map[[2]int]int64{}
-		for r, slots := range map[int]int{1: 1, 2: 5} {
+		for _, rs := range [][2]int{{1, 1}, {2, 5}} { // in order: the attempts are read back by id
+			r, slots := rs[0], rs[1]
 			exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, app) VALUES (?, ?, 'manual', 'running', '', ?, 1, 1, 'fin')`, jobID, r, slots)
 			var runID int64
 			require.NoError(t, db.QueryRowContext(ctx, `SELECT id FROM job_run WHERE scheduled_at = ?`, r).Scan(&runID))

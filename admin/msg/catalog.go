@@ -680,7 +680,7 @@ var Catalog = map[Code]string{
 	DayNameControl:       "contains a control character (a line break, a tab...)",
 	FlowNodeJobMissing:   "node {node}: its job {job} does not exist (any more)",
 	FlowNodeJobDisabled:  "node {node}: its job {app}/{job} is disabled",
-	FlowNodeInline:       "node {node}: inline nodes (handler {handler}) are not run yet; reference a job instead",
+	FlowNodeInline:       "node {node}: the job of this inline node (handler {handler}) no longer exists: the node was removed from the workflow, or the workflow deleted",
 	FlowRunWaitsBackfill: "waits for its turn: backfill {backfill} runs {parallel} at a time, and that many are running",
 	FlowNodeJobRunEnded:  "job run {run} ended {status}: {reason}",
 	FlowNodeSkippedRule:  "start rule {rule} can no longer be met: parent {cause} ended without success",
