@@ -557,19 +557,23 @@ func (e *ZKElector) sessionUpLocked(id int64, server string) {
 	}
 	e.stopLostTimerLocked()
 	e.stopRestoreLocked()
-	switch {
-	case id == e.sessionID:
-		e.reconnects++
-		// The client re-sends its watches now, from another goroutine,
-		// reading a field its receive loop writes without a lock (a data
-		// race in go-zookeeper/zk v1.0.4: lastZxid). A response to a
-		// request of ours read before that SetWatches went out would race
-		// with it; so requests wait until the SetWatches was written (then
-		// the race detector sees the order through the socket), or a
-		// second passed if there were no watches to send.
+	if id == e.sessionID || e.gen > 0 {
+		// On every connection after the first (within the session, or a
+		// new session after expiry) the client re-sends the watches it
+		// holds, from another goroutine, reading a field its receive loop
+		// writes without a lock (a data race in go-zookeeper/zk v1.0.4:
+		// lastZxid). A response to a request of ours read before that
+		// SetWatches went out would race with it; so requests wait until
+		// the SetWatches was written (then the race detector sees the
+		// order through the socket), or a second passed if there were no
+		// watches to send.
 		e.restoring, e.restoreConn = true, e.dials.Load()
 		conn := e.restoreConn
 		e.restoreT = time.AfterFunc(time.Second, func() { e.watchesRestored(conn) })
+	}
+	switch {
+	case id == e.sessionID:
+		e.reconnects++
 		e.log.Info("coord: reconnected within the session", "session", fmt.Sprintf("%#x", id), "server", server,
 			"wasTrusted", e.trusted)
 	case e.gen > 0:
