@@ -236,11 +236,14 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.sched
 
 -- name: RunNextPending
 -- The next instant a pending run becomes due: its scheduled time (a run
--- created ahead of time) or its start_after (a jittered run), after ?
--- (idx_run_status and idx_run_start_after).
+-- created ahead of time), its start_after (a jittered run) or its
+-- held_until (a held run: waits not met, a backfill's turn), after ?
+-- (idx_run_status, idx_run_start_after and idx_run_held_until).
 SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'pending' AND scheduled_at > ?
                     UNION ALL
-                    SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?) d;
+                    SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?
+                    UNION ALL
+                    SELECT MIN(held_until) AS t FROM job_run WHERE status = 'pending' AND held_until > ?) d;
 
 -- name: RunActiveForJob
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
@@ -628,19 +631,20 @@ WHERE a.id < ? AND (? OR (a.app <> '' AND (? OR a.app IN (?))) OR (a.owner_id <>
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: RunPendingPage
--- A page of pending runs that are due (scheduled_at <= ? and start_after
--- <= ?: a jittered run waits for its offset), after a keyset cursor
--- (scheduled_at, id), with what starting them needs of their job.
--- idx_run_status (status, scheduled_at, + id) gives the order directly;
--- start_after filters in the rows read (0 for a run without jitter): the
--- jittered runs scheduled but not yet due are read and passed over, at
--- most those of one jitter window.
+-- A page of pending runs that are due (scheduled_at <= ?, start_after <= ?:
+-- a jittered run waits for its offset, and held_until <= ?: a held run
+-- waits for its next check), after a keyset cursor (scheduled_at, id), with
+-- what starting them needs of their job. idx_run_status (status,
+-- scheduled_at, + id) gives the order directly; start_after and held_until
+-- filter in the rows read (0 for a run without jitter, or not held): such
+-- runs scheduled but not yet due are read and passed over.
 SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_after, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
-       COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused
+       r.predicted_ms, r.start_after, r.time_zone, r.held_until, r.backfill_id, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
+       COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused,
+       COALESCE(j.wait_for, '') AS wait_for, COALESCE(j.wait_timeout, '') AS wait_timeout, COALESCE(j.on_timeout, '') AS on_timeout
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
-WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
+WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND r.held_until <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
 
 -- name: RunsLockPending
@@ -654,6 +658,11 @@ UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?), err
 -- name: RunsWaiting
 -- Why pending runs (IN list) cannot start yet, shown on the run.
 UPDATE job_run SET error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
+
+-- name: RunsHold
+-- Pending runs (IN list) held until an instant, with why (shown on the
+-- run): the leader passes them over until then.
+UPDATE job_run SET held_until = ?, error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
 -- name: RunsFailPending
 -- Pending runs (IN list) that waited past the leader's unplaceable timeout.

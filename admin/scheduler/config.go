@@ -68,6 +68,11 @@ type Config struct {
 	// with the reason. While it waits, the run shows why and a
 	// run_unplaceable alarm is raised. Default 10 minutes.
 	UnplaceableTimeout time.Duration
+	// HoldRecheck is how often the leader checks again a pending run it
+	// holds: a run of a job that waits for other runs of its business date
+	// (their success is re-read then), or a backfill's run waiting for its
+	// turn. Default 5s.
+	HoldRecheck time.Duration
 	// DispatchTimeout is how long an executor may leave an attempt placed on
 	// it unacknowledged (pushes and heartbeat responses deliver it again
 	// meanwhile): past it the attempt fails with the reason, and the job's
@@ -128,6 +133,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.UnplaceableTimeout <= 0 {
 		c.UnplaceableTimeout = 10 * time.Minute
+	}
+	if c.HoldRecheck <= 0 {
+		c.HoldRecheck = 5 * time.Second
 	}
 	if c.DispatchTimeout <= 0 {
 		c.DispatchTimeout = 30 * time.Second

@@ -23,7 +23,10 @@
 //     is claimed by FireWorkers transactions at once.
 //  2. start (start.go): page through the due pending runs; cancel or skip
 //     those whose job was deleted, disabled or paused; apply the overlap
-//     policies queue and replace; place each run's slots on the app's
+//     policies queue and replace; hold (start_hold.go) a run whose job
+//     waits for other runs of its business date that have not succeeded,
+//     or a job backfill's run that is not yet its turn, until HoldRecheck
+//     later, saying why; place each run's slots on the app's
 //     online executors that have the handler (placement.Spread, or
 //     placement.Balance once slot costs are measured); start StartBatch
 //     runs per transaction with StartWorkers in flight, and push. A run no

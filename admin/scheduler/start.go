@@ -78,6 +78,7 @@ type starter struct {
 	online map[string][]store.Executor // app → online executors, read once per round
 
 	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
+	held    map[string]*heldRuns    // the reason's text → pending runs of the page to hold (start_hold.go)
 
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch
@@ -120,6 +121,11 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			if _, err := s.runs.EndPending(ctx, r.ID, store.RunSkipped, s.cfg.Clock.Now().UnixMilli(), reason); err != nil {
 				return err
 			}
+			continue
+		}
+		if held, err := st.hold(ctx, r); err != nil {
+			return err
+		} else if held {
 			continue
 		}
 		if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
@@ -179,6 +185,9 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		}
 	}
 	if err := st.flush(ctx); err != nil {
+		return err
+	}
+	if err := st.settleHolds(ctx); err != nil {
 		return err
 	}
 	return st.settleWaiting(ctx)

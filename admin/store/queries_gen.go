@@ -174,6 +174,7 @@ const (
 	qRunsDeadlineChecked
 	qRunsDeadlineDue
 	qRunsFailPending
+	qRunsHold
 	qRunsLock
 	qRunsLockPending
 	qRunsSetPredicted
@@ -415,6 +416,7 @@ var queryNames = [...]string{
 	"RunsDeadlineChecked",
 	"RunsDeadlineDue",
 	"RunsFailPending",
+	"RunsHold",
 	"RunsLock",
 	"RunsLockPending",
 	"RunsSetPredicted",

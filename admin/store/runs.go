@@ -226,10 +226,11 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 
 // NextPendingAfter returns the earliest instant after nowMS at which a
 // pending run becomes due: its scheduled time (runs created ahead of time by
-// the pre-read window) or its start_after (jittered runs).
+// the pre-read window), its start_after (jittered runs) or its held_until
+// (held runs: store.HoldPending).
 func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {
 	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS, nowMS); err != nil {
+	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS, nowMS, nowMS); err != nil {
 		return v, fmt.Errorf("next pending run: %w", err)
 	}
 	return v, nil

@@ -22,6 +22,17 @@ type PendingRun struct {
 	OverlapPolicy string `db:"overlap_policy"`
 	JobEnabled    bool   `db:"job_enabled"`
 	JobPaused     bool   `db:"job_paused"`
+	// WaitFor is the job's waits (a JSON array like a workflow node's
+	// wait_for; "" for none), WaitTimeout and OnTimeout its settings as
+	// stored ("" for the defaults).
+	WaitFor     string `db:"wait_for"`
+	WaitTimeout string `db:"wait_timeout"`
+	OnTimeout   string `db:"on_timeout"`
+	// HeldUntil is when the run was last held until (HoldPending; 0: never
+	// held): it is due again now.
+	HeldUntil int64 `db:"held_until"`
+	// BackfillID is the job backfill the run belongs to (0: none).
+	BackfillID int64 `db:"backfill_id"`
 }
 
 // Scheduled reports whether the run is a firing of the job's schedule (cron
@@ -40,13 +51,14 @@ type PendingCursor struct {
 }
 
 // PendingPage returns up to limit pending runs due at nowMS (scheduled at
-// or before it, and a jittered run's start_after too), after cur, oldest
+// or before it, and a jittered run's start_after and a held run's
+// held_until too), after cur, oldest
 // first. Runs that cannot start yet (no executor
 // with their handler) therefore do not hide the ones behind them: the
 // caller pages on.
 func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor, limit int) ([]PendingRun, error) {
 	var out []PendingRun
-	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
+	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, nowMS, nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}
@@ -247,6 +259,16 @@ func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken i
 func (s *Store) MarkWaiting(ctx context.Context, reason msg.Msg, ids []int64) error {
 	if err := s.updateTokens(ctx, qRunsWaiting, ids, truncate(reason.String(), 2000), reason); err != nil {
 		return fmt.Errorf("mark %d runs waiting: %w", len(ids), err)
+	}
+	return nil
+}
+
+// HoldPending holds pending runs until untilMS with reason (shown on the
+// run): the leader passes them over until then (PendingPage), and wakes for
+// them (NextPendingAfter). Runs no longer pending are left alone.
+func (s *Store) HoldPending(ctx context.Context, untilMS int64, reason msg.Msg, ids []int64) error {
+	if err := s.updateTokens(ctx, qRunsHold, ids, untilMS, truncate(reason.String(), 2000), reason); err != nil {
+		return fmt.Errorf("hold %d pending runs: %w", len(ids), err)
 	}
 	return nil
 }
