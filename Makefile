@@ -4,7 +4,7 @@ GO ?= go
 PKGS := ./...
 BIN := bin
 # Bounded fuzzing inside `make test` (CI); raise locally: make fuzz FUZZTIME=5m
-FUZZTIME ?= 15s
+FUZZTIME ?= 10s
 TEST_TIMEOUT ?= 20m
 
 .DEFAULT_GOAL := help

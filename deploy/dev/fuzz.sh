@@ -9,7 +9,7 @@
 # fails at once.
 set -euo pipefail
 GO=${GO:-go}
-FUZZTIME=${FUZZTIME:-15s}
+FUZZTIME=${FUZZTIME:-10s}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
