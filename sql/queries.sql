@@ -786,12 +786,15 @@ SELECT COALESCE(MAX(version), 0) FROM schema_migrations;
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, {{now_ms}});
 
 -- name: MigrationLock.mysql
-SELECT GET_LOCK('shardjob_migrate', 60);
+-- A lock per database (GET_LOCK names are server-wide; a name holds at most
+-- 64 characters, hence the digest): admins migrating the same database take
+-- turns, and installations in other databases of the server do not wait.
+SELECT GET_LOCK(CONCAT('shardjob_migrate:', MD5(DATABASE())), 60);
 -- name: MigrationLock.sqlite
 SELECT 1;
 
 -- name: MigrationUnlock.mysql
-SELECT RELEASE_LOCK('shardjob_migrate');
+SELECT RELEASE_LOCK(CONCAT('shardjob_migrate:', MD5(DATABASE())));
 -- name: MigrationUnlock.sqlite
 SELECT 1;
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -25,7 +26,10 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	auth.HashCost = bcrypt.MinCost // no test here measures the cost of a hash (auth.HashCost)
+	testenv.Main(m)
+}
 
 type env struct {
 	t      *testing.T

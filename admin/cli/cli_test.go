@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/auth"
@@ -24,7 +25,10 @@ import (
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	auth.HashCost = bcrypt.MinCost // no test here measures the cost of a hash (auth.HashCost)
+	goleak.VerifyTestMain(m)
+}
 
 // admin is an in-process admin API on a SQLite store with one operator and
 // an API token of theirs.

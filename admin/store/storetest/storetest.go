@@ -19,12 +19,29 @@ import (
 var Dialects = []string{sqlfiles.MySQL, sqlfiles.SQLite}
 
 // Open returns a fresh, migrated store of the dialect, closed at cleanup.
+// A MariaDB store is a copy of a database migrated once per test process
+// (testenv.MySQLFromTemplate): the migrations run once, not once per test.
 func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
+	if dialect == sqlfiles.MySQL {
+		return openDSN(t, dialect, testenv.MySQLFromTemplate(t, "migrated", migrate))
+	}
 	s := OpenEmpty(t, dialect)
 	_, err := s.Migrate(context.Background())
 	require.NoError(t, err)
 	return s
+}
+
+// migrate fills a template database: every migration applied.
+func migrate(dsn string) error {
+	ctx := context.Background()
+	s, err := store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: dsn})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Migrate(ctx)
+	return err
 }
 
 // OpenEmpty returns a store of the dialect on a fresh, empty database (no
@@ -35,6 +52,12 @@ func OpenEmpty(t testing.TB, dialect string) *store.Store {
 	if dialect == sqlfiles.MySQL {
 		dsn = testenv.MySQL(t)
 	}
+	return openDSN(t, dialect, dsn)
+}
+
+// openDSN opens a store of the dialect on dsn, closed at cleanup.
+func openDSN(t testing.TB, dialect, dsn string) *store.Store {
+	t.Helper()
 	s, err := store.Open(context.Background(), store.Config{Driver: dialect, DSN: dsn})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
