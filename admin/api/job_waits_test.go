@@ -60,7 +60,9 @@ func TestJobWaitsAPI(t *testing.T) {
 		require.NoError(t, st.DB().Get(&stored, `SELECT wait_for FROM job WHERE id = ?`, j.ID))
 		require.Nil(t, stored, "NULL for none")
 
-		job := func(app, name string) map[string]any { return map[string]any{"job": map[string]any{"app": app, "name": name}} }
+		job := func(app, name string) map[string]any {
+			return map[string]any{"job": map[string]any{"app": app, "name": name}}
+		}
 		for _, tc := range []struct {
 			name  string
 			body  map[string]any
