@@ -76,7 +76,7 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
-start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, enabled, child_job_ids;
+start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, wait_for, wait_timeout, on_timeout, enabled, child_job_ids;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.

@@ -470,7 +470,7 @@ func (s *Server) checkWaitRefs(c *gin.Context, spec apitypes.WorkflowDef, jobs m
 				case !ok || !u.AppAllowed(k.App):
 					fields[field] = "no job " + key[0] + "/" + key[1] + " in the apps you may manage"
 				case n.Job != nil && n.Job.ID == k.ID:
-					fields[field] = "a node cannot wait for a run of its own job " + key[0] + "/" + key[1] + ": the node's run would be that run"
+					fields[field] = msg.New(msg.WaitSelfNodeJob, "job", key[0]+"/"+key[1]).String()
 				}
 				continue
 			}

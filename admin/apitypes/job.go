@@ -109,6 +109,22 @@ type JobDef struct {
 	// up to 12h and up to the shortest gap between two firings, such as
 	// "10m"; "" or "0" for none
 	JitterWindow string `json:"jitter_window" openapi:"default: \"\", example: 10m"`
+	// Waits (docs/workflows.md, "Waits of a plain job"): a run starts only
+	// once the runs of its business date that it waits for have succeeded.
+	//
+	// runs of the same business date (the run's scheduled day in its time
+	// zone) of other jobs ({"job": {"app", "name"}}) or workflows
+	// ({"workflow": {"app", "name"}}), app defaulting to the job's, that
+	// must have succeeded before a run of this job starts; meanwhile the run
+	// stays pending, held with the reason. At most 20; omitted for none. Not
+	// for the runs a workflow node creates (the node has its own waits)
+	WaitFor []WorkflowWait `json:"wait_for,omitempty" openapi:"maxItems: 20"`
+	// only with wait_for: how long after its start time a run waits, a
+	// duration from 1ms to 168h such as "2h"; default 24h
+	WaitTimeout string `json:"wait_timeout,omitempty" openapi:"example: 2h"`
+	// only with wait_for: what a run whose waits timed out does, with a
+	// run_wait_timeout alarm: "fail" (the default) or "skip"
+	OnTimeout string `json:"on_timeout,omitempty" openapi:"enum: [fail, skip]"`
 	// omitted means true; the admin always answers it
 	Enabled *bool `json:"enabled" openapi:"default: true"`
 }
@@ -175,6 +191,8 @@ const (
 	DefaultRetryBackoffMS     = 1000
 	DefaultDeadlineAction     = "alarm"
 	DefaultCalendarShift      = "next" // with the calendar rule shift
+	DefaultWaitTimeout        = "24h"  // with wait_for (admin/waits.DefaultTimeout)
+	DefaultOnTimeout          = "fail" // with wait_for
 )
 
 // The states of a job (Job.State).
@@ -220,6 +238,17 @@ func (d JobDef) WithDefaults() JobDef {
 	}
 	if d.CalendarRule == "shift" && d.CalendarShift == "" {
 		d.CalendarShift = DefaultCalendarShift
+	}
+	if len(d.WaitFor) > 0 {
+		d.WaitFor = append([]WorkflowWait(nil), d.WaitFor...)
+		if d.WaitTimeout == "" {
+			d.WaitTimeout = DefaultWaitTimeout
+		}
+		if d.OnTimeout == "" {
+			d.OnTimeout = DefaultOnTimeout
+		}
+	} else {
+		d.WaitFor = nil
 	}
 	if d.Enabled == nil {
 		t := true

@@ -50,16 +50,16 @@ type WorkflowNode struct {
 	OnTimeout   string `json:"on_timeout,omitempty"`
 }
 
-// WorkflowWait names what a node waits for: the run of the same business
-// date of a job or of a workflow (one of the two), by name in app
-// (default: the workflow's app).
+// WorkflowWait names what a workflow node or a job (JobDef.WaitFor) waits
+// for: the run of the same business date of a job or of a workflow (one of
+// the two), by name in app (default: the workflow's or the job's app).
 type WorkflowWait struct {
 	Job      *WorkflowNameRef `json:"job,omitempty"`
 	Workflow *WorkflowNameRef `json:"workflow,omitempty"`
 }
 
 // WorkflowNameRef names a job or a workflow in app (default: the
-// workflow's app).
+// workflow's or the waiting job's app).
 type WorkflowNameRef struct {
 	App  string `json:"app,omitempty"`
 	Name string `json:"name"`
@@ -143,10 +143,10 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 		if len(n.WaitFor) > 0 {
 			n.WaitFor = append([]WorkflowWait(nil), n.WaitFor...)
 			if n.WaitTimeout == "" {
-				n.WaitTimeout = "24h"
+				n.WaitTimeout = DefaultWaitTimeout
 			}
 			if n.OnTimeout == "" {
-				n.OnTimeout = "fail"
+				n.OnTimeout = DefaultOnTimeout
 			}
 		} else {
 			n.WaitFor = nil

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"reflect"
@@ -68,15 +69,25 @@ func defFields() []string {
 // display is the value of field i of a job definition for people: strings
 // quoted, numbers in decimal, enabled as true or false (omitted: true),
 // instants in RFC 3339 and UTC (omitted: null), lists of zones in
-// brackets ([] for none).
+// brackets ([] for none), waits as JSON ([] for none).
 func display(d apitypes.JobDef, i int) string {
 	switch v := reflect.ValueOf(d).Field(i); v.Kind() {
 	case reflect.String:
 		return strconv.Quote(v.String())
 	case reflect.Int, reflect.Int64:
 		return strconv.FormatInt(v.Int(), 10)
-	case reflect.Slice: // time_zones
-		zones, _ := v.Interface().([]string)
+	case reflect.Slice:
+		zones, ok := v.Interface().([]string) // time_zones
+		if !ok {                              // wait_for: as JSON
+			if v.Len() == 0 {
+				return "[]"
+			}
+			b, err := json.Marshal(v.Interface())
+			if err != nil {
+				panic(fmt.Sprintf("cli: job field %s: %v", defFields()[i], err))
+			}
+			return string(b)
+		}
 		quoted := make([]string, len(zones))
 		for i, z := range zones {
 			quoted[i] = strconv.Quote(z)

@@ -95,8 +95,12 @@ func TestDiffEveryField(t *testing.T) {
 			f.SetString("changed")
 		case reflect.Int, reflect.Int64:
 			f.SetInt(7)
-		case reflect.Slice: // time_zones
-			f.Set(reflect.ValueOf([]string{base.WithDefaults().TimeZone, "Europe/London"}))
+		case reflect.Slice:
+			if f.Type() == reflect.TypeFor[[]apitypes.WorkflowWait]() { // wait_for
+				f.Set(reflect.ValueOf([]apitypes.WorkflowWait{{Workflow: &apitypes.WorkflowNameRef{Name: "close"}}}))
+				break
+			}
+			f.Set(reflect.ValueOf([]string{base.WithDefaults().TimeZone, "Europe/London"})) // time_zones
 		case reflect.Pointer:
 			if f.Type() == reflect.TypeFor[*time.Time]() { // start_at, end_at
 				at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600))
@@ -111,6 +115,15 @@ func TestDiffEveryField(t *testing.T) {
 		got := Diff(base, want)
 		if name == "app" || name == "name" {
 			require.Empty(t, got, name)
+			continue
+		}
+		if name == "wait_for" { // waits bring their defaults along
+			require.Equal(t, []FieldChange{
+				{"wait_for", "[]", `[{"workflow":{"name":"close"}}]`},
+				{"wait_timeout", `""`, `"24h"`},
+				{"on_timeout", `""`, `"fail"`},
+			}, got)
+			compared++
 			continue
 		}
 		require.Len(t, got, 1, name)

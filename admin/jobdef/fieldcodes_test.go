@@ -307,9 +307,35 @@ func badSpecs() []badSpec {
 		{"not number", cron("0 x * * *")},
 		{"not number month", cron("0 0 1 FOO *")},
 		{"not number dow", cron("0 0 * * FUN")},
+		// waits (admin/waits.Check, the rules of a workflow node's)
+		{"wait neither", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor[0] = apitypes.WorkflowWait{} })},
+		{"wait both", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor[0].Workflow = &apitypes.WorkflowNameRef{Name: "x"} })},
+		{"wait name", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor[1].Workflow.Name = "" })},
+		{"wait app", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor[1].Workflow.App = "Market Data" })},
+		{"wait itself", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor[0].Job.Name = "n" })},
+		{"wait twice", waitSpec(func(s *apitypes.JobSpec) {
+			s.WaitFor = append(s.WaitFor, apitypes.WorkflowWait{Job: &apitypes.WorkflowNameRef{App: "a", Name: "load"}})
+		})},
+		{"wait too many", waitSpec(func(s *apitypes.JobSpec) { s.WaitFor = make([]apitypes.WorkflowWait, 21) })},
+		{"wait timeout", waitSpec(func(s *apitypes.JobSpec) { s.WaitTimeout = "tomorrow" })},
+		{"wait timeout outside", waitSpec(func(s *apitypes.JobSpec) { s.WaitTimeout = "169h" })},
+		{"wait on timeout", waitSpec(func(s *apitypes.JobSpec) { s.OnTimeout = "retry" })},
+		{"wait settings alone", with(func(s *apitypes.JobSpec) { s.WaitTimeout, s.OnTimeout = "1h", "skip" })},
 		// a bad cron and a bad slots value: the console's browser test
 		{"hour 25 and slots", with(func(s *apitypes.JobSpec) { s.Cron, s.Slots = "0 25 * * *", 0-1 })},
 	}
+}
+
+// waitSpec is a valid job a/n that waits for job a/load and workflow
+// mkt/close, edited by f.
+func waitSpec(f func(s *apitypes.JobSpec)) apitypes.JobSpec {
+	s := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "0 3 * * *",
+		WaitFor: []apitypes.WorkflowWait{
+			{Job: &apitypes.WorkflowNameRef{Name: "load"}},
+			{Workflow: &apitypes.WorkflowNameRef{App: "mkt", Name: "close"}},
+		}}}
+	f(&s)
+	return s
 }
 
 // scheduleOnly are the errors of admin/schedule that a job spec cannot

@@ -131,6 +131,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	validateRecordsPolicy(s.JobDef, errs)
 	validateDeadlines(s.JobDef, errs)
 	validateWindow(s.JobDef, errs)
+	validateWaits(s.JobDef, errs)
 	if len(s.ChildJobIDs) > MaxChildren {
 		errs["child_job_ids"] = msg.New(msg.JobChildrenMax, "max", MaxChildren)
 	}

@@ -30,6 +30,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		JobCalendar:   store.JobCalendar{CalendarID: s.CalendarID, CalendarRule: s.CalendarRule, CalendarShift: s.CalendarShift},
 		JobWindow:     windowRow(s.JobDef),
 		JitterWindow:  jitterRow(s.JitterWindow),
+		JobWaits:      waitsRow(s.JobDef),
 	}
 }
 
@@ -48,6 +49,7 @@ func View(j store.Job) apitypes.Job {
 				StartDeadline: j.StartDeadline, FinishDeadline: j.FinishDeadline, DeadlineAction: j.DeadlineAction,
 				CalendarID: j.CalendarID, CalendarRule: j.CalendarRule, CalendarShift: j.CalendarShift,
 				StartAt: msTimePtr(j.StartAt), EndAt: msTimePtr(j.EndAt), MaxRuns: j.MaxRuns, JitterWindow: j.JitterWindow,
+				WaitFor: waitsView(j), WaitTimeout: j.WaitTimeout, OnTimeout: j.OnTimeout,
 				Enabled: &enabled,
 			},
 			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,

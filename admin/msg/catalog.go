@@ -25,6 +25,8 @@ const (
 	RunSkippedShiftDup       Code = "run.skipped_shift_duplicate"
 	RunSkippedNoWorkday      Code = "run.skipped_no_working_day"
 	RunSkippedNoBizDay       Code = "run.skipped_no_business_day"
+	RunWaitsHeld             Code = "run.waits_held"
+	RunWaitTimedOut          Code = "run.wait_timeout"
 	CalShiftedHoliday        Code = "cal.shifted_holiday"
 	CalShiftedHolidayName    Code = "cal.shifted_holiday_named"
 	CalShiftedNonWorking     Code = "cal.shifted_non_working_day"
@@ -73,6 +75,7 @@ const (
 	AlarmDeadlineMissed      Code = "alarm.run_deadline_missed"
 	AlarmDeadlineCancel      Code = "alarm.run_deadline_cancel"
 	AlarmWorkflowWaitTimeout Code = "alarm.workflow_wait_timeout"
+	AlarmRunWaitTimeout      Code = "alarm.run_wait_timeout"
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
@@ -320,6 +323,18 @@ const (
 	FlowNodeWaiting      Code = "workflow.node_waiting"
 	FlowNodeWaitTimeout  Code = "workflow.node_wait_timeout"
 
+	// Validation: the waits of a workflow node or a job (admin/waits)
+	WaitOnlyWith       Code = "wait.only_with"
+	WaitTooMany        Code = "wait.too_many"
+	WaitOneOf          Code = "wait.one_of"
+	WaitDuplicate      Code = "wait.duplicate"
+	WaitTimeoutBad     Code = "wait.timeout_bad"
+	WaitTimeoutOutside Code = "wait.timeout_outside"
+	WaitOnTimeoutBad   Code = "wait.on_timeout_bad"
+	WaitSelfWorkflow   Code = "wait.self_workflow"
+	WaitSelfNodeJob    Code = "wait.self_node_job"
+	WaitSelfJob        Code = "wait.self_job"
+
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine            Code = "import.line"
 	ImportWhole           Code = "import.whole"
@@ -397,6 +412,8 @@ var Catalog = map[Code]string{
 	RunSkippedShiftDup:       "skipped: shifted onto {at}, where the job fires already (calendar {calendar})",
 	RunSkippedNoWorkday:      "skipped: calendar {calendar} has no working day to shift {date} to",
 	RunSkippedNoBizDay:       "skipped: {month} has fewer working days in calendar {calendar} than {business_day} asks for",
+	RunWaitsHeld:             "waiting for {waits} of business date {date} (wait_for; times out at {deadline})",
+	RunWaitTimedOut:          "waited {timeout} for {waits} of business date {date}: timed out (on_timeout {action})",
 	CalShiftedHoliday:        "moved from {from} to {to}: {date} is a holiday in calendar {calendar}",
 	CalShiftedHolidayName:    "moved from {from} to {to}: {date} is a holiday ({holiday}) in calendar {calendar}",
 	CalShiftedNonWorking:     "moved from {from} to {to}: {date} ({weekday}) is not a working day in calendar {calendar}",
@@ -445,6 +462,7 @@ var Catalog = map[Code]string{
 	AlarmDeadlineMissed:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
 	AlarmDeadlineCancel:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
 	AlarmWorkflowWaitTimeout: "workflow {app}/{workflow} run {run} (business date {date}): node {node} waited {timeout} for {waits} and was {action}",
+	AlarmRunWaitTimeout:      "job {app}/{job} run {run} (business date {date}) waited {timeout} for {waits} and was {action}",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",
@@ -691,6 +709,18 @@ var Catalog = map[Code]string{
 	FlowNodeParamsLarge:  "node {node}: its params with its parents' results are {size} bytes, more than the {max} a run's params may have",
 	FlowNodeWaiting:      "waiting for {waits} of {date} (times out at {deadline})",
 	FlowNodeWaitTimeout:  "waited {timeout} for {waits} of {date}: timed out",
+
+	// Validation: the waits of a workflow node or a job (admin/waits)
+	WaitOnlyWith:       "only with wait_for: name the runs to wait for, or leave this empty",
+	WaitTooMany:        "{count} waits: at most {max}",
+	WaitOneOf:          `a job or a workflow to wait for, not both: {"job": {"app": …, "name": …}} or {"workflow": {…}}`,
+	WaitDuplicate:      "{ref} is wait_for[{index}] already",
+	WaitTimeoutBad:     "{value} is not a duration such as 90m or 2h30m",
+	WaitTimeoutOutside: "{value} is outside 1ms-{max}",
+	WaitOnTimeoutBad:   "{value} is not a timeout setting: fail (default) or skip",
+	WaitSelfWorkflow:   "a workflow cannot wait for its own run of the same date",
+	WaitSelfNodeJob:    "a node cannot wait for a run of its own job {job}: the node's run would be that run",
+	WaitSelfJob:        "a job cannot wait for its own run of the same date: remove {job} from wait_for",
 
 	// Validation: a calendar file's import errors (admin/calendar)
 	ImportLine:            "{format} line {line}: {error}",

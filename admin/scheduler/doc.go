@@ -26,7 +26,9 @@
 //     policies queue and replace; hold (start_hold.go) a run whose job
 //     waits for other runs of its business date that have not succeeded,
 //     or a job backfill's run that is not yet its turn, until HoldRecheck
-//     later, saying why; place each run's slots on the app's
+//     later, saying why (a run whose waits timed out ends failed or
+//     skipped with a run_wait_timeout alarm, start_waits.go); place each
+//     run's slots on the app's
 //     online executors that have the handler (placement.Spread, or
 //     placement.Balance once slot costs are measured); start StartBatch
 //     runs per transaction with StartWorkers in flight, and push. A run no

@@ -79,6 +79,9 @@ type starter struct {
 
 	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
 	held    map[string]*heldRuns    // the reason's text → pending runs of the page to hold (start_hold.go)
+	// waitsMet caches, for the round, whether the awaited runs of a job's
+	// waits succeeded (start_waits.go)
+	waitsMet map[store.WaitTarget]bool
 
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch

@@ -25,6 +25,7 @@ const (
 	AlarmWorkflowRunFailed   = "workflow_run_failed"   // a workflow run ended failed or partially failed
 	AlarmWorkflowMissed      = "workflow_missed_fire"  // a workflow's firing is late, or a past firing has no run
 	AlarmWorkflowWaitTimeout = "workflow_wait_timeout" // a workflow node waited for other runs of its business date until its timeout
+	AlarmRunWaitTimeout      = "run_wait_timeout"      // a run of a job with waits waited for other runs of its business date until its timeout
 )
 
 // Alarm is an event that needs an operator's attention.

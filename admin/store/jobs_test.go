@@ -43,6 +43,8 @@ func fillJob(t *testing.T, j *store.Job, round int) []string {
 			fv.SetBool(round%2 == 1)
 		case sql.NullInt64:
 			fv.Set(reflect.ValueOf(sql.NullInt64{Int64: n, Valid: true}))
+		case sql.NullString:
+			fv.Set(reflect.ValueOf(sql.NullString{String: fmt.Sprintf("v%d", n), Valid: true}))
 		case msg.Msg:
 			fv.Set(reflect.ValueOf(msg.New(msg.Text, "text", fmt.Sprint("v", n))))
 		default:

@@ -116,6 +116,7 @@ type Job struct {
 	JobDeadlines
 	JobCalendar
 	JobWindow
+	JobWaits
 	// JitterWindow is the job's jitter window as it states it
 	// (schedule.ParseJitterWindow): "" for none. Each scheduled run starts
 	// no earlier than its scheduled time plus schedule.JitterOffset (NewRunOf
@@ -236,6 +237,20 @@ func (w JobWindow) Completed() bool { return w.CompletedAt.Valid }
 
 // HasCalendar reports whether the job fires by a business calendar.
 func (c JobCalendar) HasCalendar() bool { return c.CalendarID != 0 }
+
+// JobWaits are a job's waits for other jobs' and workflows' runs of each
+// run's business date (docs/workflows.md, "Waits of a plain job"; the
+// scheduler holds a run until they succeeded, admin/scheduler
+// start_waits.go).
+type JobWaits struct {
+	// WaitFor is a JSON array of admin/waits.Ref (the shape of a workflow
+	// node's wait_for); NULL for none.
+	WaitFor sql.NullString `db:"wait_for"`
+	// WaitTimeout (a duration) and OnTimeout (fail or skip), as the spec
+	// states them with its defaults; "" without waits.
+	WaitTimeout string `db:"wait_timeout"`
+	OnTimeout   string `db:"on_timeout"`
+}
 
 // JobDeadlines are a job's deadlines as it states them
 // (schedule.ParseStartDeadline, ParseFinishDeadline): "" for none; the action

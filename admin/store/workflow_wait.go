@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // NodeWaiting is the status of a node run whose start rule was met and
@@ -14,7 +16,7 @@ import (
 // failed or skipped (timed out, or the failure policy stop).
 const NodeWaiting = "waiting"
 
-// WaitTarget is a run a workflow node waits for: the run of business date
+// WaitTarget is a run a workflow node or a plain job waits for: the run of business date
 // Date (YYYY-MM-DD) of job App/Name, or of workflow App/Name.
 type WaitTarget struct {
 	App, Name string
@@ -33,13 +35,23 @@ type WaitTarget struct {
 // A job or workflow that does not exist has no succeeded run. A date that
 // is not YYYY-MM-DD is an error.
 func (t *Tx) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
+	return t.s.waitSucceeded(ctx, t.tx, w)
+}
+
+// WaitSucceeded is Tx.WaitSucceeded outside a transaction: the start path
+// checks a plain job's waits with it (admin/scheduler, start_waits.go).
+func (s *Store) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
+	return s.waitSucceeded(ctx, s.db, w)
+}
+
+func (s *Store) waitSucceeded(ctx context.Context, db sqlx.QueryerContext, w WaitTarget) (bool, error) {
 	day, err := time.Parse(time.DateOnly, w.Date)
 	if err != nil {
 		return false, fmt.Errorf("wait for %s/%s: business date: %w", w.App, w.Name, err)
 	}
 	var n int
 	if w.Workflow {
-		if err := t.tx.GetContext(ctx, &n, t.s.q.get(qWorkflowRunSucceededOnDate), w.App, w.Name, w.Date); err != nil {
+		if err := sqlx.GetContext(ctx, db, &n, s.q.get(qWorkflowRunSucceededOnDate), w.App, w.Name, w.Date); err != nil {
 			return false, fmt.Errorf("wait for workflow %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 		}
 		return n > 0, nil
@@ -48,7 +60,7 @@ func (t *Tx) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
 		ID       int64  `db:"id"`
 		TimeZone string `db:"time_zone"`
 	}
-	switch err := t.tx.GetContext(ctx, &job, t.s.q.get(qJobZoneByName), w.App, w.Name); {
+	switch err := sqlx.GetContext(ctx, db, &job, s.q.get(qJobZoneByName), w.App, w.Name); {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
@@ -60,13 +72,13 @@ func (t *Tx) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
 	}
 	from := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, loc)
 	to := from.AddDate(0, 0, 1)
-	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qJobRunSucceededBetween), job.ID, from.UnixMilli(), to.UnixMilli()); err != nil {
+	if err := sqlx.GetContext(ctx, db, &n, s.q.get(qJobRunSucceededBetween), job.ID, from.UnixMilli(), to.UnixMilli()); err != nil {
 		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 	}
 	if n > 0 {
 		return true, nil
 	}
-	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qJobRunSucceededOfWorkflowDate), job.ID, w.Date); err != nil {
+	if err := sqlx.GetContext(ctx, db, &n, s.q.get(qJobRunSucceededOfWorkflowDate), job.ID, w.Date); err != nil {
 		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 	}
 	return n > 0, nil

@@ -1,6 +1,9 @@
 package workflow
 
-import "github.com/shardjob/shardjob/admin/apitypes"
+import (
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/waits"
+)
 
 // FromWire is the definition of a workflow in the API's wire form
 // (admin/apitypes), its defaults applied: what the admin validates and
@@ -15,16 +18,7 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 		if n.Job != nil {
 			node.Job = &JobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
 		}
-		for _, w := range n.WaitFor {
-			var ref WaitRef
-			if w.Job != nil {
-				ref.Job = &NameRef{App: w.Job.App, Name: w.Job.Name}
-			}
-			if w.Workflow != nil {
-				ref.Workflow = &NameRef{App: w.Workflow.App, Name: w.Workflow.Name}
-			}
-			node.WaitFor = append(node.WaitFor, ref)
-		}
+		node.WaitFor = waits.FromWire(n.WaitFor)
 		def.Nodes[i] = node
 	}
 	for i, e := range d.Edges {
@@ -43,16 +37,7 @@ func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
 		if n.Job != nil {
 			node.Job = &apitypes.WorkflowJobRef{ID: n.Job.ID, App: n.Job.App, Name: n.Job.Name}
 		}
-		for _, w := range n.WaitFor {
-			var ref apitypes.WorkflowWait
-			if w.Job != nil {
-				ref.Job = &apitypes.WorkflowNameRef{App: w.Job.App, Name: w.Job.Name}
-			}
-			if w.Workflow != nil {
-				ref.Workflow = &apitypes.WorkflowNameRef{App: w.Workflow.App, Name: w.Workflow.Name}
-			}
-			node.WaitFor = append(node.WaitFor, ref)
-		}
+		node.WaitFor = waits.ToWire(n.WaitFor)
 		nodes[i] = node
 	}
 	var edges []apitypes.WorkflowEdge

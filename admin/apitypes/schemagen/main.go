@@ -254,6 +254,8 @@ func typeOf(e ast.Expr) string {
 			return "type: integer, format: int64"
 		case "Message": // hand-written in openapi.yaml, with MessageArgs
 			return `$ref: "#/components/schemas/Message"`
+		case "WorkflowWait": // hand-written in openapi.yaml, with the workflow schemas
+			return `$ref: "#/components/schemas/WorkflowWait"`
 		}
 	}
 	panic(fmt.Sprintf("schemagen: no OpenAPI type for %T %v", e, e))

@@ -6,6 +6,7 @@ import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
 import { alarmRoutesCard } from "./alarmroutes.js";
+import { waitsText } from "./jobform.js";
 
 /** handlerDecides marks a records policy field left to the handler's Config. */
 function handlerDecides() {
@@ -105,6 +106,10 @@ export default function mount(root, ctx) {
           job.max_runs ? t("job.windowRuns", { n: job.max_runs }) : null]
         : t("job.noWindow"))],
       [t("field.jitter_window"), h("span", { id: "job-jitter-window" }, job.jitter_window ? h("code", {}, job.jitter_window) : t("deadline.none"))],
+      [t("field.wait_for"), h("span", { id: "job-waits" }, job.wait_for && job.wait_for.length
+        ? [h("code", { class: "wrap" }, waitsText(job.wait_for).split("\n").join(", ")), " ",
+          h("span", { class: "muted" }, t("job.waitsTimeout", { timeout: job.wait_timeout, action: tOr("ontimeout." + job.on_timeout, job.on_timeout) }))]
+        : t("deadline.none"))],
       st === "paused" && job.paused_until ? [t("jobs.state.paused"), t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })] : null,
       st === "completed" ? [t("jobs.state.completed"), h("span", { id: "job-completed" }, completedText(job), " ",
         h("span", { class: "muted" }, fmtDateTime(job.completed_at)))] : null,

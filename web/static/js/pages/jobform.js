@@ -17,6 +17,40 @@ const SCHEDULE_FIELDS = new Set(["cron", "time_zone", "time_zones", "calendar_id
 // Suggested dedup scopes of the records policy (sdk/records).
 const SCOPES = [["run", "scope.run"], ["job", "scope.job"], ["settle:{date}", "scope.named"]];
 
+// A job's waits (wait_for) in the form: one awaited run per line, "name"
+// or "app/name" for a job (the job's app by default), "workflow name" or
+// "workflow app/name" for a workflow: the labels the server's reasons use.
+export function waitsText(list) {
+  return (list || []).map(w => {
+    const ref = w.workflow || w.job || {};
+    return (w.workflow ? "workflow " : "") + (ref.app ? ref.app + "/" : "") + (ref.name || "");
+  }).join("\n");
+}
+/** parseWaits reads waitsText's form; bad lines are listed (1-based). */
+export function parseWaits(text) {
+  const waits = [], bad = [];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line) return;
+    const m = /^(workflow\s+)?(?:([^\s/]+)\/)?([^\s/]+)$/.exec(line);
+    if (!m) { bad.push(i + 1); return; }
+    const ref = m[2] ? { app: m[2], name: m[3] } : { name: m[3] };
+    waits.push(m[1] ? { workflow: ref } : { job: ref });
+  });
+  return { waits, bad };
+}
+/** foldWaits shows the server's errors of single waits (wait_for[1].name)
+ * under the wait_for field, by line. */
+function foldWaits(fields) {
+  const out = {}, lines = [];
+  for (const [k, m] of Object.entries(fields)) {
+    const w = /^wait_for\[(\d+)\]/.exec(k);
+    if (w) lines.push(t("form.err.waitAt", { line: Number(w[1]) + 1, error: m })); else out[k] = m;
+  }
+  if (lines.length) out.wait_for = [out.wait_for, ...lines].filter(Boolean).join("; ");
+  return out;
+}
+
 function zones() {
   try { return Intl.supportedValuesOf("timeZone"); } catch { return ["UTC", "Europe/Berlin", "Asia/Shanghai", "America/New_York"]; }
 }
@@ -189,6 +223,9 @@ export default function mount(root, ctx) {
       field("start_deadline", t("field.start_deadline"), input("start_deadline", { class: "mono", placeholder: "15m" }), t("help.start_deadline")),
       field("finish_deadline", t("field.finish_deadline"), input("finish_deadline", { class: "mono", placeholder: "2h · 06:00" }), t("help.finish_deadline")),
       field("deadline_action", t("field.deadline_action"), input("deadline_action", { tag: "select", options: [["alarm", t("deadline.alarm")], ["cancel", t("deadline.cancel")]] }), t("help.deadline_action")),
+      field("wait_for", t("field.wait_for"), input("wait_for", { tag: "textarea", rows: 2, class: "mono", placeholder: "load-trades\nworkflow market-data/fx-close" }), t("help.wait_for"), { wide: true }),
+      field("wait_timeout", t("field.wait_timeout"), input("wait_timeout", { class: "mono", placeholder: "24h" }), t("help.wait_timeout")),
+      field("on_timeout", t("field.on_timeout"), input("on_timeout", { tag: "select", options: [["fail", t("ontimeout.fail")], ["skip", t("ontimeout.skip")]] }), t("help.on_timeout")),
       childField,
       id ? null : h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))))),
     card(t("form.records"), h("div", { class: "form-grid", id: "records-group" },
@@ -222,6 +259,13 @@ export default function mount(root, ctx) {
     renderZones();
     wantCalendar = String(v.calendar_id || 0);
     fillCalendars();
+    showWaits();
+  }
+  // The timeout settings matter only with waits.
+  function showWaits() {
+    const none = inputs.wait_for.value.trim() === "";
+    inputs.wait_timeout.closest(".field").hidden = none;
+    inputs.on_timeout.closest(".field").hidden = none;
   }
 
   // The calendar select offers what the job's app may use: the global
@@ -262,6 +306,9 @@ export default function mount(root, ctx) {
     };
     if (extraZones.length) out.time_zones = [out.time_zone || "UTC", ...extraZones];
     const local = {};
+    const w = parseWaits(v.wait_for);
+    if (w.bad.length) local.wait_for = t("form.err.waitLines", { lines: w.bad.join(", ") });
+    if (w.waits.length) { out.wait_for = w.waits; out.wait_timeout = v.wait_timeout.trim(); out.on_timeout = v.on_timeout; }
     for (const k of NUMERIC) {
       const raw = String(v[k]).trim();
       if (raw === "") { out[k] = 0; continue; }
@@ -344,7 +391,7 @@ export default function mount(root, ctx) {
       showWarnings(warningTexts(res));
     } catch (e) {
       if (my !== seq) return;
-      const fields = { ...fieldTexts(e), ...local };
+      const fields = { ...foldWaits(fieldTexts(e)), ...local };
       showErrors(fields);
       showWarnings(null);
       if (e.status !== 400) { setState("invalid", e.message); return; }
@@ -360,6 +407,7 @@ export default function mount(root, ctx) {
       const alt = { ...body };
       const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, jitter_window: "" };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
+      if (fields.wait_for || fields.wait_timeout || fields.on_timeout) { delete alt.wait_for; delete alt.wait_timeout; delete alt.on_timeout; }
       try {
         const res = await api("POST", "/jobs/validate", alt);
         if (my !== seq) return;
@@ -382,6 +430,7 @@ export default function mount(root, ctx) {
   form.addEventListener("input", ev => {
     if (ev.target === inputs.app) { fillHandlers(); fillCalendars(); }
     if (ev.target === inputs.child_job_ids) showChildNames();
+    if (ev.target === inputs.wait_for) showWaits();
     if (ev.target.name) touched.add(ev.target.name);
     banner.hidden = true;
     changed();
@@ -413,7 +462,7 @@ export default function mount(root, ctx) {
       // Fields in error show what is wrong next to their inputs, in the
       // reader's language; the banner names those without an input (the
       // server's one-line summary, e.message, is English).
-      const fields = fieldTexts(e);
+      const fields = foldWaits(fieldTexts(e));
       const named = Object.keys(fields).length > 0;
       const elsewhere = Object.entries(fields).filter(([k]) => !errs[k]).map(([k, m]) => `${k}: ${m}`);
       showErrors(fields);
@@ -436,7 +485,7 @@ export default function mount(root, ctx) {
     if (id) {
       job = await api("GET", `/jobs/${id}`);
       const d = !force && drafts.get(key);
-      setValues(d || { ...job, child_job_ids: (job.child_job_ids || []).join(", ") });
+      setValues(d || { ...job, child_job_ids: (job.child_job_ids || []).join(", "), wait_for: waitsText(job.wait_for), on_timeout: job.on_timeout || "fail" });
       if (d) for (const k of Object.keys(inputs)) touched.add(k);
       draftNote.hidden = !d;
       inputs.app.readOnly = true;
@@ -446,7 +495,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", jitter_window: "", child_job_ids: "" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", jitter_window: "", child_job_ids: "", wait_for: "", wait_timeout: "", on_timeout: "fail" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();
