@@ -32,6 +32,22 @@ func TestJobWaitsAPI(t *testing.T) {
 			{Workflow: &apitypes.WorkflowNameRef{App: "market-data", Name: "fx-close"}},
 		}
 		require.Equal(t, want, j.WaitFor)
+		// Neither awaited run's job or workflow exists: a warning each
+		// (not a refusal: a jobs file may create them after this job).
+		missing := func(j apitypes.Job) []string {
+			var out []string
+			for _, w := range j.WarningCodes {
+				if w.Code == string(msg.JobWaitTargetMissing) {
+					out = append(out, w.Args["target"].(string))
+				}
+			}
+			return out
+		}
+		require.Equal(t, []string{"billing/load-trades", "workflow market-data/fx-close"}, missing(j))
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, withAll(map[string]any{"name": "load-trades"}), nil))
+		var again apitypes.Job
+		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/jobs/"+itoa(j.ID), ops, j.JobSpec, &again))
+		require.Equal(t, []string{"workflow market-data/fx-close"}, missing(again), "the awaited job exists now")
 		require.Equal(t, "24h", j.WaitTimeout, "the default, answered")
 		require.Equal(t, "skip", j.OnTimeout)
 		var got apitypes.Job
@@ -95,6 +111,6 @@ func TestJobWaitsAPI(t *testing.T) {
 				require.Len(t, ans.Fields, 1, "%s: only %s is wrong: %v", tc.name, tc.field, ans.Fields)
 			}
 		}
-		require.Equal(t, 1, e.countJobs(), "the bad ones wrote nothing")
+		require.Equal(t, 2, e.countJobs(), "the bad ones wrote nothing (report and load-trades)")
 	})
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -114,11 +115,61 @@ func (s *Server) createJob(c *gin.Context) {
 // withWarnings adds to v what a person saving the job should know but that
 // does not make it invalid (handlerWarnings).
 func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
-	for _, w := range s.handlerWarnings(c, v.App, v.Handler) {
+	for _, w := range append(s.handlerWarnings(c, v.App, v.Handler), s.waitWarnings(c, v.App, v.WaitFor)...) {
 		v.Warnings = append(v.Warnings, w.String())
 		v.WarningCodes = append(v.WarningCodes, apitypes.Message{Code: string(w.Code), Args: w.Args})
 	}
 	return v
+}
+
+// waitWarnings names the runs a job waits for (wait_for) whose job or
+// workflow does not exist, or is in an app the user may not manage (the
+// same words for both): the job's runs would wait for them until their
+// wait timeout. A warning, not a refusal, unlike a workflow node's waits: a
+// jobs file may create the awaited job after the one that waits for it.
+func (s *Server) waitWarnings(c *gin.Context, app string, waitFor []apitypes.WorkflowWait) []msg.Msg {
+	if len(waitFor) == 0 {
+		return nil
+	}
+	ctx := c.Request.Context()
+	u := currentUser(c)
+	var byName []store.JobKey
+	for _, w := range waitFor {
+		if w.Job != nil {
+			byName = append(byName, store.JobKey{App: cmp.Or(w.Job.App, app), Name: w.Job.Name})
+		}
+	}
+	jobs := map[[2]string]bool{}
+	if len(byName) > 0 {
+		found, err := s.st.JobKeys(ctx, nil, byName)
+		if err != nil {
+			s.log.Warn("cannot read the awaited jobs for the job's warnings", "err", err)
+			return nil
+		}
+		for _, k := range found {
+			jobs[[2]string{k.App, k.Name}] = u.AppAllowed(k.App)
+		}
+	}
+	var out []msg.Msg
+	for _, w := range waitFor {
+		switch {
+		case w.Job != nil:
+			a := cmp.Or(w.Job.App, app)
+			if !jobs[[2]string{a, w.Job.Name}] {
+				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", a+"/"+w.Job.Name))
+			}
+		case w.Workflow != nil:
+			a := cmp.Or(w.Workflow.App, app)
+			_, err := s.st.WorkflowByName(ctx, a, w.Workflow.Name)
+			switch {
+			case errors.Is(err, store.ErrNotFound) || (err == nil && !u.AppAllowed(a)):
+				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", "workflow "+a+"/"+w.Workflow.Name))
+			case err != nil:
+				s.log.Warn("cannot read an awaited workflow for the job's warnings", "err", err)
+			}
+		}
+	}
+	return out
 }
 
 // handlerWarnings says when no executor of app has shown handler yet: the
@@ -331,7 +382,7 @@ func (s *Server) validateJob(c *gin.Context) {
 			}
 		}
 	}
-	w := s.withWarnings(c, apitypes.Job{JobSpec: apitypes.JobSpec{JobDef: apitypes.JobDef{App: v.Job.App, Handler: v.Job.Handler}}})
+	w := s.withWarnings(c, jobdef.View(v.Job))
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})
 }
 

@@ -46,6 +46,7 @@ const (
 	LimitDefaultTimeout      Code = "limit.default_timeout"
 	JobNoExecutor            Code = "job.no_executor"
 	JobHandlerNotSeen        Code = "job.handler_not_seen"
+	JobWaitTargetMissing     Code = "job.wait_target_missing"
 	DSTGapSkippedOne         Code = "dst.gap_skipped_one"
 	DSTGapSkippedMany        Code = "dst.gap_skipped_many"
 	DSTGapFiredOne           Code = "dst.gap_fired_one"
@@ -433,6 +434,7 @@ var Catalog = map[Code]string{
 	LimitDefaultTimeout:      "the default result timeout",
 	JobNoExecutor:            "no executor of app {app} has registered yet: runs of this job wait for one with handler {handler} (and fail after the unplaceable timeout)",
 	JobHandlerNotSeen:        "no executor of app {app} has shown handler {handler} yet (check the name, or deploy it): runs of this job wait for one (and fail after the unplaceable timeout)",
+	JobWaitTargetMissing:     "wait_for names {target}, which does not exist in the apps you may manage (check the name, or create it): runs of this job wait for it until their wait timeout",
 	DSTGapSkippedOne:         "DST gap: {time} on {day} does not exist and is skipped",
 	DSTGapSkippedMany:        "DST gap: {count} scheduled times from {from} to {to} on {day} do not exist and are skipped",
 	DSTGapFiredOne:           "DST gap: {time} does not exist, fired at {at}",
