@@ -63,6 +63,9 @@ type Config struct {
 	// UnplaceableTimeout (--unplaceable-timeout): how long a run may wait for
 	// an executor with its handler before it fails. Default 10m.
 	UnplaceableTimeout time.Duration
+	// HoldRecheck (--hold-recheck): how often the leader checks again a
+	// run it holds (waits not met, a backfill's turn). Default 5s.
+	HoldRecheck time.Duration
 	// DispatchTimeout (--dispatch-timeout): how long an executor may leave
 	// an attempt unacknowledged before it fails. Default 30s.
 	DispatchTimeout time.Duration
@@ -294,7 +297,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
+		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, HoldRecheck: cfg.HoldRecheck, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
 		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets, Clock: cfg.Clock,
 	}, st, router)
 	if err != nil {

@@ -211,6 +211,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	metricsToken := f.Str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
+	holdRecheck := f.Dur("hold-recheck", 5*time.Second, "how often the leader checks again a run it holds: a run of a job whose waits (wait_for) are not met, or a job backfill's run waiting for its turn")
 	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
 	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	httpConfig := httpFlags(f)
@@ -221,6 +222,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *dispatchTimeout < time.Second {
 		return fmt.Errorf("--dispatch-timeout %s: use at least 1s (default 30s)", *dispatchTimeout)
+	}
+	if *holdRecheck < 100*time.Millisecond || *holdRecheck > time.Hour {
+		return fmt.Errorf("--hold-recheck %s: use a duration from 100ms to 1h (default 5s)", *holdRecheck)
 	}
 	if *unplaceable < time.Second {
 		return fmt.Errorf("--unplaceable-timeout %s: use at least 1s (default 10m)", *unplaceable)
@@ -257,7 +261,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})
