@@ -79,6 +79,7 @@ type starter struct {
 
 	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
 	held    map[string]*heldRuns    // the reason's text → pending runs of the page to hold (start_hold.go)
+	turns   map[int64]*backfillTurn // job backfill id → its turn this round (start_backfill.go)
 
 	batch   []store.RunStart
 	meta    map[int64]store.PendingRun // run id → run, for the batch
