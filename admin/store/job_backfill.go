@@ -68,7 +68,7 @@ func (s *Store) JobRunsOfRange(ctx context.Context, jobID, fromMS, toMS int64, f
 // CreateJobBackfill stores b and creates its runs (in the order given,
 // their BackfillID set) in one transaction fenced by epoch: all or none.
 // The job must still exist (ErrNotFound otherwise; it cannot be deleted
-// meanwhile). A run whose key (job, scheduled_at) exists is not created
+// meanwhile), and every run must be of it. A run whose key (job, scheduled_at) exists is not created
 // again. It returns the backfill's id and the runs, each with whether it
 // was created now (false: the date's run existed and is kept as it is).
 func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfill, runs []NewRun) (int64, []Run, []bool, error) {
@@ -93,6 +93,9 @@ func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfil
 			return err
 		}
 		for _, r := range runs {
+			if r.JobID != b.JobID {
+				return fmt.Errorf("backfill of job %d: a run of job %d", b.JobID, r.JobID)
+			}
 			r.BackfillID = id
 			run, isNew, err := s.insertRun(ctx, tx.tx, epoch, r)
 			if err != nil {
