@@ -72,41 +72,30 @@ func (s *Store) JobRunsOfRange(ctx context.Context, jobID, fromMS, toMS int64, f
 // again. It returns the backfill's id and the runs, each with whether it
 // was created now (false: the date's run existed and is kept as it is).
 func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfill, runs []NewRun) (int64, []Run, []bool, error) {
-	var id int64
 	var out []Run
 	var created []bool
-	err := s.Tx(ctx, func(tx *Tx) error {
-		id, out, created = 0, nil, nil
-		if err := tx.CheckEpoch(ctx, epoch); err != nil {
-			return err
-		}
+	lockJob := func(tx *Tx) error {
 		var jobID int64
 		if err := tx.tx.GetContext(ctx, &jobID, s.q.get(qJobLockForBackfill), b.JobID); err != nil {
 			return notFound(err, fmt.Sprintf("job %d", b.JobID))
 		}
-		res, err := tx.tx.ExecContext(ctx, s.q.get(qJobBackfillInsert), b.JobID, b.App, b.FromDate, b.ToDate,
-			b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy)
-		if err != nil {
-			return fmt.Errorf("backfill of job %d: %w", b.JobID, err)
-		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		for _, r := range runs {
+		return nil
+	}
+	id, err := s.createBackfill(ctx, epoch, lockJob, qJobBackfillInsert, []any{b.JobID, b.App, b.FromDate, b.ToDate,
+		b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy}, func(tx *Tx, id int64) (err error) {
+		out, created, err = createRuns(runs, func(r NewRun) (Run, bool, error) {
 			if r.JobID != b.JobID {
-				return fmt.Errorf("backfill of job %d: a run of job %d", b.JobID, r.JobID)
+				return Run{}, false, fmt.Errorf("a run of job %d", r.JobID)
 			}
 			r.BackfillID = id
-			run, isNew, err := s.insertRun(ctx, tx.tx, epoch, r)
-			if err != nil {
-				return err
-			}
-			out = append(out, run)
-			created = append(created, isNew)
-		}
-		return nil
+			return s.insertRun(ctx, tx.tx, epoch, r)
+		})
+		return err
 	})
-	return id, out, created, err
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("backfill of job %d: %w", b.JobID, err)
+	}
+	return id, out, created, nil
 }
 
 // insertRun inserts run r (its App set) unless its key exists, and returns
