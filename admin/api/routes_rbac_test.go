@@ -56,6 +56,7 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/jobs/:id":                     {role: viewer},
 	"POST /api/v1/jobs/validate":               {role: viewer}, // changes nothing
 	"GET /api/v1/jobs/:id/alarm-routes":        {role: viewer},
+	"GET /api/v1/jobs/:id/backfills":           {role: viewer},
 	"GET /api/v1/runs":                         {role: viewer},
 	"GET /api/v1/runs/:id":                     {role: viewer},
 	"GET /api/v1/runs/:id/logs":                {role: viewer},
@@ -78,6 +79,7 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/jobs/:id/resume":             {role: operator, audit: "job.resume"},
 	"POST /api/v1/jobs/:id/trigger":            {role: operator, audit: "job.trigger"},
 	"POST /api/v1/jobs/:id/clone":              {role: operator, audit: "job.clone"},
+	"POST /api/v1/jobs/:id/backfill":           {role: operator, audit: "job.backfill"},
 	"POST /api/v1/executors/:id/drain":         {role: operator, audit: "executor.drain"},
 	"POST /api/v1/executors/:id/undrain":       {role: operator, audit: "executor.undrain"},
 	"PUT /api/v1/jobs/:id/alarm-routes":        {role: operator, audit: "job.alarm_routes"},
@@ -378,6 +380,8 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		var trig struct{ Run apitypes.Run }
 		step("POST /api/v1/jobs/:id/trigger", jobPath+"/trigger", ops, "ops", nil, http.StatusCreated, &trig, jobObj)
 		runObj := func() string { return "run/" + itoa(trig.Run.ID) }
+		refused("POST", jobPath+"/backfill", ops, map[string]any{"from": "2026-03-02", "to": "2026-03-01"}, http.StatusBadRequest)
+		step("POST /api/v1/jobs/:id/backfill", jobPath+"/backfill", ops, "ops", map[string]any{"from": "2026-03-01", "to": "2026-03-02"}, http.StatusCreated, nil, jobObj)
 		step("POST /api/v1/runs/:id/cancel", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", ops, "ops", map[string]string{"reason": "audit test"}, http.StatusOK, nil, runObj)
 		step("PUT /api/v1/jobs/:id/alarm-routes", jobPath+"/alarm-routes", ops, "ops", map[string]any{"routes": []any{}}, http.StatusOK, nil, jobObj)
 		refused("POST", "/api/v1/jobs/validate", ops, validJob, http.StatusOK) // validating changes nothing

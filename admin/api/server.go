@@ -237,6 +237,7 @@ func New(cfg Config) (http.Handler, error) {
 	view := authed.Group("/", require(auth.RoleViewer))
 	view.GET("/jobs", s.listJobs)
 	view.GET("/jobs/:id", s.getJob)
+	view.GET("/jobs/:id/backfills", s.listJobBackfills) // job_backfill.go
 	view.POST("/jobs/validate", s.validateJob)
 	view.GET("/runs", s.listRuns)
 	view.GET("/runs/:id", s.getRun)
@@ -254,6 +255,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/jobs/:id/enable", s.enableJob)
 	op.POST("/jobs/:id/disable", s.disableJob)
 	op.POST("/jobs/:id/trigger", s.triggerJob)
+	op.POST("/jobs/:id/backfill", s.backfillJob) // job_backfill.go
 	op.POST("/jobs/:id/clone", s.cloneJob)
 	op.POST("/executors/:id/drain", s.drainExecutor)
 	op.POST("/executors/:id/undrain", s.undrainExecutor)

@@ -13,7 +13,6 @@ import (
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflowrun"
-	"github.com/shardjob/shardjob/internal/fielderr"
 )
 
 // backfillWorkflow creates the runs of a range of business dates (or, as a
@@ -38,14 +37,7 @@ func (s *Server) backfillWorkflow(c *gin.Context) {
 	}
 	plan, fields := workflowrun.PlanBackfill(workflowrun.BackfillRequest{From: req.From, To: req.To, NewestFirst: req.NewestFirst,
 		Parallel: req.Parallel, OnlyMissing: req.OnlyMissing}, existing)
-	if fields == nil {
-		fields = map[string]msg.Msg{}
-	}
-	if m, bad := runParamsError(req.Params); bad {
-		fields["params"] = m
-	}
-	if len(fields) > 0 {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: fielderr.Format("invalid backfill", jobdef.FieldMsgs(fields).English()), Fields: fields})
+	if !backfillRequestValid(c, fields, req.Params) {
 		return
 	}
 	out := apitypes.WorkflowBackfillPlan{DryRun: req.DryRun, Dates: make([]apitypes.WorkflowBackfillDate, len(plan))}

@@ -91,7 +91,7 @@ type Metrics struct {
 // Label values created up front, so that their series exist (at 0) before
 // the first event: rate() and absence alerts need them.
 var (
-	triggerKinds = []string{store.TriggerCron, store.TriggerManual, store.TriggerCatchUp, store.TriggerRetry, store.TriggerChild, store.TriggerAPI}
+	triggerKinds = []string{store.TriggerCron, store.TriggerManual, store.TriggerCatchUp, store.TriggerRetry, store.TriggerChild, store.TriggerAPI, store.TriggerBackfill}
 	slotStatuses = []string{store.AttemptSucceeded, store.AttemptFailed, store.AttemptCancelled}
 	recordKinds  = []string{"processed", "skipped", "failed", "uncertain"}
 	flowEnds     = []string{store.RunSucceeded, store.RunPartiallyFailed, store.RunFailed, store.RunCancelled}

@@ -14,6 +14,7 @@ const (
 	RunSkippedOverlap        Code = "run.skipped_overlap"
 	RunSkippedMisfire        Code = "run.skipped_misfire"
 	RunWaiting               Code = "run.waiting"
+	RunWaitsBackfill         Code = "run.waits_backfill"
 	RunUnplaceableFailed     Code = "run.unplaceable_failed"
 	RunCancelledBy           Code = "run.cancelled_by"
 	RunCancelledByReason     Code = "run.cancelled_by_reason"
@@ -402,6 +403,7 @@ var Catalog = map[Code]string{
 	RunSkippedOverlap:        "overlap policy skip: the previous run is still active",
 	RunSkippedMisfire:        "misfire policy {policy}: firing was late by more than {threshold_ms}ms",
 	RunWaiting:               "waiting: {cause}",
+	RunWaitsBackfill:         "waits its turn: backfill #{backfill} runs at most {parallel} at once, {running} running",
 	RunUnplaceableFailed:     "{cause} for {timeout} (unplaceable timeout): the run failed without starting",
 	RunCancelledBy:           "cancelled by {user}",
 	RunCancelledByReason:     "cancelled by {user}: {reason}",

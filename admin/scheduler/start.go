@@ -79,6 +79,7 @@ type starter struct {
 
 	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
 	held    map[string]*heldRuns    // the reason's text → pending runs of the page to hold (start_hold.go)
+	turns   map[int64]*backfillTurn // job backfill id → its turn this round (start_backfill.go)
 	// waitsMet caches, for the round, whether the awaited runs of a job's
 	// waits succeeded (start_waits.go)
 	waitsMet map[store.WaitTarget]bool

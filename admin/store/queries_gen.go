@@ -97,6 +97,9 @@ const (
 	qExecutorsOnline
 	qExecutorsSilent
 	qJobApps
+	qJobBackfillInsert
+	qJobBackfillTurns
+	qJobBackfillsOfJob
 	qJobByID
 	qJobChildren
 	qJobClaimDue
@@ -111,6 +114,7 @@ const (
 	qJobInsert
 	qJobList
 	qJobListOfApps
+	qJobLockForBackfill
 	qJobNextDue
 	qJobNextPauseEnd
 	qJobOfWorkflowNode
@@ -119,6 +123,8 @@ const (
 	qJobRunStatuses
 	qJobRunSucceededBetween
 	qJobRunSucceededOfWorkflowDate
+	qJobRunsOfWorkflowDates
+	qJobRunsScheduledBetween
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
@@ -339,6 +345,9 @@ var queryNames = [...]string{
 	"ExecutorsOnline",
 	"ExecutorsSilent",
 	"JobApps",
+	"JobBackfillInsert",
+	"JobBackfillTurns",
+	"JobBackfillsOfJob",
 	"JobByID",
 	"JobChildren",
 	"JobClaimDue",
@@ -353,6 +362,7 @@ var queryNames = [...]string{
 	"JobInsert",
 	"JobList",
 	"JobListOfApps",
+	"JobLockForBackfill",
 	"JobNextDue",
 	"JobNextPauseEnd",
 	"JobOfWorkflowNode",
@@ -361,6 +371,8 @@ var queryNames = [...]string{
 	"JobRunStatuses",
 	"JobRunSucceededBetween",
 	"JobRunSucceededOfWorkflowDate",
+	"JobRunsOfWorkflowDates",
+	"JobRunsScheduledBetween",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",

@@ -39,6 +39,9 @@ type NewRun struct {
 	// StartAfter is the instant (Unix ms) before which the run does not
 	// start (Run.StartAfter); 0 for none.
 	StartAfter int64
+	// BackfillID is the job backfill that creates the run (0: none): the
+	// leader starts it in its turn (admin/scheduler, start_backfill.go).
+	BackfillID int64
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
@@ -78,7 +81,7 @@ func (r NewRun) insertArgs(epoch int64) []any {
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
 		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
-		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter}
+		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID}
 }
 
 // withApps returns runs with App filled in from their jobs where it is

@@ -49,34 +49,61 @@ func (s *Store) RunsOfDates(ctx context.Context, workflowID int64, from, to stri
 // returns the backfill's id and the runs, each with whether it was created
 // now (false: the date's run existed, and is kept as it is).
 func (s *Store) CreateBackfill(ctx context.Context, epoch int64, b Backfill, runs []NewWorkflowRun) (int64, []WorkflowRun, []bool, error) {
-	var id int64
 	var out []WorkflowRun
 	var created []bool
+	id, err := s.createBackfill(ctx, epoch, nil, qWorkflowBackfillInsert, []any{b.WorkflowID, b.App, b.FromDate, b.ToDate,
+		b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy}, func(tx *Tx, id int64) (err error) {
+		out, created, err = createRuns(runs, func(r NewWorkflowRun) (WorkflowRun, bool, error) {
+			r.BackfillID = id
+			return tx.CreateWorkflowRun(ctx, epoch, r)
+		})
+		return err
+	})
+	if err != nil {
+		return 0, nil, nil, fmt.Errorf("backfill of workflow %d: %w", b.WorkflowID, err)
+	}
+	return id, out, created, nil
+}
+
+// createBackfill is the transaction of a backfill of a workflow or a job,
+// fenced by epoch: check (when not nil) what it is for, insert its row
+// (insert with args, the id generated), then create its runs (runs).
+func (s *Store) createBackfill(ctx context.Context, epoch int64, check func(tx *Tx) error, insert query, args []any,
+	runs func(tx *Tx, id int64) error) (int64, error) {
+	var id int64
 	err := s.Tx(ctx, func(tx *Tx) error {
-		id, out, created = 0, nil, nil
 		if err := tx.CheckEpoch(ctx, epoch); err != nil {
 			return err
 		}
-		res, err := tx.tx.ExecContext(ctx, s.q.get(qWorkflowBackfillInsert), b.WorkflowID, b.App, b.FromDate, b.ToDate,
-			b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy)
+		if check != nil {
+			if err := check(tx); err != nil {
+				return err
+			}
+		}
+		res, err := tx.tx.ExecContext(ctx, s.q.get(insert), args...)
 		if err != nil {
-			return fmt.Errorf("backfill of workflow %d: %w", b.WorkflowID, err)
+			return err
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		for _, r := range runs {
-			r.BackfillID = id
-			run, isNew, err := tx.CreateWorkflowRun(ctx, epoch, r)
-			if err != nil {
-				return err
-			}
-			out = append(out, run)
-			created = append(created, isNew)
-		}
-		return nil
+		return runs(tx, id)
 	})
-	return id, out, created, err
+	return id, err
+}
+
+// createRuns creates runs in order with create, and returns them with
+// whether each was created now; it stops at the first error.
+func createRuns[N, R any](runs []N, create func(N) (R, bool, error)) ([]R, []bool, error) {
+	out, created := make([]R, 0, len(runs)), make([]bool, 0, len(runs))
+	for _, r := range runs {
+		run, isNew, err := create(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		out, created = append(out, run), append(created, isNew)
+	}
+	return out, created, nil
 }
 
 // Backfill returns backfill id, or ErrNotFound.

@@ -305,8 +305,9 @@ func (s *Store) JobKeys(ctx context.Context, ids []int64, byName []JobKey) ([]Jo
 	return out, nil
 }
 
-// TriggerBackfill is the trigger kind of a workflow run created by a
-// backfill over a date range. The other kinds and the statuses of workflow
+// TriggerBackfill is the trigger kind of a workflow run, or of a job run,
+// created by a backfill over a date range (workflow_backfill,
+// job_backfill). The other kinds and the statuses of workflow
 // runs and node runs are the job runs' (TriggerCron, TriggerManual,
 // TriggerAPI, TriggerCatchUp; RunPending, RunRunning, and the ended
 // RunSucceeded, RunPartiallyFailed, RunFailed, RunCancelled, RunSkipped).

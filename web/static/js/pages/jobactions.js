@@ -23,7 +23,7 @@ export async function triggerDialog(job, ctx) {
     h("p", { class: "muted" }, t("trigger.intro", { name: `${job.app}/${job.name}`, slots: job.slots })),
     h("label", { class: "field" }, h("span", { class: "field-label" }, t("field.params")), params,
       h("span", { class: "field-help" }, t("trigger.paramsHelp"))),
-    h("label", { class: "check" }, backfill, h("span", {}, t("trigger.backfill"))),
+    h("label", { class: "check" }, backfill, h("span", {}, t("trigger.backfillAt"))),
     h("label", { class: "field" }, h("span", { class: "field-label" }, t("trigger.at", { zone: zoneLabel() })), at,
       h("span", { class: "field-help" }, t("trigger.atHelp"))));
   let result = null;

@@ -2,7 +2,8 @@
 // duration chart.
 import { api } from "../api.js";
 import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText, firingZone } from "../i18n.js";
-import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill } from "../dom.js";
+import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill, button, toast } from "../dom.js";
+import { backfillDialog } from "./backfill.js";
 import { durationBars } from "../charts.js";
 import { actionButtons, jobState } from "./jobactions.js";
 import { alarmRoutesCard } from "./alarmroutes.js";
@@ -77,7 +78,8 @@ export default function mount(root, ctx) {
     // The job of a workflow's inline node changes with its workflow only:
     // no actions here, a link to the workflow instead.
     if (job.workflow_id) fill(actions, h("a", { class: "btn btn-secondary", id: "job-workflow", href: `#/workflows/${job.workflow_id}` }, t("job.openWorkflow")));
-    else fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }));
+    else fill(actions, ...actionButtons(job, ctx, j => { if (j === null) ctx.navigate("#/jobs"); else ctx.refreshNow(); }, { inline: true }),
+      ctx.can("operator") ? button(t("job.backfill"), { size: "sm", icon: "retry", id: "job-backfill", onclick: () => backfill() }) : null);
     fill(defBox, kv([
       job.workflow_id ? [t("job.workflowOwned"), h("a", { href: `#/workflows/${job.workflow_id}`, id: "job-workflow-owned" }, t("job.workflowOwnedText", { id: job.workflow_id }))] : null,
       [t("field.handler"), h("code", {}, job.handler)],
@@ -117,6 +119,17 @@ export default function mount(root, ctx) {
       [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
     ]));
+  }
+
+  // backfill creates the job's runs of a range of business dates after a
+  // dry run (backfill.js), then shows them in the runs below.
+  async function backfill() {
+    const plan = await backfillDialog({ id: "job-backfill-dialog", title: t("job.bfTitle", { name: `${job.app}/${job.name}` }),
+      intro: t("job.bfIntro", { zone: job.time_zone }), path: `/jobs/${job.id}/backfill` });
+    if (!plan) return;
+    toast(t("job.backfilled", { created: plan.created, dates: plan.dates.length }));
+    page = 0;
+    ctx.refreshNow();
   }
 
   function completedText(j) {

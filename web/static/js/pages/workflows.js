@@ -5,6 +5,7 @@
 import { api } from "../api.js";
 import { t, tOr, fmtDateTime, srvText, fieldTexts } from "../i18n.js";
 import { fieldSet } from "./users.js";
+import { backfillDialog } from "./backfill.js";
 import { h, s, pageHead, syncTable, absTime, relTime, emptyState, badge, card, kv, fill, button, modal, toast, confirmDialog, icon } from "../dom.js";
 
 // Grid units of the layout to pixels.
@@ -110,62 +111,6 @@ async function triggerDialog(w) {
     },
   });
   return v === "ok" ? run : null;
-}
-
-/** backfillDialog creates the runs of a range of business dates of w, after a
- * dry run that lists what each date gets; resolves the plan or null. */
-async function backfillDialog(w) {
-  const { field, setErrors, errs } = fieldSet();
-  const from = h("input", { id: "bf-from", name: "from", autocomplete: "off", placeholder: "YYYY-MM-DD" });
-  const to = h("input", { id: "bf-to", name: "to", autocomplete: "off", placeholder: "YYYY-MM-DD" });
-  const parallel = h("input", { id: "bf-parallel", name: "parallel", type: "number", min: 1, max: 20, value: "1" });
-  const newest = h("input", { type: "checkbox", id: "bf-newest" });
-  const missing = h("input", { type: "checkbox", id: "bf-missing" });
-  const list = h("div", { id: "bf-plan", class: "bf-plan" });
-  const preview = button(t("workflows.bfPreview"), { id: "bf-preview" });
-  let plan = null, previewed = "";
-  const req = dry => ({ from: from.value.trim(), to: to.value.trim(), parallel: Number(parallel.value) || 1,
-    newest_first: newest.checked, only_missing: missing.checked, dry_run: dry });
-  const send = async dry => {
-    setErrors({});
-    try {
-      return await api("POST", `/workflows/${w.id}/backfill`, req(dry));
-    } catch (e) {
-      const fields = fieldTexts(e);
-      setErrors(fields);
-      throw Object.keys(fields).some(k => errs[k]) ? new Error(t("common.checkFields")) : e;
-    }
-  };
-  const show = p => {
-    previewed = JSON.stringify(req(false));
-    fill(list, h("p", { class: "muted", id: "bf-summary" }, t("workflows.bfSummary", { dates: p.dates.length, created: p.created })),
-      h("table", { class: "table table-compact" }, h("tbody", {}, p.dates.map(d => h("tr", { dataset: { date: d.date, action: d.action } },
-        h("td", { class: "mono" }, d.date), h("td", {}, t("workflows.bfAction." + d.action)))))));
-  };
-  preview.addEventListener("click", async () => {
-    try { show(await send(true)); } catch (e) { fill(list, h("div", { class: "callout callout-bad" }, e.message)); }
-  });
-  const v = await modal({
-    title: t("workflows.bfTitle", { name: w.name }), id: "workflow-backfill-dialog", wide: true,
-    body: h("div", { class: "form-stack" },
-      h("p", { class: "muted" }, t("workflows.bfIntro", { zone: w.time_zone })),
-      h("div", { class: "form-row" }, field("from", t("workflows.bfFrom"), from), field("to", t("workflows.bfTo"), to),
-        field("parallel", t("workflows.bfParallel"), parallel, t("workflows.bfParallelHelp"))),
-      h("label", { class: "check" }, newest, h("span", {}, t("workflows.bfNewest"))),
-      h("label", { class: "check" }, missing, h("span", {}, t("workflows.bfMissing"))),
-      preview, list),
-    actions: [{ label: t("common.cancel"), value: "cancel" }, { label: t("workflows.bfCreate"), kind: "primary", value: "ok", submit: true }],
-    onSubmit: async () => {
-      // What is created is what was previewed: preview again after a change.
-      if (previewed !== JSON.stringify(req(false))) {
-        show(await send(true));
-        throw new Error(t("workflows.bfCheck"));
-      }
-      plan = await send(false);
-      return "ok";
-    },
-  });
-  return v === "ok" ? plan : null;
 }
 
 /** detail is #/workflows/{id}. */
@@ -281,7 +226,8 @@ function detail(root, ctx) {
     if (!ctx.isCurrent()) return;
     if (!wf && ctx.can("operator")) {
       fill(actions, button(t("workflows.backfill"), { icon: "retry", id: "workflow-backfill", onclick: async () => {
-        const plan = await backfillDialog(wf);
+        const plan = await backfillDialog({ id: "workflow-backfill-dialog", title: t("workflows.bfTitle", { name: wf.name }),
+          intro: t("workflows.bfIntro", { zone: wf.time_zone }), path: `/workflows/${wf.id}/backfill` });
         if (!plan) return;
         toast(t("workflows.backfilled", { created: plan.created, dates: plan.dates.length }));
         chosenRun = 0;
