@@ -48,6 +48,10 @@ commands:
   get jobs|runs|executors|calendars|workflows [-o json]
                                    list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
+  backfill job JOB|workflow WORKFLOW --from D --to D [--parallel N]
+                                   [--newest-first] [--only-missing] [--dry-run]
+                                   [--params JSON] [-o json]
+                                   one run per business date of the range
   pause JOB [--until T] | resume JOB  stop or restart a job's schedule
                                    (--until: an RFC 3339 instant; it resumes by itself then)
   logs RUN [-f] [--slot N] [--level L] [-o json]
@@ -259,6 +263,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return cmdGet(ctx, args, env, c)
 	case "trigger":
 		return cmdTrigger(ctx, args, env, c)
+	case "backfill":
+		return cmdBackfill(ctx, args, env, c)
 	case "pause", "resume":
 		return cmdSwitch(ctx, cmd, args, env, c)
 	case "logs":
