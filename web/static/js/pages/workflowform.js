@@ -122,10 +122,9 @@ export default function mount(root, ctx) {
     const labelled = (cls, label, input) => h("label", { class: ["field", "wf-f", cls] }, h("span", { class: "field-label" }, label), input);
     row.box = h("div", { class: "wf-node" },
       labelled("wf-f-key", t("wfform.key"), el.key), labelled("wf-f-kind", t("wfform.runs"), el.kind), labelled("wf-f-ref", t("wfform.what"), el.ref),
-      h("div", { class: "wf-f wf-f-remove" }, remove),
       labelled("wf-f-params", t("workflows.params"), el.params), labelled("wf-f-slots", t("col.slots"), el.slots),
       labelled("wf-f-start", t("workflows.startRule"), el.start),
-      labelled("wf-f-after", t("workflows.parents"), el.after), row.err);
+      labelled("wf-f-after", t("workflows.parents"), el.after), h("div", { class: "wf-f wf-f-remove" }, remove), row.err);
     rows.push(row);
     list.append(row.box);
   }
