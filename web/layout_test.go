@@ -33,10 +33,10 @@ var contrastJS string
 // with a partially failed run and its alarms, a succeeded run, a workflow
 // run, a calendar, a second user, an API token):
 //
-//   - contrast: every visible text of every page (and of the login page), in
-//     the light and the dark theme, with the rows, buttons, links and menu
-//     entries hovered (forced through the DevTools protocol) and not, meets
-//     WCAG AA (4.5:1; 3:1 for large text);
+//   - contrast: every visible text of every page (and of the login page, a
+//     dialog and the user menu), in the light and the dark theme, with the
+//     rows, buttons, links and menu entries hovered (forced through the
+//     DevTools protocol) and not, meets WCAG AA (4.5:1; 3:1 for large text);
 //   - navigation: after a fresh load at every width from 800 to 1920 px in
 //     steps of 80 (and right after the login), every menu entry is in the top
 //     bar, unclipped and in the window, or in the "More" menu, which is in
@@ -110,6 +110,11 @@ func TestConsoleLayoutInBrowser(t *testing.T) {
 				measure(theme, p, hover)
 			}
 		}
+		// A dialog, and the user menu open over the page.
+		b.open(base, fmt.Sprintf("jobs/%d", flaky), theme)
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#job-actions [data-act="trigger"]').click()`), chromedp.WaitVisible(chromedp.CSS("#trigger-dialog")),
+			chromedp.Evaluate[chromedp.Void](`document.querySelector("#user-menu").open = true`), chromedp.WaitVisible(chromedp.CSS("#theme-select")))
+		measure(theme, "trigger dialog and user menu", false)
 	}
 	assert.Zero(t, count, "texts below WCAG AA contrast (%d; examples, at most 6 a page):\n%s", count, strings.Join(problems, "\n"))
 	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem("sj_theme", "light")`))
