@@ -2,6 +2,7 @@ package xxljob_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/admin/xxljob/internal/goexec"
 )
 
 // fakeExecutor is a test-only XXL-JOB executor that behaves like the
@@ -498,3 +500,22 @@ func (f *fakeExecutor) Close() {
 // jobOf returns the shardjob job of a run call (its jobId is per slot:
 // xxljob.SlotJobID).
 func jobOf(p xxljob.TriggerParam) int64 { return p.JobID / 1024 }
+
+// newGoClient starts an executor that behaves like xxl-job-executor-go
+// (package goexec: one task object per handler name, refusals as arrays)
+// and registers it with the admin at adminURL.
+func newGoClient(t *testing.T, adminURL, app, token string, work time.Duration) *goexec.Executor {
+	t.Helper()
+	e := goexec.New(goexec.Config{AdminURL: adminURL, App: app, Token: token, Work: work})
+	srv := httptest.NewServer(e)
+	e.SetAddress(srv.URL + "/")
+	t.Cleanup(func() {
+		srv.Close()
+		e.Close()
+	})
+	rt, err := e.Register(context.Background())
+	if err != nil || rt.Code != xxljob.CodeSuccess {
+		t.Fatalf("register the Go-client executor: %v %s", err, rt.Message())
+	}
+	return e
+}
