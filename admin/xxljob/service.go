@@ -42,9 +42,9 @@ type Service struct {
 	tokens  map[string]string
 
 	mu        sync.Mutex
-	sending   map[int64]bool  // tokens whose run call this replica is making
-	recording map[int64]bool  // tokens whose callback this replica is recording
-	busy      map[int64]int64 // token → executor id: refused as busy, or held (not its handler's turn), sent again at the next probe
+	sending   map[int64]bool      // tokens whose run call this replica is making
+	recording map[int64]bool      // tokens whose callback this replica is recording
+	busy      map[int64]int64     // token → executor id: refused as busy, or held (not its handler's turn), sent again at the next probe
 	idle      map[int64]idleCheck // running token → what its executor's idleBeat said
 
 	// concurrent: apps whose executors may run several slots of one
