@@ -46,6 +46,9 @@ type Config struct {
 	Token    string        // the access token
 	Address  string        // the executor's own base URL, registered
 	Work     time.Duration // how long handler "work" runs; default 2s
+	// Log, when set, gets a line per run taken ("run job_id=… log_id=…")
+	// and per callback ("callback log_id=… delivered=…").
+	Log io.Writer
 }
 
 // Executor is the emulated xxl-job-executor-go executor.
@@ -156,6 +159,7 @@ func (e *Executor) runLocked(body []byte) any {
 	t.id, t.param = p.JobID, p
 	e.runList[p.JobID] = t
 	e.runs = append(e.runs, p)
+	e.logf("run job_id=%d log_id=%d handler=%s", p.JobID, p.LogID, p.ExecutorHandler)
 	e.active[p.ExecutorHandler]++
 	e.maxActive[p.ExecutorHandler] = max(e.maxActive[p.ExecutorHandler], e.active[p.ExecutorHandler])
 	ctx, handler := t.ctx, p.ExecutorHandler
@@ -191,9 +195,18 @@ func (e *Executor) finish(t *task, handler, msg string) {
 	}
 	e.mu.Unlock()
 	if lost {
+		e.logf("callback log_id=%d delivered=false", cb.LogID)
 		return // the client logs a failed callback and drops it
 	}
-	_, _ = e.post("/api/callback", []xxljob.CallbackParam{cb})
+	rt, err := e.post("/api/callback", []xxljob.CallbackParam{cb})
+	e.logf("callback log_id=%d delivered=%t", cb.LogID, err == nil && rt.Code == xxljob.CodeSuccess)
+}
+
+// logf writes a line to Config.Log.
+func (e *Executor) logf(format string, args ...any) {
+	if e.cfg.Log != nil {
+		_, _ = fmt.Fprintf(e.cfg.Log, format+"\n", args...)
+	}
 }
 
 // Register registers it with the admin once; it returns the admin's answer.

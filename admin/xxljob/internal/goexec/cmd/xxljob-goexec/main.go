@@ -42,7 +42,7 @@ func run(admin, app, token string, work, every time.Duration) error {
 		return err
 	}
 	addr := "http://" + ln.Addr().String() + "/"
-	e := goexec.New(goexec.Config{AdminURL: admin, App: app, Token: token, Address: addr, Work: work})
+	e := goexec.New(goexec.Config{AdminURL: admin, App: app, Token: token, Address: addr, Work: work, Log: os.Stdout})
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 5 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
