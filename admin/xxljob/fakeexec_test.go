@@ -20,6 +20,10 @@ import (
 // (described in issue 18, not copied from it): it registers with the admin,
 // answers beat, idleBeat, run, kill and log, and calls back results, and
 //
+//   - keeps one task per job id (not, as the client does, one task object
+//     per handler name, which goexec emulates: newGoClient), as XXL-JOB's
+//     Java executor does, so the admins of these tests list its apps in
+//     Config.ConcurrentApps;
 //   - runs ONE task per job id at a time: a run of a job id whose task is
 //     running is refused with HTTP 200 and a callback-shaped array
 //     [{"logId":…,"handleCode":500,"handleMsg":"There are tasks running"}]

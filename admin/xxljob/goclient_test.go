@@ -116,7 +116,9 @@ func TestGoClientLostCallbackIsFoundByIdleBeat(t *testing.T) {
 	a := startAdminWith(t, func(c *xxljob.Config) {
 		c.IdleCheckAfter, c.IdleConfirm = time.Second, time.Second
 	}, "goapp")
-	e := newGoClient(t, a.srv.URL(), "goapp", a.tokens["goapp"], 200*time.Millisecond)
+	// Each run works 2.5 s: the admin asks about it while it runs (busy),
+	// and must not lose it then.
+	e := newGoClient(t, a.srv.URL(), "goapp", a.tokens["goapp"], 2500*time.Millisecond)
 	e.LoseCallbacks(1)
 	_, runID := a.runJob(t, "go-lost", "work", 1, map[string]any{"app": "goapp"})
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) { return len(e.Callbacks()) == 1, nil }, "the first callback is lost")
@@ -133,6 +135,7 @@ func TestGoClientLostCallbackIsFoundByIdleBeat(t *testing.T) {
 	require.Equal(t, store.AttemptSucceeded, again.Status)
 	require.Equal(t, lost.Failures, again.Failures, "a lost slot is no failure")
 	require.Equal(t, int64(1), a.srv.XXLJob().Stats().IdleLost)
+	require.Positive(t, e.BusyIdleBeats(), "asked while it ran the slot: busy, not lost")
 	alarms, err := a.st.Alarms(context.Background(), 0, 100)
 	require.NoError(t, err)
 	found := false

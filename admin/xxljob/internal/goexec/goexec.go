@@ -62,6 +62,7 @@ type Executor struct {
 	runs      []xxljob.TriggerParam
 	callbacks []xxljob.CallbackParam // sent (lost ones included)
 	lose      int                    // callbacks still to lose
+	busyIdle  int                    // idleBeat calls answered busy
 	active    map[string]int         // handler → executions going on
 	maxActive map[string]int
 	closed    bool
@@ -109,6 +110,7 @@ func (e *Executor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer = ok()
 		if e.runList[p.JobID] != nil {
 			answer = fail("task is busy")
+			e.busyIdle++
 		}
 	case r.URL.Path == "/run":
 		answer = e.runLocked(body)
@@ -279,6 +281,13 @@ func (e *Executor) Callbacks() []xxljob.CallbackParam {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return append([]xxljob.CallbackParam(nil), e.callbacks...)
+}
+
+// BusyIdleBeats returns how many idleBeat calls it answered busy.
+func (e *Executor) BusyIdleBeats() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.busyIdle
 }
 
 // MaxActive returns the most executions of a handler at once.
