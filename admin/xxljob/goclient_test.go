@@ -103,6 +103,20 @@ func TestGoClientOneSlotPerHandler(t *testing.T) {
 	for _, at := range atts {
 		require.Equal(t, 1, seen[at.Token], "each slot's own logId called back once")
 	}
+
+	// Two jobs with the same handler (the client's other way to run two
+	// tasks of one handler): their slots take turns too.
+	_, runA := a.runJob(t, "go-shared-a", "work", 3, map[string]any{"app": "goapp"})
+	_, runB := a.runJob(t, "go-shared-b", "work", 3, map[string]any{"app": "goapp"})
+	for _, runID := range []int64{runA, runB} {
+		r, atts := a.waitRun(t, runID)
+		require.Equal(t, store.RunSucceeded, r.Status, r.Error)
+		require.Len(t, atts, 3, "one attempt per slot")
+	}
+	for _, e := range []*goexec.Executor{e1, e2} {
+		require.Equal(t, 1, e.MaxActive("work"), "one slot of the handler at a time on an executor, whatever its job")
+		require.Empty(t, e.Listed())
+	}
 }
 
 // TestGoClientLostCallbackIsFoundByIdleBeat: an xxl-job-executor-go
