@@ -36,6 +36,8 @@ func TestStandaloneTakesXXLJobTokens(t *testing.T) {
 	require.Contains(t, string(help), "-xxljob-tokens")
 	require.Contains(t, string(help), "SHARDJOB_XXLJOB_TOKENS")
 	require.Contains(t, string(help), "-xxljob-allowed-hosts")
+	require.Contains(t, string(help), "-xxljob-concurrent-apps")
+	require.Contains(t, string(help), "SHARDJOB_XXLJOB_CONCURRENT_APPS")
 
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "xxljob-tokens.json")
