@@ -62,7 +62,8 @@ func (s *Service) checkIdle(ctx context.Context, e store.Executor, t Target) {
 		case errors.As(err, &ce):
 			s.setIdle(r.Token, idleCheck{executorID: e.ID, checked: now}) // busy: it has the slot
 		default:
-			s.log.Debug("XXL-JOB idleBeat not answered; the slot is asked about again later", "address", e.Address, "token", r.Token, "err", err)
+			s.log.Debug("XXL-JOB idleBeat not answered; the executor's slots are asked about again at its next probe", "address", e.Address, "token", r.Token, "err", err)
+			return // not one call per slot to an executor that does not answer
 		}
 	}
 }
