@@ -43,6 +43,7 @@ const (
 	AttemptXXLLateSuccess    Code = "attempt.xxl_late_success"
 	AttemptXXLTimeout        Code = "attempt.xxl_timeout"
 	AttemptXXLFailed         Code = "attempt.xxl_failed"
+	AttemptXXLIdleLost       Code = "attempt.xxl_idle_lost"
 	LimitJobTimeout          Code = "limit.job_timeout"
 	LimitDefaultTimeout      Code = "limit.default_timeout"
 	JobNoExecutor            Code = "job.no_executor"
@@ -73,6 +74,7 @@ const (
 	AlarmExecutorLost        Code = "alarm.executor_lost"
 	AlarmExecutorRestart     Code = "alarm.executor_restart"
 	AlarmSlotsUnreported     Code = "alarm.slots_unreported"
+	AlarmXXLSlotIdle         Code = "alarm.xxl_slot_idle"
 	AlarmRunLateStart        Code = "alarm.run_late_start"
 	AlarmDeadlineMissed      Code = "alarm.run_deadline_missed"
 	AlarmDeadlineCancel      Code = "alarm.run_deadline_cancel"
@@ -432,6 +434,7 @@ var Catalog = map[Code]string{
 	AttemptXXLLateSuccess:    "timed out on the XXL-JOB executor: its callback (handleCode 200, {answer}) came {after} after the run call, past the job's timeout of {timeout}",
 	AttemptXXLTimeout:        "timed out on the XXL-JOB executor: {answer}",
 	AttemptXXLFailed:         "XXL-JOB handler failed (handleCode {code}): {answer}",
+	AttemptXXLIdleLost:       "lost: XXL-JOB executor {address} said twice, {apart} apart, that it no longer runs job id {xxl_job_id} (idleBeat), and no callback came; its result is lost, the slot runs again with a new token",
 	LimitJobTimeout:          "the job's timeout",
 	LimitDefaultTimeout:      "the default result timeout",
 	JobNoExecutor:            "no executor of app {app} has registered yet: runs of this job wait for one with handler {handler} (and fail after the unplaceable timeout)",
@@ -462,6 +465,7 @@ var Catalog = map[Code]string{
 	AlarmExecutorLost:        "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:     "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:     "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",
+	AlarmXXLSlotIdle:         "XXL-JOB executor {executor} (app {app}) no longer runs slot {slot} of run {run} (token {token}, job id {xxl_job_id}) and sent no callback: the slot was lost and is placed again",
 	AlarmRunLateStart:        "job {app}/{job} run {run} scheduled at {scheduled}: no slot had started by its start deadline {deadline}",
 	AlarmDeadlineMissed:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
 	AlarmDeadlineCancel:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",

@@ -242,12 +242,16 @@ const (
 	qWorkflowsOverdue
 	qWorkflowsScheduled
 	qXXLAttemptByToken
+	qXXLAttemptLose
+	qXXLAttemptRunningLocked
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
 	qXXLExecutorBeat
 	qXXLExecutorInsert
 	qXXLExecutorRefresh
 	qXXLExecutorsLive
+	qXXLHandlerTurns
+	qXXLRunningSince
 	qXXLSlotsOfTokens
 	qXXLUnackedStale
 )
@@ -490,12 +494,16 @@ var queryNames = [...]string{
 	"WorkflowsOverdue",
 	"WorkflowsScheduled",
 	"XXLAttemptByToken",
+	"XXLAttemptLose",
+	"XXLAttemptRunningLocked",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",
 	"XXLExecutorBeat",
 	"XXLExecutorInsert",
 	"XXLExecutorRefresh",
 	"XXLExecutorsLive",
+	"XXLHandlerTurns",
+	"XXLRunningSince",
 	"XXLSlotsOfTokens",
 	"XXLUnackedStale",
 }
