@@ -175,8 +175,11 @@ const (
 	qRunPendingPage
 	qRunReopen
 	qRunResults
+	qRunRunningOfJob
+	qRunScheduledAt
 	qRunSetPredicted
 	qRunTransition
+	qRunsCancelPendingOfJob
 	qRunsDeadlineChecked
 	qRunsDeadlineDue
 	qRunsFailPending
@@ -423,8 +426,11 @@ var queryNames = [...]string{
 	"RunPendingPage",
 	"RunReopen",
 	"RunResults",
+	"RunRunningOfJob",
+	"RunScheduledAt",
 	"RunSetPredicted",
 	"RunTransition",
+	"RunsCancelPendingOfJob",
 	"RunsDeadlineChecked",
 	"RunsDeadlineDue",
 	"RunsFailPending",
