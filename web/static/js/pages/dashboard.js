@@ -283,7 +283,7 @@ export default function mount(root, ctx) {
       if (r.started_at && r.finished_at) e.durs.push(Date.parse(r.finished_at) - Date.parse(r.started_at));
       const lg = startLag(r, Date.now());
       if (lg !== null) e.lags.push(lg);
-      if (Date.parse(r.scheduled_at) <= now && (!e.last || r.id > e.last.id)) e.last = r;
+      if (Date.parse(r.scheduled_at) <= now && (!e.last || Date.parse(r.scheduled_at) > Date.parse(e.last.scheduled_at))) e.last = r;
       per.set(r.job_id, e);
     }
     const perList = [...per.values()].sort((a, b) => b.failed - a.failed || b.runs - a.runs).slice(0, 10);
@@ -307,7 +307,9 @@ export default function mount(root, ctx) {
       : [emptyState(t("dash.noUpcoming"))]));
 
     // Recent failures.
-    const fails = runList.filter(r => classify(r.status) === "failed").sort((a, b) => b.id - a.id).slice(0, 6);
+    // The latest failures first: by when they ended, not by run id.
+    const ended = r => Date.parse(r.finished_at || r.scheduled_at);
+    const fails = runList.filter(r => classify(r.status) === "failed").sort((a, b) => ended(b) - ended(a) || b.id - a.id).slice(0, 6);
     fill(recentFail, ...(fails.length ? fails.map(r => h("a", { class: "list-row", href: "#/runs/" + r.id },
       h("div", { class: "list-main" }, h("div", { class: "list-title" }, `#${r.id} · `, runJobName(r)),
         h("div", { class: "list-sub ellipsis" }, errText(r) || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots }))),

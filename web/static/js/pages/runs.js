@@ -11,7 +11,7 @@ const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_fa
 const PAGE = 100;
 
 /** byScheduled orders runs as the API lists them: latest scheduled first, ties by id. */
-function byScheduled(a, b) {
+export function byScheduled(a, b) {
   return Date.parse(b.scheduled_at) - Date.parse(a.scheduled_at) || b.id - a.id;
 }
 
