@@ -174,6 +174,16 @@ SELECT COUNT(*) FROM job WHERE id = ?;
 -- name: JobDelete
 DELETE FROM job WHERE id = ?;
 
+-- name: RunsCancelPendingOfJob
+-- DeleteJob: the job's pending runs end with it (idx_run_job_id).
+UPDATE job_run SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
+WHERE job_id = ? AND status = 'pending';
+
+-- name: RunRunningOfJob
+-- DeleteJob: the job's running runs, read after its pending ones were
+-- cancelled in the same transaction.
+SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'running';
+
 -- name: JobClaimDue
 SELECT {{JobColumns}}
 FROM job
@@ -188,9 +198,9 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
 -- name: RunInsert
--- The run keeps its job's time zone, records policy, app, deadlines (as
+-- The run keeps its job's time zone, records policy, app and name, deadlines (as
 -- instants) and calendar (id and version) as they are now (see migrations
--- 0008, 0010, 0020 and 0021), from the
+-- 0008, 0010, 0020, 0021 and 0030), from the
 -- job row the caller read (scalar subqueries per row made firing 5x slower,
 -- and an eighth of a herd's database time): run lists filtered by app use an
 -- index. backfill_id is the job backfill that creates the run (0: none).
@@ -198,30 +208,38 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from, start_after, backfill_id)
+                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, job_name)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
-SELECT id, app FROM job WHERE id IN (?);
+SELECT id, app, name FROM job WHERE id IN (?);
 
 -- first_started_at: when the run's first slot started on an executor
 -- (what users feel), not when the run was assigned (started_at).
 -- name: RunByID
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
+       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
+-- name: RunScheduledAt
+-- ListRuns: the keyset cursor's scheduled time.
+SELECT scheduled_at FROM job_run WHERE id = ?;
+
 -- name: RunList
--- ListRuns, newest first: {{filters}} is "WHERE" and the conditions of the
--- filter that are set, or nothing (see filters in admin/store/runs.go).
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+-- ListRuns, latest scheduled first (ties by id): {{filters}} is "WHERE" and
+-- the conditions of the filter that are set, or nothing (see filters in
+-- admin/store/runs.go). Indexes give each filter's order: idx_run_sched_id,
+-- uk_run_key (job), idx_run_status (status), idx_run_app_sched (app).
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
-FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
+       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.scheduled_at DESC, r.id DESC LIMIT ?;
 
 -- name: RunReopen
 -- RetryRun: the run, if it is in the given finished status, runs again.
@@ -229,9 +247,10 @@ UPDATE job_run SET status = 'running', finished_at = NULL, error = '', error_msg
 WHERE id = ? AND status = ?;
 
 -- name: RunByKey
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
+       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
@@ -638,7 +657,7 @@ ORDER BY a.id DESC LIMIT ?;
 -- scheduled_at, + id) gives the order directly; start_after and held_until
 -- filter in the rows read (0 for a run without jitter, or not held): such
 -- runs scheduled but not yet due are read and passed over.
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, r.start_after, r.time_zone, r.held_until, r.backfill_id, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused,
@@ -698,7 +717,7 @@ WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up')
 SELECT id, job_id, app, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
 
 -- name: JobForChildRun
-SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
+SELECT app, name, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
        start_deadline, finish_deadline, deadline_action
 FROM job WHERE id = ?;
 

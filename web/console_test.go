@@ -1103,6 +1103,7 @@ func (c *apiClient) createJob(spec map[string]any) int64 {
 type jobView struct {
 	ID                int64  `json:"id"`
 	Name              string `json:"name"`
+	State             string `json:"state"`
 	DedupScope        string `json:"dedup_scope"`
 	UncertainPolicy   string `json:"uncertain_policy"`
 	RecordMaxAttempts int    `json:"record_max_attempts"`

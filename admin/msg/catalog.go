@@ -222,6 +222,7 @@ const (
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
 	JobWorkflowOwned       Code = "job.workflow_owned"
+	JobDeleteRunning       Code = "job.delete_running"
 	SlotParamsPair         Code = "job.slot_params_pair"
 	SlotParamsSlot         Code = "job.slot_params_slot"
 	SlotParamsTwice        Code = "job.slot_params_twice"
@@ -613,6 +614,7 @@ var Catalog = map[Code]string{
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
 	JobWorkflowOwned:       "job {job} runs an inline node of workflow {workflow}: change it through the workflow",
+	JobDeleteRunning:       "job {job} has {runs} running run(s): cancel them or let them finish, then delete the job",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
 	SlotParamsSlot:         "{part}: slot must be a number in 0-{max}",
 	SlotParamsTwice:        "slot {slot} appears twice",

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -99,6 +100,7 @@ func (a Alarm) text() string {
 // (several replicas may detect the same problem). It reports whether this
 // call recorded it.
 func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
+	a.RaisedBy = cmp.Or(a.RaisedBy, s.replica)
 	res, err := s.db.ExecContext(ctx, s.q.get(qAlarmInsert), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
 	if err != nil {
 		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
@@ -115,9 +117,7 @@ func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) err
 	}
 	args := make([]any, 0, 8*len(alarms))
 	for _, a := range alarms {
-		if a.RaisedBy == "" {
-			a.RaisedBy = "admin"
-		}
+		a.RaisedBy = cmp.Or(a.RaisedBy, s.replica)
 		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
 	}
 	if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...); err != nil {

@@ -175,8 +175,11 @@ const (
 	qRunPendingPage
 	qRunReopen
 	qRunResults
+	qRunRunningOfJob
+	qRunScheduledAt
 	qRunSetPredicted
 	qRunTransition
+	qRunsCancelPendingOfJob
 	qRunsDeadlineChecked
 	qRunsDeadlineDue
 	qRunsFailPending
@@ -427,8 +430,11 @@ var queryNames = [...]string{
 	"RunPendingPage",
 	"RunReopen",
 	"RunResults",
+	"RunRunningOfJob",
+	"RunScheduledAt",
 	"RunSetPredicted",
 	"RunTransition",
+	"RunsCancelPendingOfJob",
 	"RunsDeadlineChecked",
 	"RunsDeadlineDue",
 	"RunsFailPending",
