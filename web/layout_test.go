@@ -124,7 +124,14 @@ func TestConsoleLayoutInBrowser(t *testing.T) {
 	for w := int64(800); w <= 1920; w += 80 {
 		b.do(chromedp.EmulateViewport(w, 900), chromedp.Reload())
 		b.waitLoaded("light")
-		if s := b.evalString(navProblemsJS); s != "" {
+		// The menu is fitted in an animation frame after the top bar's texts
+		// arrive (watchNav): give it up to 3 s to settle, then take its state.
+		// A menu that stays clipped without a click still fails.
+		s := b.evalString(navProblemsJS)
+		for deadline := time.Now().Add(3 * time.Second); s != "" && time.Now().Before(deadline); {
+			s = b.evalString(navProblemsJS) // each evaluation waits two frames
+		}
+		if s != "" {
 			clipped = append(clipped, fmt.Sprintf("%d px: %s", w, s))
 		}
 	}
