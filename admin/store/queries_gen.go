@@ -17,9 +17,12 @@ const (
 	qAPITokenTouch
 	qAPITokensRevoke
 	qAlarmAck
+	qAlarmBulkAck
+	qAlarmBulkResolve
 	qAlarmByID
 	qAlarmClaimCounts
 	qAlarmClaimSample
+	qAlarmCountWhere
 	qAlarmDeliveriesFailed
 	qAlarmDeliveriesSent
 	qAlarmDeliveryClaimGroup
@@ -27,7 +30,13 @@ const (
 	qAlarmDeliveryCounts
 	qAlarmDeliveryInsert
 	qAlarmDeliveryOldest
+	qAlarmEventGroupIDs
+	qAlarmEventGroupInsert
+	qAlarmEventGroupKinds
+	qAlarmEventGroupPage
+	qAlarmEventGroupStats
 	qAlarmFanOutClaim
+	qAlarmFanOutFollowers
 	qAlarmFanOutMark
 	qAlarmGroupEnsure
 	qAlarmGroupFailed
@@ -36,7 +45,10 @@ const (
 	qAlarmGroupsDue
 	qAlarmInsert
 	qAlarmList
+	qAlarmListByIDs
+	qAlarmListOfGroup
 	qAlarmResolve
+	qAlarmResolveExecutorsBack
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
@@ -265,9 +277,12 @@ var queryNames = [...]string{
 	"APITokenTouch",
 	"APITokensRevoke",
 	"AlarmAck",
+	"AlarmBulkAck",
+	"AlarmBulkResolve",
 	"AlarmByID",
 	"AlarmClaimCounts",
 	"AlarmClaimSample",
+	"AlarmCountWhere",
 	"AlarmDeliveriesFailed",
 	"AlarmDeliveriesSent",
 	"AlarmDeliveryClaimGroup",
@@ -275,7 +290,13 @@ var queryNames = [...]string{
 	"AlarmDeliveryCounts",
 	"AlarmDeliveryInsert",
 	"AlarmDeliveryOldest",
+	"AlarmEventGroupIDs",
+	"AlarmEventGroupInsert",
+	"AlarmEventGroupKinds",
+	"AlarmEventGroupPage",
+	"AlarmEventGroupStats",
 	"AlarmFanOutClaim",
+	"AlarmFanOutFollowers",
 	"AlarmFanOutMark",
 	"AlarmGroupEnsure",
 	"AlarmGroupFailed",
@@ -284,7 +305,10 @@ var queryNames = [...]string{
 	"AlarmGroupsDue",
 	"AlarmInsert",
 	"AlarmList",
+	"AlarmListByIDs",
+	"AlarmListOfGroup",
 	"AlarmResolve",
+	"AlarmResolveExecutorsBack",
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
