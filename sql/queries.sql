@@ -545,7 +545,7 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- The job's name comes with its id ('' once the job is deleted).
 -- fragment: AlarmColumns
 a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
-COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by, a.resolved_msg, a.group_id
+COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by, a.resolved_msg, a.group_id, a.executor_id
 
 -- name: AlarmList
 SELECT {{AlarmColumns}}

@@ -243,6 +243,9 @@ func (s *Store) alarmGroupsByID(ctx context.Context, ids []int64) ([]AlarmGroup,
 	if err := s.selectIn(ctx, &kinds, qAlarmEventGroupKinds, ids); err != nil {
 		return nil, fmt.Errorf("alarm group kinds: %w", err)
 	}
+	if len(stats) == 0 {
+		return nil, nil
+	}
 	byID := make(map[int64]*AlarmGroup, len(stats))
 	latest := make([]int64, 0, len(stats))
 	for _, st := range stats {
