@@ -490,7 +490,11 @@ VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 1 THEN {{now_
 -- A group of alarms (the alarms of a run, of a job within an hour, of a kind
 -- and app within an hour): its key, created once whoever raises first.
 -- name: AlarmEventGroupInsert
-{{insert_ignore}} INTO alarm_event_group (group_key, app, created_at) VALUES (?, ?, {{now_ms}});
+{{insert_ignore}} INTO alarm_event_group (group_key, scope, app, created_at) VALUES (?, ?, ?, {{now_ms}});
+
+-- The current group of a scope: the newest one created after ?.
+-- name: AlarmEventGroupOfScope
+SELECT id FROM alarm_event_group WHERE scope = ? AND created_at > ? ORDER BY id DESC LIMIT 1;
 
 -- name: AlarmEventGroupIDs
 SELECT id, group_key FROM alarm_event_group WHERE group_key IN (?);

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -22,87 +24,117 @@ import (
 // members, so raising an alarm never updates a shared row.
 
 // AlarmGroupWindow is how long alarms of one job (or of one kind and app)
-// without a run fall into the same group: the hour of the database clock.
+// without a run join the same group: a group of such a scope takes alarms
+// for an hour (database clock) after its first one; the next alarm of the
+// scope then starts a new group.
 const AlarmGroupWindow = 3600_000 // ms
 
-// groupKey names the group of an alarm raised at nowMS (database clock).
-func groupKey(a Alarm, nowMS int64) string {
-	hour := strconv.FormatInt(nowMS/AlarmGroupWindow, 10)
+// groupScope names what the alarms of a group share: the run, else the job,
+// else the kind and app; windowed for all but a run.
+func groupScope(a Alarm) (scope string, windowed bool) {
 	switch {
 	case a.RunID.Valid:
-		return "run:" + strconv.FormatInt(a.RunID.Int64, 10)
+		return "run:" + strconv.FormatInt(a.RunID.Int64, 10), false
 	case a.JobID.Valid:
-		return "job:" + strconv.FormatInt(a.JobID.Int64, 10) + ":" + hour
+		return "job:" + strconv.FormatInt(a.JobID.Int64, 10), true
 	default:
-		return truncate("kind:"+a.Kind+":"+hour+":"+a.App, 191)
+		return truncate("kind:"+a.Kind+":"+a.App, 160), true
 	}
 }
 
 // alarmGroups returns the group id of each alarm, creating the groups that
-// do not exist yet. A group is created once whoever raises first (its key
-// is unique); an existing group is found without a lock.
+// do not exist yet. The group of a run has the run's scope as its key, so
+// replicas raising alarms of one run at once find one group; an existing
+// group is found without a lock.
 func (s *Store) alarmGroups(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) ([]int64, error) {
-	var nowMS int64
-	if slices.ContainsFunc(alarms, func(a Alarm) bool { return !a.RunID.Valid }) {
-		if err := tx.GetContext(ctx, &nowMS, s.q.get(qDBNow)); err != nil {
-			return nil, fmt.Errorf("alarm groups: database clock: %w", err)
-		}
-	}
-	keys := make([]string, len(alarms))
+	scopes := make([]string, len(alarms))
 	apps := map[string]string{}
+	var runs, windowed []string
 	for i, a := range alarms {
-		keys[i] = groupKey(a, nowMS)
-		apps[keys[i]] = a.App
-	}
-	distinct := slices.Compact(slices.Sorted(func(yield func(string) bool) {
-		for _, k := range keys {
-			if !yield(k) {
-				return
+		scope, w := groupScope(a)
+		scopes[i] = scope
+		if _, seen := apps[scope]; !seen {
+			if w {
+				windowed = append(windowed, scope)
+			} else {
+				runs = append(runs, scope)
 			}
 		}
-	}))
-	ids := map[string]int64{}
-	find := func() error {
-		q, args, err := sqlx.In(s.q.get(qAlarmEventGroupIDs), distinct)
-		if err != nil {
-			return err
-		}
-		var rows []struct {
-			ID  int64  `db:"id"`
-			Key string `db:"group_key"`
-		}
-		if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
-			return fmt.Errorf("alarm groups: %w", err)
-		}
-		for _, r := range rows {
-			ids[r.Key] = r.ID
-		}
-		return nil
+		apps[scope] = a.App
 	}
-	if err := find(); err != nil {
+	ids := map[string]int64{}
+	if err := s.groupsByKey(ctx, tx, runs, ids); err != nil {
 		return nil, err
 	}
 	var missing []any
-	n := 0
-	for _, k := range distinct { // sorted: concurrent raisers lock in one order
+	slices.Sort(runs) // concurrent raisers lock in one order
+	for _, k := range runs {
 		if _, ok := ids[k]; !ok {
-			missing = append(missing, k, apps[k])
-			n++
+			missing = append(missing, k, k, apps[k])
 		}
 	}
-	if n > 0 {
+	if n := len(missing) / 3; n > 0 {
 		if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmEventGroupInsert), n), missing...); err != nil {
 			return nil, fmt.Errorf("create %d alarm group(s): %w", n, err)
 		}
-		if err := find(); err != nil {
+		if err := s.groupsByKey(ctx, tx, runs, ids); err != nil {
 			return nil, err
 		}
 	}
+	if len(windowed) > 0 {
+		var nowMS int64
+		if err := tx.GetContext(ctx, &nowMS, s.q.get(qDBNow)); err != nil {
+			return nil, fmt.Errorf("alarm groups: database clock: %w", err)
+		}
+		slices.Sort(windowed)
+		for _, scope := range windowed {
+			var id int64
+			err := tx.GetContext(ctx, &id, s.q.get(qAlarmEventGroupOfScope), scope, nowMS-AlarmGroupWindow)
+			if err == nil {
+				ids[scope] = id
+				continue
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return nil, fmt.Errorf("alarm group of %s: %w", scope, err)
+			}
+			key := scope + ":" + strconv.FormatInt(nowMS, 10)
+			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmEventGroupInsert), key, scope, apps[scope]); err != nil {
+				return nil, fmt.Errorf("create alarm group %s: %w", key, err)
+			}
+			found := map[string]int64{}
+			if err := s.groupsByKey(ctx, tx, []string{key}, found); err != nil {
+				return nil, err
+			}
+			ids[scope] = found[key]
+		}
+	}
 	out := make([]int64, len(alarms))
-	for i, k := range keys {
-		out[i] = ids[k]
+	for i, scope := range scopes {
+		out[i] = ids[scope]
 	}
 	return out, nil
+}
+
+// groupsByKey adds to ids the groups of keys that exist.
+func (s *Store) groupsByKey(ctx context.Context, tx *sqlx.Tx, keys []string, ids map[string]int64) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	q, args, err := sqlx.In(s.q.get(qAlarmEventGroupIDs), keys)
+	if err != nil {
+		return err
+	}
+	var rows []struct {
+		ID  int64  `db:"id"`
+		Key string `db:"group_key"`
+	}
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("alarm groups: %w", err)
+	}
+	for _, r := range rows {
+		ids[r.Key] = r.ID
+	}
+	return nil
 }
 
 // AlarmFilter selects alarms: by reader (Apps), state, severity, kind, app

@@ -33,6 +33,7 @@ const (
 	qAlarmEventGroupIDs
 	qAlarmEventGroupInsert
 	qAlarmEventGroupKinds
+	qAlarmEventGroupOfScope
 	qAlarmEventGroupPage
 	qAlarmEventGroupStats
 	qAlarmFanOutClaim
@@ -293,6 +294,7 @@ var queryNames = [...]string{
 	"AlarmEventGroupIDs",
 	"AlarmEventGroupInsert",
 	"AlarmEventGroupKinds",
+	"AlarmEventGroupOfScope",
 	"AlarmEventGroupPage",
 	"AlarmEventGroupStats",
 	"AlarmFanOutClaim",
