@@ -44,11 +44,11 @@ func TestAlarmGroupsInBrowser(t *testing.T) {
 	b.screenshot("a1-alarm-groups")
 
 	// The count opens the group's alarms.
-	b.do(chromedp.Evaluate[chromedp.Void](row(wide)+`.querySelector(".alarm-count button").click()`))
+	b.do(chromedp.Evaluate[chromedp.Void](row(wide) + `.querySelector(".alarm-count button").click()`))
 	b.waitJS(15*time.Second, `document.querySelectorAll("#alarm-members tbody tr").length === 65 &&
 		document.querySelector("#alarm-group-count").textContent.includes("65 of 65")`, "the drill-down lists the 65 alarms")
 	b.screenshot("a2-alarm-group-members")
-	b.do(chromedp.Click(chromedp.CSS("#alarm-group-close")))
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#alarm-group-close").click()`))
 	b.waitJS(5*time.Second, `document.querySelector("#alarm-group-detail").hidden`, "drill-down closed")
 
 	// Open only: no info alarm is open on a fresh admin.

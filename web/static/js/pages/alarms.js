@@ -72,7 +72,7 @@ export default function mount(root, ctx) {
   function render() {
     const list = visible();
     const cols = [
-      { sig: g => g.last_at + g.first_at, cell: g => [absTime(g.last_at), h("div", { class: "sub-line" }, g.count > 1 ? t("alarm.since", { time: relTime(g.first_at) }) : relTime(g.last_at))] },
+      { sig: g => g.last_at + g.first_at, cell: g => [absTime(g.last_at), g.count > 1 ? h("div", { class: "sub-line" }, t("alarm.since"), " ", relTime(g.first_at)) : h("div", { class: "sub-line" }, relTime(g.last_at))] },
       { sig: g => g.severity, cell: g => pill(tOr("severity." + g.severity, g.severity), sevKind(g.severity)) },
       { class: "mono", sig: g => JSON.stringify(g.kinds), cell: g => g.kinds.map(k => h("div", {}, g.kinds.length > 1 ? `${k.kind} ×${k.n}` : k.kind)) },
       { class: "alarm-count", sig: g => g.count + "/" + (open && open.id === g.id), cell: g => h("button", { type: "button", class: ["btn", "btn-sm", open && open.id === g.id ? "btn-primary" : "btn-secondary"],
@@ -177,7 +177,7 @@ export default function mount(root, ctx) {
       h("div", { class: "table-wrap" }, h("table", { class: "table", id: "alarm-members" },
         h("thead", {}, h("tr", {}, h("th", {}, t("col.time")), h("th", {}, t("col.severity")), h("th", {}, t("col.kind")), h("th", {}, t("col.message")), h("th", {}, t("alarm.state")))),
         h("tbody", {}, rows))),
-      open.more ? h("div", { class: "table-foot" }, button(t("runs.loadOlder"), { id: "alarm-members-more", onclick: () => loadMembers(false) })) : null);
+      h("div", { class: "table-foot", hidden: !open.more }, button(t("runs.loadOlder"), { id: "alarm-members-more", onclick: () => loadMembers(false) })));
   }
   /** alarmState is one alarm's state in the drill-down, with its own buttons. */
   function alarmState(a) {
