@@ -516,8 +516,9 @@ FROM alarm_event WHERE group_id IN (?) GROUP BY group_id;
 -- name: AlarmEventGroupKinds
 SELECT group_id, kind, COUNT(*) AS n FROM alarm_event WHERE group_id IN (?) GROUP BY group_id, kind ORDER BY group_id, n DESC, kind;
 
+-- The alarms that match the filters, counted up to ? (a bounded scan).
 -- name: AlarmCountWhere
-SELECT COUNT(*) FROM alarm_event {{filters}};
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM alarm_event {{filters}} LIMIT ?) m;
 
 -- Acknowledge every open, unacknowledged alarm that matches the filters
 -- (which say so): by, then the filters' arguments.

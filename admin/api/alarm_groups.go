@@ -25,6 +25,10 @@ const (
 	// maxBulkIDs caps the ids (and group ids) of one bulk request; more is
 	// "all matching the filter".
 	maxBulkIDs = 10000
+	// maxCountedAlarms bounds the count of the alarms a filter matches
+	// (matching_alarms): a list answers in bounded time however many alarms
+	// are kept.
+	maxCountedAlarms = 100000
 )
 
 // AlarmKindCount is how many members of a group are of one kind.
@@ -135,12 +139,12 @@ func (s *Server) listAlarms(c *gin.Context) {
 	for _, g := range groups {
 		out = append(out, alarmGroupView(g))
 	}
-	matching, err := s.st.CountAlarms(ctx, sf)
+	matching, err := s.st.CountAlarms(ctx, sf, maxCountedAlarms)
 	if err != nil {
 		s.internal(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"groups": out, "more": more, "matching_alarms": matching})
+	c.JSON(http.StatusOK, gin.H{"groups": out, "more": more, "matching_alarms": matching, "matching_capped": matching >= maxCountedAlarms})
 }
 
 // alarmGroupAlarms lists the members of a group newest first (keyset: before

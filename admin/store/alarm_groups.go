@@ -330,13 +330,14 @@ func (s *Store) AlarmsOfGroup(ctx context.Context, groupID, beforeID int64, limi
 	return out, nil
 }
 
-// CountAlarms counts the alarms f selects.
-func (s *Store) CountAlarms(ctx context.Context, f AlarmFilter) (int64, error) {
+// CountAlarms counts the alarms f selects, up to upTo (a bounded scan:
+// upTo means "upTo or more").
+func (s *Store) CountAlarms(ctx context.Context, f AlarmFilter, upTo int64) (int64, error) {
 	var w filters
 	if !f.where(&w) {
 		return 0, nil
 	}
-	q, args := w.query(s.q.get(qAlarmCountWhere))
+	q, args := w.query(s.q.get(qAlarmCountWhere), upTo)
 	var n int64
 	if err := s.db.GetContext(ctx, &n, q, args...); err != nil {
 		return 0, fmt.Errorf("count alarms: %w", err)

@@ -143,9 +143,12 @@ func TestBulkAcknowledgeAndResolve(t *testing.T) {
 		require.Zero(t, n)
 
 		// All matching the filter (critical): 1,005 alarms, one statement.
-		matching, err := s.CountAlarms(ctx, store.AlarmFilter{Open: true, Severity: "critical"})
+		matching, err := s.CountAlarms(ctx, store.AlarmFilter{Open: true, Severity: "critical"}, 1_000_000)
 		require.NoError(t, err)
 		require.Equal(t, int64(1005), matching)
+		capped, err := s.CountAlarms(ctx, store.AlarmFilter{Open: true, Severity: "critical"}, 100)
+		require.NoError(t, err)
+		require.Equal(t, int64(100), capped, "a bounded count")
 		n, err = s.ChangeAlarms(ctx, store.AlarmActionResolve, store.AlarmFilter{Open: true, Severity: "critical"}, "bob")
 		require.NoError(t, err)
 		require.Equal(t, int64(1005), n)

@@ -26,3 +26,5 @@ SELECT id, CONCAT('alarm:', id), CONCAT('alarm:', id), app, at FROM alarm_event;
 UPDATE alarm_event SET group_id = id;
 CREATE INDEX idx_alarm_group ON alarm_event (group_id, id);
 CREATE INDEX idx_alarm_kind_open ON alarm_event (kind, resolved_at);
+-- Open alarms (resolved_at IS NULL) are found without a scan: Open only, bulk resolve.
+CREATE INDEX idx_alarm_open ON alarm_event (resolved_at, group_id);

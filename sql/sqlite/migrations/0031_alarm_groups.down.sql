@@ -1,3 +1,4 @@
+DROP INDEX idx_alarm_open;
 DROP INDEX idx_alarm_kind_open;
 DROP INDEX idx_alarm_group;
 ALTER TABLE alarm_event DROP COLUMN group_id;

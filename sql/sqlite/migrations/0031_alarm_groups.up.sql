@@ -15,3 +15,4 @@ INSERT INTO alarm_event_group (id, group_key, scope, app, created_at) SELECT id,
 UPDATE alarm_event SET group_id = id;
 CREATE INDEX idx_alarm_group ON alarm_event (group_id, id);
 CREATE INDEX idx_alarm_kind_open ON alarm_event (kind, resolved_at);
+CREATE INDEX idx_alarm_open ON alarm_event (resolved_at, group_id);

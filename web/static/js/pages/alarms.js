@@ -18,6 +18,7 @@ export default function mount(root, ctx) {
   const selected = new Set();
   let allMatching = false; // "select all matching the filter"
   let matching = 0; // alarms matching the filter
+  let capped = false; // … at least that many
   let before = null;
   let more = false;
   let gen = 0; // filter generation: answers to an older filter are dropped
@@ -67,6 +68,7 @@ export default function mount(root, ctx) {
 
   function sevKind(sv) { return { critical: "bad", error: "bad", warning: "warn", warn: "warn" }[sv] || "info"; }
   function filter() { return { severity, open: openOnly ? 1 : "" }; }
+  function count() { return capped ? matching + "+" : String(matching); }
   function visible() { return [...groups.values()].sort((a, b) => b.id - a.id); }
 
   function render() {
@@ -97,8 +99,8 @@ export default function mount(root, ctx) {
     moreBtn.hidden = !more;
     pageBox.checked = list.length > 0 && list.every(g => selected.has(g.id));
     const n = [...selected].reduce((s, id) => s + (groups.get(id) ? groups.get(id).count : 0), 0);
-    selInfo.textContent = allMatching ? t("alarm.allMatchingSelected", { n: matching }) : selected.size ? t("alarm.selected", { groups: selected.size, n }) : "";
-    matchBtn.textContent = allMatching ? t("alarm.clearSelection") : t("alarm.selectMatching", { n: matching });
+    selInfo.textContent = allMatching ? t("alarm.allMatchingSelected", { n: count() }) : selected.size ? t("alarm.selected", { groups: selected.size, n }) : "";
+    matchBtn.textContent = allMatching ? t("alarm.clearSelection") : t("alarm.selectMatching", { n: count() });
     matchBtn.hidden = !matching;
     bulkAck.disabled = bulkResolve.disabled = !allMatching && !selected.size;
     renderDetail();
@@ -231,6 +233,7 @@ export default function mount(root, ctx) {
     for (const id of [...groups.keys()]) if (id >= oldest && !fresh.has(id)) { groups.delete(id); selected.delete(id); }
     res.groups.forEach(x => groups.set(x.id, x));
     matching = res.matching_alarms;
+    capped = res.matching_capped;
     if (before === null) {
       more = res.more;
       before = res.groups.length ? oldest : null;
