@@ -498,9 +498,67 @@ WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
 SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 
+-- An alarm joins its group (group_id); one the admin resolves at once (an
+-- info alarm: ? = 1) is resolved and acknowledged by "shardjob" with the
+-- reason in resolved_msg.
 -- name: AlarmInsert
-{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app)
-VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app,
+                                    group_id, executor_id, acked_at, acked_by, resolved_at, resolved_by, resolved_msg)
+VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, ?);
+
+-- A group of alarms (the alarms of a run, of a job within an hour, of a kind
+-- and app within an hour): its key, created once whoever raises first.
+-- name: AlarmEventGroupInsert
+{{insert_ignore}} INTO alarm_event_group (group_key, scope, app, created_at) VALUES (?, ?, ?, {{now_ms}});
+
+-- The current group of a scope: the newest one created after ?.
+-- name: AlarmEventGroupOfScope
+SELECT id FROM alarm_event_group WHERE scope = ? AND created_at > ? ORDER BY id DESC LIMIT 1;
+
+-- name: AlarmEventGroupIDs
+SELECT id, group_key FROM alarm_event_group WHERE group_key IN (?);
+
+-- One page of the groups one reader may see, newest first: the groups with
+-- a member that matches the filters (AlarmFilter in admin/store).
+-- name: AlarmEventGroupPage
+SELECT DISTINCT group_id FROM alarm_event {{filters}} ORDER BY group_id DESC LIMIT ?;
+
+-- What a group is, from all its members: counts, first and last seen, the
+-- worst severity (3 critical, 2 warning, 1 info).
+-- name: AlarmEventGroupStats
+SELECT group_id, COUNT(*) AS n, SUM(CASE WHEN resolved_at IS NULL THEN 1 ELSE 0 END) AS n_open,
+       SUM(CASE WHEN acked_at IS NULL AND resolved_at IS NULL THEN 1 ELSE 0 END) AS n_unacked,
+       MIN(at) AS first_at, MAX(at) AS last_at, MAX(id) AS last_id,
+       MAX(CASE severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 ELSE 1 END) AS worst
+FROM alarm_event WHERE group_id IN (?) GROUP BY group_id;
+
+-- name: AlarmEventGroupKinds
+SELECT group_id, kind, COUNT(*) AS n FROM alarm_event WHERE group_id IN (?) GROUP BY group_id, kind ORDER BY group_id, n DESC, kind;
+
+-- The alarms that match the filters, counted up to ? (a bounded scan).
+-- name: AlarmCountWhere
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM alarm_event {{filters}} LIMIT ?) m;
+
+-- Acknowledge every open, unacknowledged alarm that matches the filters
+-- (which say so): by, then the filters' arguments.
+-- name: AlarmBulkAck
+UPDATE alarm_event SET acked_at = {{now_ms}}, acked_by = ? {{filters}};
+
+-- Resolve every open alarm that matches the filters (which say so): by,
+-- by, then the filters' arguments.
+-- name: AlarmBulkResolve
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN ? ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+{{filters}};
+
+-- Resolve the executor_lost alarms of executors that heartbeat again
+-- (after the alarm): the reason.
+-- name: AlarmResolveExecutorsBack
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
+  AND EXISTS (SELECT 1 FROM executor e WHERE e.id = alarm_event.executor_id AND e.state IN ('online', 'draining')
+                                         AND e.last_heartbeat > alarm_event.at);
 
 -- name: RunLastSucceeded
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
@@ -509,15 +567,27 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- (? = no app limit), or those of an app in the list (?); alarms of no app
 -- (the platform's) only without a limit.
 -- The job's name comes with its id ('' once the job is deleted).
+-- fragment: AlarmColumns
+a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
+COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by, a.resolved_msg, a.group_id, a.executor_id
+
 -- name: AlarmList
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
-       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
+SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
+-- The members of a group, newest first: group, id < ?, limit.
+-- name: AlarmListOfGroup
+SELECT {{AlarmColumns}}
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
+WHERE a.group_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?;
+
+-- name: AlarmListByIDs
+SELECT {{AlarmColumns}}
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id IN (?);
+
 -- name: AlarmByID
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
-       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
+SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id = ?;
 
 -- Acknowledge an open alarm (once): by, alarm id.

@@ -80,6 +80,8 @@ const (
 	AlarmDeadlineCancel      Code = "alarm.run_deadline_cancel"
 	AlarmWorkflowWaitTimeout Code = "alarm.workflow_wait_timeout"
 	AlarmRunWaitTimeout      Code = "alarm.run_wait_timeout"
+	AlarmResolvedInfo        Code = "alarm.resolved_info"
+	AlarmResolvedExecutor    Code = "alarm.resolved_executor_back"
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
@@ -260,6 +262,12 @@ const (
 	RoutesRequired         Code = "routes.required"
 	RoutesMax              Code = "routes.max"
 	RouteChannelRequired   Code = "routes.channel_required"
+	AlarmsActionInvalid    Code = "alarms.action_invalid"
+	AlarmsSelectionNeeded  Code = "alarms.selection_needed"
+	AlarmsSelectionBoth    Code = "alarms.selection_both"
+	AlarmsTooMany          Code = "alarms.too_many"
+	AlarmsIDInvalid        Code = "alarms.id_invalid"
+	AlarmsSeverityInvalid  Code = "alarms.severity_invalid"
 	RouteNoChannels        Code = "routes.no_channels"
 	RouteUnknownChannel    Code = "routes.unknown_channel"
 	RouteRecipientEmail    Code = "routes.recipient_email"
@@ -472,6 +480,8 @@ var Catalog = map[Code]string{
 	AlarmDeadlineCancel:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
 	AlarmWorkflowWaitTimeout: "workflow {app}/{workflow} run {run} (business date {date}): node {node} waited {timeout} for {waits} and was {action}",
 	AlarmRunWaitTimeout:      "job {app}/{job} run {run} (business date {date}) waited {timeout} for {waits} and was {action}",
+	AlarmResolvedInfo:        "for information only: resolved when raised",
+	AlarmResolvedExecutor:    "the executor heartbeats again",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",
@@ -652,6 +662,12 @@ var Catalog = map[Code]string{
 	RoutesRequired:         "send {\"routes\": [...]}; an empty list removes every route",
 	RoutesMax:              "at most {max} routes per job",
 	RouteChannelRequired:   "required: the name of a channel from the admin's alarm channels file",
+	AlarmsActionInvalid:    "must be \"ack\" or \"resolve\", got {value}",
+	AlarmsSelectionNeeded:  "say which alarms: ids or group_ids, or all_matching: true with a filter",
+	AlarmsSelectionBoth:    "give either ids/group_ids or all_matching, not both",
+	AlarmsTooMany:          "at most {max} ids per request: select all matching the filter instead",
+	AlarmsIDInvalid:        "ids are positive integers, got {value}",
+	AlarmsSeverityInvalid:  "must be critical, warning or info, got {value}",
 	RouteNoChannels:        "no alarm channels are configured on this admin (--alarm-channels)",
 	RouteUnknownChannel:    "no alarm channel named {channel} is configured",
 	RouteRecipientEmail:    "must be a plain email address like owner@example.com",

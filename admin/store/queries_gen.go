@@ -17,9 +17,12 @@ const (
 	qAPITokenTouch
 	qAPITokensRevoke
 	qAlarmAck
+	qAlarmBulkAck
+	qAlarmBulkResolve
 	qAlarmByID
 	qAlarmClaimCounts
 	qAlarmClaimSample
+	qAlarmCountWhere
 	qAlarmDeliveriesFailed
 	qAlarmDeliveriesSent
 	qAlarmDeliveryClaimGroup
@@ -27,7 +30,14 @@ const (
 	qAlarmDeliveryCounts
 	qAlarmDeliveryInsert
 	qAlarmDeliveryOldest
+	qAlarmEventGroupIDs
+	qAlarmEventGroupInsert
+	qAlarmEventGroupKinds
+	qAlarmEventGroupOfScope
+	qAlarmEventGroupPage
+	qAlarmEventGroupStats
 	qAlarmFanOutClaim
+	qAlarmFanOutFollowers
 	qAlarmFanOutMark
 	qAlarmGroupEnsure
 	qAlarmGroupFailed
@@ -36,7 +46,10 @@ const (
 	qAlarmGroupsDue
 	qAlarmInsert
 	qAlarmList
+	qAlarmListByIDs
+	qAlarmListOfGroup
 	qAlarmResolve
+	qAlarmResolveExecutorsBack
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
@@ -272,9 +285,12 @@ var queryNames = [...]string{
 	"APITokenTouch",
 	"APITokensRevoke",
 	"AlarmAck",
+	"AlarmBulkAck",
+	"AlarmBulkResolve",
 	"AlarmByID",
 	"AlarmClaimCounts",
 	"AlarmClaimSample",
+	"AlarmCountWhere",
 	"AlarmDeliveriesFailed",
 	"AlarmDeliveriesSent",
 	"AlarmDeliveryClaimGroup",
@@ -282,7 +298,14 @@ var queryNames = [...]string{
 	"AlarmDeliveryCounts",
 	"AlarmDeliveryInsert",
 	"AlarmDeliveryOldest",
+	"AlarmEventGroupIDs",
+	"AlarmEventGroupInsert",
+	"AlarmEventGroupKinds",
+	"AlarmEventGroupOfScope",
+	"AlarmEventGroupPage",
+	"AlarmEventGroupStats",
 	"AlarmFanOutClaim",
+	"AlarmFanOutFollowers",
 	"AlarmFanOutMark",
 	"AlarmGroupEnsure",
 	"AlarmGroupFailed",
@@ -291,7 +314,10 @@ var queryNames = [...]string{
 	"AlarmGroupsDue",
 	"AlarmInsert",
 	"AlarmList",
+	"AlarmListByIDs",
+	"AlarmListOfGroup",
 	"AlarmResolve",
+	"AlarmResolveExecutorsBack",
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",

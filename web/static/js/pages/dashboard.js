@@ -2,7 +2,7 @@
 // failures per bucket, success rate, fire lag), executor utilization per
 // app over its own window (the leader's samples), executors, leader and
 // replicas, upcoming firings and recent failures. Built from /runs, /jobs,
-// /executors, /cluster, /alarms and /stats/utilization.
+// /executors, /cluster, /alarms (the count of open alarms) and /stats/utilization.
 import { api, allJobs, runsSince } from "../api.js";
 import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
@@ -196,7 +196,7 @@ export default function mount(root, ctx) {
     const minutes = WINDOWS.find(w => w[0] === win)[1];
     const windowMs = minutes * 60000;
     const [runList, jobs, execs, cl, al, utilNow] = await Promise.all([
-      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms"), loadUtil(),
+      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms?open=1&limit=1"), loadUtil(),
     ]);
     refreshes++;
     if (!ctx.isCurrent()) return;
@@ -329,7 +329,7 @@ export default function mount(root, ctx) {
       const q = queueOf(r);
       if (a && q !== null) a.waits.push(q);
     }
-    const openAlarms = al.alarms.filter(a => Date.parse(a.at) > now - windowMs);
+    const openAlarms = al.matching_alarms; // alarms nobody resolved (GET /alarms counts them)
     fill(clusterBox, 
       h("div", { class: "leader-line" }, h("span", { class: "leader-crown" }, "★"),
         h("div", {}, h("div", { class: "list-title" }, cl.leader.holder || "—"),
@@ -337,7 +337,7 @@ export default function mount(root, ctx) {
       h("div", { class: "mini-stats" },
         h("div", {}, h("b", {}, fmtNum(members.length || 0)), h("span", {}, t("dash.replicas"))),
         h("div", {}, h("b", {}, fmtNum(jobs.length)), h("span", {}, t("dash.jobs"))),
-        h("div", {}, h("b", { class: openAlarms.length ? "text-bad" : "" }, fmtNum(openAlarms.length)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
+        h("div", {}, h("b", { class: openAlarms ? "text-bad" : "" }, fmtNum(openAlarms)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
       byApp.size ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("dash.online")), h("th", { class: "num" }, t("col.capacity")),
           h("th", { title: t("dash.utilTip") }, t("dash.util")), h("th", { class: "num", title: t("dash.queuedTip") }, t("dash.queued")), h("th", { class: "num", title: t("dash.queueWaitTip") }, t("dash.queueWait")))),
