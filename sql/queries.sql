@@ -560,6 +560,14 @@ WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
   AND EXISTS (SELECT 1 FROM executor e WHERE e.id = alarm_event.executor_id AND e.state IN ('online', 'draining')
                                          AND e.last_heartbeat > alarm_event.at);
 
+-- Resolve the waiting run_unplaceable alarms (warning) whose run has been
+-- placed since (its slots have attempts): the reason.
+-- name: AlarmResolveRunsPlaced
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+WHERE kind = 'run_unplaceable' AND resolved_at IS NULL AND severity = 'warning' AND run_id IS NOT NULL
+  AND EXISTS (SELECT 1 FROM slot_attempt a WHERE a.run_id = alarm_event.run_id);
+
 -- name: RunLastSucceeded
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 

@@ -34,7 +34,8 @@ var contrastJS string
 // run, a calendar, a second user, an API token):
 //
 //   - contrast: every visible text of every page (and of the login page, a
-//     dialog and the user menu), in the light and the dark theme, with the
+//     dialog, the user menu and a run's slot grid in duration heat, with a
+//     legend swatch of each heat step), in the light and the dark theme, with the
 //     rows, buttons, links and menu entries hovered (forced through the
 //     DevTools protocol) and not, meets WCAG AA (4.5:1; 3:1 for large text);
 //   - navigation: after a fresh load at every width from 800 to 1920 px in
@@ -110,6 +111,14 @@ func TestConsoleLayoutInBrowser(t *testing.T) {
 				measure(theme, p, hover)
 			}
 		}
+		// The succeeded run's slot grid in duration heat: its cells, and the
+		// legend's swatch of every step with text in the step's colours (so
+		// every step is measured whatever the slots' durations).
+		b.open(base, fmt.Sprintf("runs/%d", done), theme)
+		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#grid-mode [data-mode="duration"]').click()`))
+		b.waitJS(5*time.Second, `document.querySelectorAll("#slot-grid .cell.heat:is(.heat-0, .heat-1, .heat-2, .heat-3, .heat-4)").length === 16 &&
+			document.querySelectorAll("#heat-steps .heat-step").length === 5`, "the slot grid in duration heat, "+theme)
+		measure(theme, "run duration heat", false)
 		// A dialog, and the user menu open over the page.
 		b.open(base, fmt.Sprintf("jobs/%d", flaky), theme)
 		b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector('#job-actions [data-act="trigger"]').click()`), chromedp.WaitVisible(chromedp.CSS("#trigger-dialog")),

@@ -53,6 +53,7 @@ func workflowView(w store.Workflow) (apitypes.Workflow, error) {
 		ID: w.ID, NodeCount: w.NodeCount, CreatedAt: msTime(w.CreatedAt), CreatedBy: w.CreatedBy,
 		UpdatedAt: msTime(w.UpdatedAt), UpdatedBy: w.UpdatedBy,
 	}
+	v.State = v.WorkflowDef.State()
 	if w.NextFireAt.Valid {
 		t := msTime(w.NextFireAt.Int64)
 		v.NextFireAt = &t

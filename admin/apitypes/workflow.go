@@ -101,6 +101,16 @@ type WorkflowDef struct {
 // Key is "app/name".
 func (d WorkflowDef) Key() string { return d.App + "/" + d.Name }
 
+// State is what the workflow does now, in a job's words (Workflow.State):
+// JobScheduled (it fires; Enabled omitted means enabled) or JobDisabled. A
+// workflow is neither paused nor completed.
+func (d WorkflowDef) State() string {
+	if d.Enabled != nil && !*d.Enabled {
+		return JobDisabled
+	}
+	return JobScheduled
+}
+
 // WithDefaults returns d with the admin's defaults in place of omitted
 // fields (the time zone UTC, enabled, the failure policy stop, the
 // calendar rule business_days_only with a calendar and the shift next with
@@ -174,8 +184,11 @@ type WorkflowSpec struct {
 // GET /api/v1/workflows/{id} and the answers of a create or an update.
 type Workflow struct {
 	WorkflowSpec
-	ID         int64      `json:"id"`
-	NodeCount  int        `json:"node_count"`
+	ID        int64 `json:"id"`
+	NodeCount int   `json:"node_count"`
+	// State is WorkflowDef.State: scheduled or disabled, the words of a
+	// job's state; answered, never read.
+	State      string     `json:"state"`
 	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
 	CreatedAt  time.Time  `json:"created_at"`
 	CreatedBy  string     `json:"created_by"`

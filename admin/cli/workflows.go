@@ -316,15 +316,12 @@ func getWorkflows(ctx context.Context, cl *Client, out io.Writer, asJSON bool) e
 	}
 	var rows [][]string
 	for _, w := range all {
-		cron, state := w.Cron, "enabled"
+		cron := w.Cron
 		if cron == "" {
 			cron = "-"
 		}
-		if w.Enabled != nil && !*w.Enabled {
-			state = "disabled"
-		}
 		rows = append(rows, []string{strconv.FormatInt(w.ID, 10), w.App, w.Name, cron, w.TimeZone, strconv.Itoa(w.NodeCount),
-			w.FailurePolicy, state, strconv.FormatInt(w.Version, 10), timeCell(w.NextFireAt)})
+			w.FailurePolicy, w.State, strconv.FormatInt(w.Version, 10), timeCell(w.NextFireAt)})
 	}
 	return table(out, []string{"ID", "APP", "NAME", "CRON", "ZONE", "NODES", "ON FAILURE", "STATE", "VERSION", "NEXT FIRE (UTC)"}, rows)
 }

@@ -59,13 +59,14 @@ func TestApplyTheSettlementExample(t *testing.T) {
 	code, out, errs = a.ctl("get", "workflows")
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Regexp(t, `(?m)^ID\s+APP\s+NAME\s+CRON\s+ZONE\s+NODES\s+ON FAILURE\s+STATE\s+VERSION\s+NEXT FIRE \(UTC\)$`, out)
-	require.Regexp(t, `(?m)^1\s+billing\s+eod-settlement\s+0 18 \* \* MON-FRI\s+Europe/London\s+5\s+continue\s+enabled\s+1\s+20\d\d-`, out)
+	require.Regexp(t, `(?m)^1\s+billing\s+eod-settlement\s+0 18 \* \* MON-FRI\s+Europe/London\s+5\s+continue\s+scheduled\s+1\s+20\d\d-`, out)
 	code, out, _ = a.ctl("get", "workflows", "-o", "json")
 	require.Equal(t, cli.ExitOK, code)
 	var listed []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &listed))
 	require.Len(t, listed, 1)
 	require.Equal(t, "eod-settlement", listed[0]["name"])
+	require.Equal(t, "scheduled", listed[0]["state"], "a job's word for a workflow that fires, as the console shows")
 
 	// An edit: a new node and edge, another time; the plan names them.
 	edited := strings.Replace(string(example), `cron: "0 18 * * MON-FRI"`, `cron: "30 18 * * MON-FRI"`, 1) +
@@ -95,6 +96,16 @@ func TestApplyTheSettlementExample(t *testing.T) {
 	code, _, errs = a.ctl("apply", "-f", filepath.Join(dir, "unknown.yaml"))
 	require.Equal(t, cli.ExitFailure, code)
 	require.Contains(t, errs, "nodes[0].job: no job billing/load-bonds in the apps you may manage")
+
+	// Disabled: STATE says so, in a job's word (not "enabled").
+	writeFile(t, dir, "off.yaml", strings.Replace(edited, "  name: eod-settlement\n", "  name: eod-settlement\n  enabled: false\n", 1))
+	code, out, errs = a.ctl("apply", "-f", filepath.Join(dir, "off.yaml"))
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "    enabled: true -> false\n")
+	code, out, _ = a.ctl("get", "workflows")
+	require.Equal(t, cli.ExitOK, code)
+	require.Regexp(t, `(?m)^1\s+billing\s+eod-settlement\s+.*\s+continue\s+disabled\s+3\s`, out)
+	require.NotContains(t, out, "enabled")
 
 	code, out, errs = a.ctl("delete", "workflow", "billing/eod-settlement")
 	require.Equal(t, cli.ExitOK, code, errs)

@@ -82,6 +82,7 @@ const (
 	AlarmRunWaitTimeout      Code = "alarm.run_wait_timeout"
 	AlarmResolvedInfo        Code = "alarm.resolved_info"
 	AlarmResolvedExecutor    Code = "alarm.resolved_executor_back"
+	AlarmResolvedRunPlaced   Code = "alarm.resolved_run_placed"
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
@@ -482,6 +483,7 @@ var Catalog = map[Code]string{
 	AlarmRunWaitTimeout:      "job {app}/{job} run {run} (business date {date}) waited {timeout} for {waits} and was {action}",
 	AlarmResolvedInfo:        "for information only: resolved when raised",
 	AlarmResolvedExecutor:    "the executor heartbeats again",
+	AlarmResolvedRunPlaced:   "the run found an executor with its handler: its slots are placed",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",

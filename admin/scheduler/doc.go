@@ -33,7 +33,8 @@
 //     placement.Balance once slot costs are measured); start StartBatch
 //     runs per transaction with StartWorkers in flight, and push. A run no
 //     executor can take stays pending saying why, raises run_unplaceable
-//     and fails after UnplaceableTimeout. At most a second per tick.
+//     (resolved once the run is placed: store.ResolveRunsPlaced) and fails
+//     after UnplaceableTimeout. At most a second per tick.
 //  3. retry (retry.go): give failed slots whose job allows more attempts a
 //     new, unplaced attempt once their full-jitter backoff (RetryDelay)
 //     has passed.

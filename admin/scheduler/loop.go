@@ -80,6 +80,9 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if more, err = s.assignPending(ctx, epoch); err != nil {
 		return false, err
 	}
+	if err := s.resolvePlaced(ctx); err != nil {
+		return false, err
+	}
 	// retry.go
 	if err := s.RetryFailed(ctx, epoch); err != nil {
 		return false, err

@@ -29,7 +29,19 @@ const assignBudget = time.Second
 // attempts, many runs per request. Runs whose app has no such executor stay
 // pending.
 func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
-	_, err := s.assignPending(ctx, epoch)
+	if _, err := s.assignPending(ctx, epoch); err != nil {
+		return err
+	}
+	return s.resolvePlaced(ctx)
+}
+
+// resolvePlaced resolves the waiting run_unplaceable alarms of runs that
+// have been placed since (an executor with their handler came).
+func (s *Scheduler) resolvePlaced(ctx context.Context) error {
+	n, err := s.store.ResolveRunsPlaced(ctx)
+	if n > 0 {
+		s.log.Info("run_unplaceable alarms resolved: their runs are placed", "count", n)
+	}
 	return err
 }
 

@@ -286,6 +286,21 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 			require.Equal(t, store.RunRunning, r.Status)
 			require.Empty(t, r.Error)
 		}
+		// Their alarm resolves itself, with the reason; the other app's stays open.
+		groups, err := st.AlarmGroups(ctx, store.AlarmFilter{Kind: store.AlarmRunUnplaceable}, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, groups, 2)
+		for _, g := range groups {
+			a := g.Latest
+			if a.App == "nobody" {
+				require.False(t, a.ResolvedAt.Valid, "no run of app nobody is placed")
+				continue
+			}
+			require.Equal(t, "billing", a.App)
+			require.True(t, a.ResolvedAt.Valid)
+			require.Equal(t, store.ResolvedByAdmin, a.ResolvedBy)
+			require.Equal(t, msg.New(msg.AlarmResolvedRunPlaced), a.ResolvedMsg)
+		}
 
 		// The run nobody can run fails once its time is up, with the reason.
 		c.Set(t0.Add(time.Minute + time.Second))
@@ -296,6 +311,8 @@ func TestUnplaceableRunsSayWhyAlarmAndFail(t *testing.T) {
 		require.Equal(t, "no executor of app nobody is online for 1m0s (unplaceable timeout): the run failed without starting", r.Error)
 		require.Equal(t, 1, alarms("critical"))
 		require.Zero(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ?`, lonelyRun.ID))
+		require.Equal(t, 2, count(t, st, `SELECT COUNT(*) FROM alarm_event WHERE kind = 'run_unplaceable' AND resolved_at IS NULL`),
+			"the failed run's alarms stay open")
 	})
 }
 

@@ -379,12 +379,26 @@ func (s *Store) ChangeAlarms(ctx context.Context, action string, f AlarmFilter, 
 	return n, nil
 }
 
+// ResolveRunsPlaced resolves the waiting run_unplaceable alarms (warning)
+// whose run has been placed since (its slots have attempts), with the
+// reason; it returns how many. The critical ones (runs that failed unplaced)
+// stay open.
+func (s *Store) ResolveRunsPlaced(ctx context.Context) (int64, error) {
+	return s.resolveByAdmin(ctx, qAlarmResolveRunsPlaced, msg.AlarmResolvedRunPlaced, "run_unplaceable alarms of runs placed since")
+}
+
 // ResolveExecutorsBack resolves the executor_lost alarms of executors that
 // heartbeat again since, with the reason; it returns how many.
 func (s *Store) ResolveExecutorsBack(ctx context.Context) (int64, error) {
-	res, err := s.exec(ctx, s.q.get(qAlarmResolveExecutorsBack), msg.New(msg.AlarmResolvedExecutor))
+	return s.resolveByAdmin(ctx, qAlarmResolveExecutorsBack, msg.AlarmResolvedExecutor, "executor_lost alarms of executors back online")
+}
+
+// resolveByAdmin runs q, which resolves alarms in the admin's name with the
+// reason (its one argument); what names them for an error.
+func (s *Store) resolveByAdmin(ctx context.Context, q query, reason msg.Code, what string) (int64, error) {
+	res, err := s.exec(ctx, s.q.get(q), msg.New(reason))
 	if err != nil {
-		return 0, fmt.Errorf("resolve executor_lost alarms of executors back online: %w", err)
+		return 0, fmt.Errorf("resolve %s: %w", what, err)
 	}
 	n, _ := res.RowsAffected()
 	return n, nil

@@ -58,7 +58,8 @@ type Alarm struct {
 	ResolvedBy string        `db:"resolved_by"`
 	// ResolvedMsg says why the admin resolved the alarm by itself (by
 	// "shardjob"): an info alarm when raised, an executor_lost alarm when
-	// its executor heartbeats again. A raiser may set it to resolve the
+	// its executor heartbeats again, a waiting run_unplaceable alarm when its
+	// run is placed (ResolveRunsPlaced). A raiser may set it to resolve the
 	// alarm at once; info alarms get msg.AlarmResolvedInfo.
 	ResolvedMsg msg.Msg `db:"resolved_msg"`
 	// GroupID is the alarm's group (alarm_event_group), set when raised:

@@ -50,6 +50,7 @@ const (
 	qAlarmListOfGroup
 	qAlarmResolve
 	qAlarmResolveExecutorsBack
+	qAlarmResolveRunsPlaced
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
@@ -318,6 +319,7 @@ var queryNames = [...]string{
 	"AlarmListOfGroup",
 	"AlarmResolve",
 	"AlarmResolveExecutorsBack",
+	"AlarmResolveRunsPlaced",
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",

@@ -11,14 +11,15 @@ const ACTIVE = new Set(["pending", "running"]);
 // not started yet (waiting for an executor, being sent, or queued there).
 const ACTIVE_SLOT = new Set(["assigned", "queued", "running"]);
 const WAITING_SLOT = new Set(["pending", "assigned", "queued"]);
-const HEAT = [[254, 243, 199], [252, 211, 77], [249, 115, 22], [220, 38, 38], [127, 29, 29]];
+// The duration heat's steps: classes heat-0 … heat-4, whose fill and text
+// colours are the theme's (--heat-N, --heat-N-text in console.css).
+const HEAT_STEPS = 5;
 let savedMode = "status";
 
-function heat(x) {
-  x = Math.max(0, Math.min(1, x)) * (HEAT.length - 1);
-  const i = Math.min(HEAT.length - 2, Math.floor(x)), f = x - i;
-  const c = HEAT[i].map((v, k) => Math.round(v + (HEAT[i + 1][k] - v) * f));
-  return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+// heatStep is the step of x, the duration's place between the shortest (0)
+// and the longest (1).
+function heatStep(x) {
+  return Math.min(HEAT_STEPS - 1, Math.floor(Math.max(0, Math.min(1, x)) * HEAT_STEPS));
 }
 
 function dur(a, now) {
@@ -235,18 +236,11 @@ export default function mount(root, ctx) {
     cells.forEach((c, i) => {
       const a = current.get(i);
       const st = a ? a.status : "pending";
-      const cls = "cell s-" + st + (i === selected ? " selected" : "") + (mode === "duration" ? " heat" : "");
+      const d = dur(a, now);
+      const step = mode === "duration" && d != null ? " heat-" + heatStep((d - (min === Infinity ? 0 : min)) / span) : "";
+      const cls = "cell s-" + st + (i === selected ? " selected" : "") + (mode === "duration" ? " heat" + step : "");
       if (c.className !== cls) c.className = cls;
       c.dataset.status = st;
-      const d = dur(a, now);
-      if (mode === "duration" && d != null) {
-        const x = (d - (min === Infinity ? 0 : min)) / span;
-        c.style.setProperty("background-color", heat(x));
-        c.style.setProperty("color", x > 0.55 ? "rgba(255, 255, 255, .92)" : "rgba(15, 23, 42, .7)");
-      } else {
-        c.style.removeProperty("background-color");
-        c.style.removeProperty("color");
-      }
     });
     if (mode === "status") {
       const counts = {};
@@ -254,8 +248,13 @@ export default function mount(root, ctx) {
       fill(gridLegend, ...["succeeded", "running", "queued", "assigned", "pending", "failed", "cancelled", "lost", "moved"].filter(k => counts[k])
         .map(k => h("span", { class: "legend-item" }, h("span", { class: ["swatch", "s-" + k] }), stLabel(k), h("b", {}, fmtNum(counts[k])))));
     } else {
-      const bar = h("span", { class: "heat-bar" });
-      fill(gridLegend, h("span", { class: "legend-item" }, fmtDur(min === Infinity ? 0 : min)), bar, h("span", { class: "legend-item" }, fmtDur(max)));
+      // One swatch per step, in the step's colours, saying the longest
+      // duration it stands for.
+      const lo = min === Infinity ? 0 : min, width = (max - lo) / HEAT_STEPS;
+      const steps = h("span", { class: "heat-steps", id: "heat-steps" }, Array.from({ length: HEAT_STEPS }, (_, k) =>
+        h("span", { class: "heat-step heat-" + k, title: t("run.heatStepTip", { from: fmtDur(lo + width * k), to: fmtDur(lo + width * (k + 1)) }) },
+          fmtDur(lo + width * (k + 1)))));
+      fill(gridLegend, h("span", { class: "legend-item" }, fmtDur(lo)), steps);
     }
   }
 

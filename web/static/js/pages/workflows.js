@@ -266,7 +266,7 @@ function detail(root, ctx) {
         tOr("calrule." + (w.calendar_rule || "business_days_only"), w.calendar_rule),
         w.calendar_rule === "shift" ? [" · ", tOr("calshift." + w.calendar_shift, w.calendar_shift)] : null)] : null,
       [t("workflows.failurePolicy"), tOr("workflows.policy." + w.failure_policy, w.failure_policy)],
-      [t("col.state"), w.enabled ? t("workflows.enabled") : t("workflows.disabled")],
+      [t("col.state"), t("jobs.state." + w.state)],
       [t("col.nextFire"), w.next_fire_at ? fmtDateTime(w.next_fire_at) : "—"],
       [t("workflows.nodes"), t("workflows.nodesValue", { nodes: w.node_count, edges: w.edges.length })],
       [t("workflows.version"), String(w.version)],
@@ -315,7 +315,7 @@ function list(root, ctx) {
       { class: "num", sig: w => w.node_count, cell: w => String(w.node_count) },
       { sig: w => w.cron + w.time_zone, cell: w => scheduleText(w) },
       { sig: w => w.next_fire_at || "", cell: w => w.next_fire_at ? relTime(w.next_fire_at) : "—" },
-      { sig: w => w.enabled, cell: w => w.enabled ? t("workflows.enabled") : h("span", { class: "muted" }, t("workflows.disabled")) },
+      { sig: w => w.state, cell: w => w.state === "scheduled" ? t("jobs.state.scheduled") : h("span", { class: "muted" }, t("jobs.state." + w.state)) },
       { sig: w => w.updated_at, cell: w => absTime(w.updated_at) },
     ]);
     table.hidden = !wfs.length;
