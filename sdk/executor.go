@@ -556,6 +556,7 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) 
 		SlotParam:   sa.Param,
 		Token:       sa.Token,
 		Attempt:     sa.Attempt,
+		Workflow:    ra.Workflow,
 		Logger:      e.taskLogger(ra, sa), // tagged with run_id, job, slot, token, attempt (logship.go)
 	}
 	if ra.Records != nil {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,7 +40,16 @@ func runView(r store.Run) apitypes.Run {
 		CalendarID: r.CalendarID, CalendarVersion: r.CalendarVersion, ShiftedFrom: optTime(r.ShiftedFrom),
 		TimeZone:   r.TimeZone,
 		StartAfter: optTime(sql.NullInt64{Int64: r.StartAfter, Valid: r.StartAfter != 0}),
+		Workflow:   optJSON(r.Workflow),
 	}
+}
+
+// optJSON is a stored JSON text as a raw message, nil when NULL or empty.
+func optJSON(v sql.NullString) json.RawMessage {
+	if !v.Valid || v.String == "" {
+		return nil
+	}
+	return json.RawMessage(v.String)
 }
 
 func actualMS(r store.Run) *int64 {

@@ -74,6 +74,11 @@ type Run struct {
 	// key) plus the firing's offset in [0, jitter_window). Absent for a run
 	// that may start at its scheduled time.
 	StartAfter *time.Time `json:"start_after,omitempty"`
+	// Workflow is the workflow context of a workflow node's run, as its
+	// executor receives it next to Params (protocol.WorkflowContext:
+	// run_id, node, business_date, upstream); absent for any other run,
+	// and in run lists.
+	Workflow json.RawMessage `json:"workflow,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.
