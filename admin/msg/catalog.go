@@ -88,6 +88,7 @@ const (
 	ValuePositiveMS Code = "value.positive_ms"
 	NameRule        Code = "name.rule"
 	NameRequired    Code = "name.required"
+	NameInvalid     Code = "name.invalid"
 	MustStay        Code = "value.must_stay"
 	NotYourApp      Code = "app.not_yours"
 	NotYourAppShort Code = "app.not_yours_short"
@@ -475,8 +476,9 @@ var Catalog = map[Code]string{
 	ValueMaxChars:   "at most {max} characters",
 	ValueMaxBytes:   "at most {max} bytes",
 	ValuePositiveMS: "a positive number of milliseconds",
-	NameRule:        "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+	NameRule:        "1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit (no spaces)",
 	NameRequired:    "required; {rule}",
+	NameInvalid:     "{value} is not a valid name: use {rule}",
 	MustStay:        "must stay {value}",
 	NotYourApp:      "not one of your apps ({apps}); ask an admin",
 	NotYourAppShort: "not one of your apps; ask an admin",
