@@ -282,7 +282,7 @@ func (s *Server) cancelRun(c *gin.Context) {
 		return
 	}
 	if !cancelled {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+"; only pending or running runs can be cancelled")
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+"; only pending or running runs can be cancelled")
 		return
 	}
 	s.pushCancel(c.Request.Context(), active, reason.String())
@@ -308,7 +308,7 @@ func (s *Server) retryRun(c *gin.Context) {
 		return
 	}
 	if n == 0 {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+" and has no failed or cancelled slot to retry")
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+" and has no failed or cancelled slot to retry")
 		return
 	}
 	s.audit(c, r.App, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})

@@ -126,3 +126,20 @@ type Slot struct {
 	Attempts int     `json:"attempts"` // attempts made so far (moved and lost ones included)
 	Current  Attempt `json:"current"`
 }
+
+// RunStatusPhrase says where a run of status stands, as the rest of a
+// sentence about it ("run 15 " + …): "is pending", "is running", "has
+// already succeeded", "has already failed", "has already partially
+// failed", "was cancelled", "was skipped"; another status as "is <status>".
+func RunStatusPhrase(status string) string {
+	switch status {
+	case "succeeded", "failed":
+		return "has already " + status
+	case "partially_failed":
+		return "has already partially failed"
+	case "cancelled", "skipped":
+		return "was " + status
+	default:
+		return "is " + status
+	}
+}

@@ -6,6 +6,7 @@ package msg
 // texts.
 const (
 	RunSlotsFailed           Code = "run.slots_failed"
+	RunSlotFailed            Code = "run.slot_failed"
 	RunSlotsPartlyFailed     Code = "run.slots_partly_failed"
 	RunJobDeleted            Code = "run.job_deleted"
 	RunSkippedDisabled       Code = "run.skipped_disabled"
@@ -395,8 +396,9 @@ const (
 // name. The console's web/static/i18n/en.json holds the same texts under
 // "srv.<code>" (checked by a test), zh-CN.json their translations.
 var Catalog = map[Code]string{
-	RunSlotsFailed:           "{failed} slot(s) failed",
-	RunSlotsPartlyFailed:     "{failed} of {total} slot(s) failed",
+	RunSlotsFailed:           "{failed} slots failed",
+	RunSlotFailed:            "1 slot failed",
+	RunSlotsPartlyFailed:     "{failed} of {total} slots failed",
 	RunJobDeleted:            "job was deleted",
 	RunSkippedDisabled:       "the job was disabled before this firing started",
 	RunSkippedPaused:         "the job was paused before this firing started",
