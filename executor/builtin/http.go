@@ -353,7 +353,7 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 	}
 	outcome := p.outcome(resp.StatusCode)
 	attrs := []any{"method", p.Method, "url", resp.Request.URL.Redacted(), "status", resp.StatusCode, "outcome", outcome,
-		"body_bytes", len(buf), "body_truncated", truncated, "duration", time.Since(start).Round(time.Millisecond)}
+		"body_bytes", len(buf), "body_truncated", truncated, "duration", time.Since(start).Round(time.Millisecond).String()}
 	if h.cfg.LogBodyBytes > 0 {
 		attrs = append(attrs, "body", cappedPrefix(buf, h.cfg.LogBodyBytes))
 	}

@@ -221,7 +221,7 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 	err = cmd.Run()
 	killed()
 	out.flush()
-	attrs := []any{"command", p.Command, "duration", time.Since(start).Round(time.Millisecond), "output_lines", out.total()}
+	attrs := []any{"command", p.Command, "duration", time.Since(start).Round(time.Millisecond).String(), "output_lines", out.total()}
 	if out.dropped() > 0 {
 		attrs = append(attrs, "output_lines_not_logged", out.dropped())
 	}

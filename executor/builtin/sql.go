@@ -399,7 +399,7 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 		t.Progress(n, 0)
 	}
 	logger(t).Info("sql statement executed", "datasource", p.DataSource, "rows_affected", n,
-		"duration", time.Since(start).Round(time.Millisecond))
+		"duration", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }
 
