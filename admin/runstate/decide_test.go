@@ -243,4 +243,3 @@ func TestTransition(t *testing.T) {
 		require.Equal(t, store.RunTransition{ID: 1, From: store.RunPending, To: c.to, StartedAt: c.started, FinishedAt: c.finished, Reason: why}, got, c.to)
 	}
 }
-
