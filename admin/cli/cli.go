@@ -393,7 +393,8 @@ func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
 	if err != nil {
 		return err
 	}
-	kind, ref := "job", ""
+	kind := "job"
+	var ref string
 	switch {
 	case len(pos) == 1:
 		ref = pos[0]
