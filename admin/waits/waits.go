@@ -146,7 +146,7 @@ func Check(w Waits, app string, self Self, bad func(field string, m msg.Msg)) {
 			bad(field+".name", msg.Name(ref.Name))
 			continue
 		case ref.App != "" && !names.Valid(ref.App):
-			bad(field+".app", msg.New(msg.NameRule))
+			bad(field+".app", msg.Name(ref.App))
 			continue
 		}
 		a, name, wf := r.Target(app)
