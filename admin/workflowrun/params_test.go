@@ -58,12 +58,12 @@ func TestNodeEndFollowsTheJobRun(t *testing.T) {
 		store.RunSucceeded: store.RunSucceeded, store.RunFailed: store.RunFailed, store.RunPartiallyFailed: store.RunFailed,
 		store.RunSkipped: store.RunFailed, store.RunCancelled: store.RunCancelled,
 	} {
-		to, reason, ended := nodeEnd(store.JobRunStatus{ID: 5, Status: status, Error: "2 slot(s) failed"})
+		to, reason, ended := nodeEnd(store.JobRunStatus{ID: 5, Status: status, Error: "2 slots failed"})
 		require.Equal(t, want, to, status)
 		require.Equal(t, want != "", ended, status)
 		if want == store.RunFailed || want == store.RunCancelled {
 			require.Equal(t, msg.FlowNodeJobRunEnded, reason.Code, status)
-			require.Equal(t, "job run 5 ended "+status+": 2 slot(s) failed", reason.String())
+			require.Equal(t, "job run 5 ended "+status+": 2 slots failed", reason.String())
 		} else {
 			require.True(t, reason.IsZero(), status)
 		}
