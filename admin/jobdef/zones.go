@@ -21,7 +21,7 @@ import (
 func validateZones(s apitypes.JobDef, anchor time.Time, errs FieldMsgs) *schedule.MultiZone {
 	_, zoneErr := schedule.ValidateZone(s.TimeZone)
 	if zoneErr != nil {
-		errs["time_zone"] = scheduleMsg(zoneErr) // the field names the zone already: no "time zone:" before it
+		errs["time_zone"] = ScheduleReason(zoneErr) // the field names the zone already: no "time zone:" before it
 	}
 	if strings.TrimSpace(s.Cron) == "" {
 		errs["cron"] = msg.New(msg.JobCronRequired)
@@ -50,7 +50,7 @@ func validateZones(s apitypes.JobDef, anchor time.Time, errs FieldMsgs) *schedul
 	if err != nil {
 		var ve *schedule.ValidationError
 		if errors.As(err, &ve) && (ve.Name == "time zone" || ve.Name == "time zones") {
-			errs["time_zones"] = scheduleMsg(err)
+			errs["time_zones"] = ScheduleReason(err)
 		} else {
 			errs["cron"] = msg.Of(err)
 		}
