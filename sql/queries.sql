@@ -174,6 +174,16 @@ SELECT COUNT(*) FROM job WHERE id = ?;
 -- name: JobDelete
 DELETE FROM job WHERE id = ?;
 
+-- name: RunsCancelPendingOfJob
+-- DeleteJob: the job's pending runs end with it (idx_run_job_id).
+UPDATE job_run SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
+WHERE job_id = ? AND status = 'pending';
+
+-- name: RunRunningOfJob
+-- DeleteJob: the job's running runs, read after its pending ones were
+-- cancelled in the same transaction.
+SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'running';
+
 -- name: JobClaimDue
 SELECT {{JobColumns}}
 FROM job
@@ -188,43 +198,50 @@ SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
 
 -- name: RunInsert
--- The run keeps its job's time zone, records policy, app, deadlines (as
+-- The run keeps its job's time zone, records policy, app and name, deadlines (as
 -- instants) and calendar (id and version) as they are now (see migrations
--- 0008, 0010, 0020 and 0021), from the
+-- 0008, 0010, 0020, 0021 and 0030), from the
 -- job row the caller read (scalar subqueries per row made firing 5x slower,
 -- and an eighth of a herd's database time): run lists filtered by app use an
 -- index. backfill_id is the job backfill that creates the run (0: none);
 -- workflow the workflow context of a workflow node's run (NULL: none,
--- migration 0033).
+-- migration 0032).
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error, error_msg,
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow)
+                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow, job_name)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
-SELECT id, app FROM job WHERE id IN (?);
+SELECT id, app, name FROM job WHERE id IN (?);
 
 -- first_started_at: when the run's first slot started on an executor
 -- (what users feel), not when the run was assigned (started_at).
 -- name: RunByID
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
        r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
-       r.workflow
+       r.workflow, CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
+-- name: RunScheduledAt
+-- ListRuns: the keyset cursor's scheduled time.
+SELECT scheduled_at FROM job_run WHERE id = ?;
+
 -- name: RunList
--- ListRuns, newest first: {{filters}} is "WHERE" and the conditions of the
--- filter that are set, or nothing (see filters in admin/store/runs.go).
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+-- ListRuns, latest scheduled first (ties by id): {{filters}} is "WHERE" and
+-- the conditions of the filter that are set, or nothing (see filters in
+-- admin/store/runs.go). Indexes give each filter's order: idx_run_sched_id,
+-- uk_run_key (job), idx_run_status (status), idx_run_app_sched (app).
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
-       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
-FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.id DESC LIMIT ?;
+       r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
+       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
+FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.scheduled_at DESC, r.id DESC LIMIT ?;
 
 -- name: RunReopen
 -- RetryRun: the run, if it is in the given finished status, runs again.
@@ -232,9 +249,10 @@ UPDATE job_run SET status = 'running', finished_at = NULL, error = '', error_msg
 WHERE id = ? AND status = ?;
 
 -- name: RunByKey
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
-       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after
+       r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
+       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
 -- name: RunNextPending
@@ -482,9 +500,67 @@ WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
 SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 
+-- An alarm joins its group (group_id); one the admin resolves at once (an
+-- info alarm: ? = 1) is resolved and acknowledged by "shardjob" with the
+-- reason in resolved_msg.
 -- name: AlarmInsert
-{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app)
-VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+{{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app,
+                                    group_id, executor_id, acked_at, acked_by, resolved_at, resolved_by, resolved_msg)
+VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, ?);
+
+-- A group of alarms (the alarms of a run, of a job within an hour, of a kind
+-- and app within an hour): its key, created once whoever raises first.
+-- name: AlarmEventGroupInsert
+{{insert_ignore}} INTO alarm_event_group (group_key, scope, app, created_at) VALUES (?, ?, ?, {{now_ms}});
+
+-- The current group of a scope: the newest one created after ?.
+-- name: AlarmEventGroupOfScope
+SELECT id FROM alarm_event_group WHERE scope = ? AND created_at > ? ORDER BY id DESC LIMIT 1;
+
+-- name: AlarmEventGroupIDs
+SELECT id, group_key FROM alarm_event_group WHERE group_key IN (?);
+
+-- One page of the groups one reader may see, newest first: the groups with
+-- a member that matches the filters (AlarmFilter in admin/store).
+-- name: AlarmEventGroupPage
+SELECT DISTINCT group_id FROM alarm_event {{filters}} ORDER BY group_id DESC LIMIT ?;
+
+-- What a group is, from all its members: counts, first and last seen, the
+-- worst severity (3 critical, 2 warning, 1 info).
+-- name: AlarmEventGroupStats
+SELECT group_id, COUNT(*) AS n, SUM(CASE WHEN resolved_at IS NULL THEN 1 ELSE 0 END) AS n_open,
+       SUM(CASE WHEN acked_at IS NULL AND resolved_at IS NULL THEN 1 ELSE 0 END) AS n_unacked,
+       MIN(at) AS first_at, MAX(at) AS last_at, MAX(id) AS last_id,
+       MAX(CASE severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 ELSE 1 END) AS worst
+FROM alarm_event WHERE group_id IN (?) GROUP BY group_id;
+
+-- name: AlarmEventGroupKinds
+SELECT group_id, kind, COUNT(*) AS n FROM alarm_event WHERE group_id IN (?) GROUP BY group_id, kind ORDER BY group_id, n DESC, kind;
+
+-- The alarms that match the filters, counted up to ? (a bounded scan).
+-- name: AlarmCountWhere
+SELECT COUNT(*) FROM (SELECT 1 AS one FROM alarm_event {{filters}} LIMIT ?) m;
+
+-- Acknowledge every open, unacknowledged alarm that matches the filters
+-- (which say so): by, then the filters' arguments.
+-- name: AlarmBulkAck
+UPDATE alarm_event SET acked_at = {{now_ms}}, acked_by = ? {{filters}};
+
+-- Resolve every open alarm that matches the filters (which say so): by,
+-- by, then the filters' arguments.
+-- name: AlarmBulkResolve
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN ? ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+{{filters}};
+
+-- Resolve the executor_lost alarms of executors that heartbeat again
+-- (after the alarm): the reason.
+-- name: AlarmResolveExecutorsBack
+UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
+       acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
+WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
+  AND EXISTS (SELECT 1 FROM executor e WHERE e.id = alarm_event.executor_id AND e.state IN ('online', 'draining')
+                                         AND e.last_heartbeat > alarm_event.at);
 
 -- name: RunLastSucceeded
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
@@ -493,15 +569,27 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 -- (? = no app limit), or those of an app in the list (?); alarms of no app
 -- (the platform's) only without a limit.
 -- The job's name comes with its id ('' once the job is deleted).
+-- fragment: AlarmColumns
+a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
+COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by, a.resolved_msg, a.group_id, a.executor_id
+
 -- name: AlarmList
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
-       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
+SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
+-- The members of a group, newest first: group, id < ?, limit.
+-- name: AlarmListOfGroup
+SELECT {{AlarmColumns}}
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
+WHERE a.group_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?;
+
+-- name: AlarmListByIDs
+SELECT {{AlarmColumns}}
+FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id IN (?);
+
 -- name: AlarmByID
-SELECT a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
-       COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by
+SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id = ?;
 
 -- Acknowledge an open alarm (once): by, alarm id.
@@ -641,7 +729,7 @@ ORDER BY a.id DESC LIMIT ?;
 -- scheduled_at, + id) gives the order directly; start_after and held_until
 -- filter in the rows read (0 for a run without jitter, or not held): such
 -- runs scheduled but not yet due are read and passed over.
-SELECT r.id, r.job_id, COALESCE(j.name, '') AS job_name, COALESCE(j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
+SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, r.start_after, r.time_zone, r.held_until, r.backfill_id, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused,
@@ -701,7 +789,7 @@ WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up')
 SELECT id, job_id, app, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
 
 -- name: JobForChildRun
-SELECT app, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
+SELECT app, name, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
        start_deadline, finish_deadline, deadline_action
 FROM job WHERE id = ?;
 

@@ -12,8 +12,15 @@ DELETE FROM job_alarm_route WHERE job_id = ?;
 INSERT INTO job_alarm_route (job_id, channel, recipient) VALUES (?, ?, ?);
 
 -- name: AlarmFanOutClaim
-SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by FROM alarm_event
+SELECT id, at, kind, severity, job_id, run_id, dedup_key, message, raised_by, group_id FROM alarm_event
 WHERE fanned_out = 0 ORDER BY id LIMIT ? {{for_update_skip_locked}};
+
+-- The claimed alarms that follow another alarm of their group, one still
+-- open and raised before them: they send no message of their own (one
+-- message per group; the group's count is in the console).
+-- name: AlarmFanOutFollowers
+SELECT e.id FROM alarm_event e WHERE e.id IN (?)
+  AND EXISTS (SELECT 1 FROM alarm_event p WHERE p.group_id = e.group_id AND p.id < e.id AND p.resolved_at IS NULL);
 
 -- name: AlarmFanOutMark
 UPDATE alarm_event SET fanned_out = 1 WHERE id IN (?);
@@ -43,7 +50,7 @@ UPDATE alarm_delivery SET claim = ? WHERE group_key = ? AND status = 'pending';
 UPDATE alarm_group SET lease_owner = ?, lease_until = ? WHERE group_key = ?;
 
 -- name: AlarmClaimSample
-SELECT e.id, e.at, e.kind, e.severity, e.job_id, e.run_id, e.dedup_key, e.message, e.raised_by
+SELECT e.id, e.at, e.kind, e.severity, e.job_id, e.run_id, e.dedup_key, e.message, e.raised_by, e.group_id
 FROM alarm_delivery d JOIN alarm_event e ON e.id = d.alarm_id
 WHERE d.claim = ? AND d.status = 'pending' ORDER BY d.id LIMIT ?;
 

@@ -50,6 +50,15 @@ DELETE FROM alarm_delivery WHERE alarm_id IN (?);
 -- name: RetentionAlarmsDelete
 DELETE FROM alarm_event WHERE id IN (?);
 
+-- The groups of alarms (before they are deleted).
+-- name: RetentionAlarmGroupsOf
+SELECT DISTINCT group_id FROM alarm_event WHERE id IN (?) AND group_id IS NOT NULL;
+
+-- Groups left without alarms.
+-- name: RetentionAlarmGroupsDelete
+DELETE FROM alarm_event_group WHERE id IN (?)
+  AND NOT EXISTS (SELECT 1 FROM alarm_event e WHERE e.group_id = alarm_event_group.id);
+
 -- Audit entries before the cutoff (idx_audit_at).
 -- args: cutoff, last at, last at, last id, limit
 -- name: RetentionAuditScan

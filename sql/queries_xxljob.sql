@@ -93,3 +93,36 @@ ORDER BY r.job_id, a.slot;
 -- see a fresh dispatched_at and leave it).
 UPDATE slot_attempt SET dispatched_at = {{now_ms}}
 WHERE id = ? AND executor_id = ? AND current = 1 AND acked = 0 AND status = 'assigned' AND dispatched_at < {{now_ms}} - ?;
+
+-- name: XXLHandlerTurns
+-- Whose turn it is on an XXL-JOB executor that runs one task per handler
+-- (xxl-job-executor-go keeps one task object per handler name): for each
+-- handler, the smallest token of its unfinished attempts placed there. Only
+-- that attempt may be sent; the others wait in the admin (xxljob.Router).
+SELECT j.handler, MIN(a.id) AS token
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+GROUP BY j.handler;
+
+-- name: XXLRunningSince
+-- Running attempts on an XXL-JOB executor accepted more than ? ms ago: the
+-- prober asks the executor (idleBeat of the slot's job id) whether it still
+-- has them.
+SELECT a.id AS token, a.run_id, a.slot, r.job_id, j.handler
+FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'running'
+  AND COALESCE(a.started_at, a.dispatched_at) < {{now_ms}} - ?
+ORDER BY a.id LIMIT ?;
+
+-- name: XXLAttemptRunningLocked
+-- A running attempt of an executor, locked to lose it (XXLLoseIdle).
+SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
+       a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
+FROM slot_attempt a
+WHERE a.id = ? AND a.executor_id = ? AND a.current = 1 AND a.status = 'running' {{for_update}};
+
+-- name: XXLAttemptLose
+-- An attempt its XXL-JOB executor says it no longer has: superseded as
+-- lost, with the reason.
+UPDATE slot_attempt SET current = 0, status = 'lost', finished_at = {{now_ms}}, error = ?, error_msg = ?
+WHERE id = ? AND current = 1 AND status = 'running';

@@ -39,7 +39,7 @@ func startStandalone(t *testing.T, extra ...string) standalone {
 
 // menu opens a page through its menu entry: in the top bar, in the "More"
 // menu that takes the entries a narrow bar cannot fit (the console test
-// checks that menu itself at 1024 px), or in the user menu (API tokens).
+// checks that menu itself at 1200 px), or in the user menu (API tokens).
 func (b *browser) menu(name string) {
 	b.t.Helper()
 	sel := fmt.Sprintf(`#nav a[data-nav=%q], #nav-more-list a[data-nav=%q], #user-menu a[data-nav=%q]`, name, name, name)

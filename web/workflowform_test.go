@@ -15,9 +15,9 @@ import (
 
 // TestWorkflowEditorInBrowser: an operator writes a workflow in the
 // console. From the Workflows page, New workflow: three nodes (two jobs
-// picked by name and an inline handler), each waiting for the one before;
-// the graph is drawn as it is typed. A cycle is named above the table, an
-// unknown job next to its row, both before saving. Saved, the workflow's
+// picked by name and an inline handler), each running after the one before;
+// the graph is drawn as it is typed. A cycle is named above the nodes, an
+// unknown job in its node's box, both before saving. Saved, the workflow's
 // page draws it. Edited: the failure policy changed and a node added
 // through the JSON view, saved as version 2. Run and cancelled while its
 // first node sleeps: the run, the node and its job run cancelled. Deleted:
@@ -35,7 +35,7 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 	b.login("admin", sa.password)
 	b.menu("workflows")
 	b.do(chromedp.WaitVisible(chromedp.CSS("#workflow-new")), chromedp.Click(chromedp.CSS("#workflow-new")))
-	b.waitJS(15*time.Second, `location.hash === "#/workflows/new" && document.querySelectorAll("#wf-nodes tr").length === 1`, "the editor with one empty node")
+	b.waitJS(15*time.Second, `location.hash === "#/workflows/new" && document.querySelectorAll("#wf-nodes .wf-node").length === 1`, "the editor with one empty node")
 
 	b.setValue("#wf-app", "demo")
 	b.setValue("#wf-name", "nightly")
@@ -56,22 +56,30 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 		document.querySelectorAll("#wf-pv-graph .dag-node").length === 3 && document.querySelectorAll("#wf-pv-graph .dag-edge").length === 2 &&
 		document.querySelectorAll("#wf-pv-firings tr").length === 5`, "a valid draft drawn with its next firings")
 	require.Contains(t, b.text("#wf-pv-firings"), "02:00:00 CST")
-	require.True(t, b.evalBool(`document.querySelector("#wf-nodes tr:nth-child(3) .wf-params").disabled === false &&
-		document.querySelector("#wf-nodes tr:nth-child(1) .wf-params").disabled === true`), "params only for an inline node")
+	require.True(t, b.evalBool(`document.querySelector("#wf-nodes .wf-node:nth-child(3) .wf-params").disabled === false &&
+		document.querySelector("#wf-nodes .wf-node:nth-child(1) .wf-params").disabled === true`), "params only for an inline node")
 
-	// A cycle is named above the table; an unknown job next to its row.
+	// A cycle is named above the nodes; an unknown job in its node's box.
 	b.setRow(0, "after", "notify")
 	b.waitJS(15*time.Second, `!document.querySelector("#wf-graph-error").hidden &&
 		document.querySelector("#wf-graph-error").textContent.includes("extract → load → notify → extract")`, "the cycle named")
 	b.setRow(0, "after", "")
 	b.setRow(1, "ref", "no-such-job")
-	b.waitJS(15*time.Second, `document.querySelector("#wf-nodes tr:nth-child(2)").classList.contains("has-error") &&
-		document.querySelector("#wf-nodes tr:nth-child(2) .wf-row-error").textContent.includes("no job demo/no-such-job") &&
-		document.querySelector("#wf-graph-error").hidden`, "the unknown job named on its row")
+	b.waitJS(15*time.Second, `document.querySelector("#wf-nodes .wf-node:nth-child(2)").classList.contains("has-error") &&
+		document.querySelector("#wf-nodes .wf-node:nth-child(2) .wf-row-error").textContent.includes("no job demo/no-such-job") &&
+		document.querySelector("#wf-graph-error").hidden`, "the unknown job named in its box")
 	b.screenshot("we1-editor-error")
 	b.setRow(1, "ref", "wf-load")
-	b.waitJS(15*time.Second, `document.querySelector("#wf-pv-state").dataset.state === "valid" && !document.querySelector("#wf-nodes tr.has-error")`, "valid again")
+	b.waitJS(15*time.Second, `document.querySelector("#wf-pv-state").dataset.state === "valid" && !document.querySelector("#wf-nodes .wf-node.has-error")`, "valid again")
 	b.screenshot("we2-editor")
+	// Usable at 1440 and 900 px: every field and select shows its whole
+	// value in the window, and the preview's text is readable.
+	for _, w := range []int64{1440, 900} {
+		b.do(chromedp.EmulateViewport(w, 900))
+		require.Empty(t, b.evalString(editorProblemsJS), "the editor at %d px", w)
+		b.screenshot(fmt.Sprintf("we2-editor-%d", w))
+	}
+	b.do(chromedp.EmulateViewport(1440, 900))
 
 	b.do(chromedp.Click(chromedp.CSS("#wf-save")))
 	b.waitJS(15*time.Second, `/^#\/workflows\/\d+$/.test(location.hash) && document.querySelectorAll("#dag-svg .dag-node").length === 3`, "saved: the workflow's page draws it")
@@ -104,7 +112,7 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 
 	// Edit: continue on failure, and a node added as JSON.
 	b.do(chromedp.Click(chromedp.CSS("#workflow-edit")))
-	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d/edit" && document.querySelectorAll("#wf-nodes tr").length === 3 &&
+	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d/edit" && document.querySelectorAll("#wf-nodes .wf-node").length === 3 &&
 		document.querySelector("#wf-name").readOnly && document.querySelector("#wf-pv-state").dataset.state === "valid"`, id), "the editor with the saved workflow")
 	b.setValue("#wf-failure_policy", "continue")
 	b.do(chromedp.Click(chromedp.CSS("#wf-json-toggle")))
@@ -121,9 +129,9 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	b.setValue("#wf-json", string(text))
 	b.do(chromedp.Click(chromedp.CSS("#wf-json-toggle")))
-	b.waitJS(15*time.Second, `document.querySelectorAll("#wf-nodes tr").length === 4 && document.querySelector("#wf-nodes tr:nth-child(4) .wf-after").value === "extract" &&
-		document.querySelector("#wf-nodes tr:nth-child(4) .wf-start").value === "all_done" &&
-		document.querySelectorAll("#wf-pv-graph .dag-node").length === 4`, "back to the table with the node added")
+	b.waitJS(15*time.Second, `document.querySelectorAll("#wf-nodes .wf-node").length === 4 && document.querySelector("#wf-nodes .wf-node:nth-child(4) .wf-after").value === "extract" &&
+		document.querySelector("#wf-nodes .wf-node:nth-child(4) .wf-start").value === "all_done" &&
+		document.querySelectorAll("#wf-pv-graph .dag-node").length === 4`, "back to the boxes with the node added")
 	b.do(chromedp.Click(chromedp.CSS("#wf-save")))
 	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d" && document.querySelectorAll("#dag-svg .dag-node").length === 4`, id), "saved as version 2")
 	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d", id), nil, &wf)
@@ -173,14 +181,42 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 	require.Empty(t, saved.Workflows)
 }
 
+// editorProblemsJS names the workflow editor's fields and selects whose
+// value is cut off (wider than the box; a select's text measured in its
+// font, with its padding and arrow) or that stick out of the window, and
+// the preview's texts drawn smaller than 11 px; empty when there is none.
+var editorProblemsJS = settled(`
+	const vw = document.documentElement.clientWidth, bad = [];
+	const ctx2d = document.createElement("canvas").getContext("2d");
+	const name = el => (el.className || el.id || el.tagName) + " " + JSON.stringify(el.tagName === "SELECT" ? el.selectedOptions[0].text : el.value);
+	for (const el of document.querySelectorAll("#workflow-form input:not([type=checkbox]), #workflow-form select")) {
+		if (!el.checkVisibility()) continue;
+		const r = el.getBoundingClientRect(), st = getComputedStyle(el);
+		if (r.left < -0.5 || r.right > vw + 0.5) bad.push(name(el) + " out of the window");
+		if (el.tagName === "SELECT") {
+			ctx2d.font = st.font;
+			const need = ctx2d.measureText(el.selectedOptions[0].text).width + parseFloat(st.paddingLeft) + parseFloat(st.paddingRight) + 20;
+			if (need > el.clientWidth) bad.push(name(el) + " cut off (" + Math.round(need) + " px in " + el.clientWidth + ")");
+		} else if (el.scrollWidth > el.clientWidth) {
+			bad.push(name(el) + " cut off (" + el.scrollWidth + " px in " + el.clientWidth + ")");
+		}
+	}
+	const texts = [...document.querySelectorAll("#wf-pv-graph svg text")];
+	if (!texts.length) bad.push("no preview drawn");
+	for (const t of texts) {
+		const px = parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a;
+		if (px < 11) { bad.push("preview text " + JSON.stringify(t.textContent) + " at " + px.toFixed(1) + " px"); break; }
+	}
+	return bad.join("; ");`)
+
 // setRow sets field f (key, kind, ref, params, slots, start, after) of the
-// i-th node row of the workflow editor, firing input and change as a user
+// i-th node of the workflow editor, firing input and change as a user
 // would.
 func (b *browser) setRow(i int, f, value string) {
 	b.t.Helper()
 	js, _ := json.Marshal(value)
 	b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
-		const el = document.querySelectorAll("#wf-nodes tr")[%d].querySelector(".wf-%s");
+		const el = document.querySelectorAll("#wf-nodes .wf-node")[%d].querySelector(".wf-%s");
 		el.value = %s;
 		el.dispatchEvent(new Event("input", {bubbles: true}));
 		el.dispatchEvent(new Event("change", {bubbles: true}));

@@ -32,9 +32,18 @@
 //	   │ └─ send failed, attempts < MaxAttempts: retry at now + backoff
 //	   └──── send failed MaxAttempts times ──▶ failed (last error kept)
 //
+// # One message per alarm group
+//
+// Every alarm belongs to an alarm group (store: the alarms of a run, of a
+// job within an hour, of a kind and app within an hour). Fan-out creates
+// deliveries only for an alarm that no earlier open alarm of its group
+// precedes: a failed 1024-slot run (1,025 alarms) is one message per
+// destination; the group's count is in the console. Once the group is all
+// resolved, its next alarm is sent again.
+//
 // # Throttling and digests
 //
-// A group sends at most one message per Window. When a group has been
+// A delivery group sends at most one message per Window. When a group has been
 // quiet, its oldest pending alarm goes out alone at once; the alarms that
 // arrive while the window is open wait, and when it closes they go out as
 // one digest ("37 alarms: 30 run_failed on job 42, …"). A storm of a

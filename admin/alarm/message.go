@@ -50,7 +50,10 @@ type Item struct {
 	Severity string    `json:"severity"`
 	JobID    int64     `json:"job_id,omitempty"`
 	RunID    int64     `json:"run_id,omitempty"`
-	Message  string    `json:"message"`
+	// GroupID is the alarm's group: the later alarms of the group send no
+	// message of their own (GET /api/v1/alarm-groups/{id}/alarms lists them).
+	GroupID int64  `json:"group_id,omitempty"`
+	Message string `json:"message"`
 }
 
 // Count is the number of alarms of one kind (and job) in a digest.
@@ -84,7 +87,7 @@ func render(b store.AlarmBatch) Message {
 	m := Message{Count: b.Count, Digest: b.Count > 1, JobID: b.JobID.Int64, Kind: b.Kind}
 	for _, a := range b.Alarms {
 		m.Alarms = append(m.Alarms, Item{ID: a.ID, At: time.UnixMilli(a.At).UTC(), Kind: a.Kind, Severity: a.Severity,
-			JobID: a.JobID.Int64, RunID: a.RunID.Int64, Message: a.Message})
+			JobID: a.JobID.Int64, RunID: a.RunID.Int64, GroupID: a.GroupID.Int64, Message: a.Message})
 		m.Severity = worse(m.Severity, a.Severity)
 	}
 	for _, c := range b.Counts {
@@ -101,6 +104,9 @@ func render(b store.AlarmBatch) Message {
 		fmt.Fprintf(&text, "\n\nalarm #%d at %s", a.ID, a.At.Format(time.RFC3339))
 		if a.RunID != 0 {
 			fmt.Fprintf(&text, ", run %d", a.RunID)
+		}
+		if a.GroupID != 0 {
+			fmt.Fprintf(&text, "\nfurther alarms of its group %d are not sent one by one: see the console's Alarms page", a.GroupID)
 		}
 		m.Text = text.String()
 		return m

@@ -51,12 +51,18 @@ var _ alarm.Channel = (*recorder)(nil)
 
 var quiet = slog.New(slog.DiscardHandler)
 
+// nextRun numbers the runs of raise's alarms.
+var nextRun atomic.Int64
+
+// raise raises n alarms of the job (0: none), each of a run of its own, so
+// each is a group of its own (groups: TestOneMessagePerGroup).
 func raise(t *testing.T, st *store.Store, n int, jobID int64, kinds ...string) {
 	t.Helper()
 	for i := range n {
 		kind := kinds[i%len(kinds)]
 		job := sql.NullInt64{Int64: jobID, Valid: jobID != 0}
-		_, err := st.RaiseAlarm(context.Background(), store.Alarm{Kind: kind, Severity: "critical", JobID: job,
+		run := sql.NullInt64{Int64: nextRun.Add(1), Valid: true}
+		_, err := st.RaiseAlarm(context.Background(), store.Alarm{Kind: kind, Severity: "critical", JobID: job, RunID: run,
 			DedupKey: fmt.Sprintf("test:%s:%d:%d:%d", kind, jobID, i, time.Now().UnixNano()), Message: fmt.Sprintf("%s %d of job %d", kind, i, jobID), RaisedBy: "test"})
 		require.NoError(t, err)
 	}

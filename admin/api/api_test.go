@@ -433,9 +433,9 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/retry", tok, nil, &noRetry))
 		require.Contains(t, noRetry.Error, "no failed or cancelled slot")
 
-		var alarms struct{ Alarms []api.AlarmView }
+		var alarms struct{ Groups []api.AlarmGroupView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", tok, nil, &alarms))
-		require.Empty(t, alarms.Alarms)
+		require.Empty(t, alarms.Groups)
 	})
 }
 

@@ -171,30 +171,48 @@ func TestAlarmsAreScopedByApp(t *testing.T) {
 			require.NoError(t, err)
 		}
 
-		var out struct{ Alarms []api.AlarmView }
-		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", e.token("billing-viewer"), nil, &out))
-		require.Equal(t, 1, len(out.Alarms), "billing's alarm only, although 211 newer alarms of others fill a page")
-		require.Equal(t, store.AlarmExecutorLost, out.Alarms[0].Kind)
-		require.Equal(t, "billing", out.Alarms[0].App)
-		require.Contains(t, out.Alarms[0].Message, "billing-1")
+		var out struct {
+			Groups []api.AlarmGroupView
+			More   bool
+		}
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?limit=1", e.token("billing-viewer"), nil, &out))
+		require.Len(t, out.Groups, 1, "billing's alarm only, although 211 newer alarms of others are there")
+		require.False(t, out.More)
+		g := out.Groups[0]
+		require.Equal(t, store.AlarmExecutorLost, g.Latest.Kind)
+		require.Equal(t, "billing", g.Latest.App)
+		require.Contains(t, g.Latest.Message, "billing-1")
+		var members struct{ Alarms []api.AlarmView }
+		search := func() int64 {
+			var id int64
+			require.NoError(t, e.st.DB().Get(&id, `SELECT MAX(group_id) FROM alarm_event WHERE app = 'search'`))
+			return id
+		}()
+		require.Equal(t, http.StatusNotFound, e.call("GET", "/api/v1/alarm-groups/"+itoa(search)+"/alarms", e.token("billing-viewer"), nil, &members),
+			"another app's group")
 
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", e.token("viewer"), nil, &out))
-		require.Len(t, out.Alarms, 200, "a page")
-		seen := map[string]bool{}
-		var last int64
-		for _, a := range out.Alarms {
-			seen[a.App] = true
-			last = a.ID
+		apps := map[string]int{}
+		for _, g := range out.Groups {
+			apps[g.Latest.Kind+"/"+g.Latest.App] = g.Count
 		}
-		require.Equal(t, map[string]bool{"search": true}, seen, "the newest page: search's")
-		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?before="+itoa(last), e.token("viewer"), nil, &out))
-		apps := []string{}
-		for _, a := range out.Alarms {
-			apps = append(apps, a.Kind+"/"+a.App)
+		require.Equal(t, map[string]int{
+			store.AlarmLeaderChange + "/":        1, // the platform's alarms, for users without a limit
+			store.AlarmExecutorLost + "/billing": 1,
+			store.AlarmExecutorLost + "/search":  211, // lost, then 210 restarts within the hour: one group
+		}, apps)
+		var paged struct {
+			Groups []api.AlarmGroupView
+			More   bool
 		}
-		require.Contains(t, apps, store.AlarmLeaderChange+"/", "the platform's alarms, for users without a limit")
-		require.Contains(t, apps, store.AlarmExecutorLost+"/billing")
-		require.Contains(t, apps, store.AlarmExecutorLost+"/search")
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?limit=2", e.token("viewer"), nil, &paged))
+		require.Len(t, paged.Groups, 2)
+		require.True(t, paged.More)
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?limit=2&before="+itoa(paged.Groups[1].ID), e.token("viewer"), nil, &paged))
+		require.Len(t, paged.Groups, 1)
+		require.False(t, paged.More)
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarm-groups/"+itoa(search)+"/alarms?limit=200", e.token("viewer"), nil, &members))
+		require.Len(t, members.Alarms, 200, "a page of the group's members")
 	})
 }
 

@@ -443,7 +443,7 @@ func (s *Server) visible(c *gin.Context, what string, err error, seen bool) bool
 
 func (s *Server) getJob(c *gin.Context) {
 	if j, ok := s.loadJob(c); ok {
-		c.JSON(http.StatusOK, jobdef.View(j))
+		c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
 	}
 }
 
@@ -452,7 +452,12 @@ func (s *Server) deleteJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if err := s.st.DeleteJob(c.Request.Context(), j.ID); err != nil {
+	var running *store.RunningRunsError
+	if err := s.st.DeleteJob(c.Request.Context(), j.ID); errors.As(err, &running) {
+		m := msg.New(msg.JobDeleteRunning, "job", j.App+"/"+j.Name, "runs", running.Running)
+		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: m.String(), Fields: map[string]msg.Msg{"id": m}})
+		return
+	} else if err != nil {
 		s.internal(c, err)
 		return
 	}

@@ -154,6 +154,9 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 	}{
 		{"schema AuditEntry", named("AuditEntry"), api.AuditView{}},
 		{"schema Alarm", named("Alarm"), api.AlarmView{}},
+		{"schema AlarmGroup", named("AlarmGroup"), api.AlarmGroupView{}},
+		{"schema AlarmBulk", named("AlarmBulk"), api.AlarmBulkRequest{}},
+		{"schema AlarmBulk filter", schema("components", "schemas", "AlarmBulk", "properties", "filter"), api.AlarmFilterBody{}},
 		{"schema UtilizationPoint", named("UtilizationPoint"), api.UtilizationPoint{}},
 		{"GET /api/v1/stats/utilization", answer("/api/v1/stats/utilization"), api.UtilizationView{}},
 		{"GET /api/v1/stats/utilization, apps[]", schema("paths", "/api/v1/stats/utilization", "get", "responses", "200",

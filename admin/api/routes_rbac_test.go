@@ -65,6 +65,7 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/executors":                    {role: viewer},
 	"GET /api/v1/cluster":                      {role: viewer},
 	"GET /api/v1/alarms":                       {role: viewer},
+	"GET /api/v1/alarm-groups/:id/alarms":      {role: viewer},
 	"GET /api/v1/stats/utilization":            {role: viewer},
 	"GET /api/v1/tokens":                       {role: viewer}, // own; all=true checked by the handler
 	"POST /api/v1/tokens":                      {role: viewer, audit: "token.create"},
@@ -86,6 +87,7 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/runs/:id/cancel":             {role: operator, audit: "run.cancel"},
 	"POST /api/v1/alarms/:id/ack":              {role: operator, audit: "alarm.ack"},
 	"POST /api/v1/alarms/:id/resolve":          {role: operator, audit: "alarm.resolve"},
+	"POST /api/v1/alarms/bulk":                 {role: operator, audit: "alarm.bulk_ack"},
 	"POST /api/v1/runs/:id/retry":              {role: operator, audit: "run.retry"},
 	"GET /api/v1/audit":                        {role: operator},
 	"GET /api/v1/calendars":                    {role: viewer},

@@ -29,7 +29,7 @@ func optTime(v sql.NullInt64) *time.Time {
 // runView is run r as the API returns it.
 func runView(r store.Run) apitypes.Run {
 	return apitypes.Run{
-		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, ScheduledAt: msTime(r.ScheduledAt),
+		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, JobDeleted: r.JobDeleted, ScheduledAt: msTime(r.ScheduledAt),
 		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
@@ -359,13 +359,27 @@ type AlarmView struct {
 	AckedBy    string     `json:"acked_by,omitempty"`
 	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
 	ResolvedBy string     `json:"resolved_by,omitempty"`
+	// ResolvedReason says why the admin resolved the alarm by itself
+	// (ResolvedBy "shardjob"): an info alarm, resolved when raised; an
+	// executor_lost alarm, resolved when its executor heartbeats again.
+	// ResolvedCode and ResolvedArgs are the reason as a code.
+	ResolvedReason string         `json:"resolved_reason,omitempty"`
+	ResolvedCode   string         `json:"resolved_code,omitempty"`
+	ResolvedArgs   map[string]any `json:"resolved_args,omitempty"`
+	// GroupID is the alarm's group (GET /api/v1/alarm-groups/{id}/alarms).
+	GroupID *int64 `json:"group_id,omitempty"`
 }
 
 func alarmView(a store.Alarm) AlarmView {
-	return AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
+	v := AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
 		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
 		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
-		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy}
+		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,
+		GroupID: optID(a.GroupID)}
+	if !a.ResolvedMsg.IsZero() {
+		v.ResolvedReason, v.ResolvedCode, v.ResolvedArgs = a.ResolvedMsg.String(), string(a.ResolvedMsg.Code), a.ResolvedMsg.Args
+	}
+	return v
 }
 
 func (s *Server) ackAlarm(c *gin.Context) {
@@ -414,24 +428,6 @@ func (s *Server) changeAlarm(c *gin.Context, action, done string, change func(co
 	}
 	s.audit(c, a.App, action, "alarm/"+c.Param("id"), map[string]any{"kind": a.Kind})
 	c.JSON(http.StatusOK, alarmView(a))
-}
-
-// listAlarms lists the alarms the user may see: a user limited to apps
-// sees the alarms of those apps only (of their jobs, runs and executors),
-// not those of the platform; the filter is in the query, so that a page
-// is full whatever the other apps raise.
-func (s *Server) listAlarms(c *gin.Context) {
-	before, _ := strconv.ParseInt(c.Query("before"), 10, 64)
-	alarms, err := s.st.AlarmsOfApps(c.Request.Context(), before, 200, currentUser(c).AppList())
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	out := make([]AlarmView, 0, len(alarms))
-	for _, a := range alarms {
-		out = append(out, alarmView(a))
-	}
-	c.JSON(http.StatusOK, gin.H{"alarms": out})
 }
 
 // timeRange reads the query parameters from and to (RFC 3339, either may be

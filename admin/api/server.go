@@ -246,8 +246,9 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/runs/:id/logs", s.runLogs) // logs.go
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
-	view.GET("/alarms", s.listAlarms)
-	view.GET("/stats/utilization", s.utilization) // stats.go
+	view.GET("/alarms", s.listAlarms)                        // alarm_groups.go
+	view.GET("/alarm-groups/:id/alarms", s.alarmGroupAlarms) // alarm_groups.go
+	view.GET("/stats/utilization", s.utilization)            // stats.go
 
 	op := authed.Group("/", require(auth.RoleOperator))
 	op.POST("/jobs", s.createJob)
@@ -265,6 +266,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/runs/:id/cancel", s.cancelRun)
 	op.POST("/alarms/:id/ack", s.ackAlarm)         // runs.go
 	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go
+	op.POST("/alarms/bulk", s.bulkAlarms)          // alarm_groups.go
 	op.POST("/runs/:id/retry", s.retryRun)
 	op.GET("/audit", s.listAudit)
 	s.calendarRoutes(view, op) // calendars.go

@@ -171,9 +171,10 @@ type Job struct {
 	NextFireAt *time.Time `json:"next_fire_at"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
-	// In the answers of create, update and clone only, never a refusal -
-	// e.g. no executor of the app has shown the job's handler yet (its runs
-	// would wait, then fail after --unplaceable-timeout).
+	// In the answers of create, update, clone and read of one job (GET
+	// /jobs/{id}, not lists), never a refusal - e.g. no executor of the app
+	// has shown the job's handler yet (its runs would wait, then fail after
+	// --unplaceable-timeout); gone once one has.
 	Warnings []string `json:"warnings,omitempty"`
 	// WarningCodes are Warnings as message codes, in the same order (for
 	// clients that show them in another language; see Run.ErrorCode).

@@ -15,10 +15,13 @@ type Message struct {
 
 // Run is a run as the API returns it (GET /api/v1/runs, /api/v1/runs/{id}).
 type Run struct {
-	ID             int64     `json:"id"`
-	JobID          int64     `json:"job_id"`
-	JobName        string    `json:"job_name"`
-	App            string    `json:"app"`
+	ID      int64  `json:"id"`
+	JobID   int64  `json:"job_id"`
+	JobName string `json:"job_name"`
+	App     string `json:"app"`
+	// JobDeleted: the run's job was deleted; JobName and App are still the
+	// names it had (the run keeps them).
+	JobDeleted     bool      `json:"job_deleted,omitempty"`
 	ScheduledAt    time.Time `json:"scheduled_at"`
 	Trigger        string    `json:"trigger"`
 	Status         string    `json:"status"`

@@ -627,16 +627,19 @@ func nonNil(v []json.RawMessage) []json.RawMessage {
 	return v
 }
 
+// state is the job's state as the API says it (Job.State: scheduled,
+// paused, disabled, completed; docs/architecture.md, "Names"), or the same
+// words worked out from an older admin's answer without it.
 func state(j apitypes.Job) string {
 	switch {
+	case j.State != "":
+		return j.State
 	case j.Enabled != nil && !*j.Enabled:
-		return "disabled"
-	case j.State == apitypes.JobCompleted:
-		return "completed"
+		return apitypes.JobDisabled
 	case j.Paused:
-		return "paused"
+		return apitypes.JobPaused
 	}
-	return "active"
+	return apitypes.JobScheduled
 }
 
 func timeCell(t *time.Time) string {

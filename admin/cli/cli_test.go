@@ -184,7 +184,7 @@ func TestCommandsAgainstTheAdmin(t *testing.T) {
 	code, out, errs := a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Regexp(t, `(?m)^ID\s+APP\s+NAME\s+HANDLER\s+CRON`, out)
-	require.Regexp(t, `(?m)^1\s+billing\s+settle\s+settle.v1\s+0 3 \* \* \*\s+Asia/Shanghai\s+4\s+active`, out)
+	require.Regexp(t, `(?m)^1\s+billing\s+settle\s+settle.v1\s+0 3 \* \* \*\s+Asia/Shanghai\s+4\s+scheduled`, out)
 
 	code, out, _ = a.ctl("get", "jobs", "-o", "json")
 	require.Equal(t, cli.ExitOK, code)
@@ -199,6 +199,11 @@ func TestCommandsAgainstTheAdmin(t *testing.T) {
 	code, out, _ = a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitOK, code)
 	require.Regexp(t, `(?m)^1\s+billing\s+settle.*paused`, out)
+	// STATE says the API's word for the state (Job.state), as the console does.
+	code, out, _ = a.ctl("get", "jobs", "-o", "json")
+	require.Equal(t, cli.ExitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &jobs))
+	require.Equal(t, "paused", jobs[0]["state"])
 	code, out, _ = a.ctl("resume", "1")
 	require.Equal(t, cli.ExitOK, code)
 	require.Equal(t, "job billing/settle (id 1) resumed\n", out)

@@ -9,13 +9,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/internal/testenv"
 	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // TestStandaloneTakesXXLJobTokens: standalone mode (what `make run` starts)
@@ -32,6 +36,8 @@ func TestStandaloneTakesXXLJobTokens(t *testing.T) {
 	require.Contains(t, string(help), "-xxljob-tokens")
 	require.Contains(t, string(help), "SHARDJOB_XXLJOB_TOKENS")
 	require.Contains(t, string(help), "-xxljob-allowed-hosts")
+	require.Contains(t, string(help), "-xxljob-concurrent-apps")
+	require.Contains(t, string(help), "SHARDJOB_XXLJOB_CONCURRENT_APPS")
 
 	dir := t.TempDir()
 	tokens := filepath.Join(dir, "xxljob-tokens.json")
@@ -98,4 +104,111 @@ type ExecutorEntry struct {
 	App      string `json:"app"`
 	State    string `json:"state"`
 	Protocol string `json:"protocol"`
+}
+
+// goexecPkg is the test executor that behaves like xxl-job-executor-go.
+const goexecPkg = "github.com/shardjob/shardjob/admin/xxljob/internal/goexec/cmd/xxljob-goexec"
+
+// TestGoClientExecutorsRunEverySlotOnce: a real admin process and two
+// executor processes that behave like xxl-job-executor-go (one task object
+// per handler name) run a 5-slot job of one handler, 2 s per slot — the
+// reported case, where 3 slots stayed running for ever. Every slot ends
+// succeeded with exactly one attempt, none is left running, the handler ran
+// 5 times and each slot's own logId was called back once.
+func TestGoClientExecutorsRunEverySlotOnce(t *testing.T) {
+	t.Parallel()
+	dsn := testenv.MySQL(t)
+	zk := testenv.ZooKeeper(t)
+	root := testenv.ZKChroot(t)
+	const app, token = "goapp", "goapp-token-5e2a91c3"
+	tokens := filepath.Join(t.TempDir(), "xxljob-tokens.json")
+	require.NoError(t, os.WriteFile(tokens, []byte(`{"`+app+`": "`+token+`"}`), 0o600))
+	a := serveAdmin(t, protocol.NewSecret(), "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root,
+		"--heartbeat-interval", "500ms", "--xxljob-tokens", tokens)
+	c := a.Login(t)
+
+	bin := testenv.BuildBinary(t, goexecPkg)
+	var execs []*testenv.Process
+	for range 2 {
+		p := testenv.StartProcess(t, bin, []string{"-admin", a.URL, "-app", app, "-token", token, "-work", "2s", "-register-every", "1s"}, nil)
+		_, err := p.WaitForLine(harness.Ctx(t, 60*time.Second), "listening at")
+		require.NoError(t, err)
+		execs = append(execs, p)
+	}
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
+		var out struct{ Executors []ExecutorEntry }
+		_, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out)
+		n := 0
+		for _, e := range out.Executors {
+			if e.App == app && e.Protocol == "xxljob" && e.State == "online" {
+				n++
+			}
+		}
+		return n == 2, err
+	}, "both executors register")
+
+	var job struct {
+		ID int64 `json:"id"`
+	}
+	code, err := c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+		"app": app, "name": "go-five", "handler": "work", "cron": "0 0 1 1 *", "slots": 5, "enabled": false,
+	}, &job)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, code)
+	var trig struct {
+		Run struct {
+			ID int64 `json:"id"`
+		} `json:"run"`
+	}
+	start := time.Now()
+	code, err = c.Do(http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(job.ID, 10)+"/trigger", map[string]any{}, &trig)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, code)
+
+	var run apitypes.RunDetail
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("run %s, attempts %+v", run.Run.Status, run.Attempts)
+			for i, p := range execs {
+				t.Logf("executor %d:\n%s", i, p.Output())
+			}
+			t.Logf("admin log (tail):\n%s", tailOf(a.Output(), 8000))
+		}
+	})
+	testenv.WaitFor(t, 90*time.Second, func() (bool, error) {
+		_, err := c.Do(http.MethodGet, "/api/v1/runs/"+strconv.FormatInt(trig.Run.ID, 10), nil, &run)
+		return run.Run.Status != "" && run.Run.Status != "pending" && run.Run.Status != "running", err
+	}, "the run ends")
+	t.Logf("SUMMARY 5 slots × 2s of one handler on 2 xxl-job-executor-go-like processes: run %s in %s", run.Run.Status, time.Since(start).Round(time.Millisecond))
+	require.Equal(t, "succeeded", run.Run.Status)
+	rows := map[int]int{}
+	for _, at := range run.Attempts {
+		require.Equal(t, "succeeded", at.Status, "slot %d: no attempt lost, failed or left running", at.Slot)
+		rows[at.Slot]++
+	}
+	require.Equal(t, map[int]int{0: 1, 1: 1, 2: 1, 3: 1, 4: 1}, rows, "each slot succeeded exactly once")
+
+	runs, callbacks := 0, map[string]int{}
+	for _, p := range execs {
+		for _, line := range strings.Split(p.Stdout(), "\n") {
+			switch {
+			case strings.HasPrefix(line, "run "):
+				runs++
+			case strings.HasPrefix(line, "callback "):
+				callbacks[strings.Fields(line)[1]]++
+			}
+		}
+	}
+	require.Equal(t, 5, runs, "the handler ran 5 times")
+	for _, at := range run.Attempts {
+		require.Equal(t, 1, callbacks["log_id="+strconv.FormatInt(at.Token, 10)], "slot %d: its own logId called back once", at.Slot)
+	}
+}
+
+// tailOf returns the last n bytes of s.
+func tailOf(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -44,6 +44,7 @@ const (
 	AttemptXXLLateSuccess    Code = "attempt.xxl_late_success"
 	AttemptXXLTimeout        Code = "attempt.xxl_timeout"
 	AttemptXXLFailed         Code = "attempt.xxl_failed"
+	AttemptXXLIdleLost       Code = "attempt.xxl_idle_lost"
 	LimitJobTimeout          Code = "limit.job_timeout"
 	LimitDefaultTimeout      Code = "limit.default_timeout"
 	JobNoExecutor            Code = "job.no_executor"
@@ -74,11 +75,14 @@ const (
 	AlarmExecutorLost        Code = "alarm.executor_lost"
 	AlarmExecutorRestart     Code = "alarm.executor_restart"
 	AlarmSlotsUnreported     Code = "alarm.slots_unreported"
+	AlarmXXLSlotIdle         Code = "alarm.xxl_slot_idle"
 	AlarmRunLateStart        Code = "alarm.run_late_start"
 	AlarmDeadlineMissed      Code = "alarm.run_deadline_missed"
 	AlarmDeadlineCancel      Code = "alarm.run_deadline_cancel"
 	AlarmWorkflowWaitTimeout Code = "alarm.workflow_wait_timeout"
 	AlarmRunWaitTimeout      Code = "alarm.run_wait_timeout"
+	AlarmResolvedInfo        Code = "alarm.resolved_info"
+	AlarmResolvedExecutor    Code = "alarm.resolved_executor_back"
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
@@ -222,6 +226,7 @@ const (
 	JobNameTaken           Code = "job.name_taken"
 	JobVersionRequired     Code = "job.version_required"
 	JobWorkflowOwned       Code = "job.workflow_owned"
+	JobDeleteRunning       Code = "job.delete_running"
 	SlotParamsPair         Code = "job.slot_params_pair"
 	SlotParamsSlot         Code = "job.slot_params_slot"
 	SlotParamsTwice        Code = "job.slot_params_twice"
@@ -259,6 +264,12 @@ const (
 	RoutesRequired         Code = "routes.required"
 	RoutesMax              Code = "routes.max"
 	RouteChannelRequired   Code = "routes.channel_required"
+	AlarmsActionInvalid    Code = "alarms.action_invalid"
+	AlarmsSelectionNeeded  Code = "alarms.selection_needed"
+	AlarmsSelectionBoth    Code = "alarms.selection_both"
+	AlarmsTooMany          Code = "alarms.too_many"
+	AlarmsIDInvalid        Code = "alarms.id_invalid"
+	AlarmsSeverityInvalid  Code = "alarms.severity_invalid"
 	RouteNoChannels        Code = "routes.no_channels"
 	RouteUnknownChannel    Code = "routes.unknown_channel"
 	RouteRecipientEmail    Code = "routes.recipient_email"
@@ -435,6 +446,7 @@ var Catalog = map[Code]string{
 	AttemptXXLLateSuccess:    "timed out on the XXL-JOB executor: its callback (handleCode 200, {answer}) came {after} after the run call, past the job's timeout of {timeout}",
 	AttemptXXLTimeout:        "timed out on the XXL-JOB executor: {answer}",
 	AttemptXXLFailed:         "XXL-JOB handler failed (handleCode {code}): {answer}",
+	AttemptXXLIdleLost:       "lost: XXL-JOB executor {address} said twice, {apart} apart, that it no longer runs job id {xxl_job_id} (idleBeat), and no callback came; its result is lost, the slot runs again with a new token",
 	LimitJobTimeout:          "the job's timeout",
 	LimitDefaultTimeout:      "the default result timeout",
 	JobNoExecutor:            "no executor of app {app} has registered yet: runs of this job wait for one with handler {handler} (and fail after the unplaceable timeout)",
@@ -465,11 +477,14 @@ var Catalog = map[Code]string{
 	AlarmExecutorLost:        "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:     "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:     "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",
+	AlarmXXLSlotIdle:         "XXL-JOB executor {executor} (app {app}) no longer runs slot {slot} of run {run} (token {token}, job id {xxl_job_id}) and sent no callback: the slot was lost and is placed again",
 	AlarmRunLateStart:        "job {app}/{job} run {run} scheduled at {scheduled}: no slot had started by its start deadline {deadline}",
 	AlarmDeadlineMissed:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status})",
 	AlarmDeadlineCancel:      "job {app}/{job} run {run} scheduled at {scheduled} had not finished by its finish deadline {deadline} (status {status}): cancelled (deadline_action cancel)",
 	AlarmWorkflowWaitTimeout: "workflow {app}/{workflow} run {run} (business date {date}): node {node} waited {timeout} for {waits} and was {action}",
 	AlarmRunWaitTimeout:      "job {app}/{job} run {run} (business date {date}) waited {timeout} for {waits} and was {action}",
+	AlarmResolvedInfo:        "for information only: resolved when raised",
+	AlarmResolvedExecutor:    "the executor heartbeats again",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",
@@ -613,6 +628,7 @@ var Catalog = map[Code]string{
 	JobNameTaken:           "a job with this name exists in app {app}; choose another name",
 	JobVersionRequired:     "send the version you read (optimistic lock), currently {version}",
 	JobWorkflowOwned:       "job {job} runs an inline node of workflow {workflow}: change it through the workflow",
+	JobDeleteRunning:       "job {job} has {runs} running run(s): cancel them or let them finish, then delete the job",
 	SlotParamsPair:         "{part}: write slot=value pairs separated by commas, e.g. 0=Beijing,1=Shanghai",
 	SlotParamsSlot:         "{part}: slot must be a number in 0-{max}",
 	SlotParamsTwice:        "slot {slot} appears twice",
@@ -650,6 +666,12 @@ var Catalog = map[Code]string{
 	RoutesRequired:         "send {\"routes\": [...]}; an empty list removes every route",
 	RoutesMax:              "at most {max} routes per job",
 	RouteChannelRequired:   "required: the name of a channel from the admin's alarm channels file",
+	AlarmsActionInvalid:    "must be \"ack\" or \"resolve\", got {value}",
+	AlarmsSelectionNeeded:  "say which alarms: ids or group_ids, or all_matching: true with a filter",
+	AlarmsSelectionBoth:    "give either ids/group_ids or all_matching, not both",
+	AlarmsTooMany:          "at most {max} ids per request: select all matching the filter instead",
+	AlarmsIDInvalid:        "ids are positive integers, got {value}",
+	AlarmsSeverityInvalid:  "must be critical, warning or info, got {value}",
 	RouteNoChannels:        "no alarm channels are configured on this admin (--alarm-channels)",
 	RouteUnknownChannel:    "no alarm channel named {channel} is configured",
 	RouteRecipientEmail:    "must be a plain email address like owner@example.com",

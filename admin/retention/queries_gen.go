@@ -6,7 +6,9 @@ package retention
 type query int
 
 const (
-	qRetentionAlarmsDelete query = iota
+	qRetentionAlarmGroupsDelete query = iota
+	qRetentionAlarmGroupsOf
+	qRetentionAlarmsDelete
 	qRetentionAlarmsLock
 	qRetentionAlarmsScan
 	qRetentionAttemptsDelete
@@ -22,6 +24,8 @@ const (
 
 // queryNames are the names of the queries, in the order of the constants.
 var queryNames = [...]string{
+	"RetentionAlarmGroupsDelete",
+	"RetentionAlarmGroupsOf",
 	"RetentionAlarmsDelete",
 	"RetentionAlarmsLock",
 	"RetentionAlarmsScan",

@@ -299,7 +299,8 @@ func finished(status string) bool {
 	return false
 }
 
-// alarms deletes alarm events older than cutoff whose deliveries are done.
+// alarms deletes alarm events older than cutoff whose deliveries are done,
+// and the alarm groups they leave empty.
 func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error {
 	return r.simple(ctx, "alarm_event", qRetentionAlarmsScan, cutoff, func(tx *store.Tx, ids []int64) error {
 		locked, err := r.lockIDs(ctx, tx, qRetentionAlarmsLock, ids, cutoff)
@@ -310,9 +311,17 @@ func (r *Retainer) alarms(ctx context.Context, cutoff int64, rep *Report) error 
 		if err != nil {
 			return err
 		}
+		groups, err := tx.SelectIDs(ctx, r.q[qRetentionAlarmGroupsOf], locked)
+		if err != nil {
+			return err
+		}
 		na, err := r.exec(ctx, tx, qRetentionAlarmsDelete, locked)
 		rep.Deliveries += nd
 		rep.Alarms += na
+		if err != nil || len(groups) == 0 {
+			return err
+		}
+		_, err = r.exec(ctx, tx, qRetentionAlarmGroupsDelete, groups) // the groups they leave empty
 		return err
 	}, rep)
 }

@@ -82,6 +82,11 @@ func seed(t *testing.T, s *store.Store, n int) fixture {
 			require.NoError(t, err)
 			id, err := res.LastInsertId()
 			require.NoError(t, err)
+			// Each alarm a group of its own (as migration 0031 makes them).
+			_, err = db.ExecContext(ctx, `INSERT INTO alarm_event_group (id, group_key, scope, created_at) VALUES (?, ?, ?, ?)`, id, "alarm:"+itoa(int(id)), "alarm:"+itoa(int(id)), at)
+			require.NoError(t, err)
+			_, err = db.ExecContext(ctx, `UPDATE alarm_event SET group_id = id WHERE id = ?`, id)
+			require.NoError(t, err)
 			if delivery != "" {
 				_, err = db.ExecContext(ctx, `INSERT INTO alarm_delivery (alarm_id, group_key, status, created_at) VALUES (?, 'g', ?, ?)`, id, delivery, at)
 				require.NoError(t, err)
@@ -159,6 +164,8 @@ func TestRetentionPass(t *testing.T) {
 		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM slot_attempt a WHERE NOT EXISTS (SELECT 1 FROM job_run r WHERE r.id = a.run_id)"))
 		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM job_run WHERE status IN ('pending', 'running') AND finished_at IS NOT NULL"))
 		require.Equal(t, f.keptAlarms, count(t, s, "SELECT COUNT(*) FROM alarm_event"))
+		require.Equal(t, f.keptAlarms, count(t, s, "SELECT COUNT(*) FROM alarm_event_group"), "the groups left empty are deleted")
+		require.Equal(t, 0, count(t, s, "SELECT COUNT(*) FROM alarm_event a WHERE NOT EXISTS (SELECT 1 FROM alarm_event_group g WHERE g.id = a.group_id)"))
 		require.Equal(t, f.keptAudit, count(t, s, "SELECT COUNT(*) FROM audit_log"))
 		require.Equal(t, f.keptSamples, count(t, s, "SELECT COUNT(*) FROM utilization_sample"))
 

@@ -177,7 +177,7 @@ func childRun(p parent, job store.ChildJob, atMS int64) (store.NewRun, bool) {
 		return store.NewRun{}, false
 	}
 	return store.NewRun{
-		JobID: job.ID, App: job.App, ScheduledAt: atMS, TriggerKind: store.TriggerChild, Status: store.RunPending, Params: job.Params,
+		JobID: job.ID, App: job.App, JobName: job.Name, ScheduledAt: atMS, TriggerKind: store.TriggerChild, Status: store.RunPending, Params: job.Params,
 		SlotCount: job.SlotCount, ParentRunID: p.RunID, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: job.ForRun(job.TimeZone, atMS),
 	}, true

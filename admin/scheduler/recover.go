@@ -21,6 +21,12 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 	if n > 0 {
 		s.log.Warn("executors lost (no heartbeat)", "count", n, "after", s.cfg.LostAfter)
 	}
+	if n, err = s.store.ResolveExecutorsBack(ctx); err != nil {
+		return err
+	}
+	if n > 0 {
+		s.log.Info("executor_lost alarms resolved: their executors heartbeat again", "count", n)
+	}
 	if n, err = s.store.ForgetLostExecutors(ctx, s.cfg.ForgetLostAfter.Milliseconds()); err != nil {
 		return err
 	}

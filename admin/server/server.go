@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("admin", cfg.ID)
-	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN})
+	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN, Replica: cfg.ID})
 	if err != nil {
 		return nil, &SettingError{Setting: "db-dsn", Err: err}
 	}

@@ -85,7 +85,10 @@ func alarmGroupKey(d AlarmDest, a Alarm) (key string, jobID sql.NullInt64, kind 
 // FanOutAlarms claims up to limit alarms that have not been fanned out yet
 // (SKIP LOCKED: concurrent notifiers take different alarms), creates one
 // pending delivery per destination that dests returns (none: the alarm is
-// not sent) and marks them fanned out, in one transaction. routes are the
+// not sent) and marks them fanned out, in one transaction. An alarm that
+// follows an open alarm of its group (raised before it, not resolved) gets
+// no delivery: a group sends one message, its first alarm's, until all of
+// it is resolved. routes are the
 // job's alarm routes (nil for alarms without a job). It returns the number
 // of alarms and of deliveries.
 func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
@@ -99,10 +102,27 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 		if len(claimed) == 0 {
 			return nil
 		}
-		routes := map[int64][]AlarmRoute{}
 		ids := make([]int64, 0, len(claimed))
 		for _, a := range claimed {
 			ids = append(ids, a.ID)
+		}
+		q, args, err := sqlx.In(s.q.get(qAlarmFanOutFollowers), ids)
+		if err != nil {
+			return err
+		}
+		var following []int64
+		if err := tx.SelectContext(ctx, &following, q, args...); err != nil {
+			return fmt.Errorf("alarms that follow their group: %w", err)
+		}
+		follows := make(map[int64]bool, len(following))
+		for _, id := range following {
+			follows[id] = true
+		}
+		routes := map[int64][]AlarmRoute{}
+		for _, a := range claimed {
+			if follows[a.ID] {
+				continue // one message per group: its first open alarm's
+			}
 			var rs []AlarmRoute
 			if a.JobID.Valid {
 				var ok bool
@@ -124,7 +144,7 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 				deliveries++
 			}
 		}
-		q, args, err := sqlx.In(s.q.get(qAlarmFanOutMark), ids)
+		q, args, err = sqlx.In(s.q.get(qAlarmFanOutMark), ids)
 		if err != nil {
 			return err
 		}

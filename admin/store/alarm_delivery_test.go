@@ -36,8 +36,9 @@ func TestAlarmDeliveryLifecycle(t *testing.T) {
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		for i := range 3 {
+			// Three runs: three alarm groups, one delivery each.
 			_, err := s.RaiseAlarm(ctx, store.Alarm{Kind: store.AlarmRunFailed, Severity: "critical", JobID: sql.NullInt64{Int64: 8, Valid: true},
-				DedupKey: "lifecycle:" + strconv.Itoa(i), Message: "failed", RaisedBy: "test"})
+				RunID: sql.NullInt64{Int64: int64(i + 1), Valid: true}, DedupKey: "lifecycle:" + strconv.Itoa(i), Message: "failed", RaisedBy: "test"})
 			require.NoError(t, err)
 		}
 		now := time.Now()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -55,7 +56,23 @@ type Alarm struct {
 	AckedBy    string        `db:"acked_by"`
 	ResolvedAt sql.NullInt64 `db:"resolved_at"`
 	ResolvedBy string        `db:"resolved_by"`
+	// ResolvedMsg says why the admin resolved the alarm by itself (by
+	// "shardjob"): an info alarm when raised, an executor_lost alarm when
+	// its executor heartbeats again. A raiser may set it to resolve the
+	// alarm at once; info alarms get msg.AlarmResolvedInfo.
+	ResolvedMsg msg.Msg `db:"resolved_msg"`
+	// GroupID is the alarm's group (alarm_event_group), set when raised:
+	// the alarms of one run, else of one job within an hour, else of one
+	// kind and app within an hour (groupKey).
+	GroupID sql.NullInt64 `db:"group_id"`
+	// ExecutorID is the executor an executor_lost alarm is about; its alarm
+	// resolves itself when it heartbeats again (ResolveExecutorsBack).
+	ExecutorID sql.NullInt64 `db:"executor_id"`
 }
+
+// ResolvedByAdmin is who resolved an alarm that the admin resolved by
+// itself (Alarm.ResolvedMsg says why).
+const ResolvedByAdmin = "shardjob"
 
 // AlarmByID returns one alarm (ErrNotFound when there is none).
 func (s *Store) AlarmByID(ctx context.Context, id int64) (Alarm, error) {
@@ -99,31 +116,53 @@ func (a Alarm) text() string {
 // (several replicas may detect the same problem). It reports whether this
 // call recorded it.
 func (s *Store) RaiseAlarm(ctx context.Context, a Alarm) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qAlarmInsert), a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
-	if err != nil {
-		return false, fmt.Errorf("raise alarm %s: %w", a.DedupKey, err)
-	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	var n int64
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		n, err = s.raise(ctx, tx, []Alarm{a})
+		return err
+	})
+	return n == 1, err
 }
 
 // raiseInTx records alarms inside tx (with the change that causes them),
 // in one statement, except those whose dedup key exists.
 func (s *Store) raiseInTx(ctx context.Context, tx *sqlx.Tx, alarms ...Alarm) error {
+	_, err := s.raise(ctx, tx, alarms)
+	return err
+}
+
+// raise puts each alarm in its group (creating the groups that do not
+// exist yet), resolves at once those that need nobody (info alarms), and
+// inserts them in one statement except those whose dedup key exists. It
+// returns how many it inserted.
+func (s *Store) raise(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) (int64, error) {
 	if len(alarms) == 0 {
-		return nil
+		return 0, nil
 	}
-	args := make([]any, 0, 8*len(alarms))
-	for _, a := range alarms {
-		if a.RaisedBy == "" {
-			a.RaisedBy = "admin"
+	groups, err := s.alarmGroups(ctx, tx, alarms)
+	if err != nil {
+		return 0, err
+	}
+	args := make([]any, 0, 16*len(alarms))
+	for i, a := range alarms {
+		a.RaisedBy = cmp.Or(a.RaisedBy, s.replica)
+		if a.Severity == "info" && a.ResolvedMsg.IsZero() {
+			a.ResolvedMsg = msg.New(msg.AlarmResolvedInfo)
 		}
-		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App)
+		auto, by := !a.ResolvedMsg.IsZero(), ""
+		if auto {
+			by = ResolvedByAdmin
+		}
+		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App,
+			groups[i], a.ExecutorID, auto, by, auto, by, a.ResolvedMsg)
 	}
-	if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...); err != nil {
-		return fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
+	res, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...)
+	if err != nil {
+		return 0, fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
 	}
-	return nil
+	n, _ := res.RowsAffected()
+	return n, nil
 }
 
 // Alarms lists alarms newest first with id < beforeID (0: from the newest).

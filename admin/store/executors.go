@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -223,7 +224,7 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 			}
 			lost++
 			return s.raiseInTx(ctx, tx, Alarm{
-				Kind: AlarmExecutorLost, Severity: "warning", App: e.App,
+				Kind: AlarmExecutorLost, Severity: "warning", App: e.App, ExecutorID: sql.NullInt64{Int64: e.ID, Valid: true},
 				DedupKey: fmt.Sprintf("executor_lost:%d:%d", e.ID, e.LastHeartbeat),
 				Msg:      msg.New(msg.AlarmExecutorLost, "executor", e.InstanceID, "app", e.App),
 			})

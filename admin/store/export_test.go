@@ -48,3 +48,10 @@ func IsDuplicate(err error) bool { return isDuplicate(err) }
 // DeadlinesDueQuery is the text of RunsDeadlineDue for this store's
 // dialect (a test reads its plan).
 func (s *Store) DeadlinesDueQuery() string { return s.q.get(qRunsDeadlineDue) }
+
+// AsReplica is s as the store of replica id (Config.Replica).
+func (s *Store) AsReplica(id string) *Store {
+	c := *s
+	c.replica = id
+	return &c
+}

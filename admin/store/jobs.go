@@ -171,16 +171,50 @@ func ParseIDList(s string) []int64 {
 	return out
 }
 
-// DeleteJob removes a job definition (its run history stays).
+// RunningRunsError is DeleteJob's refusal: the job has runs that are
+// running (placed on executors). It matches ErrConflict.
+type RunningRunsError struct {
+	JobID   int64
+	Running int
+}
+
+func (e *RunningRunsError) Error() string {
+	return fmt.Sprintf("job %d has %d running run(s): cancel them or let them finish first", e.JobID, e.Running)
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *RunningRunsError) Is(target error) bool { return target == ErrConflict }
+
+// DeleteJob removes a job definition in one transaction: its pending runs
+// are cancelled (msg.RunJobDeleted), and the job is deleted
+// unless one of its runs is running (*RunningRunsError, nothing changed).
+// Its run history stays, each run with the job's app and name
+// (job_run.app, job_run.job_name).
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.q.get(qJobDelete), id)
-	if err != nil {
-		return fmt.Errorf("delete job %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	return nil
+	reason := msg.New(msg.RunJobDeleted)
+	return s.inTx(ctx, func(tx *sqlx.Tx) error {
+		// Pending runs first: a run that starts meanwhile is then counted as
+		// running below (the start's update waits for these row locks and
+		// then finds them cancelled).
+		if _, err := tx.ExecContext(ctx, s.q.get(qRunsCancelPendingOfJob), truncate(reason.String(), 2000), reason, id); err != nil {
+			return fmt.Errorf("cancel the pending runs of job %d: %w", id, err)
+		}
+		var running int
+		if err := tx.GetContext(ctx, &running, s.q.get(qRunRunningOfJob), id); err != nil {
+			return fmt.Errorf("running runs of job %d: %w", id, err)
+		}
+		if running > 0 {
+			return &RunningRunsError{JobID: id, Running: running}
+		}
+		res, err := tx.ExecContext(ctx, s.q.get(qJobDelete), id)
+		if err != nil {
+			return fmt.Errorf("delete job %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // NextDue returns the earliest next_fire_at of enabled jobs (Valid=false if none).

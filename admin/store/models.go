@@ -197,6 +197,9 @@ type Run struct {
 	// Workflow is the workflow context of a workflow node's run
 	// (NewRun.Workflow); read by RunByID only, NULL otherwise.
 	Workflow sql.NullString `db:"workflow"`
+	// JobDeleted: the run's job was deleted (RunByID, ListRuns); JobName and
+	// App are the names it had.
+	JobDeleted bool `db:"job_deleted"`
 }
 
 // Zones is the job's zones in list order: TimeZones split, or TimeZone

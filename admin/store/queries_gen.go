@@ -17,9 +17,12 @@ const (
 	qAPITokenTouch
 	qAPITokensRevoke
 	qAlarmAck
+	qAlarmBulkAck
+	qAlarmBulkResolve
 	qAlarmByID
 	qAlarmClaimCounts
 	qAlarmClaimSample
+	qAlarmCountWhere
 	qAlarmDeliveriesFailed
 	qAlarmDeliveriesSent
 	qAlarmDeliveryClaimGroup
@@ -27,7 +30,14 @@ const (
 	qAlarmDeliveryCounts
 	qAlarmDeliveryInsert
 	qAlarmDeliveryOldest
+	qAlarmEventGroupIDs
+	qAlarmEventGroupInsert
+	qAlarmEventGroupKinds
+	qAlarmEventGroupOfScope
+	qAlarmEventGroupPage
+	qAlarmEventGroupStats
 	qAlarmFanOutClaim
+	qAlarmFanOutFollowers
 	qAlarmFanOutMark
 	qAlarmGroupEnsure
 	qAlarmGroupFailed
@@ -36,7 +46,10 @@ const (
 	qAlarmGroupsDue
 	qAlarmInsert
 	qAlarmList
+	qAlarmListByIDs
+	qAlarmListOfGroup
 	qAlarmResolve
+	qAlarmResolveExecutorsBack
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
@@ -175,8 +188,11 @@ const (
 	qRunPendingPage
 	qRunReopen
 	qRunResults
+	qRunRunningOfJob
+	qRunScheduledAt
 	qRunSetPredicted
 	qRunTransition
+	qRunsCancelPendingOfJob
 	qRunsDeadlineChecked
 	qRunsDeadlineDue
 	qRunsFailPending
@@ -242,12 +258,16 @@ const (
 	qWorkflowsOverdue
 	qWorkflowsScheduled
 	qXXLAttemptByToken
+	qXXLAttemptLose
+	qXXLAttemptRunningLocked
 	qXXLAttemptsOverdue
 	qXXLClaimRedispatch
 	qXXLExecutorBeat
 	qXXLExecutorInsert
 	qXXLExecutorRefresh
 	qXXLExecutorsLive
+	qXXLHandlerTurns
+	qXXLRunningSince
 	qXXLSlotsOfTokens
 	qXXLUnackedStale
 )
@@ -265,9 +285,12 @@ var queryNames = [...]string{
 	"APITokenTouch",
 	"APITokensRevoke",
 	"AlarmAck",
+	"AlarmBulkAck",
+	"AlarmBulkResolve",
 	"AlarmByID",
 	"AlarmClaimCounts",
 	"AlarmClaimSample",
+	"AlarmCountWhere",
 	"AlarmDeliveriesFailed",
 	"AlarmDeliveriesSent",
 	"AlarmDeliveryClaimGroup",
@@ -275,7 +298,14 @@ var queryNames = [...]string{
 	"AlarmDeliveryCounts",
 	"AlarmDeliveryInsert",
 	"AlarmDeliveryOldest",
+	"AlarmEventGroupIDs",
+	"AlarmEventGroupInsert",
+	"AlarmEventGroupKinds",
+	"AlarmEventGroupOfScope",
+	"AlarmEventGroupPage",
+	"AlarmEventGroupStats",
 	"AlarmFanOutClaim",
+	"AlarmFanOutFollowers",
 	"AlarmFanOutMark",
 	"AlarmGroupEnsure",
 	"AlarmGroupFailed",
@@ -284,7 +314,10 @@ var queryNames = [...]string{
 	"AlarmGroupsDue",
 	"AlarmInsert",
 	"AlarmList",
+	"AlarmListByIDs",
+	"AlarmListOfGroup",
 	"AlarmResolve",
+	"AlarmResolveExecutorsBack",
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
@@ -423,8 +456,11 @@ var queryNames = [...]string{
 	"RunPendingPage",
 	"RunReopen",
 	"RunResults",
+	"RunRunningOfJob",
+	"RunScheduledAt",
 	"RunSetPredicted",
 	"RunTransition",
+	"RunsCancelPendingOfJob",
 	"RunsDeadlineChecked",
 	"RunsDeadlineDue",
 	"RunsFailPending",
@@ -490,12 +526,16 @@ var queryNames = [...]string{
 	"WorkflowsOverdue",
 	"WorkflowsScheduled",
 	"XXLAttemptByToken",
+	"XXLAttemptLose",
+	"XXLAttemptRunningLocked",
 	"XXLAttemptsOverdue",
 	"XXLClaimRedispatch",
 	"XXLExecutorBeat",
 	"XXLExecutorInsert",
 	"XXLExecutorRefresh",
 	"XXLExecutorsLive",
+	"XXLHandlerTurns",
+	"XXLRunningSince",
 	"XXLSlotsOfTokens",
 	"XXLUnackedStale",
 }

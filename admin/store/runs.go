@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -16,6 +17,7 @@ import (
 type NewRun struct {
 	JobID       int64
 	App         string // the job's app; looked up by the insert when empty
+	JobName     string // the job's name, kept by the run when the job is deleted; looked up when empty
 	ScheduledAt int64  // Unix ms; with JobID the run key
 	TriggerKind string
 	Status      string // RunPending, or RunSkipped for a recorded skip
@@ -55,7 +57,7 @@ type NewRun struct {
 // (schedule.JitterOffset), and its duration deadlines count from then.
 func NewRunOf(j Job, at int64, kind, status string) NewRun {
 	r := NewRun{
-		JobID: j.ID, App: j.App, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
+		JobID: j.ID, App: j.App, JobName: j.Name, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
 		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
 	}
 	if status == RunSkipped {
@@ -86,22 +88,23 @@ func (r NewRun) insertArgs(epoch int64) []any {
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
 		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
 		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID,
-		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}}
+		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}, r.JobName}
 }
 
-// withApps returns runs with App filled in from their jobs where it is
-// empty (one query for all of them); runs whose job is gone keep "".
+// withApps returns runs with App and JobName filled in from their jobs
+// where either is empty (one query for all of them); runs whose job is gone
+// keep "".
 func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewRun) ([]NewRun, error) {
 	var ids []int64
 	for _, r := range runs {
-		if r.App == "" {
+		if r.App == "" || r.JobName == "" {
 			ids = append(ids, r.JobID)
 		}
 	}
 	if len(ids) == 0 {
 		return runs, nil
 	}
-	apps := map[int64]string{}
+	jobs := map[int64]JobKey{}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for start := 0; start < len(ids); start += 1000 {
@@ -109,21 +112,21 @@ func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewR
 		if err != nil {
 			return nil, err
 		}
-		var rows []struct {
-			ID  int64  `db:"id"`
-			App string `db:"app"`
-		}
+		var rows []JobKey
 		if err := sqlx.SelectContext(ctx, q, &rows, text, args...); err != nil {
 			return nil, fmt.Errorf("apps of %d jobs: %w", len(ids), err)
 		}
 		for _, r := range rows {
-			apps[r.ID] = r.App
+			jobs[r.ID] = r
 		}
 	}
 	out := slices.Clone(runs)
 	for i := range out {
 		if out[i].App == "" {
-			out[i].App = apps[out[i].JobID]
+			out[i].App = jobs[out[i].JobID].App
+		}
+		if out[i].JobName == "" {
+			out[i].JobName = jobs[out[i].JobID].Name
 		}
 	}
 	return out, nil
@@ -190,14 +193,15 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 type RunFilter struct {
 	JobID    int64
 	Status   string
-	BeforeID int64 // keyset: runs with id < BeforeID (newest first)
+	BeforeID int64 // keyset: the runs after run BeforeID in the list's order
 	Limit    int
 	Apps     []string // only runs of jobs of these apps (nil: every app)
 	// FromMS and ToMS, when not 0, keep runs scheduled in [FromMS, ToMS).
 	FromMS, ToMS int64
 }
 
-// ListRuns returns runs newest first.
+// ListRuns returns runs latest scheduled first (scheduled_at, then id,
+// descending), a page after run BeforeID when set.
 func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
@@ -210,7 +214,19 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		w.add("r.status = ?", f.Status)
 	}
 	if f.BeforeID > 0 {
-		w.add("r.id < ?", f.BeforeID)
+		// Keyset on (scheduled_at, id): the runs after run BeforeID in
+		// the list's order. A cursor run that is gone (retention) pages
+		// by id alone.
+		var at int64
+		err := s.db.GetContext(ctx, &at, s.q.get(qRunScheduledAt), f.BeforeID)
+		switch {
+		case err == nil:
+			w.add("(r.scheduled_at < ? OR (r.scheduled_at = ? AND r.id < ?))", at, at, f.BeforeID)
+		case errors.Is(err, sql.ErrNoRows):
+			w.add("r.id < ?", f.BeforeID)
+		default:
+			return nil, fmt.Errorf("list runs: the cursor run %d: %w", f.BeforeID, err)
+		}
 	}
 	if f.FromMS != 0 {
 		w.add("r.scheduled_at >= ?", f.FromMS)

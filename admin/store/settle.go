@@ -221,6 +221,7 @@ func (t *Tx) SettleRuns(ctx context.Context, rows []RunSettlement) error {
 type ChildJob struct {
 	ID        int64  `db:"-"`
 	App       string `db:"app"`
+	Name      string `db:"name"`
 	SlotCount int    `db:"slot_count"`
 	Params    string `db:"params"`
 	Enabled   bool   `db:"enabled"`

@@ -58,12 +58,21 @@ type Config struct {
 	// the leader epoch at once. Default 5s; MySQL 8 has no such setting (see
 	// docs/operations.md).
 	IdleTxTimeout time.Duration
+	// Replica is the ID of the admin replica that uses the store (its
+	// --id, "standalone" in standalone mode): the raised_by of the alarms
+	// it raises without naming who raised them (the run state machine's,
+	// the workflow engine's), so that every alarm names a replica the same
+	// way. Default "admin".
+	Replica string
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 5 * time.Second
+	}
+	if c.Replica == "" {
+		c.Replica = "admin"
 	}
 	if c.MaxOpenConns <= 0 {
 		c.MaxOpenConns = 32
@@ -91,6 +100,7 @@ type Store struct {
 	db      *sqlx.DB
 	dialect string
 	q       queries
+	replica string // Config.Replica
 }
 
 // Open connects, checks the connection, and returns a Store. It does not
@@ -151,7 +161,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{db: db, dialect: cfg.Driver, q: q}, nil
+	return &Store{db: db, dialect: cfg.Driver, q: q, replica: cfg.Replica}, nil
 }
 
 // withServerSettings reopens the pool with session settings that depend on

@@ -3,10 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // Executor protocols (executor.protocol).
@@ -211,4 +214,71 @@ func (s *Store) NowMS(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read database clock: %w", err)
 	}
 	return now, nil
+}
+
+// XXLHandlerTurns returns, for each handler with unfinished attempts on an
+// XXL-JOB executor, the smallest of their tokens: on an executor that runs
+// one task per handler at a time, the attempt whose turn it is.
+func (s *Store) XXLHandlerTurns(ctx context.Context, executorID int64) (map[string]int64, error) {
+	var rows []struct {
+		Handler string `db:"handler"`
+		Token   int64  `db:"token"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qXXLHandlerTurns), executorID); err != nil {
+		return nil, fmt.Errorf("handler turns on XXL-JOB executor %d: %w", executorID, err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Handler] = r.Token
+	}
+	return out, nil
+}
+
+// RunningAttempt is a running attempt on an XXL-JOB executor, as the
+// prober's idle check needs it.
+type RunningAttempt struct {
+	Token   int64  `db:"token"`
+	RunID   int64  `db:"run_id"`
+	Slot    int    `db:"slot"`
+	JobID   int64  `db:"job_id"`
+	Handler string `db:"handler"`
+}
+
+// XXLRunningSince returns the running attempts of an XXL-JOB executor that
+// it accepted more than olderThanMS ago (database clock), oldest first.
+func (s *Store) XXLRunningSince(ctx context.Context, executorID, olderThanMS int64, limit int) ([]RunningAttempt, error) {
+	var out []RunningAttempt
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLRunningSince), executorID, olderThanMS, limit); err != nil {
+		return nil, fmt.Errorf("running attempts of XXL-JOB executor %d: %w", executorID, err)
+	}
+	return out, nil
+}
+
+// XXLLoseIdle supersedes a running attempt of an XXL-JOB executor that the
+// executor says it no longer has (idle for the slot's job id, no callback)
+// as lost, with reason, and replaces it by an unplaced attempt with the same
+// failure count: the leader places it again with a new token, as for the
+// slots of a lost executor. It reports false when the attempt was no longer
+// running there (its callback came meanwhile, or it was moved).
+func (s *Store) XXLLoseIdle(ctx context.Context, token, executorID int64, reason msg.Msg) (bool, error) {
+	lost := false
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		lost = false
+		var a Attempt
+		if err := tx.GetContext(ctx, &a, s.q.get(qXXLAttemptRunningLocked), token, executorID); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return fmt.Errorf("lock idle XXL-JOB attempt %d: %w", token, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qXXLAttemptLose), truncate(reason.String(), 2000), reason, token); err != nil {
+			return fmt.Errorf("lose idle XXL-JOB attempt %d: %w", token, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+			return fmt.Errorf("replace idle XXL-JOB attempt %d: %w", token, err)
+		}
+		lost = true
+		return nil
+	})
+	return lost, err
 }

@@ -339,7 +339,6 @@ func (d *decider) checkWait(ctx context.Context, key string) error {
 			DedupKey: fmt.Sprintf("workflow_wait_timeout:%d:%s:%d", d.run.ID, key, d.run.Reruns),
 			Msg: msg.New(msg.AlarmWorkflowWaitTimeout, "app", d.run.App, "workflow", d.g.Definition().Name, "run", d.run.ID,
 				"date", d.run.BusinessDate, "node", key, "timeout", node.WaitTimeout, "waits", w.Reason(), "action", action),
-			RaisedBy: "workflow-engine",
 		})
 	default:
 		reason := msg.New(msg.FlowNodeWaiting, "waits", w.Reason(), "date", d.run.BusinessDate,
@@ -373,7 +372,7 @@ func (d *decider) runJob(ctx context.Context, key string) error {
 			msg.New(msg.FlowNodeParamsLarge, "node", key, "size", size, "max", maxNodeInputBytes))
 	}
 	r := store.NewRun{
-		JobID: job.ID, App: job.App, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
+		JobID: job.ID, App: job.App, JobName: job.Name, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
 		Params: params, Workflow: wf, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: job.ForRun(job.TimeZone, d.now),
 	}
@@ -497,7 +496,6 @@ func (d *decider) end(ctx context.Context, status string, reason msg.Msg) error 
 		DedupKey: fmt.Sprintf("workflow_run_failed:%d:%d", d.run.ID, d.run.Reruns),
 		Msg: msg.New(msg.AlarmWorkflowRunFailed, "app", d.run.App, "workflow", name, "run", d.run.ID,
 			"date", d.run.BusinessDate, "status", status, "reason", reason),
-		RaisedBy: "workflow-engine",
 	})
 }
 

@@ -55,6 +55,27 @@ type Config struct {
 	// sent again at a later probe once it has waited this long. Default
 	// 2 × RequestTimeout, so that it does not race the first push.
 	RedispatchAfter time.Duration
+	// ConcurrentApps are the apps whose XXL-JOB executors may run several
+	// slots of one handler at a time (--xxljob-concurrent-apps): executors
+	// that keep one task per XXL-JOB job id, such as XXL-JOB's own Java
+	// executor. The executors of every other app get one slot per handler at
+	// a time, the others of that handler wait in the admin (assigned) and are
+	// sent when it ends: xxl-job-executor-go keeps one task object per
+	// handler name, so a second task of a handler overwrites the first's
+	// logId, params and cancel function and both callbacks carry the
+	// second's logId (docs/migration.md). Default: none (safe).
+	ConcurrentApps []string
+	// IdleCheckAfter: a slot running on an XXL-JOB executor without a
+	// callback for longer than this is checked with the executor's idleBeat
+	// for its job id, and again every IdleCheckAfter. Default 10s.
+	IdleCheckAfter time.Duration
+	// IdleConfirm: an executor that says it is idle for a running slot's
+	// job id and says so again at least IdleConfirm later, with no callback
+	// seen in between (a callback in flight gets that long to arrive), has
+	// lost the slot: it is marked lost and placed again with a new token,
+	// and an executor_lost alarm is raised. Default 2 × HeartbeatInterval,
+	// at least 1s.
+	IdleConfirm time.Duration
 	// Capacity recorded for XXL-JOB executors (they do not report one);
 	// placement spreads slots in proportion to capacity. Default 4.
 	Capacity int
@@ -87,6 +108,12 @@ func (c Config) WithDefaults() Config {
 	if c.RedispatchAfter <= 0 {
 		c.RedispatchAfter = 2 * c.RequestTimeout
 	}
+	if c.IdleCheckAfter <= 0 {
+		c.IdleCheckAfter = 10 * time.Second
+	}
+	if c.IdleConfirm <= 0 {
+		c.IdleConfirm = max(2*c.HeartbeatInterval, time.Second)
+	}
 	if c.Capacity <= 0 {
 		c.Capacity = 4
 	}
@@ -108,6 +135,18 @@ const wellKnownToken = "default_token"
 
 // minTokenLen is the shortest access token accepted.
 const minTokenLen = 8
+
+// concurrentApps checks ConcurrentApps and returns them as a set.
+func (c Config) concurrentApps() (map[string]bool, error) {
+	out := make(map[string]bool, len(c.ConcurrentApps))
+	for _, app := range c.ConcurrentApps {
+		if strings.TrimSpace(app) == "" || len(app) > 64 || strings.TrimSpace(app) != app {
+			return nil, fmt.Errorf("app %q: an app name is 1 to 64 characters without surrounding spaces; give the apps comma separated, e.g. orders,billing", app)
+		}
+		out[app] = true
+	}
+	return out, nil
+}
 
 // validate checks the tokens (after the file was merged).
 func (c Config) validate() error {

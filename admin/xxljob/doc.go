@@ -48,10 +48,21 @@
 //     the job's timeout, and jobId = SlotJobID(job, slot) = job × 1024 +
 //     slot: each slot has its own XXL-JOB job id, because an executor
 //     keys its block strategy, its kill and (xxl-job-executor-go) its
-//     one-task-at-a-time rule on the job id. Several slots of one run on one
-//     executor thus run side by side. Cancel becomes kill of the slots' job
-//     ids; Release gives nothing back (XXL-JOB executors cannot return
-//     queued runs).
+//     one-task-at-a-time rule on the job id. On the executors of an app in
+//     Config.ConcurrentApps (--xxljob-concurrent-apps: executors that keep
+//     one task per job id, such as XXL-JOB's Java executor) several slots of
+//     one handler thus run side by side. Every other app's executors get
+//     one slot per handler at a time: xxl-job-executor-go keeps one task
+//     object per handler name, and a second run of the handler overwrites
+//     the first's job id, params and cancel function, so that both
+//     callbacks carry the second's logId and the first slot would run for
+//     ever without one. Of the unfinished attempts of a handler on such an
+//     executor only the one with the smallest token is sent
+//     (store.XXLHandlerTurns: every replica agrees); the others are held —
+//     left assigned and unaccepted, counted in Stats.BusyWaiting — and sent
+//     as soon as a callback ends that one (kickHeld, served by Run) or at
+//     the next probe. Cancel becomes kill of the slots' job ids; Release
+//     gives nothing back (XXL-JOB executors cannot return queued runs).
 //   - Answers (Client, parseAnswer): a ReturnT object, or — from executors
 //     that refuse a run that way (xxl-job-executor-go) — a callback-shaped
 //     array [{"logId":…,"handleCode":500,"handleMsg":…}], read as the
@@ -74,6 +85,21 @@
 //     is killed on the executor (freeing its job id) and is retried per the
 //     job's retry policy; a slot queued on the executor behind an earlier
 //     run of the same slot (same job id) gets one timeout more for each.
+//   - Idle check (checkIdle, in each probe of an executor that answered its
+//     beat): a slot running there for longer than Config.IdleCheckAfter
+//     without a callback is asked about with the executor's idleBeat for
+//     its job id, again every IdleCheckAfter. An executor that says it is
+//     idle for it, and says so again at least Config.IdleConfirm later with
+//     still no callback, has lost it (a callback that did not get through —
+//     xxl-job-executor-go does not send one again —, a restart that forgot
+//     the task): the attempt is lost (reason attempt.xxl_idle_lost on the
+//     run page), placed again with a new token like the slots of a lost
+//     executor (no failure counted), and an executor_lost alarm
+//     (alarm.xxl_slot_idle) is raised. This happens long before the result
+//     timeout, and also for jobs without a timeout. It cannot help a slot
+//     the executor still lists as running (xxl-job-executor-go lists the
+//     overwritten slot's job id for ever): one slot per handler at a time
+//     keeps that from happening.
 //   - Console (Service.Log, Service.Kill, served by admin/api under
 //     /api/v1/xxljob/attempts/{token}/…): the executor's log of an attempt
 //     (its log call) and kill. Kill records the attempt failed ("killed by
@@ -86,8 +112,13 @@
 //	   │ │ run refused (code≠200,  │ callback ≠200, late 200, no callback
 //	   │ │ array, unreadable)      │ in time, killed from the console
 //	   │ └─────────────▶ failed ◀──┘ (retried per the job's retry policy)
-//	   └──refused busy ("There are tasks running")──▶ assigned, sent again
-//	      at each probe of the executor until it takes it (no failure)
+//	   ├──refused busy ("There are tasks running")──▶ assigned, sent again
+//	   │  at each probe of the executor until it takes it (no failure)
+//	   └──another slot of its handler on the executor (app not in
+//	      ConcurrentApps)──▶ held: assigned, not sent; sent when that
+//	      slot's callback comes, or at the next probe (no failure)
+//	running ──idleBeat says idle twice, IdleConfirm apart, no callback──▶
+//	      lost (placed again, new token; executor_lost alarm)
 //	assigned/running ──run cancelled──▶ cancelled (kill sent; callbacks ignored)
 //	assigned/running ──executor stops answering beat──▶ lost (moved, new token)
 //

@@ -2,6 +2,7 @@ package xxljob_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/xxljob"
+	"github.com/shardjob/shardjob/admin/xxljob/internal/goexec"
 )
 
 // fakeExecutor is a test-only XXL-JOB executor that behaves like the
@@ -18,6 +20,10 @@ import (
 // (described in issue 18, not copied from it): it registers with the admin,
 // answers beat, idleBeat, run, kill and log, and calls back results, and
 //
+//   - keeps one task per job id (not, as the client does, one task object
+//     per handler name, which goexec emulates: newGoClient), as XXL-JOB's
+//     Java executor does, so the admins of these tests list its apps in
+//     Config.ConcurrentApps;
 //   - runs ONE task per job id at a time: a run of a job id whose task is
 //     running is refused with HTTP 200 and a callback-shaped array
 //     [{"logId":…,"handleCode":500,"handleMsg":"There are tasks running"}]
@@ -498,3 +504,22 @@ func (f *fakeExecutor) Close() {
 // jobOf returns the shardjob job of a run call (its jobId is per slot:
 // xxljob.SlotJobID).
 func jobOf(p xxljob.TriggerParam) int64 { return p.JobID / 1024 }
+
+// newGoClient starts an executor that behaves like xxl-job-executor-go
+// (package goexec: one task object per handler name, refusals as arrays)
+// and registers it with the admin at adminURL.
+func newGoClient(t *testing.T, adminURL, app, token string, work time.Duration) *goexec.Executor {
+	t.Helper()
+	e := goexec.New(goexec.Config{AdminURL: adminURL, App: app, Token: token, Work: work})
+	srv := httptest.NewServer(e)
+	e.SetAddress(srv.URL + "/")
+	t.Cleanup(func() {
+		srv.Close()
+		e.Close()
+	})
+	rt, err := e.Register(context.Background())
+	if err != nil || rt.Code != xxljob.CodeSuccess {
+		t.Fatalf("register the Go-client executor: %v %s", err, rt.Message())
+	}
+	return e
+}

@@ -112,7 +112,9 @@ func TestXXLJobProtocolGenerations(t *testing.T) {
 	for i, v := range versions {
 		apps[i] = "xxl-v" + v.version
 	}
-	a := startAdmin(t, apps...)
+	// The fake executors keep one task per job id: several slots of a
+	// handler may run side by side on them.
+	a := startAdminWith(t, func(c *xxljob.Config) { c.ConcurrentApps = append(c.ConcurrentApps, apps...) }, apps...)
 	ctx := context.Background()
 	for i, v := range versions {
 		app, token := apps[i], a.tokens[apps[i]]

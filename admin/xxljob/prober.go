@@ -23,11 +23,50 @@ func (s *Service) Run(ctx context.Context) {
 		if err := s.ProbeOnce(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("XXL-JOB probe round failed", "err", err)
 		}
+		if !s.waitTick(ctx, t.C) {
+			return
+		}
+	}
+}
+
+// waitTick waits for the next probe round (true) or the end of ctx (false),
+// sending held attempts when a callback asks for it meanwhile (kickHeld).
+func (s *Service) waitTick(ctx context.Context, tick <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-tick:
+			return true
+		case id := <-s.kick:
+			s.sendHeld(ctx, id)
 		}
+	}
+}
+
+// sendHeld sends at once the held attempts of an executor one of whose
+// attempts a callback has just ended: the next slot of that handler need
+// not wait for the next probe.
+func (s *Service) sendHeld(ctx context.Context, executorID int64) {
+	e, err := s.st.ExecutorByID(ctx, executorID)
+	if err != nil {
+		s.log.Warn("send held XXL-JOB attempts", "executor_id", executorID, "err", err)
+		return
+	}
+	if e.State == store.ExecutorOnline || e.State == store.ExecutorDraining {
+		s.redispatch(ctx, e, true)
+	}
+}
+
+// kickHeld asks Run to send the held attempts of an executor now (see
+// sendHeld); it never blocks: a full queue leaves them to the next probe.
+func (s *Service) kickHeld(executorID int64) {
+	if len(s.busyOf(executorID)) == 0 {
+		return
+	}
+	select {
+	case s.kick <- executorID:
+	default:
 	}
 }
 
@@ -86,17 +125,23 @@ func (s *Service) probe(ctx context.Context, e store.Executor) {
 		return
 	}
 	if alive {
-		s.redispatch(ctx, e)
+		s.redispatch(ctx, e, false)
+		s.checkIdle(ctx, e, t)
 	}
 }
 
 // redispatch sends again the attempts of e whose run call did not get
 // through (after RedispatchAfter), and at once those it refused as busy
 // (their slot's job id had a task running there: the slot waits in the
-// admin, probe after probe, until the executor takes it).
-func (s *Service) redispatch(ctx context.Context, e store.Executor) {
+// admin, probe after probe, until the executor takes it) or that dispatch
+// held (not their handler's turn). kicked: a callback just ended an attempt
+// there, the held ones are sent whenever they were last tried.
+func (s *Service) redispatch(ctx context.Context, e store.Executor, kicked bool) {
 	after := s.cfg.RedispatchAfter.Milliseconds()
 	busyAfter := s.cfg.HeartbeatInterval.Milliseconds() / 2 // not twice in one probe round
+	if kicked {
+		busyAfter = 0
+	}
 	busy := s.busyOf(e.ID)
 	since := after
 	if len(busy) > 0 {

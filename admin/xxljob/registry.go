@@ -306,7 +306,10 @@ func (s *Service) callback(r *http.Request) ReturnT {
 	for i, ok := range accepted {
 		if !ok {
 			s.log.Info("late XXL-JOB callback for a superseded attempt acknowledged and ignored", "log_id", outcomes[i].Token, "status", outcomes[i].Status)
+			continue
 		}
+		s.forgetIdle(outcomes[i].Token)
+		s.kickHeld(outcomes[i].ExecutorID) // the next slot of the handler may go
 	}
 	return success()
 }

@@ -97,8 +97,12 @@ func (r *Router) Release(ctx context.Context, baseURL string, req protocol.Relea
 	return protocol.ReleaseResponse{Released: []int64{}}, nil
 }
 
-// dispatch makes one run call per slot attempt. The executor's answer
-// decides what becomes of the attempt:
+// dispatch makes one run call per slot attempt. On an executor of an app
+// not in Config.ConcurrentApps, only one slot per handler is sent at a time:
+// the unfinished attempt of the handler there with the smallest token (the
+// same answer on every replica); the others are held, left unaccepted and
+// sent when a callback ends that one (kick) or at a later probe. Otherwise
+// the executor's answer decides what becomes of the attempt:
 //
 //   - accepted (code 200): marked started (an XXL-JOB executor does not tell
 //     queued from running, and cannot give queued runs back);
@@ -132,6 +136,10 @@ func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address st
 	for _, t := range mine {
 		send[t] = true
 	}
+	turns, err := s.handlerTurns(ctx, ex)
+	if err != nil {
+		return resp, err
+	}
 	var refused []store.SlotOutcome
 	var callErr error
 	answered := 0
@@ -140,6 +148,13 @@ outer:
 		for _, sl := range a.Slots {
 			if !send[sl.Token] {
 				continue // this replica is sending it already
+			}
+			if first, ok := turns[a.Handler]; ok && first != sl.Token {
+				// Another slot of the handler is on the executor: this one
+				// waits in the admin, sent once that one has ended.
+				s.setBusy(sl.Token, ex.ID, true)
+				s.log.Debug("XXL-JOB executor runs one slot per handler: the run waits for the handler's earlier slot there", "address", address, "run_id", a.RunID, "slot", sl.Slot, "token", sl.Token, "handler", a.Handler, "waits_for", first)
+				continue
 			}
 			err := s.client.Run(ctx, target, triggerFor(a, sl))
 			var ce *CallError
@@ -211,6 +226,16 @@ func withWorkflow(params string, w *protocol.WorkflowContext) string {
 		return params
 	}
 	return string(out)
+}
+
+// handlerTurns returns, on an executor that runs one slot per handler at a
+// time, the token whose turn it is for each handler (store.XXLHandlerTurns);
+// nil for an app in Config.ConcurrentApps.
+func (s *Service) handlerTurns(ctx context.Context, ex store.ExecutorRef) (map[string]int64, error) {
+	if s.concurrent[ex.App] {
+		return nil, nil
+	}
+	return s.st.XXLHandlerTurns(ctx, ex.ID)
 }
 
 // triggerFor builds the run call of one slot attempt; its job id is the

@@ -42,14 +42,23 @@ type Service struct {
 	tokens  map[string]string
 
 	mu        sync.Mutex
-	sending   map[int64]bool  // tokens whose run call this replica is making
-	recording map[int64]bool  // tokens whose callback this replica is recording
-	busy      map[int64]int64 // token → executor id: refused as busy, sent again at the next probe
+	sending   map[int64]bool      // tokens whose run call this replica is making
+	recording map[int64]bool      // tokens whose callback this replica is recording
+	busy      map[int64]int64     // token → executor id: refused as busy, or held (not its handler's turn), sent again at the next probe
+	idle      map[int64]idleCheck // running token → what its executor's idleBeat said
+
+	// concurrent: apps whose executors may run several slots of one
+	// handler at a time (Config.ConcurrentApps).
+	concurrent map[string]bool
+	// kick carries executor ids whose held attempts may be sent now (a
+	// callback ended one of their attempts); Run sends them.
+	kick chan int64
 
 	// ignoredCallbacks counts callbacks for attempts that already had their
 	// outcome (duplicates, or after the admin killed, cancelled or timed
 	// out the attempt).
 	ignoredCallbacks atomic.Int64
+	idleLost         atomic.Int64
 }
 
 // Stats are counters of a Service since it was created.
@@ -60,15 +69,21 @@ type Stats struct {
 	// first outcome stands; these are acknowledged and logged.
 	IgnoredCallbacks int64
 	// BusyWaiting: attempts the executor refused because a task of the
-	// same XXL-JOB job id was running there, waiting to be sent again.
+	// same XXL-JOB job id was running there, or held in the admin because
+	// another slot of their handler runs there (Config.ConcurrentApps),
+	// waiting to be sent.
 	BusyWaiting int
+	// IdleLost: running attempts the admin marked lost because their
+	// executor said twice that it was idle for their job id and no callback
+	// came.
+	IdleLost int64
 }
 
 // Stats returns the Service's counters.
 func (s *Service) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{IgnoredCallbacks: s.ignoredCallbacks.Load(), BusyWaiting: len(s.busy)}
+	return Stats{IgnoredCallbacks: s.ignoredCallbacks.Load(), BusyWaiting: len(s.busy), IdleLost: s.idleLost.Load()}
 }
 
 // New returns a Service. It reads Config.TokensFile and checks the tokens
@@ -97,10 +112,15 @@ func New(cfg Config, st *store.Store) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--xxljob-allowed-hosts: %w", err)
 	}
+	concurrent, err := cfg.concurrentApps()
+	if err != nil {
+		return nil, fmt.Errorf("--xxljob-concurrent-apps: %w", err)
+	}
 	return &Service{
 		cfg: cfg, st: st, runs: runstate.New(st), client: NewClient(cfg.RequestTimeout, allowed), allowed: allowed,
 		log: cfg.Logger.With("component", "xxljob"), tokens: tokens,
 		sending: map[int64]bool{}, recording: map[int64]bool{}, busy: map[int64]int64{},
+		concurrent: concurrent, idle: map[int64]idleCheck{}, kick: make(chan int64, 64),
 	}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -94,8 +95,20 @@ func TestStoreQueries(t *testing.T) {
 		require.NoError(t, err)
 		third := atts2[0].Token
 
+		// One slot per handler at a time: the smallest token's turn.
+		turns, err := s.XXLHandlerTurns(ctx, ex.ID)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"h": token}, turns)
+
 		// Accepted (started): kept alive by beats, overdue once its time passed.
 		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{token, second, third}))
+		running, err := s.XXLRunningSince(ctx, ex.ID, -1000, 10)
+		require.NoError(t, err)
+		require.Len(t, running, 3)
+		require.Equal(t, store.RunningAttempt{Token: token, RunID: run.ID, Slot: 0, JobID: jobID, Handler: "h"}, running[0])
+		running, err = s.XXLRunningSince(ctx, ex.ID, 60000, 10)
+		require.NoError(t, err)
+		require.Empty(t, running, "none has run for a minute")
 		alive, err := s.XXLBeat(ctx, ex.ID)
 		require.NoError(t, err)
 		require.True(t, alive)
@@ -124,6 +137,25 @@ func TestStoreQueries(t *testing.T) {
 		over, err = s.XXLOverdue(ctx, 0, 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, over)
+
+		// Idle on the executor with no callback: lost, and placed again.
+		why := msg.New(msg.AttemptXXLIdleLost, "address", info.Address, "apart", "1s", "xxl_job_id", xxljob.SlotJobID(jobID, 0))
+		lost, err := s.XXLLoseIdle(ctx, third, ex.ID, why)
+		require.NoError(t, err)
+		require.True(t, lost)
+		lost, err = s.XXLLoseIdle(ctx, third, ex.ID, why)
+		require.NoError(t, err)
+		require.False(t, lost, "lost once")
+		atts2, err = s.Attempts(ctx, run2.ID)
+		require.NoError(t, err)
+		require.Len(t, atts2, 2)
+		require.Equal(t, store.AttemptLost, atts2[0].Status)
+		require.Equal(t, why, atts2[0].ErrorMsg)
+		require.False(t, atts2[1].ExecutorID.Valid, "the next attempt waits to be placed")
+		require.Equal(t, 2, atts2[1].Attempt)
+		turns, err = s.XXLHandlerTurns(ctx, ex.ID)
+		require.NoError(t, err)
+		require.Empty(t, turns)
 
 		// Removed: the prober's beat no longer keeps it alive.
 		require.NoError(t, s.Deregister(ctx, info.InstanceID))

@@ -127,6 +127,9 @@ func TestTokensAreChecked(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte(`["a"]`), 0o600))
 	_, err = xxljob.New(xxljob.Config{TokensFile: bad}, &store.Store{})
 	require.ErrorContains(t, err, `{"app": "token"}`)
+	_, err = xxljob.New(xxljob.Config{ConcurrentApps: []string{"orders", " billing"}}, &store.Store{})
+	require.ErrorContains(t, err, "--xxljob-concurrent-apps")
+	require.ErrorContains(t, err, `" billing"`)
 }
 
 func TestClientAgainstFakeExecutor(t *testing.T) {
@@ -195,6 +198,15 @@ const dispatchTimeout = 30 * time.Second
 // each of apps a token of its own.
 func startAdmin(t *testing.T, apps ...string) *admin {
 	t.Helper()
+	return startAdminWith(t, nil, apps...)
+}
+
+// startAdminWith starts an admin as startAdmin does, its XXL-JOB config
+// changed by with (when not nil). App "xxl" is in ConcurrentApps: the fake
+// executors of package fakeexec keep one task per job id, as XXL-JOB's Java
+// executor does; the other apps get one slot per handler at a time.
+func startAdminWith(t *testing.T, with func(*xxljob.Config), apps ...string) *admin {
+	t.Helper()
 	dsn := testenv.MySQL(t)
 	zk := testenv.ZooKeeper(t)
 	root := testenv.ZKChroot(t)
@@ -206,6 +218,10 @@ func startAdmin(t *testing.T, apps ...string) *admin {
 	tokens := filepath.Join(t.TempDir(), "xxljob-tokens.json")
 	data, _ := json.Marshal(a.tokens)
 	require.NoError(t, os.WriteFile(tokens, data, 0o600))
+	xcfg := xxljob.Config{TokensFile: tokens, ResultGrace: 300 * time.Millisecond, RequestTimeout: 2 * time.Second, ConcurrentApps: []string{"xxl"}}
+	if with != nil {
+		with(&xcfg)
+	}
 	var out bytes.Buffer
 	srv, err := server.New(context.Background(), server.Config{
 		ID: "xxl-admin", HTTPAddr: "127.0.0.1:0", DBDriver: "mysql", DBDSN: dsn,
@@ -213,7 +229,7 @@ func startAdmin(t *testing.T, apps ...string) *admin {
 		HeartbeatInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
 		Out: &out, Logger: slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		DispatchTimeout: dispatchTimeout,
-		XXLJob:          xxljob.Config{TokensFile: tokens, ResultGrace: 300 * time.Millisecond, RequestTimeout: 2 * time.Second},
+		XXLJob:          xcfg,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

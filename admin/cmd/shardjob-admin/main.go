@@ -125,8 +125,13 @@ func httpFlags(f *cliflags.Set) func() (server.HTTPConfig, error) {
 func xxljobFlags(f *cliflags.Set) func() xxljob.Config {
 	tokens := f.Str("xxljob-tokens", "", "JSON file {\"app\": \"token\"} of XXL-JOB access tokens: apps whose unchanged XXL-JOB executors may register (docs/migration.md); empty: none may")
 	hosts := f.Str("xxljob-allowed-hosts", strings.Join(xxljob.DefaultAllowedHosts, ","), "where XXL-JOB executors may be, comma separated: CIDRs, IP addresses, host names; a registration of another address is refused and the admin calls no other (docs/security.md)")
+	concurrent := f.Str("xxljob-concurrent-apps", "", "apps whose XXL-JOB executors may run several slots of one handler at a time (XXL-JOB's Java executor), comma separated; the executors of other apps get one slot per handler at a time, as xxl-job-executor-go needs (docs/migration.md)")
 	return func() xxljob.Config {
-		return xxljob.Config{TokensFile: *tokens, AllowedHosts: strings.Split(*hosts, ",")}
+		var apps []string
+		if *concurrent != "" {
+			apps = strings.Split(*concurrent, ",")
+		}
+		return xxljob.Config{TokensFile: *tokens, AllowedHosts: strings.Split(*hosts, ","), ConcurrentApps: apps}
 	}
 }
 

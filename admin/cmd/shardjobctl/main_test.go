@@ -91,7 +91,7 @@ func TestCLIAgainstTheRealAdmin(t *testing.T) {
 
 	status, out = ctl(t, ctlBin, env, "get", "jobs")
 	require.Equal(t, cli.ExitOK, status, out)
-	require.Regexp(t, `e2e\s+nightly\s+demo.hello\s+30 4 \* \* \*\s+Europe/Berlin\s+6\s+active`, out)
+	require.Regexp(t, `e2e\s+nightly\s+demo.hello\s+30 4 \* \* \*\s+Europe/Berlin\s+6\s+scheduled`, out)
 
 	status, out = ctl(t, ctlBin, env, "trigger", "e2e/hourly", "--param", "records=2")
 	require.Equal(t, cli.ExitOK, status, out)

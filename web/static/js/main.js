@@ -66,7 +66,6 @@ function renderNav(active) {
   fill($("nav-more-list"));
   fill($("nav"), ...navItems.filter(([, need]) => !need || (me && can(me.role, need))).map(([n]) => h("a", { href: "#/" + n, class: ["nav-link", n === active && "active"], dataset: { nav: n } }, t("nav." + n))));
   $("nav-more-toggle").textContent = t("nav.more") + " ▾";
-  fitNav();
   $("logout").textContent = t("nav.logout");
   $("change-password").textContent = t("nav.password");
   $("user-tokens").textContent = t("nav.tokens");
@@ -80,13 +79,16 @@ function renderNav(active) {
   $("lang-select").setAttribute("aria-label", t("nav.language"));
   $("utc-toggle").checked = isUTC();
   $("utc-toggle").parentElement.title = t("nav.utcHint");
+  fitNav(); // last: after everything else in the bar has its text
 }
 
 /**
  * fitNav moves the menu entries that do not fit the top bar (narrow
  * windows) into the "More" menu after it, last ones first, and back when
  * there is room again: every page stays one click away, with no hidden
- * scrolling.
+ * scrolling. It runs whenever the room changes (watchNav): the window's
+ * width, and the right side of the bar, whose texts (the live indicator's
+ * time, the user and role, the language) arrive after the entries.
  */
 function fitNav() {
   const nav = $("nav"), more = $("nav-more"), list = $("nav-more-list");
@@ -102,6 +104,22 @@ function fitNav() {
   list.append(...moved);
   if (more.hidden) more.open = false;
   $("nav-more-toggle").classList.toggle("active", moved.some(a => a.classList.contains("active")));
+}
+
+/**
+ * watchNav fits the menu again (once a frame at most) whenever the bar or
+ * its right side changes size, and once the fonts are in: a measure taken
+ * before a text or a font arrived would leave entries cut off with no
+ * "More" menu.
+ */
+function watchNav() {
+  let fitting = 0;
+  const refit = () => { cancelAnimationFrame(fitting); fitting = requestAnimationFrame(() => { if (me) fitNav(); }); };
+  const ro = new ResizeObserver(refit);
+  ro.observe(document.querySelector(".topbar"));
+  ro.observe(document.querySelector(".topbar-right"));
+  ro.observe(document.querySelector(".brand"));
+  if (document.fonts) document.fonts.ready.then(refit);
 }
 
 // Theme: "auto" (the default) follows the system's light or dark setting,
@@ -254,8 +272,7 @@ async function boot() {
     await api("POST", "/logout").catch(() => {});
     showLogin();
   });
-  let fitting = 0;
-  window.addEventListener("resize", () => { cancelAnimationFrame(fitting); fitting = requestAnimationFrame(fitNav); });
+  watchNav();
   // Menus close on a choice or a click elsewhere.
   document.addEventListener("click", ev => {
     for (const id of ["nav-more", "user-menu"]) {

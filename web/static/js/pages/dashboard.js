@@ -2,12 +2,13 @@
 // failures per bucket, success rate, fire lag), executor utilization per
 // app over its own window (the leader's samples), executors, leader and
 // replicas, upcoming firings and recent failures. Built from /runs, /jobs,
-// /executors, /cluster, /alarms and /stats/utilization.
+// /executors, /cluster, /alarms (the count of open alarms) and /stats/utilization.
 import { api, allJobs, runsSince } from "../api.js";
 import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
 import { stackedBars, lines, legend } from "../charts.js";
 import { startLag } from "../lag.js";
+import { runJobName } from "./jobdetail.js";
 
 const WINDOWS = [["15m", 15], ["1h", 60], ["3h", 180], ["6h", 360]];
 let savedWindow = "1h";
@@ -131,10 +132,12 @@ export default function mount(root, ctx) {
       h("thead", {}, h("tr", {}, h("th", {}, t("col.job")), h("th", { class: "num" }, t("dash.stat.runs")), h("th", { class: "num" }, t("status.failed")),
         h("th", {}, t("dash.rate")), h("th", { class: "num" }, t("dash.p95Duration")), h("th", { class: "num" }, t("dash.p95Lag")), h("th", {}, t("col.lastRun")))),
       perJob)), { flush: true, sub: t("dash.perJobSub") }),
-    h("div", { class: "grid grid-3" },
+    h("div", { class: "grid grid-2" },
       card(t("dash.upcoming"), upcoming, { flush: true, actions: h("a", { href: "#/jobs", class: "link" }, t("common.viewAll")) }),
-      card(t("dash.recentFailures"), recentFail, { flush: true, actions: h("a", { href: "#/failures", class: "link" }, t("common.viewAll")) }),
-      card(t("dash.cluster"), clusterBox, { actions: h("a", { href: "#/cluster", class: "link" }, t("common.details")) })));
+      card(t("dash.recentFailures"), recentFail, { flush: true, actions: h("a", { href: "#/failures", class: "link" }, t("common.viewAll")) })),
+    // The cluster card has a row of its own: its table of apps (six
+    // columns) did not fit a third of the page at 1440 px.
+    card(t("dash.cluster"), clusterBox, { id: "card-cluster", actions: h("a", { href: "#/cluster", class: "link" }, t("common.details")) }));
 
   async function loadRuns(windowMs) {
     const since = Date.now() - windowMs;
@@ -193,7 +196,7 @@ export default function mount(root, ctx) {
     const minutes = WINDOWS.find(w => w[0] === win)[1];
     const windowMs = minutes * 60000;
     const [runList, jobs, execs, cl, al, utilNow] = await Promise.all([
-      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms"), loadUtil(),
+      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms?open=1&limit=1"), loadUtil(),
     ]);
     refreshes++;
     if (!ctx.isCurrent()) return;
@@ -266,9 +269,13 @@ export default function mount(root, ctx) {
     drawUtil(utilNow);
 
     // Per job: runs, failures, success rate, p95 duration and lag.
+    // Only the jobs the Jobs page lists (and deleted ones, which their runs
+    // still name): the hidden job of a workflow's inline node is part of
+    // its workflow, not a job of its own.
     const jobName = new Map(jobs.map(j => [j.id, j]));
     const per = new Map();
     for (const r of runList) {
+      if (!jobName.has(r.job_id) && !r.job_deleted) continue;
       const e = per.get(r.job_id) || { id: r.job_id, app: r.app, name: r.job_name, runs: 0, ok: 0, failed: 0, durs: [], lags: [], last: null };
       e.runs++;
       const c = classify(r.status);
@@ -276,7 +283,7 @@ export default function mount(root, ctx) {
       if (r.started_at && r.finished_at) e.durs.push(Date.parse(r.finished_at) - Date.parse(r.started_at));
       const lg = startLag(r, Date.now());
       if (lg !== null) e.lags.push(lg);
-      if (Date.parse(r.scheduled_at) <= now && (!e.last || r.id > e.last.id)) e.last = r;
+      if (Date.parse(r.scheduled_at) <= now && (!e.last || Date.parse(r.scheduled_at) > Date.parse(e.last.scheduled_at))) e.last = r;
       per.set(r.job_id, e);
     }
     const perList = [...per.values()].sort((a, b) => b.failed - a.failed || b.runs - a.runs).slice(0, 10);
@@ -300,9 +307,11 @@ export default function mount(root, ctx) {
       : [emptyState(t("dash.noUpcoming"))]));
 
     // Recent failures.
-    const fails = runList.filter(r => classify(r.status) === "failed").sort((a, b) => b.id - a.id).slice(0, 6);
+    // The latest failures first: by when they ended, not by run id.
+    const ended = r => Date.parse(r.finished_at || r.scheduled_at);
+    const fails = runList.filter(r => classify(r.status) === "failed").sort((a, b) => ended(b) - ended(a) || b.id - a.id).slice(0, 6);
     fill(recentFail, ...(fails.length ? fails.map(r => h("a", { class: "list-row", href: "#/runs/" + r.id },
-      h("div", { class: "list-main" }, h("div", { class: "list-title" }, `#${r.id} · ${r.job_name}`),
+      h("div", { class: "list-main" }, h("div", { class: "list-title" }, `#${r.id} · `, runJobName(r)),
         h("div", { class: "list-sub ellipsis" }, errText(r) || t("dash.slotsFailed", { n: r.slots_failed, total: r.slots }))),
       h("div", { class: "list-side" }, badge(r.status), relTime(r.finished_at || r.scheduled_at)))) : [emptyState(t("dash.noFailures"), t("dash.noFailuresSub"))]));
 
@@ -320,7 +329,7 @@ export default function mount(root, ctx) {
       const q = queueOf(r);
       if (a && q !== null) a.waits.push(q);
     }
-    const openAlarms = al.alarms.filter(a => Date.parse(a.at) > now - windowMs);
+    const openAlarms = al.matching_alarms; // alarms nobody resolved (GET /alarms counts them)
     fill(clusterBox, 
       h("div", { class: "leader-line" }, h("span", { class: "leader-crown" }, "★"),
         h("div", {}, h("div", { class: "list-title" }, cl.leader.holder || "—"),
@@ -328,7 +337,7 @@ export default function mount(root, ctx) {
       h("div", { class: "mini-stats" },
         h("div", {}, h("b", {}, fmtNum(members.length || 0)), h("span", {}, t("dash.replicas"))),
         h("div", {}, h("b", {}, fmtNum(jobs.length)), h("span", {}, t("dash.jobs"))),
-        h("div", {}, h("b", { class: openAlarms.length ? "text-bad" : "" }, fmtNum(openAlarms.length)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
+        h("div", {}, h("b", { class: openAlarms ? "text-bad" : "" }, fmtNum(openAlarms)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
       byApp.size ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("dash.online")), h("th", { class: "num" }, t("col.capacity")),
           h("th", { title: t("dash.utilTip") }, t("dash.util")), h("th", { class: "num", title: t("dash.queuedTip") }, t("dash.queued")), h("th", { class: "num", title: t("dash.queueWaitTip") }, t("dash.queueWait")))),

@@ -1,9 +1,10 @@
-// Failed and partially failed runs, newest first, with one-click retry of
+// Failed and partially failed runs, latest scheduled first, with one-click retry of
 // their failed slots.
 import { api } from "../api.js";
 import { t, fmtNum, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, absTime, relTime, emptyState, toast, icon, busy, fill } from "../dom.js";
 import { slotBar } from "./jobdetail.js";
+import { byScheduled } from "./runs.js";
 
 export default function mount(root, ctx) {
   const tbody = h("tbody");
@@ -32,7 +33,7 @@ export default function mount(root, ctx) {
   async function refresh() {
     const [f, p] = await Promise.all([api("GET", "/runs?status=failed&limit=200"), api("GET", "/runs?status=partially_failed&limit=200")]);
     if (!ctx.isCurrent()) return;
-    const runs = [...f.runs, ...p.runs].sort((a, b) => b.id - a.id);
+    const runs = [...f.runs, ...p.runs].sort(byScheduled);
     const day = Date.now() - 86400000;
     const jobsHit = new Set(runs.filter(r => Date.parse(r.scheduled_at) > day).map(r => r.job_id));
     fill(summary, 

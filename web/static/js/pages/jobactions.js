@@ -5,12 +5,20 @@ import { api } from "../api.js";
 import { t, isUTC, zoneLabel, warningTexts, fieldTexts } from "../i18n.js";
 import { h, modal, confirmDialog, toast, icon } from "../dom.js";
 
-/** jobState is "enabled", "paused" or "disabled". */
+/**
+ * jobState is the job's state in the API's words (Job.state, the names of
+ * docs/architecture.md): "scheduled" (it fires), "paused", "disabled" or
+ * "completed" (past end_at, max_runs reached, @at fired). The CLI's STATE
+ * column says the same.
+ */
 export function jobState(j) {
+  if (j.state) return j.state;
   if (!j.enabled) return "disabled";
-  if (j.state === "completed") return "completed"; // past end_at, max_runs reached, @at fired
-  return j.paused ? "paused" : "enabled";
+  return j.paused ? "paused" : "scheduled";
 }
+
+/** STATE_PILL is the pill colour of each job state. */
+export const STATE_PILL = { scheduled: "ok", paused: "warn", disabled: "muted", completed: "muted" };
 
 /** triggerDialog asks for params and triggers; navigates to the new run. */
 export async function triggerDialog(job, ctx) {
@@ -21,6 +29,9 @@ export async function triggerDialog(job, ctx) {
   backfill.addEventListener("change", () => { at.disabled = !backfill.checked; if (backfill.checked) at.focus(); });
   const body = h("div", { class: "form-stack" },
     h("p", { class: "muted" }, t("trigger.intro", { name: `${job.app}/${job.name}`, slots: job.slots })),
+    // A disabled, paused or completed job does not fire on its schedule,
+    // but a run triggered here runs (only scheduled runs are skipped).
+    jobState(job) !== "scheduled" ? h("p", { class: "callout callout-warn", id: "trigger-state", dataset: { state: jobState(job) } }, t("trigger.state." + jobState(job))) : null,
     h("label", { class: "field" }, h("span", { class: "field-label" }, t("field.params")), params,
       h("span", { class: "field-help" }, t("trigger.paramsHelp"))),
     h("label", { class: "check" }, backfill, h("span", {}, t("trigger.backfillAt"))),
@@ -121,16 +132,27 @@ export const resumeJob = (job, after) => simple(job, "resume", "job.resumed", af
 export const enableJob = (job, after) => simple(job, "enable", "job.enabled", after);
 export const disableJob = (job, after) => simple(job, "disable", "job.disabled", after);
 
-/** deleteJob confirms and deletes. Returns true when deleted. */
+/**
+ * deleteJob confirms and deletes. Returns true when deleted. A job with a
+ * running run is not deleted (409 job.delete_running): the dialog stays
+ * open with the API's reason, and leads to the job's running runs.
+ */
 export async function deleteJob(job) {
   const ok = await confirmDialog({
     id: "delete-dialog",
     title: t("job.deleteTitle"),
     message: h("div", { class: "form-stack" },
       h("p", {}, t("job.deleteConfirm", { name: `${job.app}/${job.name}` })),
-      h("p", { class: "callout callout-warn" }, t("job.deleteWarn"))),
+      h("p", { class: "callout callout-warn", id: "delete-history" }, t("job.deleteWarn"))),
     confirmLabel: t("job.delete"), danger: true,
-    onConfirm: () => api("DELETE", `/jobs/${job.id}`),
+    onConfirm: async () => {
+      try {
+        await api("DELETE", `/jobs/${job.id}`);
+      } catch (e) {
+        const f = fieldTexts(e);
+        throw new Error(f.id || e.message);
+      }
+    },
   });
   if (ok) toast(t("job.deleted", { name: job.name }));
   return ok;

@@ -1,11 +1,11 @@
 // One job: definition, actions, next firings and its recent runs with a
 // duration chart.
-import { api } from "../api.js";
-import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText, firingZone } from "../i18n.js";
+import { api, ApiError } from "../api.js";
+import { t, tOr, fmtDur, fmtDateTime, fmtInZone, fmtNum, fmtRel, errText, noteText, srvText, firingZone, warningTexts } from "../i18n.js";
 import { h, card, kv, badge, relTime, absTime, syncTable, emptyState, pill, fill, button, toast } from "../dom.js";
 import { backfillDialog } from "./backfill.js";
 import { durationBars } from "../charts.js";
-import { actionButtons, jobState } from "./jobactions.js";
+import { actionButtons, jobState, STATE_PILL } from "./jobactions.js";
 import { alarmRoutesCard } from "./alarmroutes.js";
 import { waitsText } from "./jobform.js";
 
@@ -27,6 +27,9 @@ export default function mount(root, ctx) {
   const sub = h("div", { class: "page-sub" });
   const actions = h("div", { class: "page-actions", id: "job-actions" });
   const defBox = h("div");
+  // What the job would meet though valid (no executor of its app has its
+  // handler yet): shown until it no longer holds.
+  const warnBox = h("div", { id: "job-warnings", hidden: true });
   const nextBox = h("div", { id: "job-next" });
   const chart = h("div", { class: "chart-box", id: "chart-durations" });
   const tbody = h("tbody");
@@ -42,6 +45,7 @@ export default function mount(root, ctx) {
   root.append(
     h("div", { class: "breadcrumbs" }, h("a", { href: "#/jobs" }, t("nav.jobs")), h("span", {}, "/"), h("span", { id: "crumb" }, "#" + id)),
     h("div", { class: "page-head" }, h("div", { class: "page-title" }, title, sub), actions),
+    warnBox,
     h("div", { class: "grid grid-detail" },
       card(t("job.definition"), defBox),
       card(t("job.nextFirings"), nextBox, { sub: t("job.nextSub") })),
@@ -72,8 +76,15 @@ export default function mount(root, ctx) {
   function renderJob() {
     const st = jobState(job);
     fill(title, h("span", { class: "app-tag app-tag-lg" }, job.app), job.name, " ",
-      pill(t("jobs.state." + st), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[st]));
+      Object.assign(pill(t("jobs.state." + st), STATE_PILL[st]), { id: "job-state-pill" }));
     sub.textContent = job.description || "";
+    const warns = warningTexts(job);
+    const wsig = warns.join("\n");
+    if (warnBox.dataset.sig !== wsig) {
+      fill(warnBox, ...warns.map(w => h("div", { class: "callout callout-warn" }, w)));
+      warnBox.hidden = !warns.length;
+      warnBox.dataset.sig = wsig;
+    }
     document.getElementById("crumb").textContent = job.name;
     // The job of a workflow's inline node changes with its workflow only:
     // no actions here, a link to the workflow instead.
@@ -116,7 +127,7 @@ export default function mount(root, ctx) {
       st === "completed" ? [t("jobs.state.completed"), h("span", { id: "job-completed" }, completedText(job), " ",
         h("span", { class: "muted" }, fmtDateTime(job.completed_at)))] : null,
       [t("field.child_job_ids"), job.child_job_ids && job.child_job_ids.length ? job.child_job_ids.map(c => h("a", { href: "#/jobs/" + c, class: "link id-link" }, "#" + c)) : "—"],
-      [t("col.nextFire"), st === "enabled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
+      [t("col.nextFire"), st === "scheduled" && job.next_fire_at ? h("span", { id: "job-next-fire", dataset: { at: job.next_fire_at } }, absTime(job.next_fire_at), " ", h("span", { class: "muted" }, "(", relTime(job.next_fire_at), ")")) : "—"],
       [t("job.version"), `v${job.version} · ${t("job.updated")} ${fmtDateTime(job.updated_at)}`],
     ]));
   }
@@ -153,15 +164,18 @@ export default function mount(root, ctx) {
       // The scheduler creates a run shortly before its time: firings
       // before the job's next fire have their run already (Runs below).
       const from = job.next_fire_at ? Date.parse(job.next_fire_at) : 0;
-      const next = (res.next || []).filter(f => Date.parse(f.at) >= from).slice(0, 6);
+      // Only firings that happen: none while disabled, completed or paused
+      // without an end; while paused until a time, those after it.
+      const end = st() === "paused" && job.paused_until ? Date.parse(job.paused_until) : 0;
+      const next = st() === "scheduled" || end ? (res.next || []).filter(f => Date.parse(f.at) >= Math.max(from, end)).slice(0, 6) : [];
       const multi = (job.time_zones || []).length > 1; // each firing in its own zone
       const utc = !multi && ["UTC", "Etc/UTC", "Etc/GMT", "GMT"].includes(job.time_zone); // one column is enough
       fill(nextBox, 
-        st() !== "enabled" ? h("div", { class: "callout callout-warn", id: "job-not-firing" }, t("job.notFiring." + st()),
+        st() !== "scheduled" ? h("div", { class: "callout callout-warn", id: "job-not-firing", dataset: { state: st() } }, t("job.notFiring." + st() + (end ? "Until" : "")),
           st() === "completed" ? h("div", { class: "muted" }, completedText(job)) : null,
           st() === "paused" && job.paused_until ? h("div", { id: "job-paused-until" }, t("job.pausedUntil", { at: fmtDateTime(job.paused_until) })) : null) : null,
         res.resolved !== job.cron ? h("div", { class: "pv-resolved" }, h("span", { class: "muted" }, t("form.resolved")), " ", h("code", {}, res.resolved)) : null,
-        h("table", { class: "table table-compact" },
+        next.length ? h("table", { class: "table table-compact" },
           h("thead", {}, h("tr", {}, h("th", {}, multi ? t("form.firingZone") : job.time_zone), utc ? null : h("th", {}, "UTC"), h("th", {}, ""))),
           h("tbody", {}, next.map(f => [h("tr", { dataset: { at: f.at, skipped: f.skipped ? "1" : "" }, class: f.skipped ? "pv-skipped" : "" },
             h("td", { class: "mono nowrap" }, h("span", { class: "pv-main" }, f.local || fmtInZone(f.at, f.zone || job.time_zone)), multi ? firingZone(f) : null),
@@ -169,7 +183,7 @@ export default function mount(root, ctx) {
             h("td", { class: "muted nowrap" }, fmtRel(f.at))),
           f.note ? h("tr", { class: "note-row" }, h("td", { colspan: utc ? 2 : 3 }, f.skipped || f.shifted_from
             ? h("span", { class: "cal-note" }, f.skipped ? "⊘ " : "↷ ", noteText(f))
-            : h("span", { class: "dst-note" }, "⚠ ", noteText(f)))) : null]))));
+            : h("span", { class: "dst-note" }, "⚠ ", noteText(f)))) : null]))) : null);
     } catch (e) {
       fill(nextBox, h("div", { class: "callout callout-bad" }, e.message));
     }
@@ -177,8 +191,18 @@ export default function mount(root, ctx) {
   const st = () => jobState(job);
 
   async function refresh() {
-    const [j, rs] = await Promise.all([api("GET", `/jobs/${id}`), api("GET", `/runs?job_id=${id}&limit=${RUNS}`)]);
+    const [j, rs] = await Promise.all([api("GET", `/jobs/${id}`).catch(e => e), api("GET", `/runs?job_id=${id}&limit=${RUNS}`)]);
     if (!ctx.isCurrent()) return;
+    if (j instanceof Error) {
+      // A deleted job: its runs keep its name and say so (job_deleted).
+      const r = rs.runs[0];
+      if (!(j instanceof ApiError) || j.status !== 404 || !r || !r.job_deleted) throw j;
+      root.classList.remove("is-loading");
+      fill(root, h("div", { class: "page-error", id: "job-deleted" },
+        emptyState(t("job.deletedTitle", { id }), t("job.deletedText", { name: `${r.app}/${r.job_name}` })),
+        h("a", { class: "btn btn-secondary", id: "job-deleted-runs", href: `#/runs?job_id=${id}` }, t("job.deletedRuns"))));
+      return;
+    }
     job = j;
     renderJob();
     renderNext();
@@ -200,7 +224,7 @@ export default function mount(root, ctx) {
     renderPager();
     syncTable(tbody, runs.slice(page * PER, (page + 1) * PER), r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
-      { sig: r => r.scheduled_at, cell: r => absTime(r.scheduled_at) },
+      { sig: r => r.scheduled_at + r.status + r.start_after, cell: r => [absTime(r.scheduled_at), startAfterLine(r)] },
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },
@@ -212,12 +236,37 @@ export default function mount(root, ctx) {
   return { refresh, interval: () => 4000 };
 }
 
+/**
+ * runJobName names a run's job for lists: the job's name, or for the
+ * hidden job of a workflow's inline node ("@<workflow>/<node>", see
+ * store.InlineJobName) its workflow and node.
+ */
+export function runJobName(r) {
+  const m = /^@(\d+)\/(.+)$/.exec(r.job_name || "");
+  return m ? t("run.inlineNode", { workflow: m[1], node: m[2] }) : r.job_name;
+}
+
+/**
+ * startAfterLine says when a pending jittered run may start (start_after,
+ * with the offset from its scheduled time); null for any other run.
+ */
+export function startAfterLine(r) {
+  if (r.status !== "pending" || !r.start_after) return null;
+  return h("div", { class: "sub-line run-start-after", title: t("run.startAfterTip") },
+    t("form.startsAfter", { at: fmtDateTime(r.start_after), offset: fmtDur(Date.parse(r.start_after) - Date.parse(r.scheduled_at)) }));
+}
+
 /** slotBar draws succeeded / failed / remaining slots of a run. */
 export function slotBar(r) {
   const total = Math.max(1, r.slots);
   const ok = h("span", { class: "sb-ok" }), bad = h("span", { class: "sb-fail" });
   ok.style.setProperty("width", (100 * r.slots_succeeded / total).toFixed(2) + "%");
   bad.style.setProperty("width", (100 * r.slots_failed / total).toFixed(2) + "%");
-  return h("div", { class: "slotbar-wrap", title: `${r.slots_succeeded} ✓ · ${r.slots_failed} ✗ · ${r.slots}` },
-    h("div", { class: "slotbar" }, ok, bad), h("span", { class: "slotbar-text" }, `${r.slots_succeeded + r.slots_failed}/${r.slots}`));
+  // Failed slots are counted apart: "8/8" is a run whose slots all succeeded.
+  const text = r.slots_failed
+    ? [h("span", { class: "sb-ok-n" }, t("slots.okN", { n: r.slots_succeeded })), " · ",
+      h("span", { class: "sb-fail-n text-bad" }, t("slots.failedN", { n: r.slots_failed })), ` / ${r.slots}`]
+    : `${r.slots_succeeded}/${r.slots}`;
+  return h("div", { class: "slotbar-wrap", title: t("slots.tip", { ok: r.slots_succeeded, failed: r.slots_failed, total: r.slots }) },
+    h("div", { class: "slotbar" }, ok, bad), h("span", { class: "slotbar-text" }, text));
 }

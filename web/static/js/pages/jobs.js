@@ -3,7 +3,7 @@
 import { api, allJobs } from "../api.js";
 import { t, fmtDateTime, errText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, relTime, emptyState, pill, icon, fill } from "../dom.js";
-import { actionButtons, jobState } from "./jobactions.js";
+import { actionButtons, jobState, STATE_PILL } from "./jobactions.js";
 
 const saved = { q: "", state: "all", app: "" };
 
@@ -13,7 +13,7 @@ export default function mount(root, ctx) {
 
   const search = h("input", { type: "search", id: "job-search", class: "search-input", placeholder: t("jobs.search"), value: saved.q, "aria-label": t("jobs.search") });
   const appSel = h("select", { id: "job-app", "aria-label": t("col.app") });
-  const stateSeg = h("div", { class: "segmented", id: "job-state" }, ["all", "enabled", "paused", "disabled", "completed"].map(s =>
+  const stateSeg = h("div", { class: "segmented", id: "job-state" }, ["all", "scheduled", "paused", "disabled", "completed"].map(s =>
     h("button", { type: "button", class: s === saved.state && "active", dataset: { state: s }, onclick: () => {
       saved.state = s;
       stateSeg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.state === s));
@@ -65,7 +65,7 @@ export default function mount(root, ctx) {
       { class: "mono", sig: j => j.handler, cell: j => j.handler },
       { sig: j => j.cron + (j.time_zones || [j.time_zone]).join(), cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, (j.time_zones || [j.time_zone]).join(" · "))) },
       { class: "num", sig: j => j.slots, cell: j => String(j.slots) },
-      { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), { enabled: "ok", paused: "warn", disabled: "muted", completed: "muted" }[jobState(j)]) },
+      { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), STATE_PILL[jobState(j)]) },
       { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + errText(r) : ""; }, cell: j => {
         const r = lastRun.get(j.id);
         if (!r) return h("span", { class: "muted" }, "—");
@@ -74,7 +74,7 @@ export default function mount(root, ctx) {
         return [h("a", { href: "#/runs/" + r.id, class: "last-run", title: why }, badge(r.status, "badge-sm"), relTime(r.scheduled_at)),
           why ? h("div", { class: ["sub-line", "run-reason", r.status === "pending" ? "text-warn" : "text-bad"], title: why }, why.length > 80 ? why.slice(0, 80) + "…" : why) : null];
       } },
-      { sig: j => (jobState(j) === "enabled" ? j.next_fire_at : "") || "", cell: j => jobState(j) === "enabled" && j.next_fire_at
+      { sig: j => (jobState(j) === "scheduled" ? j.next_fire_at : "") || "", cell: j => jobState(j) === "scheduled" && j.next_fire_at
         ? h("div", { class: "next-fire" }, relTime(j.next_fire_at), h("div", { class: "sub-line" }, fmtDateTime(j.next_fire_at))) : h("span", { class: "muted" }, "—") },
     ];
     if (ctx.can("operator")) cols.push({ class: "actions-col", sig: j => jobState(j) + j.version, cell: j => h("div", { class: "row-actions" }, actionButtons(j, ctx, () => ctx.refreshNow())) });

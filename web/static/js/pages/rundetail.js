@@ -262,7 +262,11 @@ export default function mount(root, ctx) {
   function renderHeader(r) {
     fill(statusEl, badge(r.status, "badge-lg"));
     statusEl.dataset.status = r.status;
-    fill(sub, h("a", { href: "#/jobs/" + r.job_id, class: "link" }, `${r.app}/${r.job_name}`), " · ", tOr("trigger." + r.trigger, r.trigger),
+    // A deleted job's run keeps its name: shown, marked, without a link.
+    const jobRef = r.job_deleted
+      ? h("span", { id: "run-job", title: t("run.jobDeletedTip", { name: `${r.app}/${r.job_name}` }) }, `${r.app}/${r.job_name}`, " ", pill(t("runs.jobDeleted"), "muted"))
+      : h("a", { href: "#/jobs/" + r.job_id, class: "link", id: "run-job" }, `${r.app}/${r.job_name}`);
+    fill(sub, jobRef, " · ", tOr("trigger." + r.trigger, r.trigger),
       " · ", t("run.epoch", { epoch: r.epoch }), r.parent_run_id ? [" · ", h("a", { href: "#/runs/" + r.parent_run_id, class: "link" }, t("run.parent", { id: r.parent_run_id }))] : null);
     const btns = [];
     if (ctx.can("operator")) {
@@ -273,7 +277,9 @@ export default function mount(root, ctx) {
         if (retryable) btns.push(h("button", { type: "button", class: "btn btn-primary", id: "run-retry", onclick: ev => retry(ev.currentTarget) }, icon("retry"), h("span", {}, t("run.retry", { n: retryable }))));
       }
     }
-    btns.push(h("a", { class: "btn btn-secondary", href: "#/jobs/" + r.job_id }, t("run.openJob")));
+    btns.push(r.job_deleted
+      ? h("button", { type: "button", class: "btn btn-secondary", id: "run-open-job", disabled: true, title: t("run.jobDeletedTip", { name: `${r.app}/${r.job_name}` }) }, t("run.jobDeleted"))
+      : h("a", { class: "btn btn-secondary", id: "run-open-job", href: "#/jobs/" + r.job_id }, t("run.openJob")));
     const sig = btns.map(b => b.id + b.textContent).join("|");
     if (actions.dataset.sig !== sig) { fill(actions, ...btns); actions.dataset.sig = sig; }
     // A pending run's error is why it waits ("waiting: no online executor

@@ -2,13 +2,18 @@
 // server), search what is loaded, newest first, keyset paging with "Load
 // older"; the newest page refreshes live.
 import { api, allJobs, qs } from "../api.js";
-import { t, tOr, fmtDur, isUTC, errText } from "../i18n.js";
-import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon } from "../dom.js";
-import { slotBar } from "./jobdetail.js";
+import { t, tOr, fmtDur, fmtInZone, isUTC, zoneLabel, errText } from "../i18n.js";
+import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon, pill } from "../dom.js";
+import { slotBar, startAfterLine } from "./jobdetail.js";
 import { startLag } from "../lag.js";
 
 const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_failed", "cancelled", "skipped"];
 const PAGE = 100;
+
+/** byScheduled orders runs as the API lists them: latest scheduled first, ties by id. */
+export function byScheduled(a, b) {
+  return Date.parse(b.scheduled_at) - Date.parse(a.scheduled_at) || b.id - a.id;
+}
 
 function runDuration(r) {
   if (!r.started_at) return null;
@@ -46,7 +51,7 @@ export default function mount(root, ctx) {
   const tbody = h("tbody");
   const empty = h("div", { hidden: true }, emptyState(t("runs.none")));
   const table = h("table", { class: "table table-hover", id: "runs-table" },
-    h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.job")), h("th", {}, t("col.scheduled")),
+    h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.run")), h("th", {}, t("col.job")), h("th", { id: "runs-scheduled-head" }, t("col.scheduledIn", { zone: zoneLabel() })),
       h("th", {}, t("col.trigger")), h("th", {}, t("col.status")), h("th", {}, t("col.slots")),
       h("th", { class: "num" }, t("col.lag")), h("th", { class: "num" }, t("col.duration")), h("th", {}, t("col.error")))),
     tbody);
@@ -74,13 +79,17 @@ export default function mount(root, ctx) {
   });
 
   function render() {
-    const list = [...runs.values()].sort((a, b) => b.id - a.id)
+    const list = [...runs.values()].sort(byScheduled)
       .filter(r => !search || search.split(/\s+/).every(w => [String(r.id), r.app, r.job_name, errText(r), r.error || "", r.status].some(f => (f || "").toLowerCase().includes(w))));
     syncTable(tbody, list, r => r.id, [
       { class: "num mono", sig: r => r.id, cell: r => h("a", { href: "#/runs/" + r.id }, "#" + r.id) },
-      { sig: r => r.job_id + r.job_name, cell: r => h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
-      { sig: r => r.scheduled_at + r.time_zone, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at),
-        r.time_zone ? h("span", { class: "run-zone", title: t("run.zone") }, " · ", r.time_zone) : null)] },
+      { sig: r => r.job_id + r.job_name + !!r.job_deleted, cell: r => r.job_deleted
+        ? h("span", { class: "cell-title job-deleted", title: t("run.jobDeletedTip", { name: `${r.app}/${r.job_name}` }) }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name), " ", pill(t("runs.jobDeleted"), "muted"))
+        : h("a", { href: "#/jobs/" + r.job_id, class: "cell-title" }, h("span", { class: "app-tag" }, r.app), h("span", { class: "job-name" }, r.job_name)) },
+      // The instant in the display zone (named in the header), and the
+      // firing's own wall time with its zone's name next to it.
+      { sig: r => r.scheduled_at + r.time_zone + r.status + r.start_after, cell: r => [absTime(r.scheduled_at), h("div", { class: "sub-line" }, relTime(r.scheduled_at),
+        r.time_zone ? h("span", { class: "run-zone", title: t("run.zone") }, " · ", fmtInZone(r.scheduled_at, r.time_zone), " ", r.time_zone) : null), startAfterLine(r)] },
       { sig: r => r.trigger, cell: r => tOr("trigger." + r.trigger, r.trigger) },
       { sig: r => r.status, cell: r => badge(r.status) },
       { sig: r => `${r.slots_succeeded}/${r.slots_failed}/${r.slots}`, cell: r => slotBar(r) },

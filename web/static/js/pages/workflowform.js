@@ -1,10 +1,12 @@
-// Create / edit a workflow (issue 22). The nodes are rows of a table — a
-// key, what the node runs (a job picked by name, or an inline handler with
-// its params and slots), its start rule and the nodes it waits for — or,
-// for everything the table does not show, the whole graph as JSON. Every
-// change is sent (debounced) to POST /workflows/validate: the graph is
-// drawn as the admin lays it out, the next firings are listed, and each
-// field error appears next to its row.
+// Create / edit a workflow (issue 22). Each node is a box of labelled
+// fields that wrap with the width — a key, what the node runs (a job picked
+// by name, or an inline handler with its params and slots), its start rule
+// and the nodes it runs after (its parents in the graph; "waits for" is a
+// job's or node's wait for other jobs' runs) — or, for everything the boxes
+// do not show, the whole graph is edited as JSON. Every change is sent
+// (debounced) to POST /workflows/validate: the graph is drawn as the admin
+// lays it out, at its size (it scrolls), the next firings are listed, and
+// each field error appears in its node's box.
 import { api } from "../api.js";
 import { t, fieldTexts } from "../i18n.js";
 import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.js";
@@ -12,7 +14,7 @@ import { dagSVG } from "./workflows.js";
 
 const HEAD = ["app", "name", "description", "cron", "time_zone", "failure_policy"];
 const START_RULES = ["all_success", "all_done", "one_success"];
-// Node fields the table edits; any other field of a node (one the console
+// Node fields the editor edits; any other field of a node (one the console
 // does not know yet) is kept as it was.
 const TABLE_FIELDS = ["key", "job", "handler", "params", "slots", "start"];
 
@@ -20,7 +22,7 @@ function browserZone() {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC"; } catch { return "UTC"; }
 }
 
-/** refText is how a node's job is written in the table: app/name, or #id. */
+/** refText is how a node's job is written in the editor: app/name, or #id. */
 function refText(job, app) {
   if (!job) return "";
   if (job.id) return "#" + job.id;
@@ -39,7 +41,7 @@ export default function mount(root, ctx) {
   const id = ctx.params.id ? Number(ctx.params.id) : 0;
   let wf = null, seq = 0, jsonMode = false;
   const inputs = {}, errs = {};
-  let rows = []; // { raw, el: { key, kind, ref, params, slots, start, after }, err, tr }
+  let rows = []; // { raw, el: { key, kind, ref, params, slots, start, after }, err, box }
 
   if (!ctx.can("operator")) {
     root.append(pageHead(id ? t("wfform.editTitle") : t("wfform.newTitle")), h("div", { class: "callout callout-warn", id: "form-forbidden" }, t("form.forbidden")));
@@ -60,11 +62,7 @@ export default function mount(root, ctx) {
   const enabled = h("input", { type: "checkbox", id: "wf-enabled" });
   const banner = h("div", { class: "callout callout-bad", id: "wf-form-error", hidden: true });
   const general = h("div", { class: "callout callout-bad", id: "wf-graph-error", hidden: true, role: "alert" });
-  const tbody = h("tbody", { id: "wf-nodes" });
-  const table = h("table", { class: "table table-compact wf-nodes" },
-    h("thead", {}, h("tr", {}, h("th", {}, t("wfform.key")), h("th", {}, t("wfform.runs")), h("th", {}, t("wfform.what")),
-      h("th", {}, t("workflows.params")), h("th", {}, t("col.slots")), h("th", {}, t("workflows.startRule")), h("th", {}, t("workflows.parents")), h("th", {}))),
-    tbody);
+  const list = h("div", { id: "wf-nodes", class: "wf-nodes" });
   const json = h("textarea", { id: "wf-json", class: "mono", rows: 18, spellcheck: "false", hidden: true });
   const jsonToggle = button(t("wfform.asJSON"), { size: "sm", id: "wf-json-toggle", onclick: () => toggleJSON() });
   const addBtn = button(t("wfform.addNode"), { size: "sm", icon: "plus", id: "wf-add-node", onclick: () => { addRow({}); rows[rows.length - 1].el.key.focus(); changed(); } });
@@ -85,24 +83,24 @@ export default function mount(root, ctx) {
       field("failure_policy", t("workflows.failurePolicy"), h("select", { id: "wf-failure_policy", name: "failure_policy" },
         ["stop", "continue"].map(p => h("option", { value: p }, t("workflows.policy." + p))))),
       h("div", { class: "field span-2" }, h("label", { class: "check" }, enabled, h("span", {}, t("field.enabled")))), zoneList)),
-    card(t("wfform.nodes"), [general, h("div", { class: "table-wrap", id: "wf-table-wrap" }, table), json,
+    card(t("wfform.nodes"), [general, list, json,
       h("div", { class: "toolbar" }, addBtn, h("div", { class: "spacer" }), jsonToggle), jobList], { sub: t("wfform.nodesSub") }),
     h("div", { class: "form-actions" }, cancel, saveBtn));
   root.append(pageHead(id ? t("wfform.editTitle") : t("wfform.newTitle"), id ? null : t("wfform.newSub")),
     h("div", { class: "form-layout" }, form, h("aside", { class: "form-aside" },
       card(t("wfform.preview"), [pvState, pvGraph, pvNext], { class: "preview-card", sub: t("wfform.previewSub") }))));
 
-  /** addRow appends a node row for node (a node of the API's shape). */
+  /** addRow appends a node's box for node (a node of the API's shape). */
   function addRow(node, after = []) {
     const app = () => inputs.app.value.trim();
     const el = {
-      key: h("input", { class: "mono wf-key", value: node.key || "", autocomplete: "off", spellcheck: "false", "aria-label": t("wfform.key") }),
-      kind: h("select", { class: "wf-kind", "aria-label": t("wfform.runs") }, h("option", { value: "job" }, t("col.job")), h("option", { value: "handler" }, t("col.handler"))),
-      ref: h("input", { class: "mono wf-ref", autocomplete: "off", spellcheck: "false", "aria-label": t("wfform.what") }),
-      params: h("input", { class: "mono wf-params", value: node.params || "", autocomplete: "off", spellcheck: "false", placeholder: '{"ledger":"main"}', "aria-label": t("workflows.params") }),
-      slots: h("input", { class: "wf-slots", type: "number", min: 1, max: 1024, value: node.slots || "", placeholder: "1", "aria-label": t("col.slots") }),
-      start: h("select", { class: "wf-start", "aria-label": t("workflows.startRule") }, START_RULES.map(r => h("option", { value: r }, t("workflows.start." + r)))),
-      after: h("input", { class: "mono wf-after", value: after.join(", "), autocomplete: "off", spellcheck: "false", placeholder: "load_trades, load_fx", "aria-label": t("workflows.parents") }),
+      key: h("input", { class: "mono wf-key", value: node.key || "", autocomplete: "off", spellcheck: "false" }),
+      kind: h("select", { class: "wf-kind" }, h("option", { value: "job" }, t("col.job")), h("option", { value: "handler" }, t("col.handler"))),
+      ref: h("input", { class: "mono wf-ref", autocomplete: "off", spellcheck: "false" }),
+      params: h("input", { class: "mono wf-params", value: node.params || "", autocomplete: "off", spellcheck: "false", placeholder: '{"ledger":"main"}' }),
+      slots: h("input", { class: "wf-slots", type: "number", min: 1, max: 1024, value: node.slots || "", placeholder: "1" }),
+      start: h("select", { class: "wf-start" }, START_RULES.map(r => h("option", { value: r }, t("workflows.start." + r)))),
+      after: h("input", { class: "mono wf-after", value: after.join(", "), autocomplete: "off", spellcheck: "false", placeholder: "load_trades, load_fx" }),
     };
     el.kind.value = node.handler ? "handler" : "job";
     el.ref.value = node.handler || refText(node.job, app());
@@ -118,24 +116,28 @@ export default function mount(root, ctx) {
     showKind();
     const remove = button("", { size: "sm", icon: "trash", class: "wf-remove", title: t("wfform.removeNode"), onclick: () => {
       rows = rows.filter(r => r !== row);
-      row.tr.remove();
+      row.box.remove();
       changed();
     } });
-    row.tr = h("tr", {}, h("td", {}, el.key, row.err), h("td", {}, el.kind), h("td", {}, el.ref), h("td", {}, el.params), h("td", {}, el.slots),
-      h("td", {}, el.start), h("td", {}, el.after), h("td", {}, remove));
+    const labelled = (cls, label, input) => h("label", { class: ["field", "wf-f", cls] }, h("span", { class: "field-label" }, label), input);
+    row.box = h("div", { class: "wf-node" },
+      labelled("wf-f-key", t("wfform.key"), el.key), labelled("wf-f-kind", t("wfform.runs"), el.kind), labelled("wf-f-ref", t("wfform.what"), el.ref),
+      labelled("wf-f-params", t("workflows.params"), el.params), labelled("wf-f-slots", t("col.slots"), el.slots),
+      labelled("wf-f-start", t("workflows.startRule"), el.start),
+      labelled("wf-f-after", t("workflows.parents"), el.after), h("div", { class: "wf-f wf-f-remove" }, remove), row.err);
     rows.push(row);
-    tbody.append(row.tr);
+    list.append(row.box);
   }
 
   function setGraph(nodes, edges) {
     rows = [];
-    fill(tbody);
+    fill(list);
     const parents = new Map();
     for (const e of edges || []) { if (!parents.has(e.to)) parents.set(e.to, []); parents.get(e.to).push(e.from); }
     for (const n of nodes || []) addRow(n, parents.get(n.key) || []);
   }
 
-  /** graph is the nodes and edges of the table (or of the JSON). */
+  /** graph is the nodes and edges of the boxes (or of the JSON). */
   function graph() {
     if (jsonMode) {
       try {
@@ -179,7 +181,7 @@ export default function mount(root, ctx) {
     return { body: { ...out, nodes: g.nodes, edges: g.edges } };
   }
 
-  /** toggleJSON switches between the table and the whole graph as JSON; a
+  /** toggleJSON switches between the boxes and the whole graph as JSON; a
    * JSON that does not parse, or an edge to a key that is no node, keeps
    * the JSON open. */
   function toggleJSON() {
@@ -195,17 +197,18 @@ export default function mount(root, ctx) {
     }
     jsonMode = !jsonMode;
     json.hidden = !jsonMode;
-    form.querySelector("#wf-table-wrap").hidden = jsonMode;
+    list.hidden = jsonMode;
     addBtn.hidden = jsonMode;
     fill(jsonToggle, h("span", {}, jsonMode ? t("wfform.asTable") : t("wfform.asJSON")));
     changed();
   }
 
-  /** showErrors puts each field error next to its input or row; the
-   * errors of the graph as a whole (a cycle, the node limit) above it. */
+  /** showErrors puts each field error next to its input or in its node's
+   * box; the errors of the graph as a whole (a cycle, the node limit) above
+   * them. */
   function showErrors(fields, whole) {
     for (const [k, el] of Object.entries(errs)) { el.textContent = fields[k] || ""; el.closest(".field").classList.toggle("has-error", !!fields[k]); }
-    for (const r of rows) { r.err.textContent = ""; r.tr.classList.remove("has-error"); }
+    for (const r of rows) { r.err.textContent = ""; r.box.classList.remove("has-error"); }
     const body = spec().body;
     const other = whole ? [whole] : [];
     for (const [k, m] of Object.entries(fields)) {
@@ -220,7 +223,7 @@ export default function mount(root, ctx) {
       }
       if (row) {
         row.err.textContent = (row.err.textContent ? row.err.textContent + " · " : "") + m;
-        row.tr.classList.add("has-error");
+        row.box.classList.add("has-error");
       } else {
         other.push(`${k}: ${m}`);
       }
