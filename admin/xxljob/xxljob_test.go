@@ -18,7 +18,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/crypto/bcrypt"
 
+	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
@@ -28,7 +30,10 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(idleClosing{testenv.Wrap(m)}) }
+func TestMain(m *testing.M) {
+	auth.HashCost = bcrypt.MinCost // no test here measures the cost of a hash; cost 10 under -race on a loaded machine outlasts the client's 10 s login timeout
+	goleak.VerifyTestMain(idleClosing{testenv.Wrap(m)})
+}
 
 // idleClosing closes the idle keep-alive connections of the default
 // transport after the tests, so that goleak sees only real leaks.
