@@ -333,7 +333,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 }
 
 func (e *Executor) stop(ctx context.Context, idle chan struct{}, running, handedBack int) error {
-	e.log.Info("stopping shardjob executor: draining", "running", running, "handed_back", handedBack, "drain_timeout", e.cfg.DrainTimeout)
+	e.log.Info("stopping shardjob executor: draining", "running", running, "handed_back", handedBack, "drain_timeout", e.cfg.DrainTimeout.String()) // "30s", not nanoseconds in JSON logs
 	kick(e.hbKick)
 	var errs []error
 
@@ -344,7 +344,7 @@ func (e *Executor) stop(ctx context.Context, idle chan struct{}, running, handed
 	case <-idle:
 	case <-drain.C:
 		n := e.cancelRunning(&StoppingError{DrainTimeout: e.cfg.DrainTimeout})
-		e.log.Warn("drain timeout exceeded: cancelling running slots", "slots", n, "drain_timeout", e.cfg.DrainTimeout)
+		e.log.Warn("drain timeout exceeded: cancelling running slots", "slots", n, "drain_timeout", e.cfg.DrainTimeout.String()) // "30s", not nanoseconds in JSON logs
 	case <-ctx.Done():
 		n := e.cancelRunning(&StoppingError{})
 		e.log.Warn("Stop's context ended while draining: cancelling running slots", "slots", n, "err", ctx.Err())
@@ -556,6 +556,7 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) 
 		SlotParam:   sa.Param,
 		Token:       sa.Token,
 		Attempt:     sa.Attempt,
+		Workflow:    ra.Workflow,
 		Logger:      e.taskLogger(ra, sa), // tagged with run_id, job, slot, token, attempt (logship.go)
 	}
 	if ra.Records != nil {
@@ -599,9 +600,9 @@ func (e *Executor) run(ctx context.Context, s *slot) {
 		res := e.result(ctx, s, err)
 		s.cancel(nil)
 		if res.Status == protocol.SlotSucceeded {
-			s.task.Logger.Debug("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond))
+			s.task.Logger.Debug("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond).String())
 		} else {
-			s.task.Logger.Warn("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond), "err", res.Error)
+			s.task.Logger.Warn("slot finished", "status", res.Status, "duration", time.Since(s.started).Round(time.Millisecond).String(), "err", res.Error)
 		}
 		e.finish(s, res)
 	}()

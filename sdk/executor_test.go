@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -525,7 +526,11 @@ func TestStopCancelsSlotsPastDrainTimeout(t *testing.T) {
 	t.Parallel()
 	fa := newFakeAdmin(t, testSecret)
 	g := newGate()
-	e := buildExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) { c.DrainTimeout = 50 * time.Millisecond })
+	var logs logBuffer
+	e := buildExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) {
+		c.DrainTimeout = 50 * time.Millisecond
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	require.NoError(t, e.Start(context.Background()))
 	fa.assignPush(t, e, run("work", 1401))
 	recv(t, g.started, "the handler to start")
@@ -536,6 +541,11 @@ func TestStopCancelsSlotsPastDrainTimeout(t *testing.T) {
 	res := fa.waitResult(t, 1401)
 	require.Equal(t, protocol.SlotCancelled, res.Status)
 	require.Equal(t, "cancelled: executor stopping and drain timeout 50ms exceeded", res.Error)
+	// Issue 30: durations are logged as durations, not nanoseconds, in JSON
+	// logs too.
+	require.Equal(t, 2, strings.Count(logs.String(), `"drain_timeout":"50ms"`), logs.String())
+	require.NotContains(t, logs.String(), `"drain_timeout":50000000`)
+	require.Regexp(t, `"msg":"slot finished".*"duration":"\d+(\.\d+)?m?s"`, logs.String())
 	ev := fa.eventsCopy()
 	require.Less(t, slices.Index(ev, "results:1401"), slices.Index(ev, "deregister"), "events %v", ev)
 }

@@ -42,6 +42,13 @@ type Task struct {
 	// Config. Zero: the job leaves those choices to the handler.
 	Records RecordsPolicy
 
+	// Workflow is the workflow context of a run that is a workflow node's:
+	// the workflow run's id, the node's key, the business date and the
+	// results of the node's direct parents (Upstream). nil for a run that
+	// is no workflow node's. It is not in Params, which hold only the
+	// job's params (with the workflow run's laid over them).
+	Workflow *WorkflowContext
+
 	// Logger is pre-tagged with run_id, job, slot, token and attempt.
 	Logger *slog.Logger
 
@@ -94,6 +101,19 @@ func (t *Task) Result() json.RawMessage {
 // scope arrives resolved for the run ("settle:2026-11-30" for a job's
 // "settle:{date}").
 type RecordsPolicy = protocol.RecordsPolicy
+
+// WorkflowContext is what a workflow node's run knows of its workflow run
+// (see Task.Workflow): the type the admin sends (protocol.WorkflowContext).
+type WorkflowContext = protocol.WorkflowContext
+
+// BusinessDate returns the business date of the task's workflow run
+// (YYYY-MM-DD), "" for a run that is no workflow node's.
+func (t *Task) BusinessDate() string {
+	if t.Workflow == nil {
+		return ""
+	}
+	return t.Workflow.BusinessDate
+}
 
 // Progress records how far the slot is: done out of total units (records,
 // pages…; total may be 0 when unknown). The latest value is reported with the

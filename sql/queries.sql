@@ -203,14 +203,16 @@ SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NO
 -- 0008, 0010, 0020, 0021 and 0030), from the
 -- job row the caller read (scalar subqueries per row made firing 5x slower,
 -- and an eighth of a herd's database time): run lists filtered by app use an
--- index. backfill_id is the job backfill that creates the run (0: none).
+-- index. backfill_id is the job backfill that creates the run (0: none);
+-- workflow the workflow context of a workflow node's run (NULL: none,
+-- migration 0032).
 {{insert_ignore}} INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, error, error_msg,
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, job_name)
+                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow, job_name)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app, name FROM job WHERE id IN (?);
@@ -222,7 +224,7 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
        r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
-       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
+       r.workflow, CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
 -- name: RunScheduledAt
@@ -305,7 +307,7 @@ FROM slot_attempt a WHERE a.id = ?;
 -- name: DispatchUnacked
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts
+       r.record_max_attempts, r.workflow
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
@@ -777,7 +779,7 @@ SELECT job_id, slot, cost_ms, records, samples, last_executor FROM slot_stats WH
 -- first: what a push to it carries (many runs in one request).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts, a.executor_id, a.failures
+       r.record_max_attempts, r.workflow, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;

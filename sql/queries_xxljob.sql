@@ -43,7 +43,7 @@ ORDER BY id;
 -- executors have no heartbeat response that would carry them).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts, a.executor_id, a.failures
+       r.record_max_attempts, r.workflow, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
   AND a.dispatched_at < {{now_ms}} - ?

@@ -425,7 +425,9 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, map[string]string{"reason": "test"}, &cancelled))
 		require.Equal(t, "cancelled", cancelled.Run.Status)
 		require.Contains(t, cancelled.Run.Error, "test")
-		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, nil, nil))
+		var again struct{ Error string }
+		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/cancel", tok, nil, &again))
+		require.Equal(t, "run "+itoa(trig.Run.ID)+" was cancelled; only pending or running runs can be cancelled", again.Error)
 		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/runs/999999/cancel", tok, nil, nil))
 		var noRetry struct{ Error string }
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/retry", tok, nil, &noRetry))

@@ -90,7 +90,7 @@ func TestJobWaitsAPI(t *testing.T) {
 			{"both", map[string]any{"wait_for": []any{map[string]any{"job": map[string]any{"name": "a"}, "workflow": map[string]any{"name": "b"}}}},
 				"wait_for[0]", "not both", msg.WaitOneOf},
 			{"no name", map[string]any{"wait_for": []any{job("", "ok"), job("", "")}}, "wait_for[1].name", "required", msg.NameRequired},
-			{"bad app", map[string]any{"wait_for": []any{job("Market Data", "x")}}, "wait_for[0].app", "letters, digits", msg.NameRule},
+			{"bad app", map[string]any{"wait_for": []any{job("Market Data", "x")}}, "wait_for[0].app", `"Market Data" is not a valid name: use 1-64 ASCII letters`, msg.NameInvalid},
 			{"itself", map[string]any{"wait_for": []any{job("billing", "bad")}}, "wait_for[0]", "remove billing/bad from wait_for", msg.WaitSelfJob},
 			{"twice", map[string]any{"wait_for": []any{job("", "x"), job("billing", "x")}}, "wait_for[1]", "billing/x is wait_for[0] already", msg.WaitDuplicate},
 			{"too many", map[string]any{"wait_for": make([]any, 21)}, "wait_for", "21 waits: at most 20", msg.WaitTooMany},

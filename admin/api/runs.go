@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,7 +40,16 @@ func runView(r store.Run) apitypes.Run {
 		CalendarID: r.CalendarID, CalendarVersion: r.CalendarVersion, ShiftedFrom: optTime(r.ShiftedFrom),
 		TimeZone:   r.TimeZone,
 		StartAfter: optTime(sql.NullInt64{Int64: r.StartAfter, Valid: r.StartAfter != 0}),
+		Workflow:   optJSON(r.Workflow),
 	}
+}
+
+// optJSON is a stored JSON text as a raw message, nil when NULL or empty.
+func optJSON(v sql.NullString) json.RawMessage {
+	if !v.Valid || v.String == "" {
+		return nil
+	}
+	return json.RawMessage(v.String)
 }
 
 func actualMS(r store.Run) *int64 {
@@ -272,7 +282,7 @@ func (s *Server) cancelRun(c *gin.Context) {
 		return
 	}
 	if !cancelled {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+"; only pending or running runs can be cancelled")
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+"; only pending or running runs can be cancelled")
 		return
 	}
 	s.pushCancel(c.Request.Context(), active, reason.String())
@@ -298,7 +308,7 @@ func (s *Server) retryRun(c *gin.Context) {
 		return
 	}
 	if n == 0 {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" is "+r.Status+" and has no failed or cancelled slot to retry")
+		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+" and has no failed or cancelled slot to retry")
 		return
 	}
 	s.audit(c, r.App, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -93,7 +94,9 @@ func TestWorkflowInlineNodesAndResults(t *testing.T) {
 		require.Equal(t, store.InlineJobName(wf.ID, "load"), detail.Run.JobName)
 		var settle apitypes.RunDetail
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs/"+strconv.FormatInt(view.Nodes[1].JobRunID, 10), ops, nil, &settle))
-		require.Contains(t, settle.Run.Params, `"upstream":{"load":{"rows":42}}`)
+		require.NotContains(t, settle.Run.Params, "upstream", "the params are the user's; the results are in the workflow context")
+		require.JSONEq(t, fmt.Sprintf(`{"run_id":%d,"node":"settle","business_date":%q,"upstream":{"load":{"rows":42}}}`,
+			view.Run.ID, view.Run.BusinessDate), string(settle.Run.Workflow))
 		require.Nil(t, settle.Result)
 
 		_, err = e.st.DB().Exec(`UPDATE workflow_run SET status = 'succeeded' WHERE id = ?`, run.Run.ID)

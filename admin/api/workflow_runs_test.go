@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -105,8 +106,9 @@ func TestWorkflowTriggerAndRunView(t *testing.T) {
 		var jobRun apitypes.RunDetail
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/runs/"+strconv.FormatInt(n.JobRunID, 10), eve, nil, &jobRun))
 		require.Equal(t, store.TriggerWorkflow, jobRun.Run.Trigger)
-		require.Contains(t, jobRun.Run.Params, `"business_date":"2026-03-02"`)
+		require.NotContains(t, jobRun.Run.Params, "business_date", "the workflow context is not in the params")
 		require.Contains(t, jobRun.Run.Params, `"region":"eu"`)
+		require.JSONEq(t, fmt.Sprintf(`{"run_id":%d,"node":"load","business_date":"2026-03-02"}`, first.Run.ID), string(jobRun.Run.Workflow))
 
 		// The job is deleted: the next node fails at once, and says why.
 		_, err = e.st.DB().Exec(`UPDATE job_run SET status = 'succeeded', finished_at = 1 WHERE id = ?`, n.JobRunID)

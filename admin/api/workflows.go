@@ -114,12 +114,18 @@ func (s *Server) workflowRow(c *gin.Context, spec apitypes.WorkflowDef, anchor t
 		fields["calendar"] = "the name of a business calendar: " + names.Rule
 	}
 	var sched *schedule.Schedule
-	if _, zerr := schedule.ValidateZone(spec.TimeZone); zerr != nil {
-		fields["time_zone"] = zerr.Error()
-	} else if strings.TrimSpace(spec.Cron) != "" {
-		sched, err = schedule.Parse(schedule.Spec{Expr: spec.Cron, Zone: spec.TimeZone, JobKey: "workflow:" + spec.Key(), Anchor: anchor})
-		if err != nil {
+	zone := spec.TimeZone
+	if _, zerr := schedule.ValidateZone(zone); zerr != nil {
+		fields["time_zone"] = jobdef.ScheduleReason(zerr).String() // not "time zone: …" under time_zone
+		zone = "UTC"                                               // the cron is checked too: one answer names both mistakes
+	}
+	if strings.TrimSpace(spec.Cron) != "" {
+		parsed, err := schedule.Parse(schedule.Spec{Expr: spec.Cron, Zone: zone, JobKey: "workflow:" + spec.Key(), Anchor: anchor})
+		switch {
+		case err != nil:
 			fields["cron"] = err.Error()
+		case zone == spec.TimeZone: // a valid zone
+			sched = parsed
 		}
 	}
 	// The calendar rule and shift, with a job's rules (a business day such

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,6 +245,14 @@ func TestWorkflowsRefuseBadInput(t *testing.T) {
 			require.Contains(t, out.Error, "invalid workflow: ", c.name)
 			require.Contains(t, out.Error, c.says, "%s: the message says it too", c.name)
 		}
+
+		// Issue 30: a bad zone does not hide a bad cron, and says the zone
+		// once.
+		var both errorAnswer
+		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/workflows", ops,
+			edit(func(s *apitypes.WorkflowSpec) { s.TimeZone, s.Cron = "Mars/Olympus", "0 25 * * *" }), &both))
+		require.Contains(t, both.Fields["cron"], "hour", "%+v", both)
+		require.True(t, strings.HasPrefix(both.Fields["time_zone"], `"Mars/Olympus": `), both.Fields["time_zone"])
 
 		// An app that is not the user's: 403, before the references.
 		var out errorAnswer

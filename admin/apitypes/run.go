@@ -77,6 +77,11 @@ type Run struct {
 	// key) plus the firing's offset in [0, jitter_window). Absent for a run
 	// that may start at its scheduled time.
 	StartAfter *time.Time `json:"start_after,omitempty"`
+	// Workflow is the workflow context of a workflow node's run, as its
+	// executor receives it next to Params (protocol.WorkflowContext:
+	// run_id, node, business_date, upstream); absent for any other run,
+	// and in run lists.
+	Workflow json.RawMessage `json:"workflow,omitempty"`
 }
 
 // Attempt is one attempt of one slot of a run; Token is its fencing token.
@@ -123,4 +128,21 @@ type Slot struct {
 	Slot     int     `json:"slot"`
 	Attempts int     `json:"attempts"` // attempts made so far (moved and lost ones included)
 	Current  Attempt `json:"current"`
+}
+
+// RunStatusPhrase says where a run of status stands, as the rest of a
+// sentence about it ("run 15 " + …): "is pending", "is running", "has
+// already succeeded", "has already failed", "has already partially
+// failed", "was cancelled", "was skipped"; another status as "is <status>".
+func RunStatusPhrase(status string) string {
+	switch status {
+	case "succeeded", "failed":
+		return "has already " + status
+	case "partially_failed":
+		return "has already partially failed"
+	case "cancelled", "skipped":
+		return "was " + status
+	default:
+		return "is " + status
+	}
 }

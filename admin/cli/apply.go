@@ -85,11 +85,15 @@ func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool
 		plan = MakePlan(f.Jobs, have)
 	}
 	var problems []string
+	warnings := map[string][]string{} // by job key: what the admin would say on saving it
 	for _, ch := range plan {
 		if ch.Action == Unchanged {
 			continue
 		}
-		err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/validate", ch.requestBody(), nil)
+		var valid struct {
+			Warnings []string `json:"warnings"`
+		}
+		err := cl.Do(ctx, http.MethodPost, "/api/v1/jobs/validate", ch.requestBody(), &valid)
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 			problems = append(problems, fmt.Sprintf("%s:%d: job %s: %s", file, ch.Want.Line(), ch.Want.Key(), fieldProblems(ae)))
@@ -98,6 +102,7 @@ func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool
 		if err != nil {
 			return err
 		}
+		warnings[ch.Want.Key()] = valid.Warnings
 	}
 	wplan, wproblems, err := planWorkflows(ctx, cl, file, f.Workflows)
 	if err != nil {
@@ -122,6 +127,11 @@ func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool
 	}
 	fmt.Fprintf(out, "plan: %d to create, %d to update, %d unchanged\n", cr, up, un)
 	if dryRun {
+		// The warnings apply would print after saving (no executor of the
+		// app has shown the handler yet, …), from the validation.
+		for _, ch := range plan {
+			printJobWarnings(out, ch.Want.Key(), warnings[ch.Want.Key()])
+		}
 		fmt.Fprintln(out, "dry run: nothing was changed")
 		return nil
 	}
@@ -187,7 +197,12 @@ func fieldProblems(ae *APIError) string {
 
 // printWarnings prints what the admin said about a job it saved.
 func printWarnings(out io.Writer, j apitypes.Job) {
-	for _, w := range j.Warnings {
-		fmt.Fprintf(out, "  warning: %s: %s\n", j.Key(), w)
+	printJobWarnings(out, j.Key(), j.Warnings)
+}
+
+// printJobWarnings prints the warnings of the job key, one a line.
+func printJobWarnings(out io.Writer, key string, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(out, "  warning: %s: %s\n", key, w)
 	}
 }

@@ -96,7 +96,7 @@ func cmdCalendarImport(ctx context.Context, args []string, env Env, c conn) erro
 		if err := cl.Do(ctx, http.MethodPost, "/api/v1/calendars", spec, &out); err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(env.Stdout, "calendar %s created (id %d): %d holidays, %d working days, version %s\n", ref, out.ID, out.Holidays, out.Workdays, out.Version)
+		_, err = fmt.Fprintf(env.Stdout, "calendar %s created (id %d): %s, version %s\n", ref, out.ID, dayCounts(out), out.Version)
 	case have.Version == def.Version() && have.Description == *desc:
 		_, err = fmt.Fprintf(env.Stdout, "calendar %s unchanged (id %d, version %s)\n", ref, have.ID, have.Version)
 	default:
@@ -104,10 +104,30 @@ func cmdCalendarImport(ctx context.Context, args []string, env Env, c conn) erro
 		if err := cl.Do(ctx, http.MethodPut, "/api/v1/calendars/"+strconv.FormatInt(have.ID, 10), spec, &out); err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(env.Stdout, "calendar %s replaced (id %d, revision %d): %d holidays, %d working days, version %s\n",
-			ref, out.ID, out.Revision, out.Holidays, out.Workdays, out.Version)
+		_, err = fmt.Fprintf(env.Stdout, "calendar %s replaced (id %d, revision %d): %s, version %s\n",
+			ref, out.ID, out.Revision, dayCounts(out), out.Version)
 	}
 	return err
+}
+
+// dayCounts says how many special days calendar c has, in English:
+// "33 holidays, 6 extra working days", "1 holiday, no extra working days".
+// Its workdays are the extra working days (make-up days), not all the
+// working days of its year.
+func dayCounts(c apitypes.Calendar) string {
+	return countOf(c.Holidays, "holiday", "holidays") + ", " + countOf(c.Workdays, "extra working day", "extra working days")
+}
+
+// countOf is n with the noun that fits it: "no days", "1 day", "2 days".
+func countOf(n int, one, many string) string {
+	switch n {
+	case 0:
+		return "no " + many
+	case 1:
+		return "1 " + one
+	default:
+		return strconv.Itoa(n) + " " + many
+	}
 }
 
 // cmdCalendarExport prints a calendar's days as CSV (date,kind,name), the

@@ -48,6 +48,8 @@ commands:
   get jobs|runs|executors|calendars|workflows [-o json]
                                    list (runs: --job JOB --status S --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
+  trigger workflow WORKFLOW [--business-date D] [--params JSON] [--param k=v]...
+                                   run a workflow now (params laid over every node's)
   backfill job JOB|workflow WORKFLOW --from D --to D [--parallel N]
                                    [--newest-first] [--only-missing] [--dry-run]
                                    [--params JSON] [-o json]
@@ -385,20 +387,37 @@ func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
 	fs := newFlagSet("trigger", env, &c)
 	var kvs multiFlag
 	fs.Var(&kvs, "param", "key=value overriding one parameter of this run (repeatable)")
-	whole := fs.String("params", "", "replace the job's params for this run")
-	ref, err := oneArg(fs, args, "JOB (id or app/name)")
+	whole := fs.String("params", "", "replace the job's params for this run (a workflow: a JSON object laid over every node's)")
+	date := fs.String("business-date", "", "workflow: the run's business date, YYYY-MM-DD (default today in the workflow's zone)")
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
+	kind := "job"
+	var ref string
+	switch {
+	case len(pos) == 1:
+		ref = pos[0]
+	case len(pos) == 2 && (pos[0] == "job" || pos[0] == "workflow"):
+		kind, ref = pos[0], pos[1]
+	default:
+		return usagef("trigger: want JOB, 'job JOB' or 'workflow WORKFLOW' (an id or app/name), got %d arguments", len(pos))
+	}
 	wholeSet := false
 	fs.Visit(func(f *flag.Flag) { wholeSet = wholeSet || f.Name == "params" })
+	if *date != "" && kind != "workflow" {
+		return usagef("trigger: --business-date is for a workflow (trigger workflow WORKFLOW --business-date D)")
+	}
 	cl, err := c.client(env)
 	if err != nil {
 		return err
 	}
+	if kind == "workflow" {
+		return triggerWorkflow(ctx, cl, env, ref, *date, *whole, kvs)
+	}
 	id, err := resolveJob(ctx, cl, ref)
 	if err != nil {
-		return err
+		return notAJob(ctx, cl, ref, err)
 	}
 	path := "/api/v1/jobs/" + strconv.FormatInt(id, 10)
 	body := map[string]any{}
@@ -423,6 +442,47 @@ func cmdTrigger(ctx context.Context, args []string, env Env, c conn) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "run %d of job %s %s (params %q)\n", out.Run.ID, ref, out.Run.Status, out.Run.Params)
+	return nil
+}
+
+// notAJob is err, the failure to find job ref, saying how to trigger the
+// workflow of that name when there is one.
+func notAJob(ctx context.Context, cl *Client, ref string, err error) error {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+		return err
+	}
+	if _, werr := resolveWorkflow(ctx, cl, ref); werr != nil {
+		return err
+	}
+	e := *apiErr
+	e.Msg = fmt.Sprintf("job %s does not exist, but a workflow of that name does: trigger it with 'shardjobctl trigger workflow %s'", ref, ref)
+	return &e
+}
+
+// triggerWorkflow starts a run of workflow ref (trigger workflow WORKFLOW).
+func triggerWorkflow(ctx context.Context, cl *Client, env Env, ref, date, whole string, kvs []string) error {
+	id, err := resolveWorkflow(ctx, cl, ref)
+	if err != nil {
+		return err
+	}
+	params := whole
+	if len(kvs) > 0 {
+		if strings.TrimSpace(params) == "" {
+			params = "{}" // a workflow run's params are a JSON object
+		}
+		if params, err = MergeParams(params, kvs); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	var out struct {
+		Run apitypes.WorkflowRun `json:"run"`
+	}
+	body := apitypes.WorkflowTrigger{BusinessDate: date, Params: params}
+	if err := cl.Do(ctx, http.MethodPost, "/api/v1/workflows/"+strconv.FormatInt(id, 10)+"/trigger", body, &out); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "workflow run %d of workflow %s %s (business date %s)\n", out.Run.ID, ref, out.Run.Status, out.Run.BusinessDate)
 	return nil
 }
 

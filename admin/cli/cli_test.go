@@ -128,7 +128,11 @@ func TestApplyIsIdempotentAndShowsTheDiff(t *testing.T) {
 
 	code, out, errs := a.ctl("apply", "-f", file, "--dry-run")
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Contains(t, out, "+ create billing/settle\n+ create billing/report\nplan: 2 to create, 0 to update, 0 unchanged\ndry run: nothing was changed\n")
+	require.Contains(t, out, "+ create billing/settle\n+ create billing/report\nplan: 2 to create, 0 to update, 0 unchanged\n")
+	// Issue 30: the dry run shows the warnings apply would print.
+	require.Contains(t, out, "  warning: billing/settle: no executor of app billing has registered yet")
+	require.Contains(t, out, "  warning: billing/report: no executor of app billing has registered yet")
+	require.True(t, strings.HasSuffix(out, "dry run: nothing was changed\n"), out)
 	var n int
 	require.NoError(t, a.st.DB().Get(&n, `SELECT COUNT(*) FROM job`))
 	require.Zero(t, n, "a dry run writes nothing")
@@ -330,7 +334,7 @@ func TestCalendarImportAndExport(t *testing.T) {
 	file := writeFile(t, dir, "cn-2026.ics", string(ics))
 	code, out, errs := a.ctl("calendar", "import", "--app", "billing", file)
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Regexp(t, `^calendar billing/cn-2026 created \(id 1\): 33 holidays, 6 working days, version [0-9a-f]{32}\n$`, out)
+	require.Regexp(t, `^calendar billing/cn-2026 created \(id 1\): 33 holidays, 6 extra working days, version [0-9a-f]{32}\n$`, out)
 	code, out, _ = a.ctl("calendar", "import", "--app", "billing", file)
 	require.Equal(t, cli.ExitOK, code)
 	require.Contains(t, out, "calendar billing/cn-2026 unchanged (id 1")
@@ -345,7 +349,14 @@ func TestCalendarImportAndExport(t *testing.T) {
 	csvFile := writeFile(t, dir, "copy.csv", csv+"2026-12-31,holiday,year end\n")
 	code, out, errs = a.ctl("calendar", "import", "--app", "billing", "--name", "cn-2026", csvFile)
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Contains(t, out, "calendar billing/cn-2026 replaced (id 1, revision 2): 34 holidays, 6 working days")
+	require.Contains(t, out, "calendar billing/cn-2026 replaced (id 1, revision 2): 34 holidays, 6 extra working days")
+
+	// Issue 30: counts in proper English; a calendar of holidays only has
+	// no extra working days, and one holiday is "1 holiday".
+	one := writeFile(t, dir, "one.csv", "2026-01-01,holiday,New Year\n")
+	code, out, errs = a.ctl("calendar", "import", "--app", "billing", "--name", "one-day", one)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "calendar billing/one-day created (id 2): 1 holiday, no extra working days, version ")
 
 	bad := writeFile(t, dir, "bad.ics", "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20260101\r\nRRULE:FREQ=YEARLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
 	code, _, errs = a.ctl("calendar", "import", "--app", "billing", bad)

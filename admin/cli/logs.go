@@ -144,7 +144,7 @@ func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		printLines(env.Stdout, last.Lines)
 		dropped = last.Dropped
-		fmt.Fprintf(env.Stdout, "run %d is %s\n", id, last.RunStatus)
+		fmt.Fprintf(env.Stdout, "run %d %s\n", id, apitypes.RunStatusPhrase(last.RunStatus))
 	}
 	if n := dropped.Executor + dropped.Cap; n > 0 {
 		fmt.Fprintf(env.Stdout, "%d lines dropped (%d by executors whose log buffer was full, %d over the run's log cap)\n", n, dropped.Executor, dropped.Cap)

@@ -135,5 +135,5 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	out = w.String()
 	require.Contains(t, out, "WARN  slot=1 late line")
 	require.Equal(t, 1, strings.Count(out, "hello from slot"), "no line printed twice")
-	require.Contains(t, out, "run "+id+" is succeeded")
+	require.Contains(t, out, "run "+id+" has already succeeded", "issue 30: not \"is succeeded\"")
 }

@@ -228,3 +228,47 @@ func TestApplyTheCloseExample(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Contains(t, out, "= unchanged workflow billing/eod-close")
 }
+
+// TestTriggerWorkflow (issue 30): `trigger workflow WORKFLOW` starts a
+// workflow run with its business date and params; `trigger NAME` of a
+// name that is a workflow's, not a job's, says so and how to trigger it
+// (exit 4); the flags a workflow does not take are refused.
+func TestTriggerWorkflow(t *testing.T) {
+	a := startAdmin(t)
+	a.job("billing", "load-trades")
+	a.job("market-data", "load-fx")
+	a.job("billing", "eod-report")
+	code, _, errs := a.ctl("apply", "-f", settlementExample)
+	require.Equal(t, cli.ExitOK, code, errs)
+
+	code, out, errs := a.ctl("trigger", "workflow", "billing/eod-settlement", "--business-date", "2026-03-02", "--param", "region=eu")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Equal(t, "workflow run 1 of workflow billing/eod-settlement pending (business date 2026-03-02)\n", out)
+	runs, err := a.st.WorkflowRuns(context.Background(), 1, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, "2026-03-02", runs[0].BusinessDate)
+	require.JSONEq(t, `{"region":"eu"}`, runs[0].Params)
+
+	code, _, errs = a.ctl("trigger", "billing/eod-settlement")
+	require.Equal(t, cli.ExitNotFound, code)
+	require.Contains(t, errs, "job billing/eod-settlement does not exist, but a workflow of that name does: "+
+		"trigger it with 'shardjobctl trigger workflow billing/eod-settlement'")
+	code, _, errs = a.ctl("trigger", "billing/nightly-close")
+	require.Equal(t, cli.ExitNotFound, code)
+	require.Contains(t, errs, "job billing/nightly-close does not exist")
+	require.NotContains(t, errs, "workflow")
+	code, _, errs = a.ctl("trigger", "workflow", "billing/nightly-close")
+	require.Equal(t, cli.ExitNotFound, code)
+	require.Contains(t, errs, "workflow billing/nightly-close does not exist")
+
+	code, _, errs = a.ctl("trigger", "billing/load-trades", "--business-date", "2026-03-02")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "--business-date is for a workflow")
+	code, _, errs = a.ctl("trigger", "flow", "billing/eod-settlement")
+	require.Equal(t, cli.ExitUsage, code)
+	require.Contains(t, errs, "want JOB, 'job JOB' or 'workflow WORKFLOW'")
+	code, out, errs = a.ctl("trigger", "job", "billing/load-trades")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "of job billing/load-trades pending")
+}

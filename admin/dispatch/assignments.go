@@ -1,6 +1,8 @@
 package dispatch
 
 import (
+	"encoding/json"
+
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -19,13 +21,27 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 			out = append(out, protocol.RunAssignment{
 				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
 				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
-				Records: recordsPolicy(d),
+				Records: recordsPolicy(d), Workflow: workflowContext(d),
 			})
 			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
 		}
 		out[i].Slots = append(out[i].Slots, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}
 	return out
+}
+
+// workflowContext is the workflow context of d's run on the wire, nil for
+// a run that is no workflow node's (or whose stored context does not
+// decode, which the engine never writes).
+func workflowContext(d store.DispatchSlot) *protocol.WorkflowContext {
+	if !d.Workflow.Valid || d.Workflow.String == "" {
+		return nil
+	}
+	var w protocol.WorkflowContext
+	if err := json.Unmarshal([]byte(d.Workflow.String), &w); err != nil {
+		return nil
+	}
+	return &w
 }
 
 // recordsPolicy is the records policy of d's run on the wire, nil when the

@@ -25,12 +25,19 @@ const ctlPkg = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"
 // before its fence is `<!-- example: not run (the reason) -->`.
 const notRun = "<!-- example: not run ("
 
+// runTwice marks a shell example that a reader may well run again (the
+// README's API block: the second time the first password's file is gone
+// and the job it creates exists): the line right before its fence is
+// `<!-- example: run twice (why) -->`, and the test runs it twice.
+const runTwice = "<!-- example: run twice ("
+
 // example is one ```sh block of a Markdown file.
 type example struct {
 	file   string
 	line   int // of the opening fence
 	script string
 	skip   string // the reason it is not run, or ""
+	twice  bool   // run it a second time (runTwice)
 }
 
 // shellExamples reads the ```sh blocks of README.md and docs/*.md, in that
@@ -57,6 +64,7 @@ func shellExamples(t *testing.T, root string) []example {
 					cur.skip = strings.TrimSuffix(strings.TrimPrefix(prev, notRun), ") -->")
 					require.NotEmpty(t, strings.TrimSpace(cur.skip), "%s:%d: say why the example is not run", rel, n)
 				}
+				cur.twice = strings.HasPrefix(prev, runTwice)
 			case cur != nil && line == "```":
 				out = append(out, *cur)
 				cur = nil
@@ -77,7 +85,10 @@ func shellExamples(t *testing.T, root string) []example {
 // PASSWORD set to the admin's first password. Each example runs in its own
 // `bash -euo pipefail`, in file order; an example that must not run says why
 // in a marker (notRun). The README quick start runs first: it reads the
-// password from data/admin.password, as its text says.
+// password from data/admin.password, as its text says. An example marked
+// runTwice runs a second time right after the first, as a reader trying
+// it again would (the README's API block: by then the password file is
+// gone — the first login removed it — and its job exists).
 func TestDocExamplesRun(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -92,7 +103,7 @@ func TestDocExamplesRun(t *testing.T) {
 	admin := harness.StartStandalone(t, filepath.Join(work, "data"), port)
 	password := admin.Password(t)
 
-	ran := 0
+	ran, again := 0, 0
 	for _, ex := range examples {
 		where := fmt.Sprintf("%s:%d", ex.file, ex.line)
 		if ex.skip != "" {
@@ -100,21 +111,38 @@ func TestDocExamplesRun(t *testing.T) {
 			continue
 		}
 		script := strings.NewReplacer("127.0.0.1:8080", addr, "localhost:8080", addr).Replace(ex.script)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "PASSWORD="+password,
-			"HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			t.Errorf("%s: the example failed (%v):\n%s\nstdout:\n%s\nstderr:\n%s", where, err, ex.script, stdout.String(), stderr.String())
-			continue
+		times := 1
+		if ex.twice {
+			times = 2
 		}
-		t.Logf("%s: ran, %d bytes of output", where, stdout.Len())
-		ran++
+		for i := 1; i <= times; i++ {
+			stdout, stderr, err := runExample(work, binDir, password, script)
+			if err != nil {
+				t.Errorf("%s: the example failed on run %d of %d (%v):\n%s\nstdout:\n%s\nstderr:\n%s", where, i, times, err, ex.script, stdout, stderr)
+				break
+			}
+			t.Logf("%s: ran (%d of %d), %d bytes of output", where, i, times, len(stdout))
+			ran++
+			if i == 2 {
+				again++
+			}
+		}
 	}
 	require.GreaterOrEqual(t, ran, 2, "the README's and cli.md's examples at least")
+	require.GreaterOrEqual(t, again, 1, "the README's API block ran a second time")
+}
+
+// runExample runs script as a reader would: bash -euo pipefail in work,
+// shardjobctl (in binDir) on the PATH, PASSWORD set.
+func runExample(work, binDir, password, script string) (stdout, stderr string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "PASSWORD="+password,
+		"HOME="+work, "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	return out.String(), errb.String(), err
 }

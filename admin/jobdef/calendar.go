@@ -77,7 +77,7 @@ func validateCalendar(s apitypes.JobDef, sched *schedule.Schedule, errs FieldMsg
 		return
 	}
 	if _, err := schedule.WithCalendar(sched, placeholder, p); err != nil {
-		errs[calendarField(err)] = scheduleMsg(err)
+		errs[calendarField(err)] = ScheduleReason(err)
 	}
 }
 
@@ -95,8 +95,9 @@ func calendarField(err error) string {
 	return "cron"
 }
 
-// scheduleMsg is a schedule error without its field prefix.
-func scheduleMsg(err error) msg.Msg {
+// ScheduleReason is a schedule error without its field prefix ("time
+// zone: …" says the zone twice under a field named time_zone).
+func ScheduleReason(err error) msg.Msg {
 	var ve *schedule.ValidationError
 	if errors.As(err, &ve) && ve.Field == 0 && !ve.Reason.IsZero() {
 		return ve.Reason
@@ -119,7 +120,7 @@ func reasonOf(ve *calendar.ValidationError) msg.Msg {
 func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated, *schedule.CalendarSchedule, error) {
 	cs, err := schedule.WithCalendar(v.Schedule, cal, PolicyOf(v.Job.JobCalendar))
 	if err != nil {
-		return v, nil, FieldMsgs{calendarField(err): scheduleMsg(err)}
+		return v, nil, FieldMsgs{calendarField(err): ScheduleReason(err)}
 	}
 	if v.Job.Enabled {
 		planWindow(&v.Job, NextEvent(cs, FiringsFrom(v.Job.JobWindow, now)), now)

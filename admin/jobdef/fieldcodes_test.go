@@ -361,7 +361,9 @@ func scheduleOnly(t *testing.T) []namedErr {
 	_, finishErr := schedule.ParseFinishDeadline("8d")
 	_, zonesErr := schedule.ParseZones(schedule.Spec{Expr: "0 9 * * *"}, []string{"Asia/Tokyo", "Asia/Tokyo"})
 	_, jitterErr := schedule.ParseJitterWindow("-1m")
+	_, zoneErr := schedule.ValidateZone("Mars/Olympus")
 	return []namedErr{
+		{"zone alone", zoneErr}, // a job's time_zone field says it without the "time zone:" part
 		{"h no key", noKey},
 		{"expr empty", empty},
 		{"misfire threshold", schedule.MisfireConfig{Policy: schedule.MisfireRunOnce, Threshold: -time.Second, MaxCatchUp: 1}.Validate()},

@@ -14,7 +14,6 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/internal/fielderr"
-	"github.com/shardjob/shardjob/internal/names"
 )
 
 // Limits of a job definition.
@@ -82,11 +81,11 @@ func ValidateUpdate(s apitypes.JobSpec, now, createdAt time.Time) (Validated, er
 func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	s.JobDef = s.WithDefaults()
 	errs := FieldMsgs{}
-	if !names.Valid(s.App) {
-		errs["app"] = msg.New(msg.NameRequired, "rule", msg.New(msg.NameRule))
+	if m := msg.Name(s.App); !m.IsZero() {
+		errs["app"] = m
 	}
-	if !names.Valid(s.Name) {
-		errs["name"] = msg.New(msg.NameRequired, "rule", msg.New(msg.NameRule))
+	if m := msg.Name(s.Name); !m.IsZero() {
+		errs["name"] = m
 	}
 	if len(s.Description) > 1024 {
 		errs["description"] = msg.New(msg.ValueMaxChars, "max", 1024)

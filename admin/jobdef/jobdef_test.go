@@ -2,6 +2,7 @@ package jobdef
 
 import (
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,32 @@ func TestValidateBuiltinHandlerParams(t *testing.T) {
 	s.Handler, s.Params = "my.handler", "not json"
 	_, err = Validate(s, now)
 	require.NoError(t, err, "the params of other handlers are theirs to read")
+}
+
+// TestValidateMessagesSayWhatIsWrong (issue 30): a name given but not
+// valid is not called "required" and the message says which characters
+// are allowed; a bad zone does not hide a bad cron of the same request;
+// the time_zone message does not repeat "time zone".
+func TestValidateMessagesSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	spec := apitypes.JobSpec{JobDef: apitypes.JobDef{App: "billing", Name: "我的 job", Handler: "h", Cron: "0 25 * * *", TimeZone: "Mars/Olympus"}}
+	_, err := Validate(spec, now)
+	var fe FieldErrors
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, `"我的 job" is not a valid name: use 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit (no spaces)`, fe["name"])
+	require.Contains(t, fe["cron"], "hour", "the cron's mistake is reported with the zone's")
+	require.True(t, strings.HasPrefix(fe["time_zone"], `"Mars/Olympus": `), fe["time_zone"])
+	require.NotContains(t, fe["time_zone"], "time zone:")
+
+	spec.Name = ""
+	_, err = Validate(spec, now)
+	require.ErrorAs(t, err, &fe)
+	require.True(t, strings.HasPrefix(fe["name"], "required; 1-64 ASCII letters"), fe["name"])
+
+	spec.Name, spec.Cron = "n", "0 3 * * *"
+	_, err = Validate(spec, now)
+	require.ErrorAs(t, err, &fe)
+	require.NotContains(t, fe, "cron", "a good cron with a bad zone: only the zone")
+	require.Contains(t, fe, "time_zone")
 }

@@ -19,12 +19,21 @@ import (
 // valid zones, no @every, @at or cron firing more than
 // schedule.MaxZoneFiringsPerDay times a day.
 func validateZones(s apitypes.JobDef, anchor time.Time, errs FieldMsgs) *schedule.MultiZone {
-	if _, err := schedule.ValidateZone(s.TimeZone); err != nil {
-		errs["time_zone"] = msg.Of(err)
-		return nil
+	_, zoneErr := schedule.ValidateZone(s.TimeZone)
+	if zoneErr != nil {
+		errs["time_zone"] = ScheduleReason(zoneErr) // the field names the zone already: no "time zone:" before it
 	}
 	if strings.TrimSpace(s.Cron) == "" {
 		errs["cron"] = msg.New(msg.JobCronRequired)
+		return nil
+	}
+	if zoneErr != nil {
+		// The expression is checked on its own too, in UTC, so that one
+		// answer names both mistakes.
+		_, err := schedule.ParseZones(schedule.Spec{Expr: s.Cron, Zone: "UTC", JobKey: s.Key(), Anchor: anchor}, nil)
+		if err != nil && !errors.Is(err, schedule.ErrNeedsCalendar) {
+			errs["cron"] = msg.Of(err)
+		}
 		return nil
 	}
 	if len(s.TimeZones) > 0 {
@@ -41,7 +50,7 @@ func validateZones(s apitypes.JobDef, anchor time.Time, errs FieldMsgs) *schedul
 	if err != nil {
 		var ve *schedule.ValidationError
 		if errors.As(err, &ve) && (ve.Name == "time zone" || ve.Name == "time zones") {
-			errs["time_zones"] = scheduleMsg(err)
+			errs["time_zones"] = ScheduleReason(err)
 		} else {
 			errs["cron"] = msg.Of(err)
 		}

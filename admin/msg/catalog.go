@@ -6,6 +6,7 @@ package msg
 // texts.
 const (
 	RunSlotsFailed           Code = "run.slots_failed"
+	RunSlotFailed            Code = "run.slot_failed"
 	RunSlotsPartlyFailed     Code = "run.slots_partly_failed"
 	RunJobDeleted            Code = "run.job_deleted"
 	RunSkippedDisabled       Code = "run.skipped_disabled"
@@ -93,6 +94,7 @@ const (
 	ValuePositiveMS Code = "value.positive_ms"
 	NameRule        Code = "name.rule"
 	NameRequired    Code = "name.required"
+	NameInvalid     Code = "name.invalid"
 	MustStay        Code = "value.must_stay"
 	NotYourApp      Code = "app.not_yours"
 	NotYourAppShort Code = "app.not_yours_short"
@@ -406,8 +408,9 @@ const (
 // name. The console's web/static/i18n/en.json holds the same texts under
 // "srv.<code>" (checked by a test), zh-CN.json their translations.
 var Catalog = map[Code]string{
-	RunSlotsFailed:           "{failed} slot(s) failed",
-	RunSlotsPartlyFailed:     "{failed} of {total} slot(s) failed",
+	RunSlotsFailed:           "{failed} slots failed",
+	RunSlotFailed:            "1 slot failed",
+	RunSlotsPartlyFailed:     "{failed} of {total} slots failed",
 	RunJobDeleted:            "job was deleted",
 	RunSkippedDisabled:       "the job was disabled before this firing started",
 	RunSkippedPaused:         "the job was paused before this firing started",
@@ -492,8 +495,9 @@ var Catalog = map[Code]string{
 	ValueMaxChars:   "at most {max} characters",
 	ValueMaxBytes:   "at most {max} bytes",
 	ValuePositiveMS: "a positive number of milliseconds",
-	NameRule:        "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+	NameRule:        "1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit (no spaces)",
 	NameRequired:    "required; {rule}",
+	NameInvalid:     "{value} is not a valid name: use {rule}",
 	MustStay:        "must stay {value}",
 	NotYourApp:      "not one of your apps ({apps}); ask an admin",
 	NotYourAppShort: "not one of your apps; ask an admin",

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/shardjob/shardjob/internal/names"
 )
 
 // Code names a message; Catalog holds its English template.
@@ -232,4 +235,18 @@ func (m *Msg) Scan(src any) error {
 	}
 	m.Code, m.Args = raw.Code, raw.Args
 	return nil
+}
+
+// Name says what is wrong with s as a name of shardjob's objects
+// (internal/names), the zero Msg when it is valid: NameRequired for an
+// empty name, NameInvalid (the name quoted) for one that was given.
+func Name(s string) Msg {
+	switch {
+	case names.Valid(s):
+		return Msg{}
+	case s == "":
+		return New(NameRequired, "rule", New(NameRule))
+	default:
+		return New(NameInvalid, "value", strconv.Quote(s), "rule", New(NameRule))
+	}
 }

@@ -20,13 +20,13 @@ func TestStringFillsTheTemplate(t *testing.T) {
 		want string
 	}{
 		{Msg{}, ""},
-		{New(RunSlotsPartlyFailed, "failed", 2, "total", 16), "2 of 16 slot(s) failed"},
+		{New(RunSlotsPartlyFailed, "failed", 2, "total", 16), "2 of 16 slots failed"},
 		{New(RunWaiting, "cause", New(CauseNoHandler, "app", "billing", "handler", "settle", "online", 3)),
 			"waiting: no online executor of app billing has handler settle (3 online without it)"},
 		{New(RunUnplaceableFailed, "cause", New(CauseNoExecutor, "app", "a"), "timeout", 10*time.Minute),
 			"no executor of app a is online for 10m0s (unplaceable timeout): the run failed without starting"},
 		{New(RunCancelledByReason, "user", "ops", "reason", "a {user} in braces stays"), "cancelled by ops: a {user} in braces stays"},
-		{New(RunSlotsFailed), "{failed} slot(s) failed"}, // a missing argument shows as its placeholder
+		{New(RunSlotsFailed), "{failed} slots failed"}, // a missing argument shows as its placeholder
 		{New("no.such_code", "a", 1), `no.such_code {"a":"1"}`},
 	}
 	for _, c := range cases {
@@ -63,7 +63,7 @@ func TestStoredFormRoundTrips(t *testing.T) {
 	if err := back.Scan(v); err != nil {
 		t.Fatal(err)
 	}
-	if back.Code != m.Code || back.String() != "run 7 failed: 2 slot(s) failed" {
+	if back.Code != m.Code || back.String() != "run 7 failed: 2 slots failed" {
 		t.Fatalf("read back %+v: %q", back, back.String())
 	}
 	for _, src := range []any{nil, "", []byte(""), "not json", `{"args":{}}`, `{"code":""}`} {

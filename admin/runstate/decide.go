@@ -97,9 +97,12 @@ func errorArg(o store.SlotOutcome) any {
 // reason the run records.
 func outcome(c store.SlotCounts) (status string, reason msg.Msg) {
 	switch {
+	case c.Failed == 1 && c.Succeeded == 0:
+		return store.RunFailed, msg.New(msg.RunSlotFailed)
 	case c.Failed > 0 && c.Succeeded == 0:
 		return store.RunFailed, msg.New(msg.RunSlotsFailed, "failed", c.Failed)
 	case c.Failed > 0:
+		// total is at least 2 (one failed, one succeeded): "slots"
 		return store.RunPartiallyFailed, msg.New(msg.RunSlotsPartlyFailed, "failed", c.Failed, "total", c.Failed+c.Succeeded)
 	}
 	return store.RunSucceeded, msg.Msg{}

@@ -128,6 +128,9 @@ func TestSlotAlarms(t *testing.T) {
 	}
 }
 
+// TestOutcome: how a run without active slots ends, and its reason in
+// proper English ("1 slot failed", "8 slots failed"; issue 30: not "8
+// slot(s) failed").
 func TestOutcome(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -136,8 +139,10 @@ func TestOutcome(t *testing.T) {
 	}{
 		{3, 0, store.RunSucceeded, ""},
 		{0, 0, store.RunSucceeded, ""}, // no current attempt
-		{0, 2, store.RunFailed, "2 slot(s) failed"},
-		{1, 2, store.RunPartiallyFailed, "2 of 3 slot(s) failed"},
+		{0, 1, store.RunFailed, "1 slot failed"},
+		{0, 8, store.RunFailed, "8 slots failed"},
+		{1, 1, store.RunPartiallyFailed, "1 of 2 slots failed"},
+		{1, 2, store.RunPartiallyFailed, "2 of 3 slots failed"},
 	}
 	for _, c := range cases {
 		status, reason := outcome(store.SlotCounts{Succeeded: c.succeeded, Failed: c.failed})

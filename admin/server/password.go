@@ -37,7 +37,7 @@ func announcePassword(out io.Writer, pw, file string) error {
 	} else {
 		lines = append(lines, "It is shown once: store it now.")
 	}
-	lines = append(lines, "Change it in the console: the Password button in the top bar.")
+	lines = append(lines, "Change it in the console: open the user menu (your name, top right), then Password.")
 	fmt.Fprint(out, frame(lines))
 	return nil
 }

@@ -69,8 +69,11 @@ type DispatchSlot struct {
 	TimeZone    string `db:"time_zone"`
 	// The run's records policy (its job's when the run was created).
 	RecordsPolicy
-	ExecutorID sql.NullInt64 `db:"executor_id"`
-	Failures   int           `db:"failures"`
+	// Workflow is the run's workflow context (NewRun.Workflow), NULL for a
+	// run that is no workflow node's.
+	Workflow   sql.NullString `db:"workflow"`
+	ExecutorID sql.NullInt64  `db:"executor_id"`
+	Failures   int            `db:"failures"`
 }
 
 // UnackedFor returns the current attempts placed on an executor that it has

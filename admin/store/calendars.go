@@ -35,7 +35,7 @@ type Calendar struct {
 func (s *Store) CreateCalendar(ctx context.Context, c Calendar) (int64, error) {
 	res, err := s.db.NamedExecContext(ctx, s.q.get(qCalendarInsert), c)
 	if isDuplicate(err) {
-		return 0, fmt.Errorf("calendar %q of app %q already exists: %w", c.Name, c.App, ErrConflict)
+		return 0, conflictf("calendar %q of app %q already exists", c.Name, c.App)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create calendar %s: %w", c.Name, err)
@@ -55,7 +55,7 @@ func (s *Store) UpdateCalendar(ctx context.Context, c Calendar) error {
 		if _, err := s.Calendar(ctx, c.ID); err != nil {
 			return err
 		}
-		return fmt.Errorf("calendar %d was changed by someone else (revision %d is stale): reload it and apply your change again: %w", c.ID, c.Revision, ErrConflict)
+		return conflictf("calendar %d was changed by someone else (revision %d is stale): reload it and apply your change again", c.ID, c.Revision)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 	res, err := s.db.NamedExecContext(ctx, s.q.get(qJobInsert), j)
 	if isDuplicate(err) {
-		return 0, fmt.Errorf("job %s/%s already exists: %w", j.App, j.Name, ErrConflict)
+		return 0, conflictf("job %s/%s already exists", j.App, j.Name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create job %s/%s: %w", j.App, j.Name, err)
@@ -114,7 +114,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 			if exists == 0 {
 				return fmt.Errorf("job %d: %w", j.ID, ErrNotFound)
 			}
-			return fmt.Errorf("job %d was changed by someone else (version %d is stale): reload it and apply your change again: %w", j.ID, j.Version, ErrConflict)
+			return conflictf("job %d was changed by someone else (version %d is stale): reload it and apply your change again", j.ID, j.Version)
 		}
 		if !j.Enabled {
 			return s.skipPendingScheduled(ctx, tx, j.ID, msg.New(msg.RunSkippedDisabled))

@@ -57,7 +57,7 @@ func TestMessagesAreStoredAsCodes(t *testing.T) {
 		got, err = s.Run(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.RunFailed, got.Status)
-		require.Equal(t, "2 slot(s) failed", got.Error)
+		require.Equal(t, "2 slots failed", got.Error)
 		require.Equal(t, msg.New(msg.RunSlotsFailed, "failed", 2), got.ErrorMsg)
 		alarms, err := s.Alarms(ctx, 0, 50)
 		require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestMessagesAreStoredAsCodes(t *testing.T) {
 		for _, a := range alarms {
 			if a.Kind == store.AlarmRunFailed && a.RunID.Int64 == run.ID {
 				found = true
-				require.Equal(t, "run "+itoa(int(run.ID))+" failed: 2 slot(s) failed", a.Message)
+				require.Equal(t, "run "+itoa(int(run.ID))+" failed: 2 slots failed", a.Message)
 				require.Equal(t, msg.AlarmRunFailed, a.Msg.Code)
 				require.Equal(t, map[string]any{"code": string(msg.RunSlotsFailed), "args": map[string]any{"failed": "2"}}, a.Msg.Args["reason"])
 				require.Equal(t, a.Message, a.Msg.String(), "read back, the code renders the same English")

@@ -194,6 +194,9 @@ type Run struct {
 	// start the run: its scheduled time plus its job's jitter offset (see
 	// Job.JitterWindow); 0 for a run that may start at its scheduled time.
 	StartAfter int64 `db:"start_after"`
+	// Workflow is the workflow context of a workflow node's run
+	// (NewRun.Workflow); read by RunByID only, NULL otherwise.
+	Workflow sql.NullString `db:"workflow"`
 	// JobDeleted: the run's job was deleted (RunByID, ListRuns); JobName and
 	// App are the names it had.
 	JobDeleted bool `db:"job_deleted"`

@@ -44,6 +44,10 @@ type NewRun struct {
 	// BackfillID is the job backfill that creates the run (0: none): the
 	// leader starts it in its turn (admin/scheduler, start_backfill.go).
 	BackfillID int64
+	// Workflow is the workflow context of a workflow node's run, the JSON
+	// of a protocol.WorkflowContext that executors receive next to the
+	// params (admin/workflowrun); "" for any other run.
+	Workflow string
 }
 
 // NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
@@ -83,7 +87,8 @@ func (r NewRun) insertArgs(epoch int64) []any {
 	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
 		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
-		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID, r.JobName}
+		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID,
+		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}, r.JobName}
 }
 
 // withApps returns runs with App and JobName filled in from their jobs

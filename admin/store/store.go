@@ -25,6 +25,20 @@ var (
 	ErrSchemaTooNew = errors.New("database schema is newer than this binary")
 )
 
+// conflictError is an ErrConflict whose text says the whole story (what
+// conflicts and what to do), without ": conflict" after it.
+type conflictError struct{ text string }
+
+func (e *conflictError) Error() string { return e.text }
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *conflictError) Is(target error) bool { return target == ErrConflict }
+
+// conflictf is an error of ErrConflict with the text of format and args.
+func conflictf(format string, args ...any) error {
+	return &conflictError{text: fmt.Sprintf(format, args...)}
+}
+
 // Config selects and tunes the database.
 type Config struct {
 	// Driver is "mysql" or "sqlite". Required.

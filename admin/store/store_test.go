@@ -160,6 +160,7 @@ func TestJobsCRUD(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.CreateJob(ctx, newJob("billing", "settle", 1000))
 		require.ErrorIs(t, err, store.ErrConflict)
+		require.EqualError(t, err, "job billing/settle already exists", "issue 30: no raw \": conflict\" at the end")
 
 		j, err := s.Job(ctx, id)
 		require.NoError(t, err)
@@ -174,6 +175,11 @@ func TestJobsCRUD(t *testing.T) {
 		require.False(t, j.Enabled)
 		require.False(t, j.NextFireAt.Valid)
 		require.Equal(t, int64(2), j.Version)
+		stale := j
+		stale.Version = 1
+		err = s.UpdateJob(ctx, stale)
+		require.ErrorIs(t, err, store.ErrConflict)
+		require.EqualError(t, err, "job "+itoa(int(id))+" was changed by someone else (version 1 is stale): reload it and apply your change again")
 
 		_, err = s.Job(ctx, id+100)
 		require.ErrorIs(t, err, store.ErrNotFound)

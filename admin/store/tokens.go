@@ -73,7 +73,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, er
 		}
 		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenInsert), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
 		if isDuplicate(err) {
-			return fmt.Errorf("API token %s: %w", t.Prefix, ErrConflict)
+			return conflictf("an API token with the prefix %s exists already: create the token again", t.Prefix)
 		}
 		if err != nil {
 			return fmt.Errorf("create API token for user %d: %w", t.UserID, err)

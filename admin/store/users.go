@@ -23,7 +23,7 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role string) (int64, error) {
 	res, err := s.db.ExecContext(ctx, s.q.get(qUserInsert), username, passwordHash, role)
 	if isDuplicate(err) {
-		return 0, fmt.Errorf("user %q: %w", username, ErrConflict)
+		return 0, conflictf("user %q already exists", username)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create user %q: %w", username, err)

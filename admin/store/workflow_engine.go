@@ -78,7 +78,7 @@ func (t *Tx) InsertWorkflowJobRun(ctx context.Context, epoch int64, r NewRun) (i
 			return res.LastInsertId()
 		}
 	}
-	return 0, fmt.Errorf("workflow run of job %d: runs exist at each of the 100 ms from %d: %w", r.JobID, at, ErrConflict)
+	return 0, conflictf("workflow run of job %d: runs exist at each of the 100 ms from %d", r.JobID, at)
 }
 
 // JobIDByName returns the id of job name of app inside the transaction;

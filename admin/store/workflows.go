@@ -122,7 +122,7 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.NamedExecContext(ctx, s.q.get(qWorkflowInsert), w)
 		if isDuplicate(err) {
-			return fmt.Errorf("workflow %s/%s already exists: %w", w.App, w.Name, ErrConflict)
+			return conflictf("workflow %s/%s already exists", w.App, w.Name)
 		}
 		if err != nil {
 			return fmt.Errorf("create workflow %s/%s: %w", w.App, w.Name, err)
@@ -162,8 +162,7 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 			if err := tx.GetContext(ctx, &cur, s.q.get(qWorkflowByID), w.ID); err != nil {
 				return notFound(err, fmt.Sprintf("workflow %d", w.ID))
 			}
-			return fmt.Errorf("workflow %d was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again: %w",
-				w.ID, w.Version, cur.Version, ErrConflict)
+			return conflictf("workflow %d was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again", w.ID, w.Version, cur.Version)
 		}
 		var cur Workflow // app and name stay: the jobs are named after them
 		if err := tx.GetContext(ctx, &cur, s.q.get(qWorkflowByID), w.ID); err != nil {
@@ -239,8 +238,11 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 		if err := tx.GetContext(ctx, &active, s.q.get(qWorkflowActiveRuns), id); err != nil {
 			return fmt.Errorf("active runs of workflow %d: %w", id, err)
 		}
-		if active > 0 {
-			return fmt.Errorf("workflow %d has %d pending or running run(s): cancel them or let them finish first: %w", id, active, ErrConflict)
+		if active == 1 {
+			return conflictf("workflow %d has a pending or running run: cancel it or let it finish first", id)
+		}
+		if active > 1 {
+			return conflictf("workflow %d has %d pending or running runs: cancel them or let them finish first", id, active)
 		}
 		res, err := tx.ExecContext(ctx, s.q.get(qWorkflowDelete), id)
 		if err != nil {

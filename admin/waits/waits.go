@@ -143,10 +143,10 @@ func Check(w Waits, app string, self Self, bad func(field string, m msg.Msg)) {
 			bad(field, msg.New(msg.WaitOneOf))
 			continue
 		case !names.Valid(ref.Name):
-			bad(field+".name", msg.New(msg.NameRequired, "rule", msg.New(msg.NameRule)))
+			bad(field+".name", msg.Name(ref.Name))
 			continue
 		case ref.App != "" && !names.Valid(ref.App):
-			bad(field+".app", msg.New(msg.NameRule))
+			bad(field+".app", msg.Name(ref.App))
 			continue
 		}
 		a, name, wf := r.Target(app)

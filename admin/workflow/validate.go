@@ -39,11 +39,11 @@ type Graph struct {
 func Validate(d Definition) (*Graph, error) {
 	d = d.WithDefaults()
 	errs := FieldErrors{}
-	if !names.Valid(d.Name) {
-		errs["name"] = "required; " + names.Rule
+	if p := names.Problem(d.Name); p != "" {
+		errs["name"] = p
 	}
-	if !names.Valid(d.App) {
-		errs["app"] = "required; " + names.Rule
+	if p := names.Problem(d.App); p != "" {
+		errs["app"] = p
 	}
 	if d.FailurePolicy != Stop && d.FailurePolicy != Continue {
 		errs["failure_policy"] = fmt.Sprintf("%q is not a failure policy: stop (default) or continue", d.FailurePolicy)
@@ -65,8 +65,8 @@ func Validate(d Definition) (*Graph, error) {
 		checkNode(errs, i, n)
 		checkWaits(errs, d, i, n)
 		params += len(n.Params)
-		if !names.Valid(n.Key) {
-			errs[fmt.Sprintf("nodes[%d].key", i)] = "required; " + names.Rule
+		if p := names.Problem(n.Key); p != "" {
+			errs[fmt.Sprintf("nodes[%d].key", i)] = p
 		} else if j, dup := g.index[n.Key]; dup {
 			errs[fmt.Sprintf("nodes[%d].key", i)] = fmt.Sprintf("%q is the key of nodes[%d] already", n.Key, j)
 		} else {

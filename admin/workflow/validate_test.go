@@ -45,12 +45,12 @@ func TestValidateFieldErrors(t *testing.T) {
 		want FieldErrors
 	}{
 		{"valid", func(*Definition) {}, FieldErrors{}},
-		{"name and app", func(d *Definition) { d.Name, d.App = "", "a b" }, FieldErrors{"name": rule, "app": rule}},
+		{"name and app", func(d *Definition) { d.Name, d.App = "", "a b" }, FieldErrors{"name": rule, "app": `"a b" is not a valid name: use ` + names.Rule}},
 		{"failure policy", func(d *Definition) { d.FailurePolicy = "halt" },
 			FieldErrors{"failure_policy": `"halt" is not a failure policy: stop (default) or continue`}},
 		{"no nodes", func(d *Definition) { d.Nodes, d.Edges = nil, nil }, FieldErrors{"nodes": "at least one node is required"}},
 		{"bad key", func(d *Definition) { d.Nodes[1].Key = "-b" }, FieldErrors{
-			"nodes[1].key": rule, "edges[0].to": `"b" is not the key of a node`, "edges[2].from": `"b" is not the key of a node`}},
+			"nodes[1].key": `"-b" is not a valid name: use ` + names.Rule, "edges[0].to": `"b" is not the key of a node`, "edges[2].from": `"b" is not the key of a node`}},
 		{"duplicate key", func(d *Definition) { d.Nodes[2].Key = "b" }, FieldErrors{
 			"nodes[2].key": `"b" is the key of nodes[1] already`, "edges[1].to": `"c" is not the key of a node`, "edges[3].from": `"c" is not the key of a node`}},
 		{"unknown endpoints", func(d *Definition) { d.Edges[0].From, d.Edges[3].To = "x", "" }, FieldErrors{

@@ -19,9 +19,11 @@
 //     manual and child runs: the scheduler then starts it on the app's
 //     executors, places, retries and fences it, and its dedup scope
 //     applies. Its params are the job's (a JSON object) with the workflow
-//     run's params laid over them and workflow_run_id, workflow_node and
-//     business_date added (params that are not a JSON object are passed
-//     unchanged); a dedup scope with placeholders (settle:{date}) is
+//     run's params laid over them, nothing added (params that are not a
+//     JSON object are passed unchanged); its workflow context (workflow
+//     run, node, business date, the parents' results: nodeWorkflow) is
+//     kept beside them (store.NewRun.Workflow) and reaches the executor as
+//     protocol.RunAssignment.Workflow; a dedup scope with placeholders (settle:{date}) is
 //     resolved with the business date. A node whose job is gone or
 //     disabled, or an inline node (not run yet), fails at once with the
 //     reason as an admin/msg code;

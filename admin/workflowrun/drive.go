@@ -14,6 +14,7 @@ import (
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // decider applies the decisions on one workflow run inside one fenced
@@ -365,14 +366,14 @@ func (d *decider) runJob(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	params := nodeParams(job.Params, d.run, key, upstream)
-	if len(params) > maxRunParamsBytes {
+	params, wf := nodeParams(job.Params, d.run), nodeWorkflow(d.run, key, upstream)
+	if size := len(params) + len(wf); size > maxNodeInputBytes {
 		return d.transitionNode(ctx, key, store.RunFailed,
-			msg.New(msg.FlowNodeParamsLarge, "node", key, "size", len(params), "max", maxRunParamsBytes))
+			msg.New(msg.FlowNodeParamsLarge, "node", key, "size", size, "max", maxNodeInputBytes))
 	}
 	r := store.NewRun{
 		JobID: job.ID, App: job.App, JobName: job.Name, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
-		Params: params, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
+		Params: params, Workflow: wf, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: job.ForRun(job.TimeZone, d.now),
 	}
 	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
@@ -437,10 +438,12 @@ func (d *decider) job(ctx context.Context, node workflow.Node) (job store.ChildJ
 	return job, msg.Msg{}, nil
 }
 
-// maxRunParamsBytes bounds the params of a node's job run: the width of
-// job_run.params (TEXT on MySQL), which a job's own params (at most 64
-// KiB) with its parents' results could exceed.
-const maxRunParamsBytes = 65535
+// maxNodeInputBytes bounds the params of a node's job run with its
+// workflow context: at most the width of job_run.params (TEXT on MySQL),
+// which a job's own params (at most 64 KiB) with the run's could exceed,
+// and together small enough for one push to an executor to carry many
+// runs' assignments, whatever results the parents returned.
+const maxNodeInputBytes = 65535
 
 // upstream reads the results of node key's direct parents that succeeded
 // (their latest node run's job run), by parent key; parents without a
@@ -510,38 +513,45 @@ func outcome(o workflow.Outcome) (string, msg.Msg) {
 
 // nodeParams are the params of a node's job run: the job's params (a JSON
 // object, or none) with the workflow run's params (a JSON object, or none)
-// laid over them, and workflow_run_id, workflow_node, business_date and —
-// when a direct parent that succeeded has a result — upstream (an object
-// of those results by parent key) added. Job params that are not a JSON
-// object are passed unchanged.
-func nodeParams(jobParams string, run store.WorkflowRun, node string, upstream map[string]json.RawMessage) string {
+// laid over them. Job params that are not a JSON object are passed
+// unchanged. The workflow context (which run and node, the business date,
+// the parents' results) is not added to them: it travels apart, as the
+// run's workflow context (nodeWorkflow), so that a handler that refuses
+// unknown params fields (the built-in http, sql and shell) runs as a node.
+func nodeParams(jobParams string, run store.WorkflowRun) string {
 	fields := map[string]json.RawMessage{}
 	if strings.TrimSpace(jobParams) != "" {
 		if err := json.Unmarshal([]byte(jobParams), &fields); err != nil || fields == nil {
 			return jobParams
 		}
 	}
-	if strings.TrimSpace(run.Params) != "" {
-		var over map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(run.Params), &over); err == nil {
-			for k, v := range over {
-				fields[k] = v
-			}
-		}
+	if strings.TrimSpace(run.Params) == "" {
+		return jobParams
 	}
-	add := func(k string, v any) {
-		b, _ := json.Marshal(v) // strings and integers marshal
-		fields[k] = b
+	var over map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(run.Params), &over); err != nil || len(over) == 0 {
+		return jobParams
 	}
-	add("workflow_run_id", run.ID)
-	add("workflow_node", node)
-	add("business_date", run.BusinessDate)
-	if len(upstream) > 0 {
-		add("upstream", upstream)
+	for k, v := range over {
+		fields[k] = v
 	}
 	b, err := json.Marshal(fields)
 	if err != nil {
 		return jobParams
+	}
+	return string(b)
+}
+
+// nodeWorkflow is the workflow context of node's job run in run, as the
+// JSON the run keeps (store.NewRun.Workflow) and executors receive
+// (protocol.WorkflowContext): the one place where a node's run learns
+// which workflow run and node it is, its business date and — when a
+// direct parent that succeeded has a result — upstream, those results by
+// parent key.
+func nodeWorkflow(run store.WorkflowRun, node string, upstream map[string]json.RawMessage) string {
+	b, err := json.Marshal(protocol.WorkflowContext{RunID: run.ID, Node: node, BusinessDate: run.BusinessDate, Upstream: upstream})
+	if err != nil { // results are JSON the admin checked when it kept them
+		return ""
 	}
 	return string(b)
 }

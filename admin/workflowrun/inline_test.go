@@ -10,6 +10,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/workflow"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // newInlineFixture stores def (every node inline) with the jobs of its
@@ -89,12 +90,14 @@ func TestInlineNodesRunAndResultsFlowDownstream(t *testing.T) {
 		settle, err := st.Run(ctx, f.node(r.ID, "settle").JobRunID.Int64)
 		require.NoError(t, err)
 		require.Equal(t, 3, settle.SlotCount)
-		var params map[string]any
+		var params, wf map[string]any
 		require.NoError(t, json.Unmarshal([]byte(settle.Params), &params))
+		require.Equal(t, map[string]any{"ledger": "main", "region": "eu"}, params, "the params are the user's only")
+		require.NoError(t, json.Unmarshal([]byte(settle.Workflow.String), &wf))
 		require.Equal(t, map[string]any{
-			"ledger": "main", "region": "eu", "business_date": "2026-03-02", "workflow_run_id": float64(r.ID), "workflow_node": "settle",
+			"business_date": "2026-03-02", "run_id": float64(r.ID), "node": "settle",
 			"upstream": map[string]any{"load_trades": map[string]any{"rows": float64(42)}, "load_fx": map[string]any{"0": "eur", "1": map[string]any{"usd": 1.08}}},
-		}, params)
+		}, wf, "the workflow context holds the parents' results")
 
 		results, err := st.RunResults(ctx, []int64{lt.ID, fx.ID, settle.ID})
 		require.NoError(t, err)
@@ -129,10 +132,8 @@ func TestOnlySucceededParentsPassResults(t *testing.T) {
 		f.pass()
 		c, err := st.Run(ctx, f.node(r.ID, "c").JobRunID.Int64)
 		require.NoError(t, err)
-		var params struct {
-			Upstream map[string]json.RawMessage `json:"upstream"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(c.Params), &params))
-		require.Equal(t, map[string]json.RawMessage{"a": json.RawMessage(`"second"`)}, params.Upstream)
+		var wf protocol.WorkflowContext
+		require.NoError(t, json.Unmarshal([]byte(c.Workflow.String), &wf))
+		require.Equal(t, map[string]json.RawMessage{"a": json.RawMessage(`"second"`)}, wf.Upstream)
 	})
 }

@@ -2,8 +2,10 @@ package xxljob
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/msg"
@@ -198,6 +200,34 @@ outer:
 	return resp, nil
 }
 
+// withWorkflow is params as an XXL-JOB executor receives them: an XXL-JOB
+// handler reads nothing but its executorParams, so the workflow context
+// of a workflow node's run (protocol.RunAssignment.Workflow, the same
+// object SDK executors receive beside the params) is laid into params, a
+// JSON object (or none), under the key "workflow". Params that are not a
+// JSON object, or a run that is no workflow node's, pass unchanged.
+func withWorkflow(params string, w *protocol.WorkflowContext) string {
+	if w == nil {
+		return params
+	}
+	fields := map[string]json.RawMessage{}
+	if strings.TrimSpace(params) != "" {
+		if err := json.Unmarshal([]byte(params), &fields); err != nil || fields == nil {
+			return params
+		}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return params
+	}
+	fields["workflow"] = b
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return params
+	}
+	return string(out)
+}
+
 // handlerTurns returns, on an executor that runs one slot per handler at a
 // time, the token whose turn it is for each handler (store.XXLHandlerTurns);
 // nil for an app in Config.ConcurrentApps.
@@ -211,7 +241,7 @@ func (s *Service) handlerTurns(ctx context.Context, ex store.ExecutorRef) (map[s
 // triggerFor builds the run call of one slot attempt; its job id is the
 // slot's own (SlotJobID).
 func triggerFor(a protocol.RunAssignment, sl protocol.SlotAttempt) TriggerParam {
-	params := a.Params
+	params := withWorkflow(a.Params, a.Workflow)
 	if sl.Param != "" {
 		params = sl.Param // a per-slot parameter replaces the run's
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,21 +217,48 @@ func timeoutParam(handler string, ms int64, def, maxD time.Duration) (time.Durat
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// expandSlot replaces {slot}, {total}, {run_id}, {job_id} and {attempt} in s
-// with the task's values. It reports whether any placeholder was present.
+// expandSlot replaces {slot}, {total}, {run_id}, {job_id}, {attempt} and
+// the workflow context's {business_date}, {workflow_run_id} and
+// {workflow_node} in s with the task's values (the last three empty for a
+// run that is no workflow node's). It reports whether any placeholder was
+// present.
 func expandSlot(s string, t *sdk.Task) (string, bool) {
 	if !strings.Contains(s, "{") {
 		return s, false
 	}
+	w := workflowOf(t)
 	r := strings.NewReplacer(
 		"{slot}", fmt.Sprint(t.Slot),
 		"{total}", fmt.Sprint(t.Total),
 		"{run_id}", fmt.Sprint(t.RunID),
 		"{job_id}", fmt.Sprint(t.JobID),
 		"{attempt}", fmt.Sprint(t.Attempt),
+		"{business_date}", w.BusinessDate,
+		"{workflow_run_id}", w.runID(),
+		"{workflow_node}", w.Node,
 	)
 	out := r.Replace(s)
 	return out, out != s
+}
+
+// taskWorkflow is a task's workflow context, the zero value for a run that
+// is no workflow node's: what the handlers pass on as placeholders, SQL
+// arguments, HTTP headers and environment variables.
+type taskWorkflow struct{ sdk.WorkflowContext }
+
+func workflowOf(t *sdk.Task) taskWorkflow {
+	if t.Workflow == nil {
+		return taskWorkflow{}
+	}
+	return taskWorkflow{*t.Workflow}
+}
+
+// runID is the workflow run's id as text, "" for none.
+func (w taskWorkflow) runID() string {
+	if w.RunID == 0 {
+		return ""
+	}
+	return strconv.FormatInt(w.RunID, 10)
 }
 
 // Config configures the built-in handlers of an executor. The zero value is

@@ -301,6 +301,11 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 	req.Header.Set("X-Shardjob-Total", strconv.Itoa(t.Total))
 	req.Header.Set("X-Shardjob-Run-Id", strconv.FormatInt(t.RunID, 10))
 	req.Header.Set("X-Shardjob-Attempt", strconv.Itoa(t.Attempt))
+	if w := workflowOf(t); w.RunID != 0 {
+		req.Header.Set("X-Shardjob-Workflow-Run-Id", w.runID())
+		req.Header.Set("X-Shardjob-Workflow-Node", w.Node)
+		req.Header.Set("X-Shardjob-Business-Date", w.BusinessDate)
+	}
 	for k, v := range p.Headers {
 		v, _ = expandSlot(v, t)
 		req.Header.Set(k, v)
@@ -348,7 +353,7 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 	}
 	outcome := p.outcome(resp.StatusCode)
 	attrs := []any{"method", p.Method, "url", resp.Request.URL.Redacted(), "status", resp.StatusCode, "outcome", outcome,
-		"body_bytes", len(buf), "body_truncated", truncated, "duration", time.Since(start).Round(time.Millisecond)}
+		"body_bytes", len(buf), "body_truncated", truncated, "duration", time.Since(start).Round(time.Millisecond).String()}
 	if h.cfg.LogBodyBytes > 0 {
 		attrs = append(attrs, "body", cappedPrefix(buf, h.cfg.LogBodyBytes))
 	}

@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -146,8 +147,8 @@ func parseShellParams(params string) (*shellParams, error) {
 	return &p, nil
 }
 
-// argv returns the arguments for the task: {slot}, {total}, {run_id},
-// {job_id} and {attempt} are replaced in each; when none of them appears,
+// argv returns the arguments for the task: the placeholders of expandSlot
+// are replaced in each; when none of them appears,
 // the slot and the total are appended as the last two arguments.
 func (p *shellParams) argv(t *sdk.Task) []string {
 	out := make([]string, 0, len(p.Args)+2)
@@ -203,6 +204,15 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 		"SHARDJOB_ATTEMPT=" + strconv.Itoa(t.Attempt),
 		"SHARDJOB_TOKEN=" + strconv.FormatInt(t.Token, 10),
 	}
+	if t.Workflow != nil {
+		ctxJSON, _ := json.Marshal(t.Workflow) // strings, an integer and JSON results
+		w := workflowOf(t)
+		cmd.Env = append(cmd.Env,
+			"SHARDJOB_BUSINESS_DATE="+w.BusinessDate,
+			"SHARDJOB_WORKFLOW_RUN_ID="+w.runID(),
+			"SHARDJOB_WORKFLOW_NODE="+w.Node,
+			"SHARDJOB_WORKFLOW="+string(ctxJSON))
+	}
 	cmd.Stdout = out.stream("stdout")
 	cmd.Stderr = out.stream("stderr")
 	killed := setProcessGroup(cmd, s.cfg.KillGrace)
@@ -211,7 +221,7 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 	err = cmd.Run()
 	killed()
 	out.flush()
-	attrs := []any{"command", p.Command, "duration", time.Since(start).Round(time.Millisecond), "output_lines", out.total()}
+	attrs := []any{"command", p.Command, "duration", time.Since(start).Round(time.Millisecond).String(), "output_lines", out.total()}
 	if out.dropped() > 0 {
 		attrs = append(attrs, "output_lines_not_logged", out.dropped())
 	}

@@ -5,6 +5,7 @@ package builtin_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/sdk"
 )
 
 func newShell(t *testing.T, cfg builtin.ShellConfig) *builtin.Shell {
@@ -185,4 +187,26 @@ wait
 			}
 		})
 	}
+}
+
+// TestShellWorkflowContext (issue 30): a workflow node's shell command
+// gets the workflow context in its placeholders and environment; outside
+// a workflow the placeholders are empty and the variables absent.
+func TestShellWorkflowContext(t *testing.T) {
+	t.Parallel()
+	path := script(t, `echo "args=$* date=${SHARDJOB_BUSINESS_DATE-unset} node=${SHARDJOB_WORKFLOW_NODE-unset} run=${SHARDJOB_WORKFLOW_RUN_ID-unset} ctx=${SHARDJOB_WORKFLOW-unset}"
+`)
+	s := newShell(t, builtin.ShellConfig{Enabled: true, Allow: []string{path}})
+	params := `{"command": "` + path + `", "args": ["[{business_date}]", "[{workflow_node}]", "[{workflow_run_id}]"]}`
+
+	task, log := newTask(params)
+	require.NoError(t, s.Handle(context.Background(), task))
+	require.Contains(t, log.String(), `line="args=[] [] [] date=unset node=unset run=unset ctx=unset"`)
+
+	task, log = newTask(params)
+	task.Workflow = &sdk.WorkflowContext{RunID: 17, Node: "settle", BusinessDate: "2026-03-02",
+		Upstream: map[string]json.RawMessage{"load": json.RawMessage(`{"rows":42}`)}}
+	require.NoError(t, s.Handle(context.Background(), task))
+	require.Contains(t, log.String(), `args=[2026-03-02] [settle] [17] date=2026-03-02 node=settle run=17 `+
+		`ctx={\"run_id\":17,\"node\":\"settle\",\"business_date\":\"2026-03-02\",\"upstream\":{\"load\":{\"rows\":42}}}`)
 }

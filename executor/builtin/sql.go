@@ -161,7 +161,10 @@ type argRef struct {
 }
 
 // The names a statement may use without defining them in "named".
-var sqlTaskNames = map[string]bool{"slot": true, "total": true, "run_id": true, "job_id": true, "attempt": true, "token": true}
+// The workflow context's (business_date, workflow_run_id, workflow_node)
+// are NULL for a run that is no workflow node's.
+var sqlTaskNames = map[string]bool{"slot": true, "total": true, "run_id": true, "job_id": true, "attempt": true, "token": true,
+	"business_date": true, "workflow_run_id": true, "workflow_node": true}
 
 // validateSQLParams is ValidateParams for the sql handler. The admin does
 // not know the dialect of a data source, which is configured on the
@@ -319,11 +322,29 @@ func (p *sqlParams) bind(t *sdk.Task) []any {
 			args = append(args, int64(t.Attempt))
 		case "token":
 			args = append(args, t.Token)
+		case "business_date", "workflow_run_id", "workflow_node":
+			args = append(args, workflowArg(t, r.name))
 		default:
 			args = append(args, p.named[r.name])
 		}
 	}
 	return args
+}
+
+// workflowArg is the value of a workflow context's name for a statement:
+// nil (NULL) for a run that is no workflow node's.
+func workflowArg(t *sdk.Task, name string) any {
+	if t.Workflow == nil {
+		return nil
+	}
+	switch name {
+	case "business_date":
+		return t.Workflow.BusinessDate
+	case "workflow_run_id":
+		return t.Workflow.RunID
+	default:
+		return t.Workflow.Node
+	}
 }
 
 // Handle runs the statement of the task's params.
@@ -378,7 +399,7 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 		t.Progress(n, 0)
 	}
 	logger(t).Info("sql statement executed", "datasource", p.DataSource, "rows_affected", n,
-		"duration", time.Since(start).Round(time.Millisecond))
+		"duration", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }
 

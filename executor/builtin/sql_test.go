@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/sdk"
 )
 
 // sqlEnv is one test's business database, of one dialect, with a table
@@ -162,4 +163,32 @@ func TestSQLConfig(t *testing.T) {
 	}
 	_, err = builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"a b": {Driver: "sqlite", DSN: "x.db"}}})
 	require.ErrorContains(t, err, "name must be")
+}
+
+// TestSQLBindsTheWorkflowContext (issue 30): :business_date,
+// :workflow_node and :workflow_run_id are bound from a workflow node's
+// context, and are NULL for a run that is no workflow node's; the params
+// themselves stay strict.
+func TestSQLBindsTheWorkflowContext(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+		params := `{"datasource": "biz", "statement": "UPDATE item SET note = CONCAT(:business_date, '/', :workflow_node, '/', :workflow_run_id) WHERE id = 1"}`
+		if driverOf(e) == "sqlite" {
+			params = `{"datasource": "biz", "statement": "UPDATE item SET note = :business_date || '/' || :workflow_node || '/' || :workflow_run_id WHERE id = 1"}`
+		}
+		task, _ := newTask(params)
+		task.Workflow = &sdk.WorkflowContext{RunID: 17, Node: "settle", BusinessDate: "2026-03-02"}
+		require.NoError(t, e.h.Handle(context.Background(), task))
+		var note sql.NullString
+		require.NoError(t, e.db.QueryRow("SELECT note FROM item WHERE id = 1").Scan(&note))
+		require.Equal(t, "2026-03-02/settle/17", note.String)
+
+		task, _ = newTask(params)
+		require.NoError(t, e.h.Handle(context.Background(), task))
+		require.NoError(t, e.db.QueryRow("SELECT note FROM item WHERE id = 1").Scan(&note))
+		require.False(t, note.Valid, "NULL outside a workflow: %q", note.String)
+
+		task, _ = newTask(`{"datasource": "biz", "statement": "SELECT 1", "business_date": "2026-03-02"}`)
+		require.ErrorContains(t, e.h.Handle(context.Background(), task), `unknown field "business_date"`, "params stay strict")
+	})
 }

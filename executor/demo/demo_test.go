@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,11 +34,14 @@ func TestRegisterAddsNoop(t *testing.T) {
 	require.Panics(t, func() { ex.Handle("demo.noop", demo.Noop) })
 }
 
-// demo.sum adds "add" to its parents' sums, one-slot results and results
-// by slot alike, and returns the total as its result.
+// demo.sum adds "add" to its parents' sums (the workflow context's
+// upstream), one-slot results and results by slot alike, and returns the
+// total as its result.
 func TestSumAddsUpstreamResults(t *testing.T) {
 	var out syncBuffer
-	tk := task(0, 1, `{"add":10,"upstream":{"a":{"sum":2},"b":{"0":{"sum":3},"1":{"sum":4}}},"business_date":"2026-03-02"}`, &out)
+	tk := task(0, 1, `{"add":10}`, &out)
+	tk.Workflow = &sdk.WorkflowContext{RunID: 3, Node: "c", BusinessDate: "2026-03-02", Upstream: map[string]json.RawMessage{
+		"a": json.RawMessage(`{"sum":2}`), "b": json.RawMessage(`{"0":{"sum":3},"1":{"sum":4}}`)}}
 	require.NoError(t, demo.Sum(context.Background(), tk))
 	require.JSONEq(t, `{"sum":19}`, string(tk.Result()))
 	require.Contains(t, out.String(), "sum=19")
@@ -47,7 +51,12 @@ func TestSumAddsUpstreamResults(t *testing.T) {
 	require.JSONEq(t, `{"sum":5}`, string(root.Result()))
 
 	require.ErrorContains(t, demo.Sum(context.Background(), task(0, 1, "add=5", &out)), "params must be a JSON object")
-	bad := task(0, 1, `{"upstream":{"a":[1]}}`, &out)
+	none := task(0, 1, "", &out)
+	require.NoError(t, demo.Sum(context.Background(), none), "no params: add 0")
+	require.JSONEq(t, `{"sum":0}`, string(none.Result()))
+
+	bad := task(0, 1, "", &out)
+	bad.Workflow = &sdk.WorkflowContext{Upstream: map[string]json.RawMessage{"a": json.RawMessage(`[1]`)}}
 	require.ErrorContains(t, demo.Sum(context.Background(), bad), "result of a")
 	require.Nil(t, bad.Result())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/shardjob/shardjob/sdk"
 )
@@ -17,29 +18,34 @@ type sumResult struct {
 }
 
 // Sum shows results flowing down a workflow (docs/workflows.md,
-// "Results"): its params are a JSON object; it adds "add" (an integer,
-// default 0) to the sums its parents returned — "upstream" maps each
-// parent node to its result, {"sum": n} from a one-slot parent or an
-// object of such results by slot from a parent of several slots — logs
-// what it read, and returns {"sum": total} as its slot's result. Params
-// that are not such an object fail the slot.
+// "Results"): its params are a JSON object (or none); it adds "add" (an
+// integer, default 0) to the sums its parents returned — the workflow
+// context's Upstream maps each parent node to its result, {"sum": n} from
+// a one-slot parent or an object of such results by slot from a parent of
+// several slots — logs what it read, and returns {"sum": total} as its
+// slot's result. Params that are not such an object fail the slot.
 func Sum(_ context.Context, t *sdk.Task) error {
 	var p struct {
-		Add      int64                      `json:"add"`
-		Upstream map[string]json.RawMessage `json:"upstream"`
+		Add int64 `json:"add"`
 	}
-	if err := json.Unmarshal([]byte(t.Params), &p); err != nil {
-		return fmt.Errorf("demo.sum: params must be a JSON object with an integer add: %w", err)
+	if strings.TrimSpace(t.Params) != "" {
+		if err := json.Unmarshal([]byte(t.Params), &p); err != nil {
+			return fmt.Errorf("demo.sum: params must be a JSON object with an integer add: %w", err)
+		}
+	}
+	var upstream map[string]json.RawMessage
+	if t.Workflow != nil {
+		upstream = t.Workflow.Upstream
 	}
 	total := p.Add
-	for parent, raw := range p.Upstream {
+	for parent, raw := range upstream {
 		n, err := upstreamSum(raw)
 		if err != nil {
 			return fmt.Errorf("demo.sum: result of %s: %w", parent, err)
 		}
 		total += n
 	}
-	t.Logger.Info("demo.sum", "add", p.Add, "parents", len(p.Upstream), "sum", total)
+	t.Logger.Info("demo.sum", "add", p.Add, "parents", len(upstream), "sum", total)
 	return t.SetResult(sumResult{Sum: total})
 }
 

@@ -16,7 +16,7 @@ import (
 // workflow of inline nodes only (no job of its own saved by anyone) runs
 // on a real executor: the inline handler demo.sum runs for each node, a
 // two-slot node's slots land on the executor offering it, and each node's
-// result reaches its child as upstream in its params — a (2) and b (3 per
+// result reaches its child as upstream in its workflow context — a (2) and b (3 per
 // slot, two slots) feed c (10): c's result is {"sum": 18}. The workflow
 // run view shows every node's result and the link to its job run. An
 // independent inline node that always fails is retried by its
@@ -49,21 +49,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
-	var view apitypes.WorkflowRunDetail
-	testenv.WaitFor(t, runDeadline, func() (bool, error) {
-		view = apitypes.WorkflowRunDetail{}
-		if err := c.API.Get(fmt.Sprintf("/api/v1/workflow-runs/%d", trig.Run.ID), &view); err != nil {
-			return false, err
-		}
-		switch view.Run.Status {
-		case "partially_failed":
-			return true, nil
-		case "pending", "running":
-			return false, fmt.Errorf("workflow run is %s with %d node runs", view.Run.Status, len(view.Nodes))
-		}
-		t.Fatalf("workflow run ended %s: %s (nodes %+v)", view.Run.Status, view.Run.Reason, view.Nodes)
-		return false, nil
-	}, "the workflow run did not end partially failed")
+	view := c.waitWorkflowRun(trig.Run.ID, "partially_failed")
 	require.Contains(t, view.Run.Reason, "flaky")
 
 	byKey := map[string]apitypes.WorkflowNodeRun{}
@@ -90,20 +76,19 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 		require.JSONEq(t, result, string(n.Result), key)
 	}
 
-	// c's job run: its params carry its parents' results; its one slot
-	// ran on the billing executor.
+	// c's job run: its workflow context carries its parents' results; its
+	// params are c's own; its one slot ran on the billing executor.
 	var run apitypes.RunDetail
 	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", byKey["c"].JobRunID), &run))
-	var params struct {
-		Add          int                        `json:"add"`
+	require.JSONEq(t, `{"add":10}`, run.Run.Params)
+	var wfc struct {
 		BusinessDate string                     `json:"business_date"`
 		Upstream     map[string]json.RawMessage `json:"upstream"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(run.Run.Params), &params))
-	require.Equal(t, 10, params.Add)
-	require.Equal(t, "2026-03-02", params.BusinessDate)
-	require.JSONEq(t, `{"sum":2}`, string(params.Upstream["a"]))
-	require.JSONEq(t, want["b"], string(params.Upstream["b"]))
+	require.NoError(t, json.Unmarshal(run.Run.Workflow, &wfc))
+	require.Equal(t, "2026-03-02", wfc.BusinessDate)
+	require.JSONEq(t, `{"sum":2}`, string(wfc.Upstream["a"]))
+	require.JSONEq(t, want["b"], string(wfc.Upstream["b"]))
 	require.JSONEq(t, `{"sum":18}`, string(run.Result))
 	var b apitypes.RunDetail
 	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", byKey["b"].JobRunID), &b))
@@ -121,4 +106,36 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	}
 	require.NoError(t, c.API.Get("/api/v1/jobs", &jobs))
 	require.Empty(t, jobs.Jobs)
+}
+
+// waitWorkflowRun waits until workflow run id has ended with status want
+// and returns its view; it fails the test at once when the run ends
+// otherwise, logging its nodes' attempts.
+func (c *cluster) waitWorkflowRun(id int64, want string) apitypes.WorkflowRunDetail {
+	t := c.t
+	t.Helper()
+	var view apitypes.WorkflowRunDetail
+	testenv.WaitFor(t, runDeadline, func() (bool, error) {
+		view = apitypes.WorkflowRunDetail{}
+		if err := c.API.Get(fmt.Sprintf("/api/v1/workflow-runs/%d", id), &view); err != nil {
+			return false, err
+		}
+		switch view.Run.Status {
+		case want:
+			return true, nil
+		case "pending", "running":
+			return false, fmt.Errorf("workflow run is %s with %d node runs", view.Run.Status, len(view.Nodes))
+		}
+		for _, n := range view.Nodes {
+			var r apitypes.RunDetail
+			if n.JobRunID > 0 && c.API.Get(fmt.Sprintf("/api/v1/runs/%d", n.JobRunID), &r) == nil {
+				for _, a := range r.Attempts {
+					t.Logf("node %s attempt %d: %s %s", n.NodeKey, a.Attempt, a.Status, a.Error)
+				}
+			}
+		}
+		t.Fatalf("workflow run ended %s, not %s: %s", view.Run.Status, want, view.Run.Reason)
+		return false, nil
+	}, "the workflow run did not end "+want)
+	return view
 }

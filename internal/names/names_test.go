@@ -18,3 +18,14 @@ func TestValid(t *testing.T) {
 		require.False(t, names.Valid(bad), bad)
 	}
 }
+
+// TestProblem (issue 30): a name that was given but is not valid is not
+// called "required": the message quotes it and says which characters are
+// allowed.
+func TestProblem(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, names.Problem("billing"))
+	require.Equal(t, "required; "+names.Rule, names.Problem(""))
+	require.Equal(t, `"我的 job" is not a valid name: use 1-64 ASCII letters (a-z, A-Z), digits, '.', '_' or '-', starting with a letter or digit (no spaces)`,
+		names.Problem("我的 job"))
+}

@@ -100,7 +100,26 @@ type RunAssignment struct {
 	Total       int            `json:"total"`
 	TimeoutMS   int64          `json:"timeout_ms,omitempty"`
 	Records     *RecordsPolicy `json:"records,omitempty"` // nil: the job sets no records policy
-	Slots       []SlotAttempt  `json:"slots"`
+	// Workflow is the workflow context of a run that is a workflow node's
+	// (nil for any other run): kept apart from Params, which hold only the
+	// job's (and the workflow run's) params, so that a handler that
+	// decodes its params strictly (the built-in http, sql and shell) is not
+	// handed fields it does not know.
+	Workflow *WorkflowContext `json:"workflow,omitempty"`
+	Slots    []SlotAttempt    `json:"slots"`
+}
+
+// WorkflowContext is what a workflow node's run knows of its workflow run:
+// which run and node it is, the run's business date and the results of the
+// node's direct parents that succeeded with one (docs/workflows.md,
+// "Results").
+type WorkflowContext struct {
+	RunID        int64  `json:"run_id"`        // the workflow run
+	Node         string `json:"node"`          // the node's key in the workflow
+	BusinessDate string `json:"business_date"` // YYYY-MM-DD, in the workflow's time zone
+	// Upstream holds each direct parent's result by parent key (a run's
+	// result: one slot's value, or an object of values by slot number).
+	Upstream map[string]json.RawMessage `json:"upstream,omitempty"`
 }
 
 // RecordsPolicy is what the job's definition imposes on the sdk/records

@@ -228,7 +228,7 @@ func Archive(ctx context.Context, db *sql.DB, cfg ArchiveConfig) (ArchiveResult,
 	}
 	cfg.Logger.Info("dedup archive pass ended", "mode", cfg.Mode, "slot", cfg.Slot, "total", cfg.Total,
 		"moved", res.Moved, "scanned", res.Scanned, "groups", res.Groups, "batches", res.Batches, "locks_purged", res.Locks,
-		"duration", time.Since(start).Round(time.Millisecond), "err", err)
+		"duration", time.Since(start).Round(time.Millisecond).String(), "err", err)
 	return res, err
 }
 

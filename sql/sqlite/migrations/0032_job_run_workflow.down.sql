@@ -1,0 +1,1 @@
+ALTER TABLE job_run DROP COLUMN workflow;
