@@ -40,6 +40,9 @@ const (
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
+	qAppJobCountAdd
+	qAppJobCountRemove
+	qAppJobCounts
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
@@ -131,6 +134,7 @@ const (
 	qJobZoneByName
 	qJobsMaxRunsReached
 	qJobsOfCalendar
+	qJobsOfHandler
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
 	qJobsOverdue
@@ -288,6 +292,9 @@ var queryNames = [...]string{
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
+	"AppJobCountAdd",
+	"AppJobCountRemove",
+	"AppJobCounts",
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",
@@ -379,6 +386,7 @@ var queryNames = [...]string{
 	"JobZoneByName",
 	"JobsMaxRunsReached",
 	"JobsOfCalendar",
+	"JobsOfHandler",
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
 	"JobsOverdue",
