@@ -25,7 +25,8 @@ const (
 // engine): 70 % hourly, 20 % daily, 10 % every minute, over scaleApps
 // apps; 2 % disabled (next_fire_at NULL); 5 % paused, whose next_fire_at
 // stays where pausing left it, in the last day (a paused job is not
-// claimed, so it is not advanced); the others due over the next hour.
+// claimed, so it is not advanced); 0.1 % overdue by 2 to 3 minutes (as a
+// stalled leader leaves them); the others due over the next hour.
 // One job in 1,000 has the next job as its child; one in 100,000 is a
 // dedup-archive job. {now} is the database clock in ms.
 const fillScaleJobs = `INSERT INTO job (app, name, handler, cron_expr, slot_params, params, enabled, paused,
@@ -37,6 +38,7 @@ SELECT CONCAT('app', seq % {apps}), CONCAT('job-', seq), IF(seq % 100000 = 5, 'd
        IF(seq % 20 = 3, 1, 0),
        CASE WHEN seq % 50 = 7 THEN NULL
             WHEN seq % 20 = 3 THEN {now} - (seq * 7919) % 86400000
+            WHEN seq % 1000 = 999 THEN {now} - 120000 - seq % 60000
             ELSE {now} + 1000 + (seq * 7919) % 3600000 END,
        IF(seq % 1000 = 1, CONCAT(seq + 1), ''),
        {now}, {now}
