@@ -232,3 +232,52 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 			func(ctx context.Context) (int, error) { n, err := s.SampleUtilization(ctx, now); return int(n), err }},
 	}
 }
+
+// scaleQueries are the queries of the cases above by name, for the SQLite
+// plan check (TestPeriodicQueriesSearchOnSQLite).
+var scaleQueries = []string{
+	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "RunNextPending", "RunPendingPage",
+	"RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
+	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged",
+	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
+}
+
+// TestPeriodicQueriesSearchOnSQLite: on SQLite (standalone mode) no
+// periodic query scans a table that grows with jobs or runs: SQLite's
+// EXPLAIN QUERY PLAN names each table it reads as SCAN (every row, or every
+// entry of an index) or SEARCH (a range of an index). Small tables
+// (executors, an app's counts) and the query's own subqueries may be
+// scanned.
+func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
+	t.Parallel()
+	s := storetest.Open(t, sqlfiles.SQLite)
+	queries, err := store.Queries(sqlfiles.SQLite)
+	require.NoError(t, err)
+	small := map[string]bool{"executor": true, "e": true, "app_job_count": true, "d": true}
+	for _, name := range scaleQueries {
+		q, ok := queries[name]
+		require.True(t, ok, name)
+		args := make([]any, strings.Count(q, "?"))
+		for i := range args {
+			args[i] = 0
+		}
+		rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+		require.NoError(t, err, name)
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			plan = append(plan, detail)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		for _, step := range plan {
+			f := strings.Fields(step)
+			if len(f) >= 2 && f[0] == "SCAN" && !small[f[1]] {
+				t.Errorf("%s scans %s on SQLite: %s", name, f[1], strings.Join(plan, "; "))
+			}
+		}
+		t.Logf("%s: %s", name, strings.Join(plan, "; "))
+	}
+}

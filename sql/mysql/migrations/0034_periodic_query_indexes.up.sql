@@ -9,7 +9,8 @@
 --
 -- idx_run_scheduled (scheduled_at, trigger_kind, job_id) answers the
 -- watchdog's per-minute count of cron runs in a window from the index
--- alone; without it the count read all of job_run.
+-- alone; without it the count read all of job_run. idx_workflow_run_scheduled
+-- does the same for its count of workflow runs.
 --
 -- idx_job_handler (handler, id) finds the jobs of one handler (the hourly
 -- check of the dedup-archive jobs) without paging every job.
@@ -25,6 +26,7 @@
 ALTER TABLE job DROP INDEX idx_job_due, ADD KEY idx_job_due (enabled, paused, next_fire_at),
   ADD KEY idx_job_handler (handler, id);
 ALTER TABLE job_run ADD KEY idx_run_scheduled (scheduled_at, trigger_kind, job_id);
+ALTER TABLE workflow_run ADD KEY idx_workflow_run_scheduled (scheduled_at, trigger_kind, workflow_id);
 CREATE TABLE app_job_count (
   app   VARCHAR(64) NOT NULL PRIMARY KEY,
   jobs  BIGINT      NOT NULL DEFAULT 0

@@ -4,6 +4,7 @@ DROP INDEX idx_job_due;
 CREATE INDEX idx_job_due ON job (enabled, paused, next_fire_at);
 CREATE INDEX idx_job_handler ON job (handler, id);
 CREATE INDEX idx_run_scheduled ON job_run (scheduled_at, trigger_kind, job_id);
+CREATE INDEX idx_workflow_run_scheduled ON workflow_run (scheduled_at, trigger_kind, workflow_id);
 CREATE TABLE app_job_count (
   app   VARCHAR(64) NOT NULL PRIMARY KEY,
   jobs  BIGINT      NOT NULL DEFAULT 0
