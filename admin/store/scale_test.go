@@ -68,6 +68,15 @@ FROM seq_1_to_{runs}`
 // temporary table of groups is looked up once per row read and read back
 // once per group.
 
+// fillScaleHistory gives job 9 (every minute) a week of history: 10,000
+// succeeded runs, 2 to 9 days old (the fixture holds 1,010,000 runs).
+const fillScaleHistory = `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch,
+                     created_at, started_at, finished_at, app)
+SELECT 9, {now} - 172800000 - seq * 60000, 'cron', 'succeeded', '', 1, 1,
+       {now} - 172800000 - seq * 60000, {now} - 172800000 - seq * 60000, {now} - 172800000 - seq * 60000 + 500,
+       (SELECT app FROM job WHERE id = 9)
+FROM seq_1_to_10000`
+
 // scaleCase is one query a replica runs per tick, round, pass or page:
 // run calls it as its caller does and returns how many rows it returned or
 // had to decide on (n); bound is the most rows it may examine for that n.
@@ -104,6 +113,8 @@ func TestPeriodicQueriesExamineOnlyTheirWork(t *testing.T) {
 	require.NoError(t, err)
 	jobsTook := time.Since(start)
 	_, err = db.ExecContext(ctx, r.Replace(fillScaleRuns))
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, r.Replace(fillScaleHistory))
 	require.NoError(t, err)
 	// The jobs written above, counted per app as migration 0034 counts them.
 	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
@@ -183,6 +194,11 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 				runs, err := s.PendingPage(ctx, now, store.PendingCursor{}, 1000)
 				return len(runs), err
 			}},
+		{"RunList (job, running)", "scheduler: overlap check of a pending run", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) {
+				runs, err := s.ListRuns(ctx, store.RunFilter{JobID: 9, Status: store.RunRunning, Limit: 10})
+				return len(runs), err
+			}},
 		{"RunsDeadlineDue", "scheduler: deadline round, 1,000 a page", "3n + 100", linear(3, 100),
 			func(ctx context.Context) (int, error) {
 				d, err := s.DeadlinesDue(ctx, now+120_000, 1000)
@@ -239,7 +255,7 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 // plan check (TestPeriodicQueriesSearchOnSQLite).
 var scaleQueries = []string{
 	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "RunNextPending", "RunPendingPage",
-	"RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
+	"RunList", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
 	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
 }
@@ -259,6 +275,8 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)
+		// RunList's optional conditions, as the overlap check sets them.
+		q = strings.Replace(q, "{{filters}}", "WHERE r.job_id = ? AND r.status = ?", 1)
 		args := make([]any, strings.Count(q, "?"))
 		for i := range args {
 			args[i] = 0
