@@ -166,7 +166,30 @@ UPDATE job SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version 
 SELECT MIN(pause_until) FROM job;
 
 -- name: JobChildren
-SELECT id, child_job_ids FROM job WHERE child_job_ids <> '';
+-- The child jobs of some jobs (ChildGraphFrom walks the graph from the
+-- children of an edited job, one level a query, by primary key).
+SELECT id, child_job_ids FROM job WHERE id IN (?) AND child_job_ids <> '';
+
+-- name: JobsOfHandler
+-- The ordinary jobs of one handler, after id ?, by id (idx_job_handler):
+-- the watchdog's hourly check of the dedup-archive jobs.
+SELECT {{JobColumns}} FROM job WHERE handler = ? AND id > ? AND workflow_id IS NULL ORDER BY id LIMIT ?;
+
+-- name: AppJobCountAdd
+-- The new job ? counted in its app's app_job_count row (migration 0033),
+-- in CreateJob's transaction; a workflow's inline job is not counted.
+INSERT INTO app_job_count (app, jobs) SELECT app, 1 FROM job WHERE id = ? AND workflow_id IS NULL
+{{upsert(app)}} jobs = app_job_count.jobs + 1;
+
+-- name: AppJobCountRemove
+-- The job ? taken off its app's count, in DeleteJob's transaction before
+-- the job is deleted.
+UPDATE app_job_count SET jobs = jobs - 1 WHERE app = (SELECT app FROM job WHERE id = ? AND workflow_id IS NULL);
+
+-- name: AppJobCounts
+-- The number of ordinary jobs of every app that has one (GET
+-- /api/v1/apps): one row per app, kept by CreateJob and DeleteJob.
+SELECT app, jobs FROM app_job_count WHERE jobs > 0 ORDER BY app;
 
 -- name: JobExists
 SELECT COUNT(*) FROM job WHERE id = ?;
@@ -192,7 +215,11 @@ ORDER BY next_fire_at, id
 LIMIT ? {{for_update_skip_locked}};
 
 -- name: JobNextDue
-SELECT MIN(next_fire_at) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL;
+-- idx_job_due (enabled, paused, next_fire_at), migration 0033: the first
+-- entry of the range, not every enabled job (a plain MIN() over the range
+-- read all of it on MariaDB 10.11: ORDER BY … LIMIT 1 stops at the first).
+SELECT MIN(t) FROM (SELECT next_fire_at AS t FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL
+                    ORDER BY next_fire_at LIMIT 1) d;
 
 -- name: JobCountDue
 SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
@@ -616,6 +643,8 @@ WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <
 ORDER BY next_fire_at LIMIT ?;
 
 -- name: RunCountsInWindow
+-- From idx_run_scheduled (scheduled_at, trigger_kind, job_id) alone: the
+-- runs of the window, not all of job_run.
 SELECT job_id, COUNT(*) AS n FROM job_run
 WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
 GROUP BY job_id;

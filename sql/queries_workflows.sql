@@ -189,7 +189,8 @@ ORDER BY id LIMIT ?;
 
 -- name: WorkflowRunCountsInWindow
 -- Cron and catch-up workflow runs (fired or skipped) per workflow
--- scheduled in [?, ?).
+-- scheduled in [?, ?), from idx_workflow_run_scheduled alone (migration
+-- 0033; it read every workflow run before).
 SELECT workflow_id, COUNT(*) AS n FROM workflow_run
 WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
 GROUP BY workflow_id;

@@ -91,19 +91,14 @@ func (s *Server) listApps(c *gin.Context) {
 		}
 		return a
 	}
-	var after int64
-	for {
-		jobs, err := s.st.ListJobsOfApps(ctx, after, 1000, u.AppList())
-		if err != nil {
-			s.internal(c, err)
-			return
-		}
-		if len(jobs) == 0 {
-			break
-		}
-		after = jobs[len(jobs)-1].ID
-		for _, j := range jobs {
-			get(j.App).Jobs++
+	counts, err := s.st.AppJobCounts(ctx)
+	if err != nil {
+		s.internal(c, err)
+		return
+	}
+	for _, n := range counts {
+		if u.AppAllowed(n.App) {
+			get(n.App).Jobs = int(n.Jobs)
 		}
 	}
 	execs, err := s.st.Executors(ctx)

@@ -240,7 +240,7 @@ func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool 
 	if id == 0 {
 		return true // a new job has no parents yet: no cycle possible
 	}
-	graph, err := s.st.ChildGraph(c.Request.Context())
+	graph, err := s.st.ChildGraphFrom(c.Request.Context(), children)
 	if err != nil {
 		s.internal(c, err)
 		return false

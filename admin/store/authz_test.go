@@ -68,7 +68,7 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 			runID, token := runOf(jobID, "billing")
 			goneID := jobOf("search", "index")
 			goneRunID, _ := runOf(goneID, "search")
-			exec(`DELETE FROM job WHERE id = ?`, goneID) // as DeleteJob did at 0014: its running run stays
+			exec(`DELETE FROM job WHERE id = ?`, goneID) // as DeleteJob did at 0014: its running run stays (a version-13 schema has no app_job_count)
 			exec(`INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at) VALUES (?, 'ci', 'sjt_aaaaaaaa', ?, '', 1)`, bob, hashOf('a'))
 			var tokenID int64
 			require.NoError(t, db.GetContext(ctx, &tokenID, `SELECT MAX(id) FROM api_token`))

@@ -19,14 +19,25 @@ import (
 // CreatedAt (the @every anchor) defaults to the database clock. The insert
 // binds j by its db tags (the columns of fragment JobDefinition).
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
-	res, err := s.db.NamedExecContext(ctx, s.q.get(qJobInsert), j)
+	var id int64
+	err := s.Tx(ctx, func(tx *Tx) error {
+		res, err := tx.tx.NamedExecContext(ctx, s.q.get(qJobInsert), j)
+		if err != nil {
+			return err
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		_, err = tx.tx.ExecContext(ctx, s.q.get(qAppJobCountAdd), id)
+		return err
+	})
 	if isDuplicate(err) {
 		return 0, conflictf("job %s/%s already exists", j.App, j.Name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create job %s/%s: %w", j.App, j.Name, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // Job returns a job or ErrNotFound.
@@ -143,19 +154,43 @@ func (s *Store) ReplanJob(ctx context.Context, id int64, was, next sql.NullInt64
 	return n > 0, err
 }
 
-// ChildGraph returns, for every job that has children, the ids of its
-// children (for cycle checks).
-func (s *Store) ChildGraph(ctx context.Context) (map[int64][]int64, error) {
-	var rows []struct {
-		ID       int64  `db:"id"`
-		Children string `db:"child_job_ids"`
+// ChildGraphFrom returns the part of the child-job graph reachable from
+// roots: for each job reached that has children, the ids of its children
+// (for cycle checks: giving a job these children closes a cycle only if the
+// job is reachable from them). It reads the jobs reached, one level a query,
+// never every job.
+func (s *Store) ChildGraphFrom(ctx context.Context, roots []int64) (map[int64][]int64, error) {
+	out := map[int64][]int64{}
+	seen := map[int64]bool{}
+	var next []int64
+	for _, id := range roots {
+		if !seen[id] {
+			seen[id] = true
+			next = append(next, id)
+		}
 	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qJobChildren)); err != nil {
-		return nil, fmt.Errorf("child graph: %w", err)
-	}
-	out := make(map[int64][]int64, len(rows))
-	for _, r := range rows {
-		out[r.ID] = ParseIDList(r.Children)
+	for len(next) > 0 {
+		q, args, err := sqlx.In(s.q.get(qJobChildren), next)
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			ID       int64  `db:"id"`
+			Children string `db:"child_job_ids"`
+		}
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("child graph: %w", err)
+		}
+		next = next[:0:0]
+		for _, r := range rows {
+			out[r.ID] = ParseIDList(r.Children)
+			for _, c := range out[r.ID] {
+				if !seen[c] {
+					seen[c] = true
+					next = append(next, c)
+				}
+			}
+		}
 	}
 	return out, nil
 }
@@ -206,6 +241,9 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		if running > 0 {
 			return &RunningRunsError{JobID: id, Running: running}
 		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qAppJobCountRemove), id); err != nil {
+			return fmt.Errorf("job count of job %d's app: %w", id, err)
+		}
 		res, err := tx.ExecContext(ctx, s.q.get(qJobDelete), id)
 		if err != nil {
 			return fmt.Errorf("delete job %d: %w", id, err)
@@ -215,6 +253,33 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
+}
+
+// AppJobCount is the number of ordinary jobs of an app.
+type AppJobCount struct {
+	App  string `db:"app"`
+	Jobs int64  `db:"jobs"`
+}
+
+// AppJobCounts returns the number of ordinary jobs (not a workflow's
+// inline nodes) of every app that has one, by app: one row per app, kept
+// by CreateJob and DeleteJob (GET /api/v1/apps; not a count of every job).
+func (s *Store) AppJobCounts(ctx context.Context) ([]AppJobCount, error) {
+	var out []AppJobCount
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAppJobCounts)); err != nil {
+		return nil, fmt.Errorf("job counts of apps: %w", err)
+	}
+	return out, nil
+}
+
+// JobsOfHandler returns up to limit ordinary jobs of handler with id >
+// afterID, by id (keyset paging on idx_job_handler).
+func (s *Store) JobsOfHandler(ctx context.Context, handler string, afterID int64, limit int) ([]Job, error) {
+	var out []Job
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfHandler), handler, afterID, limit); err != nil {
+		return nil, fmt.Errorf("jobs of handler %s: %w", handler, err)
+	}
+	return out, nil
 }
 
 // NextDue returns the earliest next_fire_at of enabled jobs (Valid=false if none).

@@ -92,3 +92,36 @@ func TestJobEveryColumnRoundTrips(t *testing.T) {
 		check(want)
 	})
 }
+
+// TestAppJobCounts: app_job_count follows CreateJob and DeleteJob (a taken
+// name or a missing job changes nothing), and apps with no job left are
+// not listed.
+func TestAppJobCounts(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		counts := func() map[string]int64 {
+			c, err := s.AppJobCounts(ctx)
+			require.NoError(t, err)
+			out := map[string]int64{}
+			for _, n := range c {
+				out[n.App] = n.Jobs
+			}
+			return out
+		}
+		a1, err := s.CreateJob(ctx, newJob("a", "one", 0))
+		require.NoError(t, err)
+		_, err = s.CreateJob(ctx, newJob("a", "two", 0))
+		require.NoError(t, err)
+		b1, err := s.CreateJob(ctx, newJob("b", "one", 0))
+		require.NoError(t, err)
+		_, err = s.CreateJob(ctx, newJob("a", "one", 0))
+		require.ErrorIs(t, err, store.ErrConflict)
+		require.Equal(t, map[string]int64{"a": 2, "b": 1}, counts())
+
+		require.NoError(t, s.DeleteJob(ctx, a1))
+		require.NoError(t, s.DeleteJob(ctx, b1))
+		require.ErrorIs(t, s.DeleteJob(ctx, b1), store.ErrNotFound)
+		require.Equal(t, map[string]int64{"a": 1}, counts())
+	})
+}

@@ -54,6 +54,9 @@ const (
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
+	qAppJobCountAdd
+	qAppJobCountRemove
+	qAppJobCounts
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
@@ -145,6 +148,7 @@ const (
 	qJobZoneByName
 	qJobsMaxRunsReached
 	qJobsOfCalendar
+	qJobsOfHandler
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
 	qJobsOverdue
@@ -323,6 +327,9 @@ var queryNames = [...]string{
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
+	"AppJobCountAdd",
+	"AppJobCountRemove",
+	"AppJobCounts",
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",
@@ -414,6 +421,7 @@ var queryNames = [...]string{
 	"JobZoneByName",
 	"JobsMaxRunsReached",
 	"JobsOfCalendar",
+	"JobsOfHandler",
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
 	"JobsOverdue",

@@ -514,7 +514,7 @@ func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
 		require.Equal(t, ok1.ID, runs[0].ParentRunID.Int64)
 		require.Equal(t, "from-child-def", runs[0].Params)
 
-		graph, err := s.ChildGraph(ctx)
+		graph, err := s.ChildGraphFrom(ctx, []int64{parentID})
 		require.NoError(t, err)
 		require.Equal(t, map[int64][]int64{parentID: {childID}}, graph)
 	})

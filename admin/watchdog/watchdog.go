@@ -110,13 +110,13 @@ func (w *Watchdog) CheckArchive(ctx context.Context) (int, error) {
 	raised := 0
 	var after int64
 	for {
-		jobs, err := w.st.ListJobs(ctx, after, 1000)
+		jobs, err := w.st.JobsOfHandler(ctx, ArchiveHandler, after, 1000)
 		if err != nil || len(jobs) == 0 {
 			return raised, err
 		}
 		after = jobs[len(jobs)-1].ID
 		for _, j := range jobs {
-			if j.Handler != ArchiveHandler || !j.Enabled || j.Paused || now.Sub(time.UnixMilli(j.UpdatedAt)) < w.cfg.ArchiveMaxAge {
+			if !j.Enabled || j.Paused || now.Sub(time.UnixMilli(j.UpdatedAt)) < w.cfg.ArchiveMaxAge {
 				continue
 			}
 			last, err := w.st.LastSucceeded(ctx, j.ID)

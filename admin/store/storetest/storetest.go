@@ -32,6 +32,26 @@ func Open(t testing.TB, dialect string) *store.Store {
 	return s
 }
 
+// OpenWith is Open with the store's Config edited by edit before it opens
+// (a MariaDB store on one connection, to read its session's counters).
+func OpenWith(t testing.TB, dialect string, edit func(*store.Config)) *store.Store {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "shardjob.db")
+	if dialect == sqlfiles.MySQL {
+		dsn = testenv.MySQLFromTemplate(t, "migrated", migrate)
+	}
+	cfg := store.Config{Driver: dialect, DSN: dsn}
+	edit(&cfg)
+	s, err := store.Open(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	if dialect == sqlfiles.SQLite {
+		_, err = s.Migrate(context.Background())
+		require.NoError(t, err)
+	}
+	return s
+}
+
 // migrate fills a template database: every migration applied.
 func migrate(dsn string) error {
 	ctx := context.Background()
