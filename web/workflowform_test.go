@@ -176,7 +176,7 @@ func TestWorkflowEditorInBrowser(t *testing.T) {
 	// Delete.
 	b.do(chromedp.Click(chromedp.CSS("#workflow-delete")), chromedp.WaitVisible(chromedp.CSS("#workflow-delete-dialog")))
 	b.do(chromedp.Click(chromedp.CSS(`#workflow-delete-dialog button[data-action="ok"]`)))
-	b.waitJS(15*time.Second, `location.hash === "#/workflows" && document.querySelector("#workflows-table tbody").children.length === 0`, "deleted")
+	b.waitJS(15*time.Second, `location.hash === "#/workflows" && document.querySelector("#workflows-table tbody")?.children.length === 0`, "deleted")
 	api.call(http.MethodGet, "/api/v1/workflows", nil, &saved)
 	require.Empty(t, saved.Workflows)
 }
