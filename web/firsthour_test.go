@@ -171,21 +171,7 @@ func TestRunsListInBrowser(t *testing.T) {
 
 	// A workflow with an inline node: its hidden job is not on the dashboard.
 	wf := api.createWorkflow(map[string]any{"app": "demo", "name": "inline-only", "nodes": []map[string]any{{"key": "post", "handler": "demo.hello"}}})
-	var trig struct {
-		Run struct {
-			ID int64 `json:"id"`
-		} `json:"run"`
-	}
-	api.call(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wf), nil, &trig)
-	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
-		var d struct {
-			Run struct {
-				Status string `json:"status"`
-			} `json:"run"`
-		}
-		api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", trig.Run.ID), nil, &d)
-		return d.Run.Status == "succeeded", fmt.Errorf("workflow run is %s", d.Run.Status)
-	}, "the workflow run")
+	runWorkflow(t, api, wf)
 	b.menu("dashboard")
 	b.waitJS(30*time.Second, `[...document.querySelectorAll("#dash-jobs tbody tr")].some(tr => tr.textContent.includes("berlin")) &&
 		document.querySelector('#dash-apps tr[data-app="demo"]') !== null`, "the dashboard's jobs and apps")

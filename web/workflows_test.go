@@ -230,21 +230,7 @@ func TestWorkflowResultsInBrowser(t *testing.T) {
 		},
 		"edges": []map[string]any{{"from": "first", "to": "second"}},
 	})
-	var trig struct {
-		Run struct {
-			ID int64 `json:"id"`
-		} `json:"run"`
-	}
-	api.call(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wfID), nil, &trig)
-	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
-		var d struct {
-			Run struct {
-				Status string `json:"status"`
-			} `json:"run"`
-		}
-		api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", trig.Run.ID), nil, &d)
-		return d.Run.Status == "succeeded", fmt.Errorf("workflow run is %s", d.Run.Status)
-	}, "the workflow run did not succeed")
+	runWorkflow(t, api, wfID)
 
 	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
 	defer b.checkConsole()
@@ -278,6 +264,26 @@ func (c *apiClient) createWorkflow(spec map[string]any) int64 {
 	}
 	c.call(http.MethodPost, "/api/v1/workflows", spec, &wf)
 	return wf.ID
+}
+
+// runWorkflow triggers workflow id and waits until its run succeeded.
+func runWorkflow(t *testing.T, api *apiClient, id int64) {
+	t.Helper()
+	var trig struct {
+		Run struct {
+			ID int64 `json:"id"`
+		} `json:"run"`
+	}
+	api.call(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", id), nil, &trig)
+	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
+		var d struct {
+			Run struct {
+				Status string `json:"status"`
+			} `json:"run"`
+		}
+		api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", trig.Run.ID), nil, &d)
+		return d.Run.Status == "succeeded", fmt.Errorf("workflow run %d is %s", trig.Run.ID, d.Run.Status)
+	}, "the workflow run succeeds")
 }
 
 // countRuns is the number of runs of workflow id.
