@@ -54,16 +54,25 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 	require.Contains(t, r.Error, "unplaceable timeout")
 	require.Empty(t, atts, "it never started a slot")
 
+	// Alarms are listed as groups; the group's members hold the messages.
+	var groups struct {
+		Groups []struct {
+			ID int64 `json:"id"`
+		} `json:"groups"`
+	}
+	require.NoError(t, c.API.Get("/api/v1/alarms?kind=run_unplaceable", &groups))
 	var alarms struct {
 		Alarms []struct {
 			Kind    string `json:"kind"`
 			Message string `json:"message"`
 		} `json:"alarms"`
 	}
-	require.NoError(t, c.API.Get("/api/v1/alarms", &alarms))
 	found := false
-	for _, a := range alarms.Alarms {
-		found = found || a.Kind == "run_unplaceable" && strings.Contains(a.Message, "settle.v9")
+	for _, g := range groups.Groups {
+		require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/alarm-groups/%d/alarms", g.ID), &alarms))
+		for _, a := range alarms.Alarms {
+			found = found || a.Kind == "run_unplaceable" && strings.Contains(a.Message, "settle.v9")
+		}
 	}
-	require.True(t, found, "a run_unplaceable alarm names the handler: %+v", alarms.Alarms)
+	require.True(t, found, "a run_unplaceable alarm names the handler: groups %+v, last members %+v", groups.Groups, alarms.Alarms)
 }
