@@ -198,7 +198,7 @@ SELECT COUNT(*) FROM job WHERE id = ?;
 DELETE FROM job WHERE id = ?;
 
 -- name: RunsCancelPendingOfJob
--- DeleteJob: the job's pending runs end with it (idx_run_job_id).
+-- DeleteJob: the job's pending runs end with it (idx_run_job_status).
 UPDATE job_run SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE job_id = ? AND status = 'pending';
 
@@ -292,6 +292,11 @@ SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'p
                     SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?
                     UNION ALL
                     SELECT MIN(held_until) AS t FROM job_run WHERE status = 'pending' AND held_until > ?) d;
+
+-- name: RunRunningIDsOfJob
+-- The start round's overlap check of a queue or replace job: the ids of
+-- its running runs, in no order (idx_run_job_status: only those runs).
+SELECT id FROM job_run WHERE job_id = ? AND status = 'running' LIMIT ?;
 
 -- name: RunActiveForJob
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');

@@ -214,7 +214,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 // replace cancels the running ones first.
 func (st *starter) applyOverlap(ctx context.Context, r store.PendingRun) (wait bool, err error) {
 	s := st.s
-	running, err := s.store.ListRuns(ctx, store.RunFilter{JobID: r.JobID, Status: store.RunRunning, Limit: 10})
+	running, err := s.store.RunningRunIDs(ctx, r.JobID, 10)
 	if err != nil {
 		return false, err
 	}
@@ -222,7 +222,7 @@ func (st *starter) applyOverlap(ctx context.Context, r store.PendingRun) (wait b
 		return true, nil // queue: start after the running run ends, in order
 	}
 	for _, old := range running { // replace: cancel the running run, then start
-		active, _, err := s.runs.Cancel(ctx, old.ID, msg.New(msg.RunReplaced, "run", r.ID))
+		active, _, err := s.runs.Cancel(ctx, old, msg.New(msg.RunReplaced, "run", r.ID))
 		if err != nil {
 			return false, err
 		}

@@ -193,6 +193,7 @@ const (
 	qRunPendingPage
 	qRunReopen
 	qRunResults
+	qRunRunningIDsOfJob
 	qRunRunningOfJob
 	qRunScheduledAt
 	qRunSetPredicted
@@ -466,6 +467,7 @@ var queryNames = [...]string{
 	"RunPendingPage",
 	"RunReopen",
 	"RunResults",
+	"RunRunningIDsOfJob",
 	"RunRunningOfJob",
 	"RunScheduledAt",
 	"RunSetPredicted",

@@ -260,6 +260,16 @@ func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt6
 	return v, nil
 }
 
+// RunningRunIDs returns the ids of up to limit running runs of a job, in no
+// order: the start round's overlap check (it reads only those runs).
+func (s *Store) RunningRunIDs(ctx context.Context, jobID int64, limit int) ([]int64, error) {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, s.q.get(qRunRunningIDsOfJob), jobID, limit); err != nil {
+		return nil, fmt.Errorf("running runs of job %d: %w", jobID, err)
+	}
+	return ids, nil
+}
+
 // HasActiveRun reports whether a job has a pending or running run.
 func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
 	var n int
