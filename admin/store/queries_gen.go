@@ -17,6 +17,7 @@ const (
 	qAPITokenTouch
 	qAPITokensRevoke
 	qAlarmAck
+	qAlarmBehindOpen
 	qAlarmBulkAck
 	qAlarmBulkResolve
 	qAlarmByID
@@ -49,6 +50,7 @@ const (
 	qAlarmListByIDs
 	qAlarmListOfGroup
 	qAlarmResolve
+	qAlarmResolveBehind
 	qAlarmResolveExecutorsBack
 	qAlarmResolveRunsPlaced
 	qAlarmRouteDeleteJob
@@ -114,6 +116,12 @@ const (
 	qExecutorsOnline
 	qExecutorsSilent
 	qJobApps
+	qJobAuditAdvance
+	qJobAuditBehindCount
+	qJobAuditDelete
+	qJobAuditDue
+	qJobAuditFrom
+	qJobAuditOldest
 	qJobBackfillInsert
 	qJobBackfillTurns
 	qJobBackfillsOfJob
@@ -176,6 +184,7 @@ const (
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
+	qRunCountsOfRanges
 	qRunInsert
 	qRunLastSucceeded
 	qRunList
@@ -235,6 +244,12 @@ const (
 	qUtilizationInsert
 	qUtilizationSample
 	qWorkflowActiveRuns
+	qWorkflowAuditAdvance
+	qWorkflowAuditBehindCount
+	qWorkflowAuditDelete
+	qWorkflowAuditDue
+	qWorkflowAuditFrom
+	qWorkflowAuditOldest
 	qWorkflowBackfillByID
 	qWorkflowBackfillInsert
 	qWorkflowBackfillRunning
@@ -247,6 +262,7 @@ const (
 	qWorkflowRunByIDLocked
 	qWorkflowRunByKey
 	qWorkflowRunCountsInWindow
+	qWorkflowRunCountsOfRanges
 	qWorkflowRunInsert
 	qWorkflowRunList
 	qWorkflowRunPendingReason
@@ -290,6 +306,7 @@ var queryNames = [...]string{
 	"APITokenTouch",
 	"APITokensRevoke",
 	"AlarmAck",
+	"AlarmBehindOpen",
 	"AlarmBulkAck",
 	"AlarmBulkResolve",
 	"AlarmByID",
@@ -322,6 +339,7 @@ var queryNames = [...]string{
 	"AlarmListByIDs",
 	"AlarmListOfGroup",
 	"AlarmResolve",
+	"AlarmResolveBehind",
 	"AlarmResolveExecutorsBack",
 	"AlarmResolveRunsPlaced",
 	"AlarmRouteDeleteJob",
@@ -387,6 +405,12 @@ var queryNames = [...]string{
 	"ExecutorsOnline",
 	"ExecutorsSilent",
 	"JobApps",
+	"JobAuditAdvance",
+	"JobAuditBehindCount",
+	"JobAuditDelete",
+	"JobAuditDue",
+	"JobAuditFrom",
+	"JobAuditOldest",
 	"JobBackfillInsert",
 	"JobBackfillTurns",
 	"JobBackfillsOfJob",
@@ -449,6 +473,7 @@ var queryNames = [...]string{
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
+	"RunCountsOfRanges",
 	"RunInsert",
 	"RunLastSucceeded",
 	"RunList",
@@ -508,6 +533,12 @@ var queryNames = [...]string{
 	"UtilizationInsert",
 	"UtilizationSample",
 	"WorkflowActiveRuns",
+	"WorkflowAuditAdvance",
+	"WorkflowAuditBehindCount",
+	"WorkflowAuditDelete",
+	"WorkflowAuditDue",
+	"WorkflowAuditFrom",
+	"WorkflowAuditOldest",
 	"WorkflowBackfillByID",
 	"WorkflowBackfillInsert",
 	"WorkflowBackfillRunning",
@@ -520,6 +551,7 @@ var queryNames = [...]string{
 	"WorkflowRunByIDLocked",
 	"WorkflowRunByKey",
 	"WorkflowRunCountsInWindow",
+	"WorkflowRunCountsOfRanges",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
 	"WorkflowRunPendingReason",
