@@ -477,7 +477,7 @@ var Catalog = map[Code]string{
 	AlarmMissedFirings:       "job {app}/{job}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
 	AlarmWorkflowOverdue:     "workflow {app}/{workflow} should have fired at {due} and has not (grace {grace}): is an admin leading? see /api/v1/cluster",
 	AlarmWorkflowGaps:        "workflow {app}/{workflow}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
-	AlarmWatchdogBehind:      "the missed-fire audit of {what} is behind: {count} have due firings not checked for over {lag}, the oldest since {oldest} ({behind} late); they are checked late, not skipped: see the admins' load and docs/guarantees.md",
+	AlarmWatchdogBehind:      "the missed-fire audit of {what} is behind: {count} of them have firings due for more than {lag} that are not checked yet, the oldest since {oldest} ({behind} late); they will be checked late, not skipped: see the load of the admin replicas and docs/guarantees.md",
 	AlarmExecutorLost:        "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:     "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:     "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",
