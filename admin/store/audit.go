@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/shardjob/shardjob/admin/msg"
@@ -77,34 +76,50 @@ type AuditRange struct {
 }
 
 // CronRunCountsOf counts the cron and catch-up runs (fired or skipped) of
-// each range's job scheduled in its range, in one query that reads only
-// those runs (a range of the run key per job). Empty ranges are left out.
+// each range's job scheduled in its range, in one query over the union of
+// the ranges (a range of the run key per job: the rows read are the runs
+// of these jobs from the earliest range's start on). Empty ranges are left
+// out.
 func (s *Store) CronRunCountsOf(ctx context.Context, t AuditTarget, ranges []AuditRange) (map[int64]int, error) {
-	q, cond := qRunCountsOfRanges, "(job_id = ? AND scheduled_at >= ? AND scheduled_at < ?)"
+	q := qRunsOfRanges
 	if t == AuditWorkflows {
-		q, cond = qWorkflowRunCountsOfRanges, "(workflow_id = ? AND scheduled_at >= ? AND scheduled_at < ?)"
+		q = qWorkflowRunsOfRanges
 	}
 	out := map[int64]int{}
-	var args []any
+	own := map[int64]AuditRange{}
+	var ids []int64
+	var from, to int64
 	for _, r := range ranges {
-		if r.FromMS < r.ToMS {
-			args = append(args, r.ID, r.FromMS, r.ToMS)
+		if r.FromMS >= r.ToMS {
+			continue
 		}
+		if len(ids) == 0 || r.FromMS < from {
+			from = r.FromMS
+		}
+		if len(ids) == 0 || r.ToMS > to {
+			to = r.ToMS
+		}
+		ids = append(ids, r.ID)
+		own[r.ID] = r
 	}
-	if len(args) == 0 {
+	if len(ids) == 0 {
 		return out, nil
 	}
-	text := s.q.get(q)
-	text = strings.Replace(text, cond, strings.Repeat(cond+" OR ", len(args)/3-1)+cond, 1)
+	text, args, err := sqlx.In(s.q.get(q), ids, from, to)
+	if err != nil {
+		return nil, err
+	}
 	var rows []struct {
-		ID int64 `db:"id"`
-		N  int   `db:"n"`
+		ID          int64 `db:"id"`
+		ScheduledAt int64 `db:"scheduled_at"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, text, args...); err != nil {
-		return nil, fmt.Errorf("run counts of %d %s: %w", len(args)/3, t, err)
+		return nil, fmt.Errorf("runs of %d %s: %w", len(ids), t, err)
 	}
 	for _, r := range rows {
-		out[r.ID] = r.N
+		if rg := own[r.ID]; r.ScheduledAt >= rg.FromMS && r.ScheduledAt < rg.ToMS {
+			out[r.ID]++
+		}
 	}
 	return out, nil
 }
@@ -119,36 +134,60 @@ type AuditStep struct {
 	Alarms []Alarm
 }
 
-// AdvanceAudits applies steps in one transaction: each cursor moves on only
-// if it still holds the value the audit read (another replica auditing the
-// same instants, or an edit of the job, moved it first: that step is
-// dropped with its alarms), and the alarms of the steps that moved are
-// raised with them, so that an instant is audited once and its gap alarmed
-// once however many replicas audit. It returns the ids whose cursor moved
-// and how many alarms were recorded.
+// AdvanceAudits applies steps in one transaction: it locks the cursors of
+// the steps, moves on those that still hold the value the audit read
+// (another replica auditing the same instants, or an edit of the job, moved
+// the others first: their steps are dropped with their alarms), in one
+// statement, and raises the alarms of the steps that moved with them, so
+// that an instant is audited once and its gap alarmed once however many
+// replicas audit. It returns the ids whose cursor moved and how many alarms
+// were recorded.
 func (s *Store) AdvanceAudits(ctx context.Context, t AuditTarget, steps []AuditStep) (moved []int64, raised int, err error) {
-	q := qJobAuditAdvance
+	lock, advance, key := qJobAuditLock, qJobAuditAdvance, "job_id"
 	if t == AuditWorkflows {
-		q = qWorkflowAuditAdvance
+		lock, advance, key = qWorkflowAuditLock, qWorkflowAuditAdvance, "workflow_id"
+	}
+	if len(steps) == 0 {
+		return nil, 0, nil
 	}
 	sorted := slices.Clone(steps) // one lock order for every replica
 	slices.SortFunc(sorted, func(a, b AuditStep) int { return cmp.Compare(a.ID, b.ID) })
+	ids := make([]int64, len(sorted))
+	for i, st := range sorted {
+		ids[i] = st.ID
+	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved, raised = nil, 0
+		q, args, err := sqlx.In(s.q.get(lock), ids)
+		if err != nil {
+			return err
+		}
+		var cur []struct {
+			ID          int64         `db:"id"`
+			AuditNextAt sql.NullInt64 `db:"audit_next_at"`
+		}
+		if err := tx.SelectContext(ctx, &cur, q, args...); err != nil {
+			return fmt.Errorf("lock the audit cursors of %d %s: %w", len(ids), t, err)
+		}
+		now := make(map[int64]sql.NullInt64, len(cur))
+		for _, c := range cur {
+			now[c.ID] = c.AuditNextAt
+		}
+		var keys []int64
+		var vals []any
 		var alarms []Alarm
 		for _, st := range sorted {
-			if st.Next.Valid && st.Next.Int64 == st.Was {
-				moved = append(moved, st.ID) // unchanged (an update would match no changed row on MySQL)
-				alarms = append(alarms, st.Alarms...)
-				continue
+			if c, ok := now[st.ID]; !ok || !c.Valid || c.Int64 != st.Was {
+				continue // moved by another replica or an edit, or deleted
 			}
-			res, err := tx.ExecContext(ctx, s.q.get(q), st.Next, st.ID, st.Was)
-			if err != nil {
-				return fmt.Errorf("move the audit cursor of %s %d: %w", t, st.ID, err)
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				moved = append(moved, st.ID)
-				alarms = append(alarms, st.Alarms...)
+			moved = append(moved, st.ID)
+			alarms = append(alarms, st.Alarms...)
+			keys = append(keys, st.ID)
+			vals = append(vals, st.Next)
+		}
+		if len(keys) > 0 {
+			if _, err := s.execByKey(ctx, tx, advance, key, keys, vals); err != nil {
+				return fmt.Errorf("move the audit cursors of %d %s: %w", len(keys), t, err)
 			}
 		}
 		if len(alarms) == 0 {

@@ -121,6 +121,7 @@ const (
 	qJobAuditDelete
 	qJobAuditDue
 	qJobAuditFrom
+	qJobAuditLock
 	qJobAuditOldest
 	qJobBackfillInsert
 	qJobBackfillTurns
@@ -184,7 +185,6 @@ const (
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
-	qRunCountsOfRanges
 	qRunInsert
 	qRunLastSucceeded
 	qRunList
@@ -213,6 +213,7 @@ const (
 	qRunsHold
 	qRunsLock
 	qRunsLockPending
+	qRunsOfRanges
 	qRunsSetPredicted
 	qRunsSettle
 	qRunsSkipPendingScheduled
@@ -249,6 +250,7 @@ const (
 	qWorkflowAuditDelete
 	qWorkflowAuditDue
 	qWorkflowAuditFrom
+	qWorkflowAuditLock
 	qWorkflowAuditOldest
 	qWorkflowBackfillByID
 	qWorkflowBackfillInsert
@@ -262,7 +264,6 @@ const (
 	qWorkflowRunByIDLocked
 	qWorkflowRunByKey
 	qWorkflowRunCountsInWindow
-	qWorkflowRunCountsOfRanges
 	qWorkflowRunInsert
 	qWorkflowRunList
 	qWorkflowRunPendingReason
@@ -271,6 +272,7 @@ const (
 	qWorkflowRunTransition
 	qWorkflowRunsActive
 	qWorkflowRunsOfDates
+	qWorkflowRunsOfRanges
 	qWorkflowSetNextFire
 	qWorkflowUpdate
 	qWorkflowVersionDefinition
@@ -410,6 +412,7 @@ var queryNames = [...]string{
 	"JobAuditDelete",
 	"JobAuditDue",
 	"JobAuditFrom",
+	"JobAuditLock",
 	"JobAuditOldest",
 	"JobBackfillInsert",
 	"JobBackfillTurns",
@@ -473,7 +476,6 @@ var queryNames = [...]string{
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
-	"RunCountsOfRanges",
 	"RunInsert",
 	"RunLastSucceeded",
 	"RunList",
@@ -502,6 +504,7 @@ var queryNames = [...]string{
 	"RunsHold",
 	"RunsLock",
 	"RunsLockPending",
+	"RunsOfRanges",
 	"RunsSetPredicted",
 	"RunsSettle",
 	"RunsSkipPendingScheduled",
@@ -538,6 +541,7 @@ var queryNames = [...]string{
 	"WorkflowAuditDelete",
 	"WorkflowAuditDue",
 	"WorkflowAuditFrom",
+	"WorkflowAuditLock",
 	"WorkflowAuditOldest",
 	"WorkflowBackfillByID",
 	"WorkflowBackfillInsert",
@@ -551,7 +555,6 @@ var queryNames = [...]string{
 	"WorkflowRunByIDLocked",
 	"WorkflowRunByKey",
 	"WorkflowRunCountsInWindow",
-	"WorkflowRunCountsOfRanges",
 	"WorkflowRunInsert",
 	"WorkflowRunList",
 	"WorkflowRunPendingReason",
@@ -560,6 +563,7 @@ var queryNames = [...]string{
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
 	"WorkflowRunsOfDates",
+	"WorkflowRunsOfRanges",
 	"WorkflowSetNextFire",
 	"WorkflowUpdate",
 	"WorkflowVersionDefinition",

@@ -264,9 +264,9 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 				d, err := s.JobAuditsDue(ctx, now-30_000, 500)
 				return len(d), err
 			}},
-		{"RunCountsOfRanges", "watchdog: gap audit, the runs of a batch of 500", "4n + 100 (n: ranges and runs)", linear(4, 100),
+		{"RunsOfRanges", "watchdog: gap audit, the runs of a batch of 500", "2n + 100 (n: jobs and runs)", linear(2, 100),
 			func(ctx context.Context) (int, error) { return auditRunCounts(ctx, s, now) }},
-		{"JobAuditAdvance", "watchdog: gap audit, the cursors of a batch of 500", "3n + 100", linear(3, 100),
+		{"JobAuditAdvance", "watchdog: gap audit, the cursors of a batch of 500 (with JobAuditDue reading them)", "5n + 100", linear(5, 100),
 			func(ctx context.Context) (int, error) { return auditAdvance(ctx, s, now) }},
 		{"JobAuditBehind", "watchdog: lag check, every pass", "2n + 100", linear(2, 100),
 			func(ctx context.Context) (int, error) {
@@ -323,8 +323,8 @@ var scaleQueries = []string{
 	"RunList", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
 	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
-	"JobAuditDue", "RunCountsOfRanges", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
-	"WorkflowAuditDue", "WorkflowRunCountsOfRanges", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
+	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
+	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
 }
 
 // TestPeriodicQueriesSearchOnSQLite: on SQLite (standalone mode) no
