@@ -126,7 +126,7 @@ func (w *Watchdog) auditJobBatch(ctx context.Context, end time.Time, cals map[in
 }
 
 // advance moves the cursors of a batch on and logs the gaps of those this
-// replica moved.
+// replica moved (gaps: the name of each job or workflow with a gap).
 func (w *Watchdog) advance(ctx context.Context, t store.AuditTarget, steps []store.AuditStep, gaps map[int64]string, n int) (AuditResult, error) {
 	res := AuditResult{Done: n < w.cfg.AuditBatch}
 	if n == 0 {
@@ -137,13 +137,18 @@ func (w *Watchdog) advance(ctx context.Context, t store.AuditTarget, steps []sto
 		return res, err
 	}
 	res.Audited, res.Gaps = len(moved), raised
+	if len(gaps) == 0 {
+		return res, nil
+	}
+	text := make(map[int64]string, len(gaps))
+	for _, st := range steps {
+		if len(st.Alarms) > 0 {
+			text[st.ID] = st.Alarms[0].Msg.String()
+		}
+	}
 	for _, id := range moved {
 		if name, ok := gaps[id]; ok {
-			for _, st := range steps {
-				if st.ID == id && len(st.Alarms) > 0 {
-					w.log.Error("missed firings: gap in run history", "target", t.String(), "id", id, "name", name, "alarm", st.Alarms[0].Msg.String())
-				}
-			}
+			w.log.Error("missed firings: gap in run history", "target", t.String(), "id", id, "name", name, "alarm", text[id])
 		}
 	}
 	return res, nil
