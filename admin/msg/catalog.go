@@ -72,6 +72,7 @@ const (
 	AlarmMissedFirings       Code = "alarm.missed_firings"
 	AlarmWorkflowOverdue     Code = "alarm.workflow_overdue"
 	AlarmWorkflowGaps        Code = "alarm.workflow_gaps"
+	AlarmWatchdogBehind      Code = "alarm.watchdog_behind"
 	AlarmExecutorLost        Code = "alarm.executor_lost"
 	AlarmExecutorRestart     Code = "alarm.executor_restart"
 	AlarmSlotsUnreported     Code = "alarm.slots_unreported"
@@ -84,6 +85,7 @@ const (
 	AlarmResolvedInfo        Code = "alarm.resolved_info"
 	AlarmResolvedExecutor    Code = "alarm.resolved_executor_back"
 	AlarmResolvedRunPlaced   Code = "alarm.resolved_run_placed"
+	AlarmResolvedCaughtUp    Code = "alarm.resolved_audit_caught_up"
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
@@ -475,6 +477,7 @@ var Catalog = map[Code]string{
 	AlarmMissedFirings:       "job {app}/{job}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
 	AlarmWorkflowOverdue:     "workflow {app}/{workflow} should have fired at {due} and has not (grace {grace}): is an admin leading? see /api/v1/cluster",
 	AlarmWorkflowGaps:        "workflow {app}/{workflow}: {missing} of {expected} firings between {from} and {to} have neither a run nor a recorded skip",
+	AlarmWatchdogBehind:      "the missed-fire audit of {what} is behind: {count} of them have firings due for more than {lag} that are not checked yet, the oldest since {oldest} ({behind} late); they will be checked late, not skipped: see the load of the admin replicas and docs/guarantees.md",
 	AlarmExecutorLost:        "executor {executor} of app {app} stopped heartbeating; its unfinished slots move to other executors",
 	AlarmExecutorRestart:     "executor {executor} (app {app}) restarted while its previous process held {slots} slot(s): they were lost and are placed again",
 	AlarmSlotsUnreported:     "executor {executor} (app {app}) no longer reports {slots} slot(s) it had accepted (first token {token}): they were lost and are placed again",
@@ -487,6 +490,7 @@ var Catalog = map[Code]string{
 	AlarmResolvedInfo:        "for information only: resolved when raised",
 	AlarmResolvedExecutor:    "the executor heartbeats again",
 	AlarmResolvedRunPlaced:   "the run found an executor with its handler: its slots are placed",
+	AlarmResolvedCaughtUp:    "the missed-fire audit has caught up",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",

@@ -76,6 +76,9 @@ type Config struct {
 	// MissedFireGrace is how late a firing may be before the watchdog on
 	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
 	MissedFireGrace time.Duration
+	// AuditBehindLag is how far the watchdog's gap audit may fall behind
+	// before a watchdog_behind alarm (--audit-behind-lag). Default 2m.
+	AuditBehindLag time.Duration
 	// AlarmChannelsFile is the JSON file of alarm channels (--alarm-channels;
 	// format in docs/alarms.md). Empty: alarms are only shown in the console.
 	AlarmChannelsFile string
@@ -303,7 +306,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, Logger: log, Clock: cfg.Clock}, st)
+	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, BehindLag: cfg.AuditBehindLag, Logger: log, Clock: cfg.Clock}, st)
 	if err != nil {
 		return nil, err
 	}

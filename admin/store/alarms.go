@@ -27,6 +27,7 @@ const (
 	AlarmWorkflowMissed      = "workflow_missed_fire"  // a workflow's firing is late, or a past firing has no run
 	AlarmWorkflowWaitTimeout = "workflow_wait_timeout" // a workflow node waited for other runs of its business date until its timeout
 	AlarmRunWaitTimeout      = "run_wait_timeout"      // a run of a job with waits waited for other runs of its business date until its timeout
+	AlarmWatchdogBehind      = "watchdog_behind"       // the watchdog's gap audit is further behind than its BehindLag
 )
 
 // Alarm is an event that needs an operator's attention.

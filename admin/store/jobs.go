@@ -28,8 +28,10 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		_, err = tx.tx.ExecContext(ctx, s.q.get(qAppJobCountAdd), id)
-		return err
+		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppJobCountAdd), id); err != nil {
+			return err
+		}
+		return s.auditFrom(ctx, tx.tx, AuditJobs, id)
 	})
 	if isDuplicate(err) {
 		return 0, conflictf("job %s/%s already exists", j.App, j.Name)
@@ -91,6 +93,9 @@ func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value any
 		if n, _ := res.RowsAffected(); n == 0 {
 			return fmt.Errorf("job %d: %w", id, ErrNotFound)
 		}
+		if err := s.auditFrom(ctx, tx, AuditJobs, id); err != nil {
+			return err
+		}
 		if skip {
 			return s.skipPendingScheduled(ctx, tx, id, reason)
 		}
@@ -126,6 +131,9 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 				return fmt.Errorf("job %d: %w", j.ID, ErrNotFound)
 			}
 			return conflictf("job %d was changed by someone else (version %d is stale): reload it and apply your change again", j.ID, j.Version)
+		}
+		if err := s.auditFrom(ctx, tx, AuditJobs, j.ID); err != nil {
+			return err
 		}
 		if !j.Enabled {
 			return s.skipPendingScheduled(ctx, tx, j.ID, msg.New(msg.RunSkippedDisabled))
@@ -243,6 +251,9 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		}
 		if _, err := tx.ExecContext(ctx, s.q.get(qAppJobCountRemove), id); err != nil {
 			return fmt.Errorf("job count of job %d's app: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qJobAuditDelete), id); err != nil {
+			return fmt.Errorf("audit cursor of job %d: %w", id, err)
 		}
 		res, err := tx.ExecContext(ctx, s.q.get(qJobDelete), id)
 		if err != nil {

@@ -17,6 +17,7 @@ const (
 	qAPITokenTouch
 	qAPITokensRevoke
 	qAlarmAck
+	qAlarmBehindOpen
 	qAlarmBulkAck
 	qAlarmBulkResolve
 	qAlarmByID
@@ -49,6 +50,7 @@ const (
 	qAlarmListByIDs
 	qAlarmListOfGroup
 	qAlarmResolve
+	qAlarmResolveBehind
 	qAlarmResolveExecutorsBack
 	qAlarmResolveRunsPlaced
 	qAlarmRouteDeleteJob
@@ -114,6 +116,13 @@ const (
 	qExecutorsOnline
 	qExecutorsSilent
 	qJobApps
+	qJobAuditAdvance
+	qJobAuditBehindCount
+	qJobAuditDelete
+	qJobAuditDue
+	qJobAuditFrom
+	qJobAuditLock
+	qJobAuditOldest
 	qJobBackfillInsert
 	qJobBackfillTurns
 	qJobBackfillsOfJob
@@ -205,6 +214,7 @@ const (
 	qRunsHold
 	qRunsLock
 	qRunsLockPending
+	qRunsOfRanges
 	qRunsSetPredicted
 	qRunsSettle
 	qRunsSkipPendingScheduled
@@ -236,6 +246,13 @@ const (
 	qUtilizationInsert
 	qUtilizationSample
 	qWorkflowActiveRuns
+	qWorkflowAuditAdvance
+	qWorkflowAuditBehindCount
+	qWorkflowAuditDelete
+	qWorkflowAuditDue
+	qWorkflowAuditFrom
+	qWorkflowAuditLock
+	qWorkflowAuditOldest
 	qWorkflowBackfillByID
 	qWorkflowBackfillInsert
 	qWorkflowBackfillRunning
@@ -256,6 +273,7 @@ const (
 	qWorkflowRunTransition
 	qWorkflowRunsActive
 	qWorkflowRunsOfDates
+	qWorkflowRunsOfRanges
 	qWorkflowSetNextFire
 	qWorkflowUpdate
 	qWorkflowVersionDefinition
@@ -291,6 +309,7 @@ var queryNames = [...]string{
 	"APITokenTouch",
 	"APITokensRevoke",
 	"AlarmAck",
+	"AlarmBehindOpen",
 	"AlarmBulkAck",
 	"AlarmBulkResolve",
 	"AlarmByID",
@@ -323,6 +342,7 @@ var queryNames = [...]string{
 	"AlarmListByIDs",
 	"AlarmListOfGroup",
 	"AlarmResolve",
+	"AlarmResolveBehind",
 	"AlarmResolveExecutorsBack",
 	"AlarmResolveRunsPlaced",
 	"AlarmRouteDeleteJob",
@@ -388,6 +408,13 @@ var queryNames = [...]string{
 	"ExecutorsOnline",
 	"ExecutorsSilent",
 	"JobApps",
+	"JobAuditAdvance",
+	"JobAuditBehindCount",
+	"JobAuditDelete",
+	"JobAuditDue",
+	"JobAuditFrom",
+	"JobAuditLock",
+	"JobAuditOldest",
 	"JobBackfillInsert",
 	"JobBackfillTurns",
 	"JobBackfillsOfJob",
@@ -479,6 +506,7 @@ var queryNames = [...]string{
 	"RunsHold",
 	"RunsLock",
 	"RunsLockPending",
+	"RunsOfRanges",
 	"RunsSetPredicted",
 	"RunsSettle",
 	"RunsSkipPendingScheduled",
@@ -510,6 +538,13 @@ var queryNames = [...]string{
 	"UtilizationInsert",
 	"UtilizationSample",
 	"WorkflowActiveRuns",
+	"WorkflowAuditAdvance",
+	"WorkflowAuditBehindCount",
+	"WorkflowAuditDelete",
+	"WorkflowAuditDue",
+	"WorkflowAuditFrom",
+	"WorkflowAuditLock",
+	"WorkflowAuditOldest",
 	"WorkflowBackfillByID",
 	"WorkflowBackfillInsert",
 	"WorkflowBackfillRunning",
@@ -530,6 +565,7 @@ var queryNames = [...]string{
 	"WorkflowRunTransition",
 	"WorkflowRunsActive",
 	"WorkflowRunsOfDates",
+	"WorkflowRunsOfRanges",
 	"WorkflowSetNextFire",
 	"WorkflowUpdate",
 	"WorkflowVersionDefinition",

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,6 +97,14 @@ const fillScaleAttempts = `INSERT INTO slot_attempt (run_id, slot, attempt, exec
 SELECT r.id, 0, 1, 1, r.status, 1, r.started_at, 1, IF(r.status = 'running', {now} + 60000, NULL), r.started_at, r.finished_at
 FROM job_run r WHERE r.status <> 'pending' ORDER BY r.id`
 
+// fillScaleAudit gives every job the watchdog's audit cursor: none for the
+// disabled and paused jobs, 1 job in 1,000 due 2.5 to 3.5 minutes ago (an
+// audit behind), the others due over the next hour.
+const fillScaleAudit = `INSERT INTO job_audit (job_id, audit_next_at)
+SELECT id, CASE WHEN enabled = 0 OR paused = 1 THEN NULL WHEN id % 1000 = 999 THEN {now} - 150000 - id % 60000
+                ELSE {now} + 1000 + (id * 7919) % 3600000 END
+FROM job`
+
 // scaleCase is one query a replica runs per tick, round, pass or page:
 // run calls it as its caller does and returns how many rows it returned or
 // had to decide on (n); bound is the most rows it may examine for that n.
@@ -139,10 +148,12 @@ func TestPeriodicQueriesExamineOnlyTheirWork(t *testing.T) {
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, r.Replace(fillScaleAttempts))
 	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, r.Replace(fillScaleAudit))
+	require.NoError(t, err)
 	// The jobs written above, counted per app as migration 0033 counts them.
 	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, "ANALYZE TABLE job, job_run, slot_attempt, executor")
+	_, err = db.ExecContext(ctx, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit")
 	require.NoError(t, err)
 	t.Logf("filled %d jobs in %s, %d runs in %s", scaleJobs, jobsTook.Round(time.Millisecond),
 		scaleRuns, (time.Since(start) - jobsTook).Round(time.Millisecond))
@@ -286,7 +297,61 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 			}},
 		{"UtilizationSample", "leader: every sample interval", "2a + 100, a = 50 active attempts", constant(200),
 			func(ctx context.Context) (int, error) { n, err := s.SampleUtilization(ctx, now); return int(n), err }},
+		{"JobAuditDue", "watchdog: gap audit, 500 a batch", "3n + 100", linear(3, 100),
+			func(ctx context.Context) (int, error) {
+				d, err := s.JobAuditsDue(ctx, now-30_000, 500)
+				return len(d), err
+			}},
+		{"RunsOfRanges", "watchdog: gap audit, the runs of a batch of 500", "2n + 100 (n: jobs and runs)", linear(2, 100),
+			func(ctx context.Context) (int, error) { return auditRunCounts(ctx, s, now) }},
+		{"JobAuditAdvance", "watchdog: gap audit, the cursors of a batch of 500 (with JobAuditDue reading them)", "5n + 100", linear(5, 100),
+			func(ctx context.Context) (int, error) { return auditAdvance(ctx, s, now) }},
+		{"JobAuditBehind", "watchdog: lag check, every pass", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) {
+				lag, err := s.AuditBehind(ctx, store.AuditJobs, now-150_000, 100_000)
+				return lag.Behind + 1, err
+			}},
+		{"WorkflowAuditDue", "watchdog: gap audit of workflows, 500 a batch", "3n + 100", linear(3, 100),
+			func(ctx context.Context) (int, error) {
+				d, err := s.WorkflowAuditsDue(ctx, now-30_000, 500)
+				return len(d), err
+			}},
 	}
+}
+
+// auditRunCounts counts the runs of the jobs the gap audit's first batch
+// reads, each from its cursor on, as the audit does; n is the ranges and
+// the runs counted.
+func auditRunCounts(ctx context.Context, s *store.Store, now int64) (int, error) {
+	due, err := s.JobAuditsDue(ctx, now-30_000, 500)
+	if err != nil {
+		return 0, err
+	}
+	ranges := make([]store.AuditRange, len(due))
+	for i, d := range due {
+		ranges[i] = store.AuditRange{ID: d.ID, FromMS: d.AuditNextAt - 20*3_600_000, ToMS: now - 30_000}
+	}
+	counts, err := s.CronRunCountsOf(ctx, store.AuditJobs, ranges)
+	n := len(ranges)
+	for _, c := range counts {
+		n += c
+	}
+	return n, err
+}
+
+// auditAdvance moves the cursors of the gap audit's first batch on by an
+// hour, as the audit does.
+func auditAdvance(ctx context.Context, s *store.Store, now int64) (int, error) {
+	due, err := s.JobAuditsDue(ctx, now-30_000, 500)
+	if err != nil {
+		return 0, err
+	}
+	steps := make([]store.AuditStep, len(due))
+	for i, d := range due {
+		steps[i] = store.AuditStep{ID: d.ID, Was: d.AuditNextAt, Next: sql.NullInt64{Int64: d.AuditNextAt + 3_600_000, Valid: true}}
+	}
+	moved, _, err := s.AdvanceAudits(ctx, store.AuditJobs, steps)
+	return len(moved), err
 }
 
 // scaleQueries are the queries of the cases above by name, for the SQLite
@@ -296,6 +361,8 @@ var scaleQueries = []string{
 	"RunRunningIDsOfJob", "RunActiveForJob", "RunLastSucceeded", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
 	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
+	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
+	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
 }
 
 // TestPeriodicQueriesSearchOnSQLite: on SQLite (standalone mode) no
@@ -309,7 +376,7 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	s := storetest.Open(t, sqlfiles.SQLite)
 	queries, err := store.Queries(sqlfiles.SQLite)
 	require.NoError(t, err)
-	small := map[string]bool{"executor": true, "e": true, "app_job_count": true, "d": true}
+	small := map[string]bool{"executor": true, "e": true, "app_job_count": true, "d": true, "behind": true}
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)

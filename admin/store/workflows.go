@@ -134,6 +134,9 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
 			return err
 		}
+		if err := s.auditFrom(ctx, tx, AuditWorkflows, id); err != nil {
+			return err
+		}
 		return s.insertWorkflowVersion(ctx, tx, id, 1, w.Definition, w.CreatedBy)
 	})
 	return id, err
@@ -170,6 +173,9 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 		}
 		w.App = cur.App
 		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
+			return err
+		}
+		if err := s.auditFrom(ctx, tx, AuditWorkflows, w.ID); err != nil {
 			return err
 		}
 		return s.insertWorkflowVersion(ctx, tx, w.ID, w.Version+1, w.Definition, w.UpdatedBy)
@@ -253,6 +259,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 		}
 		if _, err := tx.ExecContext(ctx, s.q.get(qJobsOfWorkflowDelete), id); err != nil {
 			return fmt.Errorf("delete the inline jobs of workflow %d: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q.get(qWorkflowAuditDelete), id); err != nil {
+			return fmt.Errorf("audit cursor of workflow %d: %w", id, err)
 		}
 		return nil
 	})

@@ -2,20 +2,27 @@
 // replica — not only the leader — because its purpose is to notice when
 // the leader is stalled, absent or fenced off: "the report did not happen".
 //
-// Two checks, each raising a de-duplicated alarm event (store.RaiseAlarm):
+// Three checks, each raising de-duplicated alarm events (store.RaiseAlarm):
 //
 //   - overdue: an enabled, unpaused job whose next_fire_at is older than
 //     Grace by the database clock: nobody is firing it;
-//   - gap audit: over a past window (ending Grace ago), every cron firing
-//     of every job must have a run row — fired, or recorded as skipped by
-//     the misfire or overlap policy, or, for a job on a business calendar,
-//     by the calendar (a moved firing at its new instant). A firing with
-//     neither is a gap.
+//   - gap audit (audit.go): every due instant of every enabled job must
+//     get a run row — fired, or recorded as skipped by the misfire or
+//     overlap policy, or, for a job on a business calendar, by the calendar
+//     (a moved firing at its new instant). An instant with neither is a
+//     gap. The audit is incremental: a cursor per job holds the next
+//     instant not audited yet, each pass checks the instants that came due
+//     since (Grace ago at the latest) and moves the cursors on, so an
+//     instant is checked exactly once, whichever replica gets to it;
+//   - behind: the gap audit's oldest cursor is more than BehindLag older
+//     than it should be (watchdog_behind): instants are audited late, and
+//     the alarm says how many jobs and by how long; it resolves itself
+//     when the audit catches up.
 //
-// Both checks cover workflows with a schedule too (workflows.go, alarm
-// workflow_missed_fire): an enabled workflow whose next firing is late,
-// and a firing with no workflow run (fired, or skipped by its misfire
-// rule).
+// The overdue check and the gap audit cover workflows with a schedule too
+// (workflows.go, alarm workflow_missed_fire): an enabled workflow whose
+// next firing is late, and a firing with no workflow run (fired, or
+// skipped by its misfire rule).
 package watchdog
 
 import (
@@ -26,10 +33,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/internal/clock"
 )
@@ -44,11 +49,18 @@ type Config struct {
 	// Default 30s (a leader failover takes about the ZooKeeper session
 	// timeout plus a poll).
 	Grace time.Duration
-	// AuditWindow is the span the gap audit checks each time; it runs once
-	// per window. Default 1m.
-	AuditWindow time.Duration
-	// MaxFiringsPerJob caps the firings enumerated per job and window.
-	// Default 1000.
+	// AuditBatch is how many jobs (or workflows) the gap audit reads, checks
+	// and moves on in one batch (one query for their cursors, one for their
+	// run rows, one transaction for the new cursors and the alarms). Each
+	// Interval the audit runs batches until no cursor is due or Interval
+	// has passed. Default 500.
+	AuditBatch int
+	// BehindLag is how far the gap audit may fall behind (its oldest cursor
+	// older than now - Grace - BehindLag) before a watchdog_behind alarm.
+	// Default 2m.
+	BehindLag time.Duration
+	// MaxFiringsPerJob caps the firings enumerated per job and batch; the
+	// rest are audited by the next batch. Default 1000.
 	MaxFiringsPerJob int
 	// ArchiveMaxAge is how long an enabled dedup-archive job (handler
 	// "dedup-archive", docs/retention.md) may go without a succeeded run
@@ -70,8 +82,11 @@ func (c Config) WithDefaults() Config {
 	if c.Grace <= 0 {
 		c.Grace = 30 * time.Second
 	}
-	if c.AuditWindow <= 0 {
-		c.AuditWindow = time.Minute
+	if c.AuditBatch <= 0 {
+		c.AuditBatch = 500
+	}
+	if c.BehindLag <= 0 {
+		c.BehindLag = 2 * time.Minute
 	}
 	if c.MaxFiringsPerJob <= 0 {
 		c.MaxFiringsPerJob = 1000
@@ -93,7 +108,6 @@ type Watchdog struct {
 	cfg         Config
 	st          *store.Store
 	log         *slog.Logger
-	lastAudit   time.Time // end of the last audited window
 	lastArchive time.Time // when CheckArchive last ran
 }
 
@@ -176,18 +190,7 @@ func (w *Watchdog) Run(ctx context.Context) {
 				w.lastArchive = w.cfg.Clock.Now()
 			}
 		}
-		end := w.cfg.Clock.Now().Add(-w.cfg.Grace).Truncate(w.cfg.AuditWindow)
-		if end.After(w.lastAudit) {
-			_, err := w.AuditGaps(ctx, end.Add(-w.cfg.AuditWindow), end)
-			if err == nil {
-				_, err = w.AuditWorkflowGaps(ctx, end.Add(-w.cfg.AuditWindow), end)
-			}
-			if err != nil && ctx.Err() == nil {
-				w.log.Error("gap audit failed", "err", err)
-			} else {
-				w.lastAudit = end
-			}
-		}
+		w.auditPass(ctx, w.cfg.Interval)
 		select {
 		case <-ctx.Done():
 			return
@@ -226,7 +229,8 @@ func (w *Watchdog) CheckOverdue(ctx context.Context) (int, error) {
 
 // AuditGaps checks that every cron firing scheduled in [from, to) has a run
 // row and raises an alarm per job with gaps. It returns the number of jobs
-// with gaps.
+// with gaps. It reads every job: an audit of a given range on demand (and
+// of tests); Run audits incrementally (AuditJobsDue).
 func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, error) {
 	counts, err := w.st.CronRunCounts(ctx, from.UnixMilli(), to.UnixMilli())
 	if err != nil {
@@ -283,16 +287,18 @@ func (w *Watchdog) missing(ctx context.Context, cals map[int64]*store.Calendar, 
 	if err != nil {
 		return 0, 0
 	}
-	if j.HasCalendar() {
-		return w.missingOnCalendar(ctx, cals, j, sc.Primary(), from, to, have)
+	if !j.HasCalendar() {
+		if !from.Before(to) {
+			return 0, 0
+		}
+		sp := w.cronSpan(sc.Next, from, to)
+		return sp.expected - have, sp.expected
 	}
-	if !from.Before(to) {
+	sp, ok := w.calendarSpan(ctx, cals, j, sc.Primary(), from, to)
+	if !ok {
 		return 0, 0
 	}
-	for t := sc.Next(from.Add(-time.Millisecond)); !t.IsZero() && t.Before(to) && expected < w.cfg.MaxFiringsPerJob; t = sc.Next(t) {
-		expected++
-	}
-	return expected - have, expected
+	return sp.expected - have, sp.expected
 }
 
 // ShiftLookBack is how far before its window the gap audit looks for
@@ -300,66 +306,3 @@ func (w *Watchdog) missing(ctx context.Context, cals map[int64]*store.Calendar, 
 // farther (a calendar without a working day for over a month) is not
 // expected, and its run then hides a gap of the same job in that window.
 const ShiftLookBack = 31 * 24 * time.Hour
-
-// missingOnCalendar is missing for a job on a business calendar, whose
-// rows are its firings (keyed by the instant they fire at, a shifted one
-// by the moved instant) and the candidates the calendar removed (keyed by
-// their own scheduled time), as the leader records them (scheduler,
-// planCalendarJob). The window starts after the calendar's last edit too;
-// a calendar that is gone or does not load is not checked (the leader logs
-// it and stops firing the job).
-func (w *Watchdog) missingOnCalendar(ctx context.Context, cals map[int64]*store.Calendar, j store.Job, sc *schedule.Schedule, from, to time.Time, have int) (missing, expected int) {
-	row, ok := cals[j.CalendarID]
-	if !ok {
-		r, err := w.st.Calendar(ctx, j.CalendarID)
-		if err != nil {
-			r = store.Calendar{} // gone: ID 0 marks it
-		}
-		row = &r
-		cals[j.CalendarID] = row
-	}
-	if row.ID == 0 {
-		return 0, 0
-	}
-	if changed := time.UnixMilli(row.UpdatedAt); changed.After(from) {
-		from = changed
-	}
-	if !from.Before(to) {
-		return 0, 0
-	}
-	cal, err := row.Build()
-	if err != nil {
-		return 0, 0
-	}
-	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
-	if err != nil {
-		return 0, 0
-	}
-	in := func(t time.Time) bool { return !t.Before(from) && t.Before(to) }
-	start := from
-	if cs.Policy().Rule == calendar.RuleShift {
-		// A firing moved into the window may come from a candidate before
-		// it (a long holiday): look back. Shift jobs fire at most
-		// schedule.MaxShiftPerDay times a day, so this stays small.
-		start = from.Add(-ShiftLookBack)
-	}
-	for t := start.Add(-time.Millisecond); expected < w.cfg.MaxFiringsPerJob; {
-		f, err := cs.Next(t)
-		if err != nil {
-			break
-		}
-		for _, d := range f.Skipped {
-			if in(d.Scheduled) {
-				expected++
-			}
-		}
-		if !f.At.Before(to) {
-			break
-		}
-		if in(f.At) {
-			expected++
-		}
-		t = f.At
-	}
-	return expected - have, expected
-}

@@ -209,6 +209,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
 	hb := f.Dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
 	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
+	behindLag := f.Dur("audit-behind-lag", 2*time.Minute, "how far the missed-fire gap audit may fall behind (its oldest unchecked firing older than the grace plus this) before a watchdog_behind alarm")
 	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
 	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
@@ -266,7 +267,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})
