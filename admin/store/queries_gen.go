@@ -56,6 +56,7 @@ const (
 	qAlarmRouteList
 	qAppJobCountAdd
 	qAppJobCountRemove
+	qAppJobCountSum
 	qAppJobCounts
 	qAttemptAck
 	qAttemptByID
@@ -122,6 +123,7 @@ const (
 	qJobClaimDue
 	qJobComplete
 	qJobCompleteIfOpen
+	qJobCountCapped
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -135,6 +137,9 @@ const (
 	qJobNextDue
 	qJobNextPauseEnd
 	qJobOfWorkflowNode
+	qJobPageByID
+	qJobPageByName
+	qJobPageByNext
 	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
@@ -142,10 +147,14 @@ const (
 	qJobRunSucceededOfWorkflowDate
 	qJobRunsOfWorkflowDates
 	qJobRunsScheduledBetween
+	qJobScanByID
+	qJobScanByName
+	qJobScanByNext
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
 	qJobZoneByName
+	qJobsByIDs
 	qJobsMaxRunsReached
 	qJobsOfCalendar
 	qJobsOfHandler
@@ -173,6 +182,7 @@ const (
 	qRunActiveJobs
 	qRunByID
 	qRunByKey
+	qRunCountCapped
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
@@ -329,6 +339,7 @@ var queryNames = [...]string{
 	"AlarmRouteList",
 	"AppJobCountAdd",
 	"AppJobCountRemove",
+	"AppJobCountSum",
 	"AppJobCounts",
 	"AttemptAck",
 	"AttemptByID",
@@ -395,6 +406,7 @@ var queryNames = [...]string{
 	"JobClaimDue",
 	"JobComplete",
 	"JobCompleteIfOpen",
+	"JobCountCapped",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -408,6 +420,9 @@ var queryNames = [...]string{
 	"JobNextDue",
 	"JobNextPauseEnd",
 	"JobOfWorkflowNode",
+	"JobPageByID",
+	"JobPageByName",
+	"JobPageByNext",
 	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
@@ -415,10 +430,14 @@ var queryNames = [...]string{
 	"JobRunSucceededOfWorkflowDate",
 	"JobRunsOfWorkflowDates",
 	"JobRunsScheduledBetween",
+	"JobScanByID",
+	"JobScanByName",
+	"JobScanByNext",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
 	"JobZoneByName",
+	"JobsByIDs",
 	"JobsMaxRunsReached",
 	"JobsOfCalendar",
 	"JobsOfHandler",
@@ -446,6 +465,7 @@ var queryNames = [...]string{
 	"RunActiveJobs",
 	"RunByID",
 	"RunByKey",
+	"RunCountCapped",
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
