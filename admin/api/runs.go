@@ -82,10 +82,6 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 	return v
 }
 
-var runStatuses = map[string]bool{
-	store.RunPending: true, store.RunRunning: true, store.RunSucceeded: true, store.RunFailed: true,
-	store.RunPartiallyFailed: true, store.RunCancelled: true, store.RunSkipped: true,
-}
 
 func (s *Server) listRuns(c *gin.Context) {
 	f, ok := runFilter(c)

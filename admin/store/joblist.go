@@ -126,7 +126,9 @@ func (s *Store) JobPage(ctx context.Context, q JobQuery) (JobPage, error) {
 // jobFilters are the conditions of q but its keyset and its scanned tests.
 func (s *Store) jobFilters(q JobQuery) filters {
 	var w filters
-	w.add("workflow_id IS NULL")
+	// Not an index's condition (nearly every job has no workflow): an
+	// index on it would read the jobs unordered.
+	w.add("COALESCE(workflow_id, 0) = 0")
 	if q.Apps != nil {
 		w.in("app", q.Apps)
 	}
@@ -140,7 +142,9 @@ func (s *Store) jobFilters(q JobQuery) filters {
 		w.add("state = ?", q.State)
 	}
 	if q.Name != "" && !q.Contains {
-		w.add(`name LIKE ? ESCAPE '!'`, likePrefix(q.Name))
+		// The range is what an index reads (SQLite does not turn a LIKE
+		// into one); the LIKE keeps the database's case rule.
+		w.add(`name >= ? AND name < ? AND name LIKE ? ESCAPE '!'`, q.Name, q.Name+"\uffff", likePrefix(q.Name))
 	}
 	return w
 }
@@ -148,30 +152,8 @@ func (s *Store) jobFilters(q JobQuery) filters {
 // jobPagePart is JobPage within one part of the order: for sort next_fire,
 // the jobs with a next firing (noNext false) or those without (true).
 func (s *Store) jobPagePart(ctx context.Context, q JobQuery, noNext bool) (JobPage, error) {
-	w := s.jobFilters(q)
-	a := q.After
-	page, scan := qJobPageByName, qJobScanByName
-	switch q.Sort {
-	case JobSortID:
-		page, scan = qJobPageByID, qJobScanByID
-		w.add("id > ?", a.ID)
-	case JobSortNext:
-		page, scan = qJobPageByNext, qJobScanByNext
-		switch {
-		case noNext:
-			w.add("next_fire_at IS NULL AND id > ?", a.ID)
-		case a.ID == 0:
-			w.add("next_fire_at IS NOT NULL")
-		default:
-			w.add("next_fire_at >= ? AND (next_fire_at > ? OR id > ?)", a.Next, a.Next, a.ID)
-		}
-	default:
-		if a.ID != 0 {
-			w.add("name >= ? AND (name > ? OR id > ?)", a.Name, a.Name, a.ID)
-		}
-	}
+	text, args := s.jobPageQuery(q, noNext)
 	if !q.scans() {
-		text, args := w.query(s.q.get(page), q.Limit+1)
 		var jobs []Job
 		if err := s.db.SelectContext(ctx, &jobs, text, args...); err != nil {
 			return JobPage{}, fmt.Errorf("list jobs: %w", err)
@@ -191,7 +173,6 @@ func (s *Store) jobPagePart(ctx context.Context, q JobQuery, noNext bool) (JobPa
 		Next sql.NullInt64 `db:"next_fire_at"`
 		Cron string        `db:"cron_expr"`
 	}
-	text, args := w.query(s.q.get(scan), q.ScanLimit)
 	var window []key
 	if err := s.db.SelectContext(ctx, &window, text, args...); err != nil {
 		return JobPage{}, fmt.Errorf("search jobs: %w", err)
@@ -233,6 +214,37 @@ func (s *Store) jobPagePart(ctx context.Context, q JobQuery, noNext bool) (JobPa
 	}
 	out.Jobs = jobs
 	return out, nil
+}
+
+// jobPageQuery is the query of jobPagePart and its arguments: a page of
+// q.Limit + 1 jobs, or (q.scans()) a window of q.ScanLimit keys.
+func (s *Store) jobPageQuery(q JobQuery, noNext bool) (string, []any) {
+	w := s.jobFilters(q)
+	a := q.After
+	page, scan := qJobPageByName, qJobScanByName
+	switch q.Sort {
+	case JobSortID:
+		page, scan = qJobPageByID, qJobScanByID
+		w.add("id > ?", a.ID)
+	case JobSortNext:
+		page, scan = qJobPageByNext, qJobScanByNext
+		switch {
+		case noNext:
+			w.add("next_fire_at IS NULL AND id > ?", a.ID)
+		case a.ID == 0:
+			w.add("next_fire_at IS NOT NULL")
+		default:
+			w.add("next_fire_at >= ? AND (next_fire_at > ? OR id > ?)", a.Next, a.Next, a.ID)
+		}
+	default:
+		if a.ID != 0 {
+			w.add("name >= ? AND (name > ? OR id > ?)", a.Name, a.Name, a.ID)
+		}
+	}
+	if q.scans() {
+		return w.query(s.q.get(scan), q.ScanLimit)
+	}
+	return w.query(s.q.get(page), q.Limit+1)
 }
 
 // indexOf is the index of k in window (k points into window).

@@ -214,7 +214,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	w := runFilters(f)
 	switch {
 	case f.BeforeID > 0 && f.BeforeAt != 0:
-		w.add("(r.scheduled_at < ? OR (r.scheduled_at = ? AND r.id < ?))", f.BeforeAt, f.BeforeAt, f.BeforeID)
+		runKeyset(&w, f.BeforeAt, f.BeforeID)
 	case f.BeforeID > 0:
 		// Keyset on (scheduled_at, id): the runs after run BeforeID in
 		// the list's order. A cursor run that is gone (retention) pages
@@ -223,7 +223,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		err := s.db.GetContext(ctx, &at, s.q.get(qRunScheduledAt), f.BeforeID)
 		switch {
 		case err == nil:
-			w.add("(r.scheduled_at < ? OR (r.scheduled_at = ? AND r.id < ?))", at, at, f.BeforeID)
+			runKeyset(&w, at, f.BeforeID)
 		case errors.Is(err, sql.ErrNoRows):
 			w.add("r.id < ?", f.BeforeID)
 		default:
@@ -239,6 +239,15 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// runKeyset adds the keyset of a run list: the runs after run id, scheduled
+// at at, in the list's order (scheduled_at, id descending).
+func runKeyset(w *filters, at, id int64) {
+	// A range of scheduled_at (each list index has it after its filter
+	// columns), the ties then by id: an OR of both would read from the
+	// newest run on SQLite.
+	w.add("r.scheduled_at <= ? AND (r.scheduled_at < ? OR r.id < ?)", at, at, id)
 }
 
 // runFilters are the conditions of f but its keyset. Each filter alone is
