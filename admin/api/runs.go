@@ -82,7 +82,6 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 	return v
 }
 
-
 func (s *Server) listRuns(c *gin.Context) {
 	f, ok := runFilter(c)
 	if !ok {

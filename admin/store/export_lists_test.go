@@ -17,5 +17,5 @@ func (s *Store) RunListSQL(f RunFilter) (string, []any) {
 	if f.BeforeID > 0 {
 		runKeyset(&w, f.BeforeAt, f.BeforeID)
 	}
-	return w.query(s.q.get(qRunList), f.Limit)
+	return w.query(runListText(s.q.get(qRunList), f), f.Limit)
 }

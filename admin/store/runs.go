@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -233,12 +234,23 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Apps != nil && len(f.Apps) == 0 {
 		return nil, nil
 	}
-	q, args := w.query(s.q.get(qRunList), f.Limit)
+	q, args := w.query(runListText(s.q.get(qRunList), f), f.Limit)
 	var out []Run
 	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// runListText is RunList for f: the runs of one job (without a status, which
+// idx_run_status answers) in the order of uk_run_key (job_id, scheduled_at)
+// by job_id first, a constant that changes nothing in the order but keeps
+// MariaDB from walking idx_run_sched_id past every other job's runs.
+func runListText(text string, f RunFilter) string {
+	if f.JobID > 0 && f.Status == "" {
+		return strings.Replace(text, "ORDER BY r.scheduled_at DESC", "ORDER BY r.job_id DESC, r.scheduled_at DESC", 1)
+	}
+	return text
 }
 
 // runKeyset adds the keyset of a run list: the runs after run id, scheduled
