@@ -123,9 +123,11 @@ func jobQuery(c *gin.Context) (store.JobQuery, bool) {
 		return q, false
 	}
 	q.App, q.Handler = c.Query("app"), c.Query("handler")
-	after, ok := positiveID(c, "after")
-	if !ok {
-		return q, false
+	var after int64
+	if v := c.Query("after"); v != "" && v != "0" { // after=0: the first page
+		if after, ok = positiveID(c, "after"); !ok {
+			return q, false
+		}
 	}
 	if after > 0 {
 		// The first API's keyset: by id after job "after".
@@ -187,7 +189,7 @@ func (s *Server) listJobs(c *gin.Context) {
 	if n := page.Next; n != nil {
 		out.NextCursor = encodeCursor(jobCursorPrefix, jobCursorWire{Sort: q.Sort, ID: n.ID, Name: n.Name, Next: n.Next, NoNext: n.NoNext})
 	}
-	if c.Query("cursor") == "" && c.Query("after") == "" {
+	if c.Query("cursor") == "" && q.After.ID == 0 {
 		n, exact, counted, err := s.st.JobCount(ctx, q, store.DefaultListCountCap)
 		if err != nil {
 			s.internal(c, err)
