@@ -246,26 +246,28 @@ func (s *Store) jobPageQuery(q JobQuery, noNext bool) (string, []any) {
 		text, n = s.q.get(scan), q.ScanLimit
 	}
 	if q.Sort != JobSortID && q.Sort != JobSortNext {
-		text = strings.Replace(text, "ORDER BY name, id", "ORDER BY "+fixedByName(q)+"name, id", 1)
+		text = strings.Replace(text, "ORDER BY name, id", "ORDER BY "+orderByName(q), 1)
 	}
 	return w.query(text, n)
 }
 
-// fixedByName is what the order by name starts with: the columns q's
+// orderByName is the order by name for q: it starts with the columns q's
 // filters fix (app, state), which change nothing in the order but make it
 // the order of the index of those columns (uk_job_app_name,
 // idx_job_app_state_name, idx_job_state_name), so that MariaDB reads that
-// index rather than walk idx_job_name past every other app's jobs.
-func fixedByName(q JobQuery) string {
+// index rather than walk idx_job_name past every other app's jobs. Within
+// one app a name is unique: "app, name" is the whole order of the unique
+// key uk_job_app_name, whose entries MariaDB does not order by id.
+func orderByName(q JobQuery) string {
 	switch {
 	case q.App != "" && q.State != "":
-		return "app, state, "
+		return "app, state, name, id"
 	case q.App != "":
-		return "app, "
+		return "app, name"
 	case q.State != "":
-		return "state, "
+		return "state, name, id"
 	}
-	return ""
+	return "name, id"
 }
 
 // indexOf is the index of k in window (k points into window).

@@ -243,12 +243,14 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 }
 
 // runListText is RunList for f: the runs of one job (without a status, which
-// idx_run_status answers) in the order of uk_run_key (job_id, scheduled_at)
-// by job_id first, a constant that changes nothing in the order but keeps
-// MariaDB from walking idx_run_sched_id past every other job's runs.
+// idx_run_status answers) in the order of the unique key uk_run_key
+// (job_id, scheduled_at): by job_id first, a constant that changes nothing
+// in the order, and no id (a job's runs differ in scheduled_at; MariaDB does
+// not order a unique key's entries by id), so that MariaDB reads that key
+// rather than walk idx_run_sched_id past every other job's runs.
 func runListText(text string, f RunFilter) string {
 	if f.JobID > 0 && f.Status == "" {
-		return strings.Replace(text, "ORDER BY r.scheduled_at DESC", "ORDER BY r.job_id DESC, r.scheduled_at DESC", 1)
+		return strings.Replace(text, "ORDER BY r.scheduled_at DESC, r.id DESC", "ORDER BY r.job_id DESC, r.scheduled_at DESC", 1)
 	}
 	return text
 }

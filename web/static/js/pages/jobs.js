@@ -82,7 +82,9 @@ export default function mount(root, ctx) {
 
   function countText() {
     const n = jobs.length;
-    if (partial || (first && first.count === undefined)) return t("jobs.countScanned", { n, scanned });
+    // A bounded search has no count: how many it found, and while it has
+    // not reached the end, how many jobs it searched so far.
+    if (first && first.count === undefined) return partial || next ? t("jobs.countScanned", { n, scanned: scanned.toLocaleString() }) : t("jobs.countAll", { total: n });
     if (!first || first.count === undefined) return t("jobs.countShown", { n });
     if (!first.count_exact) return t("jobs.countMore", { n, total: first.count.toLocaleString() });
     return n < first.count ? t("jobs.count", { n, total: first.count }) : t("jobs.countAll", { total: first.count });
