@@ -288,7 +288,7 @@ func runFilters(f RunFilter) filters {
 	if f.ToMS != 0 {
 		w.add("r.scheduled_at < ?", f.ToMS)
 	}
-	if f.Apps != nil && len(f.Apps) > 0 {
+	if len(f.Apps) > 0 {
 		w.in("r.app", f.Apps)
 	}
 	return w
