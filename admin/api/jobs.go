@@ -386,24 +386,6 @@ func (s *Server) validateJob(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})
 }
 
-func (s *Server) listJobs(c *gin.Context) {
-	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
-	limit, _ := strconv.Atoi(c.Query("limit"))
-	if limit <= 0 || limit > 500 {
-		limit = 100
-	}
-	jobs, err := s.st.ListJobsOfApps(c.Request.Context(), after, limit, currentUser(c).AppList())
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	out := make([]apitypes.Job, 0, len(jobs))
-	for _, j := range jobs {
-		out = append(out, jobdef.View(j))
-	}
-	c.JSON(http.StatusOK, gin.H{"jobs": out})
-}
-
 func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
 	id, ok := idParam(c)
 	if !ok {

@@ -82,45 +82,13 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 	return v
 }
 
-var runStatuses = map[string]bool{
-	store.RunPending: true, store.RunRunning: true, store.RunSucceeded: true, store.RunFailed: true,
-	store.RunPartiallyFailed: true, store.RunCancelled: true, store.RunSkipped: true,
-}
-
 func (s *Server) listRuns(c *gin.Context) {
-	var f store.RunFilter
-	var err error
-	var ok bool
-	if v := c.Query("job_id"); v != "" {
-		if f.JobID, err = strconv.ParseInt(v, 10, 64); err != nil || f.JobID <= 0 {
-			fail(c, http.StatusBadRequest, "job_id must be a positive integer")
-			return
-		}
-	}
-	if v := c.Query("status"); v != "" {
-		if !runStatuses[v] {
-			fail(c, http.StatusBadRequest, "status must be one of pending, running, succeeded, failed, partially_failed, cancelled, skipped")
-			return
-		}
-		f.Status = v
-	}
-	if v := c.Query("before"); v != "" {
-		if f.BeforeID, err = strconv.ParseInt(v, 10, 64); err != nil || f.BeforeID <= 0 {
-			fail(c, http.StatusBadRequest, "before must be a run id (positive integer)")
-			return
-		}
-	}
-	if f.FromMS, f.ToMS, ok = timeRange(c, "runs by scheduled time"); !ok {
+	f, ok := runFilter(c)
+	if !ok {
 		return
 	}
-	if v := c.Query("limit"); v != "" {
-		if f.Limit, err = strconv.Atoi(v); err != nil || f.Limit < 1 || f.Limit > 1000 {
-			fail(c, http.StatusBadRequest, "limit must be 1-1000")
-			return
-		}
-	}
-	f.Apps = currentUser(c).AppList()
-	runs, err := s.st.ListRuns(c.Request.Context(), f)
+	ctx := c.Request.Context()
+	runs, err := s.st.ListRuns(ctx, f)
 	if err != nil {
 		s.internal(c, err)
 		return
@@ -131,7 +99,17 @@ func (s *Server) listRuns(c *gin.Context) {
 	}
 	resp := gin.H{"runs": out}
 	if len(runs) > 0 && len(runs) == max(f.Limit, 1) {
-		resp["next_before"] = runs[len(runs)-1].ID
+		last := runs[len(runs)-1]
+		resp["next_before"] = last.ID
+		resp["next_cursor"] = encodeCursor(runCursorPrefix, runCursorWire{At: last.ScheduledAt, ID: last.ID})
+	}
+	if c.Query("cursor") == "" && c.Query("before") == "" && c.Query("count") != "0" {
+		n, exact, err := s.st.CountRuns(ctx, f, store.DefaultListCountCap)
+		if err != nil {
+			s.internal(c, err)
+			return
+		}
+		resp["count"], resp["count_exact"] = n, exact
 	}
 	c.JSON(http.StatusOK, resp)
 }

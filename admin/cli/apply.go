@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -78,7 +79,7 @@ func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun 
 func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool, out io.Writer) error {
 	var plan Plan
 	if len(f.Jobs) > 0 || len(f.Workflows) == 0 {
-		_, have, err := listJobs(ctx, cl)
+		_, have, err := listJobs(ctx, cl, url.Values{"sort": {"id"}})
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,10 @@ commands:
   apply -f FILE [--dry-run]        create or update the jobs and workflows of a
                                    YAML file ("-" reads stdin)
   get jobs|runs|executors|calendars|workflows [-o json]
-                                   list (runs: --job JOB --status S --limit N)
+                                   list (jobs: --app A --handler H --state S --schedule K
+                                   --search NAME [--contains] --sort name|next_fire|id;
+                                   runs: --job JOB --app A --status S --trigger K
+                                   --from T --to T --limit N)
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
   trigger workflow WORKFLOW [--business-date D] [--params JSON] [--param k=v]...
                                    run a workflow now (params laid over every node's)
@@ -282,17 +285,23 @@ func run(ctx context.Context, args []string, env Env) error {
 	return usagef("unknown command %q", cmd)
 }
 
-// listJobs reads every job, page by page.
-func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []apitypes.Job, error) {
+// listJobs reads every job the query parameters filter select (nil:
+// every job), page by page (the server's cursor).
+func listJobs(ctx context.Context, cl *Client, filter url.Values) ([]json.RawMessage, []apitypes.Job, error) {
 	const page = 500
 	var raws []json.RawMessage
 	var jobs []apitypes.Job
-	var after int64
+	q := url.Values{}
+	for k, v := range filter {
+		q[k] = v
+	}
+	q.Set("limit", strconv.Itoa(page))
 	for {
 		var out struct {
-			Jobs []json.RawMessage `json:"jobs"`
+			Jobs       []json.RawMessage `json:"jobs"`
+			NextCursor string            `json:"next_cursor"`
 		}
-		if err := cl.Do(ctx, http.MethodGet, "/api/v1/jobs?limit="+strconv.Itoa(page)+"&after="+strconv.FormatInt(after, 10), nil, &out); err != nil {
+		if err := cl.Do(ctx, http.MethodGet, "/api/v1/jobs?"+q.Encode(), nil, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, raw := range out.Jobs {
@@ -302,11 +311,11 @@ func listJobs(ctx context.Context, cl *Client) ([]json.RawMessage, []apitypes.Jo
 			}
 			raws = append(raws, raw)
 			jobs = append(jobs, j)
-			after = j.ID
 		}
-		if len(out.Jobs) < page {
+		if out.NextCursor == "" {
 			return raws, jobs, nil
 		}
+		q.Set("cursor", out.NextCursor)
 	}
 }
 
@@ -318,7 +327,9 @@ func resolveJob(ctx context.Context, cl *Client, ref string) (int64, error) {
 	if !strings.Contains(ref, "/") {
 		return 0, usagef("job %q: give a job id or app/name", ref)
 	}
-	_, jobs, err := listJobs(ctx, cl)
+	app, name, _ := strings.Cut(ref, "/")
+	// The jobs of the app whose name starts with name: an index range.
+	_, jobs, err := listJobs(ctx, cl, url.Values{"app": {app}, "q": {name}})
 	if err != nil {
 		return 0, err
 	}
@@ -509,6 +520,16 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	job := fs.String("job", "", "runs: only the runs of this job (id or app/name)")
 	status := fs.String("status", "", "runs: only runs in this status")
 	limit := fs.Int("limit", 20, "runs: at most this many, newest first (1-1000)")
+	app := fs.String("app", "", "only the jobs or runs of this app")
+	handler := fs.String("handler", "", "jobs: only the jobs of this handler")
+	jobState := fs.String("state", "", "jobs: only jobs in this state (scheduled, paused, disabled, completed)")
+	schedule := fs.String("schedule", "", "jobs: only jobs of this schedule kind (cron, every, at)")
+	search := fs.String("search", "", "jobs: only jobs whose name starts with this")
+	contains := fs.Bool("contains", false, "jobs: --search matches anywhere in the name (examines the jobs in bounded steps)")
+	sortBy := fs.String("sort", "", "jobs: name (default), next_fire or id")
+	trigger := fs.String("trigger", "", "runs: only runs of this trigger kind (cron, manual, retry, catch_up, child, api, backfill, workflow)")
+	from := fs.String("from", "", "runs: only runs scheduled at or after this RFC 3339 instant")
+	to := fs.String("to", "", "runs: only runs scheduled before this RFC 3339 instant")
 	what, err := oneArg(fs, args, "kind (jobs, runs, executors, calendars or workflows)")
 	if err != nil {
 		return err
@@ -522,7 +543,19 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	}
 	switch what {
 	case "jobs", "job":
-		raws, jobs, err := listJobs(ctx, cl)
+		filter := url.Values{}
+		for k, v := range map[string]string{"app": *app, "handler": *handler, "state": *jobState, "schedule": *schedule, "q": *search, "sort": *sortBy} {
+			if v != "" {
+				filter.Set(k, v)
+			}
+		}
+		if *contains {
+			filter.Set("match", "contains")
+		}
+		if *sortBy == "" {
+			filter.Set("sort", "id") // the order of the first versions
+		}
+		raws, jobs, err := listJobs(ctx, cl, filter)
 		if err != nil {
 			return err
 		}
@@ -548,8 +581,10 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 			}
 			q.Set("job_id", strconv.FormatInt(id, 10))
 		}
-		if *status != "" {
-			q.Set("status", *status)
+		for k, v := range map[string]string{"status": *status, "app": *app, "trigger": *trigger, "from": *from, "to": *to} {
+			if v != "" {
+				q.Set(k, v)
+			}
 		}
 		var out struct {
 			Runs []json.RawMessage `json:"runs"`

@@ -866,3 +866,28 @@ var Catalog = map[Code]string{
 	"builtin.sql.unknown_name":             ":{key} is neither a task value (:slot, :total, :run_id, :job_id, :attempt, :token) nor a key of \"named\"",
 	"builtin.sql.value_type":               "want a string, number, boolean or null, not a JSON {type}",
 }
+
+// Validation: list parameters (GET /api/v1/jobs, /api/v1/runs).
+const (
+	ListLimitRange    Code = "list.limit_range"
+	ListOneOf         Code = "list.one_of"
+	ListCursorInvalid Code = "list.cursor_invalid"
+	ListIDInvalid     Code = "list.id_invalid"
+	ListSearchLong    Code = "list.search_long"
+)
+
+// listCatalog holds the English texts of the list codes (merged into
+// Catalog by init, apart to keep merges of the catalog small).
+var listCatalog = map[Code]string{
+	ListLimitRange:    "the page size must be an integer from 1 to {max}, got {value}",
+	ListOneOf:         "must be one of {values}, got {value}",
+	ListCursorInvalid: "is not a cursor of this list: pass next_cursor of the previous page unchanged, with the same sort, or leave it out for the first page",
+	ListIDInvalid:     "must be a positive integer, got {value}",
+	ListSearchLong:    "a search of the name is at most {max} characters, got {len}",
+}
+
+func init() {
+	for c, t := range listCatalog {
+		Catalog[c] = t
+	}
+}

@@ -58,6 +58,7 @@ const (
 	qAlarmRouteList
 	qAppJobCountAdd
 	qAppJobCountRemove
+	qAppJobCountSum
 	qAppJobCounts
 	qAttemptAck
 	qAttemptByID
@@ -131,6 +132,7 @@ const (
 	qJobClaimDue
 	qJobComplete
 	qJobCompleteIfOpen
+	qJobCountCapped
 	qJobCountDue
 	qJobDelete
 	qJobExists
@@ -144,6 +146,9 @@ const (
 	qJobNextDue
 	qJobNextPauseEnd
 	qJobOfWorkflowNode
+	qJobPageByID
+	qJobPageByName
+	qJobPageByNext
 	qJobPauseUntil
 	qJobReplan
 	qJobRunStatuses
@@ -151,10 +156,14 @@ const (
 	qJobRunSucceededOfWorkflowDate
 	qJobRunsOfWorkflowDates
 	qJobRunsScheduledBetween
+	qJobScanByID
+	qJobScanByName
+	qJobScanByNext
 	qJobSetEnabled
 	qJobSetPaused
 	qJobUpdate
 	qJobZoneByName
+	qJobsByIDs
 	qJobsMaxRunsReached
 	qJobsOfCalendar
 	qJobsOfHandler
@@ -182,6 +191,7 @@ const (
 	qRunActiveJobs
 	qRunByID
 	qRunByKey
+	qRunCountCapped
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
@@ -350,6 +360,7 @@ var queryNames = [...]string{
 	"AlarmRouteList",
 	"AppJobCountAdd",
 	"AppJobCountRemove",
+	"AppJobCountSum",
 	"AppJobCounts",
 	"AttemptAck",
 	"AttemptByID",
@@ -423,6 +434,7 @@ var queryNames = [...]string{
 	"JobClaimDue",
 	"JobComplete",
 	"JobCompleteIfOpen",
+	"JobCountCapped",
 	"JobCountDue",
 	"JobDelete",
 	"JobExists",
@@ -436,6 +448,9 @@ var queryNames = [...]string{
 	"JobNextDue",
 	"JobNextPauseEnd",
 	"JobOfWorkflowNode",
+	"JobPageByID",
+	"JobPageByName",
+	"JobPageByNext",
 	"JobPauseUntil",
 	"JobReplan",
 	"JobRunStatuses",
@@ -443,10 +458,14 @@ var queryNames = [...]string{
 	"JobRunSucceededOfWorkflowDate",
 	"JobRunsOfWorkflowDates",
 	"JobRunsScheduledBetween",
+	"JobScanByID",
+	"JobScanByName",
+	"JobScanByNext",
 	"JobSetEnabled",
 	"JobSetPaused",
 	"JobUpdate",
 	"JobZoneByName",
+	"JobsByIDs",
 	"JobsMaxRunsReached",
 	"JobsOfCalendar",
 	"JobsOfHandler",
@@ -474,6 +493,7 @@ var queryNames = [...]string{
 	"RunActiveJobs",
 	"RunByID",
 	"RunByKey",
+	"RunCountCapped",
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -192,8 +193,13 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 // RunFilter selects runs for ListRuns. Zero fields do not filter.
 type RunFilter struct {
 	JobID    int64
+	App      string
 	Status   string
-	BeforeID int64 // keyset: the runs after run BeforeID in the list's order
+	Trigger  string // trigger kind (cron, manual, retry, ...)
+	BeforeID int64  // keyset: the runs after run BeforeID in the list's order
+	// BeforeAt, with BeforeID, is the cursor run's scheduled time: the
+	// keyset needs no read of the cursor run (GET /runs?cursor=...).
+	BeforeAt int64
 	Limit    int
 	Apps     []string // only runs of jobs of these apps (nil: every app)
 	// FromMS and ToMS, when not 0, keep runs scheduled in [FromMS, ToMS).
@@ -206,14 +212,11 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}
-	var w filters
-	if f.JobID > 0 {
-		w.add("r.job_id = ?", f.JobID)
-	}
-	if f.Status != "" {
-		w.add("r.status = ?", f.Status)
-	}
-	if f.BeforeID > 0 {
+	w := runFilters(f)
+	switch {
+	case f.BeforeID > 0 && f.BeforeAt != 0:
+		runKeyset(&w, f.BeforeAt, f.BeforeID)
+	case f.BeforeID > 0:
 		// Keyset on (scheduled_at, id): the runs after run BeforeID in
 		// the list's order. A cursor run that is gone (retention) pages
 		// by id alone.
@@ -221,12 +224,63 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 		err := s.db.GetContext(ctx, &at, s.q.get(qRunScheduledAt), f.BeforeID)
 		switch {
 		case err == nil:
-			w.add("(r.scheduled_at < ? OR (r.scheduled_at = ? AND r.id < ?))", at, at, f.BeforeID)
+			runKeyset(&w, at, f.BeforeID)
 		case errors.Is(err, sql.ErrNoRows):
 			w.add("r.id < ?", f.BeforeID)
 		default:
 			return nil, fmt.Errorf("list runs: the cursor run %d: %w", f.BeforeID, err)
 		}
+	}
+	if f.Apps != nil && len(f.Apps) == 0 {
+		return nil, nil
+	}
+	q, args := w.query(runListText(s.q.get(qRunList), f), f.Limit)
+	var out []Run
+	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// runListText is RunList for f: the runs of one job (without a status, which
+// idx_run_status answers) in the order of the unique key uk_run_key
+// (job_id, scheduled_at): by job_id first, a constant that changes nothing
+// in the order, and no id (a job's runs differ in scheduled_at; MariaDB does
+// not order a unique key's entries by id), so that MariaDB reads that key
+// rather than walk idx_run_sched_id past every other job's runs.
+func runListText(text string, f RunFilter) string {
+	if f.JobID > 0 && f.Status == "" {
+		return strings.Replace(text, "ORDER BY r.scheduled_at DESC, r.id DESC", "ORDER BY r.job_id DESC, r.scheduled_at DESC", 1)
+	}
+	return text
+}
+
+// runKeyset adds the keyset of a run list: the runs after run id, scheduled
+// at at, in the list's order (scheduled_at, id descending).
+func runKeyset(w *filters, at, id int64) {
+	// A range of scheduled_at (each list index has it after its filter
+	// columns), the ties then by id: an OR of both would read from the
+	// newest run on SQLite.
+	w.add("r.scheduled_at <= ? AND (r.scheduled_at < ? OR r.id < ?)", at, at, id)
+}
+
+// runFilters are the conditions of f but its keyset. Each filter alone is
+// a range of an index in the list's order: idx_run_sched_id, uk_run_key
+// (job), idx_run_status (status), idx_run_app_sched (app),
+// idx_run_trigger_sched (trigger kind).
+func runFilters(f RunFilter) filters {
+	var w filters
+	if f.JobID > 0 {
+		w.add("r.job_id = ?", f.JobID)
+	}
+	if f.App != "" {
+		w.add("r.app = ?", f.App)
+	}
+	if f.Status != "" {
+		w.add("r.status = ?", f.Status)
+	}
+	if f.Trigger != "" {
+		w.add("r.trigger_kind = ?", f.Trigger)
 	}
 	if f.FromMS != 0 {
 		w.add("r.scheduled_at >= ?", f.FromMS)
@@ -234,18 +288,31 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.ToMS != 0 {
 		w.add("r.scheduled_at < ?", f.ToMS)
 	}
-	if f.Apps != nil {
-		if len(f.Apps) == 0 {
-			return nil, nil
-		}
+	if len(f.Apps) > 0 {
 		w.in("r.app", f.Apps)
 	}
-	q, args := w.query(s.q.get(qRunList), f.Limit)
-	var out []Run
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+	return w
+}
+
+// CountRuns counts the runs f selects (its cursor aside) up to limit
+// (DefaultListCountCap when 0): exact says the count is below the limit,
+// otherwise there are more than n.
+func (s *Store) CountRuns(ctx context.Context, f RunFilter, limit int) (n int64, exact bool, err error) {
+	if f.Apps != nil && len(f.Apps) == 0 {
+		return 0, true, nil
 	}
-	return out, nil
+	if limit <= 0 {
+		limit = DefaultListCountCap
+	}
+	w := runFilters(f)
+	text, args := w.query(s.q.get(qRunCountCapped), limit+1)
+	if err := s.db.GetContext(ctx, &n, text, args...); err != nil {
+		return 0, false, fmt.Errorf("count runs: %w", err)
+	}
+	if n > int64(limit) {
+		return int64(limit), false, nil
+	}
+	return n, true, nil
 }
 
 // NextPendingAfter returns the earliest instant after nowMS at which a

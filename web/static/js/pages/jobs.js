@@ -1,15 +1,27 @@
-// Job list: search, filters by app and state, last run and next firing,
-// and the operator actions per row.
-import { api, allJobs } from "../api.js";
+// Job list: search by name, filters by app, state and schedule kind, sort,
+// all on the server (GET /jobs), a page at a time with "More" (keyset
+// cursor); last run and next firing, and the operator actions per row.
+// A substring search examines a bounded number of jobs per request and
+// says how far it got ("searched N jobs so far").
+import { api, qs } from "../api.js";
 import { t, fmtDateTime, errText } from "../i18n.js";
-import { h, pageHead, syncTable, badge, relTime, emptyState, pill, icon, fill } from "../dom.js";
+import { h, pageHead, syncTable, badge, relTime, emptyState, pill, icon, fill, button, debounce } from "../dom.js";
 import { actionButtons, jobState, STATE_PILL } from "./jobactions.js";
 
-const saved = { q: "", state: "all", app: "" };
+const saved = { q: "", match: "prefix", state: "all", app: "", schedule: "", sort: "name" };
+const PAGE = 50;
 
 export default function mount(root, ctx) {
   let jobs = [];
   let lastRun = new Map();
+  // The list as loaded: the answer of the first page (count), the cursor
+  // of the next page, how many jobs a bounded search examined so far.
+  let first = null;
+  let next = null;
+  let partial = false;
+  let scanned = 0;
+  let pages = 0;
+  let gen = 0;
 
   const search = h("input", { type: "search", id: "job-search", class: "search-input", placeholder: t("jobs.search"), value: saved.q, "aria-label": t("jobs.search") });
   const appSel = h("select", { id: "job-app", "aria-label": t("col.app") });
@@ -17,9 +29,23 @@ export default function mount(root, ctx) {
     h("button", { type: "button", class: s === saved.state && "active", dataset: { state: s }, onclick: () => {
       saved.state = s;
       stateSeg.querySelectorAll("button").forEach(b => b.classList.toggle("active", b.dataset.state === s));
-      render();
+      restart();
     } }, t("jobs.filter." + s))));
+  const matchSel = h("select", { id: "job-match", "aria-label": t("jobs.match") },
+    h("option", { value: "prefix" }, t("jobs.match.prefix")), h("option", { value: "contains" }, t("jobs.match.contains")));
+  matchSel.value = saved.match;
+  const schedSel = h("select", { id: "job-schedule", "aria-label": t("col.schedule") },
+    ["", "cron", "every", "at"].map(k => h("option", { value: k }, t("jobs.schedule." + (k || "all")))));
+  schedSel.value = saved.schedule;
+  const sortSel = h("select", { id: "job-sort", "aria-label": t("jobs.sort") },
+    ["name", "next_fire", "id"].map(k => h("option", { value: k }, t("jobs.sort." + k))));
+  sortSel.value = saved.sort;
   const count = h("span", { class: "muted", id: "job-count" });
+  const more = button(t("jobs.more"), { id: "jobs-more", onclick: async ev => {
+    const b = ev.currentTarget;
+    b.disabled = true;
+    try { await loadMore(); } finally { b.disabled = false; }
+  } });
   const tbody = h("tbody");
   const empty = h("div", { hidden: true });
   const table = h("table", { class: "table table-hover", id: "jobs-table" },
@@ -34,30 +60,65 @@ export default function mount(root, ctx) {
     pageHead(t("jobs.title"), t("jobs.sub"), newBtn),
     h("div", { class: "card" },
       h("div", { class: "toolbar" },
-        h("div", { class: "search" }, icon("search"), search), appSel, stateSeg, h("div", { class: "spacer" }), count),
-      h("div", { class: "table-wrap" }, table), empty));
+        h("div", { class: "search" }, icon("search"), search), matchSel, appSel, stateSeg, schedSel, sortSel, h("div", { class: "spacer" }), count),
+      h("div", { class: "table-wrap" }, table), empty,
+      h("div", { class: "table-foot" }, more)));
 
-  search.addEventListener("input", () => { saved.q = search.value; render(); });
-  appSel.addEventListener("change", () => { saved.app = appSel.value; render(); });
+  // A change of the search or a filter starts the list again from its
+  // first page on the server.
+  const restart = () => { first = null; next = null; pages = 0; scanned = 0; partial = false; gen++; ctx.refreshNow(); };
+  const typed = debounce(restart, 250);
+  search.addEventListener("input", () => { saved.q = search.value; typed(); });
+  matchSel.addEventListener("change", () => { saved.match = matchSel.value; restart(); });
+  appSel.addEventListener("change", () => { saved.app = appSel.value; restart(); });
+  schedSel.addEventListener("change", () => { saved.schedule = schedSel.value; restart(); });
+  sortSel.addEventListener("change", () => { saved.sort = sortSel.value; restart(); });
 
-  function matches(j) {
-    if (saved.state !== "all" && jobState(j) !== saved.state) return false;
-    if (saved.app && j.app !== saved.app) return false;
-    const q = saved.q.trim().toLowerCase();
-    if (!q) return true;
-    return q.split(/\s+/).every(w => [j.app, j.name, j.handler, j.cron, j.time_zone, j.description, String(j.id)].some(f => (f || "").toLowerCase().includes(w)));
+  function params(cursor) {
+    const q = saved.q.trim();
+    return qs({ q, match: q && saved.match === "contains" ? "contains" : "", app: saved.app, state: saved.state === "all" ? "" : saved.state,
+      schedule: saved.schedule, sort: saved.sort === "name" ? "" : saved.sort, limit: PAGE, cursor });
   }
 
-  function render() {
-    const apps = [...new Set(jobs.map(j => j.app))].sort();
-    const want = ["", ...apps].join("|");
+  function countText() {
+    const n = jobs.length;
+    // A bounded search has no count: how many it found, and while it has
+    // not reached the end, how many jobs it searched so far.
+    if (first && first.count === undefined) return partial || next ? t("jobs.countScanned", { n, scanned: scanned.toLocaleString() }) : t("jobs.countAll", { total: n });
+    if (!first || first.count === undefined) return t("jobs.countShown", { n });
+    if (!first.count_exact) return t("jobs.countMore", { n, total: first.count.toLocaleString() });
+    return n < first.count ? t("jobs.count", { n, total: first.count }) : t("jobs.countAll", { total: first.count });
+  }
+
+  async function loadApps() {
+    const { apps } = await api("GET", "/apps");
+    const names = apps.map(a => a.name).sort();
+    const want = ["", ...names].join("|");
     if (appSel.dataset.apps !== want) {
-      fill(appSel, h("option", { value: "" }, t("jobs.allApps")), ...apps.map(a => h("option", { value: a }, a)));
+      fill(appSel, h("option", { value: "" }, t("jobs.allApps")), ...names.map(a => h("option", { value: a }, a)));
       appSel.dataset.apps = want;
       appSel.value = saved.app;
     }
-    const shown = jobs.filter(matches);
-    count.textContent = t("jobs.count", { n: shown.length, total: jobs.length });
+  }
+
+  async function loadMore() {
+    if (!next) return;
+    const my = gen;
+    const page = await api("GET", "/jobs" + params(next));
+    if (my !== gen) return;
+    jobs.push(...page.jobs.filter(j => !jobs.some(o => o.id === j.id)));
+    next = page.next_cursor || null;
+    partial = !!page.partial;
+    scanned += page.scanned || 0;
+    pages++;
+    render();
+  }
+
+  function render() {
+    const shown = jobs;
+    count.textContent = countText();
+    more.hidden = !next;
+    fill(more, h("span", {}, partial ? t("jobs.searchMore", { scanned: scanned.toLocaleString() }) : t("jobs.more")));
     const cols = [
       { class: "num mono", sig: j => j.id, cell: j => String(j.id) },
       { sig: j => j.app + j.name + j.description, cell: j => h("a", { href: "#/jobs/" + j.id, class: "cell-title", title: j.description || "" },
@@ -81,12 +142,28 @@ export default function mount(root, ctx) {
     syncTable(tbody, shown, j => j.id, cols);
     table.hidden = !shown.length;
     empty.hidden = !!shown.length;
-    fill(empty, jobs.length ? emptyState(t("jobs.noMatch"), t("jobs.noMatchSub")) : emptyState(t("jobs.none"), ctx.can("operator") ? t("jobs.noneSub") : ""));
+    const filtered = saved.q.trim() || saved.app || saved.state !== "all" || saved.schedule;
+    fill(empty, filtered ? emptyState(partial ? t("jobs.noMatchYet", { scanned: scanned.toLocaleString() }) : t("jobs.noMatch"), t("jobs.noMatchSub"))
+      : emptyState(t("jobs.none"), ctx.can("operator") ? t("jobs.noneSub") : ""));
   }
 
+  // refresh reads the first page again (the whole list while only it is
+  // loaded; the rows it holds otherwise) and the recent runs.
   async function refresh() {
-    const [js, recent] = await Promise.all([allJobs(), api("GET", "/runs?limit=500")]);
-    jobs = js;
+    const my = gen;
+    const [page, recent] = await Promise.all([api("GET", "/jobs" + params("")), api("GET", "/runs?limit=500&count=0"), loadApps()]);
+    if (my !== gen) return;
+    if (pages <= 1) {
+      first = page;
+      jobs = page.jobs;
+      next = page.next_cursor || null;
+      partial = !!page.partial;
+      scanned = page.scanned || 0;
+      pages = 1;
+    } else {
+      const byId = new Map(page.jobs.map(j => [j.id, j]));
+      jobs = jobs.map(j => byId.get(j.id) || j);
+    }
     lastRun = new Map();
     // The leader creates runs ahead of their time (pre-read window): the
     // last run is the newest one that is due.

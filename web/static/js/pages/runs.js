@@ -1,13 +1,15 @@
-// Run list: filter by job, status and scheduled-time range (on the
-// server), search what is loaded, newest first, keyset paging with "Load
-// older"; the newest page refreshes live.
-import { api, allJobs, qs } from "../api.js";
+// Run list: filter by job, app, status, trigger kind and scheduled-time
+// range (on the server, GET /runs), search what is loaded, newest first,
+// keyset paging with "Load older" (cursor); the count of what matches
+// (up to 10,000) from the server; the newest page refreshes live.
+import { api, qs } from "../api.js";
 import { t, tOr, fmtDur, fmtInZone, isUTC, zoneLabel, errText } from "../i18n.js";
-import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon, pill } from "../dom.js";
+import { h, pageHead, syncTable, badge, absTime, emptyState, button, relTime, fill, icon, pill, debounce } from "../dom.js";
 import { slotBar, startAfterLine } from "./jobdetail.js";
 import { startLag } from "../lag.js";
 
 const STATUSES = ["", "pending", "running", "succeeded", "failed", "partially_failed", "cancelled", "skipped"];
+const TRIGGERS = ["", "cron", "manual", "retry", "catch_up", "child", "api", "backfill", "workflow"];
 const PAGE = 100;
 
 /** byScheduled orders runs as the API lists them: latest scheduled first, ties by id. */
@@ -21,13 +23,33 @@ function runDuration(r) {
 }
 
 export default function mount(root, ctx) {
-  const filter = { job_id: ctx.query.get("job_id") || "", status: ctx.query.get("status") || "", from: ctx.query.get("from") || "", to: ctx.query.get("to") || "" };
+  const filter = { job_id: ctx.query.get("job_id") || "", app: ctx.query.get("app") || "", status: ctx.query.get("status") || "",
+    trigger: ctx.query.get("trigger") || "", from: ctx.query.get("from") || "", to: ctx.query.get("to") || "" };
   let search = "";
   const runs = new Map();
   let nextBefore = null;
-  let jobsLoaded = false;
+  let total = null;
+  let appsLoaded = false;
 
+  // The job filter: the chosen job, and the jobs whose name starts with
+  // what is typed in the box next to it (a server search, 50 at most).
   const jobSel = h("select", { id: "runs-job", "aria-label": t("col.job") }, h("option", { value: "" }, t("runs.allJobs")));
+  const jobFind = h("input", { type: "search", id: "runs-job-find", class: "filter-input", placeholder: t("runs.findJob"), "aria-label": t("runs.findJob") });
+  const jobOptions = jobs => {
+    const keep = filter.job_id;
+    fill(jobSel, h("option", { value: "" }, t("runs.allJobs")), ...jobs.map(j => h("option", { value: String(j.id) }, `${j.app}/${j.name}`)));
+    if (keep && !jobs.some(j => String(j.id) === keep)) jobSel.append(h("option", { value: keep }, "#" + keep));
+    jobSel.value = keep;
+  };
+  const findJobs = debounce(async () => {
+    const q = jobFind.value.trim();
+    const page = await api("GET", "/jobs" + qs({ q, limit: 50 }));
+    jobOptions(page.jobs);
+  }, 250);
+  jobFind.addEventListener("input", findJobs);
+  const appSel = h("select", { id: "runs-app", "aria-label": t("col.app") }, h("option", { value: "" }, t("jobs.allApps")));
+  const trigSel = h("select", { id: "runs-trigger", "aria-label": t("col.trigger") }, TRIGGERS.map(k => h("option", { value: k }, k ? tOr("trigger." + k, k) : t("runs.allTriggers"))));
+  trigSel.value = filter.trigger;
   const stSel = h("select", { id: "runs-status", "aria-label": t("col.status") }, STATUSES.map(s => h("option", { value: s }, s ? t("status." + s) : t("runs.allStatuses"))));
   stSel.value = filter.status;
   // Scheduled-time range (the server filters; RFC 3339 in the URL), and a
@@ -58,7 +80,7 @@ export default function mount(root, ctx) {
 
   root.append(pageHead(t("runs.title"), t("runs.sub")),
     h("div", { class: "card" },
-      h("div", { class: "toolbar" }, jobSel, stSel, range("from"), range("to"), h("div", { class: "search" }, icon("search"), searchBox),
+      h("div", { class: "toolbar" }, jobFind, jobSel, appSel, stSel, trigSel, range("from"), range("to"), h("div", { class: "search" }, icon("search"), searchBox),
         h("div", { class: "spacer" }), h("span", { class: "muted", id: "runs-count" })),
       h("div", { class: "table-wrap" }, table), empty,
       h("div", { class: "table-foot" }, more)));
@@ -68,11 +90,14 @@ export default function mount(root, ctx) {
     history.replaceState(null, "", "#/runs" + q);
     runs.clear();
     nextBefore = null;
+    total = null;
     fill(tbody);
     ctx.refreshNow();
   };
   jobSel.addEventListener("change", () => { filter.job_id = jobSel.value; apply(); });
   stSel.addEventListener("change", () => { filter.status = stSel.value; apply(); });
+  appSel.addEventListener("change", () => { filter.app = appSel.value; apply(); });
+  trigSel.addEventListener("change", () => { filter.trigger = trigSel.value; apply(); });
   tbody.addEventListener("click", ev => {
     const tr = ev.target.closest("tr");
     if (tr && tr.dataset.key && !ev.target.closest("a")) ctx.navigate("#/runs/" + tr.dataset.key);
@@ -100,28 +125,32 @@ export default function mount(root, ctx) {
     table.hidden = !list.length;
     empty.hidden = !!list.length;
     more.hidden = !nextBefore;
-    document.getElementById("runs-count").textContent = t("runs.count", { n: list.length });
+    document.getElementById("runs-count").textContent = total === null ? t("runs.count", { n: list.length })
+      : total.count_exact ? t("runs.countOf", { n: list.length, total: total.count.toLocaleString() })
+        : t("runs.countMore", { n: list.length, total: total.count.toLocaleString() });
   }
 
   async function loadOlder() {
     if (!nextBefore) return;
-    const page = await api("GET", "/runs" + qs({ ...filter, before: nextBefore, limit: PAGE }));
+    const page = await api("GET", "/runs" + qs({ ...filter, cursor: nextBefore, limit: PAGE }));
     page.runs.forEach(r => runs.set(r.id, r));
-    nextBefore = page.next_before || null;
+    nextBefore = page.next_cursor || null;
     render();
   }
 
   async function refresh() {
-    if (!jobsLoaded) {
-      const jobs = await allJobs();
-      jobSel.append(...jobs.map(j => h("option", { value: String(j.id) }, `${j.app}/${j.name}`)));
-      jobSel.value = filter.job_id;
-      jobsLoaded = true;
+    if (!appsLoaded) {
+      const [{ apps }, first] = await Promise.all([api("GET", "/apps"), api("GET", "/jobs" + qs({ limit: 50 }))]);
+      appSel.append(...apps.map(a => h("option", { value: a.name }, a.name)));
+      appSel.value = filter.app;
+      jobOptions(first.jobs);
+      appsLoaded = true;
     }
     const page = await api("GET", "/runs" + qs({ ...filter, limit: PAGE }));
     if (!ctx.isCurrent()) return;
     page.runs.forEach(r => runs.set(r.id, r));
-    if (nextBefore === null) nextBefore = page.next_before || null;
+    if (page.count !== undefined) total = { count: page.count, count_exact: page.count_exact };
+    if (nextBefore === null) nextBefore = page.next_cursor || null;
     // Runs still active below the first page are refreshed one by one.
     const firstIds = new Set(page.runs.map(r => r.id));
     const stale = [...runs.values()].filter(r => !firstIds.has(r.id) && (r.status === "pending" || r.status === "running")).slice(0, 20);

@@ -1,0 +1,211 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
+	sqlfiles "github.com/shardjob/shardjob/sql"
+)
+
+// listCases are the queries of the console's job and run pages (GET
+// /api/v1/jobs, /api/v1/runs), each called as the API calls it, on the
+// scale fixture of TestPeriodicQueriesExamineOnlyTheirWork.
+func listCases(linear func(k, c int) func(int) int, s *store.Store) []scaleCase {
+	jobs := func(q store.JobQuery) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			p, err := s.JobPage(ctx, q)
+			return len(p.Jobs), err
+		}
+	}
+	runs := func(f store.RunFilter) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			r, err := s.ListRuns(ctx, f)
+			return len(r), err
+		}
+	}
+	jobCount := func(q store.JobQuery) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			n, _, _, err := s.JobCount(ctx, q, store.DefaultListCountCap)
+			return int(n), err
+		}
+	}
+	runCount := func(f store.RunFilter) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			n, _, err := s.CountRuns(ctx, f, store.DefaultListCountCap)
+			return int(n), err
+		}
+	}
+	// The fixture's app3 holds jobs 375,001-500,000 (job-0375001 ...), 5 % paused.
+	second := store.JobCursor{ID: 375_050, Name: "job-0375050"}
+	return []scaleCase{
+		{"JobPageByName (first page)", "GET /jobs: the console's first page", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{Limit: 50})},
+		{"JobPageByName (page 2, app)", "GET /jobs?app=&cursor=", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{App: "app3", After: second, Limit: 50})},
+		{"JobPageByName (name prefix)", "GET /jobs?q=job-00012", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{Name: "job-00012", Limit: 50})},
+		{"JobPageByName (app)", "GET /jobs?app=app3", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{App: "app3", Limit: 50})},
+		{"JobPageByName (app, state)", "GET /jobs?app=app3&state=paused", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{App: "app3", State: "paused", Limit: 50})},
+		{"JobPageByName (state)", "GET /jobs?state=disabled", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{State: "disabled", Limit: 50})},
+		{"JobPageByNext (first page)", "GET /jobs?sort=next_fire", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{Sort: store.JobSortNext, Limit: 50})},
+		{"JobPageByID (after)", "GET /jobs?after= (the first API)", "2n + 100", linear(2, 100),
+			jobs(store.JobQuery{Sort: store.JobSortID, After: store.JobCursor{ID: 500_000}, Limit: 50})},
+		{"JobScanByName (substring, bounded)", "GET /jobs?q=4999&match=contains", "2 × 5,000 + 2n + 100",
+			func(n int) int { return 2*store.DefaultJobScanLimit + 2*n + 100 },
+			jobs(store.JobQuery{Name: "4999", Contains: true, Limit: 50})},
+		{"AppJobCountSum (no filter)", "GET /jobs: count of every job", "100", linear(0, 100),
+			jobCount(store.JobQuery{})},
+		{"JobCountCapped (app, state)", "GET /jobs?app=&state=: count up to 10,000", "2n + 100", linear(2, 100),
+			jobCount(store.JobQuery{App: "app3", State: "paused"})},
+		{"JobCountCapped (name prefix)", "GET /jobs?q=: count up to 10,000", "2n + 100", linear(2, 100),
+			jobCount(store.JobQuery{Name: "job-00012"})},
+		{"RunList (job)", "GET /runs?job_id=: one job's runs", "4n + 100", linear(4, 100),
+			runs(store.RunFilter{JobID: 9, Limit: 50})},
+		{"RunList (status)", "GET /runs?status=failed", "4n + 100", linear(4, 100),
+			runs(store.RunFilter{Status: store.RunFailed, Limit: 50})},
+		{"RunList (trigger)", "GET /runs?trigger=manual", "4n + 100", linear(4, 100),
+			runs(store.RunFilter{Trigger: store.TriggerManual, Limit: 50})},
+		{"RunList (app)", "GET /runs?app=app3", "4n + 100", linear(4, 100),
+			runs(store.RunFilter{App: "app3", Limit: 50})},
+		{"RunCountCapped (status)", "GET /runs?status=failed: count up to 10,000", "2n + 100", linear(2, 100),
+			runCount(store.RunFilter{Status: store.RunFailed})},
+	}
+}
+
+// TestListPagesExamineOnlyTheirPage: every query of the console's job and
+// run pages examines O(its page) rows on 1,000,000 jobs and 1,000,000
+// runs (a count up to its cap of 10,000; a substring search up to its
+// window), measured as TestPeriodicQueriesExamineOnlyTheirWork measures.
+func TestListPagesExamineOnlyTheirPage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.OpenWith(t, sqlfiles.MySQL, func(c *store.Config) { c.MaxOpenConns = 1 })
+	db := s.DB()
+	dbNow, err := s.Now(ctx)
+	require.NoError(t, err)
+	now := dbNow.UnixMilli()
+	r := strings.NewReplacer("{now}", fmt.Sprint(now), "{jobs}", fmt.Sprint(scaleJobs),
+		"{runs}", fmt.Sprint(scaleRuns), "{apps}", fmt.Sprint(scaleApps))
+	start := time.Now()
+	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory} {
+		_, err = db.ExecContext(ctx, r.Replace(fill))
+		require.NoError(t, err)
+	}
+	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "ANALYZE TABLE job, job_run")
+	require.NoError(t, err)
+	t.Logf("filled %d jobs and %d runs in %s", scaleJobs, scaleRuns, time.Since(start).Round(time.Millisecond))
+
+	reads := func() int64 {
+		rows, err := db.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
+		require.NoError(t, err)
+		defer rows.Close()
+		var sum int64
+		for rows.Next() {
+			var name string
+			var v int64
+			require.NoError(t, rows.Scan(&name, &v))
+			sum += v
+		}
+		require.NoError(t, rows.Err())
+		return sum
+	}
+	base := reads()
+	self := reads() - base
+	linear := func(k, c int) func(int) int { return func(n int) int { return k*n + c } }
+	var table strings.Builder
+	fmt.Fprintf(&table, "\n| query | caller | bound | n | rows examined |\n|---|---|---|---|---|\n")
+	for _, c := range listCases(linear, s) {
+		t.Run(c.name, func(t *testing.T) {
+			before := reads()
+			n, err := c.run(ctx)
+			require.NoError(t, err)
+			examined := reads() - before - self
+			fmt.Fprintf(&table, "| %s | %s | %s | %d | %d |\n", c.name, c.caller, c.bound, n, examined)
+			require.Positive(t, n, "%s found nothing: the case tests nothing", c.name)
+			require.LessOrEqual(t, examined, int64(c.limit(n)),
+				"%s (%s) examined %d rows for %d: more than its bound %s", c.name, c.caller, examined, n, c.bound)
+		})
+	}
+	t.Log(table.String())
+}
+
+// TestListPagesSearchOnSQLite: on SQLite no query of the job and run pages
+// scans job or job_run, nor sorts them (USE TEMP B-TREE FOR ORDER BY):
+// each reads an index range in its page's order.
+func TestListPagesSearchOnSQLite(t *testing.T) {
+	t.Parallel()
+	s := storetest.Open(t, sqlfiles.SQLite)
+	type plan struct {
+		name string
+		text string
+		args []any
+	}
+	var plans []plan
+	job := func(name string, q store.JobQuery, noNext bool) {
+		text, args := s.JobPageSQL(q, noNext)
+		plans = append(plans, plan{name, text, args})
+	}
+	cur := store.JobCursor{ID: 10, Name: "b", Next: 5}
+	job("first page", store.JobQuery{Limit: 50}, false)
+	job("page 2", store.JobQuery{After: cur, Limit: 50}, false)
+	job("name prefix", store.JobQuery{Name: "job-1", Limit: 50}, false)
+	job("name prefix, page 2", store.JobQuery{Name: "job-1", After: cur, Limit: 50}, false)
+	job("app", store.JobQuery{App: "a", After: cur, Limit: 50}, false)
+	job("app, state", store.JobQuery{App: "a", State: "paused", After: cur, Limit: 50}, false)
+	job("state", store.JobQuery{State: "disabled", After: cur, Limit: 50}, false)
+	job("by next fire", store.JobQuery{Sort: store.JobSortNext, After: cur, Limit: 50}, false)
+	job("by next fire, none", store.JobQuery{Sort: store.JobSortNext, After: cur, Limit: 50}, true)
+	job("by id", store.JobQuery{Sort: store.JobSortID, After: cur, Limit: 50}, false)
+	job("handler by id", store.JobQuery{Sort: store.JobSortID, Handler: "h", After: cur, Limit: 50}, false)
+	text, args := s.JobCountSQL(store.JobQuery{App: "a", State: "paused"}, 10_000)
+	plans = append(plans, plan{"count app, state", text, args})
+	run := func(name string, f store.RunFilter) {
+		f.BeforeAt, f.BeforeID, f.Limit = 1000, 10, 50
+		text, args := s.RunListSQL(f)
+		plans = append(plans, plan{name, text, args})
+	}
+	run("runs", store.RunFilter{})
+	run("runs of a job", store.RunFilter{JobID: 9})
+	run("runs by status", store.RunFilter{Status: store.RunFailed})
+	run("runs by trigger", store.RunFilter{Trigger: store.TriggerManual})
+	run("runs of an app", store.RunFilter{App: "a"})
+	for _, p := range plans {
+		rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+p.text, p.args...)
+		require.NoError(t, err, p.name)
+		var steps []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+			steps = append(steps, detail)
+		}
+		require.NoError(t, rows.Err())
+		require.NoError(t, rows.Close())
+		for _, step := range steps {
+			f := strings.Fields(step)
+			// The first page walks an index in its order from the start
+			// (LIMIT stops it); any other SCAN reads what it may not.
+			walk := p.name == "first page" && strings.Contains(step, "USING INDEX")
+			if len(f) >= 2 && f[0] == "SCAN" && (f[1] == "job" || f[1] == "r" || f[1] == "job_run") && !walk {
+				t.Errorf("%s scans %s on SQLite: %s", p.name, f[1], strings.Join(steps, "; "))
+			}
+			if strings.Contains(step, "TEMP B-TREE FOR ORDER BY") && !strings.HasPrefix(p.name, "count") {
+				t.Errorf("%s sorts on SQLite: %s", p.name, strings.Join(steps, "; "))
+			}
+		}
+		t.Logf("%s: %s", p.name, strings.Join(steps, "; "))
+	}
+}
