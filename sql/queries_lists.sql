@@ -1,6 +1,6 @@
 -- Named queries of the job and run lists (GET /api/v1/jobs, /api/v1/runs):
 -- server-side search, filters, sort and keyset paging (see JobPage and
--- ListRuns in admin/store, migration 0035). {{filters}} is "WHERE" and the
+-- ListRuns in admin/store, migration 0036). {{filters}} is "WHERE" and the
 -- conditions of the request (always "no workflow_id" for jobs: a
 -- workflow's inline node is not listed), each a range of an index in the
 -- page's order: idx_job_name (name), uk_job_app_name (app, name),

@@ -85,7 +85,7 @@ type JobPage struct {
 
 // JobPage returns a page of jobs in q's order after q.After. Every
 // condition but a substring of the name and the schedule kind is a range
-// of an index in the page's order (migration 0035), so a page costs
+// of an index in the page's order (migration 0036), so a page costs
 // O(page); with those two the call examines at most q.ScanLimit jobs and
 // says so (JobPage.Partial) rather than reading the table.
 func (s *Store) JobPage(ctx context.Context, q JobQuery) (JobPage, error) {
