@@ -196,6 +196,14 @@ const (
 	qRunRunningOfJob
 	qRunScheduledAt
 	qRunSetPredicted
+	qRunStatCursorAdvance
+	qRunStatCursorGet
+	qRunStatCursorInit
+	qRunStatFinished
+	qRunStatInsert
+	qRunStatPrune
+	qRunStatRange
+	qRunStatStarted
 	qRunTransition
 	qRunsCancelPendingOfJob
 	qRunsDeadlineChecked
@@ -469,6 +477,14 @@ var queryNames = [...]string{
 	"RunRunningOfJob",
 	"RunScheduledAt",
 	"RunSetPredicted",
+	"RunStatCursorAdvance",
+	"RunStatCursorGet",
+	"RunStatCursorInit",
+	"RunStatFinished",
+	"RunStatInsert",
+	"RunStatPrune",
+	"RunStatRange",
+	"RunStatStarted",
 	"RunTransition",
 	"RunsCancelPendingOfJob",
 	"RunsDeadlineChecked",
