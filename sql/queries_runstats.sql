@@ -35,9 +35,9 @@ INSERT INTO run_stat_minute (minute, app, started, succeeded, failed, cancelled,
   lag_0, lag_1, lag_2, lag_3, lag_4, lag_5, lag_6, lag_7, lag_8, lag_9, lag_10, lag_11)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
--- The minutes of [from, to), summed over the apps given (or all), by
--- minute: primary key (minute, app) range, minutes × apps rows.
--- args: from, to, every app?, apps…
+-- The minutes of [from, to), summed over every app, by minute: primary key
+-- (minute, app) range, minutes × apps rows.
+-- args: from, to
 -- name: RunStatRange
 SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed) AS failed,
        SUM(cancelled) AS cancelled, SUM(skipped) AS skipped,
@@ -45,7 +45,20 @@ SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed)
        SUM(lag_4) AS lag_4, SUM(lag_5) AS lag_5, SUM(lag_6) AS lag_6, SUM(lag_7) AS lag_7,
        SUM(lag_8) AS lag_8, SUM(lag_9) AS lag_9, SUM(lag_10) AS lag_10, SUM(lag_11) AS lag_11
 FROM run_stat_minute
-WHERE minute >= ? AND minute < ? AND (? OR app IN (?))
+WHERE minute >= ? AND minute < ?
+GROUP BY minute ORDER BY minute;
+
+-- The same over some apps (a user limited to apps, or one app):
+-- idx_run_stat_app (app, minute), minutes × those apps rows.
+-- args: apps…, from, to
+-- name: RunStatRangeOfApps
+SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed) AS failed,
+       SUM(cancelled) AS cancelled, SUM(skipped) AS skipped,
+       SUM(lag_0) AS lag_0, SUM(lag_1) AS lag_1, SUM(lag_2) AS lag_2, SUM(lag_3) AS lag_3,
+       SUM(lag_4) AS lag_4, SUM(lag_5) AS lag_5, SUM(lag_6) AS lag_6, SUM(lag_7) AS lag_7,
+       SUM(lag_8) AS lag_8, SUM(lag_9) AS lag_9, SUM(lag_10) AS lag_10, SUM(lag_11) AS lag_11
+FROM run_stat_minute
+WHERE app IN (?) AND minute >= ? AND minute < ?
 GROUP BY minute ORDER BY minute;
 
 -- Minutes past the rollup's horizon (primary key range).

@@ -203,6 +203,7 @@ const (
 	qRunStatInsert
 	qRunStatPrune
 	qRunStatRange
+	qRunStatRangeOfApps
 	qRunStatStarted
 	qRunTransition
 	qRunsCancelPendingOfJob
@@ -484,6 +485,7 @@ var queryNames = [...]string{
 	"RunStatInsert",
 	"RunStatPrune",
 	"RunStatRange",
+	"RunStatRangeOfApps",
 	"RunStatStarted",
 	"RunTransition",
 	"RunsCancelPendingOfJob",

@@ -249,9 +249,12 @@ func (s *Store) RunStats(ctx context.Context, f RunStatFilter) ([]RunStat, error
 	if f.Apps != nil && len(f.Apps) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qRunStatRange), f.FromMS, f.ToMS, f.Apps == nil, orNone(f.Apps))
-	if err != nil {
-		return nil, err
+	q, args := s.q.get(qRunStatRange), []any{f.FromMS, f.ToMS}
+	if f.Apps != nil {
+		var err error
+		if q, args, err = sqlx.In(s.q.get(qRunStatRangeOfApps), f.Apps, f.FromMS, f.ToMS); err != nil {
+			return nil, err
+		}
 	}
 	var rows []runStatRow
 	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
