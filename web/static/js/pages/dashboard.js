@@ -111,7 +111,7 @@ export default function mount(root, ctx) {
   const utilChart = h("div", { class: "chart-box", id: "chart-util" });
   const utilLegend = h("div", { id: "util-legend" });
 
-  const rangeNote = h("p", { class: "muted dash-range", id: "dash-range" });
+  const rangeNote = h("p", { class: "footnote", id: "dash-range" });
   const stats = h("div", { class: "stats", id: "dash-stats" });
   const runsChart = h("div", { class: "chart-box", id: "chart-runs" });
   const rateChart = h("div", { class: "chart-box", id: "chart-rate" });
