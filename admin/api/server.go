@@ -249,6 +249,7 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/alarms", s.listAlarms)                        // alarm_groups.go
 	view.GET("/alarm-groups/:id/alarms", s.alarmGroupAlarms) // alarm_groups.go
 	view.GET("/stats/utilization", s.utilization)            // stats.go
+	view.GET("/dashboard", s.dashboard)                      // dashboard.go
 
 	op := authed.Group("/", require(auth.RoleOperator))
 	op.POST("/jobs", s.createJob)

@@ -273,6 +273,7 @@ const (
 	AlarmsTooMany          Code = "alarms.too_many"
 	AlarmsIDInvalid        Code = "alarms.id_invalid"
 	AlarmsSeverityInvalid  Code = "alarms.severity_invalid"
+	DashboardWindowInvalid Code = "dashboard.window_invalid"
 	RouteNoChannels        Code = "routes.no_channels"
 	RouteUnknownChannel    Code = "routes.unknown_channel"
 	RouteRecipientEmail    Code = "routes.recipient_email"
@@ -678,6 +679,7 @@ var Catalog = map[Code]string{
 	AlarmsTooMany:          "at most {max} ids per request: select all matching the filter instead",
 	AlarmsIDInvalid:        "ids are positive integers, got {value}",
 	AlarmsSeverityInvalid:  "must be critical, warning or info, got {value}",
+	DashboardWindowInvalid: "must be 1h, 6h, 24h or 7d (the windows the dashboard's rollup answers), got {value}",
 	RouteNoChannels:        "no alarm channels are configured on this admin (--alarm-channels)",
 	RouteUnknownChannel:    "no alarm channel named {channel} is configured",
 	RouteRecipientEmail:    "must be a plain email address like owner@example.com",

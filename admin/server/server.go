@@ -19,6 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/retention"
+	"github.com/shardjob/shardjob/admin/runstats"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/utilization"
@@ -101,6 +102,11 @@ type Config struct {
 	// at least 1s; each sample is one INSERT of at most one row per app.
 	// Retention.Samples says how long they are kept (default 7 days).
 	SampleInterval time.Duration
+	// RunStats tunes the dashboard's per-minute rollup of runs, which the
+	// leader folds (admin/runstats, docs/metrics.md "Dashboard"). Zero: the
+	// defaults (each minute folded 15s after it ends, kept 8 days). Its
+	// Clock and Logger default to this Config's.
+	RunStats runstats.Config
 	// DedupArchive (--dedup-archive) names, per app, the data source of its
 	// business database: the admin creates the app's dedup-archive job on
 	// its first start with it (retention.EnsureArchiveJobs; never changes an
@@ -182,6 +188,7 @@ type Server struct {
 	watch *watchdog.Watchdog
 	keep  *retention.Retainer
 	util  *utilization.Sampler
+	stats *runstats.Aggregator
 	flows *workflowrun.Engine
 	alarm *alarm.Notifier // nil without --alarm-channels
 	xxl   *xxljob.Service
@@ -322,6 +329,15 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.util, err = utilization.New(utilization.Config{Interval: cfg.SampleInterval, Logger: log}, st); err != nil {
 		return nil, &SettingError{Setting: "sample-interval", Err: err}
 	}
+	if cfg.RunStats.Clock == nil {
+		cfg.RunStats.Clock = cfg.Clock
+	}
+	if cfg.RunStats.Logger == nil {
+		cfg.RunStats.Logger = log
+	}
+	if s.stats, err = runstats.New(cfg.RunStats, st); err != nil {
+		return nil, err
+	}
 	var alarmChannels api.AlarmChannels
 	if cfg.AlarmChannelsFile != "" {
 		acfg := alarm.Config{ID: cfg.ID, Logger: log, Clock: cfg.Clock}
@@ -408,10 +424,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(s.flows.WhileLeading(func(ctx context.Context, epoch int64) {
+		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(s.stats.WhileLeading(s.flows.WhileLeading(func(ctx context.Context, epoch int64) {
 			defer s.mets.LeaderTerm(epoch)()
 			s.sched.Lead(ctx, epoch)
-		}))))
+		})))))
 		if err != nil && leadCtx.Err() == nil {
 			errc <- fmt.Errorf("leader election: %w", err)
 		}

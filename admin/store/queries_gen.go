@@ -216,6 +216,15 @@ const (
 	qRunRunningOfJob
 	qRunScheduledAt
 	qRunSetPredicted
+	qRunStatCursorAdvance
+	qRunStatCursorGet
+	qRunStatCursorInit
+	qRunStatFinished
+	qRunStatInsert
+	qRunStatPrune
+	qRunStatRange
+	qRunStatRangeOfApps
+	qRunStatStarted
 	qRunTransition
 	qRunsCancelPendingOfJob
 	qRunsDeadlineChecked
@@ -518,6 +527,15 @@ var queryNames = [...]string{
 	"RunRunningOfJob",
 	"RunScheduledAt",
 	"RunSetPredicted",
+	"RunStatCursorAdvance",
+	"RunStatCursorGet",
+	"RunStatCursorInit",
+	"RunStatFinished",
+	"RunStatInsert",
+	"RunStatPrune",
+	"RunStatRange",
+	"RunStatRangeOfApps",
+	"RunStatStarted",
 	"RunTransition",
 	"RunsCancelPendingOfJob",
 	"RunsDeadlineChecked",

@@ -60,19 +60,6 @@ export function qs(obj) {
   return s ? "?" + s : "";
 }
 
-/** allJobs pages through GET /jobs. */
-export async function allJobs() {
-  const out = [];
-  let after = 0;
-  for (let i = 0; i < 50; i++) {
-    const { jobs } = await api("GET", "/jobs" + qs({ after: after || "", limit: 500 }));
-    out.push(...jobs);
-    if (jobs.length < 500) break;
-    after = jobs[jobs.length - 1].id;
-  }
-  return out;
-}
-
 /**
  * runsSince pages through GET /runs (newest first) until a run scheduled
  * before since (ms) or maxRuns runs; filter adds job_id / status.

@@ -39,7 +39,8 @@ function xLabelStep(n, width, labelWidth = 70) {
 
 /**
  * stackedBars draws one bar per bucket: buckets [{t (ms), values: {key: n}}],
- * series [{key, label, cls}] bottom first. opts: height, yFormat, tip(bucket).
+ * series [{key, label, cls}] bottom first. opts: height, yFormat, tip(bucket),
+ * xFormat (axis labels; default fmtHM), xLabelWidth (px per axis label).
  */
 export function stackedBars(container, buckets, series, opts = {}) {
   mount(container, width => {
@@ -56,7 +57,7 @@ export function stackedBars(container, buckets, series, opts = {}) {
       g.append(s("line", { class: "gridline", x1: M.l, x2: width - M.r, y1: yy, y2: yy }));
       g.append(s("text", { class: "axis", x: M.l - 6, y: yy + 3.5, "text-anchor": "end" }, (opts.yFormat || String)(Math.round(v * 100) / 100)));
     }
-    const step = xLabelStep(n, pw);
+    const step = xLabelStep(n, pw, opts.xLabelWidth);
     buckets.forEach((b, i) => {
       const x0 = M.l + i * bw;
       const gap = Math.min(3, bw * 0.25);
@@ -73,7 +74,7 @@ export function stackedBars(container, buckets, series, opts = {}) {
       hit.addEventListener("mousemove", ev => { col.classList.add("hover"); showTip(hit, opts.tip ? opts.tip(b) : h("div", {}, fmtDateTime(b.t)), ev.clientX, ev.clientY); });
       hit.addEventListener("mouseleave", () => { col.classList.remove("hover"); hideTip(hit); });
       g.append(col, hit);
-      if (i % step === 0) g.append(s("text", { class: "axis", x: (x0 + bw / 2).toFixed(1), y: H - 6, "text-anchor": "middle" }, fmtHM(b.t)));
+      if (i % step === 0) g.append(s("text", { class: "axis", x: (x0 + bw / 2).toFixed(1), y: H - 6, "text-anchor": "middle" }, (opts.xFormat || fmtHM)(b.t)));
     });
     g.append(s("line", { class: "baseline", x1: M.l, x2: width - M.r, y1: M.t + ph + 0.5, y2: M.t + ph + 0.5 }));
     container.replaceChildren(g);

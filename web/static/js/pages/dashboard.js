@@ -1,16 +1,25 @@
-// Dashboard: runs over the chosen window drawn as charts (firings and
-// failures per bucket, success rate, fire lag), executor utilization per
+// Dashboard: runs over the chosen window drawn as charts (runs ended per
+// bucket by outcome, success rate, start lag), executor utilization per
 // app over its own window (the leader's samples), executors, leader and
-// replicas, upcoming firings and recent failures. Built from /runs, /jobs,
-// /executors, /cluster, /alarms (the count of open alarms) and /stats/utilization.
-import { api, allJobs, runsSince } from "../api.js";
+// replicas, upcoming firings and recent failures. The window's figures
+// come from GET /dashboard, the leader's per-minute rollup: the whole
+// window whatever the number of runs, up to the last minute folded (the
+// page says up to when). The per-job table, the recent failures and the
+// apps' queue wait are of the latest runs (one page of /runs), and say so.
+// Built from /dashboard, /runs, /jobs, /executors, /cluster, /alarms (the
+// count of open alarms) and /stats/utilization.
+import { api } from "../api.js";
 import { t, fmtDur, fmtNum, fmtPct, fmtDateTime, fmtHM, errText } from "../i18n.js";
 import { h, card, pageHead, badge, relTime, emptyState, pill, fill, syncTable } from "../dom.js";
 import { stackedBars, lines, legend } from "../charts.js";
 import { startLag } from "../lag.js";
 import { runJobName } from "./jobdetail.js";
 
-const WINDOWS = [["15m", 15], ["1h", 60], ["3h", 180], ["6h", 360]];
+// The windows GET /dashboard answers.
+const WINDOWS = [["1h"], ["6h"], ["24h"], ["7d"]];
+// The latest runs the per-job table, the recent failures and the apps'
+// queue wait are of.
+const LATEST_RUNS = 500;
 let savedWindow = "1h";
 // The utilization chart's windows, in hours; the API answers up to 7 days.
 const UTIL_WINDOWS = [["1h", 1], ["6h", 6], ["24h", 24], ["7d", 168]];
@@ -25,6 +34,13 @@ function classify(st) {
   if (st === "failed" || st === "partially_failed") return "failed";
   if (st === "pending" || st === "running") return "active";
   return "other";
+}
+
+/** lagText shows a percentile of GET /dashboard: at most its bucket's
+ * bound ("≤ 250 ms"), or beyond the largest ("> 15 min"). */
+function lagText(p) {
+  if (!p) return "—";
+  return (p.above ? "> " : "≤ ") + fmtDur(p.ms);
 }
 
 function quantile(sorted, q) {
@@ -87,9 +103,6 @@ function rateBar(r) {
 
 export default function mount(root, ctx) {
   let win = savedWindow;
-  const cache = new Map(); // run id → run
-  let loadedFor = null;
-  let refreshes = 0;
 
   const seg = segmented("dash-window", WINDOWS, win, "dash.window.", k => { win = savedWindow = k; ctx.refreshNow(); });
   let utilWin = savedUtilWindow;
@@ -98,6 +111,7 @@ export default function mount(root, ctx) {
   const utilChart = h("div", { class: "chart-box", id: "chart-util" });
   const utilLegend = h("div", { id: "util-legend" });
 
+  const rangeNote = h("p", { class: "footnote", id: "dash-range" });
   const stats = h("div", { class: "stats", id: "dash-stats" });
   const runsChart = h("div", { class: "chart-box", id: "chart-runs" });
   const rateChart = h("div", { class: "chart-box", id: "chart-rate" });
@@ -111,17 +125,16 @@ export default function mount(root, ctx) {
   const runSeries = [
     { key: "ok", label: t("dash.series.succeeded"), cls: "c-ok" },
     { key: "failed", label: t("dash.series.failed"), cls: "c-fail" },
-    { key: "active", label: t("dash.series.active"), cls: "c-run" },
     { key: "other", label: t("dash.series.other"), cls: "c-other" },
   ];
   const lagSeries = [
     { key: "p50", label: "p50", cls: "c-p50" },
     { key: "p95", label: "p95", cls: "c-p95" },
-    { key: "queue", label: t("dash.queueP95"), cls: "c-queue" },
   ];
 
   root.append(
     pageHead(t("dash.title"), t("dash.sub"), seg),
+    rangeNote,
     stats,
     h("div", { class: "grid grid-main" },
       card(runsTitle, [runsChart, legend(runSeries)], { class: "span-2", id: "card-runs" }),
@@ -139,18 +152,10 @@ export default function mount(root, ctx) {
     // columns) did not fit a third of the page at 1440 px.
     card(t("dash.cluster"), clusterBox, { id: "card-cluster", actions: h("a", { href: "#/cluster", class: "link" }, t("common.details")) }));
 
-  async function loadRuns(windowMs) {
-    const since = Date.now() - windowMs;
-    if (loadedFor !== win || refreshes % 12 === 0) {
-      cache.clear();
-      for (const r of await runsSince(since)) cache.set(r.id, r);
-      loadedFor = win;
-    } else {
-      const { runs } = await api("GET", "/runs?limit=500");
-      for (const r of runs) cache.set(r.id, r);
-    }
-    for (const [id, r] of cache) if (Date.parse(r.scheduled_at) < since) cache.delete(id);
-    return [...cache.values()];
+  // loadRuns is the latest runs, newest first (one page).
+  async function loadRuns() {
+    const { runs } = await api("GET", "/runs?limit=" + LATEST_RUNS);
+    return runs;
   }
 
   // loadUtil fetches the samples of the utilization window again when the
@@ -193,89 +198,79 @@ export default function mount(root, ctx) {
   }
 
   async function refresh() {
-    const minutes = WINDOWS.find(w => w[0] === win)[1];
-    const windowMs = minutes * 60000;
-    const [runList, jobs, execs, cl, al, utilNow] = await Promise.all([
-      loadRuns(windowMs), allJobs(), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms?open=1&limit=1"), loadUtil(),
+    // The jobs: the next seven to fire and the count (GET /jobs answers
+    // both from indexes; the dashboard never loads every job).
+    const [dash, runList, nextJobs, jobTotal, execs, cl, al, utilNow] = await Promise.all([
+      api("GET", "/dashboard?window=" + win), loadRuns(), api("GET", "/jobs?state=scheduled&sort=next_fire&limit=7"),
+      api("GET", "/jobs?limit=1"), api("GET", "/executors"), api("GET", "/cluster"), api("GET", "/alarms?open=1&limit=1"), loadUtil(),
     ]);
-    refreshes++;
     if (!ctx.isCurrent()) return;
     const now = Date.now();
-    const bucketMs = minutes <= 60 ? 60000 : 300000;
-    const start = Math.floor((now - windowMs) / bucketMs) * bucketMs + bucketMs;
-    const n = Math.floor((now - start) / bucketMs) + 1;
-    const buckets = Array.from({ length: n }, (_, i) => ({ t: start + i * bucketMs, values: { ok: 0, failed: 0, active: 0, other: 0 }, lags: [], queues: [] }));
-    let ok = 0, failed = 0, active = 0, total = 0;
-    const allLags = [];
-    for (const r of runList) {
-      const at = Date.parse(r.scheduled_at);
-      const i = Math.floor((at - start) / bucketMs);
-      const c = classify(r.status);
-      total++;
-      if (c === "ok") ok++; else if (c === "failed") failed++; else if (c === "active") active++;
-      if (i < 0 || i >= n) continue;
-      buckets[i].values[c]++;
-      const lag = startLag(r, Date.now());
-      if (lag !== null && r.trigger !== "retry") { buckets[i].lags.push(lag); allLags.push(lag); }
-      const q = queueOf(r);
-      if (q !== null && r.trigger !== "retry") buckets[i].queues.push(q);
-    }
-    const rate = buckets.map(b => {
-      const fin = b.values.ok + b.values.failed;
-      return { t: b.t, values: { rate: fin ? (b.values.ok / fin) * 100 : null }, fin };
-    });
-    const lag = buckets.map(b => {
-      const sorted = b.lags.slice().sort((a, c) => a - c);
-      const queues = b.queues.slice().sort((a, c) => a - c);
-      return { t: b.t, values: { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), queue: quantile(queues, 0.95) }, count: sorted.length };
-    });
-    allLags.sort((a, c) => a - c);
+    const bucketMs = dash.bucket_seconds * 1000;
+    const long = bucketMs >= 3600000;
+    const when = v => long ? fmtDateTime(v).slice(5, 16) : fmtHM(v);
+    const buckets = dash.buckets.map(b => ({ t: Date.parse(b.at), b,
+      values: { ok: b.succeeded, failed: b.failed, other: b.cancelled + b.skipped } }));
+    const rate = dash.buckets.map(b => ({ t: Date.parse(b.at), values: { rate: b.success_rate == null ? null : b.success_rate * 100 }, fin: b.succeeded + b.failed }));
+    const lag = dash.buckets.map(b => ({ t: Date.parse(b.at), b,
+      values: { p50: b.start_lag.p50 ? b.start_lag.p50.ms : null, p95: b.start_lag.p95 ? b.start_lag.p95.ms : null } }));
+    const tot = dash.totals;
+
+    // The window the figures are of, truthfully: the rollup is complete up
+    // to complete_until, and the window ends there.
+    rangeNote.dataset.from = dash.from;
+    rangeNote.dataset.to = dash.to;
+    rangeNote.dataset.window = dash.window;
+    rangeNote.textContent = dash.complete_until
+      ? t("dash.range", { from: fmtDateTime(dash.from).slice(0, 16), to: fmtDateTime(dash.to).slice(0, 16), upTo: fmtHM(dash.complete_until) })
+      : t("dash.rangeNone");
 
     const online = execs.executors.filter(e => e.state === "online");
     const members = cl.members || [];
-    const finished = ok + failed;
-    fill(stats, 
-      stat("runs", t("dash.stat.runs"), fmtNum(total), t("dash.stat.runsSub", { active: fmtNum(active) })),
-      stat("rate", t("dash.stat.rate"), finished ? fmtPct(ok / finished) : "—", t("dash.stat.rateSub", { ok: fmtNum(ok), n: fmtNum(finished) }),
-        !finished ? null : ok / finished >= 0.99 ? "good" : ok / finished >= 0.9 ? "warn" : "bad"),
-      stat("failed", t("dash.stat.failed"), fmtNum(failed), h("a", { href: "#/failures", class: "link" }, t("dash.stat.failedSub")), failed ? "bad" : null),
-      stat("lag", t("dash.stat.lag"), allLags.length ? fmtDur(quantile(allLags, 0.95)) : "—", t("dash.stat.lagSub", { p50: allLags.length ? fmtDur(quantile(allLags, 0.5)) : "—" }), null, t("dash.lagSub")),
+    const finished = tot.succeeded + tot.failed;
+    fill(stats,
+      stat("runs", t("dash.stat.runs"), fmtNum(tot.started), t("dash.stat.runsSub", { ended: fmtNum(finished + tot.cancelled + tot.skipped) })),
+      stat("rate", t("dash.stat.rate"), finished ? fmtPct(tot.success_rate) : "—", t("dash.stat.rateSub", { ok: fmtNum(tot.succeeded), n: fmtNum(finished) }),
+        !finished ? null : tot.success_rate >= 0.99 ? "good" : tot.success_rate >= 0.9 ? "warn" : "bad"),
+      stat("failed", t("dash.stat.failed"), fmtNum(tot.failed), h("a", { href: "#/failures", class: "link" }, t("dash.stat.failedSub")), tot.failed ? "bad" : null),
+      stat("lag", t("dash.stat.lag"), lagText(tot.start_lag.p95), t("dash.stat.lagSub", { p50: lagText(tot.start_lag.p50), p99: lagText(tot.start_lag.p99) }), null, t("dash.lagSub")),
       stat("executors", t("dash.stat.executors"), `${online.length} / ${execs.executors.filter(e => e.state !== "gone").length}`,
         t("dash.stat.executorsSub", { cap: fmtNum(online.reduce((a, e) => a + e.capacity, 0)) }), online.length ? null : "bad"),
       stat("leader", t("dash.stat.leader"), cl.leader.holder || "—", t("dash.stat.leaderSub", { epoch: cl.leader.epoch, n: members.length || "—" })));
 
-    runsTitle.textContent = bucketMs === 60000 ? t("dash.runsPerMinute") : t("dash.runsPer5Minutes");
+    runsTitle.textContent = t("dash.runsPer." + dash.window);
+    const span = b => `${when(b.t)} – ${fmtHM(b.t + bucketMs)}`;
     stackedBars(runsChart, buckets, runSeries, {
-      height: 220, label: runsTitle.textContent,
+      height: 220, label: runsTitle.textContent, xFormat: when, xLabelWidth: long ? 90 : 70,
       tip: b => h("div", { class: "tip-body" },
-        h("div", { class: "tip-title" }, `${fmtHM(b.t)} – ${fmtHM(b.t + bucketMs)}`),
-        runSeries.map(se => h("div", { class: "tip-row" }, h("span", { class: ["swatch", se.cls] }), se.label, h("b", {}, fmtNum(b.values[se.key]))))),
+        h("div", { class: "tip-title" }, span(b)),
+        runSeries.map(se => h("div", { class: "tip-row" }, h("span", { class: ["swatch", se.cls] }), se.label, h("b", {}, fmtNum(b.values[se.key])))),
+        h("div", { class: "tip-row" }, t("dash.startedRuns"), h("b", {}, fmtNum(b.b.started)))),
     });
+    runsChart.dataset.ended = buckets.reduce((n, b) => n + b.values.ok + b.values.failed + b.values.other, 0);
     lines(rateChart, rate, [{ key: "rate", label: t("dash.rate"), cls: "c-ok" }], {
-      height: 180, yMax: 100, area: "rate", yFormat: v => v + "%",
-      tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, fmtHM(b.t)),
+      height: 180, yMax: 100, area: "rate", yFormat: v => v + "%", xFormat: when, xLabelWidth: long ? 90 : 70,
+      tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, span(b)),
         h("div", { class: "tip-row" }, t("dash.rate"), h("b", {}, b.values.rate == null ? "—" : b.values.rate.toFixed(1) + "%")),
         h("div", { class: "tip-row" }, t("dash.finishedRuns"), h("b", {}, fmtNum(b.fin)))),
     });
     lines(lagChart, lag, lagSeries, {
-      height: 180, yFormat: v => fmtDur(v), minMax: 10,
-      tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, fmtHM(b.t)),
-        h("div", { class: "tip-row" }, "p50", h("b", {}, fmtDur(b.values.p50))),
-        h("div", { class: "tip-row" }, "p95", h("b", {}, fmtDur(b.values.p95))),
-        h("div", { class: "tip-row" }, t("dash.queueP95"), h("b", {}, fmtDur(b.values.queue))),
-        h("div", { class: "tip-row" }, t("dash.startedRuns"), h("b", {}, fmtNum(b.count)))),
+      height: 180, yFormat: v => fmtDur(v), minMax: 10, xFormat: when, xLabelWidth: long ? 90 : 70,
+      tip: b => h("div", { class: "tip-body" }, h("div", { class: "tip-title" }, span(b)),
+        h("div", { class: "tip-row" }, "p50", h("b", {}, lagText(b.b.start_lag.p50))),
+        h("div", { class: "tip-row" }, "p95", h("b", {}, lagText(b.b.start_lag.p95))),
+        h("div", { class: "tip-row" }, t("dash.lagRuns"), h("b", {}, fmtNum(b.b.start_lag.runs)))),
     });
 
     drawUtil(utilNow);
 
     // Per job: runs, failures, success rate, p95 duration and lag.
-    // Only the jobs the Jobs page lists (and deleted ones, which their runs
-    // still name): the hidden job of a workflow's inline node is part of
-    // its workflow, not a job of its own.
-    const jobName = new Map(jobs.map(j => [j.id, j]));
+    // Only the jobs the Jobs page lists: the hidden job of a workflow's
+    // inline node ("@<workflow>/<node>", a name outside the name rule of
+    // jobs) is part of its workflow, not a job of its own.
     const per = new Map();
     for (const r of runList) {
-      if (!jobName.has(r.job_id) && !r.job_deleted) continue;
+      if ((r.job_name || "").startsWith("@")) continue;
       const e = per.get(r.job_id) || { id: r.job_id, app: r.app, name: r.job_name, runs: 0, ok: 0, failed: 0, durs: [], lags: [], last: null };
       e.runs++;
       const c = classify(r.status);
@@ -288,7 +283,7 @@ export default function mount(root, ctx) {
     }
     const perList = [...per.values()].sort((a, b) => b.failed - a.failed || b.runs - a.runs).slice(0, 10);
     syncTable(perJob, perList, e => e.id, [
-      { sig: e => e.name, cell: e => h("a", { href: "#/jobs/" + e.id, class: "cell-title" }, h("span", { class: "app-tag" }, e.app), h("span", { class: "job-name" }, jobName.get(e.id)?.name || e.name || t("common.jobN", { id: e.id }))) },
+      { sig: e => e.name, cell: e => h("a", { href: "#/jobs/" + e.id, class: "cell-title" }, h("span", { class: "app-tag" }, e.app), h("span", { class: "job-name" }, e.name || t("common.jobN", { id: e.id }))) },
       { class: "num", cell: e => fmtNum(e.runs) },
       { class: "num", cell: e => h("span", { class: e.failed ? "text-bad" : "" }, fmtNum(e.failed)) },
       { cell: e => { const fin = e.ok + e.failed; return fin ? rateBar(e.ok / fin) : h("span", { class: "muted" }, "—"); } },
@@ -299,8 +294,7 @@ export default function mount(root, ctx) {
     if (!perList.length) fill(perJob, h("tr", {}, h("td", { colspan: 7 }, emptyState(t("dash.noRuns")))));
 
     // Upcoming firings.
-    const next = jobs.filter(j => j.enabled && !j.paused && j.next_fire_at)
-      .sort((a, b) => Date.parse(a.next_fire_at) - Date.parse(b.next_fire_at)).slice(0, 7);
+    const next = nextJobs.jobs.filter(j => j.next_fire_at);
     fill(upcoming, ...(next.length ? next.map(j => h("a", { class: "list-row", href: "#/jobs/" + j.id },
       h("div", { class: "list-main" }, h("div", { class: "list-title" }, j.name), h("div", { class: "list-sub mono" }, `${j.app} · ${j.cron} · ${j.time_zone}`)),
       h("div", { class: "list-side" }, relTime(j.next_fire_at), h("div", { class: "list-sub" }, fmtDateTime(j.next_fire_at)))))
@@ -336,7 +330,7 @@ export default function mount(root, ctx) {
           h("div", { class: "list-sub" }, t("cluster.epochSince", { epoch: cl.leader.epoch }), " ", relTime(cl.leader.since)))),
       h("div", { class: "mini-stats" },
         h("div", {}, h("b", {}, fmtNum(members.length || 0)), h("span", {}, t("dash.replicas"))),
-        h("div", {}, h("b", {}, fmtNum(jobs.length)), h("span", {}, t("dash.jobs"))),
+        h("div", {}, h("b", {}, jobTotal.count === undefined ? "—" : fmtNum(jobTotal.count) + (jobTotal.count_exact ? "" : "+")), h("span", {}, t("dash.jobs"))),
         h("div", {}, h("b", { class: openAlarms ? "text-bad" : "" }, fmtNum(openAlarms)), h("a", { href: "#/alarms", class: "link" }, t("dash.alarms")))),
       byApp.size ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact" },
         h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("dash.online")), h("th", { class: "num" }, t("col.capacity")),

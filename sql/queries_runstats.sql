@@ -1,0 +1,66 @@
+-- The dashboard's per-minute rollup of runs (admin/runstats, migration
+-- 0037): the leader folds each closed minute once into run_stat_minute, one
+-- row per app; GET /api/v1/dashboard sums the rows of its window. Macros:
+-- see queries.sql.
+
+-- name: RunStatCursorGet
+SELECT folded_until FROM run_stat_cursor WHERE id = 1;
+
+-- The first fold of an installation starts here; a cursor that exists
+-- stays where it is.
+-- name: RunStatCursorInit
+{{insert_ignore}} INTO run_stat_cursor (id, folded_until) VALUES (1, ?);
+
+-- Moves the cursor over one minute, only from where the folder found it:
+-- 0 rows means another admin folded that minute (or is folding it: on MySQL
+-- this waits for its transaction and then finds the cursor moved).
+-- args: new folded_until, the minute being folded
+-- name: RunStatCursorAdvance
+UPDATE run_stat_cursor SET folded_until = ? WHERE id = 1 AND folded_until = ?;
+
+-- The runs started in [from, to), per app (idx_run_started).
+-- name: RunStatStarted
+SELECT app, COUNT(*) AS n FROM job_run WHERE started_at >= ? AND started_at < ? GROUP BY app;
+
+-- The runs finished in [from, to) (idx_run_finished), with when their first
+-- slot started on an executor (uk_slot_attempt: the attempts of each run);
+-- the store counts outcomes and the start-lag histogram.
+-- name: RunStatFinished
+SELECT r.app, r.status, r.trigger_kind, r.scheduled_at,
+       (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at
+FROM job_run r WHERE r.finished_at >= ? AND r.finished_at < ?;
+
+-- name: RunStatInsert
+INSERT INTO run_stat_minute (minute, app, started, succeeded, failed, cancelled, skipped,
+  lag_0, lag_1, lag_2, lag_3, lag_4, lag_5, lag_6, lag_7, lag_8, lag_9, lag_10, lag_11)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- The minutes of [from, to), summed over every app, by minute: primary key
+-- (minute, app) range, minutes × apps rows.
+-- args: from, to
+-- name: RunStatRange
+SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed) AS failed,
+       SUM(cancelled) AS cancelled, SUM(skipped) AS skipped,
+       SUM(lag_0) AS lag_0, SUM(lag_1) AS lag_1, SUM(lag_2) AS lag_2, SUM(lag_3) AS lag_3,
+       SUM(lag_4) AS lag_4, SUM(lag_5) AS lag_5, SUM(lag_6) AS lag_6, SUM(lag_7) AS lag_7,
+       SUM(lag_8) AS lag_8, SUM(lag_9) AS lag_9, SUM(lag_10) AS lag_10, SUM(lag_11) AS lag_11
+FROM run_stat_minute
+WHERE minute >= ? AND minute < ?
+GROUP BY minute ORDER BY minute;
+
+-- The same over some apps (a user limited to apps, or one app):
+-- idx_run_stat_app (app, minute), minutes × those apps rows.
+-- args: apps…, from, to
+-- name: RunStatRangeOfApps
+SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed) AS failed,
+       SUM(cancelled) AS cancelled, SUM(skipped) AS skipped,
+       SUM(lag_0) AS lag_0, SUM(lag_1) AS lag_1, SUM(lag_2) AS lag_2, SUM(lag_3) AS lag_3,
+       SUM(lag_4) AS lag_4, SUM(lag_5) AS lag_5, SUM(lag_6) AS lag_6, SUM(lag_7) AS lag_7,
+       SUM(lag_8) AS lag_8, SUM(lag_9) AS lag_9, SUM(lag_10) AS lag_10, SUM(lag_11) AS lag_11
+FROM run_stat_minute
+WHERE app IN (?) AND minute >= ? AND minute < ?
+GROUP BY minute ORDER BY minute;
+
+-- Minutes past the rollup's horizon (primary key range).
+-- name: RunStatPrune
+DELETE FROM run_stat_minute WHERE minute < ?;
