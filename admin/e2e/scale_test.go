@@ -40,9 +40,6 @@ import (
 const (
 	scaleJobsEnv     = "BENCH_SCALE_JOBS"
 	scaleDurationEnv = "BENCH_SCALE_DURATION"
-	// scaleHerdShare: the share of the jobs due on the same minute (the
-	// issue: 300,000 at 1,000,000).
-	scaleHerdShare = 0.3
 	// scaleAPICalls, scaleAPIWorkers: the burst of API list calls made
 	// during the window (GET /api/v1/jobs and /api/v1/runs of the app,
 	// pages of 100, alternately), by that many clients at once.
