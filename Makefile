@@ -76,6 +76,15 @@ bench: deps ## run the benchmarks and print a table of figures (also written to 
 bench-herd: deps ## only the end-to-end herd benchmark (admin/e2e HerdE2E: real admin + 2 executors, 10k/100k jobs due at once), once
 	$(GO) test -run='^$$' -bench=HerdE2E -benchtime=1x -count=1 -timeout 30m ./admin/e2e/
 
+# BENCH_SCALE_JOBS jobs (default 1,000,000; 10000000 for 10 M) of the fleet's
+# mix fired for BENCH_SCALE_DURATION (default 5m, at least 2m).
+BENCH_SCALE_JOBS ?= 1000000
+BENCH_SCALE_DURATION ?= 5m
+
+.PHONY: bench-scale
+bench-scale: deps ## a million jobs (BENCH_SCALE_JOBS) fired for BENCH_SCALE_DURATION by a real admin + 2 executors on a private MariaDB; prints the table of docs/performance.md
+	BENCH_SCALE_JOBS=$(BENCH_SCALE_JOBS) BENCH_SCALE_DURATION=$(BENCH_SCALE_DURATION) $(GO) test -run='^$$' -bench=ScaleE2E -benchtime=1x -count=1 -timeout 120m ./admin/e2e/
+
 .PHONY: clean
 clean: ## remove build outputs (keeps data/)
 	rm -rf $(BIN) bench.out bench.md

@@ -82,9 +82,7 @@ func (s *Scheduler) calendarsOf(ctx context.Context, tx *store.Tx, jobs []store.
 
 // calendarScheduleOf returns job j's schedule on its calendar c.
 func (s *Scheduler) calendarScheduleOf(j store.Job, c cachedCalendar) (*schedule.CalendarSchedule, error) {
-	s.mu.Lock()
-	cached, ok := s.calScheds[j.ID]
-	s.mu.Unlock()
+	cached, ok := s.calScheds.Get(j.ID)
 	if ok && cached.jobVersion == j.Version && cached.calVersion == c.version {
 		return cached.cs, nil
 	}
@@ -96,9 +94,7 @@ func (s *Scheduler) calendarScheduleOf(j store.Job, c cachedCalendar) (*schedule
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.calScheds[j.ID] = cachedCalSchedule{jobVersion: j.Version, calVersion: c.version, cs: cs}
-	s.mu.Unlock()
+	s.calScheds.Add(j.ID, cachedCalSchedule{jobVersion: j.Version, calVersion: c.version, cs: cs})
 	return cs, nil
 }
 

@@ -79,6 +79,14 @@ type Config struct {
 	// retry policy decides what follows — instead of being resent forever
 	// to an executor that refuses it. Default 30s.
 	DispatchTimeout time.Duration
+	// ScheduleCache bounds the leader's cache of parsed schedules, one per
+	// job (about 0.5 KiB each): when full, the schedule used longest ago is
+	// evicted and parsed again (microseconds) when its job is next due.
+	// Default DefaultScheduleCache.
+	ScheduleCache int
+	// CalendarScheduleCache bounds the cache of the schedules of jobs on a
+	// business calendar, likewise. Default DefaultCalendarScheduleCache.
+	CalendarScheduleCache int
 	// Observer is told when runs start, for metrics (admin/metrics).
 	// Optional: nil observes nothing.
 	Observer Observer
@@ -89,6 +97,13 @@ type Config struct {
 	// clock instead (docs/architecture.md, "Clocks"). Default clock.System.
 	Clock clock.Clock
 }
+
+// Default sizes of the leader's caches (Config.ScheduleCache,
+// Config.CalendarScheduleCache).
+const (
+	DefaultScheduleCache         = 100_000
+	DefaultCalendarScheduleCache = 10_000
+)
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
@@ -139,6 +154,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.DispatchTimeout <= 0 {
 		c.DispatchTimeout = 30 * time.Second
+	}
+	if c.ScheduleCache <= 0 {
+		c.ScheduleCache = DefaultScheduleCache
+	}
+	if c.CalendarScheduleCache <= 0 {
+		c.CalendarScheduleCache = DefaultCalendarScheduleCache
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

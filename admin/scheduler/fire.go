@@ -305,9 +305,7 @@ type cachedSchedule struct {
 }
 
 func (s *Scheduler) scheduleOf(j store.Job) (*schedule.MultiZone, error) {
-	s.mu.Lock()
-	c, ok := s.scheds[j.ID]
-	s.mu.Unlock()
+	c, ok := s.scheds.Get(j.ID)
 	if ok && c.version == j.Version {
 		return c.s, nil
 	}
@@ -315,9 +313,7 @@ func (s *Scheduler) scheduleOf(j store.Job) (*schedule.MultiZone, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	s.scheds[j.ID] = cachedSchedule{version: j.Version, s: sc}
-	s.mu.Unlock()
+	s.scheds.Add(j.ID, cachedSchedule{version: j.Version, s: sc})
 	return sc, nil
 }
 

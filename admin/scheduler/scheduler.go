@@ -9,6 +9,7 @@ import (
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/internal/lru"
 )
 
 // Pusher sends work to executors (dispatch.Client in production). It is
@@ -38,12 +39,15 @@ type Scheduler struct {
 	log   *slog.Logger
 	wake  chan struct{}
 
-	mu     sync.Mutex
-	scheds map[int64]cachedSchedule // job id → parsed schedule
+	mu sync.Mutex
+	// Parsed schedules by job id, bounded (Config.ScheduleCache): a job
+	// evicted is parsed again when it is next due.
+	scheds *lru.Cache[int64, cachedSchedule]
 	// Jobs on a business calendar: the calendars as last read (by id,
-	// with their version) and the jobs' schedules on them (by job id).
+	// with their version; as many as there are calendars) and the jobs'
+	// schedules on them (by job id, bounded by Config.CalendarScheduleCache).
 	cals      map[int64]cachedCalendar
-	calScheds map[int64]cachedCalSchedule
+	calScheds *lru.Cache[int64, cachedCalSchedule]
 	stats     Stats
 
 	// Pushes run in the background so that an executor that does not answer
@@ -83,7 +87,7 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
 	return &Scheduler{cfg: cfg, store: st, runs: runstate.New(st), push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
-		scheds: map[int64]cachedSchedule{}, cals: map[int64]cachedCalendar{}, calScheds: map[int64]cachedCalSchedule{},
+		scheds: lru.New[int64, cachedSchedule](cfg.ScheduleCache), cals: map[int64]cachedCalendar{}, calScheds: lru.New[int64, cachedCalSchedule](cfg.CalendarScheduleCache),
 		pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
 
@@ -92,6 +96,12 @@ func (s *Scheduler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stats
+}
+
+// CacheStats reports the leader's caches of parsed schedules: of the jobs'
+// schedules and of the jobs' schedules on their calendars.
+func (s *Scheduler) CacheStats() (schedules, calendarSchedules lru.Stats) {
+	return s.scheds.Stats(), s.calScheds.Stats()
 }
 
 // Wake makes the loop tick now (after a job was created or triggered).

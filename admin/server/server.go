@@ -61,6 +61,10 @@ type Config struct {
 	// StartBatch is how many pending runs the leader starts per transaction
 	// (--start-batch). Default 500; 1 is the per-run path.
 	StartBatch int
+	// ScheduleCache (--schedule-cache) bounds the leader's cache of parsed
+	// schedules (one per job; scheduler.Config.ScheduleCache). Default
+	// 100,000.
+	ScheduleCache int
 	// UnplaceableTimeout (--unplaceable-timeout): how long a run may wait for
 	// an executor with its handler before it fails. Default 10m.
 	UnplaceableTimeout time.Duration
@@ -308,7 +312,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
 		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, HoldRecheck: cfg.HoldRecheck, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
-		ForgetLostAfter: cfg.ForgetLostAfter, Observer: s.mets, Clock: cfg.Clock,
+		ForgetLostAfter: cfg.ForgetLostAfter, ScheduleCache: cfg.ScheduleCache, Observer: s.mets, Clock: cfg.Clock,
 	}, st, router)
 	if err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ const (
 // fillScaleJobs writes scaleJobs jobs in one statement (MariaDB's Sequence
 // engine), in the order of every unique key (app by blocks of ids, names
 // padded) so that the fill appends to them: 70 % hourly, 20 % daily, 10 %
-// every minute, over scaleApps apps; 2 % disabled (next_fire_at NULL); 5 % paused, whose next_fire_at
+// every minute (storetest.FleetCron), over scaleApps apps; 2 % disabled (next_fire_at NULL); 5 % paused, whose next_fire_at
 // stays where pausing left it, in the last day (a paused job is not
 // claimed, so it is not advanced); 0.1 % overdue by 2 to 3 minutes (as a
 // stalled leader leaves them); the others due over the next hour.
@@ -37,7 +37,7 @@ const (
 const fillScaleJobs = `INSERT INTO job (app, name, handler, cron_expr, slot_params, params, enabled, paused,
                  next_fire_at, child_job_ids, created_at, updated_at)
 SELECT CONCAT('app', (seq - 1) * {apps} DIV {jobs}), CONCAT('job-', LPAD(seq, 7, '0')), IF(seq % 100000 = 5, 'dedup-archive', 'noop'),
-       CASE WHEN seq % 10 < 7 THEN 'H * * * *' WHEN seq % 10 < 9 THEN 'H H * * *' ELSE '* * * * *' END,
+       {cron},
        '', '',
        IF(seq % 50 = 7, 0, 1),
        IF(seq % 20 = 3, 1, 0),
@@ -134,15 +134,14 @@ func TestPeriodicQueriesExamineOnlyTheirWork(t *testing.T) {
 	dbNow, err := s.Now(ctx)
 	require.NoError(t, err)
 	now := dbNow.UnixMilli()
-	r := strings.NewReplacer("{now}", fmt.Sprint(now), "{jobs}", fmt.Sprint(scaleJobs),
-		"{runs}", fmt.Sprint(scaleRuns), "{apps}", fmt.Sprint(scaleApps))
+	vars := map[string]any{"now": now, "jobs": scaleJobs, "runs": scaleRuns, "apps": scaleApps}
 	start := time.Now()
-	_, err = db.ExecContext(ctx, r.Replace(fillScaleJobs))
+	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleJobs, vars))
 	require.NoError(t, err)
 	jobsTook := time.Since(start)
-	_, err = db.ExecContext(ctx, r.Replace(fillScaleRuns))
+	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleRuns, vars))
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, r.Replace(fillScaleHistory))
+	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleHistory, vars))
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, r.Replace(fillScaleExecutor))
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
 	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/internal/lru"
 )
 
 // Defaults of Config.
@@ -38,6 +39,11 @@ type Config struct {
 	PollInterval time.Duration
 	// Batch bounds the workflow runs driven per pass. Default 500.
 	Batch int
+	// GraphCache bounds the cache of validated workflow graphs, one per
+	// (workflow, version) driven: when full, the graph used longest ago is
+	// evicted and read and validated again when next needed. Default
+	// DefaultGraphCache.
+	GraphCache int
 	// Scheduler is woken after a pass created job runs; optional.
 	Scheduler Waker
 	// Observer is told of every workflow run that ends (metrics); optional.
@@ -57,6 +63,9 @@ func (c Config) WithDefaults() Config {
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
 	}
+	if c.GraphCache <= 0 {
+		c.GraphCache = DefaultGraphCache
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -65,6 +74,9 @@ func (c Config) WithDefaults() Config {
 	}
 	return c
 }
+
+// DefaultGraphCache is the default of Config.GraphCache.
+const DefaultGraphCache = 1000
 
 // Stats counts what the engine did (tests, metrics).
 type Stats struct {
@@ -86,7 +98,7 @@ type Engine struct {
 	wake chan struct{}
 
 	mu     sync.Mutex
-	graphs map[graphKey]graphOrErr // immutable per (workflow, version)
+	graphs *lru.Cache[graphKey, graphOrErr] // immutable per (workflow, version)
 	stats  Stats
 }
 
@@ -102,8 +114,12 @@ func New(cfg Config, st *store.Store) (*Engine, error) {
 	if st == nil {
 		return nil, errors.New("workflowrun: store is required")
 	}
-	return &Engine{cfg: cfg.WithDefaults(), st: st, wake: make(chan struct{}, 1), graphs: map[graphKey]graphOrErr{}}, nil
+	cfg = cfg.WithDefaults()
+	return &Engine{cfg: cfg, st: st, wake: make(chan struct{}, 1), graphs: lru.New[graphKey, graphOrErr](cfg.GraphCache)}, nil
 }
+
+// GraphCacheStats reports the cache of validated workflow graphs.
+func (e *Engine) GraphCacheStats() lru.Stats { return e.graphs.Stats() }
 
 // Wake makes the loop pass now: a node's job run may have ended, or a
 // workflow run was created.
@@ -289,9 +305,7 @@ func (e *Engine) drive(ctx context.Context, epoch int64, r store.WorkflowRun) (R
 // does not validate any more is an error of the run, not of the pass.
 func (e *Engine) graph(ctx context.Context, id, version int64) (*workflow.Graph, error) {
 	k := graphKey{id, version}
-	e.mu.Lock()
-	c, ok := e.graphs[k]
-	e.mu.Unlock()
+	c, ok := e.graphs.Get(k)
 	if ok {
 		return c.g, c.err
 	}
@@ -303,9 +317,7 @@ func (e *Engine) graph(ctx context.Context, id, version int64) (*workflow.Graph,
 	if err == nil {
 		g, err = parse(def)
 	}
-	e.mu.Lock()
-	e.graphs[k] = graphOrErr{g, err}
-	e.mu.Unlock()
+	e.graphs.Add(k, graphOrErr{g, err})
 	return g, err
 }
 

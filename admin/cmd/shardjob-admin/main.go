@@ -219,6 +219,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
 	holdRecheck := f.Dur("hold-recheck", 5*time.Second, "how often the leader checks again a run it holds: a run of a job whose waits (wait_for) are not met, or a job backfill's run waiting for its turn")
 	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
+	scheduleCache := f.Num("schedule-cache", 100_000, "parsed schedules the leader keeps in memory (one per job; the one used longest ago is evicted and parsed again when due; 1000 to 10000000)")
 	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	httpConfig := httpFlags(f)
 	logFormat := f.Str("log-format", "text", "text or json")
@@ -234,6 +235,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *unplaceable < time.Second {
 		return fmt.Errorf("--unplaceable-timeout %s: use at least 1s (default 10m)", *unplaceable)
+	}
+	if *scheduleCache < 1000 || *scheduleCache > 10_000_000 {
+		return fmt.Errorf("--schedule-cache %d: use a number of schedules from 1000 to 10000000 (default 100000)", *scheduleCache)
 	}
 	if *startBatch < 1 || *startBatch > 10000 {
 		return fmt.Errorf("--start-batch %d: use a number of runs from 1 to 10000 (default 500)", *startBatch)
@@ -267,7 +271,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})
