@@ -66,7 +66,14 @@ func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) [
 		a := info[o.Token]
 		job := sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}
 		run := sql.NullInt64{Int64: a.RunID, Valid: true}
-		if o.Status == store.AttemptFailed && (a.Failures >= a.RetryMax || o.Class() == protocol.ClassPermanent) {
+		switch {
+		case o.Status == store.AttemptFailed && o.Class() == protocol.ClassPermanent:
+			out = append(out, store.Alarm{
+				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
+				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
+				Msg:      msg.New(msg.AlarmSlotDeadPermanent, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "error", errorArg(o)),
+			})
+		case o.Status == store.AttemptFailed && a.Failures >= a.RetryMax:
 			out = append(out, store.Alarm{
 				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
