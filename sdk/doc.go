@@ -85,10 +85,17 @@
 //
 //	returned nil                                   → succeeded (even if ctx was cancelled meanwhile)
 //	returned an error, ctx cancelled (admin, Stop)  → cancelled, error = cause [: handler error]
-//	returned an error, ctx timed out                → failed, "timed out after 5s" [: handler error]
-//	returned any other error                        → failed, err.Error()
-//	panicked                                        → failed, "handler panicked: …" (stack in the log)
+//	returned an error, ctx timed out                → failed (class timeout), "timed out after 5s" [: handler error]
+//	returned Permanent(err), or an error wrapping one → failed (class permanent: no retry), err.Error()
+//	returned RetryAfter(err, d), or one wrapping it  → failed (class retryable, retried no earlier than d)
+//	returned any other error                        → failed (class retryable), err.Error()
+//	panicked                                        → failed (class retryable), "handler panicked: …" (stack in the log)
 //	handler name not registered                     → failed at once: "no handler named X registered on this executor (app Y)"
+//
+// The error class travels with the result (protocol.SlotResult.ErrorClass,
+// RetryAfterMS); the admin retries a retryable or timed-out slot as the
+// job's retry_max and backoff allow and never a permanent one
+// (docs/failures.md).
 //
 // The counters a handler records (Task.AddProcessed, AddSkipped, AddFailed,
 // AddUncertain) go into the result. A handler that ignores its context

@@ -41,6 +41,38 @@ func ExampleNew() {
 	// Output: ready to Start
 }
 
+// A handler tells the admin how its slot failed: Permanent for a failure
+// that no retry can fix, RetryAfter for a "come back later" (docs/failures.md).
+// Any other error is retried as the job's retry_max and backoff allow.
+func ExamplePermanent() {
+	charge := func(account string) error {
+		switch account {
+		case "closed":
+			return errors.New("account is closed")
+		case "busy":
+			return errors.New("bank answered 429")
+		}
+		return nil
+	}
+	handler := func(ctx context.Context, t *sdk.Task) error {
+		account := t.Params
+		err := charge(account)
+		switch {
+		case err == nil:
+			return nil
+		case account == "closed":
+			return sdk.Permanent(fmt.Errorf("charge %s: %w", account, err)) // no retry
+		case account == "busy":
+			return sdk.RetryAfter(err, 30*time.Second) // not before 30 s
+		}
+		return err // retryable
+	}
+	_ = handler
+	var pe *sdk.PermanentError
+	fmt.Println(errors.As(fmt.Errorf("slot 3: %w", sdk.Permanent(errors.New("account is closed"))), &pe))
+	// Output: true
+}
+
 // Configuration errors name the field and the fix.
 func ExampleConfig_Validate() {
 	err := sdk.Config{App: "billing", Admins: []string{"http://127.0.0.1:8080"}, Secret: "changeme"}.Validate()

@@ -612,7 +612,10 @@ func (e *Executor) run(ctx context.Context, s *slot) {
 
 // result turns a handler's return into the slot's result: nil → succeeded;
 // context cancelled by the admin or by Stop → cancelled; anything else
-// (including a timeout and a panic) → failed.
+// (including a timeout and a panic) → failed, with its error class: timeout
+// when the slot's timeout ended it, permanent when the error wraps a
+// *PermanentError (Permanent), retryable otherwise (with the delay of a
+// *RetryAfterError, RetryAfter).
 func (e *Executor) result(ctx context.Context, s *slot, err error) protocol.SlotResult {
 	t := s.task
 	res := protocol.SlotResult{
@@ -629,13 +632,20 @@ func (e *Executor) result(ctx context.Context, s *slot, err error) protocol.Slot
 	case err == nil:
 		res.Status, res.Result = protocol.SlotSucceeded, t.Result()
 	case errors.As(err, &pe):
-		res.Status, res.Error = protocol.SlotFailed, err.Error()
+		// A panic is a bug, not a verdict on the input: retryable, even
+		// when the panic value wraps a *PermanentError.
+		res.Status, res.Error, res.ErrorClass = protocol.SlotFailed, err.Error(), protocol.ClassRetryable
 	case cause != nil && (errors.As(cause, &ce) || errors.As(cause, &se)):
 		res.Status, res.Error = protocol.SlotCancelled, withCause(cause, err)
 	case cause != nil:
-		res.Status, res.Error = protocol.SlotFailed, withCause(cause, err)
+		res.Status, res.Error, res.ErrorClass = protocol.SlotFailed, withCause(cause, err), protocol.ClassRetryable
+		var te *TimeoutError
+		if errors.As(cause, &te) {
+			res.ErrorClass = protocol.ClassTimeout
+		}
 	default:
 		res.Status, res.Error = protocol.SlotFailed, err.Error()
+		res.ErrorClass, res.RetryAfterMS = classify(err)
 	}
 	if len(res.Error) > maxErrorLen {
 		res.Error = res.Error[:maxErrorLen] + "…"

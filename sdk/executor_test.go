@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -355,6 +356,7 @@ func TestTimeout(t *testing.T) {
 	res := fa.waitResult(t, 901)
 	require.Equal(t, protocol.SlotFailed, res.Status)
 	require.Equal(t, "timed out after 50ms", res.Error)
+	require.Equal(t, protocol.ClassTimeout, res.ErrorClass)
 }
 
 func TestHandlerErrorAndPanic(t *testing.T) {
@@ -369,9 +371,11 @@ func TestHandlerErrorAndPanic(t *testing.T) {
 	res := fa.waitResult(t, 1001)
 	require.Equal(t, protocol.SlotFailed, res.Status)
 	require.Equal(t, "handler panicked: boom at record 17", res.Error)
+	require.Equal(t, protocol.ClassRetryable, res.ErrorClass, "a panic stays retryable")
 	res = fa.waitResult(t, 1002)
 	require.Equal(t, protocol.SlotFailed, res.Status)
 	require.Equal(t, "database is read-only", res.Error)
+	require.Equal(t, protocol.ClassRetryable, res.ErrorClass)
 
 	// The executor survives the panic.
 	fa.assignPush(t, e, run("ok", 1003))
@@ -1069,4 +1073,80 @@ func TestResultBatchBoundedByResultBytes(t *testing.T) {
 	require.Equal(t, 10, batchEnd(pending, 10))
 	require.Equal(t, 3, batchEnd(make([]protocol.SlotResult, 3), 256))
 	require.Equal(t, 1, batchEnd([]protocol.SlotResult{{Result: make(json.RawMessage, maxBatchResultBytes+1)}}, 256))
+}
+
+// badInput is a handler's own error type that wraps a *PermanentError.
+type badInput struct {
+	field string
+	err   error
+}
+
+func (e *badInput) Error() string { return "bad input in " + e.field + ": " + e.err.Error() }
+func (e *badInput) Unwrap() error { return e.err }
+
+func TestErrorClassesReported(t *testing.T) {
+	t.Parallel()
+	fa := newFakeAdmin(t, testSecret)
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{
+		"permanent": func(context.Context, *Task) error { return Permanent(errors.New("account closed")) },
+		"own-type": func(context.Context, *Task) error {
+			return fmt.Errorf("row 3: %w", &badInput{field: "iban", err: Permanent(errors.New("checksum"))})
+		},
+		"retry-after": func(context.Context, *Task) error {
+			return fmt.Errorf("bank api: %w", RetryAfter(errors.New("rate limited"), 90*time.Second))
+		},
+		"retry-after-capped": func(context.Context, *Task) error {
+			return RetryAfter(errors.New("closed for the night"), 48*time.Hour)
+		},
+		"both": func(context.Context, *Task) error {
+			return RetryAfter(Permanent(errors.New("no such account")), time.Minute)
+		},
+		"panic-permanent": func(context.Context, *Task) error { panic(Permanent(errors.New("in a panic"))) },
+	}, nil)
+	fa.assignPush(t, e, run("permanent", 1201), run("own-type", 1202), run("retry-after", 1203),
+		run("retry-after-capped", 1204), run("both", 1205), run("panic-permanent", 1206))
+	for _, c := range []struct {
+		token int64
+		class string
+		after int64
+		err   string
+	}{
+		{1201, protocol.ClassPermanent, 0, "account closed"},
+		{1202, protocol.ClassPermanent, 0, "row 3: bad input in iban: checksum"},
+		{1203, protocol.ClassRetryable, 90_000, "bank api: rate limited"},
+		{1204, protocol.ClassRetryable, protocol.MaxRetryAfter.Milliseconds(), "closed for the night"},
+		{1205, protocol.ClassPermanent, 0, "no such account"},
+		{1206, protocol.ClassRetryable, 0, "handler panicked: in a panic"},
+	} {
+		res := fa.waitResult(t, c.token)
+		require.Equal(t, protocol.SlotFailed, res.Status, "token %d", c.token)
+		require.Equal(t, c.class, res.ErrorClass, "token %d", c.token)
+		require.Equal(t, c.after, res.RetryAfterMS, "token %d", c.token)
+		require.Equal(t, c.err, res.Error, "token %d", c.token)
+	}
+}
+
+func TestPermanentAndRetryAfterWrap(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, Permanent(nil))
+	require.NoError(t, RetryAfter(nil, time.Second))
+	base := errors.New("declined")
+	err := fmt.Errorf("charge: %w", Permanent(base))
+	var pe *PermanentError
+	require.ErrorAs(t, err, &pe)
+	require.ErrorIs(t, err, base, "Permanent keeps the chain")
+	require.Equal(t, "charge: declined", err.Error())
+	err = RetryAfter(base, 3*time.Second)
+	var ra *RetryAfterError
+	require.ErrorAs(t, err, &ra)
+	require.Equal(t, 3*time.Second, ra.After)
+	require.ErrorIs(t, err, base)
+	class, after := classify(err)
+	require.Equal(t, protocol.ClassRetryable, class)
+	require.EqualValues(t, 3000, after)
+	class, after = classify(RetryAfter(base, -time.Second))
+	require.Equal(t, protocol.ClassRetryable, class)
+	require.Zero(t, after, "a negative delay asks for nothing")
+	class, _ = classify(errors.New("plain"))
+	require.Equal(t, protocol.ClassRetryable, class)
 }

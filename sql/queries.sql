@@ -328,7 +328,7 @@ VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 -- name: AttemptsOfRun
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
-       a.error_msg, COALESCE(e.instance_id, '') AS executor_instance
+       a.error_msg, a.error_class, COALESCE(e.instance_id, '') AS executor_instance
 FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
 
 -- name: AttemptByID
@@ -405,11 +405,14 @@ SET status = CASE id WHEN ? THEN ? END,
     uncertain = CASE id WHEN ? THEN ? END,
     error = CASE id WHEN ? THEN ? END,
     error_msg = CASE id WHEN ? THEN ? END,
-    result = CASE id WHEN ? THEN ? END
+    result = CASE id WHEN ? THEN ? END,
+    error_class = CASE id WHEN ? THEN ? END,
+    retry_after_ms = CASE id WHEN ? THEN ? END
 WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptSupersede
-UPDATE slot_attempt SET current = 0, status = ?, finished_at = {{now_ms}}
+-- status lost (error_class lost) or moved (error_class '').
+UPDATE slot_attempt SET current = 0, status = ?, error_class = ?, finished_at = {{now_ms}}
 WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptsOfLostExecutors
@@ -424,14 +427,14 @@ ORDER BY a.id LIMIT ?;
 -- (a succeeded scheduled run may complete its job): a failed attempt whose job allows another attempt
 -- counts as active: the leader retries it after a backoff. failures counts
 -- earlier failed attempts of the slot, so this one is failure number
--- failures+1.
+-- failures+1. A permanent failure (error_class) has no retry left.
 SELECT
   a.run_id,
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
   COALESCE(SUM(CASE WHEN a.status = 'cancelled'
-                      OR (a.status = 'failed' AND a.failures >= COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS failed,
+                      OR (a.status = 'failed' AND (a.failures >= COALESCE(j.retry_max, 0) OR a.error_class = 'permanent')) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
-                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0)) THEN 1 ELSE 0 END), 0) AS active,
+                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0) AND a.error_class <> 'permanent') THEN 1 ELSE 0 END), 0) AS active,
   COALESCE(MAX(j.child_job_ids), '') AS child_job_ids,
   COALESCE(MAX(j.max_runs), 0) AS max_runs, MAX(r.trigger_kind) AS trigger_kind
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
@@ -525,7 +528,7 @@ SELECT job_id, SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END) AS succeede
 FROM job_run WHERE job_id IN (?) AND trigger_kind IN ('cron', 'catch_up') GROUP BY job_id;
 
 -- name: AttemptsCancelRun
-UPDATE slot_attempt SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
+UPDATE slot_attempt SET status = 'cancelled', error_class = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
 -- name: AttemptsActiveOfRun
@@ -655,9 +658,14 @@ WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch
 GROUP BY job_id;
 
 -- name: AttemptsToRetry
-SELECT a.id, a.run_id, a.slot, a.attempt, a.failures, a.executor_id, a.finished_at, j.retry_backoff_ms
+-- A permanent failure (error_class) is never retried; retry_after_ms is the
+-- least delay its handler asked for, which the leader waits for as well as
+-- the backoff.
+SELECT a.id, a.run_id, a.slot, a.attempt, a.failures, a.executor_id, a.finished_at, j.retry_backoff_ms,
+       a.retry_after_ms
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.current = 1 AND a.status = 'failed' AND a.failures < j.retry_max AND r.status = 'running'
+WHERE a.current = 1 AND a.status = 'failed' AND a.failures < j.retry_max AND a.error_class <> 'permanent'
+  AND r.status = 'running'
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptSupersedeFailed

@@ -124,5 +124,5 @@ WHERE a.id = ? AND a.executor_id = ? AND a.current = 1 AND a.status = 'running' 
 -- name: XXLAttemptLose
 -- An attempt its XXL-JOB executor says it no longer has: superseded as
 -- lost, with the reason.
-UPDATE slot_attempt SET current = 0, status = 'lost', finished_at = {{now_ms}}, error = ?, error_msg = ?
+UPDATE slot_attempt SET current = 0, status = 'lost', error_class = 'lost', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE id = ? AND current = 1 AND status = 'running';

@@ -74,6 +74,7 @@ func attemptView(a store.Attempt) apitypes.Attempt {
 		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
 		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
 		ErrorCode: string(a.ErrorMsg.Code), ErrorArgs: a.ErrorMsg.Args, Executor: a.ExecutorInstance,
+		ErrorClass: a.ErrorClass,
 	}
 	if a.ExecutorID.Valid {
 		id := a.ExecutorID.Int64

@@ -108,6 +108,11 @@ type Attempt struct {
 	// attempt (as on Run); absent for a handler's own error text.
 	ErrorCode string         `json:"error_code,omitempty"`
 	ErrorArgs map[string]any `json:"error_args,omitempty"`
+	// ErrorClass is how an attempt that did not succeed ended
+	// (docs/failures.md): permanent (not retried), retryable, timeout,
+	// lost or cancelled; absent for a succeeded, unfinished or moved
+	// attempt and for attempts recorded before error classes.
+	ErrorClass string `json:"error_class,omitempty"`
 }
 
 // RunDetail is the answer of GET /api/v1/runs/{id}: the run and every

@@ -59,6 +59,7 @@ const (
 	DSTOverlapFirstOnly      Code = "dst.overlap_first_only"
 	DSTOverlapFirst          Code = "dst.overlap_first"
 	AlarmSlotDead            Code = "alarm.slot_dead"
+	AlarmSlotDeadPermanent   Code = "alarm.slot_dead_permanent"
 	AlarmRecordsUncertain    Code = "alarm.records_uncertain"
 	AlarmRunFailed           Code = "alarm.run_failed"
 	AlarmWorkflowRunFailed   Code = "alarm.workflow_run_failed"
@@ -465,6 +466,7 @@ var Catalog = map[Code]string{
 	DSTOverlapFirstOnly:      "DST overlap: first {time} ({zone}); the repeated {time} {to} does not fire",
 	DSTOverlapFirst:          "DST overlap: {time} {zone} is the first of two (clocks go back to {to})",
 	AlarmSlotDead:            "job {job} run {run}: slot {slot} failed on its last allowed attempt ({failures} failure(s), retry_max {retry_max}): {error}",
+	AlarmSlotDeadPermanent:   "job {job} run {run}: slot {slot} failed permanently (not retried): {error}",
 	AlarmRecordsUncertain:    "job {job} run {run} slot {slot}: {records} record(s) left pending by a crashed attempt were skipped (policy skip): their effect may or may not have happened; check them in the dedup table",
 	AlarmRunFailed:           "run {run} failed: {reason}",
 	AlarmWorkflowRunFailed:   "workflow {app}/{workflow} run {run} (business date {date}) ended {status}: {reason}",

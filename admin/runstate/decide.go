@@ -7,6 +7,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // The decisions of the run state machine, as pure functions of what the
@@ -56,7 +57,8 @@ func accept(outcomes []store.SlotOutcome, cur map[int64]store.AttemptState) (acc
 }
 
 // slotAlarms are the alarms applied outcomes raise: slot_dead for a failure
-// on the slot's last allowed attempt, records_uncertain for skipped
+// on the slot's last allowed attempt or a permanent one (error class: no
+// retry left), records_uncertain for skipped
 // uncertain records. info holds every applied token.
 func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) []store.Alarm {
 	var out []store.Alarm
@@ -64,7 +66,14 @@ func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) [
 		a := info[o.Token]
 		job := sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}
 		run := sql.NullInt64{Int64: a.RunID, Valid: true}
-		if o.Status == store.AttemptFailed && a.Failures >= a.RetryMax {
+		switch {
+		case o.Status == store.AttemptFailed && o.Class() == protocol.ClassPermanent:
+			out = append(out, store.Alarm{
+				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
+				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
+				Msg:      msg.New(msg.AlarmSlotDeadPermanent, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "error", errorArg(o)),
+			})
+		case o.Status == store.AttemptFailed && a.Failures >= a.RetryMax:
 			out = append(out, store.Alarm{
 				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),

@@ -89,6 +89,8 @@ func TestSlotAlarms(t *testing.T) {
 		o.Error = msg
 		return o
 	}
+	permanent := failed(2, "account closed")
+	permanent.ErrorClass = protocol.ClassPermanent
 	uncertain := out(2, 7, store.AttemptSucceeded)
 	uncertain.Uncertain = 3
 	cases := []struct {
@@ -103,6 +105,11 @@ func TestSlotAlarms(t *testing.T) {
 			Kind: store.AlarmSlotDead, Severity: "critical", JobID: sql.NullInt64{Int64: 5, Valid: true}, RunID: sql.NullInt64{Int64: 10, Valid: true},
 			App: "billing", DedupKey: "slot_dead:1",
 			Message: "job nightly run 10: slot 0 failed on its last allowed attempt (3 failure(s), retry_max 2): boom",
+		}}},
+		{"permanent failure with retries left: slot_dead", []store.SlotOutcome{permanent}, []store.Alarm{{
+			Kind: store.AlarmSlotDead, Severity: "critical", JobID: sql.NullInt64{Int64: 5, Valid: true}, RunID: sql.NullInt64{Int64: 10, Valid: true},
+			App: "billing", DedupKey: "slot_dead:2",
+			Message: "job nightly run 10: slot 1 failed permanently (not retried): account closed",
 		}}},
 		{"deleted job, no retries: slot_dead without a job", []store.SlotOutcome{failed(3, "gone")}, []store.Alarm{{
 			Kind: store.AlarmSlotDead, Severity: "critical", RunID: sql.NullInt64{Int64: 11, Valid: true},

@@ -96,7 +96,7 @@ func (s *Scheduler) FailUnacknowledged(ctx context.Context) error {
 	outcomes := make([]store.SlotOutcome, len(stuck))
 	for i, u := range stuck {
 		outcomes[i] = store.SlotOutcome{ExecutorID: u.ExecutorID, SlotResult: protocol.SlotResult{
-			Token: u.Token, Status: store.AttemptFailed, FinishedAt: now,
+			Token: u.Token, Status: store.AttemptFailed, FinishedAt: now, ErrorClass: protocol.ClassTimeout,
 		}, Reason: msg.New(msg.AttemptNotAcked, "executor", u.InstanceID, "timeout", s.cfg.DispatchTimeout)}
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)

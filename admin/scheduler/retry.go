@@ -3,11 +3,15 @@ package scheduler
 import (
 	"context"
 	"time"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // RetryFailed creates the next attempt of failed slots whose job allows
-// more attempts, once their backoff has passed. The new attempts are placed
-// by PlaceUnplaced, preferably on another executor.
+// more attempts (never of a permanent failure: the store does not offer
+// them), once their backoff has passed, and the delay the failed attempt
+// asked for (sdk.RetryAfter, an HTTP Retry-After) when it is longer. The
+// new attempts are placed by PlaceUnplaced, preferably on another executor.
 func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 	cands, err := s.store.RetryCandidates(ctx, 1000)
 	if err != nil {
@@ -16,6 +20,9 @@ func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 	now := s.cfg.Clock.Now()
 	for _, c := range cands {
 		delay := RetryDelay(c.ID, c.Failures+1, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
+		if c.RetryAfterMS.Valid {
+			delay = max(delay, min(time.Duration(c.RetryAfterMS.Int64)*time.Millisecond, protocol.MaxRetryAfter))
+		}
 		if c.FinishedAt.Valid && time.UnixMilli(c.FinishedAt.Int64).Add(delay).After(now) {
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // NewAttempt places one slot of a run on an executor.
@@ -230,7 +232,11 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID i
 			return err
 		}
 		token = 0
-		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, old.Token)
+		class := "" // moved: not a failure
+		if oldStatus == AttemptLost {
+			class = protocol.ClassLost
+		}
+		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, class, old.Token)
 		if err != nil {
 			return fmt.Errorf("supersede token %d: %w", old.Token, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // ExecutorInfo is what a heartbeat tells about an executor.
@@ -99,7 +100,7 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 		if kept[a.Token] {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, a.Token); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, protocol.ClassLost, a.Token); err != nil {
 			return moved, fmt.Errorf("supersede lost token %d: %w", a.Token, err)
 		}
 		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {

@@ -365,6 +365,11 @@ type Attempt struct {
 	// the run started or was last retried by hand); lost and moved attempts
 	// do not count.
 	Failures int `db:"failures"`
+	// ErrorClass is how the attempt ended when it did not succeed
+	// (protocol.ClassPermanent, …; docs/failures.md); '' for a succeeded,
+	// unfinished or moved attempt and for attempts older than the column.
+	// Read by Store.Attempts (the run's page) only.
+	ErrorClass string `db:"error_class"`
 	// ExecutorInstance is the instance id of ExecutorID, read by
 	// Store.Attempts (the run's page) only.
 	ExecutorInstance string `db:"executor_instance"`

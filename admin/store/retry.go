@@ -21,12 +21,15 @@ type RetryCandidate struct {
 	ExecutorID     sql.NullInt64 `db:"executor_id"`
 	FinishedAt     sql.NullInt64 `db:"finished_at"`
 	RetryBackoffMS int64         `db:"retry_backoff_ms"`
+	// RetryAfterMS is the least delay before the retry that the failed
+	// attempt asked for (capped when recorded); NULL: none.
+	RetryAfterMS sql.NullInt64 `db:"retry_after_ms"`
 }
 
 // RetryCandidates returns failed current attempts of running runs that their
 // job's retry_max allows to try again: retry_max counts failed attempts only
 // (an attempt lost with its executor or moved to another one does not use
-// up a retry).
+// up a retry). A permanent failure (error class) is never a candidate.
 func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidate, error) {
 	var out []RetryCandidate
 	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsToRetry), limit); err != nil {
@@ -92,7 +95,7 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 			if !a.Current || a.Status != AttemptAssigned || a.ExecutorID.Int64 != executorID {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptMoved, tok)
+			res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptMoved, "", tok)
 			if err != nil {
 				return fmt.Errorf("supersede released token %d: %w", tok, err)
 			}

@@ -33,6 +33,34 @@ type SlotOutcome struct {
 	Reason msg.Msg
 }
 
+// Class is the error class the attempt records: ” when it succeeded,
+// protocol.ClassCancelled when it was cancelled, otherwise the class the
+// reporter gave (permanent, retryable, timeout, lost, cancelled), with
+// none or one the admin does not know taken as protocol.ClassRetryable (an
+// executor older than error classes keeps today's retries).
+func (o SlotOutcome) Class() string {
+	switch o.Status {
+	case AttemptSucceeded, AttemptAssigned, AttemptRunning:
+		return ""
+	case AttemptCancelled:
+		return protocol.ClassCancelled
+	}
+	switch o.ErrorClass {
+	case protocol.ClassPermanent, protocol.ClassTimeout, protocol.ClassLost, protocol.ClassCancelled:
+		return o.ErrorClass
+	}
+	return protocol.ClassRetryable
+}
+
+// RetryAfter is the delay before a retry that the failed attempt asked for,
+// capped at protocol.MaxRetryAfter; NULL when it asked for none.
+func (o SlotOutcome) RetryAfter() sql.NullInt64 {
+	if o.Status != AttemptFailed || o.RetryAfterMS <= 0 {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: min(o.RetryAfterMS, protocol.MaxRetryAfter.Milliseconds()), Valid: true}
+}
+
 // ErrorText is the attempt's error in English: Reason's when set.
 func (o SlotOutcome) ErrorText() string {
 	if !o.Reason.IsZero() {
@@ -84,7 +112,7 @@ func selectIn[T any](ctx context.Context, t *Tx, name query, ids []int64) ([]T, 
 func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 	sorted := slices.SortedFunc(slices.Values(applied), func(a, b SlotOutcome) int { return cmp.Compare(a.Token, b.Token) })
 	ids := make([]int64, len(sorted))
-	cols := make([][]any, 10) // as in AttemptsFinish
+	cols := make([][]any, 12) // as in AttemptsFinish
 	for c := range cols {
 		cols[c] = make([]any, len(sorted))
 	}
@@ -95,7 +123,7 @@ func (t *Tx) ApplyOutcomes(ctx context.Context, applied []SlotOutcome) error {
 		// Only a succeeded slot keeps its handler's result (executorsvc
 		// checked it: JSON, at most protocol.MaxResultBytes).
 		result := sql.NullString{String: string(o.Result), Valid: o.Status == AttemptSucceeded && len(o.Result) > 0}
-		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.ErrorText(), 2000), o.Reason.Stored(), result} {
+		for c, v := range []any{o.Status, o.FinishedAt, started, o.Processed, o.Skipped, o.Failed, o.Uncertain, truncate(o.ErrorText(), 2000), o.Reason.Stored(), result, o.Class(), o.RetryAfter()} {
 			cols[c][r] = v
 		}
 	}

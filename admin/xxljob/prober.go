@@ -214,7 +214,7 @@ func (s *Service) failOverdue(ctx context.Context) error {
 			limit, what = s.cfg.ResultTimeout, msg.New(msg.LimitDefaultTimeout)
 		}
 		outcomes[i] = store.SlotOutcome{ExecutorID: o.ExecutorID, SlotResult: protocol.SlotResult{
-			Token: o.Token, Status: store.AttemptFailed, FinishedAt: now,
+			Token: o.Token, Status: store.AttemptFailed, FinishedAt: now, ErrorClass: protocol.ClassTimeout,
 		}, Reason: msg.New(msg.AttemptXXLNoCallback, "limit", limit, "limit_kind", what, "grace", s.cfg.ResultGrace)}
 	}
 	accepted, err := s.runs.FinishAttempts(ctx, outcomes)

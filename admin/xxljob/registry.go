@@ -285,13 +285,15 @@ func (s *Service) callback(r *http.Request) ReturnT {
 			// executorTimeout and call back success: a success that comes
 			// later than the timeout after the run call was sent is a
 			// timeout.
-			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLLateSuccess, "answer", strconv.Quote(answer),
+			o.Status, o.ErrorClass, o.Reason = store.AttemptFailed, protocol.ClassTimeout, msg.New(msg.AttemptXXLLateSuccess, "answer", strconv.Quote(answer),
 				"after", time.Duration(now-info.DispatchedAt)*time.Millisecond, "timeout", time.Duration(info.TimeoutMS)*time.Millisecond)
 		case code == CodeSuccess:
 		case code == CodeTimeout:
-			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLTimeout, "answer", answer)
+			o.Status, o.ErrorClass, o.Reason = store.AttemptFailed, protocol.ClassTimeout, msg.New(msg.AttemptXXLTimeout, "answer", answer)
 		default:
-			o.Status, o.Reason = store.AttemptFailed, msg.New(msg.AttemptXXLFailed, "code", code, "answer", answer)
+			// Any other code (500 and the rest): retryable, as XXL-JOB's
+			// own admin retries it (docs/migration.md, error classes).
+			o.Status, o.ErrorClass, o.Reason = store.AttemptFailed, protocol.ClassRetryable, msg.New(msg.AttemptXXLFailed, "code", code, "answer", answer)
 		}
 		outcomes = append(outcomes, o)
 	}

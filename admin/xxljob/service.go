@@ -256,7 +256,7 @@ func (s *Service) Kill(ctx context.Context, token int64, by string) error {
 		return err
 	}
 	o := store.SlotOutcome{ExecutorID: info.ExecutorID, SlotResult: protocol.SlotResult{
-		Token: token, Status: store.AttemptFailed, FinishedAt: now,
+		Token: token, Status: store.AttemptFailed, FinishedAt: now, ErrorClass: protocol.ClassCancelled,
 	}, Reason: msg.New(msg.AttemptXXLKilled, "user", by, "address", info.Address)}
 	if info.StartedAt.Valid && info.StartedAt.Int64 <= now {
 		o.StartedAt = info.StartedAt.Int64

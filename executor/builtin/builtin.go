@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // The names the built-in handlers are registered under.
@@ -52,6 +53,17 @@ func IsRetryable(err error) bool { return errors.Is(err, ErrRetryable) }
 func retryable(format string, args ...any) error {
 	return &RetryableError{Err: fmt.Errorf(format, args...)}
 }
+
+// permanent returns a failure no retry can fix (an HTTP 400, an SQL syntax
+// error, an exit code not in retry_exit_codes): wrapped in sdk.Permanent,
+// the slot fails without retry (docs/failures.md).
+func permanent(format string, args ...any) error {
+	return sdk.Permanent(fmt.Errorf(format, args...))
+}
+
+// maxRetryAfter caps a Retry-After a server asks for (the admin caps it
+// at the same bound).
+const maxRetryAfter = protocol.MaxRetryAfter
 
 // refused returns an error wrapping ErrRefused with the given explanation.
 func refused(format string, args ...any) error {

@@ -370,10 +370,46 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 		t.Progress(1, 1)
 		return nil
 	case outcomeRetry:
-		return retryable("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
+		err := retryable("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			if d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				return sdk.RetryAfter(err, d)
+			}
+		}
+		return err
 	default:
-		return fmt.Errorf("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
+		// A 4xx (other than 408, 425, 429) or what outcomes maps to
+		// "fail": the request is wrong, not the moment.
+		return permanent("http %s %s: status %s", p.Method, u.Redacted(), resp.Status)
 	}
+}
+
+// parseRetryAfter reads a Retry-After header (RFC 9110): delay seconds or
+// an HTTP date, taken relative to now; capped at maxRetryAfter. false when
+// the header is absent or unreadable, or the date has passed.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0, false
+		}
+		if n > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d := at.Sub(now)
+	if d <= 0 {
+		return 0, false
+	}
+	return min(d, maxRetryAfter), true
 }
 
 func unwrapURLError(err error) error {

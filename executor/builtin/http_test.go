@@ -13,10 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/sdk"
 )
 
 // fakeDNS is a resolver hook: names map to fixed addresses, anything else
@@ -203,6 +205,8 @@ func TestHTTPStatusClassesMapToOutcomes(t *testing.T) {
 		case fail:
 			require.Error(t, err, name)
 			require.False(t, builtin.IsRetryable(err), "%s: %v", name, err)
+			class, _ := classOf(err)
+			require.Equal(t, "permanent", class, "%s: %v", name, err)
 		}
 	}
 }
@@ -306,4 +310,87 @@ func TestHTTPConfigErrors(t *testing.T) {
 		_, err := builtin.NewHTTP(builtin.HTTPConfig{Allow: []string{entry}})
 		require.ErrorContains(t, err, want, entry)
 	}
+}
+
+// classOf is the error class the SDK reports for a handler's error, and
+// the retry delay it asks for.
+func classOf(err error) (class string, retryAfter time.Duration) {
+	var pe *sdk.PermanentError
+	if errors.As(err, &pe) {
+		return "permanent", 0
+	}
+	var ra *sdk.RetryAfterError
+	if errors.As(err, &ra) {
+		return "retryable", ra.After
+	}
+	return "retryable", 0
+}
+
+// The error classes of the http handler against a real server
+// (docs/failures.md): 4xx other than 408/425/429 permanent; 429 and 503
+// retryable after their Retry-After (seconds or an HTTP date, capped at an
+// hour); 5xx and a request timeout retryable.
+func TestHTTPErrorClasses(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/429-seconds":
+			w.Header().Set("Retry-After", "7")
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/429-date":
+			w.Header().Set("Retry-After", time.Now().Add(2*time.Minute).UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusTooManyRequests)
+		case "/503-long":
+			w.Header().Set("Retry-After", "86400")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/503-garbage":
+			w.Header().Set("Retry-After", "soon")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/500-with-header":
+			w.Header().Set("Retry-After", "30") // only 429 and 503 are honoured
+			w.WriteHeader(http.StatusInternalServerError)
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		default:
+			var code int
+			_, _ = fmt.Sscanf(r.URL.Path, "/%d", &code)
+			w.WriteHeader(code)
+		}
+	})
+	h := newHTTP(t, builtin.HTTPConfig{Allow: []string{"127.0.0.1"}})
+	for _, tc := range []struct {
+		path  string
+		class string
+		after time.Duration // -1: between 1 and 2 minutes
+	}{
+		{"/400", "permanent", 0}, {"/401", "permanent", 0}, {"/404", "permanent", 0}, {"/422", "permanent", 0},
+		{"/408", "retryable", 0}, {"/425", "retryable", 0}, {"/429", "retryable", 0},
+		{"/429-seconds", "retryable", 7 * time.Second},
+		{"/429-date", "retryable", -1},
+		{"/503-long", "retryable", time.Hour},
+		{"/503-garbage", "retryable", 0},
+		{"/500", "retryable", 0}, {"/502", "retryable", 0}, {"/503", "retryable", 0},
+		{"/500-with-header", "retryable", 0},
+	} {
+		task, _ := newTask(`{"url": "` + srv.URL + tc.path + `"}`)
+		err := h.Handle(context.Background(), task)
+		require.Error(t, err, tc.path)
+		class, after := classOf(err)
+		require.Equal(t, tc.class, class, "%s: %v", tc.path, err)
+		if tc.after == -1 {
+			require.True(t, after > time.Minute && after <= 2*time.Minute, "%s: retry after %s", tc.path, after)
+		} else {
+			require.Equal(t, tc.after, after, tc.path)
+		}
+	}
+	task, _ := newTask(`{"url": "` + srv.URL + `/slow", "timeout_ms": 50}`)
+	err := h.Handle(context.Background(), task)
+	class, _ := classOf(err)
+	require.Equal(t, "retryable", class, "%v", err)
+	require.ErrorContains(t, err, "no answer within timeout")
 }

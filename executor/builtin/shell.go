@@ -251,6 +251,12 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 	if code < 0 {
 		return fmt.Errorf("shell %s: %w", p.Command, err) // killed by a signal
 	}
+	if p.RetryExitCodes != nil {
+		// The job lists its retryable codes (even as []): any other
+		// non-zero code is permanent (docs/failures.md). Without the
+		// field every failure stays retryable, as before error classes.
+		return permanent("shell %s: exit code %d (not in retry_exit_codes)", p.Command, code)
+	}
 	return fmt.Errorf("shell %s: exit code %d", p.Command, code)
 }
 

@@ -210,3 +210,31 @@ func TestShellWorkflowContext(t *testing.T) {
 	require.Contains(t, log.String(), `args=[2026-03-02] [settle] [17] date=2026-03-02 node=settle run=17 `+
 		`ctx={\"run_id\":17,\"node\":\"settle\",\"business_date\":\"2026-03-02\",\"upstream\":{\"load\":{\"rows\":42}}}`)
 }
+
+// The error classes of the shell handler (docs/failures.md): with
+// retry_exit_codes, the listed codes are retryable and any other non-zero
+// code permanent (an empty list: every failure permanent); without the
+// field, every failure stays retryable, as before error classes.
+func TestShellExitCodeClasses(t *testing.T) {
+	t.Parallel()
+	path := script(t, `exit "$1"
+`)
+	s := newShell(t, builtin.ShellConfig{Enabled: true, Allow: []string{path}})
+	for _, tc := range []struct {
+		code, retry string
+		class       string
+	}{
+		{"75", `, "retry_exit_codes": [75, 111]`, "retryable"},
+		{"111", `, "retry_exit_codes": [75, 111]`, "retryable"},
+		{"3", `, "retry_exit_codes": [75, 111]`, "permanent"},
+		{"1", `, "retry_exit_codes": []`, "permanent"},
+		{"3", ``, "retryable"},
+		{"1", ``, "retryable"},
+	} {
+		task, _ := newTask(`{"command": "` + path + `", "args": ["` + tc.code + `"]` + tc.retry + `}`)
+		err := s.Handle(context.Background(), task)
+		require.ErrorContains(t, err, "exit code "+tc.code)
+		class, _ := classOf(err)
+		require.Equal(t, tc.class, class, "exit %s%s: %v", tc.code, tc.retry, err)
+	}
+}

@@ -387,6 +387,8 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 			return retryable("sql on %s: not done within timeout %s", p.DataSource, timeout)
 		case transientSQLError(err):
 			return &RetryableError{Err: fmt.Errorf("sql on %s: %w", p.DataSource, err)}
+		case permanentSQLError(err):
+			return permanent("sql on %s: %w", p.DataSource, err)
 		}
 		return fmt.Errorf("sql on %s: %w", p.DataSource, err)
 	}
@@ -414,6 +416,55 @@ func (s *SQL) exec(ctx context.Context, name, stmt string, args []any) (sql.Resu
 		return execSQLite(ctx, s.dbs[name], stmt, args)
 	}
 	return s.dbs[name].ExecContext(ctx, stmt, args...)
+}
+
+// permanentMySQL are the MySQL/MariaDB error numbers that no retry can fix
+// (docs/failures.md): the statement, the grants or the data are wrong.
+var permanentMySQL = map[uint16]bool{
+	// syntax and schema
+	1064: true, // ER_PARSE_ERROR: syntax error
+	1149: true, // ER_SYNTAX_ERROR
+	1054: true, // ER_BAD_FIELD_ERROR: unknown column
+	1146: true, // ER_NO_SUCH_TABLE
+	1136: true, // ER_WRONG_VALUE_COUNT_ON_ROW
+	// permission
+	1044: true, // ER_DBACCESS_DENIED_ERROR
+	1045: true, // ER_ACCESS_DENIED_ERROR
+	1142: true, // ER_TABLEACCESS_DENIED_ERROR
+	1143: true, // ER_COLUMNACCESS_DENIED_ERROR
+	1227: true, // ER_SPECIFIC_ACCESS_DENIED_ERROR
+	1370: true, // ER_PROCACCESS_DENIED_ERROR
+	// constraints and data
+	1062: true, // ER_DUP_ENTRY
+	1586: true, // ER_DUP_ENTRY_WITH_KEY_NAME
+	1451: true, // ER_ROW_IS_REFERENCED_2: foreign key (parent row)
+	1452: true, // ER_NO_REFERENCED_ROW_2: foreign key (child row)
+	1048: true, // ER_BAD_NULL_ERROR
+	1364: true, // ER_NO_DEFAULT_FOR_FIELD
+	1406: true, // ER_DATA_TOO_LONG
+	1264: true, // ER_WARN_DATA_OUT_OF_RANGE
+	1366: true, // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD
+	3819: true, // ER_CHECK_CONSTRAINT_VIOLATED (MySQL)
+	4025: true, // ER_CONSTRAINT_FAILED (MariaDB CHECK)
+}
+
+// permanentSQLError reports errors no retry can fix: syntax and schema,
+// permission, constraint and data errors (permanentMySQL; on SQLite
+// SQLITE_ERROR — syntax, no such table or column —, SQLITE_CONSTRAINT,
+// SQLITE_MISMATCH and SQLITE_AUTH).
+func permanentSQLError(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return permanentMySQL[me.Number]
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case 1, 19, 20, 23: // SQLITE_ERROR, SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_AUTH
+			return true
+		}
+	}
+	return false
 }
 
 // transientSQLError reports errors worth retrying: deadlocks, lock waits,

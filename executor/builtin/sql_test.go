@@ -17,8 +17,9 @@ import (
 // sqlEnv is one test's business database, of one dialect, with a table
 // item(id, owner, note) holding ids 1..20.
 type sqlEnv struct {
-	h  *builtin.SQL
-	db *sql.DB
+	h   *builtin.SQL
+	db  *sql.DB
+	dsn string
 }
 
 func newSQLEnv(t *testing.T, driver string) *sqlEnv {
@@ -42,7 +43,7 @@ func newSQLEnv(t *testing.T, driver string) *sqlEnv {
 	h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: driver, DSN: dsn}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, h.Close()) })
-	return &sqlEnv{h: h, db: db}
+	return &sqlEnv{h: h, db: db, dsn: dsn}
 }
 
 func bothDrivers(t *testing.T, f func(t *testing.T, e *sqlEnv)) {
@@ -191,4 +192,49 @@ func TestSQLBindsTheWorkflowContext(t *testing.T) {
 		task, _ = newTask(`{"datasource": "biz", "statement": "SELECT 1", "business_date": "2026-03-02"}`)
 		require.ErrorContains(t, e.h.Handle(context.Background(), task), `unknown field "business_date"`, "params stay strict")
 	})
+}
+
+// The error classes of the sql handler against real databases
+// (docs/failures.md): syntax, missing table and constraint errors are
+// permanent on both dialects; a lock wait timeout on MariaDB is retryable.
+func TestSQLErrorClasses(t *testing.T) {
+	t.Parallel()
+	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+		for _, stmt := range []string{
+			"UPDATE item SET owner = = 1",            // syntax
+			"UPDATE nosuch SET x = 1",                // no such table
+			"INSERT INTO item (id) VALUES (1)",       // duplicate key
+			"UPDATE item SET id = NULL WHERE id = 1", // NOT NULL
+		} {
+			task, _ := newTask(`{"datasource": "biz", "statement": "` + stmt + `"}`)
+			err := e.h.Handle(context.Background(), task)
+			require.Error(t, err, stmt)
+			class, _ := classOf(err)
+			require.Equal(t, "permanent", class, "%s: %v", stmt, err)
+			require.False(t, builtin.IsRetryable(err), stmt)
+		}
+	})
+}
+
+func TestSQLLockWaitTimeoutIsRetryable(t *testing.T) {
+	t.Parallel()
+	e := newSQLEnv(t, "mysql")
+	// A row held by another transaction; the handler's data source has a
+	// lock wait of one second in its sessions (a DSN system variable of
+	// go-sql-driver/mysql).
+	tx, err := e.db.Begin()
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.Exec("UPDATE item SET note = 'held' WHERE id = 1")
+	require.NoError(t, err)
+	h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: "mysql", DSN: e.dsn + "&innodb_lock_wait_timeout=1"}}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, h.Close()) })
+	task, _ := newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'mine' WHERE id = 1"}`)
+	err = h.Handle(context.Background(), task)
+	require.Error(t, err)
+	require.True(t, builtin.IsRetryable(err), "%v", err)
+	class, _ := classOf(err)
+	require.Equal(t, "retryable", class)
+	require.ErrorContains(t, err, "1205")
 }

@@ -6,7 +6,9 @@
 //   - demo.sleep: sleeps params "ms=N" (default 100) per slot, honouring
 //     cancellation.
 //   - demo.fail: fails every slot whose number is in params "slots=1,3"
-//     (all slots when empty), succeeds the others.
+//     (all slots when empty), succeeds the others; "fail_attempts=N": those
+//     slots fail their first N attempts only; "permanent=0,2": these slots
+//     fail permanently (sdk.Permanent: no retry, docs/failures.md).
 //   - demo.range: processes its slot's part of the record IDs 1..N, params
 //     "records=N;ms_per_record=M", honouring cancellation (see Range).
 //   - demo.noop: returns at once, logs nothing and reports no records; the
@@ -91,16 +93,33 @@ func Sleep(ctx context.Context, t *sdk.Task) error {
 	}
 }
 
-// Fail fails the listed slots.
+// Fail fails the listed slots: permanently those in "permanent", the
+// others in "slots" (all when empty) retryably, for their first
+// "fail_attempts" attempts (every attempt when 0 or absent).
 func Fail(_ context.Context, t *sdk.Task) error {
+	if v, ok := param(t.Params, "permanent"); ok && listed(v, t.Slot) {
+		return sdk.Permanent(fmt.Errorf("demo.fail: slot %d fails permanently on purpose", t.Slot))
+	}
+	upTo, err := intParam(t.Params, "fail_attempts", 0)
+	if err != nil {
+		return sdk.Permanent(err)
+	}
+	if upTo > 0 && int64(t.Attempt) > upTo {
+		return nil
+	}
 	v, _ := param(t.Params, "slots")
-	if v == "" {
+	if v == "" || listed(v, t.Slot) {
 		return fmt.Errorf("demo.fail: slot %d fails on purpose", t.Slot)
 	}
+	return nil
+}
+
+// listed reports whether slot is in the comma-separated list v.
+func listed(v string, slot int) bool {
 	for _, s := range strings.Split(v, ",") {
-		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n == t.Slot {
-			return fmt.Errorf("demo.fail: slot %d fails on purpose", t.Slot)
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n == slot {
+			return true
 		}
 	}
-	return nil
+	return false
 }

@@ -215,7 +215,41 @@ type SlotResult struct {
 	// older than results. The admin fails a slot whose result is not JSON
 	// or is larger than MaxResultBytes.
 	Result json.RawMessage `json:"result,omitempty"`
+	// ErrorClass is how a failed slot failed (ClassPermanent, ClassRetryable,
+	// ClassTimeout; docs/failures.md). Empty, as from executors older than
+	// error classes, and any value the admin does not know mean
+	// ClassRetryable: the slot is retried as the job's retry policy allows.
+	ErrorClass string `json:"error_class,omitempty"`
+	// RetryAfterMS asks the admin not to retry the failed slot earlier than
+	// this many milliseconds after it finished (sdk.RetryAfter, an HTTP
+	// Retry-After). The admin waits max(its backoff, RetryAfterMS), with
+	// RetryAfterMS capped at MaxRetryAfter; 0 or absent: its backoff only.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
+
+// The error classes of an attempt that did not succeed (docs/failures.md).
+// Executors report the first three; the admin records the others itself.
+const (
+	// ClassPermanent: the slot fails without retry (sdk.Permanent, an HTTP
+	// 400, an SQL syntax error…).
+	ClassPermanent = "permanent"
+	// ClassRetryable: retried up to the job's retry_max, after its backoff.
+	ClassRetryable = "retryable"
+	// ClassTimeout: the slot ran out of time (its job's timeout); retried
+	// like ClassRetryable.
+	ClassTimeout = "timeout"
+	// ClassLost: the attempt was lost with its executor and tried again
+	// elsewhere (does not use up a retry). Recorded by the admin.
+	ClassLost = "lost"
+	// ClassCancelled: the attempt was cancelled (by an operator, a run
+	// deadline, the job's deletion); never retried by itself. Recorded by
+	// the admin from the slot's status.
+	ClassCancelled = "cancelled"
+)
+
+// MaxRetryAfter caps the delay a failed slot may ask for before its retry
+// (SlotResult.RetryAfterMS): one hour. A longer wish is cut to it.
+const MaxRetryAfter = time.Hour
 
 // MaxResultBytes caps SlotResult.Result: 16 KiB of JSON per slot attempt.
 const MaxResultBytes = 16 << 10

@@ -180,15 +180,16 @@ export default function mount(root, ctx) {
         [t("run.ran"), a.started_at ? h("span", { title: fmtDateTime(a.started_at) + (a.finished_at ? " → " + fmtDateTime(a.finished_at) : "") },
           fmtTime(a.started_at, true), " → ", a.finished_at ? fmtTime(a.finished_at, true) : "…") : "—"],
         [t("col.duration"), h("span", {}, fmtDur(dur(a, now)), vsMedian)],
+        ...(a.error_class ? [[t("col.errorClass"), classPill(a)]] : []),
         [t("run.recordsShort"), h("span", { class: "mono", title: t("run.recordsLong") }, `${fmtNum(a.processed)} / ${fmtNum(a.skipped)} / ${fmtNum(a.failed)} / ${fmtNum(a.uncertain)}`)],
       ], "kv-compact") : h("p", { class: "muted" }, t("run.notAssigned")),
       a && a.error ? h("pre", { class: "error-pre", id: "slot-error" }, errText(a)) : null,
       a ? h("div", { class: "btn-row" }, logsBtn) : null,
       a ? xxlTools(a) : null,
       list.length > 1 ? h("div", {}, h("h5", {}, t("run.history")),
-        h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, t("run.attempt")), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", { class: "num" }, t("col.duration")))),
+        h("table", { class: "table table-compact" }, h("thead", {}, h("tr", {}, h("th", {}, t("run.attempt")), h("th", {}, t("col.executor")), h("th", {}, t("col.status")), h("th", {}, t("col.errorClass")), h("th", { class: "num" }, t("col.duration")))),
           h("tbody", {}, list.map(x => h("tr", { title: errText(x) }, h("td", { class: "mono" }, `${x.attempt}`), h("td", {}, execLabel(x.executor_id)),
-            h("td", {}, badge(x.status, "badge-sm")), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
+            h("td", {}, badge(x.status, "badge-sm")), h("td", {}, classPill(x)), h("td", { class: "num" }, fmtDur(dur(x, now)))))))) : null);
   }
 
   // An attempt on an unchanged XXL-JOB executor: its log lives on the
@@ -465,12 +466,23 @@ export default function mount(root, ctx) {
       : [h("tr", {}, h("td", { colspan: 7, class: "muted center" }, t("run.noAttempts")))]));
   }
 
+  // classPill shows how an attempt that did not succeed ended (its
+  // error_class, docs/failures.md): permanent in red (no retry), timeout and
+  // lost in amber, retryable and cancelled neutral; nothing for none.
+  function classPill(a) {
+    if (!a || !a.error_class) return "";
+    const kind = { permanent: "bad", timeout: "warn", lost: "warn" }[a.error_class];
+    return h("span", { class: ["pill", kind && "pill-" + kind, "error-class"], "data-class": a.error_class, title: t("errclass.tip." + a.error_class) },
+      t("errclass." + a.error_class));
+  }
+
   function renderFailures() {
     const failed = [...current.values()].filter(a => a.status === "failed" || a.error).sort((a, b) => a.slot - b.slot);
     fill(failBox, failed.length ? h("div", { class: "table-wrap" }, h("table", { class: "table table-compact table-hover" },
-      h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.slot")), h("th", {}, t("col.executor")), h("th", {}, t("col.error")))),
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, t("col.slot")), h("th", {}, t("col.executor")), h("th", {}, t("col.errorClass")), h("th", {}, t("col.error")))),
       h("tbody", {}, failed.slice(0, 100).map(a => h("tr", { class: "clickable", onclick: () => select(a.slot) },
-        h("td", { class: "num mono" }, t("run.slotN", { n: a.slot })), h("td", {}, execLabel(a.executor_id)), h("td", { class: "error-cell" }, h("span", { title: errText(a) }, errText(a) || stLabel(a.status))))))))
+        h("td", { class: "num mono" }, t("run.slotN", { n: a.slot })), h("td", {}, execLabel(a.executor_id)), h("td", {}, classPill(a)),
+        h("td", { class: "error-cell" }, h("span", { title: errText(a) }, errText(a) || stLabel(a.status))))))))
       : emptyState(t("run.noFailedSlots")));
   }
 
