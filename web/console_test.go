@@ -24,7 +24,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // TestWorkflowWaitInBrowser: a workflow's page shows its calendar and rule;

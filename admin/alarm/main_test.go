@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/shardjob/shardjob/internal/clock"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // TestMain stops the database fixtures, then checks that no goroutine of

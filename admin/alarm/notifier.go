@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Config of the notifier. Zero fields take the documented defaults.

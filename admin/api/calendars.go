@@ -13,7 +13,7 @@ import (
 	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // calendarRoutes registers the business calendars: everyone who may read

@@ -10,7 +10,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // dashboardWindow is a window of GET /dashboard and the width of its

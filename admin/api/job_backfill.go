@@ -11,11 +11,11 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/backfill"
+	"github.com/shardjob/shardjob/admin/internal/fielderr"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/fielderr"
 )
 
 // backfillJob creates the runs of a plain job for a range of business

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/internal/clock"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 

@@ -19,11 +19,11 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/executorsvc"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
-	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	"github.com/shardjob/shardjob/web"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 )
 
 func TestPasswords(t *testing.T) {

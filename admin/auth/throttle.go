@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 )
 
 // DefaultThrottleKeys is how many keys a Throttle keeps by default.

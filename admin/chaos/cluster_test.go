@@ -15,8 +15,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

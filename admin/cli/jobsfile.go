@@ -11,7 +11,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // MaxJobsFileBytes bounds a jobs file.

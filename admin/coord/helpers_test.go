@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // TestMain stops the ZooKeeper servers after the tests, then checks that

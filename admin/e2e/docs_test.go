@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 const ctlPkg = "github.com/shardjob/shardjob/admin/cmd/shardjobctl"

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/internal/fielderr"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
-	"github.com/shardjob/shardjob/internal/fielderr"
 )
 
 // Limits of a job definition.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // Code names a message; Catalog holds its English template.
@@ -238,7 +238,7 @@ func (m *Msg) Scan(src any) error {
 }
 
 // Name says what is wrong with s as a name of shardjob's objects
-// (internal/names), the zero Msg when it is valid: NameRequired for an
+// (sdk/names), the zero Msg when it is valid: NameRequired for an
 // empty name, NameInvalid (the name quoted) for one that was given.
 func Name(s string) Msg {
 	switch {

@@ -13,7 +13,7 @@ import (
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }

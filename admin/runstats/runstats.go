@@ -39,8 +39,8 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/coord"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // Defaults of Config.

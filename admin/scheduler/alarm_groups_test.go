@@ -14,9 +14,9 @@ import (
 
 	"github.com/shardjob/shardjob/admin/alarm"
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // TestFailedRunOf1024SlotsIsOneAlarmGroupAndOneMessage is the report that

@@ -1,7 +1,7 @@
 package scheduler
 
 import (
-	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"log/slog"
 	"time"
 )

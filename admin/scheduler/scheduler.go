@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/internal/lru"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/lru"
 )
 
 // Pusher sends work to executors (dispatch.Client in production). It is

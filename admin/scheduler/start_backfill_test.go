@@ -11,11 +11,11 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/backfill"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

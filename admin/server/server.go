@@ -17,6 +17,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/dispatch"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/runstats"
@@ -26,7 +27,6 @@ import (
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/workflowrun"
 	"github.com/shardjob/shardjob/admin/xxljob"
-	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

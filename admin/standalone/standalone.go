@@ -24,12 +24,12 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/executor/demo"
-	"github.com/shardjob/shardjob/internal/clock"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )

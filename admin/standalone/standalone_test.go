@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -16,7 +16,7 @@ import (
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // Limits and defaults of waits.

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/workflowrun"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // minutely creates an every-minute job of app "a" created (and changed) at

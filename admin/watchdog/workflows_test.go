@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/workflowrun"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // scheduledWorkflow creates an enabled workflow of app "fin" firing every

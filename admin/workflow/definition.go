@@ -1,6 +1,6 @@
 package workflow
 
-import "github.com/shardjob/shardjob/internal/fielderr"
+import "github.com/shardjob/shardjob/admin/internal/fielderr"
 
 // Limits of a workflow definition. A definition beyond them is refused by
 // Validate with a field error; every algorithm of the package is linear or
@@ -60,7 +60,7 @@ const (
 
 // Definition is a workflow: a named DAG of nodes in one app.
 type Definition struct {
-	// Name and App follow internal/names; a workflow's name is unique in
+	// Name and App follow sdk/names; a workflow's name is unique in
 	// its app (checked by the store, not here).
 	Name string `json:"name"`
 	App  string `json:"app"`
@@ -76,7 +76,7 @@ type Definition struct {
 // Node is one step of a workflow: a job referenced by id or name, or an
 // inline handler with its params and slots.
 type Node struct {
-	// Key names the node in its workflow (internal/names rule); edges,
+	// Key names the node in its workflow (sdk/names rule); edges,
 	// node runs and reruns refer to it.
 	Key string `json:"key"`
 	// Job references an existing job; nil for an inline node. Whether it

@@ -13,7 +13,7 @@
 // # Definition and validation
 //
 // Validate checks a Definition and returns a Graph, or FieldErrors keyed
-// by field path (nodes[3].key, edges[2].to): names per internal/names,
+// by field path (nodes[3].key, edges[2].to): names per sdk/names,
 // unique node keys, a job or an inline handler per node, known edge
 // endpoints, no self-edge or duplicate edge, known start rules and failure
 // policy, 1 to MaxNodes nodes and at most MaxEdges edges, and no cycle — a

@@ -9,7 +9,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/names"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 func TestLimitsMatchJobs(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/coord"
+	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/lru"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
-	"github.com/shardjob/shardjob/internal/clock"
-	"github.com/shardjob/shardjob/internal/lru"
 )
 
 // Defaults of Config.

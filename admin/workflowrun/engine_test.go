@@ -19,7 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/workflow"
 	"github.com/shardjob/shardjob/admin/workflowrun"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 

@@ -6,12 +6,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/workflow"
 	"github.com/shardjob/shardjob/admin/workflowrun"
-	"github.com/shardjob/shardjob/internal/clock"
 )
 
 // TestCronFiresOncePerInstant: a workflow at 07:00 Shanghai time (23:00

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 )
 
 // Config of XXL-JOB executor support. Zero values take the documented

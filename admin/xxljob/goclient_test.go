@@ -16,7 +16,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/admin/xxljob/internal/goexec"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // TestGoClientEmulation: the test executor behaves like xxl-job-executor-go

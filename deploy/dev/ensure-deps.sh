@@ -8,7 +8,7 @@
 #   promtool                           -> prometheus (checks the /metrics text)
 #
 # It prints one line, "deps: ok", when everything is present. It does not
-# start any server: the test fixtures (internal/testenv) use 127.0.0.1:3306 if a
+# start any server: the test fixtures (deploy/dev/testenv) use 127.0.0.1:3306 if a
 # MariaDB answers there and start private servers otherwise.
 #
 # Used by `make test`. Needs root or sudo when something is missing.

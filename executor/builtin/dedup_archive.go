@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardjob/shardjob/internal/names"
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/names"
 	"github.com/shardjob/shardjob/sdk/records"
 )
 

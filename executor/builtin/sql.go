@@ -15,8 +15,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"modernc.org/sqlite"
 
-	"github.com/shardjob/shardjob/internal/names"
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/names"
 )
 
 // DataSource is a database the sql handler may run statements against.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/executor/builtin"
-	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/executor/demo"
-	"github.com/shardjob/shardjob/internal/testenv"
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/records"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 

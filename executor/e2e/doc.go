@@ -1,6 +1,6 @@
 // Package e2e holds the real-process tests of executors and slots: they
 // build the shardjob-admin and shardjob-executor binaries, start one admin
-// (`serve`, against a MariaDB database and ZooKeeper from internal/testenv) and
+// (`serve`, against a MariaDB database and ZooKeeper from deploy/dev/testenv) and
 // several executors running the demo.range handler, and then check through
 // the HTTP API and the processes' logs how slots are placed, run once,
 // recovered from a killed executor, fenced after a paused one wakes up,

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 // Error classes (issue 37) with real processes: an SDK handler (demo.fail)

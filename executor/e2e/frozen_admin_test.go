@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 // TestFrozenAdminDoesNotLoseItsExecutors (issue 16, item 6): an executor

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/internal/testenv"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 // Three executors share a 1024-slot run: it succeeds, every slot runs once

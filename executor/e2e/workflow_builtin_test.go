@@ -17,7 +17,7 @@ import (
 	_ "modernc.org/sqlite" // the test reads the sql node's data source
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	harness "github.com/shardjob/shardjob/internal/testenv/cluster"
+	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 // TestWorkflowRunsBuiltinHandlers (issue 30), with real processes: a

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // TestWorkflowInlineNodesPassResults (issue 22), with real processes: a

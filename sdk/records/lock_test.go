@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // expireLock moves a lock's lease into the past, as the database clock

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk"
 )
 

@@ -7,7 +7,7 @@
 //
 // Every flag can also be set with an environment variable (--db-dsn is
 // SHARDJOB_DB_DSN, and so on) and by a "db-dsn = …" line of the file named
-// by --config (internal/cliflags: the command line wins, then the file,
+// by --config (sdk/cliflags: the command line wins, then the file,
 // then the environment). Errors are printed on one line naming the
 // setting, and the exit status is 1 (2 for usage errors).
 package main
@@ -30,7 +30,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/xxljob"
-	"github.com/shardjob/shardjob/internal/cliflags"
+	"github.com/shardjob/shardjob/sdk/cliflags"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".

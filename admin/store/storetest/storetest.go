@@ -1,5 +1,5 @@
 // Package storetest gives tests a fresh, migrated platform database for each
-// dialect: a MariaDB database of its own (internal/testenv) and a SQLite file
+// dialect: a MariaDB database of its own (deploy/dev/testenv) and a SQLite file
 // in a temp dir. Test packages that use it call testenv.Main from TestMain.
 package storetest
 
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 

@@ -36,8 +36,8 @@ import (
 
 	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/executor/demo"
-	"github.com/shardjob/shardjob/internal/cliflags"
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/cliflags"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".

@@ -10,7 +10,7 @@ import (
 )
 
 func TestConfigFileAndEnvironment(t *testing.T) {
-	// The flag convention itself is tested in internal/cliflags; here: the
+	// The flag convention itself is tested in sdk/cliflags; here: the
 	// executor reads its file, and a bad environment value is one line,
 	// exit status 2.
 	path := filepath.Join(t.TempDir(), "executor.conf")

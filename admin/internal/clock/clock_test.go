@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardjob/shardjob/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/clock"
 )
 
 func TestSystemIsTheProcessClock(t *testing.T) {

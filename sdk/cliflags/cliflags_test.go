@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/cliflags"
+	"github.com/shardjob/shardjob/sdk/cliflags"
 )
 
 // The tests set SHARDJOB_* variables (t.Setenv): they do not run in

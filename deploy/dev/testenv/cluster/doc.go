@@ -4,8 +4,8 @@
 // ZooKeeper, or standalone), shardjob-executor processes that tests start,
 // restart, kill -9 and freeze, an API client speaking the admin/apitypes
 // types, waits with deadlines on what the API shows, and the parsing of the
-// processes' slog lines, and the leader row watched in the database. Like internal/testenv, on which it is built, it is
-// for tests only (TestOnlyTestsImportTestenv in internal/testenv checks that
+// processes' slog lines, and the leader row watched in the database. Like deploy/dev/testenv, on which it is built, it is
+// for tests only (TestOnlyTestsImportTestenv in deploy/dev/testenv checks that
 // no production package imports either).
 //
 // # Processes

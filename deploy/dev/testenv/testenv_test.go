@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -280,7 +280,7 @@ func TestProcessWaitForLineHonoursContext(t *testing.T) {
 
 func TestBuildBinaryAndStop(t *testing.T) {
 	t.Parallel()
-	const pkg = "github.com/shardjob/shardjob/internal/testenv/testdata/sleeper"
+	const pkg = "github.com/shardjob/shardjob/deploy/dev/testenv/testdata/sleeper"
 	bin := testenv.BuildBinary(t, pkg)
 	require.Equal(t, bin, testenv.BuildBinary(t, pkg), "built once per process")
 

@@ -9,8 +9,8 @@ import (
 // testSupport are the packages made of test helpers only, which may import
 // the fixtures in their non-test files.
 var testSupport = map[string]bool{
-	"github.com/shardjob/shardjob/admin/store/storetest":    true, // runs a store test on both dialects
-	"github.com/shardjob/shardjob/internal/testenv/cluster": true, // the harness of the tests that run the binaries as a cluster
+	"github.com/shardjob/shardjob/admin/store/storetest":      true, // runs a store test on both dialects
+	"github.com/shardjob/shardjob/deploy/dev/testenv/cluster": true, // the harness of the tests that run the binaries as a cluster
 }
 
 // TestOnlyTestsImportTestenv: no production package of the module imports
@@ -22,7 +22,7 @@ func TestOnlyTestsImportTestenv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	const fixtures = "github.com/shardjob/shardjob/internal/testenv"
+	const fixtures = "github.com/shardjob/shardjob/deploy/dev/testenv"
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, ": ")
 		if pkg == fixtures || testSupport[pkg] {

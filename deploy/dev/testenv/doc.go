@@ -1,10 +1,11 @@
 // Package testenv provides the fixtures the tests of this module share:
 // MySQL databases, ZooKeeper servers, private MariaDB and ZooKeeper servers
 // that chaos tests may stop, kill and restart, binaries built from the
-// module, and processes started from them. It lives under internal/ so that
-// only this module's packages can import it (the SDK's tests as well as the
-// admin's), and it is for tests only: production code must not import it
-// (a test in this package checks that no non-test file does).
+// module, and processes started from them. It lives beside the developer
+// scripts (deploy/dev) because the tests of every part use it (the SDK's as
+// well as the admin's and the executor's), and it is for tests only:
+// production code must not import it (a test in this package checks that
+// no non-test file does).
 //
 // # Setup
 //

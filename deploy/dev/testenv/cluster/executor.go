@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/testenv"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
 // ExecutorOpts says how to start `shardjob-executor`. Zero fields leave

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/internal/fielderr"
+	"github.com/shardjob/shardjob/admin/internal/fielderr"
 )
 
 func TestFormat(t *testing.T) {

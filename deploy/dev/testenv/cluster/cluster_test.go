@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/internal/testenv/cluster"
+	"github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
