@@ -67,6 +67,7 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/alarms":                       {role: viewer},
 	"GET /api/v1/alarm-groups/:id/alarms":      {role: viewer},
 	"GET /api/v1/stats/utilization":            {role: viewer},
+	"GET /api/v1/dashboard":                    {role: viewer}, // scoped to the apps the user may see by the handler
 	"GET /api/v1/tokens":                       {role: viewer}, // own; all=true checked by the handler
 	"POST /api/v1/tokens":                      {role: viewer, audit: "token.create"},
 	"DELETE /api/v1/tokens/:id":                {role: viewer, audit: "token.revoke"},

@@ -95,11 +95,10 @@ func TestListPagesExamineOnlyTheirPage(t *testing.T) {
 	dbNow, err := s.Now(ctx)
 	require.NoError(t, err)
 	now := dbNow.UnixMilli()
-	r := strings.NewReplacer("{now}", fmt.Sprint(now), "{jobs}", fmt.Sprint(scaleJobs),
-		"{runs}", fmt.Sprint(scaleRuns), "{apps}", fmt.Sprint(scaleApps))
+	vars := map[string]any{"now": now, "jobs": scaleJobs, "runs": scaleRuns, "apps": scaleApps}
 	start := time.Now()
 	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory} {
-		_, err = db.ExecContext(ctx, r.Replace(fill))
+		_, err = db.ExecContext(ctx, storetest.FillSQL(fill, vars))
 		require.NoError(t, err)
 	}
 	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
