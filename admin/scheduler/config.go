@@ -60,6 +60,13 @@ type Config struct {
 	// (the next batch is placed while one waits for the database). Default
 	// 2. SQLite always uses 1.
 	StartWorkers int
+	// TickBudget bounds the time one round of the leader loop spends
+	// firing due jobs and, separately, starting due runs. With more due
+	// than one round can do (a herd, a million jobs), the loop goes
+	// straight on with the next round, and the runs fired so far start
+	// between two budgets of firing instead of after all of them; the
+	// other duties (loss detection, retries) run once a round. Default 1s.
+	TickBudget time.Duration
 	// PushBatch bounds the slot attempts one push request carries (of any
 	// number of runs). Default 2000.
 	PushBatch int
@@ -139,6 +146,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StartBatch <= 0 {
 		c.StartBatch = 500
+	}
+	if c.TickBudget <= 0 {
+		c.TickBudget = time.Second
 	}
 	if c.StartWorkers <= 0 {
 		c.StartWorkers = 2

@@ -20,7 +20,9 @@
 //     firing that exists already) and advance next_fire_at. Firings due
 //     within the pre-read window are created ahead of their time; the
 //     window widens up to MaxPreRead when a herd is coming, and a backlog
-//     is claimed by FireWorkers transactions at once.
+//     is claimed by FireWorkers transactions at once. At most TickBudget
+//     per tick: what is left is fired next tick, after the runs fired so
+//     far are started.
 //  2. start (start.go): page through the due pending runs; cancel or skip
 //     those whose job was deleted, disabled or paused; apply the overlap
 //     policies queue and replace; hold (start_hold.go) a run whose job
@@ -34,7 +36,7 @@
 //     runs per transaction with StartWorkers in flight, and push. A run no
 //     executor can take stays pending saying why, raises run_unplaceable
 //     (resolved once the run is placed: store.ResolveRunsPlaced) and fails
-//     after UnplaceableTimeout. At most a second per tick.
+//     after UnplaceableTimeout. At most TickBudget per tick.
 //  3. retry (retry.go): give failed slots whose job allows more attempts a
 //     new, unplaced attempt once their full-jitter backoff (RetryDelay)
 //     has passed.

@@ -12,18 +12,20 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 )
 
-// fireAll fires batches until fewer than a full batch is due. When the
-// first batch is full there is a backlog, and FireWorkers transactions
-// drain it in parallel.
-func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
+// fireAll fires batches until fewer than a full batch is due or the
+// TickBudget is spent; more is true when it stopped at the budget with a full batch
+// last. When the first batch is full there is a backlog, and FireWorkers
+// transactions drain it in parallel.
+func (s *Scheduler) fireAll(ctx context.Context, epoch int64) (more bool, err error) {
 	start := s.cfg.Clock.Now()
+	deadline := start.Add(s.cfg.TickBudget)
 	window := s.preRead(ctx, start)
 	n, err := s.fireDue(ctx, epoch, window, true)
 	if err != nil || n < s.cfg.BatchSize {
-		return err
+		return false, err
 	}
 	fired := int64(n)
-	var firedMu sync.Mutex
+	var mu sync.Mutex
 	defer func() {
 		if d := s.cfg.Clock.Now().Sub(start).Seconds(); d > 0.2 {
 			s.rate = 0.7*s.rate + 0.3*float64(fired)/d
@@ -38,28 +40,42 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) error {
 		go func() {
 			for {
 				n, err := s.fireDue(ctx, epoch, window, false)
-				firedMu.Lock()
+				mu.Lock()
 				fired += int64(n)
-				firedMu.Unlock()
-				if err != nil || n < s.cfg.BatchSize {
+				stop := err != nil || n < s.cfg.BatchSize
+				if !stop && s.cfg.Clock.Now().After(deadline) {
+					more, stop = true, true
+				}
+				mu.Unlock()
+				if stop {
 					errs <- err
 					return
 				}
 			}
 		}()
 	}
-	var first error
 	for range workers {
-		if err := <-errs; err != nil && first == nil {
-			first = err
+		if werr := <-errs; werr != nil && err == nil {
+			err = werr
 		}
 	}
-	return first
+	if err != nil {
+		return false, err
+	}
+	return more, nil
 }
 
-// FireAll fires everything due now (as the leader loop does each tick),
-// with FireWorkers transactions in parallel when there is a backlog.
-func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error { return s.fireAll(ctx, epoch) }
+// FireAll fires everything due now, with FireWorkers transactions in
+// parallel when there is a backlog: the leader loop's firing (one
+// TickBudget per tick), repeated until nothing due is left.
+func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error {
+	for {
+		more, err := s.fireAll(ctx, epoch)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
 
 // FireDue claims one batch of due jobs (due now or within PreRead) and
 // creates their runs, in one transaction fenced by epoch, after resuming

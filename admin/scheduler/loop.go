@@ -70,16 +70,20 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 
 // tick does one round of the leader's duties, in this order (doc.go says
 // what each does). more is true when due runs are left to start: the loop
-// goes straight on instead of waiting.
+// goes straight on instead of waiting. more is also true when jobs are left
+// to fire.
 func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Time) (more bool, err error) {
-	// fire.go
-	if err := s.fireAll(ctx, epoch); err != nil {
+	// fire.go, then start.go: each stops at its budget when work is left,
+	// so that a tick neither fires without starting nor starts without
+	// firing.
+	fireMore, err := s.fireAll(ctx, epoch)
+	if err != nil {
 		return false, err
 	}
-	// start.go
 	if more, err = s.assignPending(ctx, epoch); err != nil {
 		return false, err
 	}
+	more = more || fireMore
 	if err := s.resolvePlaced(ctx); err != nil {
 		return false, err
 	}

@@ -17,11 +17,6 @@ import (
 // pendingPage is how many due pending runs the leader reads at once.
 const pendingPage = 2000
 
-// assignBudget bounds the time one tick spends starting runs: with a herd
-// due, the loop comes straight back after its other duties (loss
-// detection, retries) instead of starving them.
-const assignBudget = time.Second
-
 // AssignPending starts the due pending runs: it places their slots on
 // online executors of their app that have the handler, starts them in
 // transactions of StartBatch runs (store.StartRuns: one epoch check, one
@@ -47,10 +42,10 @@ func (s *Scheduler) resolvePlaced(ctx context.Context) error {
 
 // assignPending pages through the due pending runs (keyset: a run that
 // cannot start does not hide the ones behind it). more is true when it
-// stopped at assignBudget with due runs left.
+// stopped at the TickBudget with due runs left.
 func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, err error) {
 	start := s.cfg.Clock.Now()
-	deadline, now := start.Add(assignBudget), start.UnixMilli()
+	deadline, now := start.Add(s.cfg.TickBudget), start.UnixMilli()
 	workers := s.cfg.StartWorkers
 	if s.store.Dialect() == "sqlite" || s.cfg.StartBatch == 1 {
 		workers = 1 // one writer; the per-run path is one transaction after another

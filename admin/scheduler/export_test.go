@@ -1,0 +1,12 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// Tick runs one round of the leader loop (tick), with loss detection due.
+func (s *Scheduler) Tick(ctx context.Context, epoch int64) (more bool, err error) {
+	var lastRecover time.Time
+	return s.tick(ctx, epoch, &lastRecover)
+}
