@@ -222,7 +222,11 @@ SELECT MIN(t) FROM (SELECT next_fire_at AS t FROM job WHERE enabled = 1 AND paus
                     ORDER BY next_fire_at LIMIT 1) d;
 
 -- name: JobCountDue
-SELECT COUNT(*) FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?;
+-- Counts up to the limit only: the pre-read window needs no more (at a
+-- million jobs the whole count read 100,000 entries a second, a tenth of
+-- the database's time in bench-scale).
+SELECT COUNT(*) FROM (SELECT 1 FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+                      LIMIT ?) d;
 
 -- name: RunInsert
 -- The run keeps its job's time zone, records policy, app and name, deadlines (as

@@ -189,6 +189,9 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	}
 	env.checkAlive(tb)
 	cpu1 := env.cpu(tb)
+	if env.mysqldPID > 0 && os.Getenv(herdProfileEnv) != "" {
+		env.logStatements(tb) // where the database's time went in the window (and the fill)
+	}
 	if !isBench {
 		// The short test checks rows: every due firing must start.
 		testenv.WaitFor(tb, time.Minute, func() (bool, error) {

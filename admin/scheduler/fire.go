@@ -302,7 +302,10 @@ func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
 		return s.window
 	}
 	s.windowAt = now
-	n, err := s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli())
+	// need reaches MaxPreRead at this many jobs: counting further would
+	// change nothing.
+	enough := int(s.rate*s.cfg.MaxPreRead.Seconds()/1.5) + 1
+	n, err := s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
 	if err != nil {
 		return s.window
 	}

@@ -302,10 +302,11 @@ func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
 	return v, nil
 }
 
-// CountDue counts enabled, unpaused jobs due at or before nowMS.
-func (s *Store) CountDue(ctx context.Context, nowMS int64) (int, error) {
+// CountDue counts enabled, unpaused jobs due at or before nowMS, up to
+// limit: it reads at most limit index entries.
+func (s *Store) CountDue(ctx context.Context, nowMS int64, limit int) (int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qJobCountDue), nowMS); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qJobCountDue), nowMS, limit); err != nil {
 		return 0, fmt.Errorf("count due jobs: %w", err)
 	}
 	return n, nil

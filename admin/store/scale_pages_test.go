@@ -2,12 +2,8 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -16,8 +12,10 @@ import (
 
 // listCases are the queries of the console's job and run pages (GET
 // /api/v1/jobs, /api/v1/runs), each called as the API calls it, on the
-// scale fixture of TestPeriodicQueriesExamineOnlyTheirWork.
-func listCases(linear func(k, c int) func(int) int, s *store.Store) []scaleCase {
+// scale fixture (TestScaleQueriesExamineOnlyTheirWork/ListPages: every
+// query of the console's job and run pages examines O(its page) rows, a
+// count up to its cap of 10,000, a substring search up to its window).
+func listCases(s *store.Store) []scaleCase {
 	jobs := func(q store.JobQuery) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
 			p, err := s.JobPage(ctx, q)
@@ -83,64 +81,6 @@ func listCases(linear func(k, c int) func(int) int, s *store.Store) []scaleCase 
 	}
 }
 
-// TestListPagesExamineOnlyTheirPage: every query of the console's job and
-// run pages examines O(its page) rows on 1,000,000 jobs and 1,000,000
-// runs (a count up to its cap of 10,000; a substring search up to its
-// window), measured as TestPeriodicQueriesExamineOnlyTheirWork measures.
-func TestListPagesExamineOnlyTheirPage(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s := storetest.OpenWith(t, sqlfiles.MySQL, func(c *store.Config) { c.MaxOpenConns = 1 })
-	db := s.DB()
-	dbNow, err := s.Now(ctx)
-	require.NoError(t, err)
-	now := dbNow.UnixMilli()
-	vars := map[string]any{"now": now, "jobs": scaleJobs, "runs": scaleRuns, "apps": scaleApps}
-	start := time.Now()
-	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory} {
-		_, err = db.ExecContext(ctx, storetest.FillSQL(fill, vars))
-		require.NoError(t, err)
-	}
-	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, "ANALYZE TABLE job, job_run")
-	require.NoError(t, err)
-	t.Logf("filled %d jobs and %d runs in %s", scaleJobs, scaleRuns, time.Since(start).Round(time.Millisecond))
-
-	reads := func() int64 {
-		rows, err := db.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
-		require.NoError(t, err)
-		defer rows.Close()
-		var sum int64
-		for rows.Next() {
-			var name string
-			var v int64
-			require.NoError(t, rows.Scan(&name, &v))
-			sum += v
-		}
-		require.NoError(t, rows.Err())
-		return sum
-	}
-	base := reads()
-	self := reads() - base
-	linear := func(k, c int) func(int) int { return func(n int) int { return k*n + c } }
-	var table strings.Builder
-	fmt.Fprintf(&table, "\n| query | caller | bound | n | rows examined |\n|---|---|---|---|---|\n")
-	for _, c := range listCases(linear, s) {
-		t.Run(c.name, func(t *testing.T) {
-			before := reads()
-			n, err := c.run(ctx)
-			require.NoError(t, err)
-			examined := reads() - before - self
-			fmt.Fprintf(&table, "| %s | %s | %s | %d | %d |\n", c.name, c.caller, c.bound, n, examined)
-			require.Positive(t, n, "%s found nothing: the case tests nothing", c.name)
-			require.LessOrEqual(t, examined, int64(c.limit(n)),
-				"%s (%s) examined %d rows for %d: more than its bound %s", c.name, c.caller, examined, n, c.bound)
-		})
-	}
-	t.Log(table.String())
-}
-
 // TestListPagesSearchOnSQLite: on SQLite no query of the job and run pages
 // scans job or job_run, nor sorts them (USE TEMP B-TREE FOR ORDER BY):
 // each reads an index range in its page's order.
@@ -182,17 +122,7 @@ func TestListPagesSearchOnSQLite(t *testing.T) {
 	run("runs by trigger", store.RunFilter{Trigger: store.TriggerManual})
 	run("runs of an app", store.RunFilter{App: "a"})
 	for _, p := range plans {
-		rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+p.text, p.args...)
-		require.NoError(t, err, p.name)
-		var steps []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			steps = append(steps, detail)
-		}
-		require.NoError(t, rows.Err())
-		require.NoError(t, rows.Close())
+		steps := sqlitePlan(t, s, p.name, p.text, p.args...)
 		for _, step := range steps {
 			f := strings.Fields(step)
 			// The first page walks an index in its order from the start

@@ -116,77 +116,85 @@ type scaleCase struct {
 	run    func(ctx context.Context) (int, error)
 }
 
-// TestPeriodicQueriesExamineOnlyTheirWork runs every periodic query on a
-// MariaDB database holding 1,000,000 jobs and 1,000,000 runs and fails when
-// one examines more rows than its bound: O(the rows it returns or decides
-// on), never O(jobs) or O(run history). Rows examined are the session's
-// Handler_read_% counters (every row the server asked a storage engine
-// for, through an index or a scan, in every subquery and join, temporary
-// tables included) around the call, on a store of one connection so that
-// the session is the query's: unlike the optimizer's estimates they cannot
-// be wrong, and unlike ANALYZE's r_rows they need no walk of the plan. A
-// new periodic query gets a case here (docs/performance.md).
-func TestPeriodicQueriesExamineOnlyTheirWork(t *testing.T) {
-	t.Parallel()
+// scaleFixture is a MariaDB store holding the scale fixture (1,000,000
+// jobs, 1,010,000 runs, their attempts and audit cursors), filled once for
+// every query guard below, on one connection so that the session's
+// counters are the query's.
+type scaleFixture struct {
+	s    *store.Store
+	now  int64 // the database clock when the fixture was filled, ms
+	self int64 // the rows reading the counters examines itself
+}
+
+func newScaleFixture(t *testing.T) *scaleFixture {
+	t.Helper()
 	ctx := context.Background()
 	s := storetest.OpenWith(t, sqlfiles.MySQL, func(c *store.Config) { c.MaxOpenConns = 1 })
-	db := s.DB()
 	dbNow, err := s.Now(ctx)
 	require.NoError(t, err)
-	now := dbNow.UnixMilli()
-	vars := map[string]any{"now": now, "jobs": scaleJobs, "runs": scaleRuns, "apps": scaleApps}
+	f := &scaleFixture{s: s, now: dbNow.UnixMilli()}
 	start := time.Now()
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleJobs, vars))
-	require.NoError(t, err)
-	jobsTook := time.Since(start)
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleRuns, vars))
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleHistory, vars))
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleExecutor, vars))
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleAttempts, vars))
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, storetest.FillSQL(fillScaleAudit, vars))
-	require.NoError(t, err)
-	// The jobs written above, counted per app as migration 0033 counts them.
-	_, err = db.ExecContext(ctx, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit")
-	require.NoError(t, err)
-	t.Logf("filled %d jobs in %s, %d runs in %s", scaleJobs, jobsTook.Round(time.Millisecond),
-		scaleRuns, (time.Since(start) - jobsTook).Round(time.Millisecond))
-
-	reads := func() int64 {
-		rows, err := db.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
-		require.NoError(t, err)
-		defer rows.Close()
-		var sum int64
-		for rows.Next() {
-			var name string
-			var v int64
-			require.NoError(t, rows.Scan(&name, &v))
-			sum += v
-		}
-		require.NoError(t, rows.Err())
-		return sum
+	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory, fillScaleExecutor, fillScaleAttempts, fillScaleAudit} {
+		f.exec(t, fill)
 	}
+	// The jobs written above, counted per app as migration 0033 counts them.
+	f.exec(t, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
+	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit")
+	t.Logf("filled %d jobs, %d runs and their attempts in %s", scaleJobs, scaleRuns, time.Since(start).Round(time.Millisecond))
 	// Reading the counters reads rows too: measure that once and take it off.
-	base := reads()
-	self := reads() - base
+	base := f.reads(t)
+	f.self = f.reads(t) - base
+	return f
+}
 
-	constant := func(c int) func(int) int { return func(int) int { return c } }
-	linear := func(k, c int) func(int) int { return func(n int) int { return k*n + c } }
-	cases := scaleCases(now, constant, linear, s)
+// exec runs a fill statement with the fixture's {now}, {jobs}, {runs},
+// {apps} and the given variables.
+func (f *scaleFixture) exec(t *testing.T, fill string, more ...any) {
+	t.Helper()
+	vars := map[string]any{"now": f.now, "jobs": scaleJobs, "runs": scaleRuns, "apps": scaleApps}
+	for i := 0; i+1 < len(more); i += 2 {
+		vars[more[i].(string)] = more[i+1]
+	}
+	_, err := f.s.DB().ExecContext(context.Background(), storetest.FillSQL(fill, vars))
+	require.NoError(t, err)
+}
+
+// reads is the session's Handler_read_% counters summed: every row the
+// server asked a storage engine for, through an index or a scan, in every
+// subquery and join, temporary tables included.
+func (f *scaleFixture) reads(t *testing.T) int64 {
+	t.Helper()
+	rows, err := f.s.DB().QueryContext(context.Background(), "SHOW SESSION STATUS LIKE 'Handler_read%'")
+	require.NoError(t, err)
+	defer rows.Close()
+	var sum int64
+	for rows.Next() {
+		var name string
+		var v int64
+		require.NoError(t, rows.Scan(&name, &v))
+		sum += v
+	}
+	require.NoError(t, rows.Err())
+	return sum
+}
+
+// check runs each case in a subtest, fails it when it examines more rows
+// than its bound (or, with found, when it finds nothing: such a case would
+// test nothing), and logs the table of docs/performance.md.
+func (f *scaleFixture) check(t *testing.T, cases []scaleCase, found bool) {
+	t.Helper()
 	var table strings.Builder
 	fmt.Fprintf(&table, "\n| query | caller | bound | n | rows examined |\n|---|---|---|---|---|\n")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := reads()
-			n, err := c.run(ctx)
+			before := f.reads(t)
+			n, err := c.run(context.Background())
 			require.NoError(t, err)
-			examined := reads() - before - self
+			examined := f.reads(t) - before - f.self
 			fmt.Fprintf(&table, "| %s | %s | %s | %d | %d |\n", c.name, c.caller, c.bound, n, examined)
+			if found {
+				require.Positive(t, n, "%s found nothing: the case tests nothing", c.name)
+			}
 			require.LessOrEqual(t, examined, int64(c.limit(n)),
 				"%s (%s) examined %d rows for %d: more than its bound %s", c.name, c.caller, examined, n, c.bound)
 		})
@@ -194,8 +202,55 @@ func TestPeriodicQueriesExamineOnlyTheirWork(t *testing.T) {
 	t.Log(table.String())
 }
 
+func constant(c int) func(int) int { return func(int) int { return c } }
+
+func linear(k, c int) func(int) int { return func(n int) int { return k*n + c } }
+
+// TestScaleQueriesExamineOnlyTheirWork runs, on one MariaDB database
+// holding 1,000,000 jobs and 1,000,000 runs (the scale fixture), every
+// query a replica runs per tick, round, pass or page, and fails when one
+// examines more rows than its bound: O(the rows it returns or decides on),
+// never O(jobs) or O(run history). Rows examined are the session's
+// Handler_read_% counters around the call: unlike the optimizer's
+// estimates they cannot be wrong, and unlike ANALYZE's r_rows they need no
+// walk of the plan. A new periodic query gets a case here
+// (docs/performance.md). The subtests share the fixture and run in order:
+// the periodic queries (which move audit cursors), the console's list
+// pages, then the dashboard (which adds its rollup minutes).
+func TestScaleQueriesExamineOnlyTheirWork(t *testing.T) {
+	t.Parallel()
+	f := newScaleFixture(t)
+	t.Run("Periodic", func(t *testing.T) { f.check(t, scaleCases(f.now, f.s), false) })
+	t.Run("ListPages", func(t *testing.T) { f.check(t, listCases(f.s), true) })
+	t.Run("Dashboard", func(t *testing.T) { f.checkDashboard(t) })
+}
+
+// sqlitePlan returns the steps of SQLite's plan for q (EXPLAIN QUERY PLAN),
+// with every parameter 0 unless args are given.
+func sqlitePlan(t *testing.T, s *store.Store, name, q string, args ...any) []string {
+	t.Helper()
+	if args == nil {
+		args = make([]any, strings.Count(q, "?"))
+		for i := range args {
+			args[i] = 0
+		}
+	}
+	rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	require.NoError(t, err, name)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
+		plan = append(plan, detail)
+	}
+	require.NoError(t, rows.Err())
+	return plan
+}
+
 // scaleCases are the periodic queries, each called as its caller calls it.
-func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c int) func(int) int, s *store.Store) []scaleCase {
+func scaleCases(now int64, s *store.Store) []scaleCase {
 	count := func(m map[int64]int, err error) (int, error) {
 		n := 0
 		for _, v := range m {
@@ -206,8 +261,10 @@ func scaleCases(now int64, constant func(int) func(int) int, linear func(k, c in
 	return []scaleCase{
 		{"JobNextDue", "scheduler: wake-up, every idle loop", "100", constant(100),
 			func(ctx context.Context) (int, error) { _, err := s.NextDue(ctx); return 1, err }},
-		{"JobCountDue", "scheduler: pre-read count, 30 s ahead", "2n + 100", linear(2, 100),
-			func(ctx context.Context) (int, error) { return s.CountDue(ctx, now+30_000) }},
+		{"JobCountDue", "scheduler: pre-read count, 30 s ahead, up to 100,000", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) { return s.CountDue(ctx, now+30_000, 100_000) }},
+		{"JobCountDue (capped)", "scheduler: pre-read count, 1 hour ahead, up to 1,000", "2 × 1,000 + 100", constant(2100),
+			func(ctx context.Context) (int, error) { return s.CountDue(ctx, now+3_600_000, 1000) }},
 		{"JobNextPauseEnd", "scheduler: wake-up", "100", constant(100),
 			func(ctx context.Context) (int, error) { _, err := s.NextPauseEnd(ctx); return 1, err }},
 		{"JobClaimDue", "scheduler: claim, 1,000 a batch", "2n + 100", linear(2, 100),
@@ -379,21 +436,7 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)
-		args := make([]any, strings.Count(q, "?"))
-		for i := range args {
-			args[i] = 0
-		}
-		rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
-		require.NoError(t, err, name)
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			plan = append(plan, detail)
-		}
-		require.NoError(t, rows.Err())
-		require.NoError(t, rows.Close())
+		plan := sqlitePlan(t, s, name, q)
 		for _, step := range plan {
 			f := strings.Fields(step)
 			if len(f) >= 2 && f[0] == "SCAN" && !small[f[1]] {
