@@ -87,3 +87,16 @@ func ResolveDedupScope(scope, zone string, scheduledAtMS int64) string {
 		return p
 	})
 }
+
+// ResolveDedupScopeOnDate is the scope of a workflow node's run: its
+// placeholders name the workflow run's business date (YYYY-MM-DD), not the
+// day the node happens to run, so it is resolved when the run is created
+// and passed on as it is. A date that does not parse leaves scope as it
+// is (ResolveDedupScope resolves it for the run when it is sent).
+func ResolveDedupScopeOnDate(scope, businessDate string) string {
+	day, err := time.Parse(time.DateOnly, businessDate)
+	if err != nil {
+		return scope
+	}
+	return ResolveDedupScope(scope, "UTC", day.UnixMilli())
+}

@@ -47,3 +47,24 @@ func TestResolveDedupScope(t *testing.T) {
 		require.Equal(t, fixed, ResolveDedupScope(fixed, "Asia/Shanghai", at))
 	}
 }
+
+func TestResolveDedupScopeOnDate(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "settle:2026-12-01", ResolveDedupScopeOnDate("settle:{date}", "2026-12-01"))
+	require.Equal(t, "m=2026-12/y=2026", ResolveDedupScopeOnDate("m={month}/y={year}", "2026-12-31"))
+	require.Equal(t, "settle:{date}", ResolveDedupScopeOnDate("settle:{date}", ""), "no business date: left for the dispatch")
+	for _, fixed := range []string{"", "run", "job", "batch-7"} {
+		require.Equal(t, fixed, ResolveDedupScopeOnDate(fixed, "2026-12-01"))
+	}
+}
+
+func TestScopeBraces(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"{date}", "{month}", "{year}"}, ScopePlaceholders())
+	braced, bare := ScopeBraces("settle:{date}/{day}")
+	require.Equal(t, []string{"{date}", "{day}"}, braced)
+	require.Equal(t, "settle:x/x", bare)
+	braced, bare = ScopeBraces("batch-7")
+	require.Empty(t, braced)
+	require.Equal(t, "batch-7", bare)
+}

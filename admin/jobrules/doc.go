@@ -15,7 +15,9 @@
 //     as instants (RunDeadlines, RunDeadlinesStartingAt, DeadlinesAt).
 //   - What a run sends to executors: the parameter of each slot
 //     (ParseSlotParams) and the dedup scope with its placeholders replaced
-//     (ResolveDedupScope).
+//     by the run's scheduled day (ResolveDedupScope) or, for a workflow
+//     node's run, by the business date (ResolveDedupScopeOnDate); the
+//     placeholders themselves (ScopePlaceholders, ScopeBraces).
 //
 // Callers: the leader (admin/scheduler fires jobs and creates their runs,
 // admin/runstate completes a job by max_runs and creates child runs,
@@ -23,7 +25,8 @@
 // (the assignments sent to executors), the API (manual runs, backfills,
 // previews) and the watchdog. admin/jobdef validates a job's definition
 // and uses the same rules where validation needs them (slot params, the
-// dedup scope's placeholders, the window of a new definition).
+// dedup scope's placeholders, the window and calendar of a new
+// definition); this package does not import it.
 //
 // The store takes what these functions compute (a store.NewRun with its
 // deadlines and start, a completed job's reason) and computes no such

@@ -376,12 +376,9 @@ func (d *decider) runJob(ctx context.Context, key string) error {
 		Params: params, Workflow: wf, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
 		Deadlines: jobrules.RunDeadlines(job.JobDeadlines, job.TimeZone, d.now),
 	}
-	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
-		// A dedup scope such as settle:{date} names the business date, not
-		// the day the node happens to run: resolved here, it is passed on
-		// as it is.
-		r.DedupScope = jobrules.ResolveDedupScope(r.DedupScope, "UTC", day.UnixMilli())
-	}
+	// A dedup scope such as settle:{date} names the business date, not the
+	// day the node happens to run.
+	r.DedupScope = jobrules.ResolveDedupScopeOnDate(r.DedupScope, d.run.BusinessDate)
 	jobRun, err := d.tx.InsertWorkflowJobRun(ctx, d.epoch, r)
 	if err != nil {
 		return err
