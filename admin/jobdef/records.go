@@ -30,7 +30,7 @@ const (
 	MaxScopeTemplateBytes = 160
 )
 
-// scopeCharsRE are the characters of a dedup scope, its placeholders
+// scopeCharsRE matches the characters of a dedup scope, its placeholders
 // (jobrules.ScopeBraces) left aside.
 var scopeCharsRE = regexp.MustCompile(`^[A-Za-z0-9._:/=-]+$`)
 
