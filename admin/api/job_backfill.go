@@ -13,6 +13,7 @@ import (
 	"github.com/shardjob/shardjob/admin/backfill"
 	"github.com/shardjob/shardjob/admin/internal/fielderr"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -143,7 +144,7 @@ func jobBackfillRuns(j store.Job, plan []backfill.JobDate, params string, now ti
 		if d.Action != backfill.Create {
 			continue
 		}
-		r := store.NewRunOf(j, d.ScheduledAt.UnixMilli(), store.TriggerBackfill, store.RunPending)
+		r := jobrules.NewRun(j, d.ScheduledAt.UnixMilli(), store.TriggerBackfill, store.RunPending)
 		if params != "" {
 			r.Params = params
 		}
@@ -162,7 +163,7 @@ func futureDeadlines(d store.RunDeadlines, nowMS int64) store.RunDeadlines {
 	if !d.FinishDeadlineAt.Valid || finish <= nowMS {
 		finish = 0
 	}
-	return store.NewRunDeadlines(start, finish, d.DeadlineAction)
+	return jobrules.DeadlinesAt(start, finish, d.DeadlineAction)
 }
 
 // jobFirings is the schedule of stored job j as the leader fires it (on its
@@ -170,7 +171,7 @@ func futureDeadlines(d store.RunDeadlines, nowMS int64) store.RunDeadlines {
 // date; nil when its schedule no longer parses (each date's run is then at
 // its midnight).
 func (s *Server) jobFirings(ctx context.Context, j store.Job) (backfill.Next, error) {
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return nil, nil //nolint:nilerr // no schedule: midnight of each date
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -81,24 +82,24 @@ func (s *Server) nextInWindow(ctx context.Context, j store.Job, now time.Time) (
 	if j.Completed() {
 		return sql.NullInt64{}, msg.Msg{}, nil // an edit plans a completed job again
 	}
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return sql.NullInt64{}, msg.Msg{}, err
 	}
 	from := jobdef.FiringsFrom(j.JobWindow, now)
 	if !j.HasCalendar() {
-		next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextFire(sc, from))
+		next, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextFire(sc, from))
 		return next, why, nil
 	}
 	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
 	if err != nil {
 		return sql.NullInt64{}, msg.Msg{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
 	}
-	cs, err := schedule.WithCalendar(sc.Primary(), cal, jobdef.PolicyOf(j.JobCalendar))
+	cs, err := schedule.WithCalendar(sc.Primary(), cal, jobrules.CalendarPolicy(j.JobCalendar))
 	if err != nil {
 		return sql.NullInt64{}, msg.Msg{}, err
 	}
-	next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextEvent(cs, from))
+	next, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextEvent(cs, from))
 	return next, why, nil
 }
 
@@ -172,7 +173,7 @@ func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []Prev
 	var out []Preview
 	for _, f := range cs.Preview(now, n) {
 		for _, d := range f.Skipped {
-			m := jobdef.SkipReason(d, name, bd)
+			m := jobrules.CalendarSkipReason(d, name, bd)
 			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
 				Note: m.String(), NoteCodes: []apitypes.Message{{Code: string(m.Code), Args: m.Args}}})
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -369,7 +370,7 @@ func (s *Server) validateJob(c *gin.Context) {
 		out = append(out, p)
 	}
 	for i, p := range out { // nor after end_at
-		if !jobdef.InWindow(v.Job.JobWindow, p.At.UnixMilli()) {
+		if !jobrules.InWindow(v.Job.JobWindow, p.At.UnixMilli()) {
 			out = out[:i]
 			break
 		}
@@ -605,7 +606,7 @@ func (s *Server) triggerJob(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	nr := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+	nr := jobrules.NewRun(j, at.UnixMilli(), kind, store.RunPending)
 	nr.Params = params
 	run, created, err := s.st.InsertRun(c.Request.Context(), rec.Epoch, nr)
 	if err != nil {

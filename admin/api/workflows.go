@@ -15,6 +15,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/internal/fielderr"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -531,7 +532,7 @@ func (s *Server) nextFireOnCalendar(c *gin.Context, id int64, row *store.Workflo
 		fields["cron"] = err.Error()
 		return nil, true
 	}
-	cs, err := schedule.WithCalendar(sched, cal, jobdef.PolicyOf(store.JobCalendar{CalendarRule: row.CalendarRule, CalendarShift: row.CalendarShift}))
+	cs, err := schedule.WithCalendar(sched, cal, jobrules.CalendarPolicy(store.JobCalendar{CalendarRule: row.CalendarRule, CalendarShift: row.CalendarShift}))
 	if err != nil {
 		fields["calendar_rule"] = err.Error()
 		return nil, true

@@ -3,7 +3,7 @@ package dispatch
 import (
 	"encoding/json"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -23,7 +23,7 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
 				Records: recordsPolicy(d), Workflow: workflowContext(d),
 			})
-			params[d.RunID], _ = jobdef.ParseSlotParams(d.SlotParams, d.SlotCount)
+			params[d.RunID], _ = jobrules.ParseSlotParams(d.SlotParams, d.SlotCount)
 		}
 		out[i].Slots = append(out[i].Slots, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}
@@ -53,7 +53,7 @@ func recordsPolicy(d store.DispatchSlot) *protocol.RecordsPolicy {
 		return nil
 	}
 	return &protocol.RecordsPolicy{
-		Scope:       jobdef.ResolveDedupScope(d.DedupScope, d.TimeZone, d.ScheduledAt),
+		Scope:       jobrules.ResolveDedupScope(d.DedupScope, d.TimeZone, d.ScheduledAt),
 		Uncertain:   d.UncertainPolicy,
 		MaxAttempts: d.RecordMaxAttempts,
 	}

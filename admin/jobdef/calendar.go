@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -24,11 +25,6 @@ var placeholder = func() *calendar.Calendar {
 	}
 	return c
 }()
-
-// PolicyOf returns the calendar rule of a job.
-func PolicyOf(c store.JobCalendar) calendar.Policy {
-	return calendar.Policy{Rule: calendar.Rule(c.CalendarRule), Shift: calendar.Direction(c.CalendarShift)}
-}
 
 // validateCalendar checks a job's calendar fields into errs: calendar_id 0
 // (none) or an id, calendar_rule required with a calendar and only with
@@ -118,7 +114,7 @@ func reasonOf(ve *calendar.ValidationError) msg.Msg {
 // now (NextEvent) when the job is enabled. A rule the calendar cannot take
 // is FieldErrors.
 func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated, *schedule.CalendarSchedule, error) {
-	cs, err := schedule.WithCalendar(v.Schedule, cal, PolicyOf(v.Job.JobCalendar))
+	cs, err := schedule.WithCalendar(v.Schedule, cal, jobrules.CalendarPolicy(v.Job.JobCalendar))
 	if err != nil {
 		return v, nil, FieldMsgs{calendarField(err): ScheduleReason(err)}
 	}
@@ -131,11 +127,11 @@ func WithCalendar(v Validated, cal *calendar.Calendar, now time.Time) (Validated
 // CalendarScheduleOf returns the schedule of stored job j on its calendar
 // cal.
 func CalendarScheduleOf(j store.Job, cal *calendar.Calendar) (*schedule.CalendarSchedule, error) {
-	sc, err := ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return nil, err
 	}
-	return schedule.WithCalendar(sc.Primary(), cal, PolicyOf(j.JobCalendar))
+	return schedule.WithCalendar(sc.Primary(), cal, jobrules.CalendarPolicy(j.JobCalendar))
 }
 
 // NextEvent is the next_fire_at of a job on a calendar: the first instant
@@ -158,28 +154,6 @@ func NextEvent(cs *schedule.CalendarSchedule, now time.Time) sql.NullInt64 {
 		}
 	}
 	return sql.NullInt64{Int64: at.UnixMilli(), Valid: true}
-}
-
-// SkipReason is why the calendar named calName removed the candidate d
-// (d.Fire false): the reason of its skipped run and of the preview's
-// skipped entry. business is the expression's business day (BD3) for
-// ReasonNoSuchBusinessDay.
-func SkipReason(d calendar.Decision, calName string, business calendar.BusinessDay) msg.Msg {
-	date := d.Date.String()
-	switch d.Reason {
-	case calendar.ReasonHoliday:
-		if d.Holiday != "" {
-			return msg.New(msg.RunSkippedHolidayName, "date", date, "holiday", d.Holiday, "calendar", calName)
-		}
-		return msg.New(msg.RunSkippedHoliday, "date", date, "calendar", calName)
-	case calendar.ReasonDuplicate:
-		return msg.New(msg.RunSkippedShiftDup, "at", d.At.Format("2006-01-02 15:04:05 MST"), "calendar", calName)
-	case calendar.ReasonNoWorkday:
-		return msg.New(msg.RunSkippedNoWorkday, "date", date, "calendar", calName)
-	case calendar.ReasonNoSuchBusinessDay:
-		return msg.New(msg.RunSkippedNoBizDay, "month", date[:7], "business_day", business.String(), "calendar", calName)
-	}
-	return msg.New(msg.RunSkippedNonWorking, "date", date, "weekday", d.Date.Weekday().String()[:3], "calendar", calName)
 }
 
 // ShiftNote is the preview's note of a firing the rule shift moved (d.Shifted).

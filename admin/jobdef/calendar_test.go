@@ -8,6 +8,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 )
 
@@ -94,11 +95,11 @@ func TestWithCalendarNextEventAndReasons(t *testing.T) {
 	require.Len(t, f.Skipped, 3)
 	codes := []msg.Code{}
 	for _, d := range f.Skipped {
-		codes = append(codes, SkipReason(d, "cn", 0).Code)
+		codes = append(codes, jobrules.CalendarSkipReason(d, "cn", 0).Code)
 	}
 	require.Equal(t, []msg.Code{msg.RunSkippedNonWorking, msg.RunSkippedHolidayName, msg.RunSkippedHolidayName}, codes)
-	require.Equal(t, "skipped: 2026-02-16 is a holiday (Spring Festival) in calendar cn", SkipReason(f.Skipped[1], "cn", 0).String())
-	require.Equal(t, "skipped: 2026-02-15 (Sun) is not a working day in calendar cn", SkipReason(f.Skipped[0], "cn", 0).String())
+	require.Equal(t, "skipped: 2026-02-16 is a holiday (Spring Festival) in calendar cn", jobrules.CalendarSkipReason(f.Skipped[1], "cn", 0).String())
+	require.Equal(t, "skipped: 2026-02-15 (Sun) is not a working day in calendar cn", jobrules.CalendarSkipReason(f.Skipped[0], "cn", 0).String())
 
 	// A disabled job has no next firing, calendar or not.
 	off := false

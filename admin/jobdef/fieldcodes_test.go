@@ -79,10 +79,12 @@ func TestFieldErrorsAreCodes(t *testing.T) {
 	}
 	require.Len(t, golden, checked-countExtraFields(t, golden), "every golden case is checked")
 
-	// Every error code the two packages name is met by a case, but the one
-	// for a bug of admin/schedule (a field it accepted that robfig refuses).
+	// Every error code that admin/schedule, this package and admin/jobrules
+	// (the slot params parser Validate uses) name is met by a case, but the
+	// one for a bug of admin/schedule (a field it accepted that robfig
+	// refuses).
 	var unmet []msg.Code
-	for _, code := range codesNamedIn(t, "../schedule", ".") {
+	for _, code := range codesNamedIn(t, "../schedule", ".", "../jobrules") {
 		// (dst.*: the preview's notes, not errors; admin/schedule tests them)
 		// (run.skipped_*, cal.shifted_*: a calendar's reasons and notes, tested with the scheduler)
 		// (text: the fallback of errors made by hand, and robfig's words for

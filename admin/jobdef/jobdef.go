@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/internal/fielderr"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -101,7 +102,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	} else if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
 		errs["params"] = paramsMsg(err) // the built-in handlers (http, sql, shell, dedup-archive) parse their params the same way
 	}
-	if _, err := ParseSlotParams(s.SlotParams, s.Slots); err != nil {
+	if _, err := jobrules.ParseSlotParams(s.SlotParams, s.Slots); err != nil {
 		errs["slot_params"] = msg.Of(err)
 	}
 	mp, err := schedule.ParseMisfirePolicy(s.MisfirePolicy)
@@ -173,37 +174,6 @@ func NextFire(s Nexter, now time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: n.UnixMilli(), Valid: true}
-}
-
-// ScheduleOf parses the schedule of a stored job in each of its zones
-// (one for most jobs; Primary is the schedule in its time_zone).
-func ScheduleOf(j store.Job) (*schedule.MultiZone, error) {
-	return schedule.ParseZones(schedule.Spec{Expr: j.CronExpr, Zone: j.TimeZone, JobKey: j.App + "/" + j.Name, Anchor: time.UnixMilli(j.CreatedAt)}, j.Zones())
-}
-
-// ParseSlotParams parses "0=Beijing,1=Shanghai" into a map from slot to
-// parameter. Slots must be within 0..slots-1 and appear once. An error is a
-// msg.Msg.
-func ParseSlotParams(s string, slots int) (map[int]string, error) {
-	out := map[int]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return nil, msg.New(msg.SlotParamsPair, "part", strconv.Quote(part))
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(k))
-		if err != nil || n < 0 || n >= max(slots, 1) {
-			return nil, msg.New(msg.SlotParamsSlot, "part", strconv.Quote(part), "max", max(slots, 1)-1)
-		}
-		if _, dup := out[n]; dup {
-			return nil, msg.New(msg.SlotParamsTwice, "slot", n)
-		}
-		out[n] = strings.TrimSpace(v)
-	}
-	return out, nil
 }
 
 // FormatIDList writes ids as "1,2,3" (the stored form).

@@ -48,33 +48,6 @@ func TestValidateFields(t *testing.T) {
 	require.False(t, v.Job.NextFireAt.Valid, "a disabled job has no next firing")
 }
 
-func TestParseSlotParams(t *testing.T) {
-	t.Parallel()
-	m, err := ParseSlotParams("0=Beijing, 1=Shanghai", 2)
-	require.NoError(t, err)
-	require.Equal(t, map[int]string{0: "Beijing", 1: "Shanghai"}, m)
-	for _, bad := range []string{"x", "2=a", "0=a,0=b", "-1=a"} {
-		_, err := ParseSlotParams(bad, 2)
-		require.Error(t, err, bad)
-	}
-}
-
-func FuzzParseSlotParams(f *testing.F) {
-	f.Add("0=a,1=b", 4)
-	f.Add("=,=", 1)
-	f.Fuzz(func(t *testing.T, s string, slots int) {
-		if slots < 0 || slots > 1024 {
-			return
-		}
-		m, err := ParseSlotParams(s, slots)
-		if err == nil {
-			for k := range m {
-				require.True(t, k >= 0 && k < max(slots, 1))
-			}
-		}
-	})
-}
-
 func TestValidateBuiltinHandlerParams(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

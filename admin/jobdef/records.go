@@ -2,13 +2,13 @@ package jobdef
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // The records policy of a job: how the handler's sdk/records Processor
@@ -30,18 +30,9 @@ const (
 	MaxScopeTemplateBytes = 160
 )
 
-// scopePlaceholders are replaced by the run's scheduled time in the job's
-// time zone: runs of one day (month, year) share a scope.
-var scopePlaceholders = map[string]string{
-	"{date}":  "2006-01-02",
-	"{month}": "2006-01",
-	"{year}":  "2006",
-}
-
-var (
-	placeholderRE = regexp.MustCompile(`\{[^{}]*\}`)
-	scopeCharsRE  = regexp.MustCompile(`^[A-Za-z0-9._:/=-]+$`)
-)
+// scopeCharsRE matches the characters of a dedup scope, its placeholders
+// (jobrules.ScopeBraces) left aside.
+var scopeCharsRE = regexp.MustCompile(`^[A-Za-z0-9._:/=-]+$`)
 
 // validateRecordsPolicy checks the records policy fields of s into errs.
 func validateRecordsPolicy(s apitypes.JobDef, errs FieldMsgs) {
@@ -74,39 +65,18 @@ func checkDedupScope(scope string) error {
 	if strings.HasPrefix(scope, "run:") {
 		return msg.New(msg.DedupScopeRunPrefix, "value", quoted, "how", how)
 	}
-	for _, p := range placeholderRE.FindAllString(scope, -1) {
-		if _, ok := scopePlaceholders[p]; !ok {
+	braced, bare := jobrules.ScopeBraces(scope)
+	for _, p := range braced {
+		if !slices.Contains(jobrules.ScopePlaceholders(), p) {
 			return msg.New(msg.DedupScopePlaceholder, "value", quoted, "placeholder", p, "how", how)
 		}
 	}
-	bare := placeholderRE.ReplaceAllString(scope, "x")
 	if !scopeCharsRE.MatchString(bare) {
 		return msg.New(msg.DedupScopeChars, "value", quoted, "how", how)
 	}
 	// Every placeholder expands to a fixed width, so any instant tells the length.
-	if n := len(ResolveDedupScope(scope, "UTC", 0)); n > MaxScopeBytes {
+	if n := len(jobrules.ResolveDedupScope(scope, "UTC", 0)); n > MaxScopeBytes {
 		return msg.New(msg.DedupScopeResolved, "value", quoted, "bytes", n, "max", MaxScopeBytes)
 	}
 	return nil
-}
-
-// ResolveDedupScope is the scope a run of a job with dedup scope scope
-// uses: "" for a job that leaves it to the handler, "run", "job", or the name
-// with its placeholders replaced by the run's scheduled time (Unix ms) in
-// time zone zone (UTC when zone does not load).
-func ResolveDedupScope(scope, zone string, scheduledAtMS int64) string {
-	if !strings.Contains(scope, "{") {
-		return scope
-	}
-	loc, err := schedule.ValidateZone(zone)
-	if err != nil {
-		loc = time.UTC // jobs are saved with a valid zone; a zone the machine lost reads as UTC
-	}
-	at := time.UnixMilli(scheduledAtMS).In(loc)
-	return placeholderRE.ReplaceAllStringFunc(scope, func(p string) string {
-		if layout, ok := scopePlaceholders[p]; ok {
-			return at.Format(layout)
-		}
-		return p
-	})
 }

@@ -2,6 +2,7 @@ package jobdef
 
 import (
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"strings"
 	"testing"
 	"time"
@@ -70,20 +71,6 @@ func TestRecordsPolicyValidation(t *testing.T) {
 	}
 }
 
-func TestResolveDedupScope(t *testing.T) {
-	t.Parallel()
-	// 2026-11-30 23:30 UTC is already 1 December in Shanghai (UTC+8) and
-	// still 30 November in New York.
-	at := time.Date(2026, 11, 30, 23, 30, 0, 0, time.UTC).UnixMilli()
-	require.Equal(t, "settle:2026-12-01", ResolveDedupScope("settle:{date}", "Asia/Shanghai", at))
-	require.Equal(t, "settle:2026-11-30", ResolveDedupScope("settle:{date}", "America/New_York", at))
-	require.Equal(t, "m=2026-12/y=2026", ResolveDedupScope("m={month}/y={year}", "Asia/Shanghai", at))
-	require.Equal(t, "settle:2026-11-30", ResolveDedupScope("settle:{date}", "No/Such_Zone", at), "an unknown zone falls back to UTC")
-	for _, fixed := range []string{"", "run", "job", "batch-7"} {
-		require.Equal(t, fixed, ResolveDedupScope(fixed, "Asia/Shanghai", at))
-	}
-}
-
 func FuzzDedupScope(f *testing.F) {
 	for _, s := range []string{"", "run", "job", "settle:{date}", "{month}{year}", "run:1", "{", "}{", "{{date}}"} {
 		f.Add(s)
@@ -98,10 +85,10 @@ func FuzzDedupScope(f *testing.F) {
 		// placeholder left.
 		for _, zone := range []string{"UTC", "Pacific/Kiritimati", "America/Adak"} {
 			for _, at := range []int64{0, 1798675200000, -62135596800000} {
-				got := ResolveDedupScope(scope, zone, at)
+				got := jobrules.ResolveDedupScope(scope, zone, at)
 				require.LessOrEqual(t, len(got), MaxScopeBytes, scope)
 				require.False(t, strings.HasPrefix(got, "run:"), scope)
-				for p := range scopePlaceholders {
+				for _, p := range jobrules.ScopePlaceholders() {
 					require.NotContains(t, got, p, scope)
 				}
 			}

@@ -2,10 +2,10 @@ package jobdef
 
 import (
 	"database/sql"
-	"strconv"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -50,46 +50,16 @@ func FiringsFrom(w store.JobWindow, now time.Time) time.Time {
 	return now
 }
 
-// InWindow reports whether a firing at ms is inside the window (start_at
-// and end_at inclusive).
-func InWindow(w store.JobWindow, ms int64) bool {
-	return (!w.StartAt.Valid || ms >= w.StartAt.Int64) && (!w.EndAt.Valid || ms <= w.EndAt.Int64)
-}
-
-// BoundNext is next (the job's next firing as its schedule gives it) with
-// the window applied: NULL when it is after end_at. The message says why
-// the job is then completed: past its end_at, or no firing left in
-// schedule expr (a one-time @at that fired or is past); zero when next is
-// a firing.
-func BoundNext(w store.JobWindow, expr string, next sql.NullInt64) (sql.NullInt64, msg.Msg) {
-	switch {
-	case !next.Valid:
-		return next, msg.New(msg.JobCompletedNoFiring, "expr", strconv.Quote(expr))
-	case w.EndAt.Valid && next.Int64 > w.EndAt.Int64:
-		return sql.NullInt64{}, msg.New(msg.JobCompletedEndAt, "end_at", time.UnixMilli(w.EndAt.Int64).UTC().Format(time.RFC3339))
-	}
-	return next, msg.Msg{}
-}
-
 // planWindow sets the next firing of the new definition j (enabled, its
 // schedule's next firing after FiringsFrom is next) and whether it is
 // completed as of now.
 func planWindow(j *store.Job, next sql.NullInt64, now time.Time) {
-	n, why := BoundNext(j.JobWindow, j.CronExpr, next)
+	n, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, next)
 	j.NextFireAt = n
 	j.CompletedAt, j.CompletedMsg = sql.NullInt64{}, msg.Msg{}
 	if !why.IsZero() {
 		j.CompletedAt, j.CompletedMsg = sql.NullInt64{Int64: now.UnixMilli(), Valid: true}, why
 	}
-}
-
-// MaxRunsReached is the message of a job completed by its max_runs, or
-// zero when it may fire (max_runs 0, or fewer successful runs).
-func MaxRunsReached(j store.Job, c store.RunCounts) msg.Msg {
-	if j.MaxRuns <= 0 || c.Succeeded < j.MaxRuns {
-		return msg.Msg{}
-	}
-	return msg.New(msg.JobCompletedMaxRuns, "succeeded", c.Succeeded, "max", j.MaxRuns)
 }
 
 // State is job j's state as the API answers it (apitypes.Job.State).

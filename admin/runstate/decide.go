@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -188,7 +189,7 @@ func childRun(p parent, job store.ChildJob, atMS int64) (store.NewRun, bool) {
 	return store.NewRun{
 		JobID: job.ID, App: job.App, JobName: job.Name, ScheduledAt: atMS, TriggerKind: store.TriggerChild, Status: store.RunPending, Params: job.Params,
 		SlotCount: job.SlotCount, ParentRunID: p.RunID, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
-		Deadlines: job.ForRun(job.TimeZone, atMS),
+		Deadlines: jobrules.RunDeadlines(job.JobDeadlines, job.TimeZone, atMS),
 	}, true
 }
 

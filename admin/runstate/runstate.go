@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -155,7 +155,7 @@ func completeMaxRuns(ctx context.Context, tx *store.Tx, jobIDs []int64) error {
 		return err
 	}
 	for _, j := range jobs {
-		why := jobdef.MaxRunsReached(store.Job{JobWindow: store.JobWindow{MaxRuns: j.MaxRuns}}, store.RunCounts{Succeeded: j.Succeeded})
+		why := jobrules.MaxRunsReached(store.Job{JobWindow: store.JobWindow{MaxRuns: j.MaxRuns}}, store.RunCounts{Succeeded: j.Succeeded})
 		if why.IsZero() {
 			continue
 		}

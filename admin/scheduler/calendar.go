@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/calendar"
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -90,7 +90,7 @@ func (s *Scheduler) calendarScheduleOf(j store.Job, c cachedCalendar) (*schedule
 	if err != nil {
 		return nil, err
 	}
-	cs, err := schedule.WithCalendar(sc.Primary(), c.cal, jobdef.PolicyOf(j.JobCalendar))
+	cs, err := schedule.WithCalendar(sc.Primary(), c.cal, jobrules.CalendarPolicy(j.JobCalendar))
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +151,8 @@ func planCalendarJob(j store.Job, cs *schedule.CalendarSchedule, version string,
 				continue
 			}
 			recorded[at] = true
-			r := withCalendar(store.NewRunOf(j, at, store.TriggerCron, store.RunSkipped))
-			r.Reason = jobdef.SkipReason(d, name, bd)
+			r := withCalendar(jobrules.NewRun(j, at, store.TriggerCron, store.RunSkipped))
+			r.Reason = jobrules.CalendarSkipReason(d, name, bd)
 			out.runs = append(out.runs, r)
 			out.skipped++
 		}
@@ -166,7 +166,7 @@ func planCalendarJob(j store.Job, cs *schedule.CalendarSchedule, version string,
 		kind = store.TriggerCatchUp
 	}
 	for _, at := range p.Fire {
-		r := withCalendar(store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending))
+		r := withCalendar(jobrules.NewRun(j, at.UnixMilli(), kind, store.RunPending))
 		d := first.Decision
 		if !at.Equal(first.At) {
 			if f, err := cs.Next(at.Add(-time.Millisecond)); err == nil {
@@ -187,7 +187,7 @@ func planCalendarJob(j store.Job, cs *schedule.CalendarSchedule, version string,
 		out.runs = append(out.runs, r)
 	}
 	for _, at := range p.Skipped {
-		r := withCalendar(store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped))
+		r := withCalendar(jobrules.NewRun(j, at.UnixMilli(), kind, store.RunSkipped))
 		r.Reason = msg.New(msg.RunSkippedMisfire, "policy", j.MisfirePolicy, "threshold_ms", j.MisfireMS)
 		out.runs = append(out.runs, r)
 		out.skipped++

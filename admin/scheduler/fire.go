@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -209,7 +209,7 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.MultiZone, due, now time.T
 	runs := make([]store.NewRun, 0, len(d.Fire)+len(d.Skipped))
 	multi := j.TimeZones != ""
 	for _, at := range d.Fire {
-		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunPending)
+		r := jobrules.NewRun(j, at.UnixMilli(), kind, store.RunPending)
 		if multi {
 			inZone(&r, j, sc, at)
 		}
@@ -222,7 +222,7 @@ func (s *Scheduler) planJob(j store.Job, sc *schedule.MultiZone, due, now time.T
 		runs = append(runs, r)
 	}
 	for _, at := range d.Skipped {
-		r := store.NewRunOf(j, at.UnixMilli(), kind, store.RunSkipped)
+		r := jobrules.NewRun(j, at.UnixMilli(), kind, store.RunSkipped)
 		if multi {
 			inZone(&r, j, sc, at)
 		}
@@ -247,8 +247,8 @@ func inZone(r *store.NewRun, j store.Job, sc *schedule.MultiZone, at time.Time) 
 	r.TimeZone = zone
 	if r.Status != store.RunSkipped {
 		// Duration deadlines count from the run's start_after (a jitter
-		// window), as NewRunOf counted them in the job's first zone.
-		r.Deadlines = j.ForRunStartingAt(zone, at.UnixMilli(), max(r.StartAfter, at.UnixMilli()))
+		// window), as jobrules.NewRun counted them in the job's first zone.
+		r.Deadlines = jobrules.RunDeadlinesStartingAt(j.JobDeadlines, zone, at.UnixMilli(), max(r.StartAfter, at.UnixMilli()))
 	}
 }
 
@@ -272,13 +272,13 @@ func maxRunsJobs(jobs []store.Job) []int64 {
 // not): max_runs reached (then nothing fires), past its end_at, or no
 // firing left in its schedule.
 func windowed(j store.Job, c store.RunCounts, runs []store.NewRun, next sql.NullInt64) ([]store.NewRun, sql.NullInt64, msg.Msg) {
-	if why := jobdef.MaxRunsReached(j, c); !why.IsZero() {
+	if why := jobrules.MaxRunsReached(j, c); !why.IsZero() {
 		return nil, sql.NullInt64{}, why
 	}
 	kept := runs[:0]
 	room := j.MaxRuns - c.Succeeded - c.Active
 	for _, r := range runs {
-		if !jobdef.InWindow(j.JobWindow, r.ScheduledAt) {
+		if !jobrules.InWindow(j.JobWindow, r.ScheduledAt) {
 			continue
 		}
 		if j.MaxRuns > 0 && r.Status == store.RunPending {
@@ -290,7 +290,7 @@ func windowed(j store.Job, c store.RunCounts, runs []store.NewRun, next sql.Null
 		}
 		kept = append(kept, r)
 	}
-	next, why := jobdef.BoundNext(j.JobWindow, j.CronExpr, next)
+	next, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, next)
 	return kept, next, why
 }
 
@@ -328,7 +328,7 @@ func (s *Scheduler) scheduleOf(j store.Job) (*schedule.MultiZone, error) {
 	if ok && c.version == j.Version {
 		return c.s, nil
 	}
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/backfill"
 	"github.com/shardjob/shardjob/admin/internal/clock"
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
@@ -23,14 +23,14 @@ import (
 // as the API does, and returns its id and its runs in backfill order.
 func createJobBackfill(t *testing.T, st *store.Store, j store.Job, req backfill.Request) (int64, []store.Run) {
 	t.Helper()
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	require.NoError(t, err)
 	plan, fields := backfill.PlanJob(req, time.UTC, sc.Next, nil)
 	require.Nil(t, fields)
 	var runs []store.NewRun
 	for _, d := range plan {
 		require.Equal(t, backfill.Create, d.Action)
-		runs = append(runs, store.NewRunOf(j, d.ScheduledAt.UnixMilli(), store.TriggerBackfill, store.RunPending))
+		runs = append(runs, jobrules.NewRun(j, d.ScheduledAt.UnixMilli(), store.TriggerBackfill, store.RunPending))
 	}
 	id, made, created, err := st.CreateJobBackfill(context.Background(), 1, store.JobBackfill{JobID: j.ID, App: j.App, FromDate: req.From, ToDate: req.To,
 		NewestFirst: req.NewestFirst, Parallel: req.Parallel}, runs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/scheduler"
@@ -66,7 +67,7 @@ func (f *waitsFixture) fire() store.Run {
 // "run now" does (in the job's zone).
 func (f *waitsFixture) pending(at time.Time, kind string) store.Run {
 	f.t.Helper()
-	r, _, err := f.st.InsertRun(context.Background(), 1, store.NewRunOf(f.report, at.UnixMilli(), kind, store.RunPending))
+	r, _, err := f.st.InsertRun(context.Background(), 1, jobrules.NewRun(f.report, at.UnixMilli(), kind, store.RunPending))
 	require.NoError(f.t, err)
 	return r
 }

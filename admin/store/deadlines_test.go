@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -33,10 +34,10 @@ func TestRunDeadlines(t *testing.T) {
 		// 23:00 CET on 28 March 2026; the clocks go forward that night.
 		at := time.Date(2026, 3, 28, 22, 0, 0, 0, time.UTC)
 		startAt, finishAt := at.Add(10*time.Minute).UnixMilli(), time.Date(2026, 3, 29, 4, 0, 0, 0, time.UTC).UnixMilli()
-		run, created, err := s.InsertRun(ctx, 1, store.NewRunOf(j, at.UnixMilli(), store.TriggerCron, store.RunPending))
+		run, created, err := s.InsertRun(ctx, 1, jobrules.NewRun(j, at.UnixMilli(), store.TriggerCron, store.RunPending))
 		require.NoError(t, err)
 		require.True(t, created)
-		skipped, _, err := s.InsertRun(ctx, 1, store.NewRunOf(j, at.Add(time.Hour).UnixMilli(), store.TriggerCron, store.RunSkipped))
+		skipped, _, err := s.InsertRun(ctx, 1, jobrules.NewRun(j, at.Add(time.Hour).UnixMilli(), store.TriggerCron, store.RunSkipped))
 		require.NoError(t, err)
 
 		r, err := s.Run(ctx, run.ID)
@@ -114,14 +115,4 @@ func TestDeadlinesDueUsesItsIndex(t *testing.T) {
 		require.NoError(t, rows.Err())
 		require.Contains(t, plan.String(), "idx_run_deadline_check", plan.String())
 	})
-}
-
-func TestNewRunDeadlines(t *testing.T) {
-	t.Parallel()
-	v := func(ms int64) sql.NullInt64 { return sql.NullInt64{Int64: ms, Valid: true} }
-	require.Equal(t, store.RunDeadlines{}, store.NewRunDeadlines(0, 0, store.DeadlineAlarm), "none")
-	require.Equal(t, v(5), store.NewRunDeadlines(5, 9, store.DeadlineAlarm).DeadlineCheckAt, "the earlier first")
-	require.Equal(t, v(5), store.NewRunDeadlines(9, 5, store.DeadlineAlarm).DeadlineCheckAt, "a finish before the start deadline")
-	require.Equal(t, v(9), store.NewRunDeadlines(0, 9, store.DeadlineCancel).DeadlineCheckAt)
-	require.Equal(t, v(5), store.NewRunDeadlines(5, 0, store.DeadlineAlarm).DeadlineCheckAt)
 }

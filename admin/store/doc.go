@@ -32,7 +32,10 @@
 // CheckEpoch, ClaimDue, …), so that no package outside the store holds a
 // *sqlx.Tx or the pool (TestOnlyStoreUsesSQLX; DB is for tests). Packages
 // with their own named queries (retention) run them through Scan, Batch,
-// Tx.SelectIDs and Tx.ExecIn.
+// Tx.SelectIDs and Tx.ExecIn. Nor does the store compute a domain value:
+// a run's copy of its job, its start after a jitter and its deadlines as
+// instants (NewRun) come from admin/jobrules, and the store writes them
+// as given.
 //
 // The hot path works on sets: a batch of results (runstate's
 // FinishAttempts over Tx), a log request (AppendRunLogs) or a heartbeat's

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func TestJitteredRunWaitsForItsStartAfter(t *testing.T) {
 		require.Equal(t, "10m", j.JitterWindow, "the job keeps its window")
 
 		at := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
-		nr := store.NewRunOf(j, at.UnixMilli(), store.TriggerCron, store.RunPending)
+		nr := jobrules.NewRun(j, at.UnixMilli(), store.TriggerCron, store.RunPending)
 		offset := schedule.JitterOffset("a/jittered", at, 10*time.Minute)
 		require.Positive(t, offset, "this firing's offset is not 0 (else the test proves nothing)")
 		startAfter := at.Add(offset).UnixMilli()
@@ -43,7 +44,7 @@ func TestJitteredRunWaitsForItsStartAfter(t *testing.T) {
 		require.Equal(t, startAfter, got.StartsAt())
 		require.Equal(t, startAfter+time.Minute.Milliseconds(), got.StartDeadlineAt.Int64, "the start deadline counts from start_after")
 
-		manual, _, err := s.InsertRun(ctx, 0, store.NewRunOf(j, at.UnixMilli()+1, store.TriggerManual, store.RunPending))
+		manual, _, err := s.InsertRun(ctx, 0, jobrules.NewRun(j, at.UnixMilli()+1, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 		require.Zero(t, manual.StartAfter, "a run triggered by hand is not jittered")
 

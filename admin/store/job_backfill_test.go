@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -26,13 +27,13 @@ func TestJobBackfillAllOrNone(t *testing.T) {
 		require.True(t, ok)
 
 		const day = 86_400_000
-		manual, created, err := s.InsertRun(ctx, 3, store.NewRunOf(j, 2*day, store.TriggerManual, store.RunPending))
+		manual, created, err := s.InsertRun(ctx, 3, jobrules.NewRun(j, 2*day, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 		require.True(t, created)
 		runs := []store.NewRun{
-			store.NewRunOf(j, 1*day, store.TriggerBackfill, store.RunPending),
-			store.NewRunOf(j, 2*day, store.TriggerBackfill, store.RunPending), // the manual run's key
-			store.NewRunOf(j, 3*day, store.TriggerBackfill, store.RunPending),
+			jobrules.NewRun(j, 1*day, store.TriggerBackfill, store.RunPending),
+			jobrules.NewRun(j, 2*day, store.TriggerBackfill, store.RunPending), // the manual run's key
+			jobrules.NewRun(j, 3*day, store.TriggerBackfill, store.RunPending),
 		}
 		b := store.JobBackfill{JobID: id, App: "a", FromDate: "1970-01-02", ToDate: "1970-01-04", Parallel: 2, CreatedBy: "ops"}
 		bid, made, isNew, err := s.CreateJobBackfill(ctx, 3, b, runs)
@@ -80,9 +81,9 @@ func TestJobBackfillAllOrNone(t *testing.T) {
 		require.Len(t, older, 1)
 
 		// A run of another job half-way: nothing of it is written.
-		other := store.NewRunOf(j, 5*day, store.TriggerBackfill, store.RunPending)
+		other := jobrules.NewRun(j, 5*day, store.TriggerBackfill, store.RunPending)
 		other.JobID = id + 1000
-		_, _, _, err = s.CreateJobBackfill(ctx, 3, b, []store.NewRun{store.NewRunOf(j, 4*day, store.TriggerBackfill, store.RunPending), other})
+		_, _, _, err = s.CreateJobBackfill(ctx, 3, b, []store.NewRun{jobrules.NewRun(j, 4*day, store.TriggerBackfill, store.RunPending), other})
 		require.ErrorContains(t, err, "a run of job")
 		require.Equal(t, 3, count())
 		list, err = s.JobBackfills(ctx, id, 0, 0)
@@ -93,13 +94,13 @@ func TestJobBackfillAllOrNone(t *testing.T) {
 		ok, err = s.ClaimEpoch(ctx, 4, "admin-b")
 		require.NoError(t, err)
 		require.True(t, ok)
-		_, _, _, err = s.CreateJobBackfill(ctx, 3, b, []store.NewRun{store.NewRunOf(j, 4*day, store.TriggerBackfill, store.RunPending)})
+		_, _, _, err = s.CreateJobBackfill(ctx, 3, b, []store.NewRun{jobrules.NewRun(j, 4*day, store.TriggerBackfill, store.RunPending)})
 		require.ErrorIs(t, err, store.ErrStaleEpoch)
 		require.Equal(t, 3, count())
 
 		// A deleted job: not found, nothing written.
 		require.NoError(t, s.DeleteJob(ctx, id))
-		_, _, _, err = s.CreateJobBackfill(ctx, 4, b, []store.NewRun{store.NewRunOf(j, 4*day, store.TriggerBackfill, store.RunPending)})
+		_, _, _, err = s.CreateJobBackfill(ctx, 4, b, []store.NewRun{jobrules.NewRun(j, 4*day, store.TriggerBackfill, store.RunPending)})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		require.Equal(t, 3, count())
 		list, err = s.JobBackfills(ctx, id, 0, 0)
@@ -124,11 +125,11 @@ func TestJobRunsOfRange(t *testing.T) {
 		require.NoError(t, err)
 		var ids []int64
 		for _, at := range []int64{999, 1000, 1500, 2000} {
-			r, _, err := s.InsertRun(ctx, 1, store.NewRunOf(j, at, store.TriggerManual, store.RunPending))
+			r, _, err := s.InsertRun(ctx, 1, jobrules.NewRun(j, at, store.TriggerManual, store.RunPending))
 			require.NoError(t, err)
 			ids = append(ids, r.ID)
 		}
-		_, _, err = s.InsertRun(ctx, 1, store.NewRunOf(o, 1200, store.TriggerManual, store.RunPending))
+		_, _, err = s.InsertRun(ctx, 1, jobrules.NewRun(o, 1200, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 		got, err := s.JobRunsOfRange(ctx, id, 1000, 2000, "1970-01-01", "1970-01-01")
 		require.NoError(t, err)

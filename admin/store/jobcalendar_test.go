@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/calendar"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -45,7 +46,7 @@ func TestJobCalendarColumns(t *testing.T) {
 		require.Len(t, jobs, 1)
 		require.Equal(t, id, jobs[0].ID)
 
-		r := store.NewRunOf(j, 5000, store.TriggerCron, store.RunPending)
+		r := jobrules.NewRun(j, 5000, store.TriggerCron, store.RunPending)
 		r.CalendarID, r.CalendarVersion, r.ShiftedFrom = calID, cal.Version(), 4000
 		run, created, err := s.InsertRun(ctx, 1, r)
 		require.NoError(t, err)
@@ -55,7 +56,7 @@ func TestJobCalendarColumns(t *testing.T) {
 		require.Equal(t, calID, got.CalendarID)
 		require.Equal(t, cal.Version(), got.CalendarVersion)
 		require.Equal(t, sql.NullInt64{Int64: 4000, Valid: true}, got.ShiftedFrom)
-		plain, _, err := s.InsertRun(ctx, 1, store.NewRunOf(j, 6000, store.TriggerManual, store.RunPending))
+		plain, _, err := s.InsertRun(ctx, 1, jobrules.NewRun(j, 6000, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 		got, err = s.Run(ctx, plain.ID)
 		require.NoError(t, err)

@@ -4,10 +4,8 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // Run statuses. Transitions are guarded by the expected current status
@@ -119,8 +117,8 @@ type Job struct {
 	JobWaits
 	// JitterWindow is the job's jitter window as it states it
 	// (schedule.ParseJitterWindow): "" for none. Each scheduled run starts
-	// no earlier than its scheduled time plus schedule.JitterOffset (NewRunOf
-	// sets the run's StartAfter).
+	// no earlier than its scheduled time plus schedule.JitterOffset
+	// (jobrules.NewRun sets the run's StartAfter).
 	JitterWindow string        `db:"jitter_window"`
 	Enabled      bool          `db:"enabled"`
 	Paused       bool          `db:"paused"`
@@ -261,46 +259,11 @@ type JobWaits struct {
 // JobDeadlines are a job's deadlines as it states them
 // (schedule.ParseStartDeadline, ParseFinishDeadline): "" for none; the action
 // is DeadlineAlarm or DeadlineCancel. Each run keeps the instants they give
-// (RunDeadlines, made by ForRun).
+// (RunDeadlines, computed by admin/jobrules).
 type JobDeadlines struct {
 	StartDeadline  string `db:"start_deadline"`
 	FinishDeadline string `db:"finish_deadline"`
 	DeadlineAction string `db:"deadline_action"`
-}
-
-// ForRun returns the deadlines of a run scheduled at atMS (Unix ms) in time zone
-// zone. Deadlines that do not parse (the job was validated when saved) and a
-// zone that does not load (read as UTC) give what they can.
-func (d JobDeadlines) ForRun(zone string, atMS int64) RunDeadlines {
-	return d.ForRunStartingAt(zone, atMS, atMS)
-}
-
-// ForRunStartingAt is ForRun for a run that may not start before startMS
-// (a jittered run: Run.StartAfter): a deadline stated as a duration counts
-// from startMS, so that the jitter never makes a run late; a finish
-// deadline stated as a local time is the first after the scheduled time.
-func (d JobDeadlines) ForRunStartingAt(zone string, atMS, startMS int64) RunDeadlines {
-	loc, err := schedule.ValidateZone(zone)
-	if err != nil {
-		loc = time.UTC
-	}
-	at, start := time.UnixMilli(atMS), time.UnixMilli(startMS)
-	var startDL, finishMS int64
-	if sd, err := schedule.ParseStartDeadline(d.StartDeadline); err == nil && !sd.IsZero() {
-		startDL = sd.At(start, loc).UnixMilli()
-	}
-	if fd, err := schedule.ParseFinishDeadline(d.FinishDeadline); err == nil && !fd.IsZero() {
-		from := start
-		if fd.Clock {
-			from = at
-		}
-		finishMS = fd.At(from, loc).UnixMilli()
-	}
-	action := d.DeadlineAction
-	if action == "" {
-		action = DeadlineAlarm
-	}
-	return NewRunDeadlines(startDL, finishMS, action)
 }
 
 // Deadline actions of a job (and its runs).
@@ -310,8 +273,8 @@ const (
 )
 
 // RunDeadlines are the deadlines a run keeps, as instants (Unix ms) computed
-// from its job's deadlines when it is created (NewRunOf), with the job's
-// deadline action. DeadlineCheckAt is the earliest deadline the leader has
+// from its job's deadlines when it is created (jobrules.NewRun,
+// jobrules.RunDeadlines), with the job's deadline action. DeadlineCheckAt is the earliest deadline the leader has
 // not checked yet (NULL once both are checked, or for a run without
 // deadlines): the leader's check reads runs by it (idx_run_deadline_check).
 type RunDeadlines struct {
@@ -319,26 +282,6 @@ type RunDeadlines struct {
 	FinishDeadlineAt sql.NullInt64 `db:"finish_deadline_at"`
 	DeadlineAction   string        `db:"deadline_action"`
 	DeadlineCheckAt  sql.NullInt64 `db:"deadline_check_at"`
-}
-
-// NewRunDeadlines returns the deadlines of a run from its instants (0: none),
-// with the first to check.
-func NewRunDeadlines(startAtMS, finishAtMS int64, action string) RunDeadlines {
-	d := RunDeadlines{
-		StartDeadlineAt:  sql.NullInt64{Int64: startAtMS, Valid: startAtMS != 0},
-		FinishDeadlineAt: sql.NullInt64{Int64: finishAtMS, Valid: finishAtMS != 0},
-		DeadlineAction:   action,
-	}
-	switch {
-	case d.StartDeadlineAt.Valid && (!d.FinishDeadlineAt.Valid || startAtMS <= finishAtMS):
-		d.DeadlineCheckAt = d.StartDeadlineAt
-	case d.FinishDeadlineAt.Valid:
-		d.DeadlineCheckAt = d.FinishDeadlineAt
-	}
-	if !d.DeadlineCheckAt.Valid {
-		d.DeadlineAction = ""
-	}
-	return d
 }
 
 // Attempt is one attempt of one slot; its ID is the fencing token.

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/admin/schedule"
 )
 
 // NewRun is a firing to create.
@@ -28,11 +26,11 @@ type NewRun struct {
 	ParentRunID int64   // for child runs: the parent run (at most one child run per parent)
 
 	// The job's time zone and records policy when the run is created (see
-	// Job); NewRunOf copies them.
+	// Job); jobrules.NewRun copies them.
 	TimeZone string
 	RecordsPolicy
-	// The job's deadlines as instants of this run (JobDeadlines.ForRun); zero
-	// for none.
+	// The job's deadlines as instants of this run (jobrules.RunDeadlines);
+	// zero for none.
 	Deadlines RunDeadlines
 	// The calendar the firing was decided with (0 and "": none), and the
 	// cron's instant of a firing the rule shift moved (0: not moved).
@@ -49,30 +47,6 @@ type NewRun struct {
 	// of a protocol.WorkflowContext that executors receive next to the
 	// params (admin/workflowrun); "" for any other run.
 	Workflow string
-}
-
-// NewRunOf returns a run of job j scheduled at at (Unix ms), with the job's
-// params, slot count, time zone, records policy and deadlines (a skipped
-// run has none). A scheduled run (cron or catch-up) of a job with a jitter
-// window starts after its scheduled time plus the firing's offset
-// (schedule.JitterOffset), and its duration deadlines count from then.
-func NewRunOf(j Job, at int64, kind, status string) NewRun {
-	r := NewRun{
-		JobID: j.ID, App: j.App, JobName: j.Name, ScheduledAt: at, TriggerKind: kind, Status: status, Params: j.Params, SlotCount: j.SlotCount,
-		TimeZone: j.TimeZone, RecordsPolicy: j.RecordsPolicy,
-	}
-	if status == RunSkipped {
-		return r
-	}
-	start := at
-	if kind == TriggerCron || kind == TriggerCatchUp {
-		if w, err := schedule.ParseJitterWindow(j.JitterWindow); err == nil && w > 0 {
-			r.StartAfter = at + schedule.JitterOffset(j.App+"/"+j.Name, time.UnixMilli(at), w).Milliseconds()
-			start = r.StartAfter
-		}
-	}
-	r.Deadlines = j.ForRunStartingAt(j.TimeZone, at, start)
-	return r
 }
 
 func (r NewRun) parent() sql.NullInt64 {

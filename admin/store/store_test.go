@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
@@ -895,13 +896,13 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		var n int64
 		require.NoError(t, s.Tx(ctx, func(tx *store.Tx) (err error) {
 			n, err = tx.InsertRuns(ctx, 3, []store.NewRun{
-				store.NewRunOf(j, 1000, store.TriggerCron, store.RunPending),
-				store.NewRunOf(pj, 1000, store.TriggerCron, store.RunPending),
+				jobrules.NewRun(j, 1000, store.TriggerCron, store.RunPending),
+				jobrules.NewRun(pj, 1000, store.TriggerCron, store.RunPending),
 			})
 			return err
 		}))
 		require.Equal(t, int64(2), n)
-		manual, _, err := s.InsertRun(ctx, 3, store.NewRunOf(j, 2000, store.TriggerManual, store.RunPending))
+		manual, _, err := s.InsertRun(ctx, 3, jobrules.NewRun(j, 2000, store.TriggerManual, store.RunPending))
 		require.NoError(t, err)
 
 		got, err := s.Job(ctx, jobID)

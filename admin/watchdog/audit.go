@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/calendar"
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
@@ -191,7 +191,7 @@ func (w *Watchdog) jobSpan(ctx context.Context, cals map[int64]*store.Calendar, 
 	if !from.Before(end) {
 		return span{from: from, until: from, next: from}
 	}
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return idle // the leader stops firing it too; an edit sets the cursor again
 	}
@@ -258,7 +258,7 @@ func (w *Watchdog) calendarSpan(ctx context.Context, cals map[int64]*store.Calen
 	if err != nil {
 		return span{}, false
 	}
-	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(j.JobCalendar))
+	cs, err := schedule.WithCalendar(sc, cal, jobrules.CalendarPolicy(j.JobCalendar))
 	if err != nil {
 		return span{}, false
 	}

@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/internal/clock"
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -283,7 +283,7 @@ func (w *Watchdog) missing(ctx context.Context, cals map[int64]*store.Calendar, 
 	if changed := time.UnixMilli(j.UpdatedAt); changed.After(from) {
 		from = changed
 	}
-	sc, err := jobdef.ScheduleOf(j)
+	sc, err := jobrules.ScheduleOf(j)
 	if err != nil {
 		return 0, 0
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/workflow"
@@ -374,14 +374,11 @@ func (d *decider) runJob(ctx context.Context, key string) error {
 	r := store.NewRun{
 		JobID: job.ID, App: job.App, JobName: job.Name, ScheduledAt: d.now, TriggerKind: store.TriggerWorkflow, Status: store.RunPending,
 		Params: params, Workflow: wf, SlotCount: job.SlotCount, TimeZone: job.TimeZone, RecordsPolicy: job.RecordsPolicy,
-		Deadlines: job.ForRun(job.TimeZone, d.now),
+		Deadlines: jobrules.RunDeadlines(job.JobDeadlines, job.TimeZone, d.now),
 	}
-	if day, err := time.Parse(time.DateOnly, d.run.BusinessDate); err == nil {
-		// A dedup scope such as settle:{date} names the business date, not
-		// the day the node happens to run: resolved here, it is passed on
-		// as it is.
-		r.DedupScope = jobdef.ResolveDedupScope(r.DedupScope, "UTC", day.UnixMilli())
-	}
+	// A dedup scope such as settle:{date} names the business date, not the
+	// day the node happens to run.
+	r.DedupScope = jobrules.ResolveDedupScopeOnDate(r.DedupScope, d.run.BusinessDate)
 	jobRun, err := d.tx.InsertWorkflowJobRun(ctx, d.epoch, r)
 	if err != nil {
 		return err

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/scheduler"
@@ -158,7 +158,7 @@ func (e *Engine) fireOnCalendar(ctx context.Context, tx *store.Tx, w store.Workf
 	// A workflow saved with a calendar before migration 0028 has no rule:
 	// business_days_only, the API's default.
 	rule := cmp.Or(w.CalendarRule, "business_days_only")
-	cs, err := schedule.WithCalendar(sc, cal, jobdef.PolicyOf(store.JobCalendar{CalendarRule: rule, CalendarShift: w.CalendarShift}))
+	cs, err := schedule.WithCalendar(sc, cal, jobrules.CalendarPolicy(store.JobCalendar{CalendarRule: rule, CalendarShift: w.CalendarShift}))
 	if err != nil {
 		return stop("workflow schedule is invalid on its calendar", err)
 	}
