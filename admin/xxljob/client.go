@@ -48,7 +48,7 @@ func NewClient(timeout time.Duration, allowed *AllowedHosts) *Client {
 		Timeout: timeout,
 		Transport: &http.Transport{
 			Proxy:               nil, // the allow-list checks the executor's address, not a proxy's
-			DialContext:         allowed.dial,
+			DialContext:         allowed.DialContext,
 			MaxIdleConnsPerHost: 2,
 			IdleConnTimeout:     30 * time.Second,
 		},

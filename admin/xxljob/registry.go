@@ -140,7 +140,7 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 		s.log.Info("XXL-JOB executor removed itself", "app", app, "address", addr)
 		return success()
 	}
-	if err := s.allowed.checkHost(u.Hostname()); err != nil {
+	if err := s.allowed.CheckHost(u.Hostname()); err != nil {
 		s.log.Warn("refused XXL-JOB executor: address not allowed", "app", app, "address", addr, "remote", r.RemoteAddr)
 		return failure("registryValue %q: %v; register an address the admin may call, or ask the operator to add the executors' network to --xxljob-allowed-hosts", addr, err)
 	}

@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sdk/egress"
 )
 
 // HTTPConfig configures the http handler. Every field has a safe default.
@@ -94,21 +94,21 @@ func (c HTTPConfig) withDefaults() HTTPConfig {
 // HTTP is the http handler: one request per slot, see docs/builtin-handlers.md.
 type HTTP struct {
 	cfg    HTTPConfig
-	allow  *allowList
+	allow  *egress.List
 	client *http.Client
 }
 
 // NewHTTP checks cfg and builds the handler.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	cfg = cfg.withDefaults()
-	allow, err := parseAllowList(cfg.Allow)
+	allow, err := egress.Parse(cfg.Allow, egress.Options{Resolve: cfg.Resolve, Wording: allowListErr})
 	if err != nil {
 		return nil, err
 	}
 	h := &HTTP{cfg: cfg, allow: allow}
 	tr := &http.Transport{
 		Proxy:                 nil, // a proxy would make the dial check look at the proxy, not the destination
-		DialContext:           h.dial,
+		DialContext:           allow.DialContext,
 		TLSClientConfig:       cfg.TLSConfig,
 		ForceAttemptHTTP2:     true,
 		DisableKeepAlives:     true, // no idle connections (or goroutines) outlive a slot
@@ -324,7 +324,7 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 		}
 		// Refuse a literal address at once (a name is checked when dialled).
 		if ip, ok, _ := literalIP(next.URL.Hostname()); ok {
-			if err := h.allow.permit("", ip); err != nil {
+			if err := h.allow.Permit("", ip); err != nil {
 				return fmt.Errorf("%w to %s: %w", errRedirect, next.URL.Redacted(), err)
 			}
 		}
@@ -428,358 +428,58 @@ func logger(t *sdk.Task) *slog.Logger {
 	return t.Logger
 }
 
-// dial is the transport's DialContext: it resolves the host, checks every
-// address against the policy, and connects to a checked address — never
-// resolving again, so that a DNS answer that changes between the check
-// and the connection (rebinding) cannot lead anywhere unchecked.
-func (h *HTTP) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, portText, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("http: bad port in %q", addr)
-	}
-	ip, literal, err := literalIP(host)
-	if err != nil {
-		return nil, err
-	}
-	var ips []netip.Addr
-	name := ""
-	if literal {
-		ips = []netip.Addr{ip}
-	} else {
-		name = normalizeHost(host)
-		got, err := h.cfg.Resolve(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("http: resolve %s: %w", name, err)
-		}
-		if len(got) == 0 {
-			return nil, fmt.Errorf("http: resolve %s: no addresses", name)
-		}
-		for _, a := range got {
-			ips = append(ips, a.Unmap())
-		}
-	}
-	for _, a := range ips {
-		if err := h.allow.permit(name, a); err != nil {
-			return nil, err
-		}
-	}
-	checked := map[netip.Addr]bool{}
-	for _, a := range ips {
-		checked[a.WithZone("")] = true
-	}
-	d := net.Dialer{
-		Timeout: 30 * time.Second,
-		// A second look at the very address connected to.
-		Control: func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil || !checked[ap.Addr().Unmap().WithZone("")] {
-				return refused("connection to %s was not checked against the allow-list", address)
-			}
-			return nil
-		},
-	}
-	var firstErr error
-	for _, a := range ips {
-		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
-		if err == nil {
-			return conn, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, firstErr
-}
-
-func normalizeHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
-
-// allowList is the parsed HTTPConfig.Allow.
-type allowList struct {
-	anyPublic bool
-	hosts     map[string]bool
-	suffixes  []string // ".example.com"
-	prefixes  []netip.Prefix
-	text      string // for messages
-}
-
-func parseAllowList(entries []string) (*allowList, error) {
-	a := &allowList{hosts: map[string]bool{}}
-	var shown []string
-	for _, raw := range entries {
-		e := normalizeHost(strings.TrimSpace(raw))
-		if e == "" {
-			continue
-		}
-		shown = append(shown, e)
-		switch {
-		case strings.Contains(e, "://"):
-			return nil, fmt.Errorf("http allow-list entry %q: want a host name, *.domain, an IP, a CIDR or * (no scheme, port or path)", raw)
-		case e == "*":
-			a.anyPublic = true
-		case strings.HasPrefix(e, "*."):
-			if !validHostName(e[2:]) {
-				return nil, fmt.Errorf("http allow-list entry %q: want *.domain, e.g. *.example.com", raw)
-			}
-			a.suffixes = append(a.suffixes, e[1:])
-		case strings.Contains(e, "/"):
-			p, err := netip.ParsePrefix(e)
-			if err != nil {
-				return nil, fmt.Errorf("http allow-list entry %q: not a CIDR (e.g. 10.20.0.0/16, fd00::/8): %v", raw, err)
-			}
-			if p.Addr().Is4In6() && p.Bits() >= 96 {
-				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-			}
-			a.prefixes = append(a.prefixes, p.Masked())
-		default:
-			if ip, err := netip.ParseAddr(strings.Trim(e, "[]")); err == nil {
-				if ip.Zone() != "" {
-					return nil, fmt.Errorf("http allow-list entry %q: IPv6 zones are not supported", raw)
-				}
-				ip = ip.Unmap()
-				a.prefixes = append(a.prefixes, netip.PrefixFrom(ip, ip.BitLen()))
-				continue
-			}
-			if looksNumeric(e) {
-				return nil, fmt.Errorf("http allow-list entry %q: write IPv4 addresses as four decimal numbers (e.g. 127.0.0.1)", raw)
-			}
-			if !validHostName(e) {
-				return nil, fmt.Errorf("http allow-list entry %q: want a host name, *.domain, an IP, a CIDR or * (no scheme, port or path)", raw)
-			}
-			a.hosts[e] = true
-		}
-	}
-	a.text = strings.Join(shown, ",")
-	return a, nil
-}
-
-func validHostName(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func (a *allowList) hostAllowed(name string) bool {
-	if name == "" {
-		return false
-	}
-	if a.hosts[name] {
-		return true
-	}
-	for _, s := range a.suffixes {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// permit decides whether a connection to ip, reached through the host name
-// name ("" for an address written in the URL), is allowed.
-func (a *allowList) permit(name string, ip netip.Addr) error {
-	what := ip.String()
-	if name != "" {
-		what = name + " (" + ip.String() + ")"
-	}
-	if ip.Zone() != "" {
-		return refused("%s: addresses with an IPv6 zone are not allowed", what)
-	}
-	ip = ip.Unmap()
-	for _, p := range a.prefixes {
-		if p.Contains(ip) {
-			return nil
-		}
-	}
-	if class := specialClass(ip); class != "" {
-		return refused("%s is a %s address; only addresses on the executor's --http-allow list (IP or CIDR) may be reached there", what, class)
-	}
-	if a.anyPublic || a.hostAllowed(name) {
-		return nil
-	}
-	if a.text == "" {
-		return refused("%s: the executor's http allow-list (--http-allow) is empty, so every destination is refused", what)
-	}
-	return refused("%s is not on the executor's http allow-list (--http-allow %s)", what, a.text)
-}
-
-// specialPrefixes are address blocks that are not public destinations,
-// beyond what netip's predicates recognise.
-var specialPrefixes = []struct {
-	p     netip.Prefix
-	class string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\" (0.0.0.0/8)"},
-	{netip.MustParsePrefix("100.64.0.0/10"), "CGNAT (100.64.0.0/10)"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol (192.0.0.0/24)"},
-	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
-	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
-	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking (198.18.0.0/15)"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
-	{netip.MustParsePrefix("fc00::/7"), "unique-local (fc00::/7)"},
-	{netip.MustParsePrefix("fec0::/10"), "site-local (fec0::/10)"},
-	{netip.MustParsePrefix("::/96"), "IPv4-compatible IPv6 (::/96)"},
-	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64 (64:ff9b::/96)"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 (64:ff9b:1::/48)"},
-	{netip.MustParsePrefix("100::/64"), "discard (100::/64)"},
-	{netip.MustParsePrefix("2001::/32"), "Teredo (2001::/32)"},
-	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
-	{netip.MustParsePrefix("2002::/16"), "6to4 (2002::/16)"},
-}
-
-// specialClass names the kind of a non-public address, or "" for a public
-// one. ip must be unmapped.
-func specialClass(ip netip.Addr) string {
-	switch {
-	case !ip.IsValid():
-		return "invalid"
-	case ip.IsUnspecified():
-		return "unspecified"
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsMulticast():
-		return "multicast"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "link-local"
-	}
-	for _, s := range specialPrefixes {
-		if s.p.Contains(ip) {
-			return s.class
-		}
-	}
-	switch {
-	case ip.IsPrivate():
-		return "private"
-	case !ip.IsGlobalUnicast():
-		return "non-unicast"
-	}
-	return ""
-}
-
-// literalIP reports whether host (no brackets, no port) is an IP address,
-// in any of the forms resolvers accept: dotted quad, IPv6 (zone refused),
-// and the legacy IPv4 forms of inet_aton — fewer parts ("127.1"), octal
-// ("0177.0.0.1"), hex ("0x7f000001") and one decimal ("2130706433"). A
-// host whose last label is numeric but that is no valid address is an
-// error, as in the WHATWG URL standard.
+// literalIP is egress.LiteralIP with the handler's problems (Problems).
 func literalIP(host string) (netip.Addr, bool, error) {
-	h := strings.TrimSuffix(host, ".")
-	if strings.Contains(h, ":") {
-		ip, err := netip.ParseAddr(h)
-		if err != nil {
-			return netip.Addr{}, false, newProblem("http.host_ipv6", nil, "host", strconv.Quote(host))
-		}
-		if ip.Zone() != "" {
-			return netip.Addr{}, false, newProblem("http.host_zone", ErrRefused, "host", strconv.Quote(host))
-		}
-		return ip.Unmap(), true, nil
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		return ip, true, nil
-	}
-	if !looksNumeric(h) {
-		return netip.Addr{}, false, nil
-	}
-	ip, ok := parseLegacyIPv4(h)
-	if !ok {
-		return netip.Addr{}, false, newProblem("http.host_ipv4", nil, "host", strconv.Quote(host))
-	}
-	return ip, true, nil
+	ip, ok, err := egress.LiteralIP(host)
+	return ip, ok, allowListErr(err)
 }
 
-// looksNumeric reports whether the last dot-separated label of h is a
-// number (decimal, or hex with 0x): such a host is meant as an address.
-func looksNumeric(h string) bool {
-	h = strings.TrimSuffix(h, ".")
-	last := h[strings.LastIndexByte(h, '.')+1:]
-	if last == "" {
-		return false
-	}
-	if len(last) > 1 && (last[:2] == "0x" || last[:2] == "0X") {
-		for _, c := range last[2:] {
-			if !isHex(c) {
-				return false
-			}
-		}
-		return true
-	}
-	for _, c := range last {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func isHex(c rune) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-// parseLegacyIPv4 parses the inet_aton forms: 1 to 4 parts, each decimal,
-// octal (leading 0) or hex (0x); all parts but the last are one byte, the
-// last fills the remaining bytes.
-func parseLegacyIPv4(s string) (netip.Addr, bool) {
-	parts := strings.Split(s, ".")
-	if len(parts) == 0 || len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	var vals []uint64
-	for _, p := range parts {
-		v, ok := parseLegacyPart(p)
-		if !ok {
-			return netip.Addr{}, false
-		}
-		vals = append(vals, v)
-	}
-	var n uint64
-	for i, v := range vals[:len(vals)-1] {
-		if v > 255 {
-			return netip.Addr{}, false
-		}
-		n |= v << (8 * (3 - i))
-	}
-	last := vals[len(vals)-1]
-	if last >= 1<<(8*(5-len(vals))) {
-		return netip.Addr{}, false
-	}
-	n |= last
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
-}
-
-func parseLegacyPart(p string) (uint64, bool) {
-	base := 10
+// allowListErr words an error of the allow-list (sdk/egress: an entry of
+// --http-allow, a refused destination, a host that is no valid address) as
+// the handler's: refusals wrap ErrRefused, a host's problems are codes of
+// Problems.
+func allowListErr(err error) error {
+	var he *egress.HostError
+	var ee *egress.EntryError
+	var r *egress.Refusal
 	switch {
-	case p == "":
-		return 0, false
-	case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
-		base, p = 16, p[2:]
-		if p == "" {
-			return 0, true // "0x" is 0, as inet_aton reads it
+	case errors.As(err, &he):
+		switch he.Problem {
+		case egress.ZonedIP:
+			return newProblem("http.host_zone", ErrRefused, "host", strconv.Quote(he.Host))
+		case egress.BadIPv6:
+			return newProblem("http.host_ipv6", nil, "host", strconv.Quote(he.Host))
+		default:
+			return newProblem("http.host_ipv4", nil, "host", strconv.Quote(he.Host))
 		}
-	case len(p) > 1 && p[0] == '0':
-		base, p = 8, p[1:]
+	case errors.As(err, &ee):
+		raw := ee.Entry
+		switch ee.Problem {
+		case egress.BadWildcard:
+			return fmt.Errorf("http allow-list entry %q: want *.domain, e.g. *.example.com", raw)
+		case egress.BadCIDR:
+			return fmt.Errorf("http allow-list entry %q: not a CIDR (e.g. 10.20.0.0/16, fd00::/8): %v", raw, ee.Err)
+		case egress.ZonedIP:
+			return fmt.Errorf("http allow-list entry %q: IPv6 zones are not supported", raw)
+		case egress.NumericName:
+			return fmt.Errorf("http allow-list entry %q: write IPv4 addresses as four decimal numbers (e.g. 127.0.0.1)", raw)
+		default:
+			return fmt.Errorf("http allow-list entry %q: want a host name, *.domain, an IP, a CIDR or * (no scheme, port or path)", raw)
+		}
+	case errors.As(err, &r):
+		what := r.Dest()
+		switch r.Reason {
+		case egress.Unchecked:
+			return refused("connection to %s was not checked against the allow-list", r.Address)
+		case egress.Zoned:
+			return refused("%s: addresses with an IPv6 zone are not allowed", what)
+		case egress.NotPublic:
+			return refused("%s is a %s address; only addresses on the executor's --http-allow list (IP or CIDR) may be reached there", what, r.Class)
+		case egress.EmptyList:
+			return refused("%s: the executor's http allow-list (--http-allow) is empty, so every destination is refused", what)
+		default:
+			return refused("%s is not on the executor's http allow-list (--http-allow %s)", what, r.List)
+		}
 	}
-	if len(p) > 32 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(p, base, 64)
-	if err != nil || v > 0xffffffff {
-		return 0, false
-	}
-	return v, true
+	return err
 }
