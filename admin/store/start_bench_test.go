@@ -14,12 +14,25 @@ import (
 
 // BenchmarkStartRuns starts 2000 pending one-slot runs per iteration on
 // MariaDB, side by side: one transaction per run (StartRun, the per-run
-// path) and batches of 500 and 2000 runs (StartRuns). Reported: runs/s.
+// path) and batches of 500 and 2000 runs (StartRuns); batch-500 again with
+// the two run indexes migration 0039 dropped (legacyRunIndexes). Reported:
+// runs/s.
 func BenchmarkStartRuns(b *testing.B) {
-	for _, batch := range []int{1, 500, 2000} {
-		b.Run(fmt.Sprintf("batch-%d", batch), func(b *testing.B) {
+	for _, mode := range []struct {
+		batch  int
+		legacy bool
+	}{{1, false}, {500, false}, {500, true}, {2000, false}} {
+		batch := mode.batch
+		name := fmt.Sprintf("batch-%d", batch)
+		if mode.legacy {
+			name += "-with-0039-dropped-indexes"
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			st := storetest.Open(b, sqlfiles.MySQL)
+			if mode.legacy {
+				legacyRunIndexes(b, st)
+			}
 			_, err := st.ClaimEpoch(ctx, 1, "bench")
 			require.NoError(b, err)
 			ex, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: "ex", App: "a", Address: "http://127.0.0.1:1", Capacity: 1024})
@@ -56,4 +69,13 @@ func BenchmarkStartRuns(b *testing.B) {
 			b.ReportMetric(float64(started)/b.Elapsed().Seconds(), "runs/s")
 		})
 	}
+}
+
+// legacyRunIndexes adds back the two job_run indexes migration 0039 dropped
+// (idx_run_status_id, idx_run_app_id), for a side-by-side measure of what
+// they cost each start and settle.
+func legacyRunIndexes(b *testing.B, st *store.Store) {
+	b.Helper()
+	_, err := st.DB().Exec(`ALTER TABLE job_run ADD INDEX idx_run_status_id (status, id), ADD INDEX idx_run_app_id (app, id)`)
+	require.NoError(b, err)
 }
