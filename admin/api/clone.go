@@ -12,13 +12,6 @@ import (
 	"github.com/shardjob/shardjob/admin/msg"
 )
 
-// cloneRequest names the copy; app defaults to the original's.
-type cloneRequest struct {
-	App     string `json:"app"`
-	Name    string `json:"name"`
-	Enabled *bool  `json:"enabled"` // default false: review the copy, then enable it
-}
-
 // cloneJob copies a job's definition under a new name (and optionally into
 // another app the user may manage). The copy starts disabled unless the
 // request says otherwise; child jobs are not copied (a child triggered by
@@ -28,7 +21,7 @@ func (s *Server) cloneJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var req cloneRequest
+	var req apitypes.CloneRequest
 	if !decode(c, &req) {
 		return
 	}
@@ -70,23 +63,15 @@ func (s *Server) cloneJob(c *gin.Context) {
 	c.JSON(http.StatusCreated, s.withWarnings(c, jobdef.View(copied)))
 }
 
-// AppView is an app: the jobs and executors that name it.
-type AppView struct {
-	Name            string `json:"name"`
-	Jobs            int    `json:"jobs"`
-	ExecutorsOnline int    `json:"executors_online"`
-	Executors       int    `json:"executors"`
-}
-
 // listApps lists the apps the user may see, from their jobs and executors.
 func (s *Server) listApps(c *gin.Context) {
 	ctx := c.Request.Context()
 	u := currentUser(c)
-	apps := map[string]*AppView{}
-	get := func(name string) *AppView {
+	apps := map[string]*apitypes.AppView{}
+	get := func(name string) *apitypes.AppView {
 		a, ok := apps[name]
 		if !ok {
-			a = &AppView{Name: name}
+			a = &apitypes.AppView{Name: name}
 			apps[name] = a
 		}
 		return a
@@ -116,11 +101,11 @@ func (s *Server) listApps(c *gin.Context) {
 			a.ExecutorsOnline++
 		}
 	}
-	out := make([]AppView, 0, len(apps))
+	out := make([]apitypes.AppView, 0, len(apps))
 	for _, a := range apps {
 		out = append(out, *a)
 	}
-	slices.SortFunc(out, func(a, b AppView) int {
+	slices.SortFunc(out, func(a, b apitypes.AppView) int {
 		if a.Name < b.Name {
 			return -1
 		}

@@ -165,18 +165,18 @@ func (s *Server) refuseCalendarInUse(c *gin.Context, id int64) bool {
 // calendarPreview is the preview of a job on a calendar: up to n firings
 // after now, each preceded by the candidates the calendar removed before
 // it (Skipped, with their reason), a shifted firing with its note.
-func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []Preview {
+func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []apitypes.Preview {
 	name := cs.Calendar().Name()
 	bd := cs.Schedule().BusinessDay()
 	zone := cs.Schedule().Location().String()
-	var out []Preview
+	var out []apitypes.Preview
 	for _, f := range cs.Preview(now, n) {
 		for _, d := range f.Skipped {
 			m := jobdef.SkipReason(d, name, bd)
-			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
+			out = append(out, apitypes.Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
 				Note: m.String(), NoteCodes: []apitypes.Message{{Code: string(m.Code), Args: m.Args}}})
 		}
-		p := Preview{At: f.At, Local: f.Local.Format(previewLayout), Zone: zone}
+		p := apitypes.Preview{At: f.At, Local: f.Local.Format(previewLayout), Zone: zone}
 		if f.Decision.Shifted {
 			m := jobdef.ShiftNote(f.Decision, name)
 			from := f.Decision.Scheduled.UTC()

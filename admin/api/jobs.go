@@ -307,34 +307,6 @@ func (s *Server) updateJob(c *gin.Context) {
 	c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
 }
 
-// Preview is one upcoming firing, or for a job on a business calendar a
-// firing the calendar removes (Skipped, with the reason in Note).
-type Preview struct {
-	At    time.Time `json:"at"`
-	Local string    `json:"local"`
-	Note  string    `json:"note,omitempty"`
-	// Zone is the zone of the firing: the job's, or for a job with several
-	// zones the first of them that fires at At (Local is At there);
-	// AlsoZones are the job's other zones that fire at the same instant
-	// (it fires once).
-	Zone      string   `json:"zone"`
-	AlsoZones []string `json:"also_zones,omitempty"`
-	// NoteCodes are Note's parts as message codes (for the console).
-	NoteCodes []apitypes.Message `json:"note_codes,omitempty"`
-	// Skipped: the calendar removes this firing; it is recorded as a
-	// skipped run keyed by At, with Note as its reason.
-	Skipped bool `json:"skipped,omitempty"`
-	// ShiftedFrom is the cron's instant of a firing the rule shift moved to
-	// At.
-	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
-	// SkippedMore counts the removed firings before this one that are not
-	// listed (a long stretch of non-working days of a dense schedule).
-	SkippedMore int `json:"skipped_more,omitempty"`
-	// StartAfter is when the firing's run may start, for a job with a
-	// jitter window: At plus the firing's offset (schedule.JitterOffset).
-	StartAfter *time.Time `json:"start_after,omitempty"`
-}
-
 const previewLayout = "2006-01-02 15:04:05 MST"
 
 func (s *Server) validateJob(c *gin.Context) {
@@ -353,7 +325,7 @@ func (s *Server) validateJob(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var out []Preview
+	var out []apitypes.Preview
 	from := jobdef.FiringsFrom(v.Job.JobWindow, s.cfg.Clock.Now()) // no firing before start_at
 	if cs != nil {
 		out = calendarPreview(cs, from, 10)
@@ -362,7 +334,7 @@ func (s *Server) validateJob(c *gin.Context) {
 		if cs != nil {
 			break
 		}
-		p := Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note, Zone: f.Zone, AlsoZones: f.AlsoZones}
+		p := apitypes.Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note, Zone: f.Zone, AlsoZones: f.AlsoZones}
 		for _, n := range f.Notes {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}
@@ -569,20 +541,12 @@ func (s *Server) resumeJob(c *gin.Context) {
 	s.switchJob(c, "job.resume", isEnabled, no, s.st.SetJobPaused, false)
 }
 
-type triggerRequest struct {
-	// Params overrides the job's params for this run.
-	Params *string `json:"params"`
-	// ScheduledAt triggers the firing of that instant (backfill); the run
-	// key makes a repeat of the same request idempotent.
-	ScheduledAt *time.Time `json:"scheduled_at"`
-}
-
 func (s *Server) triggerJob(c *gin.Context) {
 	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
-	var req triggerRequest
+	var req apitypes.TriggerRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}

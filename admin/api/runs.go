@@ -147,32 +147,8 @@ func (s *Server) getRun(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-// ExecutorView is a registered executor.
-type ExecutorView struct {
-	ID            int64     `json:"id"`
-	InstanceID    string    `json:"instance_id"`
-	App           string    `json:"app"`
-	Address       string    `json:"address"`
-	Capacity      int       `json:"capacity"`
-	Version       string    `json:"version"`
-	Handlers      string    `json:"handlers"`
-	State         string    `json:"state"`
-	RegisteredAt  time.Time `json:"registered_at"`
-	LastHeartbeat time.Time `json:"last_heartbeat"`
-	// DrainRequested: an operator drains it (no new slots; queued ones given back).
-	DrainRequested bool `json:"drain_requested"`
-	// Protocol: "shardjob", or "xxljob" for an unchanged XXL-JOB executor
-	// (its slots' logs and kill: /api/v1/xxljob/attempts/{token}/…).
-	Protocol string `json:"protocol"`
-	// Active is how many slots are placed on it and not finished (queued
-	// included); Queued, of those, acknowledged but not started. Busy
-	// slots against Capacity is its utilization.
-	Active int `json:"active"`
-	Queued int `json:"queued"`
-}
-
-func executorView(e store.Executor) ExecutorView {
-	return ExecutorView{
+func executorView(e store.Executor) apitypes.ExecutorView {
+	return apitypes.ExecutorView{
 		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
 		Version: e.Version, Handlers: e.Handlers, State: e.State,
 		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
@@ -203,7 +179,7 @@ func (s *Server) listExecutors(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]ExecutorView, 0, len(execs))
+	out := make([]apitypes.ExecutorView, 0, len(execs))
 	u := currentUser(c)
 	for _, e := range execs {
 		if !u.AppAllowed(e.App) || (e.State == store.ExecutorGone && !all) {
@@ -234,16 +210,12 @@ func (s *Server) cluster(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-type cancelRequest struct {
-	Reason string `json:"reason"`
-}
-
 func (s *Server) cancelRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	var req cancelRequest
+	var req apitypes.CancelRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
@@ -313,44 +285,8 @@ func (s *Server) pushCancel(ctx context.Context, active []store.ActiveToken, rea
 	}
 }
 
-// AlarmView is an alarm event.
-type AlarmView struct {
-	ID       int64     `json:"id"`
-	At       time.Time `json:"at"`
-	Kind     string    `json:"kind"`
-	Severity string    `json:"severity"`
-	JobID    *int64    `json:"job_id,omitempty"`
-	RunID    *int64    `json:"run_id,omitempty"`
-	Message  string    `json:"message"`
-	// MessageCode and MessageArgs are Message as a code with named
-	// arguments (as error_code on runs).
-	MessageCode string         `json:"message_code,omitempty"`
-	MessageArgs map[string]any `json:"message_args,omitempty"`
-	RaisedBy    string         `json:"raised_by"`
-	// App is the app of the job, run or executor the alarm is about; ""
-	// for the platform's alarms (leader_change).
-	App string `json:"app"`
-	// JobName names job JobID (absent once the job is deleted).
-	JobName string `json:"job_name,omitempty"`
-	// AckedAt/AckedBy: someone acknowledged it (is on it); ResolvedAt/
-	// ResolvedBy: someone resolved it. An alarm with neither is open.
-	AckedAt    *time.Time `json:"acked_at,omitempty"`
-	AckedBy    string     `json:"acked_by,omitempty"`
-	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
-	ResolvedBy string     `json:"resolved_by,omitempty"`
-	// ResolvedReason says why the admin resolved the alarm by itself
-	// (ResolvedBy "shardjob"): an info alarm, resolved when raised; an
-	// executor_lost alarm, resolved when its executor heartbeats again.
-	// ResolvedCode and ResolvedArgs are the reason as a code.
-	ResolvedReason string         `json:"resolved_reason,omitempty"`
-	ResolvedCode   string         `json:"resolved_code,omitempty"`
-	ResolvedArgs   map[string]any `json:"resolved_args,omitempty"`
-	// GroupID is the alarm's group (GET /api/v1/alarm-groups/{id}/alarms).
-	GroupID *int64 `json:"group_id,omitempty"`
-}
-
-func alarmView(a store.Alarm) AlarmView {
-	v := AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
+func alarmView(a store.Alarm) apitypes.AlarmView {
+	v := apitypes.AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
 		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
 		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
 		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,

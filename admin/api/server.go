@@ -320,7 +320,7 @@ func apiHeaders(c *gin.Context) {
 }
 
 // errorBody is every error response: Error, and what is wrong with each
-// request field in error as a message code. It is sent as an ErrorView:
+// request field in error as a message code. It is sent as an apitypes.ErrorView:
 // every field in English (fields, for API clients and the CLI) and as its
 // code (field_codes, which the console shows in the reader's language).
 type errorBody struct {
@@ -328,18 +328,9 @@ type errorBody struct {
 	Fields map[string]msg.Msg
 }
 
-// ErrorView is the JSON of every error response (docs/openapi.yaml, Error).
-type ErrorView struct {
-	Error string `json:"error"`
-	// Fields names the request fields in error, with what is wrong, in English.
-	Fields map[string]string `json:"fields,omitempty"`
-	// FieldCodes are Fields as message codes, one for every key of Fields.
-	FieldCodes map[string]apitypes.Message `json:"field_codes,omitempty"`
-}
-
-// MarshalJSON writes b as an ErrorView.
+// MarshalJSON writes b as an apitypes.ErrorView.
 func (b errorBody) MarshalJSON() ([]byte, error) {
-	v := ErrorView{Error: b.Error}
+	v := apitypes.ErrorView{Error: b.Error}
 	if len(b.Fields) > 0 {
 		v.Fields = make(map[string]string, len(b.Fields))
 		v.FieldCodes = make(map[string]apitypes.Message, len(b.Fields))

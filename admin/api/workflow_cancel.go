@@ -23,7 +23,7 @@ func (s *Server) cancelWorkflowRun(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	var req cancelRequest
+	var req apitypes.CancelRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
