@@ -1,9 +1,6 @@
 package api
 
 import (
-	"database/sql"
-	"encoding/json"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/store"
@@ -26,13 +23,8 @@ func (s *Server) auditAccount(c *gin.Context, userID int64, action, object strin
 	s.writeAudit(c, store.AuditEntry{OwnerID: userID, Action: action, Object: object}, detail)
 }
 
+// writeAudit records e with detail, by the request's user (admin/ops:
+// Audit).
 func (s *Server) writeAudit(c *gin.Context, e store.AuditEntry, detail any) {
-	b, _ := json.Marshal(detail)
-	e.Actor, e.Detail = currentUser(c).Username, string(b)
-	if t, ok := currentToken(c); ok {
-		e.TokenID = sql.NullInt64{Int64: t.ID, Valid: true}
-	}
-	if err := s.st.Audit(c.Request.Context(), e); err != nil {
-		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)
-	}
+	s.ops.Audit(c.Request.Context(), actor(c), e, detail)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/executorsvc"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
@@ -164,6 +165,9 @@ type Server struct {
 	// proto handles the executor protocol's requests once signed() and
 	// decodeSigned() let them through (executor.go).
 	proto *executorsvc.Service
+	// ops runs the operator API's job operations once a handler has
+	// authenticated and decoded the request (jobs.go, clone.go).
+	ops *ops.Service
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
 	loginThrottle, passwordThrottle *auth.Throttle
@@ -195,6 +199,7 @@ func New(cfg Config) (http.Handler, error) {
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
 		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
 	})
+	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Clock: cfg.Clock, Logger: cfg.Logger})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}
