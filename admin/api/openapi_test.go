@@ -157,6 +157,8 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema AlarmGroup", named("AlarmGroup"), apitypes.AlarmGroupView{}},
 		{"schema AlarmBulk", named("AlarmBulk"), apitypes.AlarmBulkRequest{}},
 		{"schema AlarmBulk filter", schema("components", "schemas", "AlarmBulk", "properties", "filter"), apitypes.AlarmFilterBody{}},
+		{"schema AlarmRoutes", named("AlarmRoutes"), apitypes.AlarmRoutes{}},
+		{"schema AlarmRoutes, routes[]", schema("components", "schemas", "AlarmRoutes", "properties", "routes", "items"), apitypes.AlarmRoute{}},
 		{"schema UtilizationPoint", named("UtilizationPoint"), apitypes.UtilizationPoint{}},
 		{"GET /api/v1/stats/utilization", answer("/api/v1/stats/utilization"), apitypes.UtilizationView{}},
 		{"GET /api/v1/stats/utilization, apps[]", schema("paths", "/api/v1/stats/utilization", "get", "responses", "200",

@@ -82,3 +82,16 @@ type AlarmView struct {
 	// GroupID is the alarm's group (GET /api/v1/alarm-groups/{id}/alarms).
 	GroupID *int64 `json:"group_id,omitempty"`
 }
+
+// AlarmRoute sends a job's alarms to a channel (alarm.Notifier), for an
+// email channel to one recipient.
+type AlarmRoute struct {
+	Channel   string `json:"channel"`
+	Recipient string `json:"recipient,omitempty"`
+}
+
+// AlarmRoutes are the alarm routes of a job: the answer of GET and PUT
+// /jobs/{id}/alarm-routes.
+type AlarmRoutes struct {
+	Routes []AlarmRoute `json:"routes"`
+}
