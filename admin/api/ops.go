@@ -3,6 +3,8 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -35,14 +37,16 @@ func refused(c *gin.Context, err error) bool {
 		return false
 	}
 	text, status := e.Msg, http.StatusBadRequest
+	if e.Object != "" {
+		// The id as the request wrote it, in the id parameter ("" on a
+		// route without one, as in the XXL-JOB attempt routes).
+		text = strings.Replace(text, e.Object+" "+strconv.FormatInt(e.ID, 10), e.Object+" "+c.Param("id"), 1)
+	}
 	switch {
 	case errors.Is(e, ops.ErrForbidden):
 		status = http.StatusForbidden
 	case errors.Is(e, ops.ErrNotFound):
 		status = http.StatusNotFound
-		if e.Object != "" && c.Param("id") != "" {
-			text = e.Object + " " + c.Param("id") + " does not exist" // the id as the request wrote it
-		}
 	case errors.Is(e, ops.ErrConflict):
 		status = http.StatusConflict
 	}

@@ -13,9 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 func optTime(v sql.NullInt64) *time.Time {
@@ -115,10 +113,15 @@ func (s *Server) listRuns(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-// loadRun reads run id, answering 404 or 500 itself when it cannot.
+// loadRun reads run id (admin/ops: StoredRun), answering 404 or 500
+// itself when it cannot.
 func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
-	r, err := s.st.Run(c.Request.Context(), id)
-	return r, s.visible(c, "run", err, err == nil && currentUser(c).AppAllowed(r.App))
+	r, err := s.ops.StoredRun(c.Request.Context(), actor(c), id)
+	if err != nil {
+		s.opsFailed(c, err)
+		return r, false
+	}
+	return r, true
 }
 
 func (s *Server) getRun(c *gin.Context) {
@@ -219,70 +222,27 @@ func (s *Server) cancelRun(c *gin.Context) {
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
-	reason := msg.New(msg.RunCancelledBy, "user", currentUser(c).Username)
-	if req.Reason != "" {
-		reason = msg.New(msg.RunCancelledByReason, "user", currentUser(c).Username, "reason", req.Reason)
-	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	active, cancelled, err := s.runs.Cancel(c.Request.Context(), id, reason)
+	r, err := s.ops.CancelRun(c.Request.Context(), actor(c), id, req.Reason)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	if !cancelled {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+"; only pending or running runs can be cancelled")
-		return
-	}
-	s.pushCancel(c.Request.Context(), active, reason.String())
-	s.audit(c, r.App, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason.String(), "slots": len(active)})
-	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
 }
 
 // retryRun gives every failed or cancelled slot of a finished run a new
-// attempt; the leader places them on executors.
+// attempt (admin/ops: RetryRun); the leader places them on executors.
 func (s *Server) retryRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	n, err := s.runs.Retry(c.Request.Context(), id)
+	r, n, err := s.ops.RetryRun(c.Request.Context(), actor(c), id)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	if n == 0 {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+" and has no failed or cancelled slot to retry")
-		return
-	}
-	s.audit(c, r.App, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})
-	s.wake()
-	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r), "retried_slots": n})
-}
-
-// pushCancel tells executors to stop tokens, one request per executor. A
-// failed push is fine: the next heartbeat response cancels them too.
-func (s *Server) pushCancel(ctx context.Context, active []store.ActiveToken, reason string) {
-	if s.cfg.Canceller == nil || len(active) == 0 {
-		return
-	}
-	byAddr := map[string][]int64{}
-	for _, a := range active {
-		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
-	}
-	for addr, tokens := range byAddr {
-		if err := s.cfg.Canceller.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
-			s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
-		}
-	}
 }
 
 func alarmView(a store.Alarm) apitypes.AlarmView {

@@ -22,7 +22,6 @@ import (
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/ops"
-	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -160,13 +159,13 @@ type ResultObserver interface {
 type Server struct {
 	cfg      Config
 	st       *store.Store
-	runs     *runstate.Machine // cancels runs
 	verifier *protocol.Verifier
 	// proto handles the executor protocol's requests once signed() and
 	// decodeSigned() let them through (executor.go).
 	proto *executorsvc.Service
-	// ops runs the operator API's job operations once a handler has
-	// authenticated and decoded the request (jobs.go, clone.go).
+	// ops runs the operator API's job and run operations once a handler
+	// has authenticated and decoded the request (jobs.go, clone.go,
+	// runs.go).
 	ops *ops.Service
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
@@ -190,7 +189,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("api: executor secret: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger,
+		cfg: cfg, st: cfg.Store, log: cfg.Logger,
 		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Clock.Now),
 		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
 		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
@@ -199,7 +198,7 @@ func New(cfg Config) (http.Handler, error) {
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
 		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
 	})
-	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Clock: cfg.Clock, Logger: cfg.Logger})
+	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}

@@ -3,7 +3,8 @@
 // operations: who may act on which app, a job's definition validated and
 // completed (calendar, child jobs without cycle), the pause rule of an
 // edit, the next firing of a job switched on again, the warnings of a
-// saved job, and the audit entry of every change.
+// saved job, which runs may be cancelled or retried, and the audit entry
+// of every change.
 //
 // Its methods take who acts (Actor) and decoded admin/apitypes requests,
 // and return apitypes answers (or store rows where admin/api still maps
@@ -21,7 +22,8 @@
 // client and the fields in error as message codes (admin/msg); the field
 // errors of job validation (jobdef.FieldMsgs) come back as an ErrInvalid
 // with the same text. This is admin/executorsvc's shape, for the operator
-// API; the job operations are here (jobs.go, job_state.go, with their
-// rules in job_rules.go); the rest of the operator API still works in
-// admin/api's handlers.
+// API. Here so far: the job operations (jobs.go, job_state.go, with their
+// rules in job_rules.go and calendar.go) and a run's cancel and retry
+// (runs.go); the rest of the operator API still works in admin/api's
+// handlers.
 package ops

@@ -129,16 +129,16 @@ func (s *Service) waitWarnings(ctx context.Context, a Actor, app string, waitFor
 	for _, w := range waitFor {
 		switch {
 		case w.Job != nil:
-			a := cmp.Or(w.Job.App, app)
-			if !jobs[[2]string{a, w.Job.Name}] {
-				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", a+"/"+w.Job.Name))
+			owner := cmp.Or(w.Job.App, app)
+			if !jobs[[2]string{owner, w.Job.Name}] {
+				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", owner+"/"+w.Job.Name))
 			}
 		case w.Workflow != nil:
-			a := cmp.Or(w.Workflow.App, app)
-			_, err := s.st.WorkflowByName(ctx, a, w.Workflow.Name)
+			owner := cmp.Or(w.Workflow.App, app)
+			_, err := s.st.WorkflowByName(ctx, owner, w.Workflow.Name)
 			switch {
-			case errors.Is(err, store.ErrNotFound) || (err == nil && !u.AppAllowed(a)):
-				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", "workflow "+a+"/"+w.Workflow.Name))
+			case errors.Is(err, store.ErrNotFound) || (err == nil && !u.AppAllowed(owner)):
+				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", "workflow "+owner+"/"+w.Workflow.Name))
 			case err != nil:
 				s.log.Warn("cannot read an awaited workflow for the job's warnings", "err", err)
 			}

@@ -26,8 +26,12 @@ var (
 	billingOnly = ops.Actor{User: store.User{Username: "bill", Role: store.RoleOperator, Apps: "billing"}}
 )
 
-func newService(st *store.Store) *ops.Service {
-	return ops.New(ops.Config{Store: st, Clock: clock.NewManual(t0)})
+// eachDialect runs fn on a fresh store of each dialect, with a Service on
+// it whose clock stands at t0.
+func eachDialect(t *testing.T, fn func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service)) {
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		fn(t, context.Background(), st, ops.New(ops.Config{Store: st, Clock: clock.NewManual(t0)}))
+	})
 }
 
 // spec is a valid job spec of app and name, firing every hour.
@@ -50,9 +54,7 @@ func refused(t *testing.T, err error, kind error, field string, code msg.Code) *
 
 func TestCreateJobRules(t *testing.T) {
 	t.Parallel()
-	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		svc := newService(st)
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
 
 		j, err := svc.CreateJob(ctx, operator, spec("billing", "nightly"))
 		require.NoError(t, err)
@@ -102,9 +104,7 @@ func TestCreateJobRules(t *testing.T) {
 
 func TestUpdateJobRefusesACycleOfChildJobs(t *testing.T) {
 	t.Parallel()
-	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		svc := newService(st)
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
 		a, err := svc.CreateJob(ctx, operator, spec("billing", "a"))
 		require.NoError(t, err)
 		b := spec("billing", "b")
@@ -142,9 +142,7 @@ func TestUpdateJobRefusesACycleOfChildJobs(t *testing.T) {
 // next firing; a job paused until an instant gets the new definition's.
 func TestUpdateJobKeepsItPaused(t *testing.T) {
 	t.Parallel()
-	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		svc := newService(st)
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
 		create := func(name string) apitypes.Job {
 			j, err := svc.CreateJob(ctx, operator, spec("billing", name))
 			require.NoError(t, err)
@@ -185,9 +183,7 @@ func TestUpdateJobKeepsItPaused(t *testing.T) {
 
 func TestJobOfAnotherAppDoesNotExist(t *testing.T) {
 	t.Parallel()
-	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		svc := newService(st)
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
 		j, err := svc.CreateJob(ctx, operator, spec("payroll", "monthly"))
 		require.NoError(t, err)
 		_, err = svc.Job(ctx, billingOnly, j.ID)
@@ -203,9 +199,7 @@ func TestJobOfAnotherAppDoesNotExist(t *testing.T) {
 
 func TestTriggerAndDeleteJob(t *testing.T) {
 	t.Parallel()
-	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
-		ctx := context.Background()
-		svc := newService(st)
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
 		_, err := st.ClaimEpoch(ctx, 1, "test")
 		require.NoError(t, err)
 		j, err := svc.CreateJob(ctx, operator, spec("billing", "nightly"))

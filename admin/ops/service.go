@@ -11,7 +11,9 @@ import (
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // The kinds of refusal (errors.Is tells them; see the package doc for the
@@ -32,9 +34,11 @@ type Error struct {
 	// Fields names the request fields in error, with what is wrong with
 	// each; nil when no field is.
 	Fields map[string]msg.Msg
-	// Object is what an ErrNotFound did not find ("job"): admin/api names
-	// it with the id as the request wrote it.
+	// Object and ID name the object the refusal is about ("job", 7) when
+	// Msg names it first as "job 7" (an ErrNotFound, a run's status that
+	// refuses an action): admin/api writes the id as the request wrote it.
 	Object string
+	ID     int64
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -52,7 +56,7 @@ func refuseField(kind error, field string, m msg.Msg) error {
 }
 
 func notFound(object string, id int64) error {
-	return &Error{Kind: ErrNotFound, Msg: object + " " + strconv.FormatInt(id, 10) + " does not exist", Object: object}
+	return &Error{Kind: ErrNotFound, Msg: object + " " + strconv.FormatInt(id, 10) + " does not exist", Object: object, ID: id}
 }
 
 // fieldErrors turns the field errors of validation (jobdef.FieldMsgs) into
@@ -76,12 +80,21 @@ type Actor struct {
 // Waker nudges the scheduler (scheduler.Scheduler).
 type Waker interface{ Wake() }
 
+// Canceller stops the attempts of a cancelled run on their executors
+// (dispatch.Client).
+type Canceller interface {
+	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
+}
+
 // Config of the Service.
 type Config struct {
 	// Store is the platform database. Required.
 	Store *store.Store
-	// Scheduler is woken after jobs change; optional.
+	// Scheduler is woken after jobs change and after a retry; optional.
 	Scheduler Waker
+	// Canceller pushes cancellations to executors; optional: without it
+	// executors learn of a cancellation in their next heartbeat response.
+	Canceller Canceller
 	// Clock tells the time of validation, next firings and manual
 	// triggers. Default clock.System.
 	Clock clock.Clock
@@ -92,9 +105,10 @@ type Config struct {
 // Service runs the operator API's operations once the request is
 // authenticated and decoded. It is safe for concurrent use.
 type Service struct {
-	cfg Config
-	st  *store.Store
-	log *slog.Logger
+	cfg  Config
+	st   *store.Store
+	runs *runstate.Machine // cancels and retries runs
+	log  *slog.Logger
 }
 
 // New returns a Service.
@@ -105,7 +119,7 @@ func New(cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.System
 	}
-	return &Service{cfg: cfg, st: cfg.Store, log: cfg.Logger}
+	return &Service{cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger}
 }
 
 func (s *Service) wake() {
