@@ -41,7 +41,13 @@ func spec(app, name string) apitypes.JobSpec {
 
 // refused asserts that err is an *ops.Error of kind whose field field
 // (none when "") has the message code code.
-func refused(t *testing.T, err error, kind error, field string, code msg.Code) *ops.Error {
+func refused(t *testing.T, err error, kind error, field string, code msg.Code) {
+	t.Helper()
+	_ = refusal(t, err, kind, field, code)
+}
+
+// refusal is refused, returning the refusal.
+func refusal(t *testing.T, err error, kind error, field string, code msg.Code) *ops.Error {
 	t.Helper()
 	require.ErrorIs(t, err, kind)
 	var e *ops.Error
@@ -68,13 +74,13 @@ func TestCreateJobRules(t *testing.T) {
 		refused(t, err, ops.ErrConflict, "name", msg.JobNameTaken)
 
 		_, err = svc.CreateJob(ctx, billingOnly, spec("payroll", "nightly"))
-		e := refused(t, err, ops.ErrForbidden, "app", msg.NotYourApp)
+		e := refusal(t, err, ops.ErrForbidden, "app", msg.NotYourApp)
 		require.Equal(t, "you may not manage jobs of app payroll", e.Error())
 
 		bad := spec("billing", "bad")
 		bad.Cron = "61 * * * *"
 		_, err = svc.CreateJob(ctx, operator, bad)
-		e = refused(t, err, ops.ErrInvalid, "", "")
+		e = refusal(t, err, ops.ErrInvalid, "", "")
 		require.Contains(t, e.Fields, "cron")
 		require.True(t, strings.HasPrefix(e.Error(), "invalid job: cron: "), e.Error())
 
@@ -84,7 +90,7 @@ func TestCreateJobRules(t *testing.T) {
 		withChild := spec("billing", "parent")
 		withChild.ChildJobIDs = []int64{other.ID}
 		_, err = svc.CreateJob(ctx, billingOnly, withChild)
-		e = refused(t, err, ops.ErrInvalid, "child_job_ids", msg.JobChildMissing)
+		e = refusal(t, err, ops.ErrInvalid, "child_job_ids", msg.JobChildMissing)
 		require.Equal(t, "child job does not exist", e.Error())
 
 		waits := spec("billing", "waiting")
@@ -115,7 +121,7 @@ func TestUpdateJobRefusesACycleOfChildJobs(t *testing.T) {
 		loop := a.JobSpec
 		loop.ChildJobIDs = []int64{bj.ID}
 		_, err = svc.UpdateJob(ctx, operator, a.ID, loop)
-		e := refused(t, err, ops.ErrInvalid, "child_job_ids", msg.JobChildCycle)
+		e := refusal(t, err, ops.ErrInvalid, "child_job_ids", msg.JobChildCycle)
 		require.Equal(t, "child jobs would form a cycle", e.Error())
 
 		// The same edit without the loop is saved; a stale version is not.
@@ -187,7 +193,7 @@ func TestJobOfAnotherAppDoesNotExist(t *testing.T) {
 		j, err := svc.CreateJob(ctx, operator, spec("payroll", "monthly"))
 		require.NoError(t, err)
 		_, err = svc.Job(ctx, billingOnly, j.ID)
-		e := refused(t, err, ops.ErrNotFound, "", "")
+		e := refusal(t, err, ops.ErrNotFound, "", "")
 		require.Equal(t, "job", e.Object)
 		require.ErrorIs(t, svc.DeleteJob(ctx, billingOnly, j.ID), ops.ErrNotFound)
 		_, _, err = svc.TriggerJob(ctx, billingOnly, j.ID, apitypes.TriggerRequest{})

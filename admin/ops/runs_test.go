@@ -54,7 +54,7 @@ func TestCancelAndRetryRun(t *testing.T) {
 		require.True(t, ok)
 
 		_, _, err = svc.RetryRun(ctx, operator, run.ID)
-		e := refused(t, err, ops.ErrConflict, "", "")
+		e := refusal(t, err, ops.ErrConflict, "", "")
 		require.Equal(t, "run "+strconv.FormatInt(run.ID, 10)+" is running and has no failed or cancelled slot to retry", e.Error())
 		require.Equal(t, "run", e.Object)
 
@@ -67,7 +67,7 @@ func TestCancelAndRetryRun(t *testing.T) {
 		require.Equal(t, "cancelled by olga: wrong params", told.sent[0].Reason)
 
 		_, err = svc.CancelRun(ctx, operator, run.ID, "")
-		e = refused(t, err, ops.ErrConflict, "", "")
+		e = refusal(t, err, ops.ErrConflict, "", "")
 		require.Equal(t, "run "+strconv.FormatInt(run.ID, 10)+" was cancelled; only pending or running runs can be cancelled", e.Error())
 
 		retried, n, err := svc.RetryRun(ctx, operator, run.ID)
