@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -31,52 +31,17 @@ const (
 	maxCountedAlarms = 100000
 )
 
-// AlarmKindCount is how many members of a group are of one kind.
-type AlarmKindCount struct {
-	Kind string `json:"kind"`
-	N    int    `json:"n"`
-}
-
-// AlarmGroupView is a group of alarms: the alarms of one run, else of one
-// job within an hour, else of one kind and app within an hour.
-type AlarmGroupView struct {
-	ID int64 `json:"id"`
-	// Count members; Open of them not resolved; Unacked neither
-	// acknowledged nor resolved.
-	Count   int `json:"count"`
-	Open    int `json:"open"`
-	Unacked int `json:"unacked"`
-	// FirstAt and LastAt: when its first and its latest member were raised.
-	FirstAt time.Time `json:"first_at"`
-	LastAt  time.Time `json:"last_at"`
-	// Severity is the worst of its members'.
-	Severity string           `json:"severity"`
-	Kinds    []AlarmKindCount `json:"kinds"`
-	// Latest is its newest member (its kind, job, run, app, message).
-	Latest AlarmView `json:"latest"`
-}
-
-func alarmGroupView(g store.AlarmGroup) AlarmGroupView {
-	v := AlarmGroupView{ID: g.ID, Count: g.Count, Open: g.Open, Unacked: g.Unacked, FirstAt: msTime(g.FirstAt),
-		LastAt: msTime(g.LastAt), Severity: g.Severity, Kinds: make([]AlarmKindCount, 0, len(g.Kinds)), Latest: alarmView(g.Latest)}
+func alarmGroupView(g store.AlarmGroup) apitypes.AlarmGroupView {
+	v := apitypes.AlarmGroupView{ID: g.ID, Count: g.Count, Open: g.Open, Unacked: g.Unacked, FirstAt: msTime(g.FirstAt),
+		LastAt: msTime(g.LastAt), Severity: g.Severity, Kinds: make([]apitypes.AlarmKindCount, 0, len(g.Kinds)), Latest: alarmView(g.Latest)}
 	for _, k := range g.Kinds {
-		v.Kinds = append(v.Kinds, AlarmKindCount{Kind: k.Kind, N: k.N})
+		v.Kinds = append(v.Kinds, apitypes.AlarmKindCount{Kind: k.Kind, N: k.N})
 	}
 	return v
 }
 
-// AlarmFilterBody is the filter of a bulk request (the query parameters of
-// GET /api/v1/alarms).
-type AlarmFilterBody struct {
-	Open     bool   `json:"open,omitempty"`
-	Severity string `json:"severity,omitempty"`
-	Kind     string `json:"kind,omitempty"`
-	App      string `json:"app,omitempty"`
-	JobID    int64  `json:"job_id,omitempty"`
-}
-
-// check adds field problems (under prefix) to fields.
-func (f AlarmFilterBody) check(prefix string, fields map[string]msg.Msg) {
+// checkAlarmFilter adds the field problems of f (under prefix) to fields.
+func checkAlarmFilter(f apitypes.AlarmFilterBody, prefix string, fields map[string]msg.Msg) {
 	if f.Severity != "" && !slices.Contains([]string{"critical", "warning", "info"}, f.Severity) {
 		fields[prefix+"severity"] = msg.New(msg.AlarmsSeverityInvalid, "value", strconv.Quote(f.Severity))
 	}
@@ -85,15 +50,15 @@ func (f AlarmFilterBody) check(prefix string, fields map[string]msg.Msg) {
 	}
 }
 
-// store is the filter for a reader limited to apps (nil: none).
-func (f AlarmFilterBody) store(apps []string) store.AlarmFilter {
+// storeAlarmFilter is f for a reader limited to apps (nil: none).
+func storeAlarmFilter(f apitypes.AlarmFilterBody, apps []string) store.AlarmFilter {
 	return store.AlarmFilter{Apps: apps, Open: f.Open, Severity: f.Severity, Kind: f.Kind, App: f.App, JobID: f.JobID}
 }
 
 // alarmFilterQuery reads the filter of GET /api/v1/alarms from the query
 // (open=1, severity, kind, app, job_id); false after a 400.
-func alarmFilterQuery(c *gin.Context) (AlarmFilterBody, bool) {
-	f := AlarmFilterBody{Open: c.Query("open") == "1" || c.Query("open") == "true", Severity: c.Query("severity"),
+func alarmFilterQuery(c *gin.Context) (apitypes.AlarmFilterBody, bool) {
+	f := apitypes.AlarmFilterBody{Open: c.Query("open") == "1" || c.Query("open") == "true", Severity: c.Query("severity"),
 		Kind: c.Query("kind"), App: c.Query("app")}
 	fields := map[string]msg.Msg{}
 	if v := c.Query("job_id"); v != "" {
@@ -103,7 +68,7 @@ func alarmFilterQuery(c *gin.Context) (AlarmFilterBody, bool) {
 		}
 		f.JobID = id
 	}
-	f.check("", fields)
+	checkAlarmFilter(f, "", fields)
 	if len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid alarm filter", Fields: fields})
 		return f, false
@@ -127,7 +92,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 		limit = alarmGroupsPage
 	}
 	ctx := c.Request.Context()
-	sf := f.store(currentUser(c).AppList())
+	sf := storeAlarmFilter(f, currentUser(c).AppList())
 	groups, err := s.st.AlarmGroups(ctx, sf, before, limit+1)
 	if err != nil {
 		s.internal(c, err)
@@ -135,7 +100,7 @@ func (s *Server) listAlarms(c *gin.Context) {
 	}
 	more := len(groups) > limit
 	groups = groups[:min(len(groups), limit)]
-	out := make([]AlarmGroupView, 0, len(groups))
+	out := make([]apitypes.AlarmGroupView, 0, len(groups))
 	for _, g := range groups {
 		out = append(out, alarmGroupView(g))
 	}
@@ -180,7 +145,7 @@ func (s *Server) alarmGroupAlarms(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]AlarmView, 0, len(alarms))
+	out := make([]apitypes.AlarmView, 0, len(alarms))
 	for _, a := range alarms {
 		out = append(out, alarmView(a))
 	}
@@ -188,22 +153,12 @@ func (s *Server) alarmGroupAlarms(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"group": alarmGroupView(g), "alarms": out, "total": g.Count, "more": more})
 }
 
-// AlarmBulkRequest acknowledges or resolves many alarms in one request: a
-// selection (ids and/or group_ids) or every alarm matching a filter.
-type AlarmBulkRequest struct {
-	Action      string          `json:"action"`
-	IDs         []int64         `json:"ids,omitempty"`
-	GroupIDs    []int64         `json:"group_ids,omitempty"`
-	AllMatching bool            `json:"all_matching,omitempty"`
-	Filter      AlarmFilterBody `json:"filter"`
-}
-
 // bulkAlarms acknowledges or resolves the selected alarms the user may see,
 // in one statement; audited once (alarm.bulk_ack, alarm.bulk_resolve) with
 // the count. Alarms done already, and those of other apps, are left as they
 // are: changed says how many changed.
 func (s *Server) bulkAlarms(c *gin.Context) {
-	var req AlarmBulkRequest
+	var req apitypes.AlarmBulkRequest
 	if !decode(c, &req) {
 		return
 	}
@@ -230,13 +185,13 @@ func (s *Server) bulkAlarms(c *gin.Context) {
 			}
 		}
 	}
-	req.Filter.check("filter.", fields)
+	checkAlarmFilter(req.Filter, "filter.", fields)
 	if len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid bulk alarm request", Fields: fields})
 		return
 	}
 	u := currentUser(c)
-	f := req.Filter.store(u.AppList())
+	f := storeAlarmFilter(req.Filter, u.AppList())
 	if selected {
 		f.IDs, f.GroupIDs = req.IDs, req.GroupIDs
 	}

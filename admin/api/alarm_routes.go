@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -34,8 +35,13 @@ func (s *Server) alarmRoutes(view, op, adm gin.IRoutes) {
 	adm.POST("/alarm-channels/:name/test", s.testAlarmChannel)
 }
 
-type alarmRoutesBody struct {
-	Routes []store.AlarmRoute `json:"routes"`
+// alarmRoutesView is a job's stored routes as the API answers them.
+func alarmRoutesView(routes []store.AlarmRoute) apitypes.AlarmRoutes {
+	out := apitypes.AlarmRoutes{Routes: make([]apitypes.AlarmRoute, 0, len(routes))}
+	for _, r := range routes {
+		out.Routes = append(out.Routes, apitypes.AlarmRoute{Channel: r.Channel, Recipient: r.Recipient})
+	}
+	return out
 }
 
 func (s *Server) getAlarmRoutes(c *gin.Context) {
@@ -48,7 +54,7 @@ func (s *Server) getAlarmRoutes(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, alarmRoutesBody{Routes: routes})
+	c.JSON(http.StatusOK, alarmRoutesView(routes))
 }
 
 func (s *Server) putAlarmRoutes(c *gin.Context) {
@@ -57,7 +63,7 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 		return
 	}
 	var body struct {
-		Routes *[]store.AlarmRoute `json:"routes"`
+		Routes *[]apitypes.AlarmRoute `json:"routes"`
 	}
 	if !decode(c, &body) {
 		return
@@ -67,7 +73,10 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 			Fields: map[string]msg.Msg{"routes": msg.New(msg.RoutesRequired)}})
 		return
 	}
-	routes := *body.Routes
+	routes := make([]store.AlarmRoute, 0, len(*body.Routes))
+	for _, r := range *body.Routes {
+		routes = append(routes, store.AlarmRoute{Channel: r.Channel, Recipient: r.Recipient})
+	}
 	if fields := s.checkAlarmRoutes(routes); len(fields) > 0 {
 		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "invalid alarm routes", Fields: fields})
 		return
@@ -87,7 +96,7 @@ func (s *Server) putAlarmRoutes(c *gin.Context) {
 		return
 	}
 	s.audit(c, j.App, "job.alarm_routes", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": before, "after": after})
-	c.JSON(http.StatusOK, alarmRoutesBody{Routes: after})
+	c.JSON(http.StatusOK, alarmRoutesView(after))
 }
 
 // checkAlarmRoutes returns a message per invalid field ("routes[2].channel").

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -121,7 +121,7 @@ func TestBulkResolveOfAThousandAlarmsIsOneRequest(t *testing.T) {
 		}
 		require.Equal(t, 1020, openCount())
 		var list struct {
-			Groups         []api.AlarmGroupView
+			Groups         []apitypes.AlarmGroupView
 			MatchingAlarms int64 `json:"matching_alarms"`
 		}
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?open=1&severity=critical", ops, nil, &list))

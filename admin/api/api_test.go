@@ -433,7 +433,7 @@ func TestUpdatePauseCancelAndChildren(t *testing.T) {
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/runs/"+itoa(trig.Run.ID)+"/retry", tok, nil, &noRetry))
 		require.Contains(t, noRetry.Error, "no failed or cancelled slot")
 
-		var alarms struct{ Groups []api.AlarmGroupView }
+		var alarms struct{ Groups []apitypes.AlarmGroupView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms", tok, nil, &alarms))
 		require.Empty(t, alarms.Groups)
 	})
@@ -447,7 +447,7 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 		admin, ops := e.token("root"), e.token("ops")
 		require.Equal(t, http.StatusForbidden, e.call("GET", "/api/v1/users", ops, nil, nil), "operators do not manage users")
 
-		var created api.UserView
+		var created apitypes.UserView
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "eve", "password": "long-enough-pw", "role": "viewer"}, &created))
 		require.Equal(t, "viewer", created.Role)
 		var bad struct{ Fields map[string]string }
@@ -457,7 +457,7 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 		require.NotEmpty(t, bad.Fields["role"])
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/users", admin, map[string]string{"username": "eve", "password": "long-enough-pw", "role": "viewer"}, nil))
 
-		var list struct{ Users []api.UserView }
+		var list struct{ Users []apitypes.UserView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/users", admin, nil, &list))
 		require.Len(t, list.Users, 3)
 		raw := struct{ Users []map[string]any }{}
@@ -479,7 +479,7 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 		var login struct{ Token string }
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "new-password-1"}, &login))
 
-		var rootUser api.UserView
+		var rootUser apitypes.UserView
 		for _, u := range list.Users {
 			if u.Username == "root" {
 				rootUser = u
@@ -491,7 +491,7 @@ func TestUsersPasswordsAndAudit(t *testing.T) {
 
 		actions := func(tok string) []string {
 			var audit struct {
-				Entries []api.AuditView
+				Entries []apitypes.AuditView
 			}
 			require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/audit", tok, nil, &audit))
 			var out []string

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 )
@@ -31,8 +30,8 @@ func TestPerAppPermissions(t *testing.T) {
 		}
 
 		// Limit the operator to billing (admins only; validated).
-		var u []api.UserView
-		var list struct{ Users []api.UserView }
+		var u []apitypes.UserView
+		var list struct{ Users []apitypes.UserView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/users", admin, nil, &list))
 		u = list.Users
 		var opsID int64
@@ -47,7 +46,7 @@ func TestPerAppPermissions(t *testing.T) {
 		var bad struct{ Fields map[string]string }
 		require.Equal(t, http.StatusBadRequest, e.call("PUT", "/api/v1/users/"+itoa(opsID), admin, map[string]any{"apps": []string{"billing", "bad app!"}}, &bad))
 		require.Contains(t, bad.Fields["apps"], "bad app!")
-		var updated api.UserView
+		var updated apitypes.UserView
 		require.Equal(t, http.StatusOK, e.call("PUT", "/api/v1/users/"+itoa(opsID), admin, map[string]any{"apps": []string{"billing"}}, &updated))
 		require.Equal(t, []string{"billing"}, updated.Apps)
 		var me struct{ Apps []string }

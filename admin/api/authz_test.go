@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
@@ -28,10 +27,10 @@ func (e *env) limitTo(name string, apps ...string) {
 }
 
 // auditPage reads one page of the audit log as the holder of tok.
-func (e *env) auditPage(tok, query string) ([]api.AuditView, int64) {
+func (e *env) auditPage(tok, query string) ([]apitypes.AuditView, int64) {
 	e.t.Helper()
 	var out struct {
-		Entries    []api.AuditView
+		Entries    []apitypes.AuditView
 		NextBefore int64 `json:"next_before"`
 	}
 	require.Equal(e.t, http.StatusOK, e.call("GET", "/api/v1/audit"+query, tok, nil, &out))
@@ -39,7 +38,7 @@ func (e *env) auditPage(tok, query string) ([]api.AuditView, int64) {
 }
 
 // auditKeys lists "action object" of entries.
-func auditKeys(entries []api.AuditView) []string {
+func auditKeys(entries []apitypes.AuditView) []string {
 	out := make([]string, 0, len(entries))
 	for _, a := range entries {
 		out = append(out, a.Action+" "+a.Object)
@@ -172,7 +171,7 @@ func TestAlarmsAreScopedByApp(t *testing.T) {
 		}
 
 		var out struct {
-			Groups []api.AlarmGroupView
+			Groups []apitypes.AlarmGroupView
 			More   bool
 		}
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?limit=1", e.token("billing-viewer"), nil, &out))
@@ -182,7 +181,7 @@ func TestAlarmsAreScopedByApp(t *testing.T) {
 		require.Equal(t, store.AlarmExecutorLost, g.Latest.Kind)
 		require.Equal(t, "billing", g.Latest.App)
 		require.Contains(t, g.Latest.Message, "billing-1")
-		var members struct{ Alarms []api.AlarmView }
+		var members struct{ Alarms []apitypes.AlarmView }
 		search := func() int64 {
 			var id int64
 			require.NoError(t, e.st.DB().Get(&id, `SELECT MAX(group_id) FROM alarm_event WHERE app = 'search'`))
@@ -202,7 +201,7 @@ func TestAlarmsAreScopedByApp(t *testing.T) {
 			store.AlarmExecutorLost + "/search":  211, // lost, then 210 restarts within the hour: one group
 		}, apps)
 		var paged struct {
-			Groups []api.AlarmGroupView
+			Groups []apitypes.AlarmGroupView
 			More   bool
 		}
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/alarms?limit=2", e.token("viewer"), nil, &paged))
@@ -246,13 +245,13 @@ func TestChildTokenCannotOutliveItsParent(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/tokens", ten, map[string]any{"name": "longer", "expires_in_days": 11}, &bad))
 		require.Contains(t, bad.Fields["expires_in_days"], "at most 9")
 
-		var parent struct{ Tokens []api.TokenView }
+		var parent struct{ Tokens []apitypes.TokenView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/tokens", session, nil, &parent))
 		expiry := map[int64]*time.Time{}
 		for _, tk := range parent.Tokens {
 			expiry[tk.ID] = tk.ExpiresAt
 		}
-		var child struct{ Token api.TokenView }
+		var child struct{ Token apitypes.TokenView }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/tokens", day, map[string]any{"name": "inherits"}, &child))
 		require.NotNil(t, child.Token.ExpiresAt)
 		require.True(t, expiry[dayID].Equal(*child.Token.ExpiresAt), "expires with its parent")
@@ -283,7 +282,7 @@ func TestRevokingATokenRevokesWhatItCreated(t *testing.T) {
 		_, nephew := e.newAPIToken(sibling, map[string]any{"name": "nephew"})
 
 		var rev struct {
-			Token       api.TokenView
+			Token       apitypes.TokenView
 			Revoked     bool
 			AlsoRevoked []int64 `json:"also_revoked"`
 		}

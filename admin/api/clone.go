@@ -3,90 +3,43 @@ package api
 import (
 	"net/http"
 	"slices"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/jobdef"
-	"github.com/shardjob/shardjob/admin/msg"
 )
-
-// cloneRequest names the copy; app defaults to the original's.
-type cloneRequest struct {
-	App     string `json:"app"`
-	Name    string `json:"name"`
-	Enabled *bool  `json:"enabled"` // default false: review the copy, then enable it
-}
 
 // cloneJob copies a job's definition under a new name (and optionally into
 // another app the user may manage). The copy starts disabled unless the
 // request says otherwise; child jobs are not copied (a child triggered by
 // two parents is rarely what a copy means).
 func (s *Server) cloneJob(c *gin.Context) {
+	// The job is read before the body, as in updateJob.
 	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
-	var req cloneRequest
+	var req apitypes.CloneRequest
 	if !decode(c, &req) {
 		return
 	}
-	if req.App == "" {
-		req.App = j.App
-	}
-	if !currentUser(c).AppAllowed(req.App) {
-		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + req.App,
-			Fields: map[string]msg.Msg{"app": msg.New(msg.NotYourAppShort)}})
-		return
-	}
-	enabled := false
-	if req.Enabled != nil {
-		enabled = *req.Enabled
-	}
-	// The copy has the original's definition under its new name; child
-	// jobs are not copied.
-	spec := apitypes.JobSpec{JobDef: jobdef.View(j).JobDef}
-	spec.App, spec.Name, spec.Enabled = req.App, req.Name, &enabled
-	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
+	copied, err := s.ops.CloneJob(c.Request.Context(), actor(c), j.ID, req)
 	if err != nil {
-		if !s.validationFailed(c, err) {
-			s.internal(c, err)
-		}
+		s.opsFailed(c, err)
 		return
 	}
-	// A calendar of the original's app is not one the copy may use in
-	// another app: 400 naming calendar_id.
-	v, _, _, ok = s.withCalendar(c, v)
-	if !ok {
-		return
-	}
-	copied, ok := s.insertJob(c, v.Job)
-	if !ok {
-		return
-	}
-	s.audit(c, copied.App, "job.clone", "job/"+strconv.FormatInt(copied.ID, 10), map[string]any{"from": j.ID, "after": jobdef.View(copied)})
-	s.wake()
-	c.JSON(http.StatusCreated, s.withWarnings(c, jobdef.View(copied)))
-}
-
-// AppView is an app: the jobs and executors that name it.
-type AppView struct {
-	Name            string `json:"name"`
-	Jobs            int    `json:"jobs"`
-	ExecutorsOnline int    `json:"executors_online"`
-	Executors       int    `json:"executors"`
+	c.JSON(http.StatusCreated, copied)
 }
 
 // listApps lists the apps the user may see, from their jobs and executors.
 func (s *Server) listApps(c *gin.Context) {
 	ctx := c.Request.Context()
 	u := currentUser(c)
-	apps := map[string]*AppView{}
-	get := func(name string) *AppView {
+	apps := map[string]*apitypes.AppView{}
+	get := func(name string) *apitypes.AppView {
 		a, ok := apps[name]
 		if !ok {
-			a = &AppView{Name: name}
+			a = &apitypes.AppView{Name: name}
 			apps[name] = a
 		}
 		return a
@@ -116,11 +69,11 @@ func (s *Server) listApps(c *gin.Context) {
 			a.ExecutorsOnline++
 		}
 	}
-	out := make([]AppView, 0, len(apps))
+	out := make([]apitypes.AppView, 0, len(apps))
 	for _, a := range apps {
 		out = append(out, *a)
 	}
-	slices.SortFunc(out, func(a, b AppView) int {
+	slices.SortFunc(out, func(a, b apitypes.AppView) int {
 		if a.Name < b.Name {
 			return -1
 		}

@@ -42,9 +42,9 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/jobs/999999/clone", ops, map[string]any{"name": "x"}, nil))
 		require.Equal(t, 2, e.countJobs())
 
-		var apps struct{ Apps []api.AppView }
+		var apps struct{ Apps []apitypes.AppView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps", viewer, nil, &apps))
-		require.Equal(t, []api.AppView{{Name: "billing", Jobs: 2}}, apps.Apps)
+		require.Equal(t, []apitypes.AppView{{Name: "billing", Jobs: 2}}, apps.Apps)
 
 		var trig struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, &trig))
@@ -84,12 +84,12 @@ func TestDrainExecutor(t *testing.T) {
 		path := "/api/v1/executors/" + itoa(ex.ID)
 		require.Equal(t, http.StatusForbidden, e.call("POST", path+"/drain", viewer, nil, nil))
 		require.Equal(t, http.StatusNotFound, e.call("POST", "/api/v1/executors/999999/drain", ops, nil, nil))
-		var v api.ExecutorView
+		var v apitypes.ExecutorView
 		for range 2 { // idempotent
 			require.Equal(t, http.StatusOK, e.call("POST", path+"/drain", ops, nil, &v))
 			require.True(t, v.DrainRequested)
 		}
-		var list struct{ Executors []api.ExecutorView }
+		var list struct{ Executors []apitypes.ExecutorView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/executors", viewer, nil, &list))
 		require.Len(t, list.Executors, 1)
 		require.True(t, list.Executors[0].DrainRequested)

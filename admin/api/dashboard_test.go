@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 )
@@ -116,7 +115,7 @@ func TestDashboard(t *testing.T) {
 
 		// Bad input.
 		for _, w := range []string{"2h", "", "1H", "60m"} {
-			var bad api.ErrorView
+			var bad apitypes.ErrorView
 			require.Equal(t, http.StatusBadRequest, e.call("GET", "/api/v1/dashboard?window="+w, viewer, nil, &bad), "window %q", w)
 			require.Equal(t, "dashboard.window_invalid", bad.FieldCodes["window"].Code)
 			require.Contains(t, bad.Fields["window"], "must be 1h, 6h, 24h or 7d")

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -70,7 +70,7 @@ func TestExecutorListHidesGoneExecutors(t *testing.T) {
 
 		list := func(query string) map[string]string {
 			t.Helper()
-			var out struct{ Executors []api.ExecutorView }
+			var out struct{ Executors []apitypes.ExecutorView }
 			require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/executors"+query, viewer, nil, &out))
 			states := map[string]string{}
 			for _, x := range out.Executors {

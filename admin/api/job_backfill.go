@@ -178,7 +178,7 @@ func (s *Server) jobFirings(ctx context.Context, j store.Job) (backfill.Next, er
 	if !j.HasCalendar() {
 		return sc.Next, nil
 	}
-	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
+	_, cal, err := s.ops.CalendarFor(ctx, j.CalendarID, j.App)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
@@ -41,7 +40,7 @@ func TestDeletingAJobWithARunningRunIsRefusedAndItsRunsKeepItsName(t *testing.T)
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		var refused api.ErrorView
+		var refused apitypes.ErrorView
 		require.Equal(t, http.StatusConflict, e.call("DELETE", "/api/v1/jobs/"+itoa(j.ID), tok, nil, &refused))
 		require.Equal(t, "job billing/doomed has 1 running run(s): cancel them or let them finish, then delete the job", refused.Error)
 		require.Equal(t, "job.delete_running", refused.FieldCodes["id"].Code)

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -12,96 +10,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/calendar"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/jobrules"
-	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/schedule"
-	"github.com/shardjob/shardjob/admin/store"
 )
-
-// errCalendarNotFound is a job's calendar_id that names no calendar the
-// job's app may use.
-var errCalendarNotFound = errors.New("calendar not found")
-
-// calendarFor reads calendar id for a job of app: a global calendar or one
-// of app. Another app's calendar does not exist for the job
-// (errCalendarNotFound), as it does not for its users.
-func (s *Server) calendarFor(ctx context.Context, id int64, app string) (store.Calendar, *calendar.Calendar, error) {
-	row, err := s.st.Calendar(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && row.App != "" && row.App != app {
-		return row, nil, errCalendarNotFound
-	}
-	if err != nil {
-		return row, nil, err
-	}
-	cal, err := row.Build()
-	return row, cal, err
-}
-
-// withCalendar completes a validated job on a calendar (jobdef.Validated):
-// it reads the calendar, builds the schedule on it and sets the next
-// firing. A job without a calendar is returned as it is, with a nil
-// schedule. On failure it has answered (400 naming calendar_id for a
-// calendar the job's app may not use).
-func (s *Server) withCalendar(c *gin.Context, v jobdef.Validated) (jobdef.Validated, *schedule.CalendarSchedule, *calendar.Calendar, bool) {
-	if !v.Job.HasCalendar() {
-		return v, nil, nil, true
-	}
-	_, cal, err := s.calendarFor(c.Request.Context(), v.Job.CalendarID, v.Job.App)
-	if errors.Is(err, errCalendarNotFound) {
-		fe := jobdef.FieldMsgs{"calendar_id": msg.New(msg.JobCalendarMissing, "id", v.Job.CalendarID, "app", v.Job.App)}
-		s.validationFailed(c, fe)
-		return v, nil, nil, false
-	}
-	if err != nil {
-		s.internal(c, err)
-		return v, nil, nil, false
-	}
-	v, cs, err := jobdef.WithCalendar(v, cal, s.cfg.Clock.Now())
-	if err != nil {
-		if !s.validationFailed(c, err) {
-			s.internal(c, err)
-		}
-		return v, nil, nil, false
-	}
-	return v, cs, cal, true
-}
-
-// nextFireOf returns the next firing after now of stored job j (enabled,
-// not paused): with its calendar as stored now when it has one.
-func (s *Server) nextFireOf(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, error) {
-	next, _, err := s.nextInWindow(ctx, j, now)
-	return next, err
-}
-
-// nextInWindow is nextFireOf with the reason the job is completed when it
-// has no firing left in its window (zero otherwise, and for a job completed
-// already).
-func (s *Server) nextInWindow(ctx context.Context, j store.Job, now time.Time) (sql.NullInt64, msg.Msg, error) {
-	if j.Completed() {
-		return sql.NullInt64{}, msg.Msg{}, nil // an edit plans a completed job again
-	}
-	sc, err := jobrules.ScheduleOf(j)
-	if err != nil {
-		return sql.NullInt64{}, msg.Msg{}, err
-	}
-	from := jobdef.FiringsFrom(j.JobWindow, now)
-	if !j.HasCalendar() {
-		next, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextFire(sc, from))
-		return next, why, nil
-	}
-	_, cal, err := s.calendarFor(ctx, j.CalendarID, j.App)
-	if err != nil {
-		return sql.NullInt64{}, msg.Msg{}, fmt.Errorf("calendar %d: %w", j.CalendarID, err)
-	}
-	cs, err := schedule.WithCalendar(sc.Primary(), cal, jobrules.CalendarPolicy(j.JobCalendar))
-	if err != nil {
-		return sql.NullInt64{}, msg.Msg{}, err
-	}
-	next, why := jobrules.BoundNext(j.JobWindow, j.CronExpr, jobdef.NextEvent(cs, from))
-	return next, why, nil
-}
 
 // replanCalendarJobs sets the next firing of the jobs on calendar id after
 // an edit of its days: a firing the edit moved earlier (shift previous onto
@@ -118,7 +30,7 @@ func (s *Server) replanCalendarJobs(ctx context.Context, id int64) {
 	now := s.cfg.Clock.Now()
 	for _, j := range jobs {
 		for try := 0; try < 3 && j.Enabled && !j.Paused && j.NextFireAt.Valid && j.NextFireAt.Int64 > now.UnixMilli(); try++ {
-			next, err := s.nextFireOf(ctx, j, now)
+			next, err := s.ops.NextFire(ctx, j, now)
 			if err != nil {
 				s.log.Warn("cannot plan a job on its edited calendar", "job_id", j.ID, "calendar_id", id, "err", err)
 				break
@@ -166,18 +78,18 @@ func (s *Server) refuseCalendarInUse(c *gin.Context, id int64) bool {
 // calendarPreview is the preview of a job on a calendar: up to n firings
 // after now, each preceded by the candidates the calendar removed before
 // it (Skipped, with their reason), a shifted firing with its note.
-func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []Preview {
+func calendarPreview(cs *schedule.CalendarSchedule, now time.Time, n int) []apitypes.Preview {
 	name := cs.Calendar().Name()
 	bd := cs.Schedule().BusinessDay()
 	zone := cs.Schedule().Location().String()
-	var out []Preview
+	var out []apitypes.Preview
 	for _, f := range cs.Preview(now, n) {
 		for _, d := range f.Skipped {
 			m := jobrules.CalendarSkipReason(d, name, bd)
-			out = append(out, Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
+			out = append(out, apitypes.Preview{At: d.Scheduled.UTC(), Local: d.Scheduled.Format(previewLayout), Zone: zone, Skipped: true,
 				Note: m.String(), NoteCodes: []apitypes.Message{{Code: string(m.Code), Args: m.Args}}})
 		}
-		p := Preview{At: f.At, Local: f.Local.Format(previewLayout), Zone: zone}
+		p := apitypes.Preview{At: f.At, Local: f.Local.Format(previewLayout), Zone: zone}
 		if f.Decision.Shifted {
 			m := jobdef.ShiftNote(f.Decision, name)
 			from := f.Decision.Scheduled.UTC()

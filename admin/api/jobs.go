@@ -2,14 +2,11 @@ package api
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +17,7 @@ import (
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -33,15 +31,6 @@ func idParam(c *gin.Context) (int64, bool) {
 		return 0, false
 	}
 	return id, true
-}
-
-func (s *Server) validationFailed(c *gin.Context, err error) bool {
-	var fe jobdef.FieldMsgs
-	if errors.As(err, &fe) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: fe.Error(), Fields: fe})
-		return true
-	}
-	return false
 }
 
 // decodeJob is decode for a job spec, except that an instant of the spec
@@ -88,177 +77,17 @@ func (s *Server) createJob(c *gin.Context) {
 	if !decodeJob(c, &spec) {
 		return
 	}
-	if spec.App != "" && !currentUser(c).AppAllowed(spec.App) {
-		c.AbortWithStatusJSON(http.StatusForbidden, errorBody{Error: "you may not manage jobs of app " + spec.App,
-			Fields: map[string]msg.Msg{"app": msg.New(msg.NotYourApp, "apps", currentUser(c).Apps)}})
+	j, err := s.ops.CreateJob(c.Request.Context(), actor(c), spec)
+	if err != nil {
+		s.opsFailed(c, err)
 		return
 	}
-	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
-	if err != nil {
-		if !s.validationFailed(c, err) {
-			s.internal(c, err)
-		}
-		return
-	}
-	v, _, _, ok := s.withCalendar(c, v)
-	if !ok || !s.checkChildren(c, 0, spec.ChildJobIDs) {
-		return
-	}
-	j, ok := s.insertJob(c, v.Job)
-	if !ok {
-		return
-	}
-	s.audit(c, j.App, "job.create", "job/"+strconv.FormatInt(j.ID, 10), jobdef.View(j))
-	s.wake()
-	c.JSON(http.StatusCreated, s.withWarnings(c, jobdef.View(j)))
-}
-
-// withWarnings adds to v what a person saving the job should know but that
-// does not make it invalid (handlerWarnings).
-func (s *Server) withWarnings(c *gin.Context, v apitypes.Job) apitypes.Job {
-	for _, w := range append(s.handlerWarnings(c, v.App, v.Handler), s.waitWarnings(c, v.App, v.WaitFor)...) {
-		v.Warnings = append(v.Warnings, w.String())
-		v.WarningCodes = append(v.WarningCodes, apitypes.Message{Code: string(w.Code), Args: w.Args})
-	}
-	return v
-}
-
-// waitWarnings names the runs a job waits for (wait_for) whose job or
-// workflow does not exist, or is in an app the user may not manage (the
-// same words for both): the job's runs would wait for them until their
-// wait timeout. A warning, not a refusal, unlike a workflow node's waits: a
-// jobs file may create the awaited job after the one that waits for it.
-func (s *Server) waitWarnings(c *gin.Context, app string, waitFor []apitypes.WorkflowWait) []msg.Msg {
-	if len(waitFor) == 0 {
-		return nil
-	}
-	ctx := c.Request.Context()
-	u := currentUser(c)
-	var byName []store.JobKey
-	for _, w := range waitFor {
-		if w.Job != nil {
-			byName = append(byName, store.JobKey{App: cmp.Or(w.Job.App, app), Name: w.Job.Name})
-		}
-	}
-	jobs := map[[2]string]bool{}
-	if len(byName) > 0 {
-		found, err := s.st.JobKeys(ctx, nil, byName)
-		if err != nil {
-			s.log.Warn("cannot read the awaited jobs for the job's warnings", "err", err)
-			return nil
-		}
-		for _, k := range found {
-			jobs[[2]string{k.App, k.Name}] = u.AppAllowed(k.App)
-		}
-	}
-	var out []msg.Msg
-	for _, w := range waitFor {
-		switch {
-		case w.Job != nil:
-			a := cmp.Or(w.Job.App, app)
-			if !jobs[[2]string{a, w.Job.Name}] {
-				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", a+"/"+w.Job.Name))
-			}
-		case w.Workflow != nil:
-			a := cmp.Or(w.Workflow.App, app)
-			_, err := s.st.WorkflowByName(ctx, a, w.Workflow.Name)
-			switch {
-			case errors.Is(err, store.ErrNotFound) || (err == nil && !u.AppAllowed(a)):
-				out = append(out, msg.New(msg.JobWaitTargetMissing, "target", "workflow "+a+"/"+w.Workflow.Name))
-			case err != nil:
-				s.log.Warn("cannot read an awaited workflow for the job's warnings", "err", err)
-			}
-		}
-	}
-	return out
-}
-
-// handlerWarnings says when no executor of app has shown handler yet: the
-// job's runs will wait, then fail after the leader's unplaceable timeout,
-// unless one comes. Answered on save and on validation (the console's form
-// shows it while the user types).
-func (s *Server) handlerWarnings(c *gin.Context, app, handler string) []msg.Msg {
-	execs, err := s.st.Executors(c.Request.Context())
-	if err != nil {
-		s.log.Warn("cannot read executors for the job's warnings", "err", err)
-		return nil
-	}
-	seen, registered := false, false
-	for _, e := range execs {
-		if e.App != app || e.State == store.ExecutorGone {
-			continue
-		}
-		registered = true
-		if e.Handlers == "" || slices.Contains(strings.Split(e.Handlers, ","), handler) {
-			seen = true
-			break
-		}
-	}
-	switch {
-	case !registered:
-		return []msg.Msg{msg.New(msg.JobNoExecutor, "app", app, "handler", handler)}
-	case !seen:
-		return []msg.Msg{msg.New(msg.JobHandlerNotSeen, "app", app, "handler", handler)}
-	}
-	return nil
-}
-
-// insertJob stores a new, validated job and returns it as stored; on
-// failure it has answered the request (409 for a taken name).
-func (s *Server) insertJob(c *gin.Context, job store.Job) (store.Job, bool) {
-	id, err := s.st.CreateJob(c.Request.Context(), job)
-	if errors.Is(err, store.ErrConflict) {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: err.Error(), Fields: map[string]msg.Msg{"name": msg.New(msg.JobNameTaken, "app", job.App)}})
-		return store.Job{}, false
-	}
-	if err != nil {
-		s.internal(c, err)
-		return store.Job{}, false
-	}
-	j, err := s.st.Job(c.Request.Context(), id)
-	if err != nil {
-		s.internal(c, err)
-		return store.Job{}, false
-	}
-	return j, true
-}
-
-// checkChildren verifies that child jobs exist and that giving job id (0 for
-// a new job) these children creates no cycle.
-func (s *Server) checkChildren(c *gin.Context, id int64, children []int64) bool {
-	if len(children) == 0 {
-		return true
-	}
-	for _, child := range children {
-		if j, err := s.st.Job(c.Request.Context(), child); errors.Is(err, store.ErrNotFound) || (err == nil && !currentUser(c).AppAllowed(j.App)) {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child job does not exist", Fields: map[string]msg.Msg{"child_job_ids": msg.New(msg.JobChildMissing, "id", child)}})
-			return false
-		} else if err != nil {
-			s.internal(c, err)
-			return false
-		}
-	}
-	if id == 0 {
-		return true // a new job has no parents yet: no cycle possible
-	}
-	graph, err := s.st.ChildGraphFrom(c.Request.Context(), children)
-	if err != nil {
-		s.internal(c, err)
-		return false
-	}
-	if cycle := jobdef.FindCycle(graph, id, children); cycle != nil {
-		parts := make([]string, len(cycle))
-		for i, n := range cycle {
-			parts[i] = strconv.FormatInt(n, 10)
-		}
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "child jobs would form a cycle",
-			Fields: map[string]msg.Msg{"child_job_ids": msg.New(msg.JobChildCycle, "path", strings.Join(parts, " → "))}})
-		return false
-	}
-	return true
+	c.JSON(http.StatusCreated, j)
 }
 
 func (s *Server) updateJob(c *gin.Context) {
+	// The job is read before the body, so that a job the user may not
+	// change is answered (404, 409) before a body in error (400).
 	old, ok := s.loadOwnJob(c)
 	if !ok {
 		return
@@ -267,73 +96,12 @@ func (s *Server) updateJob(c *gin.Context) {
 	if !decodeJob(c, &spec) {
 		return
 	}
-	if !identityKept(c, "a job and cannot change; clone the job instead", &spec.App, &spec.Name, old.App, old.Name) ||
-		!versionGiven(c, spec.Version, old.Version) {
-		return
-	}
-	v, err := jobdef.ValidateUpdate(spec, s.cfg.Clock.Now(), time.UnixMilli(old.CreatedAt))
+	j, err := s.ops.UpdateJob(c.Request.Context(), actor(c), old.ID, spec)
 	if err != nil {
-		if !s.validationFailed(c, err) {
-			s.internal(c, err)
-		}
+		s.opsFailed(c, err)
 		return
 	}
-	v, _, _, ok = s.withCalendar(c, v)
-	if !ok || !s.checkChildren(c, old.ID, spec.ChildJobIDs) {
-		return
-	}
-	v.Job.ID = old.ID
-	v.Job.Version = spec.Version
-	if old.Paused && !old.PauseUntil.Valid {
-		v.Job.NextFireAt.Valid = false // stays paused; resume computes the next firing
-	}
-	// Paused until an instant: the new definition's next firing after now
-	// waits for the pause to end (the leader resumes it).
-	err = s.st.UpdateJob(c.Request.Context(), v.Job)
-	if errors.Is(err, store.ErrConflict) {
-		fail(c, http.StatusConflict, err.Error())
-		return
-	}
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	j, err := s.st.Job(c.Request.Context(), old.ID)
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	s.audit(c, j.App, "job.update", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"before": jobdef.View(old), "after": jobdef.View(j)})
-	s.wake()
-	c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
-}
-
-// Preview is one upcoming firing, or for a job on a business calendar a
-// firing the calendar removes (Skipped, with the reason in Note).
-type Preview struct {
-	At    time.Time `json:"at"`
-	Local string    `json:"local"`
-	Note  string    `json:"note,omitempty"`
-	// Zone is the zone of the firing: the job's, or for a job with several
-	// zones the first of them that fires at At (Local is At there);
-	// AlsoZones are the job's other zones that fire at the same instant
-	// (it fires once).
-	Zone      string   `json:"zone"`
-	AlsoZones []string `json:"also_zones,omitempty"`
-	// NoteCodes are Note's parts as message codes (for the console).
-	NoteCodes []apitypes.Message `json:"note_codes,omitempty"`
-	// Skipped: the calendar removes this firing; it is recorded as a
-	// skipped run keyed by At, with Note as its reason.
-	Skipped bool `json:"skipped,omitempty"`
-	// ShiftedFrom is the cron's instant of a firing the rule shift moved to
-	// At.
-	ShiftedFrom *time.Time `json:"shifted_from,omitempty"`
-	// SkippedMore counts the removed firings before this one that are not
-	// listed (a long stretch of non-working days of a dense schedule).
-	SkippedMore int `json:"skipped_more,omitempty"`
-	// StartAfter is when the firing's run may start, for a job with a
-	// jitter window: At plus the firing's offset (schedule.JitterOffset).
-	StartAfter *time.Time `json:"start_after,omitempty"`
+	c.JSON(http.StatusOK, j)
 }
 
 const previewLayout = "2006-01-02 15:04:05 MST"
@@ -343,18 +111,12 @@ func (s *Server) validateJob(c *gin.Context) {
 	if !decodeJob(c, &spec) {
 		return
 	}
-	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
+	v, cs, err := s.ops.ValidateJob(c.Request.Context(), spec)
 	if err != nil {
-		if !s.validationFailed(c, err) {
-			s.internal(c, err)
-		}
+		s.opsFailed(c, err)
 		return
 	}
-	v, cs, _, ok := s.withCalendar(c, v)
-	if !ok {
-		return
-	}
-	var out []Preview
+	var out []apitypes.Preview
 	from := jobdef.FiringsFrom(v.Job.JobWindow, s.cfg.Clock.Now()) // no firing before start_at
 	if cs != nil {
 		out = calendarPreview(cs, from, 10)
@@ -363,7 +125,7 @@ func (s *Server) validateJob(c *gin.Context) {
 		if cs != nil {
 			break
 		}
-		p := Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note, Zone: f.Zone, AlsoZones: f.AlsoZones}
+		p := apitypes.Preview{At: f.At.UTC(), Local: f.Local.Format(previewLayout), Note: f.Note, Zone: f.Zone, AlsoZones: f.AlsoZones}
 		for _, n := range f.Notes {
 			p.NoteCodes = append(p.NoteCodes, apitypes.Message{Code: string(n.Code), Args: n.Args})
 		}
@@ -383,29 +145,34 @@ func (s *Server) validateJob(c *gin.Context) {
 			}
 		}
 	}
-	w := s.withWarnings(c, jobdef.View(v.Job))
+	w := s.ops.WithWarnings(c.Request.Context(), actor(c), jobdef.View(v.Job))
 	c.JSON(http.StatusOK, gin.H{"valid": true, "resolved": v.Schedule.Resolved(), "next": out, "warnings": w.Warnings, "warning_codes": w.WarningCodes})
 }
 
+// loadJob reads the job of the id parameter (admin/ops: StoredJob) for a
+// handler that goes on with it; false when it has answered (400, 404, 500).
 func (s *Server) loadJob(c *gin.Context) (store.Job, bool) {
+	return s.readJob(c, s.ops.StoredJob)
+}
+
+// loadOwnJob is loadJob for a change of the job (admin/ops: OwnJob): the
+// job of a workflow's inline node changes with its workflow only (409
+// job.workflow_owned).
+func (s *Server) loadOwnJob(c *gin.Context) (store.Job, bool) {
+	return s.readJob(c, s.ops.OwnJob)
+}
+
+func (s *Server) readJob(c *gin.Context, read func(context.Context, ops.Actor, int64) (store.Job, error)) (store.Job, bool) {
 	id, ok := idParam(c)
 	if !ok {
 		return store.Job{}, false
 	}
-	j, err := s.st.Job(c.Request.Context(), id)
-	return j, s.visible(c, "job", err, err == nil && currentUser(c).AppAllowed(j.App))
-}
-
-// loadOwnJob is loadJob for a change of the job: the job of a workflow's
-// inline node changes with its workflow only (409 job.workflow_owned).
-func (s *Server) loadOwnJob(c *gin.Context) (store.Job, bool) {
-	j, ok := s.loadJob(c)
-	if ok && j.WorkflowID.Valid {
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: msg.New(msg.JobWorkflowOwned, "job", j.ID, "workflow", j.WorkflowID.Int64).String(),
-			Fields: map[string]msg.Msg{"id": msg.New(msg.JobWorkflowOwned, "job", j.ID, "workflow", j.WorkflowID.Int64)}})
+	j, err := read(c.Request.Context(), actor(c), id)
+	if err != nil {
+		s.opsFailed(c, err)
 		return j, false
 	}
-	return j, ok
+	return j, true
 }
 
 // visible answers the read of one object by the id parameter when the
@@ -425,87 +192,46 @@ func (s *Server) visible(c *gin.Context, what string, err error, seen bool) bool
 }
 
 func (s *Server) getJob(c *gin.Context) {
-	if j, ok := s.loadJob(c); ok {
-		c.JSON(http.StatusOK, s.withWarnings(c, jobdef.View(j)))
-	}
+	s.jobAction(c, http.StatusOK, s.ops.Job)
 }
 
 func (s *Server) deleteJob(c *gin.Context) {
-	j, ok := s.loadOwnJob(c)
+	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	var running *store.RunningRunsError
-	if err := s.st.DeleteJob(c.Request.Context(), j.ID); errors.As(err, &running) {
-		m := msg.New(msg.JobDeleteRunning, "job", j.App+"/"+j.Name, "runs", running.Running)
-		c.AbortWithStatusJSON(http.StatusConflict, errorBody{Error: m.String(), Fields: map[string]msg.Msg{"id": m}})
-		return
-	} else if err != nil {
-		s.internal(c, err)
+	if err := s.ops.DeleteJob(c.Request.Context(), actor(c), id); err != nil {
+		s.opsFailed(c, err)
 		return
 	}
-	s.audit(c, j.App, "job.delete", "job/"+strconv.FormatInt(j.ID, 10), jobdef.View(j))
-	c.JSON(http.StatusOK, gin.H{"deleted": j.ID})
+	c.JSON(http.StatusOK, gin.H{"deleted": id})
 }
 
-// switchJob flips the enabled or the paused flag of a job. A job fires only
-// when enabled and not paused; when it starts firing again, its next firing
-// is the first one after now (what fell in between is intentional, not a
-// misfire).
-func (s *Server) switchJob(c *gin.Context, action string, enabled, paused func(store.Job) bool,
-	save func(ctx context.Context, id int64, on bool, next sql.NullInt64) error, on bool) {
-	j, ok := s.loadOwnJob(c)
+// jobAction answers with status the job that op returns for the job of
+// the id parameter.
+func (s *Server) jobAction(c *gin.Context, status int, op func(context.Context, ops.Actor, int64) (apitypes.Job, error)) {
+	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	next, why := sql.NullInt64{}, msg.Msg{}
-	if enabled(j) && !paused(j) {
-		var err error
-		if next, why, err = s.nextInWindow(c.Request.Context(), j, s.cfg.Clock.Now()); err != nil {
-			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
-			return
-		}
-	}
-	if err := save(c.Request.Context(), j.ID, on, next); err != nil {
-		s.internal(c, err)
+	j, err := op(c.Request.Context(), actor(c), id)
+	if err != nil {
+		s.opsFailed(c, err)
 		return
 	}
-	if !why.IsZero() { // e.g. enabled again after its end_at: completed now
-		if err := s.st.CompleteJob(c.Request.Context(), j.ID, why); err != nil {
-			s.internal(c, err)
-			return
-		}
-	}
-	before := j
-	s.wake()
-	j, _ = s.st.Job(c.Request.Context(), j.ID)
-	s.audit(c, before.App, action, "job/"+strconv.FormatInt(before.ID, 10), map[string]any{
-		"before": map[string]bool{"enabled": before.Enabled, "paused": before.Paused},
-		"after":  map[string]bool{"enabled": j.Enabled, "paused": j.Paused}})
-	c.JSON(http.StatusOK, jobdef.View(j))
+	c.JSON(status, j)
 }
 
-func isEnabled(j store.Job) bool { return j.Enabled }
-func isPaused(j store.Job) bool  { return j.Paused }
-func yes(store.Job) bool         { return true }
-func no(store.Job) bool          { return false }
+func (s *Server) enableJob(c *gin.Context)  { s.jobAction(c, http.StatusOK, s.ops.EnableJob) }
+func (s *Server) disableJob(c *gin.Context) { s.jobAction(c, http.StatusOK, s.ops.DisableJob) }
+func (s *Server) resumeJob(c *gin.Context)  { s.jobAction(c, http.StatusOK, s.ops.ResumeJob) }
 
-func (s *Server) enableJob(c *gin.Context) {
-	s.switchJob(c, "job.enable", yes, isPaused, s.st.SetJobEnabled, true)
-}
-
-func (s *Server) disableJob(c *gin.Context) {
-	s.switchJob(c, "job.disable", no, isPaused, s.st.SetJobEnabled, false)
-}
-
-// pauseJob pauses a job; with a body {"until": instant}, until then only:
-// the leader resumes it by itself at that instant and the misfire policy
-// decides the firings the pause missed (docs/schedules.md, "Pausing until
-// an instant").
+// pauseJob pauses a job; with a body {"until": instant}, until then only
+// (admin/ops: PauseJobUntil).
 func (s *Server) pauseJob(c *gin.Context) {
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil || len(bytes.TrimSpace(body)) == 0 {
-		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		s.jobAction(c, http.StatusOK, s.ops.PauseJob)
 		return
 	}
 	var req struct {
@@ -524,100 +250,37 @@ func (s *Server) pauseJob(c *gin.Context) {
 		return
 	}
 	if until == nil {
-		s.switchJob(c, "job.pause", isEnabled, yes, s.st.SetJobPaused, true)
+		s.jobAction(c, http.StatusOK, s.ops.PauseJob)
 		return
 	}
-	now := s.cfg.Clock.Now()
-	if !until.After(now) {
-		fields := map[string]msg.Msg{"until": msg.New(msg.JobPauseUntilPast, "until", until.UTC().Format(time.RFC3339), "now", now.UTC().Format(time.RFC3339))}
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: jobdef.FieldMsgs(fields).Error(), Fields: fields})
+	// An instant in the past is answered before the id parameter, as it was.
+	if err := s.ops.PauseUntilValid(*until); err != nil {
+		s.opsFailed(c, err)
 		return
 	}
-	j, ok := s.loadOwnJob(c)
-	if !ok {
-		return
-	}
-	// The next firing as if the job were not paused (after the current
-	// one if a pause until is already running): what the leader decides
-	// by the misfire policy when the pause ends.
-	next := j.NextFireAt
-	if !j.Paused || !next.Valid {
-		if next, err = s.nextFireOf(c.Request.Context(), j, now); err != nil {
-			fail(c, http.StatusConflict, "job schedule no longer valid: "+err.Error())
-			return
-		}
-	}
-	if !j.Enabled {
-		next = sql.NullInt64{}
-	}
-	if err := s.st.PauseJobUntil(c.Request.Context(), j.ID, until.UnixMilli(), next); err != nil {
-		s.internal(c, err)
-		return
-	}
-	s.wake()
-	after, err := s.st.Job(c.Request.Context(), j.ID)
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	s.audit(c, j.App, "job.pause", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{
-		"before": map[string]bool{"enabled": j.Enabled, "paused": j.Paused},
-		"after":  map[string]any{"enabled": after.Enabled, "paused": after.Paused, "until": until.UTC()}})
-	c.JSON(http.StatusOK, jobdef.View(after))
-}
-
-func (s *Server) resumeJob(c *gin.Context) {
-	s.switchJob(c, "job.resume", isEnabled, no, s.st.SetJobPaused, false)
-}
-
-type triggerRequest struct {
-	// Params overrides the job's params for this run.
-	Params *string `json:"params"`
-	// ScheduledAt triggers the firing of that instant (backfill); the run
-	// key makes a repeat of the same request idempotent.
-	ScheduledAt *time.Time `json:"scheduled_at"`
+	s.jobAction(c, http.StatusOK, func(ctx context.Context, a ops.Actor, id int64) (apitypes.Job, error) {
+		return s.ops.PauseJobUntil(ctx, a, id, *until)
+	})
 }
 
 func (s *Server) triggerJob(c *gin.Context) {
+	// The job is read before the body, as in updateJob.
 	j, ok := s.loadOwnJob(c)
 	if !ok {
 		return
 	}
-	var req triggerRequest
+	var req apitypes.TriggerRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
-	params := j.Params
-	if req.Params != nil {
-		if len(*req.Params) > jobdef.MaxParamsBytes {
-			c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "params too large", Fields: map[string]msg.Msg{"params": msg.New(msg.ValueMaxBytes, "max", jobdef.MaxParamsBytes)}})
-			return
-		}
-		params = *req.Params
-	}
-	at := s.cfg.Clock.Now()
-	kind := store.TriggerManual
-	if req.ScheduledAt != nil {
-		at = *req.ScheduledAt
-		kind = store.TriggerAPI
-	}
-	rec, err := s.st.Leader(c.Request.Context())
+	run, created, err := s.ops.TriggerJob(c.Request.Context(), actor(c), j.ID, req)
 	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	nr := jobrules.NewRun(j, at.UnixMilli(), kind, store.RunPending)
-	nr.Params = params
-	run, created, err := s.st.InsertRun(c.Request.Context(), rec.Epoch, nr)
-	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
 	code := http.StatusOK
 	if created {
 		code = http.StatusCreated
-		s.audit(c, j.App, "job.trigger", "job/"+strconv.FormatInt(j.ID, 10), map[string]any{"run_id": run.ID, "scheduled_at": msTime(run.ScheduledAt)})
-		s.wake()
 	}
 	c.JSON(code, gin.H{"run": runView(run), "created": created})
 }
@@ -628,59 +291,14 @@ func (s *Server) wake() {
 	}
 }
 
-// noApp is the app of audit entries about users and the platform: only
-// admins read them.
-const noApp = ""
-
-// audit records a change to an object of app (a job, run, executor or
-// slot attempt): the users of that app may read the entry. With noApp only
-// admins may.
-func (s *Server) audit(c *gin.Context, app, action, object string, detail any) {
-	s.writeAudit(c, store.AuditEntry{App: app, Action: action, Object: object}, detail)
-}
-
-// auditAccount records a change to the account of user userID (their
-// password, one of their API tokens): admins and that user may read it.
-func (s *Server) auditAccount(c *gin.Context, userID int64, action, object string, detail any) {
-	s.writeAudit(c, store.AuditEntry{OwnerID: userID, Action: action, Object: object}, detail)
-}
-
-func (s *Server) writeAudit(c *gin.Context, e store.AuditEntry, detail any) {
-	b, _ := json.Marshal(detail)
-	e.Actor, e.Detail = currentUser(c).Username, string(b)
-	if t, ok := currentToken(c); ok {
-		e.TokenID = sql.NullInt64{Int64: t.ID, Valid: true}
-	}
-	if err := s.st.Audit(c.Request.Context(), e); err != nil {
-		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)
-	}
-}
-
-// identityKept fills the app and name of an update from the object read
-// (old) when the request omits them, and answers 400 when they differ:
-// they identify it (what says what it is, and what to do instead).
+// identityKept is ops.KeepIdentity for a handler: false when it has
+// answered 400.
 func identityKept(c *gin.Context, what string, app, name *string, oldApp, oldName string) bool {
-	if *app == "" {
-		*app = oldApp
-	}
-	if *name == "" {
-		*name = oldName
-	}
-	if *app == oldApp && *name == oldName {
-		return true
-	}
-	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "app and name identify " + what,
-		Fields: map[string]msg.Msg{"name": msg.New(msg.MustStay, "value", oldName), "app": msg.New(msg.MustStay, "value", oldApp)}})
-	return false
+	return !refused(c, ops.KeepIdentity(what, app, name, oldApp, oldName))
 }
 
-// versionGiven answers 400 when an update does not say which version it
-// read (the optimistic lock), naming the current one.
+// versionGiven is ops.VersionGiven for a handler: false when it has
+// answered 400.
 func versionGiven(c *gin.Context, version, current int64) bool {
-	if version > 0 {
-		return true
-	}
-	c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: "version is required",
-		Fields: map[string]msg.Msg{"version": msg.New(msg.JobVersionRequired, "version", current)}})
-	return false
+	return !refused(c, ops.VersionGiven(version, current))
 }

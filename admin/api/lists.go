@@ -152,25 +152,6 @@ func jobQuery(c *gin.Context) (store.JobQuery, bool) {
 	return q, true
 }
 
-// JobList is the answer of GET /jobs.
-type JobList struct {
-	Jobs []apitypes.Job `json:"jobs"`
-	// the cursor of the next page (query parameter cursor); absent on the
-	// last page
-	NextCursor string `json:"next_cursor,omitempty"`
-	// how many jobs match, on the first page (no cursor) when that is
-	// cheap: exact when count_exact, otherwise "more than count"; absent
-	// for a substring or schedule-kind search (see partial)
-	Count      *int64 `json:"count,omitempty"`
-	CountExact bool   `json:"count_exact"`
-	// a substring or schedule-kind search examines a bounded number of
-	// jobs per request: partial says it stopped before the page was full
-	// and more may match after next_cursor; scanned is how many jobs this
-	// request examined
-	Partial bool `json:"partial"`
-	Scanned int  `json:"scanned,omitempty"`
-}
-
 func (s *Server) listJobs(c *gin.Context) {
 	q, ok := jobQuery(c)
 	if !ok {
@@ -182,7 +163,7 @@ func (s *Server) listJobs(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := JobList{Jobs: make([]apitypes.Job, 0, len(page.Jobs)), Partial: page.Partial, Scanned: page.Scanned}
+	out := apitypes.JobList{Jobs: make([]apitypes.Job, 0, len(page.Jobs)), Partial: page.Partial, Scanned: page.Scanned}
 	for _, j := range page.Jobs {
 		out.Jobs = append(out.Jobs, jobdef.View(j))
 	}

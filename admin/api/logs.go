@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -29,38 +29,6 @@ func (s *Server) executorLogs(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, resp)
-}
-
-// LogLineView is a stored log line as GET /runs/:id/logs returns it.
-type LogLineView struct {
-	Seq     int64           `json:"seq"`
-	Slot    int             `json:"slot"`
-	Token   int64           `json:"token"`
-	Attempt int             `json:"attempt"`
-	At      time.Time       `json:"at"`    // the executor's clock
-	Level   string          `json:"level"` // DEBUG, INFO, WARN, ERROR (slog names, e.g. INFO+2 in between)
-	Message string          `json:"message"`
-	Attrs   json.RawMessage `json:"attrs,omitempty"`
-}
-
-// RunLogsView is the answer of GET /runs/:id/logs.
-type RunLogsView struct {
-	RunID     int64         `json:"run_id"`
-	RunStatus string        `json:"run_status"`
-	Lines     []LogLineView `json:"lines"`
-	// NextAfterSeq is the after_seq of the next request: every matching
-	// line up to it has been returned.
-	NextAfterSeq int64 `json:"next_after_seq"`
-	// HasMore: the page is full; ask again at once for the rest.
-	HasMore     bool  `json:"has_more"`
-	StoredLines int64 `json:"stored_lines"` // lines of the run stored, all slots
-	// Dropped counts the run's lines that were not stored: by the executors
-	// (their buffer was full while no admin answered) and by the admin
-	// (over the run's cap).
-	Dropped struct {
-		Executor int64 `json:"executor"`
-		Cap      int64 `json:"cap"`
-	} `json:"dropped"`
 }
 
 var logLevels = map[string]int{"debug": int(slog.LevelDebug), "info": int(slog.LevelInfo), "warn": int(slog.LevelWarn), "error": int(slog.LevelError)}
@@ -110,10 +78,10 @@ func (s *Server) runLogs(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := RunLogsView{RunID: id, RunStatus: r.Status, Lines: make([]LogLineView, 0, len(lines)), StoredLines: st.StoredLines, NextAfterSeq: f.AfterSeq}
+	out := apitypes.RunLogsView{RunID: id, RunStatus: r.Status, Lines: make([]apitypes.LogLineView, 0, len(lines)), StoredLines: st.StoredLines, NextAfterSeq: f.AfterSeq}
 	out.Dropped.Executor, out.Dropped.Cap = st.DroppedExecutor, st.DroppedCap
 	for _, l := range lines {
-		v := LogLineView{Seq: l.Seq, Slot: l.Slot, Token: l.Token, Attempt: l.Attempt, At: msTime(l.At),
+		v := apitypes.LogLineView{Seq: l.Seq, Slot: l.Slot, Token: l.Token, Attempt: l.Attempt, At: msTime(l.At),
 			Level: slog.Level(l.Level).String(), Message: l.Message}
 		if l.Attrs != "" {
 			v.Attrs = json.RawMessage(l.Attrs)

@@ -389,7 +389,7 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		step("PUT /api/v1/jobs/:id/alarm-routes", jobPath+"/alarm-routes", ops, "ops", map[string]any{"routes": []any{}}, http.StatusOK, nil, jobObj)
 		refused("POST", "/api/v1/jobs/validate", ops, validJob, http.StatusOK) // validating changes nothing
 
-		var u api.UserView
+		var u apitypes.UserView
 		userObj := func() string { return "user/" + u.Username }
 		refused("POST", "/api/v1/users", ops, map[string]any{"username": "eve", "password": "long-enough-pw", "role": viewer}, http.StatusForbidden)
 		refused("POST", "/api/v1/users", root, map[string]any{"username": "eve", "password": "short", "role": viewer}, http.StatusBadRequest)
@@ -398,7 +398,7 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		step("PUT /api/v1/users/:id", userPath, root, "root", map[string]any{"role": operator}, http.StatusOK, &u, userObj)
 		eve := e.token("eve")
 
-		var tok struct{ Token api.TokenView }
+		var tok struct{ Token apitypes.TokenView }
 		tokObj := func() string { return "token/" + itoa(tok.Token.ID) }
 		step("POST /api/v1/tokens", "/api/v1/tokens", eve, "eve", map[string]any{"name": "ci", "expires_in_days": 7}, http.StatusCreated, &tok, tokObj)
 		refused("DELETE", "/api/v1/tokens/"+itoa(tok.Token.ID), ops, nil, http.StatusNotFound) // not the operator's

@@ -13,9 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 func optTime(v sql.NullInt64) *time.Time {
@@ -115,10 +113,15 @@ func (s *Server) listRuns(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-// loadRun reads run id, answering 404 or 500 itself when it cannot.
+// loadRun reads run id (admin/ops: StoredRun), answering 404 or 500
+// itself when it cannot.
 func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
-	r, err := s.st.Run(c.Request.Context(), id)
-	return r, s.visible(c, "run", err, err == nil && currentUser(c).AppAllowed(r.App))
+	r, err := s.ops.StoredRun(c.Request.Context(), actor(c), id)
+	if err != nil {
+		s.opsFailed(c, err)
+		return r, false
+	}
+	return r, true
 }
 
 func (s *Server) getRun(c *gin.Context) {
@@ -147,32 +150,8 @@ func (s *Server) getRun(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-// ExecutorView is a registered executor.
-type ExecutorView struct {
-	ID            int64     `json:"id"`
-	InstanceID    string    `json:"instance_id"`
-	App           string    `json:"app"`
-	Address       string    `json:"address"`
-	Capacity      int       `json:"capacity"`
-	Version       string    `json:"version"`
-	Handlers      string    `json:"handlers"`
-	State         string    `json:"state"`
-	RegisteredAt  time.Time `json:"registered_at"`
-	LastHeartbeat time.Time `json:"last_heartbeat"`
-	// DrainRequested: an operator drains it (no new slots; queued ones given back).
-	DrainRequested bool `json:"drain_requested"`
-	// Protocol: "shardjob", or "xxljob" for an unchanged XXL-JOB executor
-	// (its slots' logs and kill: /api/v1/xxljob/attempts/{token}/…).
-	Protocol string `json:"protocol"`
-	// Active is how many slots are placed on it and not finished (queued
-	// included); Queued, of those, acknowledged but not started. Busy
-	// slots against Capacity is its utilization.
-	Active int `json:"active"`
-	Queued int `json:"queued"`
-}
-
-func executorView(e store.Executor) ExecutorView {
-	return ExecutorView{
+func executorView(e store.Executor) apitypes.ExecutorView {
+	return apitypes.ExecutorView{
 		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
 		Version: e.Version, Handlers: e.Handlers, State: e.State,
 		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
@@ -203,7 +182,7 @@ func (s *Server) listExecutors(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]ExecutorView, 0, len(execs))
+	out := make([]apitypes.ExecutorView, 0, len(execs))
 	u := currentUser(c)
 	for _, e := range execs {
 		if !u.AppAllowed(e.App) || (e.State == store.ExecutorGone && !all) {
@@ -234,123 +213,40 @@ func (s *Server) cluster(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-type cancelRequest struct {
-	Reason string `json:"reason"`
-}
-
 func (s *Server) cancelRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	var req cancelRequest
+	var req apitypes.CancelRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
-	reason := msg.New(msg.RunCancelledBy, "user", currentUser(c).Username)
-	if req.Reason != "" {
-		reason = msg.New(msg.RunCancelledByReason, "user", currentUser(c).Username, "reason", req.Reason)
-	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	active, cancelled, err := s.runs.Cancel(c.Request.Context(), id, reason)
+	r, err := s.ops.CancelRun(c.Request.Context(), actor(c), id, req.Reason)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	if !cancelled {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+"; only pending or running runs can be cancelled")
-		return
-	}
-	s.pushCancel(c.Request.Context(), active, reason.String())
-	s.audit(c, r.App, "run.cancel", "run/"+c.Param("id"), map[string]any{"reason": reason.String(), "slots": len(active)})
-	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r)})
 }
 
 // retryRun gives every failed or cancelled slot of a finished run a new
-// attempt; the leader places them on executors.
+// attempt (admin/ops: RetryRun); the leader places them on executors.
 func (s *Server) retryRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	n, err := s.runs.Retry(c.Request.Context(), id)
+	r, n, err := s.ops.RetryRun(c.Request.Context(), actor(c), id)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	if n == 0 {
-		fail(c, http.StatusConflict, "run "+c.Param("id")+" "+apitypes.RunStatusPhrase(r.Status)+" and has no failed or cancelled slot to retry")
-		return
-	}
-	s.audit(c, r.App, "run.retry", "run/"+c.Param("id"), map[string]any{"slots": n})
-	s.wake()
-	r, _ = s.st.Run(c.Request.Context(), id)
 	c.JSON(http.StatusOK, gin.H{"run": runView(r), "retried_slots": n})
 }
 
-// pushCancel tells executors to stop tokens, one request per executor. A
-// failed push is fine: the next heartbeat response cancels them too.
-func (s *Server) pushCancel(ctx context.Context, active []store.ActiveToken, reason string) {
-	if s.cfg.Canceller == nil || len(active) == 0 {
-		return
-	}
-	byAddr := map[string][]int64{}
-	for _, a := range active {
-		byAddr[a.Address] = append(byAddr[a.Address], a.Token)
-	}
-	for addr, tokens := range byAddr {
-		if err := s.cfg.Canceller.Cancel(ctx, addr, protocol.CancelRequest{Tokens: tokens, Reason: reason}); err != nil {
-			s.log.Warn("cancel push failed; the executor learns it at its next heartbeat", "address", addr, "err", err)
-		}
-	}
-}
-
-// AlarmView is an alarm event.
-type AlarmView struct {
-	ID       int64     `json:"id"`
-	At       time.Time `json:"at"`
-	Kind     string    `json:"kind"`
-	Severity string    `json:"severity"`
-	JobID    *int64    `json:"job_id,omitempty"`
-	RunID    *int64    `json:"run_id,omitempty"`
-	Message  string    `json:"message"`
-	// MessageCode and MessageArgs are Message as a code with named
-	// arguments (as error_code on runs).
-	MessageCode string         `json:"message_code,omitempty"`
-	MessageArgs map[string]any `json:"message_args,omitempty"`
-	RaisedBy    string         `json:"raised_by"`
-	// App is the app of the job, run or executor the alarm is about; ""
-	// for the platform's alarms (leader_change).
-	App string `json:"app"`
-	// JobName names job JobID (absent once the job is deleted).
-	JobName string `json:"job_name,omitempty"`
-	// AckedAt/AckedBy: someone acknowledged it (is on it); ResolvedAt/
-	// ResolvedBy: someone resolved it. An alarm with neither is open.
-	AckedAt    *time.Time `json:"acked_at,omitempty"`
-	AckedBy    string     `json:"acked_by,omitempty"`
-	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
-	ResolvedBy string     `json:"resolved_by,omitempty"`
-	// ResolvedReason says why the admin resolved the alarm by itself
-	// (ResolvedBy "shardjob"): an info alarm, resolved when raised; an
-	// executor_lost alarm, resolved when its executor heartbeats again.
-	// ResolvedCode and ResolvedArgs are the reason as a code.
-	ResolvedReason string         `json:"resolved_reason,omitempty"`
-	ResolvedCode   string         `json:"resolved_code,omitempty"`
-	ResolvedArgs   map[string]any `json:"resolved_args,omitempty"`
-	// GroupID is the alarm's group (GET /api/v1/alarm-groups/{id}/alarms).
-	GroupID *int64 `json:"group_id,omitempty"`
-}
-
-func alarmView(a store.Alarm) AlarmView {
-	v := AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
+func alarmView(a store.Alarm) apitypes.AlarmView {
+	v := apitypes.AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
 		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
 		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
 		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,

@@ -21,7 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/executorsvc"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/msg"
-	"github.com/shardjob/shardjob/admin/runstate"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -159,11 +159,14 @@ type ResultObserver interface {
 type Server struct {
 	cfg      Config
 	st       *store.Store
-	runs     *runstate.Machine // cancels runs
 	verifier *protocol.Verifier
 	// proto handles the executor protocol's requests once signed() and
 	// decodeSigned() let them through (executor.go).
 	proto *executorsvc.Service
+	// ops runs the operator API's job and run operations once a handler
+	// has authenticated and decoded the request (jobs.go, clone.go,
+	// runs.go).
+	ops *ops.Service
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
 	loginThrottle, passwordThrottle *auth.Throttle
@@ -186,7 +189,7 @@ func New(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("api: executor secret: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger,
+		cfg: cfg, st: cfg.Store, log: cfg.Logger,
 		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Clock.Now),
 		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
 		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
@@ -195,6 +198,7 @@ func New(cfg Config) (http.Handler, error) {
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
 		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
 	})
+	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}
@@ -320,7 +324,7 @@ func apiHeaders(c *gin.Context) {
 }
 
 // errorBody is every error response: Error, and what is wrong with each
-// request field in error as a message code. It is sent as an ErrorView:
+// request field in error as a message code. It is sent as an apitypes.ErrorView:
 // every field in English (fields, for API clients and the CLI) and as its
 // code (field_codes, which the console shows in the reader's language).
 type errorBody struct {
@@ -328,18 +332,9 @@ type errorBody struct {
 	Fields map[string]msg.Msg
 }
 
-// ErrorView is the JSON of every error response (docs/openapi.yaml, Error).
-type ErrorView struct {
-	Error string `json:"error"`
-	// Fields names the request fields in error, with what is wrong, in English.
-	Fields map[string]string `json:"fields,omitempty"`
-	// FieldCodes are Fields as message codes, one for every key of Fields.
-	FieldCodes map[string]apitypes.Message `json:"field_codes,omitempty"`
-}
-
-// MarshalJSON writes b as an ErrorView.
+// MarshalJSON writes b as an apitypes.ErrorView.
 func (b errorBody) MarshalJSON() ([]byte, error) {
-	v := ErrorView{Error: b.Error}
+	v := apitypes.ErrorView{Error: b.Error}
 	if len(b.Fields) > 0 {
 		v.Fields = make(map[string]string, len(b.Fields))
 		v.FieldCodes = make(map[string]apitypes.Message, len(b.Fields))

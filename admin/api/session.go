@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -25,23 +26,11 @@ const (
 	CSRFHeader    = "X-CSRF-Token"
 )
 
-type loginRequest struct {
-	Username string `json:"username"`
-	Password string `json:"password"`
-}
-
-type loginResponse struct {
-	Token    string `json:"token"`
-	CSRF     string `json:"csrf"`
-	Username string `json:"username"`
-	Role     string `json:"role"`
-}
-
 func (s *Server) login(c *gin.Context) {
 	if !jsonOnly(c) {
 		return
 	}
-	var req loginRequest
+	var req apitypes.LoginRequest
 	if !decode(c, &req) {
 		return
 	}
@@ -89,7 +78,7 @@ func (s *Server) login(c *gin.Context) {
 	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.secure(c), true)
 	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.secure(c), false)
 	_ = s.st.Audit(c.Request.Context(), store.AuditEntry{Actor: u.Username, Action: "login", Object: "user/" + u.Username, OwnerID: u.ID})
-	c.JSON(http.StatusOK, loginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+	c.JSON(http.StatusOK, apitypes.LoginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
 }
 
 // jsonOnly answers 415 unless the request body is declared as JSON. On

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/names"
 )
@@ -43,40 +44,6 @@ func utilizationWidth(span, sampleInterval time.Duration) time.Duration {
 		}
 	}
 	return bucketWidths[len(bucketWidths)-1]
-}
-
-// UtilizationView is the answer of GET /stats/utilization.
-type UtilizationView struct {
-	From time.Time `json:"from"`
-	To   time.Time `json:"to"`
-	// BucketSeconds is the width of a bucket; buckets start at multiples
-	// of it since the Unix epoch.
-	BucketSeconds int64 `json:"bucket_seconds"`
-	// SampleSeconds is the leader's sample interval.
-	SampleSeconds int64            `json:"sample_seconds"`
-	Apps          []AppUtilization `json:"apps"`
-}
-
-// AppUtilization is the buckets of one app, oldest first; a bucket without
-// samples (no leader, or no executor of the app) is absent.
-type AppUtilization struct {
-	App    string             `json:"app"`
-	Points []UtilizationPoint `json:"points"`
-}
-
-// UtilizationPoint is one bucket of an app's samples.
-type UtilizationPoint struct {
-	At time.Time `json:"at"` // the bucket's start
-	// Busy and Queued are the largest of the bucket's samples (a peak is not
-	// averaged away), Capacity and Executors their mean.
-	Busy      int     `json:"busy"`
-	Queued    int     `json:"queued"`
-	Capacity  float64 `json:"capacity"`
-	Executors float64 `json:"executors"`
-	// Utilization is Busy / Capacity (null without capacity). It can pass 1
-	// in a bucket in which capacity went away.
-	Utilization *float64 `json:"utilization"`
-	Samples     int      `json:"samples"`
 }
 
 // utilization answers GET /stats/utilization?from=&to=&app=: the samples of
@@ -129,15 +96,15 @@ func (s *Server) utilization(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := UtilizationView{
+	out := apitypes.UtilizationView{
 		From: msTime(from), To: msTime(to), BucketSeconds: int64(width / time.Second), SampleSeconds: int64(s.cfg.SampleInterval / time.Second),
-		Apps: []AppUtilization{},
+		Apps: []apitypes.AppUtilization{},
 	}
 	for _, r := range rows { // by app, then time
 		if n := len(out.Apps); n == 0 || out.Apps[n-1].App != r.App {
-			out.Apps = append(out.Apps, AppUtilization{App: r.App})
+			out.Apps = append(out.Apps, apitypes.AppUtilization{App: r.App})
 		}
-		p := UtilizationPoint{At: msTime(r.Start), Busy: r.Busy, Queued: r.Queued, Capacity: r.Capacity, Executors: r.Executors, Samples: r.Samples}
+		p := apitypes.UtilizationPoint{At: msTime(r.Start), Busy: r.Busy, Queued: r.Queued, Capacity: r.Capacity, Executors: r.Executors, Samples: r.Samples}
 		if r.Capacity > 0 {
 			u := float64(r.Busy) / r.Capacity
 			p.Utilization = &u

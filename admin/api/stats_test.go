@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -34,7 +34,7 @@ func utilizationSeed(t *testing.T, e *env, now int64) []store.UtilizationSample 
 // expectedPoints downsamples samples of app in [from, to) as the API
 // documents it: buckets of width ms aligned on the epoch, the largest busy
 // and queued, the mean capacity and executors.
-func expectedPoints(samples []store.UtilizationSample, app string, from, to, width int64) map[int64]api.UtilizationPoint {
+func expectedPoints(samples []store.UtilizationSample, app string, from, to, width int64) map[int64]apitypes.UtilizationPoint {
 	type acc struct{ busy, queued, n, capacity, executors int }
 	by := map[int64]*acc{}
 	for _, x := range samples {
@@ -52,9 +52,9 @@ func expectedPoints(samples []store.UtilizationSample, app string, from, to, wid
 		a.capacity += x.Capacity
 		a.executors += x.Executors
 	}
-	out := map[int64]api.UtilizationPoint{}
+	out := map[int64]apitypes.UtilizationPoint{}
 	for b, a := range by {
-		out[b] = api.UtilizationPoint{At: time.UnixMilli(b).UTC(), Busy: a.busy, Queued: a.queued, Samples: a.n,
+		out[b] = apitypes.UtilizationPoint{At: time.UnixMilli(b).UTC(), Busy: a.busy, Queued: a.queued, Samples: a.n,
 			Capacity: float64(a.capacity) / float64(a.n), Executors: float64(a.executors) / float64(a.n)}
 	}
 	return out
@@ -79,11 +79,11 @@ func TestUtilizationStats(t *testing.T) {
 		e.user("watch", auth.RoleViewer)
 		viewer := e.token("watch")
 
-		check := func(got api.UtilizationView, app string, from, to int64, width time.Duration) {
+		check := func(got apitypes.UtilizationView, app string, from, to int64, width time.Duration) {
 			t.Helper()
 			require.Equal(t, int64(width/time.Second), got.BucketSeconds)
 			want := expectedPoints(samples, app, from, to, width.Milliseconds())
-			var points []api.UtilizationPoint
+			var points []apitypes.UtilizationPoint
 			for _, a := range got.Apps {
 				if a.App == app {
 					points = a.Points
@@ -109,7 +109,7 @@ func TestUtilizationStats(t *testing.T) {
 
 		// Explicit range: 6 hours in 2-minute buckets (72 s rounded up).
 		from, to := now-6*3_600_000, now
-		var got api.UtilizationView
+		var got apitypes.UtilizationView
 		require.Equal(t, http.StatusOK, e.call("GET", utilizationPath(url.Values{"from": {rfc(from)}, "to": {rfc(to)}}), viewer, nil, &got))
 		require.Equal(t, rfc(from), got.From.Format(time.RFC3339))
 		require.Equal(t, rfc(to), got.To.Format(time.RFC3339))
@@ -166,7 +166,7 @@ func TestUtilizationStatsRBAC(t *testing.T) {
 		require.NoError(t, e.st.SetUserApps(ctx, id, []string{"billing"}))
 		limited := e.token("billing-view")
 
-		var got api.UtilizationView
+		var got apitypes.UtilizationView
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/stats/utilization", limited, nil, &got))
 		require.Len(t, got.Apps, 1)
 		require.Equal(t, "billing", got.Apps[0].App)

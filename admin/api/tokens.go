@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
@@ -116,25 +117,8 @@ func currentToken(c *gin.Context) (store.APIToken, bool) {
 	return t, ok
 }
 
-// TokenView is an API token as the API lists it (never the secret).
-type TokenView struct {
-	ID         int64      `json:"id"`
-	User       string     `json:"user"`
-	Name       string     `json:"name"`
-	Prefix     string     `json:"prefix"`
-	RoleCap    string     `json:"role_cap,omitempty"`
-	State      string     `json:"state"` // active, expired or revoked
-	CreatedAt  time.Time  `json:"created_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	ExpiresAt  *time.Time `json:"expires_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
-	// ParentID is the token that created this one (null: created from a
-	// console session); revoking the parent revokes this one.
-	ParentID *int64 `json:"parent_id"`
-}
-
-func (s *Server) tokenView(t store.APIToken) TokenView {
-	v := TokenView{
+func (s *Server) tokenView(t store.APIToken) apitypes.TokenView {
+	v := apitypes.TokenView{
 		ID: t.ID, User: t.Username, Name: t.Name, Prefix: t.Prefix, RoleCap: t.RoleCap, State: "active",
 		CreatedAt: msTime(t.CreatedAt), LastUsedAt: optTime(t.LastUsedAt), ExpiresAt: optTime(t.ExpiresAt), RevokedAt: optTime(t.RevokedAt),
 		ParentID: optID(t.ParentID),
@@ -165,31 +149,11 @@ func (s *Server) listTokens(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]TokenView, 0, len(toks))
+	out := make([]apitypes.TokenView, 0, len(toks))
 	for _, t := range toks {
 		out = append(out, s.tokenView(t))
 	}
 	c.JSON(http.StatusOK, gin.H{"tokens": out})
-}
-
-type tokenRequest struct {
-	// Name tells the token apart ("ci deploy", "laptop"); required.
-	Name string `json:"name"`
-	// Role caps the token below the caller's role; empty: no cap (the
-	// caller's role), or the caller's current role when the caller itself
-	// authenticated with a token.
-	Role string `json:"role"`
-	// ExpiresInDays, 1-3650; 0: the token does not expire. Absent: it does
-	// not expire either, unless the caller authenticated with a token that
-	// expires: then the new token expires with it.
-	ExpiresInDays *int `json:"expires_in_days"`
-}
-
-// createdToken is the answer to a creation: the only time the secret is shown.
-type createdToken struct {
-	Token  TokenView `json:"token"`
-	Secret string    `json:"secret"`
-	Note   string    `json:"note"`
 }
 
 func validTokenName(s string) bool {
@@ -205,7 +169,7 @@ func validTokenName(s string) bool {
 }
 
 func (s *Server) createToken(c *gin.Context) {
-	var req tokenRequest
+	var req apitypes.TokenRequest
 	if !decode(c, &req) {
 		return
 	}
@@ -264,7 +228,7 @@ func (s *Server) createToken(c *gin.Context) {
 	s.auditAccount(c, t.UserID, "token.create", "token/"+strconv.FormatInt(t.ID, 10), map[string]any{
 		"name": t.Name, "prefix": t.Prefix, "user": t.Username, "role_cap": t.RoleCap, "expires_at": v.ExpiresAt, "parent_id": v.ParentID,
 	})
-	c.JSON(http.StatusCreated, createdToken{Token: v, Secret: secret,
+	c.JSON(http.StatusCreated, apitypes.CreatedToken{Token: v, Secret: secret,
 		Note: "the secret is shown only now; store it safely and send it as 'Authorization: Bearer <secret>'"})
 }
 

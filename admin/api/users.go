@@ -5,27 +5,18 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/names"
 )
 
-// UserView is a console user (never the password hash).
-type UserView struct {
-	ID        int64     `json:"id"`
-	Username  string    `json:"username"`
-	Role      string    `json:"role"`
-	Apps      []string  `json:"apps"` // apps the user is limited to; empty: every app
-	CreatedAt time.Time `json:"created_at"`
-}
-
-func userView(u store.User) UserView {
-	return UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: appsOf(u), CreatedAt: msTime(u.CreatedAt)}
+func userView(u store.User) apitypes.UserView {
+	return apitypes.UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: appsOf(u), CreatedAt: msTime(u.CreatedAt)}
 }
 
 // appsOf lists the apps a user is limited to ([] for every app).
@@ -60,18 +51,11 @@ func (s *Server) listUsers(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]UserView, 0, len(users))
+	out := make([]apitypes.UserView, 0, len(users))
 	for _, u := range users {
 		out = append(out, userView(u))
 	}
 	c.JSON(http.StatusOK, gin.H{"users": out})
-}
-
-type userRequest struct {
-	Username string   `json:"username"`
-	Password string   `json:"password"`
-	Role     string   `json:"role"`
-	Apps     []string `json:"apps"` // optional: limit the user to these apps
 }
 
 func roleError(c *gin.Context, role string) bool {
@@ -83,7 +67,7 @@ func roleError(c *gin.Context, role string) bool {
 }
 
 func (s *Server) createUser(c *gin.Context) {
-	var req userRequest
+	var req apitypes.UserRequest
 	if !decode(c, &req) {
 		return
 	}
@@ -129,18 +113,12 @@ func (s *Server) createUser(c *gin.Context) {
 	c.JSON(http.StatusCreated, userView(u))
 }
 
-type userUpdate struct {
-	Role     *string   `json:"role"`
-	Password *string   `json:"password"`
-	Apps     *[]string `json:"apps"` // [] lifts the limit
-}
-
 func (s *Server) updateUser(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	var req userUpdate
+	var req apitypes.UserUpdate
 	if !decode(c, &req) {
 		return
 	}
@@ -248,13 +226,8 @@ func passwordRefused(c *gin.Context, field string, err error) bool {
 	return true
 }
 
-type passwordChange struct {
-	Old string `json:"old"`
-	New string `json:"new"`
-}
-
 func (s *Server) changeOwnPassword(c *gin.Context) {
-	var req passwordChange
+	var req apitypes.PasswordChange
 	if !decode(c, &req) {
 		return
 	}
@@ -287,22 +260,6 @@ func (s *Server) changeOwnPassword(c *gin.Context) {
 	s.forgetInitialPassword(u.Username)
 	s.auditAccount(c, u.ID, "user.password", "user/"+u.Username, nil)
 	c.JSON(http.StatusOK, gin.H{"ok": true, "note": "all sessions of this user ended; log in again"})
-}
-
-// AuditView is one audit log entry.
-type AuditView struct {
-	ID     int64     `json:"id"`
-	At     time.Time `json:"at"`
-	Actor  string    `json:"actor"`
-	Action string    `json:"action"`
-	Object string    `json:"object"`
-	Detail string    `json:"detail"`
-	// App is the app of the object ("" for users, tokens and the platform).
-	App string `json:"app"`
-	// TokenID and TokenName are the API token the actor acted with; absent
-	// for a console session or a login.
-	TokenID   *int64 `json:"token_id,omitempty"`
-	TokenName string `json:"token_name,omitempty"`
 }
 
 // auditScope is what u may read of the audit log: admins everything;
@@ -339,9 +296,9 @@ func (s *Server) listAudit(c *gin.Context) {
 		s.internal(c, err)
 		return
 	}
-	out := make([]AuditView, 0, len(entries))
+	out := make([]apitypes.AuditView, 0, len(entries))
 	for _, e := range entries {
-		v := AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App, TokenName: e.TokenName}
+		v := apitypes.AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App, TokenName: e.TokenName}
 		if e.TokenID.Valid {
 			id := e.TokenID.Int64
 			v.TokenID = &id

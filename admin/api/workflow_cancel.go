@@ -8,7 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/workflowrun"
 )
 
@@ -23,15 +23,11 @@ func (s *Server) cancelWorkflowRun(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	var req cancelRequest
+	var req apitypes.CancelRequest
 	if c.Request.ContentLength != 0 && !decode(c, &req) {
 		return
 	}
-	user := currentUser(c).Username
-	reason := msg.New(msg.RunCancelledBy, "user", user)
-	if req.Reason != "" {
-		reason = msg.New(msg.RunCancelledByReason, "user", user, "reason", req.Reason)
-	}
+	reason := ops.CancelReason(actor(c), req.Reason)
 	run, jobRuns, err := workflowrun.Cancel(ctx, s.st, id, reason)
 	switch {
 	case errors.Is(err, workflowrun.ErrEnded):
@@ -45,14 +41,13 @@ func (s *Server) cancelWorkflowRun(c *gin.Context) {
 	// meanwhile is left as it ended.
 	cancelled := []int64{}
 	for _, jr := range jobRuns {
-		active, ok, err := s.runs.Cancel(ctx, jr, reason)
+		ok, err := s.ops.CancelRunOf(ctx, jr, reason)
 		if err != nil {
 			s.internal(c, err)
 			return
 		}
 		if ok {
 			cancelled = append(cancelled, jr)
-			s.pushCancel(ctx, active, reason.String())
 		}
 	}
 	s.audit(c, run.App, "workflow.cancel", "workflow/"+strconv.FormatInt(run.WorkflowID, 10),

@@ -1,6 +1,8 @@
 // Package apitypes defines the JSON wire types of the admin's operator API
-// (/api/v1: jobs, runs, slot attempts, calendars, workflows), the way
-// sdk/protocol defines the executor protocol. The server (admin/api), the CLI (admin/cli) and the
+// (/api/v1: jobs, runs, slot attempts, calendars, workflows, alarms,
+// executors and apps, logs, utilization, users, tokens, the audit log,
+// errors), the way sdk/protocol defines the executor protocol: every request
+// body and answer that admin/api declares a type for is declared here. The server (admin/api), the CLI (admin/cli) and the
 // OpenAPI test use these types; docs/openapi.yaml describes the same fields.
 // It depends on the standard library only.
 //

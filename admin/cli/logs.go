@@ -17,29 +17,6 @@ import (
 // followEvery is how often logs -f asks for new lines.
 const followEvery = time.Second
 
-// logLine is a line of GET /runs/:id/logs.
-type logLine struct {
-	Seq     int64           `json:"seq"`
-	Slot    int             `json:"slot"`
-	Token   int64           `json:"token"`
-	Attempt int             `json:"attempt"`
-	At      time.Time       `json:"at"`
-	Level   string          `json:"level"`
-	Message string          `json:"message"`
-	Attrs   json.RawMessage `json:"attrs,omitempty"`
-}
-
-type logsPage struct {
-	RunStatus    string    `json:"run_status"`
-	Lines        []logLine `json:"lines"`
-	NextAfterSeq int64     `json:"next_after_seq"`
-	HasMore      bool      `json:"has_more"`
-	Dropped      struct {
-		Executor int64 `json:"executor"`
-		Cap      int64 `json:"cap"`
-	} `json:"dropped"`
-}
-
 func activeRun(status string) bool { return status == "pending" || status == "running" }
 
 func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
@@ -83,11 +60,11 @@ func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
 		q.Set("level", strings.ToLower(*level))
 	}
 	// fetch reads every line after after, page by page.
-	fetch := func(after int64) (logsPage, error) {
-		var all logsPage
+	fetch := func(after int64) (apitypes.RunLogsView, error) {
+		var all apitypes.RunLogsView
 		for {
 			q.Set("after_seq", strconv.FormatInt(after, 10))
-			var p logsPage
+			var p apitypes.RunLogsView
 			if err := cl.Do(ctx, http.MethodGet, "/api/v1/runs/"+ref+"/logs?"+q.Encode(), nil, &p); err != nil {
 				return all, err
 			}
@@ -154,7 +131,7 @@ func cmdLogs(ctx context.Context, args []string, env Env, c conn) error {
 
 // printLines writes one line per log line: time (UTC), level, slot,
 // message and attributes.
-func printLines(w io.Writer, lines []logLine) {
+func printLines(w io.Writer, lines []apitypes.LogLineView) {
 	for _, l := range lines {
 		attrs := ""
 		if kv := orderedAttrs(l.Attrs); len(kv) > 0 {

@@ -1,0 +1,35 @@
+package apitypes
+
+import "time"
+
+// AppView is an app: the jobs and executors that name it.
+type AppView struct {
+	Name            string `json:"name"`
+	Jobs            int    `json:"jobs"`
+	ExecutorsOnline int    `json:"executors_online"`
+	Executors       int    `json:"executors"`
+}
+
+// ExecutorView is a registered executor.
+type ExecutorView struct {
+	ID            int64     `json:"id"`
+	InstanceID    string    `json:"instance_id"`
+	App           string    `json:"app"`
+	Address       string    `json:"address"`
+	Capacity      int       `json:"capacity"`
+	Version       string    `json:"version"`
+	Handlers      string    `json:"handlers"`
+	State         string    `json:"state"`
+	RegisteredAt  time.Time `json:"registered_at"`
+	LastHeartbeat time.Time `json:"last_heartbeat"`
+	// DrainRequested: an operator drains it (no new slots; queued ones given back).
+	DrainRequested bool `json:"drain_requested"`
+	// Protocol: "shardjob", or "xxljob" for an unchanged XXL-JOB executor
+	// (its slots' logs and kill: /api/v1/xxljob/attempts/{token}/…).
+	Protocol string `json:"protocol"`
+	// Active is how many slots are placed on it and not finished (queued
+	// included); Queued, of those, acknowledged but not started. Busy
+	// slots against Capacity is its utilization.
+	Active int `json:"active"`
+	Queued int `json:"queued"`
+}

@@ -1,0 +1,29 @@
+// Package ops is the operator service: what the operator API's requests do
+// to the platform database, without HTTP. It holds the rules of the
+// operations: who may act on which app, a job's definition validated and
+// completed (calendar, child jobs without cycle), the pause rule of an
+// edit, the next firing of a job switched on again, the warnings of a
+// saved job, which runs may be cancelled or retried, and the audit entry
+// of every change.
+//
+// Its methods take who acts (Actor) and decoded admin/apitypes requests,
+// and return apitypes answers (or store rows where admin/api still maps
+// them). admin/api authenticates the request, decodes it, calls the
+// Service and maps its errors to HTTP statuses in one place:
+//
+//	ErrInvalid    400  a request field is wrong (Error.Fields names it)
+//	ErrForbidden  403  the actor may not act on that app
+//	ErrNotFound   404  the object does not exist, or is of an app the actor
+//	                   may not see (the same answer for both)
+//	ErrConflict   409  the request contradicts the object's state
+//	anything else 500  a database failure, logged by admin/api
+//
+// A refusal is an *Error: its Kind (one of the four), the message for the
+// client and the fields in error as message codes (admin/msg); the field
+// errors of job validation (jobdef.FieldMsgs) come back as an ErrInvalid
+// with the same text. This is admin/executorsvc's shape, for the operator
+// API. Here so far: the job operations (jobs.go, job_state.go, with their
+// rules in job_rules.go and calendar.go) and a run's cancel and retry
+// (runs.go); the rest of the operator API still works in admin/api's
+// handlers.
+package ops
