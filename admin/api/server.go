@@ -87,10 +87,10 @@ type Config struct {
 	// RunLogs caps the handler logs stored per run (logs.go). Default
 	// store.RunLogLimits defaults: 10000 lines, 8 MiB.
 	RunLogs store.RunLogLimits
-	// HeartbeatInterval told to executors. Default 2s.
-	HeartbeatInterval time.Duration
-	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
-	LostAfter time.Duration
+	// Timing is told to executors: the heartbeat period and the silence
+	// after which an executor is lost (protocol.Timing: defaults 2s and 3 ×
+	// Heartbeat).
+	Timing protocol.Timing
 	// SampleInterval is how often the leader records utilization samples
 	// (server.Config.SampleInterval). GET /stats/utilization makes its
 	// buckets at least twice as wide, so that each holds a sample. Default 30s.
@@ -125,14 +125,9 @@ type Config struct {
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
+	c.Timing = c.Timing.WithDefaults()
 	if c.SampleInterval <= 0 {
 		c.SampleInterval = 30 * time.Second
-	}
-	if c.LostAfter <= 0 {
-		c.LostAfter = 3 * c.HeartbeatInterval
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = 12 * time.Hour
@@ -193,7 +188,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s.proto = executorsvc.New(executorsvc.Config{
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
-		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
+		Timing: cfg.Timing, Logger: cfg.Logger,
 	})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)

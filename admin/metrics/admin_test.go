@@ -36,7 +36,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, server.Config{
 		ID: "metrics-admin", HTTPAddr: "127.0.0.1:0", DBDriver: "mysql", DBDSN: dsn, ExecutorSecret: secret,
-		HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+		Timing: protocol.Timing{Heartbeat: 200 * time.Millisecond}, PollInterval: 50 * time.Millisecond,
 		MetricsToken: metricsToken, Out: io.Discard, Logger: log,
 	})
 	require.NoError(t, err)

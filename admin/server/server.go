@@ -54,8 +54,11 @@ type Config struct {
 	// ExecutorSecret authenticates executor traffic (--executor-secret or
 	// SHARDJOB_EXECUTOR_SECRET). Required, at least 16 characters.
 	ExecutorSecret string
-	// HeartbeatInterval the executors are told to use. Default 2s.
-	HeartbeatInterval time.Duration
+	// Timing is the heartbeat timing of this replica's parts (scheduler,
+	// executor endpoints, XXL-JOB support), the one the executors are told:
+	// Heartbeat is --heartbeat-interval. Zero fields: the defaults of
+	// protocol.Timing (2s, lost after 3 heartbeats).
+	Timing protocol.Timing
 	// PollInterval of the leader loop. Default 200ms.
 	PollInterval time.Duration
 	// StartBatch is how many pending runs the leader starts per transaction
@@ -89,8 +92,8 @@ type Config struct {
 	AlarmChannelsFile string
 	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
 	// TokensFile is --xxljob-tokens, its AllowedHosts
-	// --xxljob-allowed-hosts. HeartbeatInterval, Logger and Clock default
-	// to this replica's.
+	// --xxljob-allowed-hosts. Timing, Logger and Clock default to this
+	// replica's.
 	XXLJob xxljob.Config
 	// MetricsToken, when set, is the bearer token GET /metrics requires
 	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
@@ -154,9 +157,7 @@ func (c Config) WithDefaults() Config {
 	if c.ZKSessionTimeout <= 0 {
 		c.ZKSessionTimeout = 6 * time.Second
 	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
+	c.Timing = c.Timing.WithDefaults()
 	c.HTTP = c.HTTP.WithDefaults()
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -278,8 +279,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	xcfg := cfg.XXLJob
-	if xcfg.HeartbeatInterval <= 0 {
-		xcfg.HeartbeatInterval = cfg.HeartbeatInterval
+	if xcfg.Timing == (protocol.Timing{}) {
+		xcfg.Timing = cfg.Timing
 	}
 	if xcfg.Logger == nil {
 		xcfg.Logger = log
@@ -311,7 +312,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, HoldRecheck: cfg.HoldRecheck, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
+		ID: cfg.ID, Timing: cfg.Timing, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, HoldRecheck: cfg.HoldRecheck, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
 		ForgetLostAfter: cfg.ForgetLostAfter, ScheduleCache: cfg.ScheduleCache, Observer: s.mets, Clock: cfg.Clock,
 	}, st, router)
 	if err != nil {
@@ -361,7 +362,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
+		Timing: cfg.Timing, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: results{s.mets, s.flows}, Coordinator: zkProbe,
 	})
 	if err != nil {

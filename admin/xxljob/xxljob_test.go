@@ -231,7 +231,7 @@ func startAdminWith(t *testing.T, with func(*xxljob.Config), apps ...string) *ad
 	srv, err := server.New(context.Background(), server.Config{
 		ID: "xxl-admin", HTTPAddr: "127.0.0.1:0", DBDriver: "mysql", DBDSN: dsn,
 		ZKServers: []string{zk}, ZKRoot: root, ExecutorSecret: protocol.NewSecret(),
-		HeartbeatInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+		Timing: protocol.Timing{Heartbeat: 300 * time.Millisecond}, PollInterval: 50 * time.Millisecond,
 		Out: &out, Logger: slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		DispatchTimeout: dispatchTimeout,
 		XXLJob:          xcfg,

@@ -31,6 +31,7 @@ import (
 	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/cliflags"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -207,7 +208,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	zkRoot := f.Str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
 	zkSession := f.Dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
 	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
-	hb := f.Dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
+	hb := f.Dur("heartbeat-interval", protocol.DefaultHeartbeat, "executor heartbeat interval")
 	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
 	behindLag := f.Dur("audit-behind-lag", 2*time.Minute, "how far the missed-fire gap audit may fall behind (its oldest unchecked firing older than the grace plus this) before a watchdog_behind alarm")
 	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
@@ -271,7 +272,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})
