@@ -92,7 +92,7 @@ type Config struct {
 	// Heartbeat).
 	Timing protocol.Timing
 	// SampleInterval is how often the leader records utilization samples
-	// (server.Config.SampleInterval). GET /stats/utilization makes its
+	// (server.Config.Utilization.Interval). GET /stats/utilization makes its
 	// buckets at least twice as wide, so that each holds a sample. Default 30s.
 	SampleInterval time.Duration
 	// SessionTTL of console sessions. Default 12h.

@@ -25,10 +25,12 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/retention"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/utilization"
+	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/cliflags"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -272,7 +274,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		Scheduler: scheduler.Config{
+			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
+		},
+		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
+		Utilization:  utilization.Config{Interval: sample},
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})
