@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/alarm"
@@ -19,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/runstats"
@@ -413,56 +413,79 @@ func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 // XXLJob exposes XXL-JOB executor support (for its Stats).
 func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
 
-// Serve runs the HTTP server and the election until ctx ends, then shuts
-// everything down and returns.
+// Serve runs the HTTP server and the background loops of the replica —
+// the missed-fire watchdog, alarm delivery, the XXL-JOB prober and the
+// leader election, whose terms run the leader's duties (term) — until ctx
+// ends or one of them fails, then shuts everything down in order and
+// returns that failure, or nil. Every loop has one start/stop contract
+// (admin/internal/loops): nothing it started runs once Serve returns.
 func (s *Server) Serve(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http server: %w", err)
-		}
-	}()
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.watch.Run(watchCtx)
-	}()
+	web := loops.Start(ctx, loops.Func(s.serveHTTP))
+	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead)}
 	if s.alarm != nil {
-		wg.Go(func() { s.alarm.Run(watchCtx) })
+		bg = append(bg, loops.Quiet(s.alarm.Run))
 	}
-	wg.Go(func() { s.xxl.Run(watchCtx) }) // probes XXL-JOB executors
-	leadCtx, stopLead := context.WithCancel(ctx)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(s.stats.WhileLeading(s.flows.WhileLeading(func(ctx context.Context, epoch int64) {
-			defer s.mets.LeaderTerm(epoch)()
-			s.sched.Lead(ctx, epoch)
-		})))))
-		if err != nil && leadCtx.Err() == nil {
-			errc <- fmt.Errorf("leader election: %w", err)
-		}
-	}()
+	replica := loops.Start(ctx, bg...)
 	s.log.Info("admin serving", "url", s.cfg.AdvertiseURL)
 	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+	case <-web.Failed():
+		err = web.Err()
+	case <-replica.Failed():
+		err = replica.Err()
+	}
+	if err != nil {
 		s.log.Error("admin stopping", "err", err)
+	}
+	_ = web.Stop() // stop taking requests first (a graceful shutdown)
+	replica.Cancel()
+	_ = s.close() // the elector
+	_ = replica.Wait()
+	s.xxl.Close()
+	_ = s.st.Close()
+	return err
+}
+
+// serveHTTP serves the API, the console and the executor endpoints until
+// ctx ends, then shuts the HTTP server down gracefully (at most 10s).
+func (s *Server) serveHTTP(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(s.ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served: // failed: still shut down (open connections)
+		served <- err // read again below
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
-	stopLead()
-	stopWatch()
-	_ = s.close()
-	wg.Wait()
-	s.xxl.Close()
-	_ = s.st.Close()
-	return err
+	if err = <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}
+
+// lead takes part in the leader election until ctx ends; each term won
+// runs term.
+func (s *Server) lead(ctx context.Context) error {
+	if err := s.elect.Lead(ctx, s.term); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	return nil
+}
+
+// term is one leadership term: the scheduler's leader loop, and beside it
+// for as long as it runs the leader's other duties (workflow engine, run
+// statistics, utilization samples, retention), stopped before term
+// returns.
+func (s *Server) term(ctx context.Context, epoch int64) {
+	duties := loops.Start(ctx,
+		loops.Quiet(s.keep.Run), loops.Quiet(s.util.Run), loops.Quiet(s.stats.Run),
+		loops.Quiet(func(ctx context.Context) { s.flows.Lead(ctx, epoch) }),
+	)
+	defer func() { _ = duties.Stop() }()
+	defer s.mets.LeaderTerm(epoch)()
+	s.sched.Lead(ctx, epoch)
 }
