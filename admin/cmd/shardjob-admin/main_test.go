@@ -23,7 +23,7 @@ func TestServeHelpIsGroupedByArea(t *testing.T) {
 		}
 		at = i
 	}
-	first := help[:strings.Index(help, "\nCluster:\n")]
+	first, _, _ := strings.Cut(help, "\nCluster:\n")
 	if flags := regexp.MustCompile(`(?m)^\s+-([a-z-]+)`).FindAllStringSubmatch(first, -1); len(flags) != 1 || flags[0][1] != "config" {
 		t.Errorf("flags before the first heading: %v, want only --config", flags)
 	}

@@ -94,8 +94,8 @@ func TestStopWaitsForTheLoops(t *testing.T) {
 	go func() { stopped <- g.Stop() }()
 	<-sawCancel
 	select {
-	case <-stopped:
-		t.Fatal("Stop returned while a loop was still running")
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) while a loop was still running", err)
 	default:
 	}
 	close(release)
