@@ -22,7 +22,7 @@ import (
 const (
 	DefaultListenAddr        = "127.0.0.1:0"
 	DefaultCapacity          = 4
-	DefaultHeartbeatInterval = 2 * time.Second
+	DefaultHeartbeatInterval = protocol.DefaultHeartbeat
 	DefaultDrainTimeout      = 30 * time.Second
 	DefaultResultBatch       = 256
 	DefaultMaxPendingResults = 100_000

@@ -135,7 +135,7 @@ func (e *Executor) lossThresholdLocked() time.Duration {
 	if e.adminInterval > 0 {
 		interval = e.adminInterval
 	}
-	return 3 * interval
+	return protocol.LostAfterBeats * interval
 }
 
 // contactStaleLocked reports whether no admin has answered a heartbeat for

@@ -162,7 +162,7 @@ func TestDemoHandlerLogsReachTheAPI(t *testing.T) {
 		goleak.VerifyNone(t, leaks)
 	}) // registered first: runs last
 	secret := protocol.NewSecret()
-	h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, HeartbeatInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	h, err := api.New(api.Config{Store: st, ExecutorSecret: secret, Timing: protocol.Timing{Heartbeat: 50 * time.Millisecond}, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

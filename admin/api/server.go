@@ -87,12 +87,12 @@ type Config struct {
 	// RunLogs caps the handler logs stored per run (logs.go). Default
 	// store.RunLogLimits defaults: 10000 lines, 8 MiB.
 	RunLogs store.RunLogLimits
-	// HeartbeatInterval told to executors. Default 2s.
-	HeartbeatInterval time.Duration
-	// LostAfter: heartbeat silence after which an executor is lost. Default 3×HeartbeatInterval.
-	LostAfter time.Duration
+	// Timing is told to executors: the heartbeat period and the silence
+	// after which an executor is lost (protocol.Timing: defaults 2s and 3 ×
+	// Heartbeat).
+	Timing protocol.Timing
 	// SampleInterval is how often the leader records utilization samples
-	// (server.Config.SampleInterval). GET /stats/utilization makes its
+	// (server.Config.Utilization.Interval). GET /stats/utilization makes its
 	// buckets at least twice as wide, so that each holds a sample. Default 30s.
 	SampleInterval time.Duration
 	// SessionTTL of console sessions. Default 12h.
@@ -125,14 +125,9 @@ type Config struct {
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
+	c.Timing = c.Timing.WithDefaults()
 	if c.SampleInterval <= 0 {
 		c.SampleInterval = 30 * time.Second
-	}
-	if c.LostAfter <= 0 {
-		c.LostAfter = 3 * c.HeartbeatInterval
 	}
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = 12 * time.Hour
@@ -196,7 +191,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s.proto = executorsvc.New(executorsvc.Config{
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
-		HeartbeatInterval: cfg.HeartbeatInterval, LostAfter: cfg.LostAfter, Logger: cfg.Logger,
+		Timing: cfg.Timing, Logger: cfg.Logger,
 	})
 	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger})
 	if cfg.Nonces != nil {

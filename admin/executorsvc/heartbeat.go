@@ -60,7 +60,7 @@ func (s *Service) Heartbeat(ctx context.Context, req protocol.HeartbeatRequest) 
 			started = append(started, r.Token)
 		}
 	}
-	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.HeartbeatInterval.Milliseconds(), LostAfterMS: s.cfg.LostAfter.Milliseconds()}
+	resp := protocol.HeartbeatResponse{ExecutorID: ex.ID, IntervalMS: s.cfg.Timing.Heartbeat.Milliseconds(), LostAfterMS: s.cfg.Timing.LostAfter.Milliseconds()}
 	if err := s.reconcile(ctx, ex, req, running); err != nil {
 		return protocol.HeartbeatResponse{}, err
 	}
@@ -106,7 +106,7 @@ func (s *Service) Heartbeat(ctx context.Context, req protocol.HeartbeatRequest) 
 			// Read later than this (the executor froze), they are ignored.
 			// The executor compares the bound with its own wall clock, so the
 			// bound is the wall clock too (docs/architecture.md, "Clocks").
-			resp.AssignmentsValidUntilMS = time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()
+			resp.AssignmentsValidUntilMS = time.Now().Add(s.cfg.Timing.LostAfter / 2).UnixMilli()
 		}
 	}
 	return resp, nil
@@ -118,7 +118,7 @@ func (s *Service) Heartbeat(ctx context.Context, req protocol.HeartbeatRequest) 
 // Shardjob executors may share one (a restarted process under a new
 // instance id takes over its predecessor's address).
 func (s *Service) addressFree(ctx context.Context, req protocol.HeartbeatRequest) error {
-	live, err := s.st.LiveExecutorsAt(ctx, req.Address, req.InstanceID, s.cfg.LostAfter.Milliseconds())
+	live, err := s.st.LiveExecutorsAt(ctx, req.Address, req.InstanceID, s.cfg.Timing.LostAfter.Milliseconds())
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (s *Service) addressFree(ctx context.Context, req protocol.HeartbeatRequest
 		if e.Protocol == store.ProtocolXXLJob {
 			s.log.Warn("refused heartbeat: its address is a live XXL-JOB executor's", "instance", req.InstanceID, "app", req.App, "address", req.Address, "xxljob_executor_id", e.ID)
 			return conflict(fmt.Sprintf(
-				"address %s is the address of a live XXL-JOB executor: an address belongs to one executor protocol at a time. Give this executor the URL it really listens on (AdvertiseURL); the address is free again %s after the XXL-JOB executor stops answering", req.Address, s.cfg.LostAfter))
+				"address %s is the address of a live XXL-JOB executor: an address belongs to one executor protocol at a time. Give this executor the URL it really listens on (AdvertiseURL); the address is free again %s after the XXL-JOB executor stops answering", req.Address, s.cfg.Timing.LostAfter))
 		}
 	}
 	return nil

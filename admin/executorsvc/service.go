@@ -3,10 +3,10 @@ package executorsvc
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Typed errors of the Service. A refusal's message (Error) is meant for the
@@ -58,12 +58,10 @@ type Config struct {
 	Results ResultObserver
 	// RunLogs caps the handler logs stored per run.
 	RunLogs store.RunLogLimits
-	// HeartbeatInterval is told to executors. Required (admin/api sets its
-	// default).
-	HeartbeatInterval time.Duration
-	// LostAfter: heartbeat silence after which an executor is lost.
-	// Required (admin/api sets its default).
-	LostAfter time.Duration
+	// Timing is told to executors (the heartbeat period and the silence
+	// after which an executor is lost); zero fields take the defaults of
+	// protocol.Timing.
+	Timing protocol.Timing
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -82,6 +80,7 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Timing = cfg.Timing.WithDefaults()
 	return &Service{cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger}
 }
 

@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 func newService(st *store.Store) *executorsvc.Service {
-	return executorsvc.New(executorsvc.Config{Store: st, HeartbeatInterval: 2 * time.Second, LostAfter: 6 * time.Second})
+	return executorsvc.New(executorsvc.Config{Store: st, Timing: protocol.Timing{Heartbeat: 2 * time.Second, LostAfter: 6 * time.Second}})
 }
 
 // refused asserts that err is a refusal of kind with message msg.

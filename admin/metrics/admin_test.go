@@ -15,6 +15,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
@@ -36,7 +37,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, server.Config{
 		ID: "metrics-admin", HTTPAddr: "127.0.0.1:0", DBDriver: "mysql", DBDSN: dsn, ExecutorSecret: secret,
-		HeartbeatInterval: 200 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+		Timing: protocol.Timing{Heartbeat: 200 * time.Millisecond}, Scheduler: scheduler.Config{PollInterval: 50 * time.Millisecond},
 		MetricsToken: metricsToken, Out: io.Discard, Logger: log,
 	})
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/sdk/protocol"
 	"log/slog"
 	"time"
 )
@@ -25,11 +26,10 @@ type Config struct {
 	// measured (a thundering herd), it reads further ahead so that the
 	// herd's runs exist before their second. Default 30s.
 	MaxPreRead time.Duration
-	// HeartbeatInterval is the executors' heartbeat period. Default 2s.
-	HeartbeatInterval time.Duration
-	// LostAfter is the heartbeat silence after which an executor is lost.
-	// Default 3 × HeartbeatInterval.
-	LostAfter time.Duration
+	// Timing is the executors' heartbeat period and the silence after
+	// which an executor is lost (protocol.Timing: defaults 2s and 3 ×
+	// Heartbeat).
+	Timing protocol.Timing
 	// ForgetLostAfter is how long a lost executor may stay silent (since its
 	// last heartbeat, database clock) before the leader marks it gone: no
 	// longer listed by default (GET /api/v1/executors?all=1 and the
@@ -126,12 +126,7 @@ func (c Config) WithDefaults() Config {
 	if c.MaxPreRead < c.PreRead {
 		c.MaxPreRead = max(30*time.Second, c.PreRead)
 	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
-	if c.LostAfter <= 0 {
-		c.LostAfter = 3 * c.HeartbeatInterval
-	}
+	c.Timing = c.Timing.WithDefaults()
 	if c.ForgetLostAfter <= 0 {
 		c.ForgetLostAfter = time.Hour
 	}

@@ -11,7 +11,7 @@
 // left after a tick it goes straight on.
 //
 // One tick (tick, in loop.go) does the duties below in this order, one
-// file each; the last two run only every HeartbeatInterval/2.
+// file each; the last two run only every Timing.Heartbeat/2.
 //
 //  1. fire (fire.go): in one transaction per batch, claim due jobs (oldest
 //     first, SKIP LOCKED), let the schedule package decide which firings

@@ -105,7 +105,7 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if err := s.CheckDeadlines(ctx); err != nil {
 		return false, err
 	}
-	if now := s.cfg.Clock.Now(); now.Sub(*lastRecover) >= s.cfg.HeartbeatInterval/2 {
+	if now := s.cfg.Clock.Now(); now.Sub(*lastRecover) >= s.cfg.Timing.Heartbeat/2 {
 		*lastRecover = now
 		// drain.go. Drains change rarely: look for them at the pace of loss
 		// detection, not on every tick of the loop.

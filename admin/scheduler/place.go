@@ -21,7 +21,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 	for _, u := range waiting {
 		execs, ok := online[u.App]
 		if !ok {
-			if execs, err = s.store.OnlineExecutors(ctx, u.App, s.cfg.LostAfter.Milliseconds()); err != nil {
+			if execs, err = s.store.OnlineExecutors(ctx, u.App, s.cfg.Timing.LostAfter.Milliseconds()); err != nil {
 				return err
 			}
 			online[u.App] = execs
@@ -40,7 +40,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 			continue // waits for an executor with the handler
 		}
 		to := placement.Spread(1, targets, u.RunID+int64(u.Slot)+int64(u.Attempt))[0]
-		ok, err = s.store.PlaceAttempt(ctx, u.ID, to, s.cfg.LostAfter)
+		ok, err = s.store.PlaceAttempt(ctx, u.ID, to, s.cfg.Timing.LostAfter)
 		if err != nil {
 			return err
 		}

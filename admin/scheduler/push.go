@@ -108,7 +108,7 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 	// executor compares the bound with its own wall clock (it has no
 	// database), so the bound is the wall clock too, not Config.Clock
 	// (docs/architecture.md, "Clocks").
-	validUntil := time.Now().Add(s.cfg.LostAfter / 2).UnixMilli()
+	validUntil := time.Now().Add(s.cfg.Timing.LostAfter / 2).UnixMilli()
 	resp, err := s.push.Assign(ctx, addr, protocol.AssignRequest{Assignments: dispatch.BuildAssignments(ds), ValidUntilMS: validUntil})
 	<-s.pushSem
 	if err == nil {
@@ -126,7 +126,7 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 			continue
 		}
 		to := placement.Spread(1, targets, d.RunID+int64(d.Slot))[0]
-		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{Token: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.LostAfter)
+		tok, err := s.store.Reassign(ctx, epoch, store.Attempt{Token: d.Token, RunID: d.RunID, Slot: d.Slot, Attempt: d.Attempt, Failures: d.Failures}, to, s.cfg.Timing.LostAfter)
 		if err != nil {
 			s.log.Error("move slot after a failed push", "run_id", d.RunID, "slot", d.Slot, "err", err)
 			continue

@@ -14,12 +14,12 @@ import (
 // than ForgetLostAfter, and moves the unfinished slots of lost and gone
 // executors to online executors of the same app with new, larger tokens.
 func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
-	n, err := s.store.MarkLostExecutors(ctx, s.cfg.LostAfter.Milliseconds())
+	n, err := s.store.MarkLostExecutors(ctx, s.cfg.Timing.LostAfter.Milliseconds())
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		s.log.Warn("executors lost (no heartbeat)", "count", n, "after", s.cfg.LostAfter)
+		s.log.Warn("executors lost (no heartbeat)", "count", n, "after", s.cfg.Timing.LostAfter)
 	}
 	if n, err = s.store.ResolveExecutorsBack(ctx); err != nil {
 		return err
@@ -56,7 +56,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 		}
 		execs, ok := online[r.App]
 		if !ok {
-			if execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.LostAfter.Milliseconds()); err != nil {
+			if execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.Timing.LostAfter.Milliseconds()); err != nil {
 				return err
 			}
 			online[r.App] = execs
@@ -66,7 +66,7 @@ func (s *Scheduler) RecoverLost(ctx context.Context, epoch int64) error {
 			continue // nobody to take it yet; try next tick
 		}
 		to := placement.Spread(1, targets, a.RunID+int64(a.Slot))[0]
-		tok, err := s.store.Reassign(ctx, epoch, a, to, s.cfg.LostAfter)
+		tok, err := s.store.Reassign(ctx, epoch, a, to, s.cfg.Timing.LostAfter)
 		if err != nil {
 			return err
 		}

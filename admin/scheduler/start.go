@@ -161,7 +161,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		}
 		execs, ok := st.online[r.App]
 		if !ok {
-			if execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.LostAfter.Milliseconds()); err != nil {
+			if execs, err = s.store.OnlineExecutors(ctx, r.App, s.cfg.Timing.LostAfter.Milliseconds()); err != nil {
 				return err
 			}
 			st.online[r.App] = execs
@@ -281,7 +281,7 @@ func (st *starter) firstErr() error {
 func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[int64]store.PendingRun, execs map[string][]store.Executor) error {
 	s := st.s
 	// The attempts' leases run from the database clock (store.StartRuns).
-	started, err := s.store.StartRuns(ctx, st.epoch, s.cfg.LostAfter, batch)
+	started, err := s.store.StartRuns(ctx, st.epoch, s.cfg.Timing.LostAfter, batch)
 	if err != nil {
 		return err
 	}

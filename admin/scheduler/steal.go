@@ -54,7 +54,7 @@ func (s *Scheduler) StealWork(ctx context.Context, epoch int64) error {
 	}
 	var plan []stealPlan
 	for app := range apps {
-		execs, err := s.store.OnlineExecutors(ctx, app, s.cfg.LostAfter.Milliseconds())
+		execs, err := s.store.OnlineExecutors(ctx, app, s.cfg.Timing.LostAfter.Milliseconds())
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func (s *Scheduler) stealFrom(ctx context.Context, epoch int64, p stealPlan) {
 		if !released[m.attempt.Token] {
 			continue // started meanwhile: it runs where it is
 		}
-		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.LostAfter)
+		tok, err := s.store.Steal(ctx, epoch, m.attempt, m.thief, s.cfg.Timing.LostAfter)
 		if err != nil {
 			// The victim reports the token as released at its next
 			// heartbeat, which moves it (store.ReleaseAttempts).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/alarm"
@@ -18,6 +18,7 @@ import (
 	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/runstats"
@@ -30,8 +31,22 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// Config of one admin replica. Field comments name the command-line flag.
+// Config of one admin replica: its own settings (where it listens, its
+// database, its coordinator, its secrets) and the configs of its parts.
+// Field comments name the command-line flag; the fields are in the order
+// of the headings of 'shardjob-admin serve -h' (Cluster, Storage,
+// Security, Scheduling, Executors, Alarms and metrics, HTTP).
+//
+// The parts' configs (Scheduler, Watchdog, Utilization, XXLJob,
+// Retention, RunStats) are passed on as they are, with the zero fields
+// that this replica shares with them filled by New: their ID, Timing,
+// Logger and Clock are this replica's (the scheduler's ID and Timing
+// always, so that it marks executors lost after the silence the executor
+// endpoints announce), and the scheduler's Observer is the replica's
+// metrics.
 type Config struct {
+	// Cluster.
+
 	// ID names this replica (--id). Default hostname-pid.
 	ID string
 	// HTTPAddr is the listen address of the API and console (--http-addr).
@@ -40,10 +55,6 @@ type Config struct {
 	// AdvertiseURL is how other processes reach this replica (--advertise-url).
 	// Default http://<HTTPAddr>.
 	AdvertiseURL string
-	// DBDriver is "mysql" or "sqlite" (--db-driver). Required.
-	DBDriver string
-	// DBDSN is the database DSN or SQLite file (--db-dsn). Required.
-	DBDSN string
 	// ZKServers are ZooKeeper servers (--zk). Empty means the in-process
 	// coordinator (standalone mode: only one replica may run).
 	ZKServers []string
@@ -51,78 +62,32 @@ type Config struct {
 	ZKRoot string
 	// ZKSessionTimeout (--zk-session-timeout). Default 6s.
 	ZKSessionTimeout time.Duration
-	// ExecutorSecret authenticates executor traffic (--executor-secret or
-	// SHARDJOB_EXECUTOR_SECRET). Required, at least 16 characters.
-	ExecutorSecret string
-	// HeartbeatInterval the executors are told to use. Default 2s.
-	HeartbeatInterval time.Duration
-	// PollInterval of the leader loop. Default 200ms.
-	PollInterval time.Duration
-	// StartBatch is how many pending runs the leader starts per transaction
-	// (--start-batch). Default 500; 1 is the per-run path.
-	StartBatch int
-	// ScheduleCache (--schedule-cache) bounds the leader's cache of parsed
-	// schedules (one per job; scheduler.Config.ScheduleCache). Default
-	// 100,000.
-	ScheduleCache int
-	// UnplaceableTimeout (--unplaceable-timeout): how long a run may wait for
-	// an executor with its handler before it fails. Default 10m.
-	UnplaceableTimeout time.Duration
-	// HoldRecheck (--hold-recheck): how often the leader checks again a
-	// run it holds (waits not met, a backfill's turn). Default 5s.
-	HoldRecheck time.Duration
-	// DispatchTimeout (--dispatch-timeout): how long an executor may leave
-	// an attempt unacknowledged before it fails. Default 30s.
-	DispatchTimeout time.Duration
-	// ForgetLostAfter (--forget-lost-after): how long a lost executor may
-	// stay silent before the leader marks it gone (hidden from the
-	// executor list by default). Default 1h.
-	ForgetLostAfter time.Duration
-	// MissedFireGrace is how late a firing may be before the watchdog on
-	// every replica raises a missed-fire alarm (--missed-fire-grace). Default 30s.
-	MissedFireGrace time.Duration
-	// AuditBehindLag is how far the watchdog's gap audit may fall behind
-	// before a watchdog_behind alarm (--audit-behind-lag). Default 2m.
-	AuditBehindLag time.Duration
-	// AlarmChannelsFile is the JSON file of alarm channels (--alarm-channels;
-	// format in docs/alarms.md). Empty: alarms are only shown in the console.
-	AlarmChannelsFile string
-	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
-	// TokensFile is --xxljob-tokens, its AllowedHosts
-	// --xxljob-allowed-hosts. HeartbeatInterval, Logger and Clock default
-	// to this replica's.
-	XXLJob xxljob.Config
-	// MetricsToken, when set, is the bearer token GET /metrics requires
-	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
-	// is open, as Prometheus endpoints conventionally are.
-	MetricsToken string
+
+	// Storage.
+
+	// DBDriver is "mysql" or "sqlite" (--db-driver). Required.
+	DBDriver string
+	// DBDSN is the database DSN or SQLite file (--db-dsn). Required.
+	DBDSN string
 	// Retention sets the horizons of run, alarm and audit history, which
 	// the leader deletes in batches (admin/retention, docs/retention.md).
 	// Zero: the defaults (runs and alarms 90 days, audit 365 days).
 	Retention retention.Config
-	// SampleInterval (--sample-interval) is how often the leader records
-	// each app's executor utilization (online executors, capacity, busy
-	// and queued slots: admin/utilization, docs/metrics.md). Default 30s,
-	// at least 1s; each sample is one INSERT of at most one row per app.
-	// Retention.Samples says how long they are kept (default 7 days).
-	SampleInterval time.Duration
-	// RunStats tunes the dashboard's per-minute rollup of runs, which the
-	// leader folds (admin/runstats, docs/metrics.md "Dashboard"). Zero: the
-	// defaults (each minute folded 15s after it ends, kept 8 days). Its
-	// Clock and Logger default to this Config's.
-	RunStats runstats.Config
 	// DedupArchive (--dedup-archive) names, per app, the data source of its
 	// business database: the admin creates the app's dedup-archive job on
 	// its first start with it (retention.EnsureArchiveJobs; never changes an
 	// existing one).
 	DedupArchive map[string]string
-	// HTTP bounds the HTTP server: trusted proxies, read, write and idle
-	// timeouts, connections per client address (--trusted-proxies,
-	// --read-timeout, --write-timeout, --idle-timeout, --max-conns-per-ip).
-	// Zero fields: the defaults of HTTPConfig.
-	HTTP HTTPConfig
-	// Out receives the one-time bootstrap credentials. Default os.Stdout.
-	Out io.Writer
+
+	// Security.
+
+	// ExecutorSecret authenticates executor traffic (--executor-secret or
+	// SHARDJOB_EXECUTOR_SECRET). Required, at least 16 characters.
+	ExecutorSecret string
+	// MetricsToken, when set, is the bearer token GET /metrics requires
+	// (--metrics-token or SHARDJOB_METRICS_TOKEN). Default empty: /metrics
+	// is open, as Prometheus endpoints conventionally are.
+	MetricsToken string
 	// InitialPasswordFile, when set, is where the first start also writes
 	// the generated password of user "admin" (mode 0600), so that it does
 	// not scroll away with the logs; the file is removed at that user's
@@ -130,6 +95,60 @@ type Config struct {
 	// where it is. Default none (serve mode); standalone mode sets
 	// DATA_DIR/admin.password.
 	InitialPasswordFile string
+
+	// Scheduling.
+
+	// Scheduler tunes the leader loop (admin/scheduler.Config, defaults
+	// there): StartBatch is --start-batch, ScheduleCache --schedule-cache,
+	// UnplaceableTimeout --unplaceable-timeout, HoldRecheck --hold-recheck,
+	// DispatchTimeout --dispatch-timeout, ForgetLostAfter
+	// --forget-lost-after.
+	Scheduler scheduler.Config
+	// Watchdog tunes the missed-fire checker on every replica
+	// (admin/watchdog.Config): Grace is --missed-fire-grace (default 30s),
+	// BehindLag --audit-behind-lag (default 2m).
+	Watchdog watchdog.Config
+
+	// Executors.
+
+	// Timing is the heartbeat timing of this replica's parts (scheduler,
+	// executor endpoints, XXL-JOB support), the one the executors are told:
+	// Heartbeat is --heartbeat-interval. Zero fields: the defaults of
+	// protocol.Timing (2s, lost after 3 heartbeats).
+	Timing protocol.Timing
+	// XXLJob configures XXL-JOB executor support (admin/xxljob); its
+	// TokensFile is --xxljob-tokens, its AllowedHosts
+	// --xxljob-allowed-hosts, its ConcurrentApps --xxljob-concurrent-apps.
+	XXLJob xxljob.Config
+
+	// Alarms and metrics.
+
+	// AlarmChannelsFile is the JSON file of alarm channels (--alarm-channels;
+	// format in docs/alarms.md). Empty: alarms are only shown in the console.
+	AlarmChannelsFile string
+	// Utilization configures the leader's utilization samples
+	// (admin/utilization, docs/metrics.md): its Interval is
+	// --sample-interval, how often the leader records each app's executor
+	// utilization (online executors, capacity, busy and queued slots).
+	// Default 30s, at least 1s; each sample is one INSERT of at most one
+	// row per app. Retention.Samples says how long they are kept (default
+	// 7 days).
+	Utilization utilization.Config
+	// RunStats tunes the dashboard's per-minute rollup of runs, which the
+	// leader folds (admin/runstats, docs/metrics.md "Dashboard"). Zero: the
+	// defaults (each minute folded 15s after it ends, kept 8 days).
+	RunStats runstats.Config
+
+	// HTTP.
+
+	// HTTP bounds the HTTP server: trusted proxies, read, write and idle
+	// timeouts, connections per client address (--trusted-proxies,
+	// --read-timeout, --write-timeout, --idle-timeout, --max-conns-per-ip).
+	// Zero fields: the defaults of HTTPConfig.
+	HTTP HTTPConfig
+
+	// Out receives the one-time bootstrap credentials. Default os.Stdout.
+	Out io.Writer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock is the one local clock of every part of the replica (scheduler,
@@ -154,9 +173,7 @@ func (c Config) WithDefaults() Config {
 	if c.ZKSessionTimeout <= 0 {
 		c.ZKSessionTimeout = 6 * time.Second
 	}
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
+	c.Timing = c.Timing.WithDefaults()
 	c.HTTP = c.HTTP.WithDefaults()
 	if c.Out == nil {
 		c.Out = os.Stdout
@@ -167,6 +184,23 @@ func (c Config) WithDefaults() Config {
 	if c.Clock == nil {
 		c.Clock = clock.System
 	}
+	return c
+}
+
+// share returns c with the fields its parts share with the replica set
+// (see Config): log is the replica's logger.
+func (c Config) share(log *slog.Logger) Config {
+	// The heartbeat timing the scheduler goes by is the one the executor
+	// endpoints announce.
+	c.Scheduler.ID, c.Scheduler.Timing = c.ID, c.Timing
+	c.Scheduler.Logger, c.Scheduler.Clock = cmp.Or(c.Scheduler.Logger, log), cmp.Or(c.Scheduler.Clock, c.Clock)
+	c.Watchdog.ID = cmp.Or(c.Watchdog.ID, c.ID)
+	c.Watchdog.Logger, c.Watchdog.Clock = cmp.Or(c.Watchdog.Logger, log), cmp.Or(c.Watchdog.Clock, c.Clock)
+	c.XXLJob.Timing = cmp.Or(c.XXLJob.Timing, c.Timing)
+	c.XXLJob.Logger, c.XXLJob.Clock = cmp.Or(c.XXLJob.Logger, log), cmp.Or(c.XXLJob.Clock, c.Clock)
+	c.Retention.Logger = cmp.Or(c.Retention.Logger, log)
+	c.Utilization.Logger = cmp.Or(c.Utilization.Logger, log)
+	c.RunStats.Logger, c.RunStats.Clock = cmp.Or(c.RunStats.Logger, log), cmp.Or(c.RunStats.Clock, c.Clock)
 	return c
 }
 
@@ -212,6 +246,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("admin", cfg.ID)
+	cfg = cfg.share(log)
 	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN, Replica: cfg.ID})
 	if err != nil {
 		return nil, &SettingError{Setting: "db-dsn", Err: err}
@@ -277,17 +312,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	xcfg := cfg.XXLJob
-	if xcfg.HeartbeatInterval <= 0 {
-		xcfg.HeartbeatInterval = cfg.HeartbeatInterval
-	}
-	if xcfg.Logger == nil {
-		xcfg.Logger = log
-	}
-	if xcfg.Clock == nil {
-		xcfg.Clock = cfg.Clock
-	}
-	if s.xxl, err = xxljob.New(xcfg, st); err != nil {
+	if s.xxl, err = xxljob.New(cfg.XXLJob, st); err != nil {
 		return nil, err
 	}
 	if n := s.xxl.Apps(); n > 0 {
@@ -310,19 +335,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.sched, err = scheduler.New(scheduler.Config{
-		ID: cfg.ID, HeartbeatInterval: cfg.HeartbeatInterval, PollInterval: cfg.PollInterval, StartBatch: cfg.StartBatch, UnplaceableTimeout: cfg.UnplaceableTimeout, HoldRecheck: cfg.HoldRecheck, DispatchTimeout: cfg.DispatchTimeout, Logger: log,
-		ForgetLostAfter: cfg.ForgetLostAfter, ScheduleCache: cfg.ScheduleCache, Observer: s.mets, Clock: cfg.Clock,
-	}, st, router)
-	if err != nil {
+	cfg.Scheduler.Observer = s.mets
+	if s.sched, err = scheduler.New(cfg.Scheduler, st, router); err != nil {
 		return nil, err
 	}
-	s.watch, err = watchdog.New(watchdog.Config{ID: cfg.ID, Grace: cfg.MissedFireGrace, BehindLag: cfg.AuditBehindLag, Logger: log, Clock: cfg.Clock}, st)
-	if err != nil {
+	if s.watch, err = watchdog.New(cfg.Watchdog, st); err != nil {
 		return nil, err
-	}
-	if cfg.Retention.Logger == nil {
-		cfg.Retention.Logger = log
 	}
 	if s.keep, err = retention.New(cfg.Retention, st); err != nil {
 		return nil, err
@@ -330,14 +348,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.flows, err = workflowrun.New(workflowrun.Config{Scheduler: s.sched, Observer: s.mets, Clock: cfg.Clock, Logger: log}, st); err != nil {
 		return nil, err
 	}
-	if s.util, err = utilization.New(utilization.Config{Interval: cfg.SampleInterval, Logger: log}, st); err != nil {
+	if s.util, err = utilization.New(cfg.Utilization, st); err != nil {
 		return nil, &SettingError{Setting: "sample-interval", Err: err}
-	}
-	if cfg.RunStats.Clock == nil {
-		cfg.RunStats.Clock = cfg.Clock
-	}
-	if cfg.RunStats.Logger == nil {
-		cfg.RunStats.Logger = log
 	}
 	if s.stats, err = runstats.New(cfg.RunStats, st); err != nil {
 		return nil, err
@@ -361,7 +373,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		HeartbeatInterval: cfg.HeartbeatInterval, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
+		Timing: cfg.Timing, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: results{s.mets, s.flows}, Coordinator: zkProbe,
 	})
 	if err != nil {
@@ -401,56 +413,79 @@ func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 // XXLJob exposes XXL-JOB executor support (for its Stats).
 func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
 
-// Serve runs the HTTP server and the election until ctx ends, then shuts
-// everything down and returns.
+// Serve runs the HTTP server and the background loops of the replica —
+// the missed-fire watchdog, alarm delivery, the XXL-JOB prober and the
+// leader election, whose terms run the leader's duties (term) — until ctx
+// ends or one of them fails, then shuts everything down in order and
+// returns that failure, or nil. Every loop has one start/stop contract
+// (admin/internal/loops): nothing it started runs once Serve returns.
 func (s *Server) Serve(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errc := make(chan error, 2)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := s.http.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http server: %w", err)
-		}
-	}()
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.watch.Run(watchCtx)
-	}()
+	web := loops.Start(ctx, loops.Func(s.serveHTTP))
+	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead)}
 	if s.alarm != nil {
-		wg.Go(func() { s.alarm.Run(watchCtx) })
+		bg = append(bg, loops.Quiet(s.alarm.Run))
 	}
-	wg.Go(func() { s.xxl.Run(watchCtx) }) // probes XXL-JOB executors
-	leadCtx, stopLead := context.WithCancel(ctx)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err := s.elect.Lead(leadCtx, s.keep.WhileLeading(s.util.WhileLeading(s.stats.WhileLeading(s.flows.WhileLeading(func(ctx context.Context, epoch int64) {
-			defer s.mets.LeaderTerm(epoch)()
-			s.sched.Lead(ctx, epoch)
-		})))))
-		if err != nil && leadCtx.Err() == nil {
-			errc <- fmt.Errorf("leader election: %w", err)
-		}
-	}()
+	replica := loops.Start(ctx, bg...)
 	s.log.Info("admin serving", "url", s.cfg.AdvertiseURL)
 	var err error
 	select {
 	case <-ctx.Done():
-	case err = <-errc:
+	case <-web.Failed():
+		err = web.Err()
+	case <-replica.Failed():
+		err = replica.Err()
+	}
+	if err != nil {
 		s.log.Error("admin stopping", "err", err)
+	}
+	_ = web.Stop() // stop taking requests first (a graceful shutdown)
+	replica.Cancel()
+	_ = s.close() // the elector
+	_ = replica.Wait()
+	s.xxl.Close()
+	_ = s.st.Close()
+	return err
+}
+
+// serveHTTP serves the API, the console and the executor endpoints until
+// ctx ends, then shuts the HTTP server down gracefully (at most 10s).
+func (s *Server) serveHTTP(ctx context.Context) error {
+	served := make(chan error, 1)
+	go func() { served <- s.http.Serve(s.ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served: // failed: still shut down (open connections)
+		served <- err // read again below
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = s.http.Shutdown(shutdownCtx)
-	stopLead()
-	stopWatch()
-	_ = s.close()
-	wg.Wait()
-	s.xxl.Close()
-	_ = s.st.Close()
-	return err
+	if err = <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	return nil
+}
+
+// lead takes part in the leader election until ctx ends; each term won
+// runs term.
+func (s *Server) lead(ctx context.Context) error {
+	if err := s.elect.Lead(ctx, s.term); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	return nil
+}
+
+// term is one leadership term: the scheduler's leader loop, and beside it
+// for as long as it runs the leader's other duties (workflow engine, run
+// statistics, utilization samples, retention), stopped before term
+// returns.
+func (s *Server) term(ctx context.Context, epoch int64) {
+	duties := loops.Start(ctx,
+		loops.Quiet(s.keep.Run), loops.Quiet(s.util.Run), loops.Quiet(s.stats.Run),
+		loops.Quiet(func(ctx context.Context) { s.flows.Lead(ctx, epoch) }),
+	)
+	defer func() { _ = duties.Stop() }()
+	defer s.mets.LeaderTerm(epoch)()
+	s.sched.Lead(ctx, epoch)
 }

@@ -26,8 +26,10 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/utilization"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/executor/demo"
 	"github.com/shardjob/shardjob/sdk"
@@ -61,7 +63,7 @@ type Config struct {
 	// stay silent before it is marked gone. Default 1h.
 	ForgetLostAfter time.Duration
 	// SampleInterval (--sample-interval): how often utilization samples are
-	// recorded (server.Config.SampleInterval). Default 30s.
+	// recorded (server.Config.Utilization.Interval). Default 30s.
 	SampleInterval time.Duration
 	// Out receives the first-start credentials. Default os.Stdout.
 	Out io.Writer
@@ -95,8 +97,9 @@ func Run(ctx context.Context, cfg Config) error {
 	passwordFile := filepath.Join(cfg.DataDir, PasswordFile)
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
-		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, ForgetLostAfter: cfg.ForgetLostAfter, SampleInterval: cfg.SampleInterval, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
+		Scheduler:           scheduler.Config{ForgetLostAfter: cfg.ForgetLostAfter}, Utilization: utilization.Config{Interval: cfg.SampleInterval},
 	})
 	if err != nil {
 		return err

@@ -33,7 +33,7 @@ const (
 
 // Config configures a Sampler. Zero fields mean "the default".
 type Config struct {
-	// Interval between two samples (server.Config.SampleInterval,
+	// Interval between two samples (server.Config.Utilization.Interval,
 	// --sample-interval). Default 30s, at least 1s. Each sample costs one
 	// INSERT of at most one row per app.
 	Interval time.Duration

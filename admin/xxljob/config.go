@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Config of XXL-JOB executor support. Zero values take the documented
@@ -30,16 +31,15 @@ type Config struct {
 	// and the admin connects to no address outside it. Default
 	// DefaultAllowedHosts: loopback and private networks.
 	AllowedHosts []string
-	// HeartbeatInterval is how often the admin probes each registered
+	// Timing is the admin's heartbeat timing (protocol.Timing), the
+	// scheduler's: every Timing.Heartbeat the admin probes each registered
 	// XXL-JOB executor (beat) and records a heartbeat for it when it
-	// answers. Default 2s (the shardjob executors' heartbeat interval).
-	HeartbeatInterval time.Duration
-	// LostAfter is the lease given to the attempts of an executor that
-	// answered (as a shardjob heartbeat renews them). Default
-	// 3 × HeartbeatInterval, the scheduler's lost-after.
-	LostAfter time.Duration
+	// answers, and Timing.LostAfter is the lease given to the attempts of
+	// an executor that answered (as a shardjob heartbeat renews them).
+	// Defaults 2s and 3 × Heartbeat.
+	Timing protocol.Timing
 	// RequestTimeout bounds each call to an executor (beat, run, kill,
-	// log). Default 5s; a beat is also bounded by HeartbeatInterval.
+	// log). Default 5s; a beat is also bounded by Timing.Heartbeat.
 	RequestTimeout time.Duration
 	// ResultTimeout is how long a slot on an XXL-JOB executor may run
 	// without a callback when its job has no timeout_ms; after it (or
@@ -73,7 +73,7 @@ type Config struct {
 	// job id and says so again at least IdleConfirm later, with no callback
 	// seen in between (a callback in flight gets that long to arrive), has
 	// lost the slot: it is marked lost and placed again with a new token,
-	// and an executor_lost alarm is raised. Default 2 × HeartbeatInterval,
+	// and an executor_lost alarm is raised. Default 2 × Timing.Heartbeat,
 	// at least 1s.
 	IdleConfirm time.Duration
 	// Capacity recorded for XXL-JOB executors (they do not report one);
@@ -90,12 +90,7 @@ type Config struct {
 
 // WithDefaults fills zero fields.
 func (c Config) WithDefaults() Config {
-	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = 2 * time.Second
-	}
-	if c.LostAfter <= 0 {
-		c.LostAfter = 3 * c.HeartbeatInterval
-	}
+	c.Timing = c.Timing.WithDefaults()
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 5 * time.Second
 	}
@@ -112,7 +107,7 @@ func (c Config) WithDefaults() Config {
 		c.IdleCheckAfter = 10 * time.Second
 	}
 	if c.IdleConfirm <= 0 {
-		c.IdleConfirm = max(2*c.HeartbeatInterval, time.Second)
+		c.IdleConfirm = max(2*c.Timing.Heartbeat, time.Second)
 	}
 	if c.Capacity <= 0 {
 		c.Capacity = 4

@@ -33,7 +33,7 @@
 //     app's token. A wrong token and an app without one get one answer.
 //   - Liveness (Service.Run, the prober): XXL-JOB executors register only
 //     every ~30 s, far less often than shardjob's lost-after, so every
-//     HeartbeatInterval the admin calls each registered executor's beat and
+//     Timing.Heartbeat the admin calls each registered executor's beat and
 //     records a heartbeat on its behalf when it answers (renewing the leases
 //     of its attempts). An executor that stops answering is marked lost by
 //     the leader like any other, and its unfinished slots move to other

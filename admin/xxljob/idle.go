@@ -49,7 +49,7 @@ func (s *Service) checkIdle(ctx context.Context, e store.Executor, t Target) {
 			continue // a callback in flight gets IdleConfirm to arrive
 		}
 		id := SlotJobID(r.JobID, r.Slot)
-		bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
+		bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.Timing.Heartbeat))
 		err := s.client.IdleBeat(bctx, t, id)
 		cancel()
 		var ce *CallError

@@ -11,13 +11,13 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// Run probes the registered XXL-JOB executors every HeartbeatInterval until
+// Run probes the registered XXL-JOB executors every Timing.Heartbeat until
 // ctx ends (see ProbeOnce). It returns when ctx is done and the probes in
 // flight have finished. Every admin replica may run it: its writes are
 // guarded (a beat only refreshes an online executor, a redispatch is
 // claimed by one replica, a lost result is recorded once).
 func (s *Service) Run(ctx context.Context) {
-	t := time.NewTicker(s.cfg.HeartbeatInterval)
+	t := time.NewTicker(s.cfg.Timing.Heartbeat)
 	defer t.Stop()
 	for {
 		if err := s.ProbeOnce(ctx); err != nil && ctx.Err() == nil {
@@ -112,7 +112,7 @@ func (s *Service) probe(ctx context.Context, e store.Executor) {
 		s.log.Warn("XXL-JOB executor of an app without an access token is not probed (it will be marked lost)", "app", e.App, "address", e.Address)
 		return
 	}
-	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
+	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.Timing.Heartbeat))
 	err = s.client.Beat(bctx, t)
 	cancel()
 	if err != nil {
@@ -138,7 +138,7 @@ func (s *Service) probe(ctx context.Context, e store.Executor) {
 // there, the held ones are sent whenever they were last tried.
 func (s *Service) redispatch(ctx context.Context, e store.Executor, kicked bool) {
 	after := s.cfg.RedispatchAfter.Milliseconds()
-	busyAfter := s.cfg.HeartbeatInterval.Milliseconds() / 2 // not twice in one probe round
+	busyAfter := s.cfg.Timing.Heartbeat.Milliseconds() / 2 // not twice in one probe round
 	if kicked {
 		busyAfter = 0
 	}

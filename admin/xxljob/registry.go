@@ -164,7 +164,7 @@ func (s *Service) registry(r *http.Request, remove bool) ReturnT {
 // addressTaken refuses the registration of an address another live
 // executor has (another app's, or a shardjob executor's).
 func (s *Service) addressTaken(ctx context.Context, app, addr string) (ReturnT, bool) {
-	live, err := s.st.LiveExecutorsAt(ctx, addr, instanceID(app, addr), s.cfg.LostAfter.Milliseconds())
+	live, err := s.st.LiveExecutorsAt(ctx, addr, instanceID(app, addr), s.cfg.Timing.LostAfter.Milliseconds())
 	if err != nil {
 		s.log.Error("XXL-JOB registry", "app", app, "address", addr, "err", err)
 		return failure("internal error; see the admin log"), false
@@ -174,14 +174,14 @@ func (s *Service) addressTaken(ctx context.Context, app, addr string) (ReturnT, 
 	}
 	s.log.Warn("refused XXL-JOB executor: another live executor has its address", "app", app, "address", addr,
 		"holder_executor_id", live[0].ID, "holder_app", live[0].App, "holder_protocol", live[0].Protocol)
-	return failure("registryValue %q is the address of another live executor (of another app, or a shardjob executor): an address belongs to one app at a time. Register the address this executor really listens on (xxl.job.executor.address); the address is free again once that executor deregisters or has not answered for %s", addr, s.cfg.LostAfter), false
+	return failure("registryValue %q is the address of another live executor (of another app, or a shardjob executor): an address belongs to one app at a time. Register the address this executor really listens on (xxl.job.executor.address); the address is free again once that executor deregisters or has not answered for %s", addr, s.cfg.Timing.LostAfter), false
 }
 
 // confirm calls the executor's beat with the app's token (and name): the
 // executor at the address must be one of the app's.
 func (s *Service) confirm(ctx context.Context, t Target) (ReturnT, bool) {
 	app, addr := t.App, t.Address
-	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval))
+	bctx, cancel := context.WithTimeout(ctx, min(s.cfg.RequestTimeout, s.cfg.Timing.Heartbeat))
 	err := s.client.Beat(bctx, t)
 	cancel()
 	if err == nil {
@@ -195,7 +195,7 @@ func (s *Service) confirm(ctx context.Context, t Target) (ReturnT, bool) {
 	case errors.As(err, &ce):
 		return failure("registryValue %q: the executor there refused app %s's access token (beat answered code %d): register the address of an executor of app %s", addr, app, ce.Code, app), false
 	}
-	return failure("registryValue %q: the admin could not confirm the executor at this address (its beat did not answer with code 200 within %s): register the address the admin can reach it at, once it listens", addr, min(s.cfg.RequestTimeout, s.cfg.HeartbeatInterval)), false
+	return failure("registryValue %q: the admin could not confirm the executor at this address (its beat did not answer with code 200 within %s): register the address the admin can reach it at, once it listens", addr, min(s.cfg.RequestTimeout, s.cfg.Timing.Heartbeat)), false
 }
 
 // parseAddress accepts an http(s) base URL of at most 120 characters.

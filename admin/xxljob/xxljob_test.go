@@ -22,6 +22,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/schedule"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/xxljob"
@@ -231,10 +232,9 @@ func startAdminWith(t *testing.T, with func(*xxljob.Config), apps ...string) *ad
 	srv, err := server.New(context.Background(), server.Config{
 		ID: "xxl-admin", HTTPAddr: "127.0.0.1:0", DBDriver: "mysql", DBDSN: dsn,
 		ZKServers: []string{zk}, ZKRoot: root, ExecutorSecret: protocol.NewSecret(),
-		HeartbeatInterval: 300 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+		Timing: protocol.Timing{Heartbeat: 300 * time.Millisecond}, Scheduler: scheduler.Config{PollInterval: 50 * time.Millisecond, DispatchTimeout: dispatchTimeout},
 		Out: &out, Logger: slog.New(slog.NewTextHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		DispatchTimeout: dispatchTimeout,
-		XXLJob:          xcfg,
+		XXLJob: xcfg,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -43,6 +43,10 @@ type Set struct {
 	*flag.FlagSet
 	envErrs []error
 	lists   []*List
+	// groups are the headings of the usage (Group), seen the flags filed
+	// under one so far or defined before the first.
+	groups []group
+	seen   map[string]bool
 }
 
 // New returns an empty Set that prints usage and errors to stderr. It
@@ -50,7 +54,7 @@ type Set struct {
 func New(name string, stderr io.Writer) *Set {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	s := &Set{FlagSet: fs}
+	s := &Set{FlagSet: fs, seen: map[string]bool{}}
 	fs.String("config", os.Getenv(EnvName("config")), "file of name = value lines setting any of these flags ('#' starts a comment; the command line wins) (env "+EnvName("config")+")")
 	return s
 }

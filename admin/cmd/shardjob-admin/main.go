@@ -25,12 +25,15 @@ import (
 	"time"
 
 	"github.com/shardjob/shardjob/admin/retention"
+	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/standalone"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/utilization"
+	"github.com/shardjob/shardjob/admin/watchdog"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/cliflags"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Version is set at build time with -ldflags "-X main.Version=...".
@@ -160,13 +163,19 @@ func sampleFlag(f *cliflags.Set) func() (time.Duration, error) {
 
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cliflags.New("standalone", stderr)
-	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
+	f.Group("Cluster")
 	addr := f.Str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
+	f.Group("Storage")
+	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
+	f.Group("Executors")
 	noDemo := f.Flag("no-demo", false, "do not start the demo executor and demo job")
-	xxlConfig := xxljobFlags(f)
 	forgetLost := forgetFlag(f)
+	xxlConfig := xxljobFlags(f)
+	f.Group("Alarms and metrics")
 	sampleInterval := sampleFlag(f)
+	f.Group("HTTP")
 	httpConfig := httpFlags(f)
+	f.Group("Logging")
 	logFormat := f.Str("log-format", "text", "text or json")
 	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
 	if err := f.Parse(args); err != nil {
@@ -198,30 +207,38 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cliflags.New("serve", stderr)
+	f.Group("Cluster")
 	id := f.Str("id", "", "replica id (default hostname-pid)")
 	addr := f.Str("http-addr", "127.0.0.1:8080", "listen address of the API, console and executor endpoints")
 	adv := f.Str("advertise-url", "", "URL other processes reach this replica at (default http://<http-addr>)")
-	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
-	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
 	zk := f.Str("zk", "", "ZooKeeper servers, comma separated, e.g. 10.0.0.1:2181,10.0.0.2:2181 (empty: in-process coordinator, single replica only)")
 	zkRoot := f.Str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
 	zkSession := f.Dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
-	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
-	hb := f.Dur("heartbeat-interval", 2*time.Second, "executor heartbeat interval")
-	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
-	behindLag := f.Dur("audit-behind-lag", 2*time.Minute, "how far the missed-fire gap audit may fall behind (its oldest unchecked firing older than the grace plus this) before a watchdog_behind alarm")
-	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
-	xxlConfig := xxljobFlags(f)
-	forgetLost := forgetFlag(f)
-	sampleInterval := sampleFlag(f)
+	f.Group("Storage")
+	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
+	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
+	f.Group("Security")
+	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
 	metricsToken := f.Str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
+	f.Group("Scheduling")
+	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
+	scheduleCache := f.Num("schedule-cache", 100_000, "parsed schedules the leader keeps in memory (one per job; the one used longest ago is evicted and parsed again when due; 1000 to 10000000)")
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
 	holdRecheck := f.Dur("hold-recheck", 5*time.Second, "how often the leader checks again a run it holds: a run of a job whose waits (wait_for) are not met, or a job backfill's run waiting for its turn")
 	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
-	scheduleCache := f.Num("schedule-cache", 100_000, "parsed schedules the leader keeps in memory (one per job; the one used longest ago is evicted and parsed again when due; 1000 to 10000000)")
-	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
+	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
+	behindLag := f.Dur("audit-behind-lag", 2*time.Minute, "how far the missed-fire gap audit may fall behind (its oldest unchecked firing older than the grace plus this) before a watchdog_behind alarm")
+	f.Group("Executors")
+	hb := f.Dur("heartbeat-interval", protocol.DefaultHeartbeat, "executor heartbeat interval")
+	forgetLost := forgetFlag(f)
+	xxlConfig := xxljobFlags(f)
+	f.Group("Alarms and metrics")
+	alarmFile := f.Str("alarm-channels", "", "JSON file of alarm channels (webhook, slack, dingtalk, feishu, smtp; see docs/alarms.md); empty: no delivery")
+	sampleInterval := sampleFlag(f)
+	f.Group("HTTP")
 	httpConfig := httpFlags(f)
+	f.Group("Logging")
 	logFormat := f.Str("log-format", "text", "text or json")
 	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
 	if err := f.Parse(args); err != nil {
@@ -271,7 +288,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
-		ExecutorSecret: *secret, HeartbeatInterval: *hb, StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget, SampleInterval: sample, MissedFireGrace: *grace, AuditBehindLag: *behindLag, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
+		Scheduler: scheduler.Config{
+			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
+		},
+		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
+		Utilization:  utilization.Config{Interval: sample},
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
 		XXLJob: xxlConfig(),
 	})

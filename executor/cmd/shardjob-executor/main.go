@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	resultsDir := str("results-dir", "", "keep unacknowledged results on disk here so they survive a restart (give a stable --instance-id too)")
 	capacity := fs.Num("capacity", 4, "slots run at once")
 	maxPending := fs.Num("max-pending-results", sdk.DefaultMaxPendingResults, "work held at most: queued + running slots + results no admin has acknowledged yet; beyond it new assignments are refused (results are never dropped)")
-	hb := fs.Dur("heartbeat-interval", 2*time.Second, "heartbeat interval")
+	hb := fs.Dur("heartbeat-interval", sdk.DefaultHeartbeatInterval, "heartbeat interval")
 	drain := fs.Dur("drain-timeout", 30*time.Second, "how long running slots may finish on shutdown")
 	logFormat := str("log-format", "text", "text or json")
 	logLevel := str("log-level", "info", "debug, info, warn or error; at debug every slot's start and successful end is logged too")
