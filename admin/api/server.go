@@ -33,15 +33,14 @@ type Membership interface {
 	Members(ctx context.Context) ([]coord.Member, error)
 }
 
-// Waker nudges the scheduler after a change (scheduler.Scheduler).
-type Waker interface{ Wake() }
+// Waker nudges the scheduler after a change (scheduler.Scheduler): the
+// operator service's.
+type Waker = ops.Waker
 
 // Canceller stops the attempts of a cancelled run on their executors
-// (dispatch.Client). Optional: without it executors learn of the
-// cancellation in their next heartbeat response.
-type Canceller interface {
-	Cancel(ctx context.Context, baseURL string, req protocol.CancelRequest) error
-}
+// (dispatch.Client), the operator service's. Optional: without it
+// executors learn of the cancellation in their next heartbeat response.
+type Canceller = ops.Canceller
 
 // Config of the API.
 type Config struct {
