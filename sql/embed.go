@@ -7,8 +7,10 @@
 // The directory is named sql/ so that the SQL stays in reviewable .sql files;
 // the Go package is named sqlfiles so that it does not shadow database/sql.
 //
-// Migration files are named NNNN_description.up.sql and
-// NNNN_description.down.sql; versions start at 1 and have no gaps.
+// A migration is one file per dialect, NNNN_description.sql, with both
+// directions: the statements after a line "-- migrate up", then those that
+// undo them after a line "-- migrate down" (comments may stand above the
+// first). Versions start at 1 and have no gaps.
 package sqlfiles
 
 import "embed"

@@ -20,57 +20,96 @@ type Migration struct {
 	Down    string
 }
 
-var migrationFile = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.(up|down)\.sql$`)
+var migrationFile = regexp.MustCompile(`^(\d{4})_([a-z0-9_]+)\.sql$`)
 
-// Migrations returns the embedded migrations of a dialect, in order. It
-// checks that versions start at 1, have no gaps, each has one name and an up
-// file.
+// The two section markers of a migration file, each alone on its line.
+const (
+	upMarker   = "-- migrate up"
+	downMarker = "-- migrate down"
+)
+
+// Migrations returns the embedded migrations of a dialect, in order. A
+// migration is one file, NNNN_name.sql, holding both directions: the
+// statements after a line "-- migrate up", then those after a line
+// "-- migrate down" (sql/embed.go). It checks that versions start at 1 and
+// have no gaps, and that each file has an up section.
 func Migrations(dialect string) ([]Migration, error) {
 	dir := dialect + "/migrations"
 	entries, err := fs.ReadDir(sqlfiles.FS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("read embedded migrations for %s: %w", dialect, err)
 	}
-	byVersion := map[int]*Migration{}
+	byVersion := map[int]Migration{}
 	for _, e := range entries {
 		m := migrationFile.FindStringSubmatch(e.Name())
 		if m == nil {
-			return nil, fmt.Errorf("migration file %s/%s: name must look like 0001_name.up.sql", dir, e.Name())
+			return nil, fmt.Errorf("migration file %s/%s: name must look like 0001_name.sql", dir, e.Name())
 		}
 		v, _ := strconv.Atoi(m[1])
+		if other, ok := byVersion[v]; ok {
+			// Two branches took the same number: renumber one of them.
+			return nil, fmt.Errorf("migrations for %s: version %04d has two files, %s and %s: give one of them the next free number", dialect, v, other.Name, m[2])
+		}
 		body, err := fs.ReadFile(sqlfiles.FS, dir+"/"+e.Name())
 		if err != nil {
 			return nil, err
 		}
-		mig := byVersion[v]
-		if mig == nil {
-			mig = &Migration{Version: v, Name: m[2]}
-			byVersion[v] = mig
+		up, down, err := splitMigration(string(body))
+		if err != nil {
+			return nil, fmt.Errorf("migration file %s/%s: %w", dir, e.Name(), err)
 		}
-		if mig.Name != m[2] {
-			// Two branches took the same number: renumber one of them.
-			return nil, fmt.Errorf("migrations for %s: version %04d has two names, %s and %s: give one of them the next free number", dialect, v, mig.Name, m[2])
-		}
-		if m[3] == "up" {
-			mig.Up = string(body)
-		} else {
-			mig.Down = string(body)
-		}
+		byVersion[v] = Migration{Version: v, Name: m[2], Up: up, Down: down}
 	}
 	out := make([]Migration, 0, len(byVersion))
 	for _, m := range byVersion {
-		out = append(out, *m)
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i, m := range out {
 		if m.Version != i+1 {
 			return nil, fmt.Errorf("migrations for %s: expected version %d, found %d (no gaps allowed)", dialect, i+1, m.Version)
 		}
-		if strings.TrimSpace(m.Up) == "" {
-			return nil, fmt.Errorf("migration %04d_%s (%s) has no up file", m.Version, m.Name, dialect)
-		}
 	}
 	return out, nil
+}
+
+// splitMigration cuts a migration file into its up and down sections. Only
+// comments and blank lines may stand before the up marker; the up section
+// must hold a statement; the down section is optional and comes after the
+// up section.
+func splitMigration(text string) (up, down string, err error) {
+	var sections [2]strings.Builder
+	cur := -1 // -1 before the up marker, 0 in up, 1 in down
+	for n, line := range strings.Split(text, "\n") {
+		trim := strings.TrimSpace(line)
+		switch {
+		case trim == upMarker && cur == -1:
+			cur = 0
+		case trim == upMarker:
+			return "", "", fmt.Errorf("line %d: a second %q (one up section per file)", n+1, upMarker)
+		case trim == downMarker && cur == 0:
+			cur = 1
+		case trim == downMarker && cur == -1:
+			return "", "", fmt.Errorf("line %d: %q before %q (the up section comes first)", n+1, downMarker, upMarker)
+		case trim == downMarker:
+			return "", "", fmt.Errorf("line %d: a second %q (one down section per file)", n+1, downMarker)
+		case cur == -1:
+			if trim != "" && !strings.HasPrefix(trim, "--") {
+				return "", "", fmt.Errorf("line %d: SQL before %q: start the file with that line (comments may stand above it)", n+1, upMarker)
+			}
+		default:
+			sections[cur].WriteString(line)
+			sections[cur].WriteByte('\n')
+		}
+	}
+	if cur == -1 {
+		return "", "", fmt.Errorf("no %q line: a migration is the statements after %q, then those after %q", upMarker, upMarker, downMarker)
+	}
+	up, down = sections[0].String(), sections[1].String()
+	if len(splitStatements(up)) == 0 {
+		return "", "", fmt.Errorf("the up section (after %q) holds no statement", upMarker)
+	}
+	return up, down, nil
 }
 
 // LatestVersion is the highest migration version this binary knows.

@@ -56,7 +56,7 @@ func TestMigrationsAreWellFormed(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, migs)
 		for _, m := range migs {
-			require.NotEmpty(t, m.Down, "migration %d of %s needs a down file", m.Version, d)
+			require.NotEmpty(t, m.Down, "migration %d of %s needs a down section (after \"-- migrate down\")", m.Version, d)
 		}
 	}
 	my, _ := store.Migrations(sqlfiles.MySQL)

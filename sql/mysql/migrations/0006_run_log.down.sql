@@ -1,2 +1,0 @@
-DROP TABLE IF EXISTS run_log_state;
-DROP TABLE IF EXISTS run_log;

@@ -1,1 +1,0 @@
-ALTER TABLE job_run DROP INDEX idx_run_job_id, DROP INDEX idx_run_status_id, DROP INDEX idx_run_app_id, DROP COLUMN app;

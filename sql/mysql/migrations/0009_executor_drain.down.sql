@@ -1,1 +1,0 @@
-ALTER TABLE executor DROP COLUMN drain_requested;

@@ -1,1 +1,0 @@
-ALTER TABLE audit_log DROP INDEX idx_audit_actor, DROP COLUMN token_id;

@@ -1,1 +1,0 @@
-ALTER TABLE workflow DROP COLUMN calendar_shift, DROP COLUMN calendar_rule;

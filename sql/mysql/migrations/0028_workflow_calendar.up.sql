@@ -1,4 +1,0 @@
--- A workflow's schedule on its business calendar (issue 22): the rule and
--- shift of a job's calendar (docs/schedules.md), for the calendar the
--- workflow names (column calendar, migration 0022).
-ALTER TABLE workflow ADD COLUMN calendar_rule VARCHAR(24) NOT NULL DEFAULT '', ADD COLUMN calendar_shift VARCHAR(16) NOT NULL DEFAULT '';

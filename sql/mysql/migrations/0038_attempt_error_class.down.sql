@@ -1,1 +1,0 @@
-ALTER TABLE slot_attempt DROP COLUMN error_class, DROP COLUMN retry_after_ms;

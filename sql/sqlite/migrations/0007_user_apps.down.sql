@@ -1,1 +1,0 @@
-ALTER TABLE app_user DROP COLUMN apps;

@@ -1,3 +1,0 @@
--- apps: the apps a user may see and act on, comma separated; '' = every
--- app. Admins always have every app.
-ALTER TABLE app_user ADD COLUMN apps VARCHAR(2000) NOT NULL DEFAULT '';

@@ -1,1 +1,0 @@
-ALTER TABLE slot_attempt DROP COLUMN accept_seq;

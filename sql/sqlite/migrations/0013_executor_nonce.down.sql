@@ -1,2 +1,0 @@
-DROP INDEX idx_executor_address;
-DROP TABLE executor_nonce;

@@ -1,2 +1,0 @@
--- One job, several zones: see the MySQL migration of the same version.
-ALTER TABLE job ADD COLUMN time_zones TEXT NOT NULL DEFAULT '';

@@ -1,2 +1,0 @@
-ALTER TABLE workflow DROP COLUMN calendar_shift;
-ALTER TABLE workflow DROP COLUMN calendar_rule;

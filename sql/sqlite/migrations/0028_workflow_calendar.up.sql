@@ -1,3 +1,0 @@
--- A workflow's schedule on its business calendar: see the MySQL migration of the same version.
-ALTER TABLE workflow ADD COLUMN calendar_rule TEXT NOT NULL DEFAULT '';
-ALTER TABLE workflow ADD COLUMN calendar_shift TEXT NOT NULL DEFAULT '';

@@ -1,3 +1,0 @@
-DROP INDEX idx_run_app_sched;
-DROP INDEX idx_run_sched_id;
-ALTER TABLE job_run DROP COLUMN job_name;

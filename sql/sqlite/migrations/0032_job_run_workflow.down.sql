@@ -1,1 +1,0 @@
-ALTER TABLE job_run DROP COLUMN workflow;

@@ -1,3 +1,0 @@
--- The workflow context of a workflow node's job run: see the MySQL
--- migration of the same version.
-ALTER TABLE job_run ADD COLUMN workflow TEXT NULL;
