@@ -112,7 +112,7 @@ func ExampleIDRange() {
 
 // A handler that processes only the records its slot owns.
 func ExampleTask_Owns() {
-	t := &sdk.Task{Slot: 11, Total: 16}
+	t := &sdk.Task{Slot: 11, SlotCount: 16}
 	for _, customer := range []string{"customer:1001", "customer:1002", "order-42"} {
 		if t.Owns(customer) {
 			fmt.Println("slot 11 processes", customer)

@@ -68,7 +68,7 @@ func TestAssignmentByPushAndHeartbeatStartsOnce(t *testing.T) {
 	require.Equal(t, "work", task.Handler)
 	require.True(t, task.ScheduledAt.Equal(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)))
 	require.Equal(t, 0, task.Slot)
-	require.Equal(t, 1, task.Total)
+	require.Equal(t, 1, task.SlotCount)
 	require.Equal(t, `{"p":1}`, task.Params)
 	require.Equal(t, "param-0", task.SlotParam)
 	require.Equal(t, int64(101), task.Token)
@@ -391,7 +391,7 @@ func TestUnknownHandlerAndInvalidSlotFailAtOnce(t *testing.T) {
 	g := newGate()
 	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, nil)
 	bad := run("work", 1102)
-	bad.Slots[0].Slot = 5
+	bad.Attempts[0].Slot = 5
 	require.Equal(t, []int64{1101, 1102}, fa.assignPush(t, e, run("nope", 1101), bad))
 	res := fa.waitResult(t, 1101)
 	require.Equal(t, protocol.SlotFailed, res.Status)

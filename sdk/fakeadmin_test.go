@@ -301,10 +301,10 @@ func run(handler string, tokens ...int64) protocol.RunAssignment {
 	ra := protocol.RunAssignment{
 		RunID: 7, JobID: 3, JobName: "job-" + handler, Handler: handler,
 		ScheduledAt: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli(),
-		Params:      `{"p":1}`, Total: len(tokens),
+		Params:      `{"p":1}`, SlotCount: len(tokens),
 	}
 	for i, tok := range tokens {
-		ra.Slots = append(ra.Slots, protocol.SlotAttempt{Slot: i, Token: tok, Attempt: 1, Param: "param-" + itoa(int64(i))})
+		ra.Attempts = append(ra.Attempts, protocol.SlotAttempt{Slot: i, Token: tok, Attempt: 1, Param: "param-" + itoa(int64(i))})
 	}
 	return ra
 }

@@ -41,7 +41,7 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted,
 		ra := &as[i]
 		var problem string // of the run's last slot that failed before start
 		failed := 0
-		for _, sa := range ra.Slots {
+		for _, sa := range ra.Attempts {
 			if e.knownLocked(sa.Token) {
 				accepted = append(accepted, sa.Token)
 				_, finished := e.finished[sa.Token]
@@ -61,8 +61,8 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted,
 			switch {
 			case !ok:
 				bad = fmt.Sprintf("no handler named %s registered on this executor (app %s)", ra.Handler, e.cfg.App)
-			case ra.Total < 1 || sa.Slot < 0 || sa.Slot >= ra.Total:
-				bad = fmt.Sprintf("invalid assignment: slot %d is outside [0, %d)", sa.Slot, ra.Total)
+			case ra.SlotCount < 1 || sa.Slot < 0 || sa.Slot >= ra.SlotCount:
+				bad = fmt.Sprintf("invalid assignment: slot %d is outside [0, %d)", sa.Slot, ra.SlotCount)
 			}
 			if bad != "" {
 				problem = bad
@@ -126,7 +126,7 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) 
 		Handler:     ra.Handler,
 		ScheduledAt: time.UnixMilli(ra.ScheduledAt),
 		Slot:        sa.Slot,
-		Total:       ra.Total,
+		SlotCount:   ra.SlotCount,
 		Params:      ra.Params,
 		SlotParam:   sa.Param,
 		Token:       sa.Token,

@@ -46,7 +46,7 @@ func (e *Executor) serveAssign(w http.ResponseWriter, r *http.Request) {
 	if protocol.Expired(req.ValidUntilMS, time.Now()) {
 		n := 0
 		for _, a := range req.Assignments {
-			n += len(a.Slots)
+			n += len(a.Attempts)
 		}
 		e.mu.Lock()
 		e.stats.Refused += uint64(n)

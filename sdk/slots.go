@@ -20,7 +20,7 @@ const (
 // across releases, processes and machines as long as total is unchanged.
 // Changing a job's slot count remaps keys.
 //
-// SlotOf panics if total < 1 (a Task's Total is always >= 1).
+// SlotOf panics if total < 1 (a Task's SlotCount is always >= 1).
 func SlotOf(key string, total int) int {
 	if total < 1 {
 		panic(fmt.Sprintf("sdk.SlotOf: total is %d, must be >= 1", total))

@@ -177,7 +177,7 @@ func FuzzIDRange(f *testing.F) {
 
 func TestTaskHelpers(t *testing.T) {
 	t.Parallel()
-	task := &Task{Slot: 8, Total: 16}
+	task := &Task{Slot: 8, SlotCount: 16}
 	require.True(t, task.Owns("foobar"))
 	require.False(t, task.Owns("order-42"))
 	lo, hi := task.IDRange(0, 159)

@@ -29,8 +29,8 @@ type Task struct {
 	Handler     string    // the handler name the job names (the one running)
 	ScheduledAt time.Time // the firing time the run was created for
 
-	Slot      int    // this slot, in [0, Total)
-	Total     int    // the job's slot count, >= 1
+	Slot      int    // this slot, in [0, SlotCount)
+	SlotCount int    // the job's slot count, >= 1
 	Params    string // the job's (run's) parameters
 	SlotParam string // this slot's own parameter, if the job defines one
 	Token     int64  // the fencing token of this attempt: take the shard lock and write dedup rows with it
@@ -141,12 +141,12 @@ func (t *Task) Counts() (processed, skipped, failed, uncertain int64) {
 	return t.processed.Load(), t.skipped.Load(), t.failed.Load(), t.uncertain.Load()
 }
 
-// Owns reports whether key belongs to this slot: SlotOf(key, t.Total) == t.Slot.
-func (t *Task) Owns(key string) bool { return SlotOf(key, t.Total) == t.Slot }
+// Owns reports whether key belongs to this slot: SlotOf(key, t.SlotCount) == t.Slot.
+func (t *Task) Owns(key string) bool { return SlotOf(key, t.SlotCount) == t.Slot }
 
 // IDRange returns this slot's part of [minID, maxID]; see the function IDRange.
 func (t *Task) IDRange(minID, maxID int64) (lo, hi int64) {
-	return IDRange(t.Slot, t.Total, minID, maxID)
+	return IDRange(t.Slot, t.SlotCount, minID, maxID)
 }
 
 // progress is the text reported in RunningSlot.Progress: "done/total", or

@@ -31,7 +31,7 @@ func TestCloneAppsAndSlots(t *testing.T) {
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/clone", ops, map[string]any{"name": "settle-copy"}, &cp))
 		require.Equal(t, "settle-copy", cp.Name)
 		require.Equal(t, job.Cron, cp.Cron)
-		require.Equal(t, job.Slots, cp.Slots)
+		require.Equal(t, job.SlotCount, cp.SlotCount)
 		require.Equal(t, job.TimeZone, cp.TimeZone)
 		require.NotNil(t, cp.Enabled)
 		require.False(t, *cp.Enabled, "a copy starts disabled")

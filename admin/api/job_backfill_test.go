@@ -78,7 +78,7 @@ func TestJobBackfill(t *testing.T) {
 			require.Equal(t, "backfill", r.Trigger)
 			require.Equal(t, store.RunPending, r.Status)
 			require.Equal(t, 9, r.ScheduledAt.In(ny).Hour(), "the date's 09:00 firing")
-			require.Equal(t, 2, r.Slots)
+			require.Equal(t, 2, r.SlotCount)
 		}
 		require.Equal(t, "2026-03-07", plan.Dates[0].Date, "oldest first")
 		var detail apitypes.RunDetail

@@ -28,7 +28,7 @@ func optTime(v sql.NullInt64) *time.Time {
 func runView(r store.Run) apitypes.Run {
 	return apitypes.Run{
 		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, JobDeleted: r.JobDeleted, ScheduledAt: msTime(r.ScheduledAt),
-		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, Slots: r.SlotCount,
+		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, SlotCount: r.SlotCount,
 		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
 		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
 		ErrorCode: string(r.ErrorMsg.Code), ErrorArgs: r.ErrorMsg.Args,

@@ -28,7 +28,7 @@ func TestWorkflowInlineNodesAndResults(t *testing.T) {
 		e.limitTo("ops", "billing")
 		ops := e.token("ops")
 		spec := apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{App: "billing", Name: "eod",
-			Nodes: []apitypes.WorkflowNode{{Key: "load", Handler: "trades.load", Params: `{"src":"s3"}`}, {Key: "settle", Handler: "settle.eod", Slots: 2}},
+			Nodes: []apitypes.WorkflowNode{{Key: "load", Handler: "trades.load", Params: `{"src":"s3"}`}, {Key: "settle", Handler: "settle.eod", SlotCount: 2}},
 			Edges: []apitypes.WorkflowEdge{{From: "load", To: "settle"}}}}
 
 		bad := spec

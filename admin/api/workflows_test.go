@@ -36,7 +36,7 @@ func settlementSpec(reportID int64) apitypes.WorkflowSpec {
 		Nodes: []apitypes.WorkflowNode{
 			{Key: "load_trades", Job: &apitypes.WorkflowJobRef{Name: "load-trades"}},
 			{Key: "load_fx_rates", Job: &apitypes.WorkflowJobRef{App: "market-data", Name: "load-fx"}},
-			{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, Slots: 8},
+			{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, SlotCount: 8},
 			{Key: "report", Job: &apitypes.WorkflowJobRef{ID: reportID}},
 			{Key: "cleanup", Handler: "tmp.cleanup", Start: "all_done"},
 		},
@@ -71,8 +71,8 @@ func TestWorkflowsAPI(t *testing.T) {
 		require.Equal(t, 18, wf.NextFireAt.In(mustZone(t, "Europe/London")).Hour())
 		require.Len(t, wf.Nodes, 5)
 		require.Equal(t, "all_success", wf.Nodes[0].Start, "defaults filled in")
-		require.Equal(t, 8, wf.Nodes[2].Slots)
-		require.Equal(t, 1, wf.Nodes[4].Slots)
+		require.Equal(t, 8, wf.Nodes[2].SlotCount)
+		require.Equal(t, 1, wf.Nodes[4].SlotCount)
 		require.Equal(t, spec.Edges, wf.Edges)
 		id := itoa(wf.ID)
 		require.Equal(t, http.StatusConflict, e.call("POST", "/api/v1/workflows", ops, spec, nil), "the name is taken in the app")

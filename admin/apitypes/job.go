@@ -29,7 +29,7 @@ type JobDef struct {
 	// cron that fires more than 24 times a day. Omitted (or one zone) for a
 	// job with one zone, time_zone
 	TimeZones  []string `json:"time_zones,omitempty" openapi:"maxItems: 8"`
-	Slots      int      `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
+	SlotCount  int      `json:"slots" openapi:"minimum: 1, maximum: 1024, default: 1"`
 	SlotParams string   `json:"slot_params" openapi:"example: \"0=Beijing,1=Shanghai\""`
 	Params     string   `json:"params" openapi:"maxLength: 65536"`
 	// what happens to a firing later than misfire_threshold_ms
@@ -216,8 +216,8 @@ func (d JobDef) WithDefaults() JobDef {
 	if d.TimeZone == "" {
 		d.TimeZone = DefaultTimeZone
 	}
-	if d.Slots == 0 {
-		d.Slots = DefaultSlots
+	if d.SlotCount == 0 {
+		d.SlotCount = DefaultSlots
 	}
 	if d.MisfirePolicy == "" {
 		d.MisfirePolicy = DefaultMisfirePolicy

@@ -26,7 +26,7 @@ type Run struct {
 	Trigger        string    `json:"trigger"`
 	Status         string    `json:"status"`
 	Params         string    `json:"params"`
-	Slots          int       `json:"slots"`
+	SlotCount      int       `json:"slots"`
 	SlotsSucceeded int       `json:"slots_succeeded"`
 	SlotsFailed    int       `json:"slots_failed"`
 	Epoch          int64     `json:"epoch"`

@@ -27,11 +27,11 @@ type WorkflowJobRef struct {
 // handler with its params and slots.
 type WorkflowNode struct {
 	// Key names the node in its workflow; edges refer to it.
-	Key     string          `json:"key"`
-	Job     *WorkflowJobRef `json:"job,omitempty"`
-	Handler string          `json:"handler,omitempty"`
-	Params  string          `json:"params,omitempty"`
-	Slots   int             `json:"slots,omitempty"` // inline nodes: default 1
+	Key       string          `json:"key"`
+	Job       *WorkflowJobRef `json:"job,omitempty"`
+	Handler   string          `json:"handler,omitempty"`
+	Params    string          `json:"params,omitempty"`
+	SlotCount int             `json:"slots,omitempty"` // inline nodes: default 1
 	// RetryMax (0-100), RetryBackoffMS and TimeoutMS: an inline node's
 	// retries and timeout, as a job's; a job node has its job's.
 	RetryMax       int   `json:"retry_max,omitempty"`
@@ -143,8 +143,8 @@ func (d WorkflowDef) WithDefaults() WorkflowDef {
 		if n.Start == "" {
 			n.Start = "all_success"
 		}
-		if n.Job == nil && n.Slots == 0 {
-			n.Slots = 1
+		if n.Job == nil && n.SlotCount == 0 {
+			n.SlotCount = 1
 		}
 		if n.Job != nil {
 			ref := *n.Job

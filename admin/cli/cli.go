@@ -569,7 +569,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 				zone = strings.Join(j.TimeZones, ",")
 			}
 			rows = append(rows, []string{strconv.FormatInt(j.ID, 10), j.App, j.Name, j.Handler, j.Cron, zone,
-				strconv.Itoa(j.Slots), state(j), timeCell(j.NextFireAt)})
+				strconv.Itoa(j.SlotCount), state(j), timeCell(j.NextFireAt)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "HANDLER", "CRON", "ZONE", "SLOTS", "STATE", "NEXT FIRE (UTC)"}, rows)
 	case "runs", "run":
@@ -701,7 +701,7 @@ func runCells(r apitypes.Run) []string {
 		dur = (time.Duration(*r.ActualMS) * time.Millisecond).String()
 	}
 	return []string{strconv.FormatInt(r.ID, 10), r.App + "/" + r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt),
-		fmt.Sprintf("%d/%d/%d", r.SlotsSucceeded, r.SlotsFailed, r.Slots), dur}
+		fmt.Sprintf("%d/%d/%d", r.SlotsSucceeded, r.SlotsFailed, r.SlotCount), dur}
 }
 
 // cmdLogs is in logs.go.

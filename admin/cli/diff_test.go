@@ -28,7 +28,7 @@ func TestNormalizeMatchesTheAdminDefaults(t *testing.T) {
 	j := v.Job
 	n := Normalize(apitypes.JobDef{App: "a", Name: "n", Handler: "h", Cron: "@hourly", MisfirePolicy: "Catch-Up"})
 	require.Equal(t, j.TimeZone, n.TimeZone)
-	require.Equal(t, j.SlotCount, n.Slots)
+	require.Equal(t, j.SlotCount, n.SlotCount)
 	require.Equal(t, j.MisfirePolicy, n.MisfirePolicy)
 	require.Equal(t, j.OverlapPolicy, n.OverlapPolicy)
 	require.Equal(t, j.MisfireMS, n.MisfireThresholdMS)
@@ -42,13 +42,13 @@ func TestMakePlan(t *testing.T) {
 	changed := def("billing", "changed")
 	have := []apitypes.Job{remote(1, same), remote(2, changed), remote(3, def("billing", "not-in-file"))}
 	changed.Cron = "0 4 * * *"
-	changed.Slots = 8
+	changed.SlotCount = 8
 	off := false
 	changed.Enabled = &off
 	// Spelling and explicit defaults are not changes.
 	same.OverlapPolicy = "ALLOW"
 	same.TimeZone = "UTC"
-	same.Slots = 1
+	same.SlotCount = 1
 	plan := MakePlan([]FileJob{def("billing", "new"), same, changed}, have)
 	require.Len(t, plan, 3, "jobs absent from the file are left alone")
 	require.Equal(t, Create, plan[0].Action)

@@ -178,7 +178,7 @@ func printRun(w io.Writer, raw json.RawMessage) error {
 	}
 	r := out.Run
 	fmt.Fprintf(w, "run %d of %s/%s: %s (trigger %s, scheduled %s UTC, slots %d ok / %d failed / %d)\n",
-		r.ID, r.App, r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt), r.SlotsSucceeded, r.SlotsFailed, r.Slots)
+		r.ID, r.App, r.JobName, r.Status, r.Trigger, timeCell(&r.ScheduledAt), r.SlotsSucceeded, r.SlotsFailed, r.SlotCount)
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", r.Error)
 	}

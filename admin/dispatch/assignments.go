@@ -20,12 +20,12 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 			index[d.RunID] = i
 			out = append(out, protocol.RunAssignment{
 				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
-				ScheduledAt: d.ScheduledAt, Params: d.Params, Total: d.SlotCount, TimeoutMS: d.TimeoutMS,
+				ScheduledAt: d.ScheduledAt, Params: d.Params, SlotCount: d.SlotCount, TimeoutMS: d.TimeoutMS,
 				Records: recordsPolicy(d), Workflow: workflowContext(d),
 			})
 			params[d.RunID], _ = jobrules.ParseSlotParams(d.SlotParams, d.SlotCount)
 		}
-		out[i].Slots = append(out[i].Slots, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
+		out[i].Attempts = append(out[i].Attempts, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}
 	return out
 }

@@ -26,7 +26,7 @@ func TestBuildAssignmentsCarryRecordsPolicy(t *testing.T) {
 	}
 	out := BuildAssignments(ds)
 	require.Len(t, out, 3)
-	require.Len(t, out[0].Slots, 2)
+	require.Len(t, out[0].Attempts, 2)
 	require.Equal(t, &protocol.RecordsPolicy{Scope: "settle:2026-12-01", Uncertain: "skip", MaxAttempts: 5}, out[0].Records)
 	require.Nil(t, out[1].Records, "a job without a policy sends none")
 	require.Equal(t, &protocol.RecordsPolicy{Scope: "job"}, out[2].Records)

@@ -27,7 +27,7 @@ func TestAssignIsSignedAndDecoded(t *testing.T) {
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
 		var resp protocol.AssignResponse
 		for _, a := range req.Assignments {
-			for _, s := range a.Slots {
+			for _, s := range a.Attempts {
 				resp.Accepted = append(resp.Accepted, s.Token)
 			}
 		}
@@ -37,7 +37,7 @@ func TestAssignIsSignedAndDecoded(t *testing.T) {
 
 	c, err := New(secret, time.Second)
 	require.NoError(t, err)
-	resp, err := c.Assign(context.Background(), srv.URL, protocol.AssignRequest{Assignments: []protocol.RunAssignment{{RunID: 1, Slots: []protocol.SlotAttempt{{Slot: 0, Token: 7}, {Slot: 1, Token: 8}}}}})
+	resp, err := c.Assign(context.Background(), srv.URL, protocol.AssignRequest{Assignments: []protocol.RunAssignment{{RunID: 1, Attempts: []protocol.SlotAttempt{{Slot: 0, Token: 7}, {Slot: 1, Token: 8}}}}})
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 8}, resp.Accepted)
 

@@ -188,7 +188,7 @@ func badSpecs() []badSpec {
 		{"bad names", with(func(s *apitypes.JobSpec) { s.App, s.Name = "-a", "a b" })},
 		{"description", with(func(s *apitypes.JobSpec) { s.Description = strings.Repeat("d", 1025) })},
 		{"handler", with(func(s *apitypes.JobSpec) { s.Handler = "a b" })},
-		{"slots", with(func(s *apitypes.JobSpec) { s.Slots = 2000 })},
+		{"slots", with(func(s *apitypes.JobSpec) { s.SlotCount = 2000 })},
 		// a business calendar's fields (the calendar itself is the API's check)
 		{"calendar id", with(func(s *apitypes.JobSpec) { s.CalendarID, s.CalendarRule = -1, "shift" })},
 		{"calendar rule alone", with(func(s *apitypes.JobSpec) { s.CalendarRule = "skip_holidays" })},
@@ -198,9 +198,9 @@ func badSpecs() []badSpec {
 		{"params size", with(func(s *apitypes.JobSpec) { s.Params = strings.Repeat("p", MaxParamsBytes+1) })},
 		{"builtin params", with(func(s *apitypes.JobSpec) { s.Handler, s.Params = "http", `{"url": "ftp://example.com/"}` })},
 		{"builtin params doc", with(func(s *apitypes.JobSpec) { s.Handler, s.Params = "http", "  " })},
-		{"slot params pair", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "x" })},
-		{"slot params slot", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "2=a" })},
-		{"slot params twice", with(func(s *apitypes.JobSpec) { s.Slots, s.SlotParams = 2, "0=a,0=b" })},
+		{"slot params pair", with(func(s *apitypes.JobSpec) { s.SlotCount, s.SlotParams = 2, "x" })},
+		{"slot params slot", with(func(s *apitypes.JobSpec) { s.SlotCount, s.SlotParams = 2, "2=a" })},
+		{"slot params twice", with(func(s *apitypes.JobSpec) { s.SlotCount, s.SlotParams = 2, "0=a,0=b" })},
 		{"policies", with(func(s *apitypes.JobSpec) { s.MisfirePolicy, s.OverlapPolicy = "sometimes", "never" })},
 		{"numbers", with(func(s *apitypes.JobSpec) {
 			s.MisfireThresholdMS, s.MaxCatchUp, s.TimeoutMS, s.RetryMax, s.RetryBackoffMS = 5, 5000, -1, 101, -1
@@ -324,7 +324,7 @@ func badSpecs() []badSpec {
 		{"wait on timeout", waitSpec(func(s *apitypes.JobSpec) { s.OnTimeout = "retry" })},
 		{"wait settings alone", with(func(s *apitypes.JobSpec) { s.WaitTimeout, s.OnTimeout = "1h", "skip" })},
 		// a bad cron and a bad slots value: the console's browser test
-		{"hour 25 and slots", with(func(s *apitypes.JobSpec) { s.Cron, s.Slots = "0 25 * * *", 0-1 })},
+		{"hour 25 and slots", with(func(s *apitypes.JobSpec) { s.Cron, s.SlotCount = "0 25 * * *", 0-1 })},
 	}
 }
 

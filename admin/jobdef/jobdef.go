@@ -94,15 +94,15 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	if s.Handler == "" || len(s.Handler) > 128 || strings.ContainsAny(s.Handler, " ,\t\n") {
 		errs["handler"] = msg.New(msg.JobHandlerRule)
 	}
-	if s.Slots < 1 || s.Slots > MaxSlots {
-		errs["slots"] = msg.New(msg.ValueOutside, "value", s.Slots, "min", 1, "max", MaxSlots)
+	if s.SlotCount < 1 || s.SlotCount > MaxSlots {
+		errs["slots"] = msg.New(msg.ValueOutside, "value", s.SlotCount, "min", 1, "max", MaxSlots)
 	}
 	if len(s.Params) > MaxParamsBytes {
 		errs["params"] = msg.New(msg.ValueMaxBytes, "max", MaxParamsBytes)
 	} else if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {
 		errs["params"] = paramsMsg(err) // the built-in handlers (http, sql, shell, dedup-archive) parse their params the same way
 	}
-	if _, err := jobrules.ParseSlotParams(s.SlotParams, s.Slots); err != nil {
+	if _, err := jobrules.ParseSlotParams(s.SlotParams, s.SlotCount); err != nil {
 		errs["slot_params"] = msg.Of(err)
 	}
 	mp, err := schedule.ParseMisfirePolicy(s.MisfirePolicy)

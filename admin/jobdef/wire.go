@@ -22,7 +22,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		App: s.App, Name: s.Name, Description: s.Description, Handler: s.Handler,
 		CronExpr: s.Cron, TimeZone: s.TimeZone, TimeZones: strings.Join(s.TimeZones, ","), MisfirePolicy: misfirePolicy, OverlapPolicy: overlapPolicy,
 		MisfireMS: s.MisfireThresholdMS, MaxCatchUp: s.MaxCatchUp,
-		SlotCount: s.Slots, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
+		SlotCount: s.SlotCount, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
 		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: createdAt.UnixMilli(),
 		RecordsPolicy: store.RecordsPolicy{DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts},
@@ -42,7 +42,7 @@ func View(j store.Job) apitypes.Job {
 		JobSpec: apitypes.JobSpec{
 			JobDef: apitypes.JobDef{
 				App: j.App, Name: j.Name, Description: j.Description, Handler: j.Handler, Cron: j.CronExpr,
-				TimeZone: j.TimeZone, TimeZones: zonesView(j), Slots: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
+				TimeZone: j.TimeZone, TimeZones: zonesView(j), SlotCount: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
 				MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 				OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
 				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
@@ -91,7 +91,7 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 // of a built-in handler (http, sql, shell, dedup-archive) are checked as a
 // job's are: the error says what is wrong with them.
 func InlineRow(n apitypes.WorkflowNode) (store.Job, error) {
-	s := apitypes.JobSpec{JobDef: apitypes.JobDef{Handler: n.Handler, Params: n.Params, Slots: n.Slots,
+	s := apitypes.JobSpec{JobDef: apitypes.JobDef{Handler: n.Handler, Params: n.Params, SlotCount: n.SlotCount,
 		RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS}}
 	s.JobDef = s.WithDefaults()
 	if err := builtin.ValidateParams(s.Handler, s.Params); err != nil {

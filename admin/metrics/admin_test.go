@@ -65,7 +65,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	st := srv.Store()
 	now, err := st.Now(ctx)
 	require.NoError(t, err)
-	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "metrics", Name: "every-second", Handler: "count", Cron: "* * * * * *", Slots: 4}}, now)
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "metrics", Name: "every-second", Handler: "count", Cron: "* * * * * *", SlotCount: 4}}, now)
 	require.NoError(t, err)
 	jobID, err := st.CreateJob(ctx, v.Job)
 	require.NoError(t, err)

@@ -62,7 +62,7 @@ func EnsureArchiveJobs(ctx context.Context, st *store.Store, apps map[string]str
 		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{
 			App: app, Name: ArchiveJobName, Handler: "dedup-archive",
 			Description: "Archives done dedup records older than the horizon (created by --dedup-archive; edit freely)",
-			Cron:        "H H(1-5) * * *", Slots: 4, OverlapPolicy: "skip", Params: string(params),
+			Cron:        "H H(1-5) * * *", SlotCount: 4, OverlapPolicy: "skip", Params: string(params),
 		}}, now)
 		if err != nil {
 			return created, fmt.Errorf("dedup archive job of app %s: %w", app, err)

@@ -15,8 +15,8 @@ func out(token, executor int64, status string) store.SlotOutcome {
 	return store.SlotOutcome{ExecutorID: executor, SlotResult: protocol.SlotResult{Token: token, Status: status}}
 }
 
-func att(id int64, status string, current bool, executor int64) store.AttemptState {
-	return store.AttemptState{ID: id, RunID: 100, Status: status, Current: current, ExecutorID: sql.NullInt64{Int64: executor, Valid: executor > 0}}
+func att(token int64, status string, current bool, executor int64) store.AttemptState {
+	return store.AttemptState{Token: token, RunID: 100, Status: status, Current: current, ExecutorID: sql.NullInt64{Int64: executor, Valid: executor > 0}}
 }
 
 func TestAccept(t *testing.T) {
@@ -63,7 +63,7 @@ func TestAccept(t *testing.T) {
 			t.Parallel()
 			cur := map[int64]store.AttemptState{}
 			for _, a := range c.cur {
-				cur[a.ID] = a
+				cur[a.Token] = a
 			}
 			before := len(cur)
 			accepted, applied := accept(c.outcomes, cur)
@@ -71,7 +71,7 @@ func TestAccept(t *testing.T) {
 			require.Equal(t, c.applied, applied)
 			require.Len(t, cur, before, "the locked attempts are not changed")
 			for _, a := range c.cur {
-				require.Equal(t, a, cur[a.ID])
+				require.Equal(t, a, cur[a.Token])
 			}
 		})
 	}
@@ -80,9 +80,9 @@ func TestAccept(t *testing.T) {
 func TestSlotAlarms(t *testing.T) {
 	t.Parallel()
 	info := map[int64]store.AttemptInfo{
-		1: {ID: 1, RunID: 10, Slot: 0, JobID: 5, Failures: 2, RetryMax: 2, JobName: "nightly", App: "billing"},
-		2: {ID: 2, RunID: 10, Slot: 1, JobID: 5, Failures: 0, RetryMax: 2, JobName: "nightly", App: "billing"},
-		3: {ID: 3, RunID: 11, Slot: 0, JobID: 0, Failures: 0, RetryMax: 0, JobName: "", App: "ops"},
+		1: {Token: 1, RunID: 10, Slot: 0, JobID: 5, Failures: 2, RetryMax: 2, JobName: "nightly", App: "billing"},
+		2: {Token: 2, RunID: 10, Slot: 1, JobID: 5, Failures: 0, RetryMax: 2, JobName: "nightly", App: "billing"},
+		3: {Token: 3, RunID: 11, Slot: 0, JobID: 0, Failures: 0, RetryMax: 0, JobName: "", App: "ops"},
 	}
 	failed := func(tok int64, msg string) store.SlotOutcome {
 		o := out(tok, 7, store.AttemptFailed)

@@ -34,7 +34,7 @@ func TestFailedRunOf1024SlotsIsOneAlarmGroupAndOneMessage(t *testing.T) {
 		require.NoError(t, err)
 		claim(t, st, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 2000, Handlers: []string{"h"}})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "wide", Handler: "h", Cron: "0 0 1 1 *", Slots: 1024}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "wide", Handler: "h", Cron: "0 0 1 1 *", SlotCount: 1024}}, t0)
 		r := pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, 1024)
 		require.NoError(t, s.AssignPending(ctx, 1))
 		s.WaitPushes()

@@ -42,7 +42,7 @@ func TestTickStartsBetweenBudgetsOfFiring(t *testing.T) {
 		ctx := context.Background()
 		const jobs = 200
 		for i := range jobs {
-			createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%03d", i), Handler: "h", Cron: "* * * * *", Slots: 1}}, t0)
+			createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%03d", i), Handler: "h", Cron: "* * * * *", SlotCount: 1}}, t0)
 		}
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1000, Handlers: []string{"h"}})
 		c := &steppingClock{now: t0.Add(time.Minute + 100*time.Millisecond), step: time.Millisecond}

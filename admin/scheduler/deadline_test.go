@@ -106,7 +106,7 @@ func TestDeadlinesAlarmOnceAndCancel(t *testing.T) {
 		// App "a" has no executor: its run never starts.
 		late := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "late", Handler: "h", Cron: "* * * * *",
 			StartDeadline: "2m"}}, t0)
-		slow := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "b", Name: "slow", Handler: "h", Cron: "* * * * *", Slots: 2,
+		slow := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "b", Name: "slow", Handler: "h", Cron: "* * * * *", SlotCount: 2,
 			FinishDeadline: "5m", DeadlineAction: "cancel"}}, t0)
 		scheduled := t0.Add(time.Minute)
 		c.Set(scheduled)

@@ -47,7 +47,7 @@ func BenchmarkDispatch(b *testing.B) {
 		_ = json.Unmarshal(body, &req)
 		var resp protocol.AssignResponse
 		for _, a := range req.Assignments {
-			for _, s := range a.Slots {
+			for _, s := range a.Attempts {
 				resp.Accepted = append(resp.Accepted, s.Token)
 			}
 		}
@@ -70,7 +70,7 @@ func BenchmarkDispatch(b *testing.B) {
 			_, err := st.Heartbeat(ctx, store.ExecutorInfo{InstanceID: fmt.Sprintf("ex-%d", i), App: "bench", Address: u, Capacity: 128})
 			require.NoError(b, err)
 		}
-		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "bench", Name: "wide", Handler: "h", Cron: "@yearly", Slots: slots, Params: "records=1000"}}, time.Now())
+		v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "bench", Name: "wide", Handler: "h", Cron: "@yearly", SlotCount: slots, Params: "records=1000"}}, time.Now())
 		require.NoError(b, err)
 		jobID, err := st.CreateJob(ctx, v.Job)
 		require.NoError(b, err)
@@ -101,7 +101,7 @@ func BenchmarkDispatch(b *testing.B) {
 		for range b.N {
 			for slot := range slots {
 				req := protocol.AssignRequest{Assignments: []protocol.RunAssignment{{RunID: 1, JobID: 1, JobName: "wide", Handler: "h",
-					Params: "records=1000", Total: slots, Slots: []protocol.SlotAttempt{{Slot: slot, Token: int64(slot + 1), Attempt: 1}}}}}
+					Params: "records=1000", SlotCount: slots, Attempts: []protocol.SlotAttempt{{Slot: slot, Token: int64(slot + 1), Attempt: 1}}}}}
 				_, err := push.Assign(ctx, urls[slot%executors], req)
 				require.NoError(b, err)
 			}

@@ -29,7 +29,7 @@ func TestJitteredFiringStartsAtItsOffset(t *testing.T) {
 		s := leading(t, st, c, p, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 4, Handlers: []string{"h"}})
 		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "spread", Handler: "h", Cron: "0 * * * *",
-			Slots: 2, JitterWindow: "30m", StartDeadline: "1m"}}, at.Add(-time.Hour))
+			SlotCount: 2, JitterWindow: "30m", StartDeadline: "1m"}}, at.Add(-time.Hour))
 		offset := schedule.JitterOffset("app/spread", at, 30*time.Minute)
 		require.Greater(t, offset, 2*time.Minute, "this firing's offset leaves room for the checks below")
 		startAfter := at.Add(offset)

@@ -40,7 +40,7 @@ func (s *Scheduler) PlaceUnplaced(ctx context.Context, epoch int64) error {
 			continue // waits for an executor with the handler
 		}
 		to := placement.Spread(1, targets, u.RunID+int64(u.Slot)+int64(u.Attempt))[0]
-		ok, err = s.store.PlaceAttempt(ctx, u.ID, to, s.cfg.Timing.LostAfter)
+		ok, err = s.store.PlaceAttempt(ctx, u.Token, to, s.cfg.Timing.LostAfter)
 		if err != nil {
 			return err
 		}

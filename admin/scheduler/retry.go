@@ -19,7 +19,7 @@ func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 	}
 	now := s.cfg.Clock.Now()
 	for _, c := range cands {
-		delay := RetryDelay(c.ID, c.Failures+1, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
+		delay := RetryDelay(c.Token, c.Failures+1, time.Duration(c.RetryBackoffMS)*time.Millisecond, s.cfg.RetryBackoffCap)
 		if c.RetryAfterMS.Valid {
 			delay = max(delay, min(time.Duration(c.RetryAfterMS.Int64)*time.Millisecond, protocol.MaxRetryAfter))
 		}
@@ -32,7 +32,7 @@ func (s *Scheduler) RetryFailed(ctx context.Context, epoch int64) error {
 		}
 		if tok > 0 {
 			s.count(func(st *Stats) { st.Retried++ })
-			s.log.Info("retrying failed slot", "run_id", c.RunID, "slot", c.Slot, "attempt", c.Attempt+1, "old_token", c.ID, "new_token", tok, "after", delay.Round(time.Millisecond))
+			s.log.Info("retrying failed slot", "run_id", c.RunID, "slot", c.Slot, "attempt", c.Attempt+1, "old_token", c.Token, "new_token", tok, "after", delay.Round(time.Millisecond))
 		}
 	}
 	return nil

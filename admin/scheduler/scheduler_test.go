@@ -54,7 +54,7 @@ func (f *fakePusher) Assign(ctx context.Context, addr string, req protocol.Assig
 		return resp, context.DeadlineExceeded
 	}
 	for _, a := range req.Assignments {
-		for _, s := range a.Slots {
+		for _, s := range a.Attempts {
 			if !f.refuse {
 				resp.Accepted = append(resp.Accepted, s.Token)
 			}
@@ -151,7 +151,7 @@ func TestFireDueCreatesOneRunPerFiringAndAdvances(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		s := leading(t, st, c, &fakePusher{}, 3)
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", Slots: 2}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "a", Name: "every-min", Handler: "h", Cron: "* * * * *", SlotCount: 2}}, t0)
 		require.Equal(t, t0.Add(time.Minute).UnixMilli(), j.NextFireAt.Int64)
 
 		n, err := s.FireDue(ctx, 3)
@@ -290,7 +290,7 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1, Handlers: []string{"h"}})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 3, Handlers: []string{"h"}})
 		online(t, st, store.ExecutorInfo{InstanceID: "c", App: "app", Address: "http://127.0.0.1:3", Capacity: 3, Handlers: []string{"other"}})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", Slots: 8, SlotParams: "0=Beijing"}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "* * * * *", SlotCount: 8, SlotParams: "0=Beijing"}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
 
@@ -300,8 +300,8 @@ func TestAssignPushesOneRequestPerExecutorAndRecoversLostSlots(t *testing.T) {
 		perExec := map[int]int{}
 		for _, req := range p.pushes {
 			require.Len(t, req.Assignments, 1)
-			perExec[len(req.Assignments[0].Slots)]++
-			for _, sl := range req.Assignments[0].Slots {
+			perExec[len(req.Assignments[0].Attempts)]++
+			for _, sl := range req.Assignments[0].Attempts {
 				if sl.Slot == 0 {
 					require.Equal(t, "Beijing", sl.Param)
 				}
@@ -366,7 +366,7 @@ func TestFailedSlotIsRetriedOnAnotherExecutorThenDead(t *testing.T) {
 		s := leading(t, st, c, p, 1)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", Slots: 1, RetryMax: 1, RetryBackoffMS: 1000}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "flaky", Handler: "h", Cron: "@yearly", SlotCount: 1, RetryMax: 1, RetryBackoffMS: 1000}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -447,7 +447,7 @@ func TestIdleExecutorStealsQueuedSlots(t *testing.T) {
 		require.NoError(t, err)
 		claim(t, st, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 2})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "big", Handler: "h", Cron: "@yearly", Slots: 10}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "big", Handler: "h", Cron: "@yearly", SlotCount: 10}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 10})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1)) // all 10 on the only executor; the push acknowledged them
@@ -500,7 +500,7 @@ func TestMeasuredCostsDrivePlacement(t *testing.T) {
 		s := leading(t, st, c, p, 1)
 		exA := online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
 		exB := online(t, st, store.ExecutorInfo{InstanceID: "b", App: "app", Address: "http://127.0.0.1:2", Capacity: 1})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "skewed", Handler: "h", Cron: "@yearly", SlotCount: 4}}, t0)
 		// Slot 0 is measured at 10 s, the others at 1 s.
 		for slot, cost := range []float64{10000, 1000, 1000, 1000} {
 			_, err := st.DB().Exec(`INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at) VALUES (?, ?, ?, 0, 3, NULL, 0)`, j.ID, slot, cost)
@@ -535,7 +535,7 @@ func TestFailedPushMovesSlotsElsewhere(t *testing.T) {
 		s := leading(t, st, c, p, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "down", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
 		up := online(t, st, store.ExecutorInfo{InstanceID: "up", App: "app", Address: "http://127.0.0.1:2", Capacity: 4})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 8}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", SlotCount: 8}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 8})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -566,7 +566,7 @@ func TestFrozenExecutorDoesNotStallTheLoop(t *testing.T) {
 		p := &fakePusher{blockAddr: "http://127.0.0.1:1", unblock: make(chan struct{})}
 		s := leading(t, st, c, p, 1)
 		frozen := online(t, st, store.ExecutorInfo{InstanceID: "frozen", App: "app", Address: "http://127.0.0.1:1", Capacity: 4})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", SlotCount: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1), "returns while the push to the frozen executor waits")
@@ -606,7 +606,7 @@ func TestStealMovesOnlyReleasedSlots(t *testing.T) {
 		p := &fakePusher{started: map[int64]bool{}}
 		s := leading(t, st, c, p, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 5}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", SlotCount: 5}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 5})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))
@@ -678,7 +678,7 @@ func TestDrainedExecutorGivesBackQueuedSlots(t *testing.T) {
 		require.NoError(t, err)
 		claim(t, st, 1)
 		busy := online(t, st, store.ExecutorInfo{InstanceID: "busy", App: "app", Address: "http://127.0.0.1:1", Capacity: 1})
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", Slots: 4}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "j", Handler: "h", Cron: "@yearly", SlotCount: 4}}, t0)
 		run, _, err := st.InsertRun(ctx, 1, store.NewRun{JobID: j.ID, ScheduledAt: 1, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 4})
 		require.NoError(t, err)
 		require.NoError(t, s.AssignPending(ctx, 1))

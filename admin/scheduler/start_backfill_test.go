@@ -56,7 +56,7 @@ func TestBackfillStartsAtMostParallelInOrder(t *testing.T) {
 				p := &fakePusher{startAll: true}
 				s := leading(t, st, c, p, 1)
 				online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
-				j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "load", Handler: "h", Cron: "0 3 * * *", Slots: 1}}, t0)
+				j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "load", Handler: "h", Cron: "0 3 * * *", SlotCount: 1}}, t0)
 				bid, runs := createJobBackfill(t, st, j, backfill.Request{From: "2026-02-10", To: "2026-02-19", NewestFirst: newest, Parallel: 3})
 				require.Len(t, runs, 10)
 				order := make([]int64, len(runs)) // the backfill's order

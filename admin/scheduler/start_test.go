@@ -59,7 +59,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 		wantSlots := 0
 		for i := range runs {
 			wantSlots += 1 + i%3
-			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 1 + i%3}}, t0)
+			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", SlotCount: 1 + i%3}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerManual, j.SlotCount)
 		}
 		before, err := st.Now(ctx)
@@ -96,7 +96,7 @@ func TestBatchedStartPushesManyRunsPerRequest(t *testing.T) {
 				multi++
 			}
 			for _, a := range req.Assignments {
-				pushed += len(a.Slots)
+				pushed += len(a.Attempts)
 			}
 		}
 		require.Equal(t, slots, pushed, "every slot pushed once")
@@ -118,7 +118,7 @@ func TestBatchedStartUnderAFencedOutEpochWritesNothing(t *testing.T) {
 		require.NoError(t, err)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "app", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
 		for i := range 30 {
-			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", Slots: 2}}, t0)
+			j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: fmt.Sprintf("j%d", i), Handler: "h", Cron: "0 0 1 1 *", SlotCount: 2}}, t0)
 			pendingRun(t, st, j.ID, t0.UnixMilli(), store.TriggerCron, 2)
 		}
 		// Another admin takes over (epoch 2) while the old leader still
@@ -172,7 +172,7 @@ func TestQueuePolicyHoldsWithinOneBatch(t *testing.T) {
 		c := clock.NewManual(t0)
 		s := newScheduler(t, st, c, &fakePusher{})
 		leadWithExecutor(t, st, "app", "h")
-		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", Slots: 1, OverlapPolicy: "queue"}}, t0)
+		j := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "app", Name: "q", Handler: "h", Cron: "0 0 1 1 *", SlotCount: 1, OverlapPolicy: "queue"}}, t0)
 		for _, at := range []int64{1, 2} {
 			pendingRun(t, st, j.ID, at, store.TriggerManual, 1)
 		}

@@ -188,7 +188,7 @@ func seedDemoJob(ctx context.Context, st *store.Store) error {
 	}
 	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{
 		App: DemoApp, Name: "hello-every-5s", Description: "Demo: 8 slots every 5 seconds",
-		Handler: "demo.hello", Cron: "*/5 * * * * *", Slots: 8, Params: "records=100",
+		Handler: "demo.hello", Cron: "*/5 * * * * *", SlotCount: 8, Params: "records=100",
 		SlotParams: "0=Beijing,1=Shanghai",
 	}}, now)
 	if err != nil {

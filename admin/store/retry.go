@@ -13,7 +13,7 @@ import (
 
 // RetryCandidate is a failed attempt whose job allows another attempt.
 type RetryCandidate struct {
-	ID             int64         `db:"id"`
+	Token          int64         `db:"id"`
 	RunID          int64         `db:"run_id"`
 	Slot           int           `db:"slot"`
 	Attempt        int           `db:"attempt"`
@@ -50,16 +50,16 @@ func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64
 			return err
 		}
 		var err error
-		token, err = s.supersedeAndInsert(ctx, tx, c.ID, c.RunID, c.Slot, c.Attempt, c.Failures+1)
+		token, err = s.supersedeAndInsert(ctx, tx, c.Token, c.RunID, c.Slot, c.Attempt, c.Failures+1)
 		return err
 	})
 	return token, err
 }
 
-func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, id, runID int64, slot, attempt, failures int) (int64, error) {
-	res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersedeFailed), id)
+func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, token, runID int64, slot, attempt, failures int) (int64, error) {
+	res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersedeFailed), token)
 	if err != nil {
-		return 0, fmt.Errorf("supersede token %d: %w", id, err)
+		return 0, fmt.Errorf("supersede token %d: %w", token, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return 0, nil
@@ -114,7 +114,7 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 
 // Unplaced is a current attempt that waits for an executor.
 type Unplaced struct {
-	ID               int64         `db:"id"`
+	Token            int64         `db:"id"`
 	RunID            int64         `db:"run_id"`
 	Slot             int           `db:"slot"`
 	Attempt          int           `db:"attempt"`

@@ -72,7 +72,7 @@ func (o SlotOutcome) ErrorText() string {
 // AttemptState is what deciding on a result needs to know about its
 // attempt, read under the attempt's lock.
 type AttemptState struct {
-	ID         int64         `db:"id"`
+	Token      int64         `db:"id"`
 	RunID      int64         `db:"run_id"`
 	Status     string        `db:"status"`
 	Current    bool          `db:"current"`
@@ -88,7 +88,7 @@ func (t *Tx) LockAttempts(ctx context.Context, tokens []int64) (map[int64]Attemp
 	}
 	out := make(map[int64]AttemptState, len(rows))
 	for _, r := range rows {
-		out[r.ID] = r
+		out[r.Token] = r
 	}
 	return out, nil
 }

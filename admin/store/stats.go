@@ -42,7 +42,7 @@ func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) erro
 // run, job and slot, its executor's speed, the slot's measured cost, and
 // the retry budget.
 type AttemptInfo struct {
-	ID         int64           `db:"id"`
+	Token      int64           `db:"id"`
 	RunID      int64           `db:"run_id"`
 	Slot       int             `db:"slot"`
 	ExecutorID int64           `db:"executor_id"`
@@ -66,7 +66,7 @@ func (t *Tx) AttemptInfos(ctx context.Context, tokens []int64) (map[int64]Attemp
 	}
 	out := make(map[int64]AttemptInfo, len(rows))
 	for _, r := range rows {
-		out[r.ID] = r
+		out[r.Token] = r
 	}
 	return out, nil
 }

@@ -83,12 +83,13 @@ type Node struct {
 	// exists and whether the user may manage it is checked where the jobs
 	// are (not here).
 	Job *JobRef `json:"job,omitempty"`
-	// Handler, Params and Slots define an inline node (no Job): the handler
-	// registered on the app's executors, its params (at most
-	// MaxParamsBytes) and its slot count (default 1, at most MaxSlots).
-	Handler string `json:"handler,omitempty"`
-	Params  string `json:"params,omitempty"`
-	Slots   int    `json:"slots,omitempty"`
+	// Handler, Params and SlotCount define an inline node (no Job): the
+	// handler registered on the app's executors, its params (at most
+	// MaxParamsBytes) and its slot count (JSON "slots": default 1, at most
+	// MaxSlots).
+	Handler   string `json:"handler,omitempty"`
+	Params    string `json:"params,omitempty"`
+	SlotCount int    `json:"slots,omitempty"`
 	// RetryMax, RetryBackoffMS and TimeoutMS are an inline node's retry
 	// and timeout policy, a job's settings of those names (0: no retry,
 	// the job default backoff, no timeout of its own).
@@ -135,8 +136,8 @@ func (d Definition) WithDefaults() Definition {
 		if n.Start == "" {
 			n.Start = AllSuccess
 		}
-		if n.Job == nil && n.Slots == 0 {
-			n.Slots = 1
+		if n.Job == nil && n.SlotCount == 0 {
+			n.SlotCount = 1
 		}
 		if n.Job != nil {
 			ref := *n.Job

@@ -15,7 +15,7 @@ func settlement(policy workflow.FailurePolicy) workflow.Definition {
 		Nodes: []workflow.Node{
 			{Key: "load_trades", Job: &workflow.JobRef{Name: "load-trades"}},
 			{Key: "load_fx_rates", Job: &workflow.JobRef{App: "market-data", Name: "load-fx"}},
-			{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, Slots: 8},
+			{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, SlotCount: 8},
 			{Key: "report", Job: &workflow.JobRef{ID: 42}},
 			{Key: "cleanup", Handler: "tmp.cleanup", Start: workflow.AllDone},
 		},

@@ -60,7 +60,7 @@ func TestNeighbours(t *testing.T) {
 	require.False(t, g.Has("y"))
 	n, ok := g.Node("x")
 	require.True(t, ok)
-	require.Equal(t, Node{Key: "x", Handler: "noop", Slots: 1, Start: AllSuccess}, n)
+	require.Equal(t, Node{Key: "x", Handler: "noop", SlotCount: 1, Start: AllSuccess}, n)
 	_, ok = g.Node("y")
 	require.False(t, ok)
 	require.Equal(t, Stop, g.Definition().FailurePolicy)

@@ -150,7 +150,7 @@ func checkNode(errs FieldErrors, i int, n Node) {
 		if n.Params != "" {
 			errs[at("params")] = "only for an inline handler: a job runs with its own params"
 		}
-		if n.Slots != 0 {
+		if n.SlotCount != 0 {
 			errs[at("slots")] = "only for an inline handler: a job runs with its own slots"
 		}
 		for field, v := range map[string]int64{"retry_max": int64(n.RetryMax), "retry_backoff_ms": n.RetryBackoffMS, "timeout_ms": n.TimeoutMS} {
@@ -166,8 +166,8 @@ func checkNode(errs FieldErrors, i int, n Node) {
 	if len(n.Params) > MaxParamsBytes {
 		errs[at("params")] = fmt.Sprintf("at most %d bytes", MaxParamsBytes)
 	}
-	if n.Slots < 1 || n.Slots > MaxSlots {
-		errs[at("slots")] = fmt.Sprintf("%d is outside 1-%d", n.Slots, MaxSlots)
+	if n.SlotCount < 1 || n.SlotCount > MaxSlots {
+		errs[at("slots")] = fmt.Sprintf("%d is outside 1-%d", n.SlotCount, MaxSlots)
 	}
 	if n.RetryMax < 0 || n.RetryMax > MaxRetries {
 		errs[at("retry_max")] = fmt.Sprintf("%d is outside 0-%d", n.RetryMax, MaxRetries)

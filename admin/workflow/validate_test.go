@@ -28,9 +28,9 @@ func TestWithDefaults(t *testing.T) {
 	got := d.WithDefaults()
 	require.Equal(t, Stop, got.FailurePolicy)
 	require.Equal(t, AllSuccess, got.Nodes[0].Start)
-	require.Equal(t, 1, got.Nodes[0].Slots)
+	require.Equal(t, 1, got.Nodes[0].SlotCount)
 	require.Equal(t, AllDone, got.Nodes[1].Start)
-	require.Zero(t, got.Nodes[1].Slots, "a job runs with its own slots")
+	require.Zero(t, got.Nodes[1].SlotCount, "a job runs with its own slots")
 	got.Nodes[1].Job.Name = "changed"
 	require.Equal(t, "j", d.Nodes[1].Job.Name, "the definition is not changed")
 	require.Empty(t, d.FailurePolicy)
@@ -67,7 +67,7 @@ func TestValidateFieldErrors(t *testing.T) {
 			"nodes[0].handler": "a job or an inline handler is required: the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)"}},
 		{"job and handler", func(d *Definition) { d.Nodes[0].Job = &JobRef{Name: "load"} },
 			FieldErrors{"nodes[0].handler": "a node runs a job or an inline handler, not both"}},
-		{"job with params and slots", func(d *Definition) { d.Nodes[0] = Node{Key: "a", Job: &JobRef{ID: 7}, Params: "{}", Slots: 2} }, FieldErrors{
+		{"job with params and slots", func(d *Definition) { d.Nodes[0] = Node{Key: "a", Job: &JobRef{ID: 7}, Params: "{}", SlotCount: 2} }, FieldErrors{
 			"nodes[0].params": "only for an inline handler: a job runs with its own params",
 			"nodes[0].slots":  "only for an inline handler: a job runs with its own slots"}},
 		{"job by id and name", func(d *Definition) { d.Nodes[0] = Node{Key: "a", Job: &JobRef{ID: 7, Name: "x"}} },
@@ -78,7 +78,7 @@ func TestValidateFieldErrors(t *testing.T) {
 			FieldErrors{"nodes[0].job": "id -1: a job id is positive"}},
 		{"job in a bad app", func(d *Definition) { d.Nodes[0] = Node{Key: "a", Job: &JobRef{Name: "x", App: "b/c"}} },
 			FieldErrors{"nodes[0].job": "app: " + names.Rule}},
-		{"slots", func(d *Definition) { d.Nodes[1].Slots = MaxSlots + 1 }, FieldErrors{"nodes[1].slots": "1025 is outside 1-1024"}},
+		{"slots", func(d *Definition) { d.Nodes[1].SlotCount = MaxSlots + 1 }, FieldErrors{"nodes[1].slots": "1025 is outside 1-1024"}},
 		{"inline retries and timeout", func(d *Definition) {
 			d.Nodes[1].RetryMax, d.Nodes[1].RetryBackoffMS, d.Nodes[1].TimeoutMS = MaxRetries+1, -1, -5
 		}, FieldErrors{"nodes[1].retry_max": "101 is outside 0-100", "nodes[1].retry_backoff_ms": "milliseconds, 0 or more",

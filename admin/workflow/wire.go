@@ -12,7 +12,7 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 	def := Definition{Name: d.Name, App: d.App, FailurePolicy: FailurePolicy(d.FailurePolicy),
 		Nodes: make([]Node, len(d.Nodes)), Edges: make([]Edge, len(d.Edges))}
 	for i, n := range d.Nodes {
-		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: StartRule(n.Start),
+		node := Node{Key: n.Key, Handler: n.Handler, Params: n.Params, SlotCount: n.SlotCount, Start: StartRule(n.Start),
 			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS,
 			WaitTimeout: n.WaitTimeout, OnTimeout: OnTimeout(n.OnTimeout)}
 		if n.Job != nil {
@@ -31,7 +31,7 @@ func FromWire(d apitypes.WorkflowDef) Definition {
 func (d Definition) Wire() ([]apitypes.WorkflowNode, []apitypes.WorkflowEdge) {
 	nodes := make([]apitypes.WorkflowNode, len(d.Nodes))
 	for i, n := range d.Nodes {
-		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, Slots: n.Slots, Start: string(n.Start),
+		node := apitypes.WorkflowNode{Key: n.Key, Handler: n.Handler, Params: n.Params, SlotCount: n.SlotCount, Start: string(n.Start),
 			RetryMax: n.RetryMax, RetryBackoffMS: n.RetryBackoffMS, TimeoutMS: n.TimeoutMS,
 			WaitTimeout: n.WaitTimeout, OnTimeout: string(n.OnTimeout)}
 		if n.Job != nil {

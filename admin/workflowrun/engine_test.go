@@ -72,7 +72,7 @@ func storeFixture(t *testing.T, st *store.Store, def workflow.Definition, inline
 
 func createJob(t *testing.T, st *store.Store, name, params string) int64 {
 	t.Helper()
-	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "fin", Name: name, Handler: "h", Cron: "0 3 1 1 *", Params: params, Slots: 2}}, time.Now())
+	v, err := jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "fin", Name: name, Handler: "h", Cron: "0 3 1 1 *", Params: params, SlotCount: 2}}, time.Now())
 	require.NoError(t, err)
 	id, err := st.CreateJob(ctx, v.Job)
 	require.NoError(t, err)

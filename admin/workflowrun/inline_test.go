@@ -52,9 +52,9 @@ func TestInlineNodesRunAndResultsFlowDownstream(t *testing.T) {
 		f := newInlineFixture(t, st, workflow.Definition{FailurePolicy: workflow.Stop,
 			Nodes: []workflow.Node{
 				{Key: "load_trades", Handler: "trades.load", Params: `{"source":"s3"}`},
-				{Key: "load_fx", Handler: "fx.load", Slots: 2, RetryMax: 3, RetryBackoffMS: 250, TimeoutMS: 60000},
+				{Key: "load_fx", Handler: "fx.load", SlotCount: 2, RetryMax: 3, RetryBackoffMS: 250, TimeoutMS: 60000},
 				{Key: "quiet", Handler: "noop"},
-				{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, Slots: 3},
+				{Key: "settle", Handler: "settle.eod", Params: `{"ledger":"main"}`, SlotCount: 3},
 			},
 			Edges: []workflow.Edge{{From: "load_trades", To: "settle"}, {From: "load_fx", To: "settle"}, {From: "quiet", To: "settle"}}})
 		jobs, err := st.WorkflowJobs(ctx, f.wf.ID)

@@ -126,7 +126,7 @@ func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address st
 	}
 	var all []int64
 	for _, a := range req.Assignments {
-		for _, sl := range a.Slots {
+		for _, sl := range a.Attempts {
 			all = append(all, sl.Token)
 		}
 	}
@@ -145,7 +145,7 @@ func (s *Service) dispatch(ctx context.Context, ex store.ExecutorRef, address st
 	answered := 0
 outer:
 	for _, a := range req.Assignments {
-		for _, sl := range a.Slots {
+		for _, sl := range a.Attempts {
 			if !send[sl.Token] {
 				continue // this replica is sending it already
 			}
@@ -253,6 +253,6 @@ func triggerFor(a protocol.RunAssignment, sl protocol.SlotAttempt) TriggerParam 
 		JobID: SlotJobID(a.JobID, sl.Slot), ExecutorHandler: a.Handler, ExecutorParams: params,
 		ExecutorBlockStrategy: BlockSerial, ExecutorTimeout: timeout,
 		LogID: sl.Token, LogDateTime: a.ScheduledAt, GlueType: GlueBean,
-		BroadcastIndex: sl.Slot, BroadcastTotal: a.Total,
+		BroadcastIndex: sl.Slot, BroadcastTotal: a.SlotCount,
 	}
 }

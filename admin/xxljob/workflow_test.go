@@ -28,7 +28,7 @@ func TestTriggerCarriesTheWorkflowContext(t *testing.T) {
 		{"no workflow node: unchanged", `{"ledger":"main"}`, nil, `{"ledger":"main"}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := triggerFor(protocol.RunAssignment{JobID: 7, Handler: "h", Params: c.params, Total: 1, Workflow: c.w},
+			got := triggerFor(protocol.RunAssignment{JobID: 7, Handler: "h", Params: c.params, SlotCount: 1, Workflow: c.w},
 				protocol.SlotAttempt{Slot: 0, Token: 3}).ExecutorParams
 			if c.want == "ms=1500" || c.w == nil {
 				require.Equal(t, c.want, got)
@@ -37,7 +37,7 @@ func TestTriggerCarriesTheWorkflowContext(t *testing.T) {
 			require.JSONEq(t, c.want, got)
 		})
 	}
-	slot := triggerFor(protocol.RunAssignment{JobID: 7, Params: `{"a":1}`, Total: 2, Workflow: w},
+	slot := triggerFor(protocol.RunAssignment{JobID: 7, Params: `{"a":1}`, SlotCount: 2, Workflow: w},
 		protocol.SlotAttempt{Slot: 1, Token: 4, Param: "Shanghai"})
 	require.Equal(t, "Shanghai", slot.ExecutorParams, "a per-slot parameter replaces the run's, as before")
 }

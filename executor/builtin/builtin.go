@@ -241,7 +241,7 @@ func expandSlot(s string, t *sdk.Task) (string, bool) {
 	w := workflowOf(t)
 	r := strings.NewReplacer(
 		"{slot}", fmt.Sprint(t.Slot),
-		"{total}", fmt.Sprint(t.Total),
+		"{total}", fmt.Sprint(t.SlotCount),
 		"{run_id}", fmt.Sprint(t.RunID),
 		"{job_id}", fmt.Sprint(t.JobID),
 		"{attempt}", fmt.Sprint(t.Attempt),

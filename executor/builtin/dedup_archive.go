@@ -143,7 +143,7 @@ func (h *DedupArchive) Handle(ctx context.Context, t *sdk.Task) error {
 	}
 	cfg := p.cfg
 	cfg.Dialect = h.sql.cfg.DataSources[p.DataSource].Driver
-	cfg.Slot, cfg.Total = t.Slot, t.Total
+	cfg.Slot, cfg.SlotCount = t.Slot, t.SlotCount
 	cfg.Logger = logger(t).With("handler", NameDedupArchive, "datasource", p.DataSource)
 	var moved int64
 	cfg.OnBatch = func(n int64) {

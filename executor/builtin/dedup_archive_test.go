@@ -60,7 +60,7 @@ func TestDedupArchiveHandler(t *testing.T) {
 				require.Equal(t, 4, n, "slots 1-3 leave the locks alone")
 			}
 			task, log := newTask(`{"datasource": "biz", "horizon": "720h", "jobs": {"3": "1440h"}, "batch_size": 7, "pause_ms": 0}`)
-			task.Slot, task.Total = slot, 4
+			task.Slot, task.SlotCount = slot, 4
 			require.NoError(t, e.h2().Handle(context.Background(), task))
 			processed, _, _, _ := task.Counts()
 			total += processed

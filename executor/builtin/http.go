@@ -153,7 +153,7 @@ func parseHTTPParams(params string) (*httpParams, error) {
 	if strings.TrimSpace(p.URL) == "" {
 		return nil, paramsErr(NameHTTP, "url", "http.url_required")
 	}
-	probe, _ := expandSlot(p.URL, &sdk.Task{Total: 1})
+	probe, _ := expandSlot(p.URL, &sdk.Task{SlotCount: 1})
 	if _, err := checkURL(probe); err != nil {
 		return nil, paramsErrFrom(NameHTTP, "url", err)
 	}
@@ -298,7 +298,7 @@ func (h *HTTP) Handle(ctx context.Context, t *sdk.Task) error {
 	}
 	req.Header.Set("User-Agent", "shardjob-executor")
 	req.Header.Set("X-Shardjob-Slot", strconv.Itoa(t.Slot))
-	req.Header.Set("X-Shardjob-Total", strconv.Itoa(t.Total))
+	req.Header.Set("X-Shardjob-Total", strconv.Itoa(t.SlotCount))
 	req.Header.Set("X-Shardjob-Run-Id", strconv.FormatInt(t.RunID, 10))
 	req.Header.Set("X-Shardjob-Attempt", strconv.Itoa(t.Attempt))
 	if w := workflowOf(t); w.RunID != 0 {

@@ -70,7 +70,7 @@ func (b *logBuffer) watch(s string) <-chan struct{} {
 func newTask(params string) (*sdk.Task, *logBuffer) {
 	lb := &logBuffer{}
 	return &sdk.Task{
-		RunID: 42, JobID: 7, JobName: "j", Slot: 3, Total: 8, Params: params, Token: 9, Attempt: 1,
+		RunID: 42, JobID: 7, JobName: "j", Slot: 3, SlotCount: 8, Params: params, Token: 9, Attempt: 1,
 		Logger: slog.New(slog.NewTextHandler(lb, nil)),
 	}, lb
 }

@@ -116,7 +116,7 @@ func TestProblemsOnlyTheExecutorMeets(t *testing.T) {
 
 	h, err := NewHTTP(HTTPConfig{MaxTimeout: time.Second})
 	require.NoError(t, err)
-	err = h.Handle(context.Background(), &sdk.Task{Total: 1, Params: `{"url": "http://a.example/", "timeout_ms": 2000}`})
+	err = h.Handle(context.Background(), &sdk.Task{SlotCount: 1, Params: `{"url": "http://a.example/", "timeout_ms": 2000}`})
 	var pe *ParamsError
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, "params.timeout_executor", pe.Code)

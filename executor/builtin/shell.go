@@ -159,7 +159,7 @@ func (p *shellParams) argv(t *sdk.Task) []string {
 		out = append(out, e)
 	}
 	if !any {
-		out = append(out, strconv.Itoa(t.Slot), strconv.Itoa(t.Total))
+		out = append(out, strconv.Itoa(t.Slot), strconv.Itoa(t.SlotCount))
 	}
 	return out
 }
@@ -198,7 +198,7 @@ func (s *Shell) Handle(ctx context.Context, t *sdk.Task) error {
 	cmd.Env = []string{
 		shellEnvPath,
 		"SHARDJOB_SLOT=" + strconv.Itoa(t.Slot),
-		"SHARDJOB_TOTAL=" + strconv.Itoa(t.Total),
+		"SHARDJOB_TOTAL=" + strconv.Itoa(t.SlotCount),
 		"SHARDJOB_RUN_ID=" + strconv.FormatInt(t.RunID, 10),
 		"SHARDJOB_JOB_ID=" + strconv.FormatInt(t.JobID, 10),
 		"SHARDJOB_ATTEMPT=" + strconv.Itoa(t.Attempt),

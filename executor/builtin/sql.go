@@ -313,7 +313,7 @@ func (p *sqlParams) bind(t *sdk.Task) []any {
 		case "slot":
 			args = append(args, int64(t.Slot))
 		case "total":
-			args = append(args, int64(t.Total))
+			args = append(args, int64(t.SlotCount))
 		case "run_id":
 			args = append(args, t.RunID)
 		case "job_id":

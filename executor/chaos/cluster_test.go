@@ -149,7 +149,7 @@ func (c *cluster) createJob(name, handler, params string) int64 {
 	enabled := false
 	return c.CreateJob(apitypes.JobSpec{JobDef: apitypes.JobDef{
 		App: app, Name: name, Handler: handler, Cron: "0 0 1 1 *",
-		Slots: slots, Params: params, Enabled: &enabled,
+		SlotCount: slots, Params: params, Enabled: &enabled,
 		// A slot failed by the database outage is retried by the admin.
 		RetryMax: retryMax, RetryBackoffMS: 1000,
 	}})
@@ -182,7 +182,7 @@ func (c *cluster) finishRun(id int64) (apitypes.Run, []apitypes.Attempt, int) {
 				failed[firstLine(a.Error)]++
 			}
 		}
-		c.t.Logf("run %d ended %s (%d of %d slots failed: %v): POST /api/v1/runs/%d/retry", id, r.Status, r.SlotsFailed, r.Slots, failed, id)
+		c.t.Logf("run %d ended %s (%d of %d slots failed: %v): POST /api/v1/runs/%d/retry", id, r.Status, r.SlotsFailed, r.SlotCount, failed, id)
 		c.reportRetryBudget(id, atts)
 		var out struct {
 			RetriedSlots int `json:"retried_slots"`

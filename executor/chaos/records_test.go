@@ -123,7 +123,7 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, apitypes.Run) {
 	require.NoError(t, c.db.Start())
 	down := time.Since(downAt)
 	t.Logf("ledger: MariaDB killed at +%s and up again after %s (%d/%d slots had succeeded)",
-		downAt.Sub(runStart).Round(time.Millisecond), down.Round(time.Millisecond), r.SlotsSucceeded, r.Slots)
+		downAt.Sub(runStart).Round(time.Millisecond), down.Round(time.Millisecond), r.SlotsSucceeded, r.SlotCount)
 
 	// SIGSTOP another executor that is booking, until it was declared lost
 	// and newer tokens took the shard locks of its slots.

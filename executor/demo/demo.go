@@ -67,7 +67,7 @@ func Hello(ctx context.Context, t *sdk.Task) error {
 	if err != nil {
 		return err
 	}
-	t.Logger.Info("hello from slot", "slot", t.Slot, "total", t.Total, "slot_param", t.SlotParam)
+	t.Logger.Info("hello from slot", "slot", t.Slot, "total", t.SlotCount, "slot_param", t.SlotParam)
 	t.AddProcessed(n)
 	return ctx.Err()
 }

@@ -71,7 +71,7 @@ func (b *lockedBuffer) String() string {
 // ledgerTask is slot of total of run 7 of job 42, attempt token.
 func ledgerTask(slot, total int, token int64, params string, out *lockedBuffer) *sdk.Task {
 	return &sdk.Task{
-		JobID: 42, RunID: 7, Slot: slot, Total: total, Params: params, Token: token, Attempt: 1,
+		JobID: 42, RunID: 7, Slot: slot, SlotCount: total, Params: params, Token: token, Attempt: 1,
 		Logger: slog.New(slog.NewTextHandler(out, nil)).With("slot", slot, "token", token),
 	}
 }

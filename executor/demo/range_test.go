@@ -42,7 +42,7 @@ func (b *syncBuffer) String() string {
 func task(slot, total int, params string, out *syncBuffer) *sdk.Task {
 	token := int64(1000 + slot)
 	log := slog.New(slog.NewTextHandler(out, nil)).With("slot", slot, "token", token)
-	return &sdk.Task{RunID: 1, Slot: slot, Total: total, Params: params, Token: token, Attempt: 1, Logger: log}
+	return &sdk.Task{RunID: 1, Slot: slot, SlotCount: total, Params: params, Token: token, Attempt: 1, Logger: log}
 }
 
 var rangeLineRE = regexp.MustCompile(`range slot=(\d+) lo=(-?\d+) hi=(-?\d+) token=(\d+)`)

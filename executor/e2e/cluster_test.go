@@ -123,7 +123,7 @@ func (c *cluster) createJob(app, name string, slots int, params string) int64 {
 	enabled := false
 	return c.CreateJob(apitypes.JobSpec{JobDef: apitypes.JobDef{
 		App: app, Name: name, Handler: "demo.range", Cron: "0 0 1 1 *",
-		Slots: slots, Params: params, Enabled: &enabled,
+		SlotCount: slots, Params: params, Enabled: &enabled,
 	}})
 }
 
@@ -157,7 +157,7 @@ func (c *cluster) waitRunEnded(id int64) (apitypes.Run, []apitypes.Attempt) {
 			}
 		}
 		state := fmt.Errorf("run %d is %s (slots_succeeded=%d slots_failed=%d of %d); current attempts by status: %v",
-			id, r.Status, r.SlotsSucceeded, r.SlotsFailed, r.Slots, status)
+			id, r.Status, r.SlotsSucceeded, r.SlotsFailed, r.SlotCount, status)
 		switch {
 		case !ended:
 			allEndedAt = time.Time{}

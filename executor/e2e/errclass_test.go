@@ -23,7 +23,7 @@ func TestPermanentFailureIsNotRetried(t *testing.T) {
 	enabled := false
 	job := c.CreateJob(apitypes.JobSpec{JobDef: apitypes.JobDef{
 		App: "payments", Name: "settle", Handler: "demo.fail", Cron: "0 0 1 1 *",
-		Slots: 2, Params: "permanent=0;slots=1;fail_attempts=1", RetryMax: 3, RetryBackoffMS: 100, Enabled: &enabled,
+		SlotCount: 2, Params: "permanent=0;slots=1;fail_attempts=1", RetryMax: 3, RetryBackoffMS: 100, Enabled: &enabled,
 	}})
 	run := c.trigger(job)
 	r, atts := c.waitRunEnded(run.ID)

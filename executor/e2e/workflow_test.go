@@ -33,7 +33,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 		App: "billing", Name: "sums", FailurePolicy: "continue",
 		Nodes: []apitypes.WorkflowNode{
 			{Key: "a", Handler: "demo.sum", Params: `{"add":2}`},
-			{Key: "b", Handler: "demo.sum", Params: `{"add":3}`, Slots: 2},
+			{Key: "b", Handler: "demo.sum", Params: `{"add":3}`, SlotCount: 2},
 			{Key: "c", Handler: "demo.sum", Params: `{"add":10}`},
 			{Key: "flaky", Handler: "demo.fail", RetryMax: 1, RetryBackoffMS: 100},
 		},
@@ -92,7 +92,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	require.JSONEq(t, `{"sum":18}`, string(run.Result))
 	var b apitypes.RunDetail
 	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", byKey["b"].JobRunID), &b))
-	require.Equal(t, 2, b.Run.Slots)
+	require.Equal(t, 2, b.Run.SlotCount)
 	for _, a := range b.Attempts {
 		require.NotNil(t, a.ExecutorID)
 		require.Equal(t, ex.ID, *a.ExecutorID, "slot %d ran on the billing executor", a.Slot)

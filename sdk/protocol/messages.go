@@ -89,24 +89,29 @@ type HeartbeatResponse struct {
 	AssignmentsValidUntilMS int64 `json:"assignments_valid_until_ms,omitempty"`
 }
 
-// RunAssignment is the work of one run for one executor: all of its slots.
+// RunAssignment is the work of one run for one executor: the attempts of
+// its slots placed on that executor.
 type RunAssignment struct {
-	RunID       int64          `json:"run_id"`
-	JobID       int64          `json:"job_id"`
-	JobName     string         `json:"job_name"`
-	Handler     string         `json:"handler"`
-	ScheduledAt int64          `json:"scheduled_at_ms"`
-	Params      string         `json:"params,omitempty"`
-	Total       int            `json:"total"`
-	TimeoutMS   int64          `json:"timeout_ms,omitempty"`
-	Records     *RecordsPolicy `json:"records,omitempty"` // nil: the job sets no records policy
+	RunID       int64  `json:"run_id"`
+	JobID       int64  `json:"job_id"`
+	JobName     string `json:"job_name"`
+	Handler     string `json:"handler"`
+	ScheduledAt int64  `json:"scheduled_at_ms"`
+	Params      string `json:"params,omitempty"`
+	// SlotCount is how many slots the run has (slots 0 … SlotCount-1);
+	// "total" on the wire.
+	SlotCount int            `json:"total"`
+	TimeoutMS int64          `json:"timeout_ms,omitempty"`
+	Records   *RecordsPolicy `json:"records,omitempty"` // nil: the job sets no records policy
 	// Workflow is the workflow context of a run that is a workflow node's
 	// (nil for any other run): kept apart from Params, which hold only the
 	// job's (and the workflow run's) params, so that a handler that
 	// decodes its params strictly (the built-in http, sql and shell) is not
 	// handed fields it does not know.
 	Workflow *WorkflowContext `json:"workflow,omitempty"`
-	Slots    []SlotAttempt    `json:"slots"`
+	// Attempts are the attempts of this run's slots that the executor is
+	// to run, one per slot; "slots" on the wire.
+	Attempts []SlotAttempt `json:"slots"`
 }
 
 // WorkflowContext is what a workflow node's run knows of its workflow run:

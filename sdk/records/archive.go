@@ -75,12 +75,12 @@ type ArchiveConfig struct {
 	// job. Default none.
 	JobHorizons map[int64]time.Duration
 
-	// Slot and Total share the work between Total callers (the slots of an
-	// archive job): slot s takes the (job_id, scope) groups of rows whose
-	// FNV-1a hash modulo Total is s. A group is a contiguous range of the
+	// Slot and SlotCount share the work between SlotCount callers (the
+	// slots of an archive job): slot s takes the (job_id, scope) groups of
+	// rows whose FNV-1a hash modulo SlotCount is s. A group is a contiguous range of the
 	// primary key, found with one index seek, so every caller walks only
 	// its own ranges. Default slot 0 of 1 (everything).
-	Slot, Total int
+	Slot, SlotCount int
 
 	// BatchSize is how many rows are read per window and at most how many
 	// are moved per transaction. Default 1000, at most MaxBatchSize.
@@ -117,8 +117,8 @@ func (c ArchiveConfig) WithDefaults() ArchiveConfig {
 	if c.Horizon == 0 {
 		c.Horizon = DefaultArchiveHorizon
 	}
-	if c.Total == 0 {
-		c.Total = 1
+	if c.SlotCount == 0 {
+		c.SlotCount = 1
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultArchiveBatchSize
@@ -162,8 +162,8 @@ func (c ArchiveConfig) Validate() error {
 	if c.LockHorizon >= 0 && c.LockHorizon < MinArchiveHorizon {
 		bad("LockHorizon is %s: must be at least %s (a purged lock no longer fences the old tokens of its run), KeepForever, or 0 for the default %s", c.LockHorizon, MinArchiveHorizon, DefaultLockHorizon)
 	}
-	if c.Total < 1 || c.Slot < 0 || c.Slot >= c.Total {
-		bad("Slot %d of Total %d: want 0 <= Slot < Total", c.Slot, c.Total)
+	if c.SlotCount < 1 || c.Slot < 0 || c.Slot >= c.SlotCount {
+		bad("Slot %d of SlotCount %d: want 0 <= Slot < SlotCount", c.Slot, c.SlotCount)
 	}
 	if c.BatchSize < 1 || c.BatchSize > MaxBatchSize {
 		bad("BatchSize is %d: must be in [1, %d], or 0 for the default %d", c.BatchSize, MaxBatchSize, DefaultArchiveBatchSize)
@@ -183,8 +183,8 @@ type ArchiveResult struct {
 // Archive takes the done rows older than the horizon out of dedup_record —
 // moving them to dedup_record_archive or deleting them — in small
 // transactions, in primary-key order, and returns when it has walked the
-// whole table (its share of it: Slot of Total). Pending and failed rows and
-// rows younger than the horizon are never touched.
+// whole table (its share of it: Slot of SlotCount). Pending and failed rows
+// and rows younger than the horizon are never touched.
 //
 // The walk is keyset-only (see sql/archive.sql): windows of BatchSize rows
 // are read without locks, and the window's rows to move are then locked,
@@ -226,7 +226,7 @@ func Archive(ctx context.Context, db *sql.DB, cfg ArchiveConfig) (ArchiveResult,
 	if err == nil && cfg.Slot == 0 && cfg.LockHorizon > 0 {
 		res.Locks, err = purgeLocks(ctx, db, q, cfg.LockHorizon)
 	}
-	cfg.Logger.Info("dedup archive pass ended", "mode", cfg.Mode, "slot", cfg.Slot, "total", cfg.Total,
+	cfg.Logger.Info("dedup archive pass ended", "mode", cfg.Mode, "slot", cfg.Slot, "total", cfg.SlotCount,
 		"moved", res.Moved, "scanned", res.Scanned, "groups", res.Groups, "batches", res.Batches, "locks_purged", res.Locks,
 		"duration", time.Since(start).Round(time.Millisecond).String(), "err", err)
 	return res, err
@@ -264,7 +264,7 @@ func (a *archiver) cutoff(job int64) (int64, bool) {
 
 // owns reports whether the group (job, scope) is this slot's.
 func (a *archiver) owns(job int64, scope string) bool {
-	return groupSlot(job, scope, a.cfg.Total) == a.cfg.Slot
+	return groupSlot(job, scope, a.cfg.SlotCount) == a.cfg.Slot
 }
 
 // groupSlot maps a (job_id, scope) group to a slot in [0, total).

@@ -169,12 +169,12 @@ func TestArchiveConfig(t *testing.T) {
 	require.NoError(t, c.Validate())
 	require.Equal(t, DefaultArchiveHorizon, c.Horizon)
 	require.Equal(t, ArchiveMove, c.Mode)
-	require.Equal(t, 1, c.Total)
+	require.Equal(t, 1, c.SlotCount)
 	require.Equal(t, DefaultLockHorizon, c.LockHorizon)
-	err := ArchiveConfig{Dialect: "pg", Horizon: time.Minute, Slot: 3, Total: 2, BatchSize: MaxBatchSize + 1, Mode: 9,
+	err := ArchiveConfig{Dialect: "pg", Horizon: time.Minute, Slot: 3, SlotCount: 2, BatchSize: MaxBatchSize + 1, Mode: 9,
 		JobHorizons: map[int64]time.Duration{5: time.Second}, LockHorizon: time.Minute}.Validate()
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	for _, want := range []string{"Dialect", "Mode 9", "Horizon is 1m0s", "JobHorizons[5]", "Slot 3 of Total 2", "BatchSize", "LockHorizon is 1m0s"} {
+	for _, want := range []string{"Dialect", "Mode 9", "Horizon is 1m0s", "JobHorizons[5]", "Slot 3 of SlotCount 2", "BatchSize", "LockHorizon is 1m0s"} {
 		require.ErrorContains(t, err, want)
 	}
 	require.NoError(t, ArchiveConfig{Dialect: DialectSQLite, JobHorizons: map[int64]time.Duration{5: KeepForever}, LockHorizon: KeepForever}.WithDefaults().Validate())
@@ -322,7 +322,7 @@ func TestArchiveSlotsShareTheWork(t *testing.T) {
 		for slot := range total {
 			wg.Go(func() {
 				cfg := archiveConfig(t, e)
-				cfg.Slot, cfg.Total = slot, total
+				cfg.Slot, cfg.SlotCount = slot, total
 				res, err := Archive(context.Background(), e.db, cfg)
 				moved[slot], groups[slot], errs[slot] = res.Moved, res.Groups, err
 			})

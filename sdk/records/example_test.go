@@ -60,12 +60,12 @@ func Example_transactional() {
 
 	// In a handler the executor passes the task; here: slot 0 of run 1001
 	// of job 42, attempt 1 (token 1), invoices 1 to 1000.
-	first := &sdk.Task{JobID: 42, RunID: 1001, Slot: 0, Total: 1, Token: 1, Attempt: 1}
+	first := &sdk.Task{JobID: 42, RunID: 1001, Slot: 0, SlotCount: 1, Token: 1, Attempt: 1}
 	res, err := p.Process(ctx, first, records.IDRangeSource(first.IDRange(1, 1000)), bill)
 	fmt.Printf("attempt 1: processed %d, skipped %d, err %v\n", res.Processed, res.Skipped, err)
 
 	// The slot runs again (a retry, a duplicate dispatch): newer token, same run.
-	second := &sdk.Task{JobID: 42, RunID: 1001, Slot: 0, Total: 1, Token: 2, Attempt: 2}
+	second := &sdk.Task{JobID: 42, RunID: 1001, Slot: 0, SlotCount: 1, Token: 2, Attempt: 2}
 	res, err = p.Process(ctx, second, records.IDRangeSource(second.IDRange(1, 1000)), bill)
 	fmt.Printf("attempt 2: processed %d, skipped %d, err %v\n", res.Processed, res.Skipped, err)
 
@@ -127,11 +127,11 @@ func Example_external() {
 		}
 		return nil
 	}
-	task := &sdk.Task{JobID: 7, RunID: 1, Slot: 0, Total: 1, Token: 1, Attempt: 1}
+	task := &sdk.Task{JobID: 7, RunID: 1, Slot: 0, SlotCount: 1, Token: 1, Attempt: 1}
 	res, err := p.Process(ctx, task, records.KeysOf([]string{"customer-1", "customer-2"}), send)
 	fmt.Println("run 1: processed", res.Processed, "err", err)
 
-	next := &sdk.Task{JobID: 7, RunID: 2, Slot: 0, Total: 1, Token: 2, Attempt: 1}
+	next := &sdk.Task{JobID: 7, RunID: 2, Slot: 0, SlotCount: 1, Token: 2, Attempt: 1}
 	res, err = p.Process(ctx, next, records.KeysOf([]string{"customer-2", "customer-3"}), send)
 	fmt.Println("run 2: processed", res.Processed, "skipped", res.Skipped, "err", err)
 	// Output:

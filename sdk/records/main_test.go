@@ -169,7 +169,7 @@ func insertEffect(token int64) Func {
 }
 
 func newTask(job, run int64, slot int, token int64) *sdk.Task {
-	return &sdk.Task{JobID: job, RunID: run, Slot: slot, Total: slot + 1, Token: token, Attempt: 1}
+	return &sdk.Task{JobID: job, RunID: run, Slot: slot, SlotCount: slot + 1, Token: token, Attempt: 1}
 }
 
 // keys returns n keys "k00000", "k00001", …

@@ -207,7 +207,7 @@ func (c *Cluster) WaitRunEnded(id int64, pending func(r apitypes.Run, atts []api
 			}
 		}
 		return false, fmt.Errorf("run %d is %s (%d/%d slots succeeded, %d failed); current attempts by status %v",
-			id, r.Status, r.SlotsSucceeded, r.Slots, r.SlotsFailed, byStatus)
+			id, r.Status, r.SlotsSucceeded, r.SlotCount, r.SlotsFailed, byStatus)
 	}, fmt.Sprintf("run %d did not end", id))
 	return r, atts
 }

@@ -39,7 +39,7 @@ func main() {
 	flag.Parse()
 
 	cfg := records.ArchiveConfig{
-		Dialect: *dialect, Slot: *slot, Total: *total, BatchSize: *batch, Pause: *pause, Horizon: *horizon,
+		Dialect: *dialect, Slot: *slot, SlotCount: *total, BatchSize: *batch, Pause: *pause, Horizon: *horizon,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if *del {
