@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -158,8 +159,8 @@ func TestRejectedResultIsForgottenAndLogged(t *testing.T) {
 	t.Parallel()
 	fa := newFakeAdmin(t, testSecret)
 	fa.update(func(f *fakeAdmin) { f.reject[301] = true })
-	var logs logBuffer
-	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": noop}, func(c *Config) { c.Logger = logs.logger() })
+	var logs testenv.Buffer
+	e := newExecutor(t, []string{fa.URL()}, map[string]Handler{"work": noop}, func(c *Config) { c.Logger = debugLogger(&logs) })
 	fa.assignPush(t, e, run("work", 301, 302))
 	fa.waitResult(t, 301)
 	fa.waitResult(t, 302)
@@ -530,7 +531,7 @@ func TestStopCancelsSlotsPastDrainTimeout(t *testing.T) {
 	t.Parallel()
 	fa := newFakeAdmin(t, testSecret)
 	g := newGate()
-	var logs logBuffer
+	var logs testenv.Buffer
 	e := buildExecutor(t, []string{fa.URL()}, map[string]Handler{"work": g.handle}, func(c *Config) {
 		c.DrainTimeout = 50 * time.Millisecond
 		c.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

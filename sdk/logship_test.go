@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -186,7 +187,7 @@ func TestLogBufferByteCapAndLongMessages(t *testing.T) {
 
 func TestShipHandlerKeepsTheConfiguredHandlersLevel(t *testing.T) {
 	t.Parallel()
-	var out logBuffer
+	var out testenv.Buffer
 	next := slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn})
 	s := newLogShipper(Config{LogShipLevel: slog.LevelDebug}.WithDefaults())
 	l := slog.New(&shipHandler{next: next, ship: s, token: 1})

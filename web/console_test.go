@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
@@ -635,7 +636,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	code, role := bearerMe(t, base, secret)
 	require.Equal(t, http.StatusOK, code, "the new token works")
 	require.Equal(t, auth.RoleOperator, role, "with its role cap")
-	tokenAPI := &apiClient{t: t, base: base, token: secret}
+	tokenAPI := &apiClient{t: t, api: &cli.Client{Base: base, Token: secret}}
 	var paused struct{}
 	require.Equal(t, http.StatusOK, tokenAPI.call("POST", "/api/v1/jobs/1/pause", nil, &paused), "an audited change made with the token")
 	require.Equal(t, http.StatusOK, tokenAPI.call("POST", "/api/v1/jobs/1/resume", nil, &paused))
@@ -1039,25 +1040,20 @@ func timeout(t *testing.T, d time.Duration) context.Context {
 // and the role the token acts with.
 func bearerMe(t *testing.T, base, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/me", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
 	var me struct {
 		Role string `json:"role"`
 	}
-	_ = json.NewDecoder(res.Body).Decode(&me)
-	return res.StatusCode, me.Role
+	res, err := (&cli.Client{Base: base, Token: token}).Send(context.Background(), http.MethodGet, "/api/v1/me", nil, nil)
+	require.NoError(t, err)
+	_ = json.Unmarshal(res.Body, &me)
+	return res.Status, me.Role
 }
 
 // --- API client for setup ----------------------------------------------------
 
 type apiClient struct {
-	t     *testing.T
-	base  string
-	token string
+	t   *testing.T
+	api *cli.Client
 }
 
 // dashboardFromEndpoint checks that the dashboard's figures over 1 hour
@@ -1099,15 +1095,13 @@ func dashboardFromEndpoint(t *testing.T, b *browser, api *apiClient) {
 }
 
 func newAPIClient(t *testing.T, base, user, password string) *apiClient {
-	c := &apiClient{t: t, base: base}
-	var out struct {
-		Token string `json:"token"`
-	}
-	c.call(http.MethodPost, "/api/v1/login", map[string]string{"username": user, "password": password}, &out)
-	c.token = out.Token
+	c := &apiClient{t: t, api: &cli.Client{Base: base}}
+	require.NoError(t, c.api.Login(context.Background(), user, password))
 	return c
 }
 
+// call sends a JSON request and decodes the answer into out; an answer
+// other than 2xx fails the test.
 func (c *apiClient) call(method, path string, body, out any) int {
 	c.t.Helper()
 	var rd io.Reader
@@ -1116,22 +1110,13 @@ func (c *apiClient) call(method, path string, body, out any) int {
 		require.NoError(c.t, err)
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
+	res, err := c.api.Send(context.Background(), method, path, rd, http.Header{"Content-Type": {"application/json"}})
 	require.NoError(c.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(c.t, err)
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	require.NoError(c.t, err)
-	require.Less(c.t, res.StatusCode, 300, "%s %s: %s", method, path, data)
+	require.Less(c.t, res.Status, 300, "%s %s: %s", method, path, res.Body)
 	if out != nil {
-		require.NoError(c.t, json.Unmarshal(data, out), string(data))
+		require.NoError(c.t, json.Unmarshal(res.Body, out), string(res.Body))
 	}
-	return res.StatusCode
+	return res.Status
 }
 
 func (c *apiClient) createJob(spec map[string]any) int64 {

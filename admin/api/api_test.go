@@ -19,6 +19,7 @@ import (
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -89,32 +90,31 @@ func (e *env) call(method, path, token string, body any, out any) int {
 	if r != nil {
 		contentType = "application/json"
 	}
-	res, data := e.do(method, path, token, contentType, r)
-	require.True(e.t, json.Valid(data), "every answer is JSON: %s", data)
+	a := e.do(method, path, token, contentType, r)
+	require.True(e.t, json.Valid(a.Body), "every answer is JSON: %s", a.Body)
 	if out != nil {
-		require.NoError(e.t, json.Unmarshal(data, out), string(data))
+		require.NoError(e.t, json.Unmarshal(a.Body, out), string(a.Body))
 	}
-	return res.StatusCode
+	return a.Status
+}
+
+// client is cli.Client, the one Go client of the API, on the test server
+// with token (none when empty).
+func (e *env) client(token string) *cli.Client {
+	return &cli.Client{Base: e.srv.URL, Token: token, HTTP: e.srv.Client()}
 }
 
 // do sends one request, with the Content-Type and the bearer token when
-// set, and returns the answer and its body.
-func (e *env) do(method, path, token, contentType string, body io.Reader) (*http.Response, []byte) {
+// set, and returns the answer.
+func (e *env) do(method, path, token, contentType string, body io.Reader) *cli.Answer {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.srv.URL+path, body)
-	require.NoError(e.t, err)
+	var header http.Header
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		header = http.Header{"Content-Type": {contentType}}
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := e.srv.Client().Do(req)
+	a, err := e.client(token).Send(context.Background(), method, path, body, header)
 	require.NoError(e.t, err)
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	require.NoError(e.t, err)
-	return res, data
+	return a
 }
 
 func (e *env) countJobs() int {
@@ -268,12 +268,12 @@ func TestCookieSessionsNeedCSRF(t *testing.T) {
 		e.user("ops", auth.RoleOperator)
 		jar, err := cookiejar.New(nil)
 		require.NoError(t, err)
-		client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-		res, err := client.Post(e.srv.URL+"/api/v1/login", "application/json", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
+		client := &cli.Client{Base: e.srv.URL, HTTP: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+		res, err := client.Send(context.Background(), http.MethodPost, "/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`),
+			http.Header{"Content-Type": {"application/json"}})
 		require.NoError(t, err)
 		var login struct{ CSRF string }
-		require.NoError(t, json.NewDecoder(res.Body).Decode(&login))
-		res.Body.Close()
+		require.NoError(t, json.Unmarshal(res.Body, &login))
 		var sessionCookie *http.Cookie
 		for _, c := range res.Cookies() {
 			if c.Name == api.SessionCookie {
@@ -285,21 +285,19 @@ func TestCookieSessionsNeedCSRF(t *testing.T) {
 		require.Equal(t, http.SameSiteStrictMode, sessionCookie.SameSite)
 
 		// A GET with the cookie works without CSRF.
-		res, err = client.Get(e.srv.URL + "/api/v1/jobs")
+		res, err = client.Send(context.Background(), http.MethodGet, "/api/v1/jobs", nil, nil)
 		require.NoError(t, err)
-		res.Body.Close()
-		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Equal(t, http.StatusOK, res.Status)
 
 		body, _ := json.Marshal(validJob)
 		post := func(csrf string) int {
-			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/jobs", bytes.NewReader(body))
+			var header http.Header
 			if csrf != "" {
-				req.Header.Set(api.CSRFHeader, csrf)
+				header = http.Header{api.CSRFHeader: {csrf}}
 			}
-			res, err := client.Do(req)
+			res, err := client.Send(context.Background(), http.MethodPost, "/api/v1/jobs", bytes.NewReader(body), header)
 			require.NoError(t, err)
-			res.Body.Close()
-			return res.StatusCode
+			return res.Status
 		}
 		require.Equal(t, http.StatusForbidden, post(""), "no CSRF header")
 		require.Equal(t, http.StatusForbidden, post("wrong"), "wrong CSRF header")

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -119,16 +120,13 @@ func TestSessionCookiesSecureBehindTLS(t *testing.T) {
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		login := func(proto string) []*http.Cookie {
-			req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
+			header := http.Header{"Content-Type": {"application/json"}}
 			if proto != "" {
-				req.Header.Set("X-Forwarded-Proto", proto)
+				header.Set("X-Forwarded-Proto", proto)
 			}
-			res, err := e.srv.Client().Do(req)
+			res, err := e.client("").Send(context.Background(), http.MethodPost, "/api/v1/login", strings.NewReader(`{"username":"ops","password":"password-ops"}`), header)
 			require.NoError(t, err)
-			res.Body.Close()
-			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.Equal(t, http.StatusOK, res.Status)
 			return res.Cookies()
 		}
 		for _, c := range login("") {

@@ -188,26 +188,18 @@ func (e *env) raw(method, path, bearer string, s *loginSession, csrf string) (in
 	if stateChanging(method) {
 		body = strings.NewReader("{}")
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, body)
-	require.NoError(e.t, err)
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
+	header := http.Header{}
 	if s != nil {
-		req.AddCookie(&http.Cookie{Name: api.SessionCookie, Value: s.token})
-		req.AddCookie(&http.Cookie{Name: api.CSRFCookie, Value: s.csrf})
+		header.Set("Cookie", (&http.Cookie{Name: api.SessionCookie, Value: s.token}).String()+"; "+(&http.Cookie{Name: api.CSRFCookie, Value: s.csrf}).String())
 	}
 	if csrf != "" {
-		req.Header.Set(api.CSRFHeader, csrf)
+		header.Set(api.CSRFHeader, csrf)
 	}
-	res, err := e.srv.Client().Do(req)
+	res, err := e.client(bearer).Send(context.Background(), method, path, body, header)
 	require.NoError(e.t, err)
-	defer res.Body.Close()
 	var out struct{ Error string }
-	data, err := io.ReadAll(res.Body)
-	require.NoError(e.t, err)
-	_ = json.Unmarshal(data, &out)
-	return res.StatusCode, out.Error
+	_ = json.Unmarshal(res.Body, &out)
+	return res.Status, out.Error
 }
 
 // concrete fills the parameters of a gin path with ids that exist nowhere,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -24,11 +25,11 @@ func sqliteEnv(t *testing.T) *env {
 
 // send sends body with the given Content-Type ("" for none), and the
 // bearer token when set, and returns the answer with its error message.
-func (e *env) send(method, path, token, contentType, body string) (*http.Response, string) {
+func (e *env) send(method, path, token, contentType, body string) (*cli.Answer, string) {
 	e.t.Helper()
-	res, data := e.do(method, path, token, contentType, strings.NewReader(body))
+	res := e.do(method, path, token, contentType, strings.NewReader(body))
 	var out struct{ Error string }
-	_ = json.Unmarshal(data, &out)
+	_ = json.Unmarshal(res.Body, &out)
 	return res, out.Error
 }
 
@@ -42,11 +43,11 @@ func TestLoginRefusesBodiesNotDeclaredJSON(t *testing.T) {
 	creds := `{"username":"ops","password":"password-ops"}`
 	for _, ct := range []string{"", "text/plain", "text/plain; charset=utf-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonp"} {
 		res, msg := e.send("POST", "/api/v1/login", "", ct, creds)
-		require.Equal(t, http.StatusUnsupportedMediaType, res.StatusCode, "Content-Type %q", ct)
+		require.Equal(t, http.StatusUnsupportedMediaType, res.Status, "Content-Type %q", ct)
 		require.Contains(t, msg, "Content-Type: application/json", "Content-Type %q", ct)
 	}
 	res, msg := e.send("POST", "/api/v1/login", "", "application/json; charset=utf-8", creds)
-	require.Equal(t, http.StatusOK, res.StatusCode, msg)
+	require.Equal(t, http.StatusOK, res.Status, msg)
 }
 
 // TestAPIAnswersAreNotStoredOrSniffed: every answer under /api/v1, errors
@@ -61,15 +62,16 @@ func TestAPIAnswersAreNotStoredOrSniffed(t *testing.T) {
 	notJSON, _ := e.send("POST", "/api/v1/login", "", "text/plain", `{}`)
 	unauth, _ := e.send("GET", "/api/v1/jobs", "", "", "")
 	missing, _ := e.send("GET", "/api/v1/no-such-route", "", "", "")
-	for _, res := range []*http.Response{login, wrong, notJSON, unauth, missing} {
-		what := res.Request.Method + " " + res.Request.URL.Path + " " + res.Status
+	for what, res := range map[string]*cli.Answer{"POST /api/v1/login": login, "POST /api/v1/login (wrong password)": wrong,
+		"POST /api/v1/login (text/plain)": notJSON, "GET /api/v1/jobs (no token)": unauth, "GET /api/v1/no-such-route": missing} {
+		what += " " + strconv.Itoa(res.Status)
 		require.Equal(t, "no-store", res.Header.Get("Cache-Control"), what)
 		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), what)
 	}
-	require.Equal(t, http.StatusOK, login.StatusCode)
+	require.Equal(t, http.StatusOK, login.Status)
 	for _, path := range []string{"/", "/ui/console.css"} {
 		res, _ := e.send("GET", path, "", "", "")
-		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Equal(t, http.StatusOK, res.Status, path)
 		require.Equal(t, "no-cache", res.Header.Get("Cache-Control"), "%s: the console revalidates its files", path)
 		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"), path)
 	}
@@ -132,12 +134,12 @@ func TestOwnPasswordChangeIsThrottled(t *testing.T) {
 	e.user("ops", auth.RoleOperator)
 	e.user("eve", auth.RoleViewer)
 	ops, eve := e.token("ops"), e.token("eve")
-	change := func(token, old, new string) (int, *http.Response) {
+	change := func(token, old, new string) (int, *cli.Answer) {
 		t.Helper()
 		body, err := json.Marshal(map[string]string{"old": old, "new": new})
 		require.NoError(t, err)
 		res, _ := e.send("POST", "/api/v1/me/password", token, "application/json", string(body))
-		return res.StatusCode, res
+		return res.Status, res
 	}
 	for range 3 * 5 {
 		code, _ := change(ops, "password-ops", "password1234")

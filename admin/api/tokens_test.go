@@ -163,13 +163,8 @@ func TestAPITokenRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 		require.False(t, rev.Revoked)
 		require.Equal(t, []string{"token.create", "token.revoke"}, e.auditActions("token/"+strconv.FormatInt(id, 10)))
 
-		req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/api/v1/jobs", nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+secret)
-		res, err := e.srv.Client().Do(req)
-		require.NoError(t, err)
-		res.Body.Close()
-		require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+		res := e.do(http.MethodGet, "/api/v1/jobs", secret, "", nil)
+		require.Equal(t, http.StatusUnauthorized, res.Status)
 		require.Equal(t, `Bearer error="invalid_token"`, res.Header.Get("WWW-Authenticate"))
 
 		var out struct{ Error string }
@@ -180,7 +175,7 @@ func TestAPITokenRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 
 		// Expired (by the database clock).
 		id2, secret2 := e.newAPIToken(ops, map[string]any{"name": "short", "expires_in_days": 1})
-		_, err = e.st.DB().Exec(`UPDATE api_token SET expires_at = 1000 WHERE id = ?`, id2)
+		_, err := e.st.DB().Exec(`UPDATE api_token SET expires_at = 1000 WHERE id = ?`, id2)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", secret2, nil, &out))
 		require.Contains(t, out.Error, "expired at 1970-01-01T00:00:01Z")

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -134,8 +136,8 @@ func (c *cluster) startAdmins() {
 	for i := 2; i <= adminCount; i++ {
 		c.startAdmin("admin-" + strconv.Itoa(i))
 	}
-	api := &harness.Client{Base: first.URL, HTTP: c.hc}
-	require.NoError(c.t, api.Login("admin", password))
+	api := &cli.Client{Base: first.URL, HTTP: c.hc}
+	require.NoError(c.t, api.Login(context.Background(), "admin", password))
 	c.token = api.Token
 	c.waitMembers()
 }
@@ -169,8 +171,8 @@ func (c *cluster) requireAlive(when string) {
 
 // call sends a JSON request to replica a, in the console session.
 func (c *cluster) call(a *admin, method, path string, in, out any) (int, error) {
-	api := harness.Client{Base: a.URL, Token: c.token, HTTP: c.hc}
-	return api.Do(method, path, in, out)
+	api := cli.Client{Base: a.URL, Token: c.token, HTTP: c.hc}
+	return api.Call(context.Background(), method, path, in, out)
 }
 
 // waitMembers waits until ZooKeeper, as seen by every running replica,

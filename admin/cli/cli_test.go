@@ -73,21 +73,10 @@ func startAdmin(t *testing.T) *admin {
 
 func (a *admin) call(method, path, token string, in, out any, want int) {
 	a.t.Helper()
-	b, err := json.Marshal(in)
+	c := &cli.Client{Base: a.srv.URL, Token: token, HTTP: a.srv.Client()}
+	code, err := c.Call(context.Background(), method, path, in, out)
 	require.NoError(a.t, err)
-	req, err := http.NewRequest(method, a.srv.URL+path, bytes.NewReader(b))
-	require.NoError(a.t, err)
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := a.srv.Client().Do(req)
-	require.NoError(a.t, err)
-	defer res.Body.Close()
-	require.Equal(a.t, want, res.StatusCode)
-	if out != nil {
-		require.NoError(a.t, json.NewDecoder(res.Body).Decode(out))
-	}
+	require.Equal(a.t, want, code)
 }
 
 // ctl runs the CLI and returns its exit status, stdout and stderr.

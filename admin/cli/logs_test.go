@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,33 +13,9 @@ import (
 	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
-
-// signalWriter collects output and closes seen once it contains want.
-type signalWriter struct {
-	mu   sync.Mutex
-	buf  strings.Builder
-	want string
-	seen chan struct{}
-	once sync.Once
-}
-
-func (w *signalWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n, err := w.buf.Write(p)
-	if strings.Contains(w.buf.String(), w.want) {
-		w.once.Do(func() { close(w.seen) })
-	}
-	return n, err
-}
-
-func (w *signalWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
 
 func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	t.Parallel()
@@ -107,7 +82,8 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 	require.Equal(t, cli.ExitUsage, code)
 
 	// -f prints what is there, then new lines until the run ends.
-	w := &signalWriter{want: "boom", seen: make(chan struct{})}
+	w := &testenv.Buffer{}
+	seen := w.Watch("boom")
 	var errb strings.Builder
 	done := make(chan int, 1)
 	go func() {
@@ -115,7 +91,7 @@ func TestLogsPrintsAndFollowsShippedLines(t *testing.T) {
 			Getenv: func(k string) string { return a.envMap[k] }})
 	}()
 	select {
-	case <-w.seen:
+	case <-seen:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("logs -f printed nothing: %s", w.String())
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -25,21 +26,21 @@ import (
 func TestCalendarEditReachesTheLeader(t *testing.T) {
 	t.Parallel()
 	c, password := startLoneAdmin(t)
-	require.NoError(t, c.Login("admin", password))
+	require.NoError(t, c.Login(context.Background(), "admin", password))
 
 	var cal apitypes.Calendar
-	code, err := c.Do(http.MethodPost, "/api/v1/calendars", apitypes.CalendarSpec{App: "e2e", Name: "office", Week: "SUN-SAT"}, &cal)
+	code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/calendars", apitypes.CalendarSpec{App: "e2e", Name: "office", Week: "SUN-SAT"}, &cal)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	var job apitypes.Job
-	code, err = c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{"app": "e2e", "name": "every-2s", "handler": "nobody.offers.it",
+	code, err = c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{"app": "e2e", "name": "every-2s", "handler": "nobody.offers.it",
 		"cron": "*/2 * * * * *", "overlap_policy": "allow", "calendar_id": cal.ID, "calendar_rule": "business_days_only"}, &job)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
 	runsOf := func() []apitypes.Run {
 		var out struct{ Runs []apitypes.Run }
-		require.NoError(t, c.Get(fmt.Sprintf("/api/v1/runs?job_id=%d&limit=500", job.ID), &out))
+		require.NoError(t, c.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&limit=500", job.ID), nil, &out))
 		slices.SortFunc(out.Runs, func(a, b apitypes.Run) int { return a.ScheduledAt.Compare(b.ScheduledAt) })
 		return out.Runs
 	}
@@ -54,7 +55,7 @@ func TestCalendarEditReachesTheLeader(t *testing.T) {
 		{Date: today.AddDate(0, 0, 1).Format(time.DateOnly), Kind: "holiday", Name: "e2e day off"},
 	}}
 	var edited apitypes.Calendar
-	code, err = c.Do(http.MethodPut, fmt.Sprintf("/api/v1/calendars/%d", cal.ID), spec, &edited)
+	code, err = c.Call(context.Background(), http.MethodPut, fmt.Sprintf("/api/v1/calendars/%d", cal.ID), spec, &edited)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 	require.NotEqual(t, cal.Version, edited.Version)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // startAdmin runs `shardjob-admin serve` against MariaDB and ZooKeeper and
 // returns it with a logged-in client.
-func startAdmin(t *testing.T, dsn, zk, root, secret string) (*harness.Admin, *harness.Client) {
+func startAdmin(t *testing.T, dsn, zk, root, secret string) (*harness.Admin, *cli.Client) {
 	t.Helper()
 	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root, "--heartbeat-interval", "500ms")
 	return a, a.Login(t)
@@ -54,7 +56,7 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 				State string `json:"state"`
 			} `json:"executors"`
 		}
-		if _, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out); err != nil {
+		if _, err := c.Call(context.Background(), http.MethodGet, "/api/v1/executors", nil, &out); err != nil {
 			return false, err
 		}
 		return len(out.Executors) == 1 && out.Executors[0].State == "online", nil
@@ -64,7 +66,7 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	var job struct {
 		ID int64 `json:"id"`
 	}
-	code, err := c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": "e2e", "name": "every-second", "handler": "demo.hello", "cron": "* * * * * *",
 		"time_zone": "Europe/Berlin", "slots": 6, "params": "records=10",
 	}, &job)
@@ -74,7 +76,7 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	var succeeded apitypes.Run
 	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
 		var out struct{ Runs []apitypes.Run }
-		if _, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=1", job.ID), nil, &out); err != nil {
+		if _, err := c.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=1", job.ID), nil, &out); err != nil {
 			return false, err
 		}
 		if len(out.Runs) == 0 {
@@ -93,7 +95,7 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 			Processed int64  `json:"processed"`
 		} `json:"attempts"`
 	}
-	_, err = c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", succeeded.ID), nil, &detail)
+	_, err = c.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", succeeded.ID), nil, &detail)
 	require.NoError(t, err)
 	require.Len(t, detail.Attempts, 6)
 	for _, a := range detail.Attempts {
@@ -102,27 +104,27 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 	}
 
 	// Disable the cron job, then trigger it by hand with a parameter override.
-	code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/disable", job.ID), nil, nil)
+	code, err = c.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/disable", job.ID), nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 	var trig struct {
 		Run     apitypes.Run `json:"run"`
 		Created bool         `json:"created"`
 	}
-	code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"params": "records=7"}, &trig)
+	code, err = c.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"params": "records=7"}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	require.Equal(t, "manual", trig.Run.Trigger)
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
 		var out struct{ Run apitypes.Run }
-		_, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", trig.Run.ID), nil, &out)
+		_, err := c.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", trig.Run.ID), nil, &out)
 		return out.Run.Status == "succeeded", err
 	}, "manual run did not succeed")
 
 	// Backfill of a given scheduled time is idempotent: the run key.
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i, want := range []int{http.StatusCreated, http.StatusOK} {
-		code, err = c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"scheduled_at": at}, &trig)
+		code, err = c.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID), map[string]any{"scheduled_at": at}, &trig)
 		require.NoError(t, err)
 		require.Equal(t, want, code, "backfill request %d", i)
 	}
@@ -134,7 +136,7 @@ func TestAdminAndExecutorBinariesRunAJob(t *testing.T) {
 		var out struct {
 			Executors []struct{ State string } `json:"executors"`
 		}
-		_, err := c.Do(http.MethodGet, "/api/v1/executors?all=1", nil, &out)
+		_, err := c.Call(context.Background(), http.MethodGet, "/api/v1/executors?all=1", nil, &out)
 		return err == nil && len(out.Executors) == 1 && out.Executors[0].State == "gone", err
 	}, "executor did not deregister on SIGTERM")
 }
@@ -146,10 +148,10 @@ func TestStandaloneRunsTheDemoJob(t *testing.T) {
 	p := harness.StartStandalone(t, filepath.Join(dir, "data"), port)
 	password := p.Password(t)
 	c := harness.NewClient(p.URL)
-	require.NoError(t, c.Login("admin", password))
+	require.NoError(t, c.Login(context.Background(), "admin", password))
 	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
 		var out struct{ Runs []apitypes.Run }
-		_, err := c.Do(http.MethodGet, "/api/v1/runs?status=succeeded&limit=1", nil, &out)
+		_, err := c.Call(context.Background(), http.MethodGet, "/api/v1/runs?status=succeeded&limit=1", nil, &out)
 		return len(out.Runs) == 1 && out.Runs[0].SlotsSucceeded == 8, err
 	}, "the demo job did not run")
 
@@ -163,7 +165,7 @@ func TestStandaloneRunsTheDemoJob(t *testing.T) {
 	require.NoError(t, p.Stop())
 	p2 := harness.StartStandalone(t, filepath.Join(dir, "data"), port)
 	require.NotContains(t, p2.Stdout(), "with password")
-	require.NoError(t, c.Login("admin", password))
+	require.NoError(t, c.Login(context.Background(), "admin", password))
 }
 
 func TestBadConfigIsAOneLineErrorNamingTheSetting(t *testing.T) {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -28,13 +29,13 @@ func TestJitteredRunsStartAtTheirOffset(t *testing.T) {
 	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", testenv.MySQL(t), "--heartbeat-interval", "500ms")
 	c := harness.NewClient(a.URL)
 	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	require.NoError(t, c.Login("admin", a.Password(t)))
+	require.NoError(t, c.Login(context.Background(), "admin", a.Password(t)))
 	harness.StartExecutor(t, harness.ExecutorOpts{
 		App: "e2e", Admins: c.Base, Capacity: 2, Heartbeat: 500 * time.Millisecond, Secret: secret, StartTimeout: 60 * time.Second,
 	})
 
 	var job apitypes.Job
-	code, err := c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{"app": "e2e", "name": "jittered", "handler": "demo.hello",
+	code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{"app": "e2e", "name": "jittered", "handler": "demo.hello",
 		"cron": "*/10 * * * * *", "slots": 1, "params": "records=1", "jitter_window": "8s"}, &job)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
@@ -43,7 +44,7 @@ func TestJitteredRunsStartAtTheirOffset(t *testing.T) {
 	var runs []apitypes.Run
 	testenv.WaitFor(t, 90*time.Second, func() (bool, error) {
 		var out struct{ Runs []apitypes.Run }
-		if _, err := c.Do(http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=50", job.ID), nil, &out); err != nil {
+		if _, err := c.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs?job_id=%d&status=succeeded&limit=50", job.ID), nil, &out); err != nil {
 			return false, err
 		}
 		runs = out.Runs
@@ -52,7 +53,7 @@ func TestJitteredRunsStartAtTheirOffset(t *testing.T) {
 
 	for _, listed := range runs {
 		var out struct{ Run apitypes.Run }
-		require.NoError(t, c.Get(fmt.Sprintf("/api/v1/runs/%d", listed.ID), &out))
+		require.NoError(t, c.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", listed.ID), nil, &out))
 		r := out.Run
 		require.Equal(t, "cron", r.Trigger)
 		require.Zero(t, r.ScheduledAt.UnixMilli()%10_000, "run %d: the run key is the scheduled time %s", r.ID, r.ScheduledAt)

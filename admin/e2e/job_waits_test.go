@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,14 +29,14 @@ func TestJobWaitsForItsUpstream(t *testing.T) {
 	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", testenv.MySQL(t), "--heartbeat-interval", "500ms", "--hold-recheck", "1s")
 	c := harness.NewClient(a.URL)
 	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	require.NoError(t, c.Login("admin", a.Password(t)))
+	require.NoError(t, c.Login(context.Background(), "admin", a.Password(t)))
 	harness.StartExecutor(t, harness.ExecutorOpts{
 		App: "e2e", Admins: c.Base, Capacity: 2, Heartbeat: 500 * time.Millisecond, Secret: secret, StartTimeout: 60 * time.Second,
 	})
 	create := func(spec map[string]any) apitypes.Job {
 		t.Helper()
 		var j apitypes.Job
-		code, err := c.Do(http.MethodPost, "/api/v1/jobs", spec, &j)
+		code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", spec, &j)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, code)
 		return j
@@ -43,7 +44,7 @@ func TestJobWaitsForItsUpstream(t *testing.T) {
 	trigger := func(id int64) int64 {
 		t.Helper()
 		var out struct{ Run apitypes.Run }
-		code, err := c.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", id), map[string]any{}, &out)
+		code, err := c.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", id), map[string]any{}, &out)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, code)
 		return out.Run.ID
@@ -51,7 +52,7 @@ func TestJobWaitsForItsUpstream(t *testing.T) {
 	run := func(id int64) apitypes.Run {
 		t.Helper()
 		var out struct{ Run apitypes.Run }
-		require.NoError(t, c.Get(fmt.Sprintf("/api/v1/runs/%d", id), &out))
+		require.NoError(t, c.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", id), nil, &out))
 		return out.Run
 	}
 	load := create(map[string]any{"app": "e2e", "name": "load", "handler": "demo.hello", "cron": "0 3 * * *", "params": "records=1"})

@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"slices"
@@ -332,7 +334,7 @@ func (env *herdEnv) apiBurst(tb testing.TB) (int, time.Duration) {
 					path = fmt.Sprintf("/api/v1/runs?app=%s&limit=100", herdApp)
 				}
 				var out any
-				if err := c.Get(path, &out); err == nil {
+				if err := c.Do(context.Background(), http.MethodGet, path, nil, &out); err == nil {
 					mu.Lock()
 					ok++
 					mu.Unlock()

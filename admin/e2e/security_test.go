@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -31,7 +33,7 @@ const loginMax = 5
 // its own and the in-process coordinator, and returns a client whose
 // requests may wait for bcrypt in a race build on a busy machine, and the
 // generated password of the user admin.
-func startLoneAdmin(t *testing.T, args ...string) (*harness.Client, string) {
+func startLoneAdmin(t *testing.T, args ...string) (*cli.Client, string) {
 	t.Helper()
 	p := serveAdmin(t, protocol.NewSecret(), append([]string{"--db-driver", "mysql", "--db-dsn", testenv.MySQL(t)}, args...)...)
 	c := harness.NewClient(p.URL)
@@ -40,29 +42,24 @@ func startLoneAdmin(t *testing.T, args ...string) (*harness.Client, string) {
 }
 
 // tryLogin logs in with extra headers and returns the status.
-func tryLogin(c *harness.Client, user, password string, header http.Header) (int, error) {
+func tryLogin(c *cli.Client, user, password string, header http.Header) (int, error) {
 	body, err := json.Marshal(map[string]string{"username": user, "password": password})
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequest(http.MethodPost, c.Base+"/api/v1/login", bytes.NewReader(body))
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Content-Type", "application/json")
+	res, err := c.Send(context.Background(), http.MethodPost, "/api/v1/login", bytes.NewReader(body), h)
 	if err != nil {
 		return 0, err
 	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := c.HTTP.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	_, err = io.Copy(io.Discard, res.Body)
-	return res.StatusCode, err
+	return res.Status, nil
 }
 
-func requireLogin(t *testing.T, c *harness.Client, password string, header http.Header, want int, msg string) {
+func requireLogin(t *testing.T, c *cli.Client, password string, header http.Header, want int, msg string) {
 	t.Helper()
 	code, err := tryLogin(c, "admin", password, header)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
@@ -93,7 +95,7 @@ func (env *herdEnv) runDAG(tb testing.TB, layers, width int, within time.Duratio
 
 	api := env.api(tb)
 	var wf apitypes.Workflow
-	code, err := api.Do(http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: def}, &wf)
+	code, err := api.Call(context.Background(), http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: def}, &wf)
 	require.NoError(tb, err)
 	require.Equal(tb, http.StatusCreated, code, "save the workflow")
 	var trig struct{ Run apitypes.WorkflowRun }
@@ -101,7 +103,7 @@ func (env *herdEnv) runDAG(tb testing.TB, layers, width int, within time.Duratio
 	if isBench {
 		b.StartTimer()
 	}
-	code, err = api.Do(http.MethodPost, "/api/v1/workflows/"+strconv.FormatInt(wf.ID, 10)+"/trigger",
+	code, err = api.Call(context.Background(), http.MethodPost, "/api/v1/workflows/"+strconv.FormatInt(wf.ID, 10)+"/trigger",
 		apitypes.WorkflowTrigger{RunKey: "bench", BusinessDate: "2026-03-02"}, &trig)
 	require.NoError(tb, err)
 	require.Equal(tb, http.StatusCreated, code, "trigger the workflow")
@@ -187,12 +189,12 @@ func (env *herdEnv) measureDAG(tb testing.TB, run int64, def apitypes.WorkflowDe
 
 // api returns a client of the admin logged in as admin, with the password
 // its first start printed.
-func (env *herdEnv) api(tb testing.TB) *harness.Client {
+func (env *herdEnv) api(tb testing.TB) *cli.Client {
 	tb.Helper()
 	m := harness.PasswordRE.FindStringSubmatch(env.admin.Stdout())
 	require.NotNil(tb, m, "the admin's first start prints the console password")
 	c := harness.NewClient(env.url)
-	require.NoError(tb, c.Login("admin", m[1]))
+	require.NoError(tb, c.Login(context.Background(), "admin", m[1]))
 	return c
 }
 

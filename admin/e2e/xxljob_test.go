@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -78,7 +79,7 @@ func TestStandaloneTakesXXLJobTokens(t *testing.T) {
 	listed := func() []ExecutorEntry {
 		t.Helper()
 		var out struct{ Executors []ExecutorEntry }
-		code, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out)
+		code, err := c.Call(context.Background(), http.MethodGet, "/api/v1/executors", nil, &out)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		return out.Executors
@@ -137,7 +138,7 @@ func TestGoClientExecutorsRunEverySlotOnce(t *testing.T) {
 	}
 	testenv.WaitFor(t, 60*time.Second, func() (bool, error) {
 		var out struct{ Executors []ExecutorEntry }
-		_, err := c.Do(http.MethodGet, "/api/v1/executors", nil, &out)
+		_, err := c.Call(context.Background(), http.MethodGet, "/api/v1/executors", nil, &out)
 		n := 0
 		for _, e := range out.Executors {
 			if e.App == app && e.Protocol == "xxljob" && e.State == "online" {
@@ -150,7 +151,7 @@ func TestGoClientExecutorsRunEverySlotOnce(t *testing.T) {
 	var job struct {
 		ID int64 `json:"id"`
 	}
-	code, err := c.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": app, "name": "go-five", "handler": "work", "cron": "0 0 1 1 *", "slots": 5, "enabled": false,
 	}, &job)
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestGoClientExecutorsRunEverySlotOnce(t *testing.T) {
 		} `json:"run"`
 	}
 	start := time.Now()
-	code, err = c.Do(http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(job.ID, 10)+"/trigger", map[string]any{}, &trig)
+	code, err = c.Call(context.Background(), http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(job.ID, 10)+"/trigger", map[string]any{}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
@@ -176,7 +177,7 @@ func TestGoClientExecutorsRunEverySlotOnce(t *testing.T) {
 		}
 	})
 	testenv.WaitFor(t, 90*time.Second, func() (bool, error) {
-		_, err := c.Do(http.MethodGet, "/api/v1/runs/"+strconv.FormatInt(trig.Run.ID, 10), nil, &run)
+		_, err := c.Call(context.Background(), http.MethodGet, "/api/v1/runs/"+strconv.FormatInt(trig.Run.ID, 10), nil, &run)
 		return run.Run.Status != "" && run.Run.Status != "pending" && run.Run.Status != "running", err
 	}, "the run ends")
 	t.Logf("SUMMARY 5 slots × 2s of one handler on 2 xxl-job-executor-go-like processes: run %s in %s", run.Run.Status, time.Since(start).Round(time.Millisecond))

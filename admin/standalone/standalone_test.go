@@ -1,7 +1,6 @@
 package standalone
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
@@ -75,38 +75,28 @@ func start(t *testing.T, dir string) *started {
 
 var client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 
+// api returns a client of the admin s serves, with token (none when empty).
+func (s *started) api(token string) *cli.Client {
+	return &cli.Client{Base: s.url, Token: token, HTTP: client}
+}
+
 // login signs in and returns the session token (fails the test otherwise).
 func (s *started) login(t *testing.T, password string) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"username": "admin", "password": password})
-	resp, err := client.Post(s.url+"/api/v1/login", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	c := s.api("")
+	if err := c.Login(context.Background(), "admin", password); err != nil || c.Token == "" {
+		t.Fatalf("login: %v", err)
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Token string `json:"token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Token == "" {
-		t.Fatalf("login: HTTP %d, %v", resp.StatusCode, err)
-	}
-	return out.Token
+	return c.Token
 }
 
 // succeededRuns counts the demo job's succeeded runs.
 func (s *started) succeededRuns(token string) (int, error) {
-	req, _ := http.NewRequest(http.MethodGet, s.url+"/api/v1/runs?status=succeeded", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
 	var page struct {
 		Runs []apitypes.Run `json:"runs"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
-		return 0, fmt.Errorf("runs: HTTP %d: %w", resp.StatusCode, err)
+	if _, err := s.api(token).Call(context.Background(), http.MethodGet, "/api/v1/runs?status=succeeded", nil, &page); err != nil {
+		return 0, err
 	}
 	n := 0
 	for _, r := range page.Runs {

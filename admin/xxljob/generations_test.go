@@ -171,7 +171,7 @@ func TestXXLJobProtocolGenerations(t *testing.T) {
 			var lr struct {
 				Content string `json:"content"`
 			}
-			code, err := a.api.Do(http.MethodGet, fmt.Sprintf("/api/v1/xxljob/attempts/%d/log?from=2", tok), nil, &lr)
+			code, err := a.api.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/xxljob/attempts/%d/log?from=2", tok), nil, &lr)
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, code)
 			require.Contains(t, lr.Content, fmt.Sprintf("log of %d from line 2", tok))
@@ -185,7 +185,7 @@ func TestXXLJobProtocolGenerations(t *testing.T) {
 				require.Equal(t, run.ScheduledAt, got.LogDateTime, "3.x reads logDateTime")
 				require.Equal(t, xxljob.SlotJobID(jobID, 0), got.JobID, "3.x reads jobId")
 			}
-			code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", tok), nil, nil)
+			code, err = a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", tok), nil, nil)
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, code)
 			require.Contains(t, holder.Kills(), xxljob.SlotJobID(jobID, 0))

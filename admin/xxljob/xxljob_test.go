@@ -21,6 +21,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
@@ -188,7 +189,7 @@ func TestClientAgainstFakeExecutor(t *testing.T) {
 // database and ZooKeeper chroot.
 type admin struct {
 	srv    *server.Server
-	api    *harness.Client
+	api    *cli.Client
 	st     *store.Store
 	token  string            // the access token of app "xxl"
 	tokens map[string]string // app → access token: "xxl" and the apps startAdmin was given
@@ -252,7 +253,7 @@ func startAdminWith(t *testing.T, with func(*xxljob.Config), apps ...string) *ad
 	t.Cleanup(a.api.HTTP.CloseIdleConnections)
 	m := passwordRE.FindStringSubmatch(out.String())
 	require.NotNil(t, m, "first start prints the admin password: %s", out.String())
-	require.NoError(t, a.api.Login("admin", m[1]))
+	require.NoError(t, a.api.Login(context.Background(), "admin", m[1]))
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
 		rec, err := a.st.Leader(context.Background())
 		return rec.Epoch > 0, err
@@ -278,7 +279,7 @@ func (a *admin) runJob(t *testing.T, name, handler string, slots int, extra map[
 	var job struct {
 		ID int64 `json:"id"`
 	}
-	code, err := a.api.Do(http.MethodPost, "/api/v1/jobs", spec, &job)
+	code, err := a.api.Call(context.Background(), http.MethodPost, "/api/v1/jobs", spec, &job)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	return job.ID, a.trigger(t, job.ID)
@@ -292,7 +293,7 @@ func (a *admin) trigger(t *testing.T, jobID int64) int64 {
 			ID int64 `json:"id"`
 		} `json:"run"`
 	}
-	code, err := a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", jobID), map[string]any{}, &trig)
+	code, err := a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", jobID), map[string]any{}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	return trig.Run.ID
@@ -502,14 +503,14 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 			From    int    `json:"from_line"`
 			End     bool   `json:"end"`
 		}
-		code, err := a.api.Do(http.MethodGet, fmt.Sprintf("/api/v1/xxljob/attempts/%d/log?from=2", token), nil, &lr)
+		code, err := a.api.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/xxljob/attempts/%d/log?from=2", token), nil, &lr)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		require.Contains(t, lr.Content, fmt.Sprintf("log of %d from line 2", token))
 		require.Equal(t, 2, lr.From)
 		require.True(t, lr.End)
 
-		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
+		code, err = a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		require.Contains(t, holder.Kills(), xxljob.SlotJobID(jobID, 0), "the slot's job id is killed")
@@ -527,11 +528,11 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		at, err := a.st.Attempt(ctx, token)
 		require.NoError(t, err)
 		require.Equal(t, store.AttemptFailed, at.Status, "the success callback of a killed task changes nothing")
-		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
+		code, err = a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/xxljob/attempts/%d/kill", token), nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusConflict, code, "an ended attempt has nothing to kill")
 
-		code, err = a.api.Do(http.MethodGet, "/api/v1/xxljob/attempts/999999/log", nil, nil)
+		code, err = a.api.Call(context.Background(), http.MethodGet, "/api/v1/xxljob/attempts/999999/log", nil, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusNotFound, code)
 	})
@@ -539,7 +540,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 	t.Run("a cancelled run stays cancelled though the killed task calls back success", func(t *testing.T) {
 		jobID, runID := a.runJob(t, "cancelled", "hold", 1, nil)
 		token, holder := holding(t, jobID, ex1, ex2)
-		code, err := a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
+		code, err := a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		waitCallback(t, holder, token)
@@ -553,7 +554,7 @@ func TestXXLJobExecutorsAgainstARealAdmin(t *testing.T) {
 		jobID, runID = a.runJob(t, "forgotten", "hold", 1, nil)
 		token, holder = holding(t, jobID, ex1, ex2)
 		holder.Forget(token) // the executor lost the task (restarted) without a callback
-		code, err = a.api.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
+		code, err = a.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/cancel", runID), map[string]any{}, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, code)
 		testenv.WaitFor(t, 30*time.Second, func() (bool, error) {

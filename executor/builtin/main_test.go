@@ -1,10 +1,7 @@
 package builtin_test
 
 import (
-	"bytes"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,53 +19,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }
 // waitTimeout bounds every wait of the tests on a signal.
 const waitTimeout = 30 * time.Second
 
-// logBuffer collects a task's log; it closes the channel of a watched
-// substring the first time the log contains it.
-type logBuffer struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	watches map[string]chan struct{}
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n, _ := b.buf.Write(p)
-	for s, c := range b.watches {
-		if strings.Contains(b.buf.String(), s) {
-			close(c)
-			delete(b.watches, s)
-		}
-	}
-	return n, nil
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// watch returns a channel closed once the log contains s.
-func (b *logBuffer) watch(s string) <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c := make(chan struct{})
-	if strings.Contains(b.buf.String(), s) {
-		close(c)
-		return c
-	}
-	if b.watches == nil {
-		b.watches = map[string]chan struct{}{}
-	}
-	b.watches[s] = c
-	return c
-}
-
 // newTask returns slot 3 of 8 of run 42 with params, logging into the
 // returned buffer.
-func newTask(params string) (*sdk.Task, *logBuffer) {
-	lb := &logBuffer{}
+func newTask(params string) (*sdk.Task, *testenv.Buffer) {
+	lb := &testenv.Buffer{}
 	return &sdk.Task{
 		RunID: 42, JobID: 7, JobName: "j", Slot: 3, SlotCount: 8, Params: params, Token: 9, Attempt: 1,
 		Logger: slog.New(slog.NewTextHandler(lb, nil)),

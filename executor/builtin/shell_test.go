@@ -165,7 +165,7 @@ wait
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			task, log := newTask(`{"command": "` + path + `", "args": ["` + fifo + `"]}`)
-			started := log.watch(`line=started`)
+			started := log.Watch(`line=started`)
 			done := make(chan error, 1)
 			go func() { done <- s.Handle(ctx, task) }()
 			wait(t, started, "the script to start")

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net/http"
@@ -187,7 +188,7 @@ func (c *cluster) finishRun(id int64) (apitypes.Run, []apitypes.Attempt, int) {
 		var out struct {
 			RetriedSlots int `json:"retried_slots"`
 		}
-		code, err := c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", id), nil, &out)
+		code, err := c.API.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", id), nil, &out)
 		require.NoError(c.t, err)
 		require.Equal(c.t, http.StatusOK, code, "retry of run %d", id)
 		require.Equal(c.t, r.SlotsFailed, out.RetriedSlots, "the retry gives every failed slot a new attempt")

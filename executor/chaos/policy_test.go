@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -21,7 +22,7 @@ func (c *cluster) jobPolicyRun(sum *summary) {
 		ID         int64  `json:"id"`
 		DedupScope string `json:"dedup_scope"`
 	}
-	code, err := c.API.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.API.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": app, "name": "ledger-policy", "handler": "demo.ledger", "cron": "0 0 1 1 *",
 		"time_zone": "Asia/Shanghai", "slots": slots, "params": "records=2000;batch=100",
 		"enabled": &enabled, "dedup_scope": "settle:{date}", "uncertain_policy": "retry", "record_max_attempts": 5,

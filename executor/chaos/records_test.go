@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -281,7 +282,7 @@ func (c *cluster) repeatRun(f form, job int64, first apitypes.Run, sum *summary)
 	require.Equal(t, first.ID, again.ID, "the same run key returns the existing run")
 	require.Equal(t, "succeeded", again.Status)
 
-	code, err := c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", first.ID), nil, nil)
+	code, err := c.API.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/runs/%d/retry", first.ID), nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusConflict, code, "a succeeded run has nothing to retry")
 

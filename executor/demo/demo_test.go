@@ -7,12 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/executor/demo"
 	"github.com/shardjob/shardjob/sdk"
 )
 
 func TestNoopReturnsAtOnceSilently(t *testing.T) {
-	var out syncBuffer
+	var out testenv.Buffer
 	tk := task(3, 8, "records=5", &out)
 	require.NoError(t, demo.Noop(context.Background(), tk))
 	processed, skipped, failed, uncertain := tk.Counts()
@@ -38,7 +39,7 @@ func TestRegisterAddsNoop(t *testing.T) {
 // upstream), one-slot results and results by slot alike, and returns the
 // total as its result.
 func TestSumAddsUpstreamResults(t *testing.T) {
-	var out syncBuffer
+	var out testenv.Buffer
 	tk := task(0, 1, `{"add":10}`, &out)
 	tk.Workflow = &sdk.WorkflowContext{RunID: 3, Node: "c", BusinessDate: "2026-03-02", Upstream: map[string]json.RawMessage{
 		"a": json.RawMessage(`{"sum":2}`), "b": json.RawMessage(`{"0":{"sum":3},"1":{"sum":4}}`)}}

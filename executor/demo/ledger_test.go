@@ -1,13 +1,11 @@
 package demo_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,26 +48,8 @@ func (e *ledgerEnv) count(t *testing.T, query string, args ...any) int64 {
 	return n.Int64
 }
 
-// lockedBuffer collects a logger's output; safe for concurrent writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // ledgerTask is slot of total of run 7 of job 42, attempt token.
-func ledgerTask(slot, total int, token int64, params string, out *lockedBuffer) *sdk.Task {
+func ledgerTask(slot, total int, token int64, params string, out *testenv.Buffer) *sdk.Task {
 	return &sdk.Task{
 		JobID: 42, RunID: 7, Slot: slot, SlotCount: total, Params: params, Token: token, Attempt: 1,
 		Logger: slog.New(slog.NewTextHandler(out, nil)).With("slot", slot, "token", token),
@@ -84,7 +64,7 @@ func TestLedgerBooksEveryRecordOnce(t *testing.T) {
 	e := newLedgerEnv(t)
 	ctx := context.Background()
 	const params = "records=100;batch=7;ms_per_record=0;concurrency=2"
-	var out lockedBuffer
+	var out testenv.Buffer
 	for slot := range 4 {
 		require.NoError(t, e.l.Transactional(ctx, ledgerTask(slot, 4, int64(10+slot), params, &out)))
 	}
@@ -147,7 +127,7 @@ func TestLedgerExternalUncertainPolicies(t *testing.T) {
 				VALUES ('42|run:7|3', 42, 7, 0, 1, 1, FALSE)`)
 			require.NoError(t, err)
 
-			var out lockedBuffer
+			var out testenv.Buffer
 			task := ledgerTask(0, 1, 2, params, &out)
 			require.NoError(t, e.l.External(ctx, task))
 			processed, skipped, failed, uncertain := task.Counts()
@@ -179,7 +159,7 @@ func TestLedgerParams(t *testing.T) {
 	t.Parallel()
 	e := newLedgerEnv(t)
 	ctx := context.Background()
-	var out lockedBuffer
+	var out testenv.Buffer
 	for _, tc := range []struct {
 		external bool
 		params   string
@@ -217,7 +197,7 @@ func TestLedgerHonoursCancellation(t *testing.T) {
 	e := newLedgerEnv(t)
 	for _, external := range []bool{false, true} {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		var out lockedBuffer
+		var out testenv.Buffer
 		params := "records=1000;batch=1;ms_per_record=20;scope=cancel"
 		h := e.l.Transactional
 		if external {

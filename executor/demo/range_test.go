@@ -1,45 +1,26 @@
 package demo_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/executor/demo"
 	"github.com/shardjob/shardjob/sdk"
 )
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // task returns a task for slot of total, with a logger tagged like the
 // SDK's (slot and token) writing to out.
-func task(slot, total int, params string, out *syncBuffer) *sdk.Task {
+func task(slot, total int, params string, out *testenv.Buffer) *sdk.Task {
 	token := int64(1000 + slot)
 	log := slog.New(slog.NewTextHandler(out, nil)).With("slot", slot, "token", token)
 	return &sdk.Task{RunID: 1, Slot: slot, SlotCount: total, Params: params, Token: token, Attempt: 1, Logger: log}
@@ -63,7 +44,7 @@ func TestRangeSlotsCoverEveryRecordOnce(t *testing.T) {
 			seen := make([]int, tc.records+1) // seen[id] = how many slots processed record id
 			var sum int64
 			for slot := range tc.slots {
-				var out syncBuffer
+				var out testenv.Buffer
 				tk := task(slot, tc.slots, params, &out)
 				require.NoError(t, demo.Range(context.Background(), tk))
 
@@ -97,7 +78,7 @@ func TestRangeSlotsCoverEveryRecordOnce(t *testing.T) {
 }
 
 func TestRangeSleepsPerRecord(t *testing.T) {
-	var out syncBuffer
+	var out testenv.Buffer
 	tk := task(0, 1, "records=5;ms_per_record=20", &out)
 	start := time.Now()
 	require.NoError(t, demo.Range(context.Background(), tk))
@@ -138,7 +119,7 @@ func TestRangeStopsWhenItsContextIsCancelled(t *testing.T) {
 		"records=1000000000000;ms_per_record=0", // cancelled between records
 	} {
 		t.Run(params, func(t *testing.T) {
-			var out syncBuffer
+			var out testenv.Buffer
 			tk := task(3, 4, params, &out)
 			ctx := newCancelAfter(10, errors.New("cancelled by admin: test"))
 			err := demo.Range(ctx, tk)
@@ -154,7 +135,7 @@ func TestRangeStopsWhenItsContextIsCancelled(t *testing.T) {
 		})
 	}
 	t.Run("cancelled before the start", func(t *testing.T) {
-		var out syncBuffer
+		var out testenv.Buffer
 		tk := task(0, 1, "records=10;ms_per_record=3600000", &out)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -167,11 +148,11 @@ func TestRangeStopsWhenItsContextIsCancelled(t *testing.T) {
 
 func TestRangeRejectsBadParams(t *testing.T) {
 	for _, params := range []string{"records=x", "records=-1", "ms_per_record=1.5", "ms_per_record=-2", "ms_per_record=99999999999"} {
-		var out syncBuffer
+		var out testenv.Buffer
 		err := demo.Range(context.Background(), task(0, 1, params, &out))
 		require.Error(t, err, params)
 	}
-	var out syncBuffer
+	var out testenv.Buffer
 	tk := task(0, 1, "", &out)
 	require.NoError(t, demo.Range(context.Background(), tk), "defaults")
 	processed, _, _, _ := tk.Counts()

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,7 +27,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 		ID       int64    `json:"id"`
 		Warnings []string `json:"warnings"`
 	}
-	code, err := c.API.Do(http.MethodPost, "/api/v1/jobs", map[string]any{
+	code, err := c.API.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{
 		"app": "billing", "name": "settle", "handler": "settle.v9", "cron": "0 0 1 1 *", "slots": 2, "enabled": &enabled,
 	}, &job)
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 			ID int64 `json:"id"`
 		} `json:"groups"`
 	}
-	require.NoError(t, c.API.Get("/api/v1/alarms?kind=run_unplaceable", &groups))
+	require.NoError(t, c.API.Do(context.Background(), http.MethodGet, "/api/v1/alarms?kind=run_unplaceable", nil, &groups))
 	var alarms struct {
 		Alarms []struct {
 			Kind    string `json:"kind"`
@@ -69,7 +70,7 @@ func TestUnplaceableRunFailsWithItsReason(t *testing.T) {
 	}
 	found := false
 	for _, g := range groups.Groups {
-		require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/alarm-groups/%d/alarms", g.ID), &alarms))
+		require.NoError(t, c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/alarm-groups/%d/alarms", g.ID), nil, &alarms))
 		for _, a := range alarms.Alarms {
 			found = found || a.Kind == "run_unplaceable" && strings.Contains(a.Message, "settle.v9")
 		}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -68,7 +69,7 @@ func TestWorkflowRunsBuiltinHandlers(t *testing.T) {
 		return string(b)
 	}
 	var wf apitypes.Workflow
-	code, err := c.API.Do(http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{
+	code, err := c.API.Call(context.Background(), http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{
 		App: "billing", Name: "builtins",
 		Nodes: []apitypes.WorkflowNode{
 			{Key: "notify", Handler: "http", Params: params(map[string]any{
@@ -86,7 +87,7 @@ func TestWorkflowRunsBuiltinHandlers(t *testing.T) {
 	var trig struct {
 		Run apitypes.WorkflowRun `json:"run"`
 	}
-	code, err = c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wf.ID), apitypes.WorkflowTrigger{BusinessDate: "2026-03-02"}, &trig)
+	code, err = c.API.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wf.ID), apitypes.WorkflowTrigger{BusinessDate: "2026-03-02"}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 	runID := trig.Run.ID
@@ -122,7 +123,7 @@ func TestWorkflowRunsBuiltinHandlers(t *testing.T) {
 	// The job runs' params are the user's own; the context is apart.
 	for _, n := range view.Nodes {
 		var r apitypes.RunDetail
-		require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", n.JobRunID), &r))
+		require.NoError(t, c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", n.JobRunID), nil, &r))
 		var own map[string]any
 		require.NoError(t, json.Unmarshal([]byte(r.Run.Params), &own), n.NodeKey)
 		for _, k := range []string{"business_date", "workflow_node", "workflow_run_id", "upstream"} {

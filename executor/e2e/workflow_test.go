@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,7 +30,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	c.WaitOnline(ex, other)
 
 	var wf apitypes.Workflow
-	code, err := c.API.Do(http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{
+	code, err := c.API.Call(context.Background(), http.MethodPost, "/api/v1/workflows", apitypes.WorkflowSpec{WorkflowDef: apitypes.WorkflowDef{
 		App: "billing", Name: "sums", FailurePolicy: "continue",
 		Nodes: []apitypes.WorkflowNode{
 			{Key: "a", Handler: "demo.sum", Params: `{"add":2}`},
@@ -45,7 +46,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	var trig struct {
 		Run apitypes.WorkflowRun `json:"run"`
 	}
-	code, err = c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wf.ID), apitypes.WorkflowTrigger{BusinessDate: "2026-03-02"}, &trig)
+	code, err = c.API.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/workflows/%d/trigger", wf.ID), apitypes.WorkflowTrigger{BusinessDate: "2026-03-02"}, &trig)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
@@ -60,7 +61,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	flaky := byKey["flaky"]
 	require.Equal(t, "failed", flaky.Status)
 	var fr apitypes.RunDetail
-	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", flaky.JobRunID), &fr))
+	require.NoError(t, c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", flaky.JobRunID), nil, &fr))
 	require.Len(t, fr.Attempts, 2, "retry_max 1: the slot ran twice")
 	for _, a := range fr.Attempts {
 		require.Equal(t, "failed", a.Status)
@@ -79,7 +80,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	// c's job run: its workflow context carries its parents' results; its
 	// params are c's own; its one slot ran on the billing executor.
 	var run apitypes.RunDetail
-	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", byKey["c"].JobRunID), &run))
+	require.NoError(t, c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", byKey["c"].JobRunID), nil, &run))
 	require.JSONEq(t, `{"add":10}`, run.Run.Params)
 	var wfc struct {
 		BusinessDate string                     `json:"business_date"`
@@ -91,7 +92,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	require.JSONEq(t, want["b"], string(wfc.Upstream["b"]))
 	require.JSONEq(t, `{"sum":18}`, string(run.Result))
 	var b apitypes.RunDetail
-	require.NoError(t, c.API.Get(fmt.Sprintf("/api/v1/runs/%d", byKey["b"].JobRunID), &b))
+	require.NoError(t, c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", byKey["b"].JobRunID), nil, &b))
 	require.Equal(t, 2, b.Run.SlotCount)
 	for _, a := range b.Attempts {
 		require.NotNil(t, a.ExecutorID)
@@ -104,7 +105,7 @@ func TestWorkflowInlineNodesPassResults(t *testing.T) {
 	var jobs struct {
 		Jobs []apitypes.Job `json:"jobs"`
 	}
-	require.NoError(t, c.API.Get("/api/v1/jobs", &jobs))
+	require.NoError(t, c.API.Do(context.Background(), http.MethodGet, "/api/v1/jobs", nil, &jobs))
 	require.Empty(t, jobs.Jobs)
 }
 
@@ -117,7 +118,7 @@ func (c *cluster) waitWorkflowRun(id int64, want string) apitypes.WorkflowRunDet
 	var view apitypes.WorkflowRunDetail
 	testenv.WaitFor(t, runDeadline, func() (bool, error) {
 		view = apitypes.WorkflowRunDetail{}
-		if err := c.API.Get(fmt.Sprintf("/api/v1/workflow-runs/%d", id), &view); err != nil {
+		if err := c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/workflow-runs/%d", id), nil, &view); err != nil {
 			return false, err
 		}
 		switch view.Run.Status {
@@ -128,7 +129,7 @@ func (c *cluster) waitWorkflowRun(id int64, want string) apitypes.WorkflowRunDet
 		}
 		for _, n := range view.Nodes {
 			var r apitypes.RunDetail
-			if n.JobRunID > 0 && c.API.Get(fmt.Sprintf("/api/v1/runs/%d", n.JobRunID), &r) == nil {
+			if n.JobRunID > 0 && c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", n.JobRunID), nil, &r) == nil {
 				for _, a := range r.Attempts {
 					t.Logf("node %s attempt %d: %s %s", n.NodeKey, a.Attempt, a.Status, a.Error)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk"
 )
 
@@ -43,8 +44,8 @@ func TestJobPolicyOverridesConfig(t *testing.T) {
 		// A named scope (resolved by the admin) and "run" over WithScope.
 		require.Equal(t, int64(1), process(task(2, 20, 4, sdk.RecordsPolicy{Scope: "settle:2026-11-30"}), noop, "a").Processed)
 		require.Equal(t, map[string]int{"done": 1}, e.statuses(t, 2, "settle:2026-11-30"))
-		var logs logBuffer
-		named := e.processor(t, Config{Mode: External, Uncertain: Retry, Logger: logs.logger()}).WithScope("date:x")
+		var logs testenv.Buffer
+		named := e.processor(t, Config{Mode: External, Uncertain: Retry, Logger: debugLogger(&logs)}).WithScope("date:x")
 		_, err := named.Process(ctx, task(3, 30, 5, sdk.RecordsPolicy{Scope: "run"}), KeysOf([]string{"a"}), noop)
 		require.NoError(t, err)
 		require.Equal(t, map[string]int{"done": 1}, e.statuses(t, 3, "run:30"), "the job's \"run\" wins over WithScope")

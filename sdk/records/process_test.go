@@ -455,8 +455,8 @@ func TestExternalCrashUncertain(t *testing.T) {
 		t.Parallel()
 		bothDialects(t, func(t *testing.T, e *env) {
 			crash(e, t, 100, ScopeRun)
-			var logs logBuffer
-			p := e.processor(t, Config{Mode: External, Uncertain: Skip, BatchSize: 10, Logger: logs.logger()})
+			var logs testenv.Buffer
+			p := e.processor(t, Config{Mode: External, Uncertain: Skip, BatchSize: 10, Logger: debugLogger(&logs)})
 			var calls atomic.Int64
 			res, err := p.Process(context.Background(), newTask(7, 100, 0, 2), KeysOf(keys(12)), func(context.Context, Record) error {
 				calls.Add(1)

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,7 +49,7 @@ func TestCLIAgainstTheRealAdmin(t *testing.T) {
 		Token  struct{ ID int64 }
 		Secret string
 	}
-	code, err := c.Do(http.MethodPost, "/api/v1/tokens", map[string]any{"name": "e2e", "role": "operator"}, &tok)
+	code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/tokens", map[string]any{"name": "e2e", "role": "operator"}, &tok)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, code)
 
@@ -97,7 +98,7 @@ func TestCLIAgainstTheRealAdmin(t *testing.T) {
 	require.Equal(t, cli.ExitOK, status, out)
 	require.Contains(t, out, `(params "records=2")`)
 
-	code, err = c.Do(http.MethodDelete, "/api/v1/tokens/"+strconv.FormatInt(tok.Token.ID, 10), nil, nil)
+	code, err = c.Call(context.Background(), http.MethodDelete, "/api/v1/tokens/"+strconv.FormatInt(tok.Token.ID, 10), nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code)
 	status, out = ctl(t, ctlBin, env, "get", "jobs")

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
@@ -91,10 +93,10 @@ func (a *Admin) Password(t testing.TB) string {
 }
 
 // Login returns a client of a logged in as admin with the printed password.
-func (a *Admin) Login(t testing.TB) *Client {
+func (a *Admin) Login(t testing.TB) *cli.Client {
 	t.Helper()
 	c := NewClient(a.URL)
-	require.NoError(t, c.Login("admin", a.Password(t)))
+	require.NoError(t, c.Login(context.Background(), "admin", a.Password(t)))
 	return c
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 )
 
@@ -23,7 +25,7 @@ type Cluster struct {
 	T testing.TB
 	// Admin is the first admin, API its client logged in as admin.
 	Admin *Admin
-	API   *Client
+	API   *cli.Client
 	// AdminOpts start the replicas (StartAdmin); "{name}" in their ID is
 	// the replica's name.
 	AdminOpts AdminOpts
@@ -117,7 +119,7 @@ func (c *Cluster) Executors() (map[string]ExecutorView, error) {
 	var out struct {
 		Executors []ExecutorView `json:"executors"`
 	}
-	if err := c.API.Get("/api/v1/executors", &out); err != nil {
+	if err := c.API.Do(context.Background(), http.MethodGet, "/api/v1/executors", nil, &out); err != nil {
 		return nil, err
 	}
 	m := make(map[string]ExecutorView, len(out.Executors))
@@ -151,7 +153,7 @@ func (c *Cluster) WaitOnline(execs ...*Executor) {
 func (c *Cluster) CreateJob(spec apitypes.JobSpec) int64 {
 	c.T.Helper()
 	var job apitypes.Job
-	code, err := c.API.Do(http.MethodPost, "/api/v1/jobs", spec, &job)
+	code, err := c.API.Call(context.Background(), http.MethodPost, "/api/v1/jobs", spec, &job)
 	require.NoError(c.T, err)
 	require.Equal(c.T, http.StatusCreated, code)
 	return job.ID
@@ -166,7 +168,7 @@ func (c *Cluster) Trigger(jobID int64, in any) (apitypes.Run, bool) {
 		Run     apitypes.Run `json:"run"`
 		Created bool         `json:"created"`
 	}
-	code, err := c.API.Do(http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", jobID), in, &out)
+	code, err := c.API.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/jobs/%d/trigger", jobID), in, &out)
 	require.NoError(c.T, err)
 	if out.Created {
 		require.Equal(c.T, http.StatusCreated, code)
@@ -179,7 +181,7 @@ func (c *Cluster) Trigger(jobID int64, in any) (apitypes.Run, bool) {
 // Run returns a run and every attempt of every slot.
 func (c *Cluster) Run(id int64) (apitypes.Run, []apitypes.Attempt, error) {
 	var out apitypes.RunDetail
-	err := c.API.Get(fmt.Sprintf("/api/v1/runs/%d", id), &out)
+	err := c.API.Do(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", id), nil, &out)
 	return out.Run, out.Attempts, err
 }
 

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 )
 
@@ -60,13 +62,15 @@ func TestClientLogsInAndSendsTheToken(t *testing.T) {
 
 	c := cluster.NewClient(srv.URL)
 	t.Cleanup(c.HTTP.CloseIdleConnections)
-	require.Error(t, c.Get("/api/v1/runs/1", nil), "401 before the login")
-	require.Error(t, c.Login("admin", "wrong"))
-	require.NoError(t, c.Login("admin", "pw"))
+	require.Error(t, c.Do(context.Background(), http.MethodGet, "/api/v1/runs/1", nil, nil), "401 before the login")
+	require.Error(t, c.Login(context.Background(), "admin", "wrong"))
+	require.NoError(t, c.Login(context.Background(), "admin", "pw"))
 	var d apitypes.RunDetail
-	require.NoError(t, c.Get("/api/v1/runs/1", &d))
+	require.NoError(t, c.Do(context.Background(), http.MethodGet, "/api/v1/runs/1", nil, &d))
 	require.Equal(t, "running", d.Run.Status)
-	require.ErrorContains(t, c.Get("/api/v1/nothing", nil), "status 404")
+	var ae *cli.APIError
+	require.ErrorAs(t, c.Do(context.Background(), http.MethodGet, "/api/v1/nothing", nil, nil), &ae)
+	require.Equal(t, http.StatusNotFound, ae.Status)
 }
 
 func TestAttemptHelpers(t *testing.T) {

@@ -2,10 +2,11 @@
 // binaries as a cluster (admin/chaos, admin/e2e, executor/chaos,
 // executor/e2e): shardjob-admin processes (serve on MySQL/MariaDB and
 // ZooKeeper, or standalone), shardjob-executor processes that tests start,
-// restart, kill -9 and freeze, an API client speaking the admin/apitypes
-// types, waits with deadlines on what the API shows, and the parsing of the
-// processes' slog lines, and the leader row watched in the database. Like deploy/dev/testenv, on which it is built, it is
-// for tests only (TestOnlyTestsImportTestenv in deploy/dev/testenv checks that
+// restart, kill -9 and freeze, a client of the admin's API (NewClient: the
+// CLI's cli.Client, the one Go client of /api/v1, with a 10 s timeout),
+// waits with deadlines on what the API shows, the parsing of the processes'
+// slog lines, and the leader row watched in the database. Like
+// deploy/dev/testenv, on which it is built, it is for tests only (TestOnlyTestsImportTestenv in deploy/dev/testenv checks that
 // no production package imports either).
 //
 // # Processes
