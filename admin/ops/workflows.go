@@ -325,23 +325,29 @@ func (s *Service) nextFireOnCalendar(ctx context.Context, id int64, row *store.W
 	if err != nil {
 		return nil, err
 	}
+	return s.onCalendar(stored, row, fields), nil
+}
+
+// onCalendar is nextFireOnCalendar once the calendar is read: nil when a
+// field error is recorded into fields.
+func (s *Service) onCalendar(stored store.Calendar, row *store.Workflow, fields map[string]string) *schedule.CalendarSchedule {
 	cal, err := stored.Build()
 	if err != nil {
 		fields["calendar"] = err.Error()
-		return nil, nil
+		return nil
 	}
 	sched, err := schedule.Parse(schedule.Spec{Expr: row.CronExpr, Zone: row.TimeZone, JobKey: "workflow:" + row.App + "/" + row.Name, Anchor: time.UnixMilli(row.CreatedAt)})
 	if err != nil {
 		fields["cron"] = err.Error()
-		return nil, nil
+		return nil
 	}
 	cs, err := schedule.WithCalendar(sched, cal, jobrules.CalendarPolicy(store.JobCalendar{CalendarRule: row.CalendarRule, CalendarShift: row.CalendarShift}))
 	if err != nil {
 		fields["calendar_rule"] = err.Error()
-		return nil, nil
+		return nil
 	}
 	row.NextFireAt = jobdef.NextEvent(cs, s.cfg.Clock.Now())
-	return cs, nil
+	return cs
 }
 
 // Workflows lists the workflows of the apps a may see, without their
