@@ -147,7 +147,7 @@ func TestCalendarRules(t *testing.T) {
 		refused(t, err, ops.ErrInvalid, "revision", msg.CalRevisionRequired)
 		// A calendar that a job uses stays.
 		js := spec("payroll", "on-pay")
-		js.CalendarID = pay.ID
+		js.CalendarID, js.CalendarRule = pay.ID, "skip_holidays"
 		_, err = svc.CreateJob(ctx, operator, js)
 		require.NoError(t, err)
 		refused(t, svc.DeleteCalendar(ctx, operator, pay.ID), ops.ErrConflict, "", "")
