@@ -1,79 +1,13 @@
 package api
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"strconv"
 	"time"
-
-	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/schedule"
 )
-
-// replanCalendarJobs sets the next firing of the jobs on calendar id after
-// an edit of its days: a firing the edit moved earlier (shift previous onto
-// a new working day) or removed is planned from now on the new days. Runs
-// that exist stay as they are, and a firing already due is left to the
-// leader, which decides it on the new days. A job the leader moved
-// meanwhile is read again (the update is guarded by the value read).
-func (s *Server) replanCalendarJobs(ctx context.Context, id int64) {
-	jobs, err := s.st.JobsOfCalendar(ctx, id)
-	if err != nil {
-		s.log.Warn("cannot read the jobs of an edited calendar to plan them again; the leader plans them at their next firing", "calendar_id", id, "err", err)
-		return
-	}
-	now := s.cfg.Clock.Now()
-	for _, j := range jobs {
-		for try := 0; try < 3 && j.Enabled && !j.Paused && j.NextFireAt.Valid && j.NextFireAt.Int64 > now.UnixMilli(); try++ {
-			next, err := s.ops.NextFire(ctx, j, now)
-			if err != nil {
-				s.log.Warn("cannot plan a job on its edited calendar", "job_id", j.ID, "calendar_id", id, "err", err)
-				break
-			}
-			if next == j.NextFireAt {
-				break
-			}
-			ok, err := s.st.ReplanJob(ctx, j.ID, j.NextFireAt, next)
-			if err != nil || ok {
-				break
-			}
-			if j, err = s.st.Job(ctx, j.ID); err != nil {
-				break
-			}
-		}
-	}
-	s.wake()
-}
-
-// refuseCalendarInUse answers 409 when jobs use calendar id (true).
-func (s *Server) refuseCalendarInUse(c *gin.Context, id int64) bool {
-	jobs, err := s.st.JobsOfCalendar(c.Request.Context(), id)
-	if err != nil {
-		s.internal(c, err)
-		return true
-	}
-	if len(jobs) == 0 {
-		return false
-	}
-	names := ""
-	for i, j := range jobs {
-		if i == 5 {
-			names += ", …"
-			break
-		}
-		if i > 0 {
-			names += ", "
-		}
-		names += j.App + "/" + j.Name + " (" + strconv.FormatInt(j.ID, 10) + ")"
-	}
-	fail(c, http.StatusConflict, fmt.Sprintf("calendar %d is used by %d job(s): %s; set another calendar on them (or none) first", id, len(jobs), names))
-	return true
-}
 
 // calendarPreview is the preview of a job on a calendar: up to n firings
 // after now, each preceded by the candidates the calendar removed before

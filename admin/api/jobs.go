@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -175,22 +174,6 @@ func (s *Server) readJob(c *gin.Context, read func(context.Context, ops.Actor, i
 	return j, true
 }
 
-// visible answers the read of one object by the id parameter when the
-// caller cannot go on: 404 when it does not exist or the user may not see
-// it (an object of another app does not exist for them), 500 on another
-// error. seen says whether the user may see the object read.
-func (s *Server) visible(c *gin.Context, what string, err error, seen bool) bool {
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !seen) {
-		fail(c, http.StatusNotFound, what+" "+c.Param("id")+" does not exist")
-		return false
-	}
-	if err != nil {
-		s.internal(c, err)
-		return false
-	}
-	return true
-}
-
 func (s *Server) getJob(c *gin.Context) {
 	s.jobAction(c, http.StatusOK, s.ops.Job)
 }
@@ -289,16 +272,4 @@ func (s *Server) wake() {
 	if s.cfg.Scheduler != nil {
 		s.cfg.Scheduler.Wake()
 	}
-}
-
-// identityKept is ops.KeepIdentity for a handler: false when it has
-// answered 400.
-func identityKept(c *gin.Context, what string, app, name *string, oldApp, oldName string) bool {
-	return !refused(c, ops.KeepIdentity(what, app, name, oldApp, oldName))
-}
-
-// versionGiven is ops.VersionGiven for a handler: false when it has
-// answered 400.
-func versionGiven(c *gin.Context, version, current int64) bool {
-	return !refused(c, ops.VersionGiven(version, current))
 }

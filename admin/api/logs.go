@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"log/slog"
 	"math"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -69,31 +67,10 @@ func (s *Server) runLogs(c *gin.Context) {
 		}
 		f.MinLevel = lv
 	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	lines, st, err := s.st.RunLogs(c.Request.Context(), id, f)
+	out, err := s.ops.RunLogs(c.Request.Context(), actor(c), id, f)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
-	}
-	out := apitypes.RunLogsView{RunID: id, RunStatus: r.Status, Lines: make([]apitypes.LogLineView, 0, len(lines)), StoredLines: st.StoredLines, NextAfterSeq: f.AfterSeq}
-	out.Dropped.Executor, out.Dropped.Cap = st.DroppedExecutor, st.DroppedCap
-	for _, l := range lines {
-		v := apitypes.LogLineView{Seq: l.Seq, Slot: l.Slot, Token: l.Token, Attempt: l.Attempt, At: msTime(l.At),
-			Level: slog.Level(l.Level).String(), Message: l.Message}
-		if l.Attrs != "" {
-			v.Attrs = json.RawMessage(l.Attrs)
-		}
-		out.Lines = append(out.Lines, v)
-		out.NextAfterSeq = l.Seq
-	}
-	out.HasMore = len(lines) == f.Limit
-	if !out.HasMore {
-		// Every matching line below the state's next seq was returned: skip
-		// the non-matching ones next time.
-		out.NextAfterSeq = max(out.NextAfterSeq, st.NextSeq-1)
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -3,9 +3,6 @@ package api
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -24,39 +22,8 @@ func optTime(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// runView is run r as the API returns it.
-func runView(r store.Run) apitypes.Run {
-	return apitypes.Run{
-		ID: r.ID, JobID: r.JobID, JobName: r.JobName, App: r.App, JobDeleted: r.JobDeleted, ScheduledAt: msTime(r.ScheduledAt),
-		Trigger: r.TriggerKind, Status: r.Status, Params: r.Params, SlotCount: r.SlotCount,
-		SlotsSucceeded: r.SlotsSucceeded, SlotsFailed: r.SlotsFailed, Epoch: r.Epoch, CreatedAt: msTime(r.CreatedAt),
-		StartedAt: optTime(r.StartedAt), FinishedAt: optTime(r.FinishedAt), Error: r.Error,
-		ErrorCode: string(r.ErrorMsg.Code), ErrorArgs: r.ErrorMsg.Args,
-		ParentRunID: optID(r.ParentRunID), PredictedMS: optID(r.PredictedMS), ActualMS: actualMS(r),
-		FirstSlotStartedAt: optTime(r.FirstStartedAt),
-		StartDeadlineAt:    optTime(r.StartDeadlineAt), FinishDeadlineAt: optTime(r.FinishDeadlineAt), DeadlineAction: r.DeadlineAction,
-		CalendarID: r.CalendarID, CalendarVersion: r.CalendarVersion, ShiftedFrom: optTime(r.ShiftedFrom),
-		TimeZone:   r.TimeZone,
-		StartAfter: optTime(sql.NullInt64{Int64: r.StartAfter, Valid: r.StartAfter != 0}),
-		Workflow:   optJSON(r.Workflow),
-	}
-}
-
-// optJSON is a stored JSON text as a raw message, nil when NULL or empty.
-func optJSON(v sql.NullString) json.RawMessage {
-	if !v.Valid || v.String == "" {
-		return nil
-	}
-	return json.RawMessage(v.String)
-}
-
-func actualMS(r store.Run) *int64 {
-	if !r.StartedAt.Valid || !r.FinishedAt.Valid {
-		return nil
-	}
-	d := r.FinishedAt.Int64 - r.StartedAt.Int64
-	return &d
-}
+// runView is run r as the API returns it (admin/ops: RunView).
+func runView(r store.Run) apitypes.Run { return ops.RunView(r) }
 
 func optID(v sql.NullInt64) *int64 {
 	if !v.Valid {
@@ -65,31 +32,15 @@ func optID(v sql.NullInt64) *int64 {
 	return &v.Int64
 }
 
-// attemptView is attempt a as the API returns it.
-func attemptView(a store.Attempt) apitypes.Attempt {
-	v := apitypes.Attempt{
-		Token: a.Token, Slot: a.Slot, Attempt: a.Attempt, Status: store.SlotState(a), Current: a.Current,
-		StartedAt: optTime(a.StartedAt), FinishedAt: optTime(a.FinishedAt),
-		Processed: a.Processed, Skipped: a.Skipped, Failed: a.Failed, Uncertain: a.Uncertain, Error: a.Error,
-		ErrorCode: string(a.ErrorMsg.Code), ErrorArgs: a.ErrorMsg.Args, Executor: a.ExecutorInstance,
-		ErrorClass: a.ErrorClass,
-	}
-	if a.ExecutorID.Valid {
-		id := a.ExecutorID.Int64
-		v.ExecutorID = &id
-	}
-	return v
-}
-
 func (s *Server) listRuns(c *gin.Context) {
 	f, ok := runFilter(c)
 	if !ok {
 		return
 	}
 	ctx := c.Request.Context()
-	runs, err := s.st.ListRuns(ctx, f)
+	runs, err := s.ops.ListRuns(ctx, actor(c), f)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
 	out := make([]apitypes.Run, 0, len(runs))
@@ -103,9 +54,9 @@ func (s *Server) listRuns(c *gin.Context) {
 		resp["next_cursor"] = encodeCursor(runCursorPrefix, runCursorWire{At: last.ScheduledAt, ID: last.ID})
 	}
 	if c.Query("cursor") == "" && c.Query("before") == "" && c.Query("count") != "0" {
-		n, exact, err := s.st.CountRuns(ctx, f, store.DefaultListCountCap)
+		n, exact, err := s.ops.CountRuns(ctx, actor(c), f)
 		if err != nil {
-			s.internal(c, err)
+			s.opsFailed(c, err)
 			return
 		}
 		resp["count"], resp["count_exact"] = n, exact
@@ -129,35 +80,17 @@ func (s *Server) getRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	r, ok := s.loadRun(c, id)
-	if !ok {
-		return
-	}
-	atts, err := s.st.Attempts(c.Request.Context(), id)
+	out, err := s.ops.RunDetail(c.Request.Context(), actor(c), id)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
-	}
-	results, err := s.st.RunResults(c.Request.Context(), []int64{id})
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	out := apitypes.RunDetail{Run: runView(r), Attempts: make([]apitypes.Attempt, 0, len(atts)), Result: results[id]}
-	for _, a := range atts {
-		out.Attempts = append(out.Attempts, attemptView(a))
 	}
 	c.JSON(http.StatusOK, out)
 }
 
-func executorView(e store.Executor) apitypes.ExecutorView {
-	return apitypes.ExecutorView{
-		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
-		Version: e.Version, Handlers: e.Handlers, State: e.State,
-		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
-		Protocol: e.Protocol,
-	}
-}
+// executorView is executor e as the API returns it (admin/ops:
+// ExecutorView).
+func executorView(e store.Executor) apitypes.ExecutorView { return ops.ExecutorView(e) }
 
 // listExecutors lists the executors of the user's apps. Gone executors
 // (deregistered, or lost for longer than the leader's forget horizon) are
@@ -172,33 +105,18 @@ func (s *Server) listExecutors(c *gin.Context) {
 		fail(c, http.StatusBadRequest, "all="+strconv.Quote(v)+": use all=1 to list gone executors too (deregistered, or lost longer than --forget-lost-after), or leave it out")
 		return
 	}
-	execs, err := s.st.Executors(c.Request.Context())
+	out, err := s.ops.Executors(c.Request.Context(), actor(c), all)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
-	}
-	loads, err := s.st.Loads(c.Request.Context())
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	out := make([]apitypes.ExecutorView, 0, len(execs))
-	u := currentUser(c)
-	for _, e := range execs {
-		if !u.AppAllowed(e.App) || (e.State == store.ExecutorGone && !all) {
-			continue
-		}
-		v := executorView(e)
-		v.Active, v.Queued = loads[e.ID].Active, loads[e.ID].Queued
-		out = append(out, v)
 	}
 	c.JSON(http.StatusOK, gin.H{"executors": out})
 }
 
 func (s *Server) cluster(c *gin.Context) {
-	rec, err := s.st.Leader(c.Request.Context())
+	rec, err := s.ops.Leader(c.Request.Context())
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
 	resp := gin.H{"leader": gin.H{"epoch": rec.Epoch, "holder": rec.Holder, "since": msTime(rec.SinceMS)}}
@@ -258,50 +176,26 @@ func alarmView(a store.Alarm) apitypes.AlarmView {
 }
 
 func (s *Server) ackAlarm(c *gin.Context) {
-	s.changeAlarm(c, "alarm.ack", "acknowledged", s.st.AckAlarm)
+	s.changeAlarm(c, s.ops.AckAlarm)
 }
 
 func (s *Server) resolveAlarm(c *gin.Context) {
-	s.changeAlarm(c, "alarm.resolve", "resolved", s.st.ResolveAlarm)
+	s.changeAlarm(c, s.ops.ResolveAlarm)
 }
 
-// changeAlarm acknowledges or resolves an alarm the user may see (another
-// app's alarm, or a platform alarm for an app-limited user, is 404 as if it
-// did not exist); 409 when it was done already, saying by whom and when.
-func (s *Server) changeAlarm(c *gin.Context, action, done string, change func(context.Context, int64, string) (bool, error)) {
+// changeAlarm acknowledges or resolves an alarm the user may see (admin/ops:
+// AckAlarm, ResolveAlarm): 404 for another app's alarm, 409 when it was
+// done already.
+func (s *Server) changeAlarm(c *gin.Context, change func(context.Context, ops.Actor, int64) (store.Alarm, error)) {
 	id, ok := idParam(c)
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
-	u := currentUser(c)
-	a, err := s.st.AlarmByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && u.AppList() != nil && (a.App == "" || !u.AppAllowed(a.App))) {
-		fail(c, http.StatusNotFound, "alarm "+c.Param("id")+" does not exist (or is not of your apps)")
-		return
-	}
+	a, err := change(c.Request.Context(), actor(c), id)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	changed, err := change(ctx, id, u.Username)
-	if err != nil {
-		s.internal(c, err)
-		return
-	}
-	if a, err = s.st.AlarmByID(ctx, id); err != nil {
-		s.internal(c, err)
-		return
-	}
-	if !changed {
-		by, at := a.AckedBy, a.AckedAt
-		if a.ResolvedAt.Valid {
-			by, at, done = a.ResolvedBy, a.ResolvedAt, "resolved"
-		}
-		fail(c, http.StatusConflict, fmt.Sprintf("alarm %d was %s already, by %s at %s", id, done, by, msTime(at.Int64).Format(time.RFC3339)))
-		return
-	}
-	s.audit(c, a.App, action, "alarm/"+c.Param("id"), map[string]any{"kind": a.Kind})
 	c.JSON(http.StatusOK, alarmView(a))
 }
 

@@ -192,7 +192,8 @@ func New(cfg Config) (http.Handler, error) {
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
 		Timing: cfg.Timing, Logger: cfg.Logger,
 	})
-	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger})
+	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger,
+		Workflows: cfg.Workflows})
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}

@@ -23,7 +23,15 @@
 // errors of job validation (jobdef.FieldMsgs) come back as an ErrInvalid
 // with the same text. This is admin/executorsvc's shape, for the operator
 // API. Here so far: the job operations (jobs.go, job_state.go, with their
-// rules in job_rules.go and calendar.go) and a run's cancel and retry
-// (runs.go); the rest of the operator API still works in admin/api's
-// handlers.
+// rules in job_rules.go and calendar.go); a run's cancel and retry
+// (runs.go); the workflows — create, update, delete, validate, layout, with
+// their rules (the graph, the schedule, the jobs and workflows the nodes
+// name or wait for, in apps the actor may manage) — in workflows.go; a
+// workflow's runs — trigger, list, read, rerun, cancel with their job runs
+// — in workflow_runs.go; the backfills of a job and of a workflow
+// (backfills.go); the business calendars, global ones for admins only, and
+// the jobs on an edited calendar planned again (calendars.go); the reads of
+// runs, slots, logs, executors, apps and the leader, and an alarm
+// acknowledged or resolved (run_reads.go). The rest of the operator API
+// still works in admin/api's handlers.
 package ops

@@ -100,6 +100,10 @@ type Config struct {
 	Clock clock.Clock
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Workflows, the workflow engine (admin/workflowrun), is woken after a
+	// workflow run is created (a trigger, a backfill) or rerun; optional:
+	// without it the engine finds them at its next tick.
+	Workflows Waker
 }
 
 // Service runs the operator API's operations once the request is
