@@ -257,7 +257,7 @@ func TestRevokedTokenIsAClearError(t *testing.T) {
 	a := startAdmin(t)
 	code, _, errs := a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitOK, code, errs)
-	_, _, err := a.st.RevokeAPIToken(context.Background(), a.tokID)
+	_, _, err := a.st.RevokeAPIKey(context.Background(), a.tokID)
 	require.NoError(t, err)
 
 	code, out, errs := a.ctl("get", "jobs")

@@ -13,17 +13,17 @@ import (
 // Errors of API token authentication, besides ErrNotFound for a token that
 // does not exist. They wrap a message that names the token and the instant.
 var (
-	ErrTokenRevoked = errors.New("API token revoked")
-	ErrTokenExpired = errors.New("API token expired")
+	ErrAPIKeyRevoked = errors.New("API token revoked")
+	ErrAPIKeyExpired = errors.New("API token expired")
 )
 
-// MaxActiveTokens bounds the usable (not revoked, not expired) API tokens of
+// MaxActiveAPIKeys bounds the usable (not revoked, not expired) API tokens of
 // one user.
-const MaxActiveTokens = 50
+const MaxActiveAPIKeys = 50
 
-// APIToken is a personal API token, without its secret (only the hash is
+// APIKey is a personal API token, without its secret (only the hash is
 // stored, and it is never read back).
-type APIToken struct {
+type APIKey struct {
 	ID         int64         `db:"id"`
 	UserID     int64         `db:"user_id"`
 	Username   string        `db:"username"`
@@ -39,8 +39,8 @@ type APIToken struct {
 	ParentID sql.NullInt64 `db:"parent_id"`
 }
 
-// NewAPIToken is what CreateAPIToken stores.
-type NewAPIToken struct {
+// NewAPIKey is what CreateAPIKey stores.
+type NewAPIKey struct {
 	UserID    int64
 	Name      string
 	Prefix    string
@@ -53,25 +53,25 @@ type NewAPIToken struct {
 	ParentID int64
 }
 
-// CreateAPIToken stores a token and returns it as read back. A token with
+// CreateAPIKey stores a token and returns it as read back. A token with
 // a parent is stored only while the parent is not revoked, checked under
 // the parent's row lock (a revocation running at the same time either sees
-// the new token and revokes it too, or is seen here): ErrTokenRevoked
+// the new token and revokes it too, or is seen here): ErrAPIKeyRevoked
 // otherwise, and ErrNotFound when the parent does not exist.
-func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, error) {
+func (s *Store) CreateAPIKey(ctx context.Context, t NewAPIKey) (APIKey, error) {
 	parent := sql.NullInt64{Int64: t.ParentID, Valid: t.ParentID > 0}
 	var id int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if parent.Valid {
 			var revoked sql.NullInt64
-			if err := tx.GetContext(ctx, &revoked, s.q.get(qAPITokenLockParent), t.ParentID); err != nil {
+			if err := tx.GetContext(ctx, &revoked, s.q.get(qAPIKeyLockParent), t.ParentID); err != nil {
 				return notFound(err, fmt.Sprintf("API token %d", t.ParentID))
 			}
 			if revoked.Valid {
-				return fmt.Errorf("API token %d, which creates this one, was revoked at %s: %w", t.ParentID, tokenTime(revoked.Int64), ErrTokenRevoked)
+				return fmt.Errorf("API token %d, which creates this one, was revoked at %s: %w", t.ParentID, tokenTime(revoked.Int64), ErrAPIKeyRevoked)
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenInsert), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
+		res, err := tx.ExecContext(ctx, s.q.get(qAPIKeyInsert), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
 		if isDuplicate(err) {
 			return conflictf("an API token with the prefix %s exists already: create the token again", t.Prefix)
 		}
@@ -82,65 +82,65 @@ func (s *Store) CreateAPIToken(ctx context.Context, t NewAPIToken) (APIToken, er
 		return err
 	})
 	if err != nil {
-		return APIToken{}, err
+		return APIKey{}, err
 	}
-	return s.APIToken(ctx, id)
+	return s.APIKey(ctx, id)
 }
 
-// APIToken returns a token by id, or ErrNotFound (also when its user was
+// APIKey returns a token by id, or ErrNotFound (also when its user was
 // deleted).
-func (s *Store) APIToken(ctx context.Context, id int64) (APIToken, error) {
-	var t APIToken
-	if err := s.db.GetContext(ctx, &t, s.q.get(qAPITokenByID), id); err != nil {
+func (s *Store) APIKey(ctx context.Context, id int64) (APIKey, error) {
+	var t APIKey
+	if err := s.db.GetContext(ctx, &t, s.q.get(qAPIKeyByID), id); err != nil {
 		return t, notFound(err, fmt.Sprintf("API token %d", id))
 	}
 	return t, nil
 }
 
-// APITokens lists the tokens of a user (userID 0: of every user), newest
+// APIKeys lists the tokens of a user (userID 0: of every user), newest
 // first, at most limit.
-func (s *Store) APITokens(ctx context.Context, userID int64, limit int) ([]APIToken, error) {
-	out := []APIToken{}
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAPITokenList), userID, userID, limit); err != nil {
+func (s *Store) APIKeys(ctx context.Context, userID int64, limit int) ([]APIKey, error) {
+	out := []APIKey{}
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAPIKeyList), userID, userID, limit); err != nil {
 		return nil, fmt.Errorf("list API tokens: %w", err)
 	}
 	return out, nil
 }
 
-// CountActiveAPITokens counts the tokens of a user that are neither revoked
+// CountActiveAPIKeys counts the tokens of a user that are neither revoked
 // nor expired (by the database clock).
-func (s *Store) CountActiveAPITokens(ctx context.Context, userID int64) (int, error) {
+func (s *Store) CountActiveAPIKeys(ctx context.Context, userID int64) (int, error) {
 	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qAPITokenCountActive), userID); err != nil {
+	if err := s.db.GetContext(ctx, &n, s.q.get(qAPIKeyCountActive), userID); err != nil {
 		return 0, fmt.Errorf("count API tokens of user %d: %w", userID, err)
 	}
 	return n, nil
 }
 
-// RevokeAPIToken revokes a token and, in the same transaction, every token
+// RevokeAPIKey revokes a token and, in the same transaction, every token
 // created with it, transitively (api_token.parent_id). It reports whether
 // this call revoked the token itself (false: it was already revoked) and
 // the ids of the descendants it revoked, in tree order; a missing token is
 // ErrNotFound.
-func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, error) {
+func (s *Store) RevokeAPIKey(ctx context.Context, id int64) (bool, []int64, error) {
 	var revoked bool
 	var descendants []int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		revoked, descendants = false, nil
-		res, err := tx.ExecContext(ctx, s.q.get(qAPITokenRevoke), id)
+		res, err := tx.ExecContext(ctx, s.q.get(qAPIKeyRevoke), id)
 		if err != nil {
 			return fmt.Errorf("revoke API token %d: %w", id, err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
 			revoked = true
 		} else {
-			var t APIToken
-			if err := tx.GetContext(ctx, &t, s.q.get(qAPITokenByID), id); err != nil {
+			var t APIKey
+			if err := tx.GetContext(ctx, &t, s.q.get(qAPIKeyByID), id); err != nil {
 				return notFound(err, fmt.Sprintf("API token %d", id))
 			}
 		}
 		for level := []int64{id}; len(level) > 0; {
-			q, args, err := sqlx.In(s.q.get(qAPITokenChildren), level)
+			q, args, err := sqlx.In(s.q.get(qAPIKeyChildren), level)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, er
 		if len(descendants) == 0 {
 			return nil
 		}
-		q, args, err := sqlx.In(s.q.get(qAPITokensRevoke), descendants)
+		q, args, err := sqlx.In(s.q.get(qAPIKeysRevoke), descendants)
 		if err != nil {
 			return err
 		}
@@ -174,34 +174,34 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id int64) (bool, []int64, er
 	return revoked, descendants, err
 }
 
-type tokenAuthRow struct {
-	APIToken
+type apiKeyAuthRow struct {
+	APIKey
 	DBNow int64 `db:"db_now"`
 }
 
-// AuthenticateAPIToken returns the token with the given hash and its user.
+// AuthenticateAPIKey returns the token with the given hash and its user.
 // Expiry is judged by the database clock, the same for every replica. A
 // token that does not exist, or whose user was deleted, is ErrNotFound; a
-// revoked one ErrTokenRevoked and an expired one ErrTokenExpired, each
+// revoked one ErrAPIKeyRevoked and an expired one ErrAPIKeyExpired, each
 // wrapped in a message that says since when. Success records the use
 // (last_used_at, at most once a minute).
-func (s *Store) AuthenticateAPIToken(ctx context.Context, hash string) (APIToken, User, error) {
-	var row tokenAuthRow
-	if err := s.db.GetContext(ctx, &row, s.q.get(qAPITokenAuth), hash); err != nil {
-		return APIToken{}, User{}, notFound(err, "API token")
+func (s *Store) AuthenticateAPIKey(ctx context.Context, hash string) (APIKey, User, error) {
+	var row apiKeyAuthRow
+	if err := s.db.GetContext(ctx, &row, s.q.get(qAPIKeyAuth), hash); err != nil {
+		return APIKey{}, User{}, notFound(err, "API token")
 	}
-	t := row.APIToken
+	t := row.APIKey
 	if t.RevokedAt.Valid {
-		return t, User{}, fmt.Errorf("API token %s… (%q) was revoked at %s: %w", t.Prefix, t.Name, tokenTime(t.RevokedAt.Int64), ErrTokenRevoked)
+		return t, User{}, fmt.Errorf("API token %s… (%q) was revoked at %s: %w", t.Prefix, t.Name, tokenTime(t.RevokedAt.Int64), ErrAPIKeyRevoked)
 	}
 	if t.ExpiresAt.Valid && t.ExpiresAt.Int64 <= row.DBNow {
-		return t, User{}, fmt.Errorf("API token %s… (%q) expired at %s: %w", t.Prefix, t.Name, tokenTime(t.ExpiresAt.Int64), ErrTokenExpired)
+		return t, User{}, fmt.Errorf("API token %s… (%q) expired at %s: %w", t.Prefix, t.Name, tokenTime(t.ExpiresAt.Int64), ErrAPIKeyExpired)
 	}
 	u, err := s.UserByID(ctx, t.UserID)
 	if err != nil {
 		return t, User{}, err
 	}
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAPITokenTouch), t.ID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAPIKeyTouch), t.ID); err != nil {
 		return t, User{}, fmt.Errorf("record use of API token %d: %w", t.ID, err)
 	}
 	return t, u, nil
