@@ -1,4 +1,4 @@
--- Named queries of personal API tokens (table api_token, migration 0002).
+-- Named queries of personal API keys (table api_token, migration 0002).
 -- Same conventions as queries.sql.
 
 -- name: APIKeyInsert

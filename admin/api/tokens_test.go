@@ -176,7 +176,7 @@ func TestAPIKeyRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", secret, nil, &out))
 		require.Contains(t, out.Error, secret[:12])
 		require.Contains(t, out.Error, "was revoked at")
-		require.Contains(t, out.Error, "create a new token")
+		require.Contains(t, out.Error, "create a new key")
 
 		// Expired (by the database clock).
 		id2, secret2 := e.newAPIKey(ops, map[string]any{"name": "short", "expires_in_days": 1})
