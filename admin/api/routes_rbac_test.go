@@ -265,7 +265,7 @@ func TestEveryRouteEnforcesRolesAndCSRF(t *testing.T) {
 			require.Equal(t, http.StatusUnauthorized, code, "%s without credentials", r)
 			require.NotEmpty(t, msg, "%s: a 401 says why", r)
 			code, _ = e.raw(method, path, "sjt_"+strings.Repeat("a", 52), nil, "")
-			require.Equal(t, http.StatusUnauthorized, code, "%s with an unknown API token", r)
+			require.Equal(t, http.StatusUnauthorized, code, "%s with an unknown API key", r)
 
 			for _, role := range []string{viewer, operator} {
 				if rank[role] >= rank[rule.role] {
