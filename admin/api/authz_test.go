@@ -237,7 +237,7 @@ func TestChildTokenCannotOutliveItsParent(t *testing.T) {
 		}
 		for _, days := range []int{0, 2, 3650} {
 			require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/tokens", day, map[string]any{"name": "longer", "expires_in_days": days}, &bad), "%d days", days)
-			require.Contains(t, bad.Error, "cannot outlive the token that creates it")
+			require.Contains(t, bad.Error, "cannot outlive the API key that creates it")
 			require.Contains(t, bad.Error, "one day")
 			require.Contains(t, bad.Fields["expires_in_days"], "none fits", "a one-day token cannot make a token of a whole day")
 			require.Contains(t, bad.Fields["expires_in_days"], "omit expires_in_days")
