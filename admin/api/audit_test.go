@@ -45,7 +45,7 @@ func TestAuditSaysWhichTokenActedAndWhoFailedToLogIn(t *testing.T) {
 		e.user("ops", auth.RoleOperator)
 		root := e.token("root")
 		session := e.token("ops")
-		tokenID, secret := e.newAPIToken(session, map[string]any{"name": "ci deploy", "expires_in_days": 30})
+		tokenID, secret := e.newAPIKey(session, map[string]any{"name": "ci deploy", "expires_in_days": 30})
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", secret, validJob, nil))
 		require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": "ops", "password": "not-it"}, nil))
 		require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": "my-secret-password", "password": "x"}, nil))

@@ -76,8 +76,8 @@ func TestAuditLogIsScopedByApp(t *testing.T) {
 		require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/executors/"+itoa(searchExec.ID)+"/drain", root, nil, nil))
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/users", root,
 			map[string]any{"username": "eve", "password": "password-eve", "role": auth.RoleViewer, "apps": []string{"search"}}, nil))
-		ownID, _ := e.newAPIToken(billingOps, map[string]any{"name": "mine"})
-		e.newAPIToken(allOps, map[string]any{"name": "theirs"})
+		ownID, _ := e.newAPIKey(billingOps, map[string]any{"name": "mine"})
+		e.newAPIKey(allOps, map[string]any{"name": "theirs"})
 		require.Equal(t, http.StatusOK, e.call("DELETE", "/api/v1/tokens/"+itoa(ownID), root, nil, nil), "an admin revokes billing-ops' token")
 
 		// billing-ops: billing's job, its own login and token entries.
@@ -225,8 +225,8 @@ func TestChildTokenCannotOutliveItsParent(t *testing.T) {
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		session := e.token("ops")
-		dayID, day := e.newAPIToken(session, map[string]any{"name": "one day", "expires_in_days": 1})
-		tenID, ten := e.newAPIToken(session, map[string]any{"name": "ten days", "expires_in_days": 10})
+		dayID, day := e.newAPIKey(session, map[string]any{"name": "one day", "expires_in_days": 1})
+		tenID, ten := e.newAPIKey(session, map[string]any{"name": "ten days", "expires_in_days": 10})
 		var forever struct{ Token tokenOut }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/tokens", session, map[string]any{"name": "session made", "expires_in_days": 0}, &forever))
 		require.Nil(t, forever.Token.ExpiresAt, "from a session: no cap")
@@ -237,7 +237,7 @@ func TestChildTokenCannotOutliveItsParent(t *testing.T) {
 		}
 		for _, days := range []int{0, 2, 3650} {
 			require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/tokens", day, map[string]any{"name": "longer", "expires_in_days": days}, &bad), "%d days", days)
-			require.Contains(t, bad.Error, "cannot outlive the token that creates it")
+			require.Contains(t, bad.Error, "cannot outlive the API key that creates it")
 			require.Contains(t, bad.Error, "one day")
 			require.Contains(t, bad.Fields["expires_in_days"], "none fits", "a one-day token cannot make a token of a whole day")
 			require.Contains(t, bad.Fields["expires_in_days"], "omit expires_in_days")
@@ -245,13 +245,13 @@ func TestChildTokenCannotOutliveItsParent(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/tokens", ten, map[string]any{"name": "longer", "expires_in_days": 11}, &bad))
 		require.Contains(t, bad.Fields["expires_in_days"], "at most 9")
 
-		var parent struct{ Tokens []apitypes.TokenView }
+		var parent struct{ Tokens []apitypes.APIKeyView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/tokens", session, nil, &parent))
 		expiry := map[int64]*time.Time{}
 		for _, tk := range parent.Tokens {
 			expiry[tk.ID] = tk.ExpiresAt
 		}
-		var child struct{ Token apitypes.TokenView }
+		var child struct{ Token apitypes.APIKeyView }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/tokens", day, map[string]any{"name": "inherits"}, &child))
 		require.NotNil(t, child.Token.ExpiresAt)
 		require.True(t, expiry[dayID].Equal(*child.Token.ExpiresAt), "expires with its parent")
@@ -275,14 +275,14 @@ func TestRevokingATokenRevokesWhatItCreated(t *testing.T) {
 		e.user("ops", auth.RoleOperator)
 		e.user("root", auth.RoleAdmin)
 		session := e.token("ops")
-		rootID, rootTok := e.newAPIToken(session, map[string]any{"name": "root"})
-		childID, child := e.newAPIToken(rootTok, map[string]any{"name": "child"})
-		grandID, grand := e.newAPIToken(child, map[string]any{"name": "grandchild"})
-		_, sibling := e.newAPIToken(session, map[string]any{"name": "sibling"})
-		_, nephew := e.newAPIToken(sibling, map[string]any{"name": "nephew"})
+		rootID, rootTok := e.newAPIKey(session, map[string]any{"name": "root"})
+		childID, child := e.newAPIKey(rootTok, map[string]any{"name": "child"})
+		grandID, grand := e.newAPIKey(child, map[string]any{"name": "grandchild"})
+		_, sibling := e.newAPIKey(session, map[string]any{"name": "sibling"})
+		_, nephew := e.newAPIKey(sibling, map[string]any{"name": "nephew"})
 
 		var rev struct {
-			Token       apitypes.TokenView
+			Token       apitypes.APIKeyView
 			Revoked     bool
 			AlsoRevoked []int64 `json:"also_revoked"`
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -148,37 +147,23 @@ func jobQuery(c *gin.Context) (store.JobQuery, bool) {
 		}
 		q.After = store.JobCursor{ID: w.ID, Name: w.Name, Next: w.Next, NoNext: w.NoNext}
 	}
-	q.Apps = currentUser(c).AppList()
 	return q, true
 }
 
+// listJobs answers GET /jobs (admin/ops: Jobs); the count comes with a
+// first page only.
 func (s *Server) listJobs(c *gin.Context) {
 	q, ok := jobQuery(c)
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
-	page, err := s.st.JobPage(ctx, q)
+	out, next, err := s.ops.Jobs(c.Request.Context(), actor(c), q, c.Query("cursor") == "" && q.After.ID == 0)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
 	}
-	out := apitypes.JobList{Jobs: make([]apitypes.Job, 0, len(page.Jobs)), Partial: page.Partial, Scanned: page.Scanned}
-	for _, j := range page.Jobs {
-		out.Jobs = append(out.Jobs, jobdef.View(j))
-	}
-	if n := page.Next; n != nil {
+	if n := next; n != nil {
 		out.NextCursor = encodeCursor(jobCursorPrefix, jobCursorWire{Sort: q.Sort, ID: n.ID, Name: n.Name, Next: n.Next, NoNext: n.NoNext})
-	}
-	if c.Query("cursor") == "" && q.After.ID == 0 {
-		n, exact, counted, err := s.st.JobCount(ctx, q, store.DefaultListCountCap)
-		if err != nil {
-			s.internal(c, err)
-			return
-		}
-		if counted {
-			out.Count, out.CountExact = &n, exact
-		}
 	}
 	c.JSON(http.StatusOK, out)
 }

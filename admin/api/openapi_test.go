@@ -168,7 +168,7 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema StartLag", named("StartLag"), apitypes.StartLag{}},
 		{"schema LagPercentile", named("LagPercentile"), apitypes.LagPercentile{}},
 		{"schema Error", named("Error"), apitypes.ErrorView{}},
-		{"schema Token", named("Token"), apitypes.TokenView{}},
+		{"schema APIKey", named("APIKey"), apitypes.APIKeyView{}},
 		{"schema User", named("User"), apitypes.UserView{}},
 		{"schema JobSpec", named("JobSpec"), apitypes.JobSpec{}},
 		{"schema Job", named("Job"), apitypes.Job{}},

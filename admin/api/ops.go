@@ -14,8 +14,8 @@ import (
 // actor is who sends the request, for admin/ops.
 func actor(c *gin.Context) ops.Actor {
 	a := ops.Actor{User: currentUser(c)}
-	if t, ok := currentToken(c); ok {
-		a.TokenID = t.ID
+	if k, ok := currentAPIKey(c); ok {
+		a.APIKeyID = k.ID
 	}
 	return a
 }
@@ -49,6 +49,9 @@ func refused(c *gin.Context, err error) bool {
 		status = http.StatusNotFound
 	case errors.Is(e, ops.ErrConflict):
 		status = http.StatusConflict
+	case errors.Is(e, ops.ErrCredential):
+		status = http.StatusUnauthorized
+		c.Header("WWW-Authenticate", `Bearer error="invalid_token"`)
 	}
 	c.AbortWithStatusJSON(status, errorBody{Error: text, Fields: e.Fields})
 	return true

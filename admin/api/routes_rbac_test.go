@@ -68,7 +68,10 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/alarm-groups/:id/alarms":      {role: viewer},
 	"GET /api/v1/stats/utilization":            {role: viewer},
 	"GET /api/v1/dashboard":                    {role: viewer}, // scoped to the apps the user may see by the handler
-	"GET /api/v1/tokens":                       {role: viewer}, // own; all=true checked by the handler
+	"GET /api/v1/api-keys":                     {role: viewer}, // own; all=true checked by the handler
+	"POST /api/v1/api-keys":                    {role: viewer, audit: "token.create"},
+	"DELETE /api/v1/api-keys/:id":              {role: viewer, audit: "token.revoke"},
+	"GET /api/v1/tokens":                       {role: viewer}, // the old name of /api-keys
 	"POST /api/v1/tokens":                      {role: viewer, audit: "token.create"},
 	"DELETE /api/v1/tokens/:id":                {role: viewer, audit: "token.revoke"},
 	"GET /api/v1/xxljob/attempts/:token/log":   {role: viewer},
@@ -254,7 +257,7 @@ func TestEveryRouteEnforcesRolesAndCSRF(t *testing.T) {
 			require.Equal(t, http.StatusUnauthorized, code, "%s without credentials", r)
 			require.NotEmpty(t, msg, "%s: a 401 says why", r)
 			code, _ = e.raw(method, path, "sjt_"+strings.Repeat("a", 52), nil, "")
-			require.Equal(t, http.StatusUnauthorized, code, "%s with an unknown API token", r)
+			require.Equal(t, http.StatusUnauthorized, code, "%s with an unknown API key", r)
 
 			for _, role := range []string{viewer, operator} {
 				if rank[role] >= rank[rule.role] {
@@ -390,7 +393,14 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		step("PUT /api/v1/users/:id", userPath, root, "root", map[string]any{"role": operator}, http.StatusOK, &u, userObj)
 		eve := e.token("eve")
 
-		var tok struct{ Token apitypes.TokenView }
+		var key struct{ Token apitypes.APIKeyView }
+		keyObj := func() string { return "token/" + itoa(key.Token.ID) }
+		step("POST /api/v1/api-keys", "/api/v1/api-keys", eve, "eve", map[string]any{"name": "deploy", "expires_in_days": 7}, http.StatusCreated, &key, keyObj)
+		refused("DELETE", "/api/v1/api-keys/"+itoa(key.Token.ID), ops, nil, http.StatusNotFound) // not the operator's
+		step("DELETE /api/v1/api-keys/:id", "/api/v1/api-keys/"+itoa(key.Token.ID), eve, "eve", nil, http.StatusOK, nil, keyObj)
+
+		// The old name of the routes, kept for existing scripts.
+		var tok struct{ Token apitypes.APIKeyView }
 		tokObj := func() string { return "token/" + itoa(tok.Token.ID) }
 		step("POST /api/v1/tokens", "/api/v1/tokens", eve, "eve", map[string]any{"name": "ci", "expires_in_days": 7}, http.StatusCreated, &tok, tokObj)
 		refused("DELETE", "/api/v1/tokens/"+itoa(tok.Token.ID), ops, nil, http.StatusNotFound) // not the operator's
@@ -401,11 +411,11 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 
 		step("DELETE /api/v1/jobs/:id", jobPath, ops, "ops", nil, http.StatusOK, nil, jobObj)
 
-		// Every audited route on jobs, users and tokens was exercised.
+		// Every audited route on jobs, users and API keys was exercised.
 		var missed []string
 		for r, rule := range routeRules {
 			_, p, _ := strings.Cut(r, " ")
-			if rule.audit == "" || !(strings.HasPrefix(p, "/api/v1/jobs") || strings.HasPrefix(p, "/api/v1/users") || strings.HasPrefix(p, "/api/v1/tokens")) {
+			if rule.audit == "" || !(strings.HasPrefix(p, "/api/v1/jobs") || strings.HasPrefix(p, "/api/v1/users") || strings.HasPrefix(p, "/api/v1/tokens") || strings.HasPrefix(p, "/api/v1/api-keys")) {
 				continue
 			}
 			if !covered[r] {

@@ -117,7 +117,7 @@ type Config struct {
 	InitialPasswordFile string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Clock tells the time of schedule previews, validation and token
+	// Clock tells the time of schedule previews, validation and API key
 	// checks. Default clock.System.
 	Clock clock.Clock
 }
@@ -157,9 +157,8 @@ type Server struct {
 	// proto handles the executor protocol's requests once signed() and
 	// decodeSigned() let them through (executor.go).
 	proto *executorsvc.Service
-	// ops runs the operator API's job and run operations once a handler
-	// has authenticated and decoded the request (jobs.go, clone.go,
-	// runs.go).
+	// ops runs the operator API's operations once a handler has
+	// authenticated and decoded the request.
 	ops *ops.Service
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
@@ -192,8 +191,13 @@ func New(cfg Config) (http.Handler, error) {
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
 		Timing: cfg.Timing, Logger: cfg.Logger,
 	})
-	s.ops = ops.New(ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger,
-		Workflows: cfg.Workflows})
+	oc := ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger,
+		InitialPasswordFile: cfg.InitialPasswordFile, AlarmChannels: cfg.AlarmChannels, SampleInterval: cfg.SampleInterval,
+		Workflows: cfg.Workflows}
+	if cfg.XXLJob != nil {
+		oc.XXLJob = cfg.XXLJob
+	}
+	s.ops = ops.New(oc)
 	if cfg.Nonces != nil {
 		s.verifier.SharedNonces(cfg.Nonces)
 	}
@@ -273,9 +277,8 @@ func New(cfg Config) (http.Handler, error) {
 	s.workflowRoutes(view, op) // workflows.go
 
 	authed.POST("/me/password", s.changeOwnPassword)
-	view.GET("/tokens", s.listTokens) // own API tokens (tokens.go)
-	view.POST("/tokens", s.createToken)
-	view.DELETE("/tokens/:id", s.revokeToken) // own; admins: anyone's
+	s.apiKeyRoutes(view, "/api-keys") // own API keys (apikeys.go)
+	s.apiKeyRoutes(view, "/tokens")   // their old name, kept for existing scripts
 	adm := authed.Group("/", require(auth.RoleAdmin))
 	adm.GET("/users", s.listUsers)
 	adm.POST("/users", s.createUser)
@@ -305,7 +308,7 @@ func trustProxies(r *gin.Engine, proxies []netip.Prefix) error {
 	return nil
 }
 
-// apiHeaders: answers of the API carry sessions, tokens and private data;
+// apiHeaders: answers of the API carry sessions, API keys and private data;
 // no browser or proxy may store them, and no browser may guess another
 // type than the JSON they declare. (The console's files set their own
 // caching, web.Register.)
@@ -396,21 +399,10 @@ func decode(c *gin.Context, v any) bool {
 func (s *Server) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
+	db, ok := s.ops.Readiness(ctx)
 	checks := gin.H{}
-	ok := true
-	if err := s.st.Ping(ctx); err != nil {
-		checks["database"] = err.Error()
-		ok = false
-	} else {
-		checks["database"] = "ok"
-		v, err := s.st.SchemaVersion(ctx)
-		latest, _ := store.LatestVersion(s.st.Dialect())
-		if err != nil || v != latest {
-			checks["migrations"] = fmt.Sprintf("schema at %d, binary expects %d", v, latest)
-			ok = false
-		} else {
-			checks["migrations"] = "ok"
-		}
+	for k, v := range db {
+		checks[k] = v
 	}
 	if s.cfg.Coordinator != nil {
 		// Reported, not required: see Config.Coordinator.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -67,7 +67,7 @@ func (s *Server) login(c *gin.Context) {
 		return
 	}
 	s.loginThrottle.Reset(key)
-	s.forgetInitialPassword(u.Username)
+	s.ops.ForgetInitialPassword(u.Username)
 	token, csrf := auth.NewToken(), auth.NewToken()
 	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.SessionTTL); err != nil {
 		s.internal(c, err)
@@ -133,7 +133,7 @@ func (s *Server) logout(c *gin.Context) {
 
 func (s *Server) me(c *gin.Context) {
 	u := currentUser(c)
-	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role, "apps": appsOf(u)})
+	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role, "apps": ops.AppsOf(u)})
 }
 
 func sessionToken(c *gin.Context) string {
@@ -155,8 +155,8 @@ func (s *Server) authenticate(c *gin.Context) {
 		fail(c, http.StatusUnauthorized, "not logged in: POST /api/v1/login, then send the session cookie or 'Authorization: Bearer <token>'")
 		return
 	}
-	if bearer && looksLikeAPIToken(tok) { // personal API token (tokens.go); no CSRF for bearer
-		u, ok := s.apiTokenUser(c, tok)
+	if bearer && looksLikeAPIKey(tok) { // personal API key (apikeys.go); no CSRF for bearer
+		u, ok := s.apiKeyUser(c, tok)
 		if !ok {
 			return
 		}
@@ -199,17 +199,5 @@ func require(role string) gin.HandlerFunc {
 			return
 		}
 		c.Next()
-	}
-}
-
-// forgetInitialPassword removes the file holding the first-start password
-// (Config.InitialPasswordFile) once its user has signed in or changed the
-// password: it has served its purpose, and a stale copy would mislead.
-func (s *Server) forgetInitialPassword(username string) {
-	if s.cfg.InitialPasswordFile == "" || username != auth.BootstrapUser {
-		return
-	}
-	if err := os.Remove(s.cfg.InitialPasswordFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.log.Warn("could not remove the initial password file", "file", s.cfg.InitialPasswordFile, "err", err)
 	}
 }

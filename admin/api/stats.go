@@ -2,115 +2,22 @@ package api
 
 import (
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/shardjob/shardjob/admin/apitypes"
-	"github.com/shardjob/shardjob/admin/store"
-	"github.com/shardjob/shardjob/sdk/names"
 )
 
-// Bounds of GET /stats/utilization.
-const (
-	// utilizationDefaultRange is the range answered without from.
-	utilizationDefaultRange = 6 * time.Hour
-	// utilizationMaxRange is the longest range answered: the default
-	// retention of the samples (retention.DefaultSamples).
-	utilizationMaxRange = 7 * 24 * time.Hour
-	// utilizationMaxBuckets bounds the points per app.
-	utilizationMaxBuckets = 300
-)
-
-// bucketWidths are the widths a bucket may take: the first one at least as
-// wide as asked.
-var bucketWidths = []time.Duration{
-	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
-	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
-}
-
-// utilizationWidth is the bucket width for a range: the smallest of
-// bucketWidths that cuts it into fewer than utilizationMaxBuckets buckets
-// (aligned on the epoch, the range then touches at most that many) and is
-// at least twice the sample interval, so that a bucket is rarely empty
-// while the leader samples.
-func utilizationWidth(span, sampleInterval time.Duration) time.Duration {
-	least := max(span/(utilizationMaxBuckets-1)+1, 2*sampleInterval)
-	for _, w := range bucketWidths {
-		if w >= least {
-			return w
-		}
-	}
-	return bucketWidths[len(bucketWidths)-1]
-}
-
-// utilization answers GET /stats/utilization?from=&to=&app=: the samples of
-// the user's apps (or of app) in [from, to), downsampled to at most
-// utilizationMaxBuckets buckets per app. to defaults to now (the database
-// clock, which stamps the samples), from to 6 hours before to.
+// utilization answers GET /stats/utilization?from=&to=&app= (admin/ops
+// utilization.go).
 func (s *Server) utilization(c *gin.Context) {
-	ctx := c.Request.Context()
 	from, to, ok := timeRange(c, "the time range of the utilization samples")
 	if !ok {
 		return
 	}
-	app := c.Query("app")
-	if _, given := c.GetQuery("app"); given && !names.Valid(app) {
-		fail(c, http.StatusBadRequest, "app must be an app name ("+names.Rule+"), got "+strconv.Quote(app))
-		return
-	}
-	if to == 0 {
-		now, err := s.st.Now(ctx)
-		if err != nil {
-			s.internal(c, err)
-			return
-		}
-		to = now.UnixMilli()
-	}
-	if from == 0 {
-		from = to - utilizationDefaultRange.Milliseconds()
-	}
-	if to <= from {
-		fail(c, http.StatusBadRequest, "from must be before to (default now): got from "+msTime(from).Format(time.RFC3339)+", to "+msTime(to).Format(time.RFC3339))
-		return
-	}
-	span := time.Duration(to-from) * time.Millisecond
-	if span > utilizationMaxRange {
-		fail(c, http.StatusBadRequest, "from: the range from "+msTime(from).Format(time.RFC3339)+" to "+msTime(to).Format(time.RFC3339)+
-			" spans "+span.String()+"; at most 7 days (168h) can be asked for at once, the samples' default retention: move from or to closer")
-		return
-	}
-	apps := currentUser(c).AppList() // nil: every app
-	if app != "" {
-		if u := currentUser(c); u.AppAllowed(app) {
-			apps = []string{app}
-		} else {
-			apps = []string{} // another app's samples do not exist for this user
-		}
-	}
-	width := utilizationWidth(span, s.cfg.SampleInterval)
-	rows, err := s.st.Utilization(ctx, store.UtilizationFilter{FromMS: from, ToMS: to, WidthMS: width.Milliseconds(), Apps: apps})
+	app, given := c.GetQuery("app")
+	out, err := s.ops.Utilization(c.Request.Context(), actor(c), from, to, app, given)
 	if err != nil {
-		s.internal(c, err)
+		s.opsFailed(c, err)
 		return
-	}
-	out := apitypes.UtilizationView{
-		From: msTime(from), To: msTime(to), BucketSeconds: int64(width / time.Second), SampleSeconds: int64(s.cfg.SampleInterval / time.Second),
-		Apps: []apitypes.AppUtilization{},
-	}
-	for _, r := range rows { // by app, then time
-		if n := len(out.Apps); n == 0 || out.Apps[n-1].App != r.App {
-			out.Apps = append(out.Apps, apitypes.AppUtilization{App: r.App})
-		}
-		p := apitypes.UtilizationPoint{At: msTime(r.Start), Busy: r.Busy, Queued: r.Queued, Capacity: r.Capacity, Executors: r.Executors, Samples: r.Samples}
-		if r.Capacity > 0 {
-			u := float64(r.Busy) / r.Capacity
-			p.Utilization = &u
-		}
-		a := &out.Apps[len(out.Apps)-1]
-		a.Points = append(a.Points, p)
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 )
 
-var apiTokenRE = regexp.MustCompile(`^sjt_[a-z2-7]{52}$`)
+var apiKeyRE = regexp.MustCompile(`^sjt_[a-z2-7]{52}$`)
 
 type tokenOut struct {
 	ID         int64   `json:"id"`
@@ -25,9 +25,9 @@ type tokenOut struct {
 	ExpiresAt  *string `json:"expires_at"`
 }
 
-// newAPIToken creates an API token as the holder of bearer and returns its
+// newAPIKey creates an API token as the holder of bearer and returns its
 // id and secret.
-func (e *env) newAPIToken(bearer string, body map[string]any) (int64, string) {
+func (e *env) newAPIKey(bearer string, body map[string]any) (int64, string) {
 	e.t.Helper()
 	var out struct {
 		Token  tokenOut
@@ -35,7 +35,7 @@ func (e *env) newAPIToken(bearer string, body map[string]any) (int64, string) {
 	}
 	code := e.call("POST", "/api/v1/tokens", bearer, body, &out)
 	require.Equal(e.t, http.StatusCreated, code)
-	require.Regexp(e.t, apiTokenRE, out.Secret)
+	require.Regexp(e.t, apiKeyRE, out.Secret)
 	require.Equal(e.t, out.Secret[:12], out.Token.Prefix)
 	return out.Token.ID, out.Secret
 }
@@ -46,12 +46,12 @@ func (e *env) auditActions(object string) []string {
 	return acts
 }
 
-func TestAPITokenActsAsItsUser(t *testing.T) {
+func TestAPIKeyActsAsItsUser(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		session := e.token("ops")
-		id, secret := e.newAPIToken(session, map[string]any{"name": "ci deploy", "expires_in_days": 30})
+		id, secret := e.newAPIKey(session, map[string]any{"name": "ci deploy", "expires_in_days": 30})
 
 		var me struct{ Username, Role string }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/me", secret, nil, &me))
@@ -81,14 +81,14 @@ func TestAPITokenActsAsItsUser(t *testing.T) {
 	})
 }
 
-func TestAPITokenRoleCap(t *testing.T) {
+func TestAPIKeyRoleCap(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("root", auth.RoleAdmin)
 		e.user("eve", auth.RoleViewer)
 		root := e.token("root")
 
-		_, capped := e.newAPIToken(root, map[string]any{"name": "read only", "role": auth.RoleViewer})
+		_, capped := e.newAPIKey(root, map[string]any{"name": "read only", "role": auth.RoleViewer})
 		var me struct{ Role string }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/me", capped, nil, &me))
 		require.Equal(t, auth.RoleViewer, me.Role)
@@ -98,7 +98,7 @@ func TestAPITokenRoleCap(t *testing.T) {
 
 		// A capped token cannot mint a stronger one, with or without asking.
 		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/tokens", capped, map[string]any{"name": "up", "role": auth.RoleAdmin}, nil))
-		_, minted := e.newAPIToken(capped, map[string]any{"name": "child"})
+		_, minted := e.newAPIKey(capped, map[string]any{"name": "child"})
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/me", minted, nil, &me))
 		require.Equal(t, auth.RoleViewer, me.Role)
 
@@ -109,14 +109,14 @@ func TestAPITokenRoleCap(t *testing.T) {
 
 		// A cap above the user's role does not raise it: demote root, the
 		// uncapped admin token follows.
-		_, full := e.newAPIToken(root, map[string]any{"name": "full"})
+		_, full := e.newAPIKey(root, map[string]any{"name": "full"})
 		_, err := e.st.DB().Exec(`UPDATE app_user SET role = 'viewer' WHERE username = 'root'`)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusForbidden, e.call("GET", "/api/v1/users", full, nil, nil))
 	})
 }
 
-func TestAPITokenBadRequests(t *testing.T) {
+func TestAPIKeyBadRequests(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
@@ -139,14 +139,14 @@ func TestAPITokenBadRequests(t *testing.T) {
 	})
 }
 
-func TestAPITokenRevokedOrExpiredIsRefusedClearly(t *testing.T) {
+func TestAPIKeyRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
 		e.user("ops", auth.RoleOperator)
 		e.user("other", auth.RoleOperator)
 		e.user("root", auth.RoleAdmin)
 		ops := e.token("ops")
-		id, secret := e.newAPIToken(ops, map[string]any{"name": "laptop"})
+		id, secret := e.newAPIKey(ops, map[string]any{"name": "laptop"})
 		path := "/api/v1/tokens/" + strconv.FormatInt(id, 10)
 
 		// Someone else's token looks like a missing one; an admin may revoke it.
@@ -171,23 +171,23 @@ func TestAPITokenRevokedOrExpiredIsRefusedClearly(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", secret, nil, &out))
 		require.Contains(t, out.Error, secret[:12])
 		require.Contains(t, out.Error, "was revoked at")
-		require.Contains(t, out.Error, "create a new token")
+		require.Contains(t, out.Error, "create a new key")
 
 		// Expired (by the database clock).
-		id2, secret2 := e.newAPIToken(ops, map[string]any{"name": "short", "expires_in_days": 1})
+		id2, secret2 := e.newAPIKey(ops, map[string]any{"name": "short", "expires_in_days": 1})
 		_, err := e.st.DB().Exec(`UPDATE api_token SET expires_at = 1000 WHERE id = ?`, id2)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", secret2, nil, &out))
 		require.Contains(t, out.Error, "expired at 1970-01-01T00:00:01Z")
 
 		// Unknown and malformed tokens.
-		_, bogus := e.newAPIToken(ops, map[string]any{"name": "deleted"})
+		_, bogus := e.newAPIKey(ops, map[string]any{"name": "deleted"})
 		_, err = e.st.DB().ExecContext(context.Background(), `DELETE FROM api_token WHERE name = 'deleted'`)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", bogus, nil, &out))
-		require.Contains(t, out.Error, "unknown API token")
+		require.Contains(t, out.Error, "unknown API key")
 		require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/jobs", "sjt_short", nil, &out))
-		require.Contains(t, out.Error, "malformed API token")
+		require.Contains(t, out.Error, "malformed API key")
 
 		// The admin sees everyone's tokens with their state.
 		var list struct{ Tokens []tokenOut }

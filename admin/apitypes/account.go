@@ -17,8 +17,8 @@ type LoginResponse struct {
 	Role     string `json:"role"`
 }
 
-// TokenView is an API token as the API lists it (never the secret).
-type TokenView struct {
+// APIKeyView is an API key as the API lists it (never the secret).
+type APIKeyView struct {
 	ID         int64      `json:"id"`
 	User       string     `json:"user"`
 	Name       string     `json:"name"`
@@ -29,30 +29,53 @@ type TokenView struct {
 	LastUsedAt *time.Time `json:"last_used_at"`
 	ExpiresAt  *time.Time `json:"expires_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
-	// ParentID is the token that created this one (null: created from a
+	// ParentID is the API key that created this one (null: created from a
 	// console session); revoking the parent revokes this one.
 	ParentID *int64 `json:"parent_id"`
 }
 
-// TokenRequest is the body of POST /tokens.
-type TokenRequest struct {
-	// Name tells the token apart ("ci deploy", "laptop"); required.
+// APIKeyRequest is the body of POST /api-keys (and of its old name POST
+// /tokens).
+type APIKeyRequest struct {
+	// Name tells the key apart ("ci deploy", "laptop"); required.
 	Name string `json:"name"`
-	// Role caps the token below the caller's role; empty: no cap (the
+	// Role caps the key below the caller's role; empty: no cap (the
 	// caller's role), or the caller's current role when the caller itself
-	// authenticated with a token.
+	// authenticated with an API key.
 	Role string `json:"role"`
-	// ExpiresInDays, 1-3650; 0: the token does not expire. Absent: it does
-	// not expire either, unless the caller authenticated with a token that
-	// expires: then the new token expires with it.
+	// ExpiresInDays, 1-3650; 0: the key does not expire. Absent: it does
+	// not expire either, unless the caller authenticated with an API key
+	// that expires: then the new key expires with it.
 	ExpiresInDays *int `json:"expires_in_days"`
 }
 
-// CreatedToken is the answer to a creation: the only time the secret is shown.
-type CreatedToken struct {
-	Token  TokenView `json:"token"`
-	Secret string    `json:"secret"`
-	Note   string    `json:"note"`
+// CreatedAPIKey is the answer to a creation: the only time the secret is
+// shown. (Its JSON key "token" is the old name of the API key, kept for
+// existing scripts.)
+type CreatedAPIKey struct {
+	Key    APIKeyView `json:"token"`
+	Secret string     `json:"secret"`
+	Note   string     `json:"note"`
+}
+
+// APIKeyList is the answer of GET /api-keys (JSON key "tokens": the old
+// name, kept for existing scripts).
+type APIKeyList struct {
+	Keys []APIKeyView `json:"tokens"`
+}
+
+// RevokedAPIKey is the answer of DELETE /api-keys/{id}: the key as it is
+// now, whether this request revoked it (false: it was revoked already) and
+// the keys created with it that were revoked with it.
+type RevokedAPIKey struct {
+	Key         APIKeyView `json:"token"`
+	Revoked     bool       `json:"revoked"`
+	AlsoRevoked []int64    `json:"also_revoked"`
+}
+
+// UserList is the answer of GET /users.
+type UserList struct {
+	Users []UserView `json:"users"`
 }
 
 // UserView is a console user (never the password hash).
@@ -93,10 +116,31 @@ type AuditView struct {
 	Action string    `json:"action"`
 	Object string    `json:"object"`
 	Detail string    `json:"detail"`
-	// App is the app of the object ("" for users, tokens and the platform).
+	// App is the app of the object ("" for users, API keys and the platform).
 	App string `json:"app"`
-	// TokenID and TokenName are the API token the actor acted with; absent
-	// for a console session or a login.
-	TokenID   *int64 `json:"token_id,omitempty"`
-	TokenName string `json:"token_name,omitempty"`
+	// APIKeyID and APIKeyName are the API key the actor acted with; absent
+	// for a console session or a login. (JSON keys of the old name.)
+	APIKeyID   *int64 `json:"token_id,omitempty"`
+	APIKeyName string `json:"token_name,omitempty"`
+}
+
+// AuditQuery selects a page of the audit log (GET /audit's query).
+type AuditQuery struct {
+	// Before is the id of the last entry of the previous page; 0: the
+	// newest.
+	Before int64
+	// Limit is the page size, 1-500; otherwise 100.
+	Limit int
+	// Actor is a user name; Action and Object are prefixes ("token.",
+	// "job/5"). At most 255 bytes each.
+	Actor, Action, Object string
+	// From and To bound the entries' time, [From, To); nil: unbounded.
+	From, To *time.Time
+}
+
+// AuditPage is the answer of GET /audit: entries newest first, and the id
+// to pass as before for the next page when the page is full.
+type AuditPage struct {
+	Entries    []AuditView `json:"entries"`
+	NextBefore *int64      `json:"next_before,omitempty"`
 }

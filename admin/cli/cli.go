@@ -136,7 +136,7 @@ type conn struct{ server, token, config string }
 
 func (c *conn) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.server, "server", c.server, "admin URL, e.g. http://127.0.0.1:8080 (env SHARDJOB_SERVER)")
-	fs.StringVar(&c.token, "token", c.token, "API token sjt_… (env SHARDJOB_TOKEN)")
+	fs.StringVar(&c.token, "token", c.token, "API key sjt_… (env SHARDJOB_TOKEN)")
 	fs.StringVar(&c.config, "config", c.config, "config file with server: and token: (env SHARDJOB_CONFIG)")
 }
 
@@ -196,7 +196,7 @@ func (c conn) client(env Env) (*Client, error) {
 		return nil, usagef("server %q: expected a URL such as http://127.0.0.1:8080", server)
 	}
 	if token == "" {
-		return nil, usagef("no token: pass --token, set SHARDJOB_TOKEN, or put 'token:' in %s (create one in the console or with POST /api/v1/tokens)", path)
+		return nil, usagef("no token: pass --token, set SHARDJOB_TOKEN, or put 'token:' in %s (create an API key in the console or with POST /api/v1/api-keys)", path)
 	}
 	return &Client{Base: strings.TrimRight(server, "/"), Token: token, HTTP: env.HTTP}, nil
 }

@@ -246,20 +246,20 @@ func TestRevokedTokenIsAClearError(t *testing.T) {
 	a := startAdmin(t)
 	code, _, errs := a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitOK, code, errs)
-	_, _, err := a.st.RevokeAPIToken(context.Background(), a.tokID)
+	_, _, err := a.st.RevokeAPIKey(context.Background(), a.tokID)
 	require.NoError(t, err)
 
 	code, out, errs := a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitAuth, code)
 	require.Empty(t, out)
 	require.Contains(t, errs, "401")
-	require.Contains(t, errs, fmt.Sprintf("API token %s… (\"cli test\") was revoked at", a.token[:12]))
+	require.Contains(t, errs, fmt.Sprintf("API key %s… (\"cli test\") was revoked at", a.token[:12]))
 
 	// A token the admin never issued is refused the same way.
 	a.envMap["SHARDJOB_TOKEN"] = "sjt_" + strings.Repeat("a", 52)
 	code, _, errs = a.ctl("get", "jobs")
 	require.Equal(t, cli.ExitAuth, code)
-	require.Contains(t, errs, "unknown API token")
+	require.Contains(t, errs, "unknown API key")
 }
 
 func TestConnectionSettings(t *testing.T) {

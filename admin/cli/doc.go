@@ -1,6 +1,6 @@
 // Package cli is the logic of shardjobctl, the command-line client of the
 // admin's API (admin/cmd/shardjobctl is only its main). It authenticates
-// with a personal API token (sjt_…, see admin/api tokens.go).
+// with a personal API key (sjt_…, see admin/ops apikeys.go).
 //
 // Jobs as code: a jobs file is a YAML list of job definitions keyed by
 // app and name (LoadJobs, strict: unknown fields and duplicate keys are

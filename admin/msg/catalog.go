@@ -260,11 +260,11 @@ const (
 	PasswordRepeated       Code = "password.repeated"
 	PasswordConsecutive    Code = "password.consecutive"
 	PasswordWrongOld       Code = "password.wrong_old"
-	TokenNameRule          Code = "token.name_rule"
-	TokenRoleOneOf         Code = "token.role_one_of"
-	TokenDays              Code = "token.days"
-	TokenOutliveMost       Code = "token.outlive_most"
-	TokenOutliveNone       Code = "token.outlive_none"
+	APIKeyNameRule         Code = "token.name_rule"
+	APIKeyRoleOneOf        Code = "token.role_one_of"
+	APIKeyDays             Code = "token.days"
+	APIKeyOutliveMost      Code = "token.outlive_most"
+	APIKeyOutliveNone      Code = "token.outlive_none"
 	RoutesRequired         Code = "routes.required"
 	RoutesMax              Code = "routes.max"
 	RouteChannelRequired   Code = "routes.channel_required"
@@ -667,11 +667,11 @@ var Catalog = map[Code]string{
 	PasswordRepeated:       "password repeats a short pattern (like aaaa or abcabc); {hint}",
 	PasswordConsecutive:    "password is a run of consecutive characters (like abcdef or 98765); {hint}",
 	PasswordWrongOld:       "wrong password: give your current password",
-	TokenNameRule:          "required; 1-64 printable characters without leading or trailing spaces",
-	TokenRoleOneOf:         "one of viewer, operator, admin, or empty for no cap",
-	TokenDays:              "0 (never) or 1-{max}",
-	TokenOutliveMost:       "at most {days}; omit expires_in_days to expire together with it, or create the token from a console session",
-	TokenOutliveNone:       "none fits (it expires in less than a day); omit expires_in_days to expire together with it, or create the token from a console session",
+	APIKeyNameRule:         "required; 1-64 printable characters without leading or trailing spaces",
+	APIKeyRoleOneOf:        "one of viewer, operator, admin, or empty for no cap",
+	APIKeyDays:             "0 (never) or 1-{max}",
+	APIKeyOutliveMost:      "at most {days}; omit expires_in_days to expire together with it, or create the key from a console session",
+	APIKeyOutliveNone:      "none fits (it expires in less than a day); omit expires_in_days to expire together with it, or create the key from a console session",
 	RoutesRequired:         "send {\"routes\": [...]}; an empty list removes every route",
 	RoutesMax:              "at most {max} routes per job",
 	RouteChannelRequired:   "required: the name of a channel from the admin's alarm channels file",

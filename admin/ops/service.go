@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
@@ -73,8 +74,8 @@ func fieldErrors(err error) error {
 type Actor struct {
 	// User is the signed-in user: their name, role and apps.
 	User store.User
-	// TokenID is the API token the user acts with; 0 for a console session.
-	TokenID int64
+	// APIKeyID is the API key the user acts with; 0 for a console session.
+	APIKeyID int64
 }
 
 // Waker nudges the scheduler (scheduler.Scheduler).
@@ -104,6 +105,20 @@ type Config struct {
 	// workflow run is created (a trigger, a backfill) or rerun; optional:
 	// without it the engine finds them at its next tick.
 	Workflows Waker
+	// InitialPasswordFile is where the first start wrote the generated
+	// password of user "admin": removed at that user's first login or
+	// password change (ForgetInitialPassword). Optional.
+	InitialPasswordFile string
+	// AlarmChannels validates alarm routes and tests channels; optional:
+	// without them routes cannot be set and channels cannot be tested.
+	AlarmChannels AlarmChannels
+	// SampleInterval is how often the leader records utilization samples:
+	// a bucket of Utilization is at least twice as wide. Default 30s.
+	SampleInterval time.Duration
+	// XXLJob logs and kills attempts on XXL-JOB executors; optional:
+	// without it XXLJobLog and XXLJobKill answer that XXL-JOB support is
+	// not enabled.
+	XXLJob XXLJob
 }
 
 // Service runs the operator API's operations once the request is
@@ -123,6 +138,9 @@ func New(cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.System
 	}
+	if cfg.SampleInterval <= 0 {
+		cfg.SampleInterval = 30 * time.Second
+	}
 	return &Service{cfg: cfg, st: cfg.Store, runs: runstate.New(cfg.Store), log: cfg.Logger}
 }
 
@@ -139,8 +157,8 @@ func (s *Service) wake() {
 func (s *Service) Audit(ctx context.Context, a Actor, e store.AuditEntry, detail any) {
 	b, _ := json.Marshal(detail)
 	e.Actor, e.Detail = a.User.Username, string(b)
-	if a.TokenID != 0 {
-		e.TokenID = sql.NullInt64{Int64: a.TokenID, Valid: true}
+	if a.APIKeyID != 0 {
+		e.APIKeyID = sql.NullInt64{Int64: a.APIKeyID, Valid: true}
 	}
 	if err := s.st.Audit(ctx, e); err != nil {
 		s.log.Error("audit log write failed", "action", e.Action, "object", e.Object, "err", err)

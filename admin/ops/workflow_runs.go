@@ -105,7 +105,7 @@ func (s *Service) TriggerWorkflow(ctx context.Context, a Actor, id int64, req ap
 		return run, false, err
 	}
 	kind := store.TriggerManual
-	if a.TokenID != 0 {
+	if a.APIKeyID != 0 {
 		kind = store.TriggerAPI
 	}
 	r, created, err := s.st.CreateWorkflowRun(ctx, rec.Epoch, store.NewWorkflowRun{

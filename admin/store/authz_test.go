@@ -171,19 +171,19 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 	}
 }
 
-// TestRevokeAPITokenRevokesItsDescendants: revoking a token revokes the
+// TestRevokeAPIKeyRevokesItsDescendants: revoking a token revokes the
 // tokens created with it, transitively, in one transaction, and a token
 // whose parent is revoked cannot be created (the case of a request
 // authenticated just before its token was revoked).
-func TestRevokeAPITokenRevokesItsDescendants(t *testing.T) {
+func TestRevokeAPIKeyRevokesItsDescendants(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		alice, err := s.CreateUser(ctx, "alice", "h", store.RoleOperator)
 		require.NoError(t, err)
-		create := func(c byte, parent int64) store.APIToken {
+		create := func(c byte, parent int64) store.APIKey {
 			t.Helper()
-			tok, err := s.CreateAPIToken(ctx, store.NewAPIToken{UserID: alice, Name: string(c), Prefix: "sjt_" + hashOf(c)[:8], Hash: hashOf(c), ParentID: parent})
+			tok, err := s.CreateAPIKey(ctx, store.NewAPIKey{UserID: alice, Name: string(c), Prefix: "sjt_" + hashOf(c)[:8], Hash: hashOf(c), ParentID: parent})
 			require.NoError(t, err)
 			return tok
 		}
@@ -194,29 +194,29 @@ func TestRevokeAPITokenRevokesItsDescendants(t *testing.T) {
 		grand1 := create('c', child.ID)
 		grand2 := create('d', child.ID)
 		other := create('e', 0)
-		_, _, err = s.RevokeAPIToken(ctx, grand2.ID)
+		_, _, err = s.RevokeAPIKey(ctx, grand2.ID)
 		require.NoError(t, err)
 
-		revoked, descendants, err := s.RevokeAPIToken(ctx, root.ID)
+		revoked, descendants, err := s.RevokeAPIKey(ctx, root.ID)
 		require.NoError(t, err)
 		require.True(t, revoked)
 		require.Equal(t, []int64{child.ID, grand1.ID}, descendants, "grand2 was revoked already")
 		for _, c := range []byte{'a', 'b', 'c', 'd'} {
-			_, _, err := s.AuthenticateAPIToken(ctx, hashOf(c))
-			require.ErrorIs(t, err, store.ErrTokenRevoked, string(c))
+			_, _, err := s.AuthenticateAPIKey(ctx, hashOf(c))
+			require.ErrorIs(t, err, store.ErrAPIKeyRevoked, string(c))
 		}
-		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('e'))
+		_, _, err = s.AuthenticateAPIKey(ctx, hashOf('e'))
 		require.NoError(t, err, "not a descendant")
 
-		_, err = s.CreateAPIToken(ctx, store.NewAPIToken{UserID: alice, Name: "late", Prefix: "sjt_ffffffff", Hash: hashOf('f'), ParentID: child.ID})
-		require.ErrorIs(t, err, store.ErrTokenRevoked)
-		_, err = s.CreateAPIToken(ctx, store.NewAPIToken{UserID: alice, Name: "orphan", Prefix: "sjt_gggggggg", Hash: hashOf('g'), ParentID: 987654})
+		_, err = s.CreateAPIKey(ctx, store.NewAPIKey{UserID: alice, Name: "late", Prefix: "sjt_ffffffff", Hash: hashOf('f'), ParentID: child.ID})
+		require.ErrorIs(t, err, store.ErrAPIKeyRevoked)
+		_, err = s.CreateAPIKey(ctx, store.NewAPIKey{UserID: alice, Name: "orphan", Prefix: "sjt_gggggggg", Hash: hashOf('g'), ParentID: 987654})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		var n int
 		require.NoError(t, s.DB().GetContext(ctx, &n, `SELECT COUNT(*) FROM api_token`))
 		require.Equal(t, 5, n)
 
-		revoked, descendants, err = s.RevokeAPIToken(ctx, other.ID)
+		revoked, descendants, err = s.RevokeAPIKey(ctx, other.ID)
 		require.NoError(t, err)
 		require.True(t, revoked)
 		require.Empty(t, descendants)

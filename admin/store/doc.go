@@ -49,7 +49,7 @@
 // Driver errors are classified by their typed errors, never by their
 // messages: an insert that hits a unique key (MySQL/MariaDB error 1062,
 // SQLite's SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY) is ErrConflict from
-// the methods that create jobs, users and API tokens, and a registration
+// the methods that create jobs, users and API keys, and a registration
 // that lost a race to another replica reads the row that won.
 //
 // The conformance suite (store_test.go) runs every test against both

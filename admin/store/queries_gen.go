@@ -6,16 +6,16 @@ package store
 type query int
 
 const (
-	qAPITokenAuth query = iota
-	qAPITokenByID
-	qAPITokenChildren
-	qAPITokenCountActive
-	qAPITokenInsert
-	qAPITokenList
-	qAPITokenLockParent
-	qAPITokenRevoke
-	qAPITokenTouch
-	qAPITokensRevoke
+	qAPIKeyAuth query = iota
+	qAPIKeyByID
+	qAPIKeyChildren
+	qAPIKeyCountActive
+	qAPIKeyInsert
+	qAPIKeyList
+	qAPIKeyLockParent
+	qAPIKeyRevoke
+	qAPIKeyTouch
+	qAPIKeysRevoke
 	qAlarmAck
 	qAlarmBehindOpen
 	qAlarmBulkAck
@@ -317,16 +317,16 @@ const (
 
 // queryNames are the names of the queries, in the order of the constants.
 var queryNames = [...]string{
-	"APITokenAuth",
-	"APITokenByID",
-	"APITokenChildren",
-	"APITokenCountActive",
-	"APITokenInsert",
-	"APITokenList",
-	"APITokenLockParent",
-	"APITokenRevoke",
-	"APITokenTouch",
-	"APITokensRevoke",
+	"APIKeyAuth",
+	"APIKeyByID",
+	"APIKeyChildren",
+	"APIKeyCountActive",
+	"APIKeyInsert",
+	"APIKeyList",
+	"APIKeyLockParent",
+	"APIKeyRevoke",
+	"APIKeyTouch",
+	"APIKeysRevoke",
 	"AlarmAck",
 	"AlarmBehindOpen",
 	"AlarmBulkAck",

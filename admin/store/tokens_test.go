@@ -10,9 +10,9 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 )
 
-func newToken(t *testing.T, s *store.Store, userID int64, name, hash string, expires time.Time) store.APIToken {
+func newToken(t *testing.T, s *store.Store, userID int64, name, hash string, expires time.Time) store.APIKey {
 	t.Helper()
-	tok, err := s.CreateAPIToken(context.Background(), store.NewAPIToken{
+	tok, err := s.CreateAPIKey(context.Background(), store.NewAPIKey{
 		UserID: userID, Name: name, Prefix: "sjt_" + hash[:8], Hash: hash, RoleCap: "", ExpiresAt: expires,
 	})
 	require.NoError(t, err)
@@ -27,7 +27,7 @@ func hashOf(c byte) string {
 	return string(b)
 }
 
-func TestAPITokenLifecycle(t *testing.T) {
+func TestAPIKeyLifecycle(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -36,7 +36,7 @@ func TestAPITokenLifecycle(t *testing.T) {
 		bob, err := s.CreateUser(ctx, "bob", "x", store.RoleViewer)
 		require.NoError(t, err)
 
-		tok, err := s.CreateAPIToken(ctx, store.NewAPIToken{UserID: alice, Name: "ci", Prefix: "sjt_aaaaaaaa", Hash: hashOf('a'), RoleCap: store.RoleViewer})
+		tok, err := s.CreateAPIKey(ctx, store.NewAPIKey{UserID: alice, Name: "ci", Prefix: "sjt_aaaaaaaa", Hash: hashOf('a'), RoleCap: store.RoleViewer})
 		require.NoError(t, err)
 		require.Equal(t, "alice", tok.Username)
 		require.Equal(t, "ci", tok.Name)
@@ -46,55 +46,55 @@ func TestAPITokenLifecycle(t *testing.T) {
 		require.False(t, tok.LastUsedAt.Valid)
 		require.Positive(t, tok.CreatedAt)
 
-		_, err = s.CreateAPIToken(ctx, store.NewAPIToken{UserID: bob, Name: "dup", Prefix: "sjt_aaaaaaaa", Hash: hashOf('a')})
+		_, err = s.CreateAPIKey(ctx, store.NewAPIKey{UserID: bob, Name: "dup", Prefix: "sjt_aaaaaaaa", Hash: hashOf('a')})
 		require.ErrorIs(t, err, store.ErrConflict, "a hash is unique")
 		newToken(t, s, bob, "bob's", hashOf('b'), time.Time{})
 
 		// Authentication returns the token and its user and records the use.
-		got, u, err := s.AuthenticateAPIToken(ctx, hashOf('a'))
+		got, u, err := s.AuthenticateAPIKey(ctx, hashOf('a'))
 		require.NoError(t, err)
 		require.Equal(t, tok.ID, got.ID)
 		require.Equal(t, "alice", u.Username)
 		require.Equal(t, store.RoleOperator, u.Role)
-		tok, err = s.APIToken(ctx, tok.ID)
+		tok, err = s.APIKey(ctx, tok.ID)
 		require.NoError(t, err)
 		require.True(t, tok.LastUsedAt.Valid, "use recorded")
 
-		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('z'))
+		_, _, err = s.AuthenticateAPIKey(ctx, hashOf('z'))
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		// Listing: own tokens, or everyone's with user 0, newest first.
-		mine, err := s.APITokens(ctx, alice, 100)
+		mine, err := s.APIKeys(ctx, alice, 100)
 		require.NoError(t, err)
 		require.Len(t, mine, 1)
-		all, err := s.APITokens(ctx, 0, 100)
+		all, err := s.APIKeys(ctx, 0, 100)
 		require.NoError(t, err)
 		require.Len(t, all, 2)
 		require.Greater(t, all[0].ID, all[1].ID)
-		n, err := s.CountActiveAPITokens(ctx, alice)
+		n, err := s.CountActiveAPIKeys(ctx, alice)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 
 		// Revoking: once, then no-op; the token is refused with a clear error.
-		revoked, _, err := s.RevokeAPIToken(ctx, tok.ID)
+		revoked, _, err := s.RevokeAPIKey(ctx, tok.ID)
 		require.NoError(t, err)
 		require.True(t, revoked)
-		revoked, _, err = s.RevokeAPIToken(ctx, tok.ID)
+		revoked, _, err = s.RevokeAPIKey(ctx, tok.ID)
 		require.NoError(t, err)
 		require.False(t, revoked)
-		_, _, err = s.RevokeAPIToken(ctx, 999999)
+		_, _, err = s.RevokeAPIKey(ctx, 999999)
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('a'))
-		require.ErrorIs(t, err, store.ErrTokenRevoked)
+		_, _, err = s.AuthenticateAPIKey(ctx, hashOf('a'))
+		require.ErrorIs(t, err, store.ErrAPIKeyRevoked)
 		require.ErrorContains(t, err, "sjt_aaaaaaaa")
 		require.ErrorContains(t, err, "was revoked at")
-		n, err = s.CountActiveAPITokens(ctx, alice)
+		n, err = s.CountActiveAPIKeys(ctx, alice)
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
 }
 
-func TestAPITokenExpiryUsesTheDatabaseClock(t *testing.T) {
+func TestAPIKeyExpiryUsesTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -105,19 +105,19 @@ func TestAPITokenExpiryUsesTheDatabaseClock(t *testing.T) {
 		newToken(t, s, id, "old", hashOf('c'), now.Add(-time.Minute))
 		newToken(t, s, id, "fresh", hashOf('d'), now.Add(time.Hour))
 
-		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('c'))
-		require.ErrorIs(t, err, store.ErrTokenExpired)
+		_, _, err = s.AuthenticateAPIKey(ctx, hashOf('c'))
+		require.ErrorIs(t, err, store.ErrAPIKeyExpired)
 		require.ErrorContains(t, err, "expired at")
-		_, u, err := s.AuthenticateAPIToken(ctx, hashOf('d'))
+		_, u, err := s.AuthenticateAPIKey(ctx, hashOf('d'))
 		require.NoError(t, err)
 		require.Equal(t, "carol", u.Username)
-		n, err := s.CountActiveAPITokens(ctx, id)
+		n, err := s.CountActiveAPIKeys(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "the expired token does not count")
 	})
 }
 
-func TestAPITokenOfDeletedUserIsUnknown(t *testing.T) {
+func TestAPIKeyOfDeletedUserIsUnknown(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -126,9 +126,9 @@ func TestAPITokenOfDeletedUserIsUnknown(t *testing.T) {
 		tok := newToken(t, s, id, "gone", hashOf('e'), time.Time{})
 		require.NoError(t, s.DeleteUser(ctx, id))
 
-		_, _, err = s.AuthenticateAPIToken(ctx, hashOf('e'))
+		_, _, err = s.AuthenticateAPIKey(ctx, hashOf('e'))
 		require.ErrorIs(t, err, store.ErrNotFound)
-		_, err = s.APIToken(ctx, tok.ID)
+		_, err = s.APIKey(ctx, tok.ID)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 }

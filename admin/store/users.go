@@ -95,7 +95,7 @@ func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
 // may read it (e.App, e.OwnerID; see AuditEntry). ID and At are ignored:
 // the database assigns them.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), truncate(e.Actor, 64), e.Action, truncate(e.Object, 255), e.Detail, e.App, e.OwnerID, e.TokenID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), truncate(e.Actor, 64), e.Action, truncate(e.Object, 255), e.Detail, e.App, e.OwnerID, e.APIKeyID); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
@@ -165,10 +165,10 @@ type AuditEntry struct {
 	// login, password change, or one of their API tokens created or
 	// revoked, by them or by an admin): that user may read it too. 0: none.
 	OwnerID int64 `db:"owner_id"`
-	// TokenID is the API token the actor acted with (not set for a console
-	// session or a login); TokenName comes with it when read.
-	TokenID   sql.NullInt64 `db:"token_id"`
-	TokenName string        `db:"token_name"`
+	// APIKeyID is the API token the actor acted with (not set for a console
+	// session or a login); APIKeyName comes with it when read.
+	APIKeyID   sql.NullInt64 `db:"token_id"`
+	APIKeyName string        `db:"token_name"`
 }
 
 // AuditFilter narrows the audit log. Zero fields do not filter.

@@ -1,4 +1,5 @@
-// Personal API tokens: the caller's own (admins may show everyone's),
+// Personal API keys (/api/v1/api-keys; "token" in the element ids and
+// message keys is their old name): the caller's own (admins may show everyone's),
 // create with an optional role cap and expiry, revoke. The secret is shown
 // once, in the dialog that follows the creation, and kept nowhere else.
 import { api, qs, can } from "../api.js";
@@ -85,7 +86,7 @@ async function createDialog(me) {
         req.expires_in_days = n;
       }
       try {
-        created = await api("POST", "/tokens", req);
+        created = await api("POST", "/api-keys", req);
       } catch (e) {
         let shown = false;
         for (const [k, msg] of Object.entries(fieldTexts(e))) {
@@ -140,7 +141,7 @@ export default function mount(root, ctx) {
     const ok = await confirmDialog({
       id: "token-revoke-dialog", title: t("tokens.revokeTitle"), danger: true, confirmLabel: t("tokens.revoke"),
       message: h("p", {}, t("tokens.revokeConfirm", { name: tok.name, prefix: tok.prefix })),
-      onConfirm: async () => { res = await api("DELETE", `/tokens/${tok.id}`); },
+      onConfirm: async () => { res = await api("DELETE", `/api-keys/${tok.id}`); },
     });
     if (!ok) return;
     const n = (res && res.also_revoked || []).length;
@@ -179,7 +180,7 @@ export default function mount(root, ctx) {
 
   async function refresh() {
     const wantAll = all();
-    const res = await api("GET", "/tokens" + qs({ all: wantAll ? "true" : "" }));
+    const res = await api("GET", "/api-keys" + qs({ all: wantAll ? "true" : "" }));
     if (!ctx.isCurrent() || wantAll !== all()) return;
     tokens = res.tokens.sort((a, b) => (a.state === "active" ? 0 : 1) - (b.state === "active" ? 0 : 1) || b.id - a.id);
     render();
