@@ -121,7 +121,3 @@ func (s *Server) revokeAPIKey(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, k)
 }
-
-// currentToken is currentAPIKey under its old name, for the handlers that
-// another change moves to admin/ops (workflow_runs.go).
-func currentToken(c *gin.Context) (store.APIKey, bool) { return currentAPIKey(c) }

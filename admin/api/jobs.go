@@ -267,9 +267,3 @@ func (s *Server) triggerJob(c *gin.Context) {
 	}
 	c.JSON(code, gin.H{"run": runView(run), "created": created})
 }
-
-func (s *Server) wake() {
-	if s.cfg.Scheduler != nil {
-		s.cfg.Scheduler.Wake()
-	}
-}

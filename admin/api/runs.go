@@ -64,17 +64,6 @@ func (s *Server) listRuns(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-// loadRun reads run id (admin/ops: StoredRun), answering 404 or 500
-// itself when it cannot.
-func (s *Server) loadRun(c *gin.Context, id int64) (store.Run, bool) {
-	r, err := s.ops.StoredRun(c.Request.Context(), actor(c), id)
-	if err != nil {
-		s.opsFailed(c, err)
-		return r, false
-	}
-	return r, true
-}
-
 func (s *Server) getRun(c *gin.Context) {
 	id, ok := idParam(c)
 	if !ok {
@@ -87,10 +76,6 @@ func (s *Server) getRun(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
-
-// executorView is executor e as the API returns it (admin/ops:
-// ExecutorView).
-func executorView(e store.Executor) apitypes.ExecutorView { return ops.ExecutorView(e) }
 
 // listExecutors lists the executors of the user's apps. Gone executors
 // (deregistered, or lost for longer than the leader's forget horizon) are
