@@ -148,18 +148,6 @@ func (s *Server) retryRun(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"run": runView(r), "retried_slots": n})
 }
 
-func alarmView(a store.Alarm) apitypes.AlarmView {
-	v := apitypes.AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
-		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
-		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
-		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,
-		GroupID: optID(a.GroupID)}
-	if !a.ResolvedMsg.IsZero() {
-		v.ResolvedReason, v.ResolvedCode, v.ResolvedArgs = a.ResolvedMsg.String(), string(a.ResolvedMsg.Code), a.ResolvedMsg.Args
-	}
-	return v
-}
-
 func (s *Server) ackAlarm(c *gin.Context) {
 	s.changeAlarm(c, s.ops.AckAlarm)
 }
@@ -181,7 +169,7 @@ func (s *Server) changeAlarm(c *gin.Context, change func(context.Context, ops.Ac
 		s.opsFailed(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, alarmView(a))
+	c.JSON(http.StatusOK, ops.AlarmView(a))
 }
 
 // timeRange reads the query parameters from and to (RFC 3339, either may be

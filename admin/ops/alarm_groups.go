@@ -2,11 +2,9 @@ package ops
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/msg"
@@ -33,28 +31,13 @@ const (
 	maxCountedAlarms = 100000
 )
 
-func optionalID(v sql.NullInt64) *int64 {
-	if !v.Valid {
-		return nil
-	}
-	return &v.Int64
-}
-
-func optionalTime(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := utcMS(v.Int64)
-	return &t
-}
-
-// alarmWire is alarm a as the API answers it.
-func alarmWire(a store.Alarm) apitypes.AlarmView {
-	v := apitypes.AlarmView{ID: a.ID, At: utcMS(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
-		JobID: optionalID(a.JobID), RunID: optionalID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
+// AlarmView is alarm a as the API answers it.
+func AlarmView(a store.Alarm) apitypes.AlarmView {
+	v := apitypes.AlarmView{ID: a.ID, At: msTime(a.At), Kind: a.Kind, Severity: a.Severity, JobName: a.JobName,
+		JobID: optID(a.JobID), RunID: optID(a.RunID), Message: a.Message, RaisedBy: a.RaisedBy, App: a.App,
 		MessageCode: string(a.Msg.Code), MessageArgs: a.Msg.Args,
-		AckedAt: optionalTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optionalTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,
-		GroupID: optionalID(a.GroupID)}
+		AckedAt: optTime(a.AckedAt), AckedBy: a.AckedBy, ResolvedAt: optTime(a.ResolvedAt), ResolvedBy: a.ResolvedBy,
+		GroupID: optID(a.GroupID)}
 	if !a.ResolvedMsg.IsZero() {
 		v.ResolvedReason, v.ResolvedCode, v.ResolvedArgs = a.ResolvedMsg.String(), string(a.ResolvedMsg.Code), a.ResolvedMsg.Args
 	}
@@ -62,8 +45,8 @@ func alarmWire(a store.Alarm) apitypes.AlarmView {
 }
 
 func alarmGroupWire(g store.AlarmGroup) apitypes.AlarmGroupView {
-	v := apitypes.AlarmGroupView{ID: g.ID, Count: g.Count, Open: g.Open, Unacked: g.Unacked, FirstAt: utcMS(g.FirstAt),
-		LastAt: utcMS(g.LastAt), Severity: g.Severity, Kinds: make([]apitypes.AlarmKindCount, 0, len(g.Kinds)), Latest: alarmWire(g.Latest)}
+	v := apitypes.AlarmGroupView{ID: g.ID, Count: g.Count, Open: g.Open, Unacked: g.Unacked, FirstAt: msTime(g.FirstAt),
+		LastAt: msTime(g.LastAt), Severity: g.Severity, Kinds: make([]apitypes.AlarmKindCount, 0, len(g.Kinds)), Latest: AlarmView(g.Latest)}
 	for _, k := range g.Kinds {
 		v.Kinds = append(v.Kinds, apitypes.AlarmKindCount{Kind: k.Kind, N: k.N})
 	}
@@ -144,7 +127,7 @@ func (s *Service) GroupAlarms(ctx context.Context, a Actor, id, before int64, li
 	}
 	out := apitypes.AlarmGroupAlarms{Group: alarmGroupWire(g), Alarms: make([]apitypes.AlarmView, 0, len(alarms)), Total: g.Count, More: len(alarms) == limit}
 	for _, al := range alarms {
-		out.Alarms = append(out.Alarms, alarmWire(al))
+		out.Alarms = append(out.Alarms, AlarmView(al))
 	}
 	return out, nil
 }

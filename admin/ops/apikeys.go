@@ -79,12 +79,12 @@ func (s *Service) apiKeyView(k store.APIKey) apitypes.APIKeyView {
 		if !valid {
 			return nil
 		}
-		t := utcMS(ms)
+		t := msTime(ms)
 		return &t
 	}
 	v := apitypes.APIKeyView{
 		ID: k.ID, User: k.Username, Name: k.Name, Prefix: k.Prefix, RoleCap: k.RoleCap, State: "active",
-		CreatedAt: utcMS(k.CreatedAt), LastUsedAt: at(k.LastUsedAt.Int64, k.LastUsedAt.Valid),
+		CreatedAt: msTime(k.CreatedAt), LastUsedAt: at(k.LastUsedAt.Int64, k.LastUsedAt.Valid),
 		ExpiresAt: at(k.ExpiresAt.Int64, k.ExpiresAt.Valid), RevokedAt: at(k.RevokedAt.Int64, k.RevokedAt.Valid),
 	}
 	if k.ParentID.Valid {

@@ -51,7 +51,7 @@ func (s *Service) AuditLog(ctx context.Context, a Actor, q apitypes.AuditQuery) 
 	}
 	out := apitypes.AuditPage{Entries: make([]apitypes.AuditView, 0, len(entries))}
 	for _, e := range entries {
-		v := apitypes.AuditView{ID: e.ID, At: utcMS(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App, APIKeyName: e.APIKeyName}
+		v := apitypes.AuditView{ID: e.ID, At: msTime(e.At), Actor: e.Actor, Action: e.Action, Object: e.Object, Detail: e.Detail, App: e.App, APIKeyName: e.APIKeyName}
 		if e.APIKeyID.Valid {
 			id := e.APIKeyID.Int64
 			v.APIKeyID = &id

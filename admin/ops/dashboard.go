@@ -88,11 +88,11 @@ func (s *Service) Dashboard(ctx context.Context, a Actor, window, app string, gi
 		total.Add(r)
 	}
 	out := apitypes.Dashboard{
-		Window: window, From: utcMS(from), To: utcMS(to), BucketSeconds: int64(w.bucket / time.Second),
+		Window: window, From: msTime(from), To: msTime(to), BucketSeconds: int64(w.bucket / time.Second),
 		LagBoundsMS: store.LagBoundsMS[:], Totals: dashboardBucket(from, total), Buckets: make([]apitypes.DashboardBucket, len(sums)),
 	}
 	if folded {
-		t := utcMS(until)
+		t := msTime(until)
 		out.CompleteUntil = &t
 	}
 	for i, b := range sums {
@@ -103,7 +103,7 @@ func (s *Service) Dashboard(ctx context.Context, a Actor, window, app string, gi
 
 // dashboardBucket is the wire form of the sums of a bucket starting at at.
 func dashboardBucket(at int64, r store.RunStat) apitypes.DashboardBucket {
-	b := apitypes.DashboardBucket{At: utcMS(at), Started: r.Started, Succeeded: r.Succeeded, Failed: r.Failed,
+	b := apitypes.DashboardBucket{At: msTime(at), Started: r.Started, Succeeded: r.Succeeded, Failed: r.Failed,
 		Cancelled: r.Cancelled, Skipped: r.Skipped, StartLag: apitypes.StartLag{Runs: r.LagRuns()}}
 	if n := r.Succeeded + r.Failed; n > 0 {
 		rate := float64(r.Succeeded) / float64(n)

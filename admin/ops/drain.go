@@ -14,7 +14,7 @@ func executorWire(e store.Executor) apitypes.ExecutorView {
 	return apitypes.ExecutorView{
 		ID: e.ID, InstanceID: e.InstanceID, App: e.App, Address: e.Address, Capacity: e.Capacity,
 		Version: e.Version, Handlers: e.Handlers, State: e.State,
-		RegisteredAt: utcMS(e.RegisteredAt), LastHeartbeat: utcMS(e.LastHeartbeat), DrainRequested: e.DrainRequested,
+		RegisteredAt: msTime(e.RegisteredAt), LastHeartbeat: msTime(e.LastHeartbeat), DrainRequested: e.DrainRequested,
 		Protocol: e.Protocol,
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
@@ -24,9 +23,6 @@ const maxUserApps = 2000
 
 func userObject(name string) string { return "user/" + name }
 
-// utcMS is a Unix ms instant as the API writes it.
-func utcMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
 // AppsOf lists the apps a user is limited to ([] for every app).
 func AppsOf(u store.User) []string {
 	if u.Apps == "" {
@@ -36,7 +32,7 @@ func AppsOf(u store.User) []string {
 }
 
 func userView(u store.User) apitypes.UserView {
-	return apitypes.UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: AppsOf(u), CreatedAt: utcMS(u.CreatedAt)}
+	return apitypes.UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: AppsOf(u), CreatedAt: msTime(u.CreatedAt)}
 }
 
 // needRole refuses (ErrForbidden) an actor whose role is below role; the

@@ -61,11 +61,11 @@ func (s *Service) Utilization(ctx context.Context, a Actor, from, to int64, app 
 		from = to - utilizationDefaultRange.Milliseconds()
 	}
 	if to <= from {
-		return apitypes.UtilizationView{}, refuse(ErrInvalid, "from must be before to (default now): got from "+utcMS(from).Format(time.RFC3339)+", to "+utcMS(to).Format(time.RFC3339), nil)
+		return apitypes.UtilizationView{}, refuse(ErrInvalid, "from must be before to (default now): got from "+msTime(from).Format(time.RFC3339)+", to "+msTime(to).Format(time.RFC3339), nil)
 	}
 	span := time.Duration(to-from) * time.Millisecond
 	if span > utilizationMaxRange {
-		return apitypes.UtilizationView{}, refuse(ErrInvalid, "from: the range from "+utcMS(from).Format(time.RFC3339)+" to "+utcMS(to).Format(time.RFC3339)+
+		return apitypes.UtilizationView{}, refuse(ErrInvalid, "from: the range from "+msTime(from).Format(time.RFC3339)+" to "+msTime(to).Format(time.RFC3339)+
 			" spans "+span.String()+"; at most 7 days (168h) can be asked for at once, the samples' default retention: move from or to closer", nil)
 	}
 	width := utilizationWidth(span, s.cfg.SampleInterval)
@@ -74,14 +74,14 @@ func (s *Service) Utilization(ctx context.Context, a Actor, from, to int64, app 
 		return apitypes.UtilizationView{}, err
 	}
 	out := apitypes.UtilizationView{
-		From: utcMS(from), To: utcMS(to), BucketSeconds: int64(width / time.Second), SampleSeconds: int64(s.cfg.SampleInterval / time.Second),
+		From: msTime(from), To: msTime(to), BucketSeconds: int64(width / time.Second), SampleSeconds: int64(s.cfg.SampleInterval / time.Second),
 		Apps: []apitypes.AppUtilization{},
 	}
 	for _, r := range rows { // by app, then time
 		if n := len(out.Apps); n == 0 || out.Apps[n-1].App != r.App {
 			out.Apps = append(out.Apps, apitypes.AppUtilization{App: r.App})
 		}
-		p := apitypes.UtilizationPoint{At: utcMS(r.Start), Busy: r.Busy, Queued: r.Queued, Capacity: r.Capacity, Executors: r.Executors, Samples: r.Samples}
+		p := apitypes.UtilizationPoint{At: msTime(r.Start), Busy: r.Busy, Queued: r.Queued, Capacity: r.Capacity, Executors: r.Executors, Samples: r.Samples}
 		if r.Capacity > 0 {
 			u := float64(r.Busy) / r.Capacity
 			p.Utilization = &u
