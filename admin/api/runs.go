@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,23 +13,8 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 )
 
-func optTime(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := msTime(v.Int64)
-	return &t
-}
-
 // runView is run r as the API returns it (admin/ops: RunView).
 func runView(r store.Run) apitypes.Run { return ops.RunView(r) }
-
-func optID(v sql.NullInt64) *int64 {
-	if !v.Valid {
-		return nil
-	}
-	return &v.Int64
-}
 
 func (s *Server) listRuns(c *gin.Context) {
 	f, ok := runFilter(c)
