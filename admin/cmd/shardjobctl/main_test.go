@@ -104,5 +104,5 @@ func TestCLIAgainstTheRealAdmin(t *testing.T) {
 	status, out = ctl(t, ctlBin, env, "get", "jobs")
 	require.Equal(t, cli.ExitAuth, status, out)
 	require.Contains(t, out, `("e2e") was revoked at`)
-	require.Contains(t, out, "create a new token")
+	require.Contains(t, out, "create a new key")
 }
