@@ -22,7 +22,7 @@ func (s *Server) listRuns(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	runs, err := s.ops.ListRuns(ctx, actor(c), f)
+	runs, err := s.ops.Runs(ctx, actor(c), f)
 	if err != nil {
 		s.opsFailed(c, err)
 		return

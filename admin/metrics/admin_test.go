@@ -71,7 +71,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 	require.NoError(t, err)
 	srv.Scheduler().Wake()
 	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
-		runs, err := st.ListRuns(ctx, store.RunFilter{JobID: jobID, Status: store.RunSucceeded, Limit: 1})
+		runs, err := st.Runs(ctx, store.RunFilter{JobID: jobID, Status: store.RunSucceeded, Limit: 1})
 		return len(runs) > 0, err
 	}, "a run of the cron job succeeded")
 

@@ -22,7 +22,7 @@ func newUser(t *testing.T, ctx context.Context, st *store.Store, name, role stri
 	require.NoError(t, err)
 	id, err := st.CreateUser(ctx, name, hash, role)
 	require.NoError(t, err)
-	u, err := st.UserByID(ctx, id)
+	u, err := st.User(ctx, id)
 	require.NoError(t, err)
 	return ops.Actor{User: u}
 }
@@ -73,7 +73,7 @@ func TestUserRules(t *testing.T) {
 		badApps := []string{"no such app!"}
 		_, err = svc.UpdateUser(ctx, root, eve.ID, apitypes.UserUpdate{Role: &demote, Apps: &badApps})
 		refused(t, err, ops.ErrInvalid, "apps", msg.UserAppsInvalid)
-		u, err := st.UserByID(ctx, eve.ID)
+		u, err := st.User(ctx, eve.ID)
 		require.NoError(t, err)
 		require.Equal(t, auth.RoleViewer, u.Role)
 
@@ -92,7 +92,7 @@ func TestChangeOwnPassword(t *testing.T) {
 		err = svc.ChangeOwnPassword(ctx, vera, apitypes.PasswordChange{Old: "password-vera-long", New: "short"})
 		refused(t, err, ops.ErrInvalid, "new", msg.PasswordTooShort)
 		require.NoError(t, svc.ChangeOwnPassword(ctx, vera, apitypes.PasswordChange{Old: "password-vera-long", New: "a-new-password-1"}))
-		u, err := st.UserByID(ctx, vera.User.ID)
+		u, err := st.User(ctx, vera.User.ID)
 		require.NoError(t, err)
 		require.True(t, auth.CheckPassword(u.PasswordHash, "a-new-password-1"))
 	})

@@ -107,7 +107,7 @@ func (s *Service) AlarmGroups(ctx context.Context, a Actor, q apitypes.AlarmGrou
 // count. A group of another app (or of the platform, for a user limited to
 // apps) does not exist for the actor.
 func (s *Service) GroupAlarms(ctx context.Context, a Actor, id, before int64, limit int) (apitypes.AlarmGroupAlarms, error) {
-	g, err := s.st.AlarmGroupByID(ctx, id)
+	g, err := s.st.AlarmGroup(ctx, id)
 	if err == nil && a.User.AppList() != nil && (g.Latest.App == "" || !a.User.AppAllowed(g.Latest.App)) {
 		err = store.ErrNotFound
 	}

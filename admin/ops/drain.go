@@ -25,7 +25,7 @@ func executorWire(e store.Executor) apitypes.ExecutorView {
 // process keeps running. An executor of an app the actor may not see does
 // not exist for them.
 func (s *Service) SetDrain(ctx context.Context, a Actor, id int64, drain bool) (apitypes.ExecutorView, error) {
-	e, err := s.st.ExecutorByID(ctx, id)
+	e, err := s.st.Executor(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !a.User.AppAllowed(e.App)) {
 		return apitypes.ExecutorView{}, notFound("executor", id)
 	}

@@ -24,7 +24,7 @@ func (s *Service) Jobs(ctx context.Context, a Actor, q store.JobQuery, count boo
 		out.Jobs = append(out.Jobs, jobdef.View(j))
 	}
 	if count {
-		n, exact, counted, err := s.st.JobCount(ctx, q, store.DefaultListCountCap)
+		n, exact, counted, err := s.st.CountJobs(ctx, q, store.DefaultListCountCap)
 		if err != nil {
 			return apitypes.JobList{}, nil, err
 		}

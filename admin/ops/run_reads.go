@@ -93,10 +93,10 @@ func ExecutorView(e store.Executor) apitypes.ExecutorView {
 	}
 }
 
-// ListRuns lists the runs f selects among those of the apps a may see.
-func (s *Service) ListRuns(ctx context.Context, a Actor, f store.RunFilter) ([]store.Run, error) {
+// Runs lists the runs f selects among those of the apps a may see.
+func (s *Service) Runs(ctx context.Context, a Actor, f store.RunFilter) ([]store.Run, error) {
 	f.Apps = a.User.AppList()
-	return s.st.ListRuns(ctx, f)
+	return s.st.Runs(ctx, f)
 }
 
 // CountRuns counts the runs f selects among those of the apps a may see,
@@ -277,7 +277,7 @@ func (s *Service) ResolveAlarm(ctx context.Context, a Actor, id int64) (store.Al
 // and when. It returns the alarm as it is then, and audits action.
 func (s *Service) changeAlarm(ctx context.Context, a Actor, id int64, action, done string, change func(context.Context, int64, string) (bool, error)) (store.Alarm, error) {
 	u := a.User
-	al, err := s.st.AlarmByID(ctx, id)
+	al, err := s.st.Alarm(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.AppList() != nil && (al.App == "" || !u.AppAllowed(al.App))) {
 		return al, &Error{Kind: ErrNotFound, Msg: fmt.Sprintf("alarm %d does not exist (or is not of your apps)", id), Object: "alarm", ID: id}
 	}
@@ -288,7 +288,7 @@ func (s *Service) changeAlarm(ctx context.Context, a Actor, id int64, action, do
 	if err != nil {
 		return al, err
 	}
-	if al, err = s.st.AlarmByID(ctx, id); err != nil {
+	if al, err = s.st.Alarm(ctx, id); err != nil {
 		return al, err
 	}
 	if !changed {

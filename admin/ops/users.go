@@ -143,7 +143,7 @@ func (s *Service) CreateUser(ctx context.Context, a Actor, req apitypes.UserRequ
 			return apitypes.UserView{}, err
 		}
 	}
-	u, err := s.st.UserByID(ctx, id)
+	u, err := s.st.User(ctx, id)
 	if err != nil {
 		return apitypes.UserView{}, err
 	}
@@ -158,7 +158,7 @@ func (s *Service) UpdateUser(ctx context.Context, a Actor, id int64, req apitype
 	if err := needRole(a, auth.RoleAdmin); err != nil {
 		return apitypes.UserView{}, err
 	}
-	u, err := s.st.UserByID(ctx, id)
+	u, err := s.st.User(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return apitypes.UserView{}, notFound("user", id)
 	}
@@ -201,7 +201,7 @@ func (s *Service) UpdateUser(ctx context.Context, a Actor, id int64, req apitype
 		s.ForgetInitialPassword(u.Username)
 	}
 	before := u
-	u, _ = s.st.UserByID(ctx, id)
+	u, _ = s.st.User(ctx, id)
 	s.audit(ctx, a, noApp, "user.update", userObject(u.Username), map[string]any{"before": map[string]any{"role": before.Role, "apps": AppsOf(before)},
 		"after": map[string]any{"role": u.Role, "apps": AppsOf(u)}, "password_changed": req.Password != nil})
 	return userView(u), nil
@@ -215,7 +215,7 @@ func (s *Service) DeleteUser(ctx context.Context, a Actor, id int64) error {
 	if id == a.User.ID {
 		return refuse(ErrConflict, "you cannot delete yourself; ask another admin", nil)
 	}
-	u, err := s.st.UserByID(ctx, id)
+	u, err := s.st.User(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("user", id)
 	}

@@ -31,7 +31,7 @@ func TestEnsureArchiveJobs(t *testing.T) {
 		created, err := retention.EnsureArchiveJobs(ctx, st, map[string]string{"billing": "billing-db"})
 		require.NoError(t, err)
 		require.Equal(t, []string{"billing"}, created)
-		jobs, err := st.ListJobs(ctx, 0, 10)
+		jobs, err := st.Jobs(ctx, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, jobs, 1)
 		j := jobs[0]

@@ -27,7 +27,7 @@ func TestRecoverLostForgetsExecutorsLostPastTheHorizon(t *testing.T) {
 		xxl, err := st.RegisterXXLExecutor(ctx, store.ExecutorInfo{InstanceID: "xxljob:app@http://127.0.0.1:2/", App: "app", Address: "http://127.0.0.1:2/", Capacity: 4})
 		require.NoError(t, err)
 		state := func(id int64) string {
-			e, err := st.ExecutorByID(ctx, id)
+			e, err := st.Executor(ctx, id)
 			require.NoError(t, err)
 			return e.State
 		}

@@ -92,7 +92,7 @@ func (s *Scheduler) pushTo(ctx context.Context, epoch, executorID int64, ds []st
 		}
 	}
 	if addr == "" {
-		e, err := s.store.ExecutorByID(ctx, executorID)
+		e, err := s.store.Executor(ctx, executorID)
 		if err != nil {
 			return false // heartbeat responses deliver the slots
 		}

@@ -140,7 +140,7 @@ func newScheduler(t *testing.T, st *store.Store, c *clock.Manual, p scheduler.Pu
 
 func runsOf(t *testing.T, st *store.Store, jobID int64) []store.Run {
 	t.Helper()
-	runs, err := st.ListRuns(context.Background(), store.RunFilter{JobID: jobID, Limit: 1000})
+	runs, err := st.Runs(context.Background(), store.RunFilter{JobID: jobID, Limit: 1000})
 	require.NoError(t, err)
 	return runs
 }

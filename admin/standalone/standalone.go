@@ -178,7 +178,7 @@ func loadOrCreateSecret(path string) (string, error) {
 
 // seedDemoJob creates the demo job on the first start (when there is no job).
 func seedDemoJob(ctx context.Context, st *store.Store) error {
-	jobs, err := st.ListJobs(ctx, 0, 1)
+	jobs, err := st.Jobs(ctx, 0, 1)
 	if err != nil || len(jobs) > 0 {
 		return err
 	}

@@ -237,8 +237,8 @@ func (s *Store) AlarmGroups(ctx context.Context, f AlarmFilter, beforeID int64, 
 	return s.alarmGroupsByID(ctx, ids)
 }
 
-// AlarmGroupByID returns one group (ErrNotFound when it has no member).
-func (s *Store) AlarmGroupByID(ctx context.Context, id int64) (AlarmGroup, error) {
+// AlarmGroup returns one group (ErrNotFound when it has no member).
+func (s *Store) AlarmGroup(ctx context.Context, id int64) (AlarmGroup, error) {
 	gs, err := s.alarmGroupsByID(ctx, []int64{id})
 	if err != nil {
 		return AlarmGroup{}, err

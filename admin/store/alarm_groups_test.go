@@ -102,7 +102,7 @@ func TestAlarmGroupsCountsAndDrillDown(t *testing.T) {
 		for _, a := range append(members, rest...) {
 			require.Equal(t, run.ID, a.GroupID.Int64)
 		}
-		_, err = s.AlarmGroupByID(ctx, 1<<40)
+		_, err = s.AlarmGroup(ctx, 1<<40)
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		// A new run is a new group.

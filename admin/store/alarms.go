@@ -52,7 +52,7 @@ type Alarm struct {
 	// job is gone); never written.
 	JobName string `db:"job_name"`
 	// Acknowledged (someone is on it) and resolved (dealt with), by whom:
-	// read by AlarmList and AlarmByID, written by AckAlarm and ResolveAlarm.
+	// read by AlarmList and Alarm, written by AckAlarm and ResolveAlarm.
 	AckedAt    sql.NullInt64 `db:"acked_at"`
 	AckedBy    string        `db:"acked_by"`
 	ResolvedAt sql.NullInt64 `db:"resolved_at"`
@@ -76,8 +76,8 @@ type Alarm struct {
 // itself (Alarm.ResolvedMsg says why).
 const ResolvedByAdmin = "shardjob"
 
-// AlarmByID returns one alarm (ErrNotFound when there is none).
-func (s *Store) AlarmByID(ctx context.Context, id int64) (Alarm, error) {
+// Alarm returns one alarm (ErrNotFound when there is none).
+func (s *Store) Alarm(ctx context.Context, id int64) (Alarm, error) {
 	var a Alarm
 	if err := s.db.GetContext(ctx, &a, s.q.get(qAlarmByID), id); err != nil {
 		return a, notFound(err, fmt.Sprintf("alarm %d", id))

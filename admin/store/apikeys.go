@@ -197,7 +197,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, hash string) (APIKey, Us
 	if t.ExpiresAt.Valid && t.ExpiresAt.Int64 <= row.DBNow {
 		return t, User{}, fmt.Errorf("API key %s… (%q) expired at %s: %w", t.Prefix, t.Name, tokenTime(t.ExpiresAt.Int64), ErrAPIKeyExpired)
 	}
-	u, err := s.UserByID(ctx, t.UserID)
+	u, err := s.User(ctx, t.UserID)
 	if err != nil {
 		return t, User{}, err
 	}

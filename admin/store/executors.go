@@ -173,8 +173,8 @@ func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Exec
 	return e, nil
 }
 
-// ExecutorByID returns an executor by id.
-func (s *Store) ExecutorByID(ctx context.Context, id int64) (Executor, error) {
+// Executor returns an executor by id.
+func (s *Store) Executor(ctx context.Context, id int64) (Executor, error) {
 	var e Executor
 	if err := s.db.GetContext(ctx, &e, s.q.get(qExecutorByID), id); err != nil {
 		return e, notFound(err, fmt.Sprintf("executor %d", id))

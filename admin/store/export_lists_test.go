@@ -4,13 +4,13 @@ package store
 // the list queries): the part with a next firing, or without (noNext).
 func (s *Store) JobPageSQL(q JobQuery, noNext bool) (string, []any) { return s.jobPageQuery(q, noNext) }
 
-// JobCountSQL is the capped count JobCount runs for q.
-func (s *Store) JobCountSQL(q JobQuery, limit int) (string, []any) {
+// CountJobsSQL is the capped count CountJobs runs for q.
+func (s *Store) CountJobsSQL(q JobQuery, limit int) (string, []any) {
 	w := s.jobFilters(q)
 	return w.query(s.q.get(qJobCountCapped), limit+1)
 }
 
-// RunListSQL is the query ListRuns runs for f with a cursor given as
+// RunListSQL is the query Runs runs for f with a cursor given as
 // f.BeforeAt and f.BeforeID (both set) or none.
 func (s *Store) RunListSQL(f RunFilter) (string, []any) {
 	w := runFilters(f)

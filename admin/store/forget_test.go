@@ -19,7 +19,7 @@ func ageExecutor(t *testing.T, s *store.Store, id, ms int64) {
 
 func executorState(t *testing.T, s *store.Store, id int64) string {
 	t.Helper()
-	e, err := s.ExecutorByID(context.Background(), id)
+	e, err := s.Executor(context.Background(), id)
 	require.NoError(t, err)
 	return e.State
 }

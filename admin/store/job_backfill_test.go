@@ -55,7 +55,7 @@ func TestJobBackfillAllOrNone(t *testing.T) {
 
 		count := func() int {
 			t.Helper()
-			rs, err := s.ListRuns(ctx, store.RunFilter{JobID: id})
+			rs, err := s.Runs(ctx, store.RunFilter{JobID: id})
 			require.NoError(t, err)
 			return len(rs)
 		}

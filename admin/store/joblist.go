@@ -321,11 +321,11 @@ func ScheduleKind(expr string) string {
 	return ScheduleCron
 }
 
-// JobCount counts the jobs q selects (its cursor and bounded tests aside):
+// CountJobs counts the jobs q selects (its cursor and bounded tests aside):
 // exact and read from app_job_count when q filters on apps alone, otherwise
 // counted up to limit (exact says whether the count is below it). A query
 // with a bounded search is not counted (ok false).
-func (s *Store) JobCount(ctx context.Context, q JobQuery, limit int) (n int64, exact, ok bool, err error) {
+func (s *Store) CountJobs(ctx context.Context, q JobQuery, limit int) (n int64, exact, ok bool, err error) {
 	if q.scans() {
 		return 0, false, false, nil
 	}

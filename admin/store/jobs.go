@@ -51,13 +51,13 @@ func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
 	return j, nil
 }
 
-// ListJobs returns up to limit jobs with id > afterID, by id (keyset paging).
-func (s *Store) ListJobs(ctx context.Context, afterID int64, limit int) ([]Job, error) {
-	return s.ListJobsOfApps(ctx, afterID, limit, nil)
+// Jobs returns up to limit jobs with id > afterID, by id (keyset paging).
+func (s *Store) Jobs(ctx context.Context, afterID int64, limit int) ([]Job, error) {
+	return s.JobsOfApps(ctx, afterID, limit, nil)
 }
 
-// ListJobsOfApps is ListJobs limited to jobs of apps (nil: every app).
-func (s *Store) ListJobsOfApps(ctx context.Context, afterID int64, limit int, apps []string) ([]Job, error) {
+// JobsOfApps is ListJobs limited to jobs of apps (nil: every app).
+func (s *Store) JobsOfApps(ctx context.Context, afterID int64, limit int, apps []string) ([]Job, error) {
 	q, args := s.q.get(qJobList), []any{afterID, limit}
 	if apps != nil {
 		var err error

@@ -78,7 +78,7 @@ func TestJobEveryColumnRoundTrips(t *testing.T) {
 					require.Equal(t, wv.FieldByIndex(f.Index).Interface(), gv.FieldByIndex(f.Index).Interface(), "column %s", col)
 				}
 			}
-			list, err := s.ListJobsOfApps(ctx, id-1, 1, []string{"a"})
+			list, err := s.JobsOfApps(ctx, id-1, 1, []string{"a"})
 			require.NoError(t, err)
 			require.Equal(t, []store.Job{got}, list, "JobListOfApps reads what JobByID reads")
 		}

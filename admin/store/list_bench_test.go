@@ -14,7 +14,7 @@ import (
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
-// BenchmarkListRuns measures the run list of the console and the API on a
+// BenchmarkListRuns measures (Store.Runs) the run list of the console and the API on a
 // big history in MariaDB: SHARDJOB_BENCH_RUNS runs (default 1,000,000)
 // over 10,000 jobs, 1 % of them failed. Side by side: keyset pagination
 // (what the API does: id < before) and OFFSET pagination (the naive way),
@@ -63,7 +63,7 @@ func BenchmarkListRuns(b *testing.B) {
 		run  func(b *testing.B)
 	}{
 		{"first-page", func(b *testing.B) {
-			runs, err := st.ListRuns(ctx, store.RunFilter{Limit: pageSize})
+			runs, err := st.Runs(ctx, store.RunFilter{Limit: pageSize})
 			require.NoError(b, err)
 			require.Len(b, runs, pageSize)
 		}},
@@ -71,7 +71,7 @@ func BenchmarkListRuns(b *testing.B) {
 			before := deepID(store.RunFilter{})
 			b.ResetTimer()
 			for range b.N {
-				runs, err := st.ListRuns(ctx, store.RunFilter{BeforeID: before, Limit: pageSize})
+				runs, err := st.Runs(ctx, store.RunFilter{BeforeID: before, Limit: pageSize})
 				require.NoError(b, err)
 				require.Len(b, runs, pageSize)
 			}
@@ -87,21 +87,21 @@ func BenchmarkListRuns(b *testing.B) {
 			before := deepID(store.RunFilter{Status: store.RunFailed})
 			b.ResetTimer()
 			for range b.N {
-				runs, err := st.ListRuns(ctx, store.RunFilter{Status: store.RunFailed, BeforeID: before, Limit: pageSize})
+				runs, err := st.Runs(ctx, store.RunFilter{Status: store.RunFailed, BeforeID: before, Limit: pageSize})
 				require.NoError(b, err)
 				require.NotEmpty(b, runs)
 			}
 		}},
 		{"one-job", func(b *testing.B) {
 			for range b.N {
-				runs, err := st.ListRuns(ctx, store.RunFilter{JobID: 4242, Limit: pageSize})
+				runs, err := st.Runs(ctx, store.RunFilter{JobID: 4242, Limit: pageSize})
 				require.NoError(b, err)
 				require.Len(b, runs, min(pageSize, n/10000))
 			}
 		}},
 		{"one-app-of-20", func(b *testing.B) {
 			for range b.N {
-				runs, err := st.ListRuns(ctx, store.RunFilter{Apps: []string{"app7"}, Limit: pageSize})
+				runs, err := st.Runs(ctx, store.RunFilter{Apps: []string{"app7"}, Limit: pageSize})
 				require.NoError(b, err)
 				require.Len(b, runs, pageSize)
 			}

@@ -174,7 +174,7 @@ type Run struct {
 	ParentRunID    sql.NullInt64 `db:"parent_run_id"` // set on runs triggered as a child job
 	PredictedMS    sql.NullInt64 `db:"predicted_ms"`  // makespan the placement predicted
 	// FirstStartedAt is when the first slot started on an executor (read by
-	// RunByID and ListRuns only); StartedAt is when the run was assigned.
+	// Run and Runs only); StartedAt is when the run was assigned.
 	FirstStartedAt sql.NullInt64 `db:"first_started_at"`
 	RunDeadlines
 	// The calendar the run was decided with (0 and "": none): its id and
@@ -193,9 +193,9 @@ type Run struct {
 	// Job.JitterWindow); 0 for a run that may start at its scheduled time.
 	StartAfter int64 `db:"start_after"`
 	// Workflow is the workflow context of a workflow node's run
-	// (NewRun.Workflow); read by RunByID only, NULL otherwise.
+	// (NewRun.Workflow); read by Run only, NULL otherwise.
 	Workflow sql.NullString `db:"workflow"`
-	// JobDeleted: the run's job was deleted (RunByID, ListRuns); JobName and
+	// JobDeleted: the run's job was deleted (Run, Runs); JobName and
 	// App are the names it had.
 	JobDeleted bool `db:"job_deleted"`
 }

@@ -164,7 +164,7 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 	return r, nil
 }
 
-// RunFilter selects runs for ListRuns. Zero fields do not filter.
+// RunFilter selects runs for Runs. Zero fields do not filter.
 type RunFilter struct {
 	JobID    int64
 	App      string
@@ -180,9 +180,9 @@ type RunFilter struct {
 	FromMS, ToMS int64
 }
 
-// ListRuns returns runs latest scheduled first (scheduled_at, then id,
+// Runs returns runs latest scheduled first (scheduled_at, then id,
 // descending), a page after run BeforeID when set.
-func (s *Store) ListRuns(ctx context.Context, f RunFilter) ([]Run, error) {
+func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 100
 	}

@@ -24,13 +24,13 @@ func listCases(s *store.Store) []scaleCase {
 	}
 	runs := func(f store.RunFilter) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
-			r, err := s.ListRuns(ctx, f)
+			r, err := s.Runs(ctx, f)
 			return len(r), err
 		}
 	}
 	jobCount := func(q store.JobQuery) func(ctx context.Context) (int, error) {
 		return func(ctx context.Context) (int, error) {
-			n, _, _, err := s.JobCount(ctx, q, store.DefaultListCountCap)
+			n, _, _, err := s.CountJobs(ctx, q, store.DefaultListCountCap)
 			return int(n), err
 		}
 	}
@@ -109,7 +109,7 @@ func TestListPagesSearchOnSQLite(t *testing.T) {
 	job("by next fire, none", store.JobQuery{Sort: store.JobSortNext, After: cur, Limit: 50}, true)
 	job("by id", store.JobQuery{Sort: store.JobSortID, After: cur, Limit: 50}, false)
 	job("handler by id", store.JobQuery{Sort: store.JobSortID, Handler: "h", After: cur, Limit: 50}, false)
-	text, args := s.JobCountSQL(store.JobQuery{App: "a", State: "paused"}, 10_000)
+	text, args := s.CountJobsSQL(store.JobQuery{App: "a", State: "paused"}, 10_000)
 	plans = append(plans, plan{"count app, state", text, args})
 	run := func(name string, f store.RunFilter) {
 		f.BeforeAt, f.BeforeID, f.Limit = 1000, 10, 50

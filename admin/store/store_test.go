@@ -189,10 +189,10 @@ func TestJobsCRUD(t *testing.T) {
 			_, err := s.CreateJob(ctx, newJob("billing", "j"+itoa(i), 0))
 			require.NoError(t, err)
 		}
-		page1, err := s.ListJobs(ctx, 0, 4)
+		page1, err := s.Jobs(ctx, 0, 4)
 		require.NoError(t, err)
 		require.Len(t, page1, 4)
-		page2, err := s.ListJobs(ctx, page1[3].ID, 4)
+		page2, err := s.Jobs(ctx, page1[3].ID, 4)
 		require.NoError(t, err)
 		require.Len(t, page2, 2)
 
@@ -285,7 +285,7 @@ func TestRunKeyIsUniqueAndClaimAdvances(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, int64(1000+int(id-ids[0])+60000), j.NextFireAt.Int64)
 		}
-		runs, err := s.ListRuns(ctx, store.RunFilter{})
+		runs, err := s.Runs(ctx, store.RunFilter{})
 		require.NoError(t, err)
 		require.Len(t, runs, 3)
 		for _, r := range runs {
@@ -508,7 +508,7 @@ func TestChildJobsTriggeredOncePerParentRun(t *testing.T) {
 		}
 		ok1 := finish(store.AttemptSucceeded)
 		_ = finish(store.AttemptFailed)
-		runs, err := s.ListRuns(ctx, store.RunFilter{JobID: childID})
+		runs, err := s.Runs(ctx, store.RunFilter{JobID: childID})
 		require.NoError(t, err)
 		require.Len(t, runs, 1, "one child run for the succeeded parent run, none for the failed one")
 		require.Equal(t, store.TriggerChild, runs[0].TriggerKind)
@@ -618,7 +618,7 @@ func TestSlotStatsAndExecutorSpeed(t *testing.T) {
 		require.NoError(t, err)
 		require.InDelta(t, 1000*0.7+2000*0.3, stats[0].CostMS, 0.01)
 		require.Equal(t, 3, stats[0].Samples)
-		ex, err = s.ExecutorByID(ctx, ex2.ID)
+		ex, err = s.Executor(ctx, ex2.ID)
 		require.NoError(t, err)
 		require.InDelta(t, 0.8+0.2*0.5, ex.Speed, 0.001, "speed sample = predicted 1000 ms / actual 2000 ms")
 		first, err := s.ExecutorByInstance(ctx, "x")
@@ -679,7 +679,7 @@ func TestRunsOfADeletedJobStayVisible(t *testing.T) {
 		require.True(t, r.JobDeleted)
 		require.Equal(t, store.RunCancelled, r.Status, "its pending run ended with it")
 		require.Equal(t, msg.RunJobDeleted, r.ErrorMsg.Code)
-		runs, err := s.ListRuns(ctx, store.RunFilter{JobID: id})
+		runs, err := s.Runs(ctx, store.RunFilter{JobID: id})
 		require.NoError(t, err)
 		require.Len(t, runs, 1)
 		require.Equal(t, "gone", runs[0].JobName)
@@ -910,7 +910,7 @@ func TestRunKeepsItsRecordsPolicy(t *testing.T) {
 		got.TimeZone, got.DedupScope, got.UncertainPolicy, got.RecordMaxAttempts = "UTC", "other", "retry", 9
 		require.NoError(t, s.UpdateJob(ctx, got))
 
-		runs, err := s.ListRuns(ctx, store.RunFilter{})
+		runs, err := s.Runs(ctx, store.RunFilter{})
 		require.NoError(t, err)
 		for _, r := range runs {
 			started, err := s.StartRun(ctx, 3, r.ID, 0, []store.NewAttempt{{Slot: 0, Attempt: 1, ExecutorID: ex.ID}, {Slot: 1, Attempt: 1, ExecutorID: ex.ID},
@@ -985,7 +985,7 @@ func TestFinishAttemptsSettlesManyRunsAtOnce(t *testing.T) {
 			require.GreaterOrEqual(t, r.FinishedAt.Int64, before.UnixMilli(), "finished_at is the database clock when the run settled, not the executor's 2000")
 			require.LessOrEqual(t, r.FinishedAt.Int64, after.UnixMilli())
 		}
-		children, err := s.ListRuns(ctx, store.RunFilter{JobID: childID, Limit: 100})
+		children, err := s.Runs(ctx, store.RunFilter{JobID: childID, Limit: 100})
 		require.NoError(t, err)
 		require.Len(t, children, 39, "one child run per succeeded parent run")
 		alarms, err := s.Alarms(ctx, 0, 100)
@@ -1168,7 +1168,7 @@ func TestRunsSayWhenTheirFirstSlotStarted(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, got.FirstStartedAt.Valid)
 		require.GreaterOrEqual(t, got.FirstStartedAt.Int64, before)
-		list, err := s.ListRuns(ctx, store.RunFilter{JobID: jobID, Limit: 10})
+		list, err := s.Runs(ctx, store.RunFilter{JobID: jobID, Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, list, 1)
 		require.Equal(t, got.FirstStartedAt, list[0].FirstStartedAt, "lists carry it too")

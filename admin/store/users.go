@@ -48,8 +48,8 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 	return u, nil
 }
 
-// UserByID returns a user or ErrNotFound.
-func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+// User returns a user or ErrNotFound.
+func (s *Store) User(ctx context.Context, id int64) (User, error) {
 	var u User
 	if err := s.db.GetContext(ctx, &u, s.q.get(qUserByID), id); err != nil {
 		return u, notFound(err, fmt.Sprintf("user %d", id))
@@ -72,7 +72,7 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (User, error)
 	if err := s.db.GetContext(ctx, &id, s.q.get(qSessionGet), tokenHash); err != nil {
 		return User{}, notFound(err, "session")
 	}
-	return s.UserByID(ctx, id)
+	return s.User(ctx, id)
 }
 
 // DeleteSession removes a session (logout).

@@ -443,11 +443,11 @@ func TestInlineJobsFollowTheWorkflow(t *testing.T) {
 		require.Equal(t, sql.NullInt64{Int64: id, Valid: true}, b.WorkflowID)
 		require.NotZero(t, b.CreatedAt)
 
-		listed, err := s.ListJobs(ctx, 0, 100)
+		listed, err := s.Jobs(ctx, 0, 100)
 		require.NoError(t, err)
 		require.Len(t, listed, 1, "only the ordinary job is listed")
 		require.Equal(t, ordinary, listed[0].ID)
-		mine, err := s.ListJobsOfApps(ctx, 0, 100, []string{"billing"})
+		mine, err := s.JobsOfApps(ctx, 0, 100, []string{"billing"})
 		require.NoError(t, err)
 		require.Len(t, mine, 1)
 		keys, err := s.JobKeys(ctx, []int64{a.ID, ordinary}, []store.JobKey{{App: "billing", Name: b.Name}})

@@ -60,7 +60,7 @@ func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		// MySQL: 0 rows also when last_heartbeat did not change (same ms).
-		e, err := s.ExecutorByID(ctx, executorID)
+		e, err := s.Executor(ctx, executorID)
 		if err != nil || (e.State != ExecutorOnline && e.State != ExecutorDraining) {
 			return false, nil //nolint:nilerr // a removed or offline executor is reported as false, as documented above
 		}

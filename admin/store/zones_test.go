@@ -11,7 +11,7 @@ import (
 
 // A job's zones are stored in list order, and each run keeps the zone of
 // its firing: InsertRun (the one run, read back by its key), InsertRuns (a
-// batch), Run and ListRuns all answer it.
+// batch), Run and Runs all answer it.
 func TestJobZonesAndTheRunsZone(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, st *store.Store) {
@@ -46,7 +46,7 @@ func TestJobZonesAndTheRunsZone(t *testing.T) {
 		byID, err := st.Run(ctx, one.ID)
 		require.NoError(t, err)
 		require.Equal(t, "Europe/London", byID.TimeZone)
-		runs, err := st.ListRuns(ctx, store.RunFilter{JobID: id, Limit: 10})
+		runs, err := st.Runs(ctx, store.RunFilter{JobID: id, Limit: 10})
 		require.NoError(t, err)
 		zones := map[int64]string{}
 		for _, r := range runs {

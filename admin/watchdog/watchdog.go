@@ -240,7 +240,7 @@ func (w *Watchdog) AuditGaps(ctx context.Context, from, to time.Time) (int, erro
 	cals := map[int64]*store.Calendar{} // read once per audit
 	var after int64
 	for {
-		jobs, err := w.st.ListJobs(ctx, after, 1000)
+		jobs, err := w.st.Jobs(ctx, after, 1000)
 		if err != nil {
 			return gaps, err
 		}

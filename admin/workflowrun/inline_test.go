@@ -60,7 +60,7 @@ func TestInlineNodesRunAndResultsFlowDownstream(t *testing.T) {
 		jobs, err := st.WorkflowJobs(ctx, f.wf.ID)
 		require.NoError(t, err)
 		require.Len(t, jobs, 4)
-		listed, err := st.ListJobs(ctx, 0, 100)
+		listed, err := st.Jobs(ctx, 0, 100)
 		require.NoError(t, err)
 		require.Empty(t, listed, "the jobs of inline nodes are not listed with the ordinary ones")
 

@@ -48,7 +48,7 @@ func (s *Service) waitTick(ctx context.Context, tick <-chan time.Time) bool {
 // attempts a callback has just ended: the next slot of that handler need
 // not wait for the next probe.
 func (s *Service) sendHeld(ctx context.Context, executorID int64) {
-	e, err := s.st.ExecutorByID(ctx, executorID)
+	e, err := s.st.Executor(ctx, executorID)
 	if err != nil {
 		s.log.Warn("send held XXL-JOB attempts", "executor_id", executorID, "err", err)
 		return
