@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 )
 
@@ -23,9 +22,9 @@ func (s *Buffer) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	n, err := s.b.Write(p)
 	if len(s.watches) > 0 {
-		text := s.b.String()
+		text := s.b.Bytes() // read in place: no copy of the whole output per write
 		for sub, cs := range s.watches {
-			if strings.Contains(text, sub) {
+			if bytes.Contains(text, []byte(sub)) {
 				for _, c := range cs {
 					close(c)
 				}
@@ -49,7 +48,7 @@ func (s *Buffer) Watch(sub string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := make(chan struct{})
-	if strings.Contains(s.b.String(), sub) {
+	if bytes.Contains(s.b.Bytes(), []byte(sub)) {
 		close(c)
 		return c
 	}
