@@ -139,7 +139,7 @@ SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE id = ? {{for_update}};
 -- name: JobRunStatuses
 -- The statuses of the job runs the running node runs created (the engine
 -- reads them to end node runs).
-SELECT id, status, error FROM job_run WHERE id IN (?);
+SELECT id, app, status, error FROM job_run WHERE id IN (?);
 
 -- name: WorkflowsDue
 -- The enabled workflows whose next firing is due by ?, oldest first,

@@ -200,3 +200,32 @@ func TestHTTPChannelsDoNotFollowRedirectsAndReportStatus(t *testing.T) {
 	require.NoError(t, err)
 	require.Error(t, ch.Send(context.Background(), msg))
 }
+
+// TestChatMarkupInAlarmsNotifiesNoOne: a slot's error is a handler's words
+// and reaches alarm texts as they are; Slack's and Feishu's mention markup
+// in them (<!channel>, <@U…>, <at user_id="all">) arrives as text that
+// mentions no one, and the words stay readable.
+func TestChatMarkupInAlarmsNotifiesNoOne(t *testing.T) {
+	t.Parallel()
+	m := alarm.Message{Title: "run 7 of billing/settle failed <!here>",
+		Text: `slot 3: upstream said <!channel> & <@U024BE7LH> <at user_id="all">everyone</at> a > b`}
+
+	rc := newReceiver(t, answerJSON("ok"))
+	slack, err := alarm.NewSlack(rc.srv.URL, 0)
+	require.NoError(t, err)
+	require.NoError(t, slack.Send(context.Background(), m))
+	var sb alarm.SlackBody
+	require.NoError(t, json.Unmarshal(rc.next(t).body, &sb))
+	require.Equal(t, "*run 7 of billing/settle failed &lt;!here&gt;*\n"+
+		`slot 3: upstream said &lt;!channel&gt; &amp; &lt;@U024BE7LH&gt; &lt;at user_id="all"&gt;everyone&lt;/at&gt; a &gt; b`, sb.Text)
+
+	fc := newReceiver(t, answerJSON(`{"code":0,"msg":"success","data":{}}`))
+	feishu, err := alarm.NewFeishu(fc.srv.URL, "", 0)
+	require.NoError(t, err)
+	require.NoError(t, feishu.Send(context.Background(), m))
+	var fb alarm.FeishuBody
+	require.NoError(t, json.Unmarshal(fc.next(t).body, &fb))
+	require.NotContains(t, fb.Content.Text, "<", "no tag Feishu could read")
+	require.Equal(t, "run 7 of billing/settle failed ＜!here>\n"+
+		`slot 3: upstream said ＜!channel> & ＜@U024BE7LH> ＜at user_id="all">everyone＜/at> a > b`, fb.Content.Text)
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,11 +48,17 @@ func FeishuSign(secret, timestamp string) string {
 	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
+// feishuDefuse keeps a text message's words from being read as Feishu's
+// markup: its text type knows no escape, so each "<" becomes the
+// full-width "＜" (U+FF1C), and a slot's error that says
+// `<at user_id="all">` is shown, it notifies no one.
+var feishuDefuse = strings.NewReplacer("<", "\uff1c")
+
 // Send implements Channel.
 func (f *Feishu) Send(ctx context.Context, m Message) error {
 	var b FeishuBody
 	b.MsgType = "text"
-	b.Content.Text = m.Title + "\n" + m.Text
+	b.Content.Text = feishuDefuse.Replace(m.Title + "\n" + m.Text)
 	if f.secret != "" {
 		b.Timestamp = strconv.FormatInt(f.now().Unix(), 10)
 		b.Sign = FeishuSign(f.secret, b.Timestamp)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,9 +27,14 @@ type SlackBody struct {
 	Text string `json:"text"`
 }
 
+// slackEscape escapes the three characters Slack reads as markup in a
+// message's text (&, <, >): a slot's error that says "<!channel>" or
+// "<@U123>" is shown, it notifies no one.
+var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
 // Send implements Channel.
 func (s *Slack) Send(ctx context.Context, m Message) error {
-	body, err := json.Marshal(SlackBody{Text: "*" + m.Title + "*\n" + m.Text})
+	body, err := json.Marshal(SlackBody{Text: "*" + slackEscape.Replace(m.Title) + "*\n" + slackEscape.Replace(m.Text)})
 	if err != nil {
 		return fmt.Errorf("encode slack body: %w", err)
 	}

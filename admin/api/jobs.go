@@ -110,7 +110,7 @@ func (s *Server) validateJob(c *gin.Context) {
 	if !decodeJob(c, &spec) {
 		return
 	}
-	v, cs, err := s.ops.ValidateJob(c.Request.Context(), spec)
+	v, cs, err := s.ops.ValidateJob(c.Request.Context(), actor(c), spec)
 	if err != nil {
 		s.opsFailed(c, err)
 		return

@@ -34,15 +34,21 @@ func (s *Server) login(c *gin.Context) {
 	if !decode(c, &req) {
 		return
 	}
-	// The attempt is counted before the password is checked: parallel
-	// attempts cannot all pass the throttle before any of them failed.
-	key := strings.ToLower(req.Username) + "|" + c.ClientIP()
-	if throttled(c, s.loginThrottle, key, "too many failed logins for this user name from your address") {
-		return
-	}
 	u, err := s.st.UserByName(c.Request.Context(), req.Username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.internal(c, err)
+		return
+	}
+	// The attempt is counted before the password is checked: parallel
+	// attempts cannot all pass the throttle before any of them failed. It
+	// is counted against the user the database found, whatever spelling
+	// found them: the database's collation folds more than strings.ToLower
+	// ("ſam" finds sam), and every spelling shares sam's attempts.
+	key := "name:" + strings.ToLower(req.Username) + "|" + c.ClientIP()
+	if err == nil {
+		key = "user:" + strconv.FormatInt(u.ID, 10) + "|" + c.ClientIP()
+	}
+	if throttled(c, s.loginThrottle, key, "too many failed logins for this user name from your address") {
 		return
 	}
 	var hash string // none: no such user, and CheckPassword takes as long as for one

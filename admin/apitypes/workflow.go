@@ -257,8 +257,12 @@ type WorkflowNodeRun struct {
 	FinishedAt   *time.Time     `json:"finished_at,omitempty"`
 	// Result is the result of the node's job run (RunDetail.Result), which
 	// its children receive under upstream in their params; absent when it
-	// has none.
+	// has none, or when the job run is of an app the reader may not see
+	// (ResultHidden says so).
 	Result json.RawMessage `json:"result,omitempty"`
+	// ResultHidden says why Result is absent when the node ran a job of
+	// another app that the reader may not see; empty otherwise.
+	ResultHidden string `json:"result_hidden,omitempty"`
 }
 
 // WorkflowRunDetail is one workflow run with its node runs (GET

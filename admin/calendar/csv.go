@@ -143,7 +143,7 @@ func ParseCSV(data []byte) ([]Entry, error) {
 		}
 		name := ""
 		if len(rec) == 3 {
-			name = strings.TrimSpace(rec[2])
+			name = fromCell(strings.TrimSpace(rec[2]))
 		}
 		if problem := dayNameProblem(name); !problem.IsZero() {
 			return nil, col.fail(line, msg.ImportName, "error", problem)
@@ -155,6 +155,28 @@ func ParseCSV(data []byte) ([]Entry, error) {
 	return col.result(), nil
 }
 
+// A spreadsheet reads a cell that starts with '=', '+', '-' or '@' as a
+// formula: a day named "=HYPERLINK(…)" in an exported calendar would run
+// in the spreadsheet of whoever opens the file. toCell writes such a name
+// behind a "'" (what spreadsheets show as text), and a name that starts
+// with "'" too, so that fromCell, which takes one "'" off a cell that
+// starts with "'" and one of those characters, reads every name back.
+const formulaStarts = "=+-@'"
+
+func toCell(name string) string {
+	if name != "" && strings.ContainsRune(formulaStarts, rune(name[0])) {
+		return "'" + name
+	}
+	return name
+}
+
+func fromCell(cell string) string {
+	if len(cell) >= 2 && cell[0] == '\'' && strings.ContainsRune(formulaStarts, rune(cell[1])) {
+		return cell[1:]
+	}
+	return cell
+}
+
 // FormatCSV writes entries as CSV that ParseCSV reads back to the same
 // entries: a header "date,kind,name", then one row a day sorted by date.
 func FormatCSV(entries []Entry) []byte {
@@ -162,7 +184,7 @@ func FormatCSV(entries []Entry) []byte {
 	w := csv.NewWriter(&b)
 	_ = w.Write([]string{"date", "kind", "name"}) // a bytes.Buffer does not fail
 	for _, e := range sortedEntries(entries) {
-		_ = w.Write([]string{e.Date.String(), string(e.Kind), e.Name})
+		_ = w.Write([]string{e.Date.String(), string(e.Kind), toCell(e.Name)})
 	}
 	w.Flush()
 	return b.Bytes()

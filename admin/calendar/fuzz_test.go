@@ -66,6 +66,7 @@ func FuzzParseCSV(f *testing.F) {
 		"", "date,kind,name\n", "2026-02-14,workday\n2026-02-14,holiday\n",
 		"2026-01-01,HOLIDAY,\"a, \"\"b\"\"\"\n2026-01-01,holiday,c\n", "\ufeff#x\r\n2026-12-31 , workday , y \r\n",
 		"2026-02-30,holiday\n", "2026-01-01,holiday,\"a\nb\"\n", "a,b,c,d\n", "\"open\n",
+		"2026-01-01,holiday,=1+1\n2026-01-02,holiday,'=x\n2026-01-03,holiday,''@y\n",
 	} {
 		f.Add([]byte(seed))
 	}

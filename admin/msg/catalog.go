@@ -101,6 +101,7 @@ const (
 	MustStay        Code = "value.must_stay"
 	NotYourApp      Code = "app.not_yours"
 	NotYourAppShort Code = "app.not_yours_short"
+	ReachesApp      Code = "app.reaches"
 	RoleOneOf       Code = "role.one_of"
 
 	// Validation: schedules (admin/schedule)
@@ -508,6 +509,7 @@ var Catalog = map[Code]string{
 	MustStay:        "must stay {value}",
 	NotYourApp:      "not one of your apps ({apps}); ask an admin",
 	NotYourAppShort: "not one of your apps; ask an admin",
+	ReachesApp:      "reaches app {app} ({via}), which you may not act on: ask a user of both apps or an admin",
 	RoleOneOf:       "one of viewer, operator, admin",
 
 	// Validation: schedules (admin/schedule)

@@ -43,7 +43,7 @@ func backfillDetail(from, to string, parallel int, newestFirst, onlyMissing, dry
 // with the backfill's id when it was created. Parallel 0 is 1. An
 // ErrInvalid names from, to, parallel or params.
 func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req apitypes.WorkflowBackfill) (apitypes.WorkflowBackfillPlan, error) {
-	w, err := s.ManagedWorkflow(ctx, a, id)
+	w, reach, err := s.actingWorkflow(ctx, a, id)
 	if err != nil {
 		return apitypes.WorkflowBackfillPlan{}, err
 	}
@@ -69,6 +69,7 @@ func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req a
 	detail := backfillDetail(req.From, req.To, req.Parallel, req.NewestFirst, req.OnlyMissing, req.DryRun, len(plan), out.Created)
 	if req.DryRun {
 		s.audit(ctx, a, w.App, "workflow.backfill", workflowObject(w.ID), detail)
+		s.auditReach(ctx, a, reach, "workflow.backfill", workflowObject(w.ID), detail)
 		return out, nil
 	}
 	loc, err := time.LoadLocation(w.TimeZone)
@@ -101,6 +102,7 @@ func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req a
 	}
 	detail["backfill_id"], detail["created"] = bid, out.Created
 	s.audit(ctx, a, w.App, "workflow.backfill", workflowObject(w.ID), detail)
+	s.auditReach(ctx, a, reach, "workflow.backfill", workflowObject(w.ID), detail)
 	s.wakeWorkflows()
 	return out, nil
 }
@@ -114,6 +116,10 @@ func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req a
 // ErrNotFound.
 func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apitypes.JobBackfill) (apitypes.JobBackfillPlan, error) {
 	j, err := s.OwnJob(ctx, a, id)
+	if err != nil {
+		return apitypes.JobBackfillPlan{}, err
+	}
+	reach, err := s.jobActing(ctx, a, j)
 	if err != nil {
 		return apitypes.JobBackfillPlan{}, err
 	}
@@ -157,6 +163,7 @@ func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apityp
 	detail := backfillDetail(req.From, req.To, req.Parallel, req.NewestFirst, req.OnlyMissing, req.DryRun, len(plan), out.Created)
 	if req.DryRun {
 		s.audit(ctx, a, j.App, "job.backfill", jobObject(j.ID), detail)
+		s.auditReach(ctx, a, reach, "job.backfill", jobObject(j.ID), detail)
 		return out, nil
 	}
 	bid, made, created, err := s.createJobBackfill(ctx, store.JobBackfill{JobID: j.ID, App: j.App, FromDate: req.From, ToDate: req.To,
@@ -187,6 +194,7 @@ func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apityp
 	}
 	detail["backfill_id"], detail["created"] = bid, out.Created
 	s.audit(ctx, a, j.App, "job.backfill", jobObject(j.ID), detail)
+	s.auditReach(ctx, a, reach, "job.backfill", jobObject(j.ID), detail)
 	s.wake()
 	return out, nil
 }

@@ -136,6 +136,10 @@ func (s *Service) TriggerJob(ctx context.Context, a Actor, id int64, req apitype
 	if err != nil {
 		return store.Run{}, false, err
 	}
+	reach, err := s.jobActing(ctx, a, j)
+	if err != nil {
+		return store.Run{}, false, err
+	}
 	params := j.Params
 	if req.Params != nil {
 		if len(*req.Params) > jobdef.MaxParamsBytes {
@@ -161,7 +165,9 @@ func (s *Service) TriggerJob(ctx context.Context, a Actor, id int64, req apitype
 		return store.Run{}, false, err
 	}
 	if created {
-		s.audit(ctx, a, j.App, "job.trigger", jobObject(j.ID), map[string]any{"run_id": run.ID, "scheduled_at": time.UnixMilli(run.ScheduledAt).UTC()})
+		detail := map[string]any{"run_id": run.ID, "scheduled_at": time.UnixMilli(run.ScheduledAt).UTC()}
+		s.audit(ctx, a, j.App, "job.trigger", jobObject(j.ID), detail)
+		s.auditReach(ctx, a, reach, "job.trigger", jobObject(j.ID), detail)
 		s.wake()
 	}
 	return run, created, nil

@@ -50,9 +50,8 @@ func (s *Service) Job(ctx context.Context, a Actor, id int64) (apitypes.Job, err
 // manage (ErrForbidden otherwise). It returns the job as stored, with its
 // warnings; a taken name is an ErrConflict naming name.
 func (s *Service) CreateJob(ctx context.Context, a Actor, spec apitypes.JobSpec) (apitypes.Job, error) {
-	if spec.App != "" && !a.User.AppAllowed(spec.App) {
-		return apitypes.Job{}, refuse(ErrForbidden, "you may not manage jobs of app "+spec.App,
-			map[string]msg.Msg{"app": msg.New(msg.NotYourApp, "apps", a.User.Apps)})
+	if err := mayManageJobsOf(a, spec.App); err != nil {
+		return apitypes.Job{}, err
 	}
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
@@ -174,14 +173,29 @@ func (s *Service) CloneJob(ctx context.Context, a Actor, id int64, req apitypes.
 }
 
 // ValidateJob checks spec as CreateJob would, without storing it or
-// checking its app and child jobs: the valid job with its schedule, and
-// for a job on a business calendar the schedule on it.
-func (s *Service) ValidateJob(ctx context.Context, spec apitypes.JobSpec) (jobdef.Validated, *schedule.CalendarSchedule, error) {
+// checking its child jobs: the valid job with its schedule, and for a job
+// on a business calendar the schedule on it. A job of an app a may not
+// manage is refused first (ErrForbidden), so that the answer tells nothing
+// of that app's calendars and executors.
+func (s *Service) ValidateJob(ctx context.Context, a Actor, spec apitypes.JobSpec) (jobdef.Validated, *schedule.CalendarSchedule, error) {
+	if err := mayManageJobsOf(a, spec.App); err != nil { // the calendars and executors of others' apps are theirs
+		return jobdef.Validated{}, nil, err
+	}
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
 		return v, nil, fieldErrors(err)
 	}
 	return s.withCalendar(ctx, v)
+}
+
+// mayManageJobsOf refuses (ErrForbidden) a job of an app a may not
+// manage; an empty app is left to validation (required).
+func mayManageJobsOf(a Actor, app string) error {
+	if app != "" && !a.User.AppAllowed(app) {
+		return refuse(ErrForbidden, "you may not manage jobs of app "+app,
+			map[string]msg.Msg{"app": msg.New(msg.NotYourApp, "apps", a.User.Apps)})
+	}
+	return nil
 }
 
 // insertJob stores a new, validated job and returns it as stored; a taken

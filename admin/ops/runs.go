@@ -78,6 +78,14 @@ func (s *Service) RetryRun(ctx context.Context, a Actor, id int64) (store.Run, i
 	if err != nil {
 		return r, 0, err
 	}
+	var reach []reached // a run that succeeds fires its job's children
+	if j, err := s.st.Job(ctx, r.JobID); err == nil {
+		if reach, err = s.jobActing(ctx, a, j); err != nil {
+			return r, 0, err
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return r, 0, err
+	}
 	n, err := s.runs.Retry(ctx, id)
 	if err != nil {
 		return r, 0, err
@@ -86,6 +94,7 @@ func (s *Service) RetryRun(ctx context.Context, a Actor, id int64) (store.Run, i
 		return r, 0, s.runRefusal(r, " and has no failed or cancelled slot to retry")
 	}
 	s.audit(ctx, a, r.App, "run.retry", runObject(id), map[string]any{"slots": n})
+	s.auditReach(ctx, a, reach, "run.retry", runObject(id), map[string]any{"slots": n})
 	s.wake()
 	r, _ = s.st.Run(ctx, id)
 	return r, n, nil

@@ -66,13 +66,29 @@ func (s *Service) ManagedWorkflow(ctx context.Context, a Actor, id int64) (store
 	return w, mayManageWorkflow(a, w.App)
 }
 
+// actingWorkflow reads workflow id for an action that starts runs of it
+// (a trigger, a backfill): ErrNotFound and ErrForbidden as ManagedWorkflow,
+// and ErrForbidden when its definition reaches an app a may not act on
+// (reach.go). It returns the apps reached, for the audit.
+func (s *Service) actingWorkflow(ctx context.Context, a Actor, id int64) (store.Workflow, []reached, error) {
+	w, err := s.ManagedWorkflow(ctx, a, id)
+	if err != nil {
+		return w, nil, err
+	}
+	reach, err := s.workflowReach(ctx, w.App, w.Definition)
+	if err != nil {
+		return w, nil, err
+	}
+	return w, reach, mayReach(a, "workflow "+w.App+"/"+w.Name, reach)
+}
+
 // TriggerWorkflow creates a run of workflow id now (the leader's workflow
 // engine drives it). created is false when a trigger with the same run_key
 // created the run before. The business date defaults to today in the
 // workflow's zone, the run key to one of the instant; an ErrInvalid names
 // business_date, run_key or params.
 func (s *Service) TriggerWorkflow(ctx context.Context, a Actor, id int64, req apitypes.WorkflowTrigger) (run apitypes.WorkflowRun, created bool, err error) {
-	w, err := s.ManagedWorkflow(ctx, a, id)
+	w, reach, err := s.actingWorkflow(ctx, a, id)
 	if err != nil {
 		return run, false, err
 	}
@@ -116,8 +132,9 @@ func (s *Service) TriggerWorkflow(ctx context.Context, a Actor, id int64, req ap
 		return run, false, err
 	}
 	if created {
-		s.audit(ctx, a, w.App, "workflow.trigger", workflowObject(w.ID),
-			map[string]any{"workflow_run_id": r.ID, "run_key": r.RunKey, "business_date": r.BusinessDate, "version": r.WorkflowVersion})
+		detail := map[string]any{"workflow_run_id": r.ID, "run_key": r.RunKey, "business_date": r.BusinessDate, "version": r.WorkflowVersion}
+		s.audit(ctx, a, w.App, "workflow.trigger", workflowObject(w.ID), detail)
+		s.auditReach(ctx, a, reach, "workflow.trigger", workflowObject(w.ID), detail)
 		s.wakeWorkflows()
 	}
 	return WorkflowRunView(r), created, nil
@@ -154,13 +171,32 @@ func (s *Service) storedWorkflowRun(ctx context.Context, a Actor, id int64) (sto
 
 // ManagedWorkflowRun checks that a may change workflow run id: ErrNotFound
 // when it does not exist or is of an app a may not see, ErrForbidden when
-// they may see but not manage it.
+// they may see but not manage it, or when the workflow's version that the
+// run follows reaches an app a may not act on (reach.go).
 func (s *Service) ManagedWorkflowRun(ctx context.Context, a Actor, id int64) error {
+	_, _, err := s.managedWorkflowRun(ctx, a, id)
+	return err
+}
+
+// managedWorkflowRun is ManagedWorkflowRun returning the run and the apps
+// its workflow version reaches.
+func (s *Service) managedWorkflowRun(ctx context.Context, a Actor, id int64) (store.WorkflowRun, []reached, error) {
 	run, err := s.storedWorkflowRun(ctx, a, id)
 	if err != nil {
-		return err
+		return run, nil, err
 	}
-	return mayManageWorkflow(a, run.App)
+	if err := mayManageWorkflow(a, run.App); err != nil {
+		return run, nil, err
+	}
+	def, err := s.st.WorkflowDefinition(ctx, run.WorkflowID, run.WorkflowVersion)
+	if err != nil {
+		return run, nil, err
+	}
+	reach, err := s.workflowReach(ctx, run.App, def)
+	if err != nil {
+		return run, nil, err
+	}
+	return run, reach, mayReach(a, "workflow run "+strconv.FormatInt(id, 10), reach)
 }
 
 // WorkflowRun returns workflow run id with its node runs and the statuses
@@ -193,7 +229,11 @@ func (s *Service) WorkflowRun(ctx context.Context, a Actor, id int64) (apitypes.
 		v := apitypes.WorkflowNodeRun{ID: n.ID, NodeKey: n.NodeKey, Rerun: n.Rerun, Status: n.Status, Reason: n.Reason,
 			ReasonCode: string(n.ReasonMsg.Code), ReasonArgs: n.ReasonMsg.Args, CreatedAt: msTime(n.CreatedAt)}
 		if n.JobRunID.Valid {
-			v.JobRunID, v.JobRunStatus, v.Result = n.JobRunID.Int64, jobs[n.JobRunID.Int64].Status, results[n.JobRunID.Int64]
+			jr := jobs[n.JobRunID.Int64]
+			v.JobRunID, v.JobRunStatus, v.Result = n.JobRunID.Int64, jr.Status, results[n.JobRunID.Int64]
+			if jr.App != "" && !a.User.AppAllowed(jr.App) && v.Result != nil {
+				v.Result, v.ResultHidden = nil, "the result of a run of app "+jr.App+", which you may not see"
+			}
 		}
 		if n.FinishedAt.Valid {
 			t := msTime(n.FinishedAt.Int64)
@@ -210,7 +250,8 @@ func (s *Service) WorkflowRun(ctx context.Context, a Actor, id int64) (apitypes.
 // an ErrInvalid naming from; a run that has not ended (a second click
 // included) an ErrConflict.
 func (s *Service) RerunWorkflowRun(ctx context.Context, a Actor, id int64, req apitypes.WorkflowRerun) (apitypes.WorkflowRerunDone, error) {
-	if err := s.ManagedWorkflowRun(ctx, a, id); err != nil {
+	_, reach, err := s.managedWorkflowRun(ctx, a, id)
+	if err != nil {
 		return apitypes.WorkflowRerunDone{}, err
 	}
 	run, again, err := workflowrun.Rerun(ctx, s.st, id, req.From)
@@ -222,8 +263,9 @@ func (s *Service) RerunWorkflowRun(ctx context.Context, a Actor, id int64, req a
 	case err != nil:
 		return apitypes.WorkflowRerunDone{}, err
 	}
-	s.audit(ctx, a, run.App, "workflow.rerun", workflowObject(run.WorkflowID),
-		map[string]any{"workflow_run_id": run.ID, "from": req.From, "nodes": again, "rerun": run.Reruns})
+	detail := map[string]any{"workflow_run_id": run.ID, "from": req.From, "nodes": again, "rerun": run.Reruns}
+	s.audit(ctx, a, run.App, "workflow.rerun", workflowObject(run.WorkflowID), detail)
+	s.auditReach(ctx, a, reach, "workflow.rerun", workflowObject(run.WorkflowID), detail)
 	s.wakeWorkflows()
 	return apitypes.WorkflowRerunDone{Run: WorkflowRunView(run), Nodes: again}, nil
 }
@@ -234,7 +276,8 @@ func (s *Service) RerunWorkflowRun(ctx context.Context, a Actor, id int64, req a
 // job runs (their executors are told to stop their slots, as for a run
 // cancelled by hand: CancelRunOf). An ended run is an ErrConflict.
 func (s *Service) CancelWorkflowRun(ctx context.Context, a Actor, id int64, words string) (apitypes.WorkflowCancelled, error) {
-	if err := s.ManagedWorkflowRun(ctx, a, id); err != nil {
+	_, reach, err := s.managedWorkflowRun(ctx, a, id)
+	if err != nil {
 		return apitypes.WorkflowCancelled{}, err
 	}
 	reason := CancelReason(a, words)
@@ -258,7 +301,8 @@ func (s *Service) CancelWorkflowRun(ctx context.Context, a Actor, id int64, word
 			cancelled = append(cancelled, jr)
 		}
 	}
-	s.audit(ctx, a, run.App, "workflow.cancel", workflowObject(run.WorkflowID),
-		map[string]any{"workflow_run_id": run.ID, "reason": reason.String(), "job_runs": cancelled})
+	detail := map[string]any{"workflow_run_id": run.ID, "reason": reason.String(), "job_runs": cancelled}
+	s.audit(ctx, a, run.App, "workflow.cancel", workflowObject(run.WorkflowID), detail)
+	s.auditReach(ctx, a, reach, "workflow.cancel", workflowObject(run.WorkflowID), detail)
 	return apitypes.WorkflowCancelled{Run: WorkflowRunView(run), JobRuns: cancelled}, nil
 }

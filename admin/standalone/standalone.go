@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,6 +77,31 @@ type Config struct {
 	Ready func(url string)
 }
 
+// DatabaseFile is the name of the SQLite database in the data directory;
+// SQLite keeps its write-ahead log and shared memory beside it (-wal, -shm).
+const DatabaseFile = "shardjob.db"
+
+// ownerOnly makes the database file (created empty if need be) and its
+// -wal and -shm files readable and writable by their owner only: they hold
+// password hashes, API key hashes and every job's params. SQLite creates
+// the -wal and -shm files with the mode of the database file; a database
+// an older version created 0644 is narrowed at start.
+func ownerOnly(dbFile string) error {
+	f, err := os.OpenFile(dbFile, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("database file: %w", err)
+	}
+	for _, p := range []string{dbFile, dbFile + "-wal", dbFile + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("narrow %s to its owner: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // Run starts everything and blocks until ctx ends.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
@@ -95,8 +121,12 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.Out = os.Stdout
 	}
 	passwordFile := filepath.Join(cfg.DataDir, PasswordFile)
+	dbFile := filepath.Join(cfg.DataDir, DatabaseFile)
+	if err := ownerOnly(dbFile); err != nil {
+		return &server.SettingError{Setting: "data-dir", Err: err}
+	}
 	srv, err := server.New(ctx, server.Config{
-		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: filepath.Join(cfg.DataDir, "shardjob.db"),
+		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: dbFile,
 		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
 		Scheduler:           scheduler.Config{ForgetLostAfter: cfg.ForgetLostAfter}, Utilization: utilization.Config{Interval: cfg.SampleInterval},
@@ -106,7 +136,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	if _, err := os.Stat(passwordFile); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(cfg.Out, "shardjob: console users exist already in %s; forgot the password? stop shardjob and delete %s to start afresh (jobs and history go too)\n",
-			filepath.Join(cfg.DataDir, "shardjob.db"), cfg.DataDir)
+			dbFile, cfg.DataDir)
 	}
 	// The server outlives ctx until the demo executor has drained, delivered
 	// its results and deregistered.

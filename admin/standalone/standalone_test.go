@@ -139,6 +139,17 @@ func TestFirstStartIsQuietAndKeepsThePassword(t *testing.T) {
 	if perm := info.Mode().Perm(); perm != 0o600 {
 		t.Errorf("password file mode %v, want 0600", perm)
 	}
+	// The database and SQLite's files beside it hold password and key
+	// hashes and every job's params: the owner's only.
+	for _, name := range []string{DatabaseFile, DatabaseFile + "-wal", DatabaseFile + "-shm"} {
+		info, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if perm := info.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s mode %v, want 0600", name, perm)
+		}
+	}
 	if b, _ := os.ReadFile(file); strings.TrimSpace(string(b)) != password {
 		t.Errorf("password file holds %q, the frame %q", b, password)
 	}

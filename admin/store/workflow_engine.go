@@ -29,6 +29,7 @@ func (t *Tx) LockWorkflowRun(ctx context.Context, id int64) (WorkflowRun, error)
 // than succeeded, why (English, as the run's error).
 type JobRunStatus struct {
 	ID     int64  `db:"id"`
+	App    string `db:"app"` // the app of the run's job: a node may run another app's job
 	Status string `db:"status"`
 	Error  string `db:"error"`
 }
