@@ -20,6 +20,13 @@ const (
 	// MaxTotalParamsBytes bounds the inline params of all nodes together, so
 	// that a definition stays a small document.
 	MaxTotalParamsBytes = 1 << 20
+	// MaxWaitTargets bounds the distinct jobs and workflows that the nodes
+	// of one workflow wait for together, and MaxReferencedApps the distinct
+	// other apps its nodes run jobs of or wait in: saving a workflow looks
+	// each of them up, and one request must not turn into thousands of
+	// queries (2,000 nodes × 20 waits).
+	MaxWaitTargets    = 200
+	MaxReferencedApps = 20
 	// MaxHandlerLen bounds an inline handler's name, as for jobs.
 	MaxHandlerLen = 128
 	// MaxRetries bounds an inline node's retry_max: a job's limit.

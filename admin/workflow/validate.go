@@ -73,6 +73,7 @@ func Validate(d Definition) (*Graph, error) {
 			g.index[n.Key] = int32(i)
 		}
 	}
+	checkReferences(errs, d)
 	if params > MaxTotalParamsBytes {
 		errs["nodes"] = fmt.Sprintf("the inline params of all nodes take %d bytes: at most %d together", params, MaxTotalParamsBytes)
 	}

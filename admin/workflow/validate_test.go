@@ -9,6 +9,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/waits"
 	"github.com/shardjob/shardjob/sdk/names"
 )
 
@@ -175,4 +176,25 @@ func TestValidateLimits(t *testing.T) {
 	}
 	_, err = Validate(d)
 	require.Equal(t, FieldErrors{"edges": fmt.Sprintf("%d edges: at most %d", len(d.Edges), MaxEdges)}, err)
+
+	// Saving a workflow looks up what it waits for and the apps it
+	// reaches: both are bounded, so that one request is not thousands of
+	// queries.
+	wide := func(perNode int, app func(node, wait int) string) Definition {
+		d := Definition{Name: "w", App: "a"}
+		for i := range 100 {
+			n := Node{Key: fmt.Sprintf("n%d", i), Handler: "h"}
+			for j := range perNode {
+				n.WaitFor = append(n.WaitFor, WaitRef{Job: &waits.NameRef{App: app(i, j), Name: fmt.Sprintf("j%d-%d", i, j)}})
+			}
+			d.Nodes = append(d.Nodes, n)
+		}
+		return d
+	}
+	_, err = Validate(wide(2, func(int, int) string { return "" })) // 200 distinct jobs of its own app
+	require.Nil(t, err)
+	_, err = Validate(wide(3, func(int, int) string { return "" }))
+	require.Equal(t, FieldErrors{"nodes": "the nodes wait for 300 distinct jobs and workflows together: at most 200"}, err)
+	_, err = Validate(wide(1, func(i, _ int) string { return fmt.Sprintf("app%d", i%21) }))
+	require.Equal(t, FieldErrors{"nodes": "the nodes run jobs of or wait in 21 other apps: at most 20"}, err)
 }

@@ -97,3 +97,33 @@ func (g *Graph) DecideWait(key string, succeeded []bool, since, now time.Time) W
 	n, _ := g.Node(key)
 	return waits.Decide(n.waits(), g.def.App, succeeded, since, now)
 }
+
+// checkReferences bounds what saving d looks up: at most MaxWaitTargets
+// distinct runs waited for and MaxReferencedApps distinct apps other than
+// d's own named by job nodes and waits.
+func checkReferences(errs FieldErrors, d Definition) {
+	targets := map[[3]string]bool{}
+	apps := map[string]bool{}
+	for _, n := range d.Nodes {
+		if n.Job != nil && n.Job.App != "" && n.Job.App != d.App {
+			apps[n.Job.App] = true
+		}
+		for _, w := range n.WaitFor {
+			app, name, wf := w.Target(d.App)
+			kind := "job"
+			if wf {
+				kind = "workflow"
+			}
+			targets[[3]string{kind, app, name}] = true
+			if app != d.App {
+				apps[app] = true
+			}
+		}
+	}
+	if len(targets) > MaxWaitTargets {
+		errs["nodes"] = fmt.Sprintf("the nodes wait for %d distinct jobs and workflows together: at most %d", len(targets), MaxWaitTargets)
+	}
+	if len(apps) > MaxReferencedApps {
+		errs["nodes"] = fmt.Sprintf("the nodes run jobs of or wait in %d other apps: at most %d", len(apps), MaxReferencedApps)
+	}
+}
