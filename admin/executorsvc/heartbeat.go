@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/names"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -21,13 +23,20 @@ import (
 // accepted and started, moves the tokens it gave back, and, unless it
 // drains, delivers its unacknowledged slots.
 //
-// Errors: ErrInvalid (identity fields missing or too long), ErrConflict
+// Errors: ErrInvalid (identity fields missing or too long, an app name
+// that is not a name, an address that is not an http(s) base URL), ErrConflict
 // (the instance id belongs to another app, the address to a live XXL-JOB
 // executor), or a database error.
 func (s *Service) Heartbeat(ctx context.Context, req protocol.HeartbeatRequest) (protocol.HeartbeatResponse, error) {
 	if req.InstanceID == "" || req.App == "" || req.Address == "" ||
 		len(req.InstanceID) > maxInstanceIDLen || len(req.App) > maxAppLen || len(req.Address) > maxAddressLen {
 		return protocol.HeartbeatResponse{}, invalid(fmt.Sprintf("instance_id (≤%d), app (≤%d) and address (≤%d) are required", maxInstanceIDLen, maxAppLen, maxAddressLen))
+	}
+	if p := names.Problem(req.App); p != "" {
+		return protocol.HeartbeatResponse{}, invalid("app " + strconv.Quote(req.App) + ": " + p)
+	}
+	if _, err := protocol.ParseAddress(req.Address); err != nil {
+		return protocol.HeartbeatResponse{}, invalid("address " + strconv.Quote(req.Address) + ": " + err.Error() + "; set the address the admin reaches this executor at")
 	}
 	if err := s.addressFree(ctx, req); err != nil {
 		return protocol.HeartbeatResponse{}, err

@@ -12,6 +12,7 @@ import (
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
+	"github.com/shardjob/shardjob/sdk/names"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -66,6 +67,25 @@ func TestHeartbeatIdentityLimits(t *testing.T) {
 			_, err := svc.Heartbeat(ctx, req)
 			refused(t, err, executorsvc.ErrInvalid, want)
 			require.NotErrorIs(t, err, executorsvc.ErrConflict, name)
+		}
+
+		// The app is a name and the address a base URL the admin can
+		// call, as an XXL-JOB registration's: anything else is refused
+		// before any write, saying what is wrong.
+		for _, c := range []struct{ app, address, want string }{
+			{"bill ing", ok.Address, `app "bill ing": ` + names.Problem("bill ing")},
+			{"../billing", ok.Address, `app "../billing": ` + names.Problem("../billing")},
+			{"billing", "10.0.0.5:9999", `address "10.0.0.5:9999": ` + protocol.ErrAddress.Error() + "; set the address the admin reaches this executor at"},
+			{"billing", "ftp://10.0.0.5/", `address "ftp://10.0.0.5/": ` + protocol.ErrAddress.Error() + "; set the address the admin reaches this executor at"},
+			{"billing", "http://user:pw@10.0.0.5:9999", `address "http://user:pw@10.0.0.5:9999": ` + protocol.ErrAddress.Error() + "; set the address the admin reaches this executor at"},
+			{"billing", "http://10.0.0.5:9999/?x=1", `address "http://10.0.0.5:9999/?x=1": ` + protocol.ErrAddress.Error() + "; set the address the admin reaches this executor at"},
+		} {
+			req := ok
+			req.InstanceID, req.App, req.Address = "new-"+c.app, c.app, c.address
+			_, err := svc.Heartbeat(ctx, req)
+			refused(t, err, executorsvc.ErrInvalid, c.want)
+			_, err = st.ExecutorByInstance(ctx, req.InstanceID)
+			require.ErrorIs(t, err, store.ErrNotFound, "nothing written for %q %q", c.app, c.address)
 		}
 
 		req := ok

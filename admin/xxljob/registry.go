@@ -203,11 +203,7 @@ func parseAddress(addr string) (*url.URL, error) {
 	if addr == "" || len(addr) > 120 {
 		return nil, errors.New("the executor address is required, at most 120 characters")
 	}
-	u, err := url.Parse(addr)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, errors.New("must be an http:// or https:// base URL such as http://10.0.0.5:9999/ (no user, query or fragment)")
-	}
-	return u, nil
+	return protocol.ParseAddress(addr)
 }
 
 // callback records the outcome of runs. logId is the attempt's token;
