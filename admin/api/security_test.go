@@ -13,6 +13,7 @@ import (
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
@@ -178,4 +179,54 @@ func TestLoginTakesAsLongForUnknownUsers(t *testing.T) {
 		unknown = min(unknown, timed("nobody-"+strconv.Itoa(i)))
 	}
 	require.Greater(t, unknown, known/4, "an unknown user (%s) must cost a bcrypt like a known one (%s)", unknown, known)
+}
+
+// TestLoginThrottleCountsEverySpellingOfAUser: the database's collation
+// may fold more than lower case does (MariaDB's finds "sam" for "ſam",
+// with the long s); wrong logins under such spellings count against the
+// user found, so 5 of them throttle the user's own spelling too. Where the
+// database finds no user for the spelling (SQLite's NOCASE folds ASCII
+// only), those attempts are a made-up name's and the user is not held.
+func TestLoginThrottleCountsEverySpellingOfAUser(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("sam", auth.RoleOperator)
+		_, err := e.st.UserByName(t.Context(), "ſam")
+		folds := err == nil
+		if !folds {
+			require.ErrorIs(t, err, store.ErrNotFound)
+		}
+		for _, spelling := range []string{"ſam", "ſAm", "ſaM", "ſAM", "SAM"} {
+			require.Equal(t, http.StatusUnauthorized, e.call("POST", "/api/v1/login", "", map[string]string{"username": spelling, "password": "guess"}, nil))
+		}
+		want := http.StatusTooManyRequests
+		if !folds {
+			want = http.StatusOK // four attempts of a made-up name and one of sam's
+		}
+		require.Equal(t, want, e.call("POST", "/api/v1/login", "", map[string]string{"username": "sam", "password": "password-sam"}, nil),
+			"the database finds sam for ſam: %v", folds)
+		t.Logf("%s: the database finds sam for ſam: %v", e.st.Dialect(), folds)
+	})
+}
+
+// TestValidateIsScopedToTheUsersApps: the preview of a job of an app the
+// user may not manage would show whether that app has a calendar (by id) and which
+// handlers its executors have: refused before anything is read.
+func TestValidateIsScopedToTheUsersApps(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		e.user("bill", auth.RoleOperator)
+		require.NoError(t, e.st.SetUserApps(t.Context(), e.userID("bill"), []string{"billing"}))
+		tok := e.token("bill")
+		job := map[string]any{"app": "payroll", "name": "n", "handler": "h", "cron": "0 3 * * *", "calendar_id": 1}
+		var ans struct {
+			Error  string
+			Fields map[string]string
+		}
+		require.Equal(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/validate", tok, job, &ans), "%+v", ans)
+		require.Equal(t, "you may not manage jobs of app payroll", ans.Error)
+		require.Contains(t, ans.Fields["app"], "not one of your apps")
+		job["app"] = "billing"
+		require.NotEqual(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/validate", tok, job, nil), "their own app is previewed")
+	})
 }
