@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -255,6 +256,60 @@ func TestWorkflowResultsInBrowser(t *testing.T) {
 	require.False(t, b.evalBool(`document.querySelector("#job-actions button") !== null`), "no job actions")
 	b.do(chromedp.Click(chromedp.CSS("#job-workflow")))
 	b.waitJS(15*time.Second, fmt.Sprintf(`location.hash === "#/workflows/%d"`, wfID), "back to the workflow")
+}
+
+// TestCrossAppResultHiddenInBrowser: a workflow of app reports runs a job
+// of app demo (saved by the admin). Its run's page shows the node's result
+// to the admin; to an operator of reports alone it says the result is
+// hidden and why, and the API refuses that operator a rerun, naming the
+// app the workflow reaches (docs/security.md, "Apps").
+func TestCrossAppResultHiddenInBrowser(t *testing.T) {
+	sa := startStandalone(t)
+	api := newAPIClient(t, sa.base, "admin", sa.password)
+	api.createJob(map[string]any{"app": "demo", "name": "sum", "handler": "demo.sum", "params": `{"add":5}`, "cron": "0 3 * * *"})
+	wfID := api.createWorkflow(map[string]any{
+		"app": "reports", "name": "uses-demo",
+		"nodes": []map[string]any{{"key": "total", "job": map[string]any{"app": "demo", "name": "sum"}}},
+	})
+	runWorkflow(t, api, wfID)
+	const rita, ritaPassword = "rita", "reports-only-9f2k"
+	require.Less(t, api.call(http.MethodPost, "/api/v1/users", map[string]any{"username": rita, "password": ritaPassword, "role": "operator", "apps": []string{"reports"}}, nil), 300)
+
+	var runs struct {
+		Runs []struct {
+			ID int64 `json:"id"`
+		} `json:"runs"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/workflows/%d/runs", wfID), nil, &runs)
+	require.Len(t, runs.Runs, 1)
+	ritaAPI := newAPIClient(t, sa.base, rita, ritaPassword)
+	var refusal struct {
+		Error string `json:"error"`
+	}
+	code, err := ritaAPI.api.Call(context.Background(), http.MethodPost, fmt.Sprintf("/api/v1/workflow-runs/%d/rerun", runs.Runs[0].ID), map[string]any{"from": []string{"total"}}, &refusal)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, code, refusal.Error)
+	require.Contains(t, refusal.Error, "reaches app demo (node total runs job demo/sum)")
+
+	b := newBrowser(t, testenv.Chromium(t), artifactsDir(t))
+	defer b.checkConsole()
+	open := func(user, password string) {
+		b.do(chromedp.Navigate(sa.base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+		b.login(user, password)
+		b.do(chromedp.Navigate(fmt.Sprintf("%s/#/workflows/%d", sa.base, wfID)))
+		b.waitJS(15*time.Second, `[...document.querySelectorAll("#dag-svg .dag-node")].length === 1 &&
+			document.querySelector("#dag-svg .dag-node").dataset.state === "succeeded"`, "the node succeeded")
+		b.do(chromedp.Click(chromedp.CSS(`#dag-svg .dag-node[data-node="total"]`)))
+	}
+	open("admin", sa.password)
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-node-result") !== null`, "the admin sees the node's result")
+	require.JSONEq(t, `{"sum":5}`, b.text("#workflow-node-result"))
+	b.do(chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	open(rita, ritaPassword)
+	b.waitJS(5*time.Second, `document.querySelector("#workflow-node-result-hidden") !== null`, "rita is told the result is hidden")
+	require.False(t, b.evalBool(`document.querySelector("#workflow-node-result") !== null`), "no result shown to rita")
+	require.Equal(t, "hidden: the node ran a job of an app you may not see", b.text("#workflow-node-result-hidden"))
+	b.screenshot("w6-cross-app-result-hidden")
 }
 
 // createWorkflow saves a workflow and returns its id.

@@ -154,6 +154,7 @@ function detail(root, ctx) {
       nr && nr.reason ? [nr.status === "waiting" ? t("workflows.waitingFor") : t("col.error"),
         h("span", { id: "workflow-node-reason" }, srvText(nr.reason_code, nr.reason_args, nr.reason))] : null,
       nr && nr.result !== undefined ? [t("workflows.result"), h("pre", { class: "json-pre", id: "workflow-node-result" }, JSON.stringify(nr.result, null, 2))] : null,
+      nr && nr.result_hidden ? [t("workflows.result"), h("span", { class: "muted", id: "workflow-node-result-hidden", title: nr.result_hidden }, t("workflows.resultHidden"))] : null,
       [n.job ? t("col.job") : t("col.handler"), nodeWhat(n)],
       n.job ? null : [t("col.slots"), String(n.slots || 1)],
       n.job || !n.retry_max ? null : [t("workflows.retries"), t("workflows.retriesValue", { n: n.retry_max, ms: n.retry_backoff_ms || 1000 })],
