@@ -46,6 +46,13 @@ func (e *env) auditActions(object string) []string {
 	return acts
 }
 
+// auditActionsIn is auditActions of the entries under app.
+func (e *env) auditActionsIn(app, object string) []string {
+	var acts []string
+	require.NoError(e.t, e.st.DB().Select(&acts, e.st.DB().Rebind(`SELECT action FROM audit_log WHERE app = ? AND object = ? ORDER BY id`), app, object))
+	return acts
+}
+
 func TestAPIKeyActsAsItsUser(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {

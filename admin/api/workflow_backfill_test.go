@@ -78,7 +78,9 @@ func TestWorkflowBackfill(t *testing.T) {
 
 		require.Equal(t, http.StatusForbidden, e.call("POST", path, e.token("eve"), apitypes.WorkflowBackfill{From: "2026-03-01", To: "2026-03-01"}, nil))
 		require.Equal(t, http.StatusNotFound, e.call("POST", path, e.token("other"), apitypes.WorkflowBackfill{From: "2026-03-01", To: "2026-03-01"}, nil))
-		require.Equal(t, []string{"workflow.create", "workflow.backfill", "workflow.backfill", "workflow.backfill"}, e.auditActions("workflow/"+itoa(wf.ID)))
+		require.Equal(t, []string{"workflow.create", "workflow.backfill", "workflow.backfill", "workflow.backfill"}, e.auditActionsIn("billing", "workflow/"+itoa(wf.ID)))
+		require.Equal(t, []string{"workflow.backfill", "workflow.backfill", "workflow.backfill"}, e.auditActionsIn("market-data", "workflow/"+itoa(wf.ID)),
+			"its load_fx_rates node runs market-data's job: market-data's audit log says so")
 	})
 }
 

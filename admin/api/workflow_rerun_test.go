@@ -55,6 +55,8 @@ func TestWorkflowRerun(t *testing.T) {
 		require.Equal(t, "running", done.Run.Status)
 		require.Equal(t, 1, done.Run.Reruns)
 		require.Equal(t, http.StatusConflict, e.call("POST", path, ops, rerun, nil), "the second click")
-		require.Equal(t, []string{"workflow.create", "workflow.trigger", "workflow.rerun"}, e.auditActions("workflow/"+itoa(wf.ID)))
+		require.Equal(t, []string{"workflow.create", "workflow.trigger", "workflow.rerun"}, e.auditActionsIn("billing", "workflow/"+itoa(wf.ID)))
+		require.Equal(t, []string{"workflow.trigger", "workflow.rerun"}, e.auditActionsIn("market-data", "workflow/"+itoa(wf.ID)),
+			"its load_fx_rates node runs market-data's job: market-data's audit log says so")
 	})
 }
