@@ -296,7 +296,7 @@ export default function mount(root, ctx) {
       enabled.checked = wf.enabled !== false;
       inputs.app.readOnly = inputs.name.readOnly = true;
       root.querySelector(".page-title").append(h("div", { class: "page-sub" }, `${wf.app}/${wf.name} · v${wf.version}`));
-      setGraph(wf.nodes, wf.edges);
+      setGraph(wf.nodes, wf.edges || []);
     } else {
       inputs.time_zone.value = browserZone();
       inputs.failure_policy.value = "stop";

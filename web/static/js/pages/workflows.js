@@ -143,8 +143,8 @@ function detail(root, ctx) {
     picked = key;
     const n = wf.nodes.find(x => x.key === key);
     for (const g of graph.querySelectorAll(".dag-node")) g.classList.toggle("picked", g.dataset.node === key);
-    const parents = wf.edges.filter(e => e.to === key).map(e => e.from);
-    const children = wf.edges.filter(e => e.from === key).map(e => e.to);
+    const parents = (wf.edges || []).filter(e => e.to === key).map(e => e.from);
+    const children = (wf.edges || []).filter(e => e.from === key).map(e => e.to);
     nodeBox.hidden = false;
     const nr = nodeRunOf(key);
     const ended = runDetail && !["pending", "running"].includes(runDetail.run.status);
@@ -269,7 +269,7 @@ function detail(root, ctx) {
       [t("workflows.failurePolicy"), tOr("workflows.policy." + w.failure_policy, w.failure_policy)],
       [t("col.state"), t("jobs.state." + w.state)],
       [t("col.nextFire"), w.next_fire_at ? fmtDateTime(w.next_fire_at) : "—"],
-      [t("workflows.nodes"), t("workflows.nodesValue", { nodes: w.node_count, edges: w.edges.length })],
+      [t("workflows.nodes"), t("workflows.nodesValue", { nodes: w.node_count, edges: (w.edges || []).length })],
       [t("workflows.version"), String(w.version)],
       [t("col.updated"), [absTime(w.updated_at), " · ", w.updated_by]],
     ]));
