@@ -2,7 +2,8 @@
 // runs (job_run) with their slot attempts, alarm events (alarm_event) with
 // their deliveries, audit entries (audit_log) and utilization samples
 // (utilization_sample), each table with its own horizon. The leader runs it
-// (Retainer.WhileLeading wraps the leader's term): every Interval, one pass
+// for its term (Retainer.Run, one of the term's duties in admin/server,
+// started and stopped by admin/internal/loops): every Interval, one pass
 // over the four tables.
 //
 // A pass walks each table in the order of its (instant, id) index with a
@@ -26,7 +27,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
@@ -155,12 +155,6 @@ func New(cfg Config, st *store.Store) (*Retainer, error) {
 		return nil, err
 	}
 	return &Retainer{cfg: cfg, st: st, q: q}, nil
-}
-
-// WhileLeading returns lead wrapped so that retention passes run for as
-// long as lead runs (a leadership term), and stop before it returns.
-func (r *Retainer) WhileLeading(lead func(ctx context.Context, epoch int64)) func(ctx context.Context, epoch int64) {
-	return coord.Alongside(r.Run, lead)
 }
 
 // Run runs a pass after FirstDelay, then every Interval, until ctx ends.

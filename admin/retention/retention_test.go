@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -200,9 +201,10 @@ func TestRetentionConfig(t *testing.T) {
 	require.ErrorContains(t, err, "BatchSize 9000")
 }
 
-// TestRetentionWhileLeading: passes run during a term and stop with it,
-// repeatedly (goleak checks that no loop outlives its term).
-func TestRetentionWhileLeading(t *testing.T) {
+// TestRetentionDuringATerm: passes run during a term (Run started as the
+// server starts the term's duties) and stop with it, repeatedly (goleak
+// checks that no loop outlives its term).
+func TestRetentionDuringATerm(t *testing.T) {
 	t.Parallel()
 	s := storetest.Open(t, "sqlite")
 	f := seed(t, s, 20)
@@ -215,18 +217,15 @@ func TestRetentionWhileLeading(t *testing.T) {
 		}}, s)
 	require.NoError(t, err)
 	for term := range 5 {
-		ctx, cancel := context.WithCancel(context.Background())
-		lead := r.WhileLeading(func(ctx context.Context, epoch int64) {
-			select {
-			case rep := <-passes:
-				if term == 0 {
-					require.EqualValues(t, f.oldRuns, rep.Runs)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("no retention pass while leading")
+		duties := loops.Start(context.Background(), loops.Quiet(r.Run))
+		select {
+		case rep := <-passes:
+			if term == 0 {
+				require.EqualValues(t, f.oldRuns, rep.Runs)
 			}
-		})
-		lead(ctx, int64(term+1))
-		cancel()
+		case <-time.After(30 * time.Second):
+			t.Error("no retention pass while leading")
+		}
+		require.NoError(t, duties.Stop())
 	}
 }

@@ -38,7 +38,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -131,12 +130,6 @@ func New(cfg Config, st *store.Store) (*Aggregator, error) {
 		return nil, err
 	}
 	return &Aggregator{cfg: cfg, st: st}, nil
-}
-
-// WhileLeading returns lead wrapped so that minutes are folded for as long
-// as lead runs (a leadership term), and no longer once it returns.
-func (a *Aggregator) WhileLeading(lead func(ctx context.Context, epoch int64)) func(ctx context.Context, epoch int64) {
-	return coord.Alongside(a.Run, lead)
 }
 
 // Run folds every closed minute, then waits for the next one to close, until

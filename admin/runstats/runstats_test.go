@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/runstats"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
@@ -263,27 +264,26 @@ func TestPercentilesFromBuckets(t *testing.T) {
 	})
 }
 
-// TestRunWhileLeading: the loop folds what is due when a term starts and
-// stops with the term (goleak checks that it does not outlive it).
-func TestRunWhileLeading(t *testing.T) {
+// TestRunDuringATerm: the loop (Run started as the server starts the
+// term's duties) folds what is due when a term starts and stops with the
+// term (goleak checks that it does not outlive it).
+func TestRunDuringATerm(t *testing.T) {
 	t.Parallel()
 	st := storetest.Open(t, "sqlite")
 	clk := clock.NewManual(base.Add(3 * time.Minute))
 	got := make(chan int64, 16)
 	a, err := runstats.New(runstats.Config{Clock: clk, Backfill: 3 * time.Minute, Logger: quiet, OnFold: func(m int64) { got <- m }}, st)
 	require.NoError(t, err)
-	lead := a.WhileLeading(func(ctx context.Context, epoch int64) {
-		for _, want := range minutes(0, 2*time.Minute) {
-			select {
-			case m := <-got:
-				require.Equal(t, want, m)
-			case <-time.After(30 * time.Second):
-				t.Error("no fold while leading")
-				return
-			}
+	duties := loops.Start(context.Background(), loops.Quiet(a.Run))
+	for _, want := range minutes(0, 2*time.Minute) {
+		select {
+		case m := <-got:
+			require.Equal(t, want, m)
+		case <-time.After(30 * time.Second):
+			t.Error("no fold while leading")
 		}
-	})
-	lead(context.Background(), 1)
+	}
+	require.NoError(t, duties.Stop())
 }
 
 func TestConfig(t *testing.T) {

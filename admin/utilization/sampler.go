@@ -2,8 +2,9 @@
 // so that an operator can see that an app was saturated for the last hour
 // (docs/metrics.md, "Utilization").
 //
-// The leader runs a Sampler for as long as it leads (Sampler.WhileLeading
-// wraps the leader's term, as retention does): at the start of the term and
+// The leader runs a Sampler for as long as it leads (Sampler.Run, one of the
+// term's duties in admin/server, started and stopped by
+// admin/internal/loops, as retention is): at the start of the term and
 // then every Interval it writes one row per app that has executors to
 // utilization_sample, in one INSERT … SELECT stamped with the database
 // clock (store.SampleUtilization): online executors, their capacity, busy
@@ -21,7 +22,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -79,12 +79,6 @@ func New(cfg Config, st *store.Store) (*Sampler, error) {
 
 // Interval is the time between two samples.
 func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
-
-// WhileLeading returns lead wrapped so that samples are recorded for as
-// long as lead runs (a leadership term), and stop before it returns.
-func (s *Sampler) WhileLeading(lead func(ctx context.Context, epoch int64)) func(ctx context.Context, epoch int64) {
-	return coord.Alongside(s.Run, lead)
-}
 
 // Run records a sample at once, then every Interval, until ctx ends. A
 // failed sample is logged and the next one comes at the next interval (a

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/admin/utilization"
@@ -54,24 +55,23 @@ func count(t *testing.T, st *store.Store) int {
 	return n
 }
 
-// TestSamplerWhileLeading: a term samples at once, one row per app, and
-// stops sampling when it ends, term after term (goleak checks that no loop
-// outlives its term).
-func TestSamplerWhileLeading(t *testing.T) {
+// TestSamplerDuringATerm: a term (Run started as the server starts the
+// term's duties) samples at once, one row per app, and stops sampling when
+// it ends, term after term (goleak checks that no loop outlives its term).
+func TestSamplerDuringATerm(t *testing.T) {
 	t.Parallel()
 	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
 		executors(t, st, "a", "b", "b")
 		s, samples := sampled(t, st, time.Hour)
-		for term := range 5 {
-			lead := s.WhileLeading(func(ctx context.Context, epoch int64) {
-				select {
-				case n := <-samples:
-					require.EqualValues(t, 2, n, "apps a and b")
-				case <-time.After(30 * time.Second):
-					t.Error("no sample while leading")
-				}
-			})
-			lead(context.Background(), int64(term+1))
+		for range 5 {
+			duties := loops.Start(context.Background(), loops.Quiet(s.Run))
+			select {
+			case n := <-samples:
+				require.EqualValues(t, 2, n, "apps a and b")
+			case <-time.After(30 * time.Second):
+				t.Error("no sample while leading")
+			}
+			require.NoError(t, duties.Stop())
 		}
 		require.Equal(t, 10, count(t, st), "five terms, one sample each (the next is an hour away), two apps")
 	})

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shardjob/shardjob/admin/coord"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/internal/lru"
 	"github.com/shardjob/shardjob/admin/store"
@@ -145,15 +144,6 @@ func (e *Engine) count(f func(*Stats)) {
 	e.mu.Lock()
 	f(&e.stats)
 	e.mu.Unlock()
-}
-
-// WhileLeading returns lead wrapped so that the engine drives workflow runs
-// for as long as lead runs (a leadership term), and stops before it
-// returns.
-func (e *Engine) WhileLeading(lead func(ctx context.Context, epoch int64)) func(ctx context.Context, epoch int64) {
-	return func(ctx context.Context, epoch int64) {
-		coord.Alongside(func(ctx context.Context) { e.Lead(ctx, epoch) }, lead)(ctx, epoch)
-	}
 }
 
 // Lead passes over the active workflow runs until ctx ends or a larger
