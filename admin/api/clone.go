@@ -30,16 +30,6 @@ func (s *Server) cloneJob(c *gin.Context) {
 	c.JSON(http.StatusCreated, copied)
 }
 
-// listApps lists the apps the user may see, from their jobs and executors.
-func (s *Server) listApps(c *gin.Context) {
-	out, err := s.ops.Apps(c.Request.Context(), actor(c))
-	if err != nil {
-		s.opsFailed(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{"apps": out})
-}
-
 // runSlots lists the slots of a run, each with its current attempt, in slot
 // order (the run detail's grid; GET /runs/:id has every attempt).
 func (s *Server) runSlots(c *gin.Context) {

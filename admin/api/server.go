@@ -245,7 +245,6 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/runs", s.listRuns)
 	view.GET("/runs/:id", s.getRun)
 	view.GET("/runs/:id/slots", s.runSlots)
-	view.GET("/apps", s.listApps)
 	view.GET("/runs/:id/logs", s.runLogs) // logs.go
 	view.GET("/executors", s.listExecutors)
 	view.GET("/cluster", s.cluster)
@@ -285,6 +284,7 @@ func New(cfg Config) (http.Handler, error) {
 	adm.PUT("/users/:id", s.updateUser)
 	adm.DELETE("/users/:id", s.deleteUser)
 	s.alarmRoutes(view, op, adm) // alarm_routes.go
+	s.appRoutes(view, op, adm)   // apps.go
 	s.xxljobRoutes(r, view, op)  // xxljob.go
 
 	web.Register(r)

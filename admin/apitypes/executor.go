@@ -2,12 +2,33 @@ package apitypes
 
 import "time"
 
-// AppView is an app: the jobs and executors that name it.
+// AppView is an app: what its team says of it, and the jobs and executors
+// that name it.
 type AppView struct {
 	Name            string `json:"name"`
 	Jobs            int    `json:"jobs"`
 	ExecutorsOnline int    `json:"executors_online"`
 	Executors       int    `json:"executors"`
+	// What the app's team says of it (GET/POST/PATCH /api/v1/apps/{name});
+	// empty for an app nobody described yet.
+	Description string   `json:"description"`
+	Owners      []string `json:"owners"`
+	// Version guards edits (PATCH sends the version it read).
+	Version   int64     `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+}
+
+// AppSpec is an app as POST /api/v1/apps creates it (Name required) and
+// PATCH /api/v1/apps/{name} changes it (Version required: the version
+// read; a field left out keeps its value).
+type AppSpec struct {
+	Name        string    `json:"name,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Owners      *[]string `json:"owners,omitempty"`
+	Version     int64     `json:"version,omitempty"`
 }
 
 // ExecutorView is a registered executor.

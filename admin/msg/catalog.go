@@ -102,6 +102,9 @@ const (
 	NotYourApp      Code = "app.not_yours"
 	NotYourAppShort Code = "app.not_yours_short"
 	ReachesApp      Code = "app.reaches"
+	AppOwnersMax    Code = "app.owners_max"
+	AppOwnerInvalid Code = "app.owner_invalid"
+	AppNameTaken    Code = "app.name_taken"
 	RoleOneOf       Code = "role.one_of"
 
 	// Validation: schedules (admin/schedule)
@@ -510,6 +513,9 @@ var Catalog = map[Code]string{
 	NotYourApp:      "not one of your apps ({apps}); ask an admin",
 	NotYourAppShort: "not one of your apps; ask an admin",
 	ReachesApp:      "reaches app {app} ({via}), which you may not act on: ask a user of both apps or an admin",
+	AppOwnersMax:    "at most {max} owners",
+	AppOwnerInvalid: "{value} is not an owner: a user name or an e-mail address of 1-{max} characters, without commas or spaces",
+	AppNameTaken:    "app {app} exists already: change it with PATCH /api/v1/apps/{app}",
 	RoleOneOf:       "one of viewer, operator, admin",
 
 	// Validation: schedules (admin/schedule)

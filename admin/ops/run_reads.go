@@ -1,14 +1,12 @@
 package ops
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -213,48 +211,6 @@ func (s *Service) Executors(ctx context.Context, a Actor, all bool) ([]apitypes.
 	return out, nil
 }
 
-// Apps lists the apps a may see, from their jobs and executors, by name.
-func (s *Service) Apps(ctx context.Context, a Actor) ([]apitypes.AppView, error) {
-	u := a.User
-	apps := map[string]*apitypes.AppView{}
-	get := func(name string) *apitypes.AppView {
-		v, ok := apps[name]
-		if !ok {
-			v = &apitypes.AppView{Name: name}
-			apps[name] = v
-		}
-		return v
-	}
-	counts, err := s.st.AppJobCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range counts {
-		if u.AppAllowed(n.App) {
-			get(n.App).Jobs = int(n.Jobs)
-		}
-	}
-	execs, err := s.st.Executors(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range execs {
-		if !u.AppAllowed(e.App) || e.State == store.ExecutorGone {
-			continue
-		}
-		v := get(e.App)
-		v.Executors++
-		if e.State == store.ExecutorOnline {
-			v.ExecutorsOnline++
-		}
-	}
-	out := make([]apitypes.AppView, 0, len(apps))
-	for _, v := range apps {
-		out = append(out, *v)
-	}
-	slices.SortFunc(out, func(x, y apitypes.AppView) int { return cmp.Compare(x.Name, y.Name) })
-	return out, nil
-}
 
 // Leader returns the fencing record of the current leader.
 func (s *Service) Leader(ctx context.Context) (store.LeaderRecord, error) {

@@ -46,6 +46,9 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 			if err != nil && !isDuplicate(err) {
 				return Executor{}, fmt.Errorf("register %s: %w", in.InstanceID, err)
 			}
+			if err := s.EnsureApp(ctx, in.App); err != nil { // its first heartbeat: the app is an object from now on
+				return Executor{}, err
+			}
 			continue
 		}
 		break

@@ -31,6 +31,9 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppJobCountAdd), id); err != nil {
 			return err
 		}
+		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppEnsure), j.App); err != nil {
+			return err
+		}
 		return s.auditFrom(ctx, tx.tx, AuditJobs, id)
 	})
 	if isDuplicate(err) {

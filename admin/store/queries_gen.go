@@ -56,10 +56,15 @@ const (
 	qAlarmRouteDeleteJob
 	qAlarmRouteInsert
 	qAlarmRouteList
+	qAppByName
+	qAppEnsure
+	qAppInsert
 	qAppJobCountAdd
 	qAppJobCountRemove
 	qAppJobCountSum
 	qAppJobCounts
+	qAppList
+	qAppUpdate
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
@@ -367,10 +372,15 @@ var queryNames = [...]string{
 	"AlarmRouteDeleteJob",
 	"AlarmRouteInsert",
 	"AlarmRouteList",
+	"AppByName",
+	"AppEnsure",
+	"AppInsert",
 	"AppJobCountAdd",
 	"AppJobCountRemove",
 	"AppJobCountSum",
 	"AppJobCounts",
+	"AppList",
+	"AppUpdate",
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",

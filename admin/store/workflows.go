@@ -131,6 +131,9 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 			return err
 		}
 		w.ID = id
+		if _, err := tx.ExecContext(ctx, s.q.get(qAppEnsure), w.App); err != nil {
+			return fmt.Errorf("ensure app %s: %w", w.App, err)
+		}
 		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
 			return err
 		}

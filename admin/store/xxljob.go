@@ -42,6 +42,9 @@ func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Execu
 		if err != nil && !isDuplicate(err) {
 			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
 		}
+		if err := s.EnsureApp(ctx, in.App); err != nil {
+			return Executor{}, err
+		}
 		if err == nil {
 			break
 		}

@@ -1,0 +1,223 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/internal/fielderr"
+	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/names"
+)
+
+// Limits of what an app's team says of it.
+const (
+	// MaxAppDescription bounds an app's description, in characters.
+	MaxAppDescription = 1000
+	// MaxAppOwners bounds an app's owners, and MaxAppOwnerLen each of them.
+	MaxAppOwners   = 20
+	MaxAppOwnerLen = 128
+)
+
+func appObject(name string) string { return "app/" + name }
+
+// AppView is app a as the API shows it, with the counts of its jobs and
+// executors.
+func AppView(a store.App) apitypes.AppView {
+	owners := a.OwnerList()
+	if owners == nil {
+		owners = []string{}
+	}
+	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
+		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
+}
+
+// Apps lists the apps a may see, by name, with what their teams say of
+// them and the counts of their jobs and executors.
+func (s *Service) Apps(ctx context.Context, a Actor) ([]apitypes.AppView, error) {
+	u := a.User
+	rows, err := s.st.Apps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	apps := map[string]*apitypes.AppView{}
+	for _, r := range rows {
+		if u.AppAllowed(r.Name) {
+			v := AppView(r)
+			apps[r.Name] = &v
+		}
+	}
+	// An app is a row from its first job or executor on; one named by a
+	// job or an executor of an admin of the previous version may still
+	// lack it: it is listed all the same.
+	get := func(name string) *apitypes.AppView {
+		v, ok := apps[name]
+		if !ok {
+			v = &apitypes.AppView{Name: name, Owners: []string{}}
+			apps[name] = v
+		}
+		return v
+	}
+	counts, err := s.st.AppJobCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range counts {
+		if u.AppAllowed(n.App) {
+			get(n.App).Jobs = int(n.Jobs)
+		}
+	}
+	execs, err := s.st.Executors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range execs {
+		if !u.AppAllowed(e.App) || e.State == store.ExecutorGone {
+			continue
+		}
+		v := get(e.App)
+		v.Executors++
+		if e.State == store.ExecutorOnline {
+			v.ExecutorsOnline++
+		}
+	}
+	out := make([]apitypes.AppView, 0, len(apps))
+	for _, v := range apps {
+		out = append(out, *v)
+	}
+	slices.SortFunc(out, func(x, y apitypes.AppView) int { return cmp.Compare(x.Name, y.Name) })
+	return out, nil
+}
+
+// App returns app name as the API shows it: ErrNotFound when there is no
+// such app or a may not see it (the same answer).
+func (s *Service) App(ctx context.Context, a Actor, name string) (apitypes.AppView, error) {
+	r, err := s.storedApp(ctx, a, name)
+	if err != nil {
+		return apitypes.AppView{}, err
+	}
+	all, err := s.Apps(ctx, Actor{User: store.User{Role: auth.RoleViewer, Apps: name}}) // its counts
+	if err != nil {
+		return apitypes.AppView{}, err
+	}
+	v := AppView(r)
+	for _, c := range all {
+		if c.Name == name {
+			v.Jobs, v.Executors, v.ExecutorsOnline = c.Jobs, c.Executors, c.ExecutorsOnline
+		}
+	}
+	return v, nil
+}
+
+func (s *Service) storedApp(ctx context.Context, a Actor, name string) (store.App, error) {
+	r, err := s.st.App(ctx, name)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !a.User.AppAllowed(name)) {
+		return r, &Error{Kind: ErrNotFound, Msg: "app " + name + " does not exist", Object: "app"}
+	}
+	return r, err
+}
+
+// appFields checks the description and owners of spec into row, naming
+// the fields in error.
+func appFields(spec apitypes.AppSpec, row *store.App, fields map[string]msg.Msg) {
+	if spec.Description != nil {
+		row.Description = strings.TrimSpace(*spec.Description)
+		if n := len([]rune(row.Description)); n > MaxAppDescription {
+			fields["description"] = msg.New(msg.ValueMaxChars, "max", MaxAppDescription)
+		}
+	}
+	if spec.Owners != nil {
+		owners := make([]string, 0, len(*spec.Owners))
+		for _, o := range *spec.Owners {
+			o = strings.TrimSpace(o)
+			if o == "" || len(o) > MaxAppOwnerLen || strings.ContainsFunc(o, func(r rune) bool { return r == ',' || unicode.IsSpace(r) || unicode.IsControl(r) }) {
+				fields["owners"] = msg.New(msg.AppOwnerInvalid, "value", o, "max", MaxAppOwnerLen)
+				break
+			}
+			if !slices.Contains(owners, o) {
+				owners = append(owners, o)
+			}
+		}
+		if len(owners) > MaxAppOwners {
+			fields["owners"] = msg.New(msg.AppOwnersMax, "max", MaxAppOwners)
+		}
+		row.Owners = strings.Join(owners, ",")
+	}
+}
+
+// CreateApp creates app spec.Name with what spec says of it: admins only
+// (ErrForbidden), a name by the names rule (ErrInvalid naming the field),
+// an ErrConflict when the app exists (PATCH it instead). Apps also come
+// into being with their first job or executor, with nothing said of them.
+func (s *Service) CreateApp(ctx context.Context, a Actor, spec apitypes.AppSpec) (apitypes.AppView, error) {
+	if err := needRole(a, auth.RoleAdmin); err != nil {
+		return apitypes.AppView{}, err
+	}
+	fields := map[string]msg.Msg{}
+	if p := names.Problem(spec.Name); p != "" {
+		fields["name"] = msg.New(msg.Text, "text", p)
+	}
+	row := store.App{Name: spec.Name, CreatedBy: a.User.Username}
+	appFields(spec, &row, fields)
+	if len(fields) > 0 {
+		return apitypes.AppView{}, refuse(ErrInvalid, fielderr.Format("invalid app", jobdef.FieldMsgs(fields).English()), fields)
+	}
+	if err := s.st.CreateApp(ctx, row); errors.Is(err, store.ErrConflict) {
+		return apitypes.AppView{}, refuseField(ErrConflict, "name", msg.New(msg.AppNameTaken, "app", spec.Name))
+	} else if err != nil {
+		return apitypes.AppView{}, err
+	}
+	v, err := s.App(ctx, a, spec.Name)
+	if err != nil {
+		return v, err
+	}
+	s.audit(ctx, a, spec.Name, "app.create", appObject(spec.Name), map[string]any{"description": v.Description, "owners": v.Owners})
+	return v, nil
+}
+
+// UpdateApp changes what app name's team says of it (the fields spec
+// sets), guarded by the version spec says it read (ErrInvalid without one,
+// ErrConflict when the app changed since): admins and the operators
+// allowed on the app.
+func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apitypes.AppSpec) (apitypes.AppView, error) {
+	row, err := s.storedApp(ctx, a, name)
+	if err != nil {
+		return apitypes.AppView{}, err
+	}
+	if err := needRole(a, auth.RoleOperator); err != nil {
+		return apitypes.AppView{}, err
+	}
+	fields := map[string]msg.Msg{}
+	if spec.Name != "" && spec.Name != name {
+		fields["name"] = msg.New(msg.MustStay, "value", name)
+	}
+	if spec.Version == 0 {
+		fields["version"] = msg.New(msg.JobVersionRequired, "version", row.Version)
+	}
+	before := AppView(row)
+	row.Version, row.UpdatedBy = spec.Version, a.User.Username
+	appFields(spec, &row, fields)
+	if len(fields) > 0 {
+		return apitypes.AppView{}, refuse(ErrInvalid, fielderr.Format("invalid app", jobdef.FieldMsgs(fields).English()), fields)
+	}
+	if err := s.st.UpdateApp(ctx, row); errors.Is(err, store.ErrConflict) {
+		return apitypes.AppView{}, refuse(ErrConflict, err.Error(), nil)
+	} else if err != nil {
+		return apitypes.AppView{}, err
+	}
+	v, err := s.App(ctx, a, name)
+	if err != nil {
+		return v, err
+	}
+	s.audit(ctx, a, name, "app.update", appObject(name), map[string]any{
+		"before": map[string]any{"description": before.Description, "owners": before.Owners},
+		"after":  map[string]any{"description": v.Description, "owners": v.Owners}, "version": v.Version})
+	return v, nil
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// App is an app as an object (table app): what its team says of it. An
+// app exists from the first job or executor that names it (EnsureApp); its
+// limits come with issue 33's caps.
+type App struct {
+	Name        string `db:"name"`
+	Description string `db:"description"`
+	// Owners are whom to ask about the app (user names or e-mail
+	// addresses), comma separated (OwnerList).
+	Owners    string `db:"owners"`
+	Version   int64  `db:"version"`
+	CreatedAt int64  `db:"created_at"`
+	CreatedBy string `db:"created_by"`
+	UpdatedAt int64  `db:"updated_at"`
+	UpdatedBy string `db:"updated_by"`
+}
+
+// OwnerList returns the owners one by one (nil for none).
+func (a App) OwnerList() []string {
+	if a.Owners == "" {
+		return nil
+	}
+	return strings.Split(a.Owners, ",")
+}
+
+// Apps returns every app, by name.
+func (s *Store) Apps(ctx context.Context) ([]App, error) {
+	var out []App
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAppList)); err != nil {
+		return nil, fmt.Errorf("apps: %w", err)
+	}
+	return out, nil
+}
+
+// App returns the app of that name, or ErrNotFound.
+func (s *Store) App(ctx context.Context, name string) (App, error) {
+	var a App
+	if err := s.db.GetContext(ctx, &a, s.q.get(qAppByName), name); err != nil {
+		return a, notFound(err, "app "+name)
+	}
+	return a, nil
+}
+
+// CreateApp inserts a with version 1 (CreatedBy is also its UpdatedBy); a
+// name that has its row already is ErrConflict.
+func (s *Store) CreateApp(ctx context.Context, a App) error {
+	_, err := s.db.NamedExecContext(ctx, s.q.get(qAppInsert), a)
+	if isDuplicate(err) {
+		return conflictf("app %s exists already", a.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("create app %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// EnsureApp creates the row of app, with nothing said of it, when it has
+// none: the first job or executor that names an app makes it an object.
+func (s *Store) EnsureApp(ctx context.Context, app string) error {
+	if _, err := s.db.ExecContext(ctx, s.q.get(qAppEnsure), app); err != nil {
+		return fmt.Errorf("ensure app %s: %w", app, err)
+	}
+	return nil
+}
+
+// UpdateApp writes a's description and owners if a.Version is still the
+// row's, bumping it: ErrConflict when someone changed it since,
+// ErrNotFound when there is no such app.
+func (s *Store) UpdateApp(ctx context.Context, a App) error {
+	res, err := s.db.NamedExecContext(ctx, s.q.get(qAppUpdate), a)
+	if err != nil {
+		return fmt.Errorf("update app %s: %w", a.Name, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	cur, err := s.App(ctx, a.Name)
+	if errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	return conflictf("app %s was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again", a.Name, a.Version, cur.Version)
+}
