@@ -530,7 +530,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	trigger := fs.String("trigger", "", "runs: only runs of this trigger kind (cron, manual, retry, catch_up, child, api, backfill, workflow)")
 	from := fs.String("from", "", "runs: only runs scheduled at or after this RFC 3339 instant")
 	to := fs.String("to", "", "runs: only runs scheduled before this RFC 3339 instant")
-	what, err := oneArg(fs, args, "kind (jobs, runs, executors, calendars or workflows)")
+	what, err := oneArg(fs, args, "kind (jobs, runs, executors, apps, calendars or workflows)")
 	if err != nil {
 		return err
 	}
@@ -634,6 +634,8 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		return table(env.Stdout, []string{"ID", "APP", "INSTANCE", "ADDRESS", "STATE", "CAPACITY", "LAST HEARTBEAT (UTC)"}, rows)
 	case "workflows", "workflow":
 		return getWorkflows(ctx, cl, env.Stdout, *o == "json")
+	case "apps", "app":
+		return getApps(ctx, cl, env.Stdout, *o == "json")
 	case "calendars", "calendar":
 		cals, err := listCalendars(ctx, cl)
 		if err != nil {
@@ -652,7 +654,7 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "WEEK", "HOLIDAYS", "WORKDAYS", "VERSION", "REVISION", "UPDATED (UTC)"}, rows)
 	}
-	return usagef("get %q: use jobs, runs, executors, calendars or workflows", what)
+	return usagef("get %q: use jobs, runs, executors, apps, calendars or workflows", what)
 }
 
 func nonNil(v []json.RawMessage) []json.RawMessage {
@@ -707,3 +709,35 @@ func runCells(r apitypes.Run) []string {
 // cmdLogs is in logs.go.
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// getApps prints the apps the user may see: their job and executor counts,
+// owners and description (GET /api/v1/apps).
+func getApps(ctx context.Context, cl *Client, w io.Writer, asJSON bool) error {
+	var out struct {
+		Apps []apitypes.AppView `json:"apps"`
+	}
+	if err := cl.Do(ctx, http.MethodGet, "/api/v1/apps", nil, &out); err != nil {
+		return err
+	}
+	if asJSON {
+		if out.Apps == nil {
+			out.Apps = []apitypes.AppView{}
+		}
+		return printJSON(w, out.Apps)
+	}
+	var rows [][]string
+	for _, a := range out.Apps {
+		owners, desc := strings.Join(a.Owners, ","), strings.Join(strings.Fields(a.Description), " ")
+		if r := []rune(desc); len(r) > 60 {
+			desc = string(r[:59]) + "…"
+		}
+		if owners == "" {
+			owners = "-"
+		}
+		if desc == "" {
+			desc = "-"
+		}
+		rows = append(rows, []string{a.Name, strconv.Itoa(a.Jobs), strconv.Itoa(a.ExecutorsOnline) + "/" + strconv.Itoa(a.Executors), owners, desc})
+	}
+	return table(w, []string{"NAME", "JOBS", "EXECUTORS ONLINE/ALL", "OWNERS", "DESCRIPTION"}, rows)
+}
