@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -138,7 +139,11 @@ func appFields(spec apitypes.AppSpec, row *store.App, fields map[string]msg.Msg)
 		for _, o := range *spec.Owners {
 			o = strings.TrimSpace(o)
 			if o == "" || len(o) > MaxAppOwnerLen || strings.ContainsFunc(o, func(r rune) bool { return r == ',' || unicode.IsSpace(r) || unicode.IsControl(r) }) {
-				fields["owners"] = msg.New(msg.AppOwnerInvalid, "value", o, "max", MaxAppOwnerLen)
+				shown := o
+				if r := []rune(shown); len(r) > 40 {
+					shown = string(r[:39]) + "…"
+				}
+				fields["owners"] = msg.New(msg.AppOwnerInvalid, "value", strconv.Quote(shown), "max", MaxAppOwnerLen)
 				break
 			}
 			if !slices.Contains(owners, o) {

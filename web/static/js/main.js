@@ -12,6 +12,7 @@ import runs from "./pages/runs.js";
 import runDetail from "./pages/rundetail.js";
 import failures from "./pages/failures.js";
 import executors from "./pages/executors.js";
+import apps from "./pages/apps.js";
 import alarms from "./pages/alarms.js";
 import cluster from "./pages/cluster.js";
 import users from "./pages/users.js";
@@ -32,6 +33,7 @@ const routes = [
   { re: /^runs\/(\d+)$/, page: runDetail, nav: "runs", keys: ["id"] },
   { re: /^failures$/, page: failures, nav: "failures" },
   { re: /^executors$/, page: executors, nav: "executors" },
+  { re: /^apps$/, page: apps, nav: "apps" },
   { re: /^alarms$/, page: alarms, nav: "alarms" },
   { re: /^cluster$/, page: cluster, nav: "cluster" },
   { re: /^users$/, page: users, nav: "users" },
@@ -46,7 +48,7 @@ const routes = [
 ];
 // Nav entries with the least role that sees them (the API checks anyway).
 // API tokens are personal, like the password: they live in the user menu.
-const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["alarms"], ["calendars"], ["cluster"],
+const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["apps"], ["alarms"], ["calendars"], ["cluster"],
   ["audit", "operator"], ["users", "admin"]];
 
 const $ = id => document.getElementById(id);
