@@ -78,7 +78,7 @@ func Apply(ctx context.Context, cl *Client, file string, defs []FileJob, dryRun 
 // overwritten.
 func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool, out io.Writer) error {
 	var plan Plan
-	if len(f.Jobs) > 0 || len(f.Workflows) == 0 {
+	if len(f.Jobs) > 0 || (len(f.Workflows) == 0 && len(f.Apps) == 0) {
 		_, have, err := listJobs(ctx, cl, url.Values{"sort": {"id"}})
 		if err != nil {
 			return err
@@ -109,13 +109,28 @@ func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool
 	if err != nil {
 		return err
 	}
+	aplan, err := planApps(ctx, cl, f.Apps)
+	if err != nil {
+		return err
+	}
 	problems = append(problems, wproblems...)
 	if len(problems) > 0 {
 		return &invalidJobsError{problems: problems}
 	}
+	printAppPlan(out, aplan)
 	plan.printChanges(out)
 	printWorkflowPlan(out, wplan)
 	cr, up, un := plan.Counts()
+	for _, ch := range aplan {
+		switch ch.Action {
+		case Create:
+			cr++
+		case Update:
+			up++
+		default:
+			un++
+		}
+	}
 	for _, ch := range wplan {
 		switch ch.Action {
 		case Create:
@@ -137,6 +152,22 @@ func ApplyFile(ctx context.Context, cl *Client, file string, f File, dryRun bool
 		return nil
 	}
 	created, updated := 0, 0
+	// The apps first: the jobs and workflows that follow land in apps that
+	// are described already.
+	for _, ch := range aplan {
+		got, err := applyApp(ctx, cl, ch)
+		if err != nil {
+			return fmt.Errorf("%s app %s (after %d created, %d updated): %w", ch.Action, ch.Want.Key(), created, updated, err)
+		}
+		switch ch.Action {
+		case Create:
+			created++
+			fmt.Fprintf(out, "created app %s\n", got.Name)
+		case Update:
+			updated++
+			fmt.Fprintf(out, "updated app %s (version %d)\n", got.Name, got.Version)
+		}
+	}
 	for _, ch := range plan {
 		var got apitypes.Job
 		switch ch.Action {

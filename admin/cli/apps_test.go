@@ -3,11 +3,14 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/store"
 )
@@ -38,4 +41,64 @@ func TestGetApps(t *testing.T) {
 	require.Len(t, apps, 2)
 	require.Equal(t, []string{"bill", "finance@example.com"}, apps[0].Owners)
 	require.Equal(t, int64(2), apps[0].Version)
+}
+
+// TestApplyApps: a jobs file may describe apps (kind: app). apply plans
+// them first and creates or describes them before the jobs; a second apply
+// changes nothing; an edit shows its diff and carries the version read; a
+// field left out keeps the server's value; an operator's file that would
+// create an app is refused by the admin, naming the role it needs.
+func TestApplyApps(t *testing.T) {
+	a := startAdmin(t)
+	hash, err := auth.HashPassword("password-root")
+	require.NoError(t, err)
+	_, err = a.st.CreateUser(context.Background(), "root", hash, auth.RoleAdmin)
+	require.NoError(t, err)
+	var login struct{ Token string }
+	a.call("POST", "/api/v1/login", "", map[string]string{"username": "root", "password": "password-root"}, &login, http.StatusOK)
+	var key struct{ Secret string }
+	a.call("POST", "/api/v1/api-keys", login.Token, map[string]any{"name": "root cli"}, &key, http.StatusCreated)
+	opsToken := a.envMap["SHARDJOB_TOKEN"]
+	a.envMap["SHARDJOB_TOKEN"] = key.Secret
+
+	dir := t.TempDir()
+	v1 := `- kind: app
+  name: billing
+  description: invoices and settlement
+  owners: [bill, finance-oncall@example.com]
+- app: billing
+  name: settle
+  handler: settle.v1
+  cron: "0 3 * * *"
+`
+	file := writeFile(t, dir, "apps.yaml", v1)
+	code, out, errs := a.ctl("apply", "-f", file, "--dry-run")
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.True(t, strings.HasPrefix(out, "+ create app billing\n+ create billing/settle\nplan: 2 to create, 0 to update, 0 unchanged\n"), out)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "created app billing\ncreated billing/settle")
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "= unchanged app billing\n= unchanged billing/settle (id 1)\nplan: 0 to create, 0 to update, 2 unchanged\n")
+
+	v2 := strings.Replace(v1, "description: invoices and settlement\n", "description: invoices, settlement and dunning\n", 1)
+	v2 = strings.Replace(v2, "  owners: [bill, finance-oncall@example.com]\n", "", 1) // left out: kept
+	file = writeFile(t, dir, "apps.yaml", v2)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "~ update app billing\n    description: \"invoices and settlement\" -> \"invoices, settlement and dunning\"\n")
+	require.Contains(t, out, "updated app billing (version 2)\n")
+	app, err := a.st.App(context.Background(), "billing")
+	require.NoError(t, err)
+	require.Equal(t, "bill,finance-oncall@example.com", app.Owners)
+
+	a.envMap["SHARDJOB_TOKEN"] = opsToken
+	file = writeFile(t, dir, "new.yaml", "- kind: app\n  name: payroll\n")
+	code, _, errs = a.ctl("apply", "-f", file)
+	require.NotEqual(t, cli.ExitOK, code)
+	require.Contains(t, errs, "create app payroll")
+	require.Contains(t, errs, "needs admin")
+	_, err = a.st.App(context.Background(), "payroll")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing created")
 }

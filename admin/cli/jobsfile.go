@@ -82,15 +82,17 @@ func LoadJobs(file string, data []byte) ([]FileJob, error) {
 	return f.Jobs, err
 }
 
-// File is what a jobs file holds: jobs, and workflows (items of kind
-// workflow), each in file order.
+// File is what a jobs file holds: jobs, workflows (items of kind
+// workflow) and apps (items of kind app), each in file order.
 type File struct {
 	Jobs      []FileJob
 	Workflows []FileWorkflow
+	Apps      []FileApp
 }
 
 // LoadFile parses a jobs file: a YAML list of definitions, each a job or,
-// with "kind: workflow", a workflow (kind job is the default). Decoding is
+// with "kind: workflow", a workflow, or with "kind: app", an app (kind job
+// is the default). Decoding is
 // strict: an unknown field, a duplicate key, a value of the wrong type or
 // a job or workflow listed twice is an error naming the line. Each job
 // needs app, name, handler and cron, each workflow app, name and nodes;
@@ -159,8 +161,19 @@ func LoadFile(file string, data []byte) (File, error) {
 			}
 			key = "workflow " + d.Key()
 			out.Workflows = append(out.Workflows, d)
+		case "app":
+			var def AppDef
+			if err := yaml.NodeToValue(fields, &def, yaml.DisallowUnknownField()); err != nil {
+				return out, yamlError(file, err)
+			}
+			if strings.TrimSpace(def.Name) == "" {
+				return out, &FileError{File: file, Line: line(item), Msg: "an app needs a name"}
+			}
+			d := FileApp{AppDef: def, line: line(item)}
+			key = "app " + d.Key()
+			out.Apps = append(out.Apps, d)
 		default:
-			return out, &FileError{File: file, Line: line(item), Msg: fmt.Sprintf("kind %q: an item is a job (kind: job, the default) or a workflow (kind: workflow)", kind)}
+			return out, &FileError{File: file, Line: line(item), Msg: fmt.Sprintf("kind %q: an item is a job (kind: job, the default), a workflow (kind: workflow) or an app (kind: app)", kind)}
 		}
 		if first, dup := seen[key]; dup {
 			return out, &FileError{File: file, Line: line(item), Msg: fmt.Sprintf("%s is already defined at line %d", key, first)}
@@ -182,7 +195,7 @@ func splitKind(file string, m *ast.MappingNode) (string, *ast.MappingNode, error
 		}
 		s, ok := v.Value.(*ast.StringNode)
 		if !ok {
-			return "", nil, &FileError{File: file, Line: line(v), Msg: "kind: job or workflow"}
+			return "", nil, &FileError{File: file, Line: line(v), Msg: "kind: job, workflow or app"}
 		}
 		kind = s.Value
 	}
