@@ -211,7 +211,6 @@ func (s *Service) Executors(ctx context.Context, a Actor, all bool) ([]apitypes.
 	return out, nil
 }
 
-
 // Leader returns the fencing record of the current leader.
 func (s *Service) Leader(ctx context.Context) (store.LeaderRecord, error) {
 	return s.st.Leader(ctx)
