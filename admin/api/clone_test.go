@@ -45,7 +45,10 @@ func TestCloneAppsAndSlots(t *testing.T) {
 
 		var apps struct{ Apps []apitypes.AppView }
 		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps", viewer, nil, &apps))
-		require.Equal(t, []apitypes.AppView{{Name: "billing", Jobs: 2}}, apps.Apps)
+		require.Len(t, apps.Apps, 1)
+		require.Equal(t, "billing", apps.Apps[0].Name)
+		require.Equal(t, 2, apps.Apps[0].Jobs)
+		require.Equal(t, int64(1), apps.Apps[0].Version, "the app came with its first job")
 
 		var trig struct{ Run apitypes.Run }
 		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs/"+itoa(job.ID)+"/trigger", ops, nil, &trig))

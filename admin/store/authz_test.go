@@ -49,7 +49,12 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 
 			_, err = s.ClaimEpoch(ctx, 1, "me")
 			require.NoError(t, err)
-			ex := heartbeat(t, s, "ex-a", 1, 1) // app "a"
+			// An executor of app "a" as a version-13 schema holds it (the
+			// store's heartbeat writes the app table of a later version).
+			exec(`INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
+				VALUES ('ex-a', 'a', 'http://127.0.0.1:1', 1, '', '', 'online', 1, 1)`)
+			ex, err := s.ExecutorByInstance(ctx, "ex-a")
+			require.NoError(t, err)
 			// Jobs, runs and attempts as a version-13 schema holds them (the
 			// store's own inserts write later columns).
 			jobOf := func(app, name string) (id int64) {
