@@ -43,9 +43,9 @@ type Env struct {
 const usage = `usage: shardjobctl [--server URL] [--token TOKEN] [--config FILE] <command> [flags]
 
 commands:
-  apply -f FILE [--dry-run]        create or update the jobs and workflows of a
+  apply -f FILE [--dry-run]        create or update the apps, jobs and workflows of a
                                    YAML file ("-" reads stdin)
-  get jobs|runs|executors|calendars|workflows [-o json]
+  get jobs|runs|executors|apps|calendars|workflows [-o json]
                                    list (jobs: --app A --handler H --state S --schedule K
                                    --search NAME [--contains] --sort name|next_fire|id;
                                    runs: --job JOB --app A --status S --trigger K

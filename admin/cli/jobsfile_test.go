@@ -150,7 +150,7 @@ func TestLoadFileKinds(t *testing.T) {
 		name, src string
 		want      string
 	}{
-		{"unknown kind", "- kind: pipeline\n  app: a\n", `all.yaml:1: kind "pipeline": an item is a job (kind: job, the default) or a workflow`},
+		{"unknown kind", "- kind: pipeline\n  app: a\n", `all.yaml:1: kind "pipeline": an item is a job (kind: job, the default), a workflow (kind: workflow) or an app (kind: app)`},
 		{"unknown workflow field", "- kind: workflow\n  app: a\n  name: w\n  steps: []\n", `all.yaml:4:3: unknown field "steps" (a workflow has the fields kind, app, name,`},
 		{"unknown node field", "- kind: workflow\n  app: a\n  name: w\n  nodes:\n    - {key: a, handlr: h}\n", `unknown field "handlr"`},
 		{"no nodes", "- kind: workflow\n  app: a\n  name: w\n", `all.yaml:1: workflow "a/w" is missing nodes`},
