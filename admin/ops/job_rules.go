@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,6 +97,31 @@ func (s *Service) WithWarnings(ctx context.Context, a Actor, v apitypes.Job) api
 		v.WarningCodes = append(v.WarningCodes, apitypes.Message{Code: string(w.Code), Args: w.Args})
 	}
 	return v
+}
+
+// checkWaitApps refuses a job that waits (wait_for) for a job or workflow
+// of an app a may not act on (ErrInvalid naming wait_for[i].app), whether
+// or not it exists: the job's runs would tell a when that app's runs
+// succeed (docs/security.md, "Apps"). A target of an app a may act on
+// that does not exist yet is a warning (waitWarnings).
+func checkWaitApps(a Actor, app string, waitFor []apitypes.WorkflowWait) error {
+	for i, w := range waitFor {
+		var owner string
+		switch {
+		case w.Job != nil:
+			owner = cmp.Or(w.Job.App, app)
+		case w.Workflow != nil:
+			owner = cmp.Or(w.Workflow.App, app)
+		default:
+			continue
+		}
+		if !a.User.AppAllowed(owner) {
+			field := fmt.Sprintf("wait_for[%d].app", i)
+			return refuse(ErrInvalid, "a job may wait only for runs of apps you may act on: "+field+" names app "+owner,
+				map[string]msg.Msg{field: msg.New(msg.NotYourApp, "apps", a.User.Apps)})
+		}
+	}
+	return nil
 }
 
 // waitWarnings names the runs a job waits for (wait_for) whose job or

@@ -63,6 +63,9 @@ func (s *Service) CreateJob(ctx context.Context, a Actor, spec apitypes.JobSpec)
 	if err := s.checkChildren(ctx, a, 0, spec.ChildJobIDs); err != nil {
 		return apitypes.Job{}, err
 	}
+	if err := checkWaitApps(a, spec.App, spec.WaitFor); err != nil {
+		return apitypes.Job{}, err
+	}
 	j, err := s.insertJob(ctx, v.Job)
 	if err != nil {
 		return apitypes.Job{}, err
@@ -91,6 +94,9 @@ func (s *Service) UpdateJob(ctx context.Context, a Actor, id int64, spec apitype
 		return apitypes.Job{}, fieldErrors(err)
 	}
 	if v, _, err = s.withCalendar(ctx, v); err != nil {
+		return apitypes.Job{}, err
+	}
+	if err := checkWaitApps(a, old.App, spec.WaitFor); err != nil {
 		return apitypes.Job{}, err
 	}
 	if err := s.checkChildren(ctx, a, old.ID, spec.ChildJobIDs); err != nil {
@@ -157,6 +163,9 @@ func (s *Service) CloneJob(ctx context.Context, a Actor, id int64, req apitypes.
 	v, err := jobdef.Validate(spec, s.cfg.Clock.Now())
 	if err != nil {
 		return apitypes.Job{}, fieldErrors(err)
+	}
+	if err := checkWaitApps(a, spec.App, spec.WaitFor); err != nil {
+		return apitypes.Job{}, err
 	}
 	// A calendar of the original's app is not one the copy may use in
 	// another app: ErrInvalid naming calendar_id.

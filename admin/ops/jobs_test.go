@@ -100,11 +100,31 @@ func TestCreateJobRules(t *testing.T) {
 		require.Len(t, w.WarningCodes, 2)
 		require.Equal(t, string(msg.JobWaitTargetMissing), w.WarningCodes[1].Code)
 
+		// A wait for a run of an app the actor may not act on is refused,
+		// whether or not that job exists (its runs would tell when that
+		// app's runs succeed); one of their own app that does not exist
+		// yet is a warning.
+		for _, target := range []apitypes.WorkflowWait{
+			{Job: &apitypes.WorkflowNameRef{App: "payroll", Name: "monthly"}},
+			{Job: &apitypes.WorkflowNameRef{App: "payroll", Name: "no-such-job"}},
+			{Workflow: &apitypes.WorkflowNameRef{App: "payroll", Name: "close"}},
+		} {
+			oracle := spec("billing", "oracle")
+			oracle.WaitFor = []apitypes.WorkflowWait{{Job: &apitypes.WorkflowNameRef{Name: "nowhere"}}, target}
+			_, err = svc.CreateJob(ctx, billingOnly, oracle)
+			refused(t, err, ops.ErrInvalid, "wait_for[1].app", msg.NotYourApp)
+		}
+		ownWait := spec("billing", "own-wait")
+		ownWait.WaitFor = []apitypes.WorkflowWait{{Job: &apitypes.WorkflowNameRef{Name: "later"}}}
+		_, err = svc.CreateJob(ctx, billingOnly, ownWait)
+		require.NoError(t, err)
+
 		audit, err := st.AuditLog(ctx, 0, 10, store.AuditScope{All: true}, store.AuditFilter{Action: "job.create"})
 		require.NoError(t, err)
-		require.Len(t, audit, 3)
-		require.Equal(t, "olga", audit[0].Actor)
-		require.Equal(t, "billing", audit[0].App)
+		require.Len(t, audit, 4, "the refused creations wrote nothing")
+		require.Equal(t, "bill", audit[0].Actor)
+		require.Equal(t, "olga", audit[1].Actor)
+		require.Equal(t, "billing", audit[1].App)
 	})
 }
 
