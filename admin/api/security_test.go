@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/admin/internal/clock"
@@ -229,4 +232,53 @@ func TestValidateIsScopedToTheUsersApps(t *testing.T) {
 		job["app"] = "billing"
 		require.NotEqual(t, http.StatusForbidden, e.call("POST", "/api/v1/jobs/validate", tok, job, nil), "their own app is previewed")
 	})
+}
+
+// TestManualRunsAreLimitedPerCaller: with ManualRunsPerMinute 3, a user's
+// fourth trigger, backfill, retry or rerun within the minute is 429 with
+// Retry-After and starts nothing; another user, and the user's own API
+// key, have their own count; a minute later the user may again.
+func TestManualRunsAreLimitedPerCaller(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		clk := clock.NewManual(time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC))
+		h, err := api.New(api.Config{Store: e.st, ExecutorSecret: e.secret, Clock: clk, ManualRunsPerMinute: 3})
+		require.NoError(t, err)
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		e.srv = srv
+		e.user("ops", auth.RoleOperator)
+		e.user("eve", auth.RoleOperator)
+		ops, eve := e.token("ops"), e.token("eve")
+		var job apitypes.Job
+		require.Equal(t, http.StatusCreated, e.call("POST", "/api/v1/jobs", ops, validJob, &job))
+		trigger := "/api/v1/jobs/" + itoa(job.ID) + "/trigger"
+		backfill := "/api/v1/jobs/" + itoa(job.ID) + "/backfill"
+		trig := func(tok string) int { // a second apart: each trigger is a run of its own instant
+			clk.Advance(time.Second)
+			return e.call("POST", trigger, tok, nil, nil)
+		}
+		require.Equal(t, http.StatusCreated, trig(ops))
+		require.Equal(t, http.StatusCreated, trig(ops))
+		require.Equal(t, http.StatusOK, e.call("POST", backfill, ops, map[string]any{"from": "2026-11-01", "to": "2026-11-02", "dry_run": true}, nil))
+		clk.Advance(time.Second)
+		code, msg := e.raw("POST", trigger, ops, nil, "")
+		require.Equal(t, http.StatusTooManyRequests, code)
+		require.Contains(t, msg, "too many manual runs (trigger, backfill, retry, rerun) from you: at most 3 tries per 1m")
+		require.Equal(t, 2, e.countRuns(), "the refused trigger started nothing")
+
+		require.Equal(t, http.StatusCreated, trig(eve), "eve has her own count")
+		_, key := e.newAPIKey(ops, map[string]any{"name": "ci"})
+		require.Equal(t, http.StatusCreated, trig(key), "an API key counts as its own caller")
+
+		clk.Advance(time.Minute)
+		require.Equal(t, http.StatusCreated, trig(ops), "a minute later")
+	})
+}
+
+func (e *env) countRuns() int {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.st.DB().Get(&n, `SELECT COUNT(*) FROM job_run`))
+	return n
 }

@@ -98,6 +98,12 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBodyBytes bounds request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// ManualRunsPerMinute bounds the requests that start or restart runs
+	// by hand — trigger and backfill a job or a workflow, retry a run,
+	// rerun a workflow run — per user and minute (an API key counts as its
+	// own caller); one more is 429 with Retry-After. Default
+	// DefaultManualRunsPerMinute (server: --manual-runs-per-minute).
+	ManualRunsPerMinute int
 	// TrustedProxies are the addresses (load balancers, reverse proxies)
 	// whose X-Forwarded-For header is believed: for a request from one of
 	// them the client address is the rightmost address of that header that
@@ -131,6 +137,9 @@ func (c Config) WithDefaults() Config {
 	if c.SessionTTL <= 0 {
 		c.SessionTTL = 12 * time.Hour
 	}
+	if c.ManualRunsPerMinute <= 0 {
+		c.ManualRunsPerMinute = DefaultManualRunsPerMinute
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
@@ -163,8 +172,14 @@ type Server struct {
 	// loginThrottle counts logins per user name and client address,
 	// passwordThrottle changes of one's own password per user.
 	loginThrottle, passwordThrottle *auth.Throttle
-	log                             *slog.Logger
+	// manualRuns counts the requests that start runs by hand, per caller
+	// (limitManualRuns).
+	manualRuns *auth.Throttle
+	log        *slog.Logger
 }
+
+// DefaultManualRunsPerMinute is Config.ManualRunsPerMinute's default.
+const DefaultManualRunsPerMinute = 60
 
 // Attempts allowed per key and window by the login and password throttles.
 const (
@@ -186,6 +201,7 @@ func New(cfg Config) (http.Handler, error) {
 		verifier:         protocol.NewVerifier(cfg.ExecutorSecret, 30*time.Second, cfg.Clock.Now),
 		loginThrottle:    auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
 		passwordThrottle: auth.NewThrottle(throttleMax, throttleWindow, cfg.Clock),
+		manualRuns:       auth.NewThrottle(cfg.ManualRunsPerMinute, time.Minute, cfg.Clock),
 	}
 	s.proto = executorsvc.New(executorsvc.Config{
 		Store: cfg.Store, Scheduler: cfg.Scheduler, Results: cfg.Results, RunLogs: cfg.RunLogs,
@@ -258,8 +274,8 @@ func New(cfg Config) (http.Handler, error) {
 	op.DELETE("/jobs/:id", s.deleteJob)
 	op.POST("/jobs/:id/enable", s.enableJob)
 	op.POST("/jobs/:id/disable", s.disableJob)
-	op.POST("/jobs/:id/trigger", s.triggerJob)
-	op.POST("/jobs/:id/backfill", s.backfillJob) // job_backfill.go
+	op.POST("/jobs/:id/trigger", s.limitManualRuns, s.triggerJob)
+	op.POST("/jobs/:id/backfill", s.limitManualRuns, s.backfillJob) // job_backfill.go
 	op.POST("/jobs/:id/clone", s.cloneJob)
 	op.POST("/executors/:id/drain", s.drainExecutor)
 	op.POST("/executors/:id/undrain", s.undrainExecutor)
@@ -270,7 +286,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/alarms/:id/ack", s.ackAlarm)         // runs.go
 	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go
 	op.POST("/alarms/bulk", s.bulkAlarms)          // alarm_groups.go
-	op.POST("/runs/:id/retry", s.retryRun)
+	op.POST("/runs/:id/retry", s.limitManualRuns, s.retryRun)
 	op.GET("/audit", s.listAudit)
 	s.calendarRoutes(view, op) // calendars.go
 	s.workflowRoutes(view, op) // workflows.go

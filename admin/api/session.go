@@ -114,6 +114,23 @@ func throttled(c *gin.Context, th *auth.Throttle, key, what string) bool {
 	return true
 }
 
+// limitManualRuns lets a request that starts runs by hand through while
+// its caller (the user, or the API key it came with) has made fewer than
+// Config.ManualRunsPerMinute such requests in the minute, and answers 429
+// with Retry-After otherwise (docs/tenancy.md): one user's script cannot
+// flood the leader with manual runs that the other teams' runs then queue
+// behind. Refused requests count too.
+func (s *Server) limitManualRuns(c *gin.Context) {
+	a := actor(c)
+	key := "user:" + strconv.FormatInt(a.User.ID, 10)
+	if a.APIKeyID != 0 {
+		key = "key:" + strconv.FormatInt(a.APIKeyID, 10)
+	}
+	if throttled(c, s.manualRuns, key, "too many manual runs (trigger, backfill, retry, rerun) from you") {
+		return // answered: 429
+	}
+}
+
 // shortDuration writes d without zero units: 1m, 1h, 1m30s.
 func shortDuration(d time.Duration) string {
 	return strings.Replace(strings.Replace(d.String(), "m0s", "m", 1), "h0m", "h", 1)

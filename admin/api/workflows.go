@@ -19,11 +19,11 @@ func (s *Server) workflowRoutes(view, op gin.IRoutes) {
 	view.GET("/workflows/:id/runs", s.listWorkflowRuns)
 	view.GET("/workflows/:id/layout", s.workflowLayout) // workflow_layout.go
 	view.GET("/workflow-runs/:id", s.getWorkflowRun)
-	op.POST("/workflow-runs/:id/rerun", s.rerunWorkflowRun)   // workflow_rerun.go
-	op.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun) // workflow_cancel.go
-	op.POST("/workflows/:id/trigger", s.triggerWorkflow)
-	op.POST("/workflows/:id/backfill", s.backfillWorkflow) // workflow_backfill.go
-	op.POST("/workflows/validate", s.validateWorkflow)     // workflow_validate.go
+	op.POST("/workflow-runs/:id/rerun", s.limitManualRuns, s.rerunWorkflowRun) // workflow_rerun.go
+	op.POST("/workflow-runs/:id/cancel", s.cancelWorkflowRun)                  // workflow_cancel.go
+	op.POST("/workflows/:id/trigger", s.limitManualRuns, s.triggerWorkflow)
+	op.POST("/workflows/:id/backfill", s.limitManualRuns, s.backfillWorkflow) // workflow_backfill.go
+	op.POST("/workflows/validate", s.validateWorkflow)                        // workflow_validate.go
 	op.POST("/workflows", s.createWorkflow)
 	op.PUT("/workflows/:id", s.updateWorkflow)
 	op.DELETE("/workflows/:id", s.deleteWorkflow)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/api"
 )
 
 // HTTPConfig bounds what clients may hold of the admin's HTTP server: whose
@@ -44,6 +46,11 @@ type HTTPConfig struct {
 	// address may hold; a connection beyond it is answered 429 and closed
 	// at once. Default 256.
 	MaxConnsPerIP int
+	// ManualRunsPerMinute (--manual-runs-per-minute): the requests that
+	// start or restart runs by hand (trigger, backfill, retry, rerun) one
+	// user or API key may make in a minute; one more is answered 429 with
+	// Retry-After (api.Config.ManualRunsPerMinute). Default 60.
+	ManualRunsPerMinute int
 }
 
 // Defaults of HTTPConfig.
@@ -52,7 +59,9 @@ const (
 	DefaultWriteTimeout  = 60 * time.Second
 	DefaultIdleTimeout   = 2 * time.Minute
 	DefaultMaxConnsPerIP = 256
-	maxReadHeaderTimeout = 10 * time.Second
+	// DefaultManualRunsPerMinute is HTTPConfig.ManualRunsPerMinute's default.
+	DefaultManualRunsPerMinute = api.DefaultManualRunsPerMinute
+	maxReadHeaderTimeout       = 10 * time.Second
 )
 
 // WithDefaults fills zero fields.
@@ -68,6 +77,9 @@ func (c HTTPConfig) WithDefaults() HTTPConfig {
 	}
 	if c.MaxConnsPerIP == 0 {
 		c.MaxConnsPerIP = DefaultMaxConnsPerIP
+	}
+	if c.ManualRunsPerMinute == 0 {
+		c.ManualRunsPerMinute = api.DefaultManualRunsPerMinute
 	}
 	return c
 }
@@ -87,6 +99,9 @@ func (c HTTPConfig) validate() error {
 	}
 	if c.MaxConnsPerIP < 1 {
 		return settingErr("max-conns-per-ip", "%d: use at least 1 (default %d)", c.MaxConnsPerIP, DefaultMaxConnsPerIP)
+	}
+	if c.ManualRunsPerMinute < 1 {
+		return settingErr("manual-runs-per-minute", "%d: use at least 1 (default %d)", c.ManualRunsPerMinute, api.DefaultManualRunsPerMinute)
 	}
 	for _, p := range c.TrustedProxies {
 		if p.Bits() == 0 {

@@ -34,7 +34,8 @@ func TestHTTPConfigDefaultsAndLimits(t *testing.T) {
 	t.Parallel()
 	c := HTTPConfig{}.WithDefaults()
 	require.NoError(t, c.validate())
-	require.Equal(t, HTTPConfig{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout, MaxConnsPerIP: DefaultMaxConnsPerIP}, c)
+	require.Equal(t, HTTPConfig{ReadTimeout: DefaultReadTimeout, WriteTimeout: DefaultWriteTimeout, IdleTimeout: DefaultIdleTimeout, MaxConnsPerIP: DefaultMaxConnsPerIP,
+		ManualRunsPerMinute: DefaultManualRunsPerMinute}, c)
 	for _, tc := range []struct {
 		c    HTTPConfig
 		want string
@@ -43,6 +44,7 @@ func TestHTTPConfigDefaultsAndLimits(t *testing.T) {
 		{HTTPConfig{IdleTimeout: 500e6}, "setting idle-timeout: 500ms: use at least 1s"},
 		{HTTPConfig{ReadTimeout: 90e9}, "setting write-timeout: 1m0s: must be longer than the read timeout 1m30s"},
 		{HTTPConfig{MaxConnsPerIP: -1}, "setting max-conns-per-ip: -1: use at least 1"},
+		{HTTPConfig{ManualRunsPerMinute: -1}, "setting manual-runs-per-minute: -1: use at least 1"},
 	} {
 		err := tc.c.WithDefaults().validate()
 		require.ErrorContains(t, err, tc.want)

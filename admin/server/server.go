@@ -373,7 +373,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	handler, err := api.New(api.Config{
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
-		Timing: cfg.Timing, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
+		Timing: cfg.Timing, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, ManualRunsPerMinute: cfg.HTTP.ManualRunsPerMinute,
+		InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,
 		Metrics: s.mets.Handler(cfg.MetricsToken), Observe: s.mets.Middleware(), Results: results{s.mets, s.flows}, Coordinator: zkProbe,
 	})
 	if err != nil {

@@ -114,12 +114,14 @@ func httpFlags(f *cliflags.Set) func() (server.HTTPConfig, error) {
 	write := f.Dur("write-timeout", server.DefaultWriteTimeout, "the most a request may take from the end of its headers to the end of its answer (longer than --read-timeout)")
 	idle := f.Dur("idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	maxConns := f.Num("max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections one client address may hold (trusted proxies are not capped)")
+	manualRuns := f.Num("manual-runs-per-minute", server.DefaultManualRunsPerMinute, "requests that start runs by hand (trigger, backfill, retry, rerun) one user or API key may make per minute; one more is answered 429")
 	return func() (server.HTTPConfig, error) {
 		p, err := server.ParseTrustedProxies(*proxies)
 		if err != nil {
 			return server.HTTPConfig{}, fmt.Errorf("--trusted-proxies (or SHARDJOB_TRUSTED_PROXIES): %w", err)
 		}
-		return server.HTTPConfig{TrustedProxies: p, ReadTimeout: *read, WriteTimeout: *write, IdleTimeout: *idle, MaxConnsPerIP: *maxConns}, nil
+		return server.HTTPConfig{TrustedProxies: p, ReadTimeout: *read, WriteTimeout: *write, IdleTimeout: *idle, MaxConnsPerIP: *maxConns,
+			ManualRunsPerMinute: *manualRuns}, nil
 	}
 }
 
