@@ -38,18 +38,27 @@ func TestAppsInBrowser(t *testing.T) {
 
 	b.do(chromedp.Click(chromedp.CSS(`button[data-act="edit"][data-app="billing"]`)), chromedp.WaitVisible(chromedp.CSS("#app-dialog")))
 	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#app-description").value = ""`),
-		chromedp.SendKeys(chromedp.CSS("#app-description"), "invoices, settlement and dunning"))
+		chromedp.SendKeys(chromedp.CSS("#app-description"), "invoices, settlement and dunning"),
+		chromedp.SendKeys(chromedp.CSS("#app-max-slots-per-run"), "2000"))
+	b.do(chromedp.Click(chromedp.CSS(`#app-dialog button[type="submit"]`)))
+	b.waitJS(15*time.Second, `document.querySelector('#app-dialog [data-field="max_slots_per_run"]').classList.contains("has-error")`, "a quota out of range refused next to its field")
+	b.do(chromedp.Evaluate[chromedp.Void](`document.querySelector("#app-max-slots-per-run").value = ""`), chromedp.SendKeys(chromedp.CSS("#app-max-slots-per-run"), "8"))
 	b.do(chromedp.Click(chromedp.CSS(`#app-dialog button[type="submit"]`)))
 	b.waitJS(15*time.Second, `document.querySelector("#app-dialog") === null &&
-		[...document.querySelectorAll("#apps-table tbody tr")].some(tr => tr.textContent.includes("invoices, settlement and dunning"))`, "billing described")
+		[...document.querySelectorAll("#apps-table tbody tr")].some(tr => tr.textContent.includes("invoices, settlement and dunning") &&
+			tr.querySelector(".app-quotas") && tr.querySelector(".app-quotas").textContent === "slots per run ≤ 8")`, "billing described, its quota shown")
 	b.screenshot("a2-apps")
 	var app struct {
-		Version   int64  `json:"version"`
-		UpdatedBy string `json:"updated_by"`
+		Version        int64  `json:"version"`
+		UpdatedBy      string `json:"updated_by"`
+		MaxSlotsPerRun *int64 `json:"max_slots_per_run"`
+		MaxJobs        *int64 `json:"max_jobs"`
 	}
 	api.call(http.MethodGet, "/api/v1/apps/billing", nil, &app)
 	require.Equal(t, int64(2), app.Version)
 	require.Equal(t, "admin", app.UpdatedBy)
+	require.Equal(t, int64(8), *app.MaxSlotsPerRun)
+	require.Nil(t, app.MaxJobs, "an empty quota field is no limit")
 
 	require.Less(t, api.call(http.MethodPost, "/api/v1/users", map[string]any{"username": "vic", "password": "billing-viewer-7q", "role": "viewer", "apps": []string{"billing"}}, nil), 300)
 	b.do(chromedp.Click(chromedp.CSS("#logout")), chromedp.WaitVisible(chromedp.CSS("#login-form")))

@@ -13,6 +13,12 @@ type AppView struct {
 	// empty for an app nobody described yet.
 	Description string   `json:"description"`
 	Owners      []string `json:"owners"`
+	// Quotas, set by admins (null: no limit): the most ordinary jobs, the
+	// most slots of one run (jobs and workflows' inline nodes), the most
+	// runs of one backfill at once (docs/tenancy.md).
+	MaxJobs             *int64 `json:"max_jobs"`
+	MaxSlotsPerRun      *int64 `json:"max_slots_per_run"`
+	MaxBackfillParallel *int64 `json:"max_backfill_parallel"`
 	// Version guards edits (PATCH sends the version it read).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
@@ -28,7 +34,12 @@ type AppSpec struct {
 	Name        string    `json:"name,omitempty"`
 	Description *string   `json:"description,omitempty"`
 	Owners      *[]string `json:"owners,omitempty"`
-	Version     int64     `json:"version,omitempty"`
+	// Quotas (admins only): a number sets the limit, 0 removes it, left
+	// out keeps it.
+	MaxJobs             *int64 `json:"max_jobs,omitempty"`
+	MaxSlotsPerRun      *int64 `json:"max_slots_per_run,omitempty"`
+	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
+	Version             int64  `json:"version,omitempty"`
 }
 
 // ExecutorView is a registered executor.

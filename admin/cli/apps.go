@@ -20,6 +20,10 @@ type AppDef struct {
 	Name        string    `json:"name"`
 	Description *string   `json:"description,omitempty"`
 	Owners      *[]string `json:"owners,omitempty"`
+	// Quotas (admins only; 0: no limit).
+	MaxJobs             *int64 `json:"max_jobs,omitempty"`
+	MaxSlotsPerRun      *int64 `json:"max_slots_per_run,omitempty"`
+	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
 }
 
 // FileApp is an app of a jobs file, with the line it starts on.
@@ -69,6 +73,14 @@ func planApps(ctx context.Context, cl *Client, want []FileApp) ([]AppChange, err
 			if w.Owners != nil && !slices.Equal(*w.Owners, cur.Owners) {
 				ch.Fields = append(ch.Fields, FieldChange{Field: "owners", Old: "[" + strings.Join(cur.Owners, ", ") + "]", New: "[" + strings.Join(*w.Owners, ", ") + "]"})
 			}
+			for _, q := range []struct {
+				field     string
+				want, cur *int64
+			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}} {
+				if q.want != nil && *q.want != quota(q.cur) {
+					ch.Fields = append(ch.Fields, FieldChange{Field: q.field, Old: quotaText(quota(q.cur)), New: quotaText(*q.want)})
+				}
+			}
 			if len(ch.Fields) > 0 {
 				ch.Action = Update
 			}
@@ -97,7 +109,8 @@ func printAppPlan(w io.Writer, plan []AppChange) {
 // applyApp carries out one change; it returns the app saved (nil when
 // unchanged).
 func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, error) {
-	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners}
+	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners,
+		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel}
 	var got apitypes.AppView
 	switch c.Action {
 	case Create:
@@ -118,4 +131,19 @@ func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, 
 		return nil, nil
 	}
 	return &got, nil
+}
+
+// quota is a quota as a number, 0 for none.
+func quota(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+func quotaText(v int64) string {
+	if v == 0 {
+		return "none"
+	}
+	return strconv.FormatInt(v, 10)
 }

@@ -82,16 +82,17 @@ func TestApplyApps(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Contains(t, out, "= unchanged app billing\n= unchanged billing/settle (id 1)\nplan: 0 to create, 0 to update, 2 unchanged\n")
 
-	v2 := strings.Replace(v1, "description: invoices and settlement\n", "description: invoices, settlement and dunning\n", 1)
+	v2 := strings.Replace(v1, "description: invoices and settlement\n", "description: invoices, settlement and dunning\n  max_jobs: 50\n", 1)
 	v2 = strings.Replace(v2, "  owners: [bill, finance-oncall@example.com]\n", "", 1) // left out: kept
 	file = writeFile(t, dir, "apps.yaml", v2)
 	code, out, errs = a.ctl("apply", "-f", file)
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Contains(t, out, "~ update app billing\n    description: \"invoices and settlement\" -> \"invoices, settlement and dunning\"\n")
+	require.Contains(t, out, "~ update app billing\n    description: \"invoices and settlement\" -> \"invoices, settlement and dunning\"\n    max_jobs: none -> 50\n")
 	require.Contains(t, out, "updated app billing (version 2)\n")
 	app, err := a.st.App(context.Background(), "billing")
 	require.NoError(t, err)
 	require.Equal(t, "bill,finance-oncall@example.com", app.Owners)
+	require.Equal(t, int64(50), app.MaxJobs.Int64, "an admin's file sets the quota")
 
 	a.envMap["SHARDJOB_TOKEN"] = opsToken
 	file = writeFile(t, dir, "new.yaml", "- kind: app\n  name: payroll\n")

@@ -105,6 +105,11 @@ const (
 	AppOwnersMax    Code = "app.owners_max"
 	AppOwnerInvalid Code = "app.owner_invalid"
 	AppNameTaken    Code = "app.name_taken"
+	AppQuotaJobs    Code = "app.quota_jobs"
+	AppQuotaSlots   Code = "app.quota_slots"
+	AppQuotaRange   Code = "app.quota_range"
+	AppQuotaAdmins  Code = "app.quota_admins"
+	AppQuotaBackfil Code = "app.quota_backfill"
 	RoleOneOf       Code = "role.one_of"
 
 	// Validation: schedules (admin/schedule)
@@ -516,6 +521,11 @@ var Catalog = map[Code]string{
 	AppOwnersMax:    "at most {max} owners",
 	AppOwnerInvalid: "{value} is not an owner: a user name or an e-mail address of 1-{max} characters, without commas or spaces",
 	AppNameTaken:    "app {app} exists already: change it with PATCH /api/v1/apps/{app}",
+	AppQuotaJobs:    "app {app} has {jobs} jobs, its quota (max_jobs {max}): delete one or ask an admin to raise the quota",
+	AppQuotaSlots:   "at most {max} slots per run in app {app} (its quota max_slots_per_run): ask an admin to raise it",
+	AppQuotaRange:   "0 (no limit) to {max}",
+	AppQuotaAdmins:  "an app's quotas are set by admins",
+	AppQuotaBackfil: "at most {max} runs at once in app {app} (its quota max_backfill_parallel): ask an admin to raise it",
 	RoleOneOf:       "one of viewer, operator, admin",
 
 	// Validation: schedules (admin/schedule)

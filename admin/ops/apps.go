@@ -3,7 +3,9 @@ package ops
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/backfill"
 	"github.com/shardjob/shardjob/admin/internal/fielderr"
 	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
@@ -37,6 +40,7 @@ func AppView(a store.App) apitypes.AppView {
 		owners = []string{}
 	}
 	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
+		MaxJobs: optInt(a.MaxJobs), MaxSlotsPerRun: optInt(a.MaxSlotsPerRun), MaxBackfillParallel: optInt(a.MaxBackfillParallel),
 		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
 }
 
@@ -125,6 +129,47 @@ func (s *Service) storedApp(ctx context.Context, a Actor, name string) (store.Ap
 	return r, err
 }
 
+func optInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Int64
+}
+
+// The most a quota may be set to: a job's slot limit, a backfill's
+// parallel limit, and ten million jobs.
+const (
+	maxQuotaJobs     = 10_000_000
+	maxQuotaSlots    = jobdef.MaxSlots
+	maxQuotaParallel = backfill.MaxParallel
+)
+
+// appQuotas checks the quotas spec sets into row (0 removes one, left out
+// keeps it): admins only (ErrForbidden), each within its range.
+func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string]msg.Msg) error {
+	set := func(field string, v *int64, max int64, dst *sql.NullInt64) {
+		switch {
+		case v == nil:
+		case *v < 0 || *v > max:
+			fields[field] = msg.New(msg.AppQuotaRange, "max", max)
+		case *v == 0:
+			*dst = sql.NullInt64{}
+		default:
+			*dst = sql.NullInt64{Int64: *v, Valid: true}
+		}
+	}
+	if spec.MaxJobs == nil && spec.MaxSlotsPerRun == nil && spec.MaxBackfillParallel == nil {
+		return nil
+	}
+	if err := needRole(a, auth.RoleAdmin); err != nil {
+		return refuse(ErrForbidden, msg.New(msg.AppQuotaAdmins).String(), map[string]msg.Msg{"max_jobs": msg.New(msg.AppQuotaAdmins)})
+	}
+	set("max_jobs", spec.MaxJobs, maxQuotaJobs, &row.MaxJobs)
+	set("max_slots_per_run", spec.MaxSlotsPerRun, maxQuotaSlots, &row.MaxSlotsPerRun)
+	set("max_backfill_parallel", spec.MaxBackfillParallel, maxQuotaParallel, &row.MaxBackfillParallel)
+	return nil
+}
+
 // appFields checks the description and owners of spec into row, naming
 // the fields in error.
 func appFields(spec apitypes.AppSpec, row *store.App, fields map[string]msg.Msg) {
@@ -171,6 +216,9 @@ func (s *Service) CreateApp(ctx context.Context, a Actor, spec apitypes.AppSpec)
 	}
 	row := store.App{Name: spec.Name, CreatedBy: a.User.Username}
 	appFields(spec, &row, fields)
+	if err := appQuotas(a, spec, &row, fields); err != nil {
+		return apitypes.AppView{}, err
+	}
 	if len(fields) > 0 {
 		return apitypes.AppView{}, refuse(ErrInvalid, fielderr.Format("invalid app", jobdef.FieldMsgs(fields).English()), fields)
 	}
@@ -183,7 +231,7 @@ func (s *Service) CreateApp(ctx context.Context, a Actor, spec apitypes.AppSpec)
 	if err != nil {
 		return v, err
 	}
-	s.audit(ctx, a, spec.Name, "app.create", appObject(spec.Name), map[string]any{"description": v.Description, "owners": v.Owners})
+	s.audit(ctx, a, spec.Name, "app.create", appObject(spec.Name), appAudit(v))
 	return v, nil
 }
 
@@ -209,6 +257,9 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 	before := AppView(row)
 	row.Version, row.UpdatedBy = spec.Version, a.User.Username
 	appFields(spec, &row, fields)
+	if err := appQuotas(a, spec, &row, fields); err != nil {
+		return apitypes.AppView{}, err
+	}
 	if len(fields) > 0 {
 		return apitypes.AppView{}, refuse(ErrInvalid, fielderr.Format("invalid app", jobdef.FieldMsgs(fields).English()), fields)
 	}
@@ -221,8 +272,84 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 	if err != nil {
 		return v, err
 	}
-	s.audit(ctx, a, name, "app.update", appObject(name), map[string]any{
-		"before": map[string]any{"description": before.Description, "owners": before.Owners},
-		"after":  map[string]any{"description": v.Description, "owners": v.Owners}, "version": v.Version})
+	s.audit(ctx, a, name, "app.update", appObject(name), map[string]any{"before": appAudit(before), "after": appAudit(v), "version": v.Version})
 	return v, nil
+}
+
+// appAudit is what an audit entry keeps of an app.
+func appAudit(v apitypes.AppView) map[string]any {
+	return map[string]any{"description": v.Description, "owners": v.Owners,
+		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel}
+}
+
+// quotaOf is the app row of app, for its quotas: no quota when it has no
+// row.
+func (s *Service) quotaOf(ctx context.Context, app string) (store.App, error) {
+	r, err := s.st.App(ctx, app)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.App{Name: app}, nil
+	}
+	return r, err
+}
+
+// checkJobQuotas refuses a job of app beyond the app's quotas: a new one
+// (newJob) when the app has max_jobs ordinary jobs already (ErrConflict
+// naming app), and slots beyond max_slots_per_run (ErrInvalid naming
+// slots).
+func (s *Service) checkJobQuotas(ctx context.Context, app string, slots int, newJob bool) error {
+	q, err := s.quotaOf(ctx, app)
+	if err != nil {
+		return err
+	}
+	if q.MaxSlotsPerRun.Valid && int64(slots) > q.MaxSlotsPerRun.Int64 {
+		m := msg.New(msg.AppQuotaSlots, "max", q.MaxSlotsPerRun.Int64, "app", app)
+		return refuse(ErrInvalid, m.String(), map[string]msg.Msg{"slots": m})
+	}
+	if !newJob || !q.MaxJobs.Valid {
+		return nil
+	}
+	counts, err := s.st.AppJobCounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		if c.App == app && c.Jobs >= q.MaxJobs.Int64 {
+			m := msg.New(msg.AppQuotaJobs, "app", app, "jobs", c.Jobs, "max", q.MaxJobs.Int64)
+			return refuse(ErrConflict, m.String(), map[string]msg.Msg{"app": m})
+		}
+	}
+	return nil
+}
+
+// checkBackfillQuota refuses a backfill of app running more than its
+// max_backfill_parallel at once (ErrInvalid naming parallel).
+func (s *Service) checkBackfillQuota(ctx context.Context, app string, parallel int) error {
+	q, err := s.quotaOf(ctx, app)
+	if err != nil {
+		return err
+	}
+	if q.MaxBackfillParallel.Valid && int64(parallel) > q.MaxBackfillParallel.Int64 {
+		m := msg.New(msg.AppQuotaBackfil, "max", q.MaxBackfillParallel.Int64, "app", app)
+		return refuse(ErrInvalid, m.String(), map[string]msg.Msg{"parallel": m})
+	}
+	return nil
+}
+
+// checkNodeSlots refuses a workflow whose inline nodes have more slots
+// than its app's max_slots_per_run (ErrInvalid naming nodes[i].slots).
+func (s *Service) checkNodeSlots(ctx context.Context, spec apitypes.WorkflowDef) error {
+	q, err := s.quotaOf(ctx, spec.App)
+	if err != nil || !q.MaxSlotsPerRun.Valid {
+		return err
+	}
+	fields := map[string]msg.Msg{}
+	for i, n := range spec.Nodes {
+		if n.Job == nil && int64(max(n.SlotCount, 1)) > q.MaxSlotsPerRun.Int64 {
+			fields[fmt.Sprintf("nodes[%d].slots", i)] = msg.New(msg.AppQuotaSlots, "max", q.MaxSlotsPerRun.Int64, "app", spec.App)
+		}
+	}
+	if len(fields) > 0 {
+		return refuse(ErrInvalid, fielderr.Format("invalid workflow", jobdef.FieldMsgs(fields).English()), fields)
+	}
+	return nil
 }

@@ -50,6 +50,9 @@ func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req a
 	if req.Parallel == 0 {
 		req.Parallel = 1
 	}
+	if err := s.checkBackfillQuota(ctx, w.App, req.Parallel); err != nil {
+		return apitypes.WorkflowBackfillPlan{}, err
+	}
 	existing, err := s.st.RunsOfDates(ctx, w.ID, req.From, req.To)
 	if err != nil {
 		return apitypes.WorkflowBackfillPlan{}, err
@@ -125,6 +128,9 @@ func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apityp
 	}
 	if req.Parallel == 0 {
 		req.Parallel = 1
+	}
+	if err := s.checkBackfillQuota(ctx, j.App, req.Parallel); err != nil {
+		return apitypes.JobBackfillPlan{}, err
 	}
 	breq := backfill.Request{From: req.From, To: req.To, NewestFirst: req.NewestFirst, Parallel: req.Parallel, OnlyMissing: req.OnlyMissing}
 	_, fields := backfill.Dates(breq)

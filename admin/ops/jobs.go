@@ -57,6 +57,9 @@ func (s *Service) CreateJob(ctx context.Context, a Actor, spec apitypes.JobSpec)
 	if err != nil {
 		return apitypes.Job{}, fieldErrors(err)
 	}
+	if err := s.checkJobQuotas(ctx, v.Job.App, v.Job.SlotCount, true); err != nil {
+		return apitypes.Job{}, err
+	}
 	if v, _, err = s.withCalendar(ctx, v); err != nil {
 		return apitypes.Job{}, err
 	}
@@ -92,6 +95,9 @@ func (s *Service) UpdateJob(ctx context.Context, a Actor, id int64, spec apitype
 	v, err := jobdef.ValidateUpdate(spec, s.cfg.Clock.Now(), time.UnixMilli(old.CreatedAt))
 	if err != nil {
 		return apitypes.Job{}, fieldErrors(err)
+	}
+	if err := s.checkJobQuotas(ctx, old.App, v.Job.SlotCount, false); err != nil {
+		return apitypes.Job{}, err
 	}
 	if v, _, err = s.withCalendar(ctx, v); err != nil {
 		return apitypes.Job{}, err
@@ -165,6 +171,9 @@ func (s *Service) CloneJob(ctx context.Context, a Actor, id int64, req apitypes.
 		return apitypes.Job{}, fieldErrors(err)
 	}
 	if err := checkWaitApps(a, spec.App, spec.WaitFor); err != nil {
+		return apitypes.Job{}, err
+	}
+	if err := s.checkJobQuotas(ctx, v.Job.App, v.Job.SlotCount, true); err != nil {
 		return apitypes.Job{}, err
 	}
 	// A calendar of the original's app is not one the copy may use in

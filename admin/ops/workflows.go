@@ -400,6 +400,9 @@ func (s *Service) CreateWorkflow(ctx context.Context, a Actor, spec apitypes.Wor
 	if err := mayManageWorkflow(a, spec.App); err != nil {
 		return apitypes.Workflow{}, err
 	}
+	if err := s.checkNodeSlots(ctx, spec.WorkflowDef); err != nil {
+		return apitypes.Workflow{}, err
+	}
 	if _, err := s.checkWorkflowRefs(ctx, a, spec.WorkflowDef, &row); err != nil {
 		return apitypes.Workflow{}, err
 	}
@@ -453,6 +456,9 @@ func (s *Service) UpdateWorkflow(ctx context.Context, a Actor, id int64, spec ap
 	}
 	row, err := s.workflowRow(spec.WorkflowDef, time.UnixMilli(old.CreatedAt))
 	if err != nil {
+		return apitypes.Workflow{}, err
+	}
+	if err := s.checkNodeSlots(ctx, spec.WorkflowDef); err != nil {
 		return apitypes.Workflow{}, err
 	}
 	if _, err := s.checkWorkflowRefs(ctx, a, spec.WorkflowDef, &row); err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,12 +16,17 @@ type App struct {
 	Description string `db:"description"`
 	// Owners are whom to ask about the app (user names or e-mail
 	// addresses), comma separated (OwnerList).
-	Owners    string `db:"owners"`
-	Version   int64  `db:"version"`
-	CreatedAt int64  `db:"created_at"`
-	CreatedBy string `db:"created_by"`
-	UpdatedAt int64  `db:"updated_at"`
-	UpdatedBy string `db:"updated_by"`
+	Owners string `db:"owners"`
+	// Quotas, set by admins (NULL: no limit): the most ordinary jobs, the
+	// most slots of one run, the most runs of one backfill at once.
+	MaxJobs             sql.NullInt64 `db:"max_jobs"`
+	MaxSlotsPerRun      sql.NullInt64 `db:"max_slots_per_run"`
+	MaxBackfillParallel sql.NullInt64 `db:"max_backfill_parallel"`
+	Version             int64         `db:"version"`
+	CreatedAt           int64         `db:"created_at"`
+	CreatedBy           string        `db:"created_by"`
+	UpdatedAt           int64         `db:"updated_at"`
+	UpdatedBy           string        `db:"updated_by"`
 }
 
 // OwnerList returns the owners one by one (nil for none).

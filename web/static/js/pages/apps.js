@@ -12,18 +12,32 @@ function parseOwners(s) {
   return s.split(/[\s,]+/).filter(Boolean);
 }
 
-/** appDialog creates (app null) or describes an app; resolves true when saved. */
-async function appDialog(app) {
+const QUOTAS = ["max_jobs", "max_slots_per_run", "max_backfill_parallel"];
+
+/** quotaText says an app's quotas in one line ("" for none). */
+function quotaText(a) {
+  return QUOTAS.filter(q => a[q] != null).map(q => t("apps.q." + q, { n: a[q] })).join(" · ");
+}
+
+/** appDialog creates (app null) or describes an app; resolves true when
+ * saved. Admins also set its quotas (empty: no limit). */
+async function appDialog(app, isAdmin) {
   const { field, setErrors, errs } = fieldSet();
   const name = h("input", { id: "app-name", name: "name", autocomplete: "off", spellcheck: "false" });
   const desc = h("textarea", { id: "app-description", name: "description", rows: 3 });
   const owners = h("input", { id: "app-owners", name: "owners", autocomplete: "off", spellcheck: "false", placeholder: "bill, finance-oncall@example.com" });
   desc.value = app ? app.description : "";
   owners.value = app ? app.owners.join(", ") : "";
+  const quotas = {};
+  for (const q of QUOTAS) {
+    quotas[q] = h("input", { id: "app-" + q.replaceAll("_", "-"), name: q, type: "number", min: 0, placeholder: t("apps.noLimit") });
+    if (app && app[q] != null) quotas[q].value = String(app[q]);
+  }
   const body = h("div", { class: "form-stack" },
     app ? h("p", { class: "muted" }, t("apps.editIntro", { name: app.name })) : field("name", t("apps.name"), name, t("apps.nameHelp")),
     field("description", t("apps.description"), desc),
-    field("owners", t("apps.owners"), owners, t("apps.ownersHelp")));
+    field("owners", t("apps.owners"), owners, t("apps.ownersHelp")),
+    isAdmin ? QUOTAS.map(q => field(q, t("apps.f." + q), quotas[q], q === "max_jobs" ? t("apps.quotaHelp") : null)) : null);
   const v = await modal({
     title: app ? t("apps.editTitle", { name: app.name }) : t("apps.newTitle"), body, id: "app-dialog",
     actions: [
@@ -33,6 +47,7 @@ async function appDialog(app) {
     onSubmit: async () => {
       setErrors({});
       const req = { description: desc.value, owners: parseOwners(owners.value) };
+      if (isAdmin) for (const q of QUOTAS) req[q] = quotas[q].value === "" ? 0 : Number(quotas[q].value);
       try {
         const a = app ? await api("PATCH", `/apps/${encodeURIComponent(app.name)}`, { ...req, version: app.version })
           : await api("POST", "/apps", { ...req, name: name.value.trim() });
@@ -59,10 +74,10 @@ export default function mount(root, ctx) {
   const count = h("span", { class: "muted", id: "apps-count" });
   const table = h("table", { class: "table", id: "apps-table" },
     h("thead", {}, h("tr", {}, h("th", {}, t("col.app")), h("th", { class: "num" }, t("apps.jobs")), h("th", { class: "num" }, t("apps.executors")),
-      h("th", {}, t("apps.owners")), h("th", {}, t("apps.description")), h("th", { class: "actions-col" }, t("col.actions")))),
+      h("th", {}, t("apps.owners")), h("th", {}, t("apps.quotas")), h("th", {}, t("apps.description")), h("th", { class: "actions-col" }, t("col.actions")))),
     tbody);
   const newBtn = ctx.can("admin") ? button(t("apps.new"), { kind: "primary", icon: "plus", id: "new-app", onclick: async () => {
-    if (await appDialog(null)) ctx.refreshNow();
+    if (await appDialog(null, true)) ctx.refreshNow();
   } }) : null;
   root.append(pageHead(t("apps.title"), t("apps.sub"), newBtn),
     h("div", { class: "card" }, h("div", { class: "toolbar" }, h("div", { class: "spacer" }), count),
@@ -75,10 +90,11 @@ export default function mount(root, ctx) {
       { class: "num mono", sig: a => `${a.executors_online}/${a.executors}`, cell: a => `${a.executors_online}/${a.executors}` },
       { sig: a => a.owners.join(","), cell: a => a.owners.length ? h("div", { class: "chips chips-static" }, a.owners.map(o => h("span", { class: "app-tag" }, o)))
         : h("span", { class: "muted" }, "—") },
+      { sig: a => quotaText(a), cell: a => quotaText(a) ? h("span", { class: "app-quotas" }, quotaText(a)) : h("span", { class: "muted" }, t("apps.noLimit")) },
       { sig: a => a.description, cell: a => a.description ? h("span", { class: "app-description" }, a.description) : h("span", { class: "muted" }, t("apps.undescribed")) },
       { class: "actions-col", sig: a => JSON.stringify(a), cell: a => ctx.can("operator") ? h("div", { class: "row-actions" },
         h("button", { type: "button", class: "btn btn-sm btn-secondary", dataset: { act: "edit", app: a.name }, onclick: async () => {
-          if (await appDialog(a)) ctx.refreshNow();
+          if (await appDialog(a, ctx.can("admin"))) ctx.refreshNow();
         } }, icon("edit"), h("span", {}, t("apps.edit")))) : null },
     ]);
     table.hidden = !apps.length;

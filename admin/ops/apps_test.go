@@ -1,0 +1,83 @@
+package ops_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/ops"
+	"github.com/shardjob/shardjob/admin/store"
+)
+
+// TestAppQuotas: an admin sets an app's quotas; an operator of the app may
+// describe it but not change them; each quota refuses by field what goes
+// beyond it (jobs, slots of a job or of a workflow's inline node, a
+// backfill's parallel runs), naming the app and the quota; 0 removes one.
+func TestAppQuotas(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
+		admin := ops.Actor{User: store.User{Username: "ada", Role: store.RoleAdmin}}
+		n := func(v int64) *int64 { return &v }
+		first, err := svc.CreateJob(ctx, billingOnly, spec("billing", "a"))
+		require.NoError(t, err)
+		_, err = svc.CreateJob(ctx, billingOnly, spec("billing", "b"))
+		require.NoError(t, err)
+		app, err := svc.App(ctx, billingOnly, "billing")
+		require.NoError(t, err)
+		require.Nil(t, app.MaxJobs, "no quota until an admin sets one")
+
+		_, err = svc.UpdateApp(ctx, billingOnly, "billing", apitypes.AppSpec{Version: app.Version, MaxJobs: n(10)})
+		refused(t, err, ops.ErrForbidden, "max_jobs", msg.AppQuotaAdmins)
+		_, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxSlotsPerRun: n(2000)})
+		refused(t, err, ops.ErrInvalid, "max_slots_per_run", msg.AppQuotaRange)
+		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxJobs: n(2), MaxSlotsPerRun: n(8), MaxBackfillParallel: n(2)})
+		require.NoError(t, err)
+		require.Equal(t, int64(2), *app.MaxJobs)
+		require.Equal(t, int64(8), *app.MaxSlotsPerRun)
+		require.Equal(t, int64(2), *app.MaxBackfillParallel)
+		_, err = svc.UpdateApp(ctx, billingOnly, "billing", apitypes.AppSpec{Version: app.Version, Description: ptr("invoices")})
+		require.NoError(t, err, "an operator still describes the app")
+
+		_, err = svc.CreateJob(ctx, billingOnly, spec("billing", "c"))
+		e := refusal(t, err, ops.ErrConflict, "app", msg.AppQuotaJobs)
+		require.Equal(t, "app billing has 2 jobs, its quota (max_jobs 2): delete one or ask an admin to raise the quota", e.Error())
+		_, err = svc.CloneJob(ctx, billingOnly, first.ID, apitypes.CloneRequest{Name: "a-copy"})
+		refused(t, err, ops.ErrConflict, "app", msg.AppQuotaJobs)
+
+		wide := first.JobSpec
+		wide.SlotCount = 16
+		_, err = svc.UpdateJob(ctx, billingOnly, first.ID, wide)
+		e = refusal(t, err, ops.ErrInvalid, "slots", msg.AppQuotaSlots)
+		require.Contains(t, e.Error(), "at most 8 slots per run in app billing")
+		wide.SlotCount = 8
+		_, err = svc.UpdateJob(ctx, billingOnly, first.ID, wide)
+		require.NoError(t, err, "at the quota")
+
+		wf := workflowSpec("billing", "close")
+		wf.Nodes = []apitypes.WorkflowNode{{Key: "a", Handler: "demo", SlotCount: 9}}
+		_, err = svc.CreateWorkflow(ctx, billingOnly, wf)
+		refused(t, err, ops.ErrInvalid, "nodes[0].slots", msg.AppQuotaSlots)
+
+		_, err = svc.BackfillJob(ctx, billingOnly, first.ID, apitypes.JobBackfill{From: "2026-11-01", To: "2026-11-05", Parallel: 3, DryRun: true})
+		refused(t, err, ops.ErrInvalid, "parallel", msg.AppQuotaBackfil)
+		_, err = svc.BackfillJob(ctx, billingOnly, first.ID, apitypes.JobBackfill{From: "2026-11-01", To: "2026-11-05", Parallel: 2, DryRun: true})
+		require.NoError(t, err)
+
+		// 0 removes a quota; other apps never had one.
+		app, err = svc.App(ctx, admin, "billing")
+		require.NoError(t, err)
+		_, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxJobs: n(0)})
+		require.NoError(t, err)
+		_, err = svc.CreateJob(ctx, billingOnly, spec("billing", "c"))
+		require.NoError(t, err)
+		big := spec("payroll", "big")
+		big.SlotCount = 1024
+		_, err = svc.CreateJob(ctx, operator, big)
+		require.NoError(t, err)
+	})
+}
+
+func ptr(s string) *string { return &s }
