@@ -76,7 +76,8 @@ INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_i
 description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_policy, misfire_threshold_ms, max_catch_up,
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
-start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, wait_for, wait_timeout, on_timeout, enabled, child_job_ids;
+start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, wait_for, wait_timeout, on_timeout, enabled, child_job_ids,
+max_running_slots;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -687,11 +688,20 @@ INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, 
 VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 
 -- name: AttemptsUnplaced
-SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler,
+-- Attempts waiting for an executor after id ? (keyset), oldest first:
+-- retries, and slots held back by a concurrency cap. idx_attempt_executor
+-- (executor_id, status, + id) gives the order directly.
+SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler, r.job_id, COALESCE(j.max_running_slots, 0) AS job_max_running_slots,
        (SELECT p.executor_id FROM slot_attempt p WHERE p.run_id = a.run_id AND p.slot = a.slot AND p.attempt = a.attempt - 1) AS previous_executor
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL
+WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL AND a.id > ?
 ORDER BY a.id LIMIT ?;
+
+-- name: AttemptInsertWaiting
+-- The first attempt of a slot that a concurrency cap holds back: not placed
+-- (no executor, no lease) until the leader places it (AttemptPlace).
+INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current)
+VALUES (?, ?, ?, NULL, 'assigned', 1);
 
 -- name: AttemptPlace
 -- lease_until: the database clock plus the lease, as in AttemptInsert.
@@ -787,7 +797,8 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, r.start_after, r.time_zone, r.held_until, r.backfill_id, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused,
-       COALESCE(j.wait_for, '') AS wait_for, COALESCE(j.wait_timeout, '') AS wait_timeout, COALESCE(j.on_timeout, '') AS on_timeout
+       COALESCE(j.wait_for, '') AS wait_for, COALESCE(j.wait_timeout, '') AS wait_timeout, COALESCE(j.on_timeout, '') AS on_timeout,
+       COALESCE(j.max_running_slots, 0) AS job_max_running_slots
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND r.held_until <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;

@@ -2,14 +2,14 @@
 -- an executor names.
 
 -- name: AppList
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
 
 -- name: AppByName
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
 
 -- name: AppInsert
-INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, version, created_at, created_by, updated_at, updated_by)
-VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
+INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, version, created_at, created_by, updated_at, updated_by)
+VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
 
 -- name: AppEnsure
 -- The row of an app a job or an executor names, when it has none yet.
@@ -18,5 +18,28 @@ VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfi
 -- name: AppUpdate
 -- A guarded edit: the version read must still be the row's.
 UPDATE app SET description = :description, owners = :owners, max_jobs = :max_jobs, max_slots_per_run = :max_slots_per_run,
-  max_backfill_parallel = :max_backfill_parallel, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
+  max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE name = :name AND version = :version;
+
+-- name: AppCaps
+-- The apps with a concurrency cap, read by the leader at each start round
+-- and placing round (a few rows: one per capped app).
+SELECT name, max_running_slots FROM app WHERE max_running_slots IS NOT NULL;
+
+-- name: AppsPlacedSlots
+-- The slots of apps (IN list) placed on their executors and not ended:
+-- assigned, queued or running. Each executor's range of
+-- idx_attempt_executor (executor_id, status): O(those slots), whatever the
+-- history. An executor runs its own app's slots only.
+SELECT e.app, COUNT(*) AS n
+FROM executor e JOIN slot_attempt a ON a.executor_id = e.id AND a.status IN ('assigned', 'running') AND a.current = 1
+WHERE e.app IN (?)
+GROUP BY e.app;
+
+-- name: JobPlacedSlots
+-- The slots of one job's running runs placed on executors and not ended
+-- (idx_run_job_status, then each run's attempts by uk_slot_attempt). CROSS
+-- JOIN keeps SQLite from starting at every active attempt of any job.
+SELECT COUNT(*)
+FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
+WHERE r.job_id = ? AND r.status = 'running';

@@ -19,6 +19,9 @@ type AppView struct {
 	MaxJobs             *int64 `json:"max_jobs"`
 	MaxSlotsPerRun      *int64 `json:"max_slots_per_run"`
 	MaxBackfillParallel *int64 `json:"max_backfill_parallel"`
+	// MaxRunningSlots caps the slots of the app's runs placed on
+	// executors at once (assigned, queued or running); null: no cap.
+	MaxRunningSlots *int64 `json:"max_running_slots"`
 	// Version guards edits (PATCH sends the version it read).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
@@ -39,6 +42,7 @@ type AppSpec struct {
 	MaxJobs             *int64 `json:"max_jobs,omitempty"`
 	MaxSlotsPerRun      *int64 `json:"max_slots_per_run,omitempty"`
 	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
+	MaxRunningSlots     *int64 `json:"max_running_slots,omitempty"`
 	Version             int64  `json:"version,omitempty"`
 }
 

@@ -109,6 +109,11 @@ type JobDef struct {
 	// up to 12h and up to the shortest gap between two firings, such as
 	// "10m"; "" or "0" for none
 	JitterWindow string `json:"jitter_window" openapi:"default: \"\", example: 10m"`
+	// a concurrency cap (docs/tenancy.md, "Concurrency caps"): the most
+	// slots of the job's runs placed on executors at once (assigned,
+	// queued or running); the others wait unplaced, or the run waits
+	// pending, until slots end. 0 for no cap; the app's cap applies too
+	MaxRunningSlots int `json:"max_running_slots" openapi:"minimum: 0, maximum: 1000000, default: 0"`
 	// Waits (docs/workflows.md, "Waits of a plain job"): a run starts only
 	// once the runs of its business date that it waits for have succeeded.
 	//

@@ -24,6 +24,9 @@ type AppDef struct {
 	MaxJobs             *int64 `json:"max_jobs,omitempty"`
 	MaxSlotsPerRun      *int64 `json:"max_slots_per_run,omitempty"`
 	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
+	// MaxRunningSlots caps the app's slots placed at once (admins only; 0:
+	// no cap).
+	MaxRunningSlots *int64 `json:"max_running_slots,omitempty"`
 }
 
 // FileApp is an app of a jobs file, with the line it starts on.
@@ -76,7 +79,7 @@ func planApps(ctx context.Context, cl *Client, want []FileApp) ([]AppChange, err
 			for _, q := range []struct {
 				field     string
 				want, cur *int64
-			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}} {
+			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}, {"max_running_slots", w.MaxRunningSlots, cur.MaxRunningSlots}} {
 				if q.want != nil && *q.want != quota(q.cur) {
 					ch.Fields = append(ch.Fields, FieldChange{Field: q.field, Old: quotaText(quota(q.cur)), New: quotaText(*q.want)})
 				}
@@ -110,7 +113,7 @@ func printAppPlan(w io.Writer, plan []AppChange) {
 // unchanged).
 func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, error) {
 	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners,
-		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel}
+		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots}
 	var got apitypes.AppView
 	switch c.Action {
 	case Create:

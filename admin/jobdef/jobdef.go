@@ -22,6 +22,8 @@ const (
 	MaxSlots       = 1024
 	MaxParamsBytes = 64 << 10
 	MaxRetries     = 100
+	// MaxRunningSlots is the largest concurrency cap of a job or an app.
+	MaxRunningSlots = 1_000_000
 )
 
 // MaxChildren bounds the child jobs of one job.
@@ -127,6 +129,9 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	}
 	if s.RetryBackoffMS < 0 {
 		errs["retry_backoff_ms"] = msg.New(msg.ValuePositiveMS)
+	}
+	if s.MaxRunningSlots < 0 || s.MaxRunningSlots > MaxRunningSlots {
+		errs["max_running_slots"] = msg.New(msg.ValueBetween, "min", 0, "max", MaxRunningSlots)
 	}
 	validateRecordsPolicy(s.JobDef, errs)
 	validateDeadlines(s.JobDef, errs)

@@ -34,6 +34,8 @@ const (
 	CalShiftedNonWorking     Code = "cal.shifted_non_working_day"
 	CauseNoExecutor          Code = "cause.no_executor"
 	CauseNoHandler           Code = "cause.no_handler"
+	CauseAppCap              Code = "cause.app_cap"
+	CauseJobCap              Code = "cause.job_cap"
 	AttemptNotAcked          Code = "attempt.not_acked"
 	AttemptUnknownStatus     Code = "attempt.unknown_status"
 	AttemptResultTooLarge    Code = "attempt.result_too_large"
@@ -450,6 +452,8 @@ var Catalog = map[Code]string{
 	CalShiftedNonWorking:     "moved from {from} to {to}: {date} ({weekday}) is not a working day in calendar {calendar}",
 	CauseNoExecutor:          "no executor of app {app} is online",
 	CauseNoHandler:           "no online executor of app {app} has handler {handler} ({online} online without it)",
+	CauseAppCap:              "app {app} runs {running} of its {max} slots (max_running_slots)",
+	CauseJobCap:              "job {job} runs {running} of its {max} slots (max_running_slots)",
 	AttemptNotAcked:          "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",
 	AttemptUnknownStatus:     "executor reported unknown status {status}: {error}",
 	AttemptResultTooLarge:    "the handler's result is {size} bytes, more than the {max} bytes a slot's result may have",
@@ -524,7 +528,7 @@ var Catalog = map[Code]string{
 	AppQuotaJobs:    "app {app} has {jobs} jobs, its quota (max_jobs {max}): delete one or ask an admin to raise the quota",
 	AppQuotaSlots:   "at most {max} slots per run in app {app} (its quota max_slots_per_run): ask an admin to raise it",
 	AppQuotaRange:   "0 (no limit) to {max}",
-	AppQuotaAdmins:  "an app's quotas are set by admins",
+	AppQuotaAdmins:  "an app's quotas and concurrency cap are set by admins",
 	AppQuotaBackfil: "at most {max} runs at once in app {app} (its quota max_backfill_parallel): ask an admin to raise it",
 	RoleOneOf:       "one of viewer, operator, admin",
 

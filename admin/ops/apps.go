@@ -41,7 +41,8 @@ func AppView(a store.App) apitypes.AppView {
 	}
 	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
 		MaxJobs: optInt(a.MaxJobs), MaxSlotsPerRun: optInt(a.MaxSlotsPerRun), MaxBackfillParallel: optInt(a.MaxBackfillParallel),
-		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
+		MaxRunningSlots: optInt(a.MaxRunningSlots),
+		CreatedAt:       msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
 }
 
 // Apps lists the apps a may see, by name, with what their teams say of
@@ -158,15 +159,25 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 			*dst = sql.NullInt64{Int64: *v, Valid: true}
 		}
 	}
-	if spec.MaxJobs == nil && spec.MaxSlotsPerRun == nil && spec.MaxBackfillParallel == nil {
+	field := ""
+	for _, q := range []struct {
+		name string
+		v    *int64
+	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}} {
+		if q.v != nil && field == "" {
+			field = q.name
+		}
+	}
+	if field == "" {
 		return nil
 	}
 	if err := needRole(a, auth.RoleAdmin); err != nil {
-		return refuse(ErrForbidden, msg.New(msg.AppQuotaAdmins).String(), map[string]msg.Msg{"max_jobs": msg.New(msg.AppQuotaAdmins)})
+		return refuse(ErrForbidden, msg.New(msg.AppQuotaAdmins).String(), map[string]msg.Msg{field: msg.New(msg.AppQuotaAdmins)})
 	}
 	set("max_jobs", spec.MaxJobs, maxQuotaJobs, &row.MaxJobs)
 	set("max_slots_per_run", spec.MaxSlotsPerRun, maxQuotaSlots, &row.MaxSlotsPerRun)
 	set("max_backfill_parallel", spec.MaxBackfillParallel, maxQuotaParallel, &row.MaxBackfillParallel)
+	set("max_running_slots", spec.MaxRunningSlots, jobdef.MaxRunningSlots, &row.MaxRunningSlots)
 	return nil
 }
 
@@ -279,7 +290,8 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 // appAudit is what an audit entry keeps of an app.
 func appAudit(v apitypes.AppView) map[string]any {
 	return map[string]any{"description": v.Description, "owners": v.Owners,
-		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel}
+		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel,
+		"max_running_slots": v.MaxRunningSlots}
 }
 
 // quotaOf is the app row of app, for its quotas: no quota when it has no

@@ -80,4 +80,44 @@ func TestAppQuotas(t *testing.T) {
 	})
 }
 
+// TestConcurrencyCapsAreSaved: an admin caps an app's running slots (an
+// operator of the app may not; beyond 1,000,000 is refused by field; 0
+// removes it), an operator caps a job's; both come back as saved.
+func TestConcurrencyCapsAreSaved(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
+		admin := ops.Actor{User: store.User{Username: "ada", Role: store.RoleAdmin}}
+		n := func(v int64) *int64 { return &v }
+		capped := spec("billing", "settle")
+		capped.MaxRunningSlots = 16
+		job, err := svc.CreateJob(ctx, billingOnly, capped)
+		require.NoError(t, err)
+		require.Equal(t, 16, job.MaxRunningSlots)
+		row, err := st.Job(ctx, job.ID)
+		require.NoError(t, err)
+		require.Equal(t, int64(16), row.MaxRunningSlots.Int64)
+		capped.MaxRunningSlots = 1_000_001
+		capped.Name = "too-wide"
+		_, err = svc.CreateJob(ctx, billingOnly, capped)
+		refused(t, err, ops.ErrInvalid, "max_running_slots", msg.ValueBetween)
+
+		app, err := svc.App(ctx, billingOnly, "billing")
+		require.NoError(t, err)
+		require.Nil(t, app.MaxRunningSlots)
+		_, err = svc.UpdateApp(ctx, billingOnly, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(64)})
+		refused(t, err, ops.ErrForbidden, "max_running_slots", msg.AppQuotaAdmins)
+		_, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(1_000_001)})
+		refused(t, err, ops.ErrInvalid, "max_running_slots", msg.AppQuotaRange)
+		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(64)})
+		require.NoError(t, err)
+		require.Equal(t, int64(64), *app.MaxRunningSlots)
+		caps, err := st.AppCaps(ctx)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int64{"billing": 64}, caps)
+		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(0)})
+		require.NoError(t, err)
+		require.Nil(t, app.MaxRunningSlots)
+	})
+}
+
 func ptr(s string) *string { return &s }

@@ -10,3 +10,9 @@ func (s *Scheduler) Tick(ctx context.Context, epoch int64) (more bool, err error
 	var lastRecover time.Time
 	return s.tick(ctx, epoch, &lastRecover)
 }
+
+// CapUse is what one concurrency cap allows now (caps.go).
+type CapUse = capUse
+
+// RoomFor is roomFor (caps.go).
+var RoomFor = roomFor

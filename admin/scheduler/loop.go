@@ -80,19 +80,24 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if err != nil {
 		return false, err
 	}
-	if more, err = s.assignPending(ctx, epoch); err != nil {
+	// retry.go, then place.go: the slots of started runs waiting for an
+	// executor (retries, slots a cap held back) are placed before new runs
+	// start, so that under a cap (caps.go) started work goes first.
+	if err := s.RetryFailed(ctx, epoch); err != nil {
+		return false, err
+	}
+	caps, err := s.newCapRound(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := s.placeUnplaced(ctx, epoch, caps); err != nil {
+		return false, err
+	}
+	if more, err = s.assignPending(ctx, epoch, caps); err != nil {
 		return false, err
 	}
 	more = more || fireMore
 	if err := s.resolvePlaced(ctx); err != nil {
-		return false, err
-	}
-	// retry.go
-	if err := s.RetryFailed(ctx, epoch); err != nil {
-		return false, err
-	}
-	// place.go
-	if err := s.PlaceUnplaced(ctx, epoch); err != nil {
 		return false, err
 	}
 	// steal.go

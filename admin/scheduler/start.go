@@ -24,7 +24,11 @@ const pendingPage = 2000
 // attempts, many runs per request. Runs whose app has no such executor stay
 // pending.
 func (s *Scheduler) AssignPending(ctx context.Context, epoch int64) error {
-	if _, err := s.assignPending(ctx, epoch); err != nil {
+	caps, err := s.newCapRound(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := s.assignPending(ctx, epoch, caps); err != nil {
 		return err
 	}
 	return s.resolvePlaced(ctx)
@@ -42,15 +46,18 @@ func (s *Scheduler) resolvePlaced(ctx context.Context) error {
 
 // assignPending pages through the due pending runs (keyset: a run that
 // cannot start does not hide the ones behind it). more is true when it
-// stopped at the TickBudget with due runs left.
-func (s *Scheduler) assignPending(ctx context.Context, epoch int64) (more bool, err error) {
+// stopped at the TickBudget with due runs left. A run starts with as many
+// slots placed as the concurrency caps of its app and job allow (caps.go);
+// the others wait unplaced for PlaceUnplaced; with no room at all it stays
+// pending, saying which cap it waits for.
+func (s *Scheduler) assignPending(ctx context.Context, epoch int64, caps *capRound) (more bool, err error) {
 	start := s.cfg.Clock.Now()
 	deadline, now := start.Add(s.cfg.TickBudget), start.UnixMilli()
 	workers := s.cfg.StartWorkers
 	if s.store.Dialect() == "sqlite" || s.cfg.StartBatch == 1 {
 		workers = 1 // one writer; the per-run path is one transaction after another
 	}
-	st := &starter{s: s, epoch: epoch, online: map[string][]store.Executor{}, slots: make(chan struct{}, workers)}
+	st := &starter{s: s, epoch: epoch, caps: caps, online: map[string][]store.Executor{}, slots: make(chan struct{}, workers)}
 	defer func() {
 		if werr := st.wait(); err == nil {
 			err = werr
@@ -83,6 +90,9 @@ type starter struct {
 	s      *Scheduler
 	epoch  int64
 	online map[string][]store.Executor // app → online executors, read once per round
+	caps   *capRound
+
+	capped map[string]*waitingRuns // the cap's text → pending runs of the page a cap holds back
 
 	waiting map[string]*waitingRuns // the cause's text → pending runs of the page nobody can run yet
 	held    map[string]*heldRuns    // the reason's text → pending runs of the page to hold (start_hold.go)
@@ -173,12 +183,29 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			st.unplaceable(r, unplaceableCause(r, execs))
 			continue
 		}
+		room, cause, err := st.caps.room(ctx, r.App, r.JobID, r.JobName, r.JobMaxRunningSlots)
+		if err != nil {
+			return err
+		}
+		if room == 0 {
+			st.capWait(r, cause)
+			continue
+		}
 		owners, order, predicted := place(r.JobID, r.SlotCount, execs, targets, stats[r.JobID])
 		// Attempts are created (and so pushed and queued on the executors)
 		// in order: the most expensive slots first, as the placement assumes.
+		// Beyond the caps' room they wait unplaced, in that order too.
 		atts := make([]store.NewAttempt, 0, len(owners))
-		for _, slot := range order {
-			atts = append(atts, store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: owners[slot]})
+		for i, slot := range order {
+			to := owners[slot]
+			if int64(i) >= room {
+				to = 0
+			}
+			atts = append(atts, store.NewAttempt{Slot: slot, Attempt: 1, ExecutorID: to})
+		}
+		st.caps.take(r.App, r.JobID, min(room, int64(len(atts))))
+		if room < int64(len(atts)) {
+			predicted = 0 // the placement assumed every slot at once
 		}
 		if st.meta == nil {
 			st.meta = map[int64]store.PendingRun{}
@@ -201,7 +228,39 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	if err := st.settleHolds(ctx); err != nil {
 		return err
 	}
+	if err := st.settleCapped(ctx); err != nil {
+		return err
+	}
 	return st.settleWaiting(ctx)
+}
+
+// capWait records that pending run r waits for room under a cap (cause),
+// for settleCapped.
+func (st *starter) capWait(r store.PendingRun, cause msg.Msg) {
+	st.capped = addWaiting(st.capped, r, cause)
+}
+
+// settleCapped shows on the page's runs held back by a cap why they wait
+// (written when it changes, not at every round). Unlike a run no executor
+// can take, such a run waits as long as it takes: its app or job is busy,
+// not broken.
+func (st *starter) settleCapped(ctx context.Context) error {
+	for _, w := range st.capped {
+		reason := msg.New(msg.RunWaiting, "cause", w.cause)
+		var mark []int64
+		for _, r := range w.runs {
+			if r.Error != reason.String() {
+				mark = append(mark, r.ID)
+			}
+		}
+		if len(mark) > 0 {
+			if err := st.s.store.MarkWaiting(ctx, reason, mark); err != nil {
+				return err
+			}
+		}
+	}
+	st.capped = nil
+	return nil
 }
 
 // applyOverlap applies the queue and replace policies to a run about to
@@ -300,7 +359,9 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 			o.RunStarted(r.TriggerKind, max(now.Sub(time.UnixMilli(r.StartsAt())), 0)) // a jittered run is late from its start_after
 		}
 		for _, a := range rs.Attempts {
-			addTarget(targets, r.App, a.ExecutorID)
+			if a.ExecutorID != 0 { // 0: held back by a cap, placed later
+				addTarget(targets, r.App, a.ExecutorID)
+			}
 		}
 	}
 	for app, ids := range targets {
@@ -325,15 +386,21 @@ type waitingRuns struct {
 
 // unplaceable records that r cannot start yet, for settleWaiting.
 func (st *starter) unplaceable(r store.PendingRun, cause msg.Msg) {
-	if st.waiting == nil {
-		st.waiting = map[string]*waitingRuns{}
+	st.waiting = addWaiting(st.waiting, r, cause)
+}
+
+// addWaiting adds r to the runs of m waiting for cause (m made when nil).
+func addWaiting(m map[string]*waitingRuns, r store.PendingRun, cause msg.Msg) map[string]*waitingRuns {
+	if m == nil {
+		m = map[string]*waitingRuns{}
 	}
-	w := st.waiting[cause.String()]
+	w := m[cause.String()]
 	if w == nil {
 		w = &waitingRuns{cause: cause}
-		st.waiting[cause.String()] = w
+		m[cause.String()] = w
 	}
 	w.runs = append(w.runs, r)
+	return m
 }
 
 // settleWaiting deals with the page's runs that no executor can run: those

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jmoiron/sqlx"
 )
 
 // App is an app as an object (table app): what its team says of it. An
@@ -22,11 +24,15 @@ type App struct {
 	MaxJobs             sql.NullInt64 `db:"max_jobs"`
 	MaxSlotsPerRun      sql.NullInt64 `db:"max_slots_per_run"`
 	MaxBackfillParallel sql.NullInt64 `db:"max_backfill_parallel"`
-	Version             int64         `db:"version"`
-	CreatedAt           int64         `db:"created_at"`
-	CreatedBy           string        `db:"created_by"`
-	UpdatedAt           int64         `db:"updated_at"`
-	UpdatedBy           string        `db:"updated_by"`
+	// MaxRunningSlots caps the slots of the app's runs placed on executors
+	// at once (assigned, queued or running); NULL: no cap. The leader holds
+	// back the rest (scheduler, "Concurrency caps").
+	MaxRunningSlots sql.NullInt64 `db:"max_running_slots"`
+	Version         int64         `db:"version"`
+	CreatedAt       int64         `db:"created_at"`
+	CreatedBy       string        `db:"created_by"`
+	UpdatedAt       int64         `db:"updated_at"`
+	UpdatedBy       string        `db:"updated_by"`
 }
 
 // OwnerList returns the owners one by one (nil for none).
@@ -96,4 +102,56 @@ func (s *Store) UpdateApp(ctx context.Context, a App) error {
 		return err
 	}
 	return conflictf("app %s was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again", a.Name, a.Version, cur.Version)
+}
+
+// AppCaps returns the concurrency cap (max_running_slots) of every app
+// that has one.
+func (s *Store) AppCaps(ctx context.Context) (map[string]int64, error) {
+	var rows []struct {
+		Name string `db:"name"`
+		Max  int64  `db:"max_running_slots"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, s.q.get(qAppCaps)); err != nil {
+		return nil, fmt.Errorf("caps of apps: %w", err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Name] = r.Max
+	}
+	return out, nil
+}
+
+// PlacedSlotsOfApps counts, for each of apps, the slots of its runs placed
+// on its executors and not ended (assigned, queued or running): what its
+// concurrency cap limits. An app with none is left out.
+func (s *Store) PlacedSlotsOfApps(ctx context.Context, apps []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(apps) == 0 {
+		return out, nil
+	}
+	q, args, err := sqlx.In(s.q.get(qAppsPlacedSlots), apps)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		App string `db:"app"`
+		N   int64  `db:"n"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+		return nil, fmt.Errorf("placed slots of %d apps: %w", len(apps), err)
+	}
+	for _, r := range rows {
+		out[r.App] = r.N
+	}
+	return out, nil
+}
+
+// PlacedSlotsOfJob counts the slots of job jobID's running runs placed on
+// executors and not ended: what the job's concurrency cap limits.
+func (s *Store) PlacedSlotsOfJob(ctx context.Context, jobID int64) (int64, error) {
+	var n int64
+	if err := s.db.GetContext(ctx, &n, s.q.get(qJobPlacedSlots), jobID); err != nil {
+		return 0, fmt.Errorf("placed slots of job %d: %w", jobID, err)
+	}
+	return n, nil
 }

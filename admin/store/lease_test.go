@@ -69,9 +69,9 @@ func TestLeasesRunFromTheDatabaseClock(t *testing.T) {
 		waiting := current(run.ID, 2)
 		require.False(t, waiting.LeaseUntil.Valid, "an unplaced attempt has no lease")
 		before = dbNow()
-		ok, err := s.PlaceAttempt(ctx, waiting.Token, other.ID, 4*time.Hour)
+		done, err := s.PlaceAttempts(ctx, 1, 4*time.Hour, []store.Placement{{Token: waiting.Token, ExecutorID: other.ID}})
 		require.NoError(t, err)
-		require.True(t, ok)
+		require.Len(t, done, 1)
 		after = dbNow()
 		leased("place", current(run.ID, 2).LeaseUntil.Int64, before, after, 4*time.Hour)
 

@@ -57,6 +57,7 @@ const (
 	qAlarmRouteInsert
 	qAlarmRouteList
 	qAppByName
+	qAppCaps
 	qAppEnsure
 	qAppInsert
 	qAppJobCountAdd
@@ -65,6 +66,7 @@ const (
 	qAppJobCounts
 	qAppList
 	qAppUpdate
+	qAppsPlacedSlots
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
@@ -72,6 +74,7 @@ const (
 	qAttemptInsert
 	qAttemptInsertMoved
 	qAttemptInsertUnplaced
+	qAttemptInsertWaiting
 	qAttemptPlace
 	qAttemptStarted
 	qAttemptSupersede
@@ -155,6 +158,7 @@ const (
 	qJobPageByName
 	qJobPageByNext
 	qJobPauseUntil
+	qJobPlacedSlots
 	qJobReplan
 	qJobRunStatuses
 	qJobRunSucceededBetween
@@ -373,6 +377,7 @@ var queryNames = [...]string{
 	"AlarmRouteInsert",
 	"AlarmRouteList",
 	"AppByName",
+	"AppCaps",
 	"AppEnsure",
 	"AppInsert",
 	"AppJobCountAdd",
@@ -381,6 +386,7 @@ var queryNames = [...]string{
 	"AppJobCounts",
 	"AppList",
 	"AppUpdate",
+	"AppsPlacedSlots",
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",
@@ -388,6 +394,7 @@ var queryNames = [...]string{
 	"AttemptInsert",
 	"AttemptInsertMoved",
 	"AttemptInsertUnplaced",
+	"AttemptInsertWaiting",
 	"AttemptPlace",
 	"AttemptStarted",
 	"AttemptSupersede",
@@ -471,6 +478,7 @@ var queryNames = [...]string{
 	"JobPageByName",
 	"JobPageByNext",
 	"JobPauseUntil",
+	"JobPlacedSlots",
 	"JobReplan",
 	"JobRunStatuses",
 	"JobRunSucceededBetween",

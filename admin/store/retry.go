@@ -114,34 +114,65 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 
 // Unplaced is a current attempt that waits for an executor.
 type Unplaced struct {
-	Token            int64         `db:"id"`
-	RunID            int64         `db:"run_id"`
-	Slot             int           `db:"slot"`
-	Attempt          int           `db:"attempt"`
-	App              string        `db:"app"`
-	Handler          string        `db:"handler"`
-	PreviousExecutor sql.NullInt64 `db:"previous_executor"`
+	Token   int64  `db:"id"`
+	RunID   int64  `db:"run_id"`
+	Slot    int    `db:"slot"`
+	Attempt int    `db:"attempt"`
+	App     string `db:"app"`
+	Handler string `db:"handler"`
+	JobID   int64  `db:"job_id"`
+	// JobMaxRunningSlots is the job's concurrency cap (0: none).
+	JobMaxRunningSlots int64         `db:"job_max_running_slots"`
+	PreviousExecutor   sql.NullInt64 `db:"previous_executor"`
 }
 
-// UnplacedAttempts returns attempts waiting for an executor (retries).
-func (s *Store) UnplacedAttempts(ctx context.Context, limit int) ([]Unplaced, error) {
+// UnplacedAttempts returns up to limit attempts waiting for an executor
+// (retries, and slots a concurrency cap holds back) with a token larger
+// than afterToken, oldest first.
+func (s *Store) UnplacedAttempts(ctx context.Context, afterToken int64, limit int) ([]Unplaced, error) {
 	var out []Unplaced
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnplaced), limit); err != nil {
+	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnplaced), afterToken, limit); err != nil {
 		return nil, fmt.Errorf("unplaced attempts: %w", err)
 	}
 	return out, nil
 }
 
-// PlaceAttempt puts an unplaced attempt on an executor. It reports false if
-// the attempt was placed or superseded meanwhile. Its lease runs for lease
-// from the database clock.
-func (s *Store) PlaceAttempt(ctx context.Context, token, executorID int64, lease time.Duration) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qAttemptPlace), executorID, lease.Milliseconds(), token)
-	if err != nil {
-		return false, fmt.Errorf("place token %d: %w", token, err)
+// Placement puts one unplaced attempt on an executor.
+type Placement struct {
+	Token      int64
+	ExecutorID int64
+}
+
+// PlaceAttempts puts unplaced attempts on executors in one transaction
+// fenced by the leader epoch (a former leader places nothing: a cap
+// counted by the new one holds). It returns the placements made; an
+// attempt placed or superseded meanwhile is left out. Each lease runs for
+// lease from the database clock.
+func (s *Store) PlaceAttempts(ctx context.Context, epoch int64, lease time.Duration, ps []Placement) ([]Placement, error) {
+	if len(ps) == 0 {
+		return nil, nil
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	var done []Placement
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+		done = done[:0]
+		if err := s.checkEpoch(ctx, tx, epoch); err != nil {
+			return err
+		}
+		for _, p := range ps {
+			res, err := tx.ExecContext(ctx, s.q.get(qAttemptPlace), p.ExecutorID, lease.Milliseconds(), p.Token)
+			if err != nil {
+				return fmt.Errorf("place token %d: %w", p.Token, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				done = append(done, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
 }
 
 // FailedAttemptsOfRun returns the current attempts of a run whose slot

@@ -328,7 +328,23 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 		{"AttemptsToRetry", "scheduler: retry round, 1,000 a page", "3n + 4r + 100, r = 50 running runs", linear(3, 300),
 			func(ctx context.Context) (int, error) { c, err := s.RetryCandidates(ctx, 1000); return len(c), err }},
 		{"AttemptsUnplaced", "scheduler: placement round, 1,000 a page", "4n + 100", linear(4, 100),
-			func(ctx context.Context) (int, error) { u, err := s.UnplacedAttempts(ctx, 1000); return len(u), err }},
+			func(ctx context.Context) (int, error) { u, err := s.UnplacedAttempts(ctx, 0, 1000); return len(u), err }},
+		{"AppCaps", "scheduler: start and placement rounds, the apps with a cap", "apps + 100 (one row per app)", constant(scaleApps + 100),
+			func(ctx context.Context) (int, error) { c, err := s.AppCaps(ctx); return len(c), err }},
+		{"AppsPlacedSlots", "scheduler: start and placement rounds, the capped apps' placed slots", "2a + 100, a = 50 active attempts", constant(200),
+			func(ctx context.Context) (int, error) {
+				apps := make([]string, scaleApps)
+				for i := range apps {
+					apps[i] = fmt.Sprintf("app%d", i)
+				}
+				c, err := s.PlacedSlotsOfApps(ctx, apps)
+				return len(c), err
+			}},
+		{"JobPlacedSlots", "scheduler: start and placement rounds, once per capped job", "2a + 100, a = the job's active attempts", constant(100),
+			func(ctx context.Context) (int, error) {
+				n, err := s.PlacedSlotsOfJob(ctx, scaleRunningJob)
+				return int(n), err
+			}},
 		{"AttemptsOfLostExecutors", "scheduler: lost check, 1,000 a page", "2n + 100", linear(2, 100),
 			func(ctx context.Context) (int, error) { a, err := s.LostAttempts(ctx, 1000); return len(a), err }},
 		{"AttemptsUnacknowledged", "scheduler: unacknowledged check, 1,000 a page", "2n + 100", linear(2, 100),
@@ -415,7 +431,7 @@ func auditAdvance(ctx context.Context, s *store.Store, now int64) (int, error) {
 var scaleQueries = []string{
 	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "RunNextPending", "RunPendingPage",
 	"RunRunningIDsOfJob", "RunActiveForJob", "RunLastSucceeded", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
-	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged",
+	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged", "AppCaps", "AppsPlacedSlots", "JobPlacedSlots",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
 	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
 	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
@@ -432,7 +448,7 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	s := storetest.Open(t, sqlfiles.SQLite)
 	queries, err := store.Queries(sqlfiles.SQLite)
 	require.NoError(t, err)
-	small := map[string]bool{"executor": true, "e": true, "app_job_count": true, "d": true, "behind": true}
+	small := map[string]bool{"executor": true, "e": true, "app": true, "app_job_count": true, "d": true, "behind": true}
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)

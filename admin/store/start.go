@@ -33,6 +33,8 @@ type PendingRun struct {
 	HeldUntil int64 `db:"held_until"`
 	// BackfillID is the job backfill the run belongs to (0: none).
 	BackfillID int64 `db:"backfill_id"`
+	// JobMaxRunningSlots is the job's concurrency cap (0: none).
+	JobMaxRunningSlots int64 `db:"job_max_running_slots"`
 }
 
 // Scheduled reports whether the run is a firing of the job's schedule (cron
@@ -67,7 +69,8 @@ func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor,
 
 // RunStart is one run to start: the first attempt of each of its slots,
 // in the order they should be dispatched, and the makespan the placement
-// predicted (0: none).
+// predicted (0: none). An attempt without an executor (ExecutorID 0) is a
+// slot a concurrency cap holds back: it waits unplaced (PlaceAttempts).
 type RunStart struct {
 	RunID       int64
 	Attempts    []NewAttempt
@@ -178,11 +181,20 @@ type attemptRow struct {
 	NewAttempt
 }
 
-// insertAttemptRows inserts attempts of any runs, 512 rows per statement.
+// insertAttemptRows inserts attempts of any runs, 512 rows per statement:
+// placed ones with their lease, and those without an executor unplaced.
 func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, lease time.Duration, rows []attemptRow) error {
+	var placed, waiting []attemptRow
+	for _, a := range rows {
+		if a.ExecutorID == 0 {
+			waiting = append(waiting, a)
+		} else {
+			placed = append(placed, a)
+		}
+	}
 	const batch = 512
-	for start := 0; start < len(rows); start += batch {
-		chunk := rows[start:min(start+batch, len(rows))]
+	for start := 0; start < len(placed); start += batch {
+		chunk := placed[start:min(start+batch, len(placed))]
 		q := multiRow(s.q.get(qAttemptInsert), len(chunk))
 		args := make([]any, 0, 5*len(chunk))
 		for _, a := range chunk {
@@ -190,6 +202,17 @@ func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, lease time.D
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return fmt.Errorf("insert %d slot attempts: %w", len(chunk), err)
+		}
+	}
+	for start := 0; start < len(waiting); start += batch {
+		chunk := waiting[start:min(start+batch, len(waiting))]
+		q := multiRow(s.q.get(qAttemptInsertWaiting), len(chunk))
+		args := make([]any, 0, 3*len(chunk))
+		for _, a := range chunk {
+			args = append(args, a.runID, a.Slot, a.Attempt)
+		}
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert %d slot attempts held back by a cap: %w", len(chunk), err)
 		}
 	}
 	return nil

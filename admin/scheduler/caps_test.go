@@ -1,0 +1,153 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/admin/runstate"
+	"github.com/shardjob/shardjob/admin/scheduler"
+	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
+)
+
+// placedOf counts the slots of app's runs placed on executors and not
+// ended: what its cap limits (counted here from the runs' attempts, not by
+// the query the leader uses).
+func placedOf(t *testing.T, st *store.Store, app string) int {
+	t.Helper()
+	return count(t, st, `SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.app = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL`, app)
+}
+
+// finishPlaced ends every placed, unended attempt of run as succeeded and
+// returns how many it ended.
+func finishPlaced(t *testing.T, st *store.Store, runID int64) int {
+	t.Helper()
+	ctx := context.Background()
+	atts, err := st.Attempts(ctx, runID)
+	require.NoError(t, err)
+	n := 0
+	for _, a := range atts {
+		if !a.Current || !a.ExecutorID.Valid || (a.Status != store.AttemptAssigned && a.Status != store.AttemptRunning) {
+			continue
+		}
+		ok, err := runstate.New(st).FinishAttempt(ctx, store.SlotOutcome{SlotResult: protocol.SlotResult{Token: a.Token, Status: store.AttemptSucceeded, FinishedAt: t0.UnixMilli()}, ExecutorID: a.ExecutorID.Int64})
+		require.NoError(t, err)
+		require.True(t, ok)
+		n++
+	}
+	return n
+}
+
+// TestCapsHoldSlotsBackUntilRoomFrees: under an app cap of 16, a 100-slot
+// run starts with 16 slots placed and the rest waiting unplaced; each round
+// places as many as ended; another run of the app waits pending, saying
+// why, until the first run's slots are all placed; an app without a cap is
+// not held back. A job cap does the same for one job. At no point are more
+// slots placed than the cap, and a former leader places nothing.
+func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := clock.NewManual(t0)
+		s := leading(t, st, c, &fakePusher{startAll: true}, 1)
+		for _, e := range []store.ExecutorInfo{
+			{InstanceID: "c1", App: "capped", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}},
+			{InstanceID: "c2", App: "capped", Address: "http://127.0.0.1:2", Capacity: 100, Handlers: []string{"h"}},
+			{InstanceID: "f1", App: "free", Address: "http://127.0.0.1:3", Capacity: 100, Handlers: []string{"h"}},
+		} {
+			online(t, st, e)
+		}
+		big := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "capped", Name: "big", Handler: "h", Cron: "@yearly", SlotCount: 100}}, t0)
+		small := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "capped", Name: "small", Handler: "h", Cron: "@yearly", SlotCount: 4}}, t0)
+		other := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "free", Name: "other", Handler: "h", Cron: "@yearly", SlotCount: 50}}, t0)
+		narrow := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "free", Name: "narrow", Handler: "h", Cron: "@yearly", SlotCount: 10}}, t0)
+		require.NoError(t, st.EnsureApp(ctx, "capped"))
+		app, err := st.App(ctx, "capped")
+		require.NoError(t, err)
+		app.MaxRunningSlots.Int64, app.MaxRunningSlots.Valid = 16, true
+		require.NoError(t, st.UpdateApp(ctx, app))
+		_, err = st.DB().Exec(`UPDATE job SET max_running_slots = 3 WHERE id = ?`, narrow.ID)
+		require.NoError(t, err)
+
+		bigRun := pendingRun(t, st, big.ID, t0.UnixMilli()-2, store.TriggerManual, 100)
+		smallRun := pendingRun(t, st, small.ID, t0.UnixMilli()-1, store.TriggerManual, 4)
+		otherRun := pendingRun(t, st, other.ID, t0.UnixMilli(), store.TriggerManual, 50)
+		narrowRun := pendingRun(t, st, narrow.ID, t0.UnixMilli(), store.TriggerManual, 10)
+		_, err = s.Tick(ctx, 1)
+		require.NoError(t, err)
+		s.WaitPushes()
+
+		require.Equal(t, 16, placedOf(t, st, "capped"), "the cap's worth of slots placed")
+		require.Equal(t, 100, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1`, bigRun.ID), "every slot has its attempt")
+		require.Equal(t, 84, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1 AND executor_id IS NULL AND dispatched_at IS NULL AND lease_until IS NULL`, bigRun.ID),
+			"the rest wait unplaced, without a lease")
+		r, err := st.Run(ctx, smallRun.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunPending, r.Status)
+		require.Equal(t, "waiting: app capped runs 16 of its 16 slots (max_running_slots)", r.Error)
+		require.Equal(t, 50, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND executor_id IS NOT NULL`, otherRun.ID), "an app without a cap is not held back")
+		require.Equal(t, 3, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND executor_id IS NOT NULL`, narrowRun.ID), "a job cap of 3")
+
+		// A former leader places nothing: the fence refuses it.
+		require.Equal(t, 3, finishPlaced(t, st, narrowRun.ID))
+		claim(t, st, 2)
+		err = s.PlaceUnplaced(ctx, 1)
+		require.True(t, errors.Is(err, store.ErrStaleEpoch), "got %v", err)
+		require.Equal(t, 3, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND executor_id IS NOT NULL`, narrowRun.ID))
+		s = leading(t, st, c, &fakePusher{startAll: true}, 3)
+
+		// Rounds: finish what runs, tick; the cap is never exceeded, and the
+		// small run starts only once the big one's slots are all placed.
+		for round := 0; round < 40; round++ {
+			ended := finishPlaced(t, st, bigRun.ID) + finishPlaced(t, st, smallRun.ID) + finishPlaced(t, st, narrowRun.ID)
+			_, err = s.Tick(ctx, 3)
+			require.NoError(t, err)
+			s.WaitPushes()
+			require.LessOrEqual(t, placedOf(t, st, "capped"), 16, "round %d", round)
+			require.LessOrEqual(t, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running') AND executor_id IS NOT NULL`, narrowRun.ID), 3)
+			waitingBig := count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1 AND executor_id IS NULL`, bigRun.ID)
+			r, err := st.Run(ctx, smallRun.ID)
+			require.NoError(t, err)
+			if waitingBig > 0 {
+				require.Equal(t, store.RunPending, r.Status, "round %d: the small run waits behind the big run's %d waiting slots", round, waitingBig)
+			}
+			if ended == 0 {
+				break
+			}
+		}
+		for _, id := range []int64{bigRun.ID, smallRun.ID, narrowRun.ID} {
+			r, err := st.Run(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, store.RunSucceeded, r.Status, "run %d", id)
+		}
+	})
+}
+
+// TestRoomOfCaps: the least room of the caps that are set, none below 0.
+func TestRoomOfCaps(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name  string
+		caps  []scheduler.CapUse
+		room  int64
+		which int
+	}{
+		{"no caps", []scheduler.CapUse{{}, {}}, math.MaxInt64, -1},
+		{"app cap", []scheduler.CapUse{{Max: 16, Used: 10}, {}}, 6, 0},
+		{"job cap smaller", []scheduler.CapUse{{Max: 16, Used: 10}, {Max: 3, Used: 1}}, 2, 1},
+		{"app cap smaller", []scheduler.CapUse{{Max: 4, Used: 3}, {Max: 3, Used: 1}}, 1, 0},
+		{"over the cap (lowered)", []scheduler.CapUse{{Max: 16, Used: 20}, {}}, 0, 0},
+		{"full", []scheduler.CapUse{{}, {Max: 3, Used: 3}}, 0, 1},
+	} {
+		room, which := scheduler.RoomFor(c.caps...)
+		require.Equal(t, c.room, room, c.name)
+		require.Equal(t, c.which, which, c.name)
+	}
+}
