@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"database/sql"
 	"net/http"
 	"sort"
 	"strconv"
@@ -134,12 +135,19 @@ func TestChaosWorkflowBackfill(t *testing.T) {
 }
 
 // mostAtOnce returns the largest number of runs of workflow id that were
-// running at one instant, by their [started_at, finished_at) intervals: at
-// an instant where one run ends and another starts, the end counts first.
+// running at one instant, by their [started_at, finished_at) intervals.
 func mostAtOnce(t *testing.T, c *cluster, id int64) int {
 	t.Helper()
 	rows, err := c.sql.Query(`SELECT started_at, finished_at FROM workflow_run WHERE workflow_id = ?`, id)
 	require.NoError(t, err)
+	return mostOfIntervals(t, rows)
+}
+
+// mostOfIntervals returns the largest number of the [start, end) intervals
+// of rows (two columns, ms) that hold at one instant: at an instant where
+// one ends and another starts, the end counts first. It closes rows.
+func mostOfIntervals(t *testing.T, rows *sql.Rows) int {
+	t.Helper()
 	defer rows.Close()
 	type event struct {
 		at    int64
