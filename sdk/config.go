@@ -67,8 +67,15 @@ type Config struct {
 	InstanceID string
 
 	// Capacity is the number of slots run at once. Default 4. Further
-	// assignments are queued locally and started in arrival order.
+	// assignments are queued locally and started by priority, then in
+	// arrival order (see PriorityAging).
 	Capacity int
+
+	// PriorityAging is how long a queued slot waits before it counts one
+	// priority higher (protocol.Priority.Aged): a low slot queued for 3 ×
+	// PriorityAging starts before newer critical ones. Default
+	// protocol.DefaultPriorityAging (5m); negative: no aging.
+	PriorityAging time.Duration
 
 	// HeartbeatInterval is the time between heartbeats. Default 2s. A
 	// positive interval_ms in the admin's response overrides it.
@@ -178,6 +185,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.PriorityAging == 0 {
+		c.PriorityAging = protocol.DefaultPriorityAging
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout

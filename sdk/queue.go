@@ -6,6 +6,7 @@ package sdk
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -18,6 +19,9 @@ type slot struct {
 	timeout time.Duration
 	started time.Time               // zero while queued
 	cancel  context.CancelCauseFunc // nil while queued
+	// priority is the run's; queued when it was accepted (for aging).
+	priority protocol.Priority
+	queued   time.Time
 }
 
 // accept takes the assignments of a push or a heartbeat response and returns
@@ -74,7 +78,8 @@ func (e *Executor) accept(as []protocol.RunAssignment, source string) (accepted,
 				started = append(started, sa.Token)
 				continue
 			}
-			s := &slot{task: t, handler: h, timeout: time.Duration(ra.TimeoutMS) * time.Millisecond}
+			prio, _ := protocol.ParsePriority(ra.Priority) // an unknown name (a newer admin): normal
+			s := &slot{task: t, handler: h, timeout: time.Duration(ra.TimeoutMS) * time.Millisecond, priority: prio, queued: now}
 			e.slots[sa.Token] = s
 			if e.running < e.cfg.Capacity {
 				e.startLocked(s)
@@ -140,8 +145,8 @@ func (e *Executor) newTask(ra *protocol.RunAssignment, sa protocol.SlotAttempt) 
 	return t
 }
 
-// startQueuedLocked starts queued slots in arrival order while capacity
-// allows, but asks first when the contact with the admins is stale (the
+// startQueuedLocked starts queued slots while capacity allows, the most
+// urgent first (nextQueued), but asks first when the contact with the admins is stale (the
 // process was frozen, or cut off): it waits for a heartbeat answer, which
 // cancels the queued tokens that were moved elsewhere meanwhile, and the
 // heartbeat calls it again.
@@ -156,9 +161,25 @@ func (e *Executor) startQueuedLocked() {
 			kick(e.hbKick)
 			return
 		}
-		next := e.queue[0]
-		e.queue[0] = nil
-		e.queue = e.queue[1:]
+		i := nextQueued(e.queue, time.Now(), e.cfg.PriorityAging)
+		next := e.queue[i]
+		e.queue = slices.Delete(e.queue, i, i+1)
 		e.startLocked(next)
 	}
+}
+
+// nextQueued is the index in queue (arrival order) of the slot to start
+// next: the first of those whose priority, aged by how long they have been
+// queued, is the highest.
+func nextQueued(queue []*slot, now time.Time, aging time.Duration) int {
+	best, bestPrio := 0, protocol.PriorityLow-1
+	for i, s := range queue {
+		if p := s.priority.Aged(now.Sub(s.queued), aging); p > bestPrio {
+			best, bestPrio = i, p
+			if p == protocol.PriorityCritical {
+				break
+			}
+		}
+	}
+	return best
 }

@@ -77,7 +77,7 @@ description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
 start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, wait_for, wait_timeout, on_timeout, enabled, child_job_ids,
-max_running_slots;
+max_running_slots, priority;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -242,9 +242,9 @@ SELECT COUNT(*) FROM (SELECT 1 FROM job WHERE enabled = 1 AND paused = 0 AND nex
                                 parent_run_id, created_at, finished_at,
                                 time_zone, dedup_scope, uncertain_policy, record_max_attempts, app,
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
-                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow, job_name)
+                                calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow, job_name, priority)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: JobApps
 SELECT id, app, name FROM job WHERE id IN (?);
@@ -344,7 +344,7 @@ FROM slot_attempt a WHERE a.id = ?;
 -- name: DispatchUnacked
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts, r.workflow
+       r.record_max_attempts, r.workflow, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
@@ -798,7 +798,7 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        r.predicted_ms, r.start_after, r.time_zone, r.held_until, r.backfill_id, j.id IS NOT NULL AS job_exists, COALESCE(j.handler, '') AS handler,
        COALESCE(j.overlap_policy, '') AS overlap_policy, COALESCE(j.enabled, 0) AS job_enabled, COALESCE(j.paused, 0) AS job_paused,
        COALESCE(j.wait_for, '') AS wait_for, COALESCE(j.wait_timeout, '') AS wait_timeout, COALESCE(j.on_timeout, '') AS on_timeout,
-       COALESCE(j.max_running_slots, 0) AS job_max_running_slots
+       COALESCE(j.max_running_slots, 0) AS job_max_running_slots, COALESCE(j.priority, 1) AS job_priority, COALESCE(r.priority, j.priority, 1) AS priority
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND r.held_until <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
@@ -836,7 +836,7 @@ SELECT job_id, slot, cost_ms, records, samples, last_executor FROM slot_stats WH
 -- first: what a push to it carries (many runs in one request).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
-       r.record_max_attempts, r.workflow, a.executor_id, a.failures
+       r.record_max_attempts, r.workflow, a.executor_id, a.failures, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;

@@ -114,6 +114,12 @@ type JobDef struct {
 	// queued or running); the others wait unplaced, or the run waits
 	// pending, until slots end. 0 for no cap; the app's cap applies too
 	MaxRunningSlots int `json:"max_running_slots" openapi:"minimum: 0, maximum: 1000000, default: 0"`
+	// how urgent the job's runs are (docs/tenancy.md, "Priorities"): where
+	// slots wait — for room under a cap, in an executor's queue — more
+	// urgent ones start first, and waiting raises a run one level per
+	// aging interval (5 minutes by default). A trigger or a backfill may
+	// lower it for its runs, never raise it
+	Priority string `json:"priority" openapi:"enum: [critical, high, normal, low], default: normal"`
 	// Waits (docs/workflows.md, "Waits of a plain job"): a run starts only
 	// once the runs of its business date that it waits for have succeeded.
 	//
@@ -196,6 +202,7 @@ const (
 	DefaultMaxCatchUp         = 10
 	DefaultRetryBackoffMS     = 1000
 	DefaultDeadlineAction     = "alarm"
+	DefaultPriority           = "normal"
 	DefaultCalendarShift      = "next" // with the calendar rule shift
 	DefaultWaitTimeout        = "24h"  // with wait_for (admin/waits.DefaultTimeout)
 	DefaultOnTimeout          = "fail" // with wait_for
@@ -241,6 +248,9 @@ func (d JobDef) WithDefaults() JobDef {
 	}
 	if d.DeadlineAction == "" {
 		d.DeadlineAction = DefaultDeadlineAction
+	}
+	if d.Priority == "" {
+		d.Priority = DefaultPriority
 	}
 	if d.CalendarRule == "shift" && d.CalendarShift == "" {
 		d.CalendarShift = DefaultCalendarShift

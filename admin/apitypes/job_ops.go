@@ -44,6 +44,9 @@ type TriggerRequest struct {
 	// ScheduledAt triggers the firing of that instant (backfill); the run
 	// key makes a repeat of the same request idempotent.
 	ScheduledAt *time.Time `json:"scheduled_at"`
+	// Priority of this run: the job's when omitted, or lower — critical,
+	// high, normal, low (docs/tenancy.md, "Priorities").
+	Priority string `json:"priority,omitempty"`
 }
 
 // JobList is the answer of GET /jobs.

@@ -288,6 +288,9 @@ type WorkflowBackfill struct {
 	OnlyMissing bool   `json:"only_missing,omitempty"`
 	DryRun      bool   `json:"dry_run,omitempty"`
 	Params      string `json:"params,omitempty"`
+	// Priority of the runs of a job backfill: the job's when omitted, or
+	// lower (docs/tenancy.md, "Priorities"); a workflow backfill refuses it.
+	Priority string `json:"priority,omitempty"`
 }
 
 // WorkflowBackfillDate is what a backfill does with one date: create (a

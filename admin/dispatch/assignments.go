@@ -21,13 +21,22 @@ func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
 			out = append(out, protocol.RunAssignment{
 				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
 				ScheduledAt: d.ScheduledAt, Params: d.Params, SlotCount: d.SlotCount, TimeoutMS: d.TimeoutMS,
-				Records: recordsPolicy(d), Workflow: workflowContext(d),
+				Records: recordsPolicy(d), Workflow: workflowContext(d), Priority: priority(d),
 			})
 			params[d.RunID], _ = jobrules.ParseSlotParams(d.SlotParams, d.SlotCount)
 		}
 		out[i].Attempts = append(out[i].Attempts, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}
 	return out
+}
+
+// priority is the priority of d's run on the wire: "" for normal (what an
+// executor assumes when the admin says nothing).
+func priority(d store.DispatchSlot) string {
+	if !d.Priority.Valid || protocol.Priority(d.Priority.Int64) == protocol.PriorityNormal {
+		return ""
+	}
+	return protocol.Priority(d.Priority.Int64).String()
 }
 
 // workflowContext is the workflow context of d's run on the wire, nil for

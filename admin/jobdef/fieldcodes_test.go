@@ -189,6 +189,7 @@ func badSpecs() []badSpec {
 		{"description", with(func(s *apitypes.JobSpec) { s.Description = strings.Repeat("d", 1025) })},
 		{"handler", with(func(s *apitypes.JobSpec) { s.Handler = "a b" })},
 		{"slots", with(func(s *apitypes.JobSpec) { s.SlotCount = 2000 })},
+		{"priority and cap", with(func(s *apitypes.JobSpec) { s.Priority, s.MaxRunningSlots = "urgent", -1 })},
 		// a business calendar's fields (the calendar itself is the API's check)
 		{"calendar id", with(func(s *apitypes.JobSpec) { s.CalendarID, s.CalendarRule = -1, "shift" })},
 		{"calendar rule alone", with(func(s *apitypes.JobSpec) { s.CalendarRule = "skip_holidays" })},

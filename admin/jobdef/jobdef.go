@@ -15,6 +15,7 @@ import (
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Limits of a job definition.
@@ -129,6 +130,9 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 	}
 	if s.RetryBackoffMS < 0 {
 		errs["retry_backoff_ms"] = msg.New(msg.ValuePositiveMS)
+	}
+	if _, err := protocol.ParsePriority(s.Priority); err != nil {
+		errs["priority"] = msg.New(msg.JobPriorityUnknown, "value", strconv.Quote(s.Priority))
 	}
 	if s.MaxRunningSlots < 0 || s.MaxRunningSlots > MaxRunningSlots {
 		errs["max_running_slots"] = msg.New(msg.ValueBetween, "min", 0, "max", MaxRunningSlots)

@@ -8,6 +8,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/executor/builtin"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // The one mapping each way between a job on the wire (admin/apitypes) and
@@ -31,6 +32,7 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		JobWindow:       windowRow(s.JobDef),
 		JitterWindow:    jitterRow(s.JitterWindow),
 		MaxRunningSlots: sql.NullInt64{Int64: int64(s.MaxRunningSlots), Valid: s.MaxRunningSlots > 0},
+		Priority:        int(parsedPriority(s.Priority)),
 		JobWaits:        waitsRow(s.JobDef),
 	}
 }
@@ -50,8 +52,8 @@ func View(j store.Job) apitypes.Job {
 				StartDeadline: j.StartDeadline, FinishDeadline: j.FinishDeadline, DeadlineAction: j.DeadlineAction,
 				CalendarID: j.CalendarID, CalendarRule: j.CalendarRule, CalendarShift: j.CalendarShift,
 				StartAt: msTimePtr(j.StartAt), EndAt: msTimePtr(j.EndAt), MaxRuns: j.MaxRuns, JitterWindow: j.JitterWindow,
-				MaxRunningSlots: int(j.MaxRunningSlots.Int64),
-				WaitFor:         waitsView(j), WaitTimeout: j.WaitTimeout, OnTimeout: j.OnTimeout,
+				MaxRunningSlots: int(j.MaxRunningSlots.Int64), Priority: protocol.Priority(j.Priority).String(),
+				WaitFor: waitsView(j), WaitTimeout: j.WaitTimeout, OnTimeout: j.OnTimeout,
 				Enabled: &enabled,
 			},
 			ChildJobIDs: store.ParseIDList(j.ChildJobIDs), Version: j.Version,
@@ -63,6 +65,16 @@ func View(j store.Job) apitypes.Job {
 	if j.Completed() && !j.CompletedMsg.IsZero() {
 		v.CompletedReason = j.CompletedMsg.String()
 		v.CompletedReasonCode = &apitypes.Message{Code: string(j.CompletedMsg.Code), Args: j.CompletedMsg.Args}
+	}
+	return v
+}
+
+// parsedPriority is the priority named p, normal for a name that does not
+// parse (Validate refuses it).
+func parsedPriority(p string) protocol.Priority {
+	v, err := protocol.ParsePriority(p)
+	if err != nil {
+		return protocol.PriorityNormal
 	}
 	return v
 }

@@ -218,6 +218,9 @@ const (
 	// Validation: jobs, users, passwords, tokens, alarm routes
 	JobHandlerRule         Code = "job.handler_rule"
 	JobMisfireThreshold    Code = "job.misfire_threshold"
+	JobPriorityUnknown     Code = "job.priority_unknown"
+	RunPriorityAboveJob    Code = "run.priority_above_job"
+	BackfillNoPriority     Code = "backfill.no_priority"
 	JobTimeout             Code = "job.timeout"
 	JobChildrenMax         Code = "job.children_max"
 	JobChildrenIDs         Code = "job.children_ids"
@@ -636,6 +639,9 @@ var Catalog = map[Code]string{
 	// Validation: jobs, users, passwords, tokens, alarm routes
 	JobHandlerRule:         "required; the name a handler is registered under on the executors (no spaces or commas, at most 128 characters)",
 	JobMisfireThreshold:    "between 1000 (1 s) and 604800000 (7 days)",
+	JobPriorityUnknown:     "unknown priority {value}: one of critical, high, normal, low",
+	RunPriorityAboveJob:    "at most the job's priority ({priority}): a trigger or backfill may lower it, not raise it",
+	BackfillNoPriority:     "a workflow backfill has no priority: its nodes' runs take their jobs' priorities",
 	JobTimeout:             "0 (no timeout) or a positive number of milliseconds",
 	JobChildrenMax:         "at most {max} child jobs",
 	JobChildrenIDs:         "ids of existing jobs, each once",

@@ -2,7 +2,9 @@ package ops_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -121,3 +123,54 @@ func TestConcurrencyCapsAreSaved(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestRunPriorities: a job's priority is saved and shown; a trigger or a
+// job backfill may lower it for its runs (kept on the run), not raise it
+// (400 naming priority); a workflow backfill has none.
+func TestRunPriorities(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
+		high := spec("billing", "settle")
+		high.Priority = "high"
+		job, err := svc.CreateJob(ctx, billingOnly, high)
+		require.NoError(t, err)
+		require.Equal(t, "high", job.Priority)
+		plain, err := svc.CreateJob(ctx, billingOnly, spec("billing", "plain"))
+		require.NoError(t, err)
+		require.Equal(t, "normal", plain.Priority, "normal by default")
+		bad := spec("billing", "bad")
+		bad.Priority = "urgent"
+		_, err = svc.CreateJob(ctx, billingOnly, bad)
+		refused(t, err, ops.ErrInvalid, "priority", msg.JobPriorityUnknown)
+
+		_, _, err = svc.TriggerJob(ctx, billingOnly, job.ID, apitypes.TriggerRequest{Priority: "critical"})
+		refused(t, err, ops.ErrInvalid, "priority", msg.RunPriorityAboveJob)
+		_, _, err = svc.TriggerJob(ctx, billingOnly, job.ID, apitypes.TriggerRequest{Priority: "soon"})
+		refused(t, err, ops.ErrInvalid, "priority", msg.JobPriorityUnknown)
+		lowered, _, err := svc.TriggerJob(ctx, billingOnly, job.ID, apitypes.TriggerRequest{Priority: "low"})
+		require.NoError(t, err)
+		same, _, err := svc.TriggerJob(ctx, billingOnly, job.ID, apitypes.TriggerRequest{Priority: "high", ScheduledAt: ptrTime(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))})
+		require.NoError(t, err)
+		prio := func(runID int64) sql.NullInt64 {
+			var p sql.NullInt64
+			require.NoError(t, st.DB().Get(&p, `SELECT priority FROM job_run WHERE id = ?`, runID))
+			return p
+		}
+		require.Equal(t, sql.NullInt64{Int64: 0, Valid: true}, prio(lowered.ID), "lowered to low")
+		require.False(t, prio(same.ID).Valid, "the job's own priority is not copied")
+
+		_, err = svc.BackfillJob(ctx, billingOnly, job.ID, apitypes.JobBackfill{From: "2026-11-01", To: "2026-11-02", Priority: "critical", DryRun: true})
+		refused(t, err, ops.ErrInvalid, "priority", msg.RunPriorityAboveJob)
+		bf, err := svc.BackfillJob(ctx, billingOnly, job.ID, apitypes.JobBackfill{From: "2026-11-03", To: "2026-11-04", Priority: "normal"})
+		require.NoError(t, err)
+		for _, d := range bf.Dates {
+			require.Equal(t, sql.NullInt64{Int64: 1, Valid: true}, prio(d.RunID), "backfill runs lowered to normal")
+		}
+		wf, err := svc.CreateWorkflow(ctx, billingOnly, workflowSpec("billing", "close"))
+		require.NoError(t, err)
+		_, err = svc.BackfillWorkflow(ctx, billingOnly, wf.ID, apitypes.WorkflowBackfill{From: "2026-11-01", To: "2026-11-02", Priority: "low", DryRun: true})
+		refused(t, err, ops.ErrInvalid, "priority", msg.BackfillNoPriority)
+	})
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }

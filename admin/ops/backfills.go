@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"time"
 
@@ -59,6 +60,12 @@ func (s *Service) BackfillWorkflow(ctx context.Context, a Actor, id int64, req a
 	}
 	plan, fields := workflowrun.PlanBackfill(workflowrun.BackfillRequest{From: req.From, To: req.To, NewestFirst: req.NewestFirst,
 		Parallel: req.Parallel, OnlyMissing: req.OnlyMissing}, existing)
+	if req.Priority != "" {
+		if fields == nil {
+			fields = map[string]msg.Msg{}
+		}
+		fields["priority"] = msg.New(msg.BackfillNoPriority)
+	}
 	if err := backfillRefusal(fields, req.Params); err != nil {
 		return apitypes.WorkflowBackfillPlan{}, err
 	}
@@ -134,6 +141,13 @@ func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apityp
 	}
 	breq := backfill.Request{From: req.From, To: req.To, NewestFirst: req.NewestFirst, Parallel: req.Parallel, OnlyMissing: req.OnlyMissing}
 	_, fields := backfill.Dates(breq)
+	prio, m := runPriority(j, req.Priority)
+	if !m.IsZero() {
+		if fields == nil {
+			fields = map[string]msg.Msg{}
+		}
+		fields["priority"] = m
+	}
 	if err := backfillRefusal(fields, req.Params); err != nil {
 		return apitypes.JobBackfillPlan{}, err
 	}
@@ -174,7 +188,7 @@ func (s *Service) BackfillJob(ctx context.Context, a Actor, id int64, req apityp
 	}
 	bid, made, created, err := s.createJobBackfill(ctx, store.JobBackfill{JobID: j.ID, App: j.App, FromDate: req.From, ToDate: req.To,
 		NewestFirst: req.NewestFirst, Parallel: req.Parallel, OnlyMissing: req.OnlyMissing, CreatedBy: a.User.Username},
-		jobBackfillRuns(j, plan, req.Params, s.cfg.Clock.Now()))
+		jobBackfillRuns(j, plan, req.Params, prio, s.cfg.Clock.Now()))
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile
 		return apitypes.JobBackfillPlan{}, notFound("job", id)
 	}
@@ -226,7 +240,7 @@ func (s *Service) createJobBackfill(ctx context.Context, b store.JobBackfill, ru
 // given), with trigger kind backfill. A deadline already past at now (a
 // past date's) is left out: a backfilled date is late by design, and the
 // backfill's parallelism, not the deadline, decides when it runs.
-func jobBackfillRuns(j store.Job, plan []backfill.JobDate, params string, now time.Time) []store.NewRun {
+func jobBackfillRuns(j store.Job, plan []backfill.JobDate, params string, prio sql.NullInt64, now time.Time) []store.NewRun {
 	var out []store.NewRun
 	for _, d := range plan {
 		if d.Action != backfill.Create {
@@ -236,6 +250,7 @@ func jobBackfillRuns(j store.Job, plan []backfill.JobDate, params string, now ti
 		if params != "" {
 			r.Params = params
 		}
+		r.Priority = prio
 		r.Deadlines = futureDeadlines(r.Deadlines, now.UnixMilli())
 		out = append(out, r)
 	}

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -10,6 +11,7 @@ import (
 	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // EnableJob lets job id fire again (if not paused), from its first firing
@@ -126,6 +128,28 @@ func pauseUntilValid(until, now time.Time) error {
 		"until", until.UTC().Format(time.RFC3339), "now", now.UTC().Format(time.RFC3339))})
 }
 
+// runPriority is the priority a trigger or backfill asks for its runs of
+// job j (name "": the job's): NULL when it is the job's, the lower level
+// otherwise; a name that does not parse, or a priority above the job's, is
+// the refusal's message.
+func runPriority(j store.Job, name string) (sql.NullInt64, msg.Msg) {
+	if name == "" {
+		return sql.NullInt64{}, msg.Msg{}
+	}
+	p, err := protocol.ParsePriority(name)
+	if err != nil {
+		return sql.NullInt64{}, msg.New(msg.JobPriorityUnknown, "value", strconv.Quote(name))
+	}
+	own := protocol.Priority(j.Priority)
+	switch {
+	case p > own:
+		return sql.NullInt64{}, msg.New(msg.RunPriorityAboveJob, "priority", own.String())
+	case p == own:
+		return sql.NullInt64{}, msg.Msg{}
+	}
+	return sql.NullInt64{Int64: int64(p), Valid: true}, msg.Msg{}
+}
+
 // TriggerJob creates a run of job id now (trigger manual), or of the
 // firing at req.ScheduledAt (trigger api: the run key makes a repeat of
 // the same request idempotent), with req.Params instead of the job's when
@@ -148,6 +172,10 @@ func (s *Service) TriggerJob(ctx context.Context, a Actor, id int64, req apitype
 		}
 		params = *req.Params
 	}
+	prio, m := runPriority(j, req.Priority)
+	if !m.IsZero() {
+		return store.Run{}, false, refuseField(ErrInvalid, "priority", m)
+	}
 	at := s.cfg.Clock.Now()
 	kind := store.TriggerManual
 	if req.ScheduledAt != nil {
@@ -160,6 +188,7 @@ func (s *Service) TriggerJob(ctx context.Context, a Actor, id int64, req apitype
 	}
 	nr := jobrules.NewRun(j, at.UnixMilli(), kind, store.RunPending)
 	nr.Params = params
+	nr.Priority = prio
 	run, created, err = s.st.InsertRun(ctx, rec.Epoch, nr)
 	if err != nil {
 		return store.Run{}, false, err

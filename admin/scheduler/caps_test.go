@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -150,4 +151,63 @@ func TestRoomOfCaps(t *testing.T) {
 		require.Equal(t, c.room, room, c.name)
 		require.Equal(t, c.which, which, c.name)
 	}
+}
+
+// TestPrioritiesTakeTheRoomFirstAndLowWorkAges: under an app cap of one
+// slot, of three due runs the critical one starts first although it is the
+// newest, then the normal one; a low run that has waited three aging
+// intervals competes with a new critical run as critical, and, older,
+// starts first. The slots carry their run's priority to the executor.
+func TestPrioritiesTakeTheRoomFirstAndLowWorkAges(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := clock.NewManual(t0)
+		p := &fakePusher{startAll: true}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, PriorityAging: time.Minute}, st, p)
+		require.NoError(t, err)
+		claim(t, st, 1)
+		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "one", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
+		require.NoError(t, st.EnsureApp(ctx, "one"))
+		app, err := st.App(ctx, "one")
+		require.NoError(t, err)
+		app.MaxRunningSlots.Int64, app.MaxRunningSlots.Valid = 1, true
+		require.NoError(t, st.UpdateApp(ctx, app))
+		job := func(name, prio string) store.Job {
+			return createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "one", Name: name, Handler: "h", Cron: "@yearly", Priority: prio}}, t0)
+		}
+		low, normal, critical := job("low", "low"), job("normal", ""), job("critical", "critical")
+		at := t0.UnixMilli()
+		lowRun := pendingRun(t, st, low.ID, at-3, store.TriggerManual, 1)
+		normalRun := pendingRun(t, st, normal.ID, at-2, store.TriggerManual, 1)
+		criticalRun := pendingRun(t, st, critical.ID, at-1, store.TriggerManual, 1)
+		startedNow := func() int64 {
+			t.Helper()
+			_, err := s.Tick(ctx, 1)
+			require.NoError(t, err)
+			s.WaitPushes()
+			var id int64
+			require.NoError(t, st.DB().Get(&id, `SELECT r.id FROM job_run r JOIN slot_attempt a ON a.run_id = r.id
+				WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL`))
+			return id
+		}
+		require.Equal(t, criticalRun.ID, startedNow(), "the newest run, critical, takes the one slot")
+		p.mu.Lock()
+		require.Equal(t, "critical", p.pushes[len(p.pushes)-1].Assignments[0].Priority, "the executor learns the run's priority")
+		p.mu.Unlock()
+		require.Equal(t, 1, finishPlaced(t, st, criticalRun.ID))
+		require.Equal(t, normalRun.ID, startedNow(), "then normal before low")
+		p.mu.Lock()
+		require.Empty(t, p.pushes[len(p.pushes)-1].Assignments[0].Priority, "normal goes unsaid")
+		p.mu.Unlock()
+
+		// The low run has waited 3 minutes (3 aging intervals) when another
+		// critical run comes due: both count as critical, and the low one is older.
+		c.Set(t0.Add(3 * time.Minute))
+		critical2 := pendingRun(t, st, critical.ID, c.Now().UnixMilli(), store.TriggerManual, 1)
+		require.Equal(t, 1, finishPlaced(t, st, normalRun.ID))
+		require.Equal(t, lowRun.ID, startedNow(), "aged low work goes before newer critical work")
+		require.Equal(t, 1, finishPlaced(t, st, lowRun.ID))
+		require.Equal(t, critical2.ID, startedNow())
+	})
 }

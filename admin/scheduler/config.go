@@ -1,10 +1,11 @@
 package scheduler
 
 import (
-	"github.com/shardjob/shardjob/admin/internal/clock"
-	"github.com/shardjob/shardjob/sdk/protocol"
 	"log/slog"
 	"time"
+
+	"github.com/shardjob/shardjob/admin/internal/clock"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // Config tunes the leader loop. Zero values take the documented defaults.
@@ -75,6 +76,11 @@ type Config struct {
 	// with the reason. While it waits, the run shows why and a
 	// run_unplaceable alarm is raised. Default 10 minutes.
 	UnplaceableTimeout time.Duration
+	// PriorityAging is how long a due run waits before it counts one
+	// priority higher when the leader orders a page of due runs
+	// (protocol.Priority.Aged). Default protocol.DefaultPriorityAging (5m);
+	// negative: no aging.
+	PriorityAging time.Duration
 	// HoldRecheck is how often the leader checks again a pending run it
 	// holds: a run of a job that waits for other runs of its business date
 	// (their success is re-read then), or a backfill's run waiting for its
@@ -116,6 +122,9 @@ const (
 func (c Config) WithDefaults() Config {
 	if c.PollInterval <= 0 {
 		c.PollInterval = 200 * time.Millisecond
+	}
+	if c.PriorityAging == 0 {
+		c.PriorityAging = protocol.DefaultPriorityAging
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 1000

@@ -1,9 +1,11 @@
 package scheduler
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/shardjob/shardjob/admin/placement"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // pendingPage is how many due pending runs the leader reads at once.
@@ -113,6 +116,7 @@ type starter struct {
 
 func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	s := st.s
+	page = byPriority(page, s.cfg.Clock.Now().UnixMilli(), s.cfg.PriorityAging)
 	jobs := make([]int64, 0, len(page))
 	seen := map[int64]bool{}
 	for _, r := range page {
@@ -494,4 +498,36 @@ func place(jobID int64, slots int, execs []store.Executor, targets []placement.E
 	}
 	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]].Cost > costs[order[b]].Cost })
 	return plan.Owner, order, time.Duration(plan.Makespan * float64(time.Second))
+}
+
+// byPriority orders a page of due runs (in due order) the most urgent
+// first: by priority aged by how long each has been due
+// (protocol.Priority.Aged), then in due order. Where room is short — under
+// a concurrency cap — the more urgent runs take it first; the runs of a job
+// that starts one run at a time (queue, replace) keep their order, as they
+// are ordered by the job's priority, which ages with the older run first.
+func byPriority(page []store.PendingRun, nowMS int64, aging time.Duration) []store.PendingRun {
+	eff := func(r store.PendingRun) protocol.Priority {
+		p := protocol.Priority(r.Priority)
+		if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
+			p = protocol.Priority(r.JobPriority)
+		}
+		return p.Aged(time.Duration(nowMS-r.StartsAt())*time.Millisecond, aging)
+	}
+	if len(page) < 2 {
+		return page
+	}
+	same := true
+	for _, r := range page[1:] {
+		if eff(r) != eff(page[0]) {
+			same = false
+			break
+		}
+	}
+	if same {
+		return page // the common case: nothing to reorder
+	}
+	out := slices.Clone(page)
+	slices.SortStableFunc(out, func(a, b store.PendingRun) int { return cmp.Compare(eff(b), eff(a)) })
+	return out
 }

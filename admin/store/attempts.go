@@ -76,6 +76,9 @@ type DispatchSlot struct {
 	Workflow   sql.NullString `db:"workflow"`
 	ExecutorID sql.NullInt64  `db:"executor_id"`
 	Failures   int            `db:"failures"`
+	// Priority is the run's (a protocol.Priority); NULL (a query that
+	// does not read it): normal.
+	Priority sql.NullInt64 `db:"priority"`
 }
 
 // UnackedFor returns the current attempts placed on an executor that it has

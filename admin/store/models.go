@@ -124,14 +124,17 @@ type Job struct {
 	// at once (assigned, queued or running); NULL: no cap
 	// (docs/tenancy.md, "Concurrency caps").
 	MaxRunningSlots sql.NullInt64 `db:"max_running_slots"`
-	Enabled         bool          `db:"enabled"`
-	Paused          bool          `db:"paused"`
-	PauseUntil      sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
-	ChildJobIDs     string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
-	NextFireAt      sql.NullInt64 `db:"next_fire_at"`
-	CreatedAt       int64         `db:"created_at"`
-	UpdatedAt       int64         `db:"updated_at"`
-	Version         int64         `db:"version"`
+	// Priority is the job's priority (a protocol.Priority; normal by
+	// default): its runs' unless a trigger lowered one.
+	Priority    int           `db:"priority"`
+	Enabled     bool          `db:"enabled"`
+	Paused      bool          `db:"paused"`
+	PauseUntil  sql.NullInt64 `db:"pause_until"`   // a pause that ends by itself then (Unix ms); NULL otherwise
+	ChildJobIDs string        `db:"child_job_ids"` // comma-separated ids of jobs triggered when a run succeeds
+	NextFireAt  sql.NullInt64 `db:"next_fire_at"`
+	CreatedAt   int64         `db:"created_at"`
+	UpdatedAt   int64         `db:"updated_at"`
+	Version     int64         `db:"version"`
 	// WorkflowID is the workflow whose inline node the job runs (NULL: an
 	// ordinary job). Such a job is written with its workflow's definition
 	// (SyncInlineJobs), not listed with the ordinary jobs, not referenced

@@ -47,6 +47,9 @@ type NewRun struct {
 	// of a protocol.WorkflowContext that executors receive next to the
 	// params (admin/workflowrun); "" for any other run.
 	Workflow string
+	// Priority is the run's priority when its trigger or backfill lowered
+	// it below its job's (a protocol.Priority); NULL: its job's.
+	Priority sql.NullInt64
 }
 
 func (r NewRun) parent() sql.NullInt64 {
@@ -63,7 +66,7 @@ func (r NewRun) insertArgs(epoch int64) []any {
 		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
 		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
 		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID,
-		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}, r.JobName}
+		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}, r.JobName, r.Priority}
 }
 
 // withApps returns runs with App and JobName filled in from their jobs

@@ -35,6 +35,10 @@ type PendingRun struct {
 	BackfillID int64 `db:"backfill_id"`
 	// JobMaxRunningSlots is the job's concurrency cap (0: none).
 	JobMaxRunningSlots int64 `db:"job_max_running_slots"`
+	// Priority is the run's priority (a protocol.Priority: its own when
+	// its trigger lowered it, else its job's), JobPriority its job's.
+	Priority    int `db:"priority"`
+	JobPriority int `db:"job_priority"`
 }
 
 // Scheduled reports whether the run is a firing of the job's schedule (cron

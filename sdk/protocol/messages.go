@@ -109,6 +109,10 @@ type RunAssignment struct {
 	// decodes its params strictly (the built-in http, sql and shell) is not
 	// handed fields it does not know.
 	Workflow *WorkflowContext `json:"workflow,omitempty"`
+	// Priority is the run's priority by name (ParsePriority); "" for
+	// normal. An executor at capacity starts its queued slots by priority
+	// as they age (Priority.Aged), then in arrival order.
+	Priority string `json:"priority,omitempty"`
 	// Attempts are the attempts of this run's slots that the executor is
 	// to run, one per slot; "slots" on the wire.
 	Attempts []SlotAttempt `json:"slots"`

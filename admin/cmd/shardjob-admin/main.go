@@ -227,6 +227,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	scheduleCache := f.Num("schedule-cache", 100_000, "parsed schedules the leader keeps in memory (one per job; the one used longest ago is evicted and parsed again when due; 1000 to 10000000)")
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
+	aging := f.Dur("priority-aging", protocol.DefaultPriorityAging, "how long a due run waits before it counts one priority higher (low work waiting 3 times this competes with critical work, older first); 0: no aging")
 	holdRecheck := f.Dur("hold-recheck", 5*time.Second, "how often the leader checks again a run it holds: a run of a job whose waits (wait_for) are not met, or a job backfill's run waiting for its turn")
 	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
 	grace := f.Dur("missed-fire-grace", 30*time.Second, "how late a firing may be before a missed-fire alarm")
@@ -251,6 +252,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *holdRecheck < 100*time.Millisecond || *holdRecheck > time.Hour {
 		return fmt.Errorf("--hold-recheck %s: use a duration from 100ms to 1h (default 5s)", *holdRecheck)
+	}
+	if *aging < 0 || *aging > 24*time.Hour {
+		return fmt.Errorf("--priority-aging %s: use a duration from 0 (no aging) to 24h (default 5m)", *aging)
+	}
+	priorityAging := *aging
+	if priorityAging == 0 {
+		priorityAging = -1 // the scheduler's "no aging"
 	}
 	if *unplaceable < time.Second {
 		return fmt.Errorf("--unplaceable-timeout %s: use at least 1s (default 10m)", *unplaceable)
@@ -292,7 +300,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		Scheduler: scheduler.Config{
-			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
+			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, PriorityAging: priorityAging, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
 		},
 		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
 		Utilization:  utilization.Config{Interval: sample},

@@ -101,6 +101,7 @@ export default function mount(root, ctx) {
       [t("field.misfire_policy"), `${tOr("misfire." + job.misfire_policy, job.misfire_policy)} · ${fmtDur(job.misfire_threshold_ms)}` + (job.misfire_policy === "catch_up" ? ` · ≤ ${job.max_catch_up}` : "")],
       [t("field.overlap_policy"), tOr("overlap." + job.overlap_policy, job.overlap_policy)],
       [t("field.timeout_ms"), job.timeout_ms ? fmtDur(job.timeout_ms) : t("job.noTimeout")],
+      [t("field.priority"), h("span", { id: "job-priority" }, tOr("priority." + job.priority, job.priority))],
       [t("field.max_running_slots"), h("span", { id: "job-max-running-slots" }, job.max_running_slots ? fmtNum(job.max_running_slots) : t("job.noCap"))],
       [t("field.retry_max"), job.retry_max ? t("job.retries", { n: job.retry_max, backoff: fmtDur(job.retry_backoff_ms) }) : t("job.noRetry")],
       [t("field.dedup_scope"), h("span", { id: "job-dedup-scope" }, job.dedup_scope

@@ -217,6 +217,7 @@ export default function mount(root, ctx) {
       field("slots", t("field.slots"), input("slots", { type: "number", min: 1, max: 1024, placeholder: "1" }), t("help.slots")),
       field("params", t("field.params"), input("params", { tag: "textarea", rows: 2, class: "mono" }), t("help.params"), { wide: true }),
       field("slot_params", t("field.slot_params"), input("slot_params", { class: "mono", placeholder: "0=Beijing,1=Shanghai" }), t("help.slot_params"), { wide: true }),
+      field("priority", t("field.priority"), input("priority", { tag: "select", options: ["critical", "high", "normal", "low"].map(p => [p, t("priority." + p)]) }), t("help.priority")),
       field("max_running_slots", t("field.max_running_slots"), input("max_running_slots", { type: "number", min: 0, max: 1000000, placeholder: "0" }), t("help.max_running_slots")),
       field("timeout_ms", t("field.timeout_ms"), input("timeout_ms", { type: "number", min: 0, placeholder: "0" }), t("help.timeout_ms"), { suffix: "ms" }),
       field("retry_max", t("field.retry_max"), input("retry_max", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.retry_max")),
@@ -298,7 +299,7 @@ export default function mount(root, ctx) {
     const out = {
       app: v.app.trim(), name: v.name.trim(), description: v.description, handler: v.handler.trim(), cron: v.cron.trim(),
       time_zone: v.time_zone.trim(), slot_params: v.slot_params, params: v.params,
-      misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy,
+      misfire_policy: v.misfire_policy, overlap_policy: v.overlap_policy, priority: v.priority || "normal",
       dedup_scope: v.dedup_scope.trim(), uncertain_policy: v.uncertain_policy,
       start_deadline: v.start_deadline.trim(), finish_deadline: v.finish_deadline.trim(), deadline_action: v.deadline_action,
       calendar_id: Number(v.calendar_id) || 0, calendar_rule: v.calendar_rule,
@@ -406,7 +407,7 @@ export default function mount(root, ctx) {
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, max_running_slots: 0, jitter_window: "" };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, max_running_slots: 0, priority: "normal", jitter_window: "" };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       if (fields.wait_for || fields.wait_timeout || fields.on_timeout) { delete alt.wait_for; delete alt.wait_timeout; delete alt.on_timeout; }
       try {
@@ -496,7 +497,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", max_running_slots: "", jitter_window: "", child_job_ids: "", wait_for: "", wait_timeout: "", on_timeout: "fail" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", max_running_slots: "", priority: "normal", jitter_window: "", child_job_ids: "", wait_for: "", wait_timeout: "", on_timeout: "fail" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();
