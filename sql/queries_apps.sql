@@ -43,3 +43,27 @@ GROUP BY e.app;
 SELECT COUNT(*)
 FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
 WHERE r.job_id = ? AND r.status = 'running';
+
+-- name: QueueRuns
+-- What waits to start, for the queue view: the due pending runs (scheduled
+-- and, when jittered or held, past their start_after and held_until: as
+-- the leader reads them), at most ? of them, oldest first (idx_run_status),
+-- by app, priority and the reason they show. O(the runs read).
+SELECT q.app, q.priority, q.error, COUNT(*) AS runs, MIN(q.scheduled_at) AS oldest
+FROM (SELECT COALESCE(NULLIF(r.app, ''), j.app, '') AS app, COALESCE(r.priority, j.priority, 1) AS priority, r.error, r.scheduled_at
+      FROM job_run r LEFT JOIN job j ON j.id = r.job_id
+      WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND r.held_until <= ?
+      ORDER BY r.scheduled_at LIMIT ?) q
+GROUP BY q.app, q.priority, q.error;
+
+-- name: QueueSlots
+-- The slots of started runs that wait for an executor (a cap held them
+-- back, or a retry waits to be placed), at most ? of them, oldest first
+-- (idx_attempt_executor), by app and priority.
+SELECT q.app, q.priority, COUNT(*) AS slots, MIN(q.dispatched) AS oldest
+FROM (SELECT COALESCE(NULLIF(r.app, ''), j.app, '') AS app, COALESCE(r.priority, j.priority, 1) AS priority,
+             COALESCE(r.started_at, r.created_at) AS dispatched
+      FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
+      WHERE a.executor_id IS NULL AND a.status = 'assigned' AND a.current = 1
+      ORDER BY a.id LIMIT ?) q
+GROUP BY q.app, q.priority;

@@ -16,6 +16,17 @@ func (s *Server) appRoutes(view, op, adm *gin.RouterGroup) {
 	view.GET("/apps/:name", s.getApp)
 	adm.POST("/apps", s.createApp)
 	op.PATCH("/apps/:name", s.updateApp)
+	view.GET("/queue", s.queue)
+}
+
+// queue says what waits to start in the apps the user may see.
+func (s *Server) queue(c *gin.Context) {
+	out, err := s.ops.Queue(c.Request.Context(), actor(c))
+	if err != nil {
+		s.opsFailed(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // listApps lists the apps the user may see.

@@ -75,6 +75,14 @@ func TestScrapeRealAdmin(t *testing.T) {
 		return len(runs) > 0, err
 	}, "a run of the cron job succeeded")
 
+	// A high run of an app without executors waits: the queue's depth.
+	v, err = jobdef.Validate(apitypes.JobSpec{JobDef: apitypes.JobDef{App: "nobody", Name: "waits", Handler: "count", Cron: "@yearly", Priority: "high"}}, now)
+	require.NoError(t, err)
+	waitsID, err := st.CreateJob(ctx, v.Job)
+	require.NoError(t, err)
+	_, _, err = st.InsertRun(ctx, 1, store.NewRun{JobID: waitsID, ScheduledAt: now.UnixMilli() - 1000, TriggerKind: store.TriggerManual, Status: store.RunPending, SlotCount: 1})
+	require.NoError(t, err)
+
 	// Without the token: 401, and nothing leaks.
 	code, body := scrape2(t, srv.URL()+"/metrics", "")
 	require.Equal(t, http.StatusUnauthorized, code)
@@ -96,7 +104,8 @@ func TestScrapeRealAdmin(t *testing.T) {
 		`shardjob_executors{state="online"}`:                   1,
 		`shardjob_db_open_connections{db="platform"}`:          1,
 		`shardjob_db_max_open_connections{db="platform"}`:      0,
-		`shardjob_runs{status="pending"}`:                      0,
+		`shardjob_runs{status="pending"}`:                      1,
+		`shardjob_queue_depth{app="nobody",priority="high"}`:   1,
 		`shardjob_slots{status="running"}`:                     0,
 		`shardjob_http_request_duration_seconds_count{method="POST",route="` + protocol.PathHeartbeat + `",status_class="2xx"}`: 1,
 		`shardjob_http_request_duration_seconds_count{method="POST",route="` + protocol.PathResults + `",status_class="2xx"}`:   1,

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/sdk/protocol"
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
@@ -50,6 +51,7 @@ type clusterSnapshot struct {
 	runs      map[string]int64
 	slots     map[string]int64
 	executors map[string]int64
+	queue     []queueDepth
 	epoch     int64
 	zkOK      bool
 }
@@ -61,8 +63,8 @@ type clusterCollector struct {
 	cfg Config
 	log *slog.Logger
 
-	runs, slots, executors, epoch, zk *prometheus.Desc
-	refreshErrors                     prometheus.Counter
+	runs, slots, executors, epoch, zk, queue *prometheus.Desc
+	refreshErrors                            prometheus.Counter
 
 	mu   sync.Mutex
 	last clusterSnapshot
@@ -78,6 +80,7 @@ func newClusterCollector(cfg Config) *clusterCollector {
 		runs:      d("runs", "Runs not finished yet, by status (pending, running), counted in the platform database: the same on every replica.", "status"),
 		slots:     d("slots", "Current slot attempts not finished yet, by status (assigned: pushed or queued on an executor, running), counted in the platform database.", "status"),
 		executors: d("executors", "Executors known to the platform database, by state (online, draining, lost, gone).", "state"),
+		queue:     d("queue_depth", "Due runs that have not started (pending), by app and priority, the oldest 100,000 at most: what waits for an executor, a cap, a wait or its turn (GET /api/v1/queue says why).", "app", "priority"),
 		epoch:     d("leader_epoch", "Leader epoch recorded in the platform database (the fencing token of the current leader)."),
 		zk:        d("zookeeper_connected", "1 when this replica has a usable ZooKeeper session (it can campaign and lead), else 0."),
 		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -92,6 +95,7 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- c.runs
 		ch <- c.slots
 		ch <- c.executors
+		ch <- c.queue
 		ch <- c.epoch
 	}
 	if c.cfg.Coordinator != nil {
@@ -111,6 +115,9 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		gauges(c.runs, activeRunStatuses, s.runs)
 		gauges(c.slots, activeSlotStatuses, s.slots)
 		gauges(c.executors, executorStates, s.executors)
+		for _, q := range s.queue {
+			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(q.runs), q.app, protocol.Priority(q.priority).String())
+		}
 		ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(s.epoch))
 	}
 	if c.cfg.Coordinator != nil {
@@ -137,6 +144,9 @@ func (c *clusterCollector) snapshot() clusterSnapshot {
 	if c.cfg.DB != nil {
 		var err error
 		s.runs, s.slots, s.executors, s.epoch, err = countCluster(ctx, c.cfg.DB)
+		if err == nil {
+			s.queue, err = countQueue(ctx, c.cfg.DB, now)
+		}
 		s.dbOK = err == nil
 		if err != nil {
 			c.refreshErrors.Inc()
@@ -165,6 +175,34 @@ func countCluster(ctx context.Context, db *sql.DB) (runs, slots, executors map[s
 		err = fmt.Errorf("metrics query LeaderEpoch: %w", err)
 	}
 	return
+}
+
+// queueDepth is the due pending runs of one app and priority.
+type queueDepth struct {
+	app      string
+	priority int
+	runs     int64
+}
+
+// countQueue counts the due pending runs by app and priority.
+func countQueue(ctx context.Context, db *sql.DB, now time.Time) ([]queueDepth, error) {
+	rows, err := db.QueryContext(ctx, queries[qQueueDepth], now.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("metrics query QueueDepth: %w", err)
+	}
+	defer rows.Close()
+	var out []queueDepth
+	for rows.Next() {
+		var q queueDepth
+		if err := rows.Scan(&q.app, &q.priority, &q.runs); err != nil {
+			return nil, fmt.Errorf("metrics query QueueDepth: %w", err)
+		}
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("metrics query QueueDepth: %w", err)
+	}
+	return out, nil
 }
 
 func countBy(ctx context.Context, db *sql.DB, name query) (map[string]int64, error) {

@@ -77,6 +77,7 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	fireLag      *prometheus.HistogramVec
+	capWait      *prometheus.HistogramVec
 	slotResults  *prometheus.CounterVec
 	deadlines    *prometheus.CounterVec
 	flowRuns     *prometheus.HistogramVec
@@ -121,6 +122,11 @@ func New(cfg Config) (*Metrics, error) {
 			Help:    "Time from a run's scheduled time to the leader assigning and pushing its slots, by trigger kind.",
 			Buckets: fireLagBuckets,
 		}, []string{"trigger"}),
+		capWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace, Name: "cap_wait_seconds",
+			Help:    "Time from a run's scheduled time to its start, for runs that waited for room under a concurrency cap (max_running_slots) of their app or job, by app.",
+			Buckets: fireLagBuckets,
+		}, []string{"app"}),
 		slotResults: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "slot_results_total",
 			Help: "Slot results accepted by this replica (current token), by status.",
@@ -183,7 +189,7 @@ func New(cfg Config) (*Metrics, error) {
 	cs := []prometheus.Collector{
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.fireLag, m.slotResults, m.deadlines, m.flowRuns, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
+		m.fireLag, m.capWait, m.slotResults, m.deadlines, m.flowRuns, m.slotDuration, m.records, m.leader, m.leaderEpoch, m.leaderChange, m.httpDuration,
 	}
 	if cfg.Scheduler != nil {
 		cs = append(cs, newSchedulerCollector(cfg.Scheduler))
@@ -229,6 +235,12 @@ func (m *Metrics) Handler(token string) http.Handler {
 // RunStarted implements scheduler.Observer: the fire lag of a run.
 func (m *Metrics) RunStarted(trigger string, lag time.Duration) {
 	m.fireLag.WithLabelValues(trigger).Observe(max(lag, 0).Seconds())
+}
+
+// CapWaited implements scheduler.Observer: a run of app that waited for a
+// concurrency cap started waited after it was due.
+func (m *Metrics) CapWaited(app string, waited time.Duration) {
+	m.capWait.WithLabelValues(app).Observe(max(waited, 0).Seconds())
 }
 
 // DeadlineMissed implements scheduler.Observer: a run missed a deadline of

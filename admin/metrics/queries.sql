@@ -17,3 +17,14 @@ SELECT state, COUNT(*) FROM executor GROUP BY state;
 
 -- name: LeaderEpoch
 SELECT epoch FROM leader WHERE id = 1;
+
+-- name: QueueDepth
+-- Due pending runs by app and priority (0 low … 3 critical), the oldest
+-- 100,000 at most (idx_run_status): O(what waits), never the history. The
+-- argument is now (Unix ms).
+SELECT q.app, q.priority, COUNT(*) FROM
+  (SELECT COALESCE(NULLIF(r.app, ''), j.app, '') AS app, COALESCE(r.priority, j.priority, 1) AS priority
+   FROM job_run r LEFT JOIN job j ON j.id = r.job_id
+   WHERE r.status = 'pending' AND r.scheduled_at <= ?
+   ORDER BY r.scheduled_at LIMIT 100000) q
+GROUP BY q.app, q.priority;

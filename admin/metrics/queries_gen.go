@@ -8,6 +8,7 @@ type query int
 const (
 	qExecutorsByState query = iota
 	qLeaderEpoch
+	qQueueDepth
 	qRunsActive
 	qSlotsActive
 )
@@ -16,6 +17,7 @@ const (
 var queryNames = [...]string{
 	"ExecutorsByState",
 	"LeaderEpoch",
+	"QueueDepth",
 	"RunsActive",
 	"SlotsActive",
 }

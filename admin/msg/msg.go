@@ -124,6 +124,18 @@ func argText(v any) string {
 	return fmt.Sprint(v)
 }
 
+// Nested returns argument name of m as a message: one given as a Msg, or
+// as JSON decoding leaves it (a message read back from the database).
+func (m Msg) Nested(name string) (Msg, bool) {
+	switch v := m.Args[name].(type) {
+	case Msg:
+		return v, true
+	case map[string]any:
+		return fromMap(v)
+	}
+	return Msg{}, false
+}
+
 // fromMap turns a decoded JSON object back into a Msg.
 func fromMap(v map[string]any) (Msg, bool) {
 	code, ok := v["code"].(string)

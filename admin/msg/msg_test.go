@@ -187,3 +187,28 @@ func TestConsoleDictionaries(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedReadsBackAStoredMessage: a nested message argument is found
+// whether it was given as a Msg or read back from its stored JSON.
+func TestNestedReadsBackAStoredMessage(t *testing.T) {
+	m := New(RunWaiting, "cause", New(CauseAppCap, "app", "billing", "running", 4, "max", 4))
+	got, ok := m.Nested("cause")
+	if !ok || got.Code != CauseAppCap {
+		t.Fatalf("given: %v %v", got, ok)
+	}
+	v, err := m.Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Msg
+	if err := back.Scan(v); err != nil {
+		t.Fatal(err)
+	}
+	got, ok = back.Nested("cause")
+	if !ok || got.Code != CauseAppCap || got.String() != "app billing runs 4 of its 4 slots (max_running_slots)" {
+		t.Fatalf("read back: %v %v", got, ok)
+	}
+	if _, ok := back.Nested("nothing"); ok {
+		t.Fatal("no such argument")
+	}
+}

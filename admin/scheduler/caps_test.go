@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,7 +165,8 @@ func TestPrioritiesTakeTheRoomFirstAndLowWorkAges(t *testing.T) {
 		ctx := context.Background()
 		c := clock.NewManual(t0)
 		p := &fakePusher{startAll: true}
-		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, PriorityAging: time.Minute}, st, p)
+		obs := &capWaits{}
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, PriorityAging: time.Minute, Observer: obs}, st, p)
 		require.NoError(t, err)
 		claim(t, st, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "one", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
@@ -209,5 +211,23 @@ func TestPrioritiesTakeTheRoomFirstAndLowWorkAges(t *testing.T) {
 		require.Equal(t, lowRun.ID, startedNow(), "aged low work goes before newer critical work")
 		require.Equal(t, 1, finishPlaced(t, st, lowRun.ID))
 		require.Equal(t, critical2.ID, startedNow())
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		require.Equal(t, []string{"one", "one", "one"}, obs.apps, "the normal, low and second critical runs waited for the cap (the first critical did not)")
 	})
+}
+
+// capWaits is a scheduler.Observer that records the apps of the runs that
+// started after waiting for a cap.
+type capWaits struct {
+	mu   sync.Mutex
+	apps []string
+}
+
+func (o *capWaits) RunStarted(string, time.Duration) {}
+func (o *capWaits) DeadlineMissed(string)            {}
+func (o *capWaits) CapWaited(app string, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.apps = append(o.apps, app)
 }

@@ -67,6 +67,8 @@ type deadlineCounter struct {
 }
 
 func (d *deadlineCounter) RunStarted(string, time.Duration) {}
+
+func (d *deadlineCounter) CapWaited(string, time.Duration) {}
 func (d *deadlineCounter) DeadlineMissed(kind string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

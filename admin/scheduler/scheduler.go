@@ -24,6 +24,9 @@ type Observer interface {
 	// RunStarted: the slots of a run were assigned and their push begun,
 	// lag after the run's scheduled time (never negative).
 	RunStarted(trigger string, lag time.Duration)
+	// CapWaited: a run that had waited for room under a concurrency cap of
+	// app started, waited after it was due.
+	CapWaited(app string, waited time.Duration)
 	// DeadlineMissed: a run missed a deadline of kind DeadlineStart or
 	// DeadlineFinish (counted once per run and kind, when its alarm is
 	// recorded).

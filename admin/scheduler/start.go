@@ -360,7 +360,11 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 		}
 		r := meta[rs.RunID]
 		if o := s.cfg.Observer; o != nil {
-			o.RunStarted(r.TriggerKind, max(now.Sub(time.UnixMilli(r.StartsAt())), 0)) // a jittered run is late from its start_after
+			waited := max(now.Sub(time.UnixMilli(r.StartsAt())), 0) // a jittered run is late from its start_after
+			o.RunStarted(r.TriggerKind, waited)
+			if waitedForCap(r) {
+				o.CapWaited(r.App, waited)
+			}
 		}
 		for _, a := range rs.Attempts {
 			if a.ExecutorID != 0 { // 0: held back by a cap, placed later
@@ -372,6 +376,16 @@ func (st *starter) start(ctx context.Context, batch []store.RunStart, meta map[i
 		s.pushExecutors(ctx, st.epoch, execs[app], keys(ids))
 	}
 	return nil
+}
+
+// waitedForCap reports whether pending run r showed that it waits for room
+// under a concurrency cap (settleCapped).
+func waitedForCap(r store.PendingRun) bool {
+	if r.ErrorMsg.Code != msg.RunWaiting {
+		return false
+	}
+	cause, ok := r.ErrorMsg.Nested("cause")
+	return ok && (cause.Code == msg.CauseAppCap || cause.Code == msg.CauseJobCap)
 }
 
 // unplaceableCause says why a run has no executor, for a person.

@@ -155,3 +155,47 @@ func (s *Store) PlacedSlotsOfJob(ctx context.Context, jobID int64) (int64, error
 	}
 	return n, nil
 }
+
+// QueueRunGroup is what waits to start of one app and priority for one
+// reason: how many due pending runs, and the oldest one's scheduled time.
+type QueueRunGroup struct {
+	App      string `db:"app"`
+	Priority int    `db:"priority"`
+	Reason   string `db:"error"`
+	Runs     int64  `db:"runs"`
+	Oldest   int64  `db:"oldest"`
+}
+
+// QueueSlotGroup is how many slots of started runs of one app and priority
+// wait for an executor, and when the oldest one's run started.
+type QueueSlotGroup struct {
+	App      string `db:"app"`
+	Priority int    `db:"priority"`
+	Slots    int64  `db:"slots"`
+	Oldest   int64  `db:"oldest"`
+}
+
+// QueueRuns groups up to limit due pending runs (oldest first) by app,
+// priority and reason; read reports how many runs it read (limit: there
+// may be more).
+func (s *Store) QueueRuns(ctx context.Context, nowMS int64, limit int) (groups []QueueRunGroup, read int64, err error) {
+	if err := s.db.SelectContext(ctx, &groups, s.q.get(qQueueRuns), nowMS, nowMS, nowMS, limit); err != nil {
+		return nil, 0, fmt.Errorf("queue of runs: %w", err)
+	}
+	for _, g := range groups {
+		read += g.Runs
+	}
+	return groups, read, nil
+}
+
+// QueueSlots groups up to limit slots waiting for an executor (oldest
+// first) by app and priority; read reports how many it read.
+func (s *Store) QueueSlots(ctx context.Context, limit int) (groups []QueueSlotGroup, read int64, err error) {
+	if err := s.db.SelectContext(ctx, &groups, s.q.get(qQueueSlots), limit); err != nil {
+		return nil, 0, fmt.Errorf("queue of slots: %w", err)
+	}
+	for _, g := range groups {
+		read += g.Slots
+	}
+	return groups, read, nil
+}

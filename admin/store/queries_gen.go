@@ -196,6 +196,8 @@ const (
 	qNodeRunsOfRun
 	qNonceClaim
 	qNoncePurge
+	qQueueRuns
+	qQueueSlots
 	qRunActiveForJob
 	qRunActiveJobs
 	qRunByID
@@ -516,6 +518,8 @@ var queryNames = [...]string{
 	"NodeRunsOfRun",
 	"NonceClaim",
 	"NoncePurge",
+	"QueueRuns",
+	"QueueSlots",
 	"RunActiveForJob",
 	"RunActiveJobs",
 	"RunByID",

@@ -13,6 +13,7 @@ import runDetail from "./pages/rundetail.js";
 import failures from "./pages/failures.js";
 import executors from "./pages/executors.js";
 import apps from "./pages/apps.js";
+import queue from "./pages/queue.js";
 import alarms from "./pages/alarms.js";
 import cluster from "./pages/cluster.js";
 import users from "./pages/users.js";
@@ -34,6 +35,7 @@ const routes = [
   { re: /^failures$/, page: failures, nav: "failures" },
   { re: /^executors$/, page: executors, nav: "executors" },
   { re: /^apps$/, page: apps, nav: "apps" },
+  { re: /^queue$/, page: queue, nav: "queue" },
   { re: /^alarms$/, page: alarms, nav: "alarms" },
   { re: /^cluster$/, page: cluster, nav: "cluster" },
   { re: /^users$/, page: users, nav: "users" },
@@ -48,7 +50,7 @@ const routes = [
 ];
 // Nav entries with the least role that sees them (the API checks anyway).
 // API tokens are personal, like the password: they live in the user menu.
-const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["apps"], ["alarms"], ["calendars"], ["cluster"],
+const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["apps"], ["queue"], ["alarms"], ["calendars"], ["cluster"],
   ["audit", "operator"], ["users", "admin"]];
 
 const $ = id => document.getElementById(id);
