@@ -36,13 +36,15 @@ FROM executor e JOIN slot_attempt a ON a.executor_id = e.id AND a.status IN ('as
 WHERE e.app IN (?)
 GROUP BY e.app;
 
--- name: JobPlacedSlots
--- The slots of one job's running runs placed on executors and not ended
--- (idx_run_job_status, then each run's attempts by uk_slot_attempt). CROSS
--- JOIN keeps SQLite from starting at every active attempt of any job.
-SELECT COUNT(*)
+-- name: JobsPlacedSlots
+-- The slots of some jobs' (IN list) running runs placed on executors and
+-- not ended, by job (idx_run_job_status, then each run's attempts by
+-- uk_slot_attempt). CROSS JOIN keeps SQLite from starting at every active
+-- attempt of any job. A job with none is left out.
+SELECT r.job_id, COUNT(*) AS n
 FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
-WHERE r.job_id = ? AND r.status = 'running';
+WHERE r.job_id IN (?) AND r.status = 'running'
+GROUP BY r.job_id;
 
 -- name: QueueRuns
 -- What waits to start, for the queue view: the due pending runs (scheduled

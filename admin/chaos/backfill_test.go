@@ -1,9 +1,7 @@
 package chaos
 
 import (
-	"database/sql"
 	"net/http"
-	"sort"
 	"strconv"
 	"testing"
 	"time"
@@ -138,39 +136,7 @@ func TestChaosWorkflowBackfill(t *testing.T) {
 // running at one instant, by their [started_at, finished_at) intervals.
 func mostAtOnce(t *testing.T, c *cluster, id int64) int {
 	t.Helper()
-	rows, err := c.sql.Query(`SELECT started_at, finished_at FROM workflow_run WHERE workflow_id = ?`, id)
+	most, err := testenv.MostAtOnce(c.sql, `SELECT started_at, finished_at FROM workflow_run WHERE workflow_id = ?`, id)
 	require.NoError(t, err)
-	return mostOfIntervals(t, rows)
-}
-
-// mostOfIntervals returns the largest number of the [start, end) intervals
-// of rows (two columns, ms) that hold at one instant: at an instant where
-// one ends and another starts, the end counts first. It closes rows.
-func mostOfIntervals(t *testing.T, rows *sql.Rows) int {
-	t.Helper()
-	defer rows.Close()
-	type event struct {
-		at    int64
-		delta int
-	}
-	var events []event
-	for rows.Next() {
-		var start, end int64
-		require.NoError(t, rows.Scan(&start, &end))
-		require.LessOrEqual(t, start, end)
-		events = append(events, event{start, +1}, event{end, -1})
-	}
-	require.NoError(t, rows.Err())
-	sort.Slice(events, func(i, j int) bool {
-		if events[i].at != events[j].at {
-			return events[i].at < events[j].at
-		}
-		return events[i].delta < events[j].delta
-	})
-	most, cur := 0, 0
-	for _, e := range events {
-		cur += e.delta
-		most = max(most, cur)
-	}
 	return most
 }

@@ -132,8 +132,8 @@ func TestChaosConcurrencyCapsAcrossFailover(t *testing.T) {
 // [started_at, finished_at) intervals as their executors reported them.
 func mostSlotsAtOnce(t *testing.T, c *cluster, where string, arg any) int {
 	t.Helper()
-	rows, err := c.sql.Query(`SELECT a.started_at, a.finished_at FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+	most, err := testenv.MostAtOnce(c.sql, `SELECT a.started_at, a.finished_at FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
 		WHERE `+where+` AND a.started_at IS NOT NULL`, arg)
 	require.NoError(t, err)
-	return mostOfIntervals(t, rows)
+	return most
 }

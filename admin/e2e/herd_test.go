@@ -79,6 +79,9 @@ type herdCase struct {
 	adminArgs []string
 	// settleWithin bounds the wait from D until every run is terminal.
 	settleWithin time.Duration
+	// appCap and jobCap are concurrency caps (max_running_slots) of the
+	// herd's app and of each of its jobs; 0: none.
+	appCap, jobCap int
 }
 
 // herdEnv is a running admin and its executors.
@@ -141,7 +144,9 @@ type herdResult struct {
 //	admin-maxrss-MiB  the admin's peak resident memory (memory stays bounded
 //	                with 100,000 pending runs: they are paged, never loaded)
 //
-// Cases: batched-10k and batched-100k with the admin's defaults, per-run-10k
+// Cases: batched-10k and batched-100k with the admin's defaults,
+// batched-10k-capped with caps that do not bind (their cost) and
+// batched-10k-cap-2000 with one that binds, per-run-10k
 // with --start-batch 1 (one run per start transaction, one push per run),
 // one-job-1024-slots. Each case has its own database, admin and executors.
 // One op is one herd, timed from D until the test saw it settled; run it
@@ -149,6 +154,12 @@ type herdResult struct {
 func BenchmarkHerdE2E(b *testing.B) {
 	for _, tc := range []herdCase{
 		{name: "batched-10k", jobs: 10_000, slots: 1, settleWithin: 5 * time.Minute},
+		// The same herd with caps that do not bind (the app's 1,000,000
+		// running slots, each job's 10): what counting and checking them
+		// costs the start path (issue 33: at most 10 % slower).
+		{name: "batched-10k-capped", jobs: 10_000, slots: 1, appCap: 1_000_000, jobCap: 10, settleWithin: 5 * time.Minute},
+		// A cap that binds: 2,000 of the herd's runs at once.
+		{name: "batched-10k-cap-2000", jobs: 10_000, slots: 1, appCap: 2000, settleWithin: 5 * time.Minute},
 		{name: "batched-100k", jobs: 100_000, slots: 1, settleWithin: 5 * time.Minute},
 		{name: "per-run-10k", jobs: 10_000, slots: 1, adminArgs: []string{"--start-batch", "1"}, settleWithin: 5 * time.Minute},
 		{name: "one-job-1024-slots", jobs: 1, slots: 1024, settleWithin: 2 * time.Minute},
@@ -217,6 +228,19 @@ func TestHerdSmall(t *testing.T) {
 	require.Zero(t, r.failedRuns)
 	t.Logf("300 jobs: due→created %s, due→assigned %s, due→started %s, due→settled %s (seen %s), settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts",
 		r.dueCreated, r.dueAssigned, r.dueStarted, r.dueSettled, r.dueSeenSettled.Round(time.Millisecond), r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt)
+
+	// A herd under an app cap of 20: every run succeeds, and never more
+	// than 20 slots ran at once (a sweep over the attempts' own start and
+	// finish times; no-op slots end so fast that fewer overlap).
+	lo, hi := env.iterRange(t, func() {
+		r = env.run(t, herdCase{name: "small-capped", jobs: 300, slots: 1, appCap: 20, settleWithin: 2 * time.Minute})
+	})
+	require.Zero(t, r.failedRuns)
+	most := env.mostSlotsAtOnce(t, lo, hi)
+	t.Logf("300 jobs under a cap of 20: due→settled %s, %.0f runs/s, most slots at once %d", r.dueSettled, r.runsPerSecond, most)
+	require.LessOrEqual(t, most, 20, "the app's cap held")
+	_, err := env.db.Exec(`UPDATE app SET max_running_slots = NULL WHERE name = ?`, herdApp)
+	require.NoError(t, err)
 
 	// The workflow benchmark's harness on the same processes (a 4 × 10
 	// DAG): every node runs exactly once and the figures are read.
@@ -368,18 +392,23 @@ func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Tim
 	ms := due.UnixMilli()
 	for start := 0; start < tc.jobs; start += chunk {
 		var q strings.Builder
-		q.WriteString(`INSERT INTO job (app, name, handler, cron_expr, time_zone, slot_count, slot_params, params, next_fire_at, created_at, updated_at) VALUES `)
-		args := make([]any, 0, 6*chunk)
+		q.WriteString(`INSERT INTO job (app, name, handler, cron_expr, time_zone, slot_count, slot_params, params, next_fire_at, created_at, updated_at, max_running_slots) VALUES `)
+		args := make([]any, 0, 7*chunk)
+		jobCap := sql.NullInt64{Int64: int64(tc.jobCap), Valid: tc.jobCap > 0}
 		for i := start; i < min(start+chunk, tc.jobs); i++ {
 			if i > start {
 				q.WriteString(",")
 			}
-			q.WriteString(`(?, ?, 'demo.noop', '0 0 1 1 *', 'UTC', ?, '', '', ?, ?, ?)`)
-			args = append(args, herdApp, fmt.Sprintf("%s%06d", prefix, i), tc.slots, ms, ms, ms)
+			q.WriteString(`(?, ?, 'demo.noop', '0 0 1 1 *', 'UTC', ?, '', '', ?, ?, ?, ?)`)
+			args = append(args, herdApp, fmt.Sprintf("%s%06d", prefix, i), tc.slots, ms, ms, ms, jobCap)
 		}
 		_, err := env.db.Exec(q.String(), args...)
 		require.NoError(tb, err, "seed jobs")
 	}
+	appCap := sql.NullInt64{Int64: int64(tc.appCap), Valid: tc.appCap > 0}
+	_, err := env.db.Exec(`INSERT INTO app (name, max_running_slots, created_at, updated_at) VALUES (?, ?, ?, ?)
+		ON DUPLICATE KEY UPDATE max_running_slots = VALUES(max_running_slots)`, herdApp, appCap, ms, ms)
+	require.NoError(tb, err, "the app's cap")
 	var n int
 	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM job WHERE name LIKE ?`, prefix+"%").Scan(&n, &lo, &hi))
 	require.Equal(tb, tc.jobs, n, "seeded jobs")
@@ -510,6 +539,26 @@ func (env *herdEnv) sorted(tb testing.TB, query string, args ...any) []int64 {
 	}
 	require.NoError(tb, rows.Err())
 	return out
+}
+
+// iterRange runs f (one herd) and returns the id range of the jobs it seeded.
+func (env *herdEnv) iterRange(tb testing.TB, f func()) (lo, hi int64) {
+	tb.Helper()
+	f()
+	prefix := fmt.Sprintf("herd%d-", env.iter)
+	require.NoError(tb, env.db.QueryRow(`SELECT MIN(id), MAX(id) FROM job WHERE name LIKE ?`, prefix+"%").Scan(&lo, &hi))
+	return lo, hi
+}
+
+// mostSlotsAtOnce is the largest number of attempts of the runs of jobs
+// lo..hi that ran at one instant, by their [started_at, finished_at)
+// intervals (testenv.MostAtOnce).
+func (env *herdEnv) mostSlotsAtOnce(tb testing.TB, lo, hi int64) int {
+	tb.Helper()
+	most, err := testenv.MostAtOnce(env.db, `SELECT a.started_at, a.finished_at FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+		WHERE r.job_id BETWEEN ? AND ? AND a.started_at IS NOT NULL`, lo, hi)
+	require.NoError(tb, err)
+	return most
 }
 
 // verify checks the end state of a settled herd by SQL: exactly one run per

@@ -52,6 +52,9 @@ func (s *Service) Results(ctx context.Context, req protocol.ResultsRequest) (pro
 			resp.Rejected = append(resp.Rejected, outcomes[i].Token)
 		}
 	}
+	if e, ok := s.cfg.Scheduler.(SlotsEnder); ok && len(resp.Accepted) > 0 {
+		e.SlotsEnded()
+	}
 	if len(resp.Rejected) > 0 {
 		s.log.Info("stale results rejected (token superseded or unknown)", "instance", req.InstanceID, "tokens", resp.Rejected)
 	}

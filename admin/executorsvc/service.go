@@ -38,8 +38,14 @@ func (r *refusal) Unwrap() error { return r.kind }
 func invalid(msg string) error  { return &refusal{kind: ErrInvalid, msg: msg} }
 func conflict(msg string) error { return &refusal{kind: ErrConflict, msg: msg} }
 
-// Waker nudges the scheduler (scheduler.Scheduler).
+// Waker nudges the scheduler (scheduler.Scheduler) when slots must be
+// placed again.
 type Waker interface{ Wake() }
+
+// SlotsEnder is what a Waker may also do (scheduler.Scheduler does): hear
+// that results were accepted, so that work waiting for room under a
+// concurrency cap is placed at once.
+type SlotsEnder interface{ SlotsEnded() }
 
 // ResultObserver sees the slot results the admin accepted, for metrics.
 // SlotResult must return promptly.

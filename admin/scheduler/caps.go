@@ -4,45 +4,147 @@ import (
 	"context"
 	"math"
 	"slices"
+	"sync"
 
+	"github.com/shardjob/shardjob/admin/internal/lru"
 	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // capRound is one round's view of the concurrency caps (max_running_slots)
 // of apps and jobs: each cap with the slots of its runs placed on
-// executors and not ended (assigned, queued or running), counted from the
-// database when the round first needs it, then kept up to date by the
-// round's own placements.
+// executors and not ended (assigned, queued or running), kept up to date by
+// the round's own placements.
 //
 // Only the leader places slots, in transactions fenced by its epoch, and
-// between the count and the placement slots can only end, so the count is
-// never below the truth: a cap is never exceeded, across a failover too (a
-// new leader counts afresh; the former one's placements are refused by the
-// fence). Moving a slot off a lost executor or to an idle one ends one
-// attempt as it places the next, and so needs no room.
+// meanwhile slots can only end, so a count never falls below the truth: a
+// cap is never exceeded, across a failover too (a new leader counts
+// afresh; the former one's placements are refused by the fence). Moving a
+// slot off a lost executor or to an idle one ends one attempt as it places
+// the next, and so needs no room.
+//
+// The counts come from the term's bounds (capBounds): the last count read
+// from the database plus every slot placed since. A bound that leaves room
+// is used as it is; one that leaves none is counted again, so that the
+// database is read when a cap is close, not at every round of a herd.
 type capRound struct {
 	s      *Scheduler
 	appMax map[string]int64
-	// appUsed and jobUsed are the placed slots of capped apps and jobs.
+	// appUsed and jobUsed are the placed slots of capped apps and jobs
+	// (upper bounds).
 	appUsed map[string]int64
 	jobUsed map[int64]int64
+	// recounted are the apps and jobs counted from the database this round.
+	appRecounted map[string]bool
+	jobRecounted map[int64]bool
+	// held is set when the round held work back for a cap.
+	held bool
 }
 
-// newCapRound reads the apps' caps and counts the placed slots of the
-// capped apps (nothing more when no app has a cap).
+// capBounds are a term's upper bounds of the placed slots of capped apps
+// and jobs (capRound). A new term starts without any (Lead).
+type capBounds struct {
+	mu   sync.Mutex
+	apps map[string]int64
+	jobs *lru.Cache[int64, int64]
+}
+
+// maxJobBounds bounds the capped jobs whose count a term remembers.
+const maxJobBounds = 100_000
+
+func newCapBounds() *capBounds {
+	return &capBounds{apps: map[string]int64{}, jobs: lru.New[int64, int64](maxJobBounds)}
+}
+
+// newCapRound reads the apps' caps and takes the term's bounds of the
+// capped apps, counting those it has none of (nothing more when no app has
+// a cap).
 func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
-	c := &capRound{s: s, appUsed: map[string]int64{}, jobUsed: map[int64]int64{}}
+	c := &capRound{s: s, appUsed: map[string]int64{}, jobUsed: map[int64]int64{}, appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}}
 	var err error
 	if c.appMax, err = s.store.AppCaps(ctx); err != nil || len(c.appMax) == 0 {
 		return c, err
 	}
-	apps := make([]string, 0, len(c.appMax))
+	b := s.bounds()
+	var todo []string
+	b.mu.Lock()
 	for a := range c.appMax {
-		apps = append(apps, a)
+		if n, ok := b.apps[a]; ok {
+			c.appUsed[a] = n
+		} else {
+			todo = append(todo, a)
+		}
+	}
+	b.mu.Unlock()
+	return c, c.countApps(ctx, todo)
+}
+
+// bounds are the term's bounds.
+func (s *Scheduler) bounds() *capBounds {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.capBounds == nil {
+		s.capBounds = newCapBounds()
+	}
+	return s.capBounds
+}
+
+// countApps counts the placed slots of apps from the database.
+func (c *capRound) countApps(ctx context.Context, apps []string) error {
+	if len(apps) == 0 {
+		return nil
 	}
 	slices.Sort(apps)
-	c.appUsed, err = s.store.PlacedSlotsOfApps(ctx, apps)
-	return c, err
+	n, err := c.s.store.PlacedSlotsOfApps(ctx, apps)
+	if err != nil {
+		return err
+	}
+	b := c.s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, a := range apps {
+		c.appUsed[a], c.appRecounted[a], b.apps[a] = n[a], true, n[a]
+	}
+	return nil
+}
+
+// countJobs takes the term's bounds of the capped jobs of ids that the
+// round has not seen yet, and counts those it has none of in one query: a
+// page of due runs of many capped jobs costs at most one query.
+func (c *capRound) countJobs(ctx context.Context, ids []int64) error {
+	b := c.s.bounds()
+	var todo []int64
+	b.mu.Lock()
+	for _, id := range ids {
+		if _, ok := c.jobUsed[id]; ok || slices.Contains(todo, id) {
+			continue
+		}
+		if n, ok := b.jobs.Get(id); ok {
+			c.jobUsed[id] = n
+		} else {
+			todo = append(todo, id)
+		}
+	}
+	b.mu.Unlock()
+	return c.recountJobs(ctx, todo)
+}
+
+// recountJobs counts the placed slots of jobs ids from the database.
+func (c *capRound) recountJobs(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	n, err := c.s.store.PlacedSlotsOfJobs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	b := c.s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, id := range ids {
+		c.jobUsed[id], c.jobRecounted[id] = n[id], true
+		b.jobs.Add(id, n[id])
+	}
+	return nil
 }
 
 // capUse is what one cap allows now.
@@ -66,26 +168,36 @@ func roomFor(caps ...capUse) (room int64, which int) {
 
 // room returns how many more slots of job jobID (named job, cap jobMax, 0:
 // none) of app the caps allow now, and when they allow none, why (for the
-// run). The leader places the waiting slots of started runs first
-// (placeUnplaced) with the same round, so a new run finds room only once
-// they are all placed.
-func (c *capRound) room(ctx context.Context, app string, jobID int64, job string, jobMax int64) (int64, msg.Msg, error) {
+// run). A cap whose bound leaves less room than want is counted again from
+// the database first. The leader places the waiting slots of started runs
+// first (placeUnplaced) with the same round, so a new run finds room only
+// once they are all placed.
+func (c *capRound) room(ctx context.Context, app string, jobID int64, job string, jobMax int64, want int64) (int64, msg.Msg, error) {
 	appMax, appCapped := c.appMax[app]
 	if !appCapped && jobMax <= 0 {
 		return math.MaxInt64, msg.Msg{}, nil
 	}
 	if jobMax > 0 {
-		if _, ok := c.jobUsed[jobID]; !ok {
-			n, err := c.s.store.PlacedSlotsOfJob(ctx, jobID)
-			if err != nil {
+		if err := c.countJobs(ctx, []int64{jobID}); err != nil {
+			return 0, msg.Msg{}, err
+		}
+		if jobMax-c.jobUsed[jobID] < want && !c.jobRecounted[jobID] {
+			if err := c.recountJobs(ctx, []int64{jobID}); err != nil {
 				return 0, msg.Msg{}, err
 			}
-			c.jobUsed[jobID] = n
+		}
+	}
+	if appCapped && appMax-c.appUsed[app] < want && !c.appRecounted[app] {
+		if err := c.countApps(ctx, []string{app}); err != nil {
+			return 0, msg.Msg{}, err
 		}
 	}
 	a := capUse{Max: appMax, Used: c.appUsed[app]}
 	j := capUse{Max: jobMax, Used: c.jobUsed[jobID]}
 	room, which := roomFor(a, j)
+	if room == 0 {
+		c.held = true
+	}
 	switch {
 	case room > 0:
 		return room, msg.Msg{}, nil
@@ -96,12 +208,18 @@ func (c *capRound) room(ctx context.Context, app string, jobID int64, job string
 	}
 }
 
-// take records that n slots of job jobID of app were placed.
+// take records that n slots of job jobID of app were placed, in the round
+// and in the term's bounds.
 func (c *capRound) take(app string, jobID int64, n int64) {
+	b := c.s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if _, ok := c.appMax[app]; ok {
 		c.appUsed[app] += n
+		b.apps[app] = c.appUsed[app]
 	}
 	if _, ok := c.jobUsed[jobID]; ok {
 		c.jobUsed[jobID] += n
+		b.jobs.Add(jobID, c.jobUsed[jobID])
 	}
 }

@@ -87,6 +87,7 @@ func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
 		s.WaitPushes()
 
 		require.Equal(t, 16, placedOf(t, st, "capped"), "the cap's worth of slots placed")
+		require.True(t, s.CapHeld(), "work held back: ending slots wake the loop")
 		require.Equal(t, 100, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1`, bigRun.ID), "every slot has its attempt")
 		require.Equal(t, 84, count(t, st, `SELECT COUNT(*) FROM slot_attempt WHERE run_id = ? AND current = 1 AND executor_id IS NULL AND dispatched_at IS NULL AND lease_until IS NULL`, bigRun.ID),
 			"the rest wait unplaced, without a lease")
@@ -129,6 +130,7 @@ func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, store.RunSucceeded, r.Status, "run %d", id)
 		}
+		require.False(t, s.CapHeld(), "nothing held back any more")
 	})
 }
 

@@ -16,3 +16,7 @@ type CapUse = capUse
 
 // RoomFor is roomFor (caps.go).
 var RoomFor = roomFor
+
+// CapHeld reports whether the last round held work back for a cap (then
+// SlotsEnded wakes the loop).
+func (s *Scheduler) CapHeld() bool { return s.capHeld.Load() }

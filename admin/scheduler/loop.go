@@ -26,6 +26,9 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 	}
 	log.Info("leading")
 	defer log.Info("stopped leading")
+	s.mu.Lock()
+	s.capBounds = nil // a new term counts every cap afresh
+	s.mu.Unlock()
 	if _, err := s.store.RaiseAlarm(ctx, store.Alarm{
 		Kind: store.AlarmLeaderChange, Severity: "info", RaisedBy: s.cfg.ID,
 		DedupKey: fmt.Sprintf("leader_change:%d", epoch),
@@ -96,6 +99,7 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	if more, err = s.assignPending(ctx, epoch, caps); err != nil {
 		return false, err
 	}
+	s.capHeld.Store(caps.held)
 	more = more || fireMore
 	if err := s.resolvePlaced(ctx); err != nil {
 		return false, err

@@ -39,6 +39,15 @@ func (s *Scheduler) placeUnplaced(ctx context.Context, epoch int64, caps *capRou
 			break
 		}
 		after = waiting[len(waiting)-1].Token
+		var capped []int64
+		for _, u := range waiting {
+			if u.JobMaxRunningSlots > 0 {
+				capped = append(capped, u.JobID)
+			}
+		}
+		if err := caps.countJobs(ctx, capped); err != nil {
+			return err
+		}
 		appOf := make(map[int64]string, len(waiting))
 		var ps []store.Placement
 		for _, u := range waiting {
@@ -62,7 +71,7 @@ func (s *Scheduler) placeUnplaced(ctx context.Context, epoch int64, caps *capRou
 			if len(targets) == 0 {
 				continue // waits for an executor with the handler
 			}
-			room, _, err := caps.room(ctx, u.App, u.JobID, "", u.JobMaxRunningSlots)
+			room, _, err := caps.room(ctx, u.App, u.JobID, "", u.JobMaxRunningSlots, 1)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/dispatch"
@@ -41,6 +42,9 @@ type Scheduler struct {
 	push  Pusher
 	log   *slog.Logger
 	wake  chan struct{}
+	// capHeld is true while the last round held work back for a
+	// concurrency cap: ending slots then wake the loop (SlotsEnded).
+	capHeld atomic.Bool
 
 	mu sync.Mutex
 	// Parsed schedules by job id, bounded (Config.ScheduleCache): a job
@@ -52,6 +56,9 @@ type Scheduler struct {
 	cals      map[int64]cachedCalendar
 	calScheds *lru.Cache[int64, cachedCalSchedule]
 	stats     Stats
+	// capBounds are the term's upper bounds of capped apps' and jobs'
+	// placed slots (caps.go); nil at the start of a term.
+	capBounds *capBounds
 
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost
@@ -112,6 +119,16 @@ func (s *Scheduler) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
+	}
+}
+
+// SlotsEnded tells the loop that slots ended (their results were
+// accepted): when the last round held work back for a concurrency cap, it
+// ticks now to place it in the room they freed, rather than at its next
+// poll.
+func (s *Scheduler) SlotsEnded() {
+	if s.capHeld.Load() {
+		s.Wake()
 	}
 }
 

@@ -129,6 +129,15 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	if err != nil {
 		return err
 	}
+	var capped []int64
+	for _, r := range page {
+		if r.JobMaxRunningSlots > 0 {
+			capped = append(capped, r.JobID)
+		}
+	}
+	if err := st.caps.countJobs(ctx, capped); err != nil {
+		return err
+	}
 	for _, r := range page {
 		if !r.JobExists {
 			if _, err := s.runs.EndPending(ctx, r.ID, store.RunCancelled, s.cfg.Clock.Now().UnixMilli(), msg.New(msg.RunJobDeleted)); err != nil {
@@ -187,7 +196,7 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			st.unplaceable(r, unplaceableCause(r, execs))
 			continue
 		}
-		room, cause, err := st.caps.room(ctx, r.App, r.JobID, r.JobName, r.JobMaxRunningSlots)
+		room, cause, err := st.caps.room(ctx, r.App, r.JobID, r.JobName, r.JobMaxRunningSlots, int64(r.SlotCount))
 		if err != nil {
 			return err
 		}

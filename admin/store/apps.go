@@ -146,14 +146,28 @@ func (s *Store) PlacedSlotsOfApps(ctx context.Context, apps []string) (map[strin
 	return out, nil
 }
 
-// PlacedSlotsOfJob counts the slots of job jobID's running runs placed on
-// executors and not ended: what the job's concurrency cap limits.
-func (s *Store) PlacedSlotsOfJob(ctx context.Context, jobID int64) (int64, error) {
-	var n int64
-	if err := s.db.GetContext(ctx, &n, s.q.get(qJobPlacedSlots), jobID); err != nil {
-		return 0, fmt.Errorf("placed slots of job %d: %w", jobID, err)
+// PlacedSlotsOfJobs counts, for each of jobIDs, the slots of its running
+// runs placed on executors and not ended: what the job's concurrency cap
+// limits. A job with none is left out.
+func (s *Store) PlacedSlotsOfJobs(ctx context.Context, jobIDs []int64) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(jobIDs))
+	for start := 0; start < len(jobIDs); start += 1000 {
+		q, args, err := sqlx.In(s.q.get(qJobsPlacedSlots), jobIDs[start:min(start+1000, len(jobIDs))])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			JobID int64 `db:"job_id"`
+			N     int64 `db:"n"`
+		}
+		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+			return nil, fmt.Errorf("placed slots of %d jobs: %w", len(jobIDs), err)
+		}
+		for _, r := range rows {
+			out[r.JobID] = r.N
+		}
 	}
-	return n, nil
+	return out, nil
 }
 
 // QueueRunGroup is what waits to start of one app and priority for one

@@ -158,7 +158,6 @@ const (
 	qJobPageByName
 	qJobPageByNext
 	qJobPauseUntil
-	qJobPlacedSlots
 	qJobReplan
 	qJobRunStatuses
 	qJobRunSucceededBetween
@@ -179,6 +178,7 @@ const (
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
 	qJobsOverdue
+	qJobsPlacedSlots
 	qJobsResumeDue
 	qJobsSetNextFire
 	qJobsSetNextFireByID
@@ -480,7 +480,6 @@ var queryNames = [...]string{
 	"JobPageByName",
 	"JobPageByNext",
 	"JobPauseUntil",
-	"JobPlacedSlots",
 	"JobReplan",
 	"JobRunStatuses",
 	"JobRunSucceededBetween",
@@ -501,6 +500,7 @@ var queryNames = [...]string{
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
 	"JobsOverdue",
+	"JobsPlacedSlots",
 	"JobsResumeDue",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",

@@ -340,10 +340,10 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 				c, err := s.PlacedSlotsOfApps(ctx, apps)
 				return len(c), err
 			}},
-		{"JobPlacedSlots", "scheduler: start and placement rounds, once per capped job", "2a + 100, a = the job's active attempts", constant(100),
+		{"JobsPlacedSlots", "scheduler: start and placement rounds, the capped jobs of a page", "2a + 100, a = the jobs' active attempts", constant(100),
 			func(ctx context.Context) (int, error) {
-				n, err := s.PlacedSlotsOfJob(ctx, scaleRunningJob)
-				return int(n), err
+				n, err := s.PlacedSlotsOfJobs(ctx, []int64{scaleRunningJob, 5, 6})
+				return len(n), err
 			}},
 		{"AttemptsOfLostExecutors", "scheduler: lost check, 1,000 a page", "2n + 100", linear(2, 100),
 			func(ctx context.Context) (int, error) { a, err := s.LostAttempts(ctx, 1000); return len(a), err }},
@@ -431,7 +431,7 @@ func auditAdvance(ctx context.Context, s *store.Store, now int64) (int, error) {
 var scaleQueries = []string{
 	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "RunNextPending", "RunPendingPage",
 	"RunRunningIDsOfJob", "RunActiveForJob", "RunLastSucceeded", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
-	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged", "AppCaps", "AppsPlacedSlots", "JobPlacedSlots",
+	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged", "AppCaps", "AppsPlacedSlots", "JobsPlacedSlots",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
 	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
 	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",

@@ -320,3 +320,22 @@ func TestFreePortAndWaitFor(t *testing.T) {
 	}, "third call")
 	require.Equal(t, 3, calls)
 }
+
+// TestMostAtOnce: the sweep counts the intervals that hold at one
+// instant, an end before a start at the same instant, and refuses an
+// interval that ends before it starts.
+func TestMostAtOnce(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("mysql", testenv.MySQL(t))
+	require.NoError(t, err)
+	defer db.Close()
+	most := func(q string) (int, error) { return testenv.MostAtOnce(db, q) }
+	n, err := most(`SELECT 1, 5 UNION ALL SELECT 5, 7 UNION ALL SELECT 2, 6 UNION ALL SELECT 3, 4`)
+	require.NoError(t, err)
+	require.Equal(t, 3, n, "[1,5), [2,6) and [3,4) at 3; [5,7) starts as [1,5) ends")
+	n, err = most(`SELECT 1, 2 UNION ALL SELECT 2, 3 UNION ALL SELECT 3, 4`)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "back to back: one at a time")
+	_, err = most(`SELECT 5, 4`)
+	require.Error(t, err)
+}
