@@ -22,6 +22,9 @@ type AppView struct {
 	// MaxRunningSlots caps the slots of the app's runs placed on
 	// executors at once (assigned, queued or running); null: no cap.
 	MaxRunningSlots *int64 `json:"max_running_slots"`
+	// MaxStartsPerSecond limits how many of the app's runs the leader
+	// starts a second (null: no limit).
+	MaxStartsPerSecond *int64 `json:"max_starts_per_second"`
 	// Version guards edits (PATCH sends the version it read).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
@@ -43,6 +46,7 @@ type AppSpec struct {
 	MaxSlotsPerRun      *int64 `json:"max_slots_per_run,omitempty"`
 	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
 	MaxRunningSlots     *int64 `json:"max_running_slots,omitempty"`
+	MaxStartsPerSecond  *int64 `json:"max_starts_per_second,omitempty"`
 	Version             int64  `json:"version,omitempty"`
 }
 

@@ -27,6 +27,9 @@ type AppDef struct {
 	// MaxRunningSlots caps the app's slots placed at once (admins only; 0:
 	// no cap).
 	MaxRunningSlots *int64 `json:"max_running_slots,omitempty"`
+	// MaxStartsPerSecond limits the app's run starts a second (admins
+	// only; 0: no limit).
+	MaxStartsPerSecond *int64 `json:"max_starts_per_second,omitempty"`
 }
 
 // FileApp is an app of a jobs file, with the line it starts on.
@@ -79,7 +82,7 @@ func planApps(ctx context.Context, cl *Client, want []FileApp) ([]AppChange, err
 			for _, q := range []struct {
 				field     string
 				want, cur *int64
-			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}, {"max_running_slots", w.MaxRunningSlots, cur.MaxRunningSlots}} {
+			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}, {"max_running_slots", w.MaxRunningSlots, cur.MaxRunningSlots}, {"max_starts_per_second", w.MaxStartsPerSecond, cur.MaxStartsPerSecond}} {
 				if q.want != nil && *q.want != quota(q.cur) {
 					ch.Fields = append(ch.Fields, FieldChange{Field: q.field, Old: quotaText(quota(q.cur)), New: quotaText(*q.want)})
 				}
@@ -113,7 +116,7 @@ func printAppPlan(w io.Writer, plan []AppChange) {
 // unchanged).
 func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, error) {
 	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners,
-		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots}
+		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots, MaxStartsPerSecond: c.Want.MaxStartsPerSecond}
 	var got apitypes.AppView
 	switch c.Action {
 	case Create:

@@ -41,8 +41,8 @@ func AppView(a store.App) apitypes.AppView {
 	}
 	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
 		MaxJobs: optInt(a.MaxJobs), MaxSlotsPerRun: optInt(a.MaxSlotsPerRun), MaxBackfillParallel: optInt(a.MaxBackfillParallel),
-		MaxRunningSlots: optInt(a.MaxRunningSlots),
-		CreatedAt:       msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
+		MaxRunningSlots: optInt(a.MaxRunningSlots), MaxStartsPerSecond: optInt(a.MaxStartsPerSecond),
+		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
 }
 
 // Apps lists the apps a may see, by name, with what their teams say of
@@ -143,6 +143,8 @@ const (
 	maxQuotaJobs     = 10_000_000
 	maxQuotaSlots    = jobdef.MaxSlots
 	maxQuotaParallel = backfill.MaxParallel
+	// maxStartsPerSecond is the largest start rate of an app.
+	maxStartsPerSecond = 1_000_000
 )
 
 // appQuotas checks the quotas spec sets into row (0 removes one, left out
@@ -163,7 +165,7 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	for _, q := range []struct {
 		name string
 		v    *int64
-	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}} {
+	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}, {"max_starts_per_second", spec.MaxStartsPerSecond}} {
 		if q.v != nil && field == "" {
 			field = q.name
 		}
@@ -178,6 +180,7 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	set("max_slots_per_run", spec.MaxSlotsPerRun, maxQuotaSlots, &row.MaxSlotsPerRun)
 	set("max_backfill_parallel", spec.MaxBackfillParallel, maxQuotaParallel, &row.MaxBackfillParallel)
 	set("max_running_slots", spec.MaxRunningSlots, jobdef.MaxRunningSlots, &row.MaxRunningSlots)
+	set("max_starts_per_second", spec.MaxStartsPerSecond, maxStartsPerSecond, &row.MaxStartsPerSecond)
 	return nil
 }
 
@@ -291,7 +294,7 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 func appAudit(v apitypes.AppView) map[string]any {
 	return map[string]any{"description": v.Description, "owners": v.Owners,
 		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel,
-		"max_running_slots": v.MaxRunningSlots}
+		"max_running_slots": v.MaxRunningSlots, "max_starts_per_second": v.MaxStartsPerSecond}
 }
 
 // quotaOf is the app row of app, for its quotas: no quota when it has no

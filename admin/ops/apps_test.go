@@ -82,9 +82,10 @@ func TestAppQuotas(t *testing.T) {
 	})
 }
 
-// TestConcurrencyCapsAreSaved: an admin caps an app's running slots (an
-// operator of the app may not; beyond 1,000,000 is refused by field; 0
-// removes it), an operator caps a job's; both come back as saved.
+// TestConcurrencyCapsAreSaved: an admin caps an app's running slots and
+// its start rate (an operator of the app may not; beyond 1,000,000 is
+// refused by field; 0 removes them), an operator caps a job's; all come
+// back as saved.
 func TestConcurrencyCapsAreSaved(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, ctx context.Context, st *store.Store, svc *ops.Service) {
@@ -110,15 +111,22 @@ func TestConcurrencyCapsAreSaved(t *testing.T) {
 		refused(t, err, ops.ErrForbidden, "max_running_slots", msg.AppQuotaAdmins)
 		_, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(1_000_001)})
 		refused(t, err, ops.ErrInvalid, "max_running_slots", msg.AppQuotaRange)
-		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(64)})
+		_, err = svc.UpdateApp(ctx, billingOnly, "billing", apitypes.AppSpec{Version: app.Version, MaxStartsPerSecond: n(5)})
+		refused(t, err, ops.ErrForbidden, "max_starts_per_second", msg.AppQuotaAdmins)
+		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(64), MaxStartsPerSecond: n(50)})
 		require.NoError(t, err)
 		require.Equal(t, int64(64), *app.MaxRunningSlots)
+		require.Equal(t, int64(50), *app.MaxStartsPerSecond)
 		caps, err := st.AppCaps(ctx)
 		require.NoError(t, err)
-		require.Equal(t, map[string]int64{"billing": 64}, caps)
-		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(0)})
+		require.Equal(t, map[string]store.AppLimit{"billing": {MaxRunningSlots: 64, MaxStartsPerSecond: 50}}, caps)
+		app, err = svc.UpdateApp(ctx, admin, "billing", apitypes.AppSpec{Version: app.Version, MaxRunningSlots: n(0), MaxStartsPerSecond: n(0)})
 		require.NoError(t, err)
 		require.Nil(t, app.MaxRunningSlots)
+		require.Nil(t, app.MaxStartsPerSecond)
+		caps, err = st.AppCaps(ctx)
+		require.NoError(t, err)
+		require.Empty(t, caps)
 	})
 }
 

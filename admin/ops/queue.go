@@ -59,8 +59,8 @@ func (s *Service) Queue(ctx context.Context, a Actor) (apitypes.QueueView, error
 		}
 	}
 	var capped []string
-	for app := range caps {
-		if u.AppAllowed(app) {
+	for app, l := range caps {
+		if l.MaxRunningSlots > 0 && u.AppAllowed(app) {
 			get(app)
 			capped = append(capped, app)
 		}
@@ -73,8 +73,8 @@ func (s *Service) Queue(ctx context.Context, a Actor) (apitypes.QueueView, error
 	out := apitypes.QueueView{Apps: []apitypes.QueueApp{}, Limit: QueueLimit, At: now.UTC(),
 		Partial: runsRead >= QueueLimit || slotsRead >= QueueLimit}
 	for name, q := range apps {
-		if m, ok := caps[name]; ok {
-			n := placed[name]
+		if l := caps[name]; l.MaxRunningSlots > 0 {
+			m, n := l.MaxRunningSlots, placed[name]
 			q.MaxRunningSlots, q.RunningSlots = &m, &n
 		}
 		out.Apps = append(out.Apps, q.view())

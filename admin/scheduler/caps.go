@@ -29,6 +29,8 @@ import (
 type capRound struct {
 	s      *Scheduler
 	appMax map[string]int64
+	// appRate are the start rates of the apps that have one (startrate.go).
+	appRate map[string]int64
 	// appUsed and jobUsed are the placed slots of capped apps and jobs
 	// (upper bounds).
 	appUsed map[string]int64
@@ -59,10 +61,22 @@ func newCapBounds() *capBounds {
 // capped apps, counting those it has none of (nothing more when no app has
 // a cap).
 func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
-	c := &capRound{s: s, appUsed: map[string]int64{}, jobUsed: map[int64]int64{}, appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}}
-	var err error
-	if c.appMax, err = s.store.AppCaps(ctx); err != nil || len(c.appMax) == 0 {
+	c := &capRound{s: s, appMax: map[string]int64{}, appRate: map[string]int64{}, appUsed: map[string]int64{}, jobUsed: map[int64]int64{},
+		appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}}
+	limits, err := s.store.AppCaps(ctx)
+	if err != nil {
 		return c, err
+	}
+	for app, l := range limits {
+		if l.MaxRunningSlots > 0 {
+			c.appMax[app] = l.MaxRunningSlots
+		}
+		if l.MaxStartsPerSecond > 0 {
+			c.appRate[app] = l.MaxStartsPerSecond
+		}
+	}
+	if len(c.appMax) == 0 {
+		return c, nil
 	}
 	b := s.bounds()
 	var todo []string

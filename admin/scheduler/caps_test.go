@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"math"
 	"sync"
@@ -70,12 +71,8 @@ func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
 		small := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "capped", Name: "small", Handler: "h", Cron: "@yearly", SlotCount: 4}}, t0)
 		other := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "free", Name: "other", Handler: "h", Cron: "@yearly", SlotCount: 50}}, t0)
 		narrow := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "free", Name: "narrow", Handler: "h", Cron: "@yearly", SlotCount: 10}}, t0)
-		require.NoError(t, st.EnsureApp(ctx, "capped"))
-		app, err := st.App(ctx, "capped")
-		require.NoError(t, err)
-		app.MaxRunningSlots.Int64, app.MaxRunningSlots.Valid = 16, true
-		require.NoError(t, st.UpdateApp(ctx, app))
-		_, err = st.DB().Exec(`UPDATE job SET max_running_slots = 3 WHERE id = ?`, narrow.ID)
+		limitApp(t, st, "capped", func(a *store.App) { a.MaxRunningSlots = sql.NullInt64{Int64: 16, Valid: true} })
+		_, err := st.DB().Exec(`UPDATE job SET max_running_slots = 3 WHERE id = ?`, narrow.ID)
 		require.NoError(t, err)
 
 		bigRun := pendingRun(t, st, big.ID, t0.UnixMilli()-2, store.TriggerManual, 100)
@@ -172,11 +169,7 @@ func TestPrioritiesTakeTheRoomFirstAndLowWorkAges(t *testing.T) {
 		require.NoError(t, err)
 		claim(t, st, 1)
 		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "one", Address: "http://127.0.0.1:1", Capacity: 10, Handlers: []string{"h"}})
-		require.NoError(t, st.EnsureApp(ctx, "one"))
-		app, err := st.App(ctx, "one")
-		require.NoError(t, err)
-		app.MaxRunningSlots.Int64, app.MaxRunningSlots.Valid = 1, true
-		require.NoError(t, st.UpdateApp(ctx, app))
+		limitApp(t, st, "one", func(a *store.App) { a.MaxRunningSlots = sql.NullInt64{Int64: 1, Valid: true} })
 		job := func(name, prio string) store.Job {
 			return createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "one", Name: name, Handler: "h", Cron: "@yearly", Priority: prio}}, t0)
 		}
@@ -232,4 +225,54 @@ func (o *capWaits) CapWaited(app string, _ time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.apps = append(o.apps, app)
+}
+
+// TestStartRateOfAnApp: an app limited to 3 starts a second starts 3 of 10
+// due runs at once (the burst), the others wait pending saying why; a
+// second later 3 more start; an app without a rate is not held back.
+func TestStartRateOfAnApp(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := clock.NewManual(t0)
+		s := leading(t, st, c, &fakePusher{startAll: true}, 1)
+		online(t, st, store.ExecutorInfo{InstanceID: "a", App: "slow", Address: "http://127.0.0.1:1", Capacity: 100, Handlers: []string{"h"}})
+		online(t, st, store.ExecutorInfo{InstanceID: "b", App: "fast", Address: "http://127.0.0.1:2", Capacity: 100, Handlers: []string{"h"}})
+		limitApp(t, st, "slow", func(a *store.App) { a.MaxStartsPerSecond = sql.NullInt64{Int64: 3, Valid: true} })
+		slow := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "slow", Name: "s", Handler: "h", Cron: "@yearly"}}, t0)
+		fast := createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: "fast", Name: "f", Handler: "h", Cron: "@yearly"}}, t0)
+		for i := range 10 {
+			pendingRun(t, st, slow.ID, t0.UnixMilli()-int64(i)-1, store.TriggerManual, 1)
+			pendingRun(t, st, fast.ID, t0.UnixMilli()-int64(i)-1, store.TriggerManual, 1)
+		}
+		running := func(jobID int64) int {
+			return count(t, st, `SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'running'`, jobID)
+		}
+		tick := func() {
+			_, err := s.Tick(ctx, 1)
+			require.NoError(t, err)
+			s.WaitPushes()
+		}
+		tick()
+		require.Equal(t, 3, running(slow.ID), "the burst: a second's worth")
+		require.Equal(t, 10, running(fast.ID), "no rate: all at once")
+		require.Equal(t, 7, count(t, st, `SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'pending' AND error = ?`, slow.ID,
+			"waiting: app slow starts at most 3 runs a second (max_starts_per_second)"))
+		tick()
+		require.Equal(t, 3, running(slow.ID), "no token left in the same instant")
+		c.Set(t0.Add(time.Second))
+		tick()
+		require.Equal(t, 6, running(slow.ID), "a second later: 3 more")
+	})
+}
+
+// limitApp sets limits of app (its row made first) through set.
+func limitApp(t *testing.T, st *store.Store, app string, set func(a *store.App)) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, st.EnsureApp(ctx, app))
+	a, err := st.App(ctx, app)
+	require.NoError(t, err)
+	set(&a)
+	require.NoError(t, st.UpdateApp(ctx, a))
 }

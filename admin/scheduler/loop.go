@@ -27,7 +27,8 @@ func (s *Scheduler) Lead(ctx context.Context, epoch int64) {
 	log.Info("leading")
 	defer log.Info("stopped leading")
 	s.mu.Lock()
-	s.capBounds = nil // a new term counts every cap afresh
+	s.capBounds = nil    // a new term counts every cap afresh
+	s.startBuckets = nil // and starts with full start-rate buckets
 	s.mu.Unlock()
 	if _, err := s.store.RaiseAlarm(ctx, store.Alarm{
 		Kind: store.AlarmLeaderChange, Severity: "info", RaisedBy: s.cfg.ID,

@@ -59,6 +59,9 @@ type Scheduler struct {
 	// capBounds are the term's upper bounds of capped apps' and jobs'
 	// placed slots (caps.go); nil at the start of a term.
 	capBounds *capBounds
+	// startBuckets are the term's start-rate buckets by app (startrate.go);
+	// nil at the start of a term.
+	startBuckets map[string]*startBucket
 
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost

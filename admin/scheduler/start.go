@@ -204,6 +204,10 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			st.capWait(r, cause)
 			continue
 		}
+		if ok, why := s.allowStart(r.App, st.caps.appRate[r.App], s.cfg.Clock.Now()); !ok {
+			st.capWait(r, why)
+			continue
+		}
 		owners, order, predicted := place(r.JobID, r.SlotCount, execs, targets, stats[r.JobID])
 		// Attempts are created (and so pushed and queued on the executors)
 		// in order: the most expensive slots first, as the placement assumes.

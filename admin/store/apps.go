@@ -28,11 +28,14 @@ type App struct {
 	// at once (assigned, queued or running); NULL: no cap. The leader holds
 	// back the rest (scheduler, "Concurrency caps").
 	MaxRunningSlots sql.NullInt64 `db:"max_running_slots"`
-	Version         int64         `db:"version"`
-	CreatedAt       int64         `db:"created_at"`
-	CreatedBy       string        `db:"created_by"`
-	UpdatedAt       int64         `db:"updated_at"`
-	UpdatedBy       string        `db:"updated_by"`
+	// MaxStartsPerSecond limits how many of the app's runs the leader
+	// starts a second (a token bucket); NULL: no limit.
+	MaxStartsPerSecond sql.NullInt64 `db:"max_starts_per_second"`
+	Version            int64         `db:"version"`
+	CreatedAt          int64         `db:"created_at"`
+	CreatedBy          string        `db:"created_by"`
+	UpdatedAt          int64         `db:"updated_at"`
+	UpdatedBy          string        `db:"updated_by"`
 }
 
 // OwnerList returns the owners one by one (nil for none).
@@ -104,19 +107,26 @@ func (s *Store) UpdateApp(ctx context.Context, a App) error {
 	return conflictf("app %s was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again", a.Name, a.Version, cur.Version)
 }
 
-// AppCaps returns the concurrency cap (max_running_slots) of every app
-// that has one.
-func (s *Store) AppCaps(ctx context.Context) (map[string]int64, error) {
+// AppLimit is what limits the starts of an app's runs: its concurrency
+// cap and its start rate (0: none).
+type AppLimit struct {
+	MaxRunningSlots    int64 `db:"max_running_slots"`
+	MaxStartsPerSecond int64 `db:"max_starts_per_second"`
+}
+
+// AppCaps returns the limits of every app that has a concurrency cap or a
+// start rate.
+func (s *Store) AppCaps(ctx context.Context) (map[string]AppLimit, error) {
 	var rows []struct {
 		Name string `db:"name"`
-		Max  int64  `db:"max_running_slots"`
+		AppLimit
 	}
 	if err := s.db.SelectContext(ctx, &rows, s.q.get(qAppCaps)); err != nil {
 		return nil, fmt.Errorf("caps of apps: %w", err)
 	}
-	out := make(map[string]int64, len(rows))
+	out := make(map[string]AppLimit, len(rows))
 	for _, r := range rows {
-		out[r.Name] = r.Max
+		out[r.Name] = r.AppLimit
 	}
 	return out, nil
 }
