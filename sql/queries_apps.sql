@@ -2,14 +2,14 @@
 -- an executor names.
 
 -- name: AppList
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
 
 -- name: AppByName
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
 
 -- name: AppInsert
-INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, version, created_at, created_by, updated_at, updated_by)
-VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, :max_starts_per_second, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
+INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by)
+VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, :max_starts_per_second, :weight, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
 
 -- name: AppEnsure
 -- The row of an app a job or an executor names, when it has none yet.
@@ -18,14 +18,20 @@ VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfi
 -- name: AppUpdate
 -- A guarded edit: the version read must still be the row's.
 UPDATE app SET description = :description, owners = :owners, max_jobs = :max_jobs, max_slots_per_run = :max_slots_per_run,
-  max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
+  max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, weight = :weight, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE name = :name AND version = :version;
 
 -- name: AppCaps
--- The apps with a concurrency cap or a start rate, read by the leader at
--- each start round and placing round (one row per such app).
-SELECT name, COALESCE(max_running_slots, 0) AS max_running_slots, COALESCE(max_starts_per_second, 0) AS max_starts_per_second
-FROM app WHERE max_running_slots IS NOT NULL OR max_starts_per_second IS NOT NULL;
+-- The apps with a concurrency cap, a start rate or a weight, read by the
+-- leader at each start round and placing round (one row per such app).
+SELECT name, COALESCE(max_running_slots, 0) AS max_running_slots, COALESCE(max_starts_per_second, 0) AS max_starts_per_second,
+       COALESCE(weight, 1) AS weight
+FROM app WHERE max_running_slots IS NOT NULL OR max_starts_per_second IS NOT NULL OR weight IS NOT NULL;
+
+-- name: PlacedSlots
+-- Every slot placed on an executor and not ended (idx_attempt_status):
+-- what the platform's shared capacity (--max-running-slots) limits.
+SELECT COUNT(*) FROM slot_attempt WHERE status IN ('assigned', 'running') AND current = 1 AND executor_id IS NOT NULL;
 
 -- name: AppsPlacedSlots
 -- The slots of apps (IN list) placed on their executors and not ended:

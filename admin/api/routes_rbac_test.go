@@ -62,6 +62,7 @@ var routeRules = map[string]routeRule{
 	"GET /api/v1/runs/:id/logs":                {role: viewer},
 	"GET /api/v1/runs/:id/slots":               {role: viewer},
 	"GET /api/v1/apps":                         {role: viewer},
+	"GET /api/v1/queue":                        {role: viewer},
 	"GET /api/v1/apps/:name":                   {role: viewer},
 	"POST /api/v1/apps":                        {role: admin, audit: "app.create"},
 	"PATCH /api/v1/apps/:name":                 {role: operator, audit: "app.update"},

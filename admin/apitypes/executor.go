@@ -25,6 +25,9 @@ type AppView struct {
 	// MaxStartsPerSecond limits how many of the app's runs the leader
 	// starts a second (null: no limit).
 	MaxStartsPerSecond *int64 `json:"max_starts_per_second"`
+	// Weight is the app's share of the platform's capacity
+	// (--max-running-slots) when apps compete for it (1 unless set).
+	Weight int64 `json:"weight"`
 	// Version guards edits (PATCH sends the version it read).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
@@ -47,7 +50,9 @@ type AppSpec struct {
 	MaxBackfillParallel *int64 `json:"max_backfill_parallel,omitempty"`
 	MaxRunningSlots     *int64 `json:"max_running_slots,omitempty"`
 	MaxStartsPerSecond  *int64 `json:"max_starts_per_second,omitempty"`
-	Version             int64  `json:"version,omitempty"`
+	// Weight (admins only; 1 to 1000, left out keeps it).
+	Weight  *int64 `json:"weight,omitempty"`
+	Version int64  `json:"version,omitempty"`
 }
 
 // ExecutorView is a registered executor.

@@ -30,6 +30,8 @@ type AppDef struct {
 	// MaxStartsPerSecond limits the app's run starts a second (admins
 	// only; 0: no limit).
 	MaxStartsPerSecond *int64 `json:"max_starts_per_second,omitempty"`
+	// Weight is the app's share of the platform's capacity (admins only).
+	Weight *int64 `json:"weight,omitempty"`
 }
 
 // FileApp is an app of a jobs file, with the line it starts on.
@@ -87,6 +89,9 @@ func planApps(ctx context.Context, cl *Client, want []FileApp) ([]AppChange, err
 					ch.Fields = append(ch.Fields, FieldChange{Field: q.field, Old: quotaText(quota(q.cur)), New: quotaText(*q.want)})
 				}
 			}
+			if w.Weight != nil && *w.Weight != cur.Weight {
+				ch.Fields = append(ch.Fields, FieldChange{Field: "weight", Old: strconv.FormatInt(cur.Weight, 10), New: strconv.FormatInt(*w.Weight, 10)})
+			}
 			if len(ch.Fields) > 0 {
 				ch.Action = Update
 			}
@@ -116,7 +121,7 @@ func printAppPlan(w io.Writer, plan []AppChange) {
 // unchanged).
 func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, error) {
 	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners,
-		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots, MaxStartsPerSecond: c.Want.MaxStartsPerSecond}
+		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots, MaxStartsPerSecond: c.Want.MaxStartsPerSecond, Weight: c.Want.Weight}
 	var got apitypes.AppView
 	switch c.Action {
 	case Create:

@@ -37,6 +37,7 @@ const (
 	CauseAppCap              Code = "cause.app_cap"
 	CauseJobCap              Code = "cause.job_cap"
 	CauseAppRate             Code = "cause.app_rate"
+	CausePlatformCap         Code = "cause.platform_cap"
 	AttemptNotAcked          Code = "attempt.not_acked"
 	AttemptUnknownStatus     Code = "attempt.unknown_status"
 	AttemptResultTooLarge    Code = "attempt.result_too_large"
@@ -459,6 +460,7 @@ var Catalog = map[Code]string{
 	CauseAppCap:              "app {app} runs {running} of its {max} slots (max_running_slots)",
 	CauseJobCap:              "job {job} runs {running} of its {max} slots (max_running_slots)",
 	CauseAppRate:             "app {app} starts at most {rate} runs a second (max_starts_per_second)",
+	CausePlatformCap:         "the platform runs {running} of its {max} slots (--max-running-slots), shared by the apps' weights",
 	AttemptNotAcked:          "executor {executor} did not acknowledge the assignment within {timeout} (it refused it or never took it): not started there",
 	AttemptUnknownStatus:     "executor reported unknown status {status}: {error}",
 	AttemptResultTooLarge:    "the handler's result is {size} bytes, more than the {max} bytes a slot's result may have",

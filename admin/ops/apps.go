@@ -41,7 +41,7 @@ func AppView(a store.App) apitypes.AppView {
 	}
 	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
 		MaxJobs: optInt(a.MaxJobs), MaxSlotsPerRun: optInt(a.MaxSlotsPerRun), MaxBackfillParallel: optInt(a.MaxBackfillParallel),
-		MaxRunningSlots: optInt(a.MaxRunningSlots), MaxStartsPerSecond: optInt(a.MaxStartsPerSecond),
+		MaxRunningSlots: optInt(a.MaxRunningSlots), MaxStartsPerSecond: optInt(a.MaxStartsPerSecond), Weight: max(a.Weight.Int64, 1),
 		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
 }
 
@@ -145,6 +145,8 @@ const (
 	maxQuotaParallel = backfill.MaxParallel
 	// maxStartsPerSecond is the largest start rate of an app.
 	maxStartsPerSecond = 1_000_000
+	// maxWeight is the largest weight of an app.
+	maxWeight = 1000
 )
 
 // appQuotas checks the quotas spec sets into row (0 removes one, left out
@@ -165,7 +167,7 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	for _, q := range []struct {
 		name string
 		v    *int64
-	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}, {"max_starts_per_second", spec.MaxStartsPerSecond}} {
+	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}, {"max_starts_per_second", spec.MaxStartsPerSecond}, {"weight", spec.Weight}} {
 		if q.v != nil && field == "" {
 			field = q.name
 		}
@@ -181,6 +183,15 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	set("max_backfill_parallel", spec.MaxBackfillParallel, maxQuotaParallel, &row.MaxBackfillParallel)
 	set("max_running_slots", spec.MaxRunningSlots, jobdef.MaxRunningSlots, &row.MaxRunningSlots)
 	set("max_starts_per_second", spec.MaxStartsPerSecond, maxStartsPerSecond, &row.MaxStartsPerSecond)
+	switch w := spec.Weight; {
+	case w == nil:
+	case *w < 1 || *w > maxWeight:
+		fields["weight"] = msg.New(msg.ValueBetween, "min", 1, "max", maxWeight)
+	case *w == 1:
+		row.Weight = sql.NullInt64{}
+	default:
+		row.Weight = sql.NullInt64{Int64: *w, Valid: true}
+	}
 	return nil
 }
 
@@ -294,7 +305,7 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 func appAudit(v apitypes.AppView) map[string]any {
 	return map[string]any{"description": v.Description, "owners": v.Owners,
 		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel,
-		"max_running_slots": v.MaxRunningSlots, "max_starts_per_second": v.MaxStartsPerSecond}
+		"max_running_slots": v.MaxRunningSlots, "max_starts_per_second": v.MaxStartsPerSecond, "weight": v.Weight}
 }
 
 // quotaOf is the app row of app, for its quotas: no quota when it has no

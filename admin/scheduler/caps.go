@@ -31,6 +31,14 @@ type capRound struct {
 	appMax map[string]int64
 	// appRate are the start rates of the apps that have one (startrate.go).
 	appRate map[string]int64
+	// appWeight are the weights of the apps that have one (fair share of
+	// the platform's capacity, Config.MaxRunningSlots).
+	appWeight map[string]int64
+	// globalMax is the platform's capacity (0: none), globalUsed its
+	// placed slots (an upper bound), globalRecounted whether the round
+	// counted them from the database.
+	globalMax, globalUsed int64
+	globalRecounted       bool
 	// appUsed and jobUsed are the placed slots of capped apps and jobs
 	// (upper bounds).
 	appUsed map[string]int64
@@ -45,9 +53,11 @@ type capRound struct {
 // capBounds are a term's upper bounds of the placed slots of capped apps
 // and jobs (capRound). A new term starts without any (Lead).
 type capBounds struct {
-	mu   sync.Mutex
-	apps map[string]int64
-	jobs *lru.Cache[int64, int64]
+	mu     sync.Mutex
+	apps   map[string]int64
+	jobs   *lru.Cache[int64, int64]
+	global int64
+	hasAll bool // global is known
 }
 
 // maxJobBounds bounds the capped jobs whose count a term remembers.
@@ -61,8 +71,8 @@ func newCapBounds() *capBounds {
 // capped apps, counting those it has none of (nothing more when no app has
 // a cap).
 func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
-	c := &capRound{s: s, appMax: map[string]int64{}, appRate: map[string]int64{}, appUsed: map[string]int64{}, jobUsed: map[int64]int64{},
-		appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}}
+	c := &capRound{s: s, appMax: map[string]int64{}, appRate: map[string]int64{}, appWeight: map[string]int64{}, appUsed: map[string]int64{},
+		jobUsed: map[int64]int64{}, appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}, globalMax: s.cfg.MaxRunningSlots}
 	limits, err := s.store.AppCaps(ctx)
 	if err != nil {
 		return c, err
@@ -73,6 +83,19 @@ func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
 		}
 		if l.MaxStartsPerSecond > 0 {
 			c.appRate[app] = l.MaxStartsPerSecond
+		}
+		c.appWeight[app] = max(l.Weight, 1)
+	}
+	if c.globalMax > 0 {
+		b := s.bounds()
+		b.mu.Lock()
+		c.globalUsed, c.globalRecounted = b.global, false
+		known := b.hasAll
+		b.mu.Unlock()
+		if !known {
+			if err := c.countGlobal(ctx); err != nil {
+				return c, err
+			}
 		}
 	}
 	if len(c.appMax) == 0 {
@@ -100,6 +123,53 @@ func (s *Scheduler) bounds() *capBounds {
 		s.capBounds = newCapBounds()
 	}
 	return s.capBounds
+}
+
+// countGlobal counts every placed slot from the database.
+func (c *capRound) countGlobal(ctx context.Context) error {
+	n, err := c.s.store.PlacedSlots(ctx)
+	if err != nil {
+		return err
+	}
+	b := c.s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c.globalUsed, c.globalRecounted, b.global, b.hasAll = n, true, n, true
+	return nil
+}
+
+// share prepares the round to share the platform's capacity among the
+// apps of items (demand: the slots they ask for): when the capacity's
+// bound leaves less room than that, it counts the placed slots again, of
+// all apps and of these ones, so that the fair order (fairOrder) sees
+// what runs now. It reports whether the capacity is short.
+func (c *capRound) share(ctx context.Context, apps []string, demand int64) (bool, error) {
+	if c.globalMax <= 0 || c.globalMax-c.globalUsed >= demand {
+		return false, nil
+	}
+	if !c.globalRecounted {
+		if err := c.countGlobal(ctx); err != nil {
+			return false, err
+		}
+		var todo []string
+		for _, a := range apps {
+			if !c.appRecounted[a] && !slices.Contains(todo, a) {
+				todo = append(todo, a)
+			}
+		}
+		if err := c.countApps(ctx, todo); err != nil {
+			return false, err
+		}
+	}
+	return c.globalMax-c.globalUsed < demand, nil
+}
+
+// weight is app's weight in the fair share (1 unless set).
+func (c *capRound) weight(app string) int64 {
+	if w, ok := c.appWeight[app]; ok {
+		return w
+	}
+	return 1
 }
 
 // countApps counts the placed slots of apps from the database.
@@ -188,8 +258,13 @@ func roomFor(caps ...capUse) (room int64, which int) {
 // once they are all placed.
 func (c *capRound) room(ctx context.Context, app string, jobID int64, job string, jobMax int64, want int64) (int64, msg.Msg, error) {
 	appMax, appCapped := c.appMax[app]
-	if !appCapped && jobMax <= 0 {
+	if !appCapped && jobMax <= 0 && c.globalMax <= 0 {
 		return math.MaxInt64, msg.Msg{}, nil
+	}
+	if c.globalMax > 0 && c.globalMax-c.globalUsed < want && !c.globalRecounted {
+		if err := c.countGlobal(ctx); err != nil {
+			return 0, msg.Msg{}, err
+		}
 	}
 	if jobMax > 0 {
 		if err := c.countJobs(ctx, []int64{jobID}); err != nil {
@@ -208,7 +283,8 @@ func (c *capRound) room(ctx context.Context, app string, jobID int64, job string
 	}
 	a := capUse{Max: appMax, Used: c.appUsed[app]}
 	j := capUse{Max: jobMax, Used: c.jobUsed[jobID]}
-	room, which := roomFor(a, j)
+	g := capUse{Max: c.globalMax, Used: c.globalUsed}
+	room, which := roomFor(a, j, g)
 	if room == 0 {
 		c.held = true
 	}
@@ -217,8 +293,10 @@ func (c *capRound) room(ctx context.Context, app string, jobID int64, job string
 		return room, msg.Msg{}, nil
 	case which == 0:
 		return 0, msg.New(msg.CauseAppCap, "app", app, "running", a.Used, "max", a.Max), nil
-	default:
+	case which == 1:
 		return 0, msg.New(msg.CauseJobCap, "job", app+"/"+job, "running", j.Used, "max", j.Max), nil
+	default:
+		return 0, msg.New(msg.CausePlatformCap, "running", g.Used, "max", g.Max), nil
 	}
 }
 
@@ -228,9 +306,13 @@ func (c *capRound) take(app string, jobID int64, n int64) {
 	b := c.s.bounds()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := c.appMax[app]; ok {
+	if _, ok := c.appUsed[app]; ok {
 		c.appUsed[app] += n
 		b.apps[app] = c.appUsed[app]
+	}
+	if c.globalMax > 0 {
+		c.globalUsed += n
+		b.global = c.globalUsed
 	}
 	if _, ok := c.jobUsed[jobID]; ok {
 		c.jobUsed[jobID] += n

@@ -276,3 +276,63 @@ func limitApp(t *testing.T, st *store.Store, app string, set func(a *store.App))
 	set(&a)
 	require.NoError(t, st.UpdateApp(ctx, a))
 }
+
+// TestFairShareOfThePlatformsCapacity: with a platform capacity of 8 slots
+// and two apps of weights 1 and 3, each with more due runs than fit, every
+// round gives them 2 and 6 slots; the runs that wait say it is the
+// platform's capacity; an app with one run (little work) gets its turn in
+// the first round it is due.
+func TestFairShareOfThePlatformsCapacity(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		c := clock.NewManual(t0)
+		s, err := scheduler.New(scheduler.Config{ID: "test", Clock: c, MaxRunningSlots: 8}, st, &fakePusher{startAll: true})
+		require.NoError(t, err)
+		claim(t, st, 1)
+		jobs := map[string]store.Job{}
+		for _, app := range []string{"light", "heavy", "tiny"} {
+			online(t, st, store.ExecutorInfo{InstanceID: app, App: app, Address: "http://127.0.0.1/" + app, Capacity: 100, Handlers: []string{"h"}})
+			jobs[app] = createJob(t, st, apitypes.JobSpec{JobDef: apitypes.JobDef{App: app, Name: "j", Handler: "h", Cron: "@yearly"}}, t0)
+		}
+		limitApp(t, st, "heavy", func(a *store.App) { a.Weight = sql.NullInt64{Int64: 3, Valid: true} })
+		for i := range 40 {
+			pendingRun(t, st, jobs["light"].ID, t0.UnixMilli()-1000+int64(i), store.TriggerManual, 1)
+			pendingRun(t, st, jobs["heavy"].ID, t0.UnixMilli()-500+int64(i), store.TriggerManual, 1)
+		}
+		placed := func(app string) int {
+			return count(t, st, `SELECT COUNT(*) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
+				WHERE r.app = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL`, app)
+		}
+		finish := func(app string) {
+			runs := runsOf(t, st, jobs[app].ID)
+			for _, r := range runs {
+				if r.Status == store.RunRunning {
+					finishPlaced(t, st, r.ID)
+				}
+			}
+		}
+		for round := range 3 {
+			_, err := s.Tick(ctx, 1)
+			require.NoError(t, err)
+			s.WaitPushes()
+			require.Equal(t, 2, placed("light"), "round %d: weight 1 of 4", round)
+			require.Equal(t, 6, placed("heavy"), "round %d: weight 3 of 4", round)
+			finish("light")
+			finish("heavy")
+		}
+		require.Equal(t, 40-6, count(t, st, `SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'pending' AND error LIKE ?`,
+			jobs["light"].ID, "waiting: the platform runs % of its 8 slots (--max-running-slots)%"))
+
+		// A small app comes due: it gets a slot in the next round, at
+		// the expense of the others' shares (it has used nothing).
+		tiny := pendingRun(t, st, jobs["tiny"].ID, t0.UnixMilli(), store.TriggerManual, 1)
+		_, err = s.Tick(ctx, 1)
+		require.NoError(t, err)
+		s.WaitPushes()
+		r, err := st.Run(ctx, tiny.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.RunRunning, r.Status, "little work is not delayed beyond one round")
+		require.Equal(t, 8, placed("light")+placed("heavy")+placed("tiny"))
+	})
+}

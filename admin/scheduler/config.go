@@ -81,6 +81,10 @@ type Config struct {
 	// (protocol.Priority.Aged). Default protocol.DefaultPriorityAging (5m);
 	// negative: no aging.
 	PriorityAging time.Duration
+	// MaxRunningSlots is the platform's shared capacity: the most slots of
+	// all apps placed on executors at once (0: none). When apps compete
+	// for it, the leader gives room by their weights (fairshare.go).
+	MaxRunningSlots int64
 	// HoldRecheck is how often the leader checks again a pending run it
 	// holds: a run of a job that waits for other runs of its business date
 	// (their success is re-read then), or a backfill's run waiting for its

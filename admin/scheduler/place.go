@@ -48,6 +48,9 @@ func (s *Scheduler) placeUnplaced(ctx context.Context, epoch int64, caps *capRou
 		if err := caps.countJobs(ctx, capped); err != nil {
 			return err
 		}
+		if waiting, err = fairSlots(ctx, caps, waiting); err != nil {
+			return err
+		}
 		appOf := make(map[int64]string, len(waiting))
 		var ps []store.Placement
 		for _, u := range waiting {
@@ -98,4 +101,22 @@ func (s *Scheduler) placeUnplaced(ctx context.Context, epoch int64, caps *capRou
 		s.pushExecutors(ctx, epoch, online[app], keys(ids))
 	}
 	return nil
+}
+
+// fairSlots orders a page of waiting slots so that apps take the
+// platform's capacity by their weights (fairshare.go), when it is short
+// for them; otherwise the page is left as it is (oldest first).
+func fairSlots(ctx context.Context, caps *capRound, waiting []store.Unplaced) ([]store.Unplaced, error) {
+	if caps.globalMax <= 0 {
+		return waiting, nil
+	}
+	apps := make([]string, len(waiting))
+	for i, u := range waiting {
+		apps[i] = u.App
+	}
+	short, err := caps.share(ctx, apps, int64(len(waiting)))
+	if err != nil || !short {
+		return waiting, err
+	}
+	return fairOrder(waiting, func(u store.Unplaced) string { return u.App }, func(store.Unplaced) int64 { return 1 }, caps.appUsed, caps.weight), nil
 }

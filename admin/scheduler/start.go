@@ -116,7 +116,11 @@ type starter struct {
 
 func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	s := st.s
-	page = byPriority(page, s.cfg.Clock.Now().UnixMilli(), s.cfg.PriorityAging)
+	nowMS := s.cfg.Clock.Now().UnixMilli()
+	page, err := st.fairShare(ctx, byPriority(page, nowMS, s.cfg.PriorityAging), nowMS)
+	if err != nil {
+		return err
+	}
 	jobs := make([]int64, 0, len(page))
 	seen := map[int64]bool{}
 	for _, r := range page {
@@ -398,7 +402,7 @@ func waitedForCap(r store.PendingRun) bool {
 		return false
 	}
 	cause, ok := r.ErrorMsg.Nested("cause")
-	return ok && (cause.Code == msg.CauseAppCap || cause.Code == msg.CauseJobCap)
+	return ok && (cause.Code == msg.CauseAppCap || cause.Code == msg.CauseJobCap || cause.Code == msg.CausePlatformCap)
 }
 
 // unplaceableCause says why a run has no executor, for a person.
@@ -527,6 +531,43 @@ func place(jobID int64, slots int, execs []store.Executor, targets []placement.E
 	return plan.Owner, order, time.Duration(plan.Makespan * float64(time.Second))
 }
 
+// fairShare orders a page of due runs (by priority) so that, within each
+// priority, apps take the platform's capacity by their weights
+// (fairshare.go) — when it is short for the page; otherwise the page is
+// left as it is.
+func (st *starter) fairShare(ctx context.Context, page []store.PendingRun, nowMS int64) ([]store.PendingRun, error) {
+	if st.s.cfg.MaxRunningSlots <= 0 {
+		return page, nil
+	}
+	var apps []string
+	var demand int64
+	for _, r := range page {
+		apps = append(apps, r.App)
+		demand += int64(max(r.SlotCount, 1))
+	}
+	short, err := st.caps.share(ctx, apps, demand)
+	if err != nil || !short {
+		return page, err
+	}
+	c := st.caps
+	return fairBySegments(page, func(r store.PendingRun) int { return int(effPriority(r, nowMS, st.s.cfg.PriorityAging)) },
+		func(seg []store.PendingRun) []store.PendingRun {
+			return fairOrder(seg, func(r store.PendingRun) string { return r.App }, func(r store.PendingRun) int64 { return int64(r.SlotCount) },
+				c.appUsed, c.weight)
+		}), nil
+}
+
+// effPriority is the priority run r starts with at nowMS: its own (its
+// job's for a job that runs one at a time: queue, replace), aged by how long
+// it has been due.
+func effPriority(r store.PendingRun, nowMS int64, aging time.Duration) protocol.Priority {
+	p := protocol.Priority(r.Priority)
+	if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
+		p = protocol.Priority(r.JobPriority)
+	}
+	return p.Aged(time.Duration(nowMS-r.StartsAt())*time.Millisecond, aging)
+}
+
 // byPriority orders a page of due runs (in due order) the most urgent
 // first: by priority aged by how long each has been due
 // (protocol.Priority.Aged), then in due order. Where room is short — under
@@ -534,13 +575,7 @@ func place(jobID int64, slots int, execs []store.Executor, targets []placement.E
 // that starts one run at a time (queue, replace) keep their order, as they
 // are ordered by the job's priority, which ages with the older run first.
 func byPriority(page []store.PendingRun, nowMS int64, aging time.Duration) []store.PendingRun {
-	eff := func(r store.PendingRun) protocol.Priority {
-		p := protocol.Priority(r.Priority)
-		if r.OverlapPolicy == string(schedule.OverlapQueue) || r.OverlapPolicy == string(schedule.OverlapReplace) {
-			p = protocol.Priority(r.JobPriority)
-		}
-		return p.Aged(time.Duration(nowMS-r.StartsAt())*time.Millisecond, aging)
-	}
+	eff := func(r store.PendingRun) protocol.Priority { return effPriority(r, nowMS, aging) }
 	if len(page) < 2 {
 		return page
 	}

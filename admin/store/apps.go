@@ -31,11 +31,14 @@ type App struct {
 	// MaxStartsPerSecond limits how many of the app's runs the leader
 	// starts a second (a token bucket); NULL: no limit.
 	MaxStartsPerSecond sql.NullInt64 `db:"max_starts_per_second"`
-	Version            int64         `db:"version"`
-	CreatedAt          int64         `db:"created_at"`
-	CreatedBy          string        `db:"created_by"`
-	UpdatedAt          int64         `db:"updated_at"`
-	UpdatedBy          string        `db:"updated_by"`
+	// Weight is the app's share of the platform's shared capacity
+	// (--max-running-slots) when apps compete for it; NULL: 1.
+	Weight    sql.NullInt64 `db:"weight"`
+	Version   int64         `db:"version"`
+	CreatedAt int64         `db:"created_at"`
+	CreatedBy string        `db:"created_by"`
+	UpdatedAt int64         `db:"updated_at"`
+	UpdatedBy string        `db:"updated_by"`
 }
 
 // OwnerList returns the owners one by one (nil for none).
@@ -112,6 +115,7 @@ func (s *Store) UpdateApp(ctx context.Context, a App) error {
 type AppLimit struct {
 	MaxRunningSlots    int64 `db:"max_running_slots"`
 	MaxStartsPerSecond int64 `db:"max_starts_per_second"`
+	Weight             int64 `db:"weight"` // 1 when not set
 }
 
 // AppCaps returns the limits of every app that has a concurrency cap or a
@@ -154,6 +158,15 @@ func (s *Store) PlacedSlotsOfApps(ctx context.Context, apps []string) (map[strin
 		out[r.App] = r.N
 	}
 	return out, nil
+}
+
+// PlacedSlots counts every slot placed on an executor and not ended.
+func (s *Store) PlacedSlots(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.GetContext(ctx, &n, s.q.get(qPlacedSlots)); err != nil {
+		return 0, fmt.Errorf("placed slots: %w", err)
+	}
+	return n, nil
 }
 
 // PlacedSlotsOfJobs counts, for each of jobIDs, the slots of its running

@@ -196,6 +196,7 @@ const (
 	qNodeRunsOfRun
 	qNonceClaim
 	qNoncePurge
+	qPlacedSlots
 	qQueueRuns
 	qQueueSlots
 	qRunActiveForJob
@@ -518,6 +519,7 @@ var queryNames = [...]string{
 	"NodeRunsOfRun",
 	"NonceClaim",
 	"NoncePurge",
+	"PlacedSlots",
 	"QueueRuns",
 	"QueueSlots",
 	"RunActiveForJob",

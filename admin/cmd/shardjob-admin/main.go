@@ -227,6 +227,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	startBatch := f.Num("start-batch", 500, "pending runs started per transaction (1 to 10000; 1 is the per-run path: a transaction and a push per run)")
 	scheduleCache := f.Num("schedule-cache", 100_000, "parsed schedules the leader keeps in memory (one per job; the one used longest ago is evicted and parsed again when due; 1000 to 10000000)")
 	unplaceable := f.Dur("unplaceable-timeout", 10*time.Minute, "how long after its scheduled time a run may wait for an online executor of its app with its handler before it fails with the reason")
+	platformSlots := f.Num("max-running-slots", 0, "the most slots of all apps placed on executors at once, the platform's shared capacity (0: no limit); when apps compete for it, each gets room in proportion to its weight (docs/tenancy.md, Fair share)")
 	aging := f.Dur("priority-aging", protocol.DefaultPriorityAging, "how long a due run waits before it counts one priority higher (low work waiting 3 times this competes with critical work, older first); 0: no aging")
 	holdRecheck := f.Dur("hold-recheck", 5*time.Second, "how often the leader checks again a run it holds: a run of a job whose waits (wait_for) are not met, or a job backfill's run waiting for its turn")
 	dispatchTimeout := f.Dur("dispatch-timeout", 30*time.Second, "how long an executor may leave an attempt placed on it unacknowledged before the attempt fails (the job's retry policy decides what follows)")
@@ -255,6 +256,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *aging < 0 || *aging > 24*time.Hour {
 		return fmt.Errorf("--priority-aging %s: use a duration from 0 (no aging) to 24h (default 5m)", *aging)
+	}
+	if *platformSlots < 0 || *platformSlots > 100_000_000 {
+		return fmt.Errorf("--max-running-slots %d: use a number of slots from 0 (no limit) to 100000000", *platformSlots)
 	}
 	priorityAging := *aging
 	if priorityAging == 0 {
@@ -300,7 +304,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
 		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		Scheduler: scheduler.Config{
-			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, PriorityAging: priorityAging, HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
+			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, PriorityAging: priorityAging, MaxRunningSlots: int64(*platformSlots), HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
 		},
 		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
 		Utilization:  utilization.Config{Interval: sample},

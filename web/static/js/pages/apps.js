@@ -16,7 +16,9 @@ const QUOTAS = ["max_jobs", "max_slots_per_run", "max_backfill_parallel", "max_r
 
 /** quotaText says an app's quotas in one line ("" for none). */
 function quotaText(a) {
-  return QUOTAS.filter(q => a[q] != null).map(q => t("apps.q." + q, { n: a[q] })).join(" · ");
+  const parts = QUOTAS.filter(q => a[q] != null).map(q => t("apps.q." + q, { n: a[q] }));
+  if (a.weight > 1) parts.push(t("apps.q.weight", { n: a.weight }));
+  return parts.join(" · ");
 }
 
 /** appDialog creates (app null) or describes an app; resolves true when
@@ -33,11 +35,14 @@ async function appDialog(app, isAdmin) {
     quotas[q] = h("input", { id: "app-" + q.replaceAll("_", "-"), name: q, type: "number", min: 0, placeholder: t("apps.noLimit") });
     if (app && app[q] != null) quotas[q].value = String(app[q]);
   }
+  const weight = h("input", { id: "app-weight", name: "weight", type: "number", min: 1, max: 1000, placeholder: "1" });
+  weight.value = app ? String(app.weight || 1) : "1";
   const body = h("div", { class: "form-stack" },
     app ? h("p", { class: "muted" }, t("apps.editIntro", { name: app.name })) : field("name", t("apps.name"), name, t("apps.nameHelp")),
     field("description", t("apps.description"), desc),
     field("owners", t("apps.owners"), owners, t("apps.ownersHelp")),
-    isAdmin ? QUOTAS.map(q => field(q, t("apps.f." + q), quotas[q], q === "max_jobs" ? t("apps.quotaHelp") : null)) : null);
+    isAdmin ? QUOTAS.map(q => field(q, t("apps.f." + q), quotas[q], q === "max_jobs" ? t("apps.quotaHelp") : null)) : null,
+    isAdmin ? field("weight", t("apps.f.weight"), weight, t("apps.weightHelp")) : null);
   const v = await modal({
     title: app ? t("apps.editTitle", { name: app.name }) : t("apps.newTitle"), body, id: "app-dialog",
     actions: [
@@ -47,7 +52,10 @@ async function appDialog(app, isAdmin) {
     onSubmit: async () => {
       setErrors({});
       const req = { description: desc.value, owners: parseOwners(owners.value) };
-      if (isAdmin) for (const q of QUOTAS) req[q] = quotas[q].value === "" ? 0 : Number(quotas[q].value);
+      if (isAdmin) {
+        for (const q of QUOTAS) req[q] = quotas[q].value === "" ? 0 : Number(quotas[q].value);
+        req.weight = weight.value === "" ? 1 : Number(weight.value);
+      }
       try {
         const a = app ? await api("PATCH", `/apps/${encodeURIComponent(app.name)}`, { ...req, version: app.version })
           : await api("POST", "/apps", { ...req, name: name.value.trim() });
