@@ -2,14 +2,14 @@
 -- an executor names.
 
 -- name: AppList
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
 
 -- name: AppByName
-SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
+SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
 
 -- name: AppInsert
-INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, version, created_at, created_by, updated_at, updated_by)
-VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, :max_starts_per_second, :weight, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
+INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by)
+VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, :max_starts_per_second, :weight, :max_log_bytes_per_day, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
 
 -- name: AppEnsure
 -- The row of an app a job or an executor names, when it has none yet.
@@ -18,7 +18,7 @@ VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfi
 -- name: AppUpdate
 -- A guarded edit: the version read must still be the row's.
 UPDATE app SET description = :description, owners = :owners, max_jobs = :max_jobs, max_slots_per_run = :max_slots_per_run,
-  max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, weight = :weight, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
+  max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, weight = :weight, max_log_bytes_per_day = :max_log_bytes_per_day, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE name = :name AND version = :version;
 
 -- name: AppCaps

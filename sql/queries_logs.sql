@@ -16,11 +16,11 @@ WHERE a.executor_id = ? AND (r.finished_at IS NULL OR r.finished_at > {{now_ms}}
 
 -- The states of the runs of a batch (IN list), locked in run_id order.
 -- name: RunLogStatesLock
-SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
+SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap, dropped_quota
 FROM run_log_state WHERE run_id IN (?) ORDER BY run_id {{for_update}};
 
 -- name: RunLogState
-SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap
+SELECT run_id, next_seq, stored_lines, stored_bytes, dropped_executor, dropped_cap, dropped_quota
 FROM run_log_state WHERE run_id = ?;
 
 -- Set by key (byKey): the states of every run of a batch, locked before.
@@ -30,7 +30,8 @@ SET next_seq = CASE run_id WHEN ? THEN ? END,
     stored_lines = CASE run_id WHEN ? THEN ? END,
     stored_bytes = CASE run_id WHEN ? THEN ? END,
     dropped_executor = dropped_executor + CASE run_id WHEN ? THEN ? END,
-    dropped_cap = dropped_cap + CASE run_id WHEN ? THEN ? END
+    dropped_cap = dropped_cap + CASE run_id WHEN ? THEN ? END,
+    dropped_quota = dropped_quota + CASE run_id WHEN ? THEN ? END
 WHERE run_id IN (?);
 
 -- Expanded to one tuple per line (multiRow).
@@ -57,3 +58,20 @@ DELETE FROM run_log WHERE run_id IN (?);
 
 -- name: RunLogStateDeleteRuns
 DELETE FROM run_log_state WHERE run_id IN (?);
+
+-- name: AppLogDayEnsure
+-- The row of an app's logs of a UTC day (YYYY-MM-DD), made outside the
+-- appending transaction (which then only locks it).
+{{insert_ignore}} INTO app_log_day (app, day) VALUES (?, ?);
+
+-- name: AppLogDayLock
+SELECT bytes FROM app_log_day WHERE app = ? AND day = ? {{for_update}};
+
+-- name: AppLogDayAdd
+UPDATE app_log_day SET bytes = bytes + ?, dropped = dropped + ? WHERE app = ? AND day = ?;
+
+-- name: AppLogDay
+SELECT bytes, dropped FROM app_log_day WHERE app = ? AND day = ?;
+
+-- name: AppLogQuota
+SELECT COALESCE(max_log_bytes_per_day, 0) FROM app WHERE name = ?;

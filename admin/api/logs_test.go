@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/shardjob/shardjob/admin/api"
+	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
@@ -78,12 +79,7 @@ type logsPage struct {
 func TestExecutorLogsAndRunLogsAPI(t *testing.T) {
 	t.Parallel()
 	eachDialect(t, func(t *testing.T, e *env) {
-		hb := protocol.HeartbeatRequest{InstanceID: "i-1", App: "billing", Address: "http://127.0.0.1:9", Capacity: 2}
-		code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
-		require.Equal(t, http.StatusOK, code, string(out))
-		ex, err := e.st.ExecutorByInstance(context.Background(), "i-1")
-		require.NoError(t, err)
-		runID, tokens := startRunOn(t, e.st, ex.ID, "settle.v1", 2)
+		runID, tokens := executorWithRun(t, e, "i-1", 2)
 
 		at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixMilli()
 		req := protocol.LogsRequest{InstanceID: "i-1", Lines: []protocol.LogLine{
@@ -92,11 +88,11 @@ func TestExecutorLogsAndRunLogsAPI(t *testing.T) {
 			{Token: 987654, AtMS: at, Message: "not mine"},
 			{Token: tokens[0], AtMS: at + 2, Level: -4, Message: "debug " + strings.Repeat("x", 10_000)},
 		}, Dropped: []protocol.LogDrop{{Token: tokens[0], Lines: 3}}}
-		code, _ = e.signed(protocol.PathLogs, req, "")
+		code, _ := e.signed(protocol.PathLogs, req, "")
 		require.Equal(t, http.StatusUnauthorized, code, "unsigned")
 		code, _ = e.signed(protocol.PathLogs, protocol.LogsRequest{InstanceID: "nobody"}, e.secret)
 		require.Equal(t, http.StatusConflict, code, "unknown instance")
-		code, out = e.signed(protocol.PathLogs, req, e.secret)
+		code, out := e.signed(protocol.PathLogs, req, e.secret)
 		require.Equal(t, http.StatusOK, code, string(out))
 		var lr protocol.LogsResponse
 		require.NoError(t, json.Unmarshal(out, &lr))
@@ -212,4 +208,56 @@ func TestDemoHandlerLogsReachTheAPI(t *testing.T) {
 	}
 	require.Equal(t, map[int]bool{0: true, 1: true, 2: true}, hello, "demo.hello logs once per slot")
 	require.Zero(t, page.Dropped.Executor+page.Dropped.Cap)
+}
+
+// TestAppLogQuotaThroughTheAPI: an admin gives app billing a quota of 20
+// log bytes a day; an executor of billing ships 3 lines of 8 bytes: two are
+// stored, the third is dropped and counted — on the run's logs
+// (dropped.quota) and on the app (log_bytes_today, log_lines_dropped_today).
+func TestAppLogQuotaThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, e *env) {
+		runID, tokens := executorWithRun(t, e, "i-q", 1)
+		e.user("root", auth.RoleAdmin)
+		root := e.token("root")
+		var app apitypes.AppView
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps/billing", root, nil, &app))
+		require.Equal(t, http.StatusOK, e.call("PATCH", "/api/v1/apps/billing", root, map[string]any{"version": app.Version, "max_log_bytes_per_day": 20}, &app))
+		require.Equal(t, int64(20), *app.MaxLogBytesPerDay)
+
+		req := protocol.LogsRequest{InstanceID: "i-q", Lines: []protocol.LogLine{
+			{Token: tokens[0], AtMS: 1, Message: "line one"}, {Token: tokens[0], AtMS: 2, Message: "line two"}, {Token: tokens[0], AtMS: 3, Message: "line 3!!"},
+		}}
+		code, out := e.signed(protocol.PathLogs, req, e.secret)
+		require.Equal(t, http.StatusOK, code, string(out))
+		var lr protocol.LogsResponse
+		require.NoError(t, json.Unmarshal(out, &lr))
+		require.Equal(t, 2, lr.Stored)
+
+		var page struct {
+			Lines   []json.RawMessage `json:"lines"`
+			Dropped struct {
+				Quota int64 `json:"quota"`
+			} `json:"dropped"`
+		}
+		require.Equal(t, http.StatusOK, e.call("GET", fmt.Sprintf("/api/v1/runs/%d/logs", runID), root, nil, &page))
+		require.Len(t, page.Lines, 2)
+		require.Equal(t, int64(1), page.Dropped.Quota)
+		require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/apps/billing", root, nil, &app))
+		require.Equal(t, int64(16), app.LogBytesToday)
+		require.Equal(t, int64(1), app.LogLinesDroppedToday)
+	})
+}
+
+// executorWithRun registers executor instance of app billing by a signed
+// heartbeat and starts a run of slots slots on it; it returns the run and
+// its tokens.
+func executorWithRun(t *testing.T, e *env, instance string, slots int) (int64, []int64) {
+	t.Helper()
+	hb := protocol.HeartbeatRequest{InstanceID: instance, App: "billing", Address: "http://127.0.0.1:9", Capacity: 2}
+	code, out := e.signed(protocol.PathHeartbeat, hb, e.secret)
+	require.Equal(t, http.StatusOK, code, string(out))
+	ex, err := e.st.ExecutorByInstance(context.Background(), instance)
+	require.NoError(t, err)
+	return startRunOn(t, e.st, ex.ID, "settle.v1", slots)
 }

@@ -28,6 +28,12 @@ type AppView struct {
 	// Weight is the app's share of the platform's capacity
 	// (--max-running-slots) when apps compete for it (1 unless set).
 	Weight int64 `json:"weight"`
+	// MaxLogBytesPerDay is a quota on the run-log bytes the app stores a
+	// UTC day (null: none); LogBytesToday what it stored today and
+	// LogLinesDroppedToday the lines the quota dropped.
+	MaxLogBytesPerDay    *int64 `json:"max_log_bytes_per_day"`
+	LogBytesToday        int64  `json:"log_bytes_today"`
+	LogLinesDroppedToday int64  `json:"log_lines_dropped_today"`
 	// Version guards edits (PATCH sends the version it read).
 	Version   int64     `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
@@ -51,8 +57,9 @@ type AppSpec struct {
 	MaxRunningSlots     *int64 `json:"max_running_slots,omitempty"`
 	MaxStartsPerSecond  *int64 `json:"max_starts_per_second,omitempty"`
 	// Weight (admins only; 1 to 1000, left out keeps it).
-	Weight  *int64 `json:"weight,omitempty"`
-	Version int64  `json:"version,omitempty"`
+	Weight            *int64 `json:"weight,omitempty"`
+	MaxLogBytesPerDay *int64 `json:"max_log_bytes_per_day,omitempty"`
+	Version           int64  `json:"version,omitempty"`
 }
 
 // ExecutorView is a registered executor.

@@ -35,9 +35,10 @@ type RunLogsView struct {
 	StoredLines int64 `json:"stored_lines"` // lines of the run stored, all slots
 	// Dropped counts the run's lines that were not stored: by the executors
 	// (their buffer was full while no admin answered) and by the admin
-	// (over the run's cap).
+	// (over the run's cap, or over its app's daily quota of log bytes).
 	Dropped struct {
 		Executor int64 `json:"executor"`
 		Cap      int64 `json:"cap"`
+		Quota    int64 `json:"quota"`
 	} `json:"dropped"`
 }

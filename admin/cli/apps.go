@@ -32,6 +32,9 @@ type AppDef struct {
 	MaxStartsPerSecond *int64 `json:"max_starts_per_second,omitempty"`
 	// Weight is the app's share of the platform's capacity (admins only).
 	Weight *int64 `json:"weight,omitempty"`
+	// MaxLogBytesPerDay is a quota on the run-log bytes the app stores a
+	// day (admins only; 0: none).
+	MaxLogBytesPerDay *int64 `json:"max_log_bytes_per_day,omitempty"`
 }
 
 // FileApp is an app of a jobs file, with the line it starts on.
@@ -84,7 +87,7 @@ func planApps(ctx context.Context, cl *Client, want []FileApp) ([]AppChange, err
 			for _, q := range []struct {
 				field     string
 				want, cur *int64
-			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}, {"max_running_slots", w.MaxRunningSlots, cur.MaxRunningSlots}, {"max_starts_per_second", w.MaxStartsPerSecond, cur.MaxStartsPerSecond}} {
+			}{{"max_jobs", w.MaxJobs, cur.MaxJobs}, {"max_slots_per_run", w.MaxSlotsPerRun, cur.MaxSlotsPerRun}, {"max_backfill_parallel", w.MaxBackfillParallel, cur.MaxBackfillParallel}, {"max_running_slots", w.MaxRunningSlots, cur.MaxRunningSlots}, {"max_starts_per_second", w.MaxStartsPerSecond, cur.MaxStartsPerSecond}, {"max_log_bytes_per_day", w.MaxLogBytesPerDay, cur.MaxLogBytesPerDay}} {
 				if q.want != nil && *q.want != quota(q.cur) {
 					ch.Fields = append(ch.Fields, FieldChange{Field: q.field, Old: quotaText(quota(q.cur)), New: quotaText(*q.want)})
 				}
@@ -121,7 +124,7 @@ func printAppPlan(w io.Writer, plan []AppChange) {
 // unchanged).
 func applyApp(ctx context.Context, cl *Client, c AppChange) (*apitypes.AppView, error) {
 	spec := apitypes.AppSpec{Name: c.Want.Name, Description: c.Want.Description, Owners: c.Want.Owners,
-		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots, MaxStartsPerSecond: c.Want.MaxStartsPerSecond, Weight: c.Want.Weight}
+		MaxJobs: c.Want.MaxJobs, MaxSlotsPerRun: c.Want.MaxSlotsPerRun, MaxBackfillParallel: c.Want.MaxBackfillParallel, MaxRunningSlots: c.Want.MaxRunningSlots, MaxStartsPerSecond: c.Want.MaxStartsPerSecond, Weight: c.Want.Weight, MaxLogBytesPerDay: c.Want.MaxLogBytesPerDay}
 	var got apitypes.AppView
 	switch c.Action {
 	case Create:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -35,14 +36,55 @@ func (s *Service) Logs(ctx context.Context, req protocol.LogsRequest) (protocol.
 			drops = append(drops, store.LogDrop{Token: d.Token, Lines: d.Lines})
 		}
 	}
-	res, err := s.st.AppendRunLogs(ctx, ex.ID, lines, drops, s.cfg.RunLogs)
+	lim := s.cfg.RunLogs
+	if lim.AppBytesPerDay, err = s.logQuota(ctx, ex.App); err != nil {
+		return protocol.LogsResponse{}, err
+	}
+	lim.App, lim.Day = ex.App, time.Now().UTC().Format(time.DateOnly)
+	res, err := s.st.AppendRunLogs(ctx, ex.ID, lines, drops, lim)
 	if err != nil {
 		return protocol.LogsResponse{}, err
+	}
+	if res.OverQuota > 0 {
+		s.log.Debug("log lines over the app's daily quota dropped", "app", ex.App, "lines", res.OverQuota, "quota_bytes", lim.AppBytesPerDay)
 	}
 	if len(res.Rejected) > 0 {
 		s.log.Debug("log lines of tokens the executor does not hold ignored", "instance", req.InstanceID, "tokens", res.Rejected)
 	}
 	return protocol.LogsResponse{Stored: res.Stored, Dropped: res.Dropped, RejectedTokens: res.Rejected}, nil
+}
+
+// logQuotaTTL is how long a read app log quota is used before it is read
+// again: a quota an admin changes applies within it.
+const logQuotaTTL = 10 * time.Second
+
+// logQuota is an app's run-log quota as read at.
+type logQuota struct {
+	bytes int64
+	at    time.Time
+}
+
+// logQuota returns app's quota on run-log bytes a day (0: none), read
+// again after logQuotaTTL: one query per app every 10 s, not per request.
+func (s *Service) logQuota(ctx context.Context, app string) (int64, error) {
+	now := time.Now()
+	s.quotaMu.Lock()
+	q, ok := s.quotas[app]
+	s.quotaMu.Unlock()
+	if ok && now.Sub(q.at) < logQuotaTTL {
+		return q.bytes, nil
+	}
+	n, err := s.st.AppLogQuota(ctx, app)
+	if err != nil {
+		return 0, err
+	}
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	if s.quotas == nil {
+		s.quotas = map[string]logQuota{}
+	}
+	s.quotas[app] = logQuota{bytes: n, at: now}
+	return n, nil
 }
 
 // cleanText makes s valid UTF-8 of at most n bytes (cut on a rune

@@ -3,6 +3,7 @@ package executorsvc
 import (
 	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
@@ -79,6 +80,9 @@ type Service struct {
 	st   *store.Store
 	runs *runstate.Machine // finishes attempts
 	log  *slog.Logger
+
+	quotaMu sync.Mutex
+	quotas  map[string]logQuota // app → its run-log quota, as last read (logs.go)
 }
 
 // New returns a Service.

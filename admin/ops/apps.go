@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -41,7 +42,7 @@ func AppView(a store.App) apitypes.AppView {
 	}
 	return apitypes.AppView{Name: a.Name, Description: a.Description, Owners: owners, Version: a.Version,
 		MaxJobs: optInt(a.MaxJobs), MaxSlotsPerRun: optInt(a.MaxSlotsPerRun), MaxBackfillParallel: optInt(a.MaxBackfillParallel),
-		MaxRunningSlots: optInt(a.MaxRunningSlots), MaxStartsPerSecond: optInt(a.MaxStartsPerSecond), Weight: max(a.Weight.Int64, 1),
+		MaxRunningSlots: optInt(a.MaxRunningSlots), MaxStartsPerSecond: optInt(a.MaxStartsPerSecond), Weight: max(a.Weight.Int64, 1), MaxLogBytesPerDay: optInt(a.MaxLogBytesPerDay),
 		CreatedAt: msTime(a.CreatedAt), CreatedBy: a.CreatedBy, UpdatedAt: msTime(a.UpdatedAt), UpdatedBy: a.UpdatedBy}
 }
 
@@ -96,10 +97,23 @@ func (s *Service) Apps(ctx context.Context, a Actor) ([]apitypes.AppView, error)
 	}
 	out := make([]apitypes.AppView, 0, len(apps))
 	for _, v := range apps {
+		if v.MaxLogBytesPerDay != nil { // one query per app with a log quota
+			if err := s.logsToday(ctx, v); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, *v)
 	}
 	slices.SortFunc(out, func(x, y apitypes.AppView) int { return cmp.Compare(x.Name, y.Name) })
 	return out, nil
+}
+
+// logsToday fills in the run-log bytes v's app stored today (UTC) and the
+// lines its quota dropped.
+func (s *Service) logsToday(ctx context.Context, v *apitypes.AppView) error {
+	var err error
+	v.LogBytesToday, v.LogLinesDroppedToday, err = s.st.AppLogDay(ctx, v.Name, s.cfg.Clock.Now().UTC().Format(time.DateOnly))
+	return err
 }
 
 // App returns app name as the API shows it: ErrNotFound when there is no
@@ -117,6 +131,7 @@ func (s *Service) App(ctx context.Context, a Actor, name string) (apitypes.AppVi
 	for _, c := range all {
 		if c.Name == name {
 			v.Jobs, v.Executors, v.ExecutorsOnline = c.Jobs, c.Executors, c.ExecutorsOnline
+			v.LogBytesToday, v.LogLinesDroppedToday = c.LogBytesToday, c.LogLinesDroppedToday
 		}
 	}
 	return v, nil
@@ -147,6 +162,8 @@ const (
 	maxStartsPerSecond = 1_000_000
 	// maxWeight is the largest weight of an app.
 	maxWeight = 1000
+	// maxLogBytesPerDay is the largest daily log quota of an app (1 TiB).
+	maxLogBytesPerDay = 1 << 40
 )
 
 // appQuotas checks the quotas spec sets into row (0 removes one, left out
@@ -167,7 +184,7 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	for _, q := range []struct {
 		name string
 		v    *int64
-	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}, {"max_starts_per_second", spec.MaxStartsPerSecond}, {"weight", spec.Weight}} {
+	}{{"max_jobs", spec.MaxJobs}, {"max_slots_per_run", spec.MaxSlotsPerRun}, {"max_backfill_parallel", spec.MaxBackfillParallel}, {"max_running_slots", spec.MaxRunningSlots}, {"max_starts_per_second", spec.MaxStartsPerSecond}, {"weight", spec.Weight}, {"max_log_bytes_per_day", spec.MaxLogBytesPerDay}} {
 		if q.v != nil && field == "" {
 			field = q.name
 		}
@@ -183,6 +200,7 @@ func appQuotas(a Actor, spec apitypes.AppSpec, row *store.App, fields map[string
 	set("max_backfill_parallel", spec.MaxBackfillParallel, maxQuotaParallel, &row.MaxBackfillParallel)
 	set("max_running_slots", spec.MaxRunningSlots, jobdef.MaxRunningSlots, &row.MaxRunningSlots)
 	set("max_starts_per_second", spec.MaxStartsPerSecond, maxStartsPerSecond, &row.MaxStartsPerSecond)
+	set("max_log_bytes_per_day", spec.MaxLogBytesPerDay, maxLogBytesPerDay, &row.MaxLogBytesPerDay)
 	switch w := spec.Weight; {
 	case w == nil:
 	case *w < 1 || *w > maxWeight:
@@ -305,7 +323,7 @@ func (s *Service) UpdateApp(ctx context.Context, a Actor, name string, spec apit
 func appAudit(v apitypes.AppView) map[string]any {
 	return map[string]any{"description": v.Description, "owners": v.Owners,
 		"max_jobs": v.MaxJobs, "max_slots_per_run": v.MaxSlotsPerRun, "max_backfill_parallel": v.MaxBackfillParallel,
-		"max_running_slots": v.MaxRunningSlots, "max_starts_per_second": v.MaxStartsPerSecond, "weight": v.Weight}
+		"max_running_slots": v.MaxRunningSlots, "max_starts_per_second": v.MaxStartsPerSecond, "weight": v.Weight, "max_log_bytes_per_day": v.MaxLogBytesPerDay}
 }
 
 // quotaOf is the app row of app, for its quotas: no quota when it has no

@@ -168,7 +168,7 @@ func (s *Service) RunLogs(ctx context.Context, a Actor, id int64, f store.RunLog
 		return apitypes.RunLogsView{}, err
 	}
 	out := apitypes.RunLogsView{RunID: id, RunStatus: r.Status, Lines: make([]apitypes.LogLineView, 0, len(lines)), StoredLines: st.StoredLines, NextAfterSeq: f.AfterSeq}
-	out.Dropped.Executor, out.Dropped.Cap = st.DroppedExecutor, st.DroppedCap
+	out.Dropped.Executor, out.Dropped.Cap, out.Dropped.Quota = st.DroppedExecutor, st.DroppedCap, st.DroppedQuota
 	for _, l := range lines {
 		v := apitypes.LogLineView{Seq: l.Seq, Slot: l.Slot, Token: l.Token, Attempt: l.Attempt, At: msTime(l.At),
 			Level: slog.Level(l.Level).String(), Message: l.Message}

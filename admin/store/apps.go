@@ -33,12 +33,15 @@ type App struct {
 	MaxStartsPerSecond sql.NullInt64 `db:"max_starts_per_second"`
 	// Weight is the app's share of the platform's shared capacity
 	// (--max-running-slots) when apps compete for it; NULL: 1.
-	Weight    sql.NullInt64 `db:"weight"`
-	Version   int64         `db:"version"`
-	CreatedAt int64         `db:"created_at"`
-	CreatedBy string        `db:"created_by"`
-	UpdatedAt int64         `db:"updated_at"`
-	UpdatedBy string        `db:"updated_by"`
+	Weight sql.NullInt64 `db:"weight"`
+	// MaxLogBytesPerDay is a quota on the run-log bytes the app stores a
+	// UTC day; lines beyond it are dropped and counted. NULL: none.
+	MaxLogBytesPerDay sql.NullInt64 `db:"max_log_bytes_per_day"`
+	Version           int64         `db:"version"`
+	CreatedAt         int64         `db:"created_at"`
+	CreatedBy         string        `db:"created_by"`
+	UpdatedAt         int64         `db:"updated_at"`
+	UpdatedBy         string        `db:"updated_by"`
 }
 
 // OwnerList returns the owners one by one (nil for none).

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -27,6 +28,12 @@ type RunLogLimits struct {
 	MaxLines int64         // lines stored per run; default 10000
 	MaxBytes int64         // bytes of message + attributes stored per run; default 8 MiB
 	Horizon  time.Duration // see DefaultRunLogHorizon
+	// AppBytesPerDay is the quota of the executor's app (App) on the bytes
+	// it stores in the UTC day Day (YYYY-MM-DD); 0: none. Lines beyond it
+	// are counted in the run's DroppedQuota and the day's dropped lines.
+	App            string
+	Day            string
+	AppBytesPerDay int64
 }
 
 // WithDefaults fills zero fields.
@@ -60,9 +67,11 @@ type LogDrop struct {
 
 // AppendLogsResult is what AppendRunLogs did with a batch.
 type AppendLogsResult struct {
-	Stored   int     // lines stored
-	Dropped  int     // lines over their run's cap, counted on the run
-	Rejected []int64 // tokens not run by the executor (or too old): their lines were ignored
+	Stored  int // lines stored
+	Dropped int // lines over their run's cap, counted on the run
+	// OverQuota are lines over the app's daily quota, counted on the run.
+	OverQuota int
+	Rejected  []int64 // tokens not run by the executor (or too old): their lines were ignored
 }
 
 // RunLogLine is a stored line.
@@ -85,6 +94,7 @@ type RunLogState struct {
 	StoredBytes     int64 `db:"stored_bytes"`
 	DroppedExecutor int64 `db:"dropped_executor"` // dropped by executors (their buffer was full)
 	DroppedCap      int64 `db:"dropped_cap"`      // not stored: over RunLogLimits
+	DroppedQuota    int64 `db:"dropped_quota"`    // not stored: over the app's daily quota
 }
 
 type logToken struct {
@@ -167,15 +177,30 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	if err := s.ensureRunLogStates(ctx, runs); err != nil {
 		return res, err
 	}
+	quota := lim.AppBytesPerDay > 0
+	if quota {
+		if _, err := s.exec(ctx, s.q.get(qAppLogDayEnsure), lim.App, lim.Day); err != nil {
+			return res, fmt.Errorf("log quota of app %s: %w", lim.App, err)
+		}
+	}
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res.Stored, res.Dropped = 0, 0
+		res.Stored, res.Dropped, res.OverQuota = 0, 0, 0
+		left := int64(math.MaxInt64) // bytes the app may still store today
+		if quota {
+			var used int64
+			if err := tx.GetContext(ctx, &used, s.q.get(qAppLogDayLock), lim.App, lim.Day); err != nil {
+				return fmt.Errorf("log quota of app %s: %w", lim.App, err)
+			}
+			left = max(lim.AppBytesPerDay-used, 0)
+		}
 		states, err := s.lockRunLogStates(ctx, tx, runs)
 		if err != nil {
 			return err
 		}
 		var rows []any // RunLogInsert tuples of every run, in (run_id, seq) order
 		n := 0
-		cols := make([][]any, 5) // next_seq, stored_lines, stored_bytes, +dropped_executor, +dropped_cap
+		var storedBytes int64
+		cols := make([][]any, 6) // next_seq, stored_lines, stored_bytes, +dropped_executor, +dropped_cap, +dropped_quota
 		for c := range cols {
 			cols[c] = make([]any, len(runs))
 		}
@@ -186,23 +211,32 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 			}
 			// The stored lines of a run are a prefix of what it logged: the
 			// first line over a cap ends the run's storage.
-			kept := 0
+			// The app's daily quota drops the lines that do not fit what is
+			// left of it (a smaller later line may still fit).
+			kept, overQuota := 0, 0
 			for _, l := range byRun[runID] {
 				size := int64(len(l.Message) + len(l.Attrs))
 				if st.DroppedCap > 0 || st.StoredLines+int64(kept) >= lim.MaxLines || st.StoredBytes+size > lim.MaxBytes {
 					break
 				}
+				if size > left {
+					overQuota++
+					continue
+				}
 				t := known[l.Token]
 				rows = append(rows, runID, st.NextSeq+int64(kept), t.Slot, t.Token, t.Attempt, l.At, l.Level, l.Message, l.Attrs)
 				kept++
+				left -= size
+				storedBytes += size
 				st.StoredBytes += size
 			}
 			n += kept
-			over := len(byRun[runID]) - kept
+			over := len(byRun[runID]) - kept - overQuota
 			cols[0][r], cols[1][r], cols[2][r] = st.NextSeq+int64(kept), st.StoredLines+int64(kept), st.StoredBytes
-			cols[3][r], cols[4][r] = dropsByRun[runID], int64(over)
+			cols[3][r], cols[4][r], cols[5][r] = dropsByRun[runID], int64(over), int64(overQuota)
 			res.Stored += kept
 			res.Dropped += over
+			res.OverQuota += overQuota
 		}
 		const width = 9 // placeholders of a RunLogInsert tuple
 		for start := 0; start < n; start += runLogInsertBatch {
@@ -214,9 +248,41 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 		if _, err := s.execByKey(ctx, tx, qRunLogStatesUpdate, "run_id", runs, cols...); err != nil {
 			return fmt.Errorf("update log state of %d runs: %w", len(runs), err)
 		}
+		if quota {
+			if _, err := tx.ExecContext(ctx, s.q.get(qAppLogDayAdd), storedBytes, res.OverQuota, lim.App, lim.Day); err != nil {
+				return fmt.Errorf("log quota of app %s: %w", lim.App, err)
+			}
+		}
 		return nil
 	})
 	return res, err
+}
+
+// AppLogDay returns the run-log bytes app stored on the UTC day (YYYY-MM-DD)
+// and the lines its quota dropped (0 and 0 without a quota).
+func (s *Store) AppLogDay(ctx context.Context, app, day string) (bytes, dropped int64, err error) {
+	err = s.db.QueryRowxContext(ctx, s.q.get(qAppLogDay), app, day).Scan(&bytes, &dropped)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("logs of app %s on %s: %w", app, day, err)
+	}
+	return bytes, dropped, nil
+}
+
+// AppLogQuota returns app's quota on run-log bytes a day (0: none, or no
+// such app).
+func (s *Store) AppLogQuota(ctx context.Context, app string) (int64, error) {
+	var n int64
+	err := s.db.GetContext(ctx, &n, s.q.get(qAppLogQuota), app)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("log quota of app %s: %w", app, err)
+	}
+	return n, nil
 }
 
 // ensureRunLogStates creates the missing log states of runs (sorted), in

@@ -202,3 +202,46 @@ func TestRunLogsConcurrentAppendsKeepSeqDense(t *testing.T) {
 		require.Equal(t, int64(401), st.NextSeq)
 	})
 }
+
+// TestRunLogsAppQuotaPerDay: an app with a quota of 10 bytes a day stores
+// lines while they fit; the lines that do not are counted on the run
+// (DroppedQuota) and on the day, and a smaller line may still fit; the next
+// day the quota starts again; without a quota nothing is counted per day.
+func TestRunLogsAppQuotaPerDay(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newLogFixture(t, s)
+		lim := store.RunLogLimits{App: "a", Day: "2026-12-06", AppBytesPerDay: 10}
+
+		res, err := s.AppendRunLogs(ctx, f.exA, lines(f.tokA, "1234", "5678", "abc", "d"), nil, lim)
+		require.NoError(t, err)
+		require.Equal(t, 3, res.Stored, "1234 and 5678 (8 bytes), then d (9): abc does not fit")
+		require.Equal(t, 1, res.OverQuota)
+		require.Zero(t, res.Dropped)
+		res, err = s.AppendRunLogs(ctx, f.exB, lines(f.tokB, "xy", "z"), nil, lim)
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Stored, "the day's quota is the app's, whatever the executor: z fits (10 bytes)")
+		require.Equal(t, 1, res.OverQuota)
+		bytes, dropped, err := s.AppLogDay(ctx, "a", "2026-12-06")
+		require.NoError(t, err)
+		require.Equal(t, int64(10), bytes)
+		require.Equal(t, int64(2), dropped)
+		got, st, err := s.RunLogs(ctx, f.run, store.RunLogFilter{Slot: -1, MinLevel: math.MinInt32, Limit: 100})
+		require.NoError(t, err)
+		require.Len(t, got, 4)
+		require.Equal(t, int64(2), st.DroppedQuota)
+		require.Zero(t, st.DroppedCap)
+
+		lim.Day = "2026-12-07"
+		res, err = s.AppendRunLogs(ctx, f.exA, lines(f.tokA, "next day"), nil, lim)
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Stored, "a new day, a new quota")
+		res, err = s.AppendRunLogs(ctx, f.exA, lines(f.tokA, "no quota at all"), nil, store.RunLogLimits{})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Stored)
+		bytes, _, err = s.AppLogDay(ctx, "a", "2026-12-07")
+		require.NoError(t, err)
+		require.Equal(t, int64(8), bytes, "lines stored without a quota are not counted")
+	})
+}

@@ -65,6 +65,11 @@ const (
 	qAppJobCountSum
 	qAppJobCounts
 	qAppList
+	qAppLogDay
+	qAppLogDayAdd
+	qAppLogDayEnsure
+	qAppLogDayLock
+	qAppLogQuota
 	qAppUpdate
 	qAppsPlacedSlots
 	qAttemptAck
@@ -388,6 +393,11 @@ var queryNames = [...]string{
 	"AppJobCountSum",
 	"AppJobCounts",
 	"AppList",
+	"AppLogDay",
+	"AppLogDayAdd",
+	"AppLogDayEnsure",
+	"AppLogDayLock",
+	"AppLogQuota",
 	"AppUpdate",
 	"AppsPlacedSlots",
 	"AttemptAck",

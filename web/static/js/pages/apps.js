@@ -12,7 +12,7 @@ function parseOwners(s) {
   return s.split(/[\s,]+/).filter(Boolean);
 }
 
-const QUOTAS = ["max_jobs", "max_slots_per_run", "max_backfill_parallel", "max_running_slots", "max_starts_per_second"];
+const QUOTAS = ["max_jobs", "max_slots_per_run", "max_backfill_parallel", "max_running_slots", "max_starts_per_second", "max_log_bytes_per_day"];
 
 /** quotaText says an app's quotas in one line ("" for none). */
 function quotaText(a) {

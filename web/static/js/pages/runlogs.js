@@ -108,12 +108,13 @@ export function logsPanel(runID) {
 
   function renderMeta(page) {
     const d = page.dropped || {};
-    const lost = (d.executor || 0) + (d.cap || 0);
+    const lost = (d.executor || 0) + (d.cap || 0) + (d.quota || 0);
     dropped.hidden = lost === 0;
     if (lost) {
       const parts = [];
       if (d.executor) parts.push(t("logs.droppedExecutor", { n: fmtNum(d.executor) }));
       if (d.cap) parts.push(t("logs.droppedCap", { n: fmtNum(d.cap) }));
+      if (d.quota) parts.push(t("logs.droppedQuota", { n: fmtNum(d.quota) }));
       dropped.textContent = parts.join(" · ");
     }
     countEl.textContent = t("logs.count", { n: fmtNum(count), stored: fmtNum(page.stored_lines || 0) });
