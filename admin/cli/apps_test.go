@@ -82,17 +82,31 @@ func TestApplyApps(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, errs)
 	require.Contains(t, out, "= unchanged app billing\n= unchanged billing/settle (id 1)\nplan: 0 to create, 0 to update, 2 unchanged\n")
 
-	v2 := strings.Replace(v1, "description: invoices and settlement\n", "description: invoices, settlement and dunning\n  max_jobs: 50\n", 1)
+	v2 := strings.Replace(v1, "description: invoices and settlement\n", "description: invoices, settlement and dunning\n  max_jobs: 50\n"+
+		"  max_running_slots: 64\n  max_starts_per_second: 20\n  weight: 3\n  max_log_bytes_per_day: 1048576\n", 1)
+	v2 = strings.Replace(v2, "  cron: \"0 3 * * *\"\n", "  cron: \"0 3 * * *\"\n  priority: high\n  max_running_slots: 8\n", 1)
 	v2 = strings.Replace(v2, "  owners: [bill, finance-oncall@example.com]\n", "", 1) // left out: kept
 	file = writeFile(t, dir, "apps.yaml", v2)
 	code, out, errs = a.ctl("apply", "-f", file)
 	require.Equal(t, cli.ExitOK, code, errs)
-	require.Contains(t, out, "~ update app billing\n    description: \"invoices and settlement\" -> \"invoices, settlement and dunning\"\n    max_jobs: none -> 50\n")
+	require.Contains(t, out, "~ update app billing\n    description: \"invoices and settlement\" -> \"invoices, settlement and dunning\"\n    max_jobs: none -> 50\n"+
+		"    max_running_slots: none -> 64\n    max_starts_per_second: none -> 20\n    max_log_bytes_per_day: none -> 1048576\n    weight: 1 -> 3\n")
 	require.Contains(t, out, "updated app billing (version 2)\n")
 	app, err := a.st.App(context.Background(), "billing")
 	require.NoError(t, err)
 	require.Equal(t, "bill,finance-oncall@example.com", app.Owners)
 	require.Equal(t, int64(50), app.MaxJobs.Int64, "an admin's file sets the quota")
+	require.Equal(t, int64(64), app.MaxRunningSlots.Int64)
+	require.Equal(t, int64(20), app.MaxStartsPerSecond.Int64)
+	require.Equal(t, int64(3), app.Weight.Int64)
+	require.Equal(t, int64(1<<20), app.MaxLogBytesPerDay.Int64)
+	job, err := a.st.Job(context.Background(), 1)
+	require.NoError(t, err)
+	require.Equal(t, 2, job.Priority, "high")
+	require.Equal(t, int64(8), job.MaxRunningSlots.Int64)
+	code, out, errs = a.ctl("apply", "-f", file)
+	require.Equal(t, cli.ExitOK, code, errs)
+	require.Contains(t, out, "plan: 0 to create, 0 to update, 2 unchanged\n", "the limits read back as written")
 
 	a.envMap["SHARDJOB_TOKEN"] = opsToken
 	file = writeFile(t, dir, "new.yaml", "- kind: app\n  name: payroll\n")
