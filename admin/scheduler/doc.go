@@ -23,27 +23,37 @@
 //     is claimed by FireWorkers transactions at once. At most TickBudget
 //     per tick: what is left is fired next tick, after the runs fired so
 //     far are started.
-//  2. start (start.go): page through the due pending runs; cancel or skip
+//  2. retry (retry.go): give failed slots whose job allows more attempts a
+//     new, unplaced attempt once their full-jitter backoff (RetryDelay)
+//     has passed.
+//  3. place (place.go): put unplaced attempts (retries, manual retries from
+//     the API, slots given back by a drain, slots a concurrency cap held
+//     back) on an online executor of their app with the handler, another
+//     than the previous attempt's when there is one, as far as the caps
+//     allow, and push them, in one transaction per page fenced by the
+//     epoch. It comes before start so that started work takes freed room
+//     before new runs do.
+//  4. start (start.go): page through the due pending runs, each page the
+//     most urgent first (priority aged by waiting, byPriority) and, when
+//     the platform's capacity is short, by weighted fair share between
+//     apps (fairshare.go); cancel or skip
 //     those whose job was deleted, disabled or paused; apply the overlap
 //     policies queue and replace; hold (start_hold.go) a run whose job
 //     waits for other runs of its business date that have not succeeded,
 //     or a job backfill's run that is not yet its turn, until HoldRecheck
 //     later, saying why (a run whose waits timed out ends failed or
-//     skipped with a run_wait_timeout alarm, start_waits.go); place each
-//     run's slots on the app's
+//     skipped with a run_wait_timeout alarm, start_waits.go); check the
+//     concurrency caps of its app and job and the platform's (caps.go) and
+//     its app's start rate (startrate.go): with no room, or no token, it
+//     stays pending saying why; with room for some of its slots it starts
+//     with those placed and the rest unplaced (step 3 places them later);
+//     place each run's slots on the app's
 //     online executors that have the handler (placement.Spread, or
 //     placement.Balance once slot costs are measured); start StartBatch
 //     runs per transaction with StartWorkers in flight, and push. A run no
 //     executor can take stays pending saying why, raises run_unplaceable
 //     (resolved once the run is placed: store.ResolveRunsPlaced) and fails
 //     after UnplaceableTimeout. At most TickBudget per tick.
-//  3. retry (retry.go): give failed slots whose job allows more attempts a
-//     new, unplaced attempt once their full-jitter backoff (RetryDelay)
-//     has passed.
-//  4. place (place.go): put unplaced attempts (retries, manual retries from
-//     the API, slots given back by a drain) on an online executor of their
-//     app with the handler, another than the previous attempt's when there
-//     is one, and push them.
 //  5. steal (steal.go), unless DisableWorkStealing: executors with free
 //     capacity take over slots other executors of the app have queued but
 //     not started. The victim releases them first, so a slot never runs
@@ -56,7 +66,7 @@
 //     cancel of deadline_action cancel (runstate Machine.Cancel, pushed);
 //     then the run's next deadline to check.
 //  7. drain (drain.go): ask executors an operator drains to release their
-//     queued slots; the released ones become unplaced attempts (step 4).
+//     queued slots; the released ones become unplaced attempts (step 3).
 //  8. recover (recover.go): executors silent for LostAfter (database clock)
 //     are marked lost, and gone after ForgetLostAfter; their unfinished
 //     slots get new tokens on live executors. Attempts an executor has not
@@ -72,5 +82,7 @@
 //
 // The other files: scheduler.go (Scheduler, New, Stats, Observer),
 // config.go (Config and its defaults), targets.go (which executors can
-// take a handler's slots).
+// take a handler's slots), caps.go (the concurrency caps of a round and the
+// term's bounds of placed slots), startrate.go (start-rate buckets),
+// fairshare.go (the weighted fair order, pure).
 package scheduler
