@@ -80,8 +80,12 @@ type herdCase struct {
 	// settleWithin bounds the wait from D until every run is terminal.
 	settleWithin time.Duration
 	// appCap and jobCap are concurrency caps (max_running_slots) of the
-	// herd's app and of each of its jobs; 0: none.
+	// herd's app and of each of its jobs; 0: none. weights sets the
+	// weights of the herd's app and of a second app (with the same cap and
+	// no jobs), for the fair share of the platform's capacity (adminArgs
+	// --max-running-slots).
 	appCap, jobCap int
+	weights        bool
 }
 
 // herdEnv is a running admin and its executors.
@@ -154,10 +158,12 @@ type herdResult struct {
 func BenchmarkHerdE2E(b *testing.B) {
 	for _, tc := range []herdCase{
 		{name: "batched-10k", jobs: 10_000, slots: 1, settleWithin: 5 * time.Minute},
-		// The same herd with caps that do not bind (the app's 1,000,000
-		// running slots, each job's 10): what counting and checking them
-		// costs the start path (issue 33: at most 10 % slower).
-		{name: "batched-10k-capped", jobs: 10_000, slots: 1, appCap: 1_000_000, jobCap: 10, settleWithin: 5 * time.Minute},
+		// The same herd with limits that do not bind — the app's 1,000,000
+		// running slots, each job's 10, the platform's 2,000,000 shared by
+		// weights 3 and 1 with a second app: what counting and checking
+		// them costs the start path (issue 33: at most 10 % slower).
+		{name: "batched-10k-capped", jobs: 10_000, slots: 1, appCap: 1_000_000, jobCap: 10, weights: true,
+			adminArgs: []string{"--max-running-slots", "2000000"}, settleWithin: 5 * time.Minute},
 		// A cap that binds: 2,000 of the herd's runs at once.
 		{name: "batched-10k-cap-2000", jobs: 10_000, slots: 1, appCap: 2000, settleWithin: 5 * time.Minute},
 		{name: "batched-100k", jobs: 100_000, slots: 1, settleWithin: 5 * time.Minute},
@@ -406,9 +412,15 @@ func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Tim
 		require.NoError(tb, err, "seed jobs")
 	}
 	appCap := sql.NullInt64{Int64: int64(tc.appCap), Valid: tc.appCap > 0}
-	_, err := env.db.Exec(`INSERT INTO app (name, max_running_slots, created_at, updated_at) VALUES (?, ?, ?, ?)
-		ON DUPLICATE KEY UPDATE max_running_slots = VALUES(max_running_slots)`, herdApp, appCap, ms, ms)
-	require.NoError(tb, err, "the app's cap")
+	for i, app := range []string{herdApp, herdApp + "-other"} {
+		weight := sql.NullInt64{Int64: int64(3 - 2*i), Valid: tc.weights} // 3 and 1
+		if i > 0 && !tc.weights {
+			break
+		}
+		_, err := env.db.Exec(`INSERT INTO app (name, max_running_slots, weight, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE max_running_slots = VALUES(max_running_slots), weight = VALUES(weight)`, app, appCap, weight, ms, ms)
+		require.NoError(tb, err, "the app's cap and weight")
+	}
 	var n int
 	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM job WHERE name LIKE ?`, prefix+"%").Scan(&n, &lo, &hi))
 	require.Equal(tb, tc.jobs, n, "seeded jobs")
