@@ -151,15 +151,17 @@ func (c *capRound) share(ctx context.Context, apps []string, demand int64) (bool
 		if err := c.countGlobal(ctx); err != nil {
 			return false, err
 		}
-		var todo []string
-		for _, a := range apps {
-			if !c.appRecounted[a] && !slices.Contains(todo, a) {
-				todo = append(todo, a)
-			}
+	}
+	// The competing apps' counts, whether or not the platform's was
+	// counted earlier in the round (by room, for another page).
+	var todo []string
+	for _, a := range apps {
+		if !c.appRecounted[a] && !slices.Contains(todo, a) {
+			todo = append(todo, a)
 		}
-		if err := c.countApps(ctx, todo); err != nil {
-			return false, err
-		}
+	}
+	if err := c.countApps(ctx, todo); err != nil {
+		return false, err
 	}
 	return c.globalMax-c.globalUsed < demand, nil
 }
