@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"strings"
+	"unicode/utf8"
 )
 
 // dialect is how the database of a data source reads a statement: where its
@@ -90,7 +91,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 			out.WriteByte('?')
 			i = j
 		case c == ';':
-			if strings.TrimSpace(stmt[i+1:]) != "" {
+			if trimSpace(stmt[i+1:]) != "" {
 				return "", nil, &textAfterStatementError{at: i}
 			}
 			if d == dialectMySQL && strings.HasSuffix(out.String(), "--") {
@@ -105,7 +106,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 			i++
 		}
 	}
-	compiled := strings.TrimSpace(out.String())
+	compiled := trimSpace(out.String())
 	if !code || compiled == "" {
 		return "", nil, newProblem("sql.empty", nil)
 	}
@@ -191,6 +192,14 @@ func mysqlQuoteEnd(s string, i int) (int, error) {
 	return escaped, nil
 }
 
-func isSpace(c byte) bool     { return c == ' ' || c >= '\t' && c <= '\r' }
+func isSpace(c byte) bool { return c == ' ' || c >= '\t' && c <= '\r' }
+
+// trimSpace trims the white space the databases skip (isSpace) from both
+// ends of s — not the other Unicode spaces, such as U+0085, which they read
+// as part of the statement: trimming those could leave a statement that is
+// only a comment.
+func trimSpace(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r < utf8.RuneSelf && isSpace(byte(r)) })
+}
 func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }

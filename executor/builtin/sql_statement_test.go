@@ -247,7 +247,7 @@ func FuzzSQLiteOneStatement(f *testing.F) {
 // again to itself with only positional placeholders, as many as before, in
 // both dialects.
 func FuzzStatement(f *testing.F) {
-	for _, s := range []string{"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;", "[:a] # :b\n--:c"} {
+	for _, s := range []string{"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;", "[:a] # :b\n--:c", "\u0085#"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stmt string) {
