@@ -48,6 +48,14 @@ type capRound struct {
 	jobRecounted map[int64]bool
 	// held is set when the round held work back for a cap.
 	held bool
+	// takenApp, takenJob and takenAll are the slots this round placed, or
+	// handed to a start transaction that may not have committed yet: a
+	// count read from the database in the middle of the round adds them,
+	// so that it never misses them (it may count some twice: too high,
+	// never too low).
+	takenApp map[string]int64
+	takenJob map[int64]int64
+	takenAll int64
 }
 
 // capBounds are a term's upper bounds of the placed slots of capped apps
@@ -72,7 +80,8 @@ func newCapBounds() *capBounds {
 // a cap).
 func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
 	c := &capRound{s: s, appMax: map[string]int64{}, appRate: map[string]int64{}, appWeight: map[string]int64{}, appUsed: map[string]int64{},
-		jobUsed: map[int64]int64{}, appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}, globalMax: s.cfg.MaxRunningSlots}
+		jobUsed: map[int64]int64{}, appRecounted: map[string]bool{}, jobRecounted: map[int64]bool{}, globalMax: s.cfg.MaxRunningSlots,
+		takenApp: map[string]int64{}, takenJob: map[int64]int64{}}
 	limits, err := s.store.AppCaps(ctx)
 	if err != nil {
 		return c, err
@@ -86,6 +95,7 @@ func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
 		}
 		c.appWeight[app] = max(l.Weight, 1)
 	}
+	s.forgetUncapped(c)
 	if c.globalMax > 0 {
 		b := s.bounds()
 		b.mu.Lock()
@@ -115,6 +125,24 @@ func (s *Scheduler) newCapRound(ctx context.Context) (*capRound, error) {
 	return c, c.countApps(ctx, todo)
 }
 
+// forgetUncapped drops the term's bounds of the apps without a cap in round
+// c: an app's bound holds only while the leader tracks its placements, so
+// one without a cap now (and no platform capacity to share) is counted
+// afresh when it has one again.
+func (s *Scheduler) forgetUncapped(c *capRound) {
+	if c.globalMax > 0 {
+		return
+	}
+	b := s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for a := range b.apps {
+		if _, ok := c.appMax[a]; !ok {
+			delete(b.apps, a)
+		}
+	}
+}
+
 // bounds are the term's bounds.
 func (s *Scheduler) bounds() *capBounds {
 	s.mu.Lock()
@@ -131,6 +159,7 @@ func (c *capRound) countGlobal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	n += c.takenAll
 	b := c.s.bounds()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -188,7 +217,8 @@ func (c *capRound) countApps(ctx context.Context, apps []string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, a := range apps {
-		c.appUsed[a], c.appRecounted[a], b.apps[a] = n[a], true, n[a]
+		used := n[a] + c.takenApp[a]
+		c.appUsed[a], c.appRecounted[a], b.apps[a] = used, true, used
 	}
 	return nil
 }
@@ -227,8 +257,9 @@ func (c *capRound) recountJobs(ctx context.Context, ids []int64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, id := range ids {
-		c.jobUsed[id], c.jobRecounted[id] = n[id], true
-		b.jobs.Add(id, n[id])
+		used := n[id] + c.takenJob[id]
+		c.jobUsed[id], c.jobRecounted[id] = used, true
+		b.jobs.Add(id, used)
 	}
 	return nil
 }
@@ -302,9 +333,21 @@ func (c *capRound) room(ctx context.Context, app string, jobID int64, job string
 	}
 }
 
+// forgetJob drops the term's bound of job jobID, which has no cap now: its
+// placements are not tracked, so a cap it gets again is counted afresh.
+func (c *capRound) forgetJob(jobID int64) {
+	b := c.s.bounds()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.jobs.Remove(jobID)
+}
+
 // take records that n slots of job jobID of app were placed, in the round
 // and in the term's bounds.
 func (c *capRound) take(app string, jobID int64, n int64) {
+	c.takenApp[app] += n
+	c.takenJob[jobID] += n
+	c.takenAll += n
 	b := c.s.bounds()
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -43,6 +43,8 @@ func (s *Scheduler) placeUnplaced(ctx context.Context, epoch int64, caps *capRou
 		for _, u := range waiting {
 			if u.JobMaxRunningSlots > 0 {
 				capped = append(capped, u.JobID)
+			} else {
+				caps.forgetJob(u.JobID)
 			}
 		}
 		if err := caps.countJobs(ctx, capped); err != nil {

@@ -137,6 +137,8 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 	for _, r := range page {
 		if r.JobMaxRunningSlots > 0 {
 			capped = append(capped, r.JobID)
+		} else {
+			st.caps.forgetJob(r.JobID)
 		}
 	}
 	if err := st.caps.countJobs(ctx, capped); err != nil {
