@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/cli"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -32,13 +33,7 @@ func TestFairShareByWeight(t *testing.T) {
 		window   = 20 * time.Second // measured
 	)
 	ctx := context.Background()
-	secret := protocol.NewSecret()
-	dsn := testenv.MySQL(t)
-	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--heartbeat-interval", "500ms",
-		"--max-running-slots", fmt.Sprint(capacity))
-	c := harness.NewClient(a.URL)
-	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	require.NoError(t, c.Login(ctx, "admin", a.Password(t)))
+	c, secret, dsn := mysqlAdmin(t, "--max-running-slots", fmt.Sprint(capacity))
 	weights := map[string]int64{"light": 1, "heavy": 3}
 	for app, w := range weights {
 		harness.StartExecutor(t, harness.ExecutorOpts{App: app, Admins: c.Base, Capacity: 16, Heartbeat: 500 * time.Millisecond,
@@ -58,13 +53,7 @@ func TestFairShareByWeight(t *testing.T) {
 	defer db.Close()
 	start := time.Now()
 	for app := range weights {
-		for i := range jobs {
-			code, err := c.Call(ctx, http.MethodPost, "/api/v1/jobs", map[string]any{
-				"app": app, "name": fmt.Sprintf("tick-%02d", i), "handler": "demo.sleep", "cron": "* * * * * *", "params": "ms=400",
-			}, nil)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusCreated, code)
-		}
+		everySecond(t, c, app, jobs, "demo.sleep", "ms=400")
 	}
 	from := time.Now().Add(settle)
 	to := from.Add(window)
@@ -98,4 +87,29 @@ func TestFairShareByWeight(t *testing.T) {
 	require.InDelta(t, 0.25, share[0]/total, 0.05, "weight 1 of 4")
 	require.InDelta(t, 0.75, share[1]/total, 0.05, "weight 3 of 4")
 	require.LessOrEqual(t, most, capacity, "the platform's capacity held")
+}
+
+// mysqlAdmin runs `shardjob-admin serve` on a database of its own on the
+// test MariaDB, with 500 ms heartbeats and args, and returns a logged-in
+// client, the executor secret and the database's DSN.
+func mysqlAdmin(t *testing.T, args ...string) (c *cli.Client, secret, dsn string) {
+	t.Helper()
+	secret, dsn = protocol.NewSecret(), testenv.MySQL(t)
+	a := serveAdmin(t, secret, append([]string{"--db-driver", "mysql", "--db-dsn", dsn, "--heartbeat-interval", "500ms"}, args...)...)
+	c = a.Login(t)
+	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
+	return c, secret, dsn
+}
+
+// everySecond creates n jobs tick-00 … of app that fire every second with
+// handler and params.
+func everySecond(t *testing.T, c *cli.Client, app string, n int, handler, params string) {
+	t.Helper()
+	for i := range n {
+		code, err := c.Call(context.Background(), http.MethodPost, "/api/v1/jobs", map[string]any{
+			"app": app, "name": fmt.Sprintf("tick-%02d", i), "handler": handler, "cron": "* * * * * *", "params": params,
+		}, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusCreated, code)
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
-	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // TestPrioritiesOrderAnExecutorsQueue: a real admin process on MariaDB and
@@ -24,11 +23,7 @@ import (
 func TestPrioritiesOrderAnExecutorsQueue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	secret := protocol.NewSecret()
-	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", testenv.MySQL(t), "--heartbeat-interval", "500ms")
-	c := harness.NewClient(a.URL)
-	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	require.NoError(t, c.Login(ctx, "admin", a.Password(t)))
+	c, secret, _ := mysqlAdmin(t)
 	harness.StartExecutor(t, harness.ExecutorOpts{
 		App: "prio", Admins: c.Base, Capacity: 1, Heartbeat: 500 * time.Millisecond, Secret: secret, StartTimeout: 60 * time.Second,
 	})

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
-	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
 // TestStartRateOfAnApp: a real admin process on MariaDB; app paced is
@@ -31,12 +29,7 @@ func TestStartRateOfAnApp(t *testing.T) {
 		jobs = 15
 	)
 	ctx := context.Background()
-	secret := protocol.NewSecret()
-	dsn := testenv.MySQL(t)
-	a := serveAdmin(t, secret, "--db-driver", "mysql", "--db-dsn", dsn, "--heartbeat-interval", "500ms")
-	c := harness.NewClient(a.URL)
-	c.HTTP = &http.Client{Timeout: 2 * time.Minute}
-	require.NoError(t, c.Login(ctx, "admin", a.Password(t)))
+	c, secret, dsn := mysqlAdmin(t)
 	for _, app := range []string{"paced", "free"} {
 		harness.StartExecutor(t, harness.ExecutorOpts{App: app, Admins: c.Base, Capacity: 64, Heartbeat: 500 * time.Millisecond,
 			Secret: secret, StartTimeout: 60 * time.Second})
@@ -49,13 +42,7 @@ func TestStartRateOfAnApp(t *testing.T) {
 	require.NoError(t, c.Do(ctx, http.MethodPatch, "/api/v1/apps/paced", map[string]any{"version": v.Version, "max_starts_per_second": rate}, &v))
 	require.Equal(t, int64(rate), *v.MaxStartsPerSecond)
 	for _, app := range []string{"paced", "free"} {
-		for i := range jobs {
-			code, err := c.Call(ctx, http.MethodPost, "/api/v1/jobs", map[string]any{
-				"app": app, "name": fmt.Sprintf("tick-%02d", i), "handler": "demo.noop", "cron": "* * * * * *",
-			}, nil)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusCreated, code)
-		}
+		everySecond(t, c, app, jobs, "demo.noop", "")
 	}
 	db, err := sql.Open("mysql", dsn)
 	require.NoError(t, err)
