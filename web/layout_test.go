@@ -76,7 +76,7 @@ func TestConsoleLayoutInBrowser(t *testing.T) {
 	api.waitRun(done, "succeeded")
 	pages := []string{"dashboard", "jobs", fmt.Sprintf("jobs/%d", flaky), "jobs/new", fmt.Sprintf("jobs/%d/edit", nightly), "runs",
 		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "executors", "alarms", "workflows", fmt.Sprintf("workflows/%d", wf),
-		"workflows/new", fmt.Sprintf("workflows/%d/edit", wf), "calendars", fmt.Sprintf("calendars/%d", cal.ID), "cluster", "audit", "users", "tokens", "apps"}
+		"workflows/new", fmt.Sprintf("workflows/%d/edit", wf), "calendars", fmt.Sprintf("calendars/%d", cal.ID), "cluster", "audit", "users", "tokens", "apps", "queue"}
 
 	b := newBrowser(t, chromium, artifactsDir(t))
 	defer b.checkConsole()
