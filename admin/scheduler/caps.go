@@ -339,7 +339,9 @@ func (c *capRound) forgetJob(jobID int64) {
 	b := c.s.bounds()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.jobs.Remove(jobID)
+	if b.jobs.Len() > 0 { // the common case, no capped job: nothing to look up
+		b.jobs.Remove(jobID)
+	}
 }
 
 // take records that n slots of job jobID of app were placed, in the round
