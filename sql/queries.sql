@@ -1,22 +1,30 @@
 -- Named queries of the platform store, shared by both dialects.
 --
--- Each query starts with a line "-- name: Name" ("-- name: Name.mysql" and
--- "-- name: Name.sqlite" give a dialect its own text; see sql/namedsql) and
+-- Each query starts with a line "-- name: Name" ("-- name: Name.mysql",
+-- "-- name: Name.postgres" and "-- name: Name.sqlite" give a dialect its own
+-- text; see sql/namedsql) and
 -- is run by the constant qName of admin/store/queries_gen.go (go generate).
 -- Fragments ("-- fragment: Name": a column list written once, such as
 -- JobDefinition) are replaced by sql/namedsql: {{Name}} by the list,
 -- {{named(Name)}} by ":c1, :c2, …" and {{assign(Name)}} by
 -- "c1 = :c1, c2 = :c2, …" (a query with ":name" parameters binds a struct by
 -- its db tags: the store runs it as a sqlx named query).
--- Macros in double braces are replaced per dialect when the file is loaded:
+-- Macros in double braces are replaced per dialect when the file is loaded
+-- (MySQL / PostgreSQL / SQLite):
 --   {{now_ms}}                 the database clock in Unix milliseconds
---   {{insert_ignore}}          INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
---   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED (MySQL) / nothing (SQLite: one writer)
---   {{for_update}}             FOR UPDATE (MySQL) / nothing
---   {{lock_shared}}            LOCK IN SHARE MODE (MySQL) / nothing
---   {{force_primary}}          FORCE INDEX (PRIMARY) (MySQL) / nothing: rows in primary-key order
---   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE (MySQL) / ON CONFLICT(k1, k2) DO UPDATE SET
---   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col
+--   {{insert_ignore}}          INSERT IGNORE / INSERT … ON CONFLICT DO NOTHING / INSERT OR IGNORE
+--   {{for_update_skip_locked}} FOR UPDATE SKIP LOCKED / the same / nothing (SQLite: one writer)
+--   {{for_update}}             FOR UPDATE / FOR UPDATE / nothing
+--   {{lock_shared}}            LOCK IN SHARE MODE / FOR SHARE / nothing
+--   {{force_primary}}          FORCE INDEX (PRIMARY) / nothing / nothing: rows in primary-key order
+--   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE / ON CONFLICT(k1, k2) DO UPDATE SET (both)
+--   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col (both)
+--                              (an upsert's assignments name the table's own columns with the
+--                              table's name: PostgreSQL finds a bare name ambiguous)
+--   {{returning_id}}           nothing / RETURNING id / nothing: ends an insert whose
+--                              LastInsertId the store reads (admin/store/postgres.go)
+-- Statements are written with "?" placeholders on every dialect; the
+-- PostgreSQL connection numbers them ($1, $2, …).
 -- The VALUES tuple of an insert can be expanded to a multi-row insert by the
 -- store (text after the tuple, such as an upsert's assignments, stays last).
 -- A "set by id" update (AttemptsFinish) is expanded by the store: each
@@ -46,7 +54,7 @@ UPDATE leader SET epoch = ?, holder = ?, since_ms = {{now_ms}} WHERE id = 1 AND 
 SELECT COUNT(*) FROM app_user;
 
 -- name: UserInsert
-INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?, {{now_ms}});
+INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?, {{now_ms}}) {{returning_id}};
 
 -- name: UserByName
 SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE username = ?;
@@ -88,7 +96,7 @@ id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at,
 -- workflow_id: the workflow that owns the job (an inline node's), NULL for
 -- an ordinary job.
 INSERT INTO job (app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version, workflow_id)
-VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1, :workflow_id);
+VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1, :workflow_id) {{returning_id}};
 
 -- name: JobByID
 SELECT {{JobColumns}} FROM job WHERE id = ?;
@@ -244,7 +252,7 @@ SELECT COUNT(*) FROM (SELECT 1 FROM job WHERE enabled = 1 AND paused = 0 AND nex
                                 start_deadline_at, finish_deadline_at, deadline_action, deadline_check_at,
                                 calendar_id, calendar_version, shifted_from, start_after, backfill_id, workflow, job_name, priority)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
-        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+        ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {{returning_id}};
 
 -- name: JobApps
 SELECT id, app, name FROM job WHERE id IN (?);
@@ -624,7 +632,7 @@ COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resol
 -- name: AlarmList
 SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
-WHERE a.id < ? AND (? OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
+WHERE a.id < ? AND (? = 1 OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
 -- The members of a group, newest first: group, id < ?, limit.
 -- name: AlarmListOfGroup
@@ -678,14 +686,14 @@ UPDATE slot_attempt SET current = 0 WHERE id = ? AND current = 1 AND status IN (
 
 -- name: AttemptInsertUnplaced
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
-VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL);
+VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL) {{returning_id}};
 
 -- name: AttemptInsertMoved
 -- The next attempt of a slot moved off an executor (lost, or unstarted work
 -- given to an idle one): same failure count as the attempt it replaces.
 -- lease_until: the database clock plus the lease, as in AttemptInsert.
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
-VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
+VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?) {{returning_id}};
 
 -- name: AttemptsUnplaced
 -- Attempts waiting for an executor after id ? (keyset), oldest first:
@@ -719,8 +727,8 @@ FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('faile
 -- slot in one statement are applied one after the other, in tuple order.
 INSERT INTO slot_stats (job_id, slot, cost_ms, records, samples, last_executor, updated_at)
 VALUES (?, ?, ?, ?, 1, ?, {{now_ms}})
-{{upsert(job_id, slot)}} cost_ms = cost_ms * (1 - ?) + ? * {{excluded(cost_ms)}},
-  records = records * (1 - ?) + ? * {{excluded(records)}}, samples = samples + 1,
+{{upsert(job_id, slot)}} cost_ms = slot_stats.cost_ms * (1 - ?) + ? * {{excluded(cost_ms)}},
+  records = slot_stats.records * (1 - ?) + ? * {{excluded(records)}}, samples = slot_stats.samples + 1,
   last_executor = {{excluded(last_executor)}}, updated_at = {{excluded(updated_at)}};
 
 -- name: SlotStatsOfJob
@@ -781,7 +789,7 @@ DELETE FROM user_session WHERE user_id = ?;
 -- name: AuditList
 SELECT a.id, a.at, a.actor, a.action, a.object, a.detail, a.app, a.owner_id, a.token_id, COALESCE(t.name, '') AS token_name
 FROM audit_log a LEFT JOIN api_token t ON t.id = a.token_id
-WHERE a.id < ? AND (? OR (a.app <> '' AND (? OR a.app IN (?))) OR (a.owner_id <> 0 AND a.owner_id = ?))
+WHERE a.id < ? AND (? = 1 OR (a.app <> '' AND (? = 1 OR a.app IN (?))) OR (a.owner_id <> 0 AND a.owner_id = ?))
   AND (? = '' OR a.actor = ?) AND a.action LIKE ? ESCAPE '!' AND a.object LIKE ? ESCAPE '!' AND a.at >= ? AND a.at < ?
 ORDER BY a.id DESC LIMIT ?;
 
@@ -916,13 +924,13 @@ INSERT INTO utilization_sample (at, app, executors, capacity, busy, queued) VALU
 SELECT app, (at DIV ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capacity) AS capacity_sum,
        MAX(busy) AS busy, MAX(queued) AS queued, COUNT(*) AS samples
 FROM utilization_sample
-WHERE at >= ? AND at < ? AND (? OR app IN (?))
+WHERE at >= ? AND at < ? AND (? = 1 OR app IN (?))
 GROUP BY app, bucket ORDER BY app, bucket;
--- name: UtilizationBuckets.sqlite
+-- name: UtilizationBuckets
 SELECT app, (at / ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capacity) AS capacity_sum,
        MAX(busy) AS busy, MAX(queued) AS queued, COUNT(*) AS samples
 FROM utilization_sample
-WHERE at >= ? AND at < ? AND (? OR app IN (?))
+WHERE at >= ? AND at < ? AND (? = 1 OR app IN (?))
 GROUP BY app, bucket ORDER BY app, bucket;
 
 -- Migrations (admin/store/migrate.go). Concurrent admins are serialised
@@ -946,22 +954,30 @@ INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, {{now_ms
 -- 64 characters, hence the digest): admins migrating the same database take
 -- turns, and installations in other databases of the server do not wait.
 SELECT GET_LOCK(CONCAT('shardjob_migrate:', MD5(DATABASE())), 60);
+-- name: MigrationLock.postgres
+-- An advisory lock of the session, keyed by the database's name; it waits
+-- as long as the migrating admin takes (the caller's context bounds it).
+SELECT 1 FROM (SELECT pg_advisory_lock(hashtext('shardjob_migrate:' || current_database()))) l;
 -- name: MigrationLock.sqlite
 SELECT 1;
 
 -- name: MigrationUnlock.mysql
 SELECT RELEASE_LOCK(CONCAT('shardjob_migrate:', MD5(DATABASE())));
+-- name: MigrationUnlock.postgres
+SELECT pg_advisory_unlock(hashtext('shardjob_migrate:' || current_database()));
 -- name: MigrationUnlock.sqlite
 SELECT 1;
 
 -- name: ServerVersion.mysql
 SELECT VERSION();
+-- name: ServerVersion.postgres
+SELECT version();
 -- name: ServerVersion.sqlite
 SELECT sqlite_version();
 
 -- name: CalendarInsert
 INSERT INTO business_calendar (app, name, description, week, days, holidays, workdays, version, revision, created_at, updated_at, updated_by)
-VALUES (:app, :name, :description, :week, :days, :holidays, :workdays, :version, 1, {{now_ms}}, {{now_ms}}, :updated_by);
+VALUES (:app, :name, :description, :week, :days, :holidays, :workdays, :version, 1, {{now_ms}}, {{now_ms}}, :updated_by) {{returning_id}};
 
 -- name: CalendarUpdate
 -- An edit of the revision read (optimistic lock): app and name stay.

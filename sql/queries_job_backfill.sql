@@ -3,7 +3,7 @@
 
 -- name: JobBackfillInsert
 INSERT INTO job_backfill (job_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}});
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}) {{returning_id}};
 
 -- name: JobBackfillsOfJob
 -- The backfills of a job, newest first, with how many of their runs are in

@@ -3,7 +3,7 @@
 
 -- name: APIKeyInsert
 INSERT INTO api_token (user_id, name, prefix, hash, role_cap, created_at, expires_at, parent_id)
-VALUES (?, ?, ?, ?, ?, {{now_ms}}, ?, ?);
+VALUES (?, ?, ?, ?, ?, {{now_ms}}, ?, ?) {{returning_id}};
 
 -- The token that creates another, locked until the new one is stored: a
 -- revocation of it (APIKeyChildren) waits, or it is seen revoked here.

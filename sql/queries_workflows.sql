@@ -10,7 +10,7 @@ INSERT INTO workflow (app, name, description, cron_expr, time_zone, calendar, ca
                       definition, node_count, version, next_fire_at, created_at, created_by, updated_at, updated_by)
 VALUES (:app, :name, :description, :cron_expr, :time_zone, :calendar, :calendar_rule, :calendar_shift, :enabled, :failure_policy,
         :definition, :node_count,
-        1, :next_fire_at, {{now_ms}}, :created_by, {{now_ms}}, :updated_by);
+        1, :next_fire_at, {{now_ms}}, :created_by, {{now_ms}}, :updated_by) {{returning_id}};
 
 -- name: WorkflowUpdate
 -- A new definition over the version read (optimistic lock): app and name
@@ -36,7 +36,7 @@ SELECT {{WorkflowColumns}}, definition FROM workflow WHERE app = ? AND name = ?;
 -- limit, or the apps in the list), without their definitions.
 -- name: WorkflowList
 SELECT {{WorkflowColumns}}, '' AS definition FROM workflow
-WHERE id > ? AND (? OR app IN (?)) ORDER BY id LIMIT ?;
+WHERE id > ? AND (? = 1 OR app IN (?)) ORDER BY id LIMIT ?;
 
 -- name: WorkflowDelete
 DELETE FROM workflow WHERE id = ?;
@@ -53,7 +53,7 @@ reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id, rer
 -- time at once.
 INSERT INTO workflow_run (workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params,
                           reason, reason_msg, epoch, created_by, created_at, finished_at, backfill_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END, ?);
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END, ?);
 
 -- name: WorkflowRunByKey
 SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE workflow_id = ? AND run_key = ?;
@@ -74,8 +74,8 @@ SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE status IN ('pending', 'run
 -- Guarded by the status read: of two writers, one changes it. started_at is
 -- set by the first move to running, finished_at by a move to an end.
 UPDATE workflow_run SET status = ?,
-       started_at = COALESCE(started_at, CASE WHEN ? THEN {{now_ms}} ELSE NULL END),
-       finished_at = CASE WHEN ? THEN {{now_ms}} ELSE NULL END,
+       started_at = COALESCE(started_at, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END),
+       finished_at = CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END,
        reason = ?, reason_msg = ?
 WHERE id = ? AND status = ?;
 
@@ -91,7 +91,7 @@ id, workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, ep
 
 -- name: NodeRunInsert
 INSERT INTO workflow_node_run (workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? THEN {{now_ms}} ELSE NULL END);
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END);
 
 -- name: NodeRunByKey
 SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE workflow_run_id = ? AND node_key = ? AND rerun = ?;
@@ -106,7 +106,7 @@ SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE job_run_id = ?;
 SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE workflow_run_id = ? ORDER BY rerun, id;
 
 -- name: NodeRunTransition
-UPDATE workflow_node_run SET status = ?, finished_at = CASE WHEN ? THEN {{now_ms}} ELSE NULL END, reason = ?, reason_msg = ?
+UPDATE workflow_node_run SET status = ?, finished_at = CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END, reason = ?, reason_msg = ?
 WHERE id = ? AND status = ?;
 
 -- name: NodeRunLinkJobRun
@@ -156,7 +156,7 @@ UPDATE workflow SET next_fire_at = ? WHERE id = ? AND version = ?;
 
 -- name: WorkflowBackfillInsert
 INSERT INTO workflow_backfill (workflow_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}});
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}) {{returning_id}};
 
 -- name: WorkflowBackfillByID
 SELECT id, workflow_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at

@@ -16,7 +16,7 @@ import (
 // (0041). Down and up again work.
 func TestMigration0040GivesEveryAppItsRow(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range storetest.Dialects {
+	for _, dialect := range storetest.SteppedDialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

@@ -23,7 +23,7 @@ import (
 // (and audited). Down and up again work.
 func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 	t.Parallel()
-	for _, dialect := range storetest.Dialects {
+	for _, dialect := range storetest.SteppedDialects {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()

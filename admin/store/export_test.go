@@ -27,14 +27,17 @@ func (s *Store) MigrateDown(ctx context.Context, version int) error {
 	if err != nil {
 		return err
 	}
-	for v := current; v > version; v-- {
-		m := migs[v-1]
+	for i := len(migs) - 1; i >= 0; i-- {
+		m := migs[i]
+		if m.Version > current || m.Version <= version {
+			continue
+		}
 		for _, stmt := range splitStatements(m.Down) {
 			if _, err := s.db.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("migration %04d_%s down: %w", m.Version, m.Name, err)
 			}
 		}
-		if _, err := s.db.ExecContext(ctx, s.db.Rebind(`DELETE FROM schema_migrations WHERE version = ?`), v); err != nil {
+		if _, err := s.db.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = ?`, m.Version); err != nil {
 			return err
 		}
 	}

@@ -32,7 +32,9 @@ const (
 // migration is one file, NNNN_name.sql, holding both directions: the
 // statements after a line "-- migrate up", then those after a line
 // "-- migrate down" (sql/embed.go). It checks that versions start at 1 and
-// have no gaps, and that each file has an up section.
+// have no gaps, and that each file has an up section. A dialect added later
+// (PostgreSQL) starts instead with one file NNNN_baseline.sql, which builds
+// the schema of version NNNN at once; its versions have no gaps after it.
 func Migrations(dialect string) ([]Migration, error) {
 	dir := dialect + "/migrations"
 	entries, err := fs.ReadDir(sqlfiles.FS, dir)
@@ -65,13 +67,24 @@ func Migrations(dialect string) ([]Migration, error) {
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	first := 1
+	if len(out) > 0 && out[0].Name == baselineName {
+		first = out[0].Version
+	}
 	for i, m := range out {
-		if m.Version != i+1 {
-			return nil, fmt.Errorf("migrations for %s: expected version %d, found %d (no gaps allowed)", dialect, i+1, m.Version)
+		if m.Version != first+i {
+			return nil, fmt.Errorf("migrations for %s: expected version %d, found %d (no gaps allowed)", dialect, first+i, m.Version)
+		}
+		if i > 0 && m.Name == baselineName {
+			return nil, fmt.Errorf("migrations for %s: %04d_%s: only the first migration may be a baseline", dialect, m.Version, m.Name)
 		}
 	}
 	return out, nil
 }
+
+// baselineName names the first migration of a dialect added later: it
+// creates the schema of its version in one step.
+const baselineName = "baseline"
 
 // splitMigration cuts a migration file into its up and down sections. Only
 // comments and blank lines may stand before the up marker; the up section
@@ -118,7 +131,10 @@ func LatestVersion(dialect string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(ms), nil
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	return ms[len(ms)-1].Version, nil
 }
 
 // SchemaVersion returns the highest applied migration (0 for an empty database).
@@ -148,8 +164,9 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if upTo <= 0 || upTo > len(migs) {
-		upTo = len(migs)
+	latest := migs[len(migs)-1].Version
+	if upTo <= 0 || upTo > latest {
+		upTo = latest
 	}
 	conn, err := s.db.Connx(ctx)
 	if err != nil {
@@ -168,11 +185,17 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 	if err := conn.GetContext(ctx, &current, s.q.get(qSchemaVersion)); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if current > len(migs) {
-		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d; upgrade shardjob before starting it on this database", ErrSchemaTooNew, current, len(migs))
+	if current > latest {
+		return 0, fmt.Errorf("%w: database is at version %d, this binary knows up to %d; upgrade shardjob before starting it on this database", ErrSchemaTooNew, current, latest)
+	}
+	if base := migs[0]; base.Name == baselineName && current > 0 && current < base.Version {
+		return 0, fmt.Errorf("migrate: the %s database is at version %d, below its baseline %d: it was not made by shardjob; migrate an empty database", s.dialect, current, base.Version)
 	}
 	applied := 0
-	for _, m := range migs[min(current, upTo):upTo] {
+	for _, m := range migs {
+		if m.Version <= current || m.Version > upTo {
+			continue
+		}
 		// DDL commits implicitly on MySQL, so statements run one by one and the
 		// version row is written last: a crash in between leaves the version
 		// unrecorded and the error on the next start names the migration.

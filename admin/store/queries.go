@@ -28,6 +28,18 @@ var macros = map[string]map[string]string{
 		"{{for_update}}":             "FOR UPDATE",
 		"{{lock_shared}}":            "LOCK IN SHARE MODE",
 		"{{force_primary}}":          "FORCE INDEX (PRIMARY)",
+		"{{returning_id}}":           "",
+	},
+	sqlfiles.Postgres: {
+		// statement_timestamp(): the start of the statement, as MySQL's NOW(3)
+		// (now() would be the start of the transaction).
+		"{{now_ms}}":                 "CAST(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000) AS BIGINT)",
+		"{{insert_ignore}}":          "INSERT", // and ON CONFLICT DO NOTHING at the end: see expandMacros
+		"{{for_update_skip_locked}}": "FOR UPDATE SKIP LOCKED",
+		"{{for_update}}":             "FOR UPDATE",
+		"{{lock_shared}}":            "FOR SHARE",
+		"{{force_primary}}":          "", // no index hints; rows lock in the order the plan reads them
+		"{{returning_id}}":           returningID,
 	},
 	sqlfiles.SQLite: {
 		"{{now_ms}}":                 "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
@@ -36,6 +48,7 @@ var macros = map[string]map[string]string{
 		"{{for_update}}":             "",
 		"{{lock_shared}}":            "",
 		"{{force_primary}}":          "", // one writer: no lock order
+		"{{returning_id}}":           "",
 	},
 }
 
@@ -47,6 +60,10 @@ var callMacros = map[string]map[string]func(arg string) string{
 		"upsert": func(string) string { return "ON DUPLICATE KEY UPDATE" },
 		// excluded(column): the value the upsert tried to insert.
 		"excluded": func(col string) string { return "VALUES(" + col + ")" },
+	},
+	sqlfiles.Postgres: {
+		"upsert":   func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
+		"excluded": func(col string) string { return "excluded." + col },
 	},
 	sqlfiles.SQLite: {
 		"upsert":   func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
@@ -87,7 +104,7 @@ func Queries(dialect string) (map[string]string, error) {
 		}
 		all = append(all, qs...)
 	}
-	texts, err := namedsql.ForDialect(all, dialect, []string{sqlfiles.MySQL, sqlfiles.SQLite})
+	texts, err := namedsql.ForDialect(all, dialect, sqlfiles.Dialects)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +127,9 @@ func loadQueries(dialect string) (queries, error) {
 
 // expandMacros replaces the macros of q (m: those of dialect).
 func expandMacros(q, dialect string, m map[string]string) (string, error) {
+	if dialect == sqlfiles.Postgres && strings.Contains(q, "{{insert_ignore}}") {
+		q = ignoreConflicts(q)
+	}
 	for k, v := range m {
 		q = strings.ReplaceAll(q, k, v)
 	}
@@ -127,6 +147,18 @@ func expandMacros(q, dialect string, m map[string]string) (string, error) {
 		return "", fmt.Errorf("unknown macro in %q", q)
 	}
 	return q, nil
+}
+
+// ignoreConflicts ends an {{insert_ignore}} statement with PostgreSQL's
+// ON CONFLICT DO NOTHING, before its {{returning_id}} if it has one.
+func ignoreConflicts(q string) string {
+	q = strings.TrimRight(q, " \n\t;")
+	const ret = "{{returning_id}}"
+	tail := ""
+	if strings.HasSuffix(q, ret) {
+		q, tail = strings.TrimRight(strings.TrimSuffix(q, ret), " \n\t"), " "+ret
+	}
+	return q + " ON CONFLICT DO NOTHING" + tail
 }
 
 // get returns the text of query n.

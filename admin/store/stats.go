@@ -83,13 +83,48 @@ type slotSample struct {
 	executorID int64
 }
 
+// upsertRounds orders samples for SlotStatsUpsert and cuts them into
+// statements: each statement holds a slot at most once (PostgreSQL refuses
+// an upsert that touches a row twice; MySQL would apply both, in order) and
+// at most slotStatsPerStatement samples, in (job, slot) order. The first
+// sample of every slot goes in the first statements, a slot's second in
+// those after them, and so on: the samples of a slot are applied in batch
+// order, and a later statement locks only rows an earlier one locked.
+func upsertRounds(samples []slotSample) [][]slotSample {
+	slices.SortStableFunc(samples, func(a, b slotSample) int {
+		return cmp.Or(cmp.Compare(a.jobID, b.jobID), cmp.Compare(a.slot, b.slot))
+	})
+	round := make([]int, len(samples)) // how many samples of the slot came before
+	for i := 1; i < len(samples); i++ {
+		if samples[i].jobID == samples[i-1].jobID && samples[i].slot == samples[i-1].slot {
+			round[i] = round[i-1] + 1
+		}
+	}
+	byRound := map[int][]slotSample{}
+	rounds := 0
+	for i, x := range samples {
+		byRound[round[i]] = append(byRound[round[i]], x)
+		rounds = max(rounds, round[i]+1)
+	}
+	var out [][]slotSample
+	for r := range rounds {
+		for rest := byRound[r]; len(rest) > 0; {
+			n := min(len(rest), slotStatsPerStatement)
+			out = append(out, rest[:n])
+			rest = rest[n:]
+		}
+	}
+	return out
+}
+
 // RecordSlotStats updates the slots' costs and the executors' speeds from the
 // succeeded outcomes among applied: the duration normalised by the
 // executor's speed is a sample of the slot's cost; predicted cost over
 // actual duration is a sample of the executor's speed. The slot samples go
-// in one upsert, in (job, slot) order so that concurrent batches lock the
-// stats rows in one order; samples of the same slot are applied one after
-// the other, in batch order.
+// in one upsert (one per round when a slot has several: upsertRounds), in
+// (job, slot) order so that concurrent batches lock the stats rows in one
+// order; samples of the same slot are applied one after the other, in batch
+// order.
 func (t *Tx) RecordSlotStats(ctx context.Context, applied []SlotOutcome, info map[int64]AttemptInfo) error {
 	s, tx := t.s, t.tx
 	var samples []slotSample
@@ -119,11 +154,7 @@ func (t *Tx) RecordSlotStats(ctx context.Context, applied []SlotOutcome, info ma
 			}
 		}
 	}
-	slices.SortStableFunc(samples, func(a, b slotSample) int {
-		return cmp.Or(cmp.Compare(a.jobID, b.jobID), cmp.Compare(a.slot, b.slot))
-	})
-	for start := 0; start < len(samples); start += slotStatsPerStatement {
-		chunk := samples[start:min(start+slotStatsPerStatement, len(samples))]
+	for _, chunk := range upsertRounds(samples) {
 		args := make([]any, 0, 5*len(chunk)+4)
 		for _, x := range chunk {
 			args = append(args, x.jobID, x.slot, x.costMS, x.records, x.executorID)

@@ -41,22 +41,25 @@ func conflictf(format string, args ...any) error {
 
 // Config selects and tunes the database.
 type Config struct {
-	// Driver is "mysql" or "sqlite". Required.
+	// Driver is "mysql", "postgres" or "sqlite". Required.
 	Driver string
 	// DSN is the data source name. For mysql a go-sql-driver DSN
 	// (user:pass@tcp(host:3306)/db); parseTime, loc and time_zone are set by
-	// Open. For sqlite a file path (created if missing). Required.
+	// Open. For postgres a URL (postgres://user:pass@host:5432/db) or
+	// key=value pairs; the session's time zone is set to UTC by Open. For
+	// sqlite a file path (created if missing). Required.
 	DSN string
 	// ConnectTimeout bounds the first ping. Default 5s.
 	ConnectTimeout time.Duration
-	// MaxOpenConns caps the pool (mysql). Default 32. SQLite always uses 1.
+	// MaxOpenConns caps the pool (mysql, postgres). Default 32. SQLite always uses 1.
 	MaxOpenConns int
 	// IdleTxTimeout makes MariaDB roll back a transaction that stays idle
 	// (no statement running) this long, and close its connection
 	// (idle_transaction_timeout). It frees the locks of an admin that froze
 	// inside a transaction (SIGSTOP, VM pause) so that a successor can claim
-	// the leader epoch at once. Default 5s; MySQL 8 has no such setting (see
-	// docs/operations.md).
+	// the leader epoch at once. PostgreSQL does the same with
+	// idle_in_transaction_session_timeout. Default 5s; MySQL 8 has no such
+	// setting (see docs/operations.md).
 	IdleTxTimeout time.Duration
 	// Replica is the ID of the admin replica that uses the store (its
 	// --id, "standalone" in standalone mode): the raised_by of the alarms
@@ -85,12 +88,12 @@ func (c Config) WithDefaults() Config {
 
 func (c Config) validate() error {
 	switch c.Driver {
-	case sqlfiles.MySQL, sqlfiles.SQLite:
+	case sqlfiles.MySQL, sqlfiles.Postgres, sqlfiles.SQLite:
 	default:
-		return fmt.Errorf("store driver %q: must be %q or %q", c.Driver, sqlfiles.MySQL, sqlfiles.SQLite)
+		return fmt.Errorf("store driver %q: must be %q, %q or %q", c.Driver, sqlfiles.MySQL, sqlfiles.Postgres, sqlfiles.SQLite)
 	}
 	if c.DSN == "" {
-		return errors.New("store DSN is empty: set the database DSN (mysql) or file path (sqlite)")
+		return errors.New("store DSN is empty: set the database DSN (mysql, postgres) or file path (sqlite)")
 	}
 	return nil
 }
@@ -111,10 +114,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	dsn := cfg.DSN
-	if cfg.Driver == sqlfiles.MySQL {
-		mc, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("mysql DSN: %w", err)
+	var db *sqlx.DB
+	var err error
+	switch cfg.Driver {
+	case sqlfiles.Postgres:
+		db, err = openPostgres(dsn, cfg)
+	case sqlfiles.MySQL:
+		mc, perr := mysql.ParseDSN(dsn)
+		if perr != nil {
+			return nil, fmt.Errorf("mysql DSN: %w", perr)
 		}
 		mc.ParseTime = true
 		mc.Loc = time.UTC
@@ -131,10 +139,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// prepare + execute + close (the driver escapes values; utf8mb4 only).
 		mc.InterpolateParams = true
 		dsn = mc.FormatDSN()
-	} else {
+		db, err = sqlx.Open(cfg.Driver, dsn)
+	default:
 		dsn = sqliteDSN(dsn)
+		db, err = sqlx.Open(cfg.Driver, dsn)
 	}
-	db, err := sqlx.Open(cfg.Driver, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.Driver, err)
 	}
@@ -217,7 +226,7 @@ func sqliteDSN(path string) string {
 // Close closes the pool.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Dialect returns "mysql" or "sqlite".
+// Dialect returns "mysql", "postgres" or "sqlite".
 func (s *Store) Dialect() string { return s.dialect }
 
 // DB exposes the pool to tests (counting rows, freezing a transaction).
@@ -310,14 +319,23 @@ const (
 	mysqlDeadlock        = 1213 // ER_LOCK_DEADLOCK
 )
 
-// retryable reports a deadlock or lock-wait timeout.
+// retryable reports a deadlock or lock-wait timeout (on PostgreSQL also a
+// serialization failure).
 func retryable(err error) bool {
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == mysqlDeadlock || me.Number == mysqlLockWaitTimeout)
+	if errors.As(err, &me) {
+		return me.Number == mysqlDeadlock || me.Number == mysqlLockWaitTimeout
+	}
+	switch pgCode(err) {
+	case pgDeadlock, pgLockNotAvailable, pgSerializationFailure:
+		return true
+	}
+	return false
 }
 
 // isDuplicate reports whether err is, or wraps, a driver's error for a
-// write that hit a unique key: MySQL/MariaDB's ER_DUP_ENTRY, or SQLite's
+// write that hit a unique key: MySQL/MariaDB's ER_DUP_ENTRY, PostgreSQL's
+// unique_violation (23505), or SQLite's
 // SQLITE_CONSTRAINT_UNIQUE or SQLITE_CONSTRAINT_PRIMARYKEY (both say
 // "UNIQUE constraint failed"; modernc.org/sqlite turns the extended result
 // codes on, so *sqlite.Error.Code tells them from other constraints). The
@@ -326,6 +344,9 @@ func isDuplicate(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return me.Number == mysqlDupEntry
+	}
+	if pgCode(err) == pgUniqueViolation {
+		return true
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {

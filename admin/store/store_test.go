@@ -61,7 +61,26 @@ func TestMigrationsAreWellFormed(t *testing.T) {
 	}
 	my, _ := store.Migrations(sqlfiles.MySQL)
 	lite, _ := store.Migrations(sqlfiles.SQLite)
-	require.Equal(t, len(my), len(lite), "both dialects must have the same migration versions")
+	require.Equal(t, len(my), len(lite), "MySQL and SQLite must have the same migration versions")
+	// PostgreSQL starts at a baseline; after it, its versions are those of
+	// the other dialects.
+	pg, _ := store.Migrations(sqlfiles.Postgres)
+	require.Equal(t, "baseline", pg[0].Name)
+	for _, m := range pg[1:] {
+		require.Equal(t, my[m.Version-1].Name, m.Name, "PostgreSQL's migration %04d must do what MySQL's does", m.Version)
+	}
+	for _, d := range storetest.Dialects {
+		latest, err := store.LatestVersion(d)
+		require.NoError(t, err)
+		require.Equal(t, len(my), latest, "%s must know every migration", d)
+	}
+}
+
+func TestMigrationsRefuseAGapAfterTheBaseline(t *testing.T) {
+	t.Parallel()
+	pg, err := store.Migrations(sqlfiles.Postgres)
+	require.NoError(t, err)
+	require.Equal(t, 46, pg[0].Version, "the PostgreSQL schema starts at version 46")
 }
 
 func TestConcurrentMigrateOnMySQL(t *testing.T) {
@@ -97,13 +116,17 @@ func TestConcurrentMigrateOnMySQL(t *testing.T) {
 func TestOpenBadConfig(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, err := store.Open(ctx, store.Config{Driver: "postgres", DSN: "x"})
-	require.ErrorContains(t, err, `must be "mysql" or "sqlite"`)
+	_, err := store.Open(ctx, store.Config{Driver: "oracle", DSN: "x"})
+	require.ErrorContains(t, err, `must be "mysql", "postgres" or "sqlite"`)
+	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.Postgres, DSN: "postgres://x:y@host:notaport/db"})
+	require.ErrorContains(t, err, "postgres DSN")
 	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.MySQL})
 	require.ErrorContains(t, err, "DSN is empty")
 	port := testenv.FreePort(t)
 	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: "root@tcp(127.0.0.1:" + itoa(port) + ")/x", ConnectTimeout: 2 * time.Second})
 	require.ErrorContains(t, err, "connect to mysql database")
+	_, err = store.Open(ctx, store.Config{Driver: sqlfiles.Postgres, DSN: "postgres://postgres@127.0.0.1:" + itoa(port) + "/x", ConnectTimeout: 2 * time.Second})
+	require.ErrorContains(t, err, "connect to postgres database")
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,6 +1,6 @@
 // Package storetest gives tests a fresh, migrated platform database for each
-// dialect: a MariaDB database of its own (deploy/dev/testenv) and a SQLite file
-// in a temp dir. Test packages that use it call testenv.Main from TestMain.
+// dialect: a MariaDB database and a PostgreSQL database of its own
+// (deploy/dev/testenv) and a SQLite file in a temp dir. Test packages that use it call testenv.Main from TestMain.
 package storetest
 
 import (
@@ -16,15 +16,20 @@ import (
 )
 
 // Dialects are the dialects every store test runs against.
-var Dialects = []string{sqlfiles.MySQL, sqlfiles.SQLite}
+var Dialects = sqlfiles.Dialects
 
 // Open returns a fresh, migrated store of the dialect, closed at cleanup.
 // A MariaDB store is a copy of a database migrated once per test process
-// (testenv.MySQLFromTemplate): the migrations run once, not once per test.
+// (testenv.MySQLFromTemplate): the migrations run once, not once per test;
+// a PostgreSQL store is a database created from a migrated template
+// (testenv.PostgresFromTemplate).
 func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
-	if dialect == sqlfiles.MySQL {
-		return openDSN(t, dialect, testenv.MySQLFromTemplate(t, "migrated", migrate))
+	switch dialect {
+	case sqlfiles.MySQL:
+		return openDSN(t, dialect, testenv.MySQLFromTemplate(t, "migrated", migrate(dialect)))
+	case sqlfiles.Postgres:
+		return openDSN(t, dialect, testenv.PostgresFromTemplate(t, "migrated", migrate(dialect)))
 	}
 	s := OpenEmpty(t, dialect)
 	_, err := s.Migrate(context.Background())
@@ -37,8 +42,11 @@ func Open(t testing.TB, dialect string) *store.Store {
 func OpenWith(t testing.TB, dialect string, edit func(*store.Config)) *store.Store {
 	t.Helper()
 	dsn := filepath.Join(t.TempDir(), "shardjob.db")
-	if dialect == sqlfiles.MySQL {
-		dsn = testenv.MySQLFromTemplate(t, "migrated", migrate)
+	switch dialect {
+	case sqlfiles.MySQL:
+		dsn = testenv.MySQLFromTemplate(t, "migrated", migrate(dialect))
+	case sqlfiles.Postgres:
+		dsn = testenv.PostgresFromTemplate(t, "migrated", migrate(dialect))
 	}
 	cfg := store.Config{Driver: dialect, DSN: dsn}
 	edit(&cfg)
@@ -52,16 +60,19 @@ func OpenWith(t testing.TB, dialect string, edit func(*store.Config)) *store.Sto
 	return s
 }
 
-// migrate fills a template database: every migration applied.
-func migrate(dsn string) error {
-	ctx := context.Background()
-	s, err := store.Open(ctx, store.Config{Driver: sqlfiles.MySQL, DSN: dsn})
-	if err != nil {
+// migrate returns the filler of a template database of the dialect:
+// every migration applied.
+func migrate(dialect string) func(dsn string) error {
+	return func(dsn string) error {
+		ctx := context.Background()
+		s, err := store.Open(ctx, store.Config{Driver: dialect, DSN: dsn})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		_, err = s.Migrate(ctx)
 		return err
 	}
-	defer s.Close()
-	_, err = s.Migrate(ctx)
-	return err
 }
 
 // OpenEmpty returns a store of the dialect on a fresh, empty database (no
@@ -69,8 +80,11 @@ func migrate(dsn string) error {
 func OpenEmpty(t testing.TB, dialect string) *store.Store {
 	t.Helper()
 	dsn := filepath.Join(t.TempDir(), "shardjob.db")
-	if dialect == sqlfiles.MySQL {
+	switch dialect {
+	case sqlfiles.MySQL:
 		dsn = testenv.MySQL(t)
+	case sqlfiles.Postgres:
+		dsn = testenv.Postgres(t)
 	}
 	return openDSN(t, dialect, dsn)
 }
@@ -95,3 +109,12 @@ func EachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 		})
 	}
 }
+
+// SteppedDialects are the dialects whose every migration is a step of its
+// own, so that a test can stop at, or go down to, any version: MySQL and
+// SQLite. PostgreSQL starts at a baseline (version 46), so the tests of what
+// an older migration does to the rows it finds do not run on it.
+var SteppedDialects = []string{sqlfiles.MySQL, sqlfiles.SQLite}
+
+// Stepped reports whether dialect is one of SteppedDialects.
+func Stepped(dialect string) bool { return dialect != sqlfiles.Postgres }

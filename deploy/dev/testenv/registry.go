@@ -13,11 +13,12 @@ import (
 
 // Environment variables read by the package. See the package documentation.
 const (
-	EnvMySQLDSN = "SHARDJOB_TEST_MYSQL_DSN"
-	EnvZK       = "SHARDJOB_TEST_ZK"
-	EnvKeep     = "SHARDJOB_TEST_KEEP"
-	EnvZKClass  = "SHARDJOB_TEST_ZK_CLASSPATH"
-	EnvCI       = "CI"
+	EnvMySQLDSN    = "SHARDJOB_TEST_MYSQL_DSN"
+	EnvPostgresDSN = "SHARDJOB_TEST_POSTGRES_DSN"
+	EnvZK          = "SHARDJOB_TEST_ZK"
+	EnvKeep        = "SHARDJOB_TEST_KEEP"
+	EnvZKClass     = "SHARDJOB_TEST_ZK_CLASSPATH"
+	EnvCI          = "CI"
 )
 
 // registry is the process-wide state of the package: the processes it
