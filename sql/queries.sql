@@ -994,7 +994,7 @@ FROM business_calendar WHERE id = ?;
 -- The days are left out (GET one calendar for them).
 -- name: CalendarList
 SELECT id, app, name, description, week, '' AS days, holidays, workdays, version, revision, created_at, updated_at, updated_by
-FROM business_calendar WHERE ? OR app = '' OR app IN (?) ORDER BY app, name LIMIT 1000;
+FROM business_calendar WHERE ? = 1 OR app = '' OR app IN (?) ORDER BY app, name LIMIT 1000;
 
 -- name: CalendarDelete
 DELETE FROM business_calendar WHERE id = ?;

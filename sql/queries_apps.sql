@@ -46,8 +46,14 @@ GROUP BY e.app;
 -- name: JobsPlacedSlots
 -- The slots of some jobs' (IN list) running runs placed on executors and
 -- not ended, by job (idx_run_job_status, then each run's attempts by
--- uk_slot_attempt). CROSS JOIN keeps SQLite from starting at every active
--- attempt of any job. A job with none is left out.
+-- uk_slot_attempt). SQLite's CROSS JOIN keeps it from starting at every
+-- active attempt of any job (PostgreSQL allows no ON after CROSS JOIN). A
+-- job with none is left out.
+SELECT r.job_id, COUNT(*) AS n
+FROM job_run r JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
+WHERE r.job_id IN (?) AND r.status = 'running'
+GROUP BY r.job_id;
+-- name: JobsPlacedSlots.sqlite
 SELECT r.job_id, COUNT(*) AS n
 FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
 WHERE r.job_id IN (?) AND r.status = 'running'

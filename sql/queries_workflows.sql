@@ -50,8 +50,10 @@ reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id, rer
 
 -- name: WorkflowRunInsert
 -- A run created ended (skipped: a firing recorded as not run) has its end
--- time at once.
-INSERT INTO workflow_run (workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params,
+-- time at once. A run key that exists already inserts nothing (the caller
+-- reads the run that has it; on PostgreSQL a failed insert would end the
+-- transaction).
+{{insert_ignore}} INTO workflow_run (workflow_id, app, run_key, workflow_version, scheduled_at, business_date, trigger_kind, status, params,
                           reason, reason_msg, epoch, created_by, created_at, finished_at, backfill_id)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END, ?);
 
@@ -90,7 +92,8 @@ WHERE id = ? AND status = ? AND reruns = ?;
 id, workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at
 
 -- name: NodeRunInsert
-INSERT INTO workflow_node_run (workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at)
+-- (a node run that exists already inserts nothing, as WorkflowRunInsert)
+{{insert_ignore}} INTO workflow_node_run (workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END);
 
 -- name: NodeRunByKey

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
+	"github.com/shardjob/shardjob/admin/store/storetest"
 )
 
 // dashboardSeed writes runs that ended in the last ten minutes (billing: 3
@@ -29,12 +30,9 @@ func dashboardSeed(t *testing.T, e *env) int64 {
 	}{{"billing", "succeeded", 80}, {"billing", "succeeded", 400}, {"billing", "succeeded", 3000}, {"billing", "failed", 80},
 		{"search", "succeeded", 80}, {"search", "succeeded", 80}} {
 		sched := start + int64(i)*60_000
-		res, err := e.st.DB().Exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch,
+		id := storetest.InsertID(t, e.st, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch,
 			created_at, started_at, finished_at, app) VALUES (?, ?, 'cron', ?, '', 1, 1, ?, ?, ?, ?)`, 1000+i, sched, r.status, sched, sched, sched+20_000, r.app)
-		require.NoError(t, err)
-		id, err := res.LastInsertId()
-		require.NoError(t, err)
-		_, err = e.st.DB().Exec(`INSERT INTO slot_attempt (run_id, slot, attempt, status, started_at) VALUES (?, 0, 1, ?, ?)`, id, r.status, sched+r.lag)
+		_, err := e.st.DB().Exec(`INSERT INTO slot_attempt (run_id, slot, attempt, status, started_at) VALUES (?, 0, 1, ?, ?)`, id, r.status, sched+r.lag)
 		require.NoError(t, err)
 	}
 	_, err = e.st.InitRunStats(ctx, start)

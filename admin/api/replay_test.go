@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/shardjob/shardjob/admin/api"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
-	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
@@ -27,10 +25,7 @@ import (
 func sharedDatabase(t testing.TB, dialect string, n int) []*store.Store {
 	t.Helper()
 	ctx := context.Background()
-	dsn := filepath.Join(t.TempDir(), "shardjob.db")
-	if dialect == sqlfiles.MySQL {
-		dsn = testenv.MySQL(t)
-	}
+	dsn := storetest.EmptyDSN(t, dialect)
 	out := make([]*store.Store, n)
 	for i := range out {
 		st, err := store.Open(ctx, store.Config{Driver: dialect, DSN: dsn})

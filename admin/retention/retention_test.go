@@ -47,11 +47,8 @@ func seed(t *testing.T, s *store.Store, n int) fixture {
 		if finished != 0 {
 			fin = finished
 		}
-		res, err := db.ExecContext(ctx, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, started_at, finished_at)
+		id := storetest.InsertID(t, s, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at, started_at, finished_at)
 			VALUES (?, ?, 'cron', ?, '', ?, 1, ?, ?, ?)`, 1+i%3, int64(i)*1000+created, status, slots, created, created, fin)
-		require.NoError(t, err)
-		id, err := res.LastInsertId()
-		require.NoError(t, err)
 		for slot := range slots {
 			_, err := db.ExecContext(ctx, `INSERT INTO slot_attempt (run_id, slot, attempt, status, current) VALUES (?, ?, 1, 'succeeded', 1)`, id, slot)
 			require.NoError(t, err)
@@ -78,13 +75,10 @@ func seed(t *testing.T, s *store.Store, n int) fixture {
 			f.keptAttempts += slots
 		}
 		alarm := func(at int64, fanned int, delivery string) {
-			res, err := db.ExecContext(ctx, `INSERT INTO alarm_event (at, kind, severity, dedup_key, message, raised_by, fanned_out) VALUES (?, 'run_failed', 'error', ?, 'm', 'a', ?)`,
+			id := storetest.InsertID(t, s, `INSERT INTO alarm_event (at, kind, severity, dedup_key, message, raised_by, fanned_out) VALUES (?, 'run_failed', 'error', ?, 'm', 'a', ?)`,
 				at, "k"+time.Now().String()+string(rune('a'+i%26))+itoa(i)+delivery, fanned)
-			require.NoError(t, err)
-			id, err := res.LastInsertId()
-			require.NoError(t, err)
 			// Each alarm a group of its own (as migration 0031 makes them).
-			_, err = db.ExecContext(ctx, `INSERT INTO alarm_event_group (id, group_key, scope, created_at) VALUES (?, ?, ?, ?)`, id, "alarm:"+itoa(int(id)), "alarm:"+itoa(int(id)), at)
+			_, err := db.ExecContext(ctx, `INSERT INTO alarm_event_group (id, group_key, scope, created_at) VALUES (?, ?, ?, ?)`, id, "alarm:"+itoa(int(id)), "alarm:"+itoa(int(id)), at)
 			require.NoError(t, err)
 			_, err = db.ExecContext(ctx, `UPDATE alarm_event SET group_id = id WHERE id = ?`, id)
 			require.NoError(t, err)

@@ -60,12 +60,9 @@ func insert(t *testing.T, st *store.Store, jobID int64, r run) int64 {
 	if r.trigger == "" {
 		r.trigger = store.TriggerCron
 	}
-	res, err := st.DB().Exec(`INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch,
+	id := storetest.InsertID(t, st, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch,
 		created_at, started_at, finished_at, app) VALUES (?, ?, ?, ?, '', 2, 1, ?, ?, ?, ?)`,
 		jobID, r.scheduled, r.trigger, r.status, r.scheduled, null(r.started), null(r.finished), r.app)
-	require.NoError(t, err)
-	id, err := res.LastInsertId()
-	require.NoError(t, err)
 	if r.firstSlotStartedAt != nil {
 		for slot, start := range []int64{*r.firstSlotStartedAt + 700, *r.firstSlotStartedAt} {
 			_, err := st.DB().Exec(`INSERT INTO slot_attempt (run_id, slot, attempt, status, started_at) VALUES (?, ?, 1, 'succeeded', ?)`, id, slot, start)

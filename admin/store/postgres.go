@@ -85,12 +85,12 @@ func (c pgConnector) Driver() driver.Driver { return c.base.Driver() }
 type pgConn struct{ base *stdlib.Conn }
 
 var (
-	_ driver.ConnBeginTx        = (*pgConn)(nil)
-	_ driver.ExecerContext      = (*pgConn)(nil)
-	_ driver.QueryerContext     = (*pgConn)(nil)
-	_ driver.Pinger             = (*pgConn)(nil)
-	_ driver.NamedValueChecker  = (*pgConn)(nil)
-	_ driver.SessionResetter    = (*pgConn)(nil)
+	_ driver.ConnBeginTx       = (*pgConn)(nil)
+	_ driver.ExecerContext     = (*pgConn)(nil)
+	_ driver.QueryerContext    = (*pgConn)(nil)
+	_ driver.Pinger            = (*pgConn)(nil)
+	_ driver.NamedValueChecker = (*pgConn)(nil)
+	_ driver.SessionResetter   = (*pgConn)(nil)
 )
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
@@ -192,7 +192,7 @@ func (r pgInsertResult) LastInsertId() (int64, error) { return r.id, nil }
 func (r pgInsertResult) RowsAffected() (int64, error) { return r.rows, nil }
 
 // interpolate writes the arguments of q into the places of its "?"
-// placeholders, leaving alone those in string literals ('…', with ''
+// placeholders, leaving alone those in string literals ('…', with ”
 // inside), quoted names ("…"), line comments (-- …) and block comments
 // (/* … */). It fails when the counts differ.
 func interpolate(q string, args []driver.NamedValue) (string, error) {

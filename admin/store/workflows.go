@@ -423,12 +423,16 @@ func (s *Store) createWorkflowRun(ctx context.Context, q sqlx.ExtContext, epoch 
 	if err := r.check(); err != nil {
 		return run, false, err
 	}
-	_, err := q.ExecContext(ctx, s.q.get(qWorkflowRunInsert), r.WorkflowID, r.App, r.RunKey, r.WorkflowVersion, r.ScheduledAt, r.BusinessDate,
+	res, err := q.ExecContext(ctx, s.q.get(qWorkflowRunInsert), r.WorkflowID, r.App, r.RunKey, r.WorkflowVersion, r.ScheduledAt, r.BusinessDate,
 		r.TriggerKind, r.Status, r.Params, truncate(r.Reason.String(), 2000), r.Reason, epoch, r.CreatedBy, runEnded(r.Status), r.BackfillID)
-	created := err == nil
-	if err != nil && !isDuplicate(err) {
+	if err != nil {
 		return run, false, fmt.Errorf("create run %s of workflow %d: %w", r.RunKey, r.WorkflowID, err)
 	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return run, false, fmt.Errorf("create run %s of workflow %d: %w", r.RunKey, r.WorkflowID, err)
+	}
+	created := n == 1
 	if err := sqlx.GetContext(ctx, q, &run, s.q.get(qWorkflowRunByKey), r.WorkflowID, r.RunKey); err != nil {
 		return run, false, notFound(err, fmt.Sprintf("run %s of workflow %d", r.RunKey, r.WorkflowID))
 	}
@@ -593,12 +597,16 @@ func (s *Store) createNodeRun(ctx context.Context, q sqlx.ExtContext, epoch int6
 		return nr, false, fmt.Errorf("node run %+v: workflow run, node key and status are required", r)
 	}
 	jobRun := sql.NullInt64{Int64: r.JobRunID, Valid: r.JobRunID > 0}
-	_, err := q.ExecContext(ctx, s.q.get(qNodeRunInsert), r.WorkflowRunID, r.NodeKey, r.Rerun, r.Status, jobRun,
+	res, err := q.ExecContext(ctx, s.q.get(qNodeRunInsert), r.WorkflowRunID, r.NodeKey, r.Rerun, r.Status, jobRun,
 		truncate(r.Reason.String(), 2000), r.Reason, epoch, runEnded(r.Status))
-	created := err == nil
-	if err != nil && !isDuplicate(err) {
+	if err != nil {
 		return nr, false, fmt.Errorf("create node run %s of workflow run %d: %w", r.NodeKey, r.WorkflowRunID, err)
 	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nr, false, fmt.Errorf("create node run %s of workflow run %d: %w", r.NodeKey, r.WorkflowRunID, err)
+	}
+	created := n == 1
 	if err := sqlx.GetContext(ctx, q, &nr, s.q.get(qNodeRunByKey), r.WorkflowRunID, r.NodeKey, r.Rerun); err != nil {
 		return nr, false, notFound(err, fmt.Sprintf("node run %s/%d of workflow run %d", r.NodeKey, r.Rerun, r.WorkflowRunID))
 	}

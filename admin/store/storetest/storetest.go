@@ -79,14 +79,21 @@ func migrate(dialect string) func(dsn string) error {
 // migration applied), closed at cleanup.
 func OpenEmpty(t testing.TB, dialect string) *store.Store {
 	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "shardjob.db")
+	return openDSN(t, dialect, EmptyDSN(t, dialect))
+}
+
+// EmptyDSN returns the DSN of a fresh, empty database of the dialect,
+// dropped (or removed) when the test ends: for tests that open several
+// stores on one database.
+func EmptyDSN(t testing.TB, dialect string) string {
+	t.Helper()
 	switch dialect {
 	case sqlfiles.MySQL:
-		dsn = testenv.MySQL(t)
+		return testenv.MySQL(t)
 	case sqlfiles.Postgres:
-		dsn = testenv.Postgres(t)
+		return testenv.Postgres(t)
 	}
-	return openDSN(t, dialect, dsn)
+	return filepath.Join(t.TempDir(), "shardjob.db")
 }
 
 // openDSN opens a store of the dialect on dsn, closed at cleanup.
@@ -118,3 +125,18 @@ var SteppedDialects = []string{sqlfiles.MySQL, sqlfiles.SQLite}
 
 // Stepped reports whether dialect is one of SteppedDialects.
 func Stepped(dialect string) bool { return dialect != sqlfiles.Postgres }
+
+// InsertID runs the insert q (with "?" placeholders) on the store's
+// database and returns the id of its row: on PostgreSQL, which has no
+// LastInsertId, the statement gets "RETURNING id".
+func InsertID(t testing.TB, s *store.Store, q string, args ...any) int64 {
+	t.Helper()
+	if s.Dialect() == sqlfiles.Postgres {
+		q += " RETURNING id"
+	}
+	res, err := s.DB().Exec(q, args...)
+	require.NoError(t, err, q)
+	id, err := res.LastInsertId()
+	require.NoError(t, err)
+	return id
+}
