@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/shardjob/shardjob/admin/alarm"
@@ -29,6 +30,7 @@ import (
 	"github.com/shardjob/shardjob/admin/workflowrun"
 	"github.com/shardjob/shardjob/admin/xxljob"
 	"github.com/shardjob/shardjob/sdk/protocol"
+	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
 // Config of one admin replica: its own settings (where it listens, its
@@ -65,7 +67,7 @@ type Config struct {
 
 	// Storage.
 
-	// DBDriver is "mysql" or "sqlite" (--db-driver). Required.
+	// DBDriver is "mysql", "postgres" or "sqlite" (--db-driver). Required.
 	DBDriver string
 	// DBDSN is the database DSN or SQLite file (--db-dsn). Required.
 	DBDSN string
@@ -205,11 +207,11 @@ func (c Config) share(log *slog.Logger) Config {
 }
 
 func (c Config) validate() error {
-	if c.DBDriver != "mysql" && c.DBDriver != "sqlite" {
-		return settingErr("db-driver", "%q: must be mysql or sqlite", c.DBDriver)
+	if !slices.Contains(sqlfiles.Dialects, c.DBDriver) {
+		return settingErr("db-driver", "%q: must be mysql, postgres or sqlite", c.DBDriver)
 	}
 	if c.DBDSN == "" {
-		return settingErr("db-dsn", "empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob) or the SQLite file")
+		return settingErr("db-dsn", "empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob), the PostgreSQL URL (postgres://user:pass@host:5432/shardjob) or the SQLite file")
 	}
 	if err := protocol.ValidateSecret(c.ExecutorSecret); err != nil {
 		return settingErr("executor-secret", "%w; generate one with 'openssl rand -hex 32'", err)

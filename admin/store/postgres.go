@@ -252,6 +252,11 @@ func writeLiteral(b *strings.Builder, v any) error {
 	case nil:
 		b.WriteString("NULL")
 	case int64:
+		if x == math.MinInt64 {
+			// 9223372036854775808 alone would be a numeric, not a bigint.
+			b.WriteString("(-9223372036854775807-1)")
+			return nil
+		}
 		if x < 0 {
 			// In parentheses: "a - ?" must not become "a --1", a comment.
 			b.WriteByte('(')

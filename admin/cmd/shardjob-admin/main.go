@@ -3,6 +3,7 @@
 //	shardjob-admin standalone [--data-dir ./data] [--http-addr 127.0.0.1:8080]
 //	shardjob-admin serve --db-driver mysql --db-dsn DSN --zk host:2181 --executor-secret S
 //	shardjob-admin migrate --db-driver mysql --db-dsn DSN
+//	shardjob-admin migrate --db-driver postgres --db-dsn postgres://user:pw@host:5432/db
 //	shardjob-admin version
 //
 // Every flag can also be set with an environment variable (--db-dsn is
@@ -217,8 +218,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	zkRoot := f.Str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
 	zkSession := f.Dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
 	f.Group("Storage")
-	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
-	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob")
+	driver := f.Str("db-driver", "mysql", "mysql, postgres or sqlite")
+	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob (mysql) or postgres://shardjob:pw@127.0.0.1:5432/shardjob (postgres)")
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	f.Group("Security")
 	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
@@ -320,8 +321,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cliflags.New("migrate", stderr)
-	driver := f.Str("db-driver", "mysql", "mysql or sqlite")
-	dsn := f.Str("db-dsn", "", "database DSN or SQLite file")
+	driver := f.Str("db-driver", "mysql", "mysql, postgres or sqlite")
+	dsn := f.Str("db-dsn", "", "database DSN (mysql, postgres) or SQLite file")
 	if err := f.Parse(args); err != nil {
 		return err
 	}
