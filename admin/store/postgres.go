@@ -99,7 +99,7 @@ func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 
 func (c *pgConn) Close() error { return c.base.Close() }
 
-//nolint:staticcheck // driver.Conn requires Begin; database/sql calls BeginTx
+// Begin is required by driver.Conn; database/sql calls BeginTx.
 func (c *pgConn) Begin() (driver.Tx, error) { return c.base.Begin() }
 
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -125,7 +125,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.Na
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // the rows were read to the end, or an error of theirs is returned
 	var res pgInsertResult
 	dest := make([]driver.Value, len(rows.Columns()))
 	for {
