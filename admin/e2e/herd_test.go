@@ -18,6 +18,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -34,8 +35,12 @@ import (
 // database afterwards; the test process only waits for the herd to settle.
 //
 // BenchmarkHerdE2E runs the cases of the issue on a private MariaDB sized
-// like a server; TestHerdSmall runs 300 jobs through the same harness in
-// `make test` (on the shared test server) so that the harness cannot rot.
+// like a server, and the postgres- cases on the machine's PostgreSQL (a
+// database of their own); TestHerdSmall runs 300 jobs through the same
+// harness in `make test` (on the shared test servers, MariaDB and
+// PostgreSQL) so that the harness cannot rot. The harness's SQL is written
+// once for both: on PostgreSQL it goes through the store's connection,
+// which takes "?" placeholders.
 
 const (
 	herdApp       = "herd"
@@ -86,6 +91,8 @@ type herdCase struct {
 	// --max-running-slots).
 	appCap, jobCap int
 	weights        bool
+	// postgres runs the case on PostgreSQL instead of MariaDB.
+	postgres bool
 }
 
 // herdEnv is a running admin and its executors.
@@ -94,6 +101,10 @@ type herdEnv struct {
 	admin     *testenv.Process
 	executors []*testenv.Process
 	mysqldPID int    // the private MariaDB's process, 0 on the shared test server
+	// postgresPID is the PostgreSQL server's postmaster, whose CPU time
+	// (with its children's) is the database's; 0 on MariaDB.
+	postgresPID int
+	dialect     string // "mysql" or "postgres"
 	url       string // the admin's base URL
 	iter      int    // herds run so far, to name the jobs of the next one
 }
@@ -143,6 +154,8 @@ type herdResult struct {
 //	failed-runs     runs not succeeded (the benchmark fails unless 0)
 //	settle-overhead-ms  (1024 slots) the run's finished_at − its last slot's finished_at
 //	admin-cpu-s, executors-cpu-s, mysqld-cpu-s  CPU time each used from D
+//	                (postgres-cpu-s on PostgreSQL: the postmaster, its backends
+//	                and background workers, ended children included)
 //	                until the test saw the herd settled (the profile of where
 //	                the time goes: the processes share the machine's cores)
 //	admin-maxrss-MiB  the admin's peak resident memory (memory stays bounded
@@ -169,11 +182,21 @@ func BenchmarkHerdE2E(b *testing.B) {
 		{name: "batched-100k", jobs: 100_000, slots: 1, settleWithin: 5 * time.Minute},
 		{name: "per-run-10k", jobs: 10_000, slots: 1, adminArgs: []string{"--start-batch", "1"}, settleWithin: 5 * time.Minute},
 		{name: "one-job-1024-slots", jobs: 1, slots: 1024, settleWithin: 2 * time.Minute},
+		// The same herds with PostgreSQL as the platform database (the
+		// machine's server with its settings, a database of its own).
+		{name: "postgres-batched-10k", jobs: 10_000, slots: 1, settleWithin: 5 * time.Minute, postgres: true},
+		{name: "postgres-batched-100k", jobs: 100_000, slots: 1, settleWithin: 5 * time.Minute, postgres: true},
+		{name: "postgres-one-job-1024-slots", jobs: 1, slots: 1024, settleWithin: 2 * time.Minute, postgres: true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			dsn, mysqld := privateHerdDB(b)
-			env := startHerdEnv(b, dsn, tc.adminArgs)
-			env.mysqldPID = mysqld
+			var env *herdEnv
+			if tc.postgres {
+				env = startHerdEnv(b, testenv.Postgres(b), tc.adminArgs)
+			} else {
+				dsn, mysqld := privateHerdDB(b)
+				env = startHerdEnv(b, dsn, tc.adminArgs)
+				env.mysqldPID = mysqld
+			}
 			b.ResetTimer()
 			b.StopTimer()
 			var sum herdResult
@@ -216,7 +239,11 @@ func BenchmarkHerdE2E(b *testing.B) {
 			b.ReportMetric(float64(sum.failedRuns), "failed-runs")
 			b.ReportMetric(sum.adminCPU.Seconds()/n, "admin-cpu-s")
 			b.ReportMetric(sum.executorsCPU.Seconds()/n, "executors-cpu-s")
-			b.ReportMetric(sum.mysqldCPU.Seconds()/n, "mysqld-cpu-s")
+			if tc.postgres {
+				b.ReportMetric(sum.mysqldCPU.Seconds()/n, "postgres-cpu-s")
+			} else {
+				b.ReportMetric(sum.mysqldCPU.Seconds()/n, "mysqld-cpu-s")
+			}
 			b.ReportMetric(float64(sum.adminMaxRSS)/(1<<20), "admin-maxrss-MiB")
 		})
 	}
@@ -256,6 +283,17 @@ func TestHerdSmall(t *testing.T) {
 		d.edges, percentile(d.readyCreated, 0.5), d.readyCreated[len(d.readyCreated)-1], percentile(d.readyStarted, 0.5), d.makespan, d.criticalPath)
 }
 
+// TestHerdSmallOnPostgres is TestHerdSmall's first herd with PostgreSQL as
+// the platform database: 300 runs, each succeeded once, no 500.
+func TestHerdSmallOnPostgres(t *testing.T) {
+	env := startHerdEnv(t, testenv.Postgres(t), nil)
+	r := env.run(t, herdCase{name: "small-postgres", jobs: 300, slots: 1, settleWithin: 2 * time.Minute, postgres: true})
+	require.Zero(t, r.http500, "executor requests answered with 500 (admin log: executor request failed)")
+	require.Zero(t, r.failedRuns)
+	t.Logf("300 jobs on PostgreSQL: due→created %s, due→assigned %s, due→started %s, due→settled %s (seen %s), settle p50 %s p99 %s, %.0f runs/s, %d superseded attempts, database CPU %s",
+		r.dueCreated, r.dueAssigned, r.dueStarted, r.dueSettled, r.dueSeenSettled.Round(time.Millisecond), r.settleP50, r.settleP99, r.runsPerSecond, r.supersededAttempt, r.mysqldCPU)
+}
+
 // privateHerdDB starts a MariaDB for the calling benchmark alone, sized by
 // herdServer, and returns the DSN of an empty database on it and the
 // server's process id.
@@ -286,7 +324,11 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	secret := protocol.NewSecret()
 	keep := &herdKeep{tb: tb}
 
-	args := []string{"serve", "--db-driver", "mysql", "--db-dsn", dsn, "--zk", zk, "--zk-root", root}
+	env := &herdEnv{dialect: "mysql"}
+	if strings.HasPrefix(dsn, "postgres://") {
+		env.dialect = "postgres"
+	}
+	args := []string{"serve", "--db-driver", env.dialect, "--db-dsn", dsn, "--zk", zk, "--zk-root", root}
 	for i := 0; i < len(extraArgs); {
 		// A flag is followed by its value unless written --flag=value.
 		n := 2
@@ -303,7 +345,7 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	}
 	port := strconv.Itoa(testenv.FreePort(tb))
 	args = append(args, "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port)
-	env := &herdEnv{url: "http://127.0.0.1:" + port}
+	env.url = "http://127.0.0.1:" + port
 	keep.register("admin", &env.admin)
 	env.admin = testenv.StartProcess(tb, adminBin, args, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
 	_, err := env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
@@ -311,10 +353,19 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	_, err = env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "msg=leading")
 	require.NoError(tb, err)
 
-	env.db, err = sql.Open("mysql", dsn)
-	require.NoError(tb, err)
-	env.db.SetMaxOpenConns(4)
-	tb.Cleanup(func() { _ = env.db.Close() })
+	if env.dialect == "postgres" {
+		// The store's pool takes the harness's "?" placeholders.
+		st, err := store.Open(context.Background(), store.Config{Driver: "postgres", DSN: dsn, MaxOpenConns: 4})
+		require.NoError(tb, err)
+		tb.Cleanup(func() { _ = st.Close() })
+		env.db = st.SQLDB()
+		env.postgresPID = postmasterPID(tb, env.db)
+	} else {
+		env.db, err = sql.Open("mysql", dsn)
+		require.NoError(tb, err)
+		env.db.SetMaxOpenConns(4)
+		tb.Cleanup(func() { _ = env.db.Close() })
+	}
 
 	env.executors = make([]*testenv.Process, herdExecutors)
 	for i := range env.executors {
@@ -417,8 +468,12 @@ func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Tim
 		if i > 0 && !tc.weights {
 			break
 		}
-		_, err := env.db.Exec(`INSERT INTO app (name, max_running_slots, weight, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-			ON DUPLICATE KEY UPDATE max_running_slots = VALUES(max_running_slots), weight = VALUES(weight)`, app, appCap, weight, ms, ms)
+		upsert := `ON DUPLICATE KEY UPDATE max_running_slots = VALUES(max_running_slots), weight = VALUES(weight)`
+		if env.dialect == "postgres" {
+			upsert = `ON CONFLICT (name) DO UPDATE SET max_running_slots = excluded.max_running_slots, weight = excluded.weight`
+		}
+		_, err := env.db.Exec(`INSERT INTO app (name, max_running_slots, weight, created_at, updated_at) VALUES (?, ?, ?, ?, ?) `+upsert,
+			app, appCap, weight, ms, ms)
 		require.NoError(tb, err, "the app's cap and weight")
 	}
 	var n int
@@ -442,8 +497,8 @@ func (env *herdEnv) waitSettled(tb testing.TB, tc herdCase, lo, hi int64, due ti
 	}
 	var runs, terminal, succeeded int
 	for {
-		err := env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(status IN ('succeeded', 'failed', 'partially_failed', 'cancelled', 'skipped')), 0),
-			COALESCE(SUM(status = 'succeeded'), 0) FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&runs, &terminal, &succeeded)
+		err := env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN status IN ('succeeded', 'failed', 'partially_failed', 'cancelled', 'skipped') THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0) FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&runs, &terminal, &succeeded)
 		require.NoError(tb, err)
 		if runs >= tc.jobs && terminal == runs {
 			return time.Now()
@@ -503,7 +558,7 @@ func (env *herdEnv) measure(tb testing.TB, tc herdCase, lo, hi int64, due time.T
 	tb.Helper()
 	var r herdResult
 	var created, settled, assigned, started sql.NullInt64
-	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), MAX(created_at), MAX(finished_at), COALESCE(SUM(status <> 'succeeded'), 0)
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), MAX(created_at), MAX(finished_at), COALESCE(SUM(CASE WHEN status <> 'succeeded' THEN 1 ELSE 0 END), 0)
 		FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&r.runs, &created, &settled, &r.failedRuns))
 	require.NoError(tb, env.db.QueryRow(`SELECT MAX(a.dispatched_at), MAX(a.started_at) FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
 		WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&assigned, &started))
@@ -579,15 +634,17 @@ func (env *herdEnv) mostSlotsAtOnce(tb testing.TB, lo, hi int64) int {
 func (env *herdEnv) verify(tb testing.TB, tc herdCase, lo, hi int64) {
 	tb.Helper()
 	var runs, succeeded, jobsWithRun int
-	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(status = 'succeeded'), 0), COUNT(DISTINCT job_id)
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), 0), COUNT(DISTINCT job_id)
 		FROM job_run WHERE job_id BETWEEN ? AND ?`, lo, hi).Scan(&runs, &succeeded, &jobsWithRun))
 	require.Equal(tb, tc.jobs, runs, "exactly one run per job")
 	require.Equal(tb, tc.jobs, jobsWithRun, "every job ran")
 	require.Equal(tb, runs, succeeded, "every run succeeded")
 
 	var current, currentOK, currentSlots int
-	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(a.status = 'succeeded'), 0), COUNT(DISTINCT a.run_id, a.slot)
-		FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&current, &currentOK, &currentSlots))
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0)
+		FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.job_id BETWEEN ? AND ? AND a.current = 1`, lo, hi).Scan(&current, &currentOK))
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*) FROM (SELECT DISTINCT a.run_id, a.slot
+		FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE r.job_id BETWEEN ? AND ? AND a.current = 1) d`, lo, hi).Scan(&currentSlots))
 	want := tc.jobs * tc.slots
 	require.Equal(tb, want, currentSlots, "every slot of every run has a current attempt")
 	require.Equal(tb, want, current, "no slot has two current attempts")
@@ -597,7 +654,11 @@ func (env *herdEnv) verify(tb testing.TB, tc herdCase, lo, hi int64) {
 func (env *herdEnv) dbNow(tb testing.TB) time.Time {
 	tb.Helper()
 	var ms int64
-	require.NoError(tb, env.db.QueryRow(`SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)`).Scan(&ms))
+	now := `SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)`
+	if env.dialect == "postgres" {
+		now = `SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)`
+	}
+	require.NoError(tb, env.db.QueryRow(now).Scan(&ms))
 	return time.UnixMilli(ms)
 }
 
@@ -708,7 +769,73 @@ func (env *herdEnv) cpu(tb testing.TB) [3]time.Duration {
 	if env.mysqldPID > 0 {
 		out[2] = cpuTime(tb, env.mysqldPID)
 	}
+	if env.postgresPID > 0 {
+		out[2] = serverCPU(tb, env.postgresPID)
+	}
 	return out
+}
+
+// postmasterPID is the process id of the PostgreSQL server of db, from the
+// first line of postmaster.pid in its data directory (a superuser reads
+// where that is).
+func postmasterPID(tb testing.TB, db *sql.DB) int {
+	tb.Helper()
+	var dir string
+	require.NoError(tb, db.QueryRow(`SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir))
+	raw, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
+	require.NoError(tb, err, "the PostgreSQL server must run on this machine to measure its CPU")
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(raw), "\n", 2)[0]))
+	require.NoError(tb, err)
+	return pid
+}
+
+// serverCPU is the CPU time of a server process and its children: its own,
+// its ended children's (cutime, cstime: counted once it reaped them) and
+// its live children's (a PostgreSQL postmaster forks a backend per
+// connection and its background workers).
+func serverCPU(tb testing.TB, pid int) time.Duration {
+	tb.Helper()
+	total := procTimes(tb, pid, true)
+	entries, err := os.ReadDir("/proc")
+	require.NoError(tb, err)
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || child == pid {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) { // ppid is field 4
+			total += procTimes(tb, child, false)
+		}
+	}
+	return total
+}
+
+// procTimes is utime + stime of a process (with cutime + cstime, the CPU of
+// its reaped children, when withChildren); 0 when it ended meanwhile.
+func procTimes(tb testing.TB, pid int, withChildren bool) time.Duration {
+	tb.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
+	require.Greater(tb, len(f), 14, "malformed /proc/%d/stat", pid)
+	var ticks int64
+	fields := []int{11, 12} // utime, stime
+	if withChildren {
+		fields = append(fields, 13, 14) // cutime, cstime
+	}
+	for _, i := range fields {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		require.NoError(tb, err)
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
 }
 
 // clockTicks is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
