@@ -100,13 +100,13 @@ type herdEnv struct {
 	db        *sql.DB
 	admin     *testenv.Process
 	executors []*testenv.Process
-	mysqldPID int    // the private MariaDB's process, 0 on the shared test server
+	mysqldPID int // the private MariaDB's process, 0 on the shared test server
 	// postgresPID is the PostgreSQL server's postmaster, whose CPU time
 	// (with its children's) is the database's; 0 on MariaDB.
 	postgresPID int
 	dialect     string // "mysql" or "postgres"
-	url       string // the admin's base URL
-	iter      int    // herds run so far, to name the jobs of the next one
+	url         string // the admin's base URL
+	iter        int    // herds run so far, to name the jobs of the next one
 }
 
 // herdResult holds the figures of one herd, from the database. Durations

@@ -58,3 +58,12 @@ func (s *Store) AsReplica(id string) *Store {
 	c.replica = id
 	return &c
 }
+
+// CopyTableNames are the tables Copy moves.
+func CopyTableNames() []string {
+	out := make([]string, len(copyTables))
+	for i, t := range copyTables {
+		out[i] = t.name
+	}
+	return out
+}

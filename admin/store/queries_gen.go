@@ -108,6 +108,10 @@ const (
 	qCalendarList
 	qCalendarUpdate
 	qCalendarVersions
+	qCopyColumns
+	qCopyIdentity
+	qCopyLeader
+	qCopyTables
 	qDBNow
 	qDispatchOfExecutor
 	qDispatchUnacked
@@ -436,6 +440,10 @@ var queryNames = [...]string{
 	"CalendarList",
 	"CalendarUpdate",
 	"CalendarVersions",
+	"CopyColumns",
+	"CopyIdentity",
+	"CopyLeader",
+	"CopyTables",
 	"DBNow",
 	"DispatchOfExecutor",
 	"DispatchUnacked",

@@ -4,6 +4,7 @@
 //	shardjob-admin serve --db-driver mysql --db-dsn DSN --zk host:2181 --executor-secret S
 //	shardjob-admin migrate --db-driver mysql --db-dsn DSN
 //	shardjob-admin migrate --db-driver postgres --db-dsn postgres://user:pw@host:5432/db
+//	shardjob-admin copy --from mysql://user:pw@tcp(host:3306)/db --to postgres://user:pw@host:5432/db
 //	shardjob-admin version
 //
 // Every flag can also be set with an environment variable (--db-dsn is
@@ -48,8 +49,9 @@ const usage = `usage: shardjob-admin <command> [flags]
 
 commands:
   standalone   admin + embedded SQLite + in-process coordinator + demo executor
-  serve        production admin against MySQL/MariaDB and ZooKeeper
+  serve        production admin against MySQL/MariaDB or PostgreSQL, and ZooKeeper
   migrate      apply the database migrations and exit
+  copy         copy an installation into a new database (MySQL, PostgreSQL or SQLite)
   version      print the version
 
 run 'shardjob-admin <command> -h' for the flags of a command.
@@ -70,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		err = cmdMigrate(ctx, args[1:], stdout, stderr)
+	case "copy":
+		err = cmdCopy(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "shardjob-admin", Version)
 	case "-h", "--help", "help":
