@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // PostgreSQL runs the same named queries as the other dialects: written
@@ -192,58 +194,25 @@ func (r pgInsertResult) LastInsertId() (int64, error) { return r.id, nil }
 func (r pgInsertResult) RowsAffected() (int64, error) { return r.rows, nil }
 
 // interpolate writes the arguments of q into the places of its "?"
-// placeholders, leaving alone those in string literals ('…', with ”
-// inside), quoted names ("…"), line comments (-- …) and block comments
-// (/* … */). It fails when the counts differ.
+// placeholders (namedsql.Placeholders: not those in literals, quoted names
+// and comments). It fails when the counts differ.
 func interpolate(q string, args []driver.NamedValue) (string, error) {
-	if len(args) == 0 && !strings.Contains(q, "?") {
-		return q, nil
-	}
-	var b strings.Builder
-	b.Grow(len(q) + 16*len(args))
-	n := 0
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '\'' || c == '"':
-			end := i + 1
-			for end < len(q) && q[end] != c {
-				end++
-			}
-			b.WriteString(q[i:min(end+1, len(q))])
-			i = end
-		case c == '-' && i+1 < len(q) && q[i+1] == '-':
-			end := strings.IndexByte(q[i:], '\n')
-			if end < 0 {
-				end = len(q) - i
-			}
-			b.WriteString(q[i : i+end])
-			i += end - 1
-		case c == '/' && i+1 < len(q) && q[i+1] == '*':
-			end := strings.Index(q[i+2:], "*/")
-			if end < 0 {
-				b.WriteString(q[i:])
-				i = len(q)
-				continue
-			}
-			b.WriteString(q[i : i+2+end+2])
-			i += 2 + end + 1
-		case c == '?':
-			if n >= len(args) {
-				return "", fmt.Errorf("the statement has more placeholders than its %d arguments", len(args))
-			}
-			if err := writeLiteral(&b, args[n].Value); err != nil {
-				return "", fmt.Errorf("argument %d: %w", n+1, err)
-			}
-			n++
-		default:
-			b.WriteByte(c)
+	out, n, err := namedsql.Placeholders(q, func(b *strings.Builder, i int) error {
+		if i >= len(args) {
+			return fmt.Errorf("the statement has more placeholders than its %d arguments", len(args))
 		}
+		if err := writeLiteral(b, args[i].Value); err != nil {
+			return fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if n != len(args) {
 		return "", fmt.Errorf("the statement has %d placeholders for %d arguments", n, len(args))
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // writeLiteral writes v (a value CheckNamedValue gave) as a literal.

@@ -142,9 +142,9 @@ func (c ArchiveConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: archive: "+format, append([]any{ErrInvalidConfig}, args...)...))
 	}
 	switch c.Dialect {
-	case DialectMySQL, DialectSQLite:
+	case DialectMySQL, DialectPostgres, DialectSQLite:
 	default:
-		bad("Dialect %q: must be %q (MySQL, MariaDB) or %q", c.Dialect, DialectMySQL, DialectSQLite)
+		bad("Dialect %q: must be %q (MySQL, MariaDB), %q or %q", c.Dialect, DialectMySQL, DialectPostgres, DialectSQLite)
 	}
 	switch c.Mode {
 	case ArchiveMove, ArchiveDelete:
@@ -240,13 +240,14 @@ type archiver struct {
 	res *ArchiveResult
 }
 
-// arg converts a scope or key for the dialect: bytes for MySQL's VARBINARY,
-// a string for SQLite's TEXT (a BLOB never equals a TEXT there).
+// arg converts a scope or key for the dialect: bytes for MySQL's VARBINARY
+// and PostgreSQL's BYTEA, a string for SQLite's TEXT (a BLOB never equals a
+// TEXT there).
 func (a *archiver) arg(s string) any {
-	if a.cfg.Dialect == DialectMySQL {
-		return []byte(s)
+	if a.cfg.Dialect == DialectSQLite {
+		return s
 	}
-	return s
+	return []byte(s)
 }
 
 // cutoff returns the updated_at below which done rows of job go, and false
@@ -399,7 +400,7 @@ func (a *archiver) move(ctx context.Context, job int64, scope string, cutoff int
 	err := a.inTx(ctx, onRetry, func(tx *sql.Tx) error {
 		moved = 0
 		want := int64(-1)
-		if a.cfg.Dialect == DialectMySQL {
+		if a.cfg.Dialect != DialectSQLite {
 			// Lock exactly the rows that qualify now (a row marked failed
 			// or taken over since the scan no longer does).
 			if err := tx.QueryRowContext(ctx, a.q.get(qArchiveLock), args[1:]...).Scan(&want); err != nil {

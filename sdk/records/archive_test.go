@@ -111,10 +111,10 @@ func seedDedup(t testing.TB, e *env, spec seedSpec) seeded {
 }
 
 func (e *env) arg(s string) any {
-	if e.dialect == DialectMySQL {
-		return []byte(s)
+	if e.dialect == DialectSQLite {
+		return s
 	}
-	return s
+	return []byte(s)
 }
 
 // keptChecksum sums over the rows Archive must not touch: all but the old
@@ -200,11 +200,11 @@ func TestGroupSlotSpreads(t *testing.T) {
 func TestArchiveUnderLoad(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []ArchiveMode{ArchiveMove, ArchiveDelete} {
-		for _, d := range []string{DialectMySQL, DialectSQLite} {
+		for _, d := range dialects {
 			t.Run(d+"/"+mode.String(), func(t *testing.T) {
 				t.Parallel()
 				rows := archiveRows(t, 300_000)
-				if mode == ArchiveDelete || d == DialectSQLite {
+				if mode == ArchiveDelete || d != DialectMySQL {
 					rows /= 10 // the same code path: the large form once is enough
 				}
 				e := newEnv(t, d, "innodb_lock_wait_timeout", "5")
@@ -312,7 +312,7 @@ func (l *load) pct(p float64) time.Duration {
 // its own groups, the sum exact.
 func TestArchiveSlotsShareTheWork(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		s := seedDedup(t, e, seedSpec{rows: 60_000, groupSize: 500})
 		const total = 3
 		moved := make([]int64, total)
@@ -344,7 +344,7 @@ func TestArchiveSlotsShareTheWork(t *testing.T) {
 // wins over the default.
 func TestArchiveKeepsPerJobHorizons(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		s := seedDedup(t, e, seedSpec{rows: 8_000, groupSize: 100})
 		cfg := archiveConfig(t, e)
 		cfg.JobHorizons = map[int64]time.Duration{archKeepJob: KeepForever, 101: 50 * day}
@@ -367,11 +367,11 @@ func TestArchiveKeepsPerJobHorizons(t *testing.T) {
 func TestArchiveCrashResumes(t *testing.T) {
 	t.Parallel()
 	bin := testenv.BuildBinary(t, "github.com/shardjob/shardjob/sdk/records/internal/archiver")
-	for _, d := range []string{DialectMySQL, DialectSQLite} {
+	for _, d := range dialects {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			rows := archiveRows(t, 300_000)
-			if d == DialectSQLite {
+			if d != DialectMySQL {
 				rows /= 3
 			}
 			e := newEnv(t, d)

@@ -220,7 +220,7 @@ func (r *run) decide(ctx context.Context, tx *sql.Tx, keys []string, inserted ma
 		for _, k := range ks {
 			args = append(args, r.keyArg(k))
 		}
-		n, err := execN(ctx, tx, expand(r.p.q.get(qDedupTake), len(ks)), args...)
+		n, err := execN(ctx, tx, r.p.q.expand(qDedupTake, len(ks)), args...)
 		if err != nil {
 			return res, fmt.Errorf("records: take over dedup rows: %w", err)
 		}
@@ -257,7 +257,7 @@ func (r *run) insertRows(ctx context.Context, tx *sql.Tx, keys []string, status 
 	// instead of jumping between pages, and concurrent claimers lock rows
 	// in one order.
 	var args []any
-	if r.p.cfg.Dialect == DialectMySQL {
+	if r.p.cfg.Dialect != DialectSQLite { // one JSON array of the keys in hex
 		args = []any{t.JobID, r.scopeArg, status, t.Token, t.RunID, now, now, hexJSON(keys)}
 	} else {
 		args = make([]any, 0, 8*len(keys))
@@ -265,14 +265,15 @@ func (r *run) insertRows(ctx context.Context, tx *sql.Tx, keys []string, status 
 			args = append(args, t.JobID, r.scopeArg, r.keyArg(k), status, t.Token, t.RunID, now, now)
 		}
 	}
-	n, err := execN(ctx, tx, expand(r.p.q.get(qDedupInsert), len(keys)), args...)
+	n, err := execN(ctx, tx, r.p.q.expand(qDedupInsert, len(keys)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: claim: insert dedup rows: %w", err)
 	}
 	return n, nil
 }
 
-// readRows reads the dedup rows of keys, locked (FOR UPDATE on MySQL).
+// readRows reads the dedup rows of keys, locked (FOR UPDATE on MySQL and
+// PostgreSQL).
 func (r *run) readRows(ctx context.Context, tx *sql.Tx, keys []string) (map[string]dedupRow, error) {
 	out := make(map[string]dedupRow, len(keys))
 	if len(keys) == 0 {
@@ -283,7 +284,7 @@ func (r *run) readRows(ctx context.Context, tx *sql.Tx, keys []string) (map[stri
 	for _, k := range keys {
 		args = append(args, r.keyArg(k))
 	}
-	rows, err := tx.QueryContext(ctx, expand(r.p.q.get(qDedupRead), len(keys)), args...)
+	rows, err := tx.QueryContext(ctx, r.p.q.expand(qDedupRead, len(keys)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: claim: read dedup rows: %w", err)
 	}
@@ -314,7 +315,7 @@ func (r *run) liveTokens(ctx context.Context, tx *sql.Tx, now int64, tokens []in
 	for _, t := range tokens {
 		args = append(args, t)
 	}
-	rows, err := tx.QueryContext(ctx, expand(r.p.q.get(qLockLive), len(tokens)), args...)
+	rows, err := tx.QueryContext(ctx, r.p.q.expand(qLockLive, len(tokens)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("records: claim: read live locks: %w", err)
 	}

@@ -126,7 +126,9 @@ type Config struct {
 	// modernc.org/sqlite) and WAL; Process also retries SQLITE_BUSY.
 	DB *sql.DB
 
-	// Dialect is "mysql" (MySQL 8, MariaDB >= 10.6) or "sqlite". Required.
+	// Dialect is "mysql" (MySQL 8, MariaDB >= 10.6), "postgres"
+	// (PostgreSQL >= 13, a driver taking $1 placeholders: pgx's stdlib or
+	// lib/pq) or "sqlite". Required.
 	Dialect string
 
 	// Mode is Transactional or External. Required: it decides the guarantee.
@@ -257,9 +259,9 @@ func (c Config) Validate() error {
 		bad("DB is nil: pass the *sql.DB of the business database that holds shard_lock and dedup_record")
 	}
 	switch c.Dialect {
-	case DialectMySQL, DialectSQLite:
+	case DialectMySQL, DialectPostgres, DialectSQLite:
 	default:
-		bad("Dialect %q: must be %q (MySQL, MariaDB) or %q", c.Dialect, DialectMySQL, DialectSQLite)
+		bad("Dialect %q: must be %q (MySQL, MariaDB), %q or %q", c.Dialect, DialectMySQL, DialectPostgres, DialectSQLite)
 	}
 	switch c.Mode {
 	case Transactional, External:

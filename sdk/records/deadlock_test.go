@@ -118,7 +118,7 @@ func TestConcurrentProcessorsOverlappingKeys(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				const n, procs = 600, 4
 				all := keys(n)
 				var wg sync.WaitGroup

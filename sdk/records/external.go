@@ -296,7 +296,7 @@ func (r *run) markDone(ctx context.Context, tx *sql.Tx, keys []string, now int64
 	for _, k := range keys {
 		args = append(args, r.keyArg(k))
 	}
-	n, err := execN(ctx, tx, expand(r.p.q.get(qDedupDone), len(keys)), args...)
+	n, err := execN(ctx, tx, r.p.q.expand(qDedupDone, len(keys)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: mark done: %w", err)
 	}
@@ -316,7 +316,7 @@ func (r *run) markFailed(ctx context.Context, tx *sql.Tx, fs []failure, now int6
 	for _, f := range fs {
 		args = append(args, r.keyArg(f.key))
 	}
-	q := expand(r.p.q.get(qDedupFail), len(fs))
+	q := r.p.q.expand(qDedupFail, len(fs))
 	n, err := execN(ctx, tx, q, args...)
 	if err != nil {
 		return 0, fmt.Errorf("records: mark failed: %w", err)
@@ -338,7 +338,7 @@ func (r *run) giveBack(ctx context.Context, tx *sql.Tx, query query, keys []stri
 	for _, k := range keys {
 		args = append(args, r.keyArg(k))
 	}
-	if _, err := execN(ctx, tx, expand(r.p.q.get(query), len(keys)), args...); err != nil {
+	if _, err := execN(ctx, tx, r.p.q.expand(query, len(keys)), args...); err != nil {
 		return fmt.Errorf("records: give back records not applied: %w", err)
 	}
 	return nil

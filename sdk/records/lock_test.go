@@ -23,7 +23,7 @@ func (e *env) expireLock(t *testing.T, job, run int64, slot int) {
 
 func TestLockFencing(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		a := e.processor(t, Config{Mode: Transactional, Holder: "executor-a"})
 		b := e.processor(t, Config{Mode: Transactional, Holder: "executor-b"})
@@ -85,7 +85,7 @@ func TestLockFencing(t *testing.T) {
 
 func TestLockSameTokenOtherHolder(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		a := e.processor(t, Config{Mode: Transactional, Holder: "executor-a", LockLease: time.Minute})
 		b := e.processor(t, Config{Mode: Transactional, Holder: "executor-b"})
@@ -119,7 +119,7 @@ func TestLockSameTokenOtherHolder(t *testing.T) {
 
 func TestLockRowGoneIsFenced(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: Transactional})
 		l, err := p.Acquire(ctx, newTask(1, 10, 0, 5))
@@ -138,7 +138,7 @@ func TestLockRowGoneIsFenced(t *testing.T) {
 
 func TestPurgeLocks(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: Transactional})
 		// 2500 locks that ended two days ago (more than two purge batches),

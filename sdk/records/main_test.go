@@ -35,11 +35,12 @@ type env struct {
 	dsn     string // MySQL: the DSN of the database
 }
 
-// bothDialects runs f as a parallel subtest per dialect, each with its own
-// database: a MariaDB database from testenv.MySQL and a SQLite file.
-func bothDialects(t *testing.T, f func(t *testing.T, e *env)) {
+// eachDialect runs f as a parallel subtest per dialect, each with its own
+// database: a MariaDB database from testenv.MySQL, a PostgreSQL database
+// from testenv.Postgres and a SQLite file.
+func eachDialect(t *testing.T, f func(t *testing.T, e *env)) {
 	t.Helper()
-	for _, d := range []string{DialectMySQL, DialectSQLite} {
+	for _, d := range dialects {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			f(t, newEnv(t, d))
@@ -62,6 +63,8 @@ func newEnv(t testing.TB, dialect string, mysqlParams ...string) *env {
 			cfg.Params[mysqlParams[i]] = mysqlParams[i+1]
 		}
 		return openEnv(t, dialect, cfg.FormatDSN())
+	case DialectPostgres:
+		return openEnv(t, dialect, testenv.Postgres(t))
 	case DialectSQLite:
 		path := filepath.Join(t.TempDir(), "records.db")
 		return openEnv(t, dialect, "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
@@ -75,7 +78,11 @@ func openEnv(t testing.TB, dialect, dsn string) *env {
 	t.Helper()
 	e := &env{dialect: dialect, dsn: dsn}
 	var err error
-	e.db, err = sql.Open(dialect, dsn)
+	driverName := dialect
+	if dialect == DialectPostgres {
+		driverName = pgTestDriver
+	}
+	e.db, err = sql.Open(driverName, dsn)
 	require.NoError(t, err)
 	e.db.SetMaxIdleConns(32)
 	t.Cleanup(func() { _ = e.db.Close() }) // before testenv drops the database

@@ -35,7 +35,7 @@ func TestObserverSeesEveryClaim(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				obs := &batchLog{}
 				p := e.processor(t, Config{Mode: mode, Uncertain: Skip, BatchSize: 100, Concurrency: 2, Observer: obs})
 				res, err := p.Process(context.Background(), newTask(8, 200, 0, 1), KeysOf(keys(250)), handlerFor(e, mode, 1, nil))

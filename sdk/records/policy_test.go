@@ -17,7 +17,7 @@ import (
 // the Processor's Config; what the job leaves empty, the Config decides.
 func TestJobPolicyOverridesConfig(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: External, Uncertain: Retry, MaxRecordAttempts: 3})
 		noop := func(context.Context, Record) error { return nil }
@@ -86,13 +86,8 @@ func TestJobPolicyOverridesConfig(t *testing.T) {
 }
 
 // scopeArg and keyArg are a scope and a key as the dialect's columns take
-// them (VARBINARY on MySQL).
-func scopeArg(e *env, s string) any {
-	if e.dialect == DialectMySQL {
-		return []byte(s)
-	}
-	return s
-}
+// them (VARBINARY on MySQL, BYTEA on PostgreSQL).
+func scopeArg(e *env, s string) any { return e.arg(s) }
 
 func keyArg(e *env, k string) any { return scopeArg(e, k) }
 

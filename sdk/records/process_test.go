@@ -48,7 +48,7 @@ func TestProcessAllRecordsOnce(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				ctx := context.Background()
 				p := e.processor(t, Config{Mode: mode, Uncertain: Skip, BatchSize: 100, Concurrency: 4})
 				task := newTask(7, 100, 0, 1)
@@ -86,7 +86,7 @@ func TestRerunSkipsDone(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				ctx := context.Background()
 				p := e.processor(t, Config{Mode: mode, Uncertain: Skip, BatchSize: 64})
 				var calls sync.Map
@@ -112,7 +112,7 @@ func TestRerunSkipsDone(t *testing.T) {
 
 func TestScopes(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		run := func(p *Processor, runID, token int64) Result {
 			t.Helper()
@@ -158,7 +158,7 @@ func TestScopes(t *testing.T) {
 // spaces, and bytes that are not UTF-8 are kept.
 func TestKeysAreExactBytes(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: External, Uncertain: Skip})
 		ks := []string{"a", "A", "a ", "ä", "\xff\xfe", "x\x00y"}
@@ -179,7 +179,7 @@ func TestKeysAreExactBytes(t *testing.T) {
 // failures, retries — every record's effect is committed exactly once.
 func TestTransactionalExactlyOnce(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		a := e.processor(t, Config{Mode: Transactional, Holder: "a", BatchSize: 50, Concurrency: 1})
 		b := e.processor(t, Config{Mode: Transactional, Holder: "b", BatchSize: 50, Concurrency: 2})
@@ -270,7 +270,7 @@ func TestTransactionalExactlyOnce(t *testing.T) {
 // handler had already returned.
 func TestExternalStaleHolderWritesNothing(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		a := e.processor(t, Config{Mode: External, Uncertain: Retry, Holder: "a", BatchSize: 10, Concurrency: 2, FlushInterval: time.Hour})
 		b := e.processor(t, Config{Mode: External, Uncertain: Retry, Holder: "b", BatchSize: 10})
@@ -328,7 +328,7 @@ func TestExternalStaleHolderWritesNothing(t *testing.T) {
 // it, not taken as uncertain.
 func TestOverlappingRuns(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: External, Uncertain: Retry, Scope: ScopeJob, BatchSize: 10})
 		blocked, release := make(chan struct{}), make(chan struct{})
@@ -389,7 +389,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 
 	t.Run("retry", func(t *testing.T) {
 		t.Parallel()
-		bothDialects(t, func(t *testing.T, e *env) {
+		eachDialect(t, func(t *testing.T, e *env) {
 			crash(e, t, 100, ScopeRun)
 			p := e.processor(t, Config{Mode: External, Uncertain: Retry, BatchSize: 10})
 			var recs []Record
@@ -425,7 +425,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 	// call was cancelled) stays uncertain for the next attempt.
 	t.Run("given back stays uncertain", func(t *testing.T) {
 		t.Parallel()
-		bothDialects(t, func(t *testing.T, e *env) {
+		eachDialect(t, func(t *testing.T, e *env) {
 			crash(e, t, 100, ScopeRun)
 			p := e.processor(t, Config{Mode: External, Uncertain: Retry, BatchSize: 10, Concurrency: 1})
 			ctx, cancel := context.WithCancel(context.Background())
@@ -453,7 +453,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 
 	t.Run("skip", func(t *testing.T) {
 		t.Parallel()
-		bothDialects(t, func(t *testing.T, e *env) {
+		eachDialect(t, func(t *testing.T, e *env) {
 			crash(e, t, 100, ScopeRun)
 			var logs testenv.Buffer
 			p := e.processor(t, Config{Mode: External, Uncertain: Skip, BatchSize: 10, Logger: debugLogger(&logs)})
@@ -489,7 +489,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 	// lease expired (database clock) they are uncertain.
 	t.Run("shared scope waits for the lease", func(t *testing.T) {
 		t.Parallel()
-		bothDialects(t, func(t *testing.T, e *env) {
+		eachDialect(t, func(t *testing.T, e *env) {
 			crash(e, t, 100, ScopeJob)
 			p := e.processor(t, Config{Mode: External, Uncertain: Retry, Scope: ScopeJob, BatchSize: 10})
 			ok := func(context.Context, Record) error { return nil }
@@ -509,7 +509,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 	// (the claim falls back to its exact path to tell them apart).
 	t.Run("same token", func(t *testing.T) {
 		t.Parallel()
-		bothDialects(t, func(t *testing.T, e *env) {
+		eachDialect(t, func(t *testing.T, e *env) {
 			p := e.processor(t, Config{Mode: External, Uncertain: Skip, BatchSize: 10})
 			p.hooks = &testHooks{beforeMark: func([]string) error { return errCrash }}
 			ok := func(context.Context, Record) error { return nil }
@@ -530,7 +530,7 @@ func TestExternalCrashUncertain(t *testing.T) {
 // ErrUncertain: the record is left pending and handled by the policy.
 func TestHandlerReturnsErrUncertain(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: External, Uncertain: Retry})
 		res, err := p.Process(ctx, newTask(7, 1, 0, 1), KeysOf([]string{"a", "b"}), func(_ context.Context, r Record) error {
@@ -564,7 +564,7 @@ func TestFailedRecordsRetriedUpToLimit(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				ctx := context.Background()
 				p := e.processor(t, Config{Mode: mode, Uncertain: Skip, MaxRecordAttempts: 3, BatchSize: 4})
 				var badCalls atomic.Int64
@@ -642,7 +642,7 @@ func TestConcurrencyBound(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Parallel()
-			bothDialects(t, func(t *testing.T, e *env) {
+			eachDialect(t, func(t *testing.T, e *env) {
 				const conc = 4
 				batch := 25
 				if mode == Transactional {
@@ -668,7 +668,7 @@ func TestConcurrencyBound(t *testing.T) {
 					// that the bound is reached, not just respected. SQLite
 					// runs one write transaction at a time: there a batch
 					// transaction cannot wait for another.
-					if mode == External || e.dialect == DialectMySQL {
+					if mode == External || e.dialect != DialectSQLite {
 						select {
 						case <-full:
 						case <-ctx.Done():
@@ -680,7 +680,7 @@ func TestConcurrencyBound(t *testing.T) {
 				res, err := p.Process(context.Background(), newTask(7, 1, 0, 1), KeysOf(keys(200)), fn)
 				require.NoError(t, err)
 				require.Equal(t, int64(200), res.Processed)
-				if mode == External || e.dialect == DialectMySQL {
+				if mode == External || e.dialect != DialectSQLite {
 					require.Equal(t, int64(conc), peak.Load(), "the bound is reached and never exceeded")
 				} else {
 					require.Equal(t, int64(1), peak.Load(), "SQLite: one write transaction at a time")
@@ -695,7 +695,7 @@ func TestConcurrencyBound(t *testing.T) {
 // left pending (uncertain).
 func TestCancelGivesRecordsBack(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		p := e.processor(t, Config{Mode: External, Uncertain: Skip, BatchSize: 20, Concurrency: 2})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -733,7 +733,7 @@ func TestCancelGivesRecordsBack(t *testing.T) {
 // that cause, not a bare context.Canceled from a database call it cut short.
 func TestCancelReportsTheCause(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		for _, mode := range []Mode{Transactional, External} {
 			p := e.processor(t, Config{Mode: mode, Uncertain: Skip, BatchSize: 10, Concurrency: 2})
 			why := errors.New("cancelled by the admin: the run was cancelled")
@@ -752,7 +752,7 @@ func TestCancelReportsTheCause(t *testing.T) {
 
 func TestLeaseRenewed(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		p := e.processor(t, Config{Mode: External, Uncertain: Skip, LockLease: 300 * time.Millisecond})
 		leaseUntil := func() (int64, error) {
 			var v int64
@@ -786,7 +786,7 @@ func TestLeaseRenewed(t *testing.T) {
 
 func TestProcessArguments(t *testing.T) {
 	t.Parallel()
-	bothDialects(t, func(t *testing.T, e *env) {
+	eachDialect(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
 		p := e.processor(t, Config{Mode: External, Uncertain: Skip})
 		ok := func(context.Context, Record) error { return nil }

@@ -236,10 +236,10 @@ func (p *Processor) Process(ctx context.Context, task *sdk.Task, src Source, fn 
 		idemPrefix: strconv.FormatInt(task.JobID, 10) + "|" + scope + "|",
 		inflight:   map[string]bool{},
 	}
-	if p.cfg.Dialect == DialectMySQL {
-		r.scopeArg = []byte(scope)
-	} else {
+	if p.cfg.Dialect == DialectSQLite {
 		r.scopeArg = scope
+	} else {
+		r.scopeArg = []byte(scope)
 	}
 	if s, ok := src.(Sized); ok {
 		r.total = s.Len()
@@ -464,12 +464,14 @@ func (r *run) check(ctx context.Context, tx *sql.Tx, op string) (int64, error) {
 
 // keyArg is a key as a query argument: bytes on MySQL, where the column is
 // VARBINARY and a character string would be checked against the connection
-// character set (and truncated by INSERT IGNORE if it is not valid there).
+// character set (and truncated by INSERT IGNORE if it is not valid there),
+// and on PostgreSQL, where it is BYTEA; text on SQLite (a BLOB never equals
+// a TEXT there).
 func (r *run) keyArg(k string) any {
-	if r.p.cfg.Dialect == DialectMySQL {
-		return []byte(k)
+	if r.p.cfg.Dialect == DialectSQLite {
+		return k
 	}
-	return k
+	return []byte(k)
 }
 
 // afterClaim applies the counters of a committed claim.

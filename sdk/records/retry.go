@@ -23,6 +23,15 @@ const (
 	mysqlCheckRead       = 1020 // ER_CHECKREAD: "record has changed since last read" (MariaDB innodb_snapshot_isolation)
 )
 
+// PostgreSQL SQLSTATEs of the same kind (any driver whose errors have a
+// SQLState method: pgx, lib/pq): a deadlock (the transaction was rolled
+// back), a serialization failure, a lock not available (lock_timeout).
+const (
+	pgDeadlock             = "40P01"
+	pgSerializationFailure = "40001"
+	pgLockNotAvailable     = "55P03"
+)
+
 // SQLite primary result codes (the driver may report extended codes: the
 // low byte is the primary code).
 const (
@@ -53,6 +62,14 @@ func retryable(err error) bool {
 	if errors.As(err, &me) {
 		switch me.Number {
 		case mysqlDeadlock, mysqlLockWaitTimeout, mysqlCheckRead:
+			return true
+		}
+		return false
+	}
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		switch state.SQLState() {
+		case pgDeadlock, pgSerializationFailure, pgLockNotAvailable:
 			return true
 		}
 		return false

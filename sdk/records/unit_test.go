@@ -62,7 +62,7 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"no db", Config{Dialect: DialectMySQL, Mode: Transactional}, "DB is nil"},
-		{"dialect", Config{DB: db, Dialect: "postgres", Mode: Transactional}, `Dialect "postgres"`},
+		{"dialect", Config{DB: db, Dialect: "oracle", Mode: Transactional}, `Dialect "oracle"`},
 		{"no mode", Config{DB: db, Dialect: DialectSQLite}, "Mode is not set: choose records.Transactional"},
 		{"external needs a policy", Config{DB: db, Dialect: DialectSQLite, Mode: External}, "Uncertain is not set"},
 		{"batch", Config{DB: db, Dialect: DialectSQLite, Mode: Transactional, BatchSize: 5000}, "BatchSize is 5000: must be in [1, 4000]"},
@@ -101,10 +101,10 @@ func TestQueriesLoadForEveryDialect(t *testing.T) {
 	t.Parallel()
 	// queries_gen.go is current and every query is used by some code.
 	require.NoError(t, gen.Check("."))
-	for _, d := range []string{DialectMySQL, DialectSQLite} {
+	for _, d := range dialects {
 		q, err := loadQueries(d)
 		require.NoError(t, err, d)
-		for n, text := range q {
+		for n, text := range q.texts {
 			require.NotEmpty(t, text, "%s: %s", d, query(n))
 			require.NotContains(t, text, "{{now_ms}}", "%s: %s", d, query(n))
 		}
@@ -115,6 +115,12 @@ func TestQueriesLoadForEveryDialect(t *testing.T) {
 	q, _ = loadQueries(DialectSQLite)
 	require.Contains(t, q.get(qLockCheck), "RETURNING")
 	require.NotContains(t, q.get(qDedupRead), "FOR UPDATE")
+	q, _ = loadQueries(DialectPostgres)
+	require.Contains(t, q.get(qLockCheck), "FOR SHARE")
+	require.Contains(t, q.get(qLockCheck), "slot = $3")
+	require.True(t, strings.HasSuffix(q.get(qLockInsert), "ON CONFLICT DO NOTHING"), q.get(qLockInsert))
+	require.Equal(t, "$1", q.expand(qDedupRead, 2)[strings.Index(q.expand(qDedupRead, 2), "job_id = ")+len("job_id = "):][:2])
+	require.Contains(t, q.expand(qDedupRead, 2), "IN ($3, $4)")
 
 	parse := func(text string) error {
 		qs, err := namedsql.Parse(text)
@@ -141,7 +147,7 @@ func TestExpand(t *testing.T) {
 	for _, d := range []string{DialectMySQL, DialectSQLite} {
 		q, _ := loadQueries(d)
 		for _, n := range []int{1, 7} {
-			for name, text := range q {
+			for name, text := range q.texts {
 				out := expand(text, n)
 				require.NotContains(t, out, "{{", "%s %s", d, query(name))
 				want := strings.Count(text, "?")
@@ -161,7 +167,7 @@ func TestExpand(t *testing.T) {
 
 func TestDDLStatements(t *testing.T) {
 	t.Parallel()
-	for _, d := range []string{DialectMySQL, DialectSQLite} {
+	for _, d := range dialects {
 		ddl, err := DDL(d)
 		require.NoError(t, err)
 		stmts := splitStatements(ddl)

@@ -25,7 +25,7 @@ WHERE job_id = ? AND scope = ? AND record_key > ?
 ORDER BY record_key LIMIT ?;
 
 -- The rows to move of one window (after key, last key], in one short
--- transaction. MySQL runs it READ COMMITTED: the locking read locks the
+-- transaction. MySQL runs it READ COMMITTED (PostgreSQL's default): the locking read locks the
 -- matching rows only (rows that do not match are unlocked at once, and no
 -- gap is locked), so that the copy and the delete see exactly those rows.
 -- On SQLite the transaction is alone (one writer) and starts with the copy.
@@ -34,6 +34,11 @@ ORDER BY record_key LIMIT ?;
 SELECT COUNT(*) FROM dedup_record
 WHERE job_id = ? AND scope = ? AND record_key > ? AND record_key <= ?
   AND status = 'done' AND updated_at < ? {{for_update}};
+-- (PostgreSQL locks no rows under an aggregate: count the locked rows.)
+-- name: ArchiveLock.postgres
+SELECT COUNT(*) FROM (SELECT 1 FROM dedup_record
+  WHERE job_id = ? AND scope = ? AND record_key > ? AND record_key <= ?
+    AND status = 'done' AND updated_at < ? FOR UPDATE) locked;
 
 -- args: now, job, scope, after key, last key, cutoff
 -- name: ArchiveCopy

@@ -1,13 +1,17 @@
 -- Named queries of package records, for both dialects.
 --
--- A query starts with a line "-- name: Name"; "-- name: Name.mysql" and
--- "-- name: Name.sqlite" give a dialect its own text, which wins over the
--- shared one; each name is run by the constant qName of queries_gen.go
+-- A query starts with a line "-- name: Name"; "-- name: Name.mysql",
+-- "-- name: Name.postgres" and "-- name: Name.sqlite" give a dialect its own
+-- text, which wins over the shared one; each name is run by the constant qName of queries_gen.go
 -- (go generate, with sql/archive.sql). Macros replaced per dialect when the
 -- file is loaded:
 --   {{now_ms}}         the database clock in Unix milliseconds
---   {{insert_ignore}}  INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite)
---   {{for_update}}     FOR UPDATE (MySQL) / nothing (SQLite: one writer at a time)
+--   {{insert_ignore}}  INSERT IGNORE (MySQL) / INSERT OR IGNORE (SQLite) /
+--                      INSERT … ON CONFLICT DO NOTHING (PostgreSQL: the clause
+--                      is put at the end of the statement)
+--   {{for_update}}     FOR UPDATE (MySQL, PostgreSQL) / nothing (SQLite: one writer at a time)
+-- Placeholders are "?" on every dialect; on PostgreSQL they are numbered
+-- ($1, $2, …) when the query is loaded, or after the batch's expansion.
 -- and per call, for the size of the batch:
 --   {{list}}           ?, ?, …            (n placeholders)
 --   {{cases}}          WHEN ? THEN ? …    (n pairs)
@@ -61,6 +65,10 @@ WHERE job_id = ? AND run_id = ? AND slot = ? AND token = ? AND holder = ? AND re
 SELECT token, holder, {{now_ms}} FROM shard_lock
 WHERE job_id = ? AND run_id = ? AND slot = ? LOCK IN SHARE MODE;
 
+-- name: LockCheck.postgres
+SELECT token, holder, {{now_ms}} FROM shard_lock
+WHERE job_id = ? AND run_id = ? AND slot = ? FOR SHARE;
+
 -- name: LockCheck.sqlite
 UPDATE shard_lock SET token = token
 WHERE job_id = ? AND run_id = ? AND slot = ?
@@ -76,6 +84,10 @@ WHERE job_id = ? AND released_at IS NULL AND lease_until > ? AND token IN ({{lis
 -- args: older_than_ms, limit
 -- name: LockPurge.mysql
 DELETE FROM shard_lock WHERE lease_until < {{now_ms}} - ? LIMIT ?;
+
+-- name: LockPurge.postgres
+DELETE FROM shard_lock WHERE ctid IN (
+  SELECT ctid FROM shard_lock WHERE lease_until < {{now_ms}} - ? LIMIT ?);
 
 -- name: LockPurge.sqlite
 DELETE FROM shard_lock WHERE rowid IN (
@@ -100,7 +112,17 @@ INSERT IGNORE INTO dedup_record
 SELECT ?, ?, UNHEX(j.k), ?, 1, ?, ?, '', ?, ?
 FROM JSON_TABLE(?, '$[*]' COLUMNS (k VARCHAR(510) PATH '$')) AS j;
 
--- The rows of a batch, current and locked (MySQL).
+-- PostgreSQL: the same from the JSON array of keys in hex (the arguments of
+-- MySQL's), cast where PostgreSQL cannot infer a type from an INSERT's SELECT.
+-- name: DedupInsert.postgres
+INSERT INTO dedup_record
+  (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at)
+SELECT CAST(? AS BIGINT), CAST(? AS BYTEA), decode(j.k, 'hex'), CAST(? AS TEXT), 1, CAST(? AS BIGINT), CAST(? AS BIGINT), '',
+       CAST(? AS BIGINT), CAST(? AS BIGINT)
+FROM json_array_elements_text(CAST(? AS JSON)) AS j(k)
+ON CONFLICT DO NOTHING;
+
+-- The rows of a batch, current and locked (MySQL, PostgreSQL).
 -- args: job, scope, keys…
 -- name: DedupRead
 SELECT record_key, status, attempts, token FROM dedup_record

@@ -21,13 +21,14 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 	_ "modernc.org/sqlite"
 
 	"github.com/shardjob/shardjob/sdk/records"
 )
 
 func main() {
-	dialect := flag.String("dialect", "", "mysql or sqlite")
+	dialect := flag.String("dialect", "", "mysql, postgres or sqlite")
 	dsn := flag.String("dsn", "", "database DSN")
 	slot := flag.Int("slot", 0, "slot")
 	total := flag.Int("total", 1, "total slots")
@@ -65,7 +66,11 @@ func main() {
 			cfg.JobHorizons[id] = d
 		}
 	}
-	db, err := sql.Open(*dialect, *dsn)
+	driver := *dialect
+	if driver == records.DialectPostgres {
+		driver = "pgx"
+	}
+	db, err := sql.Open(driver, *dsn)
 	if err != nil {
 		fatal(err)
 	}
