@@ -7,7 +7,7 @@ import (
 
 // Placeholders returns q with each of its "?" placeholders replaced by what
 // write writes for it (i counts them from 0), and how many there were. It
-// leaves alone the "?" in string literals ('…', with '' inside), quoted
+// leaves alone the "?" in string literals ('…', with ” inside), quoted
 // names ("…"), line comments (-- …) and block comments (/* … */). The
 // first error of write stops it.
 func Placeholders(q string, write func(b *strings.Builder, i int) error) (string, int, error) {
