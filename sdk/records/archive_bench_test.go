@@ -20,8 +20,13 @@ import (
 //	                      External mode, no-op effect) alone, during a batched purge
 //	                      (default 5ms pause) and during a naive single DELETE of the
 //	                      same table (-benchtime 1x: each op is the whole measurement)
-func BenchmarkArchive(b *testing.B) {
-	e := privateMariaDB(b)
+func BenchmarkArchive(b *testing.B) { benchArchive(b, privateMariaDB(b)) }
+
+// BenchmarkArchivePostgres is BenchmarkArchive on the machine's
+// PostgreSQL (a database of its own).
+func BenchmarkArchivePostgres(b *testing.B) { benchArchive(b, newEnv(b, DialectPostgres)) }
+
+func benchArchive(b *testing.B, e *env) {
 	e.db.SetMaxOpenConns(32)
 	e.db.SetMaxIdleConns(32)
 	ctx := context.Background()

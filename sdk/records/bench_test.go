@@ -41,15 +41,21 @@ func init() { benchIDs.Store(time.Now().UnixNano() % 1_000_000 * 1000) }
 //	                        processed alternately with and without it (alternating, so that
 //	                        a change of the machine's load affects both); reports
 //	                        lock-check-% (time added)
-func BenchmarkRecords(b *testing.B) {
-	e := privateMariaDB(b)
+func BenchmarkRecords(b *testing.B) { benchRecords(b, privateMariaDB(b)) }
+
+// BenchmarkRecordsPostgres is BenchmarkRecords with a PostgreSQL business
+// database: the machine's PostgreSQL (its own settings: durable commits),
+// a database of its own, pgx's database/sql driver as a service would use.
+func BenchmarkRecordsPostgres(b *testing.B) { benchRecords(b, newEnv(b, DialectPostgres)) }
+
+func benchRecords(b *testing.B, e *env) {
 	e.db.SetMaxOpenConns(64)
 	e.db.SetMaxIdleConns(64)
 	cfg := Config{Mode: External, Uncertain: Retry, BatchSize: benchBatch}
 
 	var naive float64
 	b.Run("naive-per-record", func(b *testing.B) {
-		naive = benchNaive(b, e.db)
+		naive = benchNaive(b, e)
 	})
 	for _, mode := range []Mode{External, Transactional} {
 		cfg := cfg
@@ -113,7 +119,7 @@ func BenchmarkRecords(b *testing.B) {
 func benchParallel(b *testing.B, e *env, cfg Config) {
 	ps := make([]*Processor, 4)
 	for i := range ps {
-		db, err := sql.Open(e.dialect, e.dsn)
+		db, err := sql.Open(e.driverName(), e.dsn)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -171,7 +177,12 @@ func processRange(b *testing.B, p *Processor, job int64, slot int, from, to int6
 // benchNaive is the textbook dedup loop: per record, claim with INSERT
 // IGNORE, read back who owns it, apply, mark done; every statement in
 // autocommit (same pool, same client-side interpolation).
-func benchNaive(b *testing.B, db *sql.DB) float64 {
+func benchNaive(b *testing.B, e *env) float64 {
+	db := e.db
+	insert := "INSERT IGNORE INTO dedup_record (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at) VALUES (?, ?, ?, 'pending', 1, ?, ?, '', ?, ?)"
+	if e.dialect == DialectPostgres {
+		insert = "INSERT INTO dedup_record (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at) VALUES (?, ?, ?, 'pending', 1, ?, ?, '', ?, ?) ON CONFLICT DO NOTHING"
+	}
 	job := benchIDs.Add(1)
 	ctx := context.Background()
 	const token, run = 1, 1
@@ -180,8 +191,7 @@ func benchNaive(b *testing.B, db *sql.DB) float64 {
 	for i := range b.N {
 		key := []byte(strconv.Itoa(i))
 		now := time.Now().UnixMilli()
-		if _, err := db.ExecContext(ctx, "INSERT IGNORE INTO dedup_record (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at) VALUES (?, ?, ?, 'pending', 1, ?, ?, '', ?, ?)",
-			job, scope, key, token, run, now, now); err != nil {
+		if _, err := db.ExecContext(ctx, insert, job, scope, key, token, run, now, now); err != nil {
 			b.Fatal(err)
 		}
 		var status string

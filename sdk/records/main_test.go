@@ -78,11 +78,7 @@ func openEnv(t testing.TB, dialect, dsn string) *env {
 	t.Helper()
 	e := &env{dialect: dialect, dsn: dsn}
 	var err error
-	driverName := dialect
-	if dialect == DialectPostgres {
-		driverName = pgTestDriver
-	}
-	e.db, err = sql.Open(driverName, dsn)
+	e.db, err = sql.Open(e.driverName(), dsn)
 	require.NoError(t, err)
 	e.db.SetMaxIdleConns(32)
 	t.Cleanup(func() { _ = e.db.Close() }) // before testenv drops the database
@@ -92,6 +88,14 @@ func openEnv(t testing.TB, dialect, dsn string) *env {
 	_, err = e.db.Exec("CREATE TABLE effect (k VARCHAR(255) NOT NULL, token BIGINT NOT NULL)")
 	require.NoError(t, err)
 	return e
+}
+
+// driverName is the database/sql driver of e's dialect.
+func (e *env) driverName() string {
+	if e.dialect == DialectPostgres {
+		return pgTestDriver
+	}
+	return e.dialect
 }
 
 // processor returns a Processor on e with cfg (DB, Dialect and a test
