@@ -2,7 +2,7 @@
 // effects outside the database, at least once or at most once — your choice),
 // under a shard lock that fences off replaced attempts. It is the executor
 // side of shardjob's record-level guarantees, and it works on the business
-// database: MySQL 8, MariaDB ≥ 10.6 or SQLite.
+// database: MySQL 8, MariaDB ≥ 10.6, PostgreSQL ≥ 13 or SQLite.
 //
 // # Use
 //
@@ -184,9 +184,16 @@
 // # Database setup
 //
 // The tables are shipped as SQL in this package (sql/mysql.sql,
-// sql/sqlite.sql, returned by DDL); EnsureSchema applies them (CREATE … IF
-// NOT EXISTS). Keys and scopes are VARBINARY on MySQL: compared byte for
-// byte, with no collation folding case or trailing spaces.
+// sql/postgres.sql, sql/sqlite.sql, returned by DDL); EnsureSchema applies
+// them (CREATE … IF NOT EXISTS). Keys and scopes are VARBINARY on MySQL and
+// BYTEA on PostgreSQL: compared byte for byte, with no collation folding
+// case or trailing spaces.
+//
+// PostgreSQL: open the *sql.DB with a driver that takes $1 placeholders
+// (pgx's stdlib "pgx", or lib/pq); the package numbers its statements'
+// placeholders itself. The fencing check takes FOR SHARE on the lock row,
+// as MySQL's shared lock. Consider idle_in_transaction_session_timeout for
+// the same reason as MariaDB's idle_transaction_timeout below.
 //
 // MySQL: put interpolateParams=true in the DSN (a batch is one statement of
 // a size that changes; server-side prepared statements would cost three
