@@ -265,6 +265,42 @@ func loadCompose(t *testing.T) (map[string]any, []composeService) {
 	return docs[0], out
 }
 
+// TestComposePostgres: the override docker-compose.postgres.yml points the
+// migration and both admins of docker-compose.yml at its PostgreSQL
+// service, by a URL with the password from .env, once it is healthy.
+func TestComposePostgres(t *testing.T) {
+	const file = "compose/docker-compose.postgres.yml"
+	docs := yamlDocs(t, file)
+	if len(docs) != 1 {
+		t.Fatalf("%s: want one YAML document, got %d", file, len(docs))
+	}
+	svcs, _ := get(docs[0], "services").(map[string]any)
+	_, base := loadCompose(t)
+	names := map[string]bool{}
+	for _, s := range base {
+		names[s.name] = true
+	}
+	pg, _ := svcs["postgres"].(map[string]any)
+	if !strings.HasPrefix(str(get(pg, "image")), "postgres:") || get(pg, "healthcheck") == nil {
+		t.Errorf("%s: service postgres needs a postgres image and a healthcheck: %v", file, pg)
+	}
+	for _, name := range []string{"migrate", "admin1", "admin2"} {
+		if !names[name] {
+			t.Errorf("%s overrides %s, which docker-compose.yml does not have", file, name)
+		}
+		def, _ := svcs[name].(map[string]any)
+		env := composeService{name, def}.env()
+		if env["SHARDJOB_DB_DRIVER"] != "postgres" ||
+			!strings.HasPrefix(env["SHARDJOB_DB_DSN"], "postgres://shardjob:${POSTGRES_PASSWORD:?") ||
+			!strings.Contains(env["SHARDJOB_DB_DSN"], "@postgres:5432/shardjob") {
+			t.Errorf("%s: %s must use the postgres service with the password from .env: %v", file, name, env)
+		}
+		if str(get(def, "depends_on", "postgres", "condition")) != "service_healthy" {
+			t.Errorf("%s: %s must wait until postgres is healthy", file, name)
+		}
+	}
+}
+
 func TestCompose(t *testing.T) {
 	_, svcs := loadCompose(t)
 	var mysql, zks, admins, executors []composeService
