@@ -3,7 +3,6 @@ package builtin_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -89,12 +88,9 @@ func TestDedupArchiveHandler(t *testing.T) {
 	})
 }
 
-func driverOf(e *sqlEnv) string {
-	if strings.Contains(fmt.Sprintf("%T", e.db.Driver()), "mysql") {
-		return "mysql"
-	}
-	return "sqlite"
-}
+// driverOf is the driver of the env's data source: mysql, postgres or
+// sqlite.
+func driverOf(e *sqlEnv) string { return e.driver }
 
 // h2 is the dedup-archive handler on the env's data sources.
 func (e *sqlEnv) h2() *builtin.DedupArchive { return builtin.NewDedupArchive(e.h) }
@@ -122,4 +118,16 @@ func TestDedupArchiveParams(t *testing.T) {
 		var pe *builtin.ParamsError
 		require.ErrorAs(t, err, &pe)
 	}
+}
+
+// TestDedupArchiveNotOnPostgres: dedup-archive says that it does not run on
+// a PostgreSQL data source, which the sql handler takes.
+func TestDedupArchiveNotOnPostgres(t *testing.T) {
+	t.Parallel()
+	e := newSQLEnv(t, "postgres")
+	task, _ := newTask(`{"datasource": "biz", "mode": "delete"}`)
+	err := e.h2().Handle(context.Background(), task)
+	require.EqualError(t, err, "dedup-archive on biz: a PostgreSQL data source; dedup-archive runs on MySQL and SQLite data sources only")
+	class, _ := classOf(err)
+	require.Equal(t, "permanent", class)
 }

@@ -37,7 +37,7 @@ var Problems = map[string]string{
 	"shell.arg_nul":          "contains a NUL byte",
 	"shell.exit_code":        "{value}: want exit codes 1-255 (0 is always success)",
 
-	"sql.dialects":             "for a MySQL data source: {mysql}; for a SQLite data source: {sqlite}",
+	"sql.dialects":             "for a MySQL data source: {mysql}; for a SQLite data source: {sqlite}; for a PostgreSQL data source: {postgres}",
 	"sql.datasource":           "required: the name of a data source configured on the executors (--sql-datasource name=driver:dsn)",
 	"sql.statement_required":   `required, e.g. "UPDATE invoice SET state = ? WHERE MOD(id, :total) = :slot"`,
 	"sql.task_name":            "{name} is set by the handler (the task's {key}); pick another name",
@@ -48,6 +48,7 @@ var Problems = map[string]string{
 	"sql.value_type":           "want a string, number, boolean or null, not a JSON {type}",
 	"sql.nul":                  `a NUL character (\u0000) at byte {at}: the database would stop reading the statement there; remove it`,
 	"sql.numbered":             "numbered placeholders (?{char}…) are not supported: use ? or :name",
+	"sql.dollar_numbered":      "the numbered placeholder at byte {at} is not supported: use ? or :name, which the handler numbers $1, $2, … for PostgreSQL",
 	"sql.text_after":           "one statement only: text follows the ';' at byte {at}; run each statement as a job of its own",
 	"sql.dash_semicolon":       "the -- right before the ';' at byte {at} is two minus signs to MySQL, but a comment once the ';' is gone: put a space between the minus signs, or write a comment as -- followed by a space",
 	"sql.empty":                "empty statement: nothing but white space and comments",

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 
 	"github.com/shardjob/shardjob/sdk"
@@ -21,8 +22,8 @@ import (
 
 // DataSource is a database the sql handler may run statements against.
 type DataSource struct {
-	Driver string // "mysql" (MySQL, MariaDB) or "sqlite"
-	DSN    string // go-sql-driver/mysql DSN, or a modernc.org/sqlite file name / URI
+	Driver string // "mysql" (MySQL, MariaDB), "postgres" (PostgreSQL) or "sqlite"
+	DSN    string // go-sql-driver/mysql DSN, PostgreSQL URL or key=value DSN (pgx), or modernc.org/sqlite file name / URI
 }
 
 // SQLConfig configures the sql handler.
@@ -31,6 +32,8 @@ type SQLConfig struct {
 	// --sql-datasource name=driver:dsn). Default: none, every statement is
 	// refused. The platform database is not one unless listed here.
 	// multiStatements is turned off in MySQL DSNs: one job, one statement.
+	// PostgreSQL statements run through the extended query protocol, which
+	// takes one statement only (see execPostgres).
 	// SQLite data sources are opened in defensive mode by a driver of the
 	// handler's own whose connections attach no database and refuse most
 	// PRAGMAs (see openSQLite); _defensive=0 in their DSN is an error.
@@ -46,13 +49,14 @@ type SQLConfig struct {
 const sqlMaxTimeout = time.Hour
 
 // ParseDataSource parses the flag form "name=driver:dsn", e.g.
-// "billing=mysql:app:secret@tcp(db:3306)/billing" or
+// "billing=mysql:app:secret@tcp(db:3306)/billing",
+// "ledger=postgres:postgres://app:secret@db:5432/ledger?sslmode=require" or
 // "cache=sqlite:/var/lib/shardjob/cache.db".
 func ParseDataSource(spec string) (string, DataSource, error) {
 	name, rest, ok := strings.Cut(strings.TrimSpace(spec), "=")
 	drv, dsn, ok2 := strings.Cut(rest, ":")
 	if !ok || !ok2 {
-		return "", DataSource{}, fmt.Errorf("sql data source %q: want name=driver:dsn, e.g. billing=mysql:user:pass@tcp(db:3306)/billing or cache=sqlite:/var/lib/cache.db", redactSpec(spec))
+		return "", DataSource{}, fmt.Errorf("sql data source %q: want name=driver:dsn, e.g. billing=mysql:user:pass@tcp(db:3306)/billing, ledger=postgres:postgres://user:pass@db:5432/ledger or cache=sqlite:/var/lib/cache.db", redactSpec(spec))
 	}
 	return strings.TrimSpace(name), DataSource{Driver: strings.TrimSpace(drv), DSN: dsn}, nil
 }
@@ -103,7 +107,8 @@ func NewSQL(cfg SQLConfig) (*SQL, error) {
 }
 
 // openDataSource checks ds and opens (lazily) its pool: MySQL with
-// multiStatements off, SQLite with the guards of openSQLite.
+// multiStatements off, PostgreSQL as openPostgres sets it up, SQLite with
+// the guards of openSQLite.
 func openDataSource(name string, ds DataSource) (*sql.DB, error) {
 	if !names.Valid(name) {
 		return nil, fmt.Errorf("sql data source %q: name must be %s", name, names.Rule)
@@ -120,6 +125,12 @@ func openDataSource(name string, ds DataSource) (*sql.DB, error) {
 			return nil, fmt.Errorf("sql data source %q: %w", name, err)
 		}
 		return db, nil
+	case "postgres":
+		db, err := openPostgres(ds.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("sql data source %q: %w", name, err)
+		}
+		return db, nil
 	case "sqlite":
 		db, err := openSQLite(ds.DSN)
 		if err != nil {
@@ -127,7 +138,7 @@ func openDataSource(name string, ds DataSource) (*sql.DB, error) {
 		}
 		return db, nil
 	}
-	return nil, fmt.Errorf("sql data source %q: driver %q: use mysql (MySQL, MariaDB) or sqlite", name, ds.Driver)
+	return nil, fmt.Errorf("sql data source %q: driver %q: use mysql (MySQL, MariaDB), postgres (PostgreSQL) or sqlite", name, ds.Driver)
 }
 
 // Close closes the data sources' pools.
@@ -148,8 +159,8 @@ type sqlParams struct {
 	TimeoutMS  int64          `json:"timeout_ms"`
 
 	timeout  time.Duration
-	compiled string   // the statement with every :name turned into ?
-	refs     []argRef // what each ? of compiled binds, in order
+	compiled string   // the statement with every ? and :name turned into the driver's placeholder
+	refs     []argRef // what each placeholder of compiled binds, in order
 	args     []any    // Args, converted
 	named    map[string]any
 }
@@ -166,32 +177,45 @@ type argRef struct {
 var sqlTaskNames = map[string]bool{"slot": true, "total": true, "run_id": true, "job_id": true, "attempt": true, "token": true,
 	"business_date": true, "workflow_run_id": true, "workflow_node": true}
 
+// sqlDialects are the dialects a statement is checked for when its data
+// source's is not known, in the order of the sql.dialects problem.
+var sqlDialects = []dialect{dialectMySQL, dialectSQLite, dialectPostgres}
+
 // validateSQLParams is ValidateParams for the sql handler. The admin does
 // not know the dialect of a data source, which is configured on the
-// executors: params pass when the statement is valid for MySQL or for
-// SQLite, and the executor compiles it again for its data source.
+// executors: params pass when the statement is valid for MySQL, SQLite or
+// PostgreSQL, and the executor compiles it again for its data source. When
+// it is valid for none, the error says what is wrong for each (once, when
+// the three say the same).
 func validateSQLParams(params string) error {
 	p, err := decodeSQLParams(params)
 	if err != nil {
 		return err
 	}
-	errMySQL := p.compile(dialectMySQL)
-	if errMySQL == nil {
-		return nil
+	errs := make([]error, len(sqlDialects))
+	for i, d := range sqlDialects {
+		if errs[i] = p.compile(d); errs[i] == nil {
+			return nil
+		}
 	}
-	errSQLite := p.compile(dialectSQLite)
-	if errSQLite == nil || errSQLite.Error() == errMySQL.Error() {
-		return errSQLite
+	same := true
+	pes := make([]*ParamsError, len(errs))
+	for i, err := range errs {
+		same = same && err.Error() == errs[0].Error()
+		if !errors.As(err, &pes[i]) {
+			return errs[0]
+		}
 	}
-	var pm, ps *ParamsError
-	if !errors.As(errMySQL, &pm) || !errors.As(errSQLite, &ps) {
-		return errMySQL
+	if same {
+		return errs[0]
 	}
-	field := pm.Field
-	if ps.Field != field {
-		field = ""
+	field := pes[0].Field
+	for _, pe := range pes {
+		if pe.Field != field {
+			field = ""
+		}
 	}
-	return paramsErr(NameSQL, field, "sql.dialects", "mysql", pm, "sqlite", ps)
+	return paramsErr(NameSQL, field, "sql.dialects", "mysql", pes[0], "sqlite", pes[1], "postgres", pes[2])
 }
 
 // decodeSQLParams decodes and checks params, all but the statement's text.
@@ -409,11 +433,14 @@ func (s *SQL) Handle(ctx context.Context, t *sdk.Task) error {
 func (s *SQL) dialect(name string) dialect { return dialect(s.cfg.DataSources[name].Driver) }
 
 // exec runs stmt, compiled for the dialect of the data source name, on it:
-// on MySQL as it is (multiStatements is off), on SQLite with the guards of
-// execSQLite.
+// on MySQL as it is (multiStatements is off), on PostgreSQL and SQLite with
+// the guards of execPostgres and execSQLite.
 func (s *SQL) exec(ctx context.Context, name, stmt string, args []any) (sql.Result, error) {
-	if s.dialect(name) == dialectSQLite {
+	switch s.dialect(name) {
+	case dialectSQLite:
 		return execSQLite(ctx, s.dbs[name], stmt, args)
+	case dialectPostgres:
+		return execPostgres(ctx, s.dbs[name], stmt, args)
 	}
 	return s.dbs[name].ExecContext(ctx, stmt, args...)
 }
@@ -448,14 +475,41 @@ var permanentMySQL = map[uint16]bool{
 	4025: true, // ER_CONSTRAINT_FAILED (MariaDB CHECK)
 }
 
+// permanentPostgres are the SQLSTATE classes (the first two characters of
+// the code) of the PostgreSQL errors that no retry can fix
+// (docs/failures.md), as permanentMySQL.
+var permanentPostgres = map[string]bool{
+	"22": true, // data exception: value too long, out of range, invalid text representation
+	"23": true, // integrity constraint violation: unique, not null, foreign key, check
+	"28": true, // invalid authorization specification: the role may not log in
+	"42": true, // syntax error or access rule violation: syntax, no such table or column, no privilege
+	"44": true, // with check option violation
+}
+
+// transientPostgres are the SQLSTATE codes of the PostgreSQL errors worth
+// retrying, besides class 08 (connection exception).
+var transientPostgres = map[string]bool{
+	"40001": true, // serialization_failure
+	"40P01": true, // deadlock_detected
+	"55P03": true, // lock_not_available: lock_timeout, NOWAIT
+	"57P01": true, // admin_shutdown
+	"57P02": true, // crash_shutdown
+	"57P03": true, // cannot_connect_now: the server is starting
+}
+
 // permanentSQLError reports errors no retry can fix: syntax and schema,
-// permission, constraint and data errors (permanentMySQL; on SQLite
-// SQLITE_ERROR — syntax, no such table or column —, SQLITE_CONSTRAINT,
-// SQLITE_MISMATCH and SQLITE_AUTH).
+// permission, constraint and data errors (permanentMySQL; on PostgreSQL
+// the SQLSTATE classes of permanentPostgres; on SQLite SQLITE_ERROR —
+// syntax, no such table or column —, SQLITE_CONSTRAINT, SQLITE_MISMATCH
+// and SQLITE_AUTH).
 func permanentSQLError(err error) bool {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		return permanentMySQL[me.Number]
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return len(pe.Code) == 5 && permanentPostgres[pe.Code[:2]]
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -477,6 +531,10 @@ func transientSQLError(err error) bool {
 			return true
 		}
 		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return transientPostgres[pe.Code] || strings.HasPrefix(pe.Code, "08")
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,6 +33,23 @@ const (
 	// […]) and a backslash is an ordinary character; comments are
 	// /* … */ and -- to the end of the line.
 	dialectSQLite dialect = "sqlite"
+	// dialectPostgres is PostgreSQL's reading with client_encoding UTF8 and
+	// standard_conforming_strings on, which the handler makes sure of on
+	// every connection before each statement (execPostgres): '…' literals
+	// where a doubled quote stands for itself and a backslash is an
+	// ordinary character; E'…' literals where a backslash also escapes the
+	// next character (\' is a quote); $$…$$ and $tag$…$tag$ literals, the
+	// tag a name without $, which end at the first $tag$ and have no
+	// escapes; "…" identifiers where "" stands for a quote. A literal goes
+	// on after its closing quote when white space holding a newline (and
+	// maybe -- comments) and another quote follow ('a'<newline>'b' is 'ab'):
+	// an E'…' literal goes on with its escapes. Comments are -- to the end
+	// of the line (a \n or a \r) and /* … */, which nest: /* a /* b */ c */
+	// is one comment. A name goes on through letters, digits, _, $ and
+	// bytes from 0x80 (a$1 and e$$x are names, and the e of name'x' starts
+	// no E'…' literal); $1, $2, … are PostgreSQL's own placeholders, which
+	// the handler writes for ? and :name.
+	dialectPostgres dialect = "postgres"
 )
 
 // textAfterStatementError is the error of a statement that goes on after a
@@ -47,9 +65,10 @@ func (e *textAfterStatementError) Unwrap() error {
 
 // compileStatement reads stmt the way d does, finds its placeholders — ?
 // and :name — outside string literals, quoted identifiers and comments,
-// turns every :name into ?, and refuses more than one statement (a ';'
-// followed by anything but white space), a literal or comment that is not
-// closed, and text the dialects of MySQL's sql_mode settings read
+// turns every placeholder into the driver's (? for MySQL and SQLite, $1,
+// $2, … in order for PostgreSQL), and refuses more than one statement (a
+// ';' followed by anything but white space), a literal or comment that is
+// not closed, and text the dialects of MySQL's sql_mode settings read
 // differently. It never puts a value into the text: values are bound by
 // the driver. Byte offsets in its errors count from the start of stmt.
 func compileStatement(stmt string, d dialect) (string, []argRef, error) {
@@ -71,6 +90,14 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 			i = j
 			continue
 		}
+		if j := pgNameEnd(stmt, i, d); j > i {
+			// A PostgreSQL name as a whole: a $ or quote in it starts
+			// nothing.
+			out.WriteString(stmt[i:j])
+			code = true
+			i = j
+			continue
+		}
 		c := stmt[i]
 		code = code || c != ';' && !isSpace(c)
 		switch {
@@ -80,7 +107,7 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 			}
 			refs = append(refs, argRef{pos: positional})
 			positional++
-			out.WriteByte('?')
+			writePlaceholder(&out, d, len(refs), stmt[i+1:])
 			i++
 		case c == ':' && i+1 < len(stmt) && isNameStart(stmt[i+1]) && (i == 0 || stmt[i-1] != ':'):
 			j := i + 1
@@ -88,8 +115,13 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 				j++
 			}
 			refs = append(refs, argRef{name: stmt[i+1 : j]})
-			out.WriteByte('?')
+			writePlaceholder(&out, d, len(refs), stmt[j:])
 			i = j
+		case c == '$' && d == dialectPostgres && i+1 < len(stmt) && stmt[i+1] >= '0' && stmt[i+1] <= '9':
+			// PostgreSQL's own placeholder: the handler numbers the ? and
+			// :name itself, and a $1 of the text would take the first
+			// argument as well.
+			return "", nil, newProblem("sql.dollar_numbered", nil, "at", i)
 		case c == ';':
 			if trimSpace(stmt[i+1:]) != "" {
 				return "", nil, &textAfterStatementError{at: i}
@@ -113,11 +145,34 @@ func compileStatement(stmt string, d dialect) (string, []argRef, error) {
 	return compiled, refs, nil
 }
 
+// writePlaceholder writes the n-th placeholder (from 1) of a statement of
+// dialect d, followed in the statement by next: ? for MySQL and SQLite, $n
+// for PostgreSQL, with a space on the side where a name or number touches
+// it, which would take the $n in (a$1 is one name to PostgreSQL, and
+// $1abc an error).
+func writePlaceholder(out *strings.Builder, d dialect, n int, next string) {
+	if d != dialectPostgres {
+		out.WriteByte('?')
+		return
+	}
+	if s := out.String(); s != "" && isPGNameChar(s[len(s)-1]) {
+		out.WriteByte(' ')
+	}
+	out.WriteByte('$')
+	out.WriteString(strconv.Itoa(n))
+	if next != "" && isPGNameChar(next[0]) {
+		out.WriteByte(' ')
+	}
+}
+
 // skipQuoted returns the index just past the string literal, quoted
 // identifier or comment that starts at s[i] in dialect d, or i when none
 // starts there, and whether it is a comment. A -- or # comment ends before
 // its newline.
 func skipQuoted(s string, i int, d dialect) (end int, comment bool, err error) {
+	if d == dialectPostgres {
+		return pgSkipQuoted(s, i)
+	}
 	rest := s[i:]
 	switch c := s[i]; {
 	case c == '\'' || c == '"':
@@ -203,3 +258,152 @@ func trimSpace(s string) string {
 }
 func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }
+
+// pgSkipQuoted is skipQuoted for PostgreSQL (dialectPostgres). s[i] starts
+// a token: compileStatement reads a name as a whole (pgNameEnd), so that
+// the e of name'x' or the $ of a$$ is not taken for the start of a literal.
+func pgSkipQuoted(s string, i int) (end int, comment bool, err error) {
+	rest := s[i:]
+	switch c := s[i]; {
+	case c == '\'':
+		end, err = pgLiteralEnd(s, i, i+1, false)
+		return end, false, err
+	case (c == 'e' || c == 'E') && len(rest) > 1 && rest[1] == '\'':
+		end, err = pgLiteralEnd(s, i, i+2, true)
+		return end, false, err
+	case c == '"':
+		end, err = quoteEnd(s, i, false)
+		return end, false, err
+	case c == '$':
+		tag := pgDollarTag(rest)
+		if tag == "" {
+			return i, false, nil // a $ of its own, or PostgreSQL's $1
+		}
+		j := strings.Index(rest[len(tag):], tag)
+		if j < 0 {
+			return 0, false, newProblem("sql.quote_open", nil, "quote", tag, "at", i)
+		}
+		return i + len(tag) + j + len(tag), false, nil
+	case strings.HasPrefix(rest, "--"):
+		if j := strings.IndexAny(rest, "\n\r"); j >= 0 {
+			return i + j, true, nil
+		}
+		return len(s), true, nil
+	case strings.HasPrefix(rest, "/*"):
+		depth := 0
+		for j := i + 2; j+1 < len(s); j++ {
+			switch {
+			case s[j] == '/' && s[j+1] == '*':
+				depth++
+				j++
+			case s[j] == '*' && s[j+1] == '/':
+				if depth == 0 {
+					return j + 2, true, nil
+				}
+				depth--
+				j++
+			}
+		}
+		return 0, false, newProblem("sql.comment_open", nil, "at", i)
+	}
+	return i, false, nil
+}
+
+// pgLiteralEnd returns the index just past the PostgreSQL '…' literal (E'…'
+// when escapes is set) that starts at s[start] with its text at s[j]. A
+// doubled quote stands for itself; with escapes a backslash escapes the
+// next byte. The literal goes on, with the same escapes, where its closing
+// quote is followed by white space holding a newline and another quote
+// (pgContinuation).
+func pgLiteralEnd(s string, start, j int, escapes bool) (int, error) {
+	for ; j < len(s); j++ {
+		switch {
+		case escapes && s[j] == '\\':
+			j++
+		case s[j] == '\'':
+			if j+1 < len(s) && s[j+1] == '\'' {
+				j++
+				continue
+			}
+			next := pgContinuation(s, j+1)
+			if next < 0 {
+				return j + 1, nil
+			}
+			j = next
+		}
+	}
+	quote := "'"
+	if s[start] != '\'' {
+		quote = s[start:start+1] + "'"
+	}
+	return 0, newProblem("sql.quote_open", nil, "quote", quote, "at", start)
+}
+
+// pgContinuation returns the index of the quote that continues a
+// PostgreSQL literal whose closing quote is right before s[i], or -1: the
+// literal goes on when only spaces, tabs, form feeds, newlines (\n or \r)
+// and -- comments stand before the next quote, and at least one newline
+// (the end of a comment counts).
+func pgContinuation(s string, i int) int {
+	newline := false
+	for i < len(s) {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\f':
+			i++
+		case c == '\n' || c == '\r':
+			newline = true
+			i++
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			j := strings.IndexAny(s[i:], "\n\r")
+			if j < 0 {
+				return -1
+			}
+			i += j
+		case c == '\'' && newline:
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
+// pgDollarTag returns the $$ or $tag$ that s starts with, or "" when it
+// starts with none: the tag is a letter, _ or byte from 0x80, then those
+// and digits (not $).
+func pgDollarTag(s string) string {
+	if len(s) < 2 || s[0] != '$' {
+		return ""
+	}
+	j := 1
+	if isPGNameStart(s[1]) {
+		j = 2
+		for j < len(s) && s[j] != '$' && isPGNameChar(s[j]) {
+			j++
+		}
+	}
+	if j < len(s) && s[j] == '$' {
+		return s[:j+1]
+	}
+	return ""
+}
+
+// pgNameEnd returns the index just past the PostgreSQL name (identifier or
+// keyword) that starts at s[i] in dialect d, or i when none starts there or
+// d is not PostgreSQL.
+func pgNameEnd(s string, i int, d dialect) int {
+	if d != dialectPostgres || !isPGNameStart(s[i]) {
+		return i
+	}
+	j := i + 1
+	for j < len(s) && isPGNameChar(s[j]) {
+		j++
+	}
+	return j
+}
+
+// isPGNameStart and isPGNameChar are the bytes PostgreSQL starts and goes
+// on with a name: every byte from 0x80 is part of a character outside
+// ASCII, which PostgreSQL takes for a letter.
+func isPGNameStart(c byte) bool { return isNameStart(c) || c >= 0x80 }
+func isPGNameChar(c byte) bool  { return isPGNameStart(c) || c >= '0' && c <= '9' || c == '$' }

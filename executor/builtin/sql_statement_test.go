@@ -18,6 +18,8 @@ import (
 func TestCompileStatement(t *testing.T) {
 	t.Parallel()
 	both := []dialect{dialectMySQL, dialectSQLite}
+	all := []dialect{dialectMySQL, dialectSQLite, dialectPostgres}
+	pg := []dialect{dialectPostgres}
 	for _, c := range []struct {
 		in, want string
 		dialects []dialect
@@ -33,6 +35,21 @@ func TestCompileStatement(t *testing.T) {
 		{"SELECT 1--:x", "SELECT 1--?", []dialect{dialectMySQL}}, // 1 - -?: no space after --
 		{"SELECT 1--:x", "SELECT 1--:x", []dialect{dialectSQLite}},
 		{"SELECT /*+ BKA(t) */ a FROM t", "SELECT /*+ BKA(t) */ a FROM t", both},
+
+		// PostgreSQL: ? and :name become $1, $2, … in order, apart from a
+		// name or number that would take them in.
+		{"UPDATE t SET a = :x WHERE b = ? AND c = :slot;", "UPDATE t SET a = $1 WHERE b = $2 AND c = $3", pg},
+		{"SELECT a?, ?b, x:y, 1?, ?$$ $$, a::text", "SELECT a $1, $2 b, x $3, 1 $4, $5 $$ $$, a::text", pg},
+		{"SELECT ':x', \"?\", 'it''s :z', '; :w', 'C:\\' FROM t;", "SELECT ':x', \"?\", 'it''s :z', '; :w', 'C:\\' FROM t", pg},
+		{"SELECT E'it\\'s; :x', e'\\\\', E'a''; ?' FROM t", "SELECT E'it\\'s; :x', e'\\\\', E'a''; ?' FROM t", pg},
+		{"SELECT $$it's; :x$$, $a$ $$ ; ? $a$, $a_1$;$a$$a_1$, $é$;$é$", "SELECT $$it's; :x$$, $a$ $$ ; ? $a$, $a_1$;$a$$a_1$, $é$;$é$", pg},
+		{"SELECT $a, a$1, e$$x, x$$, name'x', date'2026-01-01', $ :b", "SELECT $a, a$1, e$$x, x$$, name'x', date'2026-01-01', $ $1", pg},
+		{"SELECT 1 /* a /* ; ? */ :b; */ , :c -- ;:d\r, ?", "SELECT 1 /* a /* ; ? */ :b; */ , $1 -- ;:d\r, $2", pg},
+		{"SELECT E'a'\n'\\'; ?' -- continued, with escapes\n", "SELECT E'a'\n'\\'; ?' -- continued, with escapes", pg},
+		{"SELECT E'a' -- comment\n\t'\\';?'", "SELECT E'a' -- comment\n\t'\\';?'", pg},
+		{"SELECT 'a'\r'\\', ?", "SELECT 'a'\r'\\', $1", pg},
+		{"SELECT 2 */* ; */ 3, 1 +-- ;\n2, `?`", "SELECT 2 */* ; */ 3, 1 +-- ;\n2, `$1`", pg},
+		{"SELECT U&'d\\0061t;', U&\"a;\", B'01', X'3b', N'a;'", "SELECT U&'d\\0061t;', U&\"a;\", B'01', X'3b', N'a;'", pg},
 	} {
 		for _, d := range c.dialects {
 			got, _, err := compileStatement(c.in, d)
@@ -42,6 +59,10 @@ func TestCompileStatement(t *testing.T) {
 	}
 	_, refs, err := compileStatement("SELECT ?, :slot, ?, :b", dialectSQLite)
 	require.NoError(t, err)
+	require.Equal(t, []argRef{{pos: 0}, {name: "slot"}, {pos: 1}, {name: "b"}}, refs)
+	got, refs, err := compileStatement("SELECT ?, :slot, ?, :b", dialectPostgres)
+	require.NoError(t, err)
+	require.Equal(t, "SELECT $1, $2, $3, $4", got)
 	require.Equal(t, []argRef{{pos: 0}, {name: "slot"}, {pos: 1}, {name: "b"}}, refs)
 
 	for _, c := range []struct {
@@ -57,11 +78,26 @@ func TestCompileStatement(t *testing.T) {
 		{"SELECT 1 --x ; DROP TABLE t", "text follows the ';' at byte 13", []dialect{dialectMySQL}},
 		{"SELECT 1 /*! ; DROP TABLE t */", "executable comment /*!…*/ at byte 9", []dialect{dialectMySQL}},
 		{"SELECT [a ; DROP TABLE t", "the [ identifier at byte 7 is not closed", []dialect{dialectSQLite}},
-		{"SELECT 'a\x00'; DROP TABLE t", "a NUL character (\\u0000) at byte 9", both},
-		{"-- only a comment\n/* and another */ ;", "empty statement", both},
-		{"SELECT 1 /* ", "the /* comment at byte 9 is not closed", both},
-		{"SELECT 'x", "the ' quote at byte 7 is not closed", both},
-		{"CREATE TRIGGER r AFTER INSERT ON t BEGIN DELETE FROM t; END", "text follows the ';' at byte 54", both},
+		{"SELECT 'a\x00'; DROP TABLE t", "a NUL character (\\u0000) at byte 9", all},
+		{"-- only a comment\n/* and another */ ;", "empty statement", all},
+		{"SELECT 1 /* ", "the /* comment at byte 9 is not closed", all},
+		{"SELECT 'x", "the ' quote at byte 7 is not closed", all},
+		{"CREATE TRIGGER r AFTER INSERT ON t BEGIN DELETE FROM t; END", "text follows the ';' at byte 54", all},
+		{"SELECT 1; -- a comment", "text follows the ';' at byte 8", all},
+		{"SELECT 1;;", "text follows the ';' at byte 8", all},
+		// PostgreSQL: a backslash escapes nothing in '…', -- ends at a \r
+		// too, comments nest, and E'…' goes on with its escapes after a
+		// newline and a quote.
+		{`UPDATE t SET a = 'a\'; DROP TABLE t; --'`, "text follows the ';' at byte 21", pg},
+		{"SELECT 1 -- x\r; DROP TABLE t", "text follows the ';' at byte 14", pg},
+		{"SELECT 1 /* a /* b */ ; DROP TABLE t", "the /* comment at byte 9 is not closed", pg},
+		{"SELECT E'a'\n'\\'' ; DROP TABLE t; --'", "text follows the ';' at byte 17", pg},
+		{"SELECT name'\\'; DROP TABLE t", "text follows the ';' at byte 14", pg},
+		{"SELECT 1 AS x$$; DROP TABLE t; $$", "text follows the ';' at byte 15", pg},
+		{"SELECT E'x", "the E' quote at byte 7 is not closed", pg},
+		{"SELECT $a$ ; $b$", "the $a$ quote at byte 7 is not closed", pg},
+		{"SELECT 'a' || $1", "the numbered placeholder at byte 14 is not supported: use ? or :name", pg},
+		{"SELECT `a;b`", "text follows the ';' at byte 9", pg}, // ` is an operator character to PostgreSQL
 		// Found by FuzzStatement: "--;" is two minus signs to MySQL, but
 		// the statement goes without its ';', where "--" is a comment.
 		{"--;", "the -- right before the ';' at byte 2", []dialect{dialectMySQL}},
@@ -81,9 +117,13 @@ func TestValidateSQLEitherDialect(t *testing.T) {
 	t.Parallel()
 	require.NoError(t, ValidateParams(NameSQL, `{"datasource": "biz", "statement": "UPDATE t SET a = 'C:\\' WHERE id = :slot"}`), "SQLite")
 	require.NoError(t, ValidateParams(NameSQL, `{"datasource": "biz", "statement": "UPDATE t SET a = 1 # it's MySQL\n"}`), "MySQL")
+	require.NoError(t, ValidateParams(NameSQL, `{"datasource": "biz", "statement": "UPDATE t SET a = $$it's$$ WHERE id = :slot"}`), "PostgreSQL")
 	err := ValidateParams(NameSQL, `{"datasource": "biz", "statement": "UPDATE t SET a = 'a\\'; DROP TABLE t; --'"}`)
 	require.ErrorContains(t, err, "sql handler params: statement: for a MySQL data source: the ' literal at byte 17 ends at a different place")
 	require.ErrorContains(t, err, "; for a SQLite data source: one statement only: text follows the ';' at byte 21")
+	require.ErrorContains(t, err, "; for a PostgreSQL data source: one statement only: text follows the ';' at byte 21")
+	err = ValidateParams(NameSQL, `{"datasource": "biz", "statement": "SELECT 1; SELECT 2"}`)
+	require.EqualError(t, err, "sql handler params: statement: one statement only: text follows the ';' at byte 8; run each statement as a job of its own", "said once when the three say the same")
 }
 
 // TestSQLiteOneStatement: SQLite's own tokenizer catches a second
@@ -245,18 +285,25 @@ func FuzzSQLiteOneStatement(f *testing.F) {
 
 // FuzzStatement: compiling never panics, and a compiled statement compiles
 // again to itself with only positional placeholders, as many as before, in
-// both dialects.
+// every dialect (for PostgreSQL, once its $1, $2, … are ? again).
 func FuzzStatement(f *testing.F) {
-	for _, s := range []string{"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;", "[:a] # :b\n--:c", "\u0085#"} {
+	for _, s := range []string{
+		"SELECT :a, ?, ':b' -- :c\n/* ? */;", "x 'a\\'", "`:x` \"?\"", "::a :=", "?1", ";;", "[:a] # :b\n--:c", "\u0085#",
+		"a? ?b $$?$$ $t$ $$ $t$ E'\\'?' e$$ :x$y", "/* /* ? */ :a */ ?", "E'a'\n'\\'?' -- ?\r?", "$1 ? $",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, stmt string) {
-		for _, d := range []dialect{dialectMySQL, dialectSQLite} {
+		for _, d := range []dialect{dialectMySQL, dialectSQLite, dialectPostgres} {
 			out, refs, err := compileStatement(stmt, d)
 			if err != nil {
 				continue
 			}
-			again, refs2, err := compileStatement(out, d)
+			in := out
+			if d == dialectPostgres {
+				in = pgUncompiled(t, out)
+			}
+			again, refs2, err := compileStatement(in, d)
 			if err != nil {
 				t.Fatalf("%s: %q compiled to %q, which does not compile: %v", d, stmt, out, err)
 			}
@@ -270,4 +317,34 @@ func FuzzStatement(f *testing.F) {
 			}
 		}
 	})
+}
+
+// pgUncompiled turns the $1, $2, … of a statement compiled for PostgreSQL
+// back into ?, reading it as compileStatement does.
+func pgUncompiled(t *testing.T, s string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j, _, err := skipQuoted(s, i, dialectPostgres)
+		require.NoError(t, err, "%q", s)
+		if j == i {
+			j = pgNameEnd(s, i, dialectPostgres)
+		}
+		if j == i && s[i] == '$' {
+			for j = i + 1; j < len(s) && s[j] >= '0' && s[j] <= '9'; j++ {
+			}
+			if j > i+1 {
+				b.WriteByte('?')
+				i = j
+				continue
+			}
+			j = i
+		}
+		if j == i {
+			j = i + 1
+		}
+		b.WriteString(s[i:j])
+		i = j
+	}
+	return b.String()
 }

@@ -52,7 +52,7 @@ func TestBuiltinHandlerSettings(t *testing.T) {
 		"relative shell program":          {"--shell-enable", "--shell-allow", "bin/tool"},
 		"numeric alias in the allow-list": {"--http-allow", "127.1"},
 		"data source without driver":      {"--sql-datasource", "billing"},
-		"unknown driver":                  {"--sql-datasource", "billing=postgres:x"},
+		"unknown driver":                  {"--sql-datasource", "billing=oracle:x"},
 		"data source twice":               {"--sql-datasource", "a=sqlite:x.db", "--sql-datasource", "a=sqlite:y.db"},
 	} {
 		var out, errOut bytes.Buffer
