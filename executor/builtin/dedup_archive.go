@@ -143,10 +143,6 @@ func (h *DedupArchive) Handle(ctx context.Context, t *sdk.Task) error {
 	}
 	cfg := p.cfg
 	cfg.Dialect = h.sql.cfg.DataSources[p.DataSource].Driver
-	if cfg.Dialect == string(dialectPostgres) {
-		// records has the queries of MySQL and SQLite only.
-		return permanent("dedup-archive on %s: a PostgreSQL data source; dedup-archive runs on MySQL and SQLite data sources only", p.DataSource)
-	}
 	cfg.Slot, cfg.SlotCount = t.Slot, t.SlotCount
 	cfg.Logger = logger(t).With("handler", NameDedupArchive, "datasource", p.DataSource)
 	var moved int64

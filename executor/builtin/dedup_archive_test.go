@@ -17,7 +17,7 @@ import (
 // done rows, each counting its own as processed.
 func TestDedupArchiveHandler(t *testing.T) {
 	t.Parallel()
-	bothDrivers(t, func(t *testing.T, e *sqlEnv) {
+	allDrivers(t, func(t *testing.T, e *sqlEnv) {
 		rp, err := records.New(records.Config{DB: e.db, Dialect: driverOf(e), Mode: records.Transactional})
 		require.NoError(t, err)
 		require.NoError(t, rp.EnsureSchema(context.Background()))
@@ -38,7 +38,7 @@ func TestDedupArchiveHandler(t *testing.T) {
 							want++
 						}
 					}
-					_, err := e.db.Exec("INSERT INTO dedup_record (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at) VALUES (?, ?, ?, ?, 1, 1, 1, '', ?, ?)",
+					_, err := e.db.Exec(e.q("INSERT INTO dedup_record (job_id, scope, record_key, status, attempts, token, run_id, error, created_at, updated_at) VALUES (?, ?, ?, ?, 1, 1, 1, '', ?, ?)"),
 						job, fmt.Sprintf("run:%d", run), fmt.Sprintf("k%02d", k), status, at, at)
 					require.NoError(t, err)
 				}
@@ -47,7 +47,7 @@ func TestDedupArchiveHandler(t *testing.T) {
 		// Shard locks: two whose lease ended 2 days ago (released, or of a
 		// dead attempt), one 2 hours ago, one live.
 		for i, ended := range []int64{now - 48*3600*1000, now - 47*3600*1000, now - 2*3600*1000, now + 60_000} {
-			_, err := e.db.Exec("INSERT INTO shard_lock (job_id, run_id, slot, token, holder, lease_until, acquired_at, released_at) VALUES (1, 1, ?, ?, 'h', ?, ?, NULL)",
+			_, err := e.db.Exec(e.q("INSERT INTO shard_lock (job_id, run_id, slot, token, holder, lease_until, acquired_at, released_at) VALUES (1, 1, ?, ?, 'h', ?, ?, NULL)"),
 				i, i+1, ended, ended-1000)
 			require.NoError(t, err)
 		}
@@ -118,16 +118,4 @@ func TestDedupArchiveParams(t *testing.T) {
 		var pe *builtin.ParamsError
 		require.ErrorAs(t, err, &pe)
 	}
-}
-
-// TestDedupArchiveNotOnPostgres: dedup-archive says that it does not run on
-// a PostgreSQL data source, which the sql handler takes.
-func TestDedupArchiveNotOnPostgres(t *testing.T) {
-	t.Parallel()
-	e := newSQLEnv(t, "postgres")
-	task, _ := newTask(`{"datasource": "biz", "mode": "delete"}`)
-	err := e.h2().Handle(context.Background(), task)
-	require.EqualError(t, err, "dedup-archive on biz: a PostgreSQL data source; dedup-archive runs on MySQL and SQLite data sources only")
-	class, _ := classOf(err)
-	require.Equal(t, "permanent", class)
 }

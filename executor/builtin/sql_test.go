@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/executor/builtin"
 	"github.com/shardjob/shardjob/sdk"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // sqlEnv is one test's business database, of one dialect, with a table
@@ -55,29 +55,13 @@ func newSQLEnv(t *testing.T, driver string) *sqlEnv {
 	return e
 }
 
-// q is query, written with ? placeholders (and no ? in literals), for the
-// env's test connection e.db: with $1, $2, … for PostgreSQL.
+// q is query, written with ? placeholders, for the env's test connection
+// e.db: with $1, $2, … for PostgreSQL.
 func (e *sqlEnv) q(query string) string {
 	if e.driver != "postgres" {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, c := range query {
-		if c != '?' {
-			b.WriteRune(c)
-			continue
-		}
-		n++
-		fmt.Fprintf(&b, "$%d", n)
-	}
-	return b.String()
-}
-
-// bothDrivers runs f on a MySQL and a SQLite data source (the dialects of
-// the records package, which dedup-archive uses).
-func bothDrivers(t *testing.T, f func(t *testing.T, e *sqlEnv)) {
-	eachDriver(t, []string{"mysql", "sqlite"}, f)
+	return namedsql.Dollar(query)
 }
 
 // allDrivers runs f on a data source of each driver of the sql handler.
