@@ -245,27 +245,37 @@ func TestSQLErrorClasses(t *testing.T) {
 	})
 }
 
+// TestSQLLockWaitTimeoutIsRetryable: a row held by another transaction,
+// and a data source whose sessions wait one second for a lock (MariaDB's
+// innodb_lock_wait_timeout, a DSN system variable of go-sql-driver/mysql;
+// PostgreSQL's lock_timeout, a run-time parameter of the DSN): the timeout
+// is retryable.
 func TestSQLLockWaitTimeoutIsRetryable(t *testing.T) {
 	t.Parallel()
-	e := newSQLEnv(t, "mysql")
-	// A row held by another transaction; the handler's data source has a
-	// lock wait of one second in its sessions (a DSN system variable of
-	// go-sql-driver/mysql).
-	tx, err := e.db.Begin()
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback() }()
-	_, err = tx.Exec("UPDATE item SET note = 'held' WHERE id = 1")
-	require.NoError(t, err)
-	h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: "mysql", DSN: e.dsn + "&innodb_lock_wait_timeout=1"}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, h.Close()) })
-	task, _ := newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'mine' WHERE id = 1"}`)
-	err = h.Handle(context.Background(), task)
-	require.Error(t, err)
-	require.True(t, builtin.IsRetryable(err), "%v", err)
-	class, _ := classOf(err)
-	require.Equal(t, "retryable", class)
-	require.ErrorContains(t, err, "1205")
+	for _, c := range []struct{ driver, dsnParam, code string }{
+		{"mysql", "&innodb_lock_wait_timeout=1", "1205"},
+		{"postgres", "&lock_timeout=1000", "55P03"},
+	} {
+		t.Run(c.driver, func(t *testing.T) {
+			t.Parallel()
+			e := newSQLEnv(t, c.driver)
+			tx, err := e.db.Begin()
+			require.NoError(t, err)
+			defer func() { _ = tx.Rollback() }()
+			_, err = tx.Exec("UPDATE item SET note = 'held' WHERE id = 1")
+			require.NoError(t, err)
+			h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: c.driver, DSN: e.dsn + c.dsnParam}}})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, h.Close()) })
+			task, _ := newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'mine' WHERE id = 1"}`)
+			err = h.Handle(context.Background(), task)
+			require.Error(t, err)
+			require.True(t, builtin.IsRetryable(err), "%v", err)
+			class, _ := classOf(err)
+			require.Equal(t, "retryable", class)
+			require.ErrorContains(t, err, c.code)
+		})
+	}
 }
 
 // TestSQLTimeout: a statement still running when timeout_ms is over fails
@@ -383,27 +393,4 @@ func TestSQLPostgresDSN(t *testing.T) {
 		require.NotContains(t, err.Error(), "s3cret")
 		require.NoError(t, h.Close())
 	}
-}
-
-// TestSQLPostgresLockTimeoutIsRetryable: a lock not granted within the
-// session's lock_timeout (a run-time parameter of the DSN) is retryable, as
-// MariaDB's lock wait timeout.
-func TestSQLPostgresLockTimeoutIsRetryable(t *testing.T) {
-	t.Parallel()
-	e := newSQLEnv(t, "postgres")
-	tx, err := e.db.Begin()
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback() }()
-	_, err = tx.Exec("UPDATE item SET note = 'held' WHERE id = 1")
-	require.NoError(t, err)
-	h, err := builtin.NewSQL(builtin.SQLConfig{DataSources: map[string]builtin.DataSource{"biz": {Driver: "postgres", DSN: e.dsn + "&lock_timeout=1000"}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, h.Close()) })
-	task, _ := newTask(`{"datasource": "biz", "statement": "UPDATE item SET note = 'mine' WHERE id = 1"}`)
-	err = h.Handle(context.Background(), task)
-	require.Error(t, err)
-	require.True(t, builtin.IsRetryable(err), "%v", err)
-	class, _ := classOf(err)
-	require.Equal(t, "retryable", class)
-	require.ErrorContains(t, err, "55P03")
 }
