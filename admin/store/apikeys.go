@@ -63,23 +63,26 @@ func (s *Store) CreateAPIKey(ctx context.Context, t NewAPIKey) (APIKey, error) {
 	var id int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		if parent.Valid {
-			var revoked sql.NullInt64
-			if err := tx.GetContext(ctx, &revoked, s.q.get(qAPIKeyLockParent), t.ParentID); err != nil {
+			revoked, err := s.q.APIKeyLockParent(ctx, tx, t.ParentID)
+			if err != nil {
 				return notFound(err, fmt.Sprintf("API key %d", t.ParentID))
 			}
 			if revoked.Valid {
 				return fmt.Errorf("API key %d, which creates this one, was revoked at %s: %w", t.ParentID, tokenTime(revoked.Int64), ErrAPIKeyRevoked)
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.q.get(qAPIKeyInsert), t.UserID, t.Name, t.Prefix, t.Hash, t.RoleCap, nullMS(t.ExpiresAt), parent)
+		var err error
+		id, err = s.q.APIKeyInsert(ctx, tx, apiKeyInsertParams{
+			UserID: t.UserID, Name: t.Name, Prefix: t.Prefix, Hash: t.Hash, RoleCap: t.RoleCap,
+			ExpiresAt: nullMS(t.ExpiresAt), ParentID: parent,
+		})
 		if isDuplicate(err) {
 			return conflictf("an API key with the prefix %s exists already: create the key again", t.Prefix)
 		}
 		if err != nil {
 			return fmt.Errorf("create API key for user %d: %w", t.UserID, err)
 		}
-		id, err = res.LastInsertId()
-		return err
+		return nil
 	})
 	if err != nil {
 		return APIKey{}, err
@@ -90,8 +93,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, t NewAPIKey) (APIKey, error) {
 // APIKey returns a key by id, or ErrNotFound (also when its user was
 // deleted).
 func (s *Store) APIKey(ctx context.Context, id int64) (APIKey, error) {
-	var t APIKey
-	if err := s.db.GetContext(ctx, &t, s.q.get(qAPIKeyByID), id); err != nil {
+	t, err := s.q.APIKeyByID(ctx, s.db, id)
+	if err != nil {
 		return t, notFound(err, fmt.Sprintf("API key %d", id))
 	}
 	return t, nil
@@ -100,8 +103,8 @@ func (s *Store) APIKey(ctx context.Context, id int64) (APIKey, error) {
 // APIKeys lists the keys of a user (userID 0: of every user), newest
 // first, at most limit.
 func (s *Store) APIKeys(ctx context.Context, userID int64, limit int) ([]APIKey, error) {
-	out := []APIKey{}
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAPIKeyList), userID, userID, limit); err != nil {
+	out, err := s.q.APIKeyList(ctx, s.db, apiKeyListParams{UserID: userID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("list API keys: %w", err)
 	}
 	return out, nil
@@ -110,8 +113,8 @@ func (s *Store) APIKeys(ctx context.Context, userID int64, limit int) ([]APIKey,
 // CountActiveAPIKeys counts the keys of a user that are neither revoked
 // nor expired (by the database clock).
 func (s *Store) CountActiveAPIKeys(ctx context.Context, userID int64) (int, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qAPIKeyCountActive), userID); err != nil {
+	n, err := s.q.APIKeyCountActive(ctx, s.db, userID)
+	if err != nil {
 		return 0, fmt.Errorf("count API keys of user %d: %w", userID, err)
 	}
 	return n, nil
@@ -127,28 +130,20 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64) (bool, []int64, erro
 	var descendants []int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		revoked, descendants = false, nil
-		res, err := tx.ExecContext(ctx, s.q.get(qAPIKeyRevoke), id)
+		n, err := s.q.APIKeyRevoke(ctx, tx, id)
 		if err != nil {
 			return fmt.Errorf("revoke API key %d: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		if n == 1 {
 			revoked = true
 		} else {
-			var t APIKey
-			if err := tx.GetContext(ctx, &t, s.q.get(qAPIKeyByID), id); err != nil {
+			if _, err := s.q.APIKeyByID(ctx, tx, id); err != nil {
 				return notFound(err, fmt.Sprintf("API key %d", id))
 			}
 		}
 		for level := []int64{id}; len(level) > 0; {
-			q, args, err := sqlx.In(s.q.get(qAPIKeyChildren), level)
+			children, err := s.q.APIKeyChildren(ctx, tx, level)
 			if err != nil {
-				return err
-			}
-			var children []struct {
-				ID      int64 `db:"id"`
-				Revoked bool  `db:"revoked"`
-			}
-			if err := tx.SelectContext(ctx, &children, q, args...); err != nil {
 				return fmt.Errorf("keys created by API key %d: %w", id, err)
 			}
 			level = level[:0]
@@ -162,11 +157,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64) (bool, []int64, erro
 		if len(descendants) == 0 {
 			return nil
 		}
-		q, args, err := sqlx.In(s.q.get(qAPIKeysRevoke), descendants)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.q.APIKeysRevoke(ctx, tx, descendants); err != nil {
 			return fmt.Errorf("revoke %d key(s) created by API key %d: %w", len(descendants), id, err)
 		}
 		return nil
@@ -186,8 +177,8 @@ type apiKeyAuthRow struct {
 // wrapped in a message that says since when. Success records the use
 // (last_used_at, at most once a minute).
 func (s *Store) AuthenticateAPIKey(ctx context.Context, hash string) (APIKey, User, error) {
-	var row apiKeyAuthRow
-	if err := s.db.GetContext(ctx, &row, s.q.get(qAPIKeyAuth), hash); err != nil {
+	row, err := s.q.APIKeyAuth(ctx, s.db, hash)
+	if err != nil {
 		return APIKey{}, User{}, notFound(err, "API key")
 	}
 	t := row.APIKey
@@ -201,7 +192,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, hash string) (APIKey, Us
 	if err != nil {
 		return t, User{}, err
 	}
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAPIKeyTouch), t.ID); err != nil {
+	if _, err := s.q.APIKeyTouch(ctx, s.db, t.ID); err != nil {
 		return t, User{}, fmt.Errorf("record use of API key %d: %w", t.ID, err)
 	}
 	return t, u, nil

@@ -13,7 +13,17 @@ type Query struct {
 	Text     string // comment lines dropped, trimmed, without the final ";"
 	Line     int    // of the "-- name:" line, from 1
 	Fragment bool   // a "-- fragment:" block: a piece of the queries, not one
+
+	// Typing (see package gen): the ":kind" after the name, and the
+	// "-- in:" and "-- out:" lines of the block, as written; "" if absent.
+	Kind, In, Out string
 }
+
+// Comment lines of a block that type its query (see package gen).
+const (
+	inPrefix  = "-- in:"
+	outPrefix = "-- out:"
+)
 
 // namePrefix starts the line that names a query.
 const namePrefix = "-- name:"
@@ -53,8 +63,16 @@ func Parse(text string) ([]Query, error) {
 				return nil, err
 			}
 			q := Query{Line: i + 1, Fragment: isFragment}
+			rest = strings.TrimSpace(rest)
+			if name, kind, typed := strings.Cut(rest, " "); typed && !isFragment {
+				rest, q.Kind = name, strings.TrimSpace(kind)
+				if !strings.HasPrefix(q.Kind, ":") || !identifier(q.Kind[1:]) {
+					return nil, fmt.Errorf("line %d: %q after the name is not a kind (:exec, :one, …)", q.Line, q.Kind)
+				}
+				q.Kind = q.Kind[1:]
+			}
 			var dotted bool
-			q.Name, q.Dialect, dotted = strings.Cut(strings.TrimSpace(rest), ".")
+			q.Name, q.Dialect, dotted = strings.Cut(rest, ".")
 			full := q.full()
 			if !identifier(q.Name) || dotted && !identifier(q.Dialect) {
 				return nil, fmt.Errorf("line %d: %q is not a %s name (Name or Name.dialect)", q.Line, strings.TrimSpace(rest), q.kind())
@@ -66,7 +84,24 @@ func Parse(text string) ([]Query, error) {
 			cur = &q
 			continue
 		}
-		if cur == nil || strings.HasPrefix(trim, "--") {
+		if cur == nil {
+			continue
+		}
+		for _, a := range []struct {
+			prefix string
+			to     *string
+		}{{inPrefix, &cur.In}, {outPrefix, &cur.Out}} {
+			if v, ok := strings.CutPrefix(trim, a.prefix); ok {
+				if *a.to != "" {
+					return nil, fmt.Errorf("line %d: %s of %s given twice", i+1, strings.TrimSuffix(a.prefix, ":"), cur.full())
+				}
+				if cur.Fragment {
+					return nil, fmt.Errorf("line %d: fragment %s cannot be typed", i+1, cur.full())
+				}
+				*a.to = strings.TrimSpace(v)
+			}
+		}
+		if strings.HasPrefix(trim, "--") {
 			continue
 		}
 		body.WriteString(line)

@@ -38,6 +38,10 @@ func TestParse(t *testing.T) {
 	if got := Names(qs); strings.Join(got, ",") != "One,Two" {
 		t.Errorf("Names: %v", got)
 	}
+	typed, err := Parse("-- name: Get.sqlite :one\n-- A comment.\n-- in: id int64\n-- out: a string, b int\nSELECT a, b FROM t WHERE id = ?;")
+	if err != nil || len(typed) != 1 || typed[0] != (Query{Name: "Get", Dialect: "sqlite", Kind: "one", In: "id int64", Out: "a string, b int", Text: "SELECT a, b FROM t WHERE id = ?", Line: 1}) {
+		t.Errorf("typed: %+v, %v", typed, err)
+	}
 	crlf, err := Parse(strings.ReplaceAll(sample, "\n", "\r\n"))
 	if err != nil || len(crlf) != 3 || crlf[0].Text != "SELECT 1\nFROM t" {
 		t.Errorf("CRLF: %+v, %v", crlf, err)
@@ -52,7 +56,9 @@ func TestParseErrors(t *testing.T) {
 		"-- name: X\n-- only a comment\n;":                                         "has no SQL",
 		"-- name: \nSELECT 1;":                                                     "not a query name",
 		"-- name: 1X\nSELECT 1;":                                                   "not a query name",
-		"-- name: X Y\nSELECT 1;":                                                  "not a query name",
+		"-- name: X Y\nSELECT 1;":                                                  "not a kind",
+		"-- name: X :one\n-- in: a int\n-- in: b int\nSELECT ?;":                   "given twice",
+		"-- fragment: F\n-- out: a int\nx":                                         "cannot be typed",
 		"-- name: X.\nSELECT 1;":                                                   "not a query name",
 		"-- name: X.a.b\nSELECT 1;":                                                "not a query name",
 		"-- fragment: A\nx;\n-- name: A\nSELECT 1;":                                "defined twice",

@@ -1,15 +1,49 @@
-// Package gen writes and checks the typed query names of a package that
-// runs named queries (see package namedsql): one constant per "-- name:",
-// so that a misspelt name fails to build instead of failing at run time.
+// Package gen writes and checks the typed queries of a package that runs
+// named queries (see package namedsql).
+//
+// Names: one constant per "-- name:", so that a misspelt name fails to
+// build instead of failing at run time.
+//
+// Typed queries (with -typed): a query whose name line has a kind gets a
+// generated method of the package's texts type, written once against
+// sqlx.ExtContext so that the same method serves a pool and a transaction:
+//
+//	-- name: APIKeyList :many
+//	-- in: user_id int64, user_id int64, limit int
+//	-- out: APIKey
+//	SELECT … WHERE (? = 0 OR t.user_id = ?) ORDER BY t.id DESC LIMIT ?;
+//
+// becomes q.APIKeyList(ctx, db, apiKeyListParams{UserID: …, Limit: …})
+// returning []APIKey. The kinds:
+//
+//	:exec    the number of rows affected
+//	:lastid  the id the insert created
+//	:one     the row; sql.ErrNoRows when there is none
+//	:many    the rows (an empty slice for none)
+//
+// "-- in:" lists one "name type" per placeholder, in order; a name may
+// come back (its value is passed again) and a slice type other than []byte
+// is an IN list, expanded at run time. One distinct parameter is passed as
+// itself, more in a generated <query>Params struct. "-- out:" is either the
+// columns ("name type, …": one column is returned as its value, more as a
+// generated <query>Row read by position) or the name of a struct type of
+// the package, read by its db tags. Each dialect's text is checked when
+// generating: as many placeholders as parameters; as many columns as listed
+// and with the listed names (where a column has a name), or a db tag in
+// the struct for every column. A query whose parameters or columns change
+// thus fails to generate, and a caller of a changed struct fails to build.
+// The kind, in and out lines go on one block of a name (a dialect block
+// shares them).
 //
 // A package declares the generation in a go:generate line:
 //
-//	//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg store -type query -prefix q -o queries_gen.go ../../sql/queries*.sql
+//	//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg store -type query -prefix q -o queries_gen.go [-typed queries -dialects mysql,postgres,sqlite] ../../sql/queries*.sql
 //
-// and calls Check from a test, which fails when the generated file is not
-// what the line would write now (a query added, renamed or removed without
-// "go generate") or when a constant is used by no code of the package (a
-// dead query).
+// which writes the names to queries_gen.go and the typed methods of each
+// SQL file to typed_<file>_gen.go, and calls Check from a test, which fails
+// when a generated file is stale or left over, or when a query is used by
+// no code of the package (a dead query): an untyped one by its constant, a
+// typed one by its method.
 package gen
 
 import (
@@ -37,6 +71,8 @@ type options struct {
 	pkg, typ, prefix, out string
 	exclude               string   // base names of files to leave out, comma-separated
 	patterns              []string // globs of the SQL files, relative to the package
+	typed                 string   // the package's type of query texts, for typed methods; "" for names only
+	dialects              string   // the dialects a typed query is checked against, comma-separated
 }
 
 func parseArgs(args []string) (options, error) {
@@ -47,26 +83,42 @@ func parseArgs(args []string) (options, error) {
 	fs.StringVar(&o.prefix, "prefix", "q", "`prefix` of each constant (then the query's name)")
 	fs.StringVar(&o.out, "o", "queries_gen.go", "generated `file`")
 	fs.StringVar(&o.exclude, "exclude", "", "comma-separated base `names` of files the globs match that belong to another package")
+	fs.StringVar(&o.typed, "typed", "", "the package's `type` of query texts ([]string indexed by the constants): write a method of it per typed query")
+	fs.StringVar(&o.dialects, "dialects", "", "comma-separated `dialects` of the queries, to check typed queries against each")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	o.patterns = fs.Args()
 	if o.pkg == "" || len(o.patterns) == 0 {
-		return o, errors.New("usage: namegen -pkg name [-type query] [-prefix q] [-o queries_gen.go] [-exclude a.sql,b.sql] files-or-globs…")
+		return o, errors.New("usage: namegen -pkg name [-type query] [-prefix q] [-o queries_gen.go] [-exclude a.sql,b.sql] [-typed queries -dialects a,b] files-or-globs…")
+	}
+	if (o.typed == "") != (o.dialects == "") {
+		return o, errors.New("namegen: -typed and -dialects go together")
 	}
 	return o, nil
 }
 
-// Generate returns the path (relative to dir) and the text of the file that
-// namegen with args writes for the package in dir.
-func Generate(dir string, args []string) (string, []byte, error) {
+// File is a file namegen writes.
+type File struct {
+	Path string // relative to the package's directory
+	Src  []byte
+}
+
+// Generate returns the files that namegen with args writes for the package
+// in dir: the names (first), and with -typed a file of typed methods per
+// SQL file that has typed queries (typed_<file>_gen.go).
+func Generate(dir string, args []string) ([]File, error) {
 	o, err := parseArgs(args)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	names, err := queryNames(dir, o)
+	qs, files, err := readQueries(dir, o)
 	if err != nil {
-		return "", nil, err
+		return nil, err
+	}
+	names := namedsql.Names(qs)
+	if len(names) == 0 {
+		return nil, errors.New("no named query")
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Code generated by namegen %s; DO NOT EDIT.\n\n", strings.Join(args, " "))
@@ -88,72 +140,140 @@ func Generate(dir string, args []string) (string, []byte, error) {
 	fmt.Fprintf(&b, "}\n\nfunc (n %s) String() string { return %sNames[n] }\n", o.typ, o.typ)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
-		return "", nil, fmt.Errorf("format generated names: %w", err)
+		return nil, fmt.Errorf("format generated names: %w", err)
 	}
-	return o.out, src, nil
-}
-
-// queryNames returns the query names of the files o names, sorted.
-func queryNames(dir string, o options) ([]string, error) {
-	var all []namedsql.Query
-	for _, p := range o.patterns {
-		files, err := filepath.Glob(filepath.Join(dir, p))
+	out := []File{{o.out, src}}
+	if o.typed == "" {
+		return out, nil
+	}
+	tq, err := typed(dir, o, qs, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range slices.Compact(slices.Sorted(slices.Values(files))) {
+		var of []typedQuery
+		for _, q := range tq {
+			if q.file == f {
+				of = append(of, q)
+			}
+		}
+		if len(of) == 0 {
+			continue
+		}
+		src, err := typedFile(o, f, of)
 		if err != nil {
 			return nil, err
 		}
-		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no file", p)
+		out = append(out, File{typedFileName(f), src})
+	}
+	return out, nil
+}
+
+// typed returns the typed queries of qs, checked for every dialect of o.
+func typed(dir string, o options, qs []namedsql.Query, files []string) ([]typedQuery, error) {
+	dialects := strings.Split(o.dialects, ",")
+	texts := map[string]map[string]string{}
+	for _, d := range dialects {
+		t, err := namedsql.ForDialect(qs, d, dialects)
+		if err != nil {
+			return nil, err
 		}
-		for _, f := range files {
+		texts[d] = t
+	}
+	structs, err := packageStructs(dir, func(base string) bool { return generated(o, base) })
+	if err != nil {
+		return nil, err
+	}
+	return typedQueries(qs, files, texts, structs)
+}
+
+// generated reports whether base is a file namegen writes with o.
+func generated(o options, base string) bool {
+	return base == filepath.Base(o.out) || o.typed != "" && strings.HasPrefix(base, "typed_") && strings.HasSuffix(base, "_gen.go")
+}
+
+// readQueries returns the queries of the files o names, and the base name
+// of the file of each.
+func readQueries(dir string, o options) ([]namedsql.Query, []string, error) {
+	var all []namedsql.Query
+	var files []string
+	for _, p := range o.patterns {
+		matches, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(matches) == 0 {
+			return nil, nil, fmt.Errorf("%s: no file", p)
+		}
+		for _, f := range matches {
 			if slices.Contains(strings.Split(o.exclude, ","), filepath.Base(f)) {
 				continue
 			}
 			text, err := os.ReadFile(f)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			qs, err := namedsql.Parse(string(text))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
+				return nil, nil, fmt.Errorf("%s: %w", filepath.Base(f), err)
 			}
 			all = append(all, qs...)
+			for range qs {
+				files = append(files, filepath.Base(f))
+			}
 		}
 	}
-	names := namedsql.Names(all)
-	if len(names) == 0 {
-		return nil, errors.New("no named query")
-	}
-	return names, nil
+	return all, files, nil
 }
 
-// Check looks for the namegen line of the package in dir and fails when the
-// file it generates is stale, or when a generated constant appears in no
-// other non-test Go file of the package.
+// Check looks for the namegen line of the package in dir and fails when a
+// file it generates is stale or left over, or when a query is used by no
+// other non-test Go file of the package (an untyped query: its constant; a
+// typed one: its method).
 func Check(dir string) error {
 	args, err := generateArgs(dir)
 	if err != nil {
 		return err
 	}
-	out, want, err := Generate(dir, args)
+	want, err := Generate(dir, args)
 	if err != nil {
 		return err
-	}
-	have, err := os.ReadFile(filepath.Join(dir, out))
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(have, want) {
-		return fmt.Errorf("%s is stale: run go generate", out)
 	}
 	o, _ := parseArgs(args)
-	names, _ := queryNames(dir, o)
-	used, err := identifiers(dir, out)
+	for _, f := range want {
+		have, err := os.ReadFile(filepath.Join(dir, f.Path))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(have, f.Src) {
+			return fmt.Errorf("%s is stale: run go generate", f.Path)
+		}
+	}
+	onDisk, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range onDisk {
+		base := filepath.Base(f)
+		if generated(o, base) && !slices.ContainsFunc(want, func(w File) bool { return w.Path == base }) {
+			return fmt.Errorf("%s is left over: run go generate and remove it", base)
+		}
+	}
+	qs, files, _ := readQueries(dir, o)
+	var typedNames []string
+	if o.typed != "" {
+		tq, err := typed(dir, o, qs, files)
+		if err != nil {
+			return err
+		}
+		for _, q := range tq {
+			typedNames = append(typedNames, q.name)
+		}
+	}
+	used, err := identifiers(dir, func(base string) bool { return generated(o, base) })
 	if err != nil {
 		return err
 	}
 	var dead []string
-	for _, n := range names {
-		if !used[o.prefix+n] {
+	for _, n := range namedsql.Names(qs) {
+		if slices.Contains(typedNames, n) && !used["."+n] || !slices.Contains(typedNames, n) && !used[o.prefix+n] {
 			dead = append(dead, n)
 		}
 	}
@@ -161,6 +281,37 @@ func Check(dir string) error {
 		return fmt.Errorf("queries used by no code (remove them from the SQL, then go generate): %s", strings.Join(dead, ", "))
 	}
 	return nil
+}
+
+// Untyped returns the names of the queries of the package in dir that
+// have no kind (see package doc), for a package that types its queries
+// step by step and checks that the list only shrinks.
+func Untyped(dir string) ([]string, error) {
+	args, err := generateArgs(dir)
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	qs, _, err := readQueries(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	typedSet := map[string]bool{}
+	for _, q := range qs {
+		if q.Kind != "" {
+			typedSet[q.Name] = true
+		}
+	}
+	var out []string
+	for _, n := range namedsql.Names(qs) {
+		if !typedSet[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // generateArgs returns the arguments of the namegen line of dir's Go files.
@@ -183,9 +334,10 @@ func generateArgs(dir string) ([]string, error) {
 	return nil, fmt.Errorf("%s: no //go:generate %s line", dir, Command)
 }
 
-// identifiers returns the identifiers of the non-test Go files of dir other
-// than skip.
-func identifiers(dir, skip string) (map[string]bool, error) {
+// identifiers returns the identifiers of the non-test Go files of dir
+// (skip: generated ones), and each selected name with a dot before it
+// (".Name" for x.Name).
+func identifiers(dir string, skip func(base string) bool) (map[string]bool, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
@@ -193,7 +345,7 @@ func identifiers(dir, skip string) (map[string]bool, error) {
 	used := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == filepath.Base(skip) {
+		if strings.HasSuffix(f, "_test.go") || skip(filepath.Base(f)) {
 			continue
 		}
 		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
@@ -203,6 +355,9 @@ func identifiers(dir, skip string) (map[string]bool, error) {
 		ast.Inspect(file, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				used[id.Name] = true
+			}
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				used["."+sel.Sel.Name] = true
 			}
 			return true
 		})

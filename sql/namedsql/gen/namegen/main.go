@@ -10,9 +10,11 @@ import (
 )
 
 func main() {
-	out, src, err := gen.Generate(".", os.Args[1:])
-	if err == nil {
-		err = os.WriteFile(out, src, 0o644)
+	files, err := gen.Generate(".", os.Args[1:])
+	for _, f := range files {
+		if err == nil {
+			err = os.WriteFile(f.Path, f.Src, 0o644)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "namegen:", err)
