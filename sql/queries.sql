@@ -38,7 +38,8 @@
 -- parameter, never as an instant of the caller's clock (docs/architecture.md,
 -- "Clocks").
 
--- name: DBNow
+-- name: DBNow :one
+-- out: now_ms int64
 SELECT {{now_ms}};
 
 -- name: LeaderGet
@@ -936,20 +937,23 @@ GROUP BY app, bucket ORDER BY app, bucket;
 -- Migrations (admin/store/migrate.go). Concurrent admins are serialised
 -- with a named lock on MySQL; SQLite has one writer, its lock is a no-op.
 
--- name: SchemaMigrationsCreate
+-- name: SchemaMigrationsCreate :exec
 CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INT          NOT NULL PRIMARY KEY,
   name       VARCHAR(128) NOT NULL,
   applied_at BIGINT       NOT NULL
 );
 
--- name: SchemaVersion
+-- name: SchemaVersion :one
+-- out: version int
 SELECT COALESCE(MAX(version), 0) FROM schema_migrations;
 
--- name: SchemaMigrationRecord
+-- name: SchemaMigrationRecord :exec
+-- in: version int, name string
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, {{now_ms}});
 
--- name: MigrationLock.mysql
+-- name: MigrationLock.mysql :one
+-- out: got sql.NullInt64
 -- A lock per database (GET_LOCK names are server-wide; a name holds at most
 -- 64 characters, hence the digest): admins migrating the same database take
 -- turns, and installations in other databases of the server do not wait.
@@ -961,14 +965,15 @@ SELECT 1 FROM (SELECT pg_advisory_lock(hashtext('shardjob_migrate:' || current_d
 -- name: MigrationLock.sqlite
 SELECT 1;
 
--- name: MigrationUnlock.mysql
+-- name: MigrationUnlock.mysql :exec
 SELECT RELEASE_LOCK(CONCAT('shardjob_migrate:', MD5(DATABASE())));
 -- name: MigrationUnlock.postgres
 SELECT pg_advisory_unlock(hashtext('shardjob_migrate:' || current_database()));
 -- name: MigrationUnlock.sqlite
 SELECT 1;
 
--- name: ServerVersion.mysql
+-- name: ServerVersion.mysql :one
+-- out: version string
 SELECT VERSION();
 -- name: ServerVersion.postgres
 SELECT version();

@@ -125,7 +125,7 @@ func Copy(ctx context.Context, from, to *Store, progress func(TableCopy)) (CopyR
 	if err := from.db.QueryRowContext(ctx, from.q.get(qLeaderGet)).Scan(&epoch, &holder, &since); err != nil {
 		return rep, fmt.Errorf("read the source's leader: %w", err)
 	}
-	if _, err := to.db.ExecContext(ctx, to.q.get(qCopyLeader), epoch, holder, since); err != nil {
+	if _, err := to.q.CopyLeader(ctx, to.db, copyLeaderParams{Epoch: epoch, Holder: holder, SinceMS: since}); err != nil {
 		return rep, fmt.Errorf("write the target's leader: %w", err)
 	}
 	rep.Epoch = epoch
@@ -165,31 +165,23 @@ const (
 // columns returns the columns of table that Copy moves (generated ones
 // left out), in the table's order.
 func (s *Store) columns(ctx context.Context, table string) ([]copyColumn, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.get(qCopyColumns), table)
+	rows, err := s.q.CopyColumns(ctx, s.db, table)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []copyColumn
-	for rows.Next() {
-		var name, typ, generated string
-		if err := rows.Scan(&name, &typ, &generated); err != nil {
-			return nil, err
-		}
-		if generated != "" {
+	for _, r := range rows {
+		if r.Generated != "" {
 			continue
 		}
-		c := copyColumn{name: strings.ToLower(name), kind: colText}
-		switch t := strings.ToLower(typ); {
+		c := copyColumn{name: strings.ToLower(r.ColumnName), kind: colText}
+		switch t := strings.ToLower(r.DataType); {
 		case strings.Contains(t, "int"):
 			c.kind = colInt
 		case strings.Contains(t, "double"), strings.Contains(t, "float"), strings.Contains(t, "real"), strings.Contains(t, "numeric"), strings.Contains(t, "decimal"):
 			c.kind = colFloat
 		}
 		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("table %s has no columns in the %s database", table, s.dialect)
@@ -200,11 +192,7 @@ func (s *Store) columns(ctx context.Context, table string) ([]copyColumn, error)
 // TableNames lists the tables of the store's database (for the test that
 // keeps copyTables whole).
 func (s *Store) TableNames(ctx context.Context) ([]string, error) {
-	var out []string
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qCopyTables)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return s.q.CopyTables(ctx, s.db)
 }
 
 // copyStatements are the statements that read a table in key order, a page
@@ -283,8 +271,8 @@ func copyTable(ctx context.Context, from, to *Store, table string, key []string)
 		return out, err
 	}
 	if idAt >= 0 && to.dialect == sqlfiles.Postgres {
-		var next sql.NullInt64 // NULL: the id is no identity (run_stat_cursor)
-		if err := to.db.QueryRowContext(ctx, to.q.get(qCopyIdentity), table, maxID+1).Scan(&next); err != nil {
+		// NULL when the id is no identity (run_stat_cursor)
+		if _, err := to.q.CopyIdentity(ctx, to.db, copyIdentityParams{Table: table, Next: maxID + 1}); err != nil {
 			return out, fmt.Errorf("move the identity past %d: %w", maxID, err)
 		}
 	}

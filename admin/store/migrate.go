@@ -139,11 +139,11 @@ func LatestVersion(dialect string) (int, error) {
 
 // SchemaVersion returns the highest applied migration (0 for an empty database).
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qSchemaMigrationsCreate)); err != nil {
+	if _, err := s.q.SchemaMigrationsCreate(ctx, s.db); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var v int
-	if err := s.db.GetContext(ctx, &v, s.q.get(qSchemaVersion)); err != nil {
+	v, err := s.q.SchemaVersion(ctx, s.db)
+	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	return v, nil
@@ -173,16 +173,15 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 		return 0, fmt.Errorf("migrate: %w", err)
 	}
 	defer conn.Close()
-	var got int
-	if err := conn.GetContext(ctx, &got, s.q.get(qMigrationLock)); err != nil || got != 1 {
+	if got, err := s.q.MigrationLock(ctx, conn); err != nil || got.Int64 != 1 {
 		return 0, fmt.Errorf("migrate: could not take the migration lock within 60s (another admin migrating?): %v", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), s.q.get(qMigrationUnlock)) //nolint:errcheck // the lock also ends with the connection
-	if _, err := conn.ExecContext(ctx, s.q.get(qSchemaMigrationsCreate)); err != nil {
+	defer s.q.MigrationUnlock(context.WithoutCancel(ctx), conn) //nolint:errcheck // the lock also ends with the connection
+	if _, err := s.q.SchemaMigrationsCreate(ctx, conn); err != nil {
 		return 0, fmt.Errorf("create schema_migrations: %w", err)
 	}
-	var current int
-	if err := conn.GetContext(ctx, &current, s.q.get(qSchemaVersion)); err != nil {
+	current, err := s.q.SchemaVersion(ctx, conn)
+	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if current > latest {
@@ -204,7 +203,7 @@ func (s *Store) migrate(ctx context.Context, upTo int) (int, error) {
 				return applied, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 			}
 		}
-		if _, err := conn.ExecContext(ctx, s.q.get(qSchemaMigrationRecord), m.Version, m.Name); err != nil {
+		if _, err := s.q.SchemaMigrationRecord(ctx, conn, schemaMigrationRecordParams{Version: m.Version, Name: m.Name}); err != nil {
 			return applied, fmt.Errorf("record migration %04d: %w", m.Version, err)
 		}
 		applied++

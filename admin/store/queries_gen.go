@@ -2,6 +2,8 @@
 
 package store
 
+import "github.com/jmoiron/sqlx"
+
 // query names a query of ../../sql/queries*.sql: one constant per "-- name:".
 type query int
 
@@ -669,3 +671,9 @@ var queryNames = [...]string{
 }
 
 func (n query) String() string { return queryNames[n] }
+
+// dbtx is what a typed query runs on: a pool, a transaction or a connection.
+type dbtx interface {
+	sqlx.QueryerContext
+	sqlx.ExecerContext
+}

@@ -181,8 +181,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // MariaDB idle_transaction_timeout (an unknown variable would fail every
 // connection on MySQL, whose isolation variable has another name).
 func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config, q queries) (*sqlx.DB, error) {
-	var version string
-	if err := db.GetContext(ctx, &version, q.get(qServerVersion)); err != nil {
+	version, err := q.ServerVersion(ctx, db)
+	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("read server version: %w", err)
 	}
@@ -243,8 +243,8 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Now returns the database clock.
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
-	var ms int64
-	if err := s.db.GetContext(ctx, &ms, s.q.get(qDBNow)); err != nil {
+	ms, err := s.q.DBNow(ctx, s.db)
+	if err != nil {
 		return time.Time{}, fmt.Errorf("read database clock: %w", err)
 	}
 	return time.UnixMilli(ms).UTC(), nil

@@ -5,19 +5,18 @@ package store
 import (
 	"context"
 	"database/sql"
-
 	"github.com/jmoiron/sqlx"
 )
 
 // APIKeyAuth runs query APIKeyAuth of queries_tokens.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) APIKeyAuth(ctx context.Context, db sqlx.ExtContext, hash string) (apiKeyAuthRow, error) {
+func (q queries) APIKeyAuth(ctx context.Context, db dbtx, hash string) (apiKeyAuthRow, error) {
 	var r apiKeyAuthRow
 	err := sqlx.GetContext(ctx, db, &r, q[qAPIKeyAuth], hash)
 	return r, err
 }
 
 // APIKeyByID runs query APIKeyByID of queries_tokens.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) APIKeyByID(ctx context.Context, db sqlx.ExtContext, id int64) (APIKey, error) {
+func (q queries) APIKeyByID(ctx context.Context, db dbtx, id int64) (APIKey, error) {
 	var r APIKey
 	err := sqlx.GetContext(ctx, db, &r, q[qAPIKeyByID], id)
 	return r, err
@@ -30,7 +29,7 @@ type apiKeyChildrenRow struct {
 }
 
 // APIKeyChildren runs query APIKeyChildren of queries_tokens.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) APIKeyChildren(ctx context.Context, db sqlx.ExtContext, ids []int64) ([]apiKeyChildrenRow, error) {
+func (q queries) APIKeyChildren(ctx context.Context, db dbtx, ids []int64) ([]apiKeyChildrenRow, error) {
 	text, args, err := sqlx.In(q[qAPIKeyChildren], ids)
 	if err != nil {
 		return nil, err
@@ -52,7 +51,7 @@ func (q queries) APIKeyChildren(ctx context.Context, db sqlx.ExtContext, ids []i
 }
 
 // APIKeyCountActive runs query APIKeyCountActive of queries_tokens.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) APIKeyCountActive(ctx context.Context, db sqlx.ExtContext, userID int64) (int, error) {
+func (q queries) APIKeyCountActive(ctx context.Context, db dbtx, userID int64) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qAPIKeyCountActive], userID).Scan(&r)
 	return r, err
@@ -70,7 +69,7 @@ type apiKeyInsertParams struct {
 }
 
 // APIKeyInsert runs query APIKeyInsert of queries_tokens.sql on db (a pool or a transaction) and returns the id of the row it inserted.
-func (q queries) APIKeyInsert(ctx context.Context, db sqlx.ExtContext, p apiKeyInsertParams) (int64, error) {
+func (q queries) APIKeyInsert(ctx context.Context, db dbtx, p apiKeyInsertParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAPIKeyInsert], p.UserID, p.Name, p.Prefix, p.Hash, p.RoleCap, p.ExpiresAt, p.ParentID)
 	if err != nil {
 		return 0, err
@@ -85,7 +84,7 @@ type apiKeyListParams struct {
 }
 
 // APIKeyList runs query APIKeyList of queries_tokens.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) APIKeyList(ctx context.Context, db sqlx.ExtContext, p apiKeyListParams) ([]APIKey, error) {
+func (q queries) APIKeyList(ctx context.Context, db dbtx, p apiKeyListParams) ([]APIKey, error) {
 	out := []APIKey{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qAPIKeyList], p.UserID, p.UserID, p.Limit); err != nil {
 		return nil, err
@@ -94,14 +93,14 @@ func (q queries) APIKeyList(ctx context.Context, db sqlx.ExtContext, p apiKeyLis
 }
 
 // APIKeyLockParent runs query APIKeyLockParent of queries_tokens.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) APIKeyLockParent(ctx context.Context, db sqlx.ExtContext, id int64) (sql.NullInt64, error) {
+func (q queries) APIKeyLockParent(ctx context.Context, db dbtx, id int64) (sql.NullInt64, error) {
 	var r sql.NullInt64
 	err := db.QueryRowxContext(ctx, q[qAPIKeyLockParent], id).Scan(&r)
 	return r, err
 }
 
 // APIKeyRevoke runs query APIKeyRevoke of queries_tokens.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) APIKeyRevoke(ctx context.Context, db sqlx.ExtContext, id int64) (int64, error) {
+func (q queries) APIKeyRevoke(ctx context.Context, db dbtx, id int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAPIKeyRevoke], id)
 	if err != nil {
 		return 0, err
@@ -110,7 +109,7 @@ func (q queries) APIKeyRevoke(ctx context.Context, db sqlx.ExtContext, id int64)
 }
 
 // APIKeyTouch runs query APIKeyTouch of queries_tokens.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) APIKeyTouch(ctx context.Context, db sqlx.ExtContext, id int64) (int64, error) {
+func (q queries) APIKeyTouch(ctx context.Context, db dbtx, id int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAPIKeyTouch], id)
 	if err != nil {
 		return 0, err
@@ -119,7 +118,7 @@ func (q queries) APIKeyTouch(ctx context.Context, db sqlx.ExtContext, id int64) 
 }
 
 // APIKeysRevoke runs query APIKeysRevoke of queries_tokens.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) APIKeysRevoke(ctx context.Context, db sqlx.ExtContext, ids []int64) (int64, error) {
+func (q queries) APIKeysRevoke(ctx context.Context, db dbtx, ids []int64) (int64, error) {
 	text, args, err := sqlx.In(q[qAPIKeysRevoke], ids)
 	if err != nil {
 		return 0, err
