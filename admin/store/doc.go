@@ -1,13 +1,19 @@
 // Package store is the platform database of the shardjob admin: jobs, runs,
 // slot attempts, executors, users, the audit log and the leader epoch.
 //
-// One Store type serves two dialects — MySQL/MariaDB (production) and SQLite
-// (standalone mode) — from the same named queries in sql/queries*.sql, with a
-// few dialect macros (see that file) and, where the dialects differ more,
-// a Name.mysql and a Name.sqlite text. Queries are named by the constants
-// of queries_gen.go (go generate; TestQueryNames fails when it is stale or
-// a query is dead), and no SQL is written in Go: see "Add a query" in
-// docs/architecture.md. A job's columns are listed once (the fragments
+// One Store type serves three dialects — MySQL/MariaDB and PostgreSQL
+// (production) and SQLite (standalone mode) — from the same named queries in
+// sql/queries*.sql, with a few dialect macros (see that file) and, where
+// the dialects differ more, a Name.mysql, Name.postgres or Name.sqlite text.
+// No SQL is written in Go: see "Add a query" in docs/architecture.md.
+// A typed query (a kind after its name, "-- in:" and "-- out:" lines) is
+// run through its generated method, written once against dbtx so that the
+// pool, a transaction and a connection share it:
+// s.q.APIKeyList(ctx, tx, apiKeyListParams{…}) (typed_*_gen.go; see
+// sql/namedsql/gen). The others are named by the constants of
+// queries_gen.go (s.q.get(qName)); TestQueryNames fails when a generated
+// file is stale or a query is dead, and TestQueriesAreTyped keeps the
+// number of untyped queries from growing. A job's columns are listed once (the fragments
 // JobDefinition and JobColumns of sql/queries.sql): CreateJob and UpdateJob
 // bind Job by its db tags (sqlx named queries), and the records policy is
 // one struct, RecordsPolicy, embedded in every row that carries it (Job,
