@@ -22,6 +22,12 @@ type procSpec struct {
 	// keepLines keeps the whole output in memory (for WaitForLine);
 	// otherwise only the last tailLines lines are kept.
 	keepLines bool
+	// stopSignal asks the process to stop (Stop); 0 means SIGTERM.
+	// PostgreSQL's fast shutdown is SIGINT (SIGTERM waits for its clients).
+	stopSignal syscall.Signal
+	// credential runs the process as another user (PostgreSQL refuses to
+	// run as root); nil: as the test process's user.
+	credential *syscall.Credential
 }
 
 // proc is one run of a process started by this package. It is registered
@@ -36,6 +42,8 @@ type proc struct {
 	pid  int
 	cmd  *exec.Cmd
 	out  *output
+
+	stopSignal syscall.Signal // what stop sends first
 
 	mu     sync.Mutex
 	reaped bool // set just before the leader is reaped; its pid may be reused after
@@ -62,6 +70,7 @@ func startProc(spec procSpec) (*proc, error) {
 	cmd.Stdout = out.stream(streamStdout)
 	cmd.Stderr = out.stream(streamStderr)
 	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr.Credential = spec.credential
 	cmd.WaitDelay = waitDelay
 
 	reg.mu.Lock()
@@ -75,7 +84,10 @@ func startProc(spec procSpec) (*proc, error) {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("testenv: start %s (%s): %w", spec.name, spec.path, err)
 	}
-	p := &proc{name: spec.name, pid: cmd.Process.Pid, cmd: cmd, out: out, done: make(chan struct{})}
+	p := &proc{name: spec.name, pid: cmd.Process.Pid, cmd: cmd, out: out, done: make(chan struct{}), stopSignal: spec.stopSignal}
+	if p.stopSignal == 0 {
+		p.stopSignal = syscall.SIGTERM
+	}
 	reg.procs[p] = struct{}{}
 	reg.mu.Unlock()
 
@@ -155,7 +167,7 @@ func (p *proc) stop(timeout time.Duration) error {
 	if p.exited() {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(p.stopSignal)
 	_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -167,8 +179,8 @@ func (p *proc) stop(timeout time.Duration) error {
 	if err := p.kill(10 * time.Second); err != nil {
 		return err
 	}
-	return fmt.Errorf("testenv: %s (pid %d) did not exit within %s after SIGTERM; sent SIGKILL\n%s",
-		p.name, p.pid, timeout, p.out.tailText(tailLines))
+	return fmt.Errorf("testenv: %s (pid %d) did not exit within %s after %s; sent SIGKILL\n%s",
+		p.name, p.pid, timeout, p.stopSignal, p.out.tailText(tailLines))
 }
 
 // exitText describes how the process ended, for messages.

@@ -339,3 +339,63 @@ func TestMostAtOnce(t *testing.T) {
 	_, err = most(`SELECT 5, 4`)
 	require.Error(t, err)
 }
+
+// TestStartPostgreSQLSurvivesKill: a private PostgreSQL server keeps a
+// committed row through kill -9 and a restart, and through a clean stop.
+func TestStartPostgreSQLSurvivesKill(t *testing.T) {
+	t.Parallel()
+	p := testenv.StartPostgreSQL(t)
+	ctx := context.Background()
+	if err := p.CreateDatabase(ctx, "sj"); err != nil {
+		t.Fatal(err)
+	}
+	run := func(q string) {
+		t.Helper()
+		db, err := sql.Open("pgx", p.DSN("sj"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	count := func() int {
+		t.Helper()
+		db, err := sql.Open("pgx", p.DSN("sj"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	run("CREATE TABLE t (id int)")
+	run("INSERT INTO t VALUES (1)")
+	pid := p.PID()
+	if pid == 0 {
+		t.Fatal("no pid")
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if p.PID() != 0 {
+		t.Fatal("still running after Kill")
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	run("INSERT INTO t VALUES (2)")
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d rows after kill -9 and a restart, want 2", n)
+	}
+}
