@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
@@ -117,11 +116,28 @@ func (p *phase) String() string {
 // and proves by SQL that no firing was lost, doubled or written by a stale
 // leader. See the package documentation.
 func TestChaosHAScheduling(t *testing.T) {
+	haScheduling(t, startMariaDBPlatform, false)
+}
+
+// TestChaosHASchedulingPostgres is TestChaosHAScheduling with the platform
+// database on PostgreSQL: kill -9 and SIGSTOP of the leader (also inside a
+// transaction, whose locks PostgreSQL's idle_in_transaction_session_timeout
+// must free) and a database outage (killed in odd rounds, stopped in even
+// ones). ZooKeeper's outages are the MariaDB test's: they do not depend on
+// the database.
+func TestChaosHASchedulingPostgres(t *testing.T) {
+	haScheduling(t, startPostgreSQLPlatform, true)
+}
+
+// haScheduling runs the HA scheduling chaos on the platform start gives;
+// onPostgres leaves ZooKeeper's outages out and kills the database in odd
+// rounds.
+func haScheduling(t *testing.T, start func(testing.TB) platform, onPostgres bool) {
 	cfg := loadConfig(t)
 	began := time.Now()
 	t.Logf("chaos: %s form: %d jobs, %d round(s), settle %s, SIGSTOP %s", cfg.form, cfg.jobs, cfg.rounds, cfg.settle, cfg.stopFor)
 
-	c := newCluster(t)
+	c := newClusterOn(t, start)
 	c.startAdmins()
 	c.monitor()
 	first := c.createJobs(cfg.jobs)
@@ -148,12 +164,16 @@ func TestChaosHAScheduling(t *testing.T) {
 		// of the session: 4s), in even rounds longer than the session.
 		// MariaDB stays down long enough for firings to become late.
 		hard := r%2 == 0
+		if onPostgres {
+			record(c.restartDatabase(r, !hard, 10*time.Second))
+			continue
+		}
 		zkDown := 5 * time.Second
 		if hard {
 			zkDown = 8 * time.Second
 		}
 		record(c.restartZooKeeper(r, hard, zkDown))
-		record(c.restartMariaDB(r, hard, 10*time.Second))
+		record(c.restartDatabase(r, hard, 10*time.Second))
 	}
 
 	c.waitCaughtUp(60 * time.Second)
@@ -170,10 +190,10 @@ func TestChaosHAScheduling(t *testing.T) {
 	for _, p := range phases {
 		failovers[p.kind] = append(failovers[p.kind], p.failover.Round(time.Millisecond).String())
 	}
-	t.Logf("chaos summary: form=%s jobs=%d rounds=%d runs=%d (cron %d, catch_up %d, skipped %d) duplicate_keys=%d gap_jobs=%d "+
+	t.Logf("chaos summary: database=%s form=%s jobs=%d rounds=%d runs=%d (cron %d, catch_up %d, skipped %d) duplicate_keys=%d gap_jobs=%d "+
 		"epochless=%d stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=%v failover_sigstop=%v "+
 		"failover_sigstop_in_tx=%v wall=%s",
-		cfg.form, cfg.jobs, cfg.rounds, res.runs, res.byTrigger["cron"], res.byTrigger["catch_up"], res.skipped,
+		c.db.name(), cfg.form, cfg.jobs, cfg.rounds, res.runs, res.byTrigger["cron"], res.byTrigger["catch_up"], res.skipped,
 		res.duplicateKeys, res.gapJobs, res.epochless, res.staleWrites, res.epochs, res.maxDelay.Round(time.Millisecond),
 		failovers[kindKill], failovers[kindStop], failovers[kindStopInTx], time.Since(began).Round(time.Second))
 }
@@ -307,7 +327,7 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 // shows in the process list, the leader gets SIGSTOP and the test rolls
 // back: the leader's insert completes on the server, and its transaction
 // stays open, the leader row locked, for as long as the process is stopped.
-// It returns the MariaDB thread id of the frozen transaction and the number
+// It returns the session id (MariaDB thread, PostgreSQL backend pid) of the frozen transaction and the number
 // of attempts.
 func (c *cluster) freezeInTx(a *admin) (int64, int) {
 	c.t.Helper()
@@ -317,9 +337,10 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 	defer conn.Close()
 	// Give up quickly when the leader holds the row already (it fired the
 	// second meanwhile) and try the next one.
-	_, err = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 1")
+	set, reset := c.db.lockTimeout()
+	_, err = conn.ExecContext(ctx, set)
 	require.NoError(c.t, err)
-	defer func() { _, _ = conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = DEFAULT") }()
+	defer func() { _, _ = conn.ExecContext(ctx, reset) }()
 	for attempt := 1; attempt <= 10; attempt++ {
 		var jobID, next int64
 		err := conn.QueryRowContext(ctx, "SELECT id, next_fire_at FROM job WHERE app = ? ORDER BY next_fire_at, id LIMIT 1", jobApp).Scan(&jobID, &next)
@@ -330,16 +351,14 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 			VALUES (?, ?, 'cron', 'pending', '', 1, 0, 0)`, jobID, next)
 		if err != nil {
 			_ = tx.Rollback()
-			var me *mysql.MySQLError
-			if errors.As(err, &me) && (me.Number == 1062 || me.Number == 1205) {
+			if c.db.duplicateOrTimeout(err) {
 				continue // the leader created that run meanwhile, or is creating it
 			}
 			c.t.Fatalf("insert a run to hold its row lock: %v", err)
 		}
 		var thread int64
 		err = poll(10*time.Second, func() (bool, error) {
-			err := c.sql.QueryRow(`SELECT ID FROM information_schema.PROCESSLIST
-				WHERE USER = ? AND COMMAND = 'Query' AND INFO LIKE '%INTO job_run%' LIMIT 1`, a.id).Scan(&thread)
+			err := c.sql.QueryRow(c.db.waiterSQL(), a.id).Scan(&thread)
 			if errors.Is(err, sql.ErrNoRows) {
 				return false, nil
 			}
@@ -387,30 +406,30 @@ func (c *cluster) restartZooKeeper(round int, hard bool, down time.Duration) *ph
 	return p
 }
 
-// restartMariaDB stops (or kills) the database, keeps it down for down and
+// restartDatabase stops (or kills) the database, keeps it down for down and
 // starts it again; every replica must survive and reconnect.
-func (c *cluster) restartMariaDB(round int, hard bool, down time.Duration) *phase {
+func (c *cluster) restartDatabase(round int, hard bool, down time.Duration) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("MariaDB %s #%d", verb(hard), round), kind: "mariadb"}
+	p := &phase{name: fmt.Sprintf("%s %s #%d", c.db.name(), verb(hard), round), kind: "database"}
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
 	afterID, m := c.maxRunID(), c.mark()
 	p.at = time.Now()
 	if hard {
-		require.NoError(c.t, c.db.Kill())
+		require.NoError(c.t, c.db.server().Kill())
 	} else {
-		require.NoError(c.t, c.db.Stop())
+		require.NoError(c.t, c.db.server().Stop())
 	}
 	// The outage itself is the point: keep the server down.
 	pause(time.Until(p.at.Add(down)))
-	require.NoError(c.t, c.db.Start())
+	require.NoError(c.t, c.db.server().Start())
 	up := time.Now()
-	p.notes = append(p.notes, fmt.Sprintf("MariaDB down %s", up.Sub(p.at).Round(100*time.Millisecond)))
+	p.notes = append(p.notes, fmt.Sprintf("%s down %s", c.db.name(), up.Sub(p.at).Round(100*time.Millisecond)))
 
-	c.requireAlive("while MariaDB was down")
+	c.requireAlive("while the database was down")
 	c.waitReady(60 * time.Second)
-	c.waitRunAfter(afterID, up, 60*time.Second, "DEFECT: no run was created after MariaDB came back")
+	c.waitRunAfter(afterID, up, 60*time.Second, "DEFECT: no run was created after "+c.db.name()+" came back")
 	c.waitCaughtUp(60 * time.Second)
 	c.afterOutage(p, afterID)
 	p.events = c.eventsSince(m)

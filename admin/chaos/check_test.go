@@ -73,7 +73,7 @@ func (c *cluster) check(first int64, stoppedAt time.Time, jobs int) result {
 	}
 	var covers []jobCover
 	rows, err = c.sql.Query(`SELECT j.id, j.name, COALESCE(j.next_fire_at, 0), COUNT(r.id), COALESCE(MIN(r.scheduled_at), 0),
-		COALESCE(MAX(r.scheduled_at), 0), COALESCE(SUM(r.scheduled_at % 1000 <> 0), 0)
+		COALESCE(MAX(r.scheduled_at), 0), COALESCE(SUM(CASE WHEN r.scheduled_at % 1000 <> 0 THEN 1 ELSE 0 END), 0)
 		FROM job j LEFT JOIN job_run r ON r.job_id = j.id WHERE j.app = ? GROUP BY j.id, j.name, j.next_fire_at ORDER BY j.id`, jobApp)
 	require.NoError(t, err)
 	for rows.Next() {

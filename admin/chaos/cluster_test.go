@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/cli"
@@ -23,7 +22,7 @@ import (
 )
 
 const (
-	// dbName is the platform database on the private MariaDB.
+	// dbName is the platform database on the private server.
 	dbName = "shardjob"
 	// app of the jobs this test creates.
 	jobApp = "chaos"
@@ -45,7 +44,7 @@ type admin struct {
 // cluster is the system under test and the test's own view of it.
 type cluster struct {
 	t      testing.TB
-	db     *testenv.MariaDB
+	db     platform
 	zk     *testenv.ZK
 	root   string
 	secret string
@@ -61,10 +60,16 @@ type cluster struct {
 
 func newCluster(t testing.TB) *cluster {
 	t.Helper()
-	start := time.Now()
+	return newClusterOn(t, startMariaDBPlatform)
+}
+
+// newClusterOn is newCluster with the platform database start gives.
+func newClusterOn(t testing.TB, start func(testing.TB) platform) *cluster {
+	t.Helper()
+	began := time.Now()
 	c := &cluster{
 		t:      t,
-		db:     testenv.StartMariaDB(t),
+		db:     start(t),
 		zk:     testenv.StartZooKeeper(t),
 		root:   testenv.ZKChroot(t),
 		secret: protocol.NewSecret(),
@@ -72,32 +77,13 @@ func newCluster(t testing.TB) *cluster {
 		admins: map[string]*admin{},
 	}
 	testenv.BuildBinary(t, harness.AdminPkg) // before the clock of the first start
-	t.Logf("chaos: binary, MariaDB %s and ZooKeeper %s ready in %s", c.db.Addr(), c.zk.Addr(), time.Since(start).Round(time.Millisecond))
+	t.Logf("chaos: binary, %s %s and ZooKeeper %s ready in %s", c.db.name(), c.db.server().Addr(), c.zk.Addr(), time.Since(began).Round(time.Millisecond))
 
-	root, err := sql.Open("mysql", c.db.DSN(""))
-	require.NoError(t, err)
 	// One database user per replica, named like it, so that the test can
-	// tell the replicas' connections and transactions apart
-	// (information_schema.PROCESSLIST.USER).
-	stmts := []string{"CREATE DATABASE " + dbName + " CHARACTER SET utf8mb4"}
-	for i := 1; i <= adminCount; i++ {
-		user := fmt.Sprintf("'admin-%d'@'%%'", i)
-		stmts = append(stmts, "CREATE USER "+user, "GRANT ALL PRIVILEGES ON "+dbName+".* TO "+user)
-	}
-	for _, q := range stmts {
-		if _, err = root.Exec(q); err != nil {
-			break
-		}
-	}
-	require.NoError(t, root.Close())
-	require.NoError(t, err)
-
-	// The test's pool must fail fast while MariaDB is down, not hang.
-	cfg, err := mysql.ParseDSN(c.db.DSN(dbName))
-	require.NoError(t, err)
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
-	c.sql, err = sql.Open("mysql", cfg.FormatDSN())
-	require.NoError(t, err)
+	// tell the replicas' connections and transactions apart.
+	c.db.setup(t, adminCount)
+	// The test's pool must fail fast while the database is down, not hang.
+	c.sql = c.db.testPool(t)
 	c.sql.SetMaxOpenConns(4)
 	t.Cleanup(func() { _ = c.sql.Close() }) // before StartMariaDB's cleanup stops the server
 	return c
@@ -109,7 +95,7 @@ func (c *cluster) startAdmin(id string) *admin {
 	a := &admin{id: id, Admin: harness.StartAdmin(c.t, harness.AdminOpts{
 		ID: id,
 		Args: []string{
-			"--db-driver", "mysql", "--db-dsn", c.adminDSN(id),
+			"--db-driver", c.db.driver(), "--db-dsn", c.db.adminDSN(c.t, id),
 			"--zk", c.zk.Addr(), "--zk-root", c.root, "--zk-session-timeout", zkSession.String(),
 		},
 		Secret: c.secret,
@@ -117,14 +103,6 @@ func (c *cluster) startAdmin(id string) *admin {
 	c.admins[id] = a
 	c.procs = append(c.procs, a)
 	return a
-}
-
-// adminDSN is the DSN replica id uses: its own database user.
-func (c *cluster) adminDSN(id string) string {
-	cfg, err := mysql.ParseDSN(c.db.DSN(dbName))
-	require.NoError(c.t, err)
-	cfg.User = id
-	return cfg.FormatDSN()
 }
 
 // startAdmins starts the replicas: the first alone (it migrates the schema
@@ -235,7 +213,7 @@ func (c *cluster) stopMon() { c.leader.Stop() }
 // dbNowMS reads the database clock, the clock of created_at.
 func (c *cluster) dbNowMS() (int64, error) {
 	var now int64
-	err := c.sql.QueryRow("SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)").Scan(&now)
+	err := c.sql.QueryRow("SELECT " + c.db.nowMS()).Scan(&now)
 	return now, err
 }
 
@@ -267,7 +245,7 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 			return false, fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
 		}
 		var runEpoch, created, now int64
-		err := c.sql.QueryRow(`SELECT epoch, created_at, CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)
+		err := c.sql.QueryRow(`SELECT epoch, created_at, `+c.db.nowMS()+`
 			FROM job_run ORDER BY id DESC LIMIT 1`).Scan(&runEpoch, &created, &now)
 		if err != nil {
 			return false, err
@@ -308,7 +286,7 @@ func (c *cluster) waitCaughtUp(timeout time.Duration) {
 	testenv.WaitFor(c.t, timeout, func() (bool, error) {
 		var late int
 		err := c.sql.QueryRow(`SELECT COUNT(*) FROM job WHERE enabled = 1 AND app = ?
-			AND next_fire_at < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - 2000`, jobApp).Scan(&late)
+			AND next_fire_at < `+c.db.nowMS()+` - 2000`, jobApp).Scan(&late)
 		if err == nil && late > 0 {
 			err = fmt.Errorf("%d jobs are more than 2s overdue", late)
 		}
@@ -376,8 +354,7 @@ func (c *cluster) createJobs(n int) int64 {
 		var execErr error
 		err := poll(30*time.Second, func() (bool, error) {
 			_, execErr = c.sql.Exec(q.String(), args...)
-			var me *mysql.MySQLError
-			if errors.As(execErr, &me) && (me.Number == 1213 || me.Number == 1205) {
+			if c.db.transient(execErr) {
 				return false, execErr
 			}
 			return true, nil
@@ -420,41 +397,10 @@ func poll(timeout time.Duration, cond func() (bool, error)) error {
 	}
 }
 
-// lockDiagnostics lists the open InnoDB transactions, whose replica they
-// belong to and what they wait for, to explain a successor that cannot
-// claim its epoch.
-func (c *cluster) lockDiagnostics() string {
-	var b strings.Builder
-	rows, err := c.sql.Query(`SELECT t.trx_id, t.trx_state, t.trx_started, t.trx_mysql_thread_id, COALESCE(p.USER, '?'),
-		COALESCE(t.trx_query, ''), t.trx_rows_locked, COALESCE(w.blocking_trx_id, '')
-		FROM information_schema.INNODB_TRX t
-		LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-		LEFT JOIN information_schema.INNODB_LOCK_WAITS w ON w.requesting_trx_id = t.trx_id
-		ORDER BY t.trx_started`)
-	if err != nil {
-		return "INNODB_TRX: " + err.Error()
-	}
-	defer rows.Close()
-	b.WriteString("open InnoDB transactions:")
-	for rows.Next() {
-		var id, state, started, user, query, blocker string
-		var thread, locked int64
-		if err := rows.Scan(&id, &state, &started, &thread, &user, &query, &locked, &blocker); err != nil {
-			return b.String() + " " + err.Error()
-		}
-		fmt.Fprintf(&b, "\n  trx %s of %s (thread %d) %s since %s, %d rows locked", id, user, thread, state, started, locked)
-		if blocker != "" {
-			fmt.Fprintf(&b, ", waiting for trx %s", blocker)
-		}
-		if query != "" {
-			fmt.Fprintf(&b, ": %s", oneLine(query))
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return b.String() + " " + err.Error()
-	}
-	return b.String()
-}
+// lockDiagnostics lists the open transactions, whose replica they belong
+// to and what they wait for, to explain a successor that cannot claim its
+// epoch.
+func (c *cluster) lockDiagnostics() string { return c.db.diagnostics(c.sql) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 

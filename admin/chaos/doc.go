@@ -51,6 +51,20 @@
 // failed ticks; a final "chaos summary" line sums it up. Lines starting
 // with DEFECT describe misbehaviour of the product.
 //
+// # PostgreSQL
+//
+// TestChaosHASchedulingPostgres runs the same scenario with the platform
+// database on a private PostgreSQL server (testenv.StartPostgreSQL): steps
+// 1–3 and 5 (in odd rounds the database is killed, in even ones stopped);
+// ZooKeeper's outages do not depend on the database and stay with the
+// MariaDB test. In step 3 the leader stopped inside its transaction holds
+// the leader row until the server's idle_in_transaction_session_timeout
+// (set by the store) ends the session; a successor must take over all the
+// same. What differs by dialect (users per replica, the database clock, the
+// lock-wait setting, how a waiting session is found, lock diagnostics) is
+// the platform interface of platform_test.go. Same checks, same summary
+// line ("database=PostgreSQL").
+//
 // # Workflows
 //
 // TestChaosWorkflowLeaderKilled (workflow_test.go) runs a 20-node
@@ -72,6 +86,6 @@
 //	SHARDJOB_CHAOS_ROUNDS=n     rounds of the four disruptions
 //	SHARDJOB_CHAOS_SETTLE=d     undisturbed firing between disruptions (Go duration)
 //
-// The machine's own MariaDB (3306) is never touched: the servers broken here
+// The machine's own MariaDB (3306) and PostgreSQL (5432) are never touched: the servers broken here
 // are private to the test and stopped by their fixtures.
 package chaos

@@ -93,7 +93,7 @@ func openEnv(t testing.TB, dialect, dsn string) *env {
 // driverName is the database/sql driver of e's dialect.
 func (e *env) driverName() string {
 	if e.dialect == DialectPostgres {
-		return pgTestDriver
+		return testenv.PostgresQMarkDriver
 	}
 	return e.dialect
 }

@@ -1,4 +1,4 @@
-package records
+package testenv
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
-// pgTestDriver is pgx's database/sql driver for the tests, with one
-// difference: a statement written with "?" placeholders (the tests' own
-// statements, and their handlers', written once for every dialect) has
-// them numbered. The Processor's statements come numbered already and go
-// through unchanged, over pgx's extended protocol as in production.
-const pgTestDriver = "pgx-tests"
+// PostgresQMarkDriver is the database/sql driver name of pgx for tests,
+// with one difference: a statement written with "?" placeholders (the
+// tests' own statements, written once for every dialect) has them
+// numbered ($1, $2, …; see namedsql.Dollar). A statement numbered already
+// goes through unchanged, over pgx's extended protocol as in production.
+const PostgresQMarkDriver = "pgx-qmark"
 
-func init() { sql.Register(pgTestDriver, pgQMarkDriver{}) }
+func init() { sql.Register(PostgresQMarkDriver, pgQMarkDriver{}) }
 
 type pgQMarkDriver struct{}
 
