@@ -345,11 +345,25 @@ func generateArgs(dir string) ([]string, error) {
 // (skip: generated ones), and each selected name with a dot before it
 // (".Name" for x.Name).
 func identifiers(dir string, skip func(base string) bool) (map[string]bool, error) {
+	used := map[string]bool{}
+	err := inspectPackage(dir, skip, func(n ast.Node) {
+		if id, ok := n.(*ast.Ident); ok {
+			used[id.Name] = true
+		}
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			used["."+sel.Sel.Name] = true
+		}
+	})
+	return used, err
+}
+
+// inspectPackage calls visit for every node of the non-test Go files of
+// dir (skip: generated ones).
+func inspectPackage(dir string, skip func(base string) bool, visit func(ast.Node)) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	used := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") || skip(filepath.Base(f)) {
@@ -357,17 +371,12 @@ func identifiers(dir string, skip func(base string) bool) (map[string]bool, erro
 		}
 		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				used[id.Name] = true
-			}
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				used["."+sel.Sel.Name] = true
-			}
+			visit(n)
 			return true
 		})
 	}
-	return used, nil
+	return nil
 }

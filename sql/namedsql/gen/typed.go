@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/format"
-	"go/parser"
 	"go/token"
 	"path/filepath"
 	"reflect"
@@ -370,28 +369,16 @@ func topLevel(text string) []word {
 // non-test Go files of dir (skip: generated files), with those of its
 // embedded structs of the same package.
 func packageStructs(dir string, skip func(string) bool) (map[string][]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	types := map[string]*ast.StructType{}
+	err := inspectPackage(dir, skip, func(n ast.Node) {
+		if ts, ok := n.(*ast.TypeSpec); ok {
+			if st, ok := ts.Type.(*ast.StructType); ok {
+				types[ts.Name.Name] = st
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	fset := token.NewFileSet()
-	types := map[string]*ast.StructType{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || skip(filepath.Base(f)) {
-			continue
-		}
-		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return nil, err
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			if ts, ok := n.(*ast.TypeSpec); ok {
-				if st, ok := ts.Type.(*ast.StructType); ok {
-					types[ts.Name.Name] = st
-				}
-			}
-			return true
-		})
 	}
 	out := map[string][]string{}
 	var tags func(st *ast.StructType, seen int) []string
