@@ -23,7 +23,7 @@ import (
 type platform interface {
 	name() string   // "MariaDB", "PostgreSQL"
 	driver() string // --db-driver of the admins
-	server() dbServer
+	server() testenv.DBServer
 	// setup creates the platform database and a user per replica, named
 	// like it (so that the test can tell their sessions apart).
 	setup(t testing.TB, replicas int)
@@ -47,23 +47,14 @@ type platform interface {
 	diagnostics(db *sql.DB) string
 }
 
-// dbServer is the life cycle of a private server (testenv.MariaDB,
-// testenv.PostgreSQL).
-type dbServer interface {
-	Addr() string
-	Stop() error
-	Kill() error
-	Start() error
-}
-
 // mariaDB is the platform on a private MariaDB.
 type mariaDB struct{ db *testenv.MariaDB }
 
 func startMariaDBPlatform(t testing.TB) platform { return &mariaDB{testenv.StartMariaDB(t)} }
 
-func (*mariaDB) name() string       { return "MariaDB" }
-func (*mariaDB) driver() string     { return "mysql" }
-func (m *mariaDB) server() dbServer { return m.db }
+func (*mariaDB) name() string               { return "MariaDB" }
+func (*mariaDB) driver() string             { return "mysql" }
+func (m *mariaDB) server() testenv.DBServer { return m.db }
 
 func (m *mariaDB) setup(t testing.TB, replicas int) {
 	root, err := sql.Open("mysql", m.db.DSN(""))
@@ -90,10 +81,7 @@ func (m *mariaDB) adminDSN(t testing.TB, id string) string {
 }
 
 func (m *mariaDB) testPool(t testing.TB) *sql.DB {
-	cfg, err := mysql.ParseDSN(m.db.DSN(dbName))
-	require.NoError(t, err)
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 5*time.Second, 5*time.Second
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := m.db.FailFastPool(dbName, 5*time.Second)
 	require.NoError(t, err)
 	return db
 }
@@ -159,9 +147,9 @@ func startPostgreSQLPlatform(t testing.TB) platform {
 	return &postgreSQL{testenv.StartPostgreSQL(t)}
 }
 
-func (*postgreSQL) name() string       { return "PostgreSQL" }
-func (*postgreSQL) driver() string     { return "postgres" }
-func (p *postgreSQL) server() dbServer { return p.db }
+func (*postgreSQL) name() string               { return "PostgreSQL" }
+func (*postgreSQL) driver() string             { return "postgres" }
+func (p *postgreSQL) server() testenv.DBServer { return p.db }
 
 func (p *postgreSQL) setup(t testing.TB, replicas int) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -183,7 +171,7 @@ func (p *postgreSQL) adminDSN(_ testing.TB, id string) string {
 }
 
 func (p *postgreSQL) testPool(t testing.TB) *sql.DB {
-	db, err := sql.Open(testenv.PostgresQMarkDriver, p.db.DSN(dbName)+"&connect_timeout=1&statement_timeout=5000")
+	db, err := p.db.FailFastPool(dbName, 5*time.Second)
 	require.NoError(t, err)
 	return db
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
@@ -31,10 +29,11 @@ const (
 	lostAfter = 3 * heartbeat
 	capacity  = 4
 
-	// idleTxTimeout (seconds, MariaDB's idle_transaction_timeout on the
-	// executors' business connections) ends the open transaction of a
-	// frozen executor, so that a newer token can take its slot's lock.
-	idleTxTimeout = 2
+	// idleTxTimeout (MariaDB's idle_transaction_timeout, PostgreSQL's
+	// idle_in_transaction_session_timeout on the executors' business
+	// connections) ends the open transaction of a frozen executor, so that
+	// a newer token can take its slot's lock.
+	idleTxTimeout = 2 * time.Second
 
 	// retryMax is the jobs' retry_max.
 	retryMax = 3
@@ -48,9 +47,9 @@ const (
 type cluster struct {
 	*harness.Cluster
 	t      *testing.T
-	db     *testenv.MariaDB
-	biz    *sql.DB // the test's own pool on the business database
-	bizDSN string  // what the executors get as --demo-db-dsn
+	db     business // the private server of both databases
+	biz    *sql.DB  // the test's own pool on the business database
+	bizDSN string   // what the executors get as --demo-db-dsn
 }
 
 // envLogDir names a directory that receives the whole output of every
@@ -58,38 +57,19 @@ type cluster struct {
 // when the test failed).
 const envLogDir = "SHARDJOB_CHAOS_LOG_DIR"
 
-func newCluster(t *testing.T) *cluster {
+// newCluster starts the private database server (startMariaDB or
+// startPostgreSQL) and an admin on it.
+func newCluster(t *testing.T, startDB func(testing.TB) business) *cluster {
 	t.Helper()
 	start := time.Now()
-	c := &cluster{t: t, db: testenv.StartMariaDB(t)}
+	c := &cluster{t: t, db: startDB(t)}
+	driver, platformDSN, bizDSN := c.db.setup(t)
+	c.bizDSN = bizDSN
 
-	root, err := sql.Open("mysql", c.db.DSN(""))
-	require.NoError(t, err)
-	for _, q := range []string{
-		"CREATE DATABASE " + platformDB + " CHARACTER SET utf8mb4",
-		"CREATE DATABASE " + businessDB + " CHARACTER SET utf8mb4",
-	} {
-		if _, err = root.Exec(q); err != nil {
-			break
-		}
-	}
-	require.NoError(t, root.Close())
-	require.NoError(t, err)
-
-	cfg, err := mysql.ParseDSN(c.db.DSN(businessDB))
-	require.NoError(t, err)
-	cfg.MultiStatements = false
-	cfg.Params = map[string]string{"idle_transaction_timeout": strconv.Itoa(idleTxTimeout)}
-	c.bizDSN = cfg.FormatDSN()
-
-	// The test's pool must fail fast while MariaDB is down.
-	cfg, err = mysql.ParseDSN(c.db.DSN(businessDB))
-	require.NoError(t, err)
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, 30*time.Second, 10*time.Second
-	c.biz, err = sql.Open("mysql", cfg.FormatDSN())
-	require.NoError(t, err)
+	// The test's pool must fail fast while the server is down.
+	c.biz = c.db.testPool(t)
 	c.biz.SetMaxOpenConns(4)
-	t.Cleanup(func() { _ = c.biz.Close() }) // before StartMariaDB's cleanup stops the server
+	t.Cleanup(func() { _ = c.biz.Close() }) // before the server's cleanup stops it
 
 	// The first admin leads; StartAdmin adds replicas of it (same
 	// database, ZooKeeper chroot and secret).
@@ -97,7 +77,7 @@ func newCluster(t *testing.T) *cluster {
 	c.Cluster = harness.New(t, "admin", harness.AdminOpts{
 		ID: "records-chaos-{name}",
 		Args: []string{
-			"--db-driver", "mysql", "--db-dsn", c.db.DSN(platformDB),
+			"--db-driver", driver, "--db-dsn", platformDSN,
 			"--zk", testenv.ZooKeeper(t), "--zk-root", testenv.ZKChroot(t),
 			"--heartbeat-interval", heartbeat.String(),
 		},
@@ -110,7 +90,7 @@ func newCluster(t *testing.T) *cluster {
 		LogDir:   logDir,
 	}
 	c.WaitTimeout = waitDeadline
-	t.Logf("cluster: MariaDB %s (pid %d), admin at %s, ready in %s", c.db.Addr(), c.db.PID(), c.API.Base, time.Since(start).Round(time.Millisecond))
+	t.Logf("cluster: %s %s (pid %d), admin at %s, ready in %s", c.db.name(), c.db.server().Addr(), c.db.server().PID(), c.API.Base, time.Since(start).Round(time.Millisecond))
 	return c
 }
 

@@ -1,7 +1,7 @@
 // Package chaos holds the failure tests of record-level exactly-once
 // (sdk/records through the demo handlers of executor/demo): a real
-// shardjob-admin, real shardjob-executor processes and a private MariaDB,
-// broken on purpose while a run processes records, and then rows counted to
+// shardjob-admin, real shardjob-executor processes and a private MariaDB or
+// PostgreSQL server, broken on purpose while a run processes records, and then rows counted to
 // prove that no record was lost or applied twice, and that no attempt wrote
 // anything after a newer attempt had fenced it off; and the count, by
 // cause, of plain-handler slots run more than once through executor and
@@ -13,10 +13,20 @@
 //
 // # Scenario
 //
-// One private MariaDB (testenv.StartMariaDB) holds both the platform
-// database (the admin's --db-dsn) and a business database (the executors'
-// --demo-db-dsn, with idle_transaction_timeout=2 so that the transaction of
-// a frozen executor does not hold its slot's shard lock: see sdk/records).
+// One private database server holds both the platform database (the
+// admin's --db-dsn) and a business database (the executors'
+// --demo-db-dsn, whose sessions end a transaction idle for 2 s so that the
+// transaction of a frozen executor does not hold its slot's shard lock: see
+// sdk/records). TestChaosRecordsExactlyOnce runs on MariaDB
+// (testenv.StartMariaDB; idle_transaction_timeout=2 in the DSN),
+// TestChaosRecordsExactlyOncePostgres the same scenario on PostgreSQL
+// (testenv.StartPostgreSQL; the admin with --db-driver postgres, the demo
+// handlers on pgx with records.DialectPostgres, and
+// options=-c idle_in_transaction_session_timeout=2000 in the URL). What
+// differs by dialect (the DSNs, the test's own pools, which fail fast
+// while the server is down, and the SQL that reads keys out of binary
+// columns) is the business interface of business_test.go.
+//
 // One `shardjob-admin serve` (ZooKeeper from testenv, --heartbeat-interval
 // 500ms, so executors are lost after 1.5s of silence) and three executors
 // (--capacity 4) of one app.
@@ -24,10 +34,10 @@
 //  1. Transactional. A job of 256 slots runs demo.ledger over R records
 //     (scope=job, batches of 20 committed one after the other, retry_max
 //     3). While it runs: kill -9 an executor half-way through a slot (a
-//     replacement starts at once); kill -9 MariaDB and start it again;
-//     SIGSTOP another executor half-way through a slot until the admin has
-//     declared it lost and newer tokens have taken the shard locks of the
-//     slots it was running, then SIGCONT it. The run must end succeeded —
+//     replacement starts at once); kill -9 the database server and start
+//     it again; SIGSTOP another executor half-way through a slot until the
+//     admin has declared it lost and newer tokens have taken the shard
+//     locks of the slots it was running, then SIGCONT it. The run must end succeeded —
 //     after a POST /api/v1/runs/:id/retry when the database outage used up
 //     a slot's retries (the run then ends partially_failed; the test logs
 //     it and retries, as an operator would) — and SQL must show: one done
@@ -61,7 +71,8 @@
 //     (GET /api/v1/runs/:id) and their alarm log lines add up to the
 //     pending rows, and their "ledger slot done" lines list those keys.
 //
-// Counts and timings are logged, with a final "SUMMARY records-chaos" line.
+// Counts and timings are logged, with a final "SUMMARY records-chaos" line
+// naming the form and the database.
 // Failures starting with DEFECT describe misbehaviour of the product: lost
 // or doubled records, writes after fencing, work stealing that moved a
 // started slot, a retry budget spent by moves.
@@ -70,7 +81,7 @@
 //
 // Plain handlers (no sdk/records) run at least once; this scenario counts
 // how often one runs more than once, and why (issue 16). Its own cluster:
-// the same private MariaDB, two `shardjob-admin serve` replicas (the first
+// a private MariaDB as above, two `shardjob-admin serve` replicas (the first
 // leads) and three executors whose --admins list the replica first, so that
 // the admin they use is not the one that declares executors lost. A job of
 // 256 demo.range slots (about 1.2 s each; 2 s in the long form) runs, and
@@ -120,8 +131,8 @@
 // # Forms
 //
 // The short form runs in every `go test ./...` (also with -race): R =
-// 20,000 records, about a minute and a half on two cores (and the duplicate
-// causes scenario, one round, about as long). The long form
+// 20,000 records, about a minute and a half on two cores for each database
+// (and the duplicate causes scenario, one round, about as long). The long form
 // processes R = 200,000 records and is selected by environment:
 //
 //	SHARDJOB_CHAOS=long           the long form
@@ -130,6 +141,7 @@
 //
 //	SHARDJOB_CHAOS=long go test -count=1 -timeout 30m ./executor/chaos/
 //
-// The machine's own MariaDB (3306) is never touched: the server broken here
-// is private to the test and stopped by its fixture.
+// The machine's own MariaDB (3306) and PostgreSQL (5432) are never
+// touched: the server broken here is private to the test and stopped by its
+// fixture.
 package chaos

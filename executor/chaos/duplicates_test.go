@@ -58,9 +58,8 @@ const adminFreeze = 2 * lostAfter
 func TestChaosDuplicateCauses(t *testing.T) {
 	f := chosenDupForm()
 	start := time.Now()
-	c := newCluster(t)
-	platform, err := sql.Open("mysql", c.db.DSN(platformDB))
-	require.NoError(t, err)
+	c := newCluster(t, startMariaDB)
+	platform := c.db.platformPool(t)
 	t.Cleanup(func() { _ = platform.Close() })
 	replica := c.StartAdmin("replica")
 	replicaURL := replica.URL

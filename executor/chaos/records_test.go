@@ -60,13 +60,20 @@ func (s *summary) add(format string, args ...any) {
 	s.lines = append(s.lines, fmt.Sprintf(format, args...))
 }
 
-// TestChaosRecordsExactlyOnce is the scenario of the package documentation.
-func TestChaosRecordsExactlyOnce(t *testing.T) {
+// TestChaosRecordsExactlyOnce is the scenario of the package
+// documentation, on a private MariaDB.
+func TestChaosRecordsExactlyOnce(t *testing.T) { testRecordsExactlyOnce(t, startMariaDB) }
+
+// TestChaosRecordsExactlyOncePostgres is the same scenario on a private
+// PostgreSQL server.
+func TestChaosRecordsExactlyOncePostgres(t *testing.T) { testRecordsExactlyOnce(t, startPostgreSQL) }
+
+func testRecordsExactlyOnce(t *testing.T, startDB func(testing.TB) business) {
 	f := chosenForm(t)
 	start := time.Now()
-	c := newCluster(t)
+	c := newCluster(t, startDB)
 	c.WaitOnline(c.startExecutor(), c.startExecutor(), c.startExecutor())
-	t.Logf("form %s: %d records over %d slots, 3 executors of capacity %d", f.name, f.records, slots, capacity)
+	t.Logf("form %s: %d records over %d slots, 3 executors of capacity %d, databases on %s", f.name, f.records, slots, capacity, c.db.name())
 
 	var sum summary
 	job, first := c.transactionalRun(f, &sum)
@@ -77,10 +84,10 @@ func TestChaosRecordsExactlyOnce(t *testing.T) {
 
 	sum.add("total %s", time.Since(start).Round(time.Millisecond))
 	t.Logf("summary:\n  %s", strings.Join(sum.lines, "\n  "))
-	fmt.Printf("SUMMARY records-chaos (%s form): %s\n", f.name, strings.Join(sum.lines, "; "))
+	fmt.Printf("SUMMARY records-chaos (%s form, %s): %s\n", f.name, c.db.name(), strings.Join(sum.lines, "; "))
 }
 
-// transactionalRun is phase 1: demo.ledger with kill -9, a MariaDB restart
+// transactionalRun is phase 1: demo.ledger with kill -9, a database restart
 // and SIGSTOP/SIGCONT, in that order (the restart comes second so that it
 // always hits the running run: how long the pause lasts depends on how soon
 // the successors of the frozen slots start). It returns the job and its run.
@@ -114,17 +121,18 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, apitypes.Run) {
 	moved := time.Since(killedAt)
 	t.Logf("ledger: %s's slots moved %s after the kill; replacement %s online", victim.Name, moved.Round(time.Millisecond), replacement.Name)
 
-	// Restart MariaDB (kill -9, crash recovery) while the run goes on.
+	// Restart the database server (kill -9, crash recovery) while the run
+	// goes on.
 	r, _, err := c.Run(run.ID)
 	require.NoError(t, err)
 	require.False(t, harness.Terminal[r.Status],
-		"the run ended (%s) before MariaDB could be restarted: make it longer (ms_per_record)", r.Status)
+		"the run ended (%s) before %s could be restarted: make it longer (ms_per_record)", r.Status, c.db.name())
 	downAt := time.Now()
-	require.NoError(t, c.db.Kill())
-	require.NoError(t, c.db.Start())
+	require.NoError(t, c.db.server().Kill())
+	require.NoError(t, c.db.server().Start())
 	down := time.Since(downAt)
-	t.Logf("ledger: MariaDB killed at +%s and up again after %s (%d/%d slots had succeeded)",
-		downAt.Sub(runStart).Round(time.Millisecond), down.Round(time.Millisecond), r.SlotsSucceeded, r.SlotCount)
+	t.Logf("ledger: %s killed at +%s and up again after %s (%d/%d slots had succeeded)",
+		c.db.name(), downAt.Sub(runStart).Round(time.Millisecond), down.Round(time.Millisecond), r.SlotsSucceeded, r.SlotCount)
 
 	// SIGSTOP another executor that is booking, until it was declared lost
 	// and newer tokens took the shard locks of its slots.
@@ -188,8 +196,8 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, apitypes.Run) {
 	}
 	// The fence in the business database: newer tokens took the shard
 	// locks of the slots it had started. A transaction the frozen process
-	// had open holds the lock row's shared lock until MariaDB ends it
-	// (idle_transaction_timeout).
+	// had open holds the lock row's shared lock until the server ends it
+	// (idleTxTimeout).
 	var locks map[int]shardLock
 	testenv.WaitFor(t, waitDeadline, func() (bool, error) {
 		var err error
@@ -263,9 +271,9 @@ func (c *cluster) transactionalRun(f form, sum *summary) (int64, apitypes.Run) {
 	require.Equal(t, snapshot, after, "DEFECT: the paused executor's tokens wrote ledger rows after they were fenced (rows per token at SIGCONT vs at the end)")
 	t.Logf("ledger: run %d succeeded in %s (%d attempts in all, %d failed, %d API retries); %d ledger rows by %d tokens, by attempt status %v; %d slots written by two tokens or more",
 		run.ID, took.Round(time.Millisecond), len(atts), failedAttempts, retries, f.records, rep.Tokens, rep.RowsByStatus, rep.SlotsShared)
-	sum.add("ledger: %d records exactly once through kill -9 (moved in %s), SIGSTOP %s (lost after %s, fenced after %s), MariaDB kill+start (%s down); run %s in %s with %d attempts (%d failed, %d API retries); rows by attempt status %v; stealing: %s",
+	sum.add("ledger: %d records exactly once through kill -9 (moved in %s), SIGSTOP %s (lost after %s, fenced after %s), %s kill+start (%s down); run %s in %s with %d attempts (%d failed, %d API retries); rows by attempt status %v; stealing: %s",
 		f.records, moved.Round(time.Millisecond), paused.Round(time.Millisecond), lostAt.Round(time.Millisecond), fencedAt.Round(time.Millisecond),
-		down.Round(time.Millisecond), r.Status, took.Round(time.Millisecond), len(atts), failedAttempts, retries, rep.RowsByStatus, steals)
+		c.db.name(), down.Round(time.Millisecond), r.Status, took.Round(time.Millisecond), len(atts), failedAttempts, retries, rep.RowsByStatus, steals)
 	return job, r
 }
 
@@ -335,6 +343,7 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 	r, atts, retries := c.finishRun(run.ID)
 	require.Equal(t, "succeeded", r.Status, "run %d: %s", run.ID, r.Error)
 	took := time.Since(runStart)
+	c.analyze()
 
 	requireLost(t, atts, held, victim)
 	byToken := map[int64]apitypes.Attempt{}
@@ -354,7 +363,7 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 	requireAllKeys(t, st, f.records, "external/"+policy)
 	calls := c.count("SELECT COUNT(*) FROM external_calls WHERE job_id = ?", job)
 	calledKeys := c.count("SELECT COUNT(DISTINCT idempotency_key) FROM external_calls WHERE job_id = ?", job)
-	require.Zero(t, c.count("SELECT COUNT(*) FROM external_calls WHERE job_id = ? AND idempotency_key NOT LIKE ?", job, prefix+"%"),
+	require.Zero(t, c.count("SELECT COUNT(*) FROM external_calls WHERE job_id = ? AND idempotency_key NOT LIKE ?", job, []byte(prefix+"%")),
 		"every call carries the record's idempotency key job|scope|key")
 	dups := c.duplicateCalls(job)
 	uncertainCalls := c.uncertainCallsBy(job)
@@ -420,11 +429,12 @@ func (c *cluster) externalRun(f form, policy string, sum *summary) {
 			require.False(t, a.Current, "DEFECT: record %s is left pending by token %d, a current attempt (%s)", key, tok, harness.AttemptString(a))
 			leftBy[who(tok)]++
 		}
+		callKey := c.db.idemKey("d.job_id", "d.scope", "d.record_key")
 		require.Zero(t, c.count(`SELECT COUNT(*) FROM dedup_record d WHERE d.job_id = ? AND d.scope = ? AND d.status = 'done'
-			AND (SELECT COUNT(*) FROM external_calls c WHERE c.idempotency_key = CONCAT(d.job_id, '|', d.scope, '|', d.record_key)) <> 1`, job, []byte(scope)),
+			AND (SELECT COUNT(*) FROM external_calls c WHERE c.idempotency_key = `+callKey+`) <> 1`, job, []byte(scope)),
 			"DEFECT: external/skip: a done record was not called exactly once")
 		pendingCalled := c.count(`SELECT COUNT(*) FROM dedup_record d WHERE d.job_id = ? AND d.scope = ? AND d.status = 'pending'
-			AND EXISTS (SELECT 1 FROM external_calls c WHERE c.idempotency_key = CONCAT(d.job_id, '|', d.scope, '|', d.record_key))`, job, []byte(scope))
+			AND EXISTS (SELECT 1 FROM external_calls c WHERE c.idempotency_key = `+callKey+`)`, job, []byte(scope))
 		require.Equal(t, int64(len(pending)), reported,
 			"DEFECT: external/skip: the attempts report %d uncertain records, %d are left pending", reported, len(pending))
 		// The alarms in the executors' logs add up too, and list the keys.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	_ "embed"
 	"encoding/hex"
 	"errors"
@@ -18,9 +19,12 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/shardjob/shardjob/sdk"
 	"github.com/shardjob/shardjob/sdk/records"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // Handler names of the record-level demo handlers (RegisterRecords).
@@ -29,12 +33,17 @@ const (
 	LedgerExternalHandler = "demo.ledger-external"
 )
 
-// ledgerDDL creates the ledger and external_calls tables (see ledger.sql).
-//
-//go:embed ledger.sql
-var ledgerDDL string
+// ledgerDDL creates the ledger and external_calls tables on MySQL and
+// MariaDB (see ledger.sql), ledgerPostgresDDL on PostgreSQL.
+var (
+	//go:embed ledger.sql
+	ledgerDDL string
+	//go:embed ledger_postgres.sql
+	ledgerPostgresDDL string
+)
 
-// The two effects. Kept here, next to the only code that runs them.
+// The two effects, with "?" placeholders (numbered for PostgreSQL by
+// NewLedger). Kept here, next to the only code that runs them.
 const (
 	insertLedger = `INSERT INTO ledger (record_key, source_key, job_id, run_id, slot, amount, token)
 VALUES (?, ?, ?, ?, ?, ?, ?)`
@@ -46,8 +55,12 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`
 // of its own, and a Transactional one holds that many connections per slot.
 const maxConcurrency = 64
 
-// mysqlDuplicateKey is ER_DUP_ENTRY.
-const mysqlDuplicateKey = 1062
+// The duplicate key errors: MySQL's ER_DUP_ENTRY, PostgreSQL's
+// unique_violation (SQLSTATE).
+const (
+	mysqlDuplicateKey    = 1062
+	postgresDuplicateKey = "23505"
+)
 
 // externalCallTimeout bounds one external call. The call is not cut short
 // by the slot's context once it was sent: whether it happened must be
@@ -61,15 +74,56 @@ const externalCallTimeout = 10 * time.Second
 // happens while sdk/records keeps its exactly-once promise.
 var ErrAlreadyBooked = errors.New("demo.ledger: the record is already in the ledger: it would have been applied twice")
 
-// OpenDB opens the business database of the record-level demo handlers,
-// from a go-sql-driver/mysql DSN (MySQL 8 or MariaDB >= 10.6), such as
-// "user:pw@tcp(127.0.0.1:3306)/business". interpolateParams is turned on
-// (sdk/records batches are statements of a different size each time) and
-// the pool is sized for an executor running a few slots at once. Server
-// variables may be set in the DSN; on MariaDB,
-// "&idle_transaction_timeout=N" (seconds) lets a newer attempt take over a
-// slot from a frozen process at once (see the sdk/records documentation).
+// OpenDB opens the business database of the record-level demo handlers.
+// A DSN starting with postgres:// or postgresql:// is a PostgreSQL (>= 13)
+// URL opened with pgx (github.com/jackc/pgx/v5/stdlib), such as
+// "postgres://user:pw@127.0.0.1:5432/business?sslmode=disable"; any other
+// is a go-sql-driver/mysql DSN (MySQL 8 or MariaDB >= 10.6), such as
+// "user:pw@tcp(127.0.0.1:3306)/business", opened with interpolateParams
+// (sdk/records batches are statements of a different size each time).
+// Either must name a database. The pool is sized for an executor running a
+// few slots at once.
+//
+// Server variables may be set in the DSN. They let a newer attempt take
+// over a slot from a frozen process at once (see the sdk/records
+// documentation): on MariaDB "&idle_transaction_timeout=N" (seconds), on
+// PostgreSQL "&options=-c%20idle_in_transaction_session_timeout%3DN"
+// (milliseconds).
 func OpenDB(dsn string) (*sql.DB, error) {
+	var db *sql.DB
+	var err error
+	if isPostgresDSN(dsn) {
+		db, err = openPostgres(dsn)
+	} else {
+		db, err = openMySQL(dsn)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// A slot holds up to Concurrency+1 connections (Transactional) or 3
+	// plus its handler calls (External); an executor runs Capacity slots.
+	db.SetMaxOpenConns(64)
+	db.SetMaxIdleConns(16)
+	db.SetConnMaxIdleTime(time.Minute)
+	return db, nil
+}
+
+func isPostgresDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+func openPostgres(dsn string) (*sql.DB, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("demo database DSN: %w (want a PostgreSQL URL such as postgres://user:pw@127.0.0.1:5432/business?sslmode=disable)", err)
+	}
+	if cfg.Database == "" {
+		return nil, errors.New("demo database DSN names no database: put one after the slash, e.g. postgres://user:pw@127.0.0.1:5432/business")
+	}
+	return sql.Open("pgx", dsn)
+}
+
+func openMySQL(dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("demo database DSN: %w (want a MySQL DSN such as user:pw@tcp(127.0.0.1:3306)/business)", err)
@@ -82,20 +136,15 @@ func OpenDB(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo database DSN: %w", err)
 	}
-	db := sql.OpenDB(connector)
-	// A slot holds up to Concurrency+1 connections (Transactional) or 3
-	// plus its handler calls (External); an executor runs Capacity slots.
-	db.SetMaxOpenConns(64)
-	db.SetMaxIdleConns(16)
-	db.SetConnMaxIdleTime(time.Minute)
-	return db, nil
+	return sql.OpenDB(connector), nil
 }
 
 // RegisterRecords adds the record-level demo handlers to an executor,
-// backed by db, a MySQL or MariaDB business database opened with the
-// go-sql-driver/mysql driver (see OpenDB). It creates the tables they need
-// when they do not exist: shard_lock and dedup_record (sdk/records), ledger
-// and external_calls (ledger.sql). Call it before ex.Start.
+// backed by db, a business database opened by OpenDB: MySQL or MariaDB
+// with the go-sql-driver/mysql driver, or PostgreSQL with pgx. It creates
+// the tables they need when they do not exist: shard_lock and dedup_record
+// (sdk/records), ledger and external_calls (ledger.sql,
+// ledger_postgres.sql). Call it before ex.Start.
 //
 //   - demo.ledger (records.Transactional: exactly once): books one ledger
 //     row per record, in the transaction that marks the record done.
@@ -137,9 +186,14 @@ func RegisterRecords(ex *sdk.Executor, db *sql.DB) error {
 // counters (read, processed, skipped, failed, exhausted, uncertain,
 // retries) and, when records were left uncertain, their keys (up to 1000).
 type Ledger struct {
-	db     *sql.DB
-	log    *slog.Logger
-	holder string
+	db      *sql.DB
+	dialect string // records.DialectMySQL or records.DialectPostgres
+	ddl     string // ledgerDDL or ledgerPostgresDDL
+	log     *slog.Logger
+	holder  string
+
+	// The effects' statements, in the dialect's placeholders.
+	insertLedger, insertExternalCall string
 
 	mu    sync.Mutex
 	procs map[procKey]*records.Processor
@@ -152,21 +206,30 @@ type procKey struct {
 	concurrency int
 }
 
-// NewLedger returns the handlers over db (MySQL or MariaDB through
-// go-sql-driver/mysql). log receives the logs that are not about one slot;
-// nil means slog.Default(). It does not touch the database: see
+// NewLedger returns the handlers over db: MySQL or MariaDB through
+// go-sql-driver/mysql, or PostgreSQL through pgx's stdlib (see OpenDB); the
+// driver decides the dialect. log receives the logs that are not about one
+// slot; nil means slog.Default(). It does not touch the database: see
 // EnsureSchema.
 func NewLedger(db *sql.DB, log *slog.Logger) (*Ledger, error) {
 	if db == nil {
 		return nil, errors.New("demo: RegisterRecords needs the *sql.DB of the business database (see OpenDB)")
 	}
-	if _, ok := db.Driver().(*mysql.MySQLDriver); !ok {
-		return nil, fmt.Errorf("demo: the record handlers need MySQL or MariaDB through github.com/go-sql-driver/mysql, not a %T", db.Driver())
-	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Ledger{db: db, log: log, holder: holderBase(), procs: map[procKey]*records.Processor{}}, nil
+	l := &Ledger{db: db, log: log, holder: holderBase(), procs: map[procKey]*records.Processor{},
+		insertLedger: insertLedger, insertExternalCall: insertExternalCall}
+	switch db.Driver().(type) {
+	case *mysql.MySQLDriver:
+		l.dialect, l.ddl = records.DialectMySQL, ledgerDDL
+	case *stdlib.Driver:
+		l.dialect, l.ddl = records.DialectPostgres, ledgerPostgresDDL
+		l.insertLedger, l.insertExternalCall = namedsql.Dollar(insertLedger), namedsql.Dollar(insertExternalCall)
+	default:
+		return nil, fmt.Errorf("demo: the record handlers need MySQL or MariaDB through github.com/go-sql-driver/mysql, or PostgreSQL through github.com/jackc/pgx/v5/stdlib, not a %T", db.Driver())
+	}
+	return l, nil
 }
 
 // EnsureSchema creates shard_lock, dedup_record, ledger and external_calls
@@ -179,7 +242,7 @@ func (l *Ledger) EnsureSchema(ctx context.Context) error {
 	if err := p.EnsureSchema(ctx); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	for _, stmt := range statements(ledgerDDL) {
+	for _, stmt := range statements(l.ddl) {
 		if _, err := l.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("demo: create the ledger tables (%.50s…): %w", stmt, err)
 		}
@@ -202,10 +265,9 @@ func (l *Ledger) Transactional(ctx context.Context, t *sdk.Task) error {
 		if err := pause(ctx, o.perRecord); err != nil {
 			return err
 		}
-		_, err := rec.Tx.ExecContext(ctx, insertLedger,
+		_, err := rec.Tx.ExecContext(ctx, l.insertLedger,
 			[]byte(rec.IdempotencyKey), []byte(rec.Key), t.JobID, t.RunID, t.Slot, amountOf(rec.Key), t.Token)
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == mysqlDuplicateKey {
+		if duplicateKey(err) {
 			return fmt.Errorf("%w (key %s, token %d, attempt %d)", ErrAlreadyBooked, rec.IdempotencyKey, t.Token, rec.Attempt)
 		}
 		return err
@@ -237,7 +299,7 @@ func (l *Ledger) External(ctx context.Context, t *sdk.Task) error {
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), externalCallTimeout)
 		defer cancel()
-		_, err := l.db.ExecContext(cctx, insertExternalCall,
+		_, err := l.db.ExecContext(cctx, l.insertExternalCall,
 			[]byte(rec.IdempotencyKey), t.JobID, t.RunID, t.Slot, t.Token, rec.Attempt, rec.Uncertain)
 		switch {
 		case err == nil:
@@ -281,7 +343,7 @@ func (l *Ledger) processor(k procKey) (*records.Processor, error) {
 		return p, nil
 	}
 	p, err := records.New(records.Config{
-		DB: l.db, Dialect: records.DialectMySQL, Mode: k.mode, Uncertain: k.policy, BatchSize: k.batch,
+		DB: l.db, Dialect: l.dialect, Mode: k.mode, Uncertain: k.policy, BatchSize: k.batch,
 		Concurrency: k.concurrency, Holder: l.holderFor(k), Logger: l.log,
 	})
 	if err != nil {
@@ -390,12 +452,23 @@ func amountOf(key string) int64 {
 	return 1
 }
 
+// duplicateKey reports whether err is a unique key violation.
+func duplicateKey(err error) bool {
+	var me *mysql.MySQLError
+	var pe *pgconn.PgError
+	return errors.As(err, &me) && me.Number == mysqlDuplicateKey ||
+		errors.As(err, &pe) && pe.Code == postgresDuplicateKey
+}
+
 // notSent reports whether an error of an autocommitted statement proves
-// that it did not happen: the server answered with an error, or no
-// connection could be made.
+// that it did not happen: the server answered with an error, no connection
+// could be made, or the driver reported the connection bad before sending
+// (driver.ErrBadConn, which a driver returns only when the server cannot
+// have run the statement).
 func notSent(err error) bool {
 	var me *mysql.MySQLError
-	if errors.As(err, &me) {
+	var pe *pgconn.PgError
+	if errors.As(err, &me) || errors.As(err, &pe) || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
 	var oe *net.OpError

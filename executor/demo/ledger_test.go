@@ -24,28 +24,62 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(testenv.Wrap(m)) }
 
 // ledgerEnv is one test's business database with the demo tables.
 type ledgerEnv struct {
+	dialect string
+	l       *demo.Ledger
+	// db runs the test's own statements, written with "?" placeholders:
+	// the Ledger's pool on MySQL, a pool of testenv.PostgresQMarkDriver on
+	// PostgreSQL (the Ledger's takes $1 only).
 	db *sql.DB
-	l  *demo.Ledger
 }
 
-func newLedgerEnv(t *testing.T) *ledgerEnv {
+// eachDialect runs fn in parallel subtests, one per dialect the demo
+// handlers support.
+func eachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
+	for _, dialect := range []string{records.DialectMySQL, records.DialectPostgres} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			fn(t, dialect)
+		})
+	}
+}
+
+func newLedgerEnv(t *testing.T, dialect string) *ledgerEnv {
 	t.Helper()
-	db, err := demo.OpenDB(testenv.MySQL(t))
+	dsn := testenv.MySQL(t)
+	if dialect == records.DialectPostgres {
+		dsn = testenv.Postgres(t)
+	}
+	db, err := demo.OpenDB(dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = db.Close() }) // before testenv drops the database
-	l, err := demo.NewLedger(db, slog.New(slog.DiscardHandler))
+	e := &ledgerEnv{dialect: dialect, db: db}
+	if dialect == records.DialectPostgres {
+		e.db, err = sql.Open(testenv.PostgresQMarkDriver, dsn)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = e.db.Close() })
+	}
+	e.l, err = demo.NewLedger(db, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	ctx := context.Background()
-	require.NoError(t, l.EnsureSchema(ctx))
-	require.NoError(t, l.EnsureSchema(ctx), "EnsureSchema is idempotent")
-	return &ledgerEnv{db: db, l: l}
+	require.NoError(t, e.l.EnsureSchema(ctx))
+	require.NoError(t, e.l.EnsureSchema(ctx), "EnsureSchema is idempotent")
+	return e
 }
 
 func (e *ledgerEnv) count(t *testing.T, query string, args ...any) int64 {
 	t.Helper()
 	var n sql.NullInt64
-	require.NoError(t, e.db.QueryRow(query, args...).Scan(&n))
+	require.NoError(t, e.db.QueryRow(query, args...).Scan(&n), query)
 	return n.Int64
+}
+
+// prefixed is SQL of the binary column col prefixed with the literal
+// prefix (no quotes in it).
+func (e *ledgerEnv) prefixed(prefix, col string) string {
+	if e.dialect == records.DialectPostgres {
+		return "CAST('" + prefix + "' AS BYTEA) || " + col
+	}
+	return "CONCAT('" + prefix + "', " + col + ")"
 }
 
 // ledgerTask is slot of total of run 7 of job 42, attempt token.
@@ -61,7 +95,11 @@ func ledgerTask(slot, total int, token int64, params string, out *testenv.Buffer
 // is fenced off.
 func TestLedgerBooksEveryRecordOnce(t *testing.T) {
 	t.Parallel()
-	e := newLedgerEnv(t)
+	eachDialect(t, testLedgerBooksEveryRecordOnce)
+}
+
+func testLedgerBooksEveryRecordOnce(t *testing.T, dialect string) {
+	e := newLedgerEnv(t, dialect)
 	ctx := context.Background()
 	const params = "records=100;batch=7;ms_per_record=0;concurrency=2"
 	var out testenv.Buffer
@@ -73,7 +111,7 @@ func TestLedgerBooksEveryRecordOnce(t *testing.T) {
 	require.EqualValues(t, 100, e.count(t, "SELECT COUNT(*) FROM dedup_record WHERE job_id = 42 AND scope = 'run:7' AND status = 'done'"))
 	require.EqualValues(t, 0, e.count(t, `SELECT COUNT(*) FROM ledger l JOIN dedup_record d
 		ON d.job_id = l.job_id AND d.scope = 'run:7' AND d.record_key = l.source_key
-		WHERE l.token <> d.token OR l.record_key <> CONCAT('42|run:7|', l.source_key)`), "a ledger row is written by the token of its done row, under the idempotency key")
+		WHERE l.token <> d.token OR l.record_key <> `+e.prefixed("42|run:7|", "l.source_key")), "a ledger row is written by the token of its done row, under the idempotency key")
 	require.EqualValues(t, 25, e.count(t, "SELECT COUNT(*) FROM ledger WHERE slot = 1 AND token = 11 AND source_key BETWEEN '26' AND '50'"))
 
 	// Slot 1 again, newer token: everything is done already.
@@ -108,10 +146,14 @@ func TestLedgerBooksEveryRecordOnce(t *testing.T) {
 // uncertain=skip.
 func TestLedgerExternalUncertainPolicies(t *testing.T) {
 	t.Parallel()
+	eachDialect(t, testLedgerExternalUncertainPolicies)
+}
+
+func testLedgerExternalUncertainPolicies(t *testing.T, dialect string) {
 	for _, policy := range []string{"retry", "skip"} {
 		t.Run(policy, func(t *testing.T) {
 			t.Parallel()
-			e := newLedgerEnv(t)
+			e := newLedgerEnv(t, dialect)
 			ctx := context.Background()
 			params := "records=10;batch=4;uncertain=" + policy
 
@@ -157,7 +199,7 @@ func TestLedgerExternalUncertainPolicies(t *testing.T) {
 
 func TestLedgerParams(t *testing.T) {
 	t.Parallel()
-	e := newLedgerEnv(t)
+	e := newLedgerEnv(t, records.DialectMySQL)
 	ctx := context.Background()
 	var out testenv.Buffer
 	for _, tc := range []struct {
@@ -188,13 +230,26 @@ func TestLedgerParams(t *testing.T) {
 	require.Error(t, err)
 	_, err = demo.OpenDB("root@tcp(127.0.0.1:1)/")
 	require.ErrorContains(t, err, "names no database")
+	_, err = demo.OpenDB("postgres://postgres@127.0.0.1:1/")
+	require.ErrorContains(t, err, "names no database")
+	_, err = demo.OpenDB("postgresql://postgres@127.0.0.1:1/business?connect_timeout=x")
+	require.ErrorContains(t, err, "PostgreSQL URL")
+	pg, err := sql.Open(testenv.PostgresQMarkDriver, "postgres://postgres@127.0.0.1:1/business")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pg.Close() })
+	_, err = demo.NewLedger(pg, nil)
+	require.ErrorContains(t, err, "pgx/v5/stdlib", "the ?-numbering test driver is not pgx's stdlib")
 }
 
 // A slot stops at once when its context ends, with the records done so far
 // committed and the one under way not.
 func TestLedgerHonoursCancellation(t *testing.T) {
 	t.Parallel()
-	e := newLedgerEnv(t)
+	eachDialect(t, testLedgerHonoursCancellation)
+}
+
+func testLedgerHonoursCancellation(t *testing.T, dialect string) {
+	e := newLedgerEnv(t, dialect)
 	for _, external := range []bool{false, true} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		var out testenv.Buffer
@@ -227,4 +282,23 @@ func TestLedgerHonoursCancellation(t *testing.T) {
 	}
 	require.EqualValues(t, 0, e.count(t, "SELECT COUNT(*) FROM dedup_record WHERE status = 'pending'"),
 		"a graceful stop leaves nothing pending")
+}
+
+// A record already in the ledger is refused by the unique key, whatever
+// the dialect's error, and reported as ErrAlreadyBooked.
+func TestLedgerRefusesASecondBooking(t *testing.T) {
+	t.Parallel()
+	eachDialect(t, func(t *testing.T, dialect string) {
+		e := newLedgerEnv(t, dialect)
+		_, err := e.db.Exec(`INSERT INTO ledger (record_key, source_key, job_id, run_id, slot, amount, token)
+			VALUES (?, ?, 42, 7, 0, 1, 1)`, []byte("42|run:7|1"), []byte("1"))
+		require.NoError(t, err)
+		var out testenv.Buffer
+		err = e.l.Transactional(context.Background(), ledgerTask(0, 1, 2, "records=1", &out))
+		// The record fails (the slot's error carries the first record
+		// error as text).
+		require.ErrorContains(t, err, demo.ErrAlreadyBooked.Error())
+		require.EqualValues(t, 1, e.count(t, "SELECT COUNT(*) FROM ledger"))
+		require.EqualValues(t, 0, e.count(t, "SELECT COUNT(*) FROM dedup_record WHERE status = 'done'"))
+	})
 }

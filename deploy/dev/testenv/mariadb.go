@@ -92,6 +92,18 @@ func (m *MariaDB) DSN(db string) string {
 	return formatDSN(cfg)
 }
 
+// FailFastPool opens a pool on database db for a test that kills the
+// server: connecting fails within a second while it is down, and a read or
+// write on a connection within timeout.
+func (m *MariaDB) FailFastPool(db string, timeout time.Duration) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(m.DSN(db))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = time.Second, timeout, timeout
+	return sql.Open("mysql", cfg.FormatDSN())
+}
+
 // PID returns the pid of the running mariadbd, or 0 when it is not running.
 func (m *MariaDB) PID() int { return m.srv.pid() }
 

@@ -84,6 +84,14 @@ func (p *PostgreSQL) DSN(db string) string {
 	return "postgres://postgres@" + p.Addr() + "/" + db + "?sslmode=disable"
 }
 
+// FailFastPool opens a pool on database db for a test that kills the
+// server: connecting fails within a second while it is down, and a
+// statement within timeout. It takes "?" placeholders
+// (PostgresQMarkDriver), as the tests' own statements are written.
+func (p *PostgreSQL) FailFastPool(db string, timeout time.Duration) (*sql.DB, error) {
+	return sql.Open(PostgresQMarkDriver, fmt.Sprintf("%s&connect_timeout=1&statement_timeout=%d", p.DSN(db), timeout.Milliseconds()))
+}
+
 // PID returns the pid of the running postmaster, or 0 when it is not running.
 func (p *PostgreSQL) PID() int { return p.srv.pid() }
 

@@ -9,6 +9,22 @@ import (
 	"time"
 )
 
+// DBServer is the life cycle of a private database server (MariaDB,
+// PostgreSQL), for failure tests that kill, stop and restart the database
+// whatever its dialect.
+type DBServer interface {
+	Addr() string // 127.0.0.1:port
+	PID() int     // of the running server, 0 when it is not running
+	Stop() error
+	Kill() error
+	Start() error
+}
+
+var (
+	_ DBServer = (*MariaDB)(nil)
+	_ DBServer = (*PostgreSQL)(nil)
+)
+
 // StartError is returned (and reported through t.Fatal) when a server does
 // not come up. It carries the end of the server's log.
 type StartError struct {

@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	logFormat := str("log-format", "text", "text or json")
 	logLevel := str("log-level", "info", "debug, info, warn or error; at debug every slot's start and successful end is logged too")
 	serveMetrics := fs.Flag("metrics", true, "serve Prometheus metrics (shardjob_executor_*, Go runtime, process) unauthenticated at GET /metrics on the listen address; /healthz and /readyz are always served")
-	demoDSN := str("demo-db-dsn", "", "MySQL/MariaDB DSN of a business database for the record-level demo handlers demo.ledger and demo.ledger-external (empty: they are not registered)")
+	demoDSN := str("demo-db-dsn", "", "business database for the record-level demo handlers demo.ledger and demo.ledger-external: a MySQL/MariaDB DSN (user:pw@tcp(host:3306)/business) or a PostgreSQL URL (postgres://user:pw@host:5432/business) (empty: they are not registered)")
 	httpAllow := fs.List("http-allow", ",", "http handler: destinations allowed, comma separated: host names, *.domain, IPs, CIDRs, or * for any public address; loopback, private and other special addresses only by IP or CIDR (default none: every request refused)")
 	sqlSources := fs.List("sql-datasource", "\n", "sql handler: a data source name=driver:dsn, driver mysql (MySQL, MariaDB), postgres (PostgreSQL: a postgres:// URL or key=value DSN) or sqlite (a file), e.g. billing=mysql:user:pass@tcp(db:3306)/billing or ledger=postgres:postgres://user:pass@db:5432/ledger?sslmode=require; repeat the flag for more (env: one per line) (default none)")
 	shellEnable := fs.Flag("shell-enable", false, "shell handler: let jobs run the programs of --shell-allow on this machine (default false: every shell job refused)")
