@@ -45,10 +45,12 @@ SELECT {{now_ms}};
 -- name: LeaderGet
 SELECT epoch, holder, since_ms FROM leader WHERE id = 1;
 
--- name: LeaderGetShared
+-- name: LeaderGetShared :one
+-- out: epoch int64
 SELECT epoch FROM leader WHERE id = 1 {{lock_shared}};
 
--- name: LeaderClaim
+-- name: LeaderClaim :exec
+-- in: epoch int64, holder string, epoch int64
 UPDATE leader SET epoch = ?, holder = ?, since_ms = {{now_ms}} WHERE id = 1 AND epoch < ?;
 
 -- name: UserCount
@@ -110,7 +112,9 @@ SELECT {{JobColumns}} FROM job WHERE id > ? AND workflow_id IS NULL ORDER BY id 
 -- JobList limited to the jobs of some apps.
 SELECT {{JobColumns}} FROM job WHERE id > ? AND app IN (?) AND workflow_id IS NULL ORDER BY id LIMIT ?;
 
--- name: RunResults
+-- name: RunResults :many
+-- in: run_ids []int64
+-- out: run_id int64, slot int, result string, slot_count int
 -- The results of the succeeded current attempts of some runs, with the
 -- slot count of their run (RunResults composes a run's result).
 SELECT a.run_id, a.slot, a.result, r.slot_count FROM slot_attempt a JOIN job_run r ON r.id = a.run_id
@@ -138,7 +142,9 @@ WHERE id = :id AND version = :version;
 -- version stays).
 UPDATE job SET next_fire_at = ? WHERE id = ? AND next_fire_at = ?;
 
--- name: JobsMaxRunsReached
+-- name: JobsMaxRunsReached :many
+-- in: ids []int64
+-- out: JobMaxRuns
 -- Of the jobs of an IN list, those with max_runs not completed yet, with
 -- their scheduled runs (cron, catch_up) that succeeded (as
 -- RunCountsForMaxRuns counts them): a results batch completes those that
@@ -147,7 +153,8 @@ SELECT j.id, j.max_runs,
        (SELECT COUNT(*) FROM job_run r WHERE r.job_id = j.id AND r.trigger_kind IN ('cron', 'catch_up') AND r.status = 'succeeded') AS succeeded
 FROM job j WHERE j.id IN (?) AND j.max_runs > 0 AND j.completed_at IS NULL ORDER BY j.id;
 
--- name: JobCompleteIfOpen
+-- name: JobCompleteIfOpen :exec
+-- in: completed_msg string, id int64
 -- JobComplete for a job not completed yet (two results batches may find
 -- the same job complete; the first one records it).
 UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ? AND completed_at IS NULL;
@@ -255,12 +262,16 @@ SELECT COUNT(*) FROM (SELECT 1 FROM job WHERE enabled = 1 AND paused = 0 AND nex
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 'skipped' THEN {{now_ms}} ELSE NULL END,
         ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) {{returning_id}};
 
--- name: JobApps
+-- name: JobApps :many
+-- in: ids []int64
+-- out: JobKey
 SELECT id, app, name FROM job WHERE id IN (?);
 
 -- first_started_at: when the run's first slot started on an executor
 -- (what users feel), not when the run was assigned (started_at).
--- name: RunByID
+-- name: RunByID :one
+-- in: id int64
+-- out: Run
 SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, (SELECT MIN(a.started_at) FROM slot_attempt a WHERE a.run_id = r.id) AS first_started_at,
@@ -268,7 +279,9 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        r.workflow, CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.id = ?;
 
--- name: RunScheduledAt
+-- name: RunScheduledAt :one
+-- in: id int64
+-- out: scheduled_at int64
 -- ListRuns: the keyset cursor's scheduled time.
 SELECT scheduled_at FROM job_run WHERE id = ?;
 
@@ -284,7 +297,8 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.scheduled_at DESC, r.id DESC LIMIT ?;
 
--- name: RunReopen
+-- name: RunReopen :exec
+-- in: started_at int64, id int64, status string
 -- RetryRun: the run, if it is in the given finished status, runs again.
 UPDATE job_run SET status = 'running', finished_at = NULL, error = '', error_msg = '', started_at = COALESCE(started_at, ?)
 WHERE id = ? AND status = ?;
@@ -296,7 +310,9 @@ SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name,
        CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
 
--- name: RunNextPending
+-- name: RunNextPending :one
+-- in: after int64, after int64, after int64
+-- out: t sql.NullInt64
 -- The next instant a pending run becomes due: its scheduled time (a run
 -- created ahead of time), its start_after (a jittered run) or its
 -- held_until (a held run: waits not met, a backfill's turn), after ?
@@ -307,15 +323,20 @@ SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'p
                     UNION ALL
                     SELECT MIN(held_until) AS t FROM job_run WHERE status = 'pending' AND held_until > ?) d;
 
--- name: RunRunningIDsOfJob
+-- name: RunRunningIDsOfJob :many
+-- in: job_id int64, limit int
+-- out: id int64
 -- The start round's overlap check of a queue or replace job: the ids of
 -- its running runs, in no order (idx_run_job_status: only those runs).
 SELECT id FROM job_run WHERE job_id = ? AND status = 'running' LIMIT ?;
 
--- name: RunActiveForJob
+-- name: RunActiveForJob :one
+-- in: job_id int64
+-- out: n int
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status IN ('pending', 'running');
 
--- name: RunTransition
+-- name: RunTransition :exec
+-- in: status string, started_at sql.NullInt64, finished_at sql.NullInt64, error string, error_msg string, id int64, from_status string
 UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at = ?, error = ?, error_msg = ?
 WHERE id = ? AND status = ?;
 
@@ -339,18 +360,24 @@ INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, d
 VALUES (?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?);
 
 -- Every attempt of a run, with its executor's instance id ('' when none).
--- name: AttemptsOfRun
+-- name: AttemptsOfRun :many
+-- in: run_id int64
+-- out: Attempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
        a.error_msg, a.error_class, COALESCE(e.instance_id, '') AS executor_instance
 FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id WHERE a.run_id = ? ORDER BY a.slot, a.attempt;
 
--- name: AttemptByID
+-- name: AttemptByID :one
+-- in: id int64
+-- out: Attempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.id = ?;
 
--- name: DispatchUnacked
+-- name: DispatchUnacked :many
+-- in: executor_id int64, limit int
+-- out: DispatchSlot
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
        r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
        r.record_max_attempts, r.workflow, COALESCE(r.priority, j.priority) AS priority
@@ -358,13 +385,17 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptByIDForUpdate
+-- name: AttemptByIDForUpdate :one
+-- in: id int64
+-- out: Attempt
 -- AttemptByID, the row locked until the end of the transaction.
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.id = ? {{for_update}};
 
--- name: AttemptsLive
+-- name: AttemptsLive :many
+-- in: executor_id int64, ids []int64
+-- out: id int64
 SELECT a.id FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
 
@@ -399,7 +430,9 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running'
   AND a.acked = 1 AND a.accept_seq <= ? AND a.id IN (?)
 ORDER BY a.id {{for_update}};
 
--- name: AttemptsLockForFinish
+-- name: AttemptsLockForFinish :many
+-- in: ids []int64
+-- out: AttemptState
 -- The attempts of a results batch, locked in id order (one table only: a
 -- join would lock job and executor rows too, and the leader's SKIP LOCKED
 -- claim would skip those jobs).
@@ -429,14 +462,18 @@ WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 UPDATE slot_attempt SET current = 0, status = ?, error_class = ?, finished_at = {{now_ms}}
 WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
 
--- name: AttemptsOfLostExecutors
+-- name: AttemptsOfLostExecutors :many
+-- in: limit int
+-- out: Attempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
 ORDER BY a.id LIMIT ?;
 
--- name: RunsSlotCounts
+-- name: RunsSlotCounts :many
+-- in: run_ids []int64
+-- out: SlotCounts
 -- Per run (IN list), with its job's child jobs and max_runs and its trigger
 -- (a succeeded scheduled run may complete its job): a failed attempt whose job allows another attempt
 -- counts as active: the leader retries it after a backoff. failures counts
@@ -531,21 +568,28 @@ UPDATE executor SET state = 'gone' WHERE state = 'lost' AND last_heartbeat < {{n
 -- name: ExecutorDeregister
 UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_id = ?;
 
--- name: RunActiveJobs
+-- name: RunActiveJobs :many
+-- in: job_ids []int64
+-- out: job_id int64
 SELECT DISTINCT job_id FROM job_run WHERE status IN ('pending', 'running') AND job_id IN (?);
 
--- name: RunCountsForMaxRuns
+-- name: RunCountsForMaxRuns :many
+-- in: job_ids []int64
+-- out: RunCounts
 -- The scheduled runs (cron, catch_up) of jobs with max_runs that succeeded
 -- and that are still pending or running.
 SELECT job_id, SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END) AS succeeded,
        SUM(CASE WHEN status IN ('pending', 'running') THEN 1 ELSE 0 END) AS active
 FROM job_run WHERE job_id IN (?) AND trigger_kind IN ('cron', 'catch_up') GROUP BY job_id;
 
--- name: AttemptsCancelRun
+-- name: AttemptsCancelRun :exec
+-- in: error string, error_msg string, run_id int64
 UPDATE slot_attempt SET status = 'cancelled', error_class = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE run_id = ? AND current = 1 AND status IN ('assigned', 'running');
 
--- name: AttemptsActiveOfRun
+-- name: AttemptsActiveOfRun :many
+-- in: run_id int64
+-- out: ActiveToken
 SELECT a.id AS token, e.address FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
 WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 
@@ -671,7 +715,9 @@ SELECT job_id, COUNT(*) AS n FROM job_run
 WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch_up')
 GROUP BY job_id;
 
--- name: AttemptsToRetry
+-- name: AttemptsToRetry :many
+-- in: limit int
+-- out: RetryCandidate
 -- A permanent failure (error_class) is never retried; retry_after_ms is the
 -- least delay its handler asked for, which the leader waits for as well as
 -- the backoff.
@@ -682,21 +728,25 @@ WHERE a.current = 1 AND a.status = 'failed' AND a.failures < j.retry_max AND a.e
   AND r.status = 'running'
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptSupersedeFailed
+-- name: AttemptSupersedeFailed :exec
+-- in: id int64
 UPDATE slot_attempt SET current = 0 WHERE id = ? AND current = 1 AND status IN ('failed', 'cancelled');
 
 -- name: AttemptInsertUnplaced
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
 VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL) {{returning_id}};
 
--- name: AttemptInsertMoved
+-- name: AttemptInsertMoved :lastid
+-- in: run_id int64, slot int, attempt int, failures int, executor_id int64, lease_ms int64
 -- The next attempt of a slot moved off an executor (lost, or unstarted work
 -- given to an idle one): same failure count as the attempt it replaces.
 -- lease_until: the database clock plus the lease, as in AttemptInsert.
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
 VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?) {{returning_id}};
 
--- name: AttemptsUnplaced
+-- name: AttemptsUnplaced :many
+-- in: id int64, limit int
+-- out: Unplaced
 -- Attempts waiting for an executor after id ? (keyset), oldest first:
 -- retries, and slots held back by a concurrency cap. idx_attempt_executor
 -- (executor_id, status, + id) gives the order directly.
@@ -712,12 +762,15 @@ ORDER BY a.id LIMIT ?;
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current)
 VALUES (?, ?, ?, NULL, 'assigned', 1);
 
--- name: AttemptPlace
+-- name: AttemptPlace :exec
+-- in: executor_id int64, lease_ms int64, id int64
 -- lease_until: the database clock plus the lease, as in AttemptInsert.
 UPDATE slot_attempt SET executor_id = ?, dispatched_at = {{now_ms}}, lease_until = {{now_ms}} + ?
 WHERE id = ? AND current = 1 AND status = 'assigned' AND executor_id IS NULL;
 
--- name: AttemptsFailedOfRun
+-- name: AttemptsFailedOfRun :many
+-- in: run_id int64
+-- out: Attempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
@@ -732,30 +785,39 @@ VALUES (?, ?, ?, ?, 1, ?, {{now_ms}})
   records = slot_stats.records * (1 - ?) + ? * {{excluded(records)}}, samples = slot_stats.samples + 1,
   last_executor = {{excluded(last_executor)}}, updated_at = {{excluded(updated_at)}};
 
--- name: SlotStatsOfJob
+-- name: SlotStatsOfJob :many
+-- in: job_id int64
+-- out: SlotStat
 SELECT slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id = ? ORDER BY slot;
 
--- name: ExecutorSetSpeed
+-- name: ExecutorSetSpeed :exec
+-- in: speed float64, id int64
 UPDATE executor SET speed = ? WHERE id = ?;
 
--- name: RunSetPredicted
+-- name: RunSetPredicted :exec
+-- in: predicted_ms int64, id int64
 UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 
--- name: AttemptForStats
+-- name: AttemptForStats :many
+-- in: ids []int64
+-- out: AttemptInfo
 SELECT a.id, a.run_id, a.slot, a.failures, COALESCE(a.executor_id, 0) AS executor_id, r.job_id, COALESCE(e.speed, 1) AS speed,
        s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name, r.app
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot LEFT JOIN job j ON j.id = r.job_id
 WHERE a.id IN (?);
 
--- name: ExecutorLoad
+-- name: ExecutorLoad :many
+-- out: ExecutorLoad
 SELECT a.executor_id, COUNT(*) AS active,
        COALESCE(SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END), 0) AS queued
 FROM slot_attempt a
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
 GROUP BY a.executor_id;
 
--- name: AttemptsQueuedOn
+-- name: AttemptsQueuedOn :many
+-- in: executor_id int64, limit int
+-- out: QueuedAttempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
        COALESCE(j.handler, '') AS handler
@@ -857,17 +919,23 @@ ORDER BY a.id LIMIT ?;
 UPDATE job_run SET status = 'skipped', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE job_id = ? AND status = 'pending' AND trigger_kind IN ('cron', 'catch_up');
 
--- name: RunsLock
+-- name: RunsLock :many
+-- in: ids []int64
+-- out: LockedRun
 -- The runs of a results batch (IN list), locked in id order, and the
 -- database clock (the settle time of those that end).
 SELECT id, job_id, app, status, epoch, {{now_ms}} AS db_now FROM job_run WHERE id IN (?) ORDER BY id {{for_update}};
 
--- name: JobForChildRun
+-- name: JobForChildRun :one
+-- in: id int64
+-- out: ChildJob
 SELECT app, name, slot_count, params, enabled, time_zone, dedup_scope, uncertain_policy, record_max_attempts,
        start_deadline, finish_deadline, deadline_action
 FROM job WHERE id = ?;
 
--- name: RunsDeadlineDue
+-- name: RunsDeadlineDue :many
+-- in: deadline_check_at int64, limit int
+-- out: DueDeadline
 -- Runs with a deadline not checked yet that has passed (deadline_check_at
 -- <= now), earliest first: the leader's deadline check
 -- (idx_run_deadline_check; checked runs have NULL there and are not in the
@@ -886,7 +954,9 @@ ORDER BY r.deadline_check_at, r.id LIMIT ?;
 -- (alarm dedup keys) and cancels nothing twice (guarded transitions).
 UPDATE job_run SET deadline_check_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
 
--- name: RunCountOfParent
+-- name: RunCountOfParent :one
+-- in: job_id int64, parent_run_id int64
+-- out: n int
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;
 
 -- Utilization samples (admin/utilization, migration 0018): one row per app
@@ -895,7 +965,8 @@ SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;
 -- (idx_attempt_status); busy and queued count the attempts of online
 -- executors only, capacity their slots, as the dashboard's table does.
 -- args: at (NULL: the database clock; tests pass a fixed instant)
--- name: UtilizationSample
+-- name: UtilizationSample :exec
+-- in: at sql.NullInt64
 INSERT INTO utilization_sample (at, app, executors, capacity, busy, queued)
 SELECT COALESCE(?, {{now_ms}}), e.app,
        SUM(CASE WHEN e.state = 'online' THEN 1 ELSE 0 END),
@@ -927,7 +998,9 @@ SELECT app, (at DIV ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capac
 FROM utilization_sample
 WHERE at >= ? AND at < ? AND (? = 1 OR app IN (?))
 GROUP BY app, bucket ORDER BY app, bucket;
--- name: UtilizationBuckets
+-- name: UtilizationBuckets :many
+-- in: width_ms int64, width_ms int64, from_ms int64, to_ms int64, all_apps bool, apps []string
+-- out: bucketRow
 SELECT app, (at / ?) * ? AS bucket, SUM(executors) AS executors_sum, SUM(capacity) AS capacity_sum,
        MAX(busy) AS busy, MAX(queued) AS queued, COUNT(*) AS samples
 FROM utilization_sample

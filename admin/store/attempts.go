@@ -38,8 +38,8 @@ func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
 
 // Attempts returns every attempt of a run, by slot then attempt.
 func (s *Store) Attempts(ctx context.Context, runID int64) ([]Attempt, error) {
-	var out []Attempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsOfRun), runID); err != nil {
+	out, err := s.q.AttemptsOfRun(ctx, s.db, runID)
+	if err != nil {
 		return nil, fmt.Errorf("attempts of run %d: %w", runID, err)
 	}
 	return out, nil
@@ -47,8 +47,8 @@ func (s *Store) Attempts(ctx context.Context, runID int64) ([]Attempt, error) {
 
 // Attempt returns one attempt by token.
 func (s *Store) Attempt(ctx context.Context, token int64) (Attempt, error) {
-	var a Attempt
-	if err := s.db.GetContext(ctx, &a, s.q.get(qAttemptByID), token); err != nil {
+	a, err := s.q.AttemptByID(ctx, s.db, token)
+	if err != nil {
 		return a, notFound(err, fmt.Sprintf("attempt %d", token))
 	}
 	return a, nil
@@ -84,8 +84,8 @@ type DispatchSlot struct {
 // UnackedFor returns the current attempts placed on an executor that it has
 // not acknowledged yet (delivered again in heartbeat responses).
 func (s *Store) UnackedFor(ctx context.Context, executorID int64, limit int) ([]DispatchSlot, error) {
-	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qDispatchUnacked), executorID, limit); err != nil {
+	out, err := s.q.DispatchUnacked(ctx, s.db, dispatchUnackedParams{ExecutorID: executorID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("unacknowledged attempts of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -141,8 +141,8 @@ type ExecutorLoad struct {
 
 // Loads returns the load of every executor that has work.
 func (s *Store) Loads(ctx context.Context) (map[int64]ExecutorLoad, error) {
-	var rows []ExecutorLoad
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qExecutorLoad)); err != nil {
+	rows, err := s.q.ExecutorLoad(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("executor loads: %w", err)
 	}
 	out := make(map[int64]ExecutorLoad, len(rows))
@@ -162,8 +162,8 @@ type QueuedAttempt struct {
 // QueuedOn returns up to limit attempts queued (acknowledged, not started)
 // on an executor, newest first: the ones it would start last.
 func (s *Store) QueuedOn(ctx context.Context, executorID int64, limit int) ([]QueuedAttempt, error) {
-	var out []QueuedAttempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsQueuedOn), executorID, limit); err != nil {
+	out, err := s.q.AttemptsQueuedOn(ctx, s.db, attemptsQueuedOnParams{ExecutorID: executorID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("queued attempts of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -176,12 +176,8 @@ func (s *Store) StaleTokens(ctx context.Context, executorID int64, tokens []int6
 	if len(tokens) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qAttemptsLive), executorID, tokens)
+	live, err := s.q.AttemptsLive(ctx, s.db, attemptsLiveParams{ExecutorID: executorID, IDs: tokens})
 	if err != nil {
-		return nil, err
-	}
-	var live []int64
-	if err := s.db.SelectContext(ctx, &live, q, args...); err != nil {
 		return nil, fmt.Errorf("live tokens of executor %d: %w", executorID, err)
 	}
 	ok := make(map[int64]bool, len(live))
@@ -205,8 +201,8 @@ type ActiveToken struct {
 
 // LostAttempts returns current, unfinished attempts whose executor is lost.
 func (s *Store) LostAttempts(ctx context.Context, limit int) ([]Attempt, error) {
-	var out []Attempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsOfLostExecutors), limit); err != nil {
+	out, err := s.q.AttemptsOfLostExecutors(ctx, s.db, limit)
+	if err != nil {
 		return nil, fmt.Errorf("attempts of lost executors: %w", err)
 	}
 	return out, nil
@@ -246,12 +242,13 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID i
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertMoved), old.RunID, old.Slot, old.Attempt+1, old.Failures, executorID, lease.Milliseconds())
+		token, err = s.q.AttemptInsertMoved(ctx, tx, attemptInsertMovedParams{
+			RunID: old.RunID, Slot: old.Slot, Attempt: old.Attempt + 1, Failures: old.Failures, ExecutorID: executorID, LeaseMS: lease.Milliseconds(),
+		})
 		if err != nil {
 			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
 		}
-		token, err = res.LastInsertId()
-		return err
+		return nil
 	})
 	return token, err
 }

@@ -29,8 +29,8 @@ type DueDeadline struct {
 // is at or before nowMS (Unix ms), earliest first: one indexed query
 // (idx_run_deadline_check).
 func (s *Store) DeadlinesDue(ctx context.Context, nowMS int64, limit int) ([]DueDeadline, error) {
-	var out []DueDeadline
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qRunsDeadlineDue), nowMS, limit); err != nil {
+	out, err := s.q.RunsDeadlineDue(ctx, s.db, runsDeadlineDueParams{DeadlineCheckAt: nowMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("runs past a deadline: %w", err)
 	}
 	return out, nil

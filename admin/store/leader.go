@@ -18,13 +18,9 @@ type LeaderRecord struct {
 // stored one. It returns false when a larger or equal epoch is already
 // recorded: the caller must not lead.
 func (s *Store) ClaimEpoch(ctx context.Context, epoch int64, holder string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qLeaderClaim), epoch, holder, epoch)
+	n, err := s.q.LeaderClaim(ctx, s.db, leaderClaimParams{Epoch: epoch, Holder: holder})
 	if err != nil {
 		return false, fmt.Errorf("claim leader epoch %d: %w", epoch, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, err
 	}
 	return n == 1, nil
 }
@@ -48,8 +44,8 @@ func (t *Tx) CheckEpoch(ctx context.Context, epoch int64) error {
 
 // checkEpoch is Tx.CheckEpoch for the store's own transactions.
 func (s *Store) checkEpoch(ctx context.Context, tx *sqlx.Tx, epoch int64) error {
-	var cur int64
-	if err := tx.GetContext(ctx, &cur, s.q.get(qLeaderGetShared)); err != nil {
+	cur, err := s.q.LeaderGetShared(ctx, tx)
+	if err != nil {
 		return fmt.Errorf("read leader epoch: %w", err)
 	}
 	if cur != epoch {

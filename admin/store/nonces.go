@@ -51,11 +51,11 @@ func NewNonces(st *Store, log *slog.Logger, now func() time.Time) *Nonces {
 // Claim records nonce, valid until expires, and reports whether it was new;
 // false means some replica accepted a request with it already.
 func (n *Nonces) Claim(ctx context.Context, nonce string, expires time.Time) (bool, error) {
-	res, err := n.st.db.ExecContext(ctx, n.st.q.get(qNonceClaim), nonce, expires.UnixMilli())
+	c, err := n.st.q.NonceClaim(ctx, n.st.db, nonceClaimParams{Nonce: nonce, ExpiresAt: expires.UnixMilli()})
 	if err != nil {
 		return false, fmt.Errorf("record request nonce: %w", err)
 	}
-	if c, _ := res.RowsAffected(); c == 0 {
+	if c == 0 {
 		return false, nil
 	}
 	now := n.now().UnixMilli()
@@ -75,10 +75,9 @@ func (n *Nonces) Claim(ctx context.Context, nonce string, expires time.Time) (bo
 // Purge deletes up to limit nonces that expired before cutoff and returns
 // how many it deleted.
 func (n *Nonces) Purge(ctx context.Context, cutoff time.Time, limit int) (int64, error) {
-	res, err := n.st.db.ExecContext(ctx, n.st.q.get(qNoncePurge), cutoff.UnixMilli(), limit)
+	c, err := n.st.q.NoncePurge(ctx, n.st.db, noncePurgeParams{ExpiresAt: cutoff.UnixMilli(), Limit: limit})
 	if err != nil {
 		return 0, fmt.Errorf("purge expired request nonces: %w", err)
 	}
-	c, _ := res.RowsAffected()
 	return c, nil
 }

@@ -25,22 +25,12 @@ func (t *Tx) RunResults(ctx context.Context, ids []int64) (map[int64]json.RawMes
 	return t.s.runResults(ctx, t.tx, ids)
 }
 
-func (s *Store) runResults(ctx context.Context, q sqlx.QueryerContext, ids []int64) (map[int64]json.RawMessage, error) {
-	type row struct {
-		RunID     int64  `db:"run_id"`
-		Slot      int    `db:"slot"`
-		Result    string `db:"result"`
-		SlotCount int    `db:"slot_count"`
-	}
+func (s *Store) runResults(ctx context.Context, db sqlx.ExtContext, ids []int64) (map[int64]json.RawMessage, error) {
 	out := map[int64]json.RawMessage{}
 	slots := map[int64]map[string]json.RawMessage{}
 	for start := 0; start < len(ids); start += 1000 {
-		query, args, err := sqlx.In(s.q.get(qRunResults), ids[start:min(start+1000, len(ids))])
+		rows, err := s.q.RunResults(ctx, db, ids[start:min(start+1000, len(ids))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []row
-		if err := sqlx.SelectContext(ctx, q, &rows, query, args...); err != nil {
 			return nil, fmt.Errorf("results of %d runs: %w", len(ids), err)
 		}
 		for _, r := range rows {

@@ -31,8 +31,8 @@ type RetryCandidate struct {
 // (an attempt lost with its executor or moved to another one does not use
 // up a retry). A permanent failure (error class) is never a candidate.
 func (s *Store) RetryCandidates(ctx context.Context, limit int) ([]RetryCandidate, error) {
-	var out []RetryCandidate
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsToRetry), limit); err != nil {
+	out, err := s.q.AttemptsToRetry(ctx, s.db, limit)
+	if err != nil {
 		return nil, fmt.Errorf("attempts to retry: %w", err)
 	}
 	return out, nil
@@ -57,14 +57,14 @@ func (s *Store) Retry(ctx context.Context, epoch int64, c RetryCandidate) (int64
 }
 
 func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, token, runID int64, slot, attempt, failures int) (int64, error) {
-	res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersedeFailed), token)
+	n, err := s.q.AttemptSupersedeFailed(ctx, tx, token)
 	if err != nil {
 		return 0, fmt.Errorf("supersede token %d: %w", token, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return 0, nil
 	}
-	res, err = tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), runID, slot, attempt+1, failures)
+	res, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), runID, slot, attempt+1, failures)
 	if err != nil {
 		return 0, fmt.Errorf("retry slot %d of run %d: %w", slot, runID, err)
 	}
@@ -84,8 +84,7 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved = 0
 		for _, tok := range tokens {
-			var a Attempt
-			err := tx.GetContext(ctx, &a, s.q.get(qAttemptByIDForUpdate), tok)
+			a, err := s.q.AttemptByIDForUpdate(ctx, tx, tok)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
@@ -130,8 +129,8 @@ type Unplaced struct {
 // (retries, and slots a concurrency cap holds back) with a token larger
 // than afterToken, oldest first.
 func (s *Store) UnplacedAttempts(ctx context.Context, afterToken int64, limit int) ([]Unplaced, error) {
-	var out []Unplaced
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnplaced), afterToken, limit); err != nil {
+	out, err := s.q.AttemptsUnplaced(ctx, s.db, attemptsUnplacedParams{ID: afterToken, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("unplaced attempts: %w", err)
 	}
 	return out, nil
@@ -159,11 +158,11 @@ func (s *Store) PlaceAttempts(ctx context.Context, epoch int64, lease time.Durat
 			return err
 		}
 		for _, p := range ps {
-			res, err := tx.ExecContext(ctx, s.q.get(qAttemptPlace), p.ExecutorID, lease.Milliseconds(), p.Token)
+			n, err := s.q.AttemptPlace(ctx, tx, attemptPlaceParams{ExecutorID: p.ExecutorID, LeaseMS: lease.Milliseconds(), ID: p.Token})
 			if err != nil {
 				return fmt.Errorf("place token %d: %w", p.Token, err)
 			}
-			if n, _ := res.RowsAffected(); n == 1 {
+			if n == 1 {
 				done = append(done, p)
 			}
 		}
@@ -178,8 +177,8 @@ func (s *Store) PlaceAttempts(ctx context.Context, epoch int64, lease time.Durat
 // FailedAttemptsOfRun returns the current attempts of a run whose slot
 // failed or was cancelled: what a retry by hand runs again.
 func (t *Tx) FailedAttemptsOfRun(ctx context.Context, runID int64) ([]Attempt, error) {
-	var out []Attempt
-	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qAttemptsFailedOfRun), runID); err != nil {
+	out, err := t.s.q.AttemptsFailedOfRun(ctx, t.tx, runID)
+	if err != nil {
 		return nil, fmt.Errorf("failed slots of run %d: %w", runID, err)
 	}
 	return out, nil
@@ -188,11 +187,10 @@ func (t *Tx) FailedAttemptsOfRun(ctx context.Context, runID int64) ([]Attempt, e
 // ReopenRun moves run runID from status from back to running at atMS (its
 // finish time and error cleared); false when it was not in from.
 func (t *Tx) ReopenRun(ctx context.Context, runID int64, from string, atMS int64) (bool, error) {
-	res, err := t.tx.ExecContext(ctx, t.s.q.get(qRunReopen), atMS, runID, from)
+	k, err := t.s.q.RunReopen(ctx, t.tx, runReopenParams{StartedAt: atMS, ID: runID, Status: from})
 	if err != nil {
 		return false, fmt.Errorf("reopen run %d: %w", runID, err)
 	}
-	k, _ := res.RowsAffected()
 	return k == 1, nil
 }
 

@@ -72,7 +72,7 @@ func (r NewRun) insertArgs(epoch int64) []any {
 // withApps returns runs with App and JobName filled in from their jobs
 // where either is empty (one query for all of them); runs whose job is gone
 // keep "".
-func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewRun) ([]NewRun, error) {
+func (s *Store) withApps(ctx context.Context, db sqlx.ExtContext, runs []NewRun) ([]NewRun, error) {
 	var ids []int64
 	for _, r := range runs {
 		if r.App == "" || r.JobName == "" {
@@ -86,12 +86,8 @@ func (s *Store) withApps(ctx context.Context, q sqlx.QueryerContext, runs []NewR
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	for start := 0; start < len(ids); start += 1000 {
-		text, args, err := sqlx.In(s.q.get(qJobApps), ids[start:min(start+1000, len(ids))])
+		rows, err := s.q.JobApps(ctx, db, ids[start:min(start+1000, len(ids))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []JobKey
-		if err := sqlx.SelectContext(ctx, q, &rows, text, args...); err != nil {
 			return nil, fmt.Errorf("apps of %d jobs: %w", len(ids), err)
 		}
 		for _, r := range rows {
@@ -160,8 +156,8 @@ func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, 
 
 // Run returns a run or ErrNotFound.
 func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
-	var r Run
-	if err := s.db.GetContext(ctx, &r, s.q.get(qRunByID), id); err != nil {
+	r, err := s.q.RunByID(ctx, s.db, id)
+	if err != nil {
 		return r, notFound(err, fmt.Sprintf("run %d", id))
 	}
 	return r, nil
@@ -197,8 +193,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 		// Keyset on (scheduled_at, id): the runs after run BeforeID in
 		// the list's order. A cursor run that is gone (retention) pages
 		// by id alone.
-		var at int64
-		err := s.db.GetContext(ctx, &at, s.q.get(qRunScheduledAt), f.BeforeID)
+		at, err := s.q.RunScheduledAt(ctx, s.db, f.BeforeID)
 		switch {
 		case err == nil:
 			runKeyset(&w, at, f.BeforeID)
@@ -297,8 +292,8 @@ func (s *Store) CountRuns(ctx context.Context, f RunFilter, limit int) (n int64,
 // the pre-read window), its start_after (jittered runs) or its held_until
 // (held runs: store.HoldPending).
 func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt64, error) {
-	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get(qRunNextPending), nowMS, nowMS, nowMS); err != nil {
+	v, err := s.q.RunNextPending(ctx, s.db, nowMS)
+	if err != nil {
 		return v, fmt.Errorf("next pending run: %w", err)
 	}
 	return v, nil
@@ -307,8 +302,8 @@ func (s *Store) NextPendingAfter(ctx context.Context, nowMS int64) (sql.NullInt6
 // RunningRunIDs returns the ids of up to limit running runs of a job, in no
 // order: the start round's overlap check (it reads only those runs).
 func (s *Store) RunningRunIDs(ctx context.Context, jobID int64, limit int) ([]int64, error) {
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get(qRunRunningIDsOfJob), jobID, limit); err != nil {
+	ids, err := s.q.RunRunningIDsOfJob(ctx, s.db, runRunningIDsOfJobParams{JobID: jobID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("running runs of job %d: %w", jobID, err)
 	}
 	return ids, nil
@@ -316,8 +311,8 @@ func (s *Store) RunningRunIDs(ctx context.Context, jobID int64, limit int) ([]in
 
 // HasActiveRun reports whether a job has a pending or running run.
 func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qRunActiveForJob), jobID); err != nil {
+	n, err := s.q.RunActiveForJob(ctx, s.db, jobID)
+	if err != nil {
 		return false, fmt.Errorf("active runs of job %d: %w", jobID, err)
 	}
 	return n > 0, nil
@@ -325,17 +320,12 @@ func (s *Store) HasActiveRun(ctx context.Context, jobID int64) (bool, error) {
 
 // ActiveJobs returns which of jobIDs have a pending or running run.
 func (t *Tx) ActiveJobs(ctx context.Context, jobIDs []int64) (map[int64]bool, error) {
-	s, q := t.s, t.tx
 	out := map[int64]bool{}
 	if len(jobIDs) == 0 {
 		return out, nil
 	}
-	text, args, err := sqlx.In(s.q.get(qRunActiveJobs), jobIDs)
+	ids, err := t.s.q.RunActiveJobs(ctx, t.tx, jobIDs)
 	if err != nil {
-		return nil, err
-	}
-	var ids []int64
-	if err := sqlx.SelectContext(ctx, q, &ids, text, args...); err != nil {
 		return nil, fmt.Errorf("active runs of %d jobs: %w", len(jobIDs), err)
 	}
 	for _, id := range ids {
@@ -367,12 +357,14 @@ func (t *Tx) TransitionRun(ctx context.Context, tr RunTransition) (bool, error) 
 	return t.s.transitionRun(ctx, t.tx, tr)
 }
 
-func (s *Store) transitionRun(ctx context.Context, ex sqlx.ExecerContext, t RunTransition) (bool, error) {
-	res, err := ex.ExecContext(ctx, s.q.get(qRunTransition), t.To, t.StartedAt, t.FinishedAt, truncate(t.Reason.String(), 2000), t.Reason, t.ID, t.From)
+func (s *Store) transitionRun(ctx context.Context, db sqlx.ExtContext, t RunTransition) (bool, error) {
+	n, err := s.q.RunTransition(ctx, db, runTransitionParams{
+		Status: t.To, StartedAt: t.StartedAt, FinishedAt: t.FinishedAt, Error: truncate(t.Reason.String(), 2000), ErrorMsg: t.Reason.Stored(),
+		ID: t.ID, FromStatus: t.From,
+	})
 	if err != nil {
 		return false, fmt.Errorf("run %d %s→%s: %w", t.ID, t.From, t.To, err)
 	}
-	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
 
@@ -397,12 +389,8 @@ func (t *Tx) RunCountsForMaxRuns(ctx context.Context, jobIDs []int64) (map[int64
 	if len(jobIDs) == 0 {
 		return nil, nil
 	}
-	text, args, err := sqlx.In(t.s.q.get(qRunCountsForMaxRuns), jobIDs)
+	rows, err := t.s.q.RunCountsForMaxRuns(ctx, t.tx, jobIDs)
 	if err != nil {
-		return nil, err
-	}
-	var rows []RunCounts
-	if err := sqlx.SelectContext(ctx, t.tx, &rows, text, args...); err != nil {
 		return nil, fmt.Errorf("run counts of %d jobs with max_runs: %w", len(jobIDs), err)
 	}
 	out := make(map[int64]RunCounts, len(rows))

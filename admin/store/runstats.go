@@ -123,7 +123,7 @@ func (r runStatRow) stat() RunStat {
 // before which every minute is folded into the rollup; ok is false before
 // the first fold of the installation (no cursor yet).
 func (s *Store) RunStatsFoldedUntil(ctx context.Context) (until int64, ok bool, err error) {
-	err = s.db.GetContext(ctx, &until, s.q.get(qRunStatCursorGet))
+	until, err = s.q.RunStatCursorGet(ctx, s.db)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -140,7 +140,10 @@ func (s *Store) InitRunStats(ctx context.Context, fromMS int64) (int64, error) {
 	if fromMS%MinuteMS != 0 {
 		return 0, fmt.Errorf("run stats: %d is not a minute boundary", fromMS)
 	}
-	if _, err := s.exec(ctx, s.q.get(qRunStatCursorInit), fromMS); err != nil {
+	if err := retry(ctx, func() error {
+		_, err := s.q.RunStatCursorInit(ctx, s.db, fromMS)
+		return err
+	}); err != nil {
 		return 0, fmt.Errorf("run stats cursor: start at %d: %w", fromMS, err)
 	}
 	until, _, err := s.RunStatsFoldedUntil(ctx)
@@ -172,12 +175,12 @@ func (s *Store) FoldRunStats(ctx context.Context, minuteMS int64) (folded bool, 
 	end := minuteMS + MinuteMS
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		folded = false
-		res, err := tx.ExecContext(ctx, s.q.get(qRunStatCursorAdvance), end, minuteMS)
+		n, err := s.q.RunStatCursorAdvance(ctx, tx, runStatCursorAdvanceParams{FoldedUntil: end, FromFoldedUntil: minuteMS})
 		if err != nil {
 			return fmt.Errorf("advance the cursor: %w", err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
+		if n == 0 {
+			return nil
 		}
 		per := map[string]*RunStat{}
 		of := func(app string) *RunStat {
@@ -186,18 +189,15 @@ func (s *Store) FoldRunStats(ctx context.Context, minuteMS int64) (folded bool, 
 			}
 			return per[app]
 		}
-		var started []struct {
-			App string `db:"app"`
-			N   int64  `db:"n"`
-		}
-		if err := tx.SelectContext(ctx, &started, s.q.get(qRunStatStarted), minuteMS, end); err != nil {
+		started, err := s.q.RunStatStarted(ctx, tx, runStatStartedParams{FromMS: minuteMS, ToMS: end})
+		if err != nil {
 			return fmt.Errorf("runs started: %w", err)
 		}
 		for _, r := range started {
 			of(r.App).Started = r.N
 		}
-		var finished []finishedRun
-		if err := tx.SelectContext(ctx, &finished, s.q.get(qRunStatFinished), minuteMS, end); err != nil {
+		finished, err := s.q.RunStatFinished(ctx, tx, runStatFinishedParams{FromMS: minuteMS, ToMS: end})
+		if err != nil {
 			return fmt.Errorf("runs finished: %w", err)
 		}
 		for _, r := range finished {
@@ -216,13 +216,12 @@ func (s *Store) FoldRunStats(ctx context.Context, minuteMS int64) (folded bool, 
 				st.Lag[LagBucket(max(0, r.FirstStartedAt.Int64-r.ScheduledAt))]++
 			}
 		}
-		q := s.q.get(qRunStatInsert)
 		for _, st := range per {
-			args := []any{st.Minute, st.App, st.Started, st.Succeeded, st.Failed, st.Cancelled, st.Skipped}
-			for _, c := range st.Lag {
-				args = append(args, c)
-			}
-			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			l := st.Lag
+			if _, err := s.q.RunStatInsert(ctx, tx, runStatInsertParams{
+				Minute: st.Minute, App: st.App, Started: st.Started, Succeeded: st.Succeeded, Failed: st.Failed, Cancelled: st.Cancelled, Skipped: st.Skipped,
+				Lag0: l[0], Lag1: l[1], Lag2: l[2], Lag3: l[3], Lag4: l[4], Lag5: l[5], Lag6: l[6], Lag7: l[7], Lag8: l[8], Lag9: l[9], Lag10: l[10], Lag11: l[11],
+			}); err != nil {
 				return fmt.Errorf("insert the minute of app %q: %w", st.App, err)
 			}
 		}
@@ -249,15 +248,14 @@ func (s *Store) RunStats(ctx context.Context, f RunStatFilter) ([]RunStat, error
 	if f.Apps != nil && len(f.Apps) == 0 {
 		return nil, nil
 	}
-	q, args := s.q.get(qRunStatRange), []any{f.FromMS, f.ToMS}
-	if f.Apps != nil {
-		var err error
-		if q, args, err = sqlx.In(s.q.get(qRunStatRangeOfApps), f.Apps, f.FromMS, f.ToMS); err != nil {
-			return nil, err
-		}
-	}
 	var rows []runStatRow
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
+	var err error
+	if f.Apps != nil {
+		rows, err = s.q.RunStatRangeOfApps(ctx, s.db, runStatRangeOfAppsParams{Apps: f.Apps, FromMS: f.FromMS, ToMS: f.ToMS})
+	} else {
+		rows, err = s.q.RunStatRange(ctx, s.db, runStatRangeParams{FromMS: f.FromMS, ToMS: f.ToMS})
+	}
+	if err != nil {
 		return nil, fmt.Errorf("run stats from %d to %d: %w", f.FromMS, f.ToMS, err)
 	}
 	out := make([]RunStat, len(rows))
@@ -270,9 +268,14 @@ func (s *Store) RunStats(ctx context.Context, f RunStatFilter) ([]RunStat, error
 // PruneRunStats deletes the minutes before beforeMS and returns how many
 // rows went.
 func (s *Store) PruneRunStats(ctx context.Context, beforeMS int64) (int64, error) {
-	res, err := s.exec(ctx, s.q.get(qRunStatPrune), beforeMS)
+	var n int64
+	err := retry(ctx, func() error {
+		var err error
+		n, err = s.q.RunStatPrune(ctx, s.db, beforeMS)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune run stats before %d: %w", beforeMS, err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }

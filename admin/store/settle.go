@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
@@ -82,7 +80,7 @@ type AttemptState struct {
 // LockAttempts locks the attempts of tokens (sorted) in id order and returns
 // them by id; unknown tokens are absent.
 func (t *Tx) LockAttempts(ctx context.Context, tokens []int64) (map[int64]AttemptState, error) {
-	rows, err := selectIn[AttemptState](ctx, t, qAttemptsLockForFinish, tokens)
+	rows, err := t.s.q.AttemptsLockForFinish(ctx, t.tx, tokens)
 	if err != nil {
 		return nil, fmt.Errorf("lock %d attempts: %w", len(tokens), err)
 	}
@@ -91,20 +89,6 @@ func (t *Tx) LockAttempts(ctx context.Context, tokens []int64) (map[int64]Attemp
 		out[r.Token] = r
 	}
 	return out, nil
-}
-
-// selectIn runs the named query whose one "IN (?)" list takes ids in the
-// transaction and returns its rows.
-func selectIn[T any](ctx context.Context, t *Tx, name query, ids []int64) ([]T, error) {
-	q, args, err := sqlx.In(t.s.q.get(name), ids)
-	if err != nil {
-		return nil, err
-	}
-	var rows []T
-	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
-		return nil, err
-	}
-	return rows, nil
 }
 
 // ApplyOutcomes writes accepted outcomes (distinct tokens, locked and
@@ -152,7 +136,7 @@ type LockedRun struct {
 // other's slot as still active (READ COMMITTED), and neither would finish
 // the run. Unknown ids are absent.
 func (t *Tx) LockRuns(ctx context.Context, runIDs []int64) ([]LockedRun, error) {
-	locked, err := selectIn[LockedRun](ctx, t, qRunsLock, runIDs)
+	locked, err := t.s.q.RunsLock(ctx, t.tx, runIDs)
 	if err != nil {
 		return nil, fmt.Errorf("lock %d runs: %w", len(runIDs), err)
 	}
@@ -185,13 +169,13 @@ type JobMaxRuns struct {
 // JobsMaxRuns returns, of jobIDs, the jobs with max_runs that are not
 // completed, with their succeeded scheduled runs.
 func (t *Tx) JobsMaxRuns(ctx context.Context, jobIDs []int64) ([]JobMaxRuns, error) {
-	return selectIn[JobMaxRuns](ctx, t, qJobsMaxRunsReached, jobIDs)
+	return t.s.q.JobsMaxRunsReached(ctx, t.tx, jobIDs)
 }
 
 // CompleteJobIfOpen marks job id completed now with why, unless it is
 // completed already (then it changes nothing).
 func (t *Tx) CompleteJobIfOpen(ctx context.Context, id int64, why msg.Msg) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qJobCompleteIfOpen), why, id); err != nil {
+	if _, err := t.s.q.JobCompleteIfOpen(ctx, t.tx, jobCompleteIfOpenParams{CompletedMsg: why.Stored(), ID: id}); err != nil {
 		return fmt.Errorf("complete job %d: %w", id, err)
 	}
 	return nil
@@ -200,7 +184,7 @@ func (t *Tx) CompleteJobIfOpen(ctx context.Context, id int64, why msg.Msg) error
 // RunSlotCounts returns the slot counts of runIDs by run, in one grouped
 // query; a run without current attempts is absent.
 func (t *Tx) RunSlotCounts(ctx context.Context, runIDs []int64) (map[int64]SlotCounts, error) {
-	rows, err := selectIn[SlotCounts](ctx, t, qRunsSlotCounts, runIDs)
+	rows, err := t.s.q.RunsSlotCounts(ctx, t.tx, runIDs)
 	if err != nil {
 		return nil, fmt.Errorf("slot counts of %d runs: %w", len(runIDs), err)
 	}
@@ -260,7 +244,7 @@ type ChildJob struct {
 
 // ChildJob reads a child job; found is false when it was deleted.
 func (t *Tx) ChildJob(ctx context.Context, id int64) (job ChildJob, found bool, err error) {
-	err = t.tx.GetContext(ctx, &job, t.s.q.get(qJobForChildRun), id)
+	job, err = t.s.q.JobForChildRun(ctx, t.tx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return job, false, nil
 	}
@@ -279,8 +263,8 @@ func (t *Tx) ChildJob(ctx context.Context, id int64) (job ChildJob, found bool, 
 func (t *Tx) InsertChildRun(ctx context.Context, epoch int64, r NewRun) error {
 	atMS := r.ScheduledAt
 	for at := atMS; at < atMS+100; at++ {
-		var exists int
-		if err := t.tx.GetContext(ctx, &exists, t.s.q.get(qRunCountOfParent), r.JobID, r.ParentRunID); err != nil {
+		exists, err := t.s.q.RunCountOfParent(ctx, t.tx, runCountOfParentParams{JobID: r.JobID, ParentRunID: r.ParentRunID})
+		if err != nil {
 			return fmt.Errorf("child run of %d: %w", r.ParentRunID, err)
 		}
 		if exists > 0 {
@@ -303,8 +287,8 @@ func (t *Tx) RaiseAlarms(ctx context.Context, alarms ...Alarm) error {
 // ActiveAttemptsOfRun returns the run's unfinished current attempts and
 // where their executors listen.
 func (t *Tx) ActiveAttemptsOfRun(ctx context.Context, runID int64) ([]ActiveToken, error) {
-	var active []ActiveToken
-	if err := t.tx.SelectContext(ctx, &active, t.s.q.get(qAttemptsActiveOfRun), runID); err != nil {
+	active, err := t.s.q.AttemptsActiveOfRun(ctx, t.tx, runID)
+	if err != nil {
 		return nil, fmt.Errorf("active attempts of run %d: %w", runID, err)
 	}
 	return active, nil
@@ -313,7 +297,7 @@ func (t *Tx) ActiveAttemptsOfRun(ctx context.Context, runID int64) ([]ActiveToke
 // CancelAttemptsOfRun cancels the run's unfinished current attempts, with
 // reason as their error.
 func (t *Tx) CancelAttemptsOfRun(ctx context.Context, runID int64, reason msg.Msg) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qAttemptsCancelRun), truncate(reason.String(), 2000), reason, runID); err != nil {
+	if _, err := t.s.q.AttemptsCancelRun(ctx, t.tx, attemptsCancelRunParams{Error: truncate(reason.String(), 2000), ErrorMsg: reason.Stored(), RunID: runID}); err != nil {
 		return fmt.Errorf("cancel attempts of run %d: %w", runID, err)
 	}
 	return nil

@@ -25,8 +25,8 @@ type SlotStat struct {
 
 // SlotStats returns the measured slots of a job, by slot.
 func (s *Store) SlotStats(ctx context.Context, jobID int64) ([]SlotStat, error) {
-	var out []SlotStat
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qSlotStatsOfJob), jobID); err != nil {
+	out, err := s.q.SlotStatsOfJob(ctx, s.db, jobID)
+	if err != nil {
 		return nil, fmt.Errorf("slot stats of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -34,7 +34,7 @@ func (s *Store) SlotStats(ctx context.Context, jobID int64) ([]SlotStat, error) 
 
 // SetPredicted records the makespan the placement predicted for a run.
 func (s *Store) SetPredicted(ctx context.Context, runID, predictedMS int64) error {
-	_, err := s.db.ExecContext(ctx, s.q.get(qRunSetPredicted), predictedMS, runID)
+	_, err := s.q.RunSetPredicted(ctx, s.db, runSetPredictedParams{PredictedMS: predictedMS, ID: runID})
 	return err
 }
 
@@ -60,7 +60,7 @@ type AttemptInfo struct {
 // attempts of tokens needs (AttemptInfo), by token; unknown tokens are
 // absent.
 func (t *Tx) AttemptInfos(ctx context.Context, tokens []int64) (map[int64]AttemptInfo, error) {
-	rows, err := selectIn[AttemptInfo](ctx, t, qAttemptForStats, tokens)
+	rows, err := t.s.q.AttemptForStats(ctx, t.tx, tokens)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of %d results: %w", len(tokens), err)
 	}
@@ -149,7 +149,7 @@ func (t *Tx) RecordSlotStats(ctx context.Context, applied []SlotOutcome, info ma
 		if a.CostMS.Valid && a.LastExec.Valid && a.LastExec.Int64 != a.ExecutorID && a.CostMS.Float64 >= 20 && durMS >= 20 {
 			sample := min(max(a.CostMS.Float64/durMS, 0.05), 20)
 			newSpeed := speed*(1-SpeedAlpha) + sample*SpeedAlpha
-			if _, err := tx.ExecContext(ctx, s.q.get(qExecutorSetSpeed), newSpeed, a.ExecutorID); err != nil {
+			if _, err := s.q.ExecutorSetSpeed(ctx, tx, executorSetSpeedParams{Speed: newSpeed, ID: a.ExecutorID}); err != nil {
 				return fmt.Errorf("update executor speed: %w", err)
 			}
 		}

@@ -5,12 +5,325 @@ package store
 import (
 	"context"
 	"database/sql"
+	"github.com/jmoiron/sqlx"
 )
+
+// AttemptByID runs query AttemptByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) AttemptByID(ctx context.Context, db dbtx, id int64) (Attempt, error) {
+	var r Attempt
+	err := sqlx.GetContext(ctx, db, &r, q[qAttemptByID], id)
+	return r, err
+}
+
+// AttemptByIDForUpdate runs query AttemptByIDForUpdate of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) AttemptByIDForUpdate(ctx context.Context, db dbtx, id int64) (Attempt, error) {
+	var r Attempt
+	err := sqlx.GetContext(ctx, db, &r, q[qAttemptByIDForUpdate], id)
+	return r, err
+}
+
+// AttemptForStats runs query AttemptForStats of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptForStats(ctx context.Context, db dbtx, ids []int64) ([]AttemptInfo, error) {
+	text, args, err := sqlx.In(q[qAttemptForStats], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []AttemptInfo{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptInsertMovedParams are the parameters of AttemptInsertMoved.
+type attemptInsertMovedParams struct {
+	RunID      int64 // run_id
+	Slot       int   // slot
+	Attempt    int   // attempt
+	Failures   int   // failures
+	ExecutorID int64 // executor_id
+	LeaseMS    int64 // lease_ms
+}
+
+// AttemptInsertMoved runs query AttemptInsertMoved of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) AttemptInsertMoved(ctx context.Context, db dbtx, p attemptInsertMovedParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptInsertMoved], p.RunID, p.Slot, p.Attempt, p.Failures, p.ExecutorID, p.LeaseMS)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// attemptPlaceParams are the parameters of AttemptPlace.
+type attemptPlaceParams struct {
+	ExecutorID int64 // executor_id
+	LeaseMS    int64 // lease_ms
+	ID         int64 // id
+}
+
+// AttemptPlace runs query AttemptPlace of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptPlace(ctx context.Context, db dbtx, p attemptPlaceParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptPlace], p.ExecutorID, p.LeaseMS, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AttemptSupersedeFailed runs query AttemptSupersedeFailed of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptSupersedeFailed(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptSupersedeFailed], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AttemptsActiveOfRun runs query AttemptsActiveOfRun of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsActiveOfRun(ctx context.Context, db dbtx, runID int64) ([]ActiveToken, error) {
+	out := []ActiveToken{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsActiveOfRun], runID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptsCancelRunParams are the parameters of AttemptsCancelRun.
+type attemptsCancelRunParams struct {
+	Error    string // error
+	ErrorMsg string // error_msg
+	RunID    int64  // run_id
+}
+
+// AttemptsCancelRun runs query AttemptsCancelRun of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptsCancelRun(ctx context.Context, db dbtx, p attemptsCancelRunParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptsCancelRun], p.Error, p.ErrorMsg, p.RunID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AttemptsFailedOfRun runs query AttemptsFailedOfRun of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsFailedOfRun(ctx context.Context, db dbtx, runID int64) ([]Attempt, error) {
+	out := []Attempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsFailedOfRun], runID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptsLiveParams are the parameters of AttemptsLive.
+type attemptsLiveParams struct {
+	ExecutorID int64   // executor_id
+	IDs        []int64 // ids
+}
+
+// AttemptsLive runs query AttemptsLive of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsLive(ctx context.Context, db dbtx, p attemptsLiveParams) ([]int64, error) {
+	text, args, err := sqlx.In(q[qAttemptsLive], p.ExecutorID, p.IDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// AttemptsLockForFinish runs query AttemptsLockForFinish of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsLockForFinish(ctx context.Context, db dbtx, ids []int64) ([]AttemptState, error) {
+	text, args, err := sqlx.In(q[qAttemptsLockForFinish], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []AttemptState{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AttemptsOfLostExecutors runs query AttemptsOfLostExecutors of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsOfLostExecutors(ctx context.Context, db dbtx, limit int) ([]Attempt, error) {
+	out := []Attempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsOfLostExecutors], limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AttemptsOfRun runs query AttemptsOfRun of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsOfRun(ctx context.Context, db dbtx, runID int64) ([]Attempt, error) {
+	out := []Attempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsOfRun], runID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptsQueuedOnParams are the parameters of AttemptsQueuedOn.
+type attemptsQueuedOnParams struct {
+	ExecutorID int64 // executor_id
+	Limit      int   // limit
+}
+
+// AttemptsQueuedOn runs query AttemptsQueuedOn of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsQueuedOn(ctx context.Context, db dbtx, p attemptsQueuedOnParams) ([]QueuedAttempt, error) {
+	out := []QueuedAttempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsQueuedOn], p.ExecutorID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AttemptsToRetry runs query AttemptsToRetry of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsToRetry(ctx context.Context, db dbtx, limit int) ([]RetryCandidate, error) {
+	out := []RetryCandidate{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsToRetry], limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// attemptsUnplacedParams are the parameters of AttemptsUnplaced.
+type attemptsUnplacedParams struct {
+	ID    int64 // id
+	Limit int   // limit
+}
+
+// AttemptsUnplaced runs query AttemptsUnplaced of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsUnplaced(ctx context.Context, db dbtx, p attemptsUnplacedParams) ([]Unplaced, error) {
+	out := []Unplaced{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsUnplaced], p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // DBNow runs query DBNow of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) DBNow(ctx context.Context, db dbtx) (int64, error) {
 	var r int64
 	err := db.QueryRowxContext(ctx, q[qDBNow]).Scan(&r)
+	return r, err
+}
+
+// dispatchUnackedParams are the parameters of DispatchUnacked.
+type dispatchUnackedParams struct {
+	ExecutorID int64 // executor_id
+	Limit      int   // limit
+}
+
+// DispatchUnacked runs query DispatchUnacked of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) DispatchUnacked(ctx context.Context, db dbtx, p dispatchUnackedParams) ([]DispatchSlot, error) {
+	out := []DispatchSlot{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qDispatchUnacked], p.ExecutorID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ExecutorLoad runs query ExecutorLoad of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorLoad(ctx context.Context, db dbtx) ([]ExecutorLoad, error) {
+	out := []ExecutorLoad{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qExecutorLoad]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// executorSetSpeedParams are the parameters of ExecutorSetSpeed.
+type executorSetSpeedParams struct {
+	Speed float64 // speed
+	ID    int64   // id
+}
+
+// ExecutorSetSpeed runs query ExecutorSetSpeed of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorSetSpeed(ctx context.Context, db dbtx, p executorSetSpeedParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorSetSpeed], p.Speed, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// JobApps runs query JobApps of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobApps(ctx context.Context, db dbtx, ids []int64) ([]JobKey, error) {
+	text, args, err := sqlx.In(q[qJobApps], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []JobKey{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobCompleteIfOpenParams are the parameters of JobCompleteIfOpen.
+type jobCompleteIfOpenParams struct {
+	CompletedMsg string // completed_msg
+	ID           int64  // id
+}
+
+// JobCompleteIfOpen runs query JobCompleteIfOpen of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobCompleteIfOpen(ctx context.Context, db dbtx, p jobCompleteIfOpenParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobCompleteIfOpen], p.CompletedMsg, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// JobForChildRun runs query JobForChildRun of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobForChildRun(ctx context.Context, db dbtx, id int64) (ChildJob, error) {
+	var r ChildJob
+	err := sqlx.GetContext(ctx, db, &r, q[qJobForChildRun], id)
+	return r, err
+}
+
+// JobsMaxRunsReached runs query JobsMaxRunsReached of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobsMaxRunsReached(ctx context.Context, db dbtx, ids []int64) ([]JobMaxRuns, error) {
+	text, args, err := sqlx.In(q[qJobsMaxRunsReached], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []JobMaxRuns{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// leaderClaimParams are the parameters of LeaderClaim.
+type leaderClaimParams struct {
+	Epoch  int64  // epoch
+	Holder string // holder
+}
+
+// LeaderClaim runs query LeaderClaim of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) LeaderClaim(ctx context.Context, db dbtx, p leaderClaimParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qLeaderClaim], p.Epoch, p.Holder, p.Epoch)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// LeaderGetShared runs query LeaderGetShared of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) LeaderGetShared(ctx context.Context, db dbtx) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qLeaderGetShared]).Scan(&r)
 	return r, err
 }
 
@@ -28,6 +341,228 @@ func (q queries) MigrationUnlock(ctx context.Context, db dbtx) (int64, error) {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// RunActiveForJob runs query RunActiveForJob of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunActiveForJob(ctx context.Context, db dbtx, jobID int64) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qRunActiveForJob], jobID).Scan(&r)
+	return r, err
+}
+
+// RunActiveJobs runs query RunActiveJobs of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunActiveJobs(ctx context.Context, db dbtx, jobIDs []int64) ([]int64, error) {
+	text, args, err := sqlx.In(q[qRunActiveJobs], jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunByID runs query RunByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunByID(ctx context.Context, db dbtx, id int64) (Run, error) {
+	var r Run
+	err := sqlx.GetContext(ctx, db, &r, q[qRunByID], id)
+	return r, err
+}
+
+// runCountOfParentParams are the parameters of RunCountOfParent.
+type runCountOfParentParams struct {
+	JobID       int64 // job_id
+	ParentRunID int64 // parent_run_id
+}
+
+// RunCountOfParent runs query RunCountOfParent of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunCountOfParent(ctx context.Context, db dbtx, p runCountOfParentParams) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qRunCountOfParent], p.JobID, p.ParentRunID).Scan(&r)
+	return r, err
+}
+
+// RunCountsForMaxRuns runs query RunCountsForMaxRuns of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunCountsForMaxRuns(ctx context.Context, db dbtx, jobIDs []int64) ([]RunCounts, error) {
+	text, args, err := sqlx.In(q[qRunCountsForMaxRuns], jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := []RunCounts{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunNextPending runs query RunNextPending of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunNextPending(ctx context.Context, db dbtx, after int64) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qRunNextPending], after, after, after).Scan(&r)
+	return r, err
+}
+
+// runReopenParams are the parameters of RunReopen.
+type runReopenParams struct {
+	StartedAt int64  // started_at
+	ID        int64  // id
+	Status    string // status
+}
+
+// RunReopen runs query RunReopen of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunReopen(ctx context.Context, db dbtx, p runReopenParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunReopen], p.StartedAt, p.ID, p.Status)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// runResultsRow is a row of RunResults.
+type runResultsRow struct {
+	RunID     int64  // run_id
+	Slot      int    // slot
+	Result    string // result
+	SlotCount int    // slot_count
+}
+
+// RunResults runs query RunResults of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunResults(ctx context.Context, db dbtx, runIDs []int64) ([]runResultsRow, error) {
+	text, args, err := sqlx.In(q[qRunResults], runIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []runResultsRow{}
+	for rows.Next() {
+		var r runResultsRow
+		if err := rows.Scan(&r.RunID, &r.Slot, &r.Result, &r.SlotCount); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// runRunningIDsOfJobParams are the parameters of RunRunningIDsOfJob.
+type runRunningIDsOfJobParams struct {
+	JobID int64 // job_id
+	Limit int   // limit
+}
+
+// RunRunningIDsOfJob runs query RunRunningIDsOfJob of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunRunningIDsOfJob(ctx context.Context, db dbtx, p runRunningIDsOfJobParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, q[qRunRunningIDsOfJob], p.JobID, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunScheduledAt runs query RunScheduledAt of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunScheduledAt(ctx context.Context, db dbtx, id int64) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qRunScheduledAt], id).Scan(&r)
+	return r, err
+}
+
+// runSetPredictedParams are the parameters of RunSetPredicted.
+type runSetPredictedParams struct {
+	PredictedMS int64 // predicted_ms
+	ID          int64 // id
+}
+
+// RunSetPredicted runs query RunSetPredicted of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunSetPredicted(ctx context.Context, db dbtx, p runSetPredictedParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunSetPredicted], p.PredictedMS, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// runTransitionParams are the parameters of RunTransition.
+type runTransitionParams struct {
+	Status     string        // status
+	StartedAt  sql.NullInt64 // started_at
+	FinishedAt sql.NullInt64 // finished_at
+	Error      string        // error
+	ErrorMsg   string        // error_msg
+	ID         int64         // id
+	FromStatus string        // from_status
+}
+
+// RunTransition runs query RunTransition of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunTransition(ctx context.Context, db dbtx, p runTransitionParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunTransition], p.Status, p.StartedAt, p.FinishedAt, p.Error, p.ErrorMsg, p.ID, p.FromStatus)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// runsDeadlineDueParams are the parameters of RunsDeadlineDue.
+type runsDeadlineDueParams struct {
+	DeadlineCheckAt int64 // deadline_check_at
+	Limit           int   // limit
+}
+
+// RunsDeadlineDue runs query RunsDeadlineDue of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunsDeadlineDue(ctx context.Context, db dbtx, p runsDeadlineDueParams) ([]DueDeadline, error) {
+	out := []DueDeadline{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qRunsDeadlineDue], p.DeadlineCheckAt, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunsLock runs query RunsLock of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunsLock(ctx context.Context, db dbtx, ids []int64) ([]LockedRun, error) {
+	text, args, err := sqlx.In(q[qRunsLock], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []LockedRun{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RunsSlotCounts runs query RunsSlotCounts of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunsSlotCounts(ctx context.Context, db dbtx, runIDs []int64) ([]SlotCounts, error) {
+	text, args, err := sqlx.In(q[qRunsSlotCounts], runIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := []SlotCounts{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // schemaMigrationRecordParams are the parameters of SchemaMigrationRecord.
@@ -66,4 +601,44 @@ func (q queries) ServerVersion(ctx context.Context, db dbtx) (string, error) {
 	var r string
 	err := db.QueryRowxContext(ctx, q[qServerVersion]).Scan(&r)
 	return r, err
+}
+
+// SlotStatsOfJob runs query SlotStatsOfJob of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) SlotStatsOfJob(ctx context.Context, db dbtx, jobID int64) ([]SlotStat, error) {
+	out := []SlotStat{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qSlotStatsOfJob], jobID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// utilizationBucketsParams are the parameters of UtilizationBuckets.
+type utilizationBucketsParams struct {
+	WidthMS int64    // width_ms
+	FromMS  int64    // from_ms
+	ToMS    int64    // to_ms
+	AllApps bool     // all_apps
+	Apps    []string // apps
+}
+
+// UtilizationBuckets runs query UtilizationBuckets of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) UtilizationBuckets(ctx context.Context, db dbtx, p utilizationBucketsParams) ([]bucketRow, error) {
+	text, args, err := sqlx.In(q[qUtilizationBuckets], p.WidthMS, p.WidthMS, p.FromMS, p.ToMS, p.AllApps, p.Apps)
+	if err != nil {
+		return nil, err
+	}
+	out := []bucketRow{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// UtilizationSample runs query UtilizationSample of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UtilizationSample(ctx context.Context, db dbtx, at sql.NullInt64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUtilizationSample], at)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // UtilizationSample is the load of one app's executors at one instant
@@ -26,11 +24,11 @@ type UtilizationSample struct {
 // sampler does; tests pass a fixed instant.
 func (s *Store) SampleUtilization(ctx context.Context, atMS int64) (int64, error) {
 	at := sql.NullInt64{Int64: atMS, Valid: atMS != 0}
-	res, err := s.db.ExecContext(ctx, s.q.get(qUtilizationSample), at)
+	n, err := s.q.UtilizationSample(ctx, s.db, at)
 	if err != nil {
 		return 0, fmt.Errorf("record utilization samples: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // utilizationPerStatement bounds the rows of one UtilizationInsert.
@@ -95,12 +93,8 @@ func (s *Store) Utilization(ctx context.Context, f UtilizationFilter) ([]Utiliza
 	if f.Apps != nil && len(f.Apps) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qUtilizationBuckets), f.WidthMS, f.WidthMS, f.FromMS, f.ToMS, f.Apps == nil, orNone(f.Apps))
+	rows, err := s.q.UtilizationBuckets(ctx, s.db, utilizationBucketsParams{WidthMS: f.WidthMS, FromMS: f.FromMS, ToMS: f.ToMS, AllApps: f.Apps == nil, Apps: orNone(f.Apps)})
 	if err != nil {
-		return nil, err
-	}
-	var rows []bucketRow
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("utilization from %d to %d: %w", f.FromMS, f.ToMS, err)
 	}
 	out := make([]UtilizationBucket, len(rows))
