@@ -51,7 +51,8 @@ WHERE job_id IN (?) AND scheduled_at >= ? AND scheduled_at < ? AND trigger_kind 
 INSERT INTO workflow_audit (workflow_id, audit_next_at) VALUES (?, {{now_ms}})
 {{upsert(workflow_id)}} audit_next_at = {{excluded(audit_next_at)}};
 
--- name: WorkflowAuditDelete
+-- name: WorkflowAuditDelete :exec
+-- in: workflow_id int64
 DELETE FROM workflow_audit WHERE workflow_id = ?;
 
 -- name: WorkflowAuditDue

@@ -37,8 +37,8 @@ type DateRun struct {
 // RunsOfDates returns the runs of workflow id whose business date is in
 // [from, to] (YYYY-MM-DD), oldest first.
 func (s *Store) RunsOfDates(ctx context.Context, workflowID int64, from, to string) ([]DateRun, error) {
-	var out []DateRun
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowRunsOfDates), workflowID, from, to); err != nil {
+	out, err := s.q.WorkflowRunsOfDates(ctx, s.db, workflowRunsOfDatesParams{WorkflowID: workflowID, FromDate: from, ToDate: to})
+	if err != nil {
 		return nil, fmt.Errorf("runs of workflow %d from %s to %s: %w", workflowID, from, to, err)
 	}
 	return out, nil
@@ -51,8 +51,11 @@ func (s *Store) RunsOfDates(ctx context.Context, workflowID int64, from, to stri
 func (s *Store) CreateBackfill(ctx context.Context, epoch int64, b Backfill, runs []NewWorkflowRun) (int64, []WorkflowRun, []bool, error) {
 	var out []WorkflowRun
 	var created []bool
-	id, err := s.createBackfill(ctx, epoch, nil, qWorkflowBackfillInsert, []any{b.WorkflowID, b.App, b.FromDate, b.ToDate,
-		b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy}, func(tx *Tx, id int64) (err error) {
+	insert := func(tx *Tx) (int64, error) {
+		return s.q.WorkflowBackfillInsert(ctx, tx.tx, workflowBackfillInsertParams{WorkflowID: b.WorkflowID, App: b.App, FromDate: b.FromDate,
+			ToDate: b.ToDate, NewestFirst: b.NewestFirst, Parallel: b.Parallel, OnlyMissing: b.OnlyMissing, CreatedBy: b.CreatedBy})
+	}
+	id, err := s.backfillTx(ctx, epoch, nil, insert, func(tx *Tx, id int64) (err error) {
 		out, created, err = createRuns(runs, func(r NewWorkflowRun) (WorkflowRun, bool, error) {
 			r.BackfillID = id
 			return tx.CreateWorkflowRun(ctx, epoch, r)
@@ -65,10 +68,23 @@ func (s *Store) CreateBackfill(ctx context.Context, epoch int64, b Backfill, run
 	return id, out, created, nil
 }
 
-// createBackfill is the transaction of a backfill of a workflow or a job,
-// fenced by epoch: check (when not nil) what it is for, insert its row
-// (insert with args, the id generated), then create its runs (runs).
+// createBackfill is backfillTx with the row inserted by the untyped named
+// query insert with args (a job's backfill, job_backfill.go).
 func (s *Store) createBackfill(ctx context.Context, epoch int64, check func(tx *Tx) error, insert query, args []any,
+	runs func(tx *Tx, id int64) error) (int64, error) {
+	return s.backfillTx(ctx, epoch, check, func(tx *Tx) (int64, error) {
+		res, err := tx.tx.ExecContext(ctx, s.q.get(insert), args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.LastInsertId()
+	}, runs)
+}
+
+// backfillTx is the transaction of a backfill of a workflow or a job,
+// fenced by epoch: check (when not nil) what it is for, insert its row
+// (insert returns the id generated), then create its runs (runs).
+func (s *Store) backfillTx(ctx context.Context, epoch int64, check func(tx *Tx) error, insert func(tx *Tx) (int64, error),
 	runs func(tx *Tx, id int64) error) (int64, error) {
 	var id int64
 	err := s.Tx(ctx, func(tx *Tx) error {
@@ -80,11 +96,8 @@ func (s *Store) createBackfill(ctx context.Context, epoch int64, check func(tx *
 				return err
 			}
 		}
-		res, err := tx.tx.ExecContext(ctx, s.q.get(insert), args...)
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
+		var err error
+		if id, err = insert(tx); err != nil {
 			return err
 		}
 		return runs(tx, id)
@@ -108,8 +121,8 @@ func createRuns[N, R any](runs []N, create func(N) (R, bool, error)) ([]R, []boo
 
 // Backfill returns backfill id, or ErrNotFound.
 func (t *Tx) Backfill(ctx context.Context, id int64) (Backfill, error) {
-	var b Backfill
-	if err := t.tx.GetContext(ctx, &b, t.s.q.get(qWorkflowBackfillByID), id); err != nil {
+	b, err := t.s.q.WorkflowBackfillByID(ctx, t.tx, id)
+	if err != nil {
 		return b, notFound(err, fmt.Sprintf("backfill %d", id))
 	}
 	return b, nil
@@ -117,8 +130,8 @@ func (t *Tx) Backfill(ctx context.Context, id int64) (Backfill, error) {
 
 // RunningInBackfill counts the running runs of backfill id.
 func (t *Tx) RunningInBackfill(ctx context.Context, id int64) (int, error) {
-	var n int
-	if err := t.tx.GetContext(ctx, &n, t.s.q.get(qWorkflowBackfillRunning), id); err != nil {
+	n, err := t.s.q.WorkflowBackfillRunning(ctx, t.tx, id)
+	if err != nil {
 		return 0, fmt.Errorf("running runs of backfill %d: %w", id, err)
 	}
 	return n, nil
@@ -128,7 +141,7 @@ func (t *Tx) RunningInBackfill(ctx context.Context, id int64) (int, error) {
 // (it waits for its backfill's turn); a run no longer pending is left
 // alone. The move to running clears it.
 func (t *Tx) SetPendingReason(ctx context.Context, id int64, reason msg.Msg) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qWorkflowRunPendingReason), truncate(reason.String(), 2000), reason, id); err != nil {
+	if _, err := t.s.q.WorkflowRunPendingReason(ctx, t.tx, workflowRunPendingReasonParams{Reason: truncate(reason.String(), 2000), ReasonMsg: reason, ID: id}); err != nil {
 		return fmt.Errorf("workflow run %d: reason: %w", id, err)
 	}
 	return nil

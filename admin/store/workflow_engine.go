@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // TriggerWorkflow is the trigger kind of a job run created by a workflow
@@ -18,8 +16,8 @@ const TriggerWorkflow = "workflow"
 // two leaders across a failover — decide one after the other.
 // ErrNotFound when there is none.
 func (t *Tx) LockWorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
-	var r WorkflowRun
-	if err := t.tx.GetContext(ctx, &r, t.s.q.get(qWorkflowRunByIDLocked), id); err != nil {
+	r, err := t.s.q.WorkflowRunByIDLocked(ctx, t.tx, id)
+	if err != nil {
 		return r, notFound(err, fmt.Sprintf("workflow run %d", id))
 	}
 	return r, nil
@@ -39,12 +37,8 @@ type JobRunStatus struct {
 func (t *Tx) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobRunStatus, error) {
 	out := make(map[int64]JobRunStatus, len(ids))
 	for start := 0; start < len(ids); start += 1000 {
-		q, args, err := sqlx.In(t.s.q.get(qJobRunStatuses), ids[start:min(start+1000, len(ids))])
+		rows, err := t.s.q.JobRunStatuses(ctx, t.tx, ids[start:min(start+1000, len(ids))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []JobRunStatus
-		if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("statuses of %d job runs: %w", len(ids), err)
 		}
 		for _, r := range rows {
@@ -85,12 +79,8 @@ func (t *Tx) InsertWorkflowJobRun(ctx context.Context, epoch int64, r NewRun) (i
 // JobIDByName returns the id of job name of app inside the transaction;
 // found is false when there is none.
 func (t *Tx) JobIDByName(ctx context.Context, app, name string) (id int64, found bool, err error) {
-	q, args, err := sqlx.In(t.s.q.get(qJobIdentitiesByName), app, []string{name})
+	rows, err := t.s.q.JobIdentitiesByName(ctx, t.tx, jobIdentitiesByNameParams{App: app, Name: []string{name}})
 	if err != nil {
-		return 0, false, err
-	}
-	var rows []JobKey
-	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
 		return 0, false, fmt.Errorf("job %s/%s: %w", app, name, err)
 	}
 	if len(rows) == 0 {
@@ -104,7 +94,7 @@ func (t *Tx) JobIDByName(ctx context.Context, app, name string) (id int64, found
 // (the node is not inline in the current definition, or the workflow was
 // deleted).
 func (t *Tx) InlineJobID(ctx context.Context, workflowID int64, key string) (id int64, found bool, err error) {
-	err = t.tx.GetContext(ctx, &id, t.s.q.get(qJobOfWorkflowNode), workflowID, InlineJobName(workflowID, key))
+	id, err = t.s.q.JobOfWorkflowNode(ctx, t.tx, jobOfWorkflowNodeParams{WorkflowID: workflowID, Name: InlineJobName(workflowID, key)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -131,8 +121,8 @@ func (s *Store) JobRunStatuses(ctx context.Context, ids []int64) (map[int64]JobR
 // (those another transaction holds are passed over), without their
 // definitions.
 func (t *Tx) DueWorkflows(ctx context.Context, atMS int64, limit int) ([]Workflow, error) {
-	var out []Workflow
-	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qWorkflowsDue), atMS, limit); err != nil {
+	out, err := t.s.q.WorkflowsDue(ctx, t.tx, workflowsDueParams{NextFireAt: atMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("due workflows: %w", err)
 	}
 	return out, nil
@@ -141,7 +131,7 @@ func (t *Tx) DueWorkflows(ctx context.Context, atMS int64, limit int) ([]Workflo
 // SetWorkflowNextFire sets the next firing of workflow id (NULL: none)
 // unless it changed since version was read.
 func (t *Tx) SetWorkflowNextFire(ctx context.Context, id, version int64, next sql.NullInt64) error {
-	if _, err := t.tx.ExecContext(ctx, t.s.q.get(qWorkflowSetNextFire), next, id, version); err != nil {
+	if _, err := t.s.q.WorkflowSetNextFire(ctx, t.tx, workflowSetNextFireParams{NextFireAt: next, ID: id, Version: version}); err != nil {
 		return fmt.Errorf("workflow %d: next firing: %w", id, err)
 	}
 	return nil
@@ -151,7 +141,7 @@ func (t *Tx) SetWorkflowNextFire(ctx context.Context, id, version int64, next sq
 // sees it: the app's own, else a global one; found is false when there is
 // neither.
 func (t *Tx) CalendarIDByName(ctx context.Context, app, name string) (id int64, found bool, err error) {
-	err = t.tx.GetContext(ctx, &id, t.s.q.get(qCalendarIDByName), name, app)
+	id, err = t.s.q.CalendarIDByName(ctx, t.tx, calendarIDByNameParams{Name: name, App: app})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil

@@ -44,23 +44,20 @@ func (s *Store) WaitSucceeded(ctx context.Context, w WaitTarget) (bool, error) {
 	return s.waitSucceeded(ctx, s.db, w)
 }
 
-func (s *Store) waitSucceeded(ctx context.Context, db sqlx.QueryerContext, w WaitTarget) (bool, error) {
+func (s *Store) waitSucceeded(ctx context.Context, db sqlx.ExtContext, w WaitTarget) (bool, error) {
 	day, err := time.Parse(time.DateOnly, w.Date)
 	if err != nil {
 		return false, fmt.Errorf("wait for %s/%s: business date: %w", w.App, w.Name, err)
 	}
-	var n int
 	if w.Workflow {
-		if err := sqlx.GetContext(ctx, db, &n, s.q.get(qWorkflowRunSucceededOnDate), w.App, w.Name, w.Date); err != nil {
+		n, err := s.q.WorkflowRunSucceededOnDate(ctx, db, workflowRunSucceededOnDateParams{App: w.App, Name: w.Name, BusinessDate: w.Date})
+		if err != nil {
 			return false, fmt.Errorf("wait for workflow %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 		}
 		return n > 0, nil
 	}
-	var job struct {
-		ID       int64  `db:"id"`
-		TimeZone string `db:"time_zone"`
-	}
-	switch err := sqlx.GetContext(ctx, db, &job, s.q.get(qJobZoneByName), w.App, w.Name); {
+	job, err := s.q.JobZoneByName(ctx, db, jobZoneByNameParams{App: w.App, Name: w.Name})
+	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
@@ -72,13 +69,15 @@ func (s *Store) waitSucceeded(ctx context.Context, db sqlx.QueryerContext, w Wai
 	}
 	from := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, loc)
 	to := from.AddDate(0, 0, 1)
-	if err := sqlx.GetContext(ctx, db, &n, s.q.get(qJobRunSucceededBetween), job.ID, from.UnixMilli(), to.UnixMilli()); err != nil {
+	n, err := s.q.JobRunSucceededBetween(ctx, db, jobRunSucceededBetweenParams{JobID: job.ID, FromMS: from.UnixMilli(), ToMS: to.UnixMilli()})
+	if err != nil {
 		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 	}
 	if n > 0 {
 		return true, nil
 	}
-	if err := sqlx.GetContext(ctx, db, &n, s.q.get(qJobRunSucceededOfWorkflowDate), job.ID, w.Date); err != nil {
+	n, err = s.q.JobRunSucceededOfWorkflowDate(ctx, db, jobRunSucceededOfWorkflowDateParams{JobID: job.ID, BusinessDate: w.Date})
+	if err != nil {
 		return false, fmt.Errorf("wait for job %s/%s of %s: %w", w.App, w.Name, w.Date, err)
 	}
 	return n > 0, nil

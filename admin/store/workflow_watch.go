@@ -19,8 +19,8 @@ type OverdueWorkflow struct {
 // older than graceMS by the database clock, at most limit, the oldest
 // first.
 func (s *Store) OverdueWorkflows(ctx context.Context, graceMS int64, limit int) ([]OverdueWorkflow, error) {
-	var out []OverdueWorkflow
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowsOverdue), graceMS, limit); err != nil {
+	out, err := s.q.WorkflowsOverdue(ctx, s.db, workflowsOverdueParams{GraceMS: graceMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("overdue workflows: %w", err)
 	}
 	return out, nil
@@ -29,8 +29,8 @@ func (s *Store) OverdueWorkflows(ctx context.Context, graceMS int64, limit int) 
 // ScheduledWorkflows returns up to limit enabled workflows with a schedule
 // whose id is above after, by id, without their definitions.
 func (s *Store) ScheduledWorkflows(ctx context.Context, after int64, limit int) ([]Workflow, error) {
-	var out []Workflow
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowsScheduled), after, limit); err != nil {
+	out, err := s.q.WorkflowsScheduled(ctx, s.db, workflowsScheduledParams{ID: after, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("scheduled workflows: %w", err)
 	}
 	return out, nil
@@ -39,11 +39,8 @@ func (s *Store) ScheduledWorkflows(ctx context.Context, after int64, limit int) 
 // WorkflowCronRunCounts counts the cron and catch-up workflow runs (fired
 // or recorded as skipped) per workflow scheduled in [fromMS, toMS).
 func (s *Store) WorkflowCronRunCounts(ctx context.Context, fromMS, toMS int64) (map[int64]int, error) {
-	var rows []struct {
-		WorkflowID int64 `db:"workflow_id"`
-		N          int   `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qWorkflowRunCountsInWindow), fromMS, toMS); err != nil {
+	rows, err := s.q.WorkflowRunCountsInWindow(ctx, s.db, workflowRunCountsInWindowParams{FromMS: fromMS, ToMS: toMS})
+	if err != nil {
 		return nil, fmt.Errorf("workflow run counts: %w", err)
 	}
 	out := make(map[int64]int, len(rows))

@@ -49,6 +49,11 @@ type Workflow struct {
 	Inline []InlineJob `db:"-"`
 }
 
+// reasonMsg is msg.Msg as the typed workflow queries name their reason_msg
+// parameters (the generated files import database/sql, encoding/json and
+// time only).
+type reasonMsg = msg.Msg
+
 // InlineJob is the job an inline node runs through: Job holds its
 // definition (handler, params, slots and the job defaults); its app, name,
 // owner and enabled flag are set by the store.
@@ -68,8 +73,8 @@ func InlineJobName(workflowID int64, key string) string {
 // created or replaced (its version bumped), those of nodes no longer
 // inline deleted. In the transaction that writes the definition.
 func (s *Store) syncInlineJobs(ctx context.Context, tx *sqlx.Tx, w Workflow) error {
-	var have []Job
-	if err := tx.SelectContext(ctx, &have, s.q.get(qJobsOfWorkflow), w.ID); err != nil {
+	have, err := s.q.JobsOfWorkflow(ctx, tx, w.ID)
+	if err != nil {
 		return fmt.Errorf("jobs of workflow %d: %w", w.ID, err)
 	}
 	byName := make(map[string]Job, len(have))
@@ -104,8 +109,8 @@ func (s *Store) syncInlineJobs(ctx context.Context, tx *sqlx.Tx, w Workflow) err
 
 // WorkflowJobs returns the jobs of workflow id's inline nodes, by id.
 func (s *Store) WorkflowJobs(ctx context.Context, id int64) ([]Job, error) {
-	var out []Job
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfWorkflow), id); err != nil {
+	out, err := s.q.JobsOfWorkflow(ctx, s.db, id)
+	if err != nil {
 		return nil, fmt.Errorf("jobs of workflow %d: %w", id, err)
 	}
 	return out, nil
@@ -146,7 +151,7 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 }
 
 func (s *Store) insertWorkflowVersion(ctx context.Context, tx *sqlx.Tx, id, version int64, definition, by string) error {
-	if _, err := tx.ExecContext(ctx, s.q.get(qWorkflowVersionInsert), id, version, definition, by); err != nil {
+	if _, err := s.q.WorkflowVersionInsert(ctx, tx, workflowVersionInsertParams{WorkflowID: id, Version: version, Definition: definition, CreatedBy: by}); err != nil {
 		return fmt.Errorf("workflow %d: record version %d: %w", id, version, err)
 	}
 	return nil
@@ -164,14 +169,14 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 			return fmt.Errorf("update workflow %d: %w", w.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			var cur Workflow
-			if err := tx.GetContext(ctx, &cur, s.q.get(qWorkflowByID), w.ID); err != nil {
+			cur, err := s.q.WorkflowByID(ctx, tx, w.ID)
+			if err != nil {
 				return notFound(err, fmt.Sprintf("workflow %d", w.ID))
 			}
 			return conflictf("workflow %d was changed by someone else (version %d is stale, it is at %d): reload it and apply your change again", w.ID, w.Version, cur.Version)
 		}
-		var cur Workflow // app and name stay: the jobs are named after them
-		if err := tx.GetContext(ctx, &cur, s.q.get(qWorkflowByID), w.ID); err != nil {
+		cur, err := s.q.WorkflowByID(ctx, tx, w.ID) // app and name stay: the jobs are named after them
+		if err != nil {
 			return fmt.Errorf("workflow %d: %w", w.ID, err)
 		}
 		w.App = cur.App
@@ -187,8 +192,8 @@ func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 
 // Workflow returns one workflow with its definition, or ErrNotFound.
 func (s *Store) Workflow(ctx context.Context, id int64) (Workflow, error) {
-	var w Workflow
-	if err := s.db.GetContext(ctx, &w, s.q.get(qWorkflowByID), id); err != nil {
+	w, err := s.q.WorkflowByID(ctx, s.db, id)
+	if err != nil {
 		return w, notFound(err, fmt.Sprintf("workflow %d", id))
 	}
 	return w, nil
@@ -197,8 +202,8 @@ func (s *Store) Workflow(ctx context.Context, id int64) (Workflow, error) {
 // WorkflowByName returns the workflow name of app with its definition, or
 // ErrNotFound.
 func (s *Store) WorkflowByName(ctx context.Context, app, name string) (Workflow, error) {
-	var w Workflow
-	if err := s.db.GetContext(ctx, &w, s.q.get(qWorkflowByName), app, name); err != nil {
+	w, err := s.q.WorkflowByName(ctx, s.db, workflowByNameParams{App: app, Name: name})
+	if err != nil {
 		return w, notFound(err, fmt.Sprintf("workflow %s/%s", app, name))
 	}
 	return w, nil
@@ -214,12 +219,8 @@ func (s *Store) WorkflowsOfApps(ctx context.Context, afterID int64, limit int, a
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	q, args, err := sqlx.In(s.q.get(qWorkflowList), afterID, apps == nil, orNone(apps), limit)
+	out, err := s.q.WorkflowList(ctx, s.db, workflowListParams{ID: afterID, AllApps: apps == nil, App: orNone(apps), Limit: limit})
 	if err != nil {
-		return nil, err
-	}
-	var out []Workflow
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list workflows: %w", err)
 	}
 	return out, nil
@@ -229,8 +230,8 @@ func (s *Store) WorkflowsOfApps(ctx context.Context, afterID int64, limit int, a
 // id: the graph a run of that version decides on, whatever was saved since
 // (and after the workflow was deleted). ErrNotFound when there is none.
 func (s *Store) WorkflowDefinition(ctx context.Context, id, version int64) (string, error) {
-	var def string
-	if err := s.db.GetContext(ctx, &def, s.q.get(qWorkflowVersionDefinition), id, version); err != nil {
+	def, err := s.q.WorkflowVersionDefinition(ctx, s.db, workflowVersionDefinitionParams{WorkflowID: id, Version: version})
+	if err != nil {
 		return "", notFound(err, fmt.Sprintf("workflow %d version %d", id, version))
 	}
 	return def, nil
@@ -243,8 +244,8 @@ func (s *Store) WorkflowDefinition(ctx context.Context, id, version int64) (stri
 // first). ErrNotFound when there is none.
 func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		var active int
-		if err := tx.GetContext(ctx, &active, s.q.get(qWorkflowActiveRuns), id); err != nil {
+		active, err := s.q.WorkflowActiveRuns(ctx, tx, id)
+		if err != nil {
 			return fmt.Errorf("active runs of workflow %d: %w", id, err)
 		}
 		if active == 1 {
@@ -253,17 +254,17 @@ func (s *Store) DeleteWorkflow(ctx context.Context, id int64) error {
 		if active > 1 {
 			return conflictf("workflow %d has %d pending or running runs: cancel them or let them finish first", id, active)
 		}
-		res, err := tx.ExecContext(ctx, s.q.get(qWorkflowDelete), id)
+		n, err := s.q.WorkflowDelete(ctx, tx, id)
 		if err != nil {
 			return fmt.Errorf("delete workflow %d: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return fmt.Errorf("workflow %d: %w", id, ErrNotFound)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qJobsOfWorkflowDelete), id); err != nil {
+		if _, err := s.q.JobsOfWorkflowDelete(ctx, tx, id); err != nil {
 			return fmt.Errorf("delete the inline jobs of workflow %d: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qWorkflowAuditDelete), id); err != nil {
+		if _, err := s.q.WorkflowAuditDelete(ctx, tx, id); err != nil {
 			return fmt.Errorf("audit cursor of workflow %d: %w", id, err)
 		}
 		return nil
@@ -284,12 +285,8 @@ type JobKey struct {
 func (s *Store) JobKeys(ctx context.Context, ids []int64, byName []JobKey) ([]JobKey, error) {
 	var out []JobKey
 	for start := 0; start < len(ids); start += 1000 {
-		q, args, err := sqlx.In(s.q.get(qJobIdentitiesByID), ids[start:min(start+1000, len(ids))])
+		rows, err := s.q.JobIdentitiesByID(ctx, s.db, ids[start:min(start+1000, len(ids))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []JobKey
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("jobs by id: %w", err)
 		}
 		out = append(out, rows...)
@@ -305,12 +302,8 @@ func (s *Store) JobKeys(ctx context.Context, ids []int64, byName []JobKey) ([]Jo
 	for _, app := range apps {
 		list := names[app]
 		for start := 0; start < len(list); start += 1000 {
-			q, args, err := sqlx.In(s.q.get(qJobIdentitiesByName), app, list[start:min(start+1000, len(list))])
+			rows, err := s.q.JobIdentitiesByName(ctx, s.db, jobIdentitiesByNameParams{App: app, Name: list[start:min(start+1000, len(list))]})
 			if err != nil {
-				return nil, err
-			}
-			var rows []JobKey
-			if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 				return nil, fmt.Errorf("jobs of app %s by name: %w", app, err)
 			}
 			out = append(out, rows...)
@@ -423,17 +416,18 @@ func (s *Store) createWorkflowRun(ctx context.Context, q sqlx.ExtContext, epoch 
 	if err := r.check(); err != nil {
 		return run, false, err
 	}
-	res, err := q.ExecContext(ctx, s.q.get(qWorkflowRunInsert), r.WorkflowID, r.App, r.RunKey, r.WorkflowVersion, r.ScheduledAt, r.BusinessDate,
-		r.TriggerKind, r.Status, r.Params, truncate(r.Reason.String(), 2000), r.Reason, epoch, r.CreatedBy, runEnded(r.Status), r.BackfillID)
-	if err != nil {
-		return run, false, fmt.Errorf("create run %s of workflow %d: %w", r.RunKey, r.WorkflowID, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := s.q.WorkflowRunInsert(ctx, q, workflowRunInsertParams{
+		WorkflowID: r.WorkflowID, App: r.App, RunKey: r.RunKey, WorkflowVersion: r.WorkflowVersion, ScheduledAt: r.ScheduledAt,
+		BusinessDate: r.BusinessDate, TriggerKind: r.TriggerKind, Status: r.Status, Params: r.Params,
+		Reason: truncate(r.Reason.String(), 2000), ReasonMsg: r.Reason, Epoch: epoch, CreatedBy: r.CreatedBy,
+		Ended: runEnded(r.Status), BackfillID: r.BackfillID,
+	})
 	if err != nil {
 		return run, false, fmt.Errorf("create run %s of workflow %d: %w", r.RunKey, r.WorkflowID, err)
 	}
 	created := n == 1
-	if err := sqlx.GetContext(ctx, q, &run, s.q.get(qWorkflowRunByKey), r.WorkflowID, r.RunKey); err != nil {
+	run, err = s.q.WorkflowRunByKey(ctx, q, workflowRunByKeyParams{WorkflowID: r.WorkflowID, RunKey: r.RunKey})
+	if err != nil {
 		return run, false, notFound(err, fmt.Sprintf("run %s of workflow %d", r.RunKey, r.WorkflowID))
 	}
 	return run, created, nil
@@ -453,8 +447,8 @@ func runEnded(status string) bool {
 
 // WorkflowRun returns one workflow run, or ErrNotFound.
 func (s *Store) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
-	var r WorkflowRun
-	if err := s.db.GetContext(ctx, &r, s.q.get(qWorkflowRunByID), id); err != nil {
+	r, err := s.q.WorkflowRunByID(ctx, s.db, id)
+	if err != nil {
 		return r, notFound(err, fmt.Sprintf("workflow run %d", id))
 	}
 	return r, nil
@@ -469,8 +463,8 @@ func (s *Store) WorkflowRuns(ctx context.Context, workflowID, beforeID int64, li
 	if beforeID <= 0 {
 		beforeID = math.MaxInt64
 	}
-	var out []WorkflowRun
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowRunList), workflowID, beforeID, limit); err != nil {
+	out, err := s.q.WorkflowRunList(ctx, s.db, workflowRunListParams{WorkflowID: workflowID, ID: beforeID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("runs of workflow %d: %w", workflowID, err)
 	}
 	return out, nil
@@ -479,8 +473,8 @@ func (s *Store) WorkflowRuns(ctx context.Context, workflowID, beforeID int64, li
 // ActiveWorkflowRuns returns up to limit pending and running workflow runs,
 // oldest first: what a new leader drives on.
 func (t *Tx) ActiveWorkflowRuns(ctx context.Context, limit int) ([]WorkflowRun, error) {
-	var out []WorkflowRun
-	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qWorkflowRunsActive), limit); err != nil {
+	out, err := t.s.q.WorkflowRunsActive(ctx, t.tx, limit)
+	if err != nil {
 		return nil, fmt.Errorf("active workflow runs: %w", err)
 	}
 	return out, nil
@@ -508,14 +502,13 @@ func (t *Tx) TransitionWorkflowRun(ctx context.Context, tr StatusTransition) (bo
 	return t.s.transitionWorkflowRun(ctx, t.tx, tr)
 }
 
-func (s *Store) transitionWorkflowRun(ctx context.Context, ex sqlx.ExecerContext, t StatusTransition) (bool, error) {
-	res, err := ex.ExecContext(ctx, s.q.get(qWorkflowRunTransition), t.To, t.To == RunRunning, runEnded(t.To),
-		truncate(t.Reason.String(), 2000), t.Reason, t.ID, t.From)
+func (s *Store) transitionWorkflowRun(ctx context.Context, db sqlx.ExtContext, t StatusTransition) (bool, error) {
+	n, err := s.q.WorkflowRunTransition(ctx, db, workflowRunTransitionParams{Status: t.To, Running: t.To == RunRunning, Ended: runEnded(t.To),
+		Reason: truncate(t.Reason.String(), 2000), ReasonMsg: t.Reason, ID: t.ID, FromStatus: t.From})
 	if err != nil {
 		return false, fmt.Errorf("workflow run %d %s → %s: %w", t.ID, t.From, t.To, err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, nil
 }
 
 // RerunWorkflowRun reopens finished run id (in status from, with reruns
@@ -532,7 +525,7 @@ func (t *Tx) RerunWorkflowRun(ctx context.Context, id int64, from string, reruns
 	return t.s.rerunWorkflowRun(ctx, t.tx, id, from, reruns, nodes)
 }
 
-func (s *Store) rerunWorkflowRun(ctx context.Context, ex sqlx.ExecerContext, id int64, from string, reruns int, nodes []string) (bool, error) {
+func (s *Store) rerunWorkflowRun(ctx context.Context, db sqlx.ExtContext, id int64, from string, reruns int, nodes []string) (bool, error) {
 	if !runEnded(from) {
 		return false, fmt.Errorf("rerun of workflow run %d: status %s is not an end", id, from)
 	}
@@ -540,12 +533,11 @@ func (s *Store) rerunWorkflowRun(ctx context.Context, ex sqlx.ExecerContext, id 
 	if err != nil {
 		return false, err
 	}
-	res, err := ex.ExecContext(ctx, s.q.get(qWorkflowRunRerun), string(keys), id, from, reruns)
+	n, err := s.q.WorkflowRunRerun(ctx, db, workflowRunRerunParams{RerunNodes: string(keys), ID: id, Status: from, Reruns: reruns})
 	if err != nil {
 		return false, fmt.Errorf("rerun of workflow run %d: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, nil
 }
 
 // NodeRun is the run of one node in one workflow run, keyed
@@ -597,17 +589,14 @@ func (s *Store) createNodeRun(ctx context.Context, q sqlx.ExtContext, epoch int6
 		return nr, false, fmt.Errorf("node run %+v: workflow run, node key and status are required", r)
 	}
 	jobRun := sql.NullInt64{Int64: r.JobRunID, Valid: r.JobRunID > 0}
-	res, err := q.ExecContext(ctx, s.q.get(qNodeRunInsert), r.WorkflowRunID, r.NodeKey, r.Rerun, r.Status, jobRun,
-		truncate(r.Reason.String(), 2000), r.Reason, epoch, runEnded(r.Status))
-	if err != nil {
-		return nr, false, fmt.Errorf("create node run %s of workflow run %d: %w", r.NodeKey, r.WorkflowRunID, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := s.q.NodeRunInsert(ctx, q, nodeRunInsertParams{WorkflowRunID: r.WorkflowRunID, NodeKey: r.NodeKey, Rerun: r.Rerun, Status: r.Status,
+		JobRunID: jobRun, Reason: truncate(r.Reason.String(), 2000), ReasonMsg: r.Reason, Epoch: epoch, Ended: runEnded(r.Status)})
 	if err != nil {
 		return nr, false, fmt.Errorf("create node run %s of workflow run %d: %w", r.NodeKey, r.WorkflowRunID, err)
 	}
 	created := n == 1
-	if err := sqlx.GetContext(ctx, q, &nr, s.q.get(qNodeRunByKey), r.WorkflowRunID, r.NodeKey, r.Rerun); err != nil {
+	nr, err = s.q.NodeRunByKey(ctx, q, nodeRunByKeyParams{WorkflowRunID: r.WorkflowRunID, NodeKey: r.NodeKey, Rerun: r.Rerun})
+	if err != nil {
 		return nr, false, notFound(err, fmt.Sprintf("node run %s/%d of workflow run %d", r.NodeKey, r.Rerun, r.WorkflowRunID))
 	}
 	return nr, created, nil
@@ -615,8 +604,8 @@ func (s *Store) createNodeRun(ctx context.Context, q sqlx.ExtContext, epoch int6
 
 // NodeRun returns one node run, or ErrNotFound.
 func (s *Store) NodeRun(ctx context.Context, id int64) (NodeRun, error) {
-	var nr NodeRun
-	if err := s.db.GetContext(ctx, &nr, s.q.get(qNodeRunByID), id); err != nil {
+	nr, err := s.q.NodeRunByID(ctx, s.db, id)
+	if err != nil {
 		return nr, notFound(err, fmt.Sprintf("node run %d", id))
 	}
 	return nr, nil
@@ -625,8 +614,8 @@ func (s *Store) NodeRun(ctx context.Context, id int64) (NodeRun, error) {
 // NodeRunOfJobRun returns the node run that created job run id, or
 // ErrNotFound (a job run of no workflow).
 func (s *Store) NodeRunOfJobRun(ctx context.Context, jobRunID int64) (NodeRun, error) {
-	var nr NodeRun
-	if err := s.db.GetContext(ctx, &nr, s.q.get(qNodeRunByJobRun), jobRunID); err != nil {
+	nr, err := s.q.NodeRunByJobRun(ctx, s.db, jobRunID)
+	if err != nil {
 		return nr, notFound(err, fmt.Sprintf("node run of job run %d", jobRunID))
 	}
 	return nr, nil
@@ -643,9 +632,9 @@ func (t *Tx) NodeRuns(ctx context.Context, workflowRunID int64) ([]NodeRun, erro
 	return t.s.nodeRuns(ctx, t.tx, workflowRunID)
 }
 
-func (s *Store) nodeRuns(ctx context.Context, q sqlx.QueryerContext, workflowRunID int64) ([]NodeRun, error) {
-	var out []NodeRun
-	if err := sqlx.SelectContext(ctx, q, &out, s.q.get(qNodeRunsOfRun), workflowRunID); err != nil {
+func (s *Store) nodeRuns(ctx context.Context, db sqlx.ExtContext, workflowRunID int64) ([]NodeRun, error) {
+	out, err := s.q.NodeRunsOfRun(ctx, db, workflowRunID)
+	if err != nil {
 		return nil, fmt.Errorf("node runs of workflow run %d: %w", workflowRunID, err)
 	}
 	return out, nil
@@ -676,13 +665,13 @@ func (t *Tx) TransitionNodeRun(ctx context.Context, tr StatusTransition) (bool, 
 	return t.s.transitionNodeRun(ctx, t.tx, tr)
 }
 
-func (s *Store) transitionNodeRun(ctx context.Context, ex sqlx.ExecerContext, t StatusTransition) (bool, error) {
-	res, err := ex.ExecContext(ctx, s.q.get(qNodeRunTransition), t.To, runEnded(t.To), truncate(t.Reason.String(), 2000), t.Reason, t.ID, t.From)
+func (s *Store) transitionNodeRun(ctx context.Context, db sqlx.ExtContext, t StatusTransition) (bool, error) {
+	n, err := s.q.NodeRunTransition(ctx, db, nodeRunTransitionParams{Status: t.To, Ended: runEnded(t.To),
+		Reason: truncate(t.Reason.String(), 2000), ReasonMsg: t.Reason, ID: t.ID, FromStatus: t.From})
 	if err != nil {
 		return false, fmt.Errorf("node run %d %s → %s: %w", t.ID, t.From, t.To, err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, nil
 }
 
 // LinkNodeRunJobRun records job run jobRunID as the one node run id
@@ -698,11 +687,10 @@ func (t *Tx) LinkNodeRunJobRun(ctx context.Context, id, jobRunID int64) (bool, e
 	return t.s.linkNodeRunJobRun(ctx, t.tx, id, jobRunID)
 }
 
-func (s *Store) linkNodeRunJobRun(ctx context.Context, ex sqlx.ExecerContext, id, jobRunID int64) (bool, error) {
-	res, err := ex.ExecContext(ctx, s.q.get(qNodeRunLinkJobRun), jobRunID, id)
+func (s *Store) linkNodeRunJobRun(ctx context.Context, db sqlx.ExtContext, id, jobRunID int64) (bool, error) {
+	n, err := s.q.NodeRunLinkJobRun(ctx, db, nodeRunLinkJobRunParams{JobRunID: jobRunID, ID: id})
 	if err != nil {
 		return false, fmt.Errorf("node run %d: link job run %d: %w", id, jobRunID, err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return n == 1, nil
 }
