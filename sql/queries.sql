@@ -101,14 +101,20 @@ id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at,
 INSERT INTO job (app, name, {{JobDefinition}}, paused, next_fire_at, created_at, updated_at, version, workflow_id)
 VALUES (:app, :name, {{named(JobDefinition)}}, 0, :next_fire_at, COALESCE(NULLIF(:created_at, 0), {{now_ms}}), {{now_ms}}, 1, :workflow_id) {{returning_id}};
 
--- name: JobByID
+-- name: JobByID :one
+-- in: id int64
+-- out: Job
 SELECT {{JobColumns}} FROM job WHERE id = ?;
 
--- name: JobList
+-- name: JobList :many
+-- in: id int64, limit int
+-- out: Job
 -- The ordinary jobs: not those of workflows' inline nodes.
 SELECT {{JobColumns}} FROM job WHERE id > ? AND workflow_id IS NULL ORDER BY id LIMIT ?;
 
--- name: JobListOfApps
+-- name: JobListOfApps :many
+-- in: id int64, apps []string, limit int
+-- out: Job
 -- JobList limited to the jobs of some apps.
 SELECT {{JobColumns}} FROM job WHERE id > ? AND app IN (?) AND workflow_id IS NULL ORDER BY id LIMIT ?;
 
@@ -121,7 +127,8 @@ SELECT a.run_id, a.slot, a.result, r.slot_count FROM slot_attempt a JOIN job_run
 WHERE a.run_id IN (?) AND a.current = 1 AND a.status = 'succeeded' AND a.result IS NOT NULL
 ORDER BY a.run_id, a.slot;
 
--- name: JobsSetNextFire
+-- name: JobsSetNextFire :exec
+-- in: next_fire_at sql.NullInt64, ids []int64
 -- SetNextFire: jobs that share their next firing.
 UPDATE job SET next_fire_at = ? WHERE id IN (?);
 
@@ -129,14 +136,16 @@ UPDATE job SET next_fire_at = ? WHERE id IN (?);
 -- SetNextFire: the other jobs, each its own value ("set by key" update).
 UPDATE job SET next_fire_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
 
--- name: JobSetEnabled
+-- name: JobSetEnabled :exec
+-- in: enabled bool, next_fire_at sql.NullInt64, id int64
 UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
 -- name: JobUpdate
 UPDATE job SET {{assign(JobDefinition)}}, next_fire_at = :next_fire_at, updated_at = {{now_ms}}, version = version + 1
 WHERE id = :id AND version = :version;
 
--- name: JobReplan
+-- name: JobReplan :exec
+-- in: next_fire_at sql.NullInt64, id int64, old_next_fire_at sql.NullInt64
 -- A job's next firing planned again after an edit of its calendar, if the
 -- leader has not moved it since it was read (not a change of the job: its
 -- version stays).
@@ -159,86 +168,108 @@ FROM job j WHERE j.id IN (?) AND j.max_runs > 0 AND j.completed_at IS NULL ORDER
 -- the same job complete; the first one records it).
 UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ? AND completed_at IS NULL;
 
--- name: JobComplete
+-- name: JobComplete :exec
+-- in: completed_msg any, id int64
 -- The leader found that the job will not fire again (its window, max_runs,
 -- or a one-time schedule): not an edit, the version stays.
 UPDATE job SET completed_at = {{now_ms}}, completed_msg = ?, next_fire_at = NULL WHERE id = ?;
 
--- name: JobSetPaused
+-- name: JobSetPaused :exec
+-- in: paused bool, next_fire_at sql.NullInt64, id int64
 -- Pause (without end) or resume by hand: no pause_until.
 UPDATE job SET paused = ?, pause_until = NULL, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
--- name: JobPauseUntil
+-- name: JobPauseUntil :exec
+-- in: pause_until int64, next_fire_at sql.NullInt64, id int64
 -- A pause that ends by itself at pause_until; next_fire_at stays the first
 -- firing after the pause began, so the misfire policy decides the missed
 -- firings when the leader resumes the job (JobsResumeDue).
 UPDATE job SET paused = 1, pause_until = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
--- name: JobsResumeDue
+-- name: JobsResumeDue :exec
+-- in: pause_until int64
 -- The leader resumes the jobs whose pause_until has come (a range of
 -- idx_job_pause_until: pause_until is NULL unless a job is paused until).
 UPDATE job SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version = version + 1 WHERE pause_until <= ?;
 
--- name: JobNextPauseEnd
+-- name: JobNextPauseEnd :one
+-- out: pause_until sql.NullInt64
 SELECT MIN(pause_until) FROM job;
 
--- name: JobChildren
+-- name: JobChildren :many
+-- in: ids []int64
+-- out: id int64, child_job_ids string
 -- The child jobs of some jobs (ChildGraphFrom walks the graph from the
 -- children of an edited job, one level a query, by primary key).
 SELECT id, child_job_ids FROM job WHERE id IN (?) AND child_job_ids <> '';
 
--- name: JobsOfHandler
+-- name: JobsOfHandler :many
+-- in: handler string, id int64, limit int
+-- out: Job
 -- The ordinary jobs of one handler, after id ?, by id (idx_job_handler):
 -- the watchdog's hourly check of the dedup-archive jobs.
 SELECT {{JobColumns}} FROM job WHERE handler = ? AND id > ? AND workflow_id IS NULL ORDER BY id LIMIT ?;
 
--- name: AppJobCountAdd
+-- name: AppJobCountAdd :exec
+-- in: id int64
 -- The new job ? counted in its app's app_job_count row (migration 0033),
 -- in CreateJob's transaction; a workflow's inline job is not counted.
 INSERT INTO app_job_count (app, jobs) SELECT app, 1 FROM job WHERE id = ? AND workflow_id IS NULL
 {{upsert(app)}} jobs = app_job_count.jobs + 1;
 
--- name: AppJobCountRemove
+-- name: AppJobCountRemove :exec
+-- in: id int64
 -- The job ? taken off its app's count, in DeleteJob's transaction before
 -- the job is deleted.
 UPDATE app_job_count SET jobs = jobs - 1 WHERE app = (SELECT app FROM job WHERE id = ? AND workflow_id IS NULL);
 
--- name: AppJobCounts
+-- name: AppJobCounts :many
+-- out: AppJobCount
 -- The number of ordinary jobs of every app that has one (GET
 -- /api/v1/apps): one row per app, kept by CreateJob and DeleteJob.
 SELECT app, jobs FROM app_job_count WHERE jobs > 0 ORDER BY app;
 
--- name: JobExists
+-- name: JobExists :one
+-- in: id int64
+-- out: n int
 SELECT COUNT(*) FROM job WHERE id = ?;
 
 -- name: JobDelete
 DELETE FROM job WHERE id = ?;
 
--- name: RunsCancelPendingOfJob
+-- name: RunsCancelPendingOfJob :exec
+-- in: error string, error_msg any, job_id int64
 -- DeleteJob: the job's pending runs end with it (idx_run_job_status).
 UPDATE job_run SET status = 'cancelled', finished_at = {{now_ms}}, error = ?, error_msg = ?
 WHERE job_id = ? AND status = 'pending';
 
--- name: RunRunningOfJob
+-- name: RunRunningOfJob :one
+-- in: job_id int64
+-- out: n int
 -- DeleteJob: the job's running runs, read after its pending ones were
 -- cancelled in the same transaction.
 SELECT COUNT(*) FROM job_run WHERE job_id = ? AND status = 'running';
 
--- name: JobClaimDue
+-- name: JobClaimDue :many
+-- in: next_fire_at int64, limit int
+-- out: Job
 SELECT {{JobColumns}}
 FROM job
 WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
 ORDER BY next_fire_at, id
 LIMIT ? {{for_update_skip_locked}};
 
--- name: JobNextDue
+-- name: JobNextDue :one
+-- out: next_fire_at sql.NullInt64
 -- idx_job_due (enabled, paused, next_fire_at), migration 0033: the first
 -- entry of the range, not every enabled job (a plain MIN() over the range
 -- read all of it on MariaDB 10.11: ORDER BY … LIMIT 1 stops at the first).
 SELECT MIN(t) FROM (SELECT next_fire_at AS t FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL
                     ORDER BY next_fire_at LIMIT 1) d;
 
--- name: JobCountDue
+-- name: JobCountDue :one
+-- in: next_fire_at int64, limit int
+-- out: n int
 -- Counts up to the limit only: the pre-read window needs no more (at a
 -- million jobs the whole count read 100,000 entries a second, a tenth of
 -- the database's time in bench-scale).
@@ -505,7 +536,9 @@ SELECT id, instance_id, app, address, capacity, speed, version, handlers, state,
        incarnation
 FROM executor WHERE instance_id = ?;
 
--- name: AttemptsUnacknowledged
+-- name: AttemptsUnacknowledged :many
+-- in: older_than_ms int64, limit int
+-- out: Unacknowledged
 -- Attempts placed on an executor that has not acknowledged them for longer
 -- than ? ms (database clock): pushed and delivered in heartbeats, refused
 -- or never taken.
@@ -856,7 +889,9 @@ WHERE a.id < ? AND (? = 1 OR (a.app <> '' AND (? = 1 OR a.app IN (?))) OR (a.own
   AND (? = '' OR a.actor = ?) AND a.action LIKE ? ESCAPE '!' AND a.object LIKE ? ESCAPE '!' AND a.at >= ? AND a.at < ?
 ORDER BY a.id DESC LIMIT ?;
 
--- name: RunPendingPage
+-- name: RunPendingPage :many
+-- in: now_ms int64, now_ms int64, now_ms int64, scheduled_at int64, scheduled_at int64, id int64, limit int
+-- out: PendingRun
 -- A page of pending runs that are due (scheduled_at <= ?, start_after <= ?:
 -- a jittered run waits for its offset, and held_until <= ?: a held run
 -- waits for its next check), after a keyset cursor (scheduled_at, id), with
@@ -874,24 +909,30 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id
 WHERE r.status = 'pending' AND r.scheduled_at <= ? AND r.start_after <= ? AND r.held_until <= ? AND (r.scheduled_at > ? OR (r.scheduled_at = ? AND r.id > ?))
 ORDER BY r.scheduled_at, r.id LIMIT ?;
 
--- name: RunsLockPending
+-- name: RunsLockPending :many
+-- in: ids []int64
+-- out: id int64
 -- The runs of an IN list that are still pending, locked in id order.
 SELECT id FROM job_run WHERE id IN (?) AND status = 'pending' ORDER BY id {{for_update}};
 
--- name: RunsStart
+-- name: RunsStart :exec
+-- in: started_at int64, ids []int64
 -- error held why the run waited (RunsWaiting): it no longer does.
 UPDATE job_run SET status = 'running', started_at = COALESCE(started_at, ?), error = '', error_msg = '' WHERE status = 'pending' AND id IN (?);
 
--- name: RunsWaiting
+-- name: RunsWaiting :exec
+-- in: error string, error_msg any, ids []int64
 -- Why pending runs (IN list) cannot start yet, shown on the run.
 UPDATE job_run SET error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
--- name: RunsHold
+-- name: RunsHold :exec
+-- in: held_until int64, error string, error_msg any, ids []int64
 -- Pending runs (IN list) held until an instant, with why (shown on the
 -- run): the leader passes them over until then.
 UPDATE job_run SET held_until = ?, error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
--- name: RunsFailPending
+-- name: RunsFailPending :exec
+-- in: finished_at int64, error string, error_msg any, ids []int64
 -- Pending runs (IN list) that waited past the leader's unplaceable timeout.
 UPDATE job_run SET status = 'failed', finished_at = ?, error = ?, error_msg = ? WHERE status = 'pending' AND id IN (?);
 
@@ -899,10 +940,14 @@ UPDATE job_run SET status = 'failed', finished_at = ?, error = ?, error_msg = ? 
 -- Set by id (store.byKey).
 UPDATE job_run SET predicted_ms = CASE id WHEN ? THEN ? END WHERE id IN (?);
 
--- name: SlotStatsOfJobs
+-- name: SlotStatsOfJobs :many
+-- in: job_ids []int64
+-- out: job_id int64, slot int, cost_ms float64, records float64, samples int, last_executor sql.NullInt64
 SELECT job_id, slot, cost_ms, records, samples, last_executor FROM slot_stats WHERE job_id IN (?) ORDER BY job_id, slot;
 
--- name: DispatchOfExecutor
+-- name: DispatchOfExecutor :many
+-- in: executor_id int64, id int64, limit int
+-- out: DispatchSlot
 -- The current, unacknowledged attempts placed on an executor, oldest token
 -- first: what a push to it carries (many runs in one request).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
@@ -912,7 +957,8 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;
 
--- name: RunsSkipPendingScheduled
+-- name: RunsSkipPendingScheduled :exec
+-- in: error string, error_msg any, job_id int64
 -- Disabling or pausing a job skips its firings that have not started (runs
 -- created ahead of time by the pre-read window, or waiting for an
 -- executor); runs triggered by hand still run.
@@ -1063,27 +1109,36 @@ UPDATE business_calendar SET description = :description, week = :week, days = :d
        version = :version, revision = revision + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE id = :id AND revision = :revision;
 
--- name: CalendarByID
+-- name: CalendarByID :one
+-- in: id int64
+-- out: Calendar
 SELECT id, app, name, description, week, days, holidays, workdays, version, revision, created_at, updated_at, updated_by
 FROM business_calendar WHERE id = ?;
 
 -- The calendars one reader may see, by app then name: every calendar (? =
 -- no app limit), or the global ones and those of an app in the list (?).
 -- The days are left out (GET one calendar for them).
--- name: CalendarList
+-- name: CalendarList :many
+-- in: all_apps bool, apps []string
+-- out: Calendar
 SELECT id, app, name, description, week, '' AS days, holidays, workdays, version, revision, created_at, updated_at, updated_by
 FROM business_calendar WHERE ? = 1 OR app = '' OR app IN (?) ORDER BY app, name LIMIT 1000;
 
--- name: CalendarDelete
+-- name: CalendarDelete :exec
+-- in: id int64
 DELETE FROM business_calendar WHERE id = ?;
 
--- name: CalendarVersions
+-- name: CalendarVersions :many
+-- in: ids []int64
+-- out: id int64, version string
 -- The version of each calendar the leader's due jobs use (one query per
 -- batch that has calendar jobs): it loads a calendar's days only when its
 -- version is not the one it has cached.
 SELECT id, version FROM business_calendar WHERE id IN (?);
 
--- name: JobsOfCalendar
+-- name: JobsOfCalendar :many
+-- in: calendar_id int64
+-- out: Job
 -- The jobs that use a calendar (idx_job_calendar), to replan them after an
 -- edit and to refuse deleting a calendar in use.
 SELECT {{JobColumns}} FROM job WHERE calendar_id = ? ORDER BY id LIMIT 1000;

@@ -31,7 +31,9 @@ SELECT id, name, next_fire_at, cron_expr FROM job {{filters}} ORDER BY id LIMIT 
 -- name: JobScanByNext
 SELECT id, name, next_fire_at, cron_expr FROM job {{filters}} ORDER BY next_fire_at, id LIMIT ?;
 
--- name: JobsByIDs
+-- name: JobsByIDs :many
+-- in: ids []int64
+-- out: Job
 SELECT {{JobColumns}} FROM job WHERE id IN (?);
 
 -- name: JobCountCapped

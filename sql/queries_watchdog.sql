@@ -9,7 +9,8 @@
 INSERT INTO job_audit (job_id, audit_next_at) VALUES (?, {{now_ms}})
 {{upsert(job_id)}} audit_next_at = {{excluded(audit_next_at)}};
 
--- name: JobAuditDelete
+-- name: JobAuditDelete :exec
+-- in: job_id int64
 DELETE FROM job_audit WHERE job_id = ?;
 
 -- name: JobAuditDue

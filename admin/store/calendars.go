@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/shardjob/shardjob/admin/calendar"
 )
 
@@ -62,8 +60,8 @@ func (s *Store) UpdateCalendar(ctx context.Context, c Calendar) error {
 
 // Calendar returns one calendar with its days, or ErrNotFound.
 func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
-	var c Calendar
-	if err := s.db.GetContext(ctx, &c, s.q.get(qCalendarByID), id); err != nil {
+	c, err := s.q.CalendarByID(ctx, s.db, id)
+	if err != nil {
 		return c, notFound(err, fmt.Sprintf("calendar %d", id))
 	}
 	return c, nil
@@ -72,12 +70,8 @@ func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
 // CalendarsOfApps lists the calendars a reader limited to apps sees (nil:
 // no limit): the global ones and those of apps, without their days.
 func (s *Store) CalendarsOfApps(ctx context.Context, apps []string) ([]Calendar, error) {
-	q, args, err := sqlx.In(s.q.get(qCalendarList), apps == nil, orNone(apps))
+	out, err := s.q.CalendarList(ctx, s.db, calendarListParams{AllApps: apps == nil, Apps: orNone(apps)})
 	if err != nil {
-		return nil, err
-	}
-	var out []Calendar
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list calendars: %w", err)
 	}
 	return out, nil
@@ -85,11 +79,11 @@ func (s *Store) CalendarsOfApps(ctx context.Context, apps []string) ([]Calendar,
 
 // DeleteCalendar removes a calendar; ErrNotFound when there is none.
 func (s *Store) DeleteCalendar(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.q.get(qCalendarDelete), id)
+	n, err := s.q.CalendarDelete(ctx, s.db, id)
 	if err != nil {
 		return fmt.Errorf("delete calendar %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return fmt.Errorf("calendar %d: %w", id, ErrNotFound)
 	}
 	return nil
@@ -116,8 +110,8 @@ func (c Calendar) Build() (*calendar.Calendar, error) {
 
 // JobsOfCalendar returns the jobs that use calendar id (at most 1000).
 func (s *Store) JobsOfCalendar(ctx context.Context, id int64) ([]Job, error) {
-	var out []Job
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfCalendar), id); err != nil {
+	out, err := s.q.JobsOfCalendar(ctx, s.db, id)
+	if err != nil {
 		return nil, fmt.Errorf("jobs of calendar %d: %w", id, err)
 	}
 	return out, nil
@@ -131,15 +125,8 @@ func (t *Tx) CalendarVersions(ctx context.Context, ids []int64) (map[int64]strin
 	if len(ids) == 0 {
 		return out, nil
 	}
-	q, args, err := sqlx.In(t.s.q.get(qCalendarVersions), ids)
+	rows, err := t.s.q.CalendarVersions(ctx, t.tx, ids)
 	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		ID      int64  `db:"id"`
-		Version string `db:"version"`
-	}
-	if err := t.tx.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("calendar versions: %w", err)
 	}
 	for _, r := range rows {
@@ -151,8 +138,8 @@ func (t *Tx) CalendarVersions(ctx context.Context, ids []int64) (map[int64]strin
 // Calendar reads one calendar with its days inside the transaction, or
 // ErrNotFound.
 func (t *Tx) Calendar(ctx context.Context, id int64) (Calendar, error) {
-	var c Calendar
-	if err := t.tx.GetContext(ctx, &c, t.s.q.get(qCalendarByID), id); err != nil {
+	c, err := t.s.q.CalendarByID(ctx, t.tx, id)
+	if err != nil {
 		return c, notFound(err, fmt.Sprintf("calendar %d", id))
 	}
 	return c, nil

@@ -55,11 +55,12 @@ type JobDateRun struct {
 // workflow created, then those workflow nodes created for runs of business
 // dates in [from, to]; each in id order.
 func (s *Store) JobRunsOfRange(ctx context.Context, jobID, fromMS, toMS int64, from, to string) ([]JobDateRun, error) {
-	var own, flows []JobDateRun
-	if err := s.db.SelectContext(ctx, &own, s.q.get(qJobRunsScheduledBetween), jobID, fromMS, toMS); err != nil {
+	own, err := s.q.JobRunsScheduledBetween(ctx, s.db, jobRunsScheduledBetweenParams{JobID: jobID, FromMS: fromMS, ToMS: toMS})
+	if err != nil {
 		return nil, fmt.Errorf("runs of job %d from %s to %s: %w", jobID, from, to, err)
 	}
-	if err := s.db.SelectContext(ctx, &flows, s.q.get(qJobRunsOfWorkflowDates), jobID, from, to); err != nil {
+	flows, err := s.q.JobRunsOfWorkflowDates(ctx, s.db, jobRunsOfWorkflowDatesParams{JobID: jobID, FromDate: from, ToDate: to})
+	if err != nil {
 		return nil, fmt.Errorf("workflow runs of job %d from %s to %s: %w", jobID, from, to, err)
 	}
 	return append(own, flows...), nil
@@ -75,8 +76,7 @@ func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfil
 	var out []Run
 	var created []bool
 	lockJob := func(tx *Tx) error {
-		var jobID int64
-		if err := tx.tx.GetContext(ctx, &jobID, s.q.get(qJobLockForBackfill), b.JobID); err != nil {
+		if _, err := s.q.JobLockForBackfill(ctx, tx.tx, b.JobID); err != nil {
 			return notFound(err, fmt.Sprintf("job %d", b.JobID))
 		}
 		return nil
@@ -120,8 +120,8 @@ func (s *Store) JobBackfills(ctx context.Context, jobID, beforeID int64, limit i
 		limit = 50
 	}
 	beforeID = max(beforeID, 0)
-	var out []JobBackfillStatus
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobBackfillsOfJob), jobID, beforeID, beforeID, limit); err != nil {
+	out, err := s.q.JobBackfillsOfJob(ctx, s.db, jobBackfillsOfJobParams{JobID: jobID, ID: beforeID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("backfills of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -142,17 +142,8 @@ type BackfillTurn struct {
 func (s *Store) BackfillTurns(ctx context.Context, ids []int64, nowMS int64) (map[int64]*BackfillTurn, error) {
 	out := map[int64]*BackfillTurn{}
 	for start := 0; start < len(ids); start += 1000 {
-		q, args, err := sqlx.In(s.q.get(qJobBackfillTurns), ids[start:min(start+1000, len(ids))], nowMS)
+		rows, err := s.q.JobBackfillTurns(ctx, s.db, jobBackfillTurnsParams{BackfillIDs: ids[start:min(start+1000, len(ids))], ScheduledAt: nowMS})
 		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			BackfillID int64  `db:"backfill_id"`
-			ID         int64  `db:"id"`
-			Status     string `db:"status"`
-			Parallel   int    `db:"parallel"`
-		}
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("turns of %d job backfills: %w", len(ids), err)
 		}
 		for _, r := range rows {

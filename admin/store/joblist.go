@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // The orders of a job list (JobQuery.Sort).
@@ -282,12 +280,8 @@ func indexOf[T any](window []T, k *T) int {
 
 // jobsByIDs reads jobs ids whole, in the order of ids.
 func (s *Store) jobsByIDs(ctx context.Context, ids []int64) ([]Job, error) {
-	text, args, err := sqlx.In(s.q.get(qJobsByIDs), ids)
+	got, err := s.q.JobsByIDs(ctx, s.db, ids)
 	if err != nil {
-		return nil, err
-	}
-	var got []Job
-	if err := s.db.SelectContext(ctx, &got, text, args...); err != nil {
 		return nil, fmt.Errorf("read %d jobs: %w", len(ids), err)
 	}
 	byID := make(map[int64]Job, len(got))

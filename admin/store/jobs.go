@@ -28,7 +28,7 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 		if id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppJobCountAdd), id); err != nil {
+		if _, err = s.q.AppJobCountAdd(ctx, tx.tx, id); err != nil {
 			return err
 		}
 		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppEnsure), j.App); err != nil {
@@ -47,8 +47,8 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 
 // Job returns a job or ErrNotFound.
 func (s *Store) Job(ctx context.Context, id int64) (Job, error) {
-	var j Job
-	if err := s.db.GetContext(ctx, &j, s.q.get(qJobByID), id); err != nil {
+	j, err := s.q.JobByID(ctx, s.db, id)
+	if err != nil {
 		return j, notFound(err, fmt.Sprintf("job %d", id))
 	}
 	return j, nil
@@ -61,16 +61,14 @@ func (s *Store) Jobs(ctx context.Context, afterID int64, limit int) ([]Job, erro
 
 // JobsOfApps is ListJobs limited to jobs of apps (nil: every app).
 func (s *Store) JobsOfApps(ctx context.Context, afterID int64, limit int, apps []string) ([]Job, error) {
-	q, args := s.q.get(qJobList), []any{afterID, limit}
-	if apps != nil {
-		var err error
-		q, args, err = sqlx.In(s.q.get(qJobListOfApps), afterID, apps, limit)
-		if err != nil {
-			return nil, err
-		}
-	}
 	var out []Job
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
+	var err error
+	if apps != nil {
+		out, err = s.q.JobListOfApps(ctx, s.db, jobListOfAppsParams{ID: afterID, Apps: apps, Limit: limit})
+	} else {
+		out, err = s.q.JobList(ctx, s.db, jobListParams{ID: afterID, Limit: limit})
+	}
+	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return out, nil
@@ -81,19 +79,22 @@ func (s *Store) JobsOfApps(ctx context.Context, afterID int64, limit int, apps [
 // Disabling skips the job's scheduled runs that have not started (see
 // skipPendingScheduled), in the same transaction.
 func (s *Store) SetJobEnabled(ctx context.Context, id int64, enabled bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, qJobSetEnabled, id, enabled, !enabled, next, msg.New(msg.RunSkippedDisabled))
+	return s.setJobFlag(ctx, id, !enabled, msg.New(msg.RunSkippedDisabled), func(tx *sqlx.Tx) (int64, error) {
+		return s.q.JobSetEnabled(ctx, tx, jobSetEnabledParams{Enabled: enabled, NextFireAt: next, ID: id})
+	})
 }
 
-// setJobFlag runs the named "SET flag = ?, next_fire_at = ? WHERE id = ?"
-// update (value: the flag's, or pause_until's) and, when skip is set,
-// skips the job's pending scheduled runs with reason, in one transaction.
-func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value any, skip bool, next sql.NullInt64, reason msg.Msg) error {
+// setJobFlag runs update, a "SET flag = ?, next_fire_at = ? WHERE id = ?"
+// update of job id that returns the rows it affected, and, when skip is
+// set, skips the job's pending scheduled runs with reason, in one
+// transaction.
+func (s *Store) setJobFlag(ctx context.Context, id int64, skip bool, reason msg.Msg, update func(tx *sqlx.Tx) (int64, error)) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get(query), value, next, id)
+		n, err := update(tx)
 		if err != nil {
 			return fmt.Errorf("update job %d: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return fmt.Errorf("job %d: %w", id, ErrNotFound)
 		}
 		if err := s.auditFrom(ctx, tx, AuditJobs, id); err != nil {
@@ -109,8 +110,9 @@ func (s *Store) setJobFlag(ctx context.Context, query query, id int64, value any
 // skipPendingScheduled records the job's scheduled runs that have not
 // started (created ahead of time by the pre-read window, or waiting for an
 // executor) as skipped with reason. Runs triggered by hand still run.
-func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExecerContext, jobID int64, reason msg.Msg) error {
-	if _, err := ex.ExecContext(ctx, s.q.get(qRunsSkipPendingScheduled), reason.String(), reason, jobID); err != nil {
+func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExtContext, jobID int64, reason msg.Msg) error {
+	p := runsSkipPendingScheduledParams{Error: reason.String(), ErrorMsg: reason, JobID: jobID}
+	if _, err := s.q.RunsSkipPendingScheduled(ctx, ex, p); err != nil {
 		return fmt.Errorf("skip pending runs of job %d: %w", jobID, err)
 	}
 	return nil
@@ -126,8 +128,8 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 			return fmt.Errorf("update job %d: %w", j.ID, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			var exists int
-			if err := tx.GetContext(ctx, &exists, s.q.get(qJobExists), j.ID); err != nil {
+			exists, err := s.q.JobExists(ctx, tx, j.ID)
+			if err != nil {
 				return fmt.Errorf("job %d: %w", j.ID, err)
 			}
 			if exists == 0 {
@@ -151,18 +153,19 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 // Pausing skips the job's scheduled runs that have not started, in the
 // same transaction.
 func (s *Store) SetJobPaused(ctx context.Context, id int64, paused bool, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, qJobSetPaused, id, paused, paused, next, msg.New(msg.RunSkippedPaused))
+	return s.setJobFlag(ctx, id, paused, msg.New(msg.RunSkippedPaused), func(tx *sqlx.Tx) (int64, error) {
+		return s.q.JobSetPaused(ctx, tx, jobSetPausedParams{Paused: paused, NextFireAt: next, ID: id})
+	})
 }
 
 // ReplanJob sets job id's next_fire_at to next if it still is was;
 // false when it is not (the leader moved it, or the job is gone).
 func (s *Store) ReplanJob(ctx context.Context, id int64, was, next sql.NullInt64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qJobReplan), next, id, was)
+	n, err := s.q.JobReplan(ctx, s.db, jobReplanParams{NextFireAt: next, ID: id, OldNextFireAt: was})
 	if err != nil {
 		return false, fmt.Errorf("replan job %d: %w", id, err)
 	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return n > 0, nil
 }
 
 // ChildGraphFrom returns the part of the child-job graph reachable from
@@ -181,20 +184,13 @@ func (s *Store) ChildGraphFrom(ctx context.Context, roots []int64) (map[int64][]
 		}
 	}
 	for len(next) > 0 {
-		q, args, err := sqlx.In(s.q.get(qJobChildren), next)
+		rows, err := s.q.JobChildren(ctx, s.db, next)
 		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			ID       int64  `db:"id"`
-			Children string `db:"child_job_ids"`
-		}
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("child graph: %w", err)
 		}
 		next = next[:0:0]
 		for _, r := range rows {
-			out[r.ID] = ParseIDList(r.Children)
+			out[r.ID] = ParseIDList(r.ChildJobIDs)
 			for _, c := range out[r.ID] {
 				if !seen[c] {
 					seen[c] = true
@@ -242,20 +238,21 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		// Pending runs first: a run that starts meanwhile is then counted as
 		// running below (the start's update waits for these row locks and
 		// then finds them cancelled).
-		if _, err := tx.ExecContext(ctx, s.q.get(qRunsCancelPendingOfJob), truncate(reason.String(), 2000), reason, id); err != nil {
+		cancel := runsCancelPendingOfJobParams{Error: truncate(reason.String(), 2000), ErrorMsg: reason, JobID: id}
+		if _, err := s.q.RunsCancelPendingOfJob(ctx, tx, cancel); err != nil {
 			return fmt.Errorf("cancel the pending runs of job %d: %w", id, err)
 		}
-		var running int
-		if err := tx.GetContext(ctx, &running, s.q.get(qRunRunningOfJob), id); err != nil {
+		running, err := s.q.RunRunningOfJob(ctx, tx, id)
+		if err != nil {
 			return fmt.Errorf("running runs of job %d: %w", id, err)
 		}
 		if running > 0 {
 			return &RunningRunsError{JobID: id, Running: running}
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAppJobCountRemove), id); err != nil {
+		if _, err := s.q.AppJobCountRemove(ctx, tx, id); err != nil {
 			return fmt.Errorf("job count of job %d's app: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qJobAuditDelete), id); err != nil {
+		if _, err := s.q.JobAuditDelete(ctx, tx, id); err != nil {
 			return fmt.Errorf("audit cursor of job %d: %w", id, err)
 		}
 		res, err := tx.ExecContext(ctx, s.q.get(qJobDelete), id)
@@ -279,8 +276,8 @@ type AppJobCount struct {
 // inline nodes) of every app that has one, by app: one row per app, kept
 // by CreateJob and DeleteJob (GET /api/v1/apps; not a count of every job).
 func (s *Store) AppJobCounts(ctx context.Context) ([]AppJobCount, error) {
-	var out []AppJobCount
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAppJobCounts)); err != nil {
+	out, err := s.q.AppJobCounts(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("job counts of apps: %w", err)
 	}
 	return out, nil
@@ -289,8 +286,8 @@ func (s *Store) AppJobCounts(ctx context.Context) ([]AppJobCount, error) {
 // JobsOfHandler returns up to limit ordinary jobs of handler with id >
 // afterID, by id (keyset paging on idx_job_handler).
 func (s *Store) JobsOfHandler(ctx context.Context, handler string, afterID int64, limit int) ([]Job, error) {
-	var out []Job
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOfHandler), handler, afterID, limit); err != nil {
+	out, err := s.q.JobsOfHandler(ctx, s.db, jobsOfHandlerParams{Handler: handler, ID: afterID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("jobs of handler %s: %w", handler, err)
 	}
 	return out, nil
@@ -298,8 +295,8 @@ func (s *Store) JobsOfHandler(ctx context.Context, handler string, afterID int64
 
 // NextDue returns the earliest next_fire_at of enabled jobs (Valid=false if none).
 func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
-	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get(qJobNextDue)); err != nil {
+	v, err := s.q.JobNextDue(ctx, s.db)
+	if err != nil {
 		return v, fmt.Errorf("next due job: %w", err)
 	}
 	return v, nil
@@ -308,8 +305,8 @@ func (s *Store) NextDue(ctx context.Context) (sql.NullInt64, error) {
 // CountDue counts enabled, unpaused jobs due at or before nowMS, up to
 // limit: it reads at most limit index entries.
 func (s *Store) CountDue(ctx context.Context, nowMS int64, limit int) (int, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qJobCountDue), nowMS, limit); err != nil {
+	n, err := s.q.JobCountDue(ctx, s.db, jobCountDueParams{NextFireAt: nowMS, Limit: limit})
+	if err != nil {
 		return 0, fmt.Errorf("count due jobs: %w", err)
 	}
 	return n, nil
@@ -319,8 +316,8 @@ func (s *Store) CountDue(ctx context.Context, nowMS int64, limit int) (int, erro
 // nowMS, oldest first. On MySQL rows locked by another transaction are
 // skipped (SKIP LOCKED). Call after CheckEpoch.
 func (t *Tx) ClaimDue(ctx context.Context, nowMS int64, limit int) ([]Job, error) {
-	var out []Job
-	if err := t.tx.SelectContext(ctx, &out, t.s.q.get(qJobClaimDue), nowMS, limit); err != nil {
+	out, err := t.s.q.JobClaimDue(ctx, t.tx, jobClaimDueParams{NextFireAt: nowMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("claim due jobs: %w", err)
 	}
 	return out, nil
@@ -356,11 +353,7 @@ func (t *Tx) SetNextFire(ctx context.Context, next map[int64]sql.NullInt64) erro
 			}
 			continue
 		}
-		q, args, err := sqlx.In(s.q.get(qJobsSetNextFire), v, ids)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.q.JobsSetNextFire(ctx, tx, jobsSetNextFireParams{NextFireAt: v, IDs: ids}); err != nil {
 			return fmt.Errorf("advance next_fire_at of %d jobs: %w", len(ids), err)
 		}
 	}
@@ -389,7 +382,7 @@ type JobCompletion struct {
 // next_fire_at is NULL: SetNextFire). Not an edit: their version stays.
 func (t *Tx) CompleteJobs(ctx context.Context, jobs []JobCompletion) error {
 	for _, c := range jobs {
-		if _, err := t.tx.ExecContext(ctx, t.s.q.get(qJobComplete), c.Why, c.ID); err != nil {
+		if _, err := t.s.q.JobComplete(ctx, t.tx, jobCompleteParams{CompletedMsg: c.Why, ID: c.ID}); err != nil {
 			return fmt.Errorf("complete job %d: %w", c.ID, err)
 		}
 	}
@@ -401,24 +394,26 @@ func (t *Tx) CompleteJobs(ctx context.Context, jobs []JobCompletion) error {
 // not paused, which the misfire policy decides on when it resumes. Like
 // SetJobPaused, it skips the job's scheduled runs that have not started.
 func (s *Store) PauseJobUntil(ctx context.Context, id, untilMS int64, next sql.NullInt64) error {
-	return s.setJobFlag(ctx, qJobPauseUntil, id, untilMS, true, next, msg.New(msg.RunSkippedPaused))
+	return s.setJobFlag(ctx, id, true, msg.New(msg.RunSkippedPaused), func(tx *sqlx.Tx) (int64, error) {
+		return s.q.JobPauseUntil(ctx, tx, jobPauseUntilParams{PauseUntil: untilMS, NextFireAt: next, ID: id})
+	})
 }
 
 // ResumeDue resumes the jobs paused until nowMS or earlier and returns how
 // many.
 func (t *Tx) ResumeDue(ctx context.Context, nowMS int64) (int64, error) {
-	res, err := t.tx.ExecContext(ctx, t.s.q.get(qJobsResumeDue), nowMS)
+	n, err := t.s.q.JobsResumeDue(ctx, t.tx, nowMS)
 	if err != nil {
 		return 0, fmt.Errorf("resume jobs paused until now: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // NextPauseEnd is the earliest pause_until of the jobs paused until an
 // instant; NULL when there is none.
 func (s *Store) NextPauseEnd(ctx context.Context) (sql.NullInt64, error) {
-	var v sql.NullInt64
-	if err := s.db.GetContext(ctx, &v, s.q.get(qJobNextPauseEnd)); err != nil {
+	v, err := s.q.JobNextPauseEnd(ctx, s.db)
+	if err != nil {
 		return v, fmt.Errorf("next pause end: %w", err)
 	}
 	return v, nil
@@ -427,7 +422,7 @@ func (s *Store) NextPauseEnd(ctx context.Context) (sql.NullInt64, error) {
 // CompleteJob marks job id completed now with why (CompleteJobs, outside
 // the leader: a job enabled or resumed with no firing left in its window).
 func (s *Store) CompleteJob(ctx context.Context, id int64, why msg.Msg) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qJobComplete), why, id); err != nil {
+	if _, err := s.q.JobComplete(ctx, s.db, jobCompleteParams{CompletedMsg: why, ID: id}); err != nil {
 		return fmt.Errorf("complete job %d: %w", id, err)
 	}
 	return nil

@@ -63,8 +63,7 @@ type PendingCursor struct {
 // with their handler) therefore do not hide the ones behind them: the
 // caller pages on.
 func (s *Store) PendingPage(ctx context.Context, nowMS int64, cur PendingCursor, limit int) ([]PendingRun, error) {
-	var out []PendingRun
-	err := s.db.SelectContext(ctx, &out, s.q.get(qRunPendingPage), nowMS, nowMS, nowMS, cur.ScheduledAt, cur.ScheduledAt, cur.ID, limit)
+	out, err := s.q.RunPendingPage(ctx, s.db, runPendingPageParams{NowMS: nowMS, ScheduledAt: cur.ScheduledAt, ID: cur.ID, Limit: limit})
 	if err != nil {
 		return nil, fmt.Errorf("pending runs: %w", err)
 	}
@@ -111,8 +110,11 @@ func (s *Store) StartRuns(ctx context.Context, epoch int64, lease time.Duration,
 		if err != nil || len(pending) == 0 {
 			return err
 		}
-		if err := s.execIn(ctx, tx, qRunsStart, pending, now); err != nil {
-			return fmt.Errorf("start %d runs: %w", len(pending), err)
+		for start := 0; start < len(pending); start += 1000 {
+			p := runsStartParams{StartedAt: now, IDs: pending[start:min(start+1000, len(pending))]}
+			if _, err := s.q.RunsStart(ctx, tx, p); err != nil {
+				return fmt.Errorf("start %d runs: %w", len(pending), err)
+			}
 		}
 		isPending := make(map[int64]bool, len(pending))
 		for _, id := range pending {
@@ -151,32 +153,13 @@ func (s *Store) StartRuns(ctx context.Context, epoch int64, lease time.Duration,
 func (s *Store) lockPending(ctx context.Context, tx *sqlx.Tx, ids []int64) ([]int64, error) {
 	var out []int64
 	for start := 0; start < len(ids); start += 1000 {
-		q, args, err := sqlx.In(s.q.get(qRunsLockPending), ids[start:min(start+1000, len(ids))])
+		chunk, err := s.q.RunsLockPending(ctx, tx, ids[start:min(start+1000, len(ids))])
 		if err != nil {
-			return nil, err
-		}
-		var chunk []int64
-		if err := tx.SelectContext(ctx, &chunk, q, args...); err != nil {
 			return nil, fmt.Errorf("lock %d pending runs: %w", len(ids), err)
 		}
 		out = append(out, chunk...)
 	}
 	return out, nil
-}
-
-// execIn runs the named statement "… IN (?)" with args before the list,
-// in chunks of 1000 ids.
-func (s *Store) execIn(ctx context.Context, ex sqlx.ExecerContext, name query, ids []int64, args ...any) error {
-	for start := 0; start < len(ids); start += 1000 {
-		q, a, err := sqlx.In(s.q.get(name), append(slices.Clone(args), ids[start:min(start+1000, len(ids))])...)
-		if err != nil {
-			return err
-		}
-		if _, err := ex.ExecContext(ctx, q, a...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // attemptRow is a first attempt of a slot of a run, for a multi-row insert.
@@ -252,19 +235,12 @@ func (s *Store) setPredicted(ctx context.Context, tx *sqlx.Tx, pairs []int64) er
 func (s *Store) SlotStatsOfJobs(ctx context.Context, jobIDs []int64) (map[int64][]SlotStat, error) {
 	out := map[int64][]SlotStat{}
 	for start := 0; start < len(jobIDs); start += 1000 {
-		q, args, err := sqlx.In(s.q.get(qSlotStatsOfJobs), jobIDs[start:min(start+1000, len(jobIDs))])
+		rows, err := s.q.SlotStatsOfJobs(ctx, s.db, jobIDs[start:min(start+1000, len(jobIDs))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			JobID int64 `db:"job_id"`
-			SlotStat
-		}
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("slot stats of %d jobs: %w", len(jobIDs), err)
 		}
 		for _, r := range rows {
-			out[r.JobID] = append(out[r.JobID], r.SlotStat)
+			out[r.JobID] = append(out[r.JobID], SlotStat{Slot: r.Slot, CostMS: r.CostMS, Records: r.Records, Samples: r.Samples, LastExecutor: r.LastExecutor})
 		}
 	}
 	return out, nil
@@ -274,8 +250,8 @@ func (s *Store) SlotStatsOfJobs(ctx context.Context, jobIDs []int64) (map[int64]
 // executor and not acknowledged by it, with a token larger than afterToken,
 // oldest first: one push carries them, whatever their runs.
 func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken int64, limit int) ([]DispatchSlot, error) {
-	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qDispatchOfExecutor), executorID, afterToken, limit); err != nil {
+	out, err := s.q.DispatchOfExecutor(ctx, s.db, dispatchOfExecutorParams{ExecutorID: executorID, ID: afterToken, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("dispatch of executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -284,7 +260,10 @@ func (s *Store) DispatchOfExecutor(ctx context.Context, executorID, afterToken i
 // MarkWaiting records on pending runs why they cannot start yet (shown on
 // the run; cleared when it starts).
 func (s *Store) MarkWaiting(ctx context.Context, reason msg.Msg, ids []int64) error {
-	if err := s.updateTokens(ctx, qRunsWaiting, ids, truncate(reason.String(), 2000), reason); err != nil {
+	err := s.updatePending(ctx, qRunsWaiting, ids, func(chunk []int64) (int64, error) {
+		return s.q.RunsWaiting(ctx, s.db, runsWaitingParams{Error: truncate(reason.String(), 2000), ErrorMsg: reason, IDs: chunk})
+	})
+	if err != nil {
 		return fmt.Errorf("mark %d runs waiting: %w", len(ids), err)
 	}
 	return nil
@@ -294,7 +273,10 @@ func (s *Store) MarkWaiting(ctx context.Context, reason msg.Msg, ids []int64) er
 // run): the leader passes them over until then (PendingPage), and wakes for
 // them (NextPendingAfter). Runs no longer pending are left alone.
 func (s *Store) HoldPending(ctx context.Context, untilMS int64, reason msg.Msg, ids []int64) error {
-	if err := s.updateTokens(ctx, qRunsHold, ids, untilMS, truncate(reason.String(), 2000), reason); err != nil {
+	err := s.updatePending(ctx, qRunsHold, ids, func(chunk []int64) (int64, error) {
+		return s.q.RunsHold(ctx, s.db, runsHoldParams{HeldUntil: untilMS, Error: truncate(reason.String(), 2000), ErrorMsg: reason, IDs: chunk})
+	})
+	if err != nil {
 		return fmt.Errorf("hold %d pending runs: %w", len(ids), err)
 	}
 	return nil
@@ -303,8 +285,26 @@ func (s *Store) HoldPending(ctx context.Context, untilMS int64, reason msg.Msg, 
 // FailPending ends pending runs as failed with reason, at atMS; runs no
 // longer pending are left alone.
 func (s *Store) FailPending(ctx context.Context, reason msg.Msg, atMS int64, ids []int64) error {
-	if err := s.updateTokens(ctx, qRunsFailPending, ids, atMS, truncate(reason.String(), 2000), reason); err != nil {
+	err := s.updatePending(ctx, qRunsFailPending, ids, func(chunk []int64) (int64, error) {
+		return s.q.RunsFailPending(ctx, s.db, runsFailPendingParams{FinishedAt: atMS, Error: truncate(reason.String(), 2000), ErrorMsg: reason, IDs: chunk})
+	})
+	if err != nil {
 		return fmt.Errorf("fail %d pending runs: %w", len(ids), err)
+	}
+	return nil
+}
+
+// updatePending runs update, an autocommit update of pending runs by id,
+// for ids sorted (the order their rows lock in) in chunks of 1000, each
+// again on a deadlock or lock-wait timeout (see retry); name is the
+// update's query, for the error.
+func (s *Store) updatePending(ctx context.Context, name query, ids []int64, update func(chunk []int64) (int64, error)) error {
+	ids = slices.Sorted(slices.Values(ids))
+	for start := 0; start < len(ids); start += 1000 {
+		chunk := ids[start:min(start+1000, len(ids))]
+		if err := retry(ctx, func() error { _, err := update(chunk); return err }); err != nil {
+			return fmt.Errorf("%s of %d tokens: %w", name, len(chunk), err)
+		}
 	}
 	return nil
 }
@@ -320,8 +320,8 @@ type Unacknowledged struct {
 // executor more than olderThanMS ago (database clock) that it has not
 // acknowledged.
 func (s *Store) UnacknowledgedAttempts(ctx context.Context, olderThanMS int64, limit int) ([]Unacknowledged, error) {
-	var out []Unacknowledged
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAttemptsUnacknowledged), olderThanMS, limit); err != nil {
+	out, err := s.q.AttemptsUnacknowledged(ctx, s.db, attemptsUnacknowledgedParams{OlderThanMS: olderThanMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("unacknowledged attempts: %w", err)
 	}
 	return out, nil

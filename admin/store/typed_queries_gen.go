@@ -8,6 +8,33 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
+// AppJobCountAdd runs query AppJobCountAdd of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AppJobCountAdd(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAppJobCountAdd], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AppJobCountRemove runs query AppJobCountRemove of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AppJobCountRemove(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAppJobCountRemove], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AppJobCounts runs query AppJobCounts of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AppJobCounts(ctx context.Context, db dbtx) ([]AppJobCount, error) {
+	out := []AppJobCount{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAppJobCounts]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AttemptByID runs query AttemptByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) AttemptByID(ctx context.Context, db dbtx, id int64) (Attempt, error) {
 	var r Attempt
@@ -196,6 +223,21 @@ func (q queries) AttemptsToRetry(ctx context.Context, db dbtx, limit int) ([]Ret
 	return out, nil
 }
 
+// attemptsUnacknowledgedParams are the parameters of AttemptsUnacknowledged.
+type attemptsUnacknowledgedParams struct {
+	OlderThanMS int64 // older_than_ms
+	Limit       int   // limit
+}
+
+// AttemptsUnacknowledged runs query AttemptsUnacknowledged of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsUnacknowledged(ctx context.Context, db dbtx, p attemptsUnacknowledgedParams) ([]Unacknowledged, error) {
+	out := []Unacknowledged{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsUnacknowledged], p.OlderThanMS, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // attemptsUnplacedParams are the parameters of AttemptsUnplaced.
 type attemptsUnplacedParams struct {
 	ID    int64 // id
@@ -211,11 +253,90 @@ func (q queries) AttemptsUnplaced(ctx context.Context, db dbtx, p attemptsUnplac
 	return out, nil
 }
 
+// CalendarByID runs query CalendarByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) CalendarByID(ctx context.Context, db dbtx, id int64) (Calendar, error) {
+	var r Calendar
+	err := sqlx.GetContext(ctx, db, &r, q[qCalendarByID], id)
+	return r, err
+}
+
+// CalendarDelete runs query CalendarDelete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) CalendarDelete(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qCalendarDelete], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// calendarListParams are the parameters of CalendarList.
+type calendarListParams struct {
+	AllApps bool     // all_apps
+	Apps    []string // apps
+}
+
+// CalendarList runs query CalendarList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) CalendarList(ctx context.Context, db dbtx, p calendarListParams) ([]Calendar, error) {
+	text, args, err := sqlx.In(q[qCalendarList], p.AllApps, p.Apps)
+	if err != nil {
+		return nil, err
+	}
+	out := []Calendar{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// calendarVersionsRow is a row of CalendarVersions.
+type calendarVersionsRow struct {
+	ID      int64  // id
+	Version string // version
+}
+
+// CalendarVersions runs query CalendarVersions of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) CalendarVersions(ctx context.Context, db dbtx, ids []int64) ([]calendarVersionsRow, error) {
+	text, args, err := sqlx.In(q[qCalendarVersions], ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []calendarVersionsRow{}
+	for rows.Next() {
+		var r calendarVersionsRow
+		if err := rows.Scan(&r.ID, &r.Version); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // DBNow runs query DBNow of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) DBNow(ctx context.Context, db dbtx) (int64, error) {
 	var r int64
 	err := db.QueryRowxContext(ctx, q[qDBNow]).Scan(&r)
 	return r, err
+}
+
+// dispatchOfExecutorParams are the parameters of DispatchOfExecutor.
+type dispatchOfExecutorParams struct {
+	ExecutorID int64 // executor_id
+	ID         int64 // id
+	Limit      int   // limit
+}
+
+// DispatchOfExecutor runs query DispatchOfExecutor of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) DispatchOfExecutor(ctx context.Context, db dbtx, p dispatchOfExecutorParams) ([]DispatchSlot, error) {
+	out := []DispatchSlot{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qDispatchOfExecutor], p.ExecutorID, p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // dispatchUnackedParams are the parameters of DispatchUnacked.
@@ -270,6 +391,71 @@ func (q queries) JobApps(ctx context.Context, db dbtx, ids []int64) ([]JobKey, e
 	return out, nil
 }
 
+// JobByID runs query JobByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobByID(ctx context.Context, db dbtx, id int64) (Job, error) {
+	var r Job
+	err := sqlx.GetContext(ctx, db, &r, q[qJobByID], id)
+	return r, err
+}
+
+// jobChildrenRow is a row of JobChildren.
+type jobChildrenRow struct {
+	ID          int64  // id
+	ChildJobIDs string // child_job_ids
+}
+
+// JobChildren runs query JobChildren of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobChildren(ctx context.Context, db dbtx, ids []int64) ([]jobChildrenRow, error) {
+	text, args, err := sqlx.In(q[qJobChildren], ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []jobChildrenRow{}
+	for rows.Next() {
+		var r jobChildrenRow
+		if err := rows.Scan(&r.ID, &r.ChildJobIDs); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// jobClaimDueParams are the parameters of JobClaimDue.
+type jobClaimDueParams struct {
+	NextFireAt int64 // next_fire_at
+	Limit      int   // limit
+}
+
+// JobClaimDue runs query JobClaimDue of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobClaimDue(ctx context.Context, db dbtx, p jobClaimDueParams) ([]Job, error) {
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobClaimDue], p.NextFireAt, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobCompleteParams are the parameters of JobComplete.
+type jobCompleteParams struct {
+	CompletedMsg any   // completed_msg
+	ID           int64 // id
+}
+
+// JobComplete runs query JobComplete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobComplete(ctx context.Context, db dbtx, p jobCompleteParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobComplete], p.CompletedMsg, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // jobCompleteIfOpenParams are the parameters of JobCompleteIfOpen.
 type jobCompleteIfOpenParams struct {
 	CompletedMsg string // completed_msg
@@ -285,11 +471,144 @@ func (q queries) JobCompleteIfOpen(ctx context.Context, db dbtx, p jobCompleteIf
 	return res.RowsAffected()
 }
 
+// jobCountDueParams are the parameters of JobCountDue.
+type jobCountDueParams struct {
+	NextFireAt int64 // next_fire_at
+	Limit      int   // limit
+}
+
+// JobCountDue runs query JobCountDue of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobCountDue(ctx context.Context, db dbtx, p jobCountDueParams) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qJobCountDue], p.NextFireAt, p.Limit).Scan(&r)
+	return r, err
+}
+
+// JobExists runs query JobExists of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobExists(ctx context.Context, db dbtx, id int64) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qJobExists], id).Scan(&r)
+	return r, err
+}
+
 // JobForChildRun runs query JobForChildRun of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) JobForChildRun(ctx context.Context, db dbtx, id int64) (ChildJob, error) {
 	var r ChildJob
 	err := sqlx.GetContext(ctx, db, &r, q[qJobForChildRun], id)
 	return r, err
+}
+
+// jobListParams are the parameters of JobList.
+type jobListParams struct {
+	ID    int64 // id
+	Limit int   // limit
+}
+
+// JobList runs query JobList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobList(ctx context.Context, db dbtx, p jobListParams) ([]Job, error) {
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobList], p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobListOfAppsParams are the parameters of JobListOfApps.
+type jobListOfAppsParams struct {
+	ID    int64    // id
+	Apps  []string // apps
+	Limit int      // limit
+}
+
+// JobListOfApps runs query JobListOfApps of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobListOfApps(ctx context.Context, db dbtx, p jobListOfAppsParams) ([]Job, error) {
+	text, args, err := sqlx.In(q[qJobListOfApps], p.ID, p.Apps, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// JobNextDue runs query JobNextDue of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobNextDue(ctx context.Context, db dbtx) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qJobNextDue]).Scan(&r)
+	return r, err
+}
+
+// JobNextPauseEnd runs query JobNextPauseEnd of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobNextPauseEnd(ctx context.Context, db dbtx) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qJobNextPauseEnd]).Scan(&r)
+	return r, err
+}
+
+// jobPauseUntilParams are the parameters of JobPauseUntil.
+type jobPauseUntilParams struct {
+	PauseUntil int64         // pause_until
+	NextFireAt sql.NullInt64 // next_fire_at
+	ID         int64         // id
+}
+
+// JobPauseUntil runs query JobPauseUntil of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobPauseUntil(ctx context.Context, db dbtx, p jobPauseUntilParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobPauseUntil], p.PauseUntil, p.NextFireAt, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobReplanParams are the parameters of JobReplan.
+type jobReplanParams struct {
+	NextFireAt    sql.NullInt64 // next_fire_at
+	ID            int64         // id
+	OldNextFireAt sql.NullInt64 // old_next_fire_at
+}
+
+// JobReplan runs query JobReplan of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobReplan(ctx context.Context, db dbtx, p jobReplanParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobReplan], p.NextFireAt, p.ID, p.OldNextFireAt)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobSetEnabledParams are the parameters of JobSetEnabled.
+type jobSetEnabledParams struct {
+	Enabled    bool          // enabled
+	NextFireAt sql.NullInt64 // next_fire_at
+	ID         int64         // id
+}
+
+// JobSetEnabled runs query JobSetEnabled of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobSetEnabled(ctx context.Context, db dbtx, p jobSetEnabledParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobSetEnabled], p.Enabled, p.NextFireAt, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobSetPausedParams are the parameters of JobSetPaused.
+type jobSetPausedParams struct {
+	Paused     bool          // paused
+	NextFireAt sql.NullInt64 // next_fire_at
+	ID         int64         // id
+}
+
+// JobSetPaused runs query JobSetPaused of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobSetPaused(ctx context.Context, db dbtx, p jobSetPausedParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobSetPaused], p.Paused, p.NextFireAt, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // JobsMaxRunsReached runs query JobsMaxRunsReached of queries.sql on db (a pool or a transaction) and returns its rows.
@@ -303,6 +622,59 @@ func (q queries) JobsMaxRunsReached(ctx context.Context, db dbtx, ids []int64) (
 		return nil, err
 	}
 	return out, nil
+}
+
+// JobsOfCalendar runs query JobsOfCalendar of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobsOfCalendar(ctx context.Context, db dbtx, calendarID int64) ([]Job, error) {
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobsOfCalendar], calendarID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobsOfHandlerParams are the parameters of JobsOfHandler.
+type jobsOfHandlerParams struct {
+	Handler string // handler
+	ID      int64  // id
+	Limit   int    // limit
+}
+
+// JobsOfHandler runs query JobsOfHandler of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobsOfHandler(ctx context.Context, db dbtx, p jobsOfHandlerParams) ([]Job, error) {
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobsOfHandler], p.Handler, p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// JobsResumeDue runs query JobsResumeDue of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsResumeDue(ctx context.Context, db dbtx, pauseUntil int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobsResumeDue], pauseUntil)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobsSetNextFireParams are the parameters of JobsSetNextFire.
+type jobsSetNextFireParams struct {
+	NextFireAt sql.NullInt64 // next_fire_at
+	IDs        []int64       // ids
+}
+
+// JobsSetNextFire runs query JobsSetNextFire of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsSetNextFire(ctx context.Context, db dbtx, p jobsSetNextFireParams) (int64, error) {
+	text, args, err := sqlx.In(q[qJobsSetNextFire], p.NextFireAt, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // leaderClaimParams are the parameters of LeaderClaim.
@@ -412,6 +784,23 @@ func (q queries) RunNextPending(ctx context.Context, db dbtx, after int64) (sql.
 	return r, err
 }
 
+// runPendingPageParams are the parameters of RunPendingPage.
+type runPendingPageParams struct {
+	NowMS       int64 // now_ms
+	ScheduledAt int64 // scheduled_at
+	ID          int64 // id
+	Limit       int   // limit
+}
+
+// RunPendingPage runs query RunPendingPage of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunPendingPage(ctx context.Context, db dbtx, p runPendingPageParams) ([]PendingRun, error) {
+	out := []PendingRun{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qRunPendingPage], p.NowMS, p.NowMS, p.NowMS, p.ScheduledAt, p.ScheduledAt, p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // runReopenParams are the parameters of RunReopen.
 type runReopenParams struct {
 	StartedAt int64  // started_at
@@ -482,6 +871,13 @@ func (q queries) RunRunningIDsOfJob(ctx context.Context, db dbtx, p runRunningID
 	return out, rows.Err()
 }
 
+// RunRunningOfJob runs query RunRunningOfJob of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunRunningOfJob(ctx context.Context, db dbtx, jobID int64) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qRunRunningOfJob], jobID).Scan(&r)
+	return r, err
+}
+
 // RunScheduledAt runs query RunScheduledAt of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) RunScheduledAt(ctx context.Context, db dbtx, id int64) (int64, error) {
 	var r int64
@@ -524,6 +920,22 @@ func (q queries) RunTransition(ctx context.Context, db dbtx, p runTransitionPara
 	return res.RowsAffected()
 }
 
+// runsCancelPendingOfJobParams are the parameters of RunsCancelPendingOfJob.
+type runsCancelPendingOfJobParams struct {
+	Error    string // error
+	ErrorMsg any    // error_msg
+	JobID    int64  // job_id
+}
+
+// RunsCancelPendingOfJob runs query RunsCancelPendingOfJob of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsCancelPendingOfJob(ctx context.Context, db dbtx, p runsCancelPendingOfJobParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunsCancelPendingOfJob], p.Error, p.ErrorMsg, p.JobID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // runsDeadlineDueParams are the parameters of RunsDeadlineDue.
 type runsDeadlineDueParams struct {
 	DeadlineCheckAt int64 // deadline_check_at
@@ -539,6 +951,48 @@ func (q queries) RunsDeadlineDue(ctx context.Context, db dbtx, p runsDeadlineDue
 	return out, nil
 }
 
+// runsFailPendingParams are the parameters of RunsFailPending.
+type runsFailPendingParams struct {
+	FinishedAt int64   // finished_at
+	Error      string  // error
+	ErrorMsg   any     // error_msg
+	IDs        []int64 // ids
+}
+
+// RunsFailPending runs query RunsFailPending of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsFailPending(ctx context.Context, db dbtx, p runsFailPendingParams) (int64, error) {
+	text, args, err := sqlx.In(q[qRunsFailPending], p.FinishedAt, p.Error, p.ErrorMsg, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// runsHoldParams are the parameters of RunsHold.
+type runsHoldParams struct {
+	HeldUntil int64   // held_until
+	Error     string  // error
+	ErrorMsg  any     // error_msg
+	IDs       []int64 // ids
+}
+
+// RunsHold runs query RunsHold of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsHold(ctx context.Context, db dbtx, p runsHoldParams) (int64, error) {
+	text, args, err := sqlx.In(q[qRunsHold], p.HeldUntil, p.Error, p.ErrorMsg, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // RunsLock runs query RunsLock of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) RunsLock(ctx context.Context, db dbtx, ids []int64) ([]LockedRun, error) {
 	text, args, err := sqlx.In(q[qRunsLock], ids)
@@ -552,6 +1006,44 @@ func (q queries) RunsLock(ctx context.Context, db dbtx, ids []int64) ([]LockedRu
 	return out, nil
 }
 
+// RunsLockPending runs query RunsLockPending of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunsLockPending(ctx context.Context, db dbtx, ids []int64) ([]int64, error) {
+	text, args, err := sqlx.In(q[qRunsLockPending], ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// runsSkipPendingScheduledParams are the parameters of RunsSkipPendingScheduled.
+type runsSkipPendingScheduledParams struct {
+	Error    string // error
+	ErrorMsg any    // error_msg
+	JobID    int64  // job_id
+}
+
+// RunsSkipPendingScheduled runs query RunsSkipPendingScheduled of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsSkipPendingScheduled(ctx context.Context, db dbtx, p runsSkipPendingScheduledParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunsSkipPendingScheduled], p.Error, p.ErrorMsg, p.JobID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // RunsSlotCounts runs query RunsSlotCounts of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) RunsSlotCounts(ctx context.Context, db dbtx, runIDs []int64) ([]SlotCounts, error) {
 	text, args, err := sqlx.In(q[qRunsSlotCounts], runIDs)
@@ -563,6 +1055,45 @@ func (q queries) RunsSlotCounts(ctx context.Context, db dbtx, runIDs []int64) ([
 		return nil, err
 	}
 	return out, nil
+}
+
+// runsStartParams are the parameters of RunsStart.
+type runsStartParams struct {
+	StartedAt int64   // started_at
+	IDs       []int64 // ids
+}
+
+// RunsStart runs query RunsStart of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsStart(ctx context.Context, db dbtx, p runsStartParams) (int64, error) {
+	text, args, err := sqlx.In(q[qRunsStart], p.StartedAt, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// runsWaitingParams are the parameters of RunsWaiting.
+type runsWaitingParams struct {
+	Error    string  // error
+	ErrorMsg any     // error_msg
+	IDs      []int64 // ids
+}
+
+// RunsWaiting runs query RunsWaiting of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunsWaiting(ctx context.Context, db dbtx, p runsWaitingParams) (int64, error) {
+	text, args, err := sqlx.In(q[qRunsWaiting], p.Error, p.ErrorMsg, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // schemaMigrationRecordParams are the parameters of SchemaMigrationRecord.
@@ -610,6 +1141,38 @@ func (q queries) SlotStatsOfJob(ctx context.Context, db dbtx, jobID int64) ([]Sl
 		return nil, err
 	}
 	return out, nil
+}
+
+// slotStatsOfJobsRow is a row of SlotStatsOfJobs.
+type slotStatsOfJobsRow struct {
+	JobID        int64         // job_id
+	Slot         int           // slot
+	CostMS       float64       // cost_ms
+	Records      float64       // records
+	Samples      int           // samples
+	LastExecutor sql.NullInt64 // last_executor
+}
+
+// SlotStatsOfJobs runs query SlotStatsOfJobs of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) SlotStatsOfJobs(ctx context.Context, db dbtx, jobIDs []int64) ([]slotStatsOfJobsRow, error) {
+	text, args, err := sqlx.In(q[qSlotStatsOfJobs], jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []slotStatsOfJobsRow{}
+	for rows.Next() {
+		var r slotStatsOfJobsRow
+		if err := rows.Scan(&r.JobID, &r.Slot, &r.CostMS, &r.Records, &r.Samples, &r.LastExecutor); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // utilizationBucketsParams are the parameters of UtilizationBuckets.

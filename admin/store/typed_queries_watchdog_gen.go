@@ -4,12 +4,19 @@ package store
 
 import (
 	"context"
-
-	"github.com/jmoiron/sqlx"
 )
 
+// JobAuditDelete runs query JobAuditDelete of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobAuditDelete(ctx context.Context, db dbtx, jobID int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobAuditDelete], jobID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // WorkflowAuditDelete runs query WorkflowAuditDelete of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowAuditDelete(ctx context.Context, db sqlx.ExtContext, workflowID int64) (int64, error) {
+func (q queries) WorkflowAuditDelete(ctx context.Context, db dbtx, workflowID int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowAuditDelete], workflowID)
 	if err != nil {
 		return 0, err

@@ -5,7 +5,6 @@ package store
 import (
 	"context"
 	"database/sql"
-
 	"github.com/jmoiron/sqlx"
 )
 
@@ -16,14 +15,14 @@ type calendarIDByNameParams struct {
 }
 
 // CalendarIDByName runs query CalendarIDByName of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) CalendarIDByName(ctx context.Context, db sqlx.ExtContext, p calendarIDByNameParams) (int64, error) {
+func (q queries) CalendarIDByName(ctx context.Context, db dbtx, p calendarIDByNameParams) (int64, error) {
 	var r int64
 	err := db.QueryRowxContext(ctx, q[qCalendarIDByName], p.Name, p.App).Scan(&r)
 	return r, err
 }
 
 // JobIdentitiesByID runs query JobIdentitiesByID of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) JobIdentitiesByID(ctx context.Context, db sqlx.ExtContext, id []int64) ([]JobKey, error) {
+func (q queries) JobIdentitiesByID(ctx context.Context, db dbtx, id []int64) ([]JobKey, error) {
 	text, args, err := sqlx.In(q[qJobIdentitiesByID], id)
 	if err != nil {
 		return nil, err
@@ -42,7 +41,7 @@ type jobIdentitiesByNameParams struct {
 }
 
 // JobIdentitiesByName runs query JobIdentitiesByName of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) JobIdentitiesByName(ctx context.Context, db sqlx.ExtContext, p jobIdentitiesByNameParams) ([]JobKey, error) {
+func (q queries) JobIdentitiesByName(ctx context.Context, db dbtx, p jobIdentitiesByNameParams) ([]JobKey, error) {
 	text, args, err := sqlx.In(q[qJobIdentitiesByName], p.App, p.Name)
 	if err != nil {
 		return nil, err
@@ -61,14 +60,14 @@ type jobOfWorkflowNodeParams struct {
 }
 
 // JobOfWorkflowNode runs query JobOfWorkflowNode of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) JobOfWorkflowNode(ctx context.Context, db sqlx.ExtContext, p jobOfWorkflowNodeParams) (int64, error) {
+func (q queries) JobOfWorkflowNode(ctx context.Context, db dbtx, p jobOfWorkflowNodeParams) (int64, error) {
 	var r int64
 	err := db.QueryRowxContext(ctx, q[qJobOfWorkflowNode], p.WorkflowID, p.Name).Scan(&r)
 	return r, err
 }
 
 // JobRunStatuses runs query JobRunStatuses of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) JobRunStatuses(ctx context.Context, db sqlx.ExtContext, id []int64) ([]JobRunStatus, error) {
+func (q queries) JobRunStatuses(ctx context.Context, db dbtx, id []int64) ([]JobRunStatus, error) {
 	text, args, err := sqlx.In(q[qJobRunStatuses], id)
 	if err != nil {
 		return nil, err
@@ -88,7 +87,7 @@ type jobRunSucceededBetweenParams struct {
 }
 
 // JobRunSucceededBetween runs query JobRunSucceededBetween of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) JobRunSucceededBetween(ctx context.Context, db sqlx.ExtContext, p jobRunSucceededBetweenParams) (int, error) {
+func (q queries) JobRunSucceededBetween(ctx context.Context, db dbtx, p jobRunSucceededBetweenParams) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qJobRunSucceededBetween], p.JobID, p.FromMS, p.ToMS).Scan(&r)
 	return r, err
@@ -101,7 +100,7 @@ type jobRunSucceededOfWorkflowDateParams struct {
 }
 
 // JobRunSucceededOfWorkflowDate runs query JobRunSucceededOfWorkflowDate of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) JobRunSucceededOfWorkflowDate(ctx context.Context, db sqlx.ExtContext, p jobRunSucceededOfWorkflowDateParams) (int, error) {
+func (q queries) JobRunSucceededOfWorkflowDate(ctx context.Context, db dbtx, p jobRunSucceededOfWorkflowDateParams) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qJobRunSucceededOfWorkflowDate], p.JobID, p.BusinessDate).Scan(&r)
 	return r, err
@@ -120,14 +119,14 @@ type jobZoneByNameRow struct {
 }
 
 // JobZoneByName runs query JobZoneByName of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) JobZoneByName(ctx context.Context, db sqlx.ExtContext, p jobZoneByNameParams) (jobZoneByNameRow, error) {
+func (q queries) JobZoneByName(ctx context.Context, db dbtx, p jobZoneByNameParams) (jobZoneByNameRow, error) {
 	var r jobZoneByNameRow
 	err := db.QueryRowxContext(ctx, q[qJobZoneByName], p.App, p.Name).Scan(&r.ID, &r.TimeZone)
 	return r, err
 }
 
 // JobsOfWorkflow runs query JobsOfWorkflow of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) JobsOfWorkflow(ctx context.Context, db sqlx.ExtContext, workflowID int64) ([]Job, error) {
+func (q queries) JobsOfWorkflow(ctx context.Context, db dbtx, workflowID int64) ([]Job, error) {
 	out := []Job{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qJobsOfWorkflow], workflowID); err != nil {
 		return nil, err
@@ -136,7 +135,7 @@ func (q queries) JobsOfWorkflow(ctx context.Context, db sqlx.ExtContext, workflo
 }
 
 // JobsOfWorkflowDelete runs query JobsOfWorkflowDelete of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) JobsOfWorkflowDelete(ctx context.Context, db sqlx.ExtContext, workflowID int64) (int64, error) {
+func (q queries) JobsOfWorkflowDelete(ctx context.Context, db dbtx, workflowID int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qJobsOfWorkflowDelete], workflowID)
 	if err != nil {
 		return 0, err
@@ -145,14 +144,14 @@ func (q queries) JobsOfWorkflowDelete(ctx context.Context, db sqlx.ExtContext, w
 }
 
 // NodeRunByID runs query NodeRunByID of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) NodeRunByID(ctx context.Context, db sqlx.ExtContext, id int64) (NodeRun, error) {
+func (q queries) NodeRunByID(ctx context.Context, db dbtx, id int64) (NodeRun, error) {
 	var r NodeRun
 	err := sqlx.GetContext(ctx, db, &r, q[qNodeRunByID], id)
 	return r, err
 }
 
 // NodeRunByJobRun runs query NodeRunByJobRun of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) NodeRunByJobRun(ctx context.Context, db sqlx.ExtContext, jobRunID int64) (NodeRun, error) {
+func (q queries) NodeRunByJobRun(ctx context.Context, db dbtx, jobRunID int64) (NodeRun, error) {
 	var r NodeRun
 	err := sqlx.GetContext(ctx, db, &r, q[qNodeRunByJobRun], jobRunID)
 	return r, err
@@ -166,7 +165,7 @@ type nodeRunByKeyParams struct {
 }
 
 // NodeRunByKey runs query NodeRunByKey of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) NodeRunByKey(ctx context.Context, db sqlx.ExtContext, p nodeRunByKeyParams) (NodeRun, error) {
+func (q queries) NodeRunByKey(ctx context.Context, db dbtx, p nodeRunByKeyParams) (NodeRun, error) {
 	var r NodeRun
 	err := sqlx.GetContext(ctx, db, &r, q[qNodeRunByKey], p.WorkflowRunID, p.NodeKey, p.Rerun)
 	return r, err
@@ -186,7 +185,7 @@ type nodeRunInsertParams struct {
 }
 
 // NodeRunInsert runs query NodeRunInsert of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) NodeRunInsert(ctx context.Context, db sqlx.ExtContext, p nodeRunInsertParams) (int64, error) {
+func (q queries) NodeRunInsert(ctx context.Context, db dbtx, p nodeRunInsertParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qNodeRunInsert], p.WorkflowRunID, p.NodeKey, p.Rerun, p.Status, p.JobRunID, p.Reason, p.ReasonMsg, p.Epoch, p.Ended)
 	if err != nil {
 		return 0, err
@@ -201,7 +200,7 @@ type nodeRunLinkJobRunParams struct {
 }
 
 // NodeRunLinkJobRun runs query NodeRunLinkJobRun of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) NodeRunLinkJobRun(ctx context.Context, db sqlx.ExtContext, p nodeRunLinkJobRunParams) (int64, error) {
+func (q queries) NodeRunLinkJobRun(ctx context.Context, db dbtx, p nodeRunLinkJobRunParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qNodeRunLinkJobRun], p.JobRunID, p.ID)
 	if err != nil {
 		return 0, err
@@ -220,7 +219,7 @@ type nodeRunTransitionParams struct {
 }
 
 // NodeRunTransition runs query NodeRunTransition of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) NodeRunTransition(ctx context.Context, db sqlx.ExtContext, p nodeRunTransitionParams) (int64, error) {
+func (q queries) NodeRunTransition(ctx context.Context, db dbtx, p nodeRunTransitionParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qNodeRunTransition], p.Status, p.Ended, p.Reason, p.ReasonMsg, p.ID, p.FromStatus)
 	if err != nil {
 		return 0, err
@@ -229,7 +228,7 @@ func (q queries) NodeRunTransition(ctx context.Context, db sqlx.ExtContext, p no
 }
 
 // NodeRunsOfRun runs query NodeRunsOfRun of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) NodeRunsOfRun(ctx context.Context, db sqlx.ExtContext, workflowRunID int64) ([]NodeRun, error) {
+func (q queries) NodeRunsOfRun(ctx context.Context, db dbtx, workflowRunID int64) ([]NodeRun, error) {
 	out := []NodeRun{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qNodeRunsOfRun], workflowRunID); err != nil {
 		return nil, err
@@ -238,14 +237,14 @@ func (q queries) NodeRunsOfRun(ctx context.Context, db sqlx.ExtContext, workflow
 }
 
 // WorkflowActiveRuns runs query WorkflowActiveRuns of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowActiveRuns(ctx context.Context, db sqlx.ExtContext, workflowID int64) (int, error) {
+func (q queries) WorkflowActiveRuns(ctx context.Context, db dbtx, workflowID int64) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qWorkflowActiveRuns], workflowID).Scan(&r)
 	return r, err
 }
 
 // WorkflowBackfillByID runs query WorkflowBackfillByID of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowBackfillByID(ctx context.Context, db sqlx.ExtContext, id int64) (Backfill, error) {
+func (q queries) WorkflowBackfillByID(ctx context.Context, db dbtx, id int64) (Backfill, error) {
 	var r Backfill
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowBackfillByID], id)
 	return r, err
@@ -264,7 +263,7 @@ type workflowBackfillInsertParams struct {
 }
 
 // WorkflowBackfillInsert runs query WorkflowBackfillInsert of queries_workflows.sql on db (a pool or a transaction) and returns the id of the row it inserted.
-func (q queries) WorkflowBackfillInsert(ctx context.Context, db sqlx.ExtContext, p workflowBackfillInsertParams) (int64, error) {
+func (q queries) WorkflowBackfillInsert(ctx context.Context, db dbtx, p workflowBackfillInsertParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowBackfillInsert], p.WorkflowID, p.App, p.FromDate, p.ToDate, p.NewestFirst, p.Parallel, p.OnlyMissing, p.CreatedBy)
 	if err != nil {
 		return 0, err
@@ -273,14 +272,14 @@ func (q queries) WorkflowBackfillInsert(ctx context.Context, db sqlx.ExtContext,
 }
 
 // WorkflowBackfillRunning runs query WorkflowBackfillRunning of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowBackfillRunning(ctx context.Context, db sqlx.ExtContext, backfillID int64) (int, error) {
+func (q queries) WorkflowBackfillRunning(ctx context.Context, db dbtx, backfillID int64) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qWorkflowBackfillRunning], backfillID).Scan(&r)
 	return r, err
 }
 
 // WorkflowByID runs query WorkflowByID of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowByID(ctx context.Context, db sqlx.ExtContext, id int64) (Workflow, error) {
+func (q queries) WorkflowByID(ctx context.Context, db dbtx, id int64) (Workflow, error) {
 	var r Workflow
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowByID], id)
 	return r, err
@@ -293,14 +292,14 @@ type workflowByNameParams struct {
 }
 
 // WorkflowByName runs query WorkflowByName of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowByName(ctx context.Context, db sqlx.ExtContext, p workflowByNameParams) (Workflow, error) {
+func (q queries) WorkflowByName(ctx context.Context, db dbtx, p workflowByNameParams) (Workflow, error) {
 	var r Workflow
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowByName], p.App, p.Name)
 	return r, err
 }
 
 // WorkflowDelete runs query WorkflowDelete of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowDelete(ctx context.Context, db sqlx.ExtContext, id int64) (int64, error) {
+func (q queries) WorkflowDelete(ctx context.Context, db dbtx, id int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowDelete], id)
 	if err != nil {
 		return 0, err
@@ -317,7 +316,7 @@ type workflowListParams struct {
 }
 
 // WorkflowList runs query WorkflowList of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowList(ctx context.Context, db sqlx.ExtContext, p workflowListParams) ([]Workflow, error) {
+func (q queries) WorkflowList(ctx context.Context, db dbtx, p workflowListParams) ([]Workflow, error) {
 	text, args, err := sqlx.In(q[qWorkflowList], p.ID, p.AllApps, p.App, p.Limit)
 	if err != nil {
 		return nil, err
@@ -330,14 +329,14 @@ func (q queries) WorkflowList(ctx context.Context, db sqlx.ExtContext, p workflo
 }
 
 // WorkflowRunByID runs query WorkflowRunByID of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowRunByID(ctx context.Context, db sqlx.ExtContext, id int64) (WorkflowRun, error) {
+func (q queries) WorkflowRunByID(ctx context.Context, db dbtx, id int64) (WorkflowRun, error) {
 	var r WorkflowRun
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowRunByID], id)
 	return r, err
 }
 
 // WorkflowRunByIDLocked runs query WorkflowRunByIDLocked of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowRunByIDLocked(ctx context.Context, db sqlx.ExtContext, id int64) (WorkflowRun, error) {
+func (q queries) WorkflowRunByIDLocked(ctx context.Context, db dbtx, id int64) (WorkflowRun, error) {
 	var r WorkflowRun
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowRunByIDLocked], id)
 	return r, err
@@ -350,7 +349,7 @@ type workflowRunByKeyParams struct {
 }
 
 // WorkflowRunByKey runs query WorkflowRunByKey of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowRunByKey(ctx context.Context, db sqlx.ExtContext, p workflowRunByKeyParams) (WorkflowRun, error) {
+func (q queries) WorkflowRunByKey(ctx context.Context, db dbtx, p workflowRunByKeyParams) (WorkflowRun, error) {
 	var r WorkflowRun
 	err := sqlx.GetContext(ctx, db, &r, q[qWorkflowRunByKey], p.WorkflowID, p.RunKey)
 	return r, err
@@ -369,7 +368,7 @@ type workflowRunCountsInWindowRow struct {
 }
 
 // WorkflowRunCountsInWindow runs query WorkflowRunCountsInWindow of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowRunCountsInWindow(ctx context.Context, db sqlx.ExtContext, p workflowRunCountsInWindowParams) ([]workflowRunCountsInWindowRow, error) {
+func (q queries) WorkflowRunCountsInWindow(ctx context.Context, db dbtx, p workflowRunCountsInWindowParams) ([]workflowRunCountsInWindowRow, error) {
 	rows, err := db.QueryContext(ctx, q[qWorkflowRunCountsInWindow], p.FromMS, p.ToMS)
 	if err != nil {
 		return nil, err
@@ -406,7 +405,7 @@ type workflowRunInsertParams struct {
 }
 
 // WorkflowRunInsert runs query WorkflowRunInsert of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowRunInsert(ctx context.Context, db sqlx.ExtContext, p workflowRunInsertParams) (int64, error) {
+func (q queries) WorkflowRunInsert(ctx context.Context, db dbtx, p workflowRunInsertParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowRunInsert], p.WorkflowID, p.App, p.RunKey, p.WorkflowVersion, p.ScheduledAt, p.BusinessDate, p.TriggerKind, p.Status, p.Params, p.Reason, p.ReasonMsg, p.Epoch, p.CreatedBy, p.Ended, p.BackfillID)
 	if err != nil {
 		return 0, err
@@ -422,7 +421,7 @@ type workflowRunListParams struct {
 }
 
 // WorkflowRunList runs query WorkflowRunList of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowRunList(ctx context.Context, db sqlx.ExtContext, p workflowRunListParams) ([]WorkflowRun, error) {
+func (q queries) WorkflowRunList(ctx context.Context, db dbtx, p workflowRunListParams) ([]WorkflowRun, error) {
 	out := []WorkflowRun{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowRunList], p.WorkflowID, p.ID, p.Limit); err != nil {
 		return nil, err
@@ -438,7 +437,7 @@ type workflowRunPendingReasonParams struct {
 }
 
 // WorkflowRunPendingReason runs query WorkflowRunPendingReason of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowRunPendingReason(ctx context.Context, db sqlx.ExtContext, p workflowRunPendingReasonParams) (int64, error) {
+func (q queries) WorkflowRunPendingReason(ctx context.Context, db dbtx, p workflowRunPendingReasonParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowRunPendingReason], p.Reason, p.ReasonMsg, p.ID)
 	if err != nil {
 		return 0, err
@@ -455,7 +454,7 @@ type workflowRunRerunParams struct {
 }
 
 // WorkflowRunRerun runs query WorkflowRunRerun of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowRunRerun(ctx context.Context, db sqlx.ExtContext, p workflowRunRerunParams) (int64, error) {
+func (q queries) WorkflowRunRerun(ctx context.Context, db dbtx, p workflowRunRerunParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowRunRerun], p.RerunNodes, p.ID, p.Status, p.Reruns)
 	if err != nil {
 		return 0, err
@@ -471,7 +470,7 @@ type workflowRunSucceededOnDateParams struct {
 }
 
 // WorkflowRunSucceededOnDate runs query WorkflowRunSucceededOnDate of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowRunSucceededOnDate(ctx context.Context, db sqlx.ExtContext, p workflowRunSucceededOnDateParams) (int, error) {
+func (q queries) WorkflowRunSucceededOnDate(ctx context.Context, db dbtx, p workflowRunSucceededOnDateParams) (int, error) {
 	var r int
 	err := db.QueryRowxContext(ctx, q[qWorkflowRunSucceededOnDate], p.App, p.Name, p.BusinessDate).Scan(&r)
 	return r, err
@@ -489,7 +488,7 @@ type workflowRunTransitionParams struct {
 }
 
 // WorkflowRunTransition runs query WorkflowRunTransition of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowRunTransition(ctx context.Context, db sqlx.ExtContext, p workflowRunTransitionParams) (int64, error) {
+func (q queries) WorkflowRunTransition(ctx context.Context, db dbtx, p workflowRunTransitionParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowRunTransition], p.Status, p.Running, p.Ended, p.Reason, p.ReasonMsg, p.ID, p.FromStatus)
 	if err != nil {
 		return 0, err
@@ -498,7 +497,7 @@ func (q queries) WorkflowRunTransition(ctx context.Context, db sqlx.ExtContext, 
 }
 
 // WorkflowRunsActive runs query WorkflowRunsActive of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowRunsActive(ctx context.Context, db sqlx.ExtContext, limit int) ([]WorkflowRun, error) {
+func (q queries) WorkflowRunsActive(ctx context.Context, db dbtx, limit int) ([]WorkflowRun, error) {
 	out := []WorkflowRun{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowRunsActive], limit); err != nil {
 		return nil, err
@@ -514,7 +513,7 @@ type workflowRunsOfDatesParams struct {
 }
 
 // WorkflowRunsOfDates runs query WorkflowRunsOfDates of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowRunsOfDates(ctx context.Context, db sqlx.ExtContext, p workflowRunsOfDatesParams) ([]DateRun, error) {
+func (q queries) WorkflowRunsOfDates(ctx context.Context, db dbtx, p workflowRunsOfDatesParams) ([]DateRun, error) {
 	out := []DateRun{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowRunsOfDates], p.WorkflowID, p.FromDate, p.ToDate); err != nil {
 		return nil, err
@@ -530,7 +529,7 @@ type workflowSetNextFireParams struct {
 }
 
 // WorkflowSetNextFire runs query WorkflowSetNextFire of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowSetNextFire(ctx context.Context, db sqlx.ExtContext, p workflowSetNextFireParams) (int64, error) {
+func (q queries) WorkflowSetNextFire(ctx context.Context, db dbtx, p workflowSetNextFireParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowSetNextFire], p.NextFireAt, p.ID, p.Version)
 	if err != nil {
 		return 0, err
@@ -545,7 +544,7 @@ type workflowVersionDefinitionParams struct {
 }
 
 // WorkflowVersionDefinition runs query WorkflowVersionDefinition of queries_workflows.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
-func (q queries) WorkflowVersionDefinition(ctx context.Context, db sqlx.ExtContext, p workflowVersionDefinitionParams) (string, error) {
+func (q queries) WorkflowVersionDefinition(ctx context.Context, db dbtx, p workflowVersionDefinitionParams) (string, error) {
 	var r string
 	err := db.QueryRowxContext(ctx, q[qWorkflowVersionDefinition], p.WorkflowID, p.Version).Scan(&r)
 	return r, err
@@ -560,7 +559,7 @@ type workflowVersionInsertParams struct {
 }
 
 // WorkflowVersionInsert runs query WorkflowVersionInsert of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) WorkflowVersionInsert(ctx context.Context, db sqlx.ExtContext, p workflowVersionInsertParams) (int64, error) {
+func (q queries) WorkflowVersionInsert(ctx context.Context, db dbtx, p workflowVersionInsertParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowVersionInsert], p.WorkflowID, p.Version, p.Definition, p.CreatedBy)
 	if err != nil {
 		return 0, err
@@ -575,7 +574,7 @@ type workflowsDueParams struct {
 }
 
 // WorkflowsDue runs query WorkflowsDue of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowsDue(ctx context.Context, db sqlx.ExtContext, p workflowsDueParams) ([]Workflow, error) {
+func (q queries) WorkflowsDue(ctx context.Context, db dbtx, p workflowsDueParams) ([]Workflow, error) {
 	out := []Workflow{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowsDue], p.NextFireAt, p.Limit); err != nil {
 		return nil, err
@@ -590,7 +589,7 @@ type workflowsOverdueParams struct {
 }
 
 // WorkflowsOverdue runs query WorkflowsOverdue of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowsOverdue(ctx context.Context, db sqlx.ExtContext, p workflowsOverdueParams) ([]OverdueWorkflow, error) {
+func (q queries) WorkflowsOverdue(ctx context.Context, db dbtx, p workflowsOverdueParams) ([]OverdueWorkflow, error) {
 	out := []OverdueWorkflow{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowsOverdue], p.GraceMS, p.Limit); err != nil {
 		return nil, err
@@ -605,7 +604,7 @@ type workflowsScheduledParams struct {
 }
 
 // WorkflowsScheduled runs query WorkflowsScheduled of queries_workflows.sql on db (a pool or a transaction) and returns its rows.
-func (q queries) WorkflowsScheduled(ctx context.Context, db sqlx.ExtContext, p workflowsScheduledParams) ([]Workflow, error) {
+func (q queries) WorkflowsScheduled(ctx context.Context, db dbtx, p workflowsScheduledParams) ([]Workflow, error) {
 	out := []Workflow{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowsScheduled], p.ID, p.Limit); err != nil {
 		return nil, err
