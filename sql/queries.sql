@@ -640,10 +640,14 @@ VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 1 THEN {{now_
 {{insert_ignore}} INTO alarm_event_group (group_key, scope, app, created_at) VALUES (?, ?, ?, {{now_ms}});
 
 -- The current group of a scope: the newest one created after ?.
--- name: AlarmEventGroupOfScope
+-- name: AlarmEventGroupOfScope :one
+-- in: scope string, created_at int64
+-- out: id int64
 SELECT id FROM alarm_event_group WHERE scope = ? AND created_at > ? ORDER BY id DESC LIMIT 1;
 
--- name: AlarmEventGroupIDs
+-- name: AlarmEventGroupIDs :many
+-- in: group_keys []string
+-- out: id int64, group_key string
 SELECT id, group_key FROM alarm_event_group WHERE group_key IN (?);
 
 -- One page of the groups one reader may see, newest first: the groups with
@@ -653,14 +657,18 @@ SELECT DISTINCT group_id FROM alarm_event {{filters}} ORDER BY group_id DESC LIM
 
 -- What a group is, from all its members: counts, first and last seen, the
 -- worst severity (3 critical, 2 warning, 1 info).
--- name: AlarmEventGroupStats
+-- name: AlarmEventGroupStats :many
+-- in: group_ids []int64
+-- out: group_id int64, n int, n_open int, n_unacked int, first_at int64, last_at int64, last_id int64, worst int
 SELECT group_id, COUNT(*) AS n, SUM(CASE WHEN resolved_at IS NULL THEN 1 ELSE 0 END) AS n_open,
        SUM(CASE WHEN acked_at IS NULL AND resolved_at IS NULL THEN 1 ELSE 0 END) AS n_unacked,
        MIN(at) AS first_at, MAX(at) AS last_at, MAX(id) AS last_id,
        MAX(CASE severity WHEN 'critical' THEN 3 WHEN 'warning' THEN 2 ELSE 1 END) AS worst
 FROM alarm_event WHERE group_id IN (?) GROUP BY group_id;
 
--- name: AlarmEventGroupKinds
+-- name: AlarmEventGroupKinds :many
+-- in: group_ids []int64
+-- out: group_id int64, kind string, n int
 SELECT group_id, kind, COUNT(*) AS n FROM alarm_event WHERE group_id IN (?) GROUP BY group_id, kind ORDER BY group_id, n DESC, kind;
 
 -- The alarms that match the filters, counted up to ? (a bounded scan).
@@ -681,7 +689,8 @@ UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
 
 -- Resolve the executor_lost alarms of executors that heartbeat again
 -- (after the alarm): the reason.
--- name: AlarmResolveExecutorsBack
+-- name: AlarmResolveExecutorsBack :exec
+-- in: resolved_msg msgValue
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
        acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
 WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
@@ -690,13 +699,16 @@ WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
 
 -- Resolve the waiting run_unplaceable alarms (warning) whose run has been
 -- placed since (its slots have attempts): the reason.
--- name: AlarmResolveRunsPlaced
+-- name: AlarmResolveRunsPlaced :exec
+-- in: resolved_msg msgValue
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
        acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
 WHERE kind = 'run_unplaceable' AND resolved_at IS NULL AND severity = 'warning' AND run_id IS NOT NULL
   AND EXISTS (SELECT 1 FROM slot_attempt a WHERE a.run_id = alarm_event.run_id);
 
--- name: RunLastSucceeded
+-- name: RunLastSucceeded :one
+-- in: job_id int64
+-- out: finished_at sql.NullInt64
 SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 
 -- The alarms one reader may see, newest first: id < ?, then every alarm
@@ -707,41 +719,55 @@ SELECT MAX(finished_at) FROM job_run WHERE job_id = ? AND status = 'succeeded';
 a.id, a.at, a.kind, a.severity, a.job_id, a.run_id, a.dedup_key, a.message, a.message_msg, a.raised_by, a.app,
 COALESCE(j.name, '') AS job_name, a.acked_at, a.acked_by, a.resolved_at, a.resolved_by, a.resolved_msg, a.group_id, a.executor_id
 
--- name: AlarmList
+-- name: AlarmList :many
+-- in: id int64, no_app_limit bool, apps []string, limit int
+-- out: Alarm
 SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.id < ? AND (? = 1 OR (a.app <> '' AND a.app IN (?))) ORDER BY a.id DESC LIMIT ?;
 
 -- The members of a group, newest first: group, id < ?, limit.
--- name: AlarmListOfGroup
+-- name: AlarmListOfGroup :many
+-- in: group_id int64, id int64, limit int
+-- out: Alarm
 SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id
 WHERE a.group_id = ? AND a.id < ? ORDER BY a.id DESC LIMIT ?;
 
--- name: AlarmListByIDs
+-- name: AlarmListByIDs :many
+-- in: ids []int64
+-- out: Alarm
 SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id IN (?);
 
--- name: AlarmByID
+-- name: AlarmByID :one
+-- in: id int64
+-- out: Alarm
 SELECT {{AlarmColumns}}
 FROM alarm_event a LEFT JOIN job j ON j.id = a.job_id WHERE a.id = ?;
 
 -- Acknowledge an open alarm (once): by, alarm id.
--- name: AlarmAck
+-- name: AlarmAck :exec
+-- in: acked_by string, id int64
 UPDATE alarm_event SET acked_at = {{now_ms}}, acked_by = ? WHERE id = ? AND acked_at IS NULL AND resolved_at IS NULL;
 
 -- Resolve an alarm (once), acknowledging it too if nobody had: by, by, id.
--- name: AlarmResolve
+-- name: AlarmResolve :exec
+-- in: resolved_by string, acked_by string, id int64
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
        acked_by = CASE WHEN acked_at IS NULL THEN ? ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
 WHERE id = ? AND resolved_at IS NULL;
 
--- name: JobsOverdue
+-- name: JobsOverdue :many
+-- in: grace_ms int64, limit int
+-- out: OverdueJob
 SELECT id, app, name, next_fire_at FROM job
 WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at < {{now_ms}} - ?
 ORDER BY next_fire_at LIMIT ?;
 
--- name: RunCountsInWindow
+-- name: RunCountsInWindow :many
+-- in: from_ms int64, to_ms int64
+-- out: job_id int64, n int
 -- From idx_run_scheduled (scheduled_at, trigger_kind, job_id) alone: the
 -- runs of the window, not all of job_run.
 SELECT job_id, COUNT(*) AS n FROM job_run

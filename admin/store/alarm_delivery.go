@@ -42,8 +42,8 @@ type AlarmRoute struct {
 
 // AlarmRoutes returns the routes of a job.
 func (s *Store) AlarmRoutes(ctx context.Context, jobID int64) ([]AlarmRoute, error) {
-	out := []AlarmRoute{}
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAlarmRouteList), jobID); err != nil {
+	out, err := s.q.AlarmRouteList(ctx, s.db, jobID)
+	if err != nil {
 		return nil, fmt.Errorf("alarm routes of job %d: %w", jobID, err)
 	}
 	return out, nil
@@ -52,11 +52,11 @@ func (s *Store) AlarmRoutes(ctx context.Context, jobID int64) ([]AlarmRoute, err
 // SetAlarmRoutes replaces the routes of a job.
 func (s *Store) SetAlarmRoutes(ctx context.Context, jobID int64, routes []AlarmRoute) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmRouteDeleteJob), jobID); err != nil {
+		if _, err := s.q.AlarmRouteDeleteJob(ctx, tx, jobID); err != nil {
 			return fmt.Errorf("set alarm routes of job %d: %w", jobID, err)
 		}
 		for _, r := range routes {
-			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmRouteInsert), jobID, r.Channel, r.Recipient); err != nil {
+			if _, err := s.q.AlarmRouteInsert(ctx, tx, alarmRouteInsertParams{JobID: jobID, Channel: r.Channel, Recipient: r.Recipient}); err != nil {
 				return fmt.Errorf("set alarm routes of job %d: %w", jobID, err)
 			}
 		}
@@ -95,8 +95,8 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 	dests func(a Alarm, routes []AlarmRoute) []AlarmDest) (alarms, deliveries int, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		alarms, deliveries = 0, 0
-		var claimed []Alarm
-		if err := tx.SelectContext(ctx, &claimed, s.q.get(qAlarmFanOutClaim), limit); err != nil {
+		claimed, err := s.q.AlarmFanOutClaim(ctx, tx, limit)
+		if err != nil {
 			return fmt.Errorf("claim alarms to fan out: %w", err)
 		}
 		if len(claimed) == 0 {
@@ -106,12 +106,8 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 		for _, a := range claimed {
 			ids = append(ids, a.ID)
 		}
-		q, args, err := sqlx.In(s.q.get(qAlarmFanOutFollowers), ids)
+		following, err := s.q.AlarmFanOutFollowers(ctx, tx, ids)
 		if err != nil {
-			return err
-		}
-		var following []int64
-		if err := tx.SelectContext(ctx, &following, q, args...); err != nil {
 			return fmt.Errorf("alarms that follow their group: %w", err)
 		}
 		follows := make(map[int64]bool, len(following))
@@ -127,7 +123,7 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 			if a.JobID.Valid {
 				var ok bool
 				if rs, ok = routes[a.JobID.Int64]; !ok {
-					if err := tx.SelectContext(ctx, &rs, s.q.get(qAlarmRouteList), a.JobID.Int64); err != nil {
+					if rs, err = s.q.AlarmRouteList(ctx, tx, a.JobID.Int64); err != nil {
 						return fmt.Errorf("alarm routes of job %d: %w", a.JobID.Int64, err)
 					}
 					routes[a.JobID.Int64] = rs
@@ -135,20 +131,18 @@ func (s *Store) FanOutAlarms(ctx context.Context, now time.Time, limit int,
 			}
 			for _, d := range dests(a, rs) {
 				key, jobID, kind := alarmGroupKey(d, a)
-				if _, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupEnsure), key, d.Channel, d.Recipient, jobID, kind); err != nil {
+				if _, err := s.q.AlarmGroupEnsure(ctx, tx, alarmGroupEnsureParams{
+					GroupKey: key, Channel: d.Channel, Recipient: d.Recipient, JobID: jobID, Kind: kind,
+				}); err != nil {
 					return fmt.Errorf("alarm group: %w", err)
 				}
-				if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveryInsert), a.ID, key, ms(now)); err != nil {
+				if _, err := s.q.AlarmDeliveryInsert(ctx, tx, alarmDeliveryInsertParams{AlarmID: a.ID, GroupKey: key, CreatedAt: ms(now)}); err != nil {
 					return fmt.Errorf("alarm delivery: %w", err)
 				}
 				deliveries++
 			}
 		}
-		q, args, err = sqlx.In(s.q.get(qAlarmFanOutMark), ids)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.q.AlarmFanOutMark(ctx, tx, ids); err != nil {
 			return fmt.Errorf("mark alarms fanned out: %w", err)
 		}
 		alarms = len(claimed)
@@ -190,25 +184,14 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 	var out []AlarmBatch
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		out = out[:0]
-		var groups []struct {
-			GroupKey    string        `db:"group_key"`
-			Channel     string        `db:"channel"`
-			Recipient   string        `db:"recipient"`
-			JobID       sql.NullInt64 `db:"job_id"`
-			Kind        string        `db:"kind"`
-			WindowUntil int64         `db:"window_until"`
-			Attempts    int           `db:"attempts"`
-		}
 		n := ms(now)
-		if err := tx.SelectContext(ctx, &groups, s.q.get(qAlarmGroupsDue), n, n, n, limit); err != nil {
+		groups, err := s.q.AlarmGroupsDue(ctx, tx, alarmGroupsDueParams{WindowUntil: n, RetryAt: n, LeaseUntil: n, Limit: limit})
+		if err != nil {
 			return fmt.Errorf("claim alarm groups: %w", err)
 		}
 		for _, g := range groups {
-			var oldest struct {
-				ID        int64 `db:"id"`
-				CreatedAt int64 `db:"created_at"`
-			}
-			if err := tx.GetContext(ctx, &oldest, s.q.get(qAlarmDeliveryOldest), g.GroupKey); errors.Is(err, sql.ErrNoRows) {
+			oldest, err := s.q.AlarmDeliveryOldest(ctx, tx, g.GroupKey)
+			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			} else if err != nil {
 				return fmt.Errorf("oldest alarm delivery: %w", err)
@@ -216,25 +199,24 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 			claim := truncate(owner, 39) + ":" + rand.Text()[:24]
 			b := AlarmBatch{GroupKey: g.GroupKey, Channel: g.Channel, Recipient: g.Recipient, JobID: g.JobID, Kind: g.Kind,
 				Attempts: g.Attempts, Digest: oldest.CreatedAt < g.WindowUntil, claim: claim}
-			var err error
 			if b.Digest {
-				_, err = tx.ExecContext(ctx, s.q.get(qAlarmDeliveryClaimGroup), claim, g.GroupKey)
+				_, err = s.q.AlarmDeliveryClaimGroup(ctx, tx, alarmDeliveryClaimGroupParams{Claim: claim, GroupKey: g.GroupKey})
 			} else {
-				_, err = tx.ExecContext(ctx, s.q.get(qAlarmDeliveryClaimOne), claim, oldest.ID)
+				_, err = s.q.AlarmDeliveryClaimOne(ctx, tx, alarmDeliveryClaimOneParams{Claim: claim, ID: oldest.ID})
 			}
 			if err != nil {
 				return fmt.Errorf("claim alarm deliveries: %w", err)
 			}
-			if err := tx.SelectContext(ctx, &b.Counts, s.q.get(qAlarmClaimCounts), claim); err != nil {
+			if b.Counts, err = s.q.AlarmClaimCounts(ctx, tx, claim); err != nil {
 				return fmt.Errorf("count claimed alarms: %w", err)
 			}
 			for _, c := range b.Counts {
 				b.Count += c.N
 			}
-			if err := tx.SelectContext(ctx, &b.Alarms, s.q.get(qAlarmClaimSample), claim, max(1, sample)); err != nil {
+			if b.Alarms, err = s.q.AlarmClaimSample(ctx, tx, alarmClaimSampleParams{Claim: claim, Limit: max(1, sample)}); err != nil {
 				return fmt.Errorf("read claimed alarms: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupLease), claim, ms(now.Add(lease)), g.GroupKey); err != nil {
+			if _, err := s.q.AlarmGroupLease(ctx, tx, alarmGroupLeaseParams{LeaseOwner: claim, LeaseUntil: ms(now.Add(lease)), GroupKey: g.GroupKey}); err != nil {
 				return fmt.Errorf("lease alarm group: %w", err)
 			}
 			out = append(out, b)
@@ -251,14 +233,16 @@ func (s *Store) ClaimAlarmBatches(ctx context.Context, now time.Time, owner stri
 // group may not send again before now+window.
 func (s *Store) AlarmBatchSent(ctx context.Context, now time.Time, b AlarmBatch, window time.Duration) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupSent), ms(now.Add(window)), ms(now), b.GroupKey, b.claim)
+		n, err := s.q.AlarmGroupSent(ctx, tx, alarmGroupSentParams{
+			WindowUntil: ms(now.Add(window)), LastSentAt: ms(now), GroupKey: b.GroupKey, LeaseOwner: b.claim,
+		})
 		if err != nil {
 			return fmt.Errorf("record alarm delivery: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return ErrLeaseLost
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveriesSent), ms(now), b.claim); err != nil {
+		if _, err := s.q.AlarmDeliveriesSent(ctx, tx, alarmDeliveriesSentParams{DoneAt: ms(now), Claim: b.claim}); err != nil {
 			return fmt.Errorf("record alarm delivery: %w", err)
 		}
 		return nil
@@ -275,14 +259,18 @@ func (s *Store) AlarmBatchFailed(ctx context.Context, now time.Time, b AlarmBatc
 		attempts, status, done, retryAt = 0, DeliveryFailed, nullMS(now), time.UnixMilli(0)
 	}
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q.get(qAlarmGroupFailed), attempts, ms(retryAt), cause, b.GroupKey, b.claim)
+		n, err := s.q.AlarmGroupFailed(ctx, tx, alarmGroupFailedParams{
+			Attempts: attempts, RetryAt: ms(retryAt), LastError: cause, GroupKey: b.GroupKey, LeaseOwner: b.claim,
+		})
 		if err != nil {
 			return fmt.Errorf("record alarm delivery failure: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return ErrLeaseLost
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAlarmDeliveriesFailed), status, done, cause, b.claim); err != nil {
+		if _, err := s.q.AlarmDeliveriesFailed(ctx, tx, alarmDeliveriesFailedParams{
+			Status: status, DoneAt: done, LastError: cause, Claim: b.claim,
+		}); err != nil {
 			return fmt.Errorf("record alarm delivery failure: %w", err)
 		}
 		return nil
@@ -291,11 +279,8 @@ func (s *Store) AlarmBatchFailed(ctx context.Context, now time.Time, b AlarmBatc
 
 // AlarmDeliveryCounts counts deliveries by status.
 func (s *Store) AlarmDeliveryCounts(ctx context.Context) (map[string]int, error) {
-	var rows []struct {
-		Status string `db:"status"`
-		N      int    `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qAlarmDeliveryCounts)); err != nil {
+	rows, err := s.q.AlarmDeliveryCounts(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("count alarm deliveries: %w", err)
 	}
 	out := map[string]int{}

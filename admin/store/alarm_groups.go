@@ -88,8 +88,7 @@ func (s *Store) alarmGroups(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) ([
 		}
 		slices.Sort(windowed)
 		for _, scope := range windowed {
-			var id int64
-			err := tx.GetContext(ctx, &id, s.q.get(qAlarmEventGroupOfScope), scope, nowMS-AlarmGroupWindow)
+			id, err := s.q.AlarmEventGroupOfScope(ctx, tx, alarmEventGroupOfScopeParams{Scope: scope, CreatedAt: nowMS - AlarmGroupWindow})
 			if err == nil {
 				ids[scope] = id
 				continue
@@ -120,19 +119,12 @@ func (s *Store) groupsByKey(ctx context.Context, tx *sqlx.Tx, keys []string, ids
 	if len(keys) == 0 {
 		return nil
 	}
-	q, args, err := sqlx.In(s.q.get(qAlarmEventGroupIDs), keys)
+	rows, err := s.q.AlarmEventGroupIDs(ctx, tx, keys)
 	if err != nil {
-		return err
-	}
-	var rows []struct {
-		ID  int64  `db:"id"`
-		Key string `db:"group_key"`
-	}
-	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
 		return fmt.Errorf("alarm groups: %w", err)
 	}
 	for _, r := range rows {
-		ids[r.Key] = r.ID
+		ids[r.GroupKey] = r.ID
 	}
 	return nil
 }
@@ -255,24 +247,12 @@ func (s *Store) alarmGroupsByID(ctx context.Context, ids []int64) ([]AlarmGroup,
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var stats []struct {
-		GroupID int64 `db:"group_id"`
-		N       int   `db:"n"`
-		Open    int   `db:"n_open"`
-		Unacked int   `db:"n_unacked"`
-		FirstAt int64 `db:"first_at"`
-		LastAt  int64 `db:"last_at"`
-		LastID  int64 `db:"last_id"`
-		Worst   int   `db:"worst"`
-	}
-	if err := s.selectIn(ctx, &stats, qAlarmEventGroupStats, ids); err != nil {
+	stats, err := s.q.AlarmEventGroupStats(ctx, s.db, ids)
+	if err != nil {
 		return nil, fmt.Errorf("alarm group counts: %w", err)
 	}
-	var kinds []struct {
-		GroupID int64 `db:"group_id"`
-		AlarmCount
-	}
-	if err := s.selectIn(ctx, &kinds, qAlarmEventGroupKinds, ids); err != nil {
+	kinds, err := s.q.AlarmEventGroupKinds(ctx, s.db, ids)
+	if err != nil {
 		return nil, fmt.Errorf("alarm group kinds: %w", err)
 	}
 	if len(stats) == 0 {
@@ -281,7 +261,7 @@ func (s *Store) alarmGroupsByID(ctx context.Context, ids []int64) ([]AlarmGroup,
 	byID := make(map[int64]*AlarmGroup, len(stats))
 	latest := make([]int64, 0, len(stats))
 	for _, st := range stats {
-		byID[st.GroupID] = &AlarmGroup{ID: st.GroupID, Count: st.N, Open: st.Open, Unacked: st.Unacked, FirstAt: st.FirstAt,
+		byID[st.GroupID] = &AlarmGroup{ID: st.GroupID, Count: st.N, Open: st.NOpen, Unacked: st.NUnacked, FirstAt: st.FirstAt,
 			LastAt: st.LastAt, Severity: severityByRank[st.Worst]}
 		latest = append(latest, st.LastID)
 	}
@@ -290,8 +270,8 @@ func (s *Store) alarmGroupsByID(ctx context.Context, ids []int64) ([]AlarmGroup,
 			g.Kinds = append(g.Kinds, AlarmCount{Kind: k.Kind, N: k.N})
 		}
 	}
-	var members []Alarm
-	if err := s.selectIn(ctx, &members, qAlarmListByIDs, latest); err != nil {
+	members, err := s.q.AlarmListByIDs(ctx, s.db, latest)
+	if err != nil {
 		return nil, fmt.Errorf("alarm group members: %w", err)
 	}
 	for _, a := range members {
@@ -308,23 +288,14 @@ func (s *Store) alarmGroupsByID(ctx context.Context, ids []int64) ([]AlarmGroup,
 	return out, nil
 }
 
-// selectIn runs query q with one IN (?) list.
-func (s *Store) selectIn(ctx context.Context, dst any, q query, ids []int64) error {
-	text, args, err := sqlx.In(s.q.get(q), ids)
-	if err != nil {
-		return err
-	}
-	return s.db.SelectContext(ctx, dst, text, args...)
-}
-
 // AlarmsOfGroup lists up to limit members of a group newest first, with
 // id < beforeID (0: from the newest).
 func (s *Store) AlarmsOfGroup(ctx context.Context, groupID, beforeID int64, limit int) ([]Alarm, error) {
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	var out []Alarm
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAlarmListOfGroup), groupID, beforeID, limit); err != nil {
+	out, err := s.q.AlarmListOfGroup(ctx, s.db, alarmListOfGroupParams{GroupID: groupID, ID: beforeID, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("alarms of group %d: %w", groupID, err)
 	}
 	return out, nil
@@ -384,22 +355,31 @@ func (s *Store) ChangeAlarms(ctx context.Context, action string, f AlarmFilter, 
 // reason; it returns how many. The critical ones (runs that failed unplaced)
 // stay open.
 func (s *Store) ResolveRunsPlaced(ctx context.Context) (int64, error) {
-	return s.resolveByAdmin(ctx, qAlarmResolveRunsPlaced, msg.AlarmResolvedRunPlaced, "run_unplaceable alarms of runs placed since")
+	return resolveByAdmin(ctx, "run_unplaceable alarms of runs placed since", func() (int64, error) {
+		return s.q.AlarmResolveRunsPlaced(ctx, s.db, msg.New(msg.AlarmResolvedRunPlaced))
+	})
 }
 
 // ResolveExecutorsBack resolves the executor_lost alarms of executors that
 // heartbeat again since, with the reason; it returns how many.
 func (s *Store) ResolveExecutorsBack(ctx context.Context) (int64, error) {
-	return s.resolveByAdmin(ctx, qAlarmResolveExecutorsBack, msg.AlarmResolvedExecutor, "executor_lost alarms of executors back online")
+	return resolveByAdmin(ctx, "executor_lost alarms of executors back online", func() (int64, error) {
+		return s.q.AlarmResolveExecutorsBack(ctx, s.db, msg.New(msg.AlarmResolvedExecutor))
+	})
 }
 
-// resolveByAdmin runs q, which resolves alarms in the admin's name with the
-// reason (its one argument); what names them for an error.
-func (s *Store) resolveByAdmin(ctx context.Context, q query, reason msg.Code, what string) (int64, error) {
-	res, err := s.exec(ctx, s.q.get(q), msg.New(reason))
+// resolveByAdmin runs resolve, an autocommit statement that resolves alarms
+// in the admin's name and returns how many, again on a deadlock or
+// lock-wait timeout (see retry); what names the alarms for an error.
+func resolveByAdmin(ctx context.Context, what string, resolve func() (int64, error)) (int64, error) {
+	var n int64
+	err := retry(ctx, func() error {
+		var err error
+		n, err = resolve()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("resolve %s: %w", what, err)
 	}
-	n, _ := res.RowsAffected()
 	return n, nil
 }

@@ -72,14 +72,18 @@ type Alarm struct {
 	ExecutorID sql.NullInt64 `db:"executor_id"`
 }
 
+// msgValue is msg.Msg as the typed queries name a parameter of it (their
+// generated files import no package of this module).
+type msgValue = msg.Msg
+
 // ResolvedByAdmin is who resolved an alarm that the admin resolved by
 // itself (Alarm.ResolvedMsg says why).
 const ResolvedByAdmin = "shardjob"
 
 // Alarm returns one alarm (ErrNotFound when there is none).
 func (s *Store) Alarm(ctx context.Context, id int64) (Alarm, error) {
-	var a Alarm
-	if err := s.db.GetContext(ctx, &a, s.q.get(qAlarmByID), id); err != nil {
+	a, err := s.q.AlarmByID(ctx, s.db, id)
+	if err != nil {
 		return a, notFound(err, fmt.Sprintf("alarm %d", id))
 	}
 	return a, nil
@@ -88,21 +92,20 @@ func (s *Store) Alarm(ctx context.Context, id int64) (Alarm, error) {
 // AckAlarm acknowledges an open alarm in by's name; false when it was
 // acknowledged or resolved already (or does not exist).
 func (s *Store) AckAlarm(ctx context.Context, id int64, by string) (bool, error) {
-	return s.changeAlarm(ctx, qAlarmAck, "acknowledge", id, by, id)
+	n, err := s.q.AlarmAck(ctx, s.db, alarmAckParams{AckedBy: by, ID: id})
+	if err != nil {
+		return false, fmt.Errorf("acknowledge alarm %d: %w", id, err)
+	}
+	return n == 1, nil
 }
 
 // ResolveAlarm resolves an alarm in by's name (acknowledging it too if
 // nobody had); false when it was resolved already (or does not exist).
 func (s *Store) ResolveAlarm(ctx context.Context, id int64, by string) (bool, error) {
-	return s.changeAlarm(ctx, qAlarmResolve, "resolve", id, by, by, id)
-}
-
-func (s *Store) changeAlarm(ctx context.Context, q query, what string, id int64, args ...any) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(q), args...)
+	n, err := s.q.AlarmResolve(ctx, s.db, alarmResolveParams{ResolvedBy: by, AckedBy: by, ID: id})
 	if err != nil {
-		return false, fmt.Errorf("%s alarm %d: %w", what, id, err)
+		return false, fmt.Errorf("resolve alarm %d: %w", id, err)
 	}
-	n, _ := res.RowsAffected()
 	return n == 1, nil
 }
 
@@ -178,12 +181,8 @@ func (s *Store) AlarmsOfApps(ctx context.Context, beforeID int64, limit int, app
 	if beforeID <= 0 {
 		beforeID = 1<<63 - 1
 	}
-	q, args, err := sqlx.In(s.q.get(qAlarmList), beforeID, apps == nil, orNone(apps), limit)
+	out, err := s.q.AlarmList(ctx, s.db, alarmListParams{ID: beforeID, NoAppLimit: apps == nil, Apps: orNone(apps), Limit: limit})
 	if err != nil {
-		return nil, err
-	}
-	var out []Alarm
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("list alarms: %w", err)
 	}
 	return out, nil
@@ -192,8 +191,8 @@ func (s *Store) AlarmsOfApps(ctx context.Context, beforeID int64, limit int, app
 // LastSucceeded returns when the job's latest succeeded run finished (not
 // valid if it never succeeded).
 func (s *Store) LastSucceeded(ctx context.Context, jobID int64) (sql.NullInt64, error) {
-	var at sql.NullInt64
-	if err := s.db.GetContext(ctx, &at, s.q.get(qRunLastSucceeded), jobID); err != nil {
+	at, err := s.q.RunLastSucceeded(ctx, s.db, jobID)
+	if err != nil {
 		return at, fmt.Errorf("last succeeded run of job %d: %w", jobID, err)
 	}
 	return at, nil
@@ -210,8 +209,8 @@ type OverdueJob struct {
 // OverdueJobs returns enabled, unpaused jobs whose next_fire_at is older
 // than graceMS by the database clock.
 func (s *Store) OverdueJobs(ctx context.Context, graceMS int64, limit int) ([]OverdueJob, error) {
-	var out []OverdueJob
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobsOverdue), graceMS, limit); err != nil {
+	out, err := s.q.JobsOverdue(ctx, s.db, jobsOverdueParams{GraceMS: graceMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("overdue jobs: %w", err)
 	}
 	return out, nil
@@ -220,11 +219,8 @@ func (s *Store) OverdueJobs(ctx context.Context, graceMS int64, limit int) ([]Ov
 // CronRunCounts counts cron and catch-up runs (fired or skipped) per job
 // scheduled in [fromMS, toMS).
 func (s *Store) CronRunCounts(ctx context.Context, fromMS, toMS int64) (map[int64]int, error) {
-	var rows []struct {
-		JobID int64 `db:"job_id"`
-		N     int   `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qRunCountsInWindow), fromMS, toMS); err != nil {
+	rows, err := s.q.RunCountsInWindow(ctx, s.db, runCountsInWindowParams{FromMS: fromMS, ToMS: toMS})
+	if err != nil {
 		return nil, fmt.Errorf("run counts: %w", err)
 	}
 	out := make(map[int64]int, len(rows))

@@ -51,8 +51,8 @@ type WorkflowAudit struct {
 // JobAuditsDue returns up to limit jobs whose audit cursor is at or before
 // untilMS, oldest cursor first.
 func (s *Store) JobAuditsDue(ctx context.Context, untilMS int64, limit int) ([]JobAudit, error) {
-	var out []JobAudit
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qJobAuditDue), untilMS, limit); err != nil {
+	out, err := s.q.JobAuditDue(ctx, s.db, jobAuditDueParams{AuditNextAt: untilMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("jobs due for the gap audit: %w", err)
 	}
 	return out, nil
@@ -60,8 +60,8 @@ func (s *Store) JobAuditsDue(ctx context.Context, untilMS int64, limit int) ([]J
 
 // WorkflowAuditsDue is JobAuditsDue for workflows (without definitions).
 func (s *Store) WorkflowAuditsDue(ctx context.Context, untilMS int64, limit int) ([]WorkflowAudit, error) {
-	var out []WorkflowAudit
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qWorkflowAuditDue), untilMS, limit); err != nil {
+	out, err := s.q.WorkflowAuditDue(ctx, s.db, workflowAuditDueParams{AuditNextAt: untilMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("workflows due for the gap audit: %w", err)
 	}
 	return out, nil
@@ -81,10 +81,6 @@ type AuditRange struct {
 // of these jobs from the earliest range's start on). Empty ranges are left
 // out.
 func (s *Store) CronRunCountsOf(ctx context.Context, t AuditTarget, ranges []AuditRange) (map[int64]int, error) {
-	q := qRunsOfRanges
-	if t == AuditWorkflows {
-		q = qWorkflowRunsOfRanges
-	}
 	out := map[int64]int{}
 	own := map[int64]AuditRange{}
 	var ids []int64
@@ -105,21 +101,27 @@ func (s *Store) CronRunCountsOf(ctx context.Context, t AuditTarget, ranges []Aud
 	if len(ids) == 0 {
 		return out, nil
 	}
-	text, args, err := sqlx.In(s.q.get(q), ids, from, to)
-	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		ID          int64 `db:"id"`
-		ScheduledAt int64 `db:"scheduled_at"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, text, args...); err != nil {
-		return nil, fmt.Errorf("runs of %d %s: %w", len(ids), t, err)
-	}
-	for _, r := range rows {
-		if rg := own[r.ID]; r.ScheduledAt >= rg.FromMS && r.ScheduledAt < rg.ToMS {
-			out[r.ID]++
+	count := func(id, scheduledAt int64) {
+		if rg := own[id]; scheduledAt >= rg.FromMS && scheduledAt < rg.ToMS {
+			out[id]++
 		}
+	}
+	var err error
+	if t == AuditWorkflows {
+		var rows []workflowRunsOfRangesRow
+		rows, err = s.q.WorkflowRunsOfRanges(ctx, s.db, workflowRunsOfRangesParams{WorkflowIDs: ids, FromMS: from, ToMS: to})
+		for _, r := range rows {
+			count(r.ID, r.ScheduledAt)
+		}
+	} else {
+		var rows []runsOfRangesRow
+		rows, err = s.q.RunsOfRanges(ctx, s.db, runsOfRangesParams{JobIDs: ids, FromMS: from, ToMS: to})
+		for _, r := range rows {
+			count(r.ID, r.ScheduledAt)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runs of %d %s: %w", len(ids), t, err)
 	}
 	return out, nil
 }
@@ -143,9 +145,9 @@ type AuditStep struct {
 // replicas audit. It returns the ids whose cursor moved and how many alarms
 // were recorded.
 func (s *Store) AdvanceAudits(ctx context.Context, t AuditTarget, steps []AuditStep) (moved []int64, raised int, err error) {
-	lock, advance, key := qJobAuditLock, qJobAuditAdvance, "job_id"
+	advance, key := qJobAuditAdvance, "job_id"
 	if t == AuditWorkflows {
-		lock, advance, key = qWorkflowAuditLock, qWorkflowAuditAdvance, "workflow_id"
+		advance, key = qWorkflowAuditAdvance, "workflow_id"
 	}
 	if len(steps) == 0 {
 		return nil, 0, nil
@@ -158,20 +160,9 @@ func (s *Store) AdvanceAudits(ctx context.Context, t AuditTarget, steps []AuditS
 	}
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved, raised = nil, 0
-		q, args, err := sqlx.In(s.q.get(lock), ids)
+		now, err := s.lockAudits(ctx, tx, t, ids)
 		if err != nil {
-			return err
-		}
-		var cur []struct {
-			ID          int64         `db:"id"`
-			AuditNextAt sql.NullInt64 `db:"audit_next_at"`
-		}
-		if err := tx.SelectContext(ctx, &cur, q, args...); err != nil {
 			return fmt.Errorf("lock the audit cursors of %d %s: %w", len(ids), t, err)
-		}
-		now := make(map[int64]sql.NullInt64, len(cur))
-		for _, c := range cur {
-			now[c.ID] = c.AuditNextAt
 		}
 		var keys []int64
 		var vals []any
@@ -200,6 +191,24 @@ func (s *Store) AdvanceAudits(ctx context.Context, t AuditTarget, steps []AuditS
 	return moved, raised, err
 }
 
+// lockAudits locks the audit cursors of ids (sorted) of t and returns
+// their values by id.
+func (s *Store) lockAudits(ctx context.Context, tx *sqlx.Tx, t AuditTarget, ids []int64) (map[int64]sql.NullInt64, error) {
+	now := make(map[int64]sql.NullInt64, len(ids))
+	if t == AuditWorkflows {
+		cur, err := s.q.WorkflowAuditLock(ctx, tx, ids)
+		for _, c := range cur {
+			now[c.ID] = c.AuditNextAt
+		}
+		return now, err
+	}
+	cur, err := s.q.JobAuditLock(ctx, tx, ids)
+	for _, c := range cur {
+		now[c.ID] = c.AuditNextAt
+	}
+	return now, err
+}
+
 // AuditLag is how far the gap audit is behind: the oldest cursor (not
 // valid when there is none) and how many cursors are older than a bound.
 type AuditLag struct {
@@ -211,18 +220,24 @@ type AuditLag struct {
 // older than beforeMS, counted up to limit (the count reads that many
 // index entries at most).
 func (s *Store) AuditBehind(ctx context.Context, t AuditTarget, beforeMS int64, limit int) (AuditLag, error) {
-	qo, qc := qJobAuditOldest, qJobAuditBehindCount
+	oldest := s.q.JobAuditOldest
 	if t == AuditWorkflows {
-		qo, qc = qWorkflowAuditOldest, qWorkflowAuditBehindCount
+		oldest = s.q.WorkflowAuditOldest
 	}
 	var lag AuditLag
-	if err := s.db.GetContext(ctx, &lag.Oldest, s.q.get(qo)); err != nil {
+	var err error
+	if lag.Oldest, err = oldest(ctx, s.db); err != nil {
 		return lag, fmt.Errorf("oldest audit cursor of %s: %w", t, err)
 	}
 	if !lag.Oldest.Valid || lag.Oldest.Int64 >= beforeMS {
 		return lag, nil
 	}
-	if err := s.db.GetContext(ctx, &lag.Behind, s.q.get(qc), beforeMS, limit); err != nil {
+	if t == AuditWorkflows {
+		lag.Behind, err = s.q.WorkflowAuditBehindCount(ctx, s.db, workflowAuditBehindCountParams{AuditNextAt: beforeMS, Limit: limit})
+	} else {
+		lag.Behind, err = s.q.JobAuditBehindCount(ctx, s.db, jobAuditBehindCountParams{AuditNextAt: beforeMS, Limit: limit})
+	}
+	if err != nil {
 		return lag, fmt.Errorf("audit cursors of %s behind: %w", t, err)
 	}
 	return lag, nil
@@ -231,8 +246,8 @@ func (s *Store) AuditBehind(ctx context.Context, t AuditTarget, beforeMS int64, 
 // BehindAlarmOpen reports whether an open watchdog_behind alarm whose dedup
 // key starts with prefix exists.
 func (s *Store) BehindAlarmOpen(ctx context.Context, prefix string) (bool, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qAlarmBehindOpen), prefix+"%"); err != nil {
+	n, err := s.q.AlarmBehindOpen(ctx, s.db, prefix+"%")
+	if err != nil {
 		return false, fmt.Errorf("open watchdog_behind alarms: %w", err)
 	}
 	return n > 0, nil
@@ -242,22 +257,19 @@ func (s *Store) BehindAlarmOpen(ctx context.Context, prefix string) (bool, error
 // starts with prefix, in the admin's name with the reason why; it returns
 // how many.
 func (s *Store) ResolveBehind(ctx context.Context, prefix string, why msg.Msg) (int64, error) {
-	res, err := s.exec(ctx, s.q.get(qAlarmResolveBehind), why, prefix+"%")
-	if err != nil {
-		return 0, fmt.Errorf("resolve watchdog_behind alarms: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n, nil
+	return resolveByAdmin(ctx, "watchdog_behind alarms", func() (int64, error) {
+		return s.q.AlarmResolveBehind(ctx, s.db, alarmResolveBehindParams{ResolvedMsg: why, DedupKey: prefix + "%"})
+	})
 }
 
 // auditFrom sets the audit cursor of job (or workflow) id to now, in the
 // transaction of its creation or change.
-func (s *Store) auditFrom(ctx context.Context, ex sqlx.ExecerContext, t AuditTarget, id int64) error {
-	q := qJobAuditFrom
+func (s *Store) auditFrom(ctx context.Context, db sqlx.ExtContext, t AuditTarget, id int64) error {
+	from := s.q.JobAuditFrom
 	if t == AuditWorkflows {
-		q = qWorkflowAuditFrom
+		from = s.q.WorkflowAuditFrom
 	}
-	if _, err := ex.ExecContext(ctx, s.q.get(q), id); err != nil {
+	if _, err := from(ctx, db, id); err != nil {
 		return fmt.Errorf("audit cursor of %s %d: %w", t, id, err)
 	}
 	return nil

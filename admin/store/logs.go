@@ -132,12 +132,8 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	known := map[int64]logToken{}
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
-		q, args, err := sqlx.In(s.q.get(qRunLogTokens), executorID, lim.Horizon.Milliseconds(), chunk)
+		rows, err := s.q.RunLogTokens(ctx, s.db, runLogTokensParams{ExecutorID: executorID, HorizonMS: lim.Horizon.Milliseconds(), Tokens: chunk})
 		if err != nil {
-			return res, err
-		}
-		var rows []logToken
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return res, fmt.Errorf("tokens of executor %d: %w", executorID, err)
 		}
 		for _, r := range rows {
@@ -179,7 +175,11 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 	}
 	quota := lim.AppBytesPerDay > 0
 	if quota {
-		if _, err := s.exec(ctx, s.q.get(qAppLogDayEnsure), lim.App, lim.Day); err != nil {
+		err := retry(ctx, func() error {
+			_, err := s.q.AppLogDayEnsure(ctx, s.db, appLogDayEnsureParams{App: lim.App, Day: lim.Day})
+			return err
+		})
+		if err != nil {
 			return res, fmt.Errorf("log quota of app %s: %w", lim.App, err)
 		}
 	}
@@ -187,8 +187,8 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 		res.Stored, res.Dropped, res.OverQuota = 0, 0, 0
 		left := int64(math.MaxInt64) // bytes the app may still store today
 		if quota {
-			var used int64
-			if err := tx.GetContext(ctx, &used, s.q.get(qAppLogDayLock), lim.App, lim.Day); err != nil {
+			used, err := s.q.AppLogDayLock(ctx, tx, appLogDayLockParams{App: lim.App, Day: lim.Day})
+			if err != nil {
 				return fmt.Errorf("log quota of app %s: %w", lim.App, err)
 			}
 			left = max(lim.AppBytesPerDay-used, 0)
@@ -249,7 +249,7 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 			return fmt.Errorf("update log state of %d runs: %w", len(runs), err)
 		}
 		if quota {
-			if _, err := tx.ExecContext(ctx, s.q.get(qAppLogDayAdd), storedBytes, res.OverQuota, lim.App, lim.Day); err != nil {
+			if _, err := s.q.AppLogDayAdd(ctx, tx, appLogDayAddParams{Bytes: storedBytes, Dropped: res.OverQuota, App: lim.App, Day: lim.Day}); err != nil {
 				return fmt.Errorf("log quota of app %s: %w", lim.App, err)
 			}
 		}
@@ -261,21 +261,20 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 // AppLogDay returns the run-log bytes app stored on the UTC day (YYYY-MM-DD)
 // and the lines its quota dropped (0 and 0 without a quota).
 func (s *Store) AppLogDay(ctx context.Context, app, day string) (bytes, dropped int64, err error) {
-	err = s.db.QueryRowxContext(ctx, s.q.get(qAppLogDay), app, day).Scan(&bytes, &dropped)
+	r, err := s.q.AppLogDay(ctx, s.db, appLogDayParams{App: app, Day: day})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, nil
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("logs of app %s on %s: %w", app, day, err)
 	}
-	return bytes, dropped, nil
+	return r.Bytes, r.Dropped, nil
 }
 
 // AppLogQuota returns app's quota on run-log bytes a day (0: none, or no
 // such app).
 func (s *Store) AppLogQuota(ctx context.Context, app string) (int64, error) {
-	var n int64
-	err := s.db.GetContext(ctx, &n, s.q.get(qAppLogQuota), app)
+	n, err := s.q.AppLogQuota(ctx, s.db, app)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -307,12 +306,8 @@ func (s *Store) lockRunLogStates(ctx context.Context, tx *sqlx.Tx, runs []int64)
 	out := make(map[int64]RunLogState, len(runs))
 	for start := 0; start < len(runs); start += 1000 {
 		chunk := runs[start:min(start+1000, len(runs))]
-		q, args, err := sqlx.In(s.q.get(qRunLogStatesLock), chunk)
+		rows, err := s.q.RunLogStatesLock(ctx, tx, chunk)
 		if err != nil {
-			return nil, err
-		}
-		var rows []RunLogState
-		if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("lock log states of %d runs: %w", len(chunk), err)
 		}
 		for _, st := range rows {
@@ -335,8 +330,8 @@ type RunLogFilter struct {
 // matching line with seq < state.NextSeq is in this page or an earlier one
 // when the page is not full.
 func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]RunLogLine, RunLogState, error) {
-	var st RunLogState
-	if err := s.db.GetContext(ctx, &st, s.q.get(qRunLogState), runID); errors.Is(err, sql.ErrNoRows) {
+	st, err := s.q.RunLogState(ctx, s.db, runID)
+	if errors.Is(err, sql.ErrNoRows) {
 		st = RunLogState{RunID: runID, NextSeq: 1}
 	} else if err != nil {
 		return nil, st, fmt.Errorf("log state of run %d: %w", runID, err)
@@ -344,12 +339,11 @@ func (s *Store) RunLogs(ctx context.Context, runID int64, f RunLogFilter) ([]Run
 	if f.Limit <= 0 {
 		f.Limit = 500
 	}
-	out := []RunLogLine{}
-	var err error
+	var out []RunLogLine
 	if f.Slot >= 0 {
-		err = s.db.SelectContext(ctx, &out, s.q.get(qRunLogPageSlot), runID, f.Slot, f.AfterSeq, f.MinLevel, f.Limit)
+		out, err = s.q.RunLogPageSlot(ctx, s.db, runLogPageSlotParams{RunID: runID, Slot: f.Slot, Seq: f.AfterSeq, Level: f.MinLevel, Limit: f.Limit})
 	} else {
-		err = s.db.SelectContext(ctx, &out, s.q.get(qRunLogPage), runID, f.AfterSeq, f.MinLevel, f.Limit)
+		out, err = s.q.RunLogPage(ctx, s.db, runLogPageParams{RunID: runID, Seq: f.AfterSeq, Level: f.MinLevel, Limit: f.Limit})
 	}
 	if err != nil {
 		return nil, st, fmt.Errorf("log lines of run %d: %w", runID, err)
@@ -364,12 +358,8 @@ func (t *Tx) DeleteRunLogs(ctx context.Context, runIDs []int64) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	for _, name := range []query{qRunLogDeleteRuns, qRunLogStateDeleteRuns} {
-		q, args, err := sqlx.In(s.q.get(name), runIDs)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+	for _, del := range []func(context.Context, sqlx.ExtContext, []int64) (int64, error){s.q.RunLogDeleteRuns, s.q.RunLogStateDeleteRuns} {
+		if _, err := del(ctx, tx, runIDs); err != nil {
 			return fmt.Errorf("delete logs of %d runs: %w", len(runIDs), err)
 		}
 	}

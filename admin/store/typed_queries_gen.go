@@ -8,6 +8,216 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
+// alarmAckParams are the parameters of AlarmAck.
+type alarmAckParams struct {
+	AckedBy string // acked_by
+	ID      int64  // id
+}
+
+// AlarmAck runs query AlarmAck of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AlarmAck(ctx context.Context, db dbtx, p alarmAckParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAlarmAck], p.AckedBy, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AlarmByID runs query AlarmByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) AlarmByID(ctx context.Context, db dbtx, id int64) (Alarm, error) {
+	var r Alarm
+	err := sqlx.GetContext(ctx, db, &r, q[qAlarmByID], id)
+	return r, err
+}
+
+// alarmEventGroupIDsRow is a row of AlarmEventGroupIDs.
+type alarmEventGroupIDsRow struct {
+	ID       int64  // id
+	GroupKey string // group_key
+}
+
+// AlarmEventGroupIDs runs query AlarmEventGroupIDs of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmEventGroupIDs(ctx context.Context, db dbtx, groupKeys []string) ([]alarmEventGroupIDsRow, error) {
+	text, args, err := sqlx.In(q[qAlarmEventGroupIDs], groupKeys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []alarmEventGroupIDsRow{}
+	for rows.Next() {
+		var r alarmEventGroupIDsRow
+		if err := rows.Scan(&r.ID, &r.GroupKey); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// alarmEventGroupKindsRow is a row of AlarmEventGroupKinds.
+type alarmEventGroupKindsRow struct {
+	GroupID int64  // group_id
+	Kind    string // kind
+	N       int    // n
+}
+
+// AlarmEventGroupKinds runs query AlarmEventGroupKinds of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmEventGroupKinds(ctx context.Context, db dbtx, groupIDs []int64) ([]alarmEventGroupKindsRow, error) {
+	text, args, err := sqlx.In(q[qAlarmEventGroupKinds], groupIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []alarmEventGroupKindsRow{}
+	for rows.Next() {
+		var r alarmEventGroupKindsRow
+		if err := rows.Scan(&r.GroupID, &r.Kind, &r.N); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// alarmEventGroupOfScopeParams are the parameters of AlarmEventGroupOfScope.
+type alarmEventGroupOfScopeParams struct {
+	Scope     string // scope
+	CreatedAt int64  // created_at
+}
+
+// AlarmEventGroupOfScope runs query AlarmEventGroupOfScope of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) AlarmEventGroupOfScope(ctx context.Context, db dbtx, p alarmEventGroupOfScopeParams) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qAlarmEventGroupOfScope], p.Scope, p.CreatedAt).Scan(&r)
+	return r, err
+}
+
+// alarmEventGroupStatsRow is a row of AlarmEventGroupStats.
+type alarmEventGroupStatsRow struct {
+	GroupID  int64 // group_id
+	N        int   // n
+	NOpen    int   // n_open
+	NUnacked int   // n_unacked
+	FirstAt  int64 // first_at
+	LastAt   int64 // last_at
+	LastID   int64 // last_id
+	Worst    int   // worst
+}
+
+// AlarmEventGroupStats runs query AlarmEventGroupStats of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmEventGroupStats(ctx context.Context, db dbtx, groupIDs []int64) ([]alarmEventGroupStatsRow, error) {
+	text, args, err := sqlx.In(q[qAlarmEventGroupStats], groupIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []alarmEventGroupStatsRow{}
+	for rows.Next() {
+		var r alarmEventGroupStatsRow
+		if err := rows.Scan(&r.GroupID, &r.N, &r.NOpen, &r.NUnacked, &r.FirstAt, &r.LastAt, &r.LastID, &r.Worst); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// alarmListParams are the parameters of AlarmList.
+type alarmListParams struct {
+	ID         int64    // id
+	NoAppLimit bool     // no_app_limit
+	Apps       []string // apps
+	Limit      int      // limit
+}
+
+// AlarmList runs query AlarmList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmList(ctx context.Context, db dbtx, p alarmListParams) ([]Alarm, error) {
+	text, args, err := sqlx.In(q[qAlarmList], p.ID, p.NoAppLimit, p.Apps, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Alarm{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AlarmListByIDs runs query AlarmListByIDs of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmListByIDs(ctx context.Context, db dbtx, ids []int64) ([]Alarm, error) {
+	text, args, err := sqlx.In(q[qAlarmListByIDs], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []Alarm{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// alarmListOfGroupParams are the parameters of AlarmListOfGroup.
+type alarmListOfGroupParams struct {
+	GroupID int64 // group_id
+	ID      int64 // id
+	Limit   int   // limit
+}
+
+// AlarmListOfGroup runs query AlarmListOfGroup of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AlarmListOfGroup(ctx context.Context, db dbtx, p alarmListOfGroupParams) ([]Alarm, error) {
+	out := []Alarm{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAlarmListOfGroup], p.GroupID, p.ID, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// alarmResolveParams are the parameters of AlarmResolve.
+type alarmResolveParams struct {
+	ResolvedBy string // resolved_by
+	AckedBy    string // acked_by
+	ID         int64  // id
+}
+
+// AlarmResolve runs query AlarmResolve of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AlarmResolve(ctx context.Context, db dbtx, p alarmResolveParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAlarmResolve], p.ResolvedBy, p.AckedBy, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AlarmResolveExecutorsBack runs query AlarmResolveExecutorsBack of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AlarmResolveExecutorsBack(ctx context.Context, db dbtx, resolvedMsg msgValue) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAlarmResolveExecutorsBack], resolvedMsg)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AlarmResolveRunsPlaced runs query AlarmResolveRunsPlaced of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AlarmResolveRunsPlaced(ctx context.Context, db dbtx, resolvedMsg msgValue) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAlarmResolveRunsPlaced], resolvedMsg)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // AppJobCountAdd runs query AppJobCountAdd of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) AppJobCountAdd(ctx context.Context, db dbtx, id int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAppJobCountAdd], id)
@@ -649,6 +859,21 @@ func (q queries) JobsOfHandler(ctx context.Context, db dbtx, p jobsOfHandlerPara
 	return out, nil
 }
 
+// jobsOverdueParams are the parameters of JobsOverdue.
+type jobsOverdueParams struct {
+	GraceMS int64 // grace_ms
+	Limit   int   // limit
+}
+
+// JobsOverdue runs query JobsOverdue of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobsOverdue(ctx context.Context, db dbtx, p jobsOverdueParams) ([]OverdueJob, error) {
+	out := []OverdueJob{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobsOverdue], p.GraceMS, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsResumeDue runs query JobsResumeDue of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) JobsResumeDue(ctx context.Context, db dbtx, pauseUntil int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qJobsResumeDue], pauseUntil)
@@ -775,6 +1000,43 @@ func (q queries) RunCountsForMaxRuns(ctx context.Context, db dbtx, jobIDs []int6
 		return nil, err
 	}
 	return out, nil
+}
+
+// runCountsInWindowParams are the parameters of RunCountsInWindow.
+type runCountsInWindowParams struct {
+	FromMS int64 // from_ms
+	ToMS   int64 // to_ms
+}
+
+// runCountsInWindowRow is a row of RunCountsInWindow.
+type runCountsInWindowRow struct {
+	JobID int64 // job_id
+	N     int   // n
+}
+
+// RunCountsInWindow runs query RunCountsInWindow of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunCountsInWindow(ctx context.Context, db dbtx, p runCountsInWindowParams) ([]runCountsInWindowRow, error) {
+	rows, err := db.QueryContext(ctx, q[qRunCountsInWindow], p.FromMS, p.ToMS)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []runCountsInWindowRow{}
+	for rows.Next() {
+		var r runCountsInWindowRow
+		if err := rows.Scan(&r.JobID, &r.N); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunLastSucceeded runs query RunLastSucceeded of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunLastSucceeded(ctx context.Context, db dbtx, jobID int64) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qRunLastSucceeded], jobID).Scan(&r)
+	return r, err
 }
 
 // RunNextPending runs query RunNextPending of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).

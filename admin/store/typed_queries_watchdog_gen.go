@@ -4,7 +4,44 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"github.com/jmoiron/sqlx"
 )
+
+// AlarmBehindOpen runs query AlarmBehindOpen of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) AlarmBehindOpen(ctx context.Context, db dbtx, dedupKey string) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qAlarmBehindOpen], dedupKey).Scan(&r)
+	return r, err
+}
+
+// alarmResolveBehindParams are the parameters of AlarmResolveBehind.
+type alarmResolveBehindParams struct {
+	ResolvedMsg msgValue // resolved_msg
+	DedupKey    string   // dedup_key
+}
+
+// AlarmResolveBehind runs query AlarmResolveBehind of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AlarmResolveBehind(ctx context.Context, db dbtx, p alarmResolveBehindParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAlarmResolveBehind], p.ResolvedMsg, p.DedupKey)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobAuditBehindCountParams are the parameters of JobAuditBehindCount.
+type jobAuditBehindCountParams struct {
+	AuditNextAt int64 // audit_next_at
+	Limit       int   // limit
+}
+
+// JobAuditBehindCount runs query JobAuditBehindCount of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobAuditBehindCount(ctx context.Context, db dbtx, p jobAuditBehindCountParams) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qJobAuditBehindCount], p.AuditNextAt, p.Limit).Scan(&r)
+	return r, err
+}
 
 // JobAuditDelete runs query JobAuditDelete of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) JobAuditDelete(ctx context.Context, db dbtx, jobID int64) (int64, error) {
@@ -15,6 +52,113 @@ func (q queries) JobAuditDelete(ctx context.Context, db dbtx, jobID int64) (int6
 	return res.RowsAffected()
 }
 
+// jobAuditDueParams are the parameters of JobAuditDue.
+type jobAuditDueParams struct {
+	AuditNextAt int64 // audit_next_at
+	Limit       int   // limit
+}
+
+// JobAuditDue runs query JobAuditDue of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobAuditDue(ctx context.Context, db dbtx, p jobAuditDueParams) ([]JobAudit, error) {
+	out := []JobAudit{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qJobAuditDue], p.AuditNextAt, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// JobAuditFrom runs query JobAuditFrom of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobAuditFrom(ctx context.Context, db dbtx, jobID int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobAuditFrom], jobID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// jobAuditLockRow is a row of JobAuditLock.
+type jobAuditLockRow struct {
+	ID          int64         // id
+	AuditNextAt sql.NullInt64 // audit_next_at
+}
+
+// JobAuditLock runs query JobAuditLock of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobAuditLock(ctx context.Context, db dbtx, jobIDs []int64) ([]jobAuditLockRow, error) {
+	text, args, err := sqlx.In(q[qJobAuditLock], jobIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []jobAuditLockRow{}
+	for rows.Next() {
+		var r jobAuditLockRow
+		if err := rows.Scan(&r.ID, &r.AuditNextAt); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// JobAuditOldest runs query JobAuditOldest of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobAuditOldest(ctx context.Context, db dbtx) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qJobAuditOldest]).Scan(&r)
+	return r, err
+}
+
+// runsOfRangesParams are the parameters of RunsOfRanges.
+type runsOfRangesParams struct {
+	JobIDs []int64 // job_ids
+	FromMS int64   // from_ms
+	ToMS   int64   // to_ms
+}
+
+// runsOfRangesRow is a row of RunsOfRanges.
+type runsOfRangesRow struct {
+	ID          int64 // id
+	ScheduledAt int64 // scheduled_at
+}
+
+// RunsOfRanges runs query RunsOfRanges of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) RunsOfRanges(ctx context.Context, db dbtx, p runsOfRangesParams) ([]runsOfRangesRow, error) {
+	text, args, err := sqlx.In(q[qRunsOfRanges], p.JobIDs, p.FromMS, p.ToMS)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []runsOfRangesRow{}
+	for rows.Next() {
+		var r runsOfRangesRow
+		if err := rows.Scan(&r.ID, &r.ScheduledAt); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// workflowAuditBehindCountParams are the parameters of WorkflowAuditBehindCount.
+type workflowAuditBehindCountParams struct {
+	AuditNextAt int64 // audit_next_at
+	Limit       int   // limit
+}
+
+// WorkflowAuditBehindCount runs query WorkflowAuditBehindCount of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) WorkflowAuditBehindCount(ctx context.Context, db dbtx, p workflowAuditBehindCountParams) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qWorkflowAuditBehindCount], p.AuditNextAt, p.Limit).Scan(&r)
+	return r, err
+}
+
 // WorkflowAuditDelete runs query WorkflowAuditDelete of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) WorkflowAuditDelete(ctx context.Context, db dbtx, workflowID int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowAuditDelete], workflowID)
@@ -22,4 +166,98 @@ func (q queries) WorkflowAuditDelete(ctx context.Context, db dbtx, workflowID in
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// workflowAuditDueParams are the parameters of WorkflowAuditDue.
+type workflowAuditDueParams struct {
+	AuditNextAt int64 // audit_next_at
+	Limit       int   // limit
+}
+
+// WorkflowAuditDue runs query WorkflowAuditDue of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) WorkflowAuditDue(ctx context.Context, db dbtx, p workflowAuditDueParams) ([]WorkflowAudit, error) {
+	out := []WorkflowAudit{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qWorkflowAuditDue], p.AuditNextAt, p.Limit); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WorkflowAuditFrom runs query WorkflowAuditFrom of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) WorkflowAuditFrom(ctx context.Context, db dbtx, workflowID int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qWorkflowAuditFrom], workflowID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// workflowAuditLockRow is a row of WorkflowAuditLock.
+type workflowAuditLockRow struct {
+	ID          int64         // id
+	AuditNextAt sql.NullInt64 // audit_next_at
+}
+
+// WorkflowAuditLock runs query WorkflowAuditLock of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) WorkflowAuditLock(ctx context.Context, db dbtx, workflowIDs []int64) ([]workflowAuditLockRow, error) {
+	text, args, err := sqlx.In(q[qWorkflowAuditLock], workflowIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []workflowAuditLockRow{}
+	for rows.Next() {
+		var r workflowAuditLockRow
+		if err := rows.Scan(&r.ID, &r.AuditNextAt); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// WorkflowAuditOldest runs query WorkflowAuditOldest of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) WorkflowAuditOldest(ctx context.Context, db dbtx) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	err := db.QueryRowxContext(ctx, q[qWorkflowAuditOldest]).Scan(&r)
+	return r, err
+}
+
+// workflowRunsOfRangesParams are the parameters of WorkflowRunsOfRanges.
+type workflowRunsOfRangesParams struct {
+	WorkflowIDs []int64 // workflow_ids
+	FromMS      int64   // from_ms
+	ToMS        int64   // to_ms
+}
+
+// workflowRunsOfRangesRow is a row of WorkflowRunsOfRanges.
+type workflowRunsOfRangesRow struct {
+	ID          int64 // id
+	ScheduledAt int64 // scheduled_at
+}
+
+// WorkflowRunsOfRanges runs query WorkflowRunsOfRanges of queries_watchdog.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) WorkflowRunsOfRanges(ctx context.Context, db dbtx, p workflowRunsOfRangesParams) ([]workflowRunsOfRangesRow, error) {
+	text, args, err := sqlx.In(q[qWorkflowRunsOfRanges], p.WorkflowIDs, p.FromMS, p.ToMS)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []workflowRunsOfRangesRow{}
+	for rows.Next() {
+		var r workflowRunsOfRangesRow
+		if err := rows.Scan(&r.ID, &r.ScheduledAt); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
