@@ -53,31 +53,42 @@ SELECT epoch FROM leader WHERE id = 1 {{lock_shared}};
 -- in: epoch int64, holder string, epoch int64
 UPDATE leader SET epoch = ?, holder = ?, since_ms = {{now_ms}} WHERE id = 1 AND epoch < ?;
 
--- name: UserCount
+-- name: UserCount :one
+-- out: n int
 SELECT COUNT(*) FROM app_user;
 
--- name: UserInsert
+-- name: UserInsert :lastid
+-- in: username string, password_hash string, role string
 INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?, {{now_ms}}) {{returning_id}};
 
--- name: UserByName
+-- name: UserByName :one
+-- in: username string
+-- out: User
 SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE username = ?;
 
--- name: UserByID
+-- name: UserByID :one
+-- in: id int64
+-- out: User
 SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE id = ?;
 
--- name: SessionInsert
+-- name: SessionInsert :exec
+-- in: token_hash string, user_id int64, expires_after_ms int64
 INSERT INTO user_session (token_hash, user_id, expires_at) VALUES (?, ?, {{now_ms}} + ?);
 
--- name: SessionGet
+-- name: SessionGet :one
+-- in: token_hash string
+-- out: user_id int64
 SELECT user_id FROM user_session WHERE token_hash = ? AND expires_at > {{now_ms}};
 
--- name: SessionDelete
+-- name: SessionDelete :exec
+-- in: token_hash string
 DELETE FROM user_session WHERE token_hash = ?;
 
--- name: SessionPurge
+-- name: SessionPurge :exec
 DELETE FROM user_session WHERE expires_at <= {{now_ms}};
 
--- name: AuditInsert
+-- name: AuditInsert :exec
+-- in: actor string, action string, object string, detail string, app string, owner_id int64, token_id sql.NullInt64
 INSERT INTO audit_log (at, actor, action, object, detail, app, owner_id, token_id) VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?);
 
 -- fragment: JobDefinition
@@ -444,7 +455,9 @@ UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accep
        status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
--- name: AttemptsAcceptedBy
+-- name: AttemptsAcceptedBy :many
+-- in: executor_id int64, accept_seq int64
+-- out: id int64
 -- The current attempts an executor process acknowledged in its batch
 -- accept_seq or earlier (reconciliation against its heartbeat).
 SELECT a.id FROM slot_attempt a
@@ -452,7 +465,9 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running'
   AND a.acked = 1 AND a.accept_seq <= ?
 ORDER BY a.id;
 
--- name: AttemptsAcceptedByLocked
+-- name: AttemptsAcceptedByLocked :many
+-- in: executor_id int64, accept_seq int64, ids []int64
+-- out: Attempt
 -- The same, restricted to ids and locked in id order, to move them.
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
@@ -523,15 +538,19 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = 
 WHERE a.run_id IN (?) AND a.current = 1
 GROUP BY a.run_id;
 
--- name: ExecutorUpsert
+-- name: ExecutorUpsert :exec
+-- in: instance_id string, app string, address string, capacity int, version string, handlers string, state string
 INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat)
 VALUES (?, ?, ?, ?, ?, ?, ?, {{now_ms}}, {{now_ms}});
 
--- name: ExecutorHeartbeat
+-- name: ExecutorHeartbeat :exec
+-- in: address string, capacity int, version string, handlers string, state string, instance_id string, app string
 UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = ?, state = ?, last_heartbeat = {{now_ms}}
 WHERE instance_id = ? AND app = ?;
 
--- name: ExecutorByInstance
+-- name: ExecutorByInstance :one
+-- in: instance_id string
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol,
        incarnation
 FROM executor WHERE instance_id = ?;
@@ -548,13 +567,16 @@ WHERE a.status = 'assigned' AND a.current = 1 AND a.acked = 0 AND a.executor_id 
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
--- name: ExecutorReincarnate
+-- name: ExecutorReincarnate :exec
+-- in: incarnation string, id int64, previous string
 -- Records the process behind an executor; the guard makes one heartbeat of
 -- a restarted process (of several racing on different admins) the one that
 -- deals with its predecessor's slots.
 UPDATE executor SET incarnation = ? WHERE id = ? AND incarnation = ?;
 
--- name: AttemptsHeldBy
+-- name: AttemptsHeldBy :many
+-- in: executor_id int64
+-- out: Attempt
 -- The current, unfinished attempts placed on an executor, locked in id order.
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
@@ -562,43 +584,57 @@ FROM slot_attempt a
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
 ORDER BY a.id {{for_update}};
 
--- name: ExecutorByID
+-- name: ExecutorByID :one
+-- in: id int64
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE id = ?;
 
--- name: ExecutorList
+-- name: ExecutorList :many
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor ORDER BY app, id;
 
--- name: ExecutorsOnline
+-- name: ExecutorsOnline :many
+-- in: app string, max_age_ms int64
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE app = ? AND state = 'online' AND drain_requested = 0 AND last_heartbeat >= {{now_ms}} - ? ORDER BY id;
 
--- name: ExecutorSetDrain
+-- name: ExecutorSetDrain :exec
+-- in: drain_requested bool, id int64
 UPDATE executor SET drain_requested = ? WHERE id = ?;
 
--- name: ExecutorsDraining
+-- name: ExecutorsDraining :many
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat, drain_requested, protocol
 FROM executor WHERE drain_requested = 1 AND state IN ('online', 'draining') ORDER BY id;
 
--- name: ExecutorsSilent
+-- name: ExecutorsSilent :many
+-- in: max_age_ms int64
+-- out: id int64, instance_id string, app string, last_heartbeat int64
 SELECT id, instance_id, app, last_heartbeat FROM executor
 WHERE state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
 
--- name: ExecutorMarkLost
+-- name: ExecutorMarkLost :exec
+-- in: id int64, max_age_ms int64
 UPDATE executor SET state = 'lost' WHERE id = ? AND state IN ('online', 'draining') AND last_heartbeat < {{now_ms}} - ?;
 
--- name: ExecutorsLostSince
+-- name: ExecutorsLostSince :many
+-- in: max_age_ms int64
+-- out: id int64
 -- Lost executors silent for more than ? ms (database clock): a plain read,
 -- so that the leader's rounds lock nothing when there are none.
 SELECT id FROM executor WHERE state = 'lost' AND last_heartbeat < {{now_ms}} - ?;
 
--- name: ExecutorsForget
+-- name: ExecutorsForget :exec
+-- in: max_age_ms int64, ids []int64
 -- Marks lost executors (ids of ExecutorsLostSince, expanded by sqlx.In)
 -- gone; the guard skips one that heartbeated or re-registered since.
 UPDATE executor SET state = 'gone' WHERE state = 'lost' AND last_heartbeat < {{now_ms}} - ? AND id IN (?);
 
--- name: ExecutorDeregister
+-- name: ExecutorDeregister :exec
+-- in: instance_id string
 UPDATE executor SET state = 'gone', last_heartbeat = {{now_ms}} WHERE instance_id = ?;
 
 -- name: RunActiveJobs :many
@@ -884,22 +920,28 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = 
 WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
 ORDER BY a.id DESC LIMIT ?;
 
--- name: UserList
+-- name: UserList :many
+-- out: User
 SELECT id, username, password_hash, role, apps, created_at FROM app_user ORDER BY username;
 
--- name: UserSetApps
+-- name: UserSetApps :exec
+-- in: apps string, id int64
 UPDATE app_user SET apps = ? WHERE id = ?;
 
--- name: UserSetRole
+-- name: UserSetRole :exec
+-- in: role string, id int64
 UPDATE app_user SET role = ? WHERE id = ?;
 
--- name: UserSetPassword
+-- name: UserSetPassword :exec
+-- in: password_hash string, id int64
 UPDATE app_user SET password_hash = ? WHERE id = ?;
 
--- name: UserDelete
+-- name: UserDelete :exec
+-- in: id int64
 DELETE FROM app_user WHERE id = ?;
 
--- name: SessionDeleteUser
+-- name: SessionDeleteUser :exec
+-- in: user_id int64
 DELETE FROM user_session WHERE user_id = ?;
 
 -- The entries one reader may see (store.AuditScope), newest first: id <
@@ -908,7 +950,9 @@ DELETE FROM user_session WHERE user_id = ?;
 -- (owner_id = ?); then the filter (store.AuditFilter): an actor ('' = any),
 -- action and object prefixes as LIKE patterns ('%' = any; '!' escapes),
 -- at in [from, to). The token's name comes with its id.
--- name: AuditList
+-- name: AuditList :many
+-- in: id int64, all bool, all_apps bool, apps []string, owner_id int64, actor string, actor string, action string, object string, from int64, to int64, limit int
+-- out: AuditEntry
 SELECT a.id, a.at, a.actor, a.action, a.object, a.detail, a.app, a.owner_id, a.token_id, COALESCE(t.name, '') AS token_name
 FROM audit_log a LEFT JOIN api_token t ON t.id = a.token_id
 WHERE a.id < ? AND (? = 1 OR (a.app <> '' AND (? = 1 OR a.app IN (?))) OR (a.owner_id <> 0 AND a.owner_id = ?))

@@ -1,10 +1,13 @@
 -- Apps as objects (issue 33): the app table, one row per app that a job or
 -- an executor names.
 
--- name: AppList
+-- name: AppList :many
+-- out: App
 SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by FROM app ORDER BY name;
 
--- name: AppByName
+-- name: AppByName :one
+-- in: name string
+-- out: App
 SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
 
 -- name: AppInsert
@@ -21,19 +24,23 @@ UPDATE app SET description = :description, owners = :owners, max_jobs = :max_job
   max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, weight = :weight, max_log_bytes_per_day = :max_log_bytes_per_day, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by
 WHERE name = :name AND version = :version;
 
--- name: AppCaps
+-- name: AppCaps :many
+-- out: name string, max_running_slots int64, max_starts_per_second int64, weight int64
 -- The apps with a concurrency cap, a start rate or a weight, read by the
 -- leader at each start round and placing round (one row per such app).
 SELECT name, COALESCE(max_running_slots, 0) AS max_running_slots, COALESCE(max_starts_per_second, 0) AS max_starts_per_second,
        COALESCE(weight, 1) AS weight
 FROM app WHERE max_running_slots IS NOT NULL OR max_starts_per_second IS NOT NULL OR weight IS NOT NULL;
 
--- name: PlacedSlots
+-- name: PlacedSlots :one
+-- out: n int64
 -- Every slot placed on an executor and not ended (idx_attempt_status):
 -- what the platform's shared capacity (--max-running-slots) limits.
 SELECT COUNT(*) FROM slot_attempt WHERE status IN ('assigned', 'running') AND current = 1 AND executor_id IS NOT NULL;
 
--- name: AppsPlacedSlots
+-- name: AppsPlacedSlots :many
+-- in: apps []string
+-- out: app string, n int64
 -- The slots of apps (IN list) placed on their executors and not ended:
 -- assigned, queued or running. Each executor's range of
 -- idx_attempt_executor (executor_id, status): O(those slots), whatever the
@@ -43,7 +50,9 @@ FROM executor e JOIN slot_attempt a ON a.executor_id = e.id AND a.status IN ('as
 WHERE e.app IN (?)
 GROUP BY e.app;
 
--- name: JobsPlacedSlots
+-- name: JobsPlacedSlots :many
+-- in: job_ids []int64
+-- out: job_id int64, n int64
 -- The slots of some jobs' (IN list) running runs placed on executors and
 -- not ended, by job (idx_run_job_status, then each run's attempts by
 -- uk_slot_attempt). SQLite's CROSS JOIN keeps it from starting at every
@@ -59,7 +68,9 @@ FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AN
 WHERE r.job_id IN (?) AND r.status = 'running'
 GROUP BY r.job_id;
 
--- name: QueueRuns
+-- name: QueueRuns :many
+-- in: now_ms int64, now_ms int64, now_ms int64, limit int
+-- out: QueueRunGroup
 -- What waits to start, for the queue view: the due pending runs (scheduled
 -- and, when jittered or held, past their start_after and held_until: as
 -- the leader reads them), at most ? of them, oldest first (idx_run_status),
@@ -71,7 +82,9 @@ FROM (SELECT COALESCE(NULLIF(r.app, ''), j.app, '') AS app, COALESCE(r.priority,
       ORDER BY r.scheduled_at LIMIT ?) q
 GROUP BY q.app, q.priority, q.error;
 
--- name: QueueSlots
+-- name: QueueSlots :many
+-- in: limit int
+-- out: QueueSlotGroup
 -- The slots of started runs that wait for an executor (a cap held them
 -- back, or a retry waits to be placed), at most ? of them, oldest first
 -- (idx_attempt_executor), by app and priority.

@@ -1,34 +1,42 @@
 -- Named queries of XXL-JOB executor support (admin/xxljob, admin/store/xxljob.go).
 -- Same macros as queries.sql.
 
--- name: XXLExecutorRefresh
+-- name: XXLExecutorRefresh :exec
+-- in: address string, capacity int, version string, instance_id string, app string
 -- A registration (every ~30 s) or an answered beat of an XXL-JOB executor:
 -- it is online again, as a shardjob heartbeat would make it.
 UPDATE executor SET address = ?, capacity = ?, version = ?, handlers = '', state = 'online', protocol = 'xxljob',
                     last_heartbeat = {{now_ms}}
 WHERE instance_id = ? AND app = ?;
 
--- name: XXLExecutorInsert
+-- name: XXLExecutorInsert :exec
+-- in: instance_id string, app string, address string, capacity int, version string
 INSERT INTO executor (instance_id, app, address, capacity, version, handlers, state, registered_at, last_heartbeat, protocol)
 VALUES (?, ?, ?, ?, ?, '', 'online', {{now_ms}}, {{now_ms}}, 'xxljob');
 
--- name: XXLExecutorBeat
+-- name: XXLExecutorBeat :exec
+-- in: id int64
 -- The admin probed the executor and it answered: a heartbeat on its behalf.
 -- A lost or removed executor comes back only by registering again.
 UPDATE executor SET last_heartbeat = {{now_ms}}
 WHERE id = ? AND protocol = 'xxljob' AND state IN ('online', 'draining');
 
--- name: XXLExecutorsLive
+-- name: XXLExecutorsLive :many
+-- out: Executor
 SELECT id, instance_id, app, address, capacity, speed, version, handlers, state, registered_at, last_heartbeat
 FROM executor WHERE protocol = 'xxljob' AND state IN ('online', 'draining') ORDER BY id;
 
--- name: ExecutorProtocolByAddress
+-- name: ExecutorProtocolByAddress :one
+-- in: address string
+-- out: ExecutorRef
 -- The protocol (and version: for XXL-JOB executors, the protocol generation)
 -- of the executor listening at an address (the newest row if the address
 -- was reused).
 SELECT id, app, protocol, version FROM executor WHERE address = ? ORDER BY last_heartbeat DESC, id DESC LIMIT 1;
 
--- name: ExecutorsLiveAtAddress
+-- name: ExecutorsLiveAtAddress :many
+-- in: address string, address_slash string, instance_id string, max_age_ms int64
+-- out: ExecutorRef
 -- The live executors (online or draining, heard from within ? ms) at an
 -- address, written with and without a trailing slash, other than one
 -- instance: an address belongs to one executor identity at a time.
@@ -37,7 +45,9 @@ WHERE address IN (?, ?) AND instance_id <> ? AND state IN ('online', 'draining')
   AND last_heartbeat >= {{now_ms}} - ?
 ORDER BY id;
 
--- name: XXLUnackedStale
+-- name: XXLUnackedStale :many
+-- in: executor_id int64, older_than_ms int64, limit int
+-- out: DispatchSlot
 -- Current attempts placed on an XXL-JOB executor whose run call was never
 -- accepted, placed more than ? ms ago: the prober pushes them again (XXL-JOB
 -- executors have no heartbeat response that would carry them).
@@ -49,7 +59,9 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assign
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
--- name: XXLAttemptsOverdue
+-- name: XXLAttemptsOverdue :many
+-- in: default_timeout_ms int64, grace_ms int64, limit int
+-- out: OverdueAttempt
 -- Running attempts on XXL-JOB executors whose callback is overdue: their
 -- result is lost. An executor runs the runs of one XXL-JOB job id (one slot
 -- of a job, xxljob.SlotJobID) one after the other (SERIAL_EXECUTION), so an
@@ -74,7 +86,9 @@ WHERE CASE WHEN freed_at > accepted_at THEN freed_at ELSE accepted_at END
       < {{now_ms}} - queue_pos * (CASE WHEN timeout_ms > 0 THEN timeout_ms ELSE ? END) - ?
 ORDER BY token LIMIT ?;
 
--- name: XXLAttemptByToken
+-- name: XXLAttemptByToken :one
+-- in: id int64
+-- out: TokenInfo
 -- An attempt with what a callback, log or kill needs about it.
 SELECT a.id AS token, a.run_id, a.slot, a.status, a.current, COALESCE(a.executor_id, 0) AS executor_id,
        a.started_at, COALESCE(a.dispatched_at, 0) AS dispatched_at, r.job_id, r.scheduled_at, COALESCE(e.app, '') AS app, COALESCE(e.address, '') AS address,
@@ -83,18 +97,23 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.
      LEFT JOIN job j ON j.id = r.job_id
 WHERE a.id = ?;
 
--- name: XXLSlotsOfTokens
+-- name: XXLSlotsOfTokens :many
+-- in: ids []int64
+-- out: JobSlot
 -- The job slots of attempts (a kill names an XXL-JOB job id, one per slot).
 SELECT DISTINCT r.job_id, a.slot FROM slot_attempt a JOIN job_run r ON r.id = a.run_id WHERE a.id IN (?)
 ORDER BY r.job_id, a.slot;
 
--- name: XXLClaimRedispatch
+-- name: XXLClaimRedispatch :exec
+-- in: id int64, executor_id int64, older_than_ms int64
 -- One replica claims an unaccepted attempt for pushing it again (the others
 -- see a fresh dispatched_at and leave it).
 UPDATE slot_attempt SET dispatched_at = {{now_ms}}
 WHERE id = ? AND executor_id = ? AND current = 1 AND acked = 0 AND status = 'assigned' AND dispatched_at < {{now_ms}} - ?;
 
--- name: XXLHandlerTurns
+-- name: XXLHandlerTurns :many
+-- in: executor_id int64
+-- out: handler string, token int64
 -- Whose turn it is on an XXL-JOB executor that runs one task per handler
 -- (xxl-job-executor-go keeps one task object per handler name): for each
 -- handler, the smallest token of its unfinished attempts placed there. Only
@@ -104,7 +123,9 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
 GROUP BY j.handler;
 
--- name: XXLRunningSince
+-- name: XXLRunningSince :many
+-- in: executor_id int64, older_than_ms int64, limit int
+-- out: RunningAttempt
 -- Running attempts on an XXL-JOB executor accepted more than ? ms ago: the
 -- prober asks the executor (idleBeat of the slot's job id) whether it still
 -- has them.
@@ -114,7 +135,9 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'running'
   AND COALESCE(a.started_at, a.dispatched_at) < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
--- name: XXLAttemptRunningLocked
+-- name: XXLAttemptRunningLocked :one
+-- in: id int64, executor_id int64
+-- out: Attempt
 -- A running attempt of an executor, locked to lose it (XXLLoseIdle).
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures

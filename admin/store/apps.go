@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // App is an app as an object (table app): what its team says of it. An
@@ -54,8 +52,8 @@ func (a App) OwnerList() []string {
 
 // Apps returns every app, by name.
 func (s *Store) Apps(ctx context.Context) ([]App, error) {
-	var out []App
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qAppList)); err != nil {
+	out, err := s.q.AppList(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("apps: %w", err)
 	}
 	return out, nil
@@ -63,8 +61,8 @@ func (s *Store) Apps(ctx context.Context) ([]App, error) {
 
 // App returns the app of that name, or ErrNotFound.
 func (s *Store) App(ctx context.Context, name string) (App, error) {
-	var a App
-	if err := s.db.GetContext(ctx, &a, s.q.get(qAppByName), name); err != nil {
+	a, err := s.q.AppByName(ctx, s.db, name)
+	if err != nil {
 		return a, notFound(err, "app "+name)
 	}
 	return a, nil
@@ -124,16 +122,13 @@ type AppLimit struct {
 // AppCaps returns the limits of every app that has a concurrency cap or a
 // start rate.
 func (s *Store) AppCaps(ctx context.Context) (map[string]AppLimit, error) {
-	var rows []struct {
-		Name string `db:"name"`
-		AppLimit
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qAppCaps)); err != nil {
+	rows, err := s.q.AppCaps(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("caps of apps: %w", err)
 	}
 	out := make(map[string]AppLimit, len(rows))
 	for _, r := range rows {
-		out[r.Name] = r.AppLimit
+		out[r.Name] = AppLimit{MaxRunningSlots: r.MaxRunningSlots, MaxStartsPerSecond: r.MaxStartsPerSecond, Weight: r.Weight}
 	}
 	return out, nil
 }
@@ -146,15 +141,8 @@ func (s *Store) PlacedSlotsOfApps(ctx context.Context, apps []string) (map[strin
 	if len(apps) == 0 {
 		return out, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qAppsPlacedSlots), apps)
+	rows, err := s.q.AppsPlacedSlots(ctx, s.db, apps)
 	if err != nil {
-		return nil, err
-	}
-	var rows []struct {
-		App string `db:"app"`
-		N   int64  `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 		return nil, fmt.Errorf("placed slots of %d apps: %w", len(apps), err)
 	}
 	for _, r := range rows {
@@ -165,8 +153,8 @@ func (s *Store) PlacedSlotsOfApps(ctx context.Context, apps []string) (map[strin
 
 // PlacedSlots counts every slot placed on an executor and not ended.
 func (s *Store) PlacedSlots(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.db.GetContext(ctx, &n, s.q.get(qPlacedSlots)); err != nil {
+	n, err := s.q.PlacedSlots(ctx, s.db)
+	if err != nil {
 		return 0, fmt.Errorf("placed slots: %w", err)
 	}
 	return n, nil
@@ -178,15 +166,8 @@ func (s *Store) PlacedSlots(ctx context.Context) (int64, error) {
 func (s *Store) PlacedSlotsOfJobs(ctx context.Context, jobIDs []int64) (map[int64]int64, error) {
 	out := make(map[int64]int64, len(jobIDs))
 	for start := 0; start < len(jobIDs); start += 1000 {
-		q, args, err := sqlx.In(s.q.get(qJobsPlacedSlots), jobIDs[start:min(start+1000, len(jobIDs))])
+		rows, err := s.q.JobsPlacedSlots(ctx, s.db, jobIDs[start:min(start+1000, len(jobIDs))])
 		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			JobID int64 `db:"job_id"`
-			N     int64 `db:"n"`
-		}
-		if err := s.db.SelectContext(ctx, &rows, q, args...); err != nil {
 			return nil, fmt.Errorf("placed slots of %d jobs: %w", len(jobIDs), err)
 		}
 		for _, r := range rows {
@@ -219,7 +200,7 @@ type QueueSlotGroup struct {
 // priority and reason; read reports how many runs it read (limit: there
 // may be more).
 func (s *Store) QueueRuns(ctx context.Context, nowMS int64, limit int) (groups []QueueRunGroup, read int64, err error) {
-	if err := s.db.SelectContext(ctx, &groups, s.q.get(qQueueRuns), nowMS, nowMS, nowMS, limit); err != nil {
+	if groups, err = s.q.QueueRuns(ctx, s.db, queueRunsParams{NowMS: nowMS, Limit: limit}); err != nil {
 		return nil, 0, fmt.Errorf("queue of runs: %w", err)
 	}
 	for _, g := range groups {
@@ -231,7 +212,7 @@ func (s *Store) QueueRuns(ctx context.Context, nowMS int64, limit int) (groups [
 // QueueSlots groups up to limit slots waiting for an executor (oldest
 // first) by app and priority; read reports how many it read.
 func (s *Store) QueueSlots(ctx context.Context, limit int) (groups []QueueSlotGroup, read int64, err error) {
-	if err := s.db.SelectContext(ctx, &groups, s.q.get(qQueueSlots), limit); err != nil {
+	if groups, err = s.q.QueueSlots(ctx, s.db, limit); err != nil {
 		return nil, 0, fmt.Errorf("queue of slots: %w", err)
 	}
 	for _, g := range groups {

@@ -33,16 +33,22 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 	for range 2 {
 		// The app is part of the identity: an instance never moves to another
 		// app (the caller sees the stored app and refuses).
-		res, err := s.db.ExecContext(ctx, s.q.get(qExecutorHeartbeat), in.Address, in.Capacity, in.Version, handlers, state, in.InstanceID, in.App)
+		n, err := s.q.ExecutorHeartbeat(ctx, s.db, executorHeartbeatParams{
+			Address: in.Address, Capacity: in.Capacity, Version: in.Version, Handlers: handlers, State: state,
+			InstanceID: in.InstanceID, App: in.App,
+		})
 		if err != nil {
 			return Executor{}, fmt.Errorf("heartbeat of %s: %w", in.InstanceID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			// MySQL reports 0 affected rows when nothing changed, so look first.
 			if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
 				return e, nil
 			}
-			_, err = s.db.ExecContext(ctx, s.q.get(qExecutorUpsert), in.InstanceID, in.App, in.Address, in.Capacity, in.Version, handlers, state)
+			_, err = s.q.ExecutorUpsert(ctx, s.db, executorUpsertParams{
+				InstanceID: in.InstanceID, App: in.App, Address: in.Address, Capacity: in.Capacity, Version: in.Version,
+				Handlers: handlers, State: state,
+			})
 			if err != nil && !isDuplicate(err) {
 				return Executor{}, fmt.Errorf("register %s: %w", in.InstanceID, err)
 			}
@@ -69,19 +75,19 @@ func (s *Store) Heartbeat(ctx context.Context, in ExecutorInfo) (Executor, error
 func (s *Store) Reincarnate(ctx context.Context, executorID int64, previous, incarnation string, keep []int64) (moved int, changed bool, err error) {
 	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved, changed = 0, false
-		res, err := tx.ExecContext(ctx, s.q.get(qExecutorReincarnate), incarnation, executorID, previous)
+		n, err := s.q.ExecutorReincarnate(ctx, tx, executorReincarnateParams{Incarnation: incarnation, ID: executorID, Previous: previous})
 		if err != nil {
 			return fmt.Errorf("record incarnation of executor %d: %w", executorID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return nil
 		}
 		changed = true
 		if previous == "" {
 			return nil
 		}
-		var held []Attempt
-		if err := tx.SelectContext(ctx, &held, s.q.get(qAttemptsHeldBy), executorID); err != nil {
+		held, err := s.q.AttemptsHeldBy(ctx, tx, executorID)
+		if err != nil {
 			return fmt.Errorf("attempts of executor %d: %w", executorID, err)
 		}
 		moved, err = s.loseHeld(ctx, tx, held, keep)
@@ -127,8 +133,8 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 	if acceptSeq <= 0 {
 		return nil, nil
 	}
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get(qAttemptsAcceptedBy), executorID, acceptSeq); err != nil {
+	ids, err := s.q.AttemptsAcceptedBy(ctx, s.db, attemptsAcceptedByParams{ExecutorID: executorID, AcceptSeq: acceptSeq})
+	if err != nil {
 		return nil, fmt.Errorf("attempts executor %d accepted: %w", executorID, err)
 	}
 	has := make(map[int64]bool, len(reported))
@@ -146,14 +152,10 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 	}
 	missing = missing[:min(len(missing), 1000)] // the next heartbeat moves the rest
 	var moved []int64
-	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
+	err = s.inTx(ctx, func(tx *sqlx.Tx) error {
 		moved = moved[:0]
-		q, args, err := sqlx.In(s.q.get(qAttemptsAcceptedByLocked), executorID, acceptSeq, missing)
+		held, err := s.q.AttemptsAcceptedByLocked(ctx, tx, attemptsAcceptedByLockedParams{ExecutorID: executorID, AcceptSeq: acceptSeq, IDs: missing})
 		if err != nil {
-			return err
-		}
-		var held []Attempt
-		if err := tx.SelectContext(ctx, &held, q, args...); err != nil {
 			return fmt.Errorf("lock attempts executor %d no longer has: %w", executorID, err)
 		}
 		if _, err := s.loseHeld(ctx, tx, held, nil); err != nil {
@@ -169,8 +171,8 @@ func (s *Store) Reconcile(ctx context.Context, executorID, acceptSeq int64, repo
 
 // ExecutorByInstance returns an executor by its instance id.
 func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Executor, error) {
-	var e Executor
-	if err := s.db.GetContext(ctx, &e, s.q.get(qExecutorByInstance), instanceID); err != nil {
+	e, err := s.q.ExecutorByInstance(ctx, s.db, instanceID)
+	if err != nil {
 		return e, notFound(err, "executor "+instanceID)
 	}
 	return e, nil
@@ -178,8 +180,8 @@ func (s *Store) ExecutorByInstance(ctx context.Context, instanceID string) (Exec
 
 // Executor returns an executor by id.
 func (s *Store) Executor(ctx context.Context, id int64) (Executor, error) {
-	var e Executor
-	if err := s.db.GetContext(ctx, &e, s.q.get(qExecutorByID), id); err != nil {
+	e, err := s.q.ExecutorByID(ctx, s.db, id)
+	if err != nil {
 		return e, notFound(err, fmt.Sprintf("executor %d", id))
 	}
 	return e, nil
@@ -187,8 +189,8 @@ func (s *Store) Executor(ctx context.Context, id int64) (Executor, error) {
 
 // Executors lists every executor.
 func (s *Store) Executors(ctx context.Context) ([]Executor, error) {
-	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorList)); err != nil {
+	out, err := s.q.ExecutorList(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("list executors: %w", err)
 	}
 	return out, nil
@@ -197,8 +199,8 @@ func (s *Store) Executors(ctx context.Context) ([]Executor, error) {
 // OnlineExecutors returns the executors of an app that are online and whose
 // last heartbeat is younger than maxAgeMS by the database clock.
 func (s *Store) OnlineExecutors(ctx context.Context, app string, maxAgeMS int64) ([]Executor, error) {
-	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsOnline), app, maxAgeMS); err != nil {
+	out, err := s.q.ExecutorsOnline(ctx, s.db, executorsOnlineParams{App: app, MaxAgeMS: maxAgeMS})
+	if err != nil {
 		return nil, fmt.Errorf("online executors of %s: %w", app, err)
 	}
 	return out, nil
@@ -207,23 +209,18 @@ func (s *Store) OnlineExecutors(ctx context.Context, app string, maxAgeMS int64)
 // MarkLostExecutors marks executors silent for more than maxAgeMS as lost
 // and returns how many changed.
 func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
-	var silent []struct {
-		ID            int64  `db:"id"`
-		InstanceID    string `db:"instance_id"`
-		App           string `db:"app"`
-		LastHeartbeat int64  `db:"last_heartbeat"`
-	}
-	if err := s.db.SelectContext(ctx, &silent, s.q.get(qExecutorsSilent), maxAgeMS); err != nil {
+	silent, err := s.q.ExecutorsSilent(ctx, s.db, maxAgeMS)
+	if err != nil {
 		return 0, fmt.Errorf("silent executors: %w", err)
 	}
 	var lost int64
 	for _, e := range silent {
 		err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-			res, err := tx.ExecContext(ctx, s.q.get(qExecutorMarkLost), e.ID, maxAgeMS)
+			n, err := s.q.ExecutorMarkLost(ctx, tx, executorMarkLostParams{ID: e.ID, MaxAgeMS: maxAgeMS})
 			if err != nil {
 				return fmt.Errorf("mark executor %d lost: %w", e.ID, err)
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
+			if n == 0 {
 				return nil // it heartbeated meanwhile, or another replica marked it
 			}
 			lost++
@@ -247,28 +244,24 @@ func (s *Store) MarkLostExecutors(ctx context.Context, maxAgeMS int64) (int64, e
 // online as any executor does: with a heartbeat, or an XXL-JOB executor by
 // registering again.
 func (s *Store) ForgetLostExecutors(ctx context.Context, maxAgeMS int64) (int64, error) {
-	var ids []int64
-	if err := s.db.SelectContext(ctx, &ids, s.q.get(qExecutorsLostSince), maxAgeMS); err != nil {
+	ids, err := s.q.ExecutorsLostSince(ctx, s.db, maxAgeMS)
+	if err != nil {
 		return 0, fmt.Errorf("executors lost for %d ms: %w", maxAgeMS, err)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qExecutorsForget), maxAgeMS, ids)
-	if err != nil {
-		return 0, err
-	}
-	res, err := s.db.ExecContext(ctx, q, args...)
+	n, err := s.q.ExecutorsForget(ctx, s.db, executorsForgetParams{MaxAgeMS: maxAgeMS, IDs: ids})
 	if err != nil {
 		return 0, fmt.Errorf("forget %d lost executors: %w", len(ids), err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // SetDrain asks (or stops asking) that an executor get no new slots and give
 // back the ones it has queued; its running slots finish there.
 func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qExecutorSetDrain), drain, id); err != nil {
+	if _, err := s.q.ExecutorSetDrain(ctx, s.db, executorSetDrainParams{DrainRequested: drain, ID: id}); err != nil {
 		return fmt.Errorf("drain executor %d: %w", id, err)
 	}
 	return nil
@@ -276,8 +269,8 @@ func (s *Store) SetDrain(ctx context.Context, id int64, drain bool) error {
 
 // DrainingExecutors returns the live executors an operator asked to drain.
 func (s *Store) DrainingExecutors(ctx context.Context) ([]Executor, error) {
-	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsDraining)); err != nil {
+	out, err := s.q.ExecutorsDraining(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("draining executors: %w", err)
 	}
 	return out, nil
@@ -285,7 +278,7 @@ func (s *Store) DrainingExecutors(ctx context.Context) ([]Executor, error) {
 
 // Deregister marks an executor gone.
 func (s *Store) Deregister(ctx context.Context, instanceID string) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qExecutorDeregister), instanceID); err != nil {
+	if _, err := s.q.ExecutorDeregister(ctx, s.db, instanceID); err != nil {
 		return fmt.Errorf("deregister %s: %w", instanceID, err)
 	}
 	return nil

@@ -316,6 +316,50 @@ func (q queries) AttemptSupersedeFailed(ctx context.Context, db dbtx, id int64) 
 	return res.RowsAffected()
 }
 
+// attemptsAcceptedByParams are the parameters of AttemptsAcceptedBy.
+type attemptsAcceptedByParams struct {
+	ExecutorID int64 // executor_id
+	AcceptSeq  int64 // accept_seq
+}
+
+// AttemptsAcceptedBy runs query AttemptsAcceptedBy of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsAcceptedBy(ctx context.Context, db dbtx, p attemptsAcceptedByParams) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, q[qAttemptsAcceptedBy], p.ExecutorID, p.AcceptSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// attemptsAcceptedByLockedParams are the parameters of AttemptsAcceptedByLocked.
+type attemptsAcceptedByLockedParams struct {
+	ExecutorID int64   // executor_id
+	AcceptSeq  int64   // accept_seq
+	IDs        []int64 // ids
+}
+
+// AttemptsAcceptedByLocked runs query AttemptsAcceptedByLocked of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsAcceptedByLocked(ctx context.Context, db dbtx, p attemptsAcceptedByLockedParams) ([]Attempt, error) {
+	text, args, err := sqlx.In(q[qAttemptsAcceptedByLocked], p.ExecutorID, p.AcceptSeq, p.IDs)
+	if err != nil {
+		return nil, err
+	}
+	out := []Attempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AttemptsActiveOfRun runs query AttemptsActiveOfRun of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) AttemptsActiveOfRun(ctx context.Context, db dbtx, runID int64) ([]ActiveToken, error) {
 	out := []ActiveToken{}
@@ -345,6 +389,15 @@ func (q queries) AttemptsCancelRun(ctx context.Context, db dbtx, p attemptsCance
 func (q queries) AttemptsFailedOfRun(ctx context.Context, db dbtx, runID int64) ([]Attempt, error) {
 	out := []Attempt{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsFailedOfRun], runID); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AttemptsHeldBy runs query AttemptsHeldBy of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AttemptsHeldBy(ctx context.Context, db dbtx, executorID int64) ([]Attempt, error) {
+	out := []Attempt{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qAttemptsHeldBy], executorID); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -463,6 +516,54 @@ func (q queries) AttemptsUnplaced(ctx context.Context, db dbtx, p attemptsUnplac
 	return out, nil
 }
 
+// auditInsertParams are the parameters of AuditInsert.
+type auditInsertParams struct {
+	Actor   string        // actor
+	Action  string        // action
+	Object  string        // object
+	Detail  string        // detail
+	App     string        // app
+	OwnerID int64         // owner_id
+	TokenID sql.NullInt64 // token_id
+}
+
+// AuditInsert runs query AuditInsert of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AuditInsert(ctx context.Context, db dbtx, p auditInsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAuditInsert], p.Actor, p.Action, p.Object, p.Detail, p.App, p.OwnerID, p.TokenID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// auditListParams are the parameters of AuditList.
+type auditListParams struct {
+	ID      int64    // id
+	All     bool     // all
+	AllApps bool     // all_apps
+	Apps    []string // apps
+	OwnerID int64    // owner_id
+	Actor   string   // actor
+	Action  string   // action
+	Object  string   // object
+	From    int64    // from
+	To      int64    // to
+	Limit   int      // limit
+}
+
+// AuditList runs query AuditList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) AuditList(ctx context.Context, db dbtx, p auditListParams) ([]AuditEntry, error) {
+	text, args, err := sqlx.In(q[qAuditList], p.ID, p.All, p.AllApps, p.Apps, p.OwnerID, p.Actor, p.Actor, p.Action, p.Object, p.From, p.To, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []AuditEntry{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CalendarByID runs query CalendarByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) CalendarByID(ctx context.Context, db dbtx, id int64) (Calendar, error) {
 	var r Calendar
@@ -564,6 +665,58 @@ func (q queries) DispatchUnacked(ctx context.Context, db dbtx, p dispatchUnacked
 	return out, nil
 }
 
+// ExecutorByID runs query ExecutorByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) ExecutorByID(ctx context.Context, db dbtx, id int64) (Executor, error) {
+	var r Executor
+	err := sqlx.GetContext(ctx, db, &r, q[qExecutorByID], id)
+	return r, err
+}
+
+// ExecutorByInstance runs query ExecutorByInstance of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) ExecutorByInstance(ctx context.Context, db dbtx, instanceID string) (Executor, error) {
+	var r Executor
+	err := sqlx.GetContext(ctx, db, &r, q[qExecutorByInstance], instanceID)
+	return r, err
+}
+
+// ExecutorDeregister runs query ExecutorDeregister of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorDeregister(ctx context.Context, db dbtx, instanceID string) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorDeregister], instanceID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// executorHeartbeatParams are the parameters of ExecutorHeartbeat.
+type executorHeartbeatParams struct {
+	Address    string // address
+	Capacity   int    // capacity
+	Version    string // version
+	Handlers   string // handlers
+	State      string // state
+	InstanceID string // instance_id
+	App        string // app
+}
+
+// ExecutorHeartbeat runs query ExecutorHeartbeat of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorHeartbeat(ctx context.Context, db dbtx, p executorHeartbeatParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorHeartbeat], p.Address, p.Capacity, p.Version, p.Handlers, p.State, p.InstanceID, p.App)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// ExecutorList runs query ExecutorList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorList(ctx context.Context, db dbtx) ([]Executor, error) {
+	out := []Executor{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qExecutorList]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorLoad runs query ExecutorLoad of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) ExecutorLoad(ctx context.Context, db dbtx) ([]ExecutorLoad, error) {
 	out := []ExecutorLoad{}
@@ -571,6 +724,52 @@ func (q queries) ExecutorLoad(ctx context.Context, db dbtx) ([]ExecutorLoad, err
 		return nil, err
 	}
 	return out, nil
+}
+
+// executorMarkLostParams are the parameters of ExecutorMarkLost.
+type executorMarkLostParams struct {
+	ID       int64 // id
+	MaxAgeMS int64 // max_age_ms
+}
+
+// ExecutorMarkLost runs query ExecutorMarkLost of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorMarkLost(ctx context.Context, db dbtx, p executorMarkLostParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorMarkLost], p.ID, p.MaxAgeMS)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// executorReincarnateParams are the parameters of ExecutorReincarnate.
+type executorReincarnateParams struct {
+	Incarnation string // incarnation
+	ID          int64  // id
+	Previous    string // previous
+}
+
+// ExecutorReincarnate runs query ExecutorReincarnate of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorReincarnate(ctx context.Context, db dbtx, p executorReincarnateParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorReincarnate], p.Incarnation, p.ID, p.Previous)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// executorSetDrainParams are the parameters of ExecutorSetDrain.
+type executorSetDrainParams struct {
+	DrainRequested bool  // drain_requested
+	ID             int64 // id
+}
+
+// ExecutorSetDrain runs query ExecutorSetDrain of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorSetDrain(ctx context.Context, db dbtx, p executorSetDrainParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorSetDrain], p.DrainRequested, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // executorSetSpeedParams are the parameters of ExecutorSetSpeed.
@@ -586,6 +785,113 @@ func (q queries) ExecutorSetSpeed(ctx context.Context, db dbtx, p executorSetSpe
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// executorUpsertParams are the parameters of ExecutorUpsert.
+type executorUpsertParams struct {
+	InstanceID string // instance_id
+	App        string // app
+	Address    string // address
+	Capacity   int    // capacity
+	Version    string // version
+	Handlers   string // handlers
+	State      string // state
+}
+
+// ExecutorUpsert runs query ExecutorUpsert of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorUpsert(ctx context.Context, db dbtx, p executorUpsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qExecutorUpsert], p.InstanceID, p.App, p.Address, p.Capacity, p.Version, p.Handlers, p.State)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// ExecutorsDraining runs query ExecutorsDraining of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorsDraining(ctx context.Context, db dbtx) ([]Executor, error) {
+	out := []Executor{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qExecutorsDraining]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// executorsForgetParams are the parameters of ExecutorsForget.
+type executorsForgetParams struct {
+	MaxAgeMS int64   // max_age_ms
+	IDs      []int64 // ids
+}
+
+// ExecutorsForget runs query ExecutorsForget of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) ExecutorsForget(ctx context.Context, db dbtx, p executorsForgetParams) (int64, error) {
+	text, args, err := sqlx.In(q[qExecutorsForget], p.MaxAgeMS, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// ExecutorsLostSince runs query ExecutorsLostSince of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorsLostSince(ctx context.Context, db dbtx, maxAgeMS int64) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, q[qExecutorsLostSince], maxAgeMS)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// executorsOnlineParams are the parameters of ExecutorsOnline.
+type executorsOnlineParams struct {
+	App      string // app
+	MaxAgeMS int64  // max_age_ms
+}
+
+// ExecutorsOnline runs query ExecutorsOnline of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorsOnline(ctx context.Context, db dbtx, p executorsOnlineParams) ([]Executor, error) {
+	out := []Executor{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qExecutorsOnline], p.App, p.MaxAgeMS); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// executorsSilentRow is a row of ExecutorsSilent.
+type executorsSilentRow struct {
+	ID            int64  // id
+	InstanceID    string // instance_id
+	App           string // app
+	LastHeartbeat int64  // last_heartbeat
+}
+
+// ExecutorsSilent runs query ExecutorsSilent of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) ExecutorsSilent(ctx context.Context, db dbtx, maxAgeMS int64) ([]executorsSilentRow, error) {
+	rows, err := db.QueryContext(ctx, q[qExecutorsSilent], maxAgeMS)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []executorsSilentRow{}
+	for rows.Next() {
+		var r executorsSilentRow
+		if err := rows.Scan(&r.ID, &r.InstanceID, &r.App, &r.LastHeartbeat); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // JobApps runs query JobApps of queries.sql on db (a pool or a transaction) and returns its rows.
@@ -1396,6 +1702,56 @@ func (q queries) ServerVersion(ctx context.Context, db dbtx) (string, error) {
 	return r, err
 }
 
+// SessionDelete runs query SessionDelete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SessionDelete(ctx context.Context, db dbtx, tokenHash string) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSessionDelete], tokenHash)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// SessionDeleteUser runs query SessionDeleteUser of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SessionDeleteUser(ctx context.Context, db dbtx, userID int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSessionDeleteUser], userID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// SessionGet runs query SessionGet of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) SessionGet(ctx context.Context, db dbtx, tokenHash string) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qSessionGet], tokenHash).Scan(&r)
+	return r, err
+}
+
+// sessionInsertParams are the parameters of SessionInsert.
+type sessionInsertParams struct {
+	TokenHash      string // token_hash
+	UserID         int64  // user_id
+	ExpiresAfterMS int64  // expires_after_ms
+}
+
+// SessionInsert runs query SessionInsert of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SessionInsert(ctx context.Context, db dbtx, p sessionInsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSessionInsert], p.TokenHash, p.UserID, p.ExpiresAfterMS)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// SessionPurge runs query SessionPurge of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SessionPurge(ctx context.Context, db dbtx) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSessionPurge])
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // SlotStatsOfJob runs query SlotStatsOfJob of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) SlotStatsOfJob(ctx context.Context, db dbtx, jobID int64) ([]SlotStat, error) {
 	out := []SlotStat{}
@@ -1435,6 +1791,106 @@ func (q queries) SlotStatsOfJobs(ctx context.Context, db dbtx, jobIDs []int64) (
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// UserByID runs query UserByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) UserByID(ctx context.Context, db dbtx, id int64) (User, error) {
+	var r User
+	err := sqlx.GetContext(ctx, db, &r, q[qUserByID], id)
+	return r, err
+}
+
+// UserByName runs query UserByName of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) UserByName(ctx context.Context, db dbtx, username string) (User, error) {
+	var r User
+	err := sqlx.GetContext(ctx, db, &r, q[qUserByName], username)
+	return r, err
+}
+
+// UserCount runs query UserCount of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) UserCount(ctx context.Context, db dbtx) (int, error) {
+	var r int
+	err := db.QueryRowxContext(ctx, q[qUserCount]).Scan(&r)
+	return r, err
+}
+
+// UserDelete runs query UserDelete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserDelete(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserDelete], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// userInsertParams are the parameters of UserInsert.
+type userInsertParams struct {
+	Username     string // username
+	PasswordHash string // password_hash
+	Role         string // role
+}
+
+// UserInsert runs query UserInsert of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) UserInsert(ctx context.Context, db dbtx, p userInsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserInsert], p.Username, p.PasswordHash, p.Role)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// UserList runs query UserList of queries.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) UserList(ctx context.Context, db dbtx) ([]User, error) {
+	out := []User{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qUserList]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// userSetAppsParams are the parameters of UserSetApps.
+type userSetAppsParams struct {
+	Apps string // apps
+	ID   int64  // id
+}
+
+// UserSetApps runs query UserSetApps of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserSetApps(ctx context.Context, db dbtx, p userSetAppsParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserSetApps], p.Apps, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// userSetPasswordParams are the parameters of UserSetPassword.
+type userSetPasswordParams struct {
+	PasswordHash string // password_hash
+	ID           int64  // id
+}
+
+// UserSetPassword runs query UserSetPassword of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserSetPassword(ctx context.Context, db dbtx, p userSetPasswordParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserSetPassword], p.PasswordHash, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// userSetRoleParams are the parameters of UserSetRole.
+type userSetRoleParams struct {
+	Role string // role
+	ID   int64  // id
+}
+
+// UserSetRole runs query UserSetRole of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserSetRole(ctx context.Context, db dbtx, p userSetRoleParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserSetRole], p.Role, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // utilizationBucketsParams are the parameters of UtilizationBuckets.

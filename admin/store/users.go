@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // CountUsers returns the number of console users.
 func (s *Store) CountUsers(ctx context.Context) (int, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, s.q.get(qUserCount)); err != nil {
+	n, err := s.q.UserCount(ctx, s.db)
+	if err != nil {
 		return 0, fmt.Errorf("count users: %w", err)
 	}
 	return n, nil
@@ -21,14 +19,14 @@ func (s *Store) CountUsers(ctx context.Context) (int, error) {
 
 // CreateUser inserts a user; a taken name is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role string) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qUserInsert), username, passwordHash, role)
+	id, err := s.q.UserInsert(ctx, s.db, userInsertParams{Username: username, PasswordHash: passwordHash, Role: role})
 	if isDuplicate(err) {
 		return 0, conflictf("user %q already exists", username)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create user %q: %w", username, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // UserByName returns a user or ErrNotFound. User names are
@@ -36,8 +34,8 @@ func (s *Store) CreateUser(ctx context.Context, username, passwordHash, role str
 // COLLATE NOCASE on SQLite): "Alice" finds "alice", and u.Username is the
 // name as stored.
 func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
-	var u User
-	if err := s.db.GetContext(ctx, &u, s.q.get(qUserByName), username); err != nil {
+	u, err := s.q.UserByName(ctx, s.db, username)
+	if err != nil {
 		return u, notFound(err, "user "+username)
 	}
 	if !strings.EqualFold(u.Username, username) {
@@ -50,8 +48,8 @@ func (s *Store) UserByName(ctx context.Context, username string) (User, error) {
 
 // User returns a user or ErrNotFound.
 func (s *Store) User(ctx context.Context, id int64) (User, error) {
-	var u User
-	if err := s.db.GetContext(ctx, &u, s.q.get(qUserByID), id); err != nil {
+	u, err := s.q.UserByID(ctx, s.db, id)
+	if err != nil {
 		return u, notFound(err, fmt.Sprintf("user %d", id))
 	}
 	return u, nil
@@ -60,7 +58,7 @@ func (s *Store) User(ctx context.Context, id int64) (User, error) {
 // CreateSession stores a session by the hash of its token, expiring ttl
 // after the database clock's now (SessionUser compares with that clock).
 func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int64, ttl time.Duration) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qSessionInsert), tokenHash, userID, ttl.Milliseconds()); err != nil {
+	if _, err := s.q.SessionInsert(ctx, s.db, sessionInsertParams{TokenHash: tokenHash, UserID: userID, ExpiresAfterMS: ttl.Milliseconds()}); err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
 	return nil
@@ -68,8 +66,8 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash string, userID int6
 
 // SessionUser returns the user of an unexpired session, or ErrNotFound.
 func (s *Store) SessionUser(ctx context.Context, tokenHash string) (User, error) {
-	var id int64
-	if err := s.db.GetContext(ctx, &id, s.q.get(qSessionGet), tokenHash); err != nil {
+	id, err := s.q.SessionGet(ctx, s.db, tokenHash)
+	if err != nil {
 		return User{}, notFound(err, "session")
 	}
 	return s.User(ctx, id)
@@ -77,25 +75,28 @@ func (s *Store) SessionUser(ctx context.Context, tokenHash string) (User, error)
 
 // DeleteSession removes a session (logout).
 func (s *Store) DeleteSession(ctx context.Context, tokenHash string) error {
-	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDelete), tokenHash)
+	_, err := s.q.SessionDelete(ctx, s.db, tokenHash)
 	return err
 }
 
 // PurgeSessions deletes expired console sessions (database clock) and
 // returns how many.
 func (s *Store) PurgeSessions(ctx context.Context) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qSessionPurge))
+	n, err := s.q.SessionPurge(ctx, s.db)
 	if err != nil {
 		return 0, fmt.Errorf("purge expired sessions: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // Audit records a change: e.Actor, e.Action, e.Object, e.Detail, and who
 // may read it (e.App, e.OwnerID; see AuditEntry). ID and At are ignored:
 // the database assigns them.
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAuditInsert), truncate(e.Actor, 64), e.Action, truncate(e.Object, 255), e.Detail, e.App, e.OwnerID, e.APIKeyID); err != nil {
+	if _, err := s.q.AuditInsert(ctx, s.db, auditInsertParams{
+		Actor: truncate(e.Actor, 64), Action: e.Action, Object: truncate(e.Object, 255), Detail: e.Detail,
+		App: e.App, OwnerID: e.OwnerID, TokenID: e.APIKeyID,
+	}); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
@@ -103,8 +104,8 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 
 // Users lists console users by name.
 func (s *Store) Users(ctx context.Context) ([]User, error) {
-	var out []User
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qUserList)); err != nil {
+	out, err := s.q.UserList(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return out, nil
@@ -112,38 +113,43 @@ func (s *Store) Users(ctx context.Context) ([]User, error) {
 
 // SetUserApps limits a user to apps ("" or nil: every app).
 func (s *Store) SetUserApps(ctx context.Context, id int64, apps []string) error {
-	return s.execOne(ctx, qUserSetApps, fmt.Sprintf("user %d", id), strings.Join(apps, ","), id)
+	n, err := s.q.UserSetApps(ctx, s.db, userSetAppsParams{Apps: strings.Join(apps, ","), ID: id})
+	return oneRow(n, err, fmt.Sprintf("user %d", id))
 }
 
 // SetUserRole changes a user's role.
 func (s *Store) SetUserRole(ctx context.Context, id int64, role string) error {
-	return s.execOne(ctx, qUserSetRole, fmt.Sprintf("user %d", id), role, id)
+	n, err := s.q.UserSetRole(ctx, s.db, userSetRoleParams{Role: role, ID: id})
+	return oneRow(n, err, fmt.Sprintf("user %d", id))
 }
 
 // SetUserPassword replaces a user's password hash and ends their sessions.
 func (s *Store) SetUserPassword(ctx context.Context, id int64, hash string) error {
-	if err := s.execOne(ctx, qUserSetPassword, fmt.Sprintf("user %d", id), hash, id); err != nil {
+	n, err := s.q.UserSetPassword(ctx, s.db, userSetPasswordParams{PasswordHash: hash, ID: id})
+	if err := oneRow(n, err, fmt.Sprintf("user %d", id)); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDeleteUser), id)
+	_, err = s.q.SessionDeleteUser(ctx, s.db, id)
 	return err
 }
 
 // DeleteUser removes a user and their sessions.
 func (s *Store) DeleteUser(ctx context.Context, id int64) error {
-	if err := s.execOne(ctx, qUserDelete, fmt.Sprintf("user %d", id), id); err != nil {
+	n, err := s.q.UserDelete(ctx, s.db, id)
+	if err := oneRow(n, err, fmt.Sprintf("user %d", id)); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.q.get(qSessionDeleteUser), id)
+	_, err = s.q.SessionDeleteUser(ctx, s.db, id)
 	return err
 }
 
-func (s *Store) execOne(ctx context.Context, query query, what string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, s.q.get(query), args...)
+// oneRow is the error of an update of one row (what) that affected n
+// rows: err, or ErrNotFound when it changed none.
+func oneRow(n int64, err error, what string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	return nil
@@ -205,13 +211,11 @@ func (s *Store) AuditLog(ctx context.Context, beforeID int64, limit int, scope A
 	if to <= 0 {
 		to = 1<<63 - 1
 	}
-	q, args, err := sqlx.In(s.q.get(qAuditList), beforeID, scope.All, scope.Apps == nil, orNone(scope.Apps), scope.OwnerID,
-		f.Actor, f.Actor, likePrefix(f.Action), likePrefix(f.Object), f.From, to, limit)
+	out, err := s.q.AuditList(ctx, s.db, auditListParams{
+		ID: beforeID, All: scope.All, AllApps: scope.Apps == nil, Apps: orNone(scope.Apps), OwnerID: scope.OwnerID,
+		Actor: f.Actor, Action: likePrefix(f.Action), Object: likePrefix(f.Object), From: f.From, To: to, Limit: limit,
+	})
 	if err != nil {
-		return nil, err
-	}
-	out := []AuditEntry{}
-	if err := s.db.SelectContext(ctx, &out, q, args...); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return out, nil

@@ -27,18 +27,22 @@ const (
 // executors do not list their handlers (they refuse unknown ones).
 func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Executor, error) {
 	for range 2 {
-		res, err := s.db.ExecContext(ctx, s.q.get(qXXLExecutorRefresh), in.Address, in.Capacity, in.Version, in.InstanceID, in.App)
+		n, err := s.q.XXLExecutorRefresh(ctx, s.db, xxlExecutorRefreshParams{
+			Address: in.Address, Capacity: in.Capacity, Version: in.Version, InstanceID: in.InstanceID, App: in.App,
+		})
 		if err != nil {
 			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
+		if n > 0 {
 			break
 		}
 		// MySQL reports 0 affected rows when nothing changed: look first.
 		if e, err := s.ExecutorByInstance(ctx, in.InstanceID); err == nil {
 			return e, nil
 		}
-		_, err = s.db.ExecContext(ctx, s.q.get(qXXLExecutorInsert), in.InstanceID, in.App, in.Address, in.Capacity, in.Version)
+		_, err = s.q.XXLExecutorInsert(ctx, s.db, xxlExecutorInsertParams{
+			InstanceID: in.InstanceID, App: in.App, Address: in.Address, Capacity: in.Capacity, Version: in.Version,
+		})
 		if err != nil && !isDuplicate(err) {
 			return Executor{}, fmt.Errorf("register XXL-JOB executor %s: %w", in.InstanceID, err)
 		}
@@ -57,11 +61,11 @@ func (s *Store) RegisterXXLExecutor(ctx context.Context, in ExecutorInfo) (Execu
 // It reports false when the executor is no longer online (lost or removed:
 // it comes back by registering again).
 func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qXXLExecutorBeat), executorID)
+	n, err := s.q.XXLExecutorBeat(ctx, s.db, executorID)
 	if err != nil {
 		return false, fmt.Errorf("beat of XXL-JOB executor %d: %w", executorID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		// MySQL: 0 rows also when last_heartbeat did not change (same ms).
 		e, err := s.Executor(ctx, executorID)
 		if err != nil || (e.State != ExecutorOnline && e.State != ExecutorDraining) {
@@ -73,8 +77,8 @@ func (s *Store) XXLBeat(ctx context.Context, executorID int64) (bool, error) {
 
 // XXLExecutors returns the online and draining XXL-JOB executors of every app.
 func (s *Store) XXLExecutors(ctx context.Context) ([]Executor, error) {
-	var out []Executor
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLExecutorsLive)); err != nil {
+	out, err := s.q.XXLExecutorsLive(ctx, s.db)
+	if err != nil {
 		return nil, fmt.Errorf("list XXL-JOB executors: %w", err)
 	}
 	return out, nil
@@ -93,8 +97,8 @@ type ExecutorRef struct {
 // ExecutorProtocol returns the executor listening at address (the newest if
 // the address was reused); ErrNotFound if none registered it.
 func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorRef, error) {
-	var row ExecutorRef
-	if err := s.db.GetContext(ctx, &row, s.q.get(qExecutorProtocolByAddress), address); err != nil {
+	row, err := s.q.ExecutorProtocolByAddress(ctx, s.db, address)
+	if err != nil {
 		return row, notFound(err, "executor at "+address)
 	}
 	return row, nil
@@ -107,8 +111,10 @@ func (s *Store) ExecutorProtocol(ctx context.Context, address string) (ExecutorR
 // "http://host:port").
 func (s *Store) LiveExecutorsAt(ctx context.Context, address, instanceID string, maxAgeMS int64) ([]ExecutorRef, error) {
 	base := strings.TrimRight(address, "/")
-	var out []ExecutorRef
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qExecutorsLiveAtAddress), base, base+"/", instanceID, maxAgeMS); err != nil {
+	out, err := s.q.ExecutorsLiveAtAddress(ctx, s.db, executorsLiveAtAddressParams{
+		Address: base, AddressSlash: base + "/", InstanceID: instanceID, MaxAgeMS: maxAgeMS,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("executors at %s: %w", address, err)
 	}
 	return out, nil
@@ -118,19 +124,18 @@ func (s *Store) LiveExecutorsAt(ctx context.Context, address, instanceID string,
 // placed more than olderThanMS ago, for pushing it again; false when it was
 // accepted, moved, or claimed by another replica meanwhile.
 func (s *Store) ClaimRedispatch(ctx context.Context, token, executorID, olderThanMS int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q.get(qXXLClaimRedispatch), token, executorID, olderThanMS)
+	n, err := s.q.XXLClaimRedispatch(ctx, s.db, xxlClaimRedispatchParams{ID: token, ExecutorID: executorID, OlderThanMS: olderThanMS})
 	if err != nil {
 		return false, fmt.Errorf("claim token %d for redispatch: %w", token, err)
 	}
-	n, _ := res.RowsAffected()
 	return n > 0, nil
 }
 
 // XXLUnacked returns current attempts placed on an XXL-JOB executor that it
 // has not accepted, placed more than olderThanMS ago (database clock).
 func (s *Store) XXLUnacked(ctx context.Context, executorID, olderThanMS int64, limit int) ([]DispatchSlot, error) {
-	var out []DispatchSlot
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLUnackedStale), executorID, olderThanMS, limit); err != nil {
+	out, err := s.q.XXLUnackedStale(ctx, s.db, xxlUnackedStaleParams{ExecutorID: executorID, OlderThanMS: olderThanMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("unaccepted attempts of XXL-JOB executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -150,8 +155,8 @@ type OverdueAttempt struct {
 // than their job's timeout (defaultTimeoutMS when the job has none) plus
 // graceMS ago, by the database clock.
 func (s *Store) XXLOverdue(ctx context.Context, defaultTimeoutMS, graceMS int64, limit int) ([]OverdueAttempt, error) {
-	var out []OverdueAttempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLAttemptsOverdue), defaultTimeoutMS, graceMS, limit); err != nil {
+	out, err := s.q.XXLAttemptsOverdue(ctx, s.db, xxlAttemptsOverdueParams{DefaultTimeoutMS: defaultTimeoutMS, GraceMS: graceMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("overdue XXL-JOB attempts: %w", err)
 	}
 	return out, nil
@@ -181,8 +186,8 @@ type TokenInfo struct {
 
 // TokenInfo returns an attempt by token with its run and executor.
 func (s *Store) TokenInfo(ctx context.Context, token int64) (TokenInfo, error) {
-	var t TokenInfo
-	if err := s.db.GetContext(ctx, &t, s.q.get(qXXLAttemptByToken), token); err != nil {
+	t, err := s.q.XXLAttemptByToken(ctx, s.db, token)
+	if err != nil {
 		return t, notFound(err, fmt.Sprintf("attempt %d", token))
 	}
 	return t, nil
@@ -199,12 +204,8 @@ func (s *Store) SlotsOfTokens(ctx context.Context, tokens []int64) ([]JobSlot, e
 	if len(tokens) == 0 {
 		return nil, nil
 	}
-	q, args, err := sqlx.In(s.q.get(qXXLSlotsOfTokens), tokens)
+	out, err := s.q.XXLSlotsOfTokens(ctx, s.db, tokens)
 	if err != nil {
-		return nil, err
-	}
-	var out []JobSlot
-	if err := s.db.SelectContext(ctx, &out, s.db.Rebind(q), args...); err != nil {
 		return nil, fmt.Errorf("job slots of %d tokens: %w", len(tokens), err)
 	}
 	return out, nil
@@ -223,11 +224,8 @@ func (s *Store) NowMS(ctx context.Context) (int64, error) {
 // XXL-JOB executor, the smallest of their tokens: on an executor that runs
 // one task per handler at a time, the attempt whose turn it is.
 func (s *Store) XXLHandlerTurns(ctx context.Context, executorID int64) (map[string]int64, error) {
-	var rows []struct {
-		Handler string `db:"handler"`
-		Token   int64  `db:"token"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, s.q.get(qXXLHandlerTurns), executorID); err != nil {
+	rows, err := s.q.XXLHandlerTurns(ctx, s.db, executorID)
+	if err != nil {
 		return nil, fmt.Errorf("handler turns on XXL-JOB executor %d: %w", executorID, err)
 	}
 	out := make(map[string]int64, len(rows))
@@ -250,8 +248,8 @@ type RunningAttempt struct {
 // XXLRunningSince returns the running attempts of an XXL-JOB executor that
 // it accepted more than olderThanMS ago (database clock), oldest first.
 func (s *Store) XXLRunningSince(ctx context.Context, executorID, olderThanMS int64, limit int) ([]RunningAttempt, error) {
-	var out []RunningAttempt
-	if err := s.db.SelectContext(ctx, &out, s.q.get(qXXLRunningSince), executorID, olderThanMS, limit); err != nil {
+	out, err := s.q.XXLRunningSince(ctx, s.db, xxlRunningSinceParams{ExecutorID: executorID, OlderThanMS: olderThanMS, Limit: limit})
+	if err != nil {
 		return nil, fmt.Errorf("running attempts of XXL-JOB executor %d: %w", executorID, err)
 	}
 	return out, nil
@@ -267,8 +265,8 @@ func (s *Store) XXLLoseIdle(ctx context.Context, token, executorID int64, reason
 	lost := false
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
 		lost = false
-		var a Attempt
-		if err := tx.GetContext(ctx, &a, s.q.get(qXXLAttemptRunningLocked), token, executorID); err != nil {
+		a, err := s.q.XXLAttemptRunningLocked(ctx, tx, xxlAttemptRunningLockedParams{ID: token, ExecutorID: executorID})
+		if err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return nil
 			}
