@@ -726,7 +726,7 @@ UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = ?,
 -- Resolve the executor_lost alarms of executors that heartbeat again
 -- (after the alarm): the reason.
 -- name: AlarmResolveExecutorsBack :exec
--- in: resolved_msg msgValue
+-- in: resolved_msg msg.Msg
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
        acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
 WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
@@ -736,7 +736,7 @@ WHERE kind = 'executor_lost' AND resolved_at IS NULL AND executor_id IS NOT NULL
 -- Resolve the waiting run_unplaceable alarms (warning) whose run has been
 -- placed since (its slots have attempts): the reason.
 -- name: AlarmResolveRunsPlaced :exec
--- in: resolved_msg msgValue
+-- in: resolved_msg msg.Msg
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,
        acked_by = CASE WHEN acked_at IS NULL THEN 'shardjob' ELSE acked_by END, acked_at = COALESCE(acked_at, {{now_ms}})
 WHERE kind = 'run_unplaceable' AND resolved_at IS NULL AND severity = 'warning' AND run_id IS NOT NULL

@@ -107,7 +107,7 @@ WHERE workflow_id IN (?) AND scheduled_at >= ? AND scheduled_at < ? AND trigger_
 SELECT COUNT(*) FROM alarm_event WHERE kind = 'watchdog_behind' AND resolved_at IS NULL AND dedup_key LIKE ?;
 
 -- name: AlarmResolveBehind :exec
--- in: resolved_msg msgValue, dedup_key string
+-- in: resolved_msg msg.Msg, dedup_key string
 -- Resolve the open watchdog_behind alarms of a dedup-key prefix once the
 -- audit has caught up: the reason, the prefix.
 UPDATE alarm_event SET resolved_at = {{now_ms}}, resolved_by = 'shardjob', resolved_msg = ?,

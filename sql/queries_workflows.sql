@@ -61,7 +61,7 @@ id, workflow_id, app, run_key, workflow_version, scheduled_at, business_date, tr
 reruns, epoch, created_by, created_at, started_at, finished_at, backfill_id, rerun_nodes
 
 -- name: WorkflowRunInsert :exec
--- in: workflow_id int64, app string, run_key string, workflow_version int64, scheduled_at int64, business_date string, trigger_kind string, status string, params string, reason string, reason_msg reasonMsg, epoch int64, created_by string, ended bool, backfill_id int64
+-- in: workflow_id int64, app string, run_key string, workflow_version int64, scheduled_at int64, business_date string, trigger_kind string, status string, params string, reason string, reason_msg msg.Msg, epoch int64, created_by string, ended bool, backfill_id int64
 -- A run created ended (skipped: a firing recorded as not run) has its end
 -- time at once. A run key that exists already inserts nothing (the caller
 -- reads the run that has it; on PostgreSQL a failed insert would end the
@@ -94,7 +94,7 @@ SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE workflow_id = ? AND id < ?
 SELECT {{WorkflowRunColumns}} FROM workflow_run WHERE status IN ('pending', 'running') ORDER BY id LIMIT ?;
 
 -- name: WorkflowRunTransition :exec
--- in: status string, running bool, ended bool, reason string, reason_msg reasonMsg, id int64, from_status string
+-- in: status string, running bool, ended bool, reason string, reason_msg msg.Msg, id int64, from_status string
 -- Guarded by the status read: of two writers, one changes it. started_at is
 -- set by the first move to running, finished_at by a move to an end.
 UPDATE workflow_run SET status = ?,
@@ -115,7 +115,7 @@ WHERE id = ? AND status = ? AND reruns = ?;
 id, workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at
 
 -- name: NodeRunInsert :exec
--- in: workflow_run_id int64, node_key string, rerun int, status string, job_run_id sql.NullInt64, reason string, reason_msg reasonMsg, epoch int64, ended bool
+-- in: workflow_run_id int64, node_key string, rerun int, status string, job_run_id sql.NullInt64, reason string, reason_msg msg.Msg, epoch int64, ended bool
 -- (a node run that exists already inserts nothing, as WorkflowRunInsert)
 {{insert_ignore}} INTO workflow_node_run (workflow_run_id, node_key, rerun, status, job_run_id, reason, reason_msg, epoch, created_at, finished_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}, CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END);
@@ -141,7 +141,7 @@ SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE job_run_id = ?;
 SELECT {{NodeRunColumns}} FROM workflow_node_run WHERE workflow_run_id = ? ORDER BY rerun, id;
 
 -- name: NodeRunTransition :exec
--- in: status string, ended bool, reason string, reason_msg reasonMsg, id int64, from_status string
+-- in: status string, ended bool, reason string, reason_msg msg.Msg, id int64, from_status string
 UPDATE workflow_node_run SET status = ?, finished_at = CASE WHEN ? = 1 THEN {{now_ms}} ELSE NULL END, reason = ?, reason_msg = ?
 WHERE id = ? AND status = ?;
 
@@ -262,7 +262,7 @@ WHERE scheduled_at >= ? AND scheduled_at < ? AND trigger_kind IN ('cron', 'catch
 GROUP BY workflow_id;
 
 -- name: WorkflowRunPendingReason :exec
--- in: reason string, reason_msg reasonMsg, id int64
+-- in: reason string, reason_msg msg.Msg, id int64
 -- Why a pending run has not started (a backfill's turn), while it is
 -- pending.
 UPDATE workflow_run SET reason = ?, reason_msg = ? WHERE id = ? AND status = 'pending';

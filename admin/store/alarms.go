@@ -72,10 +72,6 @@ type Alarm struct {
 	ExecutorID sql.NullInt64 `db:"executor_id"`
 }
 
-// msgValue is msg.Msg as the typed queries name a parameter of it (their
-// generated files import no package of this module).
-type msgValue = msg.Msg
-
 // ResolvedByAdmin is who resolved an alarm that the admin resolved by
 // itself (Alarm.ResolvedMsg says why).
 const ResolvedByAdmin = "shardjob"

@@ -358,7 +358,7 @@ func (t *Tx) DeleteRunLogs(ctx context.Context, runIDs []int64) error {
 	if len(runIDs) == 0 {
 		return nil
 	}
-	for _, del := range []func(context.Context, sqlx.ExtContext, []int64) (int64, error){s.q.RunLogDeleteRuns, s.q.RunLogStateDeleteRuns} {
+	for _, del := range []func(context.Context, dbtx, []int64) (int64, error){s.q.RunLogDeleteRuns, s.q.RunLogStateDeleteRuns} {
 		if _, err := del(ctx, tx, runIDs); err != nil {
 			return fmt.Errorf("delete logs of %d runs: %w", len(runIDs), err)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
-//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg store -type query -prefix q -o queries_gen.go -typed queries -dialects mysql,postgres,sqlite -exclude queries_retention.sql ../../sql/queries*.sql
+//go:generate go run github.com/shardjob/shardjob/sql/namedsql/gen/namegen -pkg store -type query -prefix q -o queries_gen.go -typed queries -dialects mysql,postgres,sqlite -imports msg=github.com/shardjob/shardjob/admin/msg -exclude queries_retention.sql ../../sql/queries*.sql
 
 // queries holds the text of each named query for one dialect, macros
 // replaced, indexed by the generated constants of queries_gen.go.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // alarmAckParams are the parameters of AlarmAck.
@@ -201,7 +202,7 @@ func (q queries) AlarmResolve(ctx context.Context, db dbtx, p alarmResolveParams
 }
 
 // AlarmResolveExecutorsBack runs query AlarmResolveExecutorsBack of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) AlarmResolveExecutorsBack(ctx context.Context, db dbtx, resolvedMsg msgValue) (int64, error) {
+func (q queries) AlarmResolveExecutorsBack(ctx context.Context, db dbtx, resolvedMsg msg.Msg) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAlarmResolveExecutorsBack], resolvedMsg)
 	if err != nil {
 		return 0, err
@@ -210,7 +211,7 @@ func (q queries) AlarmResolveExecutorsBack(ctx context.Context, db dbtx, resolve
 }
 
 // AlarmResolveRunsPlaced runs query AlarmResolveRunsPlaced of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) AlarmResolveRunsPlaced(ctx context.Context, db dbtx, resolvedMsg msgValue) (int64, error) {
+func (q queries) AlarmResolveRunsPlaced(ctx context.Context, db dbtx, resolvedMsg msg.Msg) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAlarmResolveRunsPlaced], resolvedMsg)
 	if err != nil {
 		return 0, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // AlarmBehindOpen runs query AlarmBehindOpen of queries_watchdog.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
@@ -17,8 +18,8 @@ func (q queries) AlarmBehindOpen(ctx context.Context, db dbtx, dedupKey string) 
 
 // alarmResolveBehindParams are the parameters of AlarmResolveBehind.
 type alarmResolveBehindParams struct {
-	ResolvedMsg msgValue // resolved_msg
-	DedupKey    string   // dedup_key
+	ResolvedMsg msg.Msg // resolved_msg
+	DedupKey    string  // dedup_key
 }
 
 // AlarmResolveBehind runs query AlarmResolveBehind of queries_watchdog.sql on db (a pool or a transaction) and returns the number of rows it affected.

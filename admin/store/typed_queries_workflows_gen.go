@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // calendarIDByNameParams are the parameters of CalendarIDByName.
@@ -179,7 +180,7 @@ type nodeRunInsertParams struct {
 	Status        string        // status
 	JobRunID      sql.NullInt64 // job_run_id
 	Reason        string        // reason
-	ReasonMsg     reasonMsg     // reason_msg
+	ReasonMsg     msg.Msg       // reason_msg
 	Epoch         int64         // epoch
 	Ended         bool          // ended
 }
@@ -210,12 +211,12 @@ func (q queries) NodeRunLinkJobRun(ctx context.Context, db dbtx, p nodeRunLinkJo
 
 // nodeRunTransitionParams are the parameters of NodeRunTransition.
 type nodeRunTransitionParams struct {
-	Status     string    // status
-	Ended      bool      // ended
-	Reason     string    // reason
-	ReasonMsg  reasonMsg // reason_msg
-	ID         int64     // id
-	FromStatus string    // from_status
+	Status     string  // status
+	Ended      bool    // ended
+	Reason     string  // reason
+	ReasonMsg  msg.Msg // reason_msg
+	ID         int64   // id
+	FromStatus string  // from_status
 }
 
 // NodeRunTransition runs query NodeRunTransition of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
@@ -387,21 +388,21 @@ func (q queries) WorkflowRunCountsInWindow(ctx context.Context, db dbtx, p workf
 
 // workflowRunInsertParams are the parameters of WorkflowRunInsert.
 type workflowRunInsertParams struct {
-	WorkflowID      int64     // workflow_id
-	App             string    // app
-	RunKey          string    // run_key
-	WorkflowVersion int64     // workflow_version
-	ScheduledAt     int64     // scheduled_at
-	BusinessDate    string    // business_date
-	TriggerKind     string    // trigger_kind
-	Status          string    // status
-	Params          string    // params
-	Reason          string    // reason
-	ReasonMsg       reasonMsg // reason_msg
-	Epoch           int64     // epoch
-	CreatedBy       string    // created_by
-	Ended           bool      // ended
-	BackfillID      int64     // backfill_id
+	WorkflowID      int64   // workflow_id
+	App             string  // app
+	RunKey          string  // run_key
+	WorkflowVersion int64   // workflow_version
+	ScheduledAt     int64   // scheduled_at
+	BusinessDate    string  // business_date
+	TriggerKind     string  // trigger_kind
+	Status          string  // status
+	Params          string  // params
+	Reason          string  // reason
+	ReasonMsg       msg.Msg // reason_msg
+	Epoch           int64   // epoch
+	CreatedBy       string  // created_by
+	Ended           bool    // ended
+	BackfillID      int64   // backfill_id
 }
 
 // WorkflowRunInsert runs query WorkflowRunInsert of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
@@ -431,9 +432,9 @@ func (q queries) WorkflowRunList(ctx context.Context, db dbtx, p workflowRunList
 
 // workflowRunPendingReasonParams are the parameters of WorkflowRunPendingReason.
 type workflowRunPendingReasonParams struct {
-	Reason    string    // reason
-	ReasonMsg reasonMsg // reason_msg
-	ID        int64     // id
+	Reason    string  // reason
+	ReasonMsg msg.Msg // reason_msg
+	ID        int64   // id
 }
 
 // WorkflowRunPendingReason runs query WorkflowRunPendingReason of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
@@ -478,13 +479,13 @@ func (q queries) WorkflowRunSucceededOnDate(ctx context.Context, db dbtx, p work
 
 // workflowRunTransitionParams are the parameters of WorkflowRunTransition.
 type workflowRunTransitionParams struct {
-	Status     string    // status
-	Running    bool      // running
-	Ended      bool      // ended
-	Reason     string    // reason
-	ReasonMsg  reasonMsg // reason_msg
-	ID         int64     // id
-	FromStatus string    // from_status
+	Status     string  // status
+	Running    bool    // running
+	Ended      bool    // ended
+	Reason     string  // reason
+	ReasonMsg  msg.Msg // reason_msg
+	ID         int64   // id
+	FromStatus string  // from_status
 }
 
 // WorkflowRunTransition runs query WorkflowRunTransition of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.

@@ -49,11 +49,6 @@ type Workflow struct {
 	Inline []InlineJob `db:"-"`
 }
 
-// reasonMsg is msg.Msg as the typed workflow queries name their reason_msg
-// parameters (the generated files import database/sql, encoding/json and
-// time only).
-type reasonMsg = msg.Msg
-
 // InlineJob is the job an inline node runs through: Job holds its
 // definition (handler, params, slots and the job defaults); its app, name,
 // owner and enabled flag are set by the store.

@@ -24,7 +24,9 @@
 //
 // "-- in:" lists one "name type" per placeholder, in order; a name may
 // come back (its value is passed again) and a slice type other than []byte
-// is an IN list, expanded at run time. One distinct parameter is passed as
+// is an IN list, expanded at run time. A type of another package is
+// written with its package name and the package given to -imports
+// (msg.Msg with -imports msg=github.com/shardjob/shardjob/admin/msg). One distinct parameter is passed as
 // itself, more in a generated <query>Params struct. "-- out:" is either the
 // columns ("name type, …": one column is returned as its value, more as a
 // generated <query>Row read by position) or the name of a struct type of
@@ -74,6 +76,7 @@ type options struct {
 	patterns              []string // globs of the SQL files, relative to the package
 	typed                 string   // the package's type of query texts, for typed methods; "" for names only
 	dialects              string   // the dialects a typed query is checked against, comma-separated
+	imports               string   // name=path,…: packages the types of typed queries may name (name.Type)
 }
 
 func parseArgs(args []string) (options, error) {
@@ -86,6 +89,7 @@ func parseArgs(args []string) (options, error) {
 	fs.StringVar(&o.exclude, "exclude", "", "comma-separated base `names` of files the globs match that belong to another package")
 	fs.StringVar(&o.typed, "typed", "", "the package's `type` of query texts ([]string indexed by the constants): write a method of it per typed query")
 	fs.StringVar(&o.dialects, "dialects", "", "comma-separated `dialects` of the queries, to check typed queries against each")
+	fs.StringVar(&o.imports, "imports", "", "comma-separated name=path `packages` that the types in -- in: and -- out: lines may name, e.g. msg=example.com/app/msg")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
