@@ -50,32 +50,13 @@ type MariaDB struct {
 // like a production one.
 func StartMariaDB(t testing.TB, settings ...string) *MariaDB {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sjt-mariadb-") // short: the socket path must stay below 108 bytes
-	if err != nil {
-		t.Fatalf("testenv: create MariaDB directory: %v", err)
-	}
-	m, err := newMariaDB(dir, settings)
-	t.Cleanup(func() {
-		if m != nil {
-			if err := m.Stop(); err != nil {
-				t.Errorf("testenv: stop mariadbd: %v", err)
-			}
-			if t.Failed() {
-				t.Logf("testenv: last lines of mariadbd on %s (log %s):\n%s", m.Addr(), m.LogPath(), m.srv.tail())
-			}
+	return startPrivate(t, "MariaDB", "sjt-mariadb-", func(dir string) (*MariaDB, *server, error) {
+		m, err := newMariaDB(dir, settings)
+		if m == nil {
+			return nil, nil, err
 		}
-		if keep() {
-			t.Logf("testenv: %s=1: keeping MariaDB directory %s", EnvKeep, dir)
-			return
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("testenv: remove MariaDB directory: %v", err)
-		}
+		return m, m.srv, err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // Addr returns "127.0.0.1:port".

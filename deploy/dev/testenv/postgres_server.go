@@ -47,32 +47,13 @@ type PostgreSQL struct {
 // OS crash would), 64 MB of shared buffers.
 func StartPostgreSQL(t testing.TB) *PostgreSQL {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sjt-pg-") // short: the socket path must stay below 108 bytes
-	if err != nil {
-		t.Fatalf("testenv: create PostgreSQL directory: %v", err)
-	}
-	p, err := newPostgreSQL(dir)
-	t.Cleanup(func() {
-		if p != nil {
-			if err := p.Stop(); err != nil {
-				t.Errorf("testenv: stop postgres: %v", err)
-			}
-			if t.Failed() {
-				t.Logf("testenv: last lines of postgres on %s (log %s):\n%s", p.Addr(), p.LogPath(), p.srv.tail())
-			}
+	return startPrivate(t, "PostgreSQL", "sjt-pg-", func(dir string) (*PostgreSQL, *server, error) {
+		p, err := newPostgreSQL(dir)
+		if p == nil {
+			return nil, nil, err
 		}
-		if keep() {
-			t.Logf("testenv: %s=1: keeping PostgreSQL directory %s", EnvKeep, dir)
-			return
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("testenv: remove PostgreSQL directory: %v", err)
-		}
+		return p, p.srv, err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // Addr returns "127.0.0.1:port".

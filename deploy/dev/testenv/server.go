@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -142,4 +144,40 @@ func (s *server) tail() string {
 		return "(not started)"
 	}
 	return s.proc.out.tailText(tailLines)
+}
+
+// startPrivate starts a private server of the calling test in a new
+// directory (prefix: its name pattern, short, as a socket path below it must
+// stay under 108 bytes): newServer starts it there. When the test ends the
+// server is stopped, the end of its log is shown if the test failed, and the
+// directory is removed (kept with SHARDJOB_TEST_KEEP=1). name is the
+// server's name in messages ("MariaDB").
+func startPrivate[T any](t testing.TB, name, prefix string, newServer func(dir string) (T, *server, error)) T {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatalf("testenv: create %s directory: %v", name, err)
+	}
+	v, srv, err := newServer(dir)
+	t.Cleanup(func() {
+		if srv != nil {
+			if err := srv.stop(); err != nil {
+				t.Errorf("testenv: stop %s: %v", name, err)
+			}
+			if t.Failed() {
+				t.Logf("testenv: last lines of %s on %s (log %s):\n%s", name, srv.addr(), srv.logPath, srv.tail())
+			}
+		}
+		if keep() {
+			t.Logf("testenv: %s=1: keeping %s directory %s", EnvKeep, name, dir)
+			return
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("testenv: remove %s directory: %v", name, err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

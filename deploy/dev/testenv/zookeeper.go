@@ -88,32 +88,13 @@ var (
 // SHARDJOB_TEST_KEEP=1 the directory is kept and its path logged.
 func StartZooKeeper(t testing.TB) *ZK {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sjt-zk-")
-	if err != nil {
-		t.Fatalf("testenv: create ZooKeeper directory: %v", err)
-	}
-	z, err := newZK(dir)
-	t.Cleanup(func() {
-		if z != nil {
-			if err := z.Stop(); err != nil {
-				t.Errorf("testenv: stop ZooKeeper: %v", err)
-			}
-			if t.Failed() {
-				t.Logf("testenv: last lines of ZooKeeper on %s (log %s):\n%s", z.Addr(), z.LogPath(), z.srv.tail())
-			}
+	return startPrivate(t, "ZooKeeper", "sjt-zk-", func(dir string) (*ZK, *server, error) {
+		z, err := newZK(dir)
+		if z == nil {
+			return nil, nil, err
 		}
-		if keep() {
-			t.Logf("testenv: %s=1: keeping ZooKeeper directory %s", EnvKeep, dir)
-			return
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("testenv: remove ZooKeeper directory: %v", err)
-		}
+		return z, z.srv, err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return z
 }
 
 // Addr returns "127.0.0.1:port".
