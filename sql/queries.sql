@@ -64,12 +64,12 @@ INSERT INTO app_user (username, password_hash, role, created_at) VALUES (?, ?, ?
 -- name: UserByName :one
 -- in: username string
 -- out: User
-SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE username = ?;
+SELECT id, username, password_hash, role, apps, created_at, source, COALESCE(subject, '') AS subject, email, checked_at, recheck_at, refused FROM app_user WHERE username = ?;
 
 -- name: UserByID :one
 -- in: id int64
 -- out: User
-SELECT id, username, password_hash, role, apps, created_at FROM app_user WHERE id = ?;
+SELECT id, username, password_hash, role, apps, created_at, source, COALESCE(subject, '') AS subject, email, checked_at, recheck_at, refused FROM app_user WHERE id = ?;
 
 -- name: SessionInsert :exec
 -- in: token_hash string, user_id int64, expires_after_ms int64
@@ -922,7 +922,7 @@ ORDER BY a.id DESC LIMIT ?;
 
 -- name: UserList :many
 -- out: User
-SELECT id, username, password_hash, role, apps, created_at FROM app_user ORDER BY username;
+SELECT id, username, password_hash, role, apps, created_at, source, COALESCE(subject, '') AS subject, email, checked_at, recheck_at, refused FROM app_user ORDER BY username;
 
 -- name: UserSetApps :exec
 -- in: apps string, id int64
@@ -939,6 +939,59 @@ UPDATE app_user SET password_hash = ? WHERE id = ?;
 -- name: UserDelete :exec
 -- in: id int64
 DELETE FROM app_user WHERE id = ?;
+
+-- The directory user of a source and subject (admin/sso).
+-- name: UserBySubject :one
+-- in: source string, subject string
+-- out: User
+SELECT id, username, password_hash, role, apps, created_at, source, COALESCE(subject, '') AS subject, email, checked_at, recheck_at, refused FROM app_user WHERE source = ? AND subject = ?;
+
+-- A directory user's first sign-in (no password: password_hash stays
+-- empty, which no password matches).
+-- name: UserInsertSSO :lastid
+-- in: username string, role string, apps string, source string, subject string, email string, checked_at int64, refresh_token sql.NullString
+INSERT INTO app_user (username, password_hash, role, apps, source, subject, email, checked_at, recheck_at, refresh_token, created_at)
+VALUES (?, '', ?, ?, ?, ?, ?, ?, 0, ?, {{now_ms}}) {{returning_id}};
+
+-- A sign-in or a recheck that mapped the user: what the directory says
+-- now; the refresh token is kept when the answer brought none.
+-- name: UserApplySSO :exec
+-- in: username string, role string, apps string, email string, checked_at int64, refresh_token sql.NullString, id int64
+UPDATE app_user SET username = ?, role = ?, apps = ?, email = ?, checked_at = ?, refused = '',
+  refresh_token = COALESCE(?, refresh_token)
+WHERE id = ?;
+
+-- One admin request claims a user's recheck: the one whose update changes
+-- the row asks the directory; the others keep the last answer.
+-- name: UserClaimRecheck :exec
+-- in: started int64, id int64, recheck_at int64
+UPDATE app_user SET recheck_at = ? WHERE id = ? AND recheck_at = ?;
+
+-- name: UserRefuse :exec
+-- in: refused string, id int64
+UPDATE app_user SET refused = ?, refresh_token = NULL WHERE id = ?;
+
+-- name: UserRefreshToken :one
+-- in: id int64
+-- out: refresh_token sql.NullString
+SELECT refresh_token FROM app_user WHERE id = ?;
+
+-- A pending OIDC sign-in, by the hash of its state (admin/sso).
+-- name: SSOLoginInsert :exec
+-- in: state_hash string, nonce string, verifier string, return_to string, expires_after_ms int64
+INSERT INTO sso_login (state_hash, nonce, verifier, return_to, expires_at) VALUES (?, ?, ?, ?, {{now_ms}} + ?);
+
+-- name: SSOLoginGet :one
+-- in: state_hash string
+-- out: nonce string, verifier string, return_to string
+SELECT nonce, verifier, return_to FROM sso_login WHERE state_hash = ? AND expires_at > {{now_ms}};
+
+-- name: SSOLoginDelete :exec
+-- in: state_hash string
+DELETE FROM sso_login WHERE state_hash = ?;
+
+-- name: SSOLoginPurge :exec
+DELETE FROM sso_login WHERE expires_at <= {{now_ms}};
 
 -- name: SessionDeleteUser :exec
 -- in: user_id int64

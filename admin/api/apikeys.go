@@ -65,6 +65,10 @@ func (s *Server) apiKeyUser(c *gin.Context, secret string) (store.User, bool) {
 		s.internal(c, err)
 		return u, false
 	}
+	if u, err = s.ops.Recheck(c.Request.Context(), u); err != nil { // a directory user: ask again (sso.go)
+		s.opsFailed(c, err)
+		return u, false
+	}
 	if k.RoleCap != "" && auth.Allows(u.Role, k.RoleCap) {
 		u.Role = k.RoleCap // a cap lowers the role; it never raises it above the user's
 	}

@@ -49,6 +49,8 @@ func refused(c *gin.Context, err error) bool {
 		status = http.StatusNotFound
 	case errors.Is(e, ops.ErrConflict):
 		status = http.StatusConflict
+	case errors.Is(e, ops.ErrUnavailable):
+		status = http.StatusServiceUnavailable
 	case errors.Is(e, ops.ErrCredential):
 		status = http.StatusUnauthorized
 		c.Header("WWW-Authenticate", `Bearer error="invalid_token"`)

@@ -45,6 +45,9 @@ type routeRule struct {
 // server enforces it.
 var routeRules = map[string]routeRule{
 	"POST /api/v1/login":                       {role: public},
+	"GET /api/v1/sso":                          {role: public},
+	"GET /api/v1/sso/oidc/login":               {role: public},
+	"GET /api/v1/sso/oidc/callback":            {role: public},
 	"POST " + protocol.PathHeartbeat:           {role: signed},
 	"POST " + protocol.PathResults:             {role: signed},
 	"POST " + protocol.PathDeregister:          {role: signed},

@@ -121,6 +121,16 @@ type Config struct {
 	// password of user "admin" (server.Config.InitialPasswordFile): removed
 	// at that user's first login or password change. Optional.
 	InitialPasswordFile string
+	// SSO is single sign-on through OIDC and LDAP (sso.go; built from
+	// --sso-config); nil: local users only.
+	SSO *ops.Directories
+	// NoPasswordSignIn turns off the password sign-in of local users
+	// (--auth-local=false), except for BreakGlassUser. Directory users
+	// sign in as before.
+	NoPasswordSignIn bool
+	// BreakGlassUser is the one local user who may still sign in with a
+	// password when NoPasswordSignIn is set (--auth-break-glass-user).
+	BreakGlassUser string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock tells the time of schedule previews, validation and API key
@@ -209,7 +219,7 @@ func New(cfg Config) (http.Handler, error) {
 	})
 	oc := ops.Config{Store: cfg.Store, Scheduler: cfg.Scheduler, Canceller: cfg.Canceller, Clock: cfg.Clock, Logger: cfg.Logger,
 		InitialPasswordFile: cfg.InitialPasswordFile, AlarmChannels: cfg.AlarmChannels, SampleInterval: cfg.SampleInterval,
-		Workflows: cfg.Workflows}
+		Workflows: cfg.Workflows, SSO: cfg.SSO}
 	if cfg.XXLJob != nil {
 		oc.XXLJob = cfg.XXLJob
 	}
@@ -249,6 +259,9 @@ func New(cfg Config) (http.Handler, error) {
 
 	v1 := r.Group("/api/v1")
 	v1.POST("/login", s.login)
+	v1.GET("/sso", s.ssoInfo)                    // sso.go
+	v1.GET("/sso/oidc/login", s.oidcLogin)       // sso.go
+	v1.GET("/sso/oidc/callback", s.oidcCallback) // sso.go
 	authed := v1.Group("/", s.authenticate)
 	authed.POST("/logout", s.logout)
 	authed.GET("/me", s.me)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/auth"
 	"github.com/shardjob/shardjob/admin/ops"
+	"github.com/shardjob/shardjob/admin/sso"
 	"github.com/shardjob/shardjob/admin/store"
 )
 
@@ -51,40 +53,79 @@ func (s *Server) login(c *gin.Context) {
 	if throttled(c, s.loginThrottle, key, "too many failed logins for this user name from your address") {
 		return
 	}
+	if s.cfg.SSO != nil && s.cfg.SSO.LDAP != nil && (err != nil || u.Source == sso.SourceLDAP) {
+		s.ldapLogin(c, key, req) // sso.go: a name that is no local user's is the directory's
+		return
+	}
 	var hash string // none: no such user, and CheckPassword takes as long as for one
-	if err == nil {
-		hash = u.PasswordHash
+	if err == nil && (u.Source == "" || u.Source == sso.SourceLocal) {
+		hash = u.PasswordHash // a directory user has no password here
 	}
 	if !auth.CheckPassword(hash, req.Password) {
-		// Failed logins are audited (admins read them, and the user whose
-		// name was tried), at most the throttle's number per name and
-		// address and window. A name that is no user's is not written: it
-		// may be a password typed into the wrong field.
-		entry := store.AuditEntry{Actor: u.Username, Action: "login.failed", Object: "user/" + u.Username, OwnerID: u.ID}
-		if hash == "" {
-			entry.Actor, entry.Object = "(no such user)", "user/(no such user)"
-		}
-		b, _ := json.Marshal(map[string]any{"client": c.ClientIP()})
-		entry.Detail = string(b)
-		if err := s.st.Audit(c.Request.Context(), entry); err != nil {
-			s.log.Error("audit log write failed", "action", entry.Action, "err", err)
-		}
+		s.auditFailedLogin(c, u.Username, sso.SourceLocal)
 		fail(c, http.StatusUnauthorized, "wrong user name or password")
+		return
+	}
+	if s.cfg.NoPasswordSignIn && !strings.EqualFold(u.Username, s.cfg.BreakGlassUser) {
+		// Said only to whoever knows the password: the refusal tells
+		// nobody else that the user exists.
+		fail(c, http.StatusForbidden, "password sign-in is turned off on this platform (--auth-local=false): "+s.ssoHint())
 		return
 	}
 	s.loginThrottle.Reset(key)
 	s.ops.ForgetInitialPassword(u.Username)
-	token, csrf := auth.NewToken(), auth.NewToken()
+	token, csrf, ok := s.startSession(c, u)
+	if !ok {
+		return
+	}
+	c.JSON(http.StatusOK, apitypes.LoginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+}
+
+// auditFailedLogin records a failed sign-in of username (source: local or
+// ldap). Failed logins are audited (admins read them, and the user whose
+// name was tried), at most the throttle's number per name and address and
+// window. A name that is no user's is not written: it may be a password
+// typed into the wrong field.
+func (s *Server) auditFailedLogin(c *gin.Context, username, source string) {
+	ctx := c.Request.Context()
+	entry := store.AuditEntry{Actor: "(no such user)", Action: "login.failed", Object: "user/(no such user)"}
+	if username != "" {
+		if u, err := s.st.UserByName(ctx, username); err == nil {
+			entry.Actor, entry.Object, entry.OwnerID = u.Username, "user/"+u.Username, u.ID
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"client": c.ClientIP(), "source": source})
+	entry.Detail = string(b)
+	if err := s.st.Audit(ctx, entry); err != nil {
+		s.log.Error("audit log write failed", "action", entry.Action, "err", err)
+	}
+}
+
+// startSession creates a console session for u, sets its cookies and
+// audits the sign-in; false when it answered an error.
+func (s *Server) startSession(c *gin.Context, u store.User) (token, csrf string, ok bool) {
+	token, csrf = auth.NewToken(), auth.NewToken()
 	if err := s.st.CreateSession(c.Request.Context(), auth.HashToken(token), u.ID, s.cfg.SessionTTL); err != nil {
 		s.internal(c, err)
-		return
+		return "", "", false
 	}
 	maxAge := int(s.cfg.SessionTTL.Seconds())
 	c.SetSameSite(http.SameSiteStrictMode)
 	c.SetCookie(SessionCookie, token, maxAge, "/", "", s.secure(c), true)
 	c.SetCookie(CSRFCookie, csrf, maxAge, "/", "", s.secure(c), false)
-	_ = s.st.Audit(c.Request.Context(), store.AuditEntry{Actor: u.Username, Action: "login", Object: "user/" + u.Username, OwnerID: u.ID})
-	c.JSON(http.StatusOK, apitypes.LoginResponse{Token: token, CSRF: csrf, Username: u.Username, Role: u.Role})
+	entry := store.AuditEntry{Actor: u.Username, Action: "login", Object: "user/" + u.Username, OwnerID: u.ID}
+	b, _ := json.Marshal(map[string]any{"source": sourceOf(u), "subject": u.Subject, "client": c.ClientIP()})
+	entry.Detail = string(b)
+	_ = s.st.Audit(c.Request.Context(), entry)
+	return token, csrf, true
+}
+
+// sourceOf is where u signs in.
+func sourceOf(u store.User) string {
+	if u.Source == "" {
+		return sso.SourceLocal
+	}
+	return u.Source
 }
 
 // jsonOnly answers 415 unless the request body is declared as JSON. On
@@ -151,12 +192,30 @@ func (s *Server) logout(c *gin.Context) {
 	c.SetSameSite(http.SameSiteStrictMode)
 	c.SetCookie(SessionCookie, "", -1, "/", "", s.secure(c), true)
 	c.SetCookie(CSRFCookie, "", -1, "/", "", s.secure(c), false)
-	c.JSON(http.StatusOK, gin.H{"ok": true})
+	resp := apitypes.LogoutResponse{OK: true}
+	if d := s.cfg.SSO; d != nil && d.Config.OIDC != nil {
+		resp.LogoutURL, _ = s.ops.OIDCLogoutURL(c.Request.Context(), currentUser(c), postLogoutURL(d.Config.OIDC))
+	}
+	c.JSON(http.StatusOK, resp)
+}
+
+// postLogoutURL is where the provider sends the browser after an
+// RP-initiated logout: the configured URL, or the console's root of the
+// callback URL.
+func postLogoutURL(o *sso.OIDCConfig) string {
+	if o.PostLogoutRedirectURL != "" {
+		return o.PostLogoutRedirectURL
+	}
+	u, err := url.Parse(o.RedirectURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + "/"
 }
 
 func (s *Server) me(c *gin.Context) {
 	u := currentUser(c)
-	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role, "apps": ops.AppsOf(u)})
+	c.JSON(http.StatusOK, gin.H{"username": u.Username, "role": u.Role, "apps": ops.AppsOf(u), "source": sourceOf(u)})
 }
 
 func sessionToken(c *gin.Context) string {
@@ -194,6 +253,10 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	if err != nil {
 		s.internal(c, err)
+		return
+	}
+	if u, err = s.ops.Recheck(c.Request.Context(), u); err != nil { // a directory user: ask again (sso.go)
+		s.opsFailed(c, err)
 		return
 	}
 	if !bearer && c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead {

@@ -85,6 +85,39 @@ type UserView struct {
 	Role      string    `json:"role"`
 	Apps      []string  `json:"apps"` // apps the user is limited to; empty: every app
 	CreatedAt time.Time `json:"created_at"`
+	// Source is where the user signs in: local, oidc or ldap. The role and
+	// apps of a directory user come from the SSO mapping.
+	Source string `json:"source"`
+	// Email of a directory user, when the directory gives one.
+	Email string `json:"email,omitempty"`
+	// Refused says why a directory user's access ended ("" when it has not).
+	Refused string `json:"refused,omitempty"`
+}
+
+// SSOInfo is the answer of GET /sso: how people sign in here.
+type SSOInfo struct {
+	// Password: local users sign in with a password (--auth-local);
+	// when false only the break-glass user may.
+	Password bool `json:"password"`
+	// LDAP: the password form also takes directory (LDAP) accounts.
+	LDAP bool `json:"ldap"`
+	// OIDC is the OpenID Connect provider, when configured.
+	OIDC *SSOProvider `json:"oidc,omitempty"`
+}
+
+// SSOProvider is an OIDC provider of the sign-in page: its button label
+// and where the button goes (add ?return=/#/page to come back there).
+type SSOProvider struct {
+	Name     string `json:"name"`
+	LoginURL string `json:"login_url"`
+}
+
+// LogoutResponse is the answer of POST /logout; LogoutURL, when set, is
+// the provider's page that ends the OIDC session too (RP-initiated
+// logout): send the browser there.
+type LogoutResponse struct {
+	OK        bool   `json:"ok"`
+	LogoutURL string `json:"logout_url,omitempty"`
 }
 
 // UserRequest is the body of POST /users.

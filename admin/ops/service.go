@@ -119,6 +119,8 @@ type Config struct {
 	// without it XXLJobLog and XXLJobKill answer that XXL-JOB support is
 	// not enabled.
 	XXLJob XXLJob
+	// SSO is single sign-on (signin.go); nil: local users only.
+	SSO *Directories
 }
 
 // Service runs the operator API's operations once the request is

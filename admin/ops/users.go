@@ -32,7 +32,12 @@ func AppsOf(u store.User) []string {
 }
 
 func userView(u store.User) apitypes.UserView {
-	return apitypes.UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: AppsOf(u), CreatedAt: msTime(u.CreatedAt)}
+	source := u.Source
+	if source == "" {
+		source = "local"
+	}
+	return apitypes.UserView{ID: u.ID, Username: u.Username, Role: u.Role, Apps: AppsOf(u), CreatedAt: msTime(u.CreatedAt),
+		Source: source, Email: u.Email, Refused: u.Refused}
 }
 
 // needRole refuses (ErrForbidden) an actor whose role is below role; the
@@ -165,6 +170,9 @@ func (s *Service) UpdateUser(ctx context.Context, a Actor, id int64, req apitype
 	if err != nil {
 		return apitypes.UserView{}, err
 	}
+	if isDirectoryUser(u) && (req.Role != nil || req.Apps != nil || req.Password != nil) {
+		return apitypes.UserView{}, refuse(ErrConflict, "user "+u.Username+" signs in through "+u.Source+": their role and apps come from the SSO mapping of their groups and they have no password here; change their groups in the directory or the mapping (--sso-config)", nil)
+	}
 	if req.Role != nil {
 		if err := checkRole(*req.Role); err != nil {
 			return apitypes.UserView{}, err
@@ -207,6 +215,10 @@ func (s *Service) UpdateUser(ctx context.Context, a Actor, id int64, req apitype
 	return userView(u), nil
 }
 
+// isDirectoryUser reports whether u signs in through a directory (OIDC,
+// LDAP) rather than with a password here.
+func isDirectoryUser(u store.User) bool { return u.Source != "" && u.Source != "local" }
+
 // DeleteUser deletes a user; admins only, and not themselves.
 func (s *Service) DeleteUser(ctx context.Context, a Actor, id int64) error {
 	if err := needRole(a, auth.RoleAdmin); err != nil {
@@ -238,6 +250,9 @@ const WrongPasswordField = "old"
 // their current one (else ErrInvalid naming field "old"); every session of
 // the user ends (the store's SetUserPassword).
 func (s *Service) ChangeOwnPassword(ctx context.Context, a Actor, req apitypes.PasswordChange) error {
+	if isDirectoryUser(a.User) {
+		return refuse(ErrConflict, "you sign in through "+a.User.Source+": change your password there", nil)
+	}
 	if err := CheckPassword("new", req.New); err != nil {
 		return err
 	}

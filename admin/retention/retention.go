@@ -204,6 +204,9 @@ func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 		n, perr := r.st.PurgeSessions(ctx)
 		rep.Sessions += n
 		err = errors.Join(err, perr)
+		// Nor can an expired pending OIDC sign-in (admin/sso).
+		_, perr = r.st.PurgePendingSignIns(ctx)
+		err = errors.Join(err, perr)
 	}
 	r.cfg.Logger.Info("retention pass", "runs", rep.Runs, "attempts", rep.Attempts, "alarms", rep.Alarms,
 		"deliveries", rep.Deliveries, "audit", rep.Audit, "samples", rep.Samples, "sessions", rep.Sessions, "batches", rep.Batches,

@@ -43,3 +43,19 @@ var (
 	// OIDC refresh refused): their access ends.
 	ErrGone = errors.New("no longer in the directory")
 )
+
+// Pending is an OIDC sign-in begun: the random state, nonce and PKCE
+// verifier the callback is checked with. The admin keeps it in the
+// platform database by the hash of State until the callback takes it,
+// once.
+type Pending struct {
+	State, Nonce, Verifier string
+}
+
+// Tokens are what an OIDC provider answered besides the identity.
+type Tokens struct {
+	// IDToken is the raw ID token (the hint of an RP-initiated logout).
+	IDToken string
+	// RefreshToken rechecks the user later; empty when none was issued.
+	RefreshToken string
+}

@@ -150,6 +150,10 @@ func TestMigration0014ScopesOldRowsAndFoldsNameCase(t *testing.T) {
 			require.NoError(t, db.SelectContext(ctx, &names, `SELECT username FROM app_user ORDER BY id`))
 			renamed := "alice-" + itoa(int(younger))
 			require.Equal(t, []string{"Alice", renamed, "bob"}, names)
+			// The store's user queries read the columns of later
+			// migrations (0047: directory users).
+			_, err = s.Migrate(ctx)
+			require.NoError(t, err)
 			u, err := s.UserByName(ctx, "ALICE")
 			require.NoError(t, err)
 			require.Equal(t, older, u.ID)

@@ -28,6 +28,7 @@ var copyTables = []struct {
 	{"app_log_day", []string{"app", "day"}},
 	{"app_user", []string{"id"}},
 	{"user_session", []string{"token_hash"}},
+	{"sso_login", []string{"state_hash"}},
 	{"api_token", []string{"id"}},
 	{"audit_log", []string{"id"}},
 	{"business_calendar", []string{"id"}},

@@ -360,6 +360,21 @@ type User struct {
 	// see AppAllowed). Admins always have every app.
 	Apps      string `db:"apps"`
 	CreatedAt int64  `db:"created_at"`
+	// Source is where the user signs in: "local" (a password here),
+	// "oidc" or "ldap" (admin/sso).
+	Source string `db:"source"`
+	// Subject is the directory's lasting id of a directory user (the OIDC
+	// sub, the LDAP DN); empty for local users.
+	Subject string `db:"subject"`
+	Email   string `db:"email"`
+	// CheckedAt is when the directory last answered for the user (Unix
+	// ms; 0 for local users), RecheckAt when an admin last began to ask.
+	CheckedAt int64 `db:"checked_at"`
+	RecheckAt int64 `db:"recheck_at"`
+	// Refused says why a directory user may no longer sign in or use their
+	// sessions and API keys ("" = not refused); a sign-in that maps them
+	// again clears it.
+	Refused string `db:"refused"`
 }
 
 // AppList returns the apps the user is limited to (nil: every app).

@@ -263,6 +263,10 @@ const (
 	qRunsSlotCounts
 	qRunsStart
 	qRunsWaiting
+	qSSOLoginDelete
+	qSSOLoginGet
+	qSSOLoginInsert
+	qSSOLoginPurge
 	qSchemaMigrationRecord
 	qSchemaMigrationsCreate
 	qSchemaVersion
@@ -275,12 +279,18 @@ const (
 	qSlotStatsOfJob
 	qSlotStatsOfJobs
 	qSlotStatsUpsert
+	qUserApplySSO
 	qUserByID
 	qUserByName
+	qUserBySubject
+	qUserClaimRecheck
 	qUserCount
 	qUserDelete
 	qUserInsert
+	qUserInsertSSO
 	qUserList
+	qUserRefreshToken
+	qUserRefuse
 	qUserSetApps
 	qUserSetPassword
 	qUserSetRole
@@ -595,6 +605,10 @@ var queryNames = [...]string{
 	"RunsSlotCounts",
 	"RunsStart",
 	"RunsWaiting",
+	"SSOLoginDelete",
+	"SSOLoginGet",
+	"SSOLoginInsert",
+	"SSOLoginPurge",
 	"SchemaMigrationRecord",
 	"SchemaMigrationsCreate",
 	"SchemaVersion",
@@ -607,12 +621,18 @@ var queryNames = [...]string{
 	"SlotStatsOfJob",
 	"SlotStatsOfJobs",
 	"SlotStatsUpsert",
+	"UserApplySSO",
 	"UserByID",
 	"UserByName",
+	"UserBySubject",
+	"UserClaimRecheck",
 	"UserCount",
 	"UserDelete",
 	"UserInsert",
+	"UserInsertSSO",
 	"UserList",
+	"UserRefreshToken",
+	"UserRefuse",
 	"UserSetApps",
 	"UserSetPassword",
 	"UserSetRole",

@@ -1665,6 +1665,56 @@ func (q queries) RunsWaiting(ctx context.Context, db dbtx, p runsWaitingParams) 
 	return res.RowsAffected()
 }
 
+// SSOLoginDelete runs query SSOLoginDelete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SSOLoginDelete(ctx context.Context, db dbtx, stateHash string) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSSOLoginDelete], stateHash)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// ssoLoginGetRow is a row of SSOLoginGet.
+type ssoLoginGetRow struct {
+	Nonce    string // nonce
+	Verifier string // verifier
+	ReturnTo string // return_to
+}
+
+// SSOLoginGet runs query SSOLoginGet of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) SSOLoginGet(ctx context.Context, db dbtx, stateHash string) (ssoLoginGetRow, error) {
+	var r ssoLoginGetRow
+	err := db.QueryRowxContext(ctx, q[qSSOLoginGet], stateHash).Scan(&r.Nonce, &r.Verifier, &r.ReturnTo)
+	return r, err
+}
+
+// ssoLoginInsertParams are the parameters of SSOLoginInsert.
+type ssoLoginInsertParams struct {
+	StateHash      string // state_hash
+	Nonce          string // nonce
+	Verifier       string // verifier
+	ReturnTo       string // return_to
+	ExpiresAfterMS int64  // expires_after_ms
+}
+
+// SSOLoginInsert runs query SSOLoginInsert of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SSOLoginInsert(ctx context.Context, db dbtx, p ssoLoginInsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSSOLoginInsert], p.StateHash, p.Nonce, p.Verifier, p.ReturnTo, p.ExpiresAfterMS)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// SSOLoginPurge runs query SSOLoginPurge of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SSOLoginPurge(ctx context.Context, db dbtx) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSSOLoginPurge])
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // schemaMigrationRecordParams are the parameters of SchemaMigrationRecord.
 type schemaMigrationRecordParams struct {
 	Version int    // version
@@ -1794,6 +1844,26 @@ func (q queries) SlotStatsOfJobs(ctx context.Context, db dbtx, jobIDs []int64) (
 	return out, rows.Err()
 }
 
+// userApplySSOParams are the parameters of UserApplySSO.
+type userApplySSOParams struct {
+	Username     string         // username
+	Role         string         // role
+	Apps         string         // apps
+	Email        string         // email
+	CheckedAt    int64          // checked_at
+	RefreshToken sql.NullString // refresh_token
+	ID           int64          // id
+}
+
+// UserApplySSO runs query UserApplySSO of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserApplySSO(ctx context.Context, db dbtx, p userApplySSOParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserApplySSO], p.Username, p.Role, p.Apps, p.Email, p.CheckedAt, p.RefreshToken, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // UserByID runs query UserByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) UserByID(ctx context.Context, db dbtx, id int64) (User, error) {
 	var r User
@@ -1806,6 +1876,35 @@ func (q queries) UserByName(ctx context.Context, db dbtx, username string) (User
 	var r User
 	err := sqlx.GetContext(ctx, db, &r, q[qUserByName], username)
 	return r, err
+}
+
+// userBySubjectParams are the parameters of UserBySubject.
+type userBySubjectParams struct {
+	Source  string // source
+	Subject string // subject
+}
+
+// UserBySubject runs query UserBySubject of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) UserBySubject(ctx context.Context, db dbtx, p userBySubjectParams) (User, error) {
+	var r User
+	err := sqlx.GetContext(ctx, db, &r, q[qUserBySubject], p.Source, p.Subject)
+	return r, err
+}
+
+// userClaimRecheckParams are the parameters of UserClaimRecheck.
+type userClaimRecheckParams struct {
+	Started   int64 // started
+	ID        int64 // id
+	RecheckAt int64 // recheck_at
+}
+
+// UserClaimRecheck runs query UserClaimRecheck of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserClaimRecheck(ctx context.Context, db dbtx, p userClaimRecheckParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserClaimRecheck], p.Started, p.ID, p.RecheckAt)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // UserCount runs query UserCount of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
@@ -1840,6 +1939,27 @@ func (q queries) UserInsert(ctx context.Context, db dbtx, p userInsertParams) (i
 	return res.LastInsertId()
 }
 
+// userInsertSSOParams are the parameters of UserInsertSSO.
+type userInsertSSOParams struct {
+	Username     string         // username
+	Role         string         // role
+	Apps         string         // apps
+	Source       string         // source
+	Subject      string         // subject
+	Email        string         // email
+	CheckedAt    int64          // checked_at
+	RefreshToken sql.NullString // refresh_token
+}
+
+// UserInsertSSO runs query UserInsertSSO of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) UserInsertSSO(ctx context.Context, db dbtx, p userInsertSSOParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserInsertSSO], p.Username, p.Role, p.Apps, p.Source, p.Subject, p.Email, p.CheckedAt, p.RefreshToken)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // UserList runs query UserList of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) UserList(ctx context.Context, db dbtx) ([]User, error) {
 	out := []User{}
@@ -1847,6 +1967,28 @@ func (q queries) UserList(ctx context.Context, db dbtx) ([]User, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// UserRefreshToken runs query UserRefreshToken of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) UserRefreshToken(ctx context.Context, db dbtx, id int64) (sql.NullString, error) {
+	var r sql.NullString
+	err := db.QueryRowxContext(ctx, q[qUserRefreshToken], id).Scan(&r)
+	return r, err
+}
+
+// userRefuseParams are the parameters of UserRefuse.
+type userRefuseParams struct {
+	Refused string // refused
+	ID      int64  // id
+}
+
+// UserRefuse runs query UserRefuse of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) UserRefuse(ctx context.Context, db dbtx, p userRefuseParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qUserRefuse], p.Refused, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // userSetAppsParams are the parameters of UserSetApps.
