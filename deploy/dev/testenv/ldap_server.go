@@ -3,7 +3,7 @@ package testenv
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha1" //nolint:gosec // slapd's {SSHA} password scheme is SHA-1 by definition; test data only
+	"crypto/sha1" // slapd's {SSHA} password scheme is SHA-1 by definition; test data only
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -191,7 +191,7 @@ func (l *LDAP) asRoot(what string, f func(c *ldap.Conn) error) error {
 	if err != nil {
 		return fmt.Errorf("testenv: LDAP %s: %w", what, err)
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if err := f(c); err != nil {
 		return fmt.Errorf("testenv: LDAP %s: %w", what, err)
 	}
@@ -206,7 +206,7 @@ func (l *LDAP) rootConn(timeout time.Duration) (*ldap.Conn, error) {
 	}
 	c.SetTimeout(timeout)
 	if err := c.Bind(l.RootDN, l.RootPassword); err != nil {
-		c.Close()
+		_ = c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -219,7 +219,7 @@ func (l *LDAP) ready(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Close()
+	_ = c.Close()
 	var d net.Dialer
 	pctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -458,6 +458,6 @@ func sshaHash(password string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	h := sha1.Sum(append([]byte(password), salt...)) //nolint:gosec // see the import
+	h := sha1.Sum(append([]byte(password), salt...))
 	return "{SSHA}" + base64.StdEncoding.EncodeToString(append(h[:], salt...)), nil
 }

@@ -25,7 +25,7 @@ func ldapConn(t *testing.T, l *testenv.LDAP, url string, startTLS bool, dn, pass
 	tc := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 	c, err := ldap.DialURL(url, ldap.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}), ldap.DialWithTLSConfig(tc))
 	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { _ = c.Close() })
 	c.SetTimeout(5 * time.Second)
 	if startTLS {
 		require.NoError(t, c.StartTLS(tc))
