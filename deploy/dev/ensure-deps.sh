@@ -7,7 +7,7 @@
 #   /usr/bin/chromium                  -> chromium
 #   promtool                           -> prometheus (checks the /metrics text)
 #   pg_ctlcluster, a PostgreSQL server -> postgresql
-#   slapd, slapadd, slappasswd         -> slapd (an LDAP server per test)
+#   slapd                              -> slapd (an LDAP server per test)
 #   ldapadd, ldapmodify                -> ldap-utils
 #
 # It prints one line, "deps: ok", when everything is present. The test

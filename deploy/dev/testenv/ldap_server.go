@@ -98,7 +98,7 @@ type LDAP struct {
 // kept and its path logged. Start-up takes a few tens of milliseconds, so
 // every test may have its own server.
 //
-// slapd, slapadd and ldapadd come from Debian's slapd and ldap-utils
+// slapd and ldapadd come from Debian's slapd and ldap-utils
 // packages (deploy/dev/ensure-deps.sh installs them); the machine's own
 // slapd service is not used and need not run. As root, slapd runs as root.
 func StartLDAP(t testing.TB, users ...LDAPUser) *LDAP {
