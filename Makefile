@@ -33,7 +33,7 @@ screenshots: ## full-page screenshots of every console page, 1440 and 1024 px, l
 	SHARDJOB_SCREENSHOTS=$(CURDIR)/screenshots $(GO) test -count=1 -run '^TestScreenshots$$' -timeout 15m -v ./web/ | grep -E '^(---|ok|FAIL|PASS)|screenshots in'
 
 .PHONY: deps
-deps: ## install missing test services (Debian packages: mariadb-server, postgresql, zookeeper, chromium) and start a stopped PostgreSQL
+deps: ## install missing test services (Debian packages: mariadb-server, postgresql, zookeeper, chromium, slapd, ldap-utils) and start a stopped PostgreSQL
 	@bash deploy/dev/ensure-deps.sh
 
 # golangci-lint, pinned; built once into bin/ (from the Go module proxy) and

@@ -7,6 +7,8 @@
 #   /usr/bin/chromium                  -> chromium
 #   promtool                           -> prometheus (checks the /metrics text)
 #   pg_ctlcluster, a PostgreSQL server -> postgresql
+#   slapd                              -> slapd (an LDAP server per test)
+#   ldapadd, ldapmodify                -> ldap-utils
 #
 # It prints one line, "deps: ok", when everything is present. The test
 # fixtures (deploy/dev/testenv) use 127.0.0.1:3306 if a MariaDB answers there
@@ -15,6 +17,13 @@
 # it is installed but stopped (pg_ctlcluster), and installs when missing
 # (then it lets user postgres in from 127.0.0.1 without a password, as the
 # fixtures expect; SHARDJOB_TEST_POSTGRES_DSN names another server).
+#
+# The LDAP fixture (testenv.StartLDAP) only runs the slapd binary with a
+# configuration of its own; it never uses the machine's LDAP service. slapd is
+# therefore installed with debconf's "omit server configuration" answer: no
+# database and no /etc/ldap/slapd.d are created, nothing prompts, and the
+# packaged service has nothing to serve (on machines with a policy-rc.d, such
+# as containers, it is not even started).
 #
 # Used by `make test`. Needs root or sudo when something is missing.
 set -euo pipefail
@@ -32,6 +41,13 @@ if [[ ! -x /usr/bin/chromium ]]; then
 fi
 if ! command -v promtool >/dev/null 2>&1; then
 	missing+=(prometheus)
+fi
+
+if ! command -v slapd >/dev/null 2>&1 && [[ ! -x /usr/sbin/slapd ]]; then
+	missing+=(slapd)
+fi
+if ! command -v ldapadd >/dev/null 2>&1; then
+	missing+=(ldap-utils)
 fi
 
 pg_missing=0
@@ -105,6 +121,11 @@ fi
 apt_opts=(-o DPkg::Lock::Timeout=600 -q)
 
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" update
+if [[ " ${missing[*]} " == *" slapd "* ]]; then
+	# No prompt, and no configuration or database for the machine's own
+	# slapd service: the tests start private servers.
+	echo "slapd slapd/no_configuration boolean true" | "${sudo[@]}" debconf-set-selections
+fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_opts[@]}" install -y --no-install-recommends "${missing[@]}"
 
 if ((pg_missing)); then

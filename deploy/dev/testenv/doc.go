@@ -25,7 +25,7 @@
 // but StartMariaDB is faster with it.
 //
 // Missing software is installed by deploy/dev/ensure-deps.sh (Debian:
-// mariadb-server, zookeeper, chromium).
+// mariadb-server, zookeeper, chromium, postgresql, slapd, ldap-utils).
 //
 // # Fixtures
 //
@@ -47,6 +47,10 @@
 // StartMariaDB(t) and StartZooKeeper(t) start servers the test owns: on their
 // own free port on 127.0.0.1, with their own data directory, which survives
 // Stop/Kill and Start. They are never the machine's servers.
+//
+// StartLDAP(t, users...) starts a private OpenLDAP server (slapd) the test
+// owns, with its users and groups, a read-only service account, the memberof
+// overlay, and LDAPS and StartTLS with a CA made for it; see LDAP.
 //
 // BuildBinary(t, pkg) builds a main package once per test process (with
 // -race when the test binary has it), StartProcess(t, bin, args, env) runs it
