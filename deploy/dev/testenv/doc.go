@@ -48,6 +48,13 @@
 // own free port on 127.0.0.1, with their own data directory, which survives
 // Stop/Kill and Start. They are never the machine's servers.
 //
+// StartOIDCProvider(t, cfg) runs the test OpenID Connect provider of
+// oidcprovider (zitadel/oidc's op, built once per test process) for the
+// calling test: discovery, JWKS, the code flow with PKCE, refresh and
+// end_session on a free loopback port, a login form, and levers for the
+// negative tests (SetGroups, DisableUser, RotateKey, NextToken with a
+// Misbehaviour such as TokenExpired or TokenWrongAudience).
+//
 // BuildBinary(t, pkg) builds a main package once per test process (with
 // -race when the test binary has it), StartProcess(t, bin, args, env) runs it
 // and captures its output; Process.WaitForLine waits for a line without
