@@ -1,5 +1,5 @@
 // Package sso signs people in with the company's identity: an OpenID
-// Connect provider (subpackage oidc) or an LDAP / Active Directory server
+// Connect provider (subpackage oidcauth) or an LDAP / Active Directory server
 // (subpackage ldap), and maps the groups the directory gives a person to a
 // role and the apps they may act on.
 //
