@@ -41,7 +41,8 @@
 //
 // New does no I/O. The discovery document is fetched at the first call that
 // needs it and kept once it was read; when it fails (the provider is down
-// while the admin starts) the next call tries again. Keys are fetched from
+// while the admin starts) the next call tries again. One call discovers at
+// a time; the others wait for it (bounded by the HTTP client's timeouts). Keys are fetched from
 // jwks_uri when a token names a key id not seen yet, so a key rotation at
 // the provider needs no restart.
 package oidcauth

@@ -2,6 +2,8 @@ package oidcauth
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -48,10 +51,12 @@ func newRig(t *testing.T) *rig {
 		ClientID:     op.ClientID,
 		ClientSecret: op.ClientSecret,
 		RedirectURL:  redirect,
-	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}, quiet())
 	t.Cleanup(p.Close)
 	return &rig{op: op, p: p}
 }
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -310,14 +315,8 @@ func TestOIDCLogoutURL(t *testing.T) {
 // offers one).
 func TestOIDCNoEndSession(t *testing.T) {
 	t.Parallel()
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"issuer":"`+srv.URL+`","authorization_endpoint":"`+srv.URL+`/auth","token_endpoint":"`+srv.URL+
-			`/token","jwks_uri":"`+srv.URL+`/keys","id_token_signing_alg_values_supported":["RS256"]}`)
-	}))
-	defer srv.Close()
-	p := New(sso.OIDCConfig{Issuer: srv.URL, ClientID: "c", RedirectURL: redirect}, nil)
+	issuer := stubProvider(t, "http://127.0.0.1:9/keys", nil)
+	p := New(sso.OIDCConfig{Issuer: issuer, ClientID: "c", RedirectURL: redirect}, quiet())
 	defer p.Close()
 	_, ok := p.LogoutURL(ctxFor(t), "hint", "")
 	require.False(t, ok)
@@ -328,14 +327,14 @@ func TestOIDCNoEndSession(t *testing.T) {
 
 func TestOIDCNew(t *testing.T) {
 	t.Parallel()
-	p := New(sso.OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c", RedirectURL: "https://jobs.example.com/base" + callbackPath}, nil)
+	p := New(sso.OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c", RedirectURL: "https://jobs.example.com/base" + callbackPath}, quiet())
 	require.Equal(t, sso.DefaultClockSkew, p.cfg.ClockSkew)
 	require.Equal(t, "https://jobs.example.com/base/", p.postLogout)
-	require.Equal(t, sso.MaxClockSkew, New(sso.OIDCConfig{ClockSkew: time.Hour}, nil).cfg.ClockSkew)
+	require.Equal(t, sso.MaxClockSkew, New(sso.OIDCConfig{ClockSkew: time.Hour}, quiet()).cfg.ClockSkew)
 	require.Equal(t, "https://x/", consoleRoot("https://x/elsewhere"))
 
 	dir := t.TempDir()
-	bad := New(sso.OIDCConfig{Issuer: "https://id.example.com", CAFile: dir + "/missing.pem"}, nil)
+	bad := New(sso.OIDCConfig{Issuer: "https://id.example.com", CAFile: dir + "/missing.pem"}, quiet())
 	_, _, err := bad.Begin(ctxFor(t))
 	require.ErrorIs(t, err, sso.ErrUnavailable)
 	require.ErrorContains(t, err, "oidc.ca_file")
@@ -343,7 +342,7 @@ func TestOIDCNew(t *testing.T) {
 
 func TestOIDCIdentityClaims(t *testing.T) {
 	t.Parallel()
-	p := New(sso.OIDCConfig{GroupsClaim: "roles", UsernameClaim: "upn"}, nil)
+	p := New(sso.OIDCConfig{GroupsClaim: "roles", UsernameClaim: "upn"}, quiet())
 	id, err := p.identity("s", map[string]any{"roles": "ops", "email": "e@x"})
 	require.NoError(t, err)
 	require.Equal(t, sso.Identity{Source: sso.SourceOIDC, Subject: "s", Username: "e@x", Email: "e@x", Groups: []string{"ops"}}, id,
@@ -385,4 +384,62 @@ func decodeSegment(seg string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// TestOIDCKeysUnreachable: a token whose key must be fetched while the
+// provider's jwks_uri does not answer is ErrUnavailable, not a forgery.
+// The provider is a stub here (its token endpoint serves a token signed
+// in the test), because the test provider cannot stop serving its keys
+// between the code exchange and the verification.
+func TestOIDCKeysUnreachable(t *testing.T) {
+	t.Parallel()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // nothing listens at its address any more
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
+	require.NoError(t, err)
+	pending := Pending{State: random(), Nonce: random(), Verifier: random()}
+
+	issuer := stubProvider(t, gone.URL+"/keys", func(issuer string) string {
+		claims, err := json.Marshal(map[string]any{"iss": issuer, "aud": "c", "sub": "s", "nonce": pending.Nonce,
+			"iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()})
+		require.NoError(t, err)
+		jws, err := signer.Sign(claims)
+		require.NoError(t, err)
+		token, err := jws.CompactSerialize()
+		require.NoError(t, err)
+		return token
+	})
+	p := New(sso.OIDCConfig{Issuer: issuer, ClientID: "c", ClientSecret: "s", RedirectURL: redirect}, quiet())
+	defer p.Close()
+	_, _, err = p.Finish(ctxFor(t), pending, pending.State, "code")
+	require.ErrorIs(t, err, sso.ErrUnavailable)
+	require.NotErrorIs(t, err, sso.ErrBadCredentials)
+	require.ErrorContains(t, err, "signing keys (jwks_uri) could not be fetched")
+}
+
+// stubProvider serves a discovery document without end_session_endpoint,
+// naming jwks, and a token endpoint answering with the ID token idToken
+// makes (called once, before the server starts). It returns the issuer.
+func stubProvider(t *testing.T, jwks string, idToken func(issuer string) string) string {
+	t.Helper()
+	var token string // written before the server starts, read by its handlers
+	srv := httptest.NewUnstartedServer(nil)
+	issuer := "http://" + srv.Listener.Addr().String()
+	if idToken != nil {
+		token = idToken(issuer)
+	}
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/token" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "at", "token_type": "Bearer", "id_token": token})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/auth",
+			"token_endpoint": issuer + "/token", "jwks_uri": jwks, "id_token_signing_alg_values_supported": []string{"RS256"}})
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return issuer
 }
