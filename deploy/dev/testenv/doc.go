@@ -51,6 +51,12 @@
 // StartLDAP(t, users...) starts a private OpenLDAP server (slapd) the test
 // owns, with its users and groups, a read-only service account, the memberof
 // overlay, and LDAPS and StartTLS with a CA made for it; see LDAP.
+// StartOIDCProvider(t, cfg) runs the test OpenID Connect provider of
+// oidcprovider (zitadel/oidc's op, built once per test process) for the
+// calling test: discovery, JWKS, the code flow with PKCE, refresh and
+// end_session on a free loopback port, a login form, and levers for the
+// negative tests (SetGroups, DisableUser, RotateKey, NextToken with a
+// Misbehaviour such as TokenExpired or TokenWrongAudience).
 //
 // BuildBinary(t, pkg) builds a main package once per test process (with
 // -race when the test binary has it), StartProcess(t, bin, args, env) runs it
