@@ -97,6 +97,9 @@ type Config struct {
 	// where it is. Default none (serve mode); standalone mode sets
 	// DATA_DIR/admin.password.
 	InitialPasswordFile string
+	// Auth is how people sign in: single sign-on (--sso-config) and
+	// password sign-in (--auth-local, --auth-break-glass-user).
+	Auth AuthConfig
 
 	// Scheduling.
 
@@ -373,7 +376,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		// all (docs/security.md).
 		nonces = store.NewNonces(st, log, nil)
 	}
+	directories, err := cfg.Auth.directories(cfg.ExecutorSecret, log)
+	if err != nil {
+		return nil, err
+	}
 	handler, err := api.New(api.Config{
+		SSO: directories, NoPasswordSignIn: cfg.Auth.NoPasswordSignIn, BreakGlassUser: cfg.Auth.BreakGlassUser,
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,
 		Timing: cfg.Timing, SampleInterval: s.util.Interval(), TrustedProxies: cfg.HTTP.TrustedProxies, ManualRunsPerMinute: cfg.HTTP.ManualRunsPerMinute,
 		InitialPasswordFile: cfg.InitialPasswordFile, Logger: log, Clock: cfg.Clock,

@@ -1,8 +1,7 @@
 // Package sso signs people in with the company's identity: an OpenID
 // Connect provider (subpackage oidcauth) or an LDAP / Active Directory
 // server (subpackage ldapauth), and maps the groups the directory gives a
-// person to a
-// role and the apps they may act on.
+// person to a role and the apps they may act on.
 //
 // The parts, and who calls them:
 //

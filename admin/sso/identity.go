@@ -1,6 +1,9 @@
 package sso
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Sources of users. Local users have a password in the platform database;
 // the others sign in through their directory.
@@ -49,7 +52,9 @@ var (
 // platform database by the hash of State until the callback takes it,
 // once.
 type Pending struct {
-	State, Nonce, Verifier string
+	State, Nonce string
+	// Verifier is the PKCE code verifier.
+	Verifier string
 }
 
 // Tokens are what an OIDC provider answered besides the identity.
@@ -58,4 +63,6 @@ type Tokens struct {
 	IDToken string
 	// RefreshToken rechecks the user later; empty when none was issued.
 	RefreshToken string
+	// Expiry is when the ID token expires.
+	Expiry time.Time
 }

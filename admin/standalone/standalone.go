@@ -54,6 +54,8 @@ type Config struct {
 	// per client address), as in serve mode. Zero fields: the defaults of
 	// server.HTTPConfig.
 	HTTP server.HTTPConfig
+	// Auth is how people sign in, as in serve mode (server.AuthConfig).
+	Auth server.AuthConfig
 	// NoDemo disables the demo executor and demo job.
 	NoDemo bool
 	// XXLJob configures XXL-JOB executor support as in serve mode: its
@@ -127,7 +129,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	srv, err := server.New(ctx, server.Config{
 		ID: "standalone", HTTPAddr: cfg.HTTPAddr, DBDriver: "sqlite", DBDSN: dbFile,
-		ExecutorSecret: secret, HTTP: cfg.HTTP, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
+		ExecutorSecret: secret, HTTP: cfg.HTTP, Auth: cfg.Auth, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
 		Scheduler:           scheduler.Config{ForgetLostAfter: cfg.ForgetLostAfter}, Utilization: utilization.Config{Interval: cfg.SampleInterval},
 	})

@@ -130,6 +130,16 @@ func httpFlags(f *cliflags.Set) func() (server.HTTPConfig, error) {
 	}
 }
 
+// authFlags defines how people sign in, the same in serve and standalone.
+func authFlags(f *cliflags.Set) func() server.AuthConfig {
+	file := f.Str("sso-config", "", "YAML file of single sign-on: an OIDC provider and/or an LDAP / Active Directory server, and the mapping of their groups to roles and apps (docs/security.md, Single sign-on); empty: local users only")
+	local := f.Flag("auth-local", true, "let local users sign in with a password; false: only directory users and the --auth-break-glass-user")
+	breakGlass := f.Str("auth-break-glass-user", "", "the local user who may still sign in with a password when --auth-local=false (an admin kept for when the directory is down)")
+	return func() server.AuthConfig {
+		return server.AuthConfig{SSOConfigFile: *file, NoPasswordSignIn: !*local, BreakGlassUser: *breakGlass}
+	}
+}
+
 // xxljobFlags defines the flags of XXL-JOB executor support, the same in
 // serve and standalone; the returned function gives the config after parsing.
 func xxljobFlags(f *cliflags.Set) func() xxljob.Config {
@@ -176,6 +186,8 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
 	f.Group("Executors")
 	noDemo := f.Flag("no-demo", false, "do not start the demo executor and demo job")
+	f.Group("Security")
+	authConfig := authFlags(f)
 	forgetLost := forgetFlag(f)
 	xxlConfig := xxljobFlags(f)
 	f.Group("Alarms and metrics")
@@ -205,7 +217,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return standalone.Run(ctx, standalone.Config{
-		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, SampleInterval: sample, Out: stdout, Logger: log,
+		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, Auth: authConfig(), NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, SampleInterval: sample, Out: stdout, Logger: log,
 		Ready: func(url string) {
 			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
 		},
@@ -226,6 +238,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob (mysql) or postgres://shardjob:pw@127.0.0.1:5432/shardjob (postgres)")
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	f.Group("Security")
+	authConfig := authFlags(f)
 	secret := f.Str("executor-secret", "", "shared secret authenticating executor traffic (at least 16 characters; no default)")
 	metricsToken := f.Str("metrics-token", "", "bearer token GET /metrics requires (prefer the environment variable to keep it out of ps); empty: /metrics is open, as is conventional (see docs/metrics.md)")
 	f.Group("Scheduling")
@@ -313,7 +326,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
 		Utilization:  utilization.Config{Interval: sample},
-		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg,
+		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg, Auth: authConfig(),
 		XXLJob: xxlConfig(),
 	})
 	if err != nil {

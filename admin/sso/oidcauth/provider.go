@@ -221,11 +221,7 @@ func authStyle(secret string, methods []string) oauth2.AuthStyle {
 // hash of State, and deletes it when the callback comes (before calling
 // Finish): each Pending is good for one Finish, which is what makes a
 // replayed callback fail. It must never reach the browser.
-type Pending struct {
-	State    string
-	Nonce    string
-	Verifier string // the PKCE code verifier
-}
+type Pending = sso.Pending
 
 // Begin starts a sign-in: it returns the provider's authorization URL (code
 // flow, state, nonce, PKCE S256 challenge; scopes openid, Config.Scopes and
@@ -250,14 +246,7 @@ func random() string {
 
 // Tokens are what the caller keeps of a sign-in for the recheck and the
 // logout.
-type Tokens struct {
-	// IDToken is the raw ID token, the id_token_hint of LogoutURL.
-	IDToken string
-	// RefreshToken for Refresh; "" when the provider gave none.
-	RefreshToken string
-	// Expiry is when the ID token expires.
-	Expiry time.Time
-}
+type Tokens = sso.Tokens
 
 // LogoutURL is the provider's end_session_endpoint with id_token_hint,
 // post_logout_redirect_uri (postLogoutRedirect, else

@@ -207,7 +207,39 @@ function route() {
   refresh(g, true);
 }
 
+// ssoInfo is how people sign in here (GET /sso), asked once.
+let ssoInfo = null;
+
+// ssoError takes the reason of a refused single sign-on that the admin
+// sent the browser back with (?sso_error=), and removes it from the URL.
+function ssoError() {
+  const params = new URLSearchParams(location.search);
+  const text = params.get("sso_error");
+  if (text === null) return "";
+  history.replaceState(null, "", location.pathname + location.hash);
+  return text;
+}
+
+// ssoChoices fills box with the single sign-on buttons and hints of this
+// platform: "Sign in with <provider>" for OIDC (coming back to the page
+// shown now), and a note that the form takes LDAP accounts.
+async function ssoChoices(box) {
+  try {
+    if (!ssoInfo) ssoInfo = await api("GET", "/sso");
+  } catch { return; /* the form still works */ }
+  const parts = [];
+  if (ssoInfo.oidc) {
+    const back = "/" + (location.hash || "");
+    parts.push(h("a", { id: "sso-oidc", class: "btn btn-block sso-btn", href: ssoInfo.oidc.login_url + "?return=" + encodeURIComponent(back) },
+      t("login.sso", { name: ssoInfo.oidc.name })));
+  }
+  if (ssoInfo.ldap) parts.push(h("p", { class: "login-hint", id: "sso-ldap-hint" }, t("login.ldap_hint")));
+  if (!ssoInfo.password && !ssoInfo.ldap) parts.push(h("p", { class: "login-hint" }, t("login.password_off")));
+  fill(box, ...parts);
+}
+
 function showLogin(message) {
+  message = ssoError() || message;
   me = null;
   gen++;
   clearTimeout(timer);
@@ -238,6 +270,8 @@ function showLogin(message) {
       pass.select();
     } finally { submit.disabled = false; }
   });
+  const sso = h("div", { class: "login-sso", id: "login-sso" });
+  ssoChoices(sso);
   const langs = h("div", { class: "login-langs" }, [["en", "English"], ["zh-CN", "简体中文"]].map(([l, label]) =>
     h("button", { type: "button", class: ["link-btn", getLang() === l && "active"], onclick: () => { setLang(l); showLogin(err.textContent); } }, label)));
   fill(view, h("div", { class: "login-card" },
@@ -245,7 +279,7 @@ function showLogin(message) {
       h("img", { src: "/ui/favicon.svg", alt: "", class: "login-logo" }),
       h("div", {}, h("div", { class: "login-title" }, "shardjob"), h("div", { class: "login-sub" }, t("login.tagline")))),
     h("h1", { class: "login-h" }, t("login.title")),
-    form, langs),
+    sso, form, langs),
     h("p", { class: "login-foot" }, t("login.foot")));
   document.title = t("login.title") + " · shardjob";
   view.hidden = false;
@@ -256,13 +290,14 @@ async function start() {
   try {
     me = await api("GET", "/me");
   } catch (e) {
-    if (e.status === 401) return showLogin();
+    if (e.status === 401) return showLogin(e.message.startsWith("access of ") ? e.message : undefined);
     $("boot").hidden = true;
     return showLogin(e.message);
   }
   $("boot").hidden = true;
   $("login-view").hidden = true;
   $("app-view").hidden = false;
+  $("change-password").hidden = me.source !== "local"; // directory users change it in their directory
   if (!location.hash || location.hash === "#" || location.hash === "#/") history.replaceState(null, "", "#/dashboard");
   route();
 }
@@ -271,9 +306,12 @@ async function boot() {
   applyTheme();
   if (darkQuery) darkQuery.addEventListener("change", applyTheme);
   await loadI18n();
-  onUnauthorized(() => { if (me) { showLogin(t("login.expired")); } });
+  // A directory user whose access ended is told why (the admin's reason),
+  // anyone else that the session ended.
+  onUnauthorized(err => { if (me) { showLogin(err.message.startsWith("access of ") ? err.message : t("login.expired")); } });
   $("logout").addEventListener("click", async () => {
-    await api("POST", "/logout").catch(() => {});
+    const r = await api("POST", "/logout").catch(() => ({}));
+    if (r.logout_url) { location.href = r.logout_url; return; } // the OIDC provider ends its session too
     showLogin();
   });
   watchNav();
