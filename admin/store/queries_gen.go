@@ -218,6 +218,7 @@ const (
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
+	qRunIDByKey
 	qRunInsert
 	qRunLastSucceeded
 	qRunList
@@ -550,6 +551,7 @@ var queryNames = [...]string{
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
+	"RunIDByKey",
 	"RunInsert",
 	"RunLastSucceeded",
 	"RunList",
