@@ -42,7 +42,8 @@
 -- out: now_ms int64
 SELECT {{now_ms}};
 
--- name: LeaderGet
+-- name: LeaderGet :one
+-- out: LeaderRecord
 SELECT epoch, holder, since_ms FROM leader WHERE id = 1;
 
 -- name: LeaderGetShared :one
@@ -105,7 +106,8 @@ max_running_slots, priority;
 -- Every column of job, as store.Job reads them.
 id, app, name, {{JobDefinition}}, paused, pause_until, next_fire_at, created_at, updated_at, version, workflow_id;
 
--- name: JobInsert
+-- name: JobInsert :lastid
+-- in: Job
 -- created_at 0: the database clock (the @every anchor of a new job).
 -- workflow_id: the workflow that owns the job (an inline node's), NULL for
 -- an ordinary job.
@@ -151,7 +153,8 @@ UPDATE job SET next_fire_at = CASE id WHEN ? THEN ? END WHERE id IN (?);
 -- in: enabled bool, next_fire_at sql.NullInt64, id int64
 UPDATE job SET enabled = ?, next_fire_at = ?, updated_at = {{now_ms}}, version = version + 1 WHERE id = ?;
 
--- name: JobUpdate
+-- name: JobUpdate :exec
+-- in: Job
 UPDATE job SET {{assign(JobDefinition)}}, next_fire_at = :next_fire_at, updated_at = {{now_ms}}, version = version + 1
 WHERE id = :id AND version = :version;
 
@@ -245,7 +248,8 @@ SELECT app, jobs FROM app_job_count WHERE jobs > 0 ORDER BY app;
 -- out: n int
 SELECT COUNT(*) FROM job WHERE id = ?;
 
--- name: JobDelete
+-- name: JobDelete :exec
+-- in: id int64
 DELETE FROM job WHERE id = ?;
 
 -- name: RunsCancelPendingOfJob :exec
@@ -287,7 +291,8 @@ SELECT MIN(t) FROM (SELECT next_fire_at AS t FROM job WHERE enabled = 1 AND paus
 SELECT COUNT(*) FROM (SELECT 1 FROM job WHERE enabled = 1 AND paused = 0 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
                       LIMIT ?) d;
 
--- name: RunInsert
+-- name: RunInsert :execrows
+-- in: job_id int64, scheduled_at int64, trigger_kind string, status string, params string, slot_count int, epoch int64, error string, error_msg msg.Msg, parent_run_id sql.NullInt64, status string, time_zone string, dedup_scope string, uncertain_policy string, record_max_attempts int, app string, start_deadline_at sql.NullInt64, finish_deadline_at sql.NullInt64, deadline_action string, deadline_check_at sql.NullInt64, calendar_id int64, calendar_version string, shifted_from sql.NullInt64, start_after int64, backfill_id int64, workflow sql.NullString, job_name string, priority sql.NullInt64
 -- The run keeps its job's time zone, records policy, app and name, deadlines (as
 -- instants) and calendar (id and version) as they are now (see migrations
 -- 0008, 0010, 0020, 0021 and 0030), from the
@@ -345,12 +350,21 @@ FROM job_run r LEFT JOIN job j ON j.id = r.job_id {{filters}} ORDER BY r.schedul
 UPDATE job_run SET status = 'running', finished_at = NULL, error = '', error_msg = '', started_at = COALESCE(started_at, ?)
 WHERE id = ? AND status = ?;
 
--- name: RunByKey
+-- name: RunByKey :one
+-- in: job_id int64, scheduled_at int64
+-- out: Run
 SELECT r.id, r.job_id, COALESCE(NULLIF(r.job_name, ''), j.name, '') AS job_name, COALESCE(NULLIF(r.app, ''), j.app, '') AS app, r.scheduled_at, r.trigger_kind, r.status, r.params, r.slot_count,
        r.slots_succeeded, r.slots_failed, r.epoch, r.created_at, r.started_at, r.finished_at, r.error, r.error_msg, r.parent_run_id,
        r.predicted_ms, r.start_deadline_at, r.finish_deadline_at, r.deadline_action, r.calendar_id, r.calendar_version, r.shifted_from, r.time_zone, r.start_after,
        CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
 FROM job_run r LEFT JOIN job j ON j.id = r.job_id WHERE r.job_id = ? AND r.scheduled_at = ?;
+
+-- name: RunIDByKey :one
+-- in: job_id int64, scheduled_at int64
+-- out: id int64
+-- The id of the run of a run key (uk_run_key): RunInsert, a multi-row
+-- insert, gives the rows it inserted, not their ids.
+SELECT id FROM job_run WHERE job_id = ? AND scheduled_at = ?;
 
 -- name: RunNextPending :one
 -- in: after int64, after int64, after int64
@@ -383,6 +397,8 @@ UPDATE job_run SET status = ?, started_at = COALESCE(started_at, ?), finished_at
 WHERE id = ? AND status = ?;
 
 -- name: RunsSettle
+-- Untyped: a "set by id" update, its CASE arms and IN list sized at run
+-- time by the store (execByKey).
 -- Set by id (see AttemptsFinish): the slot counters of every run of a
 -- results batch; status, finished_at and error of those that end (NULL:
 -- unchanged).
@@ -395,7 +411,8 @@ SET slots_succeeded = CASE id WHEN ? THEN ? END,
     status = COALESCE(CASE id WHEN ? THEN ? END, status)
 WHERE id IN (?);
 
--- name: AttemptInsert
+-- name: AttemptInsert :execrows
+-- in: run_id int64, slot int, attempt int, executor_id int64, lease_ms int64
 -- lease_until is the database clock plus the lease (milliseconds), like
 -- every instant another process compares (docs/architecture.md, "Clocks").
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current, dispatched_at, lease_until)
@@ -444,13 +461,15 @@ WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running'
 -- The heartbeat's updates of an executor's attempts go through the primary
 -- key ({{force_primary}}), as results do: rows locked in id order, never in
 -- the order of idx_attempt_executor (a deadlock with a results batch).
--- name: AttemptAck
+-- name: AttemptAck :exec
+-- in: accept_seq int64, executor_id int64, ids []int64
 -- The first acknowledgement fixes accept_seq, the executor's number of the
 -- batch that accepted the token (NULL when the executor gives none).
 UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accept_seq, NULLIF(?, 0))
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
--- name: AttemptStarted
+-- name: AttemptStarted :exec
+-- in: accept_seq int64, executor_id int64, ids []int64
 UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accept_seq, NULLIF(?, 0)),
        status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
@@ -485,6 +504,7 @@ ORDER BY a.id {{for_update}};
 SELECT id, run_id, status, current, executor_id FROM slot_attempt WHERE id IN (?) ORDER BY id {{for_update}};
 
 -- name: AttemptsFinish
+-- Untyped: a "set by id" update sized at run time (see below).
 -- Set by id (the store expands each CASE to one arm per attempt and the IN
 -- list to the ids): the outcomes of a results batch, locked and checked
 -- before; the guard repeats the check.
@@ -503,7 +523,8 @@ SET status = CASE id WHEN ? THEN ? END,
     retry_after_ms = CASE id WHEN ? THEN ? END
 WHERE id IN (?) AND current = 1 AND status IN ('assigned', 'running');
 
--- name: AttemptSupersede
+-- name: AttemptSupersede :exec
+-- in: status string, error_class string, id int64
 -- status lost (error_class lost) or moved (error_class '').
 UPDATE slot_attempt SET current = 0, status = ?, error_class = ?, finished_at = {{now_ms}}
 WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
@@ -665,14 +686,16 @@ WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running');
 -- An alarm joins its group (group_id); one the admin resolves at once (an
 -- info alarm: ? = 1) is resolved and acknowledged by "shardjob" with the
 -- reason in resolved_msg.
--- name: AlarmInsert
+-- name: AlarmInsert :execrows
+-- in: kind string, severity string, job_id sql.NullInt64, run_id sql.NullInt64, dedup_key string, message string, message_msg msg.Msg, raised_by string, app string, group_id int64, executor_id sql.NullInt64, resolved bool, resolved_by string, resolved bool, resolved_by string, resolved_msg msg.Msg
 {{insert_ignore}} INTO alarm_event (at, kind, severity, job_id, run_id, dedup_key, message, message_msg, raised_by, app,
                                     group_id, executor_id, acked_at, acked_by, resolved_at, resolved_by, resolved_msg)
 VALUES ({{now_ms}}, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, CASE WHEN ? = 1 THEN {{now_ms}} END, ?, ?);
 
 -- A group of alarms (the alarms of a run, of a job within an hour, of a kind
 -- and app within an hour): its key, created once whoever raises first.
--- name: AlarmEventGroupInsert
+-- name: AlarmEventGroupInsert :execrows
+-- in: group_key string, scope string, app string
 {{insert_ignore}} INTO alarm_event_group (group_key, scope, app, created_at) VALUES (?, ?, ?, {{now_ms}});
 
 -- The current group of a scope: the newest one created after ?.
@@ -827,7 +850,8 @@ ORDER BY a.id LIMIT ?;
 -- in: id int64
 UPDATE slot_attempt SET current = 0 WHERE id = ? AND current = 1 AND status IN ('failed', 'cancelled');
 
--- name: AttemptInsertUnplaced
+-- name: AttemptInsertUnplaced :lastid
+-- in: run_id int64, slot int, attempt int, failures int
 INSERT INTO slot_attempt (run_id, slot, attempt, failures, executor_id, status, current, dispatched_at, lease_until)
 VALUES (?, ?, ?, ?, NULL, 'assigned', 1, NULL, NULL) {{returning_id}};
 
@@ -851,7 +875,8 @@ FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job
 WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL AND a.id > ?
 ORDER BY a.id LIMIT ?;
 
--- name: AttemptInsertWaiting
+-- name: AttemptInsertWaiting :execrows
+-- in: run_id int64, slot int, attempt int
 -- The first attempt of a slot that a concurrency cap holds back: not placed
 -- (no executor, no lease) until the leader places it (AttemptPlace).
 INSERT INTO slot_attempt (run_id, slot, attempt, executor_id, status, current)
@@ -871,6 +896,8 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
 FROM slot_attempt a WHERE a.run_id = ? AND a.current = 1 AND a.status IN ('failed', 'cancelled');
 
 -- name: SlotStatsUpsert
+-- Untyped: a multi-row upsert with placeholders after its tuples (the
+-- smoothing weight), which a :execrows query cannot have.
 -- One tuple per sample (multiRow); the four arguments after the tuples are
 -- the smoothing weight. A first sample is taken as is; several samples of a
 -- slot in one statement are applied one after the other, in tuple order.
@@ -1152,7 +1179,8 @@ WHERE e.state <> 'gone'
 GROUP BY e.app;
 
 -- Samples given as they are (tests, and tools that import history).
--- name: UtilizationInsert
+-- name: UtilizationInsert :execrows
+-- in: at int64, app string, executors int, capacity int, busy int, queued int
 INSERT INTO utilization_sample (at, app, executors, capacity, busy, queued) VALUES (?, ?, ?, ?, ?, ?);
 
 -- The samples of [from, to) downsampled into buckets of a fixed width
@@ -1222,11 +1250,13 @@ SELECT version();
 -- name: ServerVersion.sqlite
 SELECT sqlite_version();
 
--- name: CalendarInsert
+-- name: CalendarInsert :lastid
+-- in: Calendar
 INSERT INTO business_calendar (app, name, description, week, days, holidays, workdays, version, revision, created_at, updated_at, updated_by)
 VALUES (:app, :name, :description, :week, :days, :holidays, :workdays, :version, 1, {{now_ms}}, {{now_ms}}, :updated_by) {{returning_id}};
 
--- name: CalendarUpdate
+-- name: CalendarUpdate :exec
+-- in: Calendar
 -- An edit of the revision read (optimistic lock): app and name stay.
 UPDATE business_calendar SET description = :description, week = :week, days = :days, holidays = :holidays, workdays = :workdays,
        version = :version, revision = revision + 1, updated_at = {{now_ms}}, updated_by = :updated_by

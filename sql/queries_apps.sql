@@ -10,15 +10,18 @@ SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_para
 -- out: App
 SELECT name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by FROM app WHERE name = ?;
 
--- name: AppInsert
+-- name: AppInsert :exec
+-- in: App
 INSERT INTO app (name, description, owners, max_jobs, max_slots_per_run, max_backfill_parallel, max_running_slots, max_starts_per_second, weight, max_log_bytes_per_day, version, created_at, created_by, updated_at, updated_by)
 VALUES (:name, :description, :owners, :max_jobs, :max_slots_per_run, :max_backfill_parallel, :max_running_slots, :max_starts_per_second, :weight, :max_log_bytes_per_day, 1, {{now_ms}}, :created_by, {{now_ms}}, :created_by);
 
--- name: AppEnsure
+-- name: AppEnsure :exec
+-- in: name string
 -- The row of an app a job or an executor names, when it has none yet.
 {{insert_ignore}} INTO app (name, created_at, updated_at) VALUES (?, {{now_ms}}, {{now_ms}});
 
--- name: AppUpdate
+-- name: AppUpdate :exec
+-- in: App
 -- A guarded edit: the version read must still be the row's.
 UPDATE app SET description = :description, owners = :owners, max_jobs = :max_jobs, max_slots_per_run = :max_slots_per_run,
   max_backfill_parallel = :max_backfill_parallel, max_running_slots = :max_running_slots, max_starts_per_second = :max_starts_per_second, weight = :weight, max_log_bytes_per_day = :max_log_bytes_per_day, version = version + 1, updated_at = {{now_ms}}, updated_by = :updated_by

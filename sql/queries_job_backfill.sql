@@ -1,7 +1,8 @@
 -- Backfills of a plain job (docs/workflows.md, "Backfill of a plain job";
 -- migration 0029: job_backfill, job_run.backfill_id).
 
--- name: JobBackfillInsert
+-- name: JobBackfillInsert :lastid
+-- in: job_id int64, app string, from_date string, to_date string, newest_first bool, parallel int, only_missing bool, created_by string
 INSERT INTO job_backfill (job_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, {{now_ms}}) {{returning_id}};
 

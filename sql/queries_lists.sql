@@ -42,6 +42,7 @@ SELECT {{JobColumns}} FROM job WHERE id IN (?);
 SELECT COUNT(*) FROM (SELECT 1 FROM job {{filters}} LIMIT ?) c;
 
 -- name: AppJobCountSum
+-- Untyped: {{filters}} is built per call.
 -- The exact number of ordinary jobs of the apps the filters name (or of
 -- every app), from app_job_count (migration 0033).
 SELECT COALESCE(SUM(jobs), 0) FROM app_job_count {{filters}};

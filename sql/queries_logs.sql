@@ -13,7 +13,8 @@ WHERE a.executor_id = ? AND (r.finished_at IS NULL OR r.finished_at > {{now_ms}}
 -- One tuple per run (multiRow), in run_id order. Run outside the appending
 -- transaction, so that the transaction only takes the rows' exclusive locks
 -- (no shared lock from a duplicate key).
--- name: RunLogStateEnsure
+-- name: RunLogStateEnsure :execrows
+-- in: run_id int64
 {{insert_ignore}} INTO run_log_state (run_id) VALUES (?);
 
 -- The states of the runs of a batch (IN list), locked in run_id order.
@@ -31,6 +32,7 @@ FROM run_log_state WHERE run_id = ?;
 
 -- Set by key (byKey): the states of every run of a batch, locked before.
 -- name: RunLogStatesUpdate
+-- Untyped: a "set by key" update sized at run time (execByKey).
 UPDATE run_log_state
 SET next_seq = CASE run_id WHEN ? THEN ? END,
     stored_lines = CASE run_id WHEN ? THEN ? END,
@@ -41,7 +43,8 @@ SET next_seq = CASE run_id WHEN ? THEN ? END,
 WHERE run_id IN (?);
 
 -- Expanded to one tuple per line (multiRow).
--- name: RunLogInsert
+-- name: RunLogInsert :execrows
+-- in: run_id int64, seq int64, slot int, token int64, attempt int, at int64, level int, message string, attrs string
 INSERT INTO run_log (run_id, seq, slot, token, attempt, at, level, message, attrs)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 

@@ -32,6 +32,7 @@ WHERE a.audit_next_at <= ? ORDER BY a.audit_next_at, a.job_id LIMIT ?;
 SELECT job_id AS id, audit_next_at FROM job_audit WHERE job_id IN (?) ORDER BY job_id {{for_update}};
 
 -- name: JobAuditAdvance
+-- Untyped: a "set by key" update sized at run time (execByKey).
 -- The cursors of a batch moved on, each its own value ("set by key").
 UPDATE job_audit SET audit_next_at = CASE job_id WHEN ? THEN ? END WHERE job_id IN (?);
 
@@ -81,6 +82,7 @@ WHERE a.audit_next_at <= ? ORDER BY a.audit_next_at, a.workflow_id LIMIT ?;
 SELECT workflow_id AS id, audit_next_at FROM workflow_audit WHERE workflow_id IN (?) ORDER BY workflow_id {{for_update}};
 
 -- name: WorkflowAuditAdvance
+-- Untyped: a "set by key" update sized at run time (execByKey).
 UPDATE workflow_audit SET audit_next_at = CASE workflow_id WHEN ? THEN ? END WHERE workflow_id IN (?);
 
 -- name: WorkflowAuditOldest :one

@@ -5,14 +5,16 @@
 id, app, name, description, cron_expr, time_zone, calendar, calendar_rule, calendar_shift, enabled, failure_policy, node_count,
 version, next_fire_at, created_at, created_by, updated_at, updated_by
 
--- name: WorkflowInsert
+-- name: WorkflowInsert :lastid
+-- in: Workflow
 INSERT INTO workflow (app, name, description, cron_expr, time_zone, calendar, calendar_rule, calendar_shift, enabled, failure_policy,
                       definition, node_count, version, next_fire_at, created_at, created_by, updated_at, updated_by)
 VALUES (:app, :name, :description, :cron_expr, :time_zone, :calendar, :calendar_rule, :calendar_shift, :enabled, :failure_policy,
         :definition, :node_count,
         1, :next_fire_at, {{now_ms}}, :created_by, {{now_ms}}, :updated_by) {{returning_id}};
 
--- name: WorkflowUpdate
+-- name: WorkflowUpdate :exec
+-- in: Workflow
 -- A new definition over the version read (optimistic lock): app and name
 -- stay; the version goes up by one.
 UPDATE workflow SET description = :description, cron_expr = :cron_expr, time_zone = :time_zone, calendar = :calendar,

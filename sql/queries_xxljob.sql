@@ -144,7 +144,8 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
 FROM slot_attempt a
 WHERE a.id = ? AND a.executor_id = ? AND a.current = 1 AND a.status = 'running' {{for_update}};
 
--- name: XXLAttemptLose
+-- name: XXLAttemptLose :exec
+-- in: error string, error_msg msg.Msg, id int64
 -- An attempt its XXL-JOB executor says it no longer has: superseded as
 -- lost, with the reason.
 UPDATE slot_attempt SET current = 0, status = 'lost', error_class = 'lost', finished_at = {{now_ms}}, error = ?, error_msg = ?

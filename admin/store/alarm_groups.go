@@ -66,24 +66,24 @@ func (s *Store) alarmGroups(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) ([
 	if err := s.groupsByKey(ctx, tx, runs, ids); err != nil {
 		return nil, err
 	}
-	var missing []any
+	var missing []alarmEventGroupInsertParams
 	slices.Sort(runs) // concurrent raisers lock in one order
 	for _, k := range runs {
 		if _, ok := ids[k]; !ok {
-			missing = append(missing, k, k, apps[k])
+			missing = append(missing, alarmEventGroupInsertParams{GroupKey: k, Scope: k, App: apps[k]})
 		}
 	}
-	if n := len(missing) / 3; n > 0 {
-		if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmEventGroupInsert), n), missing...); err != nil {
-			return nil, fmt.Errorf("create %d alarm group(s): %w", n, err)
+	if len(missing) > 0 {
+		if _, err := s.q.AlarmEventGroupInsert(ctx, tx, missing); err != nil {
+			return nil, fmt.Errorf("create %d alarm group(s): %w", len(missing), err)
 		}
 		if err := s.groupsByKey(ctx, tx, runs, ids); err != nil {
 			return nil, err
 		}
 	}
 	if len(windowed) > 0 {
-		var nowMS int64
-		if err := tx.GetContext(ctx, &nowMS, s.q.get(qDBNow)); err != nil {
+		nowMS, err := s.dbNow(ctx, tx)
+		if err != nil {
 			return nil, fmt.Errorf("alarm groups: database clock: %w", err)
 		}
 		slices.Sort(windowed)
@@ -97,7 +97,7 @@ func (s *Store) alarmGroups(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) ([
 				return nil, fmt.Errorf("alarm group of %s: %w", scope, err)
 			}
 			key := scope + ":" + strconv.FormatInt(nowMS, 10)
-			if _, err := tx.ExecContext(ctx, s.q.get(qAlarmEventGroupInsert), key, scope, apps[scope]); err != nil {
+			if _, err := s.q.AlarmEventGroupInsert(ctx, tx, []alarmEventGroupInsertParams{{GroupKey: key, Scope: scope, App: apps[scope]}}); err != nil {
 				return nil, fmt.Errorf("create alarm group %s: %w", key, err)
 			}
 			found := map[string]int64{}

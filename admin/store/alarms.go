@@ -145,7 +145,7 @@ func (s *Store) raise(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	args := make([]any, 0, 16*len(alarms))
+	rows := make([]alarmInsertParams, len(alarms))
 	for i, a := range alarms {
 		a.RaisedBy = cmp.Or(a.RaisedBy, s.replica)
 		if a.Severity == "info" && a.ResolvedMsg.IsZero() {
@@ -155,14 +155,14 @@ func (s *Store) raise(ctx context.Context, tx *sqlx.Tx, alarms []Alarm) (int64, 
 		if auto {
 			by = ResolvedByAdmin
 		}
-		args = append(args, a.Kind, a.Severity, a.JobID, a.RunID, truncate(a.DedupKey, 191), truncate(a.text(), 2000), a.Msg, a.RaisedBy, a.App,
-			groups[i], a.ExecutorID, auto, by, auto, by, a.ResolvedMsg)
+		rows[i] = alarmInsertParams{Kind: a.Kind, Severity: a.Severity, JobID: a.JobID, RunID: a.RunID, DedupKey: truncate(a.DedupKey, 191),
+			Message: truncate(a.text(), 2000), MessageMsg: a.Msg, RaisedBy: a.RaisedBy, App: a.App, GroupID: groups[i], ExecutorID: a.ExecutorID,
+			Resolved: auto, ResolvedBy: by, ResolvedMsg: a.ResolvedMsg}
 	}
-	res, err := tx.ExecContext(ctx, multiRow(s.q.get(qAlarmInsert), len(alarms)), args...)
+	n, err := s.q.AlarmInsert(ctx, tx, rows)
 	if err != nil {
 		return 0, fmt.Errorf("raise %d alarm(s), first %s: %w", len(alarms), alarms[0].DedupKey, err)
 	}
-	n, _ := res.RowsAffected()
 	return n, nil
 }
 

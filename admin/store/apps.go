@@ -71,7 +71,7 @@ func (s *Store) App(ctx context.Context, name string) (App, error) {
 // CreateApp inserts a with version 1 (CreatedBy is also its UpdatedBy); a
 // name that has its row already is ErrConflict.
 func (s *Store) CreateApp(ctx context.Context, a App) error {
-	_, err := s.db.NamedExecContext(ctx, s.q.get(qAppInsert), a)
+	_, err := s.q.AppInsert(ctx, s.db, a)
 	if isDuplicate(err) {
 		return conflictf("app %s exists already", a.Name)
 	}
@@ -84,7 +84,7 @@ func (s *Store) CreateApp(ctx context.Context, a App) error {
 // EnsureApp creates the row of app, with nothing said of it, when it has
 // none: the first job or executor that names an app makes it an object.
 func (s *Store) EnsureApp(ctx context.Context, app string) error {
-	if _, err := s.db.ExecContext(ctx, s.q.get(qAppEnsure), app); err != nil {
+	if _, err := s.q.AppEnsure(ctx, s.db, app); err != nil {
 		return fmt.Errorf("ensure app %s: %w", app, err)
 	}
 	return nil
@@ -94,11 +94,11 @@ func (s *Store) EnsureApp(ctx context.Context, app string) error {
 // row's, bumping it: ErrConflict when someone changed it since,
 // ErrNotFound when there is no such app.
 func (s *Store) UpdateApp(ctx context.Context, a App) error {
-	res, err := s.db.NamedExecContext(ctx, s.q.get(qAppUpdate), a)
+	n, err := s.q.AppUpdate(ctx, s.db, a)
 	if err != nil {
 		return fmt.Errorf("update app %s: %w", a.Name, err)
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	if n > 0 {
 		return nil
 	}
 	cur, err := s.App(ctx, a.Name)

@@ -27,10 +27,10 @@ func (s *Store) StartRun(ctx context.Context, epoch int64, runID int64, lease ti
 	return len(started) == 1, err
 }
 
-// txNow reads the database clock inside tx.
-func (s *Store) txNow(ctx context.Context, tx *sqlx.Tx) (int64, error) {
-	var now int64
-	if err := tx.GetContext(ctx, &now, s.q.get(qDBNow)); err != nil {
+// dbNow reads the database clock on db (the pool or a transaction).
+func (s *Store) dbNow(ctx context.Context, db dbtx) (int64, error) {
+	now, err := s.q.DBNow(ctx, db)
+	if err != nil {
 		return 0, fmt.Errorf("read database clock: %w", err)
 	}
 	return now, nil
@@ -102,24 +102,28 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 // queued tokens as acknowledged, started ones as running. The first
 // acknowledgement of a token fixes its accept_seq for Reconcile.
 func (s *Store) RecordAccepted(ctx context.Context, executorID int64, queued, started []int64, acceptSeq int64) error {
-	if err := s.updateTokens(ctx, qAttemptAck, queued, acceptSeq, executorID); err != nil {
+	ack := func(ids []int64) error {
+		_, err := s.q.AttemptAck(ctx, s.db, attemptAckParams{AcceptSeq: acceptSeq, ExecutorID: executorID, IDs: ids})
 		return err
 	}
-	return s.updateTokens(ctx, qAttemptStarted, started, acceptSeq, executorID)
+	if err := updateTokens(ctx, qAttemptAck, queued, ack); err != nil {
+		return err
+	}
+	start := func(ids []int64) error {
+		_, err := s.q.AttemptStarted(ctx, s.db, attemptStartedParams{AcceptSeq: acceptSeq, ExecutorID: executorID, IDs: ids})
+		return err
+	}
+	return updateTokens(ctx, qAttemptStarted, started, start)
 }
 
-// updateTokens runs a named "… id IN (?)" update of slot attempts (or of
-// runs) over tokens (ids), args first, in autocommit statements of up to 1000 tokens in
-// token order, each retried on a deadlock (see Store.exec).
-func (s *Store) updateTokens(ctx context.Context, query query, tokens []int64, args ...any) error {
+// updateTokens runs update (an "… id IN (?)" update of slot attempts) over
+// tokens (ids) in autocommit statements of up to 1000 tokens in token
+// order, each retried on a deadlock (see Store.exec).
+func updateTokens(ctx context.Context, query query, tokens []int64, update func(ids []int64) error) error {
 	tokens = slices.Sorted(slices.Values(tokens))
 	for start := 0; start < len(tokens); start += 1000 {
 		chunk := tokens[start:min(start+1000, len(tokens))]
-		q, qargs, err := sqlx.In(s.q.get(query), append(slices.Clip(args), chunk)...)
-		if err != nil {
-			return err
-		}
-		if _, err := s.exec(ctx, q, qargs...); err != nil {
+		if err := retry(ctx, func() error { return update(chunk) }); err != nil {
 			return fmt.Errorf("%s of %d tokens: %w", query, len(chunk), err)
 		}
 	}
@@ -235,11 +239,11 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID i
 		if oldStatus == AttemptLost {
 			class = protocol.ClassLost
 		}
-		res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), oldStatus, class, old.Token)
+		n, err := s.q.AttemptSupersede(ctx, tx, attemptSupersedeParams{Status: oldStatus, ErrorClass: class, ID: old.Token})
 		if err != nil {
 			return fmt.Errorf("supersede token %d: %w", old.Token, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return nil
 		}
 		token, err = s.q.AttemptInsertMoved(ctx, tx, attemptInsertMovedParams{

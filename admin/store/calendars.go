@@ -31,25 +31,25 @@ type Calendar struct {
 // CreateCalendar inserts c and returns its id; a taken (app, name) is
 // ErrConflict.
 func (s *Store) CreateCalendar(ctx context.Context, c Calendar) (int64, error) {
-	res, err := s.db.NamedExecContext(ctx, s.q.get(qCalendarInsert), c)
+	id, err := s.q.CalendarInsert(ctx, s.db, c)
 	if isDuplicate(err) {
 		return 0, conflictf("calendar %q of app %q already exists", c.Name, c.App)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("create calendar %s: %w", c.Name, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // UpdateCalendar writes c's description, week and days over calendar c.ID
 // if its revision is still c.Revision; otherwise ErrConflict (someone else
 // changed it) or ErrNotFound.
 func (s *Store) UpdateCalendar(ctx context.Context, c Calendar) error {
-	res, err := s.db.NamedExecContext(ctx, s.q.get(qCalendarUpdate), c)
+	n, err := s.q.CalendarUpdate(ctx, s.db, c)
 	if err != nil {
 		return fmt.Errorf("update calendar %d: %w", c.ID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		if _, err := s.Calendar(ctx, c.ID); err != nil {
 			return err
 		}

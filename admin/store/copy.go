@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	sqlfiles "github.com/shardjob/shardjob/sql"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // copyTables are the tables of an installation that Copy moves, each with
@@ -121,15 +122,14 @@ func Copy(ctx context.Context, from, to *Store, progress func(TableCopy)) (CopyR
 			progress(c)
 		}
 	}
-	var epoch, since int64
-	var holder string
-	if err := from.db.QueryRowContext(ctx, from.q.get(qLeaderGet)).Scan(&epoch, &holder, &since); err != nil {
+	l, err := from.q.LeaderGet(ctx, from.db)
+	if err != nil {
 		return rep, fmt.Errorf("read the source's leader: %w", err)
 	}
-	if _, err := to.q.CopyLeader(ctx, to.db, copyLeaderParams{Epoch: epoch, Holder: holder, SinceMS: since}); err != nil {
+	if _, err := to.q.CopyLeader(ctx, to.db, copyLeaderParams{Epoch: l.Epoch, Holder: l.Holder, SinceMS: l.SinceMS}); err != nil {
 		return rep, fmt.Errorf("write the target's leader: %w", err)
 	}
-	rep.Epoch = epoch
+	rep.Epoch = l.Epoch
 	return rep, nil
 }
 
@@ -265,7 +265,7 @@ func copyTable(ctx context.Context, from, to *Store, table string, key []string)
 				}
 			}
 		}
-		_, err := to.db.ExecContext(ctx, multiRow(st.insert, len(rows)), args...)
+		_, err := to.db.ExecContext(ctx, namedsql.MultiRow(st.insert, len(rows)), args...)
 		return err
 	})
 	if err != nil {

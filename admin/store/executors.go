@@ -109,10 +109,10 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 		if kept[a.Token] {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptLost, protocol.ClassLost, a.Token); err != nil {
+		if _, err := s.q.AttemptSupersede(ctx, tx, attemptSupersedeParams{Status: AttemptLost, ErrorClass: protocol.ClassLost, ID: a.Token}); err != nil {
 			return moved, fmt.Errorf("supersede lost token %d: %w", a.Token, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+		if _, err := s.insertNext(ctx, tx, a); err != nil {
 			return moved, fmt.Errorf("replace lost token %d: %w", a.Token, err)
 		}
 		moved++

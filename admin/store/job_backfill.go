@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/jmoiron/sqlx"
 )
 
 // TriggerBackfill (workflows.go) is also the trigger kind of a job run a
@@ -81,8 +79,11 @@ func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfil
 		}
 		return nil
 	}
-	id, err := s.createBackfill(ctx, epoch, lockJob, qJobBackfillInsert, []any{b.JobID, b.App, b.FromDate, b.ToDate,
-		b.NewestFirst, b.Parallel, b.OnlyMissing, b.CreatedBy}, func(tx *Tx, id int64) (err error) {
+	insert := func(tx *Tx) (int64, error) {
+		return s.q.JobBackfillInsert(ctx, tx.tx, jobBackfillInsertParams{JobID: b.JobID, App: b.App, FromDate: b.FromDate,
+			ToDate: b.ToDate, NewestFirst: b.NewestFirst, Parallel: b.Parallel, OnlyMissing: b.OnlyMissing, CreatedBy: b.CreatedBy})
+	}
+	id, err := s.backfillTx(ctx, epoch, lockJob, insert, func(tx *Tx, id int64) (err error) {
 		out, created, err = createRuns(runs, func(r NewRun) (Run, bool, error) {
 			if r.JobID != b.JobID {
 				return Run{}, false, fmt.Errorf("a run of job %d", r.JobID)
@@ -100,14 +101,13 @@ func (s *Store) CreateJobBackfill(ctx context.Context, epoch int64, b JobBackfil
 
 // insertRun inserts run r (its App set) unless its key exists, and returns
 // the run of its key and whether it was created.
-func (s *Store) insertRun(ctx context.Context, q sqlx.ExtContext, epoch int64, r NewRun) (Run, bool, error) {
-	var run Run
-	res, err := q.ExecContext(ctx, s.q.get(qRunInsert), r.insertArgs(epoch)...)
+func (s *Store) insertRun(ctx context.Context, db dbtx, epoch int64, r NewRun) (Run, bool, error) {
+	n, err := s.q.RunInsert(ctx, db, []runInsertParams{r.insertParams(epoch)})
 	if err != nil {
-		return run, false, fmt.Errorf("insert run of job %d at %d: %w", r.JobID, r.ScheduledAt, err)
+		return Run{}, false, fmt.Errorf("insert run of job %d at %d: %w", r.JobID, r.ScheduledAt, err)
 	}
-	n, _ := res.RowsAffected()
-	if err := sqlx.GetContext(ctx, q, &run, s.q.get(qRunByKey), r.JobID, r.ScheduledAt); err != nil {
+	run, err := s.q.RunByKey(ctx, db, runByKeyParams{JobID: r.JobID, ScheduledAt: r.ScheduledAt})
+	if err != nil {
 		return run, false, notFound(err, fmt.Sprintf("run of job %d at %d", r.JobID, r.ScheduledAt))
 	}
 	return run, n == 1, nil

@@ -21,17 +21,14 @@ import (
 func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 	var id int64
 	err := s.Tx(ctx, func(tx *Tx) error {
-		res, err := tx.tx.NamedExecContext(ctx, s.q.get(qJobInsert), j)
-		if err != nil {
-			return err
-		}
-		if id, err = res.LastInsertId(); err != nil {
+		var err error
+		if id, err = s.q.JobInsert(ctx, tx.tx, j); err != nil {
 			return err
 		}
 		if _, err = s.q.AppJobCountAdd(ctx, tx.tx, id); err != nil {
 			return err
 		}
-		if _, err = tx.tx.ExecContext(ctx, s.q.get(qAppEnsure), j.App); err != nil {
+		if _, err = s.q.AppEnsure(ctx, tx.tx, j.App); err != nil {
 			return err
 		}
 		return s.auditFrom(ctx, tx.tx, AuditJobs, id)
@@ -123,11 +120,11 @@ func (s *Store) skipPendingScheduled(ctx context.Context, ex sqlx.ExtContext, jo
 // job's identity and do not change. The update binds j by its db tags.
 func (s *Store) UpdateJob(ctx context.Context, j Job) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.NamedExecContext(ctx, s.q.get(qJobUpdate), j)
+		n, err := s.q.JobUpdate(ctx, tx, j)
 		if err != nil {
 			return fmt.Errorf("update job %d: %w", j.ID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			exists, err := s.q.JobExists(ctx, tx, j.ID)
 			if err != nil {
 				return fmt.Errorf("job %d: %w", j.ID, err)
@@ -255,11 +252,11 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		if _, err := s.q.JobAuditDelete(ctx, tx, id); err != nil {
 			return fmt.Errorf("audit cursor of job %d: %w", id, err)
 		}
-		res, err := tx.ExecContext(ctx, s.q.get(qJobDelete), id)
+		n, err := s.q.JobDelete(ctx, tx, id)
 		if err != nil {
 			return fmt.Errorf("delete job %d: %w", id, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			return fmt.Errorf("job %d: %w", id, ErrNotFound)
 		}
 		return nil

@@ -27,8 +27,8 @@ func (s *Store) ClaimEpoch(ctx context.Context, epoch int64, holder string) (boo
 
 // Leader returns the fencing record.
 func (s *Store) Leader(ctx context.Context) (LeaderRecord, error) {
-	var l LeaderRecord
-	if err := s.db.GetContext(ctx, &l, s.q.get(qLeaderGet)); err != nil {
+	l, err := s.q.LeaderGet(ctx, s.db)
+	if err != nil {
 		return l, fmt.Errorf("read leader record: %w", err)
 	}
 	return l, nil

@@ -197,8 +197,7 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 		if err != nil {
 			return err
 		}
-		var rows []any // RunLogInsert tuples of every run, in (run_id, seq) order
-		n := 0
+		var rows []runLogInsertParams // the lines of every run, in (run_id, seq) order
 		var storedBytes int64
 		cols := make([][]any, 6) // next_seq, stored_lines, stored_bytes, +dropped_executor, +dropped_cap, +dropped_quota
 		for c := range cols {
@@ -224,13 +223,13 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 					continue
 				}
 				t := known[l.Token]
-				rows = append(rows, runID, st.NextSeq+int64(kept), t.Slot, t.Token, t.Attempt, l.At, l.Level, l.Message, l.Attrs)
+				rows = append(rows, runLogInsertParams{RunID: runID, Seq: st.NextSeq + int64(kept), Slot: t.Slot, Token: t.Token, Attempt: t.Attempt,
+					At: l.At, Level: l.Level, Message: l.Message, Attrs: l.Attrs})
 				kept++
 				left -= size
 				storedBytes += size
 				st.StoredBytes += size
 			}
-			n += kept
 			over := len(byRun[runID]) - kept - overQuota
 			cols[0][r], cols[1][r], cols[2][r] = st.NextSeq+int64(kept), st.StoredLines+int64(kept), st.StoredBytes
 			cols[3][r], cols[4][r], cols[5][r] = dropsByRun[runID], int64(over), int64(overQuota)
@@ -238,11 +237,10 @@ func (s *Store) AppendRunLogs(ctx context.Context, executorID int64, lines []Log
 			res.Dropped += over
 			res.OverQuota += overQuota
 		}
-		const width = 9 // placeholders of a RunLogInsert tuple
-		for start := 0; start < n; start += runLogInsertBatch {
-			chunk := rows[start*width : min(start+runLogInsertBatch, n)*width]
-			if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qRunLogInsert), len(chunk)/width), chunk...); err != nil {
-				return fmt.Errorf("insert %d log lines: %w", len(chunk)/width, err)
+		for start := 0; start < len(rows); start += runLogInsertBatch {
+			chunk := rows[start:min(start+runLogInsertBatch, len(rows))]
+			if _, err := s.q.RunLogInsert(ctx, tx, chunk); err != nil {
+				return fmt.Errorf("insert %d log lines: %w", len(chunk), err)
 			}
 		}
 		if _, err := s.execByKey(ctx, tx, qRunLogStatesUpdate, "run_id", runs, cols...); err != nil {
@@ -289,11 +287,11 @@ func (s *Store) AppLogQuota(ctx context.Context, app string) (int64, error) {
 func (s *Store) ensureRunLogStates(ctx context.Context, runs []int64) error {
 	for start := 0; start < len(runs); start += 1000 {
 		chunk := runs[start:min(start+1000, len(runs))]
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r
-		}
-		if _, err := s.exec(ctx, multiRow(s.q.get(qRunLogStateEnsure), len(chunk)), args...); err != nil {
+		err := retry(ctx, func() error {
+			_, err := s.q.RunLogStateEnsure(ctx, s.db, chunk)
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("log states of %d runs: %w", len(chunk), err)
 		}
 	}

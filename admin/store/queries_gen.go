@@ -218,6 +218,7 @@ const (
 	qRunCountOfParent
 	qRunCountsForMaxRuns
 	qRunCountsInWindow
+	qRunIDByKey
 	qRunInsert
 	qRunLastSucceeded
 	qRunList
@@ -560,6 +561,7 @@ var queryNames = [...]string{
 	"RunCountOfParent",
 	"RunCountsForMaxRuns",
 	"RunCountsInWindow",
+	"RunIDByKey",
 	"RunInsert",
 	"RunLastSucceeded",
 	"RunList",

@@ -64,11 +64,17 @@ func (s *Store) supersedeAndInsert(ctx context.Context, tx *sqlx.Tx, token, runI
 	if n == 0 {
 		return 0, nil
 	}
-	res, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), runID, slot, attempt+1, failures)
+	id, err := s.q.AttemptInsertUnplaced(ctx, tx, attemptInsertUnplacedParams{RunID: runID, Slot: slot, Attempt: attempt + 1, Failures: failures})
 	if err != nil {
 		return 0, fmt.Errorf("retry slot %d of run %d: %w", slot, runID, err)
 	}
-	return res.LastInsertId()
+	return id, nil
+}
+
+// insertNext inserts the next attempt of a's slot, unplaced (the leader
+// places it), with a's failure count, and returns its token.
+func (s *Store) insertNext(ctx context.Context, db dbtx, a Attempt) (int64, error) {
+	return s.q.AttemptInsertUnplaced(ctx, db, attemptInsertUnplacedParams{RunID: a.RunID, Slot: a.Slot, Attempt: a.Attempt + 1, Failures: a.Failures})
 }
 
 // ReleaseAttempts handles tokens an executor reports it gave back unstarted
@@ -94,14 +100,14 @@ func (s *Store) ReleaseAttempts(ctx context.Context, executorID int64, tokens []
 			if !a.Current || a.Status != AttemptAssigned || a.ExecutorID.Int64 != executorID {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, s.q.get(qAttemptSupersede), AttemptMoved, "", tok)
+			n, err := s.q.AttemptSupersede(ctx, tx, attemptSupersedeParams{Status: AttemptMoved, ErrorClass: "", ID: tok})
 			if err != nil {
 				return fmt.Errorf("supersede released token %d: %w", tok, err)
 			}
-			if n, _ := res.RowsAffected(); n == 0 {
+			if n == 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+			if _, err := s.insertNext(ctx, tx, a); err != nil {
 				return fmt.Errorf("replace released token %d: %w", tok, err)
 			}
 			moved++

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -57,16 +58,17 @@ func (r NewRun) parent() sql.NullInt64 {
 }
 
 // insertArgs are the arguments of RunInsert for r.
-func (r NewRun) insertArgs(epoch int64) []any {
-	zone := r.TimeZone
-	if zone == "" {
-		zone = "UTC"
+func (r NewRun) insertParams(epoch int64) runInsertParams {
+	return runInsertParams{
+		JobID: r.JobID, ScheduledAt: r.ScheduledAt, TriggerKind: r.TriggerKind, Status: r.Status, Params: r.Params, SlotCount: r.SlotCount,
+		Epoch: epoch, Error: truncate(r.Reason.String(), 2000), ErrorMsg: r.Reason, ParentRunID: r.parent(),
+		TimeZone: cmp.Or(r.TimeZone, "UTC"), DedupScope: r.DedupScope, UncertainPolicy: r.UncertainPolicy, RecordMaxAttempts: r.RecordMaxAttempts,
+		App: r.App, StartDeadlineAt: r.Deadlines.StartDeadlineAt, FinishDeadlineAt: r.Deadlines.FinishDeadlineAt,
+		DeadlineAction: r.Deadlines.DeadlineAction, DeadlineCheckAt: r.Deadlines.DeadlineCheckAt,
+		CalendarID: r.CalendarID, CalendarVersion: r.CalendarVersion, ShiftedFrom: sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0},
+		StartAfter: r.StartAfter, BackfillID: r.BackfillID, Workflow: sql.NullString{String: r.Workflow, Valid: r.Workflow != ""},
+		JobName: r.JobName, Priority: r.Priority,
 	}
-	return []any{r.JobID, r.ScheduledAt, r.TriggerKind, r.Status, r.Params, r.SlotCount, epoch, truncate(r.Reason.String(), 2000), r.Reason, r.parent(), r.Status,
-		zone, r.DedupScope, r.UncertainPolicy, r.RecordMaxAttempts, r.App,
-		r.Deadlines.StartDeadlineAt, r.Deadlines.FinishDeadlineAt, r.Deadlines.DeadlineAction, r.Deadlines.DeadlineCheckAt,
-		r.CalendarID, r.CalendarVersion, sql.NullInt64{Int64: r.ShiftedFrom, Valid: r.ShiftedFrom != 0}, r.StartAfter, r.BackfillID,
-		sql.NullString{String: r.Workflow, Valid: r.Workflow != ""}, r.JobName, r.Priority}
 }
 
 // withApps returns runs with App and JobName filled in from their jobs
@@ -121,16 +123,14 @@ func (t *Tx) InsertRuns(ctx context.Context, epoch int64, runs []NewRun) (int64,
 	for start := 0; start < len(runs); start += runInsertBatch {
 		end := min(start+runInsertBatch, len(runs))
 		chunk := runs[start:end]
-		q := multiRow(s.q.get(qRunInsert), len(chunk))
-		args := make([]any, 0, 15*len(chunk))
-		for _, r := range chunk {
-			args = append(args, r.insertArgs(epoch)...)
+		ps := make([]runInsertParams, len(chunk))
+		for i, r := range chunk {
+			ps[i] = r.insertParams(epoch)
 		}
-		res, err := tx.ExecContext(ctx, q, args...)
+		n, err := s.q.RunInsert(ctx, tx, ps)
 		if err != nil {
 			return inserted, fmt.Errorf("insert %d runs: %w", len(chunk), err)
 		}
-		n, _ := res.RowsAffected()
 		inserted += n
 	}
 	return inserted, nil
@@ -143,15 +143,7 @@ func (s *Store) InsertRun(ctx context.Context, epoch int64, r NewRun) (run Run, 
 	if err != nil {
 		return run, false, err
 	}
-	res, err := s.db.ExecContext(ctx, s.q.get(qRunInsert), filled[0].insertArgs(epoch)...)
-	if err != nil {
-		return run, false, fmt.Errorf("insert run of job %d: %w", r.JobID, err)
-	}
-	n, _ := res.RowsAffected()
-	if err := s.db.GetContext(ctx, &run, s.q.get(qRunByKey), r.JobID, r.ScheduledAt); err != nil {
-		return run, false, notFound(err, "run")
-	}
-	return run, n == 1, nil
+	return s.insertRun(ctx, s.db, epoch, filled[0])
 }
 
 // Run returns a run or ErrNotFound.

@@ -271,7 +271,7 @@ func (t *Tx) InsertChildRun(ctx context.Context, epoch int64, r NewRun) error {
 			break
 		}
 		r.ScheduledAt = at
-		if _, err := t.tx.ExecContext(ctx, t.s.q.get(qRunInsert), r.insertArgs(epoch)...); err != nil {
+		if _, err := t.s.q.RunInsert(ctx, t.tx, []runInsertParams{r.insertParams(epoch)}); err != nil {
 			return fmt.Errorf("trigger child job %d of run %d: %w", r.JobID, r.ParentRunID, err)
 		}
 	}

@@ -102,7 +102,7 @@ func (s *Store) StartRuns(ctx context.Context, epoch int64, lease time.Duration,
 		if err := s.checkEpoch(ctx, tx, epoch); err != nil {
 			return err
 		}
-		now, err := s.txNow(ctx, tx)
+		now, err := s.dbNow(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -182,23 +182,21 @@ func (s *Store) insertAttemptRows(ctx context.Context, tx *sqlx.Tx, lease time.D
 	const batch = 512
 	for start := 0; start < len(placed); start += batch {
 		chunk := placed[start:min(start+batch, len(placed))]
-		q := multiRow(s.q.get(qAttemptInsert), len(chunk))
-		args := make([]any, 0, 5*len(chunk))
-		for _, a := range chunk {
-			args = append(args, a.runID, a.Slot, a.Attempt, a.ExecutorID, lease.Milliseconds())
+		ps := make([]attemptInsertParams, len(chunk))
+		for i, a := range chunk {
+			ps[i] = attemptInsertParams{RunID: a.runID, Slot: a.Slot, Attempt: a.Attempt, ExecutorID: a.ExecutorID, LeaseMS: lease.Milliseconds()}
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.q.AttemptInsert(ctx, tx, ps); err != nil {
 			return fmt.Errorf("insert %d slot attempts: %w", len(chunk), err)
 		}
 	}
 	for start := 0; start < len(waiting); start += batch {
 		chunk := waiting[start:min(start+batch, len(waiting))]
-		q := multiRow(s.q.get(qAttemptInsertWaiting), len(chunk))
-		args := make([]any, 0, 3*len(chunk))
-		for _, a := range chunk {
-			args = append(args, a.runID, a.Slot, a.Attempt)
+		ps := make([]attemptInsertWaitingParams, len(chunk))
+		for i, a := range chunk {
+			ps[i] = attemptInsertWaitingParams{RunID: a.runID, Slot: a.Slot, Attempt: a.Attempt}
 		}
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.q.AttemptInsertWaiting(ctx, tx, ps); err != nil {
 			return fmt.Errorf("insert %d slot attempts held back by a cap: %w", len(chunk), err)
 		}
 	}

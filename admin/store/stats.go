@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/shardjob/shardjob/sql/namedsql"
 	"slices"
 )
 
@@ -160,7 +161,7 @@ func (t *Tx) RecordSlotStats(ctx context.Context, applied []SlotOutcome, info ma
 			args = append(args, x.jobID, x.slot, x.costMS, x.records, x.executorID)
 		}
 		args = append(args, CostAlpha, CostAlpha, CostAlpha, CostAlpha)
-		if _, err := tx.ExecContext(ctx, multiRow(s.q.get(qSlotStatsUpsert), len(chunk)), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, namedsql.MultiRow(s.q.get(qSlotStatsUpsert), len(chunk)), args...); err != nil {
 			return fmt.Errorf("update the stats of %d slots: %w", len(chunk), err)
 		}
 	}

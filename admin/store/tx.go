@@ -30,7 +30,7 @@ func (s *Store) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // Now reads the database clock (Unix ms) inside the transaction.
-func (t *Tx) Now(ctx context.Context) (int64, error) { return t.s.txNow(ctx, t.tx) }
+func (t *Tx) Now(ctx context.Context) (int64, error) { return t.s.dbNow(ctx, t.tx) }
 
 // The batch API of packages that run their own named queries on the
 // platform database (admin/retention, whose queries are in

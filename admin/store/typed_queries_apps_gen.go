@@ -40,6 +40,28 @@ func (q queries) AppCaps(ctx context.Context, db dbtx) ([]appCapsRow, error) {
 	return out, rows.Err()
 }
 
+// AppEnsure runs query AppEnsure of queries_apps.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AppEnsure(ctx context.Context, db dbtx, name string) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAppEnsure], name)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// AppInsert runs query AppInsert of queries_apps.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AppInsert(ctx context.Context, db dbtx, arg App) (int64, error) {
+	text, args, err := sqlx.Named(q[qAppInsert], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // AppList runs query AppList of queries_apps.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) AppList(ctx context.Context, db dbtx) ([]App, error) {
 	out := []App{}
@@ -47,6 +69,19 @@ func (q queries) AppList(ctx context.Context, db dbtx) ([]App, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// AppUpdate runs query AppUpdate of queries_apps.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AppUpdate(ctx context.Context, db dbtx, arg App) (int64, error) {
+	text, args, err := sqlx.Named(q[qAppUpdate], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // appsPlacedSlotsRow is a row of AppsPlacedSlots.

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"github.com/jmoiron/sqlx"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // alarmAckParams are the parameters of AlarmAck.
@@ -57,6 +58,30 @@ func (q queries) AlarmEventGroupIDs(ctx context.Context, db dbtx, groupKeys []st
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// alarmEventGroupInsertParams are the parameters of AlarmEventGroupInsert.
+type alarmEventGroupInsertParams struct {
+	GroupKey string // group_key
+	Scope    string // scope
+	App      string // app
+}
+
+// AlarmEventGroupInsert runs query AlarmEventGroupInsert of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) AlarmEventGroupInsert(ctx context.Context, db dbtx, rows []alarmEventGroupInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 3*len(rows))
+	for _, p := range rows {
+		args = append(args, p.GroupKey, p.Scope, p.App)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qAlarmEventGroupInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // alarmEventGroupKindsRow is a row of AlarmEventGroupKinds.
@@ -133,6 +158,41 @@ func (q queries) AlarmEventGroupStats(ctx context.Context, db dbtx, groupIDs []i
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// alarmInsertParams are the parameters of AlarmInsert.
+type alarmInsertParams struct {
+	Kind        string        // kind
+	Severity    string        // severity
+	JobID       sql.NullInt64 // job_id
+	RunID       sql.NullInt64 // run_id
+	DedupKey    string        // dedup_key
+	Message     string        // message
+	MessageMsg  msg.Msg       // message_msg
+	RaisedBy    string        // raised_by
+	App         string        // app
+	GroupID     int64         // group_id
+	ExecutorID  sql.NullInt64 // executor_id
+	Resolved    bool          // resolved
+	ResolvedBy  string        // resolved_by
+	ResolvedMsg msg.Msg       // resolved_msg
+}
+
+// AlarmInsert runs query AlarmInsert of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) AlarmInsert(ctx context.Context, db dbtx, rows []alarmInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 16*len(rows))
+	for _, p := range rows {
+		args = append(args, p.Kind, p.Severity, p.JobID, p.RunID, p.DedupKey, p.Message, p.MessageMsg, p.RaisedBy, p.App, p.GroupID, p.ExecutorID, p.Resolved, p.ResolvedBy, p.Resolved, p.ResolvedBy, p.ResolvedMsg)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qAlarmInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // alarmListParams are the parameters of AlarmList.
@@ -246,6 +306,26 @@ func (q queries) AppJobCounts(ctx context.Context, db dbtx) ([]AppJobCount, erro
 	return out, nil
 }
 
+// attemptAckParams are the parameters of AttemptAck.
+type attemptAckParams struct {
+	AcceptSeq  int64   // accept_seq
+	ExecutorID int64   // executor_id
+	IDs        []int64 // ids
+}
+
+// AttemptAck runs query AttemptAck of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptAck(ctx context.Context, db dbtx, p attemptAckParams) (int64, error) {
+	text, args, err := sqlx.In(q[qAttemptAck], p.AcceptSeq, p.ExecutorID, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // AttemptByID runs query AttemptByID of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) AttemptByID(ctx context.Context, db dbtx, id int64) (Attempt, error) {
 	var r Attempt
@@ -273,6 +353,32 @@ func (q queries) AttemptForStats(ctx context.Context, db dbtx, ids []int64) ([]A
 	return out, nil
 }
 
+// attemptInsertParams are the parameters of AttemptInsert.
+type attemptInsertParams struct {
+	RunID      int64 // run_id
+	Slot       int   // slot
+	Attempt    int   // attempt
+	ExecutorID int64 // executor_id
+	LeaseMS    int64 // lease_ms
+}
+
+// AttemptInsert runs query AttemptInsert of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) AttemptInsert(ctx context.Context, db dbtx, rows []attemptInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 5*len(rows))
+	for _, p := range rows {
+		args = append(args, p.RunID, p.Slot, p.Attempt, p.ExecutorID, p.LeaseMS)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qAttemptInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // attemptInsertMovedParams are the parameters of AttemptInsertMoved.
 type attemptInsertMovedParams struct {
 	RunID      int64 // run_id
@@ -292,6 +398,47 @@ func (q queries) AttemptInsertMoved(ctx context.Context, db dbtx, p attemptInser
 	return res.LastInsertId()
 }
 
+// attemptInsertUnplacedParams are the parameters of AttemptInsertUnplaced.
+type attemptInsertUnplacedParams struct {
+	RunID    int64 // run_id
+	Slot     int   // slot
+	Attempt  int   // attempt
+	Failures int   // failures
+}
+
+// AttemptInsertUnplaced runs query AttemptInsertUnplaced of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) AttemptInsertUnplaced(ctx context.Context, db dbtx, p attemptInsertUnplacedParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptInsertUnplaced], p.RunID, p.Slot, p.Attempt, p.Failures)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// attemptInsertWaitingParams are the parameters of AttemptInsertWaiting.
+type attemptInsertWaitingParams struct {
+	RunID   int64 // run_id
+	Slot    int   // slot
+	Attempt int   // attempt
+}
+
+// AttemptInsertWaiting runs query AttemptInsertWaiting of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) AttemptInsertWaiting(ctx context.Context, db dbtx, rows []attemptInsertWaitingParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 3*len(rows))
+	for _, p := range rows {
+		args = append(args, p.RunID, p.Slot, p.Attempt)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qAttemptInsertWaiting], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // attemptPlaceParams are the parameters of AttemptPlace.
 type attemptPlaceParams struct {
 	ExecutorID int64 // executor_id
@@ -302,6 +449,42 @@ type attemptPlaceParams struct {
 // AttemptPlace runs query AttemptPlace of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) AttemptPlace(ctx context.Context, db dbtx, p attemptPlaceParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qAttemptPlace], p.ExecutorID, p.LeaseMS, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// attemptStartedParams are the parameters of AttemptStarted.
+type attemptStartedParams struct {
+	AcceptSeq  int64   // accept_seq
+	ExecutorID int64   // executor_id
+	IDs        []int64 // ids
+}
+
+// AttemptStarted runs query AttemptStarted of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptStarted(ctx context.Context, db dbtx, p attemptStartedParams) (int64, error) {
+	text, args, err := sqlx.In(q[qAttemptStarted], p.AcceptSeq, p.ExecutorID, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// attemptSupersedeParams are the parameters of AttemptSupersede.
+type attemptSupersedeParams struct {
+	Status     string // status
+	ErrorClass string // error_class
+	ID         int64  // id
+}
+
+// AttemptSupersede runs query AttemptSupersede of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) AttemptSupersede(ctx context.Context, db dbtx, p attemptSupersedeParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qAttemptSupersede], p.Status, p.ErrorClass, p.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -581,6 +764,19 @@ func (q queries) CalendarDelete(ctx context.Context, db dbtx, id int64) (int64, 
 	return res.RowsAffected()
 }
 
+// CalendarInsert runs query CalendarInsert of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) CalendarInsert(ctx context.Context, db dbtx, arg Calendar) (int64, error) {
+	text, args, err := sqlx.Named(q[qCalendarInsert], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // calendarListParams are the parameters of CalendarList.
 type calendarListParams struct {
 	AllApps bool     // all_apps
@@ -598,6 +794,19 @@ func (q queries) CalendarList(ctx context.Context, db dbtx, p calendarListParams
 		return nil, err
 	}
 	return out, nil
+}
+
+// CalendarUpdate runs query CalendarUpdate of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) CalendarUpdate(ctx context.Context, db dbtx, arg Calendar) (int64, error) {
+	text, args, err := sqlx.Named(q[qCalendarUpdate], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // calendarVersionsRow is a row of CalendarVersions.
@@ -1001,6 +1210,15 @@ func (q queries) JobCountDue(ctx context.Context, db dbtx, p jobCountDueParams) 
 	return r, err
 }
 
+// JobDelete runs query JobDelete of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobDelete(ctx context.Context, db dbtx, id int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobDelete], id)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // JobExists runs query JobExists of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) JobExists(ctx context.Context, db dbtx, id int64) (int, error) {
 	var r int
@@ -1013,6 +1231,19 @@ func (q queries) JobForChildRun(ctx context.Context, db dbtx, id int64) (ChildJo
 	var r ChildJob
 	err := sqlx.GetContext(ctx, db, &r, q[qJobForChildRun], id)
 	return r, err
+}
+
+// JobInsert runs query JobInsert of queries.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) JobInsert(ctx context.Context, db dbtx, arg Job) (int64, error) {
+	text, args, err := sqlx.Named(q[qJobInsert], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // jobListParams are the parameters of JobList.
@@ -1128,6 +1359,19 @@ func (q queries) JobSetPaused(ctx context.Context, db dbtx, p jobSetPausedParams
 	return res.RowsAffected()
 }
 
+// JobUpdate runs query JobUpdate of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobUpdate(ctx context.Context, db dbtx, arg Job) (int64, error) {
+	text, args, err := sqlx.Named(q[qJobUpdate], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // JobsMaxRunsReached runs query JobsMaxRunsReached of queries.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) JobsMaxRunsReached(ctx context.Context, db dbtx, ids []int64) ([]JobMaxRuns, error) {
 	text, args, err := sqlx.In(q[qJobsMaxRunsReached], ids)
@@ -1224,6 +1468,13 @@ func (q queries) LeaderClaim(ctx context.Context, db dbtx, p leaderClaimParams) 
 	return res.RowsAffected()
 }
 
+// LeaderGet runs query LeaderGet of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) LeaderGet(ctx context.Context, db dbtx) (LeaderRecord, error) {
+	var r LeaderRecord
+	err := sqlx.GetContext(ctx, db, &r, q[qLeaderGet])
+	return r, err
+}
+
 // LeaderGetShared runs query LeaderGetShared of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) LeaderGetShared(ctx context.Context, db dbtx) (int64, error) {
 	var r int64
@@ -1283,6 +1534,19 @@ func (q queries) RunByID(ctx context.Context, db dbtx, id int64) (Run, error) {
 	return r, err
 }
 
+// runByKeyParams are the parameters of RunByKey.
+type runByKeyParams struct {
+	JobID       int64 // job_id
+	ScheduledAt int64 // scheduled_at
+}
+
+// RunByKey runs query RunByKey of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunByKey(ctx context.Context, db dbtx, p runByKeyParams) (Run, error) {
+	var r Run
+	err := sqlx.GetContext(ctx, db, &r, q[qRunByKey], p.JobID, p.ScheduledAt)
+	return r, err
+}
+
 // runCountOfParentParams are the parameters of RunCountOfParent.
 type runCountOfParentParams struct {
 	JobID       int64 // job_id
@@ -1337,6 +1601,67 @@ func (q queries) RunCountsInWindow(ctx context.Context, db dbtx, p runCountsInWi
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// runIDByKeyParams are the parameters of RunIDByKey.
+type runIDByKeyParams struct {
+	JobID       int64 // job_id
+	ScheduledAt int64 // scheduled_at
+}
+
+// RunIDByKey runs query RunIDByKey of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunIDByKey(ctx context.Context, db dbtx, p runIDByKeyParams) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qRunIDByKey], p.JobID, p.ScheduledAt).Scan(&r)
+	return r, err
+}
+
+// runInsertParams are the parameters of RunInsert.
+type runInsertParams struct {
+	JobID             int64          // job_id
+	ScheduledAt       int64          // scheduled_at
+	TriggerKind       string         // trigger_kind
+	Status            string         // status
+	Params            string         // params
+	SlotCount         int            // slot_count
+	Epoch             int64          // epoch
+	Error             string         // error
+	ErrorMsg          msg.Msg        // error_msg
+	ParentRunID       sql.NullInt64  // parent_run_id
+	TimeZone          string         // time_zone
+	DedupScope        string         // dedup_scope
+	UncertainPolicy   string         // uncertain_policy
+	RecordMaxAttempts int            // record_max_attempts
+	App               string         // app
+	StartDeadlineAt   sql.NullInt64  // start_deadline_at
+	FinishDeadlineAt  sql.NullInt64  // finish_deadline_at
+	DeadlineAction    string         // deadline_action
+	DeadlineCheckAt   sql.NullInt64  // deadline_check_at
+	CalendarID        int64          // calendar_id
+	CalendarVersion   string         // calendar_version
+	ShiftedFrom       sql.NullInt64  // shifted_from
+	StartAfter        int64          // start_after
+	BackfillID        int64          // backfill_id
+	Workflow          sql.NullString // workflow
+	JobName           string         // job_name
+	Priority          sql.NullInt64  // priority
+}
+
+// RunInsert runs query RunInsert of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) RunInsert(ctx context.Context, db dbtx, rows []runInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 28*len(rows))
+	for _, p := range rows {
+		args = append(args, p.JobID, p.ScheduledAt, p.TriggerKind, p.Status, p.Params, p.SlotCount, p.Epoch, p.Error, p.ErrorMsg, p.ParentRunID, p.Status, p.TimeZone, p.DedupScope, p.UncertainPolicy, p.RecordMaxAttempts, p.App, p.StartDeadlineAt, p.FinishDeadlineAt, p.DeadlineAction, p.DeadlineCheckAt, p.CalendarID, p.CalendarVersion, p.ShiftedFrom, p.StartAfter, p.BackfillID, p.Workflow, p.JobName, p.Priority)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qRunInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // RunLastSucceeded runs query RunLastSucceeded of queries.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
@@ -2056,6 +2381,33 @@ func (q queries) UtilizationBuckets(ctx context.Context, db dbtx, p utilizationB
 		return nil, err
 	}
 	return out, nil
+}
+
+// utilizationInsertParams are the parameters of UtilizationInsert.
+type utilizationInsertParams struct {
+	At        int64  // at
+	App       string // app
+	Executors int    // executors
+	Capacity  int    // capacity
+	Busy      int    // busy
+	Queued    int    // queued
+}
+
+// UtilizationInsert runs query UtilizationInsert of queries.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) UtilizationInsert(ctx context.Context, db dbtx, rows []utilizationInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 6*len(rows))
+	for _, p := range rows {
+		args = append(args, p.At, p.App, p.Executors, p.Capacity, p.Busy, p.Queued)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qUtilizationInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // UtilizationSample runs query UtilizationSample of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.

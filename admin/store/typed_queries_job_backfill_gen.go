@@ -7,6 +7,27 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
+// jobBackfillInsertParams are the parameters of JobBackfillInsert.
+type jobBackfillInsertParams struct {
+	JobID       int64  // job_id
+	App         string // app
+	FromDate    string // from_date
+	ToDate      string // to_date
+	NewestFirst bool   // newest_first
+	Parallel    int    // parallel
+	OnlyMissing bool   // only_missing
+	CreatedBy   string // created_by
+}
+
+// JobBackfillInsert runs query JobBackfillInsert of queries_job_backfill.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) JobBackfillInsert(ctx context.Context, db dbtx, p jobBackfillInsertParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobBackfillInsert], p.JobID, p.App, p.FromDate, p.ToDate, p.NewestFirst, p.Parallel, p.OnlyMissing, p.CreatedBy)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // jobBackfillTurnsParams are the parameters of JobBackfillTurns.
 type jobBackfillTurnsParams struct {
 	BackfillIDs []int64 // backfill_ids

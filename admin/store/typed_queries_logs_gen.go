@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/sql/namedsql"
 )
 
 // appLogDayParams are the parameters of AppLogDay.
@@ -91,6 +92,36 @@ func (q queries) RunLogDeleteRuns(ctx context.Context, db dbtx, runIDs []int64) 
 	return res.RowsAffected()
 }
 
+// runLogInsertParams are the parameters of RunLogInsert.
+type runLogInsertParams struct {
+	RunID   int64  // run_id
+	Seq     int64  // seq
+	Slot    int    // slot
+	Token   int64  // token
+	Attempt int    // attempt
+	At      int64  // at
+	Level   int    // level
+	Message string // message
+	Attrs   string // attrs
+}
+
+// RunLogInsert runs query RunLogInsert of queries_logs.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) RunLogInsert(ctx context.Context, db dbtx, rows []runLogInsertParams) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 9*len(rows))
+	for _, p := range rows {
+		args = append(args, p.RunID, p.Seq, p.Slot, p.Token, p.Attempt, p.At, p.Level, p.Message, p.Attrs)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qRunLogInsert], len(rows)), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // runLogPageParams are the parameters of RunLogPage.
 type runLogPageParams struct {
 	RunID int64 // run_id
@@ -140,6 +171,23 @@ func (q queries) RunLogStateDeleteRuns(ctx context.Context, db dbtx, runIDs []in
 		return 0, err
 	}
 	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// RunLogStateEnsure runs query RunLogStateEnsure of queries_logs.sql on db (a pool or a transaction), its VALUES tuple
+// once per row of rows, and returns the number of rows it affected.
+func (q queries) RunLogStateEnsure(ctx context.Context, db dbtx, rows []int64) (int64, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	args := make([]any, 0, 1*len(rows))
+	for _, runID := range rows {
+		args = append(args, runID)
+	}
+	res, err := db.ExecContext(ctx, namedsql.MultiRow(q[qRunLogStateEnsure], len(rows)), args...)
 	if err != nil {
 		return 0, err
 	}

@@ -308,6 +308,19 @@ func (q queries) WorkflowDelete(ctx context.Context, db dbtx, id int64) (int64, 
 	return res.RowsAffected()
 }
 
+// WorkflowInsert runs query WorkflowInsert of queries_workflows.sql on db (a pool or a transaction) and returns the id of the row it inserted.
+func (q queries) WorkflowInsert(ctx context.Context, db dbtx, arg Workflow) (int64, error) {
+	text, args, err := sqlx.Named(q[qWorkflowInsert], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 // workflowListParams are the parameters of WorkflowList.
 type workflowListParams struct {
 	ID      int64    // id
@@ -532,6 +545,19 @@ type workflowSetNextFireParams struct {
 // WorkflowSetNextFire runs query WorkflowSetNextFire of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) WorkflowSetNextFire(ctx context.Context, db dbtx, p workflowSetNextFireParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qWorkflowSetNextFire], p.NextFireAt, p.ID, p.Version)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// WorkflowUpdate runs query WorkflowUpdate of queries_workflows.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) WorkflowUpdate(ctx context.Context, db dbtx, arg Workflow) (int64, error) {
+	text, args, err := sqlx.Named(q[qWorkflowUpdate], arg)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
 	if err != nil {
 		return 0, err
 	}

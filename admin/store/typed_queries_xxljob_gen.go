@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"github.com/jmoiron/sqlx"
+	"github.com/shardjob/shardjob/admin/msg"
 )
 
 // ExecutorProtocolByAddress runs query ExecutorProtocolByAddress of queries_xxljob.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
@@ -36,6 +37,22 @@ func (q queries) XXLAttemptByToken(ctx context.Context, db dbtx, id int64) (Toke
 	var r TokenInfo
 	err := sqlx.GetContext(ctx, db, &r, q[qXXLAttemptByToken], id)
 	return r, err
+}
+
+// xxlAttemptLoseParams are the parameters of XXLAttemptLose.
+type xxlAttemptLoseParams struct {
+	Error    string  // error
+	ErrorMsg msg.Msg // error_msg
+	ID       int64   // id
+}
+
+// XXLAttemptLose runs query XXLAttemptLose of queries_xxljob.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) XXLAttemptLose(ctx context.Context, db dbtx, p xxlAttemptLoseParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qXXLAttemptLose], p.Error, p.ErrorMsg, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // xxlAttemptRunningLockedParams are the parameters of XXLAttemptRunningLocked.

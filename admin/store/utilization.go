@@ -39,11 +39,11 @@ const utilizationPerStatement = 500
 func (s *Store) AddUtilizationSamples(ctx context.Context, samples []UtilizationSample) error {
 	for start := 0; start < len(samples); start += utilizationPerStatement {
 		chunk := samples[start:min(start+utilizationPerStatement, len(samples))]
-		args := make([]any, 0, 6*len(chunk))
-		for _, x := range chunk {
-			args = append(args, x.At, x.App, x.Executors, x.Capacity, x.Busy, x.Queued)
+		ps := make([]utilizationInsertParams, len(chunk))
+		for i, x := range chunk {
+			ps[i] = utilizationInsertParams{At: x.At, App: x.App, Executors: x.Executors, Capacity: x.Capacity, Busy: x.Busy, Queued: x.Queued}
 		}
-		if _, err := s.db.ExecContext(ctx, multiRow(s.q.get(qUtilizationInsert), len(chunk)), args...); err != nil {
+		if _, err := s.q.UtilizationInsert(ctx, s.db, ps); err != nil {
 			return fmt.Errorf("insert %d utilization samples: %w", len(chunk), err)
 		}
 	}

@@ -68,19 +68,6 @@ func (s *Store) CreateBackfill(ctx context.Context, epoch int64, b Backfill, run
 	return id, out, created, nil
 }
 
-// createBackfill is backfillTx with the row inserted by the untyped named
-// query insert with args (a job's backfill, job_backfill.go).
-func (s *Store) createBackfill(ctx context.Context, epoch int64, check func(tx *Tx) error, insert query, args []any,
-	runs func(tx *Tx, id int64) error) (int64, error) {
-	return s.backfillTx(ctx, epoch, check, func(tx *Tx) (int64, error) {
-		res, err := tx.tx.ExecContext(ctx, s.q.get(insert), args...)
-		if err != nil {
-			return 0, err
-		}
-		return res.LastInsertId()
-	}, runs)
-}
-
 // backfillTx is the transaction of a backfill of a workflow or a job,
 // fenced by epoch: check (when not nil) what it is for, insert its row
 // (insert returns the id generated), then create its runs (runs).

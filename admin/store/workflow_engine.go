@@ -65,12 +65,16 @@ func (t *Tx) InsertWorkflowJobRun(ctx context.Context, epoch int64, r NewRun) (i
 	r = filled[0]
 	at := r.ScheduledAt
 	for r.ScheduledAt = at; r.ScheduledAt < at+100; r.ScheduledAt++ {
-		res, err := t.tx.ExecContext(ctx, t.s.q.get(qRunInsert), r.insertArgs(epoch)...)
+		n, err := t.s.q.RunInsert(ctx, t.tx, []runInsertParams{r.insertParams(epoch)})
 		if err != nil {
 			return 0, fmt.Errorf("workflow run of job %d: %w", r.JobID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			return res.LastInsertId()
+		if n == 1 {
+			id, err := t.s.q.RunIDByKey(ctx, t.tx, runIDByKeyParams{JobID: r.JobID, ScheduledAt: r.ScheduledAt})
+			if err != nil {
+				return 0, fmt.Errorf("workflow run of job %d: %w", r.JobID, err)
+			}
+			return id, nil
 		}
 	}
 	return 0, conflictf("workflow run of job %d: runs exist at each of the 100 ms from %d", r.JobID, at)

@@ -84,18 +84,18 @@ func (s *Store) syncInlineJobs(ctx context.Context, tx *sqlx.Tx, w Workflow) err
 		old, ok := byName[j.Name]
 		delete(byName, j.Name)
 		if !ok {
-			if _, err := tx.NamedExecContext(ctx, s.q.get(qJobInsert), j); err != nil {
+			if _, err := s.q.JobInsert(ctx, tx, j); err != nil {
 				return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
 			}
 			continue
 		}
 		j.ID, j.Version = old.ID, old.Version
-		if _, err := tx.NamedExecContext(ctx, s.q.get(qJobUpdate), j); err != nil {
+		if _, err := s.q.JobUpdate(ctx, tx, j); err != nil {
 			return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
 		}
 	}
 	for _, j := range byName {
-		if _, err := tx.ExecContext(ctx, s.q.get(qJobDelete), j.ID); err != nil {
+		if _, err := s.q.JobDelete(ctx, tx, j.ID); err != nil {
 			return fmt.Errorf("workflow %d: delete job %s of a node no longer inline: %w", w.ID, j.Name, err)
 		}
 	}
@@ -120,18 +120,16 @@ func (s *Store) CreateWorkflow(ctx context.Context, w Workflow) (int64, error) {
 	}
 	var id int64
 	err := s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.NamedExecContext(ctx, s.q.get(qWorkflowInsert), w)
+		var err error
+		id, err = s.q.WorkflowInsert(ctx, tx, w)
 		if isDuplicate(err) {
 			return conflictf("workflow %s/%s already exists", w.App, w.Name)
 		}
 		if err != nil {
 			return fmt.Errorf("create workflow %s/%s: %w", w.App, w.Name, err)
 		}
-		if id, err = res.LastInsertId(); err != nil {
-			return err
-		}
 		w.ID = id
-		if _, err := tx.ExecContext(ctx, s.q.get(qAppEnsure), w.App); err != nil {
+		if _, err := s.q.AppEnsure(ctx, tx, w.App); err != nil {
 			return fmt.Errorf("ensure app %s: %w", w.App, err)
 		}
 		if err := s.syncInlineJobs(ctx, tx, w); err != nil {
@@ -159,11 +157,11 @@ func (s *Store) insertWorkflowVersion(ctx context.Context, tx *sqlx.Tx, id, vers
 // name and the creation stay.
 func (s *Store) UpdateWorkflow(ctx context.Context, w Workflow) error {
 	return s.inTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.NamedExecContext(ctx, s.q.get(qWorkflowUpdate), w)
+		n, err := s.q.WorkflowUpdate(ctx, tx, w)
 		if err != nil {
 			return fmt.Errorf("update workflow %d: %w", w.ID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if n == 0 {
 			cur, err := s.q.WorkflowByID(ctx, tx, w.ID)
 			if err != nil {
 				return notFound(err, fmt.Sprintf("workflow %d", w.ID))

@@ -212,13 +212,7 @@ func (s *Store) SlotsOfTokens(ctx context.Context, tokens []int64) ([]JobSlot, e
 }
 
 // NowMS reads the database clock in Unix milliseconds.
-func (s *Store) NowMS(ctx context.Context) (int64, error) {
-	var now int64
-	if err := s.db.GetContext(ctx, &now, s.q.get(qDBNow)); err != nil {
-		return 0, fmt.Errorf("read database clock: %w", err)
-	}
-	return now, nil
-}
+func (s *Store) NowMS(ctx context.Context) (int64, error) { return s.dbNow(ctx, s.db) }
 
 // XXLHandlerTurns returns, for each handler with unfinished attempts on an
 // XXL-JOB executor, the smallest of their tokens: on an executor that runs
@@ -272,10 +266,10 @@ func (s *Store) XXLLoseIdle(ctx context.Context, token, executorID int64, reason
 			}
 			return fmt.Errorf("lock idle XXL-JOB attempt %d: %w", token, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qXXLAttemptLose), truncate(reason.String(), 2000), reason, token); err != nil {
+		if _, err := s.q.XXLAttemptLose(ctx, tx, xxlAttemptLoseParams{Error: truncate(reason.String(), 2000), ErrorMsg: reason, ID: token}); err != nil {
 			return fmt.Errorf("lose idle XXL-JOB attempt %d: %w", token, err)
 		}
-		if _, err := tx.ExecContext(ctx, s.q.get(qAttemptInsertUnplaced), a.RunID, a.Slot, a.Attempt+1, a.Failures); err != nil {
+		if _, err := s.insertNext(ctx, tx, a); err != nil {
 			return fmt.Errorf("replace idle XXL-JOB attempt %d: %w", token, err)
 		}
 		lost = true

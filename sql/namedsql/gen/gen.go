@@ -17,17 +17,24 @@
 // becomes q.APIKeyList(ctx, db, apiKeyListParams{UserID: …, Limit: …})
 // returning []APIKey. The kinds:
 //
-//	:exec    the number of rows affected
-//	:lastid  the id the insert created
-//	:one     the row; sql.ErrNoRows when there is none
-//	:many    the rows (an empty slice for none)
+//	:exec     the number of rows affected
+//	:lastid   the id the insert created
+//	:one      the row; sql.ErrNoRows when there is none
+//	:many     the rows (an empty slice for none)
+//	:execrows the number of rows affected by a multi-row insert: the
+//	          method takes a slice of rows and runs one statement with the
+//	          VALUES tuple once per row (namedsql.MultiRow; none for no
+//	          row); every placeholder is in the tuple
 //
 // "-- in:" lists one "name type" per placeholder, in order; a name may
 // come back (its value is passed again) and a slice type other than []byte
 // is an IN list, expanded at run time. A type of another package is
 // written with its package name and the package given to -imports
 // (msg.Msg with -imports msg=github.com/shardjob/shardjob/admin/msg). One distinct parameter is passed as
-// itself, more in a generated <query>Params struct. "-- out:" is either the
+// itself, more in a generated <query>Params struct. "-- in:" may instead
+// name a struct type of the package (one word): the text then has ":name"
+// parameters, bound from the struct by its db tags (sqlx.Named), and each
+// must have a field with that tag. "-- out:" is either the
 // columns ("name type, …": one column is returned as its value, more as a
 // generated <query>Row read by position) or the name of a struct type of
 // the package, read by its db tags. Each dialect's text is checked when

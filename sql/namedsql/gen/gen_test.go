@@ -69,6 +69,16 @@ func TestTypedErrors(t *testing.T) {
 		"-- name: X :exec\n-- in: id int64\nDELETE FROM t WHERE id = ?;\n-- name: X.b :exec\n-- in: id int64\nDELETE FROM t;": "typed in two blocks",
 		"-- name: X :exec\n-- in: id int64\nDELETE FROM t WHERE id = ?;\n-- name: X.b\nDELETE FROM t;":                        "dialect b: 0 placeholders",
 		"-- name: X :exec\n-- in: id\nDELETE FROM t WHERE id = ?;":                                                            `"id" is not "name type"`,
+		"-- name: X :exec\n-- in: Item\nUPDATE t SET name = :name WHERE id = :id AND x = :x;":                                 `parameter :x has no field with the tag db:"x" in Item`,
+		"-- name: X :exec\n-- in: Missing\nUPDATE t SET name = :name;":                                                        `"Missing" is not "name type", nor a struct type`,
+		"-- name: X :exec\n-- in: Item\nUPDATE t SET name = ? WHERE id = :id;":                                                "1 placeholders: a query that binds Item by name",
+		"-- name: X :exec\n-- in: Item\nUPDATE t SET name = :name::text WHERE id = :id AND x = :x_y;":                         `parameter :x_y has no field`,
+		"-- name: X :exec\n-- in: Item\nDELETE FROM t;":                                                                       "no :name parameter in Item",
+		"-- name: X :execrows\n-- in: id int64, x int64\nINSERT INTO t (id) VALUES (?) ON CONFLICT DO UPDATE SET x = ?;":      "every placeholder in its VALUES tuple",
+		"-- name: X :execrows\n-- in: Item\nINSERT INTO t (id, name) VALUES (:id, :name);":                                    "takes its rows' parameters by position",
+		"-- name: X :execrows\n-- in: ids []int64\nINSERT INTO t (id) VALUES (?);":                                            "takes no IN list",
+		"-- name: X :execrows\nINSERT INTO t (id) VALUES (1);":                                                                "needs an in line",
+		"-- name: X :execrows\n-- in: id int64\nDELETE FROM t WHERE id = ?;":                                                  "every placeholder in its VALUES tuple",
 	} {
 		dir := t.TempDir()
 		for name, text := range map[string]string{"q.sql": sqlText, "p.go": goFile} {
@@ -117,5 +127,58 @@ func TestSelectColumns(t *testing.T) {
 		if got := goName(in); got != want {
 			t.Errorf("goName(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestTypedStructAndRows: the methods of a query that binds a struct by
+// its db tags (-- in: Item) and of a multi-row insert (:execrows).
+func TestTypedStructAndRows(t *testing.T) {
+	const goFile = "package p\n\ntype Item struct {\n\tID int64 `db:\"id\"`\n\tName string `db:\"name\"`\n}\n"
+	const sqlText = `-- name: ItemUpdate :exec
+-- in: Item
+UPDATE t SET name = :name WHERE id = :id AND name <> :name;
+
+-- name: ItemInsert :lastid
+-- in: Item
+INSERT INTO t (id, name) VALUES (:id, :name);
+
+-- name: ItemsInsert :execrows
+-- in: id int64, name string, id int64
+INSERT INTO t (id, name, copy) VALUES (?, ?, ? + 1) ON CONFLICT (id) DO NOTHING;
+
+-- name: IDsInsert :execrows
+-- in: id int64
+INSERT INTO u (id) VALUES (?);
+`
+	dir := t.TempDir()
+	for name, text := range map[string]string{"q.sql": sqlText, "p.go": goFile} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := Generate(dir, strings.Fields("-pkg p -typed queries -dialects a,b q.sql"))
+	if err != nil || len(files) != 2 {
+		t.Fatal(files, err)
+	}
+	src := string(files[1].Src)
+	for _, want := range []string{
+		"func (q queries) ItemUpdate(ctx context.Context, db dbtx, arg Item) (int64, error) {\n\ttext, args, err := sqlx.Named(q[qItemUpdate], arg)\n",
+		"res, err := db.ExecContext(ctx, text, args...)",
+		"func (q queries) ItemInsert(ctx context.Context, db dbtx, arg Item) (int64, error) {",
+		"return res.LastInsertId()",
+		"type itemsInsertParams struct {\n\tID   int64  // id\n\tName string // name\n}",
+		"func (q queries) ItemsInsert(ctx context.Context, db dbtx, rows []itemsInsertParams) (int64, error) {\n\tif len(rows) == 0 {\n\t\treturn 0, nil\n\t}\n",
+		"for _, p := range rows {\n\t\targs = append(args, p.ID, p.Name, p.ID)\n\t}",
+		"db.ExecContext(ctx, namedsql.MultiRow(q[qItemsInsert], len(rows)), args...)",
+		"func (q queries) IDsInsert(ctx context.Context, db dbtx, rows []int64) (int64, error) {",
+		"for _, id := range rows {\n\t\targs = append(args, id)\n\t}",
+		"\"github.com/jmoiron/sqlx\"\n\t\"github.com/shardjob/shardjob/sql/namedsql\"\n",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated file lacks %q:\n%s", want, src)
+		}
+	}
+	if strings.Contains(src, "database/sql") {
+		t.Errorf("generated file imports database/sql, which it does not use:\n%s", src)
 	}
 }

@@ -2,12 +2,14 @@ package gen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/format"
 	"go/token"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,10 +21,11 @@ import (
 // The kinds of a typed query, written after its name ("-- name: X :one"):
 // what its generated method returns besides an error.
 const (
-	kindExec   = "exec"   // the number of rows affected
-	kindLastID = "lastid" // the id the insert created (LastInsertId)
-	kindOne    = "one"    // the one row (sql.ErrNoRows when there is none)
-	kindMany   = "many"   // every row, an empty slice for none
+	kindExec   = "exec"     // the number of rows affected
+	kindLastID = "lastid"   // the id the insert created (LastInsertId)
+	kindOne    = "one"      // the one row (sql.ErrNoRows when there is none)
+	kindMany   = "many"     // every row, an empty slice for none
+	kindRows   = "execrows" // an insert of many rows at once: its VALUES tuple once per row; the rows affected
 )
 
 // field is a parameter ("-- in:") or a column ("-- out:") of a typed query.
@@ -37,6 +40,7 @@ type typedQuery struct {
 	name, kind, file string
 	line             int
 	in               []field // one per placeholder, in order; a name may repeat
+	inType           string  // the package's struct bound by its db tags to the text's :name parameters
 	out              []field // the columns, when "-- out:" lists them
 	outType          string  // the package's struct the row is scanned into, by db tags
 }
@@ -64,7 +68,7 @@ func typedQueries(qs []namedsql.Query, files []string, texts map[string]map[stri
 		where := fmt.Sprintf("%s:%d: query %s", files[i], q.Line, q.Name)
 		t := &typedQuery{name: q.Name, kind: q.Kind, file: files[i], line: q.Line}
 		switch q.Kind {
-		case kindExec, kindLastID:
+		case kindExec, kindLastID, kindRows:
 			if q.Out != "" {
 				return nil, fmt.Errorf("%s: a :%s query returns no row: remove its out line", where, q.Kind)
 			}
@@ -75,16 +79,27 @@ func typedQueries(qs []namedsql.Query, files []string, texts map[string]map[stri
 		case "":
 			return nil, fmt.Errorf("%s: has in or out lines but no kind: write \"-- name: %s :exec\" (or :lastid, :one, :many)", where, q.Name)
 		default:
-			return nil, fmt.Errorf("%s: unknown kind :%s (:exec, :lastid, :one or :many)", where, q.Kind)
+			return nil, fmt.Errorf("%s: unknown kind :%s (:exec, :lastid, :one, :many or :execrows)", where, q.Kind)
 		}
 		var err error
-		if t.in, err = fields(q.In); err != nil {
+		if structName(q.In) {
+			t.inType = q.In
+			if _, ok := structs[t.inType]; !ok {
+				return nil, fmt.Errorf("%s: in: %q is not \"name type\", nor a struct type of the package", where, t.inType)
+			}
+			if q.Kind == kindRows {
+				return nil, fmt.Errorf("%s: a :%s query takes its rows' parameters by position: list them in its in line", where, q.Kind)
+			}
+		} else if t.in, err = fields(q.In); err != nil {
 			return nil, fmt.Errorf("%s: in: %w", where, err)
+		}
+		if q.Kind == kindRows && slices.ContainsFunc(t.in, func(f field) bool { return strings.HasPrefix(f.goType, "[]") && f.goType != "[]byte" }) {
+			return nil, fmt.Errorf("%s: in: a :%s query takes no IN list", where, q.Kind)
 		}
 		if err := sameTypes(t.in); err != nil {
 			return nil, fmt.Errorf("%s: in: %w", where, err)
 		}
-		if q.Out != "" && !strings.ContainsAny(q.Out, " ,") {
+		if structName(q.Out) {
 			t.outType = q.Out
 			if _, ok := structs[t.outType]; !ok {
 				return nil, fmt.Errorf("%s: out: no struct type %s in the package", where, t.outType)
@@ -118,14 +133,36 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
+// structName reports whether an in or out line names a struct (one word)
+// rather than listing fields.
+func structName(s string) bool {
+	return s != "" && !strings.ContainsAny(s, " ,")
+}
+
 // check compares t with its text for one dialect.
 func (t *typedQuery) check(text string, structs map[string][]string) error {
 	_, n, err := namedsql.Placeholders(text, func(*strings.Builder, int) error { return nil })
 	if err != nil {
 		return err
 	}
-	if n != len(t.in) {
+	if t.inType != "" {
+		if n != 0 {
+			return fmt.Errorf("%d placeholders: a query that binds %s by name has :name parameters only", n, t.inType)
+		}
+		if err := namedParams(text, structs[t.inType]); err != nil {
+			return fmt.Errorf("%w in %s", err, t.inType)
+		}
+	} else if n != len(t.in) {
 		return fmt.Errorf("%d placeholders but %d parameters in its in line", n, len(t.in))
+	}
+	if t.kind == kindRows {
+		if len(t.in) == 0 {
+			return fmt.Errorf("a :%s query needs an in line (the parameters of a row)", t.kind)
+		}
+		_, n2, _ := namedsql.Placeholders(namedsql.MultiRow(text, 2), func(*strings.Builder, int) error { return nil })
+		if n2 != 2*n {
+			return fmt.Errorf("a :%s query has every placeholder in its VALUES tuple (repeated once per row): %d of %d are", t.kind, n2-n, n)
+		}
 	}
 	if t.kind != kindOne && t.kind != kindMany {
 		return nil
@@ -153,6 +190,38 @@ func (t *typedQuery) check(text string, structs map[string][]string) error {
 		if c != "" && c != t.out[i].name {
 			return fmt.Errorf("column %d is %s but its out line says %s", i+1, c, t.out[i].name)
 		}
+	}
+	return nil
+}
+
+// namedParams checks that every :name parameter of text has a db tag
+// among tags, and that there is one. It reads the names as sqlx's named
+// queries do: ':' then letters, digits, '_' and '.'; "::" is a literal
+// ':' (a PostgreSQL cast) and ":=" an assignment.
+func namedParams(text string, tags []string) error {
+	n := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] != ':' {
+			continue
+		}
+		if i+1 < len(text) && (text[i+1] == ':' || text[i+1] == '=') {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (text[j] == '_' || text[j] == '.' || unicode.IsLetter(rune(text[j])) || unicode.IsDigit(rune(text[j]))) {
+			j++
+		}
+		if name := text[i+1 : j]; name != "" {
+			if !slices.Contains(tags, name) {
+				return fmt.Errorf("parameter :%s has no field with the tag db:%q", name, name)
+			}
+			n++
+		}
+		i = j - 1
+	}
+	if n == 0 {
+		return errors.New("no :name parameter")
 	}
 	return nil
 }
@@ -426,14 +495,17 @@ func typedFile(o options, sqlFile string, qs []typedQuery) ([]byte, error) {
 			uses.WriteString(" " + f.goType)
 		}
 	}
-	if bytes.Contains(body.Bytes(), []byte("sqlx.")) {
-		uses.WriteString(" sqlx.")
+	for _, pkg := range []string{"sqlx.", "namedsql."} {
+		if bytes.Contains(body.Bytes(), []byte(pkg)) {
+			uses.WriteString(" " + pkg)
+		}
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Code generated by namegen from %s; DO NOT EDIT.\n\n", sqlFile)
 	fmt.Fprintf(&b, "package %s\n\nimport (\n\"context\"\n", o.pkg)
 	known := []struct{ use, path string }{
 		{"sql.", "database/sql"}, {"json.", "encoding/json"}, {"time.", "time"}, {"sqlx.", "github.com/jmoiron/sqlx"},
+		{"namedsql.", "github.com/shardjob/shardjob/sql/namedsql"},
 	}
 	for _, imp := range strings.Split(o.imports, ",") {
 		if name, path, ok := strings.Cut(strings.TrimSpace(imp), "="); ok {
@@ -441,7 +513,8 @@ func typedFile(o options, sqlFile string, qs []typedQuery) ([]byte, error) {
 		}
 	}
 	for _, imp := range known {
-		if strings.Contains(uses.String(), imp.use) {
+		// imp.use as a whole package name: "sql." is not in " namedsql.".
+		if regexp.MustCompile(`(^|[^\w.])` + regexp.QuoteMeta(imp.use)).MatchString(uses.String()) {
 			fmt.Fprintf(&b, "%q\n", imp.path)
 		}
 	}
@@ -471,6 +544,8 @@ func writeTyped(b *bytes.Buffer, o options, q typedQuery) {
 	paramDecl := ""
 	arg := func(f field) string { return argName(f.name) }
 	switch {
+	case q.inType != "":
+		paramDecl = ", arg " + q.inType
 	case len(params) == 1:
 		paramDecl = ", " + arg(params[0]) + " " + params[0].goType
 	case len(params) > 1:
@@ -527,7 +602,12 @@ func writeTyped(b *bytes.Buffer, o options, q typedQuery) {
 		kindLastID: "the id of the row it inserted",
 		kindOne:    "its row (sql.ErrNoRows when there is none)",
 		kindMany:   "its rows",
+		kindRows:   "the number of rows it affected",
 	}[q.kind]
+	if q.kind == kindRows {
+		writeRows(b, o, q, params, args, what)
+		return
+	}
 	fmt.Fprintf(b, "// %s runs query %s of %s on db (a pool or a transaction) and returns %s.\n", q.name, q.name, q.file, what)
 	fmt.Fprintf(b, "func (q %s) %s(ctx context.Context, db dbtx%s) (%s, error) {\n", o.typed, q.name, paramDecl, ret)
 	if q.kind == kindOne {
@@ -535,7 +615,11 @@ func writeTyped(b *bytes.Buffer, o options, q typedQuery) {
 	}
 	assign := ":="
 	text := fmt.Sprintf("q[%s%s]", o.prefix, q.name)
-	if slice {
+	switch {
+	case q.inType != "":
+		fmt.Fprintf(b, "text, args, err := sqlx.Named(%s, arg)\nif err != nil {\nreturn %s, err\n}\n", text, zero)
+		text, argList, assign = "text", ", args...", "="
+	case slice:
 		fmt.Fprintf(b, "text, args, err := sqlx.In(%s%s)\nif err != nil {\nreturn %s, err\n}\n", text, argList, zero)
 		text, argList, assign = "text", ", args...", "="
 	}
@@ -557,4 +641,26 @@ func writeTyped(b *bytes.Buffer, o options, q typedQuery) {
 		fmt.Fprintf(b, "rows, err := db.QueryContext(ctx, %s%s)\nif err != nil {\nreturn nil, err\n}\ndefer rows.Close()\n", text, argList)
 		fmt.Fprintf(b, "out := []%s{}\nfor rows.Next() {\nvar r %s\nif err := rows.Scan(%s); err != nil {\nreturn nil, err\n}\nout = append(out, r)\n}\nreturn out, rows.Err()\n}\n\n", row, row, scan)
 	}
+}
+
+// writeRows writes the method of a :execrows query: one statement for all
+// of its rows (none for no row), the VALUES tuple repeated once per row.
+func writeRows(b *bytes.Buffer, o options, q typedQuery, params []field, args []string, what string) {
+	row := argName(params[0].name)
+	if len(params) > 1 {
+		row = "p"
+	}
+	fmt.Fprintf(b, "// %s runs query %s of %s on db (a pool or a transaction), its VALUES tuple\n// once per row of rows, and returns %s.\n", q.name, q.name, q.file, what)
+	fmt.Fprintf(b, "func (q %s) %s(ctx context.Context, db dbtx, rows []%s) (int64, error) {\n", o.typed, q.name, paramType(q, params))
+	fmt.Fprintf(b, "if len(rows) == 0 {\nreturn 0, nil\n}\nargs := make([]any, 0, %d*len(rows))\n", len(q.in))
+	fmt.Fprintf(b, "for _, %s := range rows {\nargs = append(args, %s)\n}\n", row, strings.Join(args, ", "))
+	fmt.Fprintf(b, "res, err := db.ExecContext(ctx, namedsql.MultiRow(q[%s%s], len(rows)), args...)\nif err != nil {\nreturn 0, err\n}\nreturn res.RowsAffected()\n}\n\n", o.prefix, q.name)
+}
+
+// paramType is the type of a row of a :execrows query's parameters.
+func paramType(q typedQuery, params []field) string {
+	if len(params) == 1 {
+		return params[0].goType
+	}
+	return unexported(q.name) + "Params"
 }
