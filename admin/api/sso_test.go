@@ -344,16 +344,16 @@ func TestOIDCRoutes(t *testing.T) {
 		c.SSO.Config.Mapping = append(c.SSO.Config.Mapping, sso.Rule{Group: "platform", Role: "admin"})
 	})
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	get := func(path string) *http.Response {
+	get := func(path string) redirect {
 		resp, err := noFollow.Get(e.srv.URL + path)
 		require.NoError(t, err)
-		resp.Body.Close()
-		return resp
+		require.NoError(t, resp.Body.Close())
+		return redirect{status: resp.StatusCode, location: resp.Header.Get("Location"), cookies: resp.Cookies()}
 	}
 	begin := func(ret string) string {
 		resp := get("/api/v1/sso/oidc/login?return=" + url.QueryEscape(ret))
-		require.Equal(t, http.StatusFound, resp.StatusCode)
-		loc, err := url.Parse(resp.Header.Get("Location"))
+		require.Equal(t, http.StatusFound, resp.status)
+		loc, err := url.Parse(resp.location)
 		require.NoError(t, err)
 		require.Equal(t, "id.example.com", loc.Host)
 		state := loc.Query().Get("state")
@@ -364,10 +364,10 @@ func TestOIDCRoutes(t *testing.T) {
 	}
 	state := begin("/#/jobs/7")
 	resp := get("/api/v1/sso/oidc/callback?state=" + state + "&code=code-" + state)
-	require.Equal(t, http.StatusFound, resp.StatusCode)
-	require.Equal(t, "/#/jobs/7", resp.Header.Get("Location"))
+	require.Equal(t, http.StatusFound, resp.status)
+	require.Equal(t, "/#/jobs/7", resp.location)
 	var session string
-	for _, c := range resp.Cookies() {
+	for _, c := range resp.cookies {
 		if c.Name == api.SessionCookie {
 			session = c.Value
 		}
@@ -382,8 +382,8 @@ func TestOIDCRoutes(t *testing.T) {
 
 	// The same state again: refused, back to the sign-in page with why.
 	resp = get("/api/v1/sso/oidc/callback?state=" + state + "&code=code-" + state)
-	require.Equal(t, http.StatusFound, resp.StatusCode)
-	require.True(t, strings.HasPrefix(resp.Header.Get("Location"), "/?sso_error="), resp.Header.Get("Location"))
+	require.Equal(t, http.StatusFound, resp.status)
+	require.True(t, strings.HasPrefix(resp.location, "/?sso_error="), resp.location)
 	require.Contains(t, errorOf(t, resp), "this sign-in was used already")
 
 	// The provider's own refusal.
@@ -393,7 +393,7 @@ func TestOIDCRoutes(t *testing.T) {
 	// No open redirect.
 	for _, bad := range []string{"//evil.example", "https://evil.example/", "/\\evil.example", "/api/v1/jobs", "/?x=1"} {
 		resp = get("/api/v1/sso/oidc/login?return=" + url.QueryEscape(bad))
-		require.Equal(t, http.StatusFound, resp.StatusCode)
+		require.Equal(t, http.StatusFound, resp.status)
 		require.Contains(t, errorOf(t, resp), "is not a page of this console", bad)
 	}
 
@@ -412,9 +412,16 @@ func TestOIDCRoutes(t *testing.T) {
 	require.Equal(t, map[string]any{"password": true, "ldap": false, "oidc": map[string]any{"name": "Company", "login_url": "/api/v1/sso/oidc/login"}}, info)
 }
 
-func errorOf(t *testing.T, resp *http.Response) string {
+// redirect is what a route that redirects answered.
+type redirect struct {
+	status   int
+	location string
+	cookies  []*http.Cookie
+}
+
+func errorOf(t *testing.T, resp redirect) string {
 	t.Helper()
-	loc, err := url.Parse(resp.Header.Get("Location"))
+	loc, err := url.Parse(resp.location)
 	require.NoError(t, err)
 	return loc.Query().Get("sso_error")
 }

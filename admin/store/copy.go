@@ -126,7 +126,7 @@ func Copy(ctx context.Context, from, to *Store, progress func(TableCopy)) (CopyR
 	if err != nil {
 		return rep, fmt.Errorf("read the source's leader: %w", err)
 	}
-	if _, err := to.q.CopyLeader(ctx, to.db, copyLeaderParams{Epoch: l.Epoch, Holder: l.Holder, SinceMS: l.SinceMS}); err != nil {
+	if _, err := to.q.CopyLeader(ctx, to.db, copyLeaderParams(l)); err != nil {
 		return rep, fmt.Errorf("write the target's leader: %w", err)
 	}
 	rep.Epoch = l.Epoch

@@ -129,7 +129,7 @@ func (s *Store) TakePendingSignIn(ctx context.Context, stateHash string) (Pendin
 	if err := oneRow(n, err, "pending sign-in"); err != nil {
 		return PendingSignIn{}, err
 	}
-	return PendingSignIn{Nonce: row.Nonce, Verifier: row.Verifier, ReturnTo: row.ReturnTo}, nil
+	return PendingSignIn(row), nil
 }
 
 // PurgePendingSignIns deletes the expired pending sign-ins.

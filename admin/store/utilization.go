@@ -41,7 +41,7 @@ func (s *Store) AddUtilizationSamples(ctx context.Context, samples []Utilization
 		chunk := samples[start:min(start+utilizationPerStatement, len(samples))]
 		ps := make([]utilizationInsertParams, len(chunk))
 		for i, x := range chunk {
-			ps[i] = utilizationInsertParams{At: x.At, App: x.App, Executors: x.Executors, Capacity: x.Capacity, Busy: x.Busy, Queued: x.Queued}
+			ps[i] = utilizationInsertParams(x)
 		}
 		if _, err := s.q.UtilizationInsert(ctx, s.db, ps); err != nil {
 			return fmt.Errorf("insert %d utilization samples: %w", len(chunk), err)

@@ -67,7 +67,7 @@ func requireRefused(t *testing.T, err, want error, says ...string) {
 	t.Helper()
 	require.ErrorIs(t, err, want)
 	for _, other := range []error{sso.ErrBadCredentials, sso.ErrUnavailable, sso.ErrGone} {
-		if other != want {
+		if !errors.Is(want, other) {
 			require.NotErrorIs(t, err, other)
 		}
 	}
