@@ -65,7 +65,7 @@ mapping:
 recheck: 0s
 `, provider.Issuer, provider.ClientID, clientSecret, base, dir.URL, dir.CAFile, dir.ServiceDN, bindPassword, dir.UserBase, dir.GroupDN("viewers")))
 	// The last --http-addr counts: the callback registered above.
-	startStandalone(t, "--http-addr", "127.0.0.1:"+strconv.Itoa(port), "--sso-config", ssoConfig)
+	sa := startStandalone(t, "--http-addr", "127.0.0.1:"+strconv.Itoa(port), "--sso-config", ssoConfig)
 
 	b := newBrowser(t, chromium, artifactsDir(t))
 	defer b.checkConsole()
@@ -114,6 +114,22 @@ recheck: 0s
 	b.waitJS(10*time.Second, `document.getElementById("login-error").textContent.includes("this sign-in was used already")`, "the refusal shown")
 	require.Equal(t, "", b.evalString(`location.search`), "the reason is taken out of the address")
 	b.screenshot("sso-01-refused")
+
+	// The local admin sees where each user signs in, and whose access ended;
+	// a directory user's role is not edited here.
+	b.login("admin", sa.password)
+	b.menu("users")
+	b.waitJS(10*time.Second, `[...document.querySelectorAll("#users-table tbody tr")].length === 3`, "three users listed")
+	row := func(name string) string {
+		return b.evalString(fmt.Sprintf(`[...document.querySelectorAll("#users-table tbody tr")].find(tr => tr.querySelector(".user-name").textContent === %q).textContent`, name))
+	}
+	require.Contains(t, row("alice"), "OIDC")
+	require.Contains(t, row("alice"), "access ended")
+	require.Contains(t, row("ann"), "LDAP")
+	require.NotContains(t, row("ann"), "access ended")
+	require.True(t, b.evalBool(`document.querySelector('button[data-act="edit"][data-user="ann"]').disabled`))
+	require.False(t, b.evalBool(`document.querySelector('button[data-act="edit"][data-user="admin"]').disabled`))
+	b.screenshot("sso-02-users")
 }
 
 // signInAtProvider clicks "Sign in with" on the sign-in page, fills the

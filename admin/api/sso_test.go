@@ -17,8 +17,10 @@ import (
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/ops"
 	"github.com/shardjob/shardjob/admin/sso"
+	"github.com/shardjob/shardjob/admin/sso/ldapauth"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
+	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
@@ -81,13 +83,17 @@ const (
 // operator of billing, viewers → viewer, recheck every minute, grace 5
 // minutes, on a manual clock.
 func ssoEnv(t *testing.T, st *store.Store, dir *fakeLDAP, clk *clock.Manual, edit func(*api.Config)) *env {
+	var ldap ops.LDAPDirectory
+	if dir != nil {
+		ldap = dir
+	}
 	recheck, grace := time.Minute, 5*time.Minute
 	cfg := api.Config{Store: st, ExecutorSecret: protocol.NewSecret(), Clock: clk, SSO: &ops.Directories{
 		Config: sso.Config{Recheck: &recheck, RecheckGrace: &grace, Mapping: sso.Mapping{
 			{Group: opsGroup, Role: "operator", Apps: []string{"billing"}},
 			{Group: viewerGroup, Role: "viewer"},
 		}},
-		LDAP: dir,
+		LDAP: ldap,
 	}}
 	if edit != nil {
 		edit(&cfg)
@@ -431,4 +437,40 @@ func mustUser(t *testing.T, st *store.Store, name string) store.User {
 	u, err := st.UserByName(context.Background(), name)
 	require.NoError(t, err)
 	return u
+}
+
+// TestLDAPAgainstSlapd: sign-in through a real slapd (testenv), then the
+// server killed: the directory's accounts get a 503 that says so, a local
+// break-glass admin still signs in, and after a restart the directory's
+// accounts sign in again.
+func TestLDAPAgainstSlapd(t *testing.T) {
+	t.Parallel()
+	ann := testenv.LDAPUser{UID: "ann", Password: "ann-directory-pw", Groups: []string{"ops"}}
+	slapd := testenv.StartLDAP(t, ann)
+	dir, err := ldapauth.New(sso.LDAPConfig{URL: slapd.URL, StartTLS: true, CAFile: slapd.CAFile, BindDN: slapd.ServiceDN,
+		BindPassword: slapd.ServicePassword, UserBase: slapd.UserBase, Timeout: 2 * time.Second}, nil)
+	require.NoError(t, err)
+	st := storetest.Open(t, "sqlite")
+	e := ssoEnv(t, st, nil, clock.NewManual(time.Now()), func(c *api.Config) {
+		c.SSO.LDAP = dir
+		c.SSO.Config.Mapping = sso.Mapping{{Group: slapd.GroupDN("ops"), Role: "operator"}}
+		c.NoPasswordSignIn, c.BreakGlassUser = true, "root"
+	})
+	e.user("root", "admin")
+	code, out := signIn(e, "ann", "ann-directory-pw")
+	require.Equal(t, http.StatusOK, code, out)
+	require.Equal(t, "operator", out["role"])
+	code, _ = signIn(e, "ann", "not-her-password")
+	require.Equal(t, http.StatusUnauthorized, code)
+
+	require.NoError(t, slapd.Kill())
+	code, out = signIn(e, "ann", "ann-directory-pw")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, out["error"], "the LDAP directory cannot be reached")
+	code, _ = signIn(e, "root", "password-root")
+	require.Equal(t, http.StatusOK, code, "the break-glass admin while the directory is down")
+
+	require.NoError(t, slapd.Start())
+	code, out = signIn(e, "ann", "ann-directory-pw")
+	require.Equal(t, http.StatusOK, code, out)
 }

@@ -105,8 +105,20 @@ func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
 
 		// Rounds: finish what runs, tick; the cap is never exceeded, and the
 		// small run starts only once the big one's slots are all placed.
-		for round := 0; round < 40; round++ {
-			ended := finishPlaced(t, st, bigRun.ID) + finishPlaced(t, st, smallRun.ID) + finishPlaced(t, st, narrowRun.ID)
+		done := func() bool {
+			for _, id := range []int64{bigRun.ID, smallRun.ID, narrowRun.ID} {
+				if r, err := st.Run(ctx, id); err != nil || r.Status != store.RunSucceeded {
+					return false
+				}
+			}
+			return true
+		}
+		// Until every run is done (a round that ended nothing is no end: a
+		// push of the round before may still be landing), at most 80 rounds.
+		for round := 0; round < 80 && !done(); round++ {
+			finishPlaced(t, st, bigRun.ID)
+			finishPlaced(t, st, smallRun.ID)
+			finishPlaced(t, st, narrowRun.ID)
 			_, err = s.Tick(ctx, 3)
 			require.NoError(t, err)
 			s.WaitPushes()
@@ -117,9 +129,6 @@ func TestCapsHoldSlotsBackUntilRoomFrees(t *testing.T) {
 			require.NoError(t, err)
 			if waitingBig > 0 {
 				require.Equal(t, store.RunPending, r.Status, "round %d: the small run waits behind the big run's %d waiting slots", round, waitingBig)
-			}
-			if ended == 0 {
-				break
 			}
 		}
 		for _, id := range []int64{bigRun.ID, smallRun.ID, narrowRun.ID} {

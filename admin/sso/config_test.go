@@ -84,3 +84,33 @@ func TestParseRefuses(t *testing.T) {
 	_, err := Parse([]byte("oidc:\n  issuer: http://127.0.0.1:5556\n  client_id: c\n  redirect_url: http://localhost:8080/cb\n" + rule))
 	require.NoError(t, err)
 }
+
+// TestDocumentedExampleParses: the worked example of docs/configuration.md
+// ("Single sign-on file") is a file the admin accepts, with the meaning the
+// text gives it.
+func TestDocumentedExampleParses(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "### Single sign-on file")
+	require.GreaterOrEqual(t, start, 0, "the section is there")
+	block := text[start:]
+	open := strings.Index(block, "```yaml\n")
+	require.GreaterOrEqual(t, open, 0, "the section has a YAML example")
+	block = block[open+len("```yaml\n"):]
+	end := strings.Index(block, "```")
+	require.GreaterOrEqual(t, end, 0, "the example is closed")
+	block = block[:end]
+	c, err := Parse([]byte(block))
+	require.NoError(t, err)
+	require.Equal(t, "Company SSO", c.OIDC.Name)
+	require.Equal(t, "sAMAccountName", c.LDAP.UsernameAttribute)
+	g, ok := c.Mapping.Resolve(SourceLDAP, []string{"CN=Batch Operators,OU=Groups,DC=corp,DC=example,DC=com", "cn=engineering,ou=groups,dc=corp,dc=example,dc=com"})
+	require.True(t, ok)
+	require.Equal(t, Grant{Role: "operator", Apps: []string{"search"}}, g, "operator of search and viewer of every app: operator of search")
+	g, ok = c.Mapping.Resolve(SourceOIDC, []string{"billing-ops"})
+	require.True(t, ok)
+	require.Equal(t, Grant{Role: "operator", Apps: []string{"billing", "billing-reports"}}, g)
+	require.Equal(t, 10*time.Minute, c.Grace())
+}

@@ -23,10 +23,13 @@ type Rule struct {
 	Apps []string `yaml:"apps"`
 }
 
-// Mapping is the list of rules of Config. A person gets the highest role of
-// the rules their groups match, and the apps of those rules together; one
-// matching rule without apps gives every app. Admins always have every
-// app. A person no rule matches gets nothing.
+// Mapping is the list of rules of Config. A person gets the highest role
+// of the rules their groups match, limited to the apps of the rules that
+// give that role, together; one of those rules without apps gives every
+// app. Rules of lower roles give nothing more: a user has one role, so
+// "operator of search" and "viewer of every app" make an operator of
+// search, never an operator of every app. Admins always have every app. A
+// person no rule matches gets nothing.
 type Mapping []Rule
 
 // Grant is what a mapping gives a person.
@@ -60,25 +63,31 @@ func (m Mapping) Check() error {
 // Resolve gives the grant of a person of source with groups; ok is false
 // when no rule matches.
 func (m Mapping) Resolve(source string, groups []string) (g Grant, ok bool) {
-	every := false
-	apps := map[string]bool{}
+	var matched []Rule
 	for _, r := range m {
 		if r.Source != "" && r.Source != source || !member(source, r.Group, groups) {
 			continue
 		}
+		matched = append(matched, r)
 		if !ok || auth.Allows(r.Role, g.Role) {
 			g.Role = r.Role
 		}
 		ok = true
+	}
+	if !ok || g.Role == auth.RoleAdmin {
+		return Grant{Role: g.Role}, ok
+	}
+	apps := map[string]bool{}
+	for _, r := range matched {
+		if r.Role != g.Role {
+			continue
+		}
 		if len(r.Apps) == 0 {
-			every = true
+			return Grant{Role: g.Role}, true
 		}
 		for _, a := range r.Apps {
 			apps[a] = true
 		}
-	}
-	if !ok || every || g.Role == auth.RoleAdmin {
-		return Grant{Role: g.Role}, ok
 	}
 	for a := range apps {
 		g.Apps = append(g.Apps, a)

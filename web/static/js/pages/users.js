@@ -120,15 +120,18 @@ export default function mount(root, ctx) {
   function render() {
     syncTable(tbody, users, u => u.id, [
       { class: "num mono", sig: u => u.id, cell: u => String(u.id) },
-      { sig: u => u.username, cell: u => [h("span", { class: "user-name" }, u.username),
-        u.username === ctx.me.username ? h("span", { class: "muted" }, " · ", t("users.you")) : null] },
+      { sig: u => u.username + u.source + (u.refused || ""), cell: u => [h("span", { class: "user-name" }, u.username),
+        u.username === ctx.me.username ? h("span", { class: "muted" }, " · ", t("users.you")) : null,
+        u.source && u.source !== "local" ? h("span", { class: "app-tag source-tag", title: t("users.directoryManaged") }, u.source.toUpperCase()) : null,
+        u.refused ? h("span", { class: "muted", title: u.refused }, " · ", t("users.refused")) : null] },
       { sig: u => u.role, cell: u => rolePill(u.role) },
       { sig: u => u.role + (u.apps || []).join(","), cell: u => u.role === "admin" || !(u.apps || []).length
         ? h("span", { class: "muted" }, t("users.allApps"))
         : h("div", { class: "chips chips-static" }, u.apps.map(a => h("span", { class: "app-tag" }, a))) },
       { sig: u => u.created_at, cell: u => absTime(u.created_at) },
       { class: "actions-col", sig: u => JSON.stringify(u), cell: u => h("div", { class: "row-actions" },
-        h("button", { type: "button", class: "btn btn-sm btn-secondary", dataset: { act: "edit", user: u.username }, onclick: async () => {
+        h("button", { type: "button", class: "btn btn-sm btn-secondary", dataset: { act: "edit", user: u.username },
+          disabled: u.source && u.source !== "local", title: u.source && u.source !== "local" ? t("users.directoryManaged") : null, onclick: async () => {
           if (await userDialog(u, ctx.me)) ctx.refreshNow();
         } }, icon("edit"), h("span", {}, t("users.edit"))),
         h("button", { type: "button", class: "btn btn-sm btn-danger-ghost", dataset: { act: "delete", user: u.username },
