@@ -343,8 +343,8 @@ func TestOIDCRoutes(t *testing.T) {
 	prov := &fakeOIDC{issued: map[string]sso.Pending{}, who: sso.Identity{Source: sso.SourceOIDC, Subject: "sub-1", Username: "olga", Groups: []string{"platform"}}}
 	sealer, err := sso.NewSealer([]byte("0123456789abcdef0123"))
 	require.NoError(t, err)
-	e := ssoEnv(t, st, &fakeLDAP{}, clock.NewManual(time.Now()), func(c *api.Config) {
-		c.SSO.LDAP = nil
+	clk := clock.NewManual(time.Now())
+	e := ssoEnv(t, st, nil, clk, func(c *api.Config) {
 		c.SSO.OIDC, c.SSO.Sealer = prov, sealer
 		c.SSO.Config.OIDC = &sso.OIDCConfig{Name: "Company", RedirectURL: "https://jobs.example.com/api/v1/sso/oidc/callback"}
 		c.SSO.Config.Mapping = append(c.SSO.Config.Mapping, sso.Rule{Group: "platform", Role: "admin"})
@@ -413,6 +413,22 @@ func TestOIDCRoutes(t *testing.T) {
 	var logout map[string]any
 	require.Equal(t, http.StatusOK, e.call("POST", "/api/v1/logout", session, nil, &logout))
 	require.Equal(t, "https://id.example.com/logout", logout["logout_url"])
+
+	// A refresh that answers for another person ends the access.
+	state = begin("/")
+	prov.who = sso.Identity{Source: sso.SourceOIDC, Subject: "sub-1", Username: "olga", Groups: []string{"platform"}}
+	resp = get("/api/v1/sso/oidc/callback?state=" + state + "&code=code-" + state)
+	require.Equal(t, "/", resp.location)
+	for _, c := range resp.cookies {
+		if c.Name == api.SessionCookie {
+			session = c.Value
+		}
+	}
+	prov.who.Subject = "sub-someone-else"
+	clk.Advance(61 * time.Second)
+	var refusal map[string]any
+	require.Equal(t, http.StatusUnauthorized, e.call("GET", "/api/v1/me", session, nil, &refusal))
+	require.Contains(t, refusal["error"], "access of olga ended: the directory answered for another person")
 	var info map[string]any
 	require.Equal(t, http.StatusOK, e.call("GET", "/api/v1/sso", "", nil, &info))
 	require.Equal(t, map[string]any{"password": true, "ldap": false, "oidc": map[string]any{"name": "Company", "login_url": "/api/v1/sso/oidc/login"}}, info)

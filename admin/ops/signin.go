@@ -229,7 +229,15 @@ func (s *Service) Recheck(ctx context.Context, u store.User) (store.User, error)
 		s.log.Warn("sso recheck failed", "user", u.Username, "source", u.Source, "err", err)
 		return s.withinGrace(u, now, d, err)
 	}
-	id.Subject = u.Subject // a refresh answers for the same person
+	if id.Subject != u.Subject && (u.Source != sso.SourceLDAP || sso.NormalizeDN(id.Subject) != sso.NormalizeDN(u.Subject)) {
+		// A refresh must answer for the person it was issued to.
+		reason := "the directory answered for another person"
+		if err := s.refuseUser(ctx, u, reason+" ("+id.Subject+")", nil); err != nil {
+			return u, err
+		}
+		u.Refused = reason
+		return u, refusedUser(u)
+	}
 	grant, ok := d.Config.Mapping.Resolve(id.Source, id.Groups)
 	if !ok {
 		reason := "none of your groups is mapped to a role"
