@@ -69,9 +69,8 @@ SELECT {{DeadLetterColumns}} FROM dead_letter d WHERE d.id IN (?) ORDER BY d.id 
 -- locked in token order as results lock them, and whether the run's job
 -- was deleted since.
 SELECT d.id AS dead_id, a.id AS token, a.run_id, a.slot, a.attempt, a.status,
-       CASE WHEN j.id IS NULL THEN 1 ELSE 0 END AS job_deleted
+       CASE WHEN EXISTS (SELECT 1 FROM job j WHERE j.id = d.job_id) THEN 0 ELSE 1 END AS job_deleted
 FROM dead_letter d JOIN slot_attempt a ON a.run_id = d.run_id AND a.slot = d.slot AND a.current = 1
-JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
 WHERE d.id IN (?) ORDER BY a.id {{for_update}};
 
 -- name: AttemptsSupersedeFinished :exec
