@@ -438,9 +438,10 @@ FROM slot_attempt a WHERE a.id = ?;
 -- in: executor_id int64, limit int
 -- out: DispatchSlot
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       COALESCE(o.params, r.params) AS params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
        r.record_max_attempts, r.workflow, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
@@ -1101,9 +1102,10 @@ SELECT job_id, slot, cost_ms, records, samples, last_executor FROM slot_stats WH
 -- The current, unacknowledged attempts placed on an executor, oldest token
 -- first: what a push to it carries (many runs in one request).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       COALESCE(o.params, r.params) AS params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
        r.record_max_attempts, r.workflow, a.executor_id, a.failures, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;
 

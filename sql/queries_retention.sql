@@ -80,3 +80,19 @@ ORDER BY at, id LIMIT ?;
 -- args: ids…, cutoff
 -- name: RetentionUtilizationDelete
 DELETE FROM utilization_sample WHERE id IN (?) AND at < ?;
+
+-- Dead letters before the cutoff (idx_dead_died), whatever became of their
+-- runs: their own horizon (--dead-retention).
+-- args: cutoff, last died_at, last died_at, last id, limit
+-- name: RetentionDeadScan
+SELECT id, died_at FROM dead_letter
+WHERE died_at < ? AND (died_at > ? OR (died_at = ? AND id > ?))
+ORDER BY died_at, id LIMIT ?;
+
+-- args: ids…, cutoff
+-- name: RetentionDeadDelete
+DELETE FROM dead_letter WHERE id IN (?) AND died_at < ?;
+
+-- The params replays gave slots of the runs deleted (primary key run_id, slot).
+-- name: RetentionReplayParamsDelete
+DELETE FROM slot_replay_params WHERE run_id IN (?);

@@ -52,9 +52,10 @@ ORDER BY id;
 -- accepted, placed more than ? ms ago: the prober pushes them again (XXL-JOB
 -- executors have no heartbeat response that would carry them).
 SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name, j.handler, r.scheduled_at,
-       r.params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
+       COALESCE(o.params, r.params) AS params, r.slot_count, j.timeout_ms, j.slot_params, r.time_zone, r.dedup_scope, r.uncertain_policy,
        r.record_max_attempts, r.workflow, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
 WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;

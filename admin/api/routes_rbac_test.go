@@ -100,6 +100,8 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/alarms/:id/resolve":          {role: operator, audit: "alarm.resolve"},
 	"POST /api/v1/alarms/bulk":                 {role: operator, audit: "alarm.bulk_ack"},
 	"POST /api/v1/runs/:id/retry":              {role: operator, audit: "run.retry"},
+	"GET /api/v1/dead":                         {role: viewer},
+	"POST /api/v1/dead/replay":                 {role: operator, audit: "dead.replay"},
 	"GET /api/v1/audit":                        {role: operator},
 	"GET /api/v1/calendars":                    {role: viewer},
 	"GET /api/v1/calendars/:id":                {role: viewer},

@@ -281,6 +281,7 @@ func New(cfg Config) (http.Handler, error) {
 	view.GET("/alarm-groups/:id/alarms", s.alarmGroupAlarms) // alarm_groups.go
 	view.GET("/stats/utilization", s.utilization)            // stats.go
 	view.GET("/dashboard", s.dashboard)                      // dashboard.go
+	view.GET("/dead", s.listDead)                            // dead.go
 
 	op := authed.Group("/", require(auth.RoleOperator))
 	op.POST("/jobs", s.createJob)
@@ -300,6 +301,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go
 	op.POST("/alarms/bulk", s.bulkAlarms)          // alarm_groups.go
 	op.POST("/runs/:id/retry", s.limitManualRuns, s.retryRun)
+	op.POST("/dead/replay", s.limitManualRuns, s.replayDead) // dead.go
 	op.GET("/audit", s.listAudit)
 	s.calendarRoutes(view, op) // calendars.go
 	s.workflowRoutes(view, op) // workflows.go

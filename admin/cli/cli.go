@@ -45,11 +45,14 @@ const usage = `usage: shardjobctl [--server URL] [--token TOKEN] [--config FILE]
 commands:
   apply -f FILE [--dry-run]        create or update the apps, jobs and workflows of a
                                    YAML file ("-" reads stdin)
-  get jobs|runs|executors|apps|calendars|workflows [-o json]
+  get jobs|runs|executors|apps|calendars|workflows|dead [-o json]
                                    list (jobs: --app A --handler H --state S --schedule K
                                    --search NAME [--contains] --sort name|next_fire|id;
                                    runs: --job JOB --app A --status S --trigger K
-                                   --from T --to T --limit N)
+                                   --from T --to T --limit N; dead: --app A --job JOB
+                                   --handler H --class C --from T --to T --limit N)
+  replay dead ID... [--force] [--params JSON] [-o json]
+                                   run dead slots again as new attempts of their runs
   trigger JOB [--param k=v]...     run a job now (--params S replaces all params)
   trigger workflow WORKFLOW [--business-date D] [--params JSON] [--param k=v]...
                                    run a workflow now (params laid over every node's)
@@ -276,6 +279,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return cmdLogs(ctx, args, env, c)
 	case "calendar":
 		return cmdCalendar(ctx, args, env, c)
+	case "replay":
+		return cmdReplay(ctx, args, env, c)
 	case "delete":
 		return cmdDelete(ctx, args, env, c)
 	case "help", "-h", "--help":
@@ -517,20 +522,21 @@ func printJSON(w io.Writer, v any) error {
 func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 	fs := newFlagSet("get", env, &c)
 	o := outputFlag(fs)
-	job := fs.String("job", "", "runs: only the runs of this job (id or app/name)")
+	job := fs.String("job", "", "runs, dead: only the runs or dead letters of this job (id or app/name)")
+	class := fs.String("class", "", "dead: only dead letters of this error class (permanent, retryable, timeout, lost, cancelled)")
 	status := fs.String("status", "", "runs: only runs in this status")
-	limit := fs.Int("limit", 20, "runs: at most this many, newest first (1-1000)")
-	app := fs.String("app", "", "only the jobs or runs of this app")
-	handler := fs.String("handler", "", "jobs: only the jobs of this handler")
+	limit := fs.Int("limit", 20, "runs, dead: at most this many, newest first (1-1000)")
+	app := fs.String("app", "", "only the jobs, runs or dead letters of this app")
+	handler := fs.String("handler", "", "jobs, dead: only the jobs or dead letters of this handler")
 	jobState := fs.String("state", "", "jobs: only jobs in this state (scheduled, paused, disabled, completed)")
 	schedule := fs.String("schedule", "", "jobs: only jobs of this schedule kind (cron, every, at)")
 	search := fs.String("search", "", "jobs: only jobs whose name starts with this")
 	contains := fs.Bool("contains", false, "jobs: --search matches anywhere in the name (examines the jobs in bounded steps)")
 	sortBy := fs.String("sort", "", "jobs: name (default), next_fire or id")
 	trigger := fs.String("trigger", "", "runs: only runs of this trigger kind (cron, manual, retry, catch_up, child, api, backfill, workflow)")
-	from := fs.String("from", "", "runs: only runs scheduled at or after this RFC 3339 instant")
-	to := fs.String("to", "", "runs: only runs scheduled before this RFC 3339 instant")
-	what, err := oneArg(fs, args, "kind (jobs, runs, executors, apps, calendars or workflows)")
+	from := fs.String("from", "", "runs: only runs scheduled at or after this RFC 3339 instant (dead: died at or after)")
+	to := fs.String("to", "", "runs: only runs scheduled before this RFC 3339 instant (dead: died before)")
+	what, err := oneArg(fs, args, "kind (jobs, runs, executors, apps, calendars, workflows or dead)")
 	if err != nil {
 		return err
 	}
@@ -573,18 +579,9 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "HANDLER", "CRON", "ZONE", "SLOTS", "STATE", "NEXT FIRE (UTC)"}, rows)
 	case "runs", "run":
-		q := url.Values{"limit": {strconv.Itoa(*limit)}}
-		if *job != "" {
-			id, err := resolveJob(ctx, cl, *job)
-			if err != nil {
-				return err
-			}
-			q.Set("job_id", strconv.FormatInt(id, 10))
-		}
-		for k, v := range map[string]string{"status": *status, "app": *app, "trigger": *trigger, "from": *from, "to": *to} {
-			if v != "" {
-				q.Set(k, v)
-			}
+		q, err := listQuery(ctx, cl, *job, *limit, map[string]string{"status": *status, "app": *app, "trigger": *trigger, "from": *from, "to": *to})
+		if err != nil {
+			return err
 		}
 		var out struct {
 			Runs []json.RawMessage `json:"runs"`
@@ -632,6 +629,12 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 				strconv.Itoa(e.Capacity), timeCell(&e.LastHeartbeat)})
 		}
 		return table(env.Stdout, []string{"ID", "APP", "INSTANCE", "ADDRESS", "STATE", "CAPACITY", "LAST HEARTBEAT (UTC)"}, rows)
+	case "dead":
+		q, err := listQuery(ctx, cl, *job, *limit, map[string]string{"app": *app, "handler": *handler, "class": *class, "from": *from, "to": *to})
+		if err != nil {
+			return err
+		}
+		return getDead(ctx, cl, env.Stdout, q, *o == "json")
 	case "workflows", "workflow":
 		return getWorkflows(ctx, cl, env.Stdout, *o == "json")
 	case "apps", "app":
@@ -654,7 +657,26 @@ func cmdGet(ctx context.Context, args []string, env Env, c conn) error {
 		}
 		return table(env.Stdout, []string{"ID", "APP", "NAME", "WEEK", "HOLIDAYS", "WORKDAYS", "VERSION", "REVISION", "UPDATED (UTC)"}, rows)
 	}
-	return usagef("get %q: use jobs, runs, executors, apps, calendars or workflows", what)
+	return usagef("get %q: use jobs, runs, executors, apps, calendars, workflows or dead", what)
+}
+
+// listQuery is the query of a list of runs or dead letters: limit, the
+// job (an id or app/name, resolved; "" none) and the filters that are set.
+func listQuery(ctx context.Context, cl *Client, job string, limit int, filters map[string]string) (url.Values, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if job != "" {
+		id, err := resolveJob(ctx, cl, job)
+		if err != nil {
+			return nil, err
+		}
+		q.Set("job_id", strconv.FormatInt(id, 10))
+	}
+	for k, v := range filters {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q, nil
 }
 
 func nonNil(v []json.RawMessage) []json.RawMessage {

@@ -235,7 +235,7 @@ func TestCommandsAgainstTheAdmin(t *testing.T) {
 	require.Equal(t, cli.ExitNotFound, code)
 	code, _, errs = a.ctl("get", "things")
 	require.Equal(t, cli.ExitUsage, code)
-	require.Contains(t, errs, "use jobs, runs, executors, apps, calendars or workflows")
+	require.Contains(t, errs, "use jobs, runs, executors, apps, calendars, workflows or dead")
 	code, _, _ = a.ctl("frobnicate")
 	require.Equal(t, cli.ExitUsage, code)
 	code, _, _ = a.ctl("apply")

@@ -8,22 +8,31 @@ import (
 	"github.com/shardjob/shardjob/sdk/protocol"
 )
 
-// BuildAssignments groups dispatch rows by run into wire assignments.
+// BuildAssignments groups dispatch rows by run into wire assignments: one
+// per run and params (a slot replayed with params of its own runs with
+// them, the run's other slots with the run's: docs/failures.md).
 func BuildAssignments(ds []store.DispatchSlot) []protocol.RunAssignment {
+	type key struct {
+		run    int64
+		params string
+	}
 	var out []protocol.RunAssignment
-	index := map[int64]int{}
+	index := map[key]int{}
 	params := map[int64]map[int]string{}
 	for _, d := range ds {
-		i, ok := index[d.RunID]
+		k := key{d.RunID, d.Params}
+		i, ok := index[k]
 		if !ok {
 			i = len(out)
-			index[d.RunID] = i
+			index[k] = i
 			out = append(out, protocol.RunAssignment{
 				RunID: d.RunID, JobID: d.JobID, JobName: d.JobName, Handler: d.Handler,
 				ScheduledAt: d.ScheduledAt, Params: d.Params, SlotCount: d.SlotCount, TimeoutMS: d.TimeoutMS,
 				Records: recordsPolicy(d), Workflow: workflowContext(d), Priority: priority(d),
 			})
-			params[d.RunID], _ = jobrules.ParseSlotParams(d.SlotParams, d.SlotCount)
+			if _, ok := params[d.RunID]; !ok {
+				params[d.RunID], _ = jobrules.ParseSlotParams(d.SlotParams, d.SlotCount)
+			}
 		}
 		out[i].Attempts = append(out[i].Attempts, protocol.SlotAttempt{Slot: d.Slot, Token: d.Token, Attempt: d.Attempt, Param: params[d.RunID][d.Slot]})
 	}

@@ -14,7 +14,10 @@ const (
 	qRetentionAttemptsDelete
 	qRetentionAuditDelete
 	qRetentionAuditScan
+	qRetentionDeadDelete
+	qRetentionDeadScan
 	qRetentionDeliveriesDelete
+	qRetentionReplayParamsDelete
 	qRetentionRunsDelete
 	qRetentionRunsLock
 	qRetentionRunsScan
@@ -32,7 +35,10 @@ var queryNames = [...]string{
 	"RetentionAttemptsDelete",
 	"RetentionAuditDelete",
 	"RetentionAuditScan",
+	"RetentionDeadDelete",
+	"RetentionDeadScan",
 	"RetentionDeliveriesDelete",
+	"RetentionReplayParamsDelete",
 	"RetentionRunsDelete",
 	"RetentionRunsLock",
 	"RetentionRunsScan",

@@ -1,10 +1,10 @@
 // Package retention deletes the platform's history past its horizon: finished
 // runs (job_run) with their slot attempts, alarm events (alarm_event) with
-// their deliveries, audit entries (audit_log) and utilization samples
-// (utilization_sample), each table with its own horizon. The leader runs it
-// for its term (Retainer.Run, one of the term's duties in admin/server,
-// started and stopped by admin/internal/loops): every Interval, one pass
-// over the four tables.
+// their deliveries, audit entries (audit_log), utilization samples
+// (utilization_sample) and dead letters (dead_letter), each table with its
+// own horizon. The leader runs it for its term (Retainer.Run, one of the
+// term's duties in admin/server, started and stopped by
+// admin/internal/loops): every Interval, one pass over the five tables.
 //
 // A pass walks each table in the order of its (instant, id) index with a
 // keyset (the last key seen, never OFFSET), reading windows of BatchSize
@@ -37,6 +37,7 @@ const (
 	DefaultAlarms     = 90 * 24 * time.Hour
 	DefaultAudit      = 365 * 24 * time.Hour
 	DefaultSamples    = 7 * 24 * time.Hour
+	DefaultDead       = 30 * 24 * time.Hour
 	DefaultInterval   = time.Hour
 	DefaultFirstDelay = time.Minute
 	DefaultBatchSize  = 500
@@ -63,6 +64,10 @@ type Config struct {
 	// kept. Default 7 days, the longest range GET /api/v1/stats/utilization
 	// answers; KeepForever keeps them all.
 	Samples time.Duration
+	// Dead is how long a dead letter is kept after its slot died, whatever
+	// became of its run (--dead-retention). Default 30 days; KeepForever
+	// keeps them all.
+	Dead time.Duration
 
 	// Interval between passes while leading. Default 1h.
 	Interval time.Duration
@@ -94,6 +99,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.Alarms, DefaultAlarms)
 	set(&c.Audit, DefaultAudit)
 	set(&c.Samples, DefaultSamples)
+	set(&c.Dead, DefaultDead)
 	set(&c.Interval, DefaultInterval)
 	set(&c.FirstDelay, DefaultFirstDelay)
 	set(&c.Pause, DefaultPause)
@@ -111,7 +117,7 @@ func (c Config) validate() error {
 	for _, h := range []struct {
 		name string
 		d    time.Duration
-	}{{"Runs", c.Runs}, {"Alarms", c.Alarms}, {"Audit", c.Audit}, {"Samples", c.Samples}} {
+	}{{"Runs", c.Runs}, {"Alarms", c.Alarms}, {"Audit", c.Audit}, {"Samples", c.Samples}, {"Dead", c.Dead}} {
 		if h.d >= 0 && h.d < MinHorizon {
 			errs = append(errs, fmt.Errorf("retention: %s horizon %s: at least %s, or KeepForever", h.name, h.d, MinHorizon))
 		}
@@ -133,6 +139,7 @@ type Report struct {
 	Deliveries int64
 	Audit      int64
 	Samples    int64 // utilization samples
+	Dead       int64 // dead letters
 	Sessions   int64 // expired console sessions
 	Batches    int64 // transactions that deleted rows
 }
@@ -200,6 +207,9 @@ func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 	if r.cfg.Samples >= 0 && ctx.Err() == nil {
 		err = errors.Join(err, r.samples(ctx, cutoff(r.cfg.Samples), &rep))
 	}
+	if r.cfg.Dead >= 0 && ctx.Err() == nil {
+		err = errors.Join(err, r.standalone(ctx, "dead_letter", qRetentionDeadScan, qRetentionDeadDelete, cutoff(r.cfg.Dead), &rep.Dead, &rep))
+	}
 	if ctx.Err() == nil { // an expired session can never be used again
 		n, perr := r.st.PurgeSessions(ctx)
 		rep.Sessions += n
@@ -209,7 +219,7 @@ func (r *Retainer) RunOnce(ctx context.Context) (Report, error) {
 		err = errors.Join(err, perr)
 	}
 	r.cfg.Logger.Info("retention pass", "runs", rep.Runs, "attempts", rep.Attempts, "alarms", rep.Alarms,
-		"deliveries", rep.Deliveries, "audit", rep.Audit, "samples", rep.Samples, "sessions", rep.Sessions, "batches", rep.Batches,
+		"deliveries", rep.Deliveries, "audit", rep.Audit, "samples", rep.Samples, "dead", rep.Dead, "sessions", rep.Sessions, "batches", rep.Batches,
 		"duration", time.Since(start).Round(time.Millisecond), "err", err)
 	return rep, err
 }
@@ -259,6 +269,9 @@ func (r *Retainer) runs(ctx context.Context, cutoff int64, rep *Report) error {
 					return err
 				}
 				if err := tx.DeleteRunLogs(ctx, locked); err != nil { // handler logs of the runs
+					return err
+				}
+				if _, err := r.exec(ctx, tx, qRetentionReplayParamsDelete, locked); err != nil { // params replays gave their slots
 					return err
 				}
 				nr, err := r.exec(ctx, tx, qRetentionRunsDelete, locked)

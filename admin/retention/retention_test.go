@@ -223,3 +223,45 @@ func TestRetentionDuringATerm(t *testing.T) {
 		require.NoError(t, duties.Stop())
 	}
 }
+
+// TestRetentionDeadLetters: dead letters older than their own horizon
+// (default 30 days) go in batches, whatever became of their runs; younger
+// ones stay, and runs are kept by theirs.
+func TestRetentionDeadLetters(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 30*day, retention.Config{}.WithDefaults().Dead)
+	storetest.EachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now, err := s.Now(ctx)
+		require.NoError(t, err)
+		old, kept := 0, 0
+		for i := range 25 {
+			age := 10 * day
+			if i%5 != 0 {
+				age = 31*day + time.Duration(i)*time.Minute
+				old++
+			} else {
+				kept++
+			}
+			_, err := s.DB().ExecContext(ctx, s.DB().Rebind(`INSERT INTO dead_letter (app, job_id, job_name, handler, run_id, scheduled_at, slot, token, attempt, params,
+				slot_param, error, error_msg, error_class, died_at) VALUES ('a', 1, 'j', 'h', 1, 1, ?, ?, 1, '{}', '', 'boom', '', 'permanent', ?)`),
+				i, 1000+i, now.Add(-age).UnixMilli())
+			require.NoError(t, err)
+		}
+		_, err = s.DB().ExecContext(ctx, `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at) VALUES (1, 1, 'cron', 'running', '', 1, 1, 1)`)
+		require.NoError(t, err)
+		r, err := retention.New(retention.Config{BatchSize: 4, Pause: -1, Logger: quiet}, s)
+		require.NoError(t, err)
+		rep, err := r.RunOnce(ctx)
+		require.NoError(t, err)
+		require.EqualValues(t, old, rep.Dead)
+		require.Equal(t, kept, count(t, s, "SELECT COUNT(*) FROM dead_letter"))
+		require.Equal(t, 1, count(t, s, "SELECT COUNT(*) FROM job_run"), "runs follow their own horizon")
+
+		r, err = retention.New(retention.Config{Dead: retention.KeepForever, Pause: -1, Logger: quiet}, s)
+		require.NoError(t, err)
+		_, err = r.RunOnce(ctx)
+		require.NoError(t, err)
+		require.Equal(t, kept, count(t, s, "SELECT COUNT(*) FROM dead_letter"))
+	})
+}

@@ -68,13 +68,14 @@ func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) [
 		job := sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}
 		run := sql.NullInt64{Int64: a.RunID, Valid: true}
 		switch {
-		case o.Status == store.AttemptFailed && o.Class() == protocol.ClassPermanent:
+		case !dead(o, a):
+		case o.Class() == protocol.ClassPermanent:
 			out = append(out, store.Alarm{
 				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
 				Msg:      msg.New(msg.AlarmSlotDeadPermanent, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "error", errorArg(o)),
 			})
-		case o.Status == store.AttemptFailed && a.Failures >= a.RetryMax:
+		default: // retries used up
 			out = append(out, store.Alarm{
 				Kind: store.AlarmSlotDead, Severity: "critical", JobID: job, RunID: run, App: a.App,
 				DedupKey: fmt.Sprintf("slot_dead:%d", o.Token),
@@ -89,6 +90,36 @@ func slotAlarms(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) [
 				Msg:      msg.New(msg.AlarmRecordsUncertain, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "records", o.Uncertain),
 			})
 		}
+	}
+	return out
+}
+
+// dead reports whether applied outcome o of attempt a ends its slot for
+// good: a failure that is permanent (error class) or on the slot's last
+// allowed attempt. The slot_dead alarm and the dead letter follow.
+func dead(o store.SlotOutcome, a store.AttemptInfo) bool {
+	return o.Status == store.AttemptFailed && (o.Class() == protocol.ClassPermanent || a.Failures >= a.RetryMax)
+}
+
+// deadTokens are the tokens of the applied outcomes that are dead (see
+// dead), in the order applied.
+func deadTokens(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) []int64 {
+	var out []int64
+	for _, o := range applied {
+		if dead(o, info[o.Token]) {
+			out = append(out, o.Token)
+		}
+	}
+	return out
+}
+
+// deadLetters are the letters of dead attempts as read back (sources):
+// each with its slot's param as dispatch sends it (the job's slot params).
+func deadLetters(sources []store.DeadSource) []store.NewDeadLetter {
+	out := make([]store.NewDeadLetter, len(sources))
+	for i, src := range sources {
+		params, _ := jobrules.ParseSlotParams(src.SlotParams, src.SlotCount)
+		out[i] = store.NewDeadLetter{DeadSource: src, SlotParam: params[src.Slot]}
 	}
 	return out
 }

@@ -87,6 +87,9 @@ func (m *Machine) finishBatch(ctx context.Context, outcomes []store.SlotOutcome,
 		if err := tx.RecordSlotStats(ctx, applied, info); err != nil {
 			return err
 		}
+		if err := writeDeadLetters(ctx, tx, deadTokens(applied, info)); err != nil {
+			return err
+		}
 		alarms := slotAlarms(applied, info)
 		runIDs := make([]int64, 0, len(applied))
 		for _, o := range applied {
@@ -100,6 +103,19 @@ func (m *Machine) finishBatch(ctx context.Context, outcomes []store.SlotOutcome,
 		}
 		return tx.RaiseAlarms(ctx, append(alarms, runAlarms...)...)
 	})
+}
+
+// writeDeadLetters keeps the dead attempts of tokens as dead letters, in
+// two statements (one read of what they ran with, one multi-row insert).
+func writeDeadLetters(ctx context.Context, tx *store.Tx, tokens []int64) error {
+	if len(tokens) == 0 {
+		return nil
+	}
+	sources, err := tx.DeadSources(ctx, tokens)
+	if err != nil {
+		return err
+	}
+	return tx.InsertDeadLetters(ctx, deadLetters(sources))
 }
 
 // settleRuns updates the counters of runs (sorted ids) and finishes those

@@ -27,6 +27,7 @@ import (
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
@@ -68,6 +69,9 @@ type Config struct {
 	// SampleInterval (--sample-interval): how often utilization samples are
 	// recorded (server.Config.Utilization.Interval). Default 30s.
 	SampleInterval time.Duration
+	// DeadRetention (--dead-retention): how long a dead letter is kept
+	// (server.Config.Retention.Dead). Default 30 days.
+	DeadRetention time.Duration
 	// Out receives the first-start credentials. Default os.Stdout.
 	Out io.Writer
 	// Logger defaults to slog.Default().
@@ -132,6 +136,7 @@ func Run(ctx context.Context, cfg Config) error {
 		ExecutorSecret: secret, HTTP: cfg.HTTP, Auth: cfg.Auth, XXLJob: cfg.XXLJob, Out: cfg.Out, Logger: cfg.Logger, Clock: cfg.Clock,
 		InitialPasswordFile: passwordFile,
 		Scheduler:           scheduler.Config{ForgetLostAfter: cfg.ForgetLostAfter}, Utilization: utilization.Config{Interval: cfg.SampleInterval},
+		Retention: retention.Config{Dead: cfg.DeadRetention},
 	})
 	if err != nil {
 		return err

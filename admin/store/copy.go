@@ -42,6 +42,8 @@ var copyTables = []struct {
 	{"job_run", []string{"id"}},
 	{"slot_attempt", []string{"id"}},
 	{"slot_stats", []string{"job_id", "slot"}},
+	{"slot_replay_params", []string{"run_id", "slot"}},
+	{"dead_letter", []string{"id"}},
 	{"run_log", []string{"run_id", "seq"}},
 	{"run_log_state", []string{"run_id"}},
 	{"run_stat_cursor", []string{"id"}},

@@ -98,6 +98,7 @@ const (
 	qAttemptsOfLostExecutors
 	qAttemptsOfRun
 	qAttemptsQueuedOn
+	qAttemptsSupersedeFinished
 	qAttemptsToRetry
 	qAttemptsUnacknowledged
 	qAttemptsUnplaced
@@ -115,6 +116,14 @@ const (
 	qCopyLeader
 	qCopyTables
 	qDBNow
+	qDeadLetterCount
+	qDeadLetterInsert
+	qDeadLetterList
+	qDeadLetterSources
+	qDeadLettersByID
+	qDeadLettersLock
+	qDeadLettersMarkReplayed
+	qDeadSlotsLock
 	qDispatchOfExecutor
 	qDispatchUnacked
 	qExecutorByID
@@ -258,6 +267,7 @@ const (
 	qRunsLock
 	qRunsLockPending
 	qRunsOfRanges
+	qRunsReopen
 	qRunsSetPredicted
 	qRunsSettle
 	qRunsSkipPendingScheduled
@@ -277,6 +287,7 @@ const (
 	qSessionGet
 	qSessionInsert
 	qSessionPurge
+	qSlotReplayParamsUpsert
 	qSlotStatsOfJob
 	qSlotStatsOfJobs
 	qSlotStatsUpsert
@@ -441,6 +452,7 @@ var queryNames = [...]string{
 	"AttemptsOfLostExecutors",
 	"AttemptsOfRun",
 	"AttemptsQueuedOn",
+	"AttemptsSupersedeFinished",
 	"AttemptsToRetry",
 	"AttemptsUnacknowledged",
 	"AttemptsUnplaced",
@@ -458,6 +470,14 @@ var queryNames = [...]string{
 	"CopyLeader",
 	"CopyTables",
 	"DBNow",
+	"DeadLetterCount",
+	"DeadLetterInsert",
+	"DeadLetterList",
+	"DeadLetterSources",
+	"DeadLettersByID",
+	"DeadLettersLock",
+	"DeadLettersMarkReplayed",
+	"DeadSlotsLock",
 	"DispatchOfExecutor",
 	"DispatchUnacked",
 	"ExecutorByID",
@@ -601,6 +621,7 @@ var queryNames = [...]string{
 	"RunsLock",
 	"RunsLockPending",
 	"RunsOfRanges",
+	"RunsReopen",
 	"RunsSetPredicted",
 	"RunsSettle",
 	"RunsSkipPendingScheduled",
@@ -620,6 +641,7 @@ var queryNames = [...]string{
 	"SessionGet",
 	"SessionInsert",
 	"SessionPurge",
+	"SlotReplayParamsUpsert",
 	"SlotStatsOfJob",
 	"SlotStatsOfJobs",
 	"SlotStatsUpsert",

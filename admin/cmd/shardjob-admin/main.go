@@ -178,12 +178,24 @@ func sampleFlag(f *cliflags.Set) func() (time.Duration, error) {
 	}
 }
 
+// deadFlag is --dead-retention of serve and standalone.
+func deadFlag(f *cliflags.Set) func() (time.Duration, error) {
+	d := f.Dur("dead-retention", retention.DefaultDead, "how long a dead letter (a slot that failed permanently or used up its retries, GET /api/v1/dead) is kept after it died, whatever becomes of its run; the leader deletes older ones in batches (docs/failures.md)")
+	return func() (time.Duration, error) {
+		if *d < retention.MinHorizon {
+			return 0, fmt.Errorf("--dead-retention %s: use at least %s (default %s)", *d, retention.MinHorizon, retention.DefaultDead)
+		}
+		return *d, nil
+	}
+}
+
 func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := cliflags.New("standalone", stderr)
 	f.Group("Cluster")
 	addr := f.Str("http-addr", "127.0.0.1:8080", "listen address of the console and API")
 	f.Group("Storage")
 	dataDir := f.Str("data-dir", "data", "directory of the SQLite database and the executor secret")
+	deadRetention := deadFlag(f)
 	f.Group("Executors")
 	noDemo := f.Flag("no-demo", false, "do not start the demo executor and demo job")
 	f.Group("Security")
@@ -198,6 +210,10 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 	logFormat := f.Str("log-format", "text", "text or json")
 	logLevel := f.Str("log-level", "info", "debug, info, warn or error")
 	if err := f.Parse(args); err != nil {
+		return err
+	}
+	dead, err := deadRetention()
+	if err != nil {
 		return err
 	}
 	forget, err := forgetLost()
@@ -217,7 +233,7 @@ func cmdStandalone(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	return standalone.Run(ctx, standalone.Config{
-		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, Auth: authConfig(), NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, SampleInterval: sample, Out: stdout, Logger: log,
+		DataDir: *dataDir, HTTPAddr: *addr, HTTP: httpCfg, Auth: authConfig(), NoDemo: *noDemo, XXLJob: xxlConfig(), ForgetLostAfter: forget, SampleInterval: sample, DeadRetention: dead, Out: stdout, Logger: log,
 		Ready: func(url string) {
 			fmt.Fprintf(stdout, "shardjob: standalone mode ready: console %s (data in %s)\n", url, *dataDir)
 		},
@@ -236,6 +252,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	f.Group("Storage")
 	driver := f.Str("db-driver", "mysql", "mysql, postgres or sqlite")
 	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob (mysql) or postgres://shardjob:pw@127.0.0.1:5432/shardjob (postgres)")
+	deadRetention := deadFlag(f)
 	dedupArchive := f.Str("dedup-archive", "", "app=datasource pairs, comma separated: create each app's dedup-archive job (daily, editable) on first start; datasource is the --sql-datasource name on the app's executors (docs/retention.md)")
 	f.Group("Security")
 	authConfig := authFlags(f)
@@ -295,6 +312,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	dead, err := deadRetention()
+	if err != nil {
+		return err
+	}
 	sample, err := sampleInterval()
 	if err != nil {
 		return err
@@ -326,6 +347,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		},
 		Watchdog:     watchdog.Config{Grace: *grace, BehindLag: *behindLag},
 		Utilization:  utilization.Config{Interval: sample},
+		Retention:    retention.Config{Dead: dead},
 		MetricsToken: *metricsToken, DedupArchive: archives, HTTP: httpCfg, Auth: authConfig(),
 		XXLJob: xxlConfig(),
 	})
