@@ -308,7 +308,15 @@ async function boot() {
   await loadI18n();
   // A directory user whose access ended is told why (the admin's reason),
   // anyone else that the session ended.
-  onUnauthorized(err => { if (me) { showLogin(err.message.startsWith("access of ") ? err.message : t("login.expired")); } });
+  onUnauthorized(err => {
+    const why = err.message.startsWith("access of ") ? err.message : "";
+    if (me) { showLogin(why || t("login.expired")); return; }
+    // Requests in flight answer after the first 401: the one that carries
+    // the reason (the recheck that ended the access) wins over "session
+    // ended", in whichever order they come.
+    const box = document.getElementById("login-error");
+    if (why && box) box.textContent = why;
+  });
   $("logout").addEventListener("click", async () => {
     const r = await api("POST", "/logout").catch(() => ({}));
     if (r.logout_url) { location.href = r.logout_url; return; } // the OIDC provider ends its session too
