@@ -53,6 +53,7 @@ const (
 	qAlarmListOfGroup
 	qAlarmResolve
 	qAlarmResolveBehind
+	qAlarmResolveBreaker
 	qAlarmResolveExecutorsBack
 	qAlarmResolveRunsPlaced
 	qAlarmRouteDeleteJob
@@ -77,6 +78,7 @@ const (
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
+	qAttemptDenyRetry
 	qAttemptForStats
 	qAttemptInsert
 	qAttemptInsertMoved
@@ -103,6 +105,20 @@ const (
 	qAttemptsUnplaced
 	qAuditInsert
 	qAuditList
+	qBreakerClose
+	qBreakerCountFailures
+	qBreakerForgetClosed
+	qBreakerHeldRetry
+	qBreakerHeldRun
+	qBreakerHeldUnplaced
+	qBreakerJobsOfRuns
+	qBreakerOfJob
+	qBreakerOpen
+	qBreakerProbe
+	qBreakerProbeOutcome
+	qBreakerReleaseRuns
+	qBreakerResetFailures
+	qBreakers
 	qCalendarByID
 	qCalendarDelete
 	qCalendarIDByName
@@ -210,6 +226,7 @@ const (
 	qPlacedSlots
 	qQueueRuns
 	qQueueSlots
+	qRetryBudgetUse
 	qRunActiveForJob
 	qRunActiveJobs
 	qRunByID
@@ -396,6 +413,7 @@ var queryNames = [...]string{
 	"AlarmListOfGroup",
 	"AlarmResolve",
 	"AlarmResolveBehind",
+	"AlarmResolveBreaker",
 	"AlarmResolveExecutorsBack",
 	"AlarmResolveRunsPlaced",
 	"AlarmRouteDeleteJob",
@@ -420,6 +438,7 @@ var queryNames = [...]string{
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",
+	"AttemptDenyRetry",
 	"AttemptForStats",
 	"AttemptInsert",
 	"AttemptInsertMoved",
@@ -446,6 +465,20 @@ var queryNames = [...]string{
 	"AttemptsUnplaced",
 	"AuditInsert",
 	"AuditList",
+	"BreakerClose",
+	"BreakerCountFailures",
+	"BreakerForgetClosed",
+	"BreakerHeldRetry",
+	"BreakerHeldRun",
+	"BreakerHeldUnplaced",
+	"BreakerJobsOfRuns",
+	"BreakerOfJob",
+	"BreakerOpen",
+	"BreakerProbe",
+	"BreakerProbeOutcome",
+	"BreakerReleaseRuns",
+	"BreakerResetFailures",
+	"Breakers",
 	"CalendarByID",
 	"CalendarDelete",
 	"CalendarIDByName",
@@ -553,6 +586,7 @@ var queryNames = [...]string{
 	"PlacedSlots",
 	"QueueRuns",
 	"QueueSlots",
+	"RetryBudgetUse",
 	"RunActiveForJob",
 	"RunActiveJobs",
 	"RunByID",
