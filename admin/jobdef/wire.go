@@ -119,3 +119,16 @@ func InlineRow(n apitypes.WorkflowNode) (store.Job, error) {
 	j.CreatedAt = 0 // the database clock
 	return j, nil
 }
+
+// BreakerView is a job's circuit breaker b on the wire.
+func BreakerView(b store.BreakerState) *apitypes.Breaker {
+	v := &apitypes.Breaker{State: b.State, Failures: b.Failures, OpenedAt: msTimePtr(b.OpenedAt), ProbeToken: b.ProbeToken.Int64}
+	if b.State == store.BreakerOpen {
+		v.ProbeAt = msTimePtr(b.ProbeAt)
+	}
+	if b.State != store.BreakerClosed && !b.Reason.IsZero() {
+		v.Reason = b.Reason.String()
+		v.ReasonCode = &apitypes.Message{Code: string(b.Reason.Code), Args: b.Reason.Args}
+	}
+	return v
+}
