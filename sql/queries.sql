@@ -100,7 +100,7 @@ description, handler, cron_expr, time_zone, time_zones, misfire_policy, overlap_
 slot_count, slot_params, params, timeout_ms, retry_max, retry_backoff_ms, dedup_scope, uncertain_policy,
 record_max_attempts, start_deadline, finish_deadline, deadline_action, calendar_id, calendar_rule, calendar_shift,
 start_at, end_at, max_runs, completed_at, completed_msg, jitter_window, wait_for, wait_timeout, on_timeout, enabled, child_job_ids,
-max_running_slots, priority;
+max_running_slots, priority, retry_backoff_max, retry_budget_percent, retry_budget_window, breaker_threshold, breaker_cooldown;
 
 -- fragment: JobColumns
 -- Every column of job, as store.Job reads them.
@@ -551,9 +551,9 @@ SELECT
   a.run_id,
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
   COALESCE(SUM(CASE WHEN a.status = 'cancelled'
-                      OR (a.status = 'failed' AND (a.failures >= COALESCE(j.retry_max, 0) OR a.error_class = 'permanent')) THEN 1 ELSE 0 END), 0) AS failed,
+                      OR (a.status = 'failed' AND (a.failures >= COALESCE(j.retry_max, 0) OR a.error_class = 'permanent' OR a.no_retry = 1)) THEN 1 ELSE 0 END), 0) AS failed,
   COALESCE(SUM(CASE WHEN a.status IN ('assigned', 'running')
-                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0) AND a.error_class <> 'permanent') THEN 1 ELSE 0 END), 0) AS active,
+                      OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0) AND a.error_class <> 'permanent' AND a.no_retry = 0) THEN 1 ELSE 0 END), 0) AS active,
   COALESCE(MAX(j.child_job_ids), '') AS child_job_ids,
   COALESCE(MAX(j.max_runs), 0) AS max_runs, MAX(r.trigger_kind) AS trigger_kind
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
@@ -840,11 +840,15 @@ GROUP BY job_id;
 -- A permanent failure (error_class) is never retried; retry_after_ms is the
 -- least delay its handler asked for, which the leader waits for as well as
 -- the backoff.
+-- A slot whose retry budget was spent (no_retry) is final; the slots of a
+-- job whose circuit breaker is open or probing wait (the leader's breaker
+-- round picks the probe among them: BreakerHeldRetry).
 SELECT a.id, a.run_id, a.slot, a.attempt, a.failures, a.executor_id, a.finished_at, j.retry_backoff_ms,
-       a.retry_after_ms
+       a.retry_after_ms, r.job_id, j.retry_backoff_max, j.retry_budget_percent, j.retry_budget_window, a.error
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.current = 1 AND a.status = 'failed' AND a.failures < j.retry_max AND a.error_class <> 'permanent'
-  AND r.status = 'running'
+  AND a.no_retry = 0 AND r.status = 'running'
+  AND NOT EXISTS (SELECT 1 FROM job_breaker b WHERE b.job_id = r.job_id AND b.state <> 'closed')
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptSupersedeFailed :exec
@@ -868,12 +872,15 @@ VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?) {{returning_id
 -- in: id int64, limit int
 -- out: Unplaced
 -- Attempts waiting for an executor after id ? (keyset), oldest first:
--- retries, and slots held back by a concurrency cap. idx_attempt_executor
+-- retries, and slots held back by a concurrency cap; not those of a job
+-- whose circuit breaker is open or probing, but its probe. idx_attempt_executor
 -- (executor_id, status, + id) gives the order directly.
 SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler, r.job_id, COALESCE(j.max_running_slots, 0) AS job_max_running_slots,
        (SELECT p.executor_id FROM slot_attempt p WHERE p.run_id = a.run_id AND p.slot = a.slot AND p.attempt = a.attempt - 1) AS previous_executor
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL AND a.id > ?
+  AND NOT EXISTS (SELECT 1 FROM job_breaker b WHERE b.job_id = r.job_id AND b.state <> 'closed'
+                  AND (b.probe_token IS NULL OR b.probe_token <> a.id))
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptInsertWaiting :execrows
@@ -925,7 +932,8 @@ UPDATE job_run SET predicted_ms = ? WHERE id = ?;
 -- in: ids []int64
 -- out: AttemptInfo
 SELECT a.id, a.run_id, a.slot, a.failures, COALESCE(a.executor_id, 0) AS executor_id, r.job_id, COALESCE(e.speed, 1) AS speed,
-       s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name, r.app
+       s.cost_ms, s.last_executor, COALESCE(j.retry_max, 0) AS retry_max, COALESCE(j.name, '') AS job_name, r.app,
+       COALESCE(j.breaker_threshold, 0) AS breaker_threshold
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN executor e ON e.id = a.executor_id
 LEFT JOIN slot_stats s ON s.job_id = r.job_id AND s.slot = a.slot LEFT JOIN job j ON j.id = r.job_id
 WHERE a.id IN (?);

@@ -209,6 +209,9 @@ func (s *Server) enableJob(c *gin.Context)  { s.jobAction(c, http.StatusOK, s.op
 func (s *Server) disableJob(c *gin.Context) { s.jobAction(c, http.StatusOK, s.ops.DisableJob) }
 func (s *Server) resumeJob(c *gin.Context)  { s.jobAction(c, http.StatusOK, s.ops.ResumeJob) }
 
+// closeBreaker closes a job's circuit breaker by hand (docs/failures.md).
+func (s *Server) closeBreaker(c *gin.Context) { s.jobAction(c, http.StatusOK, s.ops.CloseBreaker) }
+
 // pauseJob pauses a job; with a body {"until": instant}, until then only
 // (admin/ops: PauseJobUntil).
 func (s *Server) pauseJob(c *gin.Context) {

@@ -172,6 +172,7 @@ func TestOpenAPISchemasListEveryField(t *testing.T) {
 		{"schema User", named("User"), apitypes.UserView{}},
 		{"schema JobSpec", named("JobSpec"), apitypes.JobSpec{}},
 		{"schema Job", named("Job"), apitypes.Job{}},
+		{"schema Breaker", named("Breaker"), apitypes.Breaker{}},
 		{"schema Run", named("Run"), apitypes.Run{}},
 		{"schema Attempt", named("Attempt"), apitypes.Attempt{}},
 		{"schema DeadLetter", named("DeadLetter"), apitypes.DeadLetter{}},

@@ -89,6 +89,7 @@ var routeRules = map[string]routeRule{
 	"POST /api/v1/jobs/:id/disable":            {role: operator, audit: "job.disable"},
 	"POST /api/v1/jobs/:id/pause":              {role: operator, audit: "job.pause"},
 	"POST /api/v1/jobs/:id/resume":             {role: operator, audit: "job.resume"},
+	"POST /api/v1/jobs/:id/breaker/close":      {role: operator, audit: "job.breaker_close"},
 	"POST /api/v1/jobs/:id/trigger":            {role: operator, audit: "job.trigger"},
 	"POST /api/v1/jobs/:id/clone":              {role: operator, audit: "job.clone"},
 	"POST /api/v1/jobs/:id/backfill":           {role: operator, audit: "job.backfill"},
@@ -377,7 +378,7 @@ func TestStateChangesOnJobsUsersAndTokensAreAudited(t *testing.T) {
 		upd["version"] = job.Version
 		step("PUT /api/v1/jobs/:id", jobPath, ops, "ops", upd, http.StatusOK, &job, jobObj)
 		refused("PUT", jobPath, ops, upd, http.StatusConflict) // stale version
-		for _, a := range []string{"pause", "resume", "disable", "enable"} {
+		for _, a := range []string{"pause", "resume", "disable", "enable", "breaker/close"} {
 			step("POST /api/v1/jobs/:id/"+a, jobPath+"/"+a, ops, "ops", nil, http.StatusOK, nil, jobObj)
 		}
 		var clone apitypes.Job

@@ -296,6 +296,7 @@ func New(cfg Config) (http.Handler, error) {
 	op.PUT("/jobs/:id", s.updateJob)
 	op.POST("/jobs/:id/pause", s.pauseJob)
 	op.POST("/jobs/:id/resume", s.resumeJob)
+	op.POST("/jobs/:id/breaker/close", s.closeBreaker)
 	op.POST("/runs/:id/cancel", s.cancelRun)
 	op.POST("/alarms/:id/ack", s.ackAlarm)         // runs.go
 	op.POST("/alarms/:id/resolve", s.resolveAlarm) // runs.go

@@ -42,6 +42,28 @@ type JobDef struct {
 	TimeoutMS          int64  `json:"timeout_ms" openapi:"minimum: 0, default: 0"`
 	RetryMax           int    `json:"retry_max" openapi:"minimum: 0, maximum: 100, default: 0"`
 	RetryBackoffMS     int64  `json:"retry_backoff_ms" openapi:"minimum: 1, default: 1000"`
+	// Retry budgets and circuit breakers (docs/failures.md, "Retry budgets
+	// and circuit breakers").
+	//
+	// the most the full-jitter backoff between two attempts of a slot
+	// grows to, a duration from 1ms to 24h such as "5m"; "" for the admin's
+	// --retry-backoff-cap (10m by default)
+	RetryBackoffMax string `json:"retry_backoff_max" openapi:"default: \"\", example: 5m"`
+	// retries of the job's slots may be at most this percentage of its
+	// first attempts over retry_budget_window; a retry beyond it is not
+	// made (the slot fails, saying the budget was spent). 0 for no budget
+	RetryBudgetPercent int `json:"retry_budget_percent" openapi:"minimum: 0, maximum: 1000, default: 0"`
+	// only with retry_budget_percent: the window the budget counts over, a
+	// duration from 1m to 24h; default 10m
+	RetryBudgetWindow string `json:"retry_budget_window,omitempty" openapi:"example: 1h"`
+	// the circuit breaker: this many consecutive failures of the job's
+	// slots that are retryable, timeouts or lost (not permanent ones) open
+	// it, which holds the job's new runs and retries until a probe
+	// succeeds. 0 for no breaker
+	BreakerThreshold int `json:"breaker_threshold" openapi:"minimum: 0, maximum: 1000, default: 0"`
+	// only with breaker_threshold: how long the breaker stays open before
+	// one probe attempt goes, a duration from 1s to 24h; default 1m
+	BreakerCooldown string `json:"breaker_cooldown,omitempty" openapi:"example: 5m"`
 	// The records policy (sdk/records) imposed on the handler's Processor
 	// (validated in admin/jobdef records.go; the store keeps it as one
 	// store.RecordsPolicy).
@@ -178,7 +200,10 @@ type Job struct {
 	// the workflow whose inline node the job runs: such a job is not
 	// listed with the others and changes only with its workflow; absent
 	// for an ordinary job
-	WorkflowID int64      `json:"workflow_id,omitempty"`
+	WorkflowID int64 `json:"workflow_id,omitempty"`
+	// the job's circuit breaker when it is open or probing, or has counted
+	// failures (docs/failures.md); absent while it is closed with none
+	Breaker    *Breaker   `json:"breaker,omitempty"`
 	NextFireAt *time.Time `json:"next_fire_at"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
@@ -201,6 +226,8 @@ const (
 	DefaultMisfireThresholdMS = 60_000
 	DefaultMaxCatchUp         = 10
 	DefaultRetryBackoffMS     = 1000
+	DefaultRetryBudgetWindow  = "10m" // with retry_budget_percent
+	DefaultBreakerCooldown    = "1m"  // with breaker_threshold
 	DefaultDeadlineAction     = "alarm"
 	DefaultPriority           = "normal"
 	DefaultCalendarShift      = "next" // with the calendar rule shift
@@ -246,6 +273,12 @@ func (d JobDef) WithDefaults() JobDef {
 	if d.RetryBackoffMS == 0 {
 		d.RetryBackoffMS = DefaultRetryBackoffMS
 	}
+	if d.RetryBudgetPercent > 0 && d.RetryBudgetWindow == "" {
+		d.RetryBudgetWindow = DefaultRetryBudgetWindow
+	}
+	if d.BreakerThreshold > 0 && d.BreakerCooldown == "" {
+		d.BreakerCooldown = DefaultBreakerCooldown
+	}
 	if d.DeadlineAction == "" {
 		d.DeadlineAction = DefaultDeadlineAction
 	}
@@ -271,4 +304,33 @@ func (d JobDef) WithDefaults() JobDef {
 		d.Enabled = &t
 	}
 	return d
+}
+
+// The states of a job's circuit breaker (Breaker.State).
+const (
+	BreakerClosed  = "closed"
+	BreakerOpen    = "open"
+	BreakerProbing = "probing"
+)
+
+// Breaker is the state of a job's circuit breaker (docs/failures.md,
+// "Retry budgets and circuit breakers").
+type Breaker struct {
+	// "closed" (failures are counted), "open" (the job's new runs and
+	// retries are held until probe_at) or "probing" (one attempt, the
+	// probe, runs; its success closes the breaker, its failure opens it
+	// again)
+	State string `json:"state" openapi:"enum: [closed, open, probing]"`
+	// consecutive retryable, timeout or lost failures counted
+	Failures int `json:"failures"`
+	// when it opened; null while closed
+	OpenedAt *time.Time `json:"opened_at"`
+	// why it opened (English); "" while closed
+	Reason string `json:"reason,omitempty"`
+	// Reason as a message code (see Run.ErrorCode)
+	ReasonCode *Message `json:"reason_code,omitempty"`
+	// when the probe goes (open), null otherwise
+	ProbeAt *time.Time `json:"probe_at"`
+	// the probe attempt's token while probing, 0 otherwise
+	ProbeToken int64 `json:"probe_token,omitempty"`
 }

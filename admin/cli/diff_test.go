@@ -126,6 +126,14 @@ func TestDiffEveryField(t *testing.T) {
 			compared++
 			continue
 		}
+		if with, ok := map[string]FieldChange{ // a budget or breaker brings its default window or cool-down along
+			"retry_budget_percent": {"retry_budget_window", `""`, `"10m"`},
+			"breaker_threshold":    {"breaker_cooldown", `""`, `"1m"`},
+		}[name]; ok {
+			require.Equal(t, []FieldChange{{name, "0", "7"}, with}, got, name)
+			compared++
+			continue
+		}
 		require.Len(t, got, 1, name)
 		require.Equal(t, name, got[0].Field)
 		compared++

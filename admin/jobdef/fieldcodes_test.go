@@ -226,6 +226,10 @@ func badSpecs() []badSpec {
 		{"jitter not duration", with(func(s *apitypes.JobSpec) { s.JitterWindow = "soon" })},
 		{"jitter outside", with(func(s *apitypes.JobSpec) { s.JitterWindow = "13h" })},
 		{"jitter gap", with(func(s *apitypes.JobSpec) { s.Cron, s.JitterWindow = "*/5 * * * *", "6m" })},
+		{"breaker only with", with(func(s *apitypes.JobSpec) { s.BreakerCooldown, s.RetryBudgetWindow = "1m", "1h" })},
+		{"breaker bounds", with(func(s *apitypes.JobSpec) {
+			s.RetryBackoffMax, s.RetryBudgetPercent, s.RetryBudgetWindow, s.BreakerThreshold, s.BreakerCooldown = "25h", 1001, "30s", 1001, "soon"
+		})},
 		{"end before start", with(func(s *apitypes.JobSpec) {
 			s.StartAt = ptrTime(time.Date(2026, 12, 24, 18, 0, 0, 0, time.FixedZone("", 8*3600)))
 			s.EndAt = ptrTime(time.Date(2026, 12, 24, 10, 0, 0, 0, time.UTC))

@@ -138,6 +138,7 @@ func validate(s apitypes.JobSpec, now, anchor time.Time) (Validated, error) {
 		errs["max_running_slots"] = msg.New(msg.ValueBetween, "min", 0, "max", MaxRunningSlots)
 	}
 	validateRecordsPolicy(s.JobDef, errs)
+	validateBreaker(s.JobDef, errs)
 	validateDeadlines(s.JobDef, errs)
 	validateWindow(s.JobDef, errs)
 	validateWaits(s.JobDef, errs)

@@ -26,7 +26,9 @@ func row(s apitypes.JobSpec, misfirePolicy, overlapPolicy string, createdAt time
 		SlotCount: s.SlotCount, SlotParams: s.SlotParams, Params: s.Params, TimeoutMS: s.TimeoutMS,
 		RetryMax: s.RetryMax, RetryBackoffMS: s.RetryBackoffMS, Enabled: enabled,
 		ChildJobIDs: FormatIDList(s.ChildJobIDs), Version: s.Version, CreatedAt: createdAt.UnixMilli(),
-		RecordsPolicy:   store.RecordsPolicy{DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts},
+		RecordsPolicy: store.RecordsPolicy{DedupScope: s.DedupScope, UncertainPolicy: s.UncertainPolicy, RecordMaxAttempts: s.RecordMaxAttempts},
+		JobBreaker: store.JobBreaker{RetryBackoffMax: s.RetryBackoffMax, RetryBudgetPercent: s.RetryBudgetPercent, RetryBudgetWindow: s.RetryBudgetWindow,
+			BreakerThreshold: s.BreakerThreshold, BreakerCooldown: s.BreakerCooldown},
 		JobDeadlines:    store.JobDeadlines{StartDeadline: s.StartDeadline, FinishDeadline: s.FinishDeadline, DeadlineAction: s.DeadlineAction},
 		JobCalendar:     store.JobCalendar{CalendarID: s.CalendarID, CalendarRule: s.CalendarRule, CalendarShift: s.CalendarShift},
 		JobWindow:       windowRow(s.JobDef),
@@ -48,6 +50,8 @@ func View(j store.Job) apitypes.Job {
 				TimeZone: j.TimeZone, TimeZones: zonesView(j), SlotCount: j.SlotCount, SlotParams: j.SlotParams, Params: j.Params,
 				MisfirePolicy: j.MisfirePolicy, MisfireThresholdMS: j.MisfireMS, MaxCatchUp: j.MaxCatchUp,
 				OverlapPolicy: j.OverlapPolicy, TimeoutMS: j.TimeoutMS, RetryMax: j.RetryMax, RetryBackoffMS: j.RetryBackoffMS,
+				RetryBackoffMax: j.RetryBackoffMax, RetryBudgetPercent: j.RetryBudgetPercent, RetryBudgetWindow: j.RetryBudgetWindow,
+				BreakerThreshold: j.BreakerThreshold, BreakerCooldown: j.BreakerCooldown,
 				DedupScope: j.DedupScope, UncertainPolicy: j.UncertainPolicy, RecordMaxAttempts: j.RecordMaxAttempts,
 				StartDeadline: j.StartDeadline, FinishDeadline: j.FinishDeadline, DeadlineAction: j.DeadlineAction,
 				CalendarID: j.CalendarID, CalendarRule: j.CalendarRule, CalendarShift: j.CalendarShift,
@@ -114,4 +118,17 @@ func InlineRow(n apitypes.WorkflowNode) (store.Job, error) {
 	j := row(s, s.MisfirePolicy, s.OverlapPolicy, time.Time{})
 	j.CreatedAt = 0 // the database clock
 	return j, nil
+}
+
+// BreakerView is a job's circuit breaker b on the wire.
+func BreakerView(b store.BreakerState) *apitypes.Breaker {
+	v := &apitypes.Breaker{State: b.State, Failures: b.Failures, OpenedAt: msTimePtr(b.OpenedAt), ProbeToken: b.ProbeToken.Int64}
+	if b.State == store.BreakerOpen {
+		v.ProbeAt = msTimePtr(b.ProbeAt)
+	}
+	if b.State != store.BreakerClosed && !b.Reason.IsZero() {
+		v.Reason = b.Reason.String()
+		v.ReasonCode = &apitypes.Message{Code: string(b.Reason.Code), Args: b.Reason.Args}
+	}
+	return v
 }

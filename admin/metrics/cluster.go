@@ -52,6 +52,7 @@ type clusterSnapshot struct {
 	slots     map[string]int64
 	executors map[string]int64
 	queue     []queueDepth
+	breakers  []breakerState
 	epoch     int64
 	zkOK      bool
 }
@@ -63,8 +64,8 @@ type clusterCollector struct {
 	cfg Config
 	log *slog.Logger
 
-	runs, slots, executors, epoch, zk, queue *prometheus.Desc
-	refreshErrors                            prometheus.Counter
+	runs, slots, executors, epoch, zk, queue, breaker *prometheus.Desc
+	refreshErrors                                     prometheus.Counter
 
 	mu   sync.Mutex
 	last clusterSnapshot
@@ -81,6 +82,7 @@ func newClusterCollector(cfg Config) *clusterCollector {
 		slots:     d("slots", "Current slot attempts not finished yet, by status (assigned: pushed or queued on an executor, running), counted in the platform database.", "status"),
 		executors: d("executors", "Executors known to the platform database, by state (online, draining, lost, gone).", "state"),
 		queue:     d("queue_depth", "Due runs that have not started (pending), by app and priority, the oldest 100,000 at most: what waits for an executor, a cap, a wait or its turn (GET /api/v1/queue says why).", "app", "priority"),
+		breaker:   d("breaker_state", "The circuit breaker of a job that has one with a state (docs/failures.md): 0 closed (failures counted), 1 open (its runs and retries are held), 2 probing. A job absent is closed with none counted.", "app", "job"),
 		epoch:     d("leader_epoch", "Leader epoch recorded in the platform database (the fencing token of the current leader)."),
 		zk:        d("zookeeper_connected", "1 when this replica has a usable ZooKeeper session (it can campaign and lead), else 0."),
 		refreshErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -96,6 +98,7 @@ func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- c.slots
 		ch <- c.executors
 		ch <- c.queue
+		ch <- c.breaker
 		ch <- c.epoch
 	}
 	if c.cfg.Coordinator != nil {
@@ -117,6 +120,9 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		gauges(c.executors, executorStates, s.executors)
 		for _, q := range s.queue {
 			ch <- prometheus.MustNewConstMetric(c.queue, prometheus.GaugeValue, float64(q.runs), q.app, protocol.Priority(q.priority).String())
+		}
+		for _, b := range s.breakers {
+			ch <- prometheus.MustNewConstMetric(c.breaker, prometheus.GaugeValue, store.BreakerStateValue(b.state), b.app, b.job)
 		}
 		ch <- prometheus.MustNewConstMetric(c.epoch, prometheus.GaugeValue, float64(s.epoch))
 	}
@@ -146,6 +152,9 @@ func (c *clusterCollector) snapshot() clusterSnapshot {
 		s.runs, s.slots, s.executors, s.epoch, err = countCluster(ctx, c.cfg.DB)
 		if err == nil {
 			s.queue, err = countQueue(ctx, c.cfg.DB, now)
+		}
+		if err == nil {
+			s.breakers, err = breakerStates(ctx, c.cfg.DB)
 		}
 		s.dbOK = err == nil
 		if err != nil {
@@ -222,6 +231,30 @@ func countBy(ctx context.Context, db *sql.DB, name query) (map[string]int64, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("metrics query %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// breakerState is one job's circuit breaker.
+type breakerState struct{ app, job, state string }
+
+// breakerStates runs BreakerStates.
+func breakerStates(ctx context.Context, db *sql.DB) ([]breakerState, error) {
+	rows, err := db.QueryContext(ctx, queries[qBreakerStates])
+	if err != nil {
+		return nil, fmt.Errorf("metrics query BreakerStates: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []breakerState
+	for rows.Next() {
+		var b breakerState
+		if err := rows.Scan(&b.app, &b.job, &b.state); err != nil {
+			return nil, fmt.Errorf("metrics query BreakerStates: %w", err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("metrics query BreakerStates: %w", err)
 	}
 	return out, nil
 }

@@ -28,3 +28,8 @@ SELECT q.app, q.priority, COUNT(*) FROM
    WHERE r.status = 'pending' AND r.scheduled_at <= ?
    ORDER BY r.scheduled_at LIMIT 100000) q
 GROUP BY q.app, q.priority;
+
+-- name: BreakerStates
+-- The circuit breakers with a state (job_breaker holds only those: open,
+-- probing, or closed with failures counted): O(such jobs), never O(jobs).
+SELECT b.app, COALESCE(j.name, ''), b.state FROM job_breaker b LEFT JOIN job j ON j.id = b.job_id;

@@ -6,7 +6,8 @@ package metrics
 type query int
 
 const (
-	qExecutorsByState query = iota
+	qBreakerStates query = iota
+	qExecutorsByState
 	qLeaderEpoch
 	qQueueDepth
 	qRunsActive
@@ -15,6 +16,7 @@ const (
 
 // queryNames are the names of the queries, in the order of the constants.
 var queryNames = [...]string{
+	"BreakerStates",
 	"ExecutorsByState",
 	"LeaderEpoch",
 	"QueueDepth",

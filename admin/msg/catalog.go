@@ -92,6 +92,20 @@ const (
 	AlarmResolvedRunPlaced   Code = "alarm.resolved_run_placed"
 	AlarmResolvedCaughtUp    Code = "alarm.resolved_audit_caught_up"
 
+	// Retry budgets and circuit breakers (docs/failures.md)
+	CauseBreakerOpen           Code = "cause.breaker_open"
+	CauseBreakerProbing        Code = "cause.breaker_probing"
+	BreakerFailures            Code = "breaker.failures"
+	BreakerProbeFailed         Code = "breaker.probe_failed"
+	AttemptBudgetSpent         Code = "attempt.retry_budget_spent"
+	AlarmSlotDeadBudget        Code = "alarm.slot_dead_budget"
+	AlarmBreakerOpen           Code = "alarm.breaker_open"
+	AlarmResolvedBreakerClosed Code = "alarm.resolved_breaker_closed"
+	BreakerClosedProbe         Code = "breaker.closed_probe"
+	BreakerClosedBy            Code = "breaker.closed_by"
+	BreakerDuration            Code = "breaker.duration"
+	BreakerOnlyWith            Code = "breaker.only_with"
+
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text            Code = "text"
 	ValueOutside    Code = "value.outside"
@@ -514,6 +528,20 @@ var Catalog = map[Code]string{
 	AlarmResolvedExecutor:    "the executor heartbeats again",
 	AlarmResolvedRunPlaced:   "the run found an executor with its handler: its slots are placed",
 	AlarmResolvedCaughtUp:    "the missed-fire audit has caught up",
+
+	// Retry budgets and circuit breakers
+	CauseBreakerOpen:           "the circuit breaker of job {job} is open since {opened_at} ({reason}); one probe goes at {probe_at}",
+	CauseBreakerProbing:        "the circuit breaker of job {job} is probing (token {token}); the rest waits for its result",
+	BreakerFailures:            "{failures} consecutive failures of its slots (last: {error})",
+	BreakerProbeFailed:         "the probe (token {token}) failed: {error}",
+	AttemptBudgetSpent:         "not retried: the job's retry budget is spent ({retries} retries for {firsts} first attempts in the last {window}, at most {percent}%); the failure was: {error}",
+	AlarmSlotDeadBudget:        "job {job} run {run}: slot {slot} failed and is not retried: {reason}",
+	AlarmBreakerOpen:           "job {job}: circuit breaker open: {reason}; its new runs and retries wait, one probe at {probe_at}",
+	AlarmResolvedBreakerClosed: "the circuit breaker closed: {how}",
+	BreakerClosedProbe:         "the probe (token {token}) succeeded",
+	BreakerClosedBy:            "closed by {user}",
+	BreakerDuration:            "{value} is not a duration from {min} to {max} such as \"{example}\"",
+	BreakerOnlyWith:            "only with {field} above 0: set it, or leave this empty",
 
 	// Validation: generic words and values (admin/jobdef, admin/api)
 	Text:            "{text}",

@@ -43,7 +43,7 @@ func (s *Service) Job(ctx context.Context, a Actor, id int64) (apitypes.Job, err
 	if err != nil {
 		return apitypes.Job{}, err
 	}
-	return s.WithWarnings(ctx, a, jobdef.View(j)), nil
+	return s.withBreaker(ctx, s.WithWarnings(ctx, a, jobdef.View(j)))
 }
 
 // CreateJob validates spec and stores it as a new job of an app a may

@@ -242,3 +242,59 @@ func transition(id int64, from, to string, atMS int64, reason msg.Msg) store.Run
 // from: it ended with slots that did not succeed. A succeeded, skipped or
 // still active run is not retried.
 var reopenable = []string{store.RunFailed, store.RunPartiallyFailed, store.RunCancelled}
+
+// breakerCounts are what applied outcomes say of their jobs' circuit
+// breakers (docs/failures.md), by job in id order: a success starts the
+// count again; a retryable or timeout failure counts one; a permanent
+// failure (the target answered: not its outage), a cancel and any other
+// outcome count nothing. Only jobs with a breaker (threshold above 0).
+func breakerCounts(applied []store.SlotOutcome, info map[int64]store.AttemptInfo) []store.BreakerCount {
+	byJob := map[int64]*store.BreakerCount{}
+	var jobs []int64
+	for _, o := range applied {
+		a := info[o.Token]
+		if a.BreakerThreshold <= 0 || a.JobID <= 0 {
+			continue
+		}
+		c := byJob[a.JobID]
+		if c == nil {
+			c = &store.BreakerCount{JobID: a.JobID, App: a.App}
+			byJob[a.JobID] = c
+			jobs = append(jobs, a.JobID)
+		}
+		switch {
+		case o.Status == store.AttemptSucceeded:
+			c.Reset, c.Failures, c.LastError = true, 0, ""
+		case o.Status == store.AttemptFailed && (o.Class() == protocol.ClassRetryable || o.Class() == protocol.ClassTimeout || o.Class() == protocol.ClassLost):
+			c.Failures++
+			c.LastError = o.Class() + ": " + errorText(o)
+		}
+	}
+	slices.Sort(jobs)
+	out := make([]store.BreakerCount, 0, len(jobs))
+	for _, id := range jobs {
+		if c := byJob[id]; c.Reset || c.Failures > 0 {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// errorText is an outcome's error for a person, in English.
+func errorText(o store.SlotOutcome) string {
+	if !o.Reason.IsZero() {
+		return o.Reason.String()
+	}
+	return o.Error
+}
+
+// budgetAlarm is the slot_dead alarm of a failed slot a that its job's
+// retry budget does not let retry (reason: msg.AttemptBudgetSpent).
+func budgetAlarm(a store.AttemptInfo, reason msg.Msg) store.Alarm {
+	return store.Alarm{
+		Kind: store.AlarmSlotDead, Severity: "critical", App: a.App,
+		JobID: sql.NullInt64{Int64: a.JobID, Valid: a.JobID > 0}, RunID: sql.NullInt64{Int64: a.RunID, Valid: true},
+		DedupKey: fmt.Sprintf("slot_dead:%d", a.Token),
+		Msg:      msg.New(msg.AlarmSlotDeadBudget, "job", a.JobName, "run", a.RunID, "slot", a.Slot, "reason", reason),
+	}
+}

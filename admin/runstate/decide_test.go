@@ -250,3 +250,36 @@ func TestTransition(t *testing.T) {
 		require.Equal(t, store.RunTransition{ID: 1, From: store.RunPending, To: c.to, StartedAt: c.started, FinishedAt: c.finished, Reason: why}, got, c.to)
 	}
 }
+
+// TestBreakerCounts: what applied outcomes count for their jobs' circuit
+// breakers: retryable, timeout and lost failures one each, a success starts
+// the count again (then the failures after it), a permanent failure and a
+// cancel nothing; jobs without a breaker are left out; by job id.
+func TestBreakerCounts(t *testing.T) {
+	t.Parallel()
+	info := map[int64]store.AttemptInfo{
+		1: {Token: 1, JobID: 20, App: "a", BreakerThreshold: 3},
+		2: {Token: 2, JobID: 20, App: "a", BreakerThreshold: 3},
+		3: {Token: 3, JobID: 20, App: "a", BreakerThreshold: 3},
+		4: {Token: 4, JobID: 10, App: "b", BreakerThreshold: 1},
+		5: {Token: 5, JobID: 10, App: "b", BreakerThreshold: 1},
+		6: {Token: 6, JobID: 30, App: "c"},
+		7: {Token: 7, JobID: 40, App: "d", BreakerThreshold: 2},
+	}
+	out := func(tok int64, status, class string) store.SlotOutcome {
+		return store.SlotOutcome{SlotResult: protocol.SlotResult{Token: tok, Status: status, ErrorClass: class, Error: "e"}}
+	}
+	got := breakerCounts([]store.SlotOutcome{
+		out(1, store.AttemptFailed, protocol.ClassRetryable),
+		out(2, store.AttemptSucceeded, ""),
+		out(3, store.AttemptFailed, protocol.ClassTimeout),
+		out(4, store.AttemptFailed, protocol.ClassPermanent),
+		out(5, store.AttemptFailed, protocol.ClassLost),
+		out(6, store.AttemptFailed, protocol.ClassRetryable),
+		out(7, store.AttemptCancelled, ""),
+	}, info)
+	require.Equal(t, []store.BreakerCount{
+		{JobID: 10, App: "b", Failures: 1, LastError: "lost: e"},
+		{JobID: 20, App: "a", Reset: true, Failures: 1, LastError: "timeout: e"},
+	}, got)
+}

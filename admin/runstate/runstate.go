@@ -90,6 +90,9 @@ func (m *Machine) finishBatch(ctx context.Context, outcomes []store.SlotOutcome,
 		if err := writeDeadLetters(ctx, tx, deadTokens(applied, info)); err != nil {
 			return err
 		}
+		if err := tx.CountBreakers(ctx, breakerCounts(applied, info)); err != nil {
+			return err
+		}
 		alarms := slotAlarms(applied, info)
 		runIDs := make([]int64, 0, len(applied))
 		for _, o := range applied {
@@ -269,4 +272,42 @@ func (m *Machine) Retry(ctx context.Context, runID int64) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// DenyRetry ends the failed slot of attempt token, which its job's retry
+// budget does not let retry (docs/failures.md): the attempt becomes final
+// with reason, a slot_dead alarm says why, and its run settles — in one
+// transaction fenced by the leader's epoch. false when the attempt was no
+// longer a failed current attempt with a retry left (nothing changed).
+func (m *Machine) DenyRetry(ctx context.Context, epoch, token int64, reason msg.Msg) (bool, error) {
+	denied := false
+	err := m.st.Tx(ctx, func(tx *store.Tx) error {
+		denied = false
+		if err := tx.CheckEpoch(ctx, epoch); err != nil {
+			return err
+		}
+		if _, err := tx.LockAttempts(ctx, []int64{token}); err != nil {
+			return err
+		}
+		info, err := tx.AttemptInfos(ctx, []int64{token})
+		if err != nil {
+			return err
+		}
+		a, ok := info[token]
+		if !ok {
+			return nil
+		}
+		if denied, err = tx.DenyRetry(ctx, token, reason); err != nil || !denied {
+			return err
+		}
+		runAlarms, err := m.settleRuns(ctx, tx, []int64{a.RunID})
+		if err != nil {
+			return err
+		}
+		return tx.RaiseAlarms(ctx, append([]store.Alarm{budgetAlarm(a, reason)}, runAlarms...)...)
+	})
+	if err != nil {
+		return false, fmt.Errorf("deny the retry of token %d: %w", token, err)
+	}
+	return denied, nil
 }

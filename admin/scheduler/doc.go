@@ -23,9 +23,15 @@
 //     is claimed by FireWorkers transactions at once. At most TickBudget
 //     per tick: what is left is fired next tick, after the runs fired so
 //     far are started.
-//  2. retry (retry.go): give failed slots whose job allows more attempts a
-//     new, unplaced attempt once their full-jitter backoff (RetryDelay)
-//     has passed.
+//  2. breakers, then retry (breaker.go, retry.go): open a job's circuit
+//     breaker after breaker_threshold consecutive failures, probe it after
+//     its cool-down with the oldest held work, close it or open it again
+//     by the probe's outcome (docs/failures.md); give failed slots whose
+//     job allows more attempts a new, unplaced attempt once their
+//     full-jitter backoff (RetryDelay, capped by retry_backoff_max) has
+//     passed — within the job's retry budget, else the slot fails for good
+//     (runstate Machine.DenyRetry). A job whose breaker is open gets no
+//     retry and no placement but its probe, and its runs are held.
 //  3. place (place.go): put unplaced attempts (retries, manual retries from
 //     the API, slots given back by a drain, slots a concurrency cap held
 //     back) on an online executor of their app with the handler, another

@@ -87,6 +87,11 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	// retry.go, then place.go: the slots of started runs waiting for an
 	// executor (retries, slots a cap held back) are placed before new runs
 	// start, so that under a cap (caps.go) started work goes first.
+	// breaker.go: circuit breakers open, probe and close before retries
+	// and starts, which they hold.
+	if err := s.CheckBreakers(ctx, epoch); err != nil {
+		return false, err
+	}
 	if err := s.RetryFailed(ctx, epoch); err != nil {
 		return false, err
 	}

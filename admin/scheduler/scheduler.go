@@ -62,6 +62,10 @@ type Scheduler struct {
 	// startBuckets are the term's start-rate buckets by app (startrate.go);
 	// nil at the start of a term.
 	startBuckets map[string]*startBucket
+	// breakers are the circuit breakers open or probing as the last
+	// breaker round left them, by job (breaker.go); the start path holds
+	// their jobs' runs.
+	breakers map[int64]*heldBreaker
 
 	// Pushes run in the background so that an executor that does not answer
 	// (frozen, partitioned) cannot stall the loop for the push timeout: lost

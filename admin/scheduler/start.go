@@ -163,6 +163,10 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 			}
 			continue
 		}
+		held, probe := st.holdForBreaker(r)
+		if held {
+			continue
+		}
 		if held, err := st.hold(ctx, r); err != nil {
 			return err
 		} else if held {
@@ -206,9 +210,12 @@ func (st *starter) page(ctx context.Context, page []store.PendingRun) error {
 		if err != nil {
 			return err
 		}
-		if room == 0 {
+		if room == 0 && !probe {
 			st.capWait(r, cause)
 			continue
+		}
+		if probe {
+			room = 0 // its circuit breaker's probe: every slot unplaced, the breaker round picks one (breaker.go)
 		}
 		if ok, why := s.allowStart(r.App, st.caps.appRate[r.App], s.cfg.Clock.Now()); !ok {
 			st.capWait(r, why)

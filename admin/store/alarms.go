@@ -28,6 +28,7 @@ const (
 	AlarmWorkflowWaitTimeout = "workflow_wait_timeout" // a workflow node waited for other runs of its business date until its timeout
 	AlarmRunWaitTimeout      = "run_wait_timeout"      // a run of a job with waits waited for other runs of its business date until its timeout
 	AlarmWatchdogBehind      = "watchdog_behind"       // the watchdog's gap audit is further behind than its BehindLag
+	AlarmBreakerOpen         = "breaker_open"          // a job's circuit breaker opened after consecutive failures (resolved when it closes)
 )
 
 // Alarm is an event that needs an operator's attention.

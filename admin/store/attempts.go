@@ -252,6 +252,9 @@ func (s *Store) move(ctx context.Context, epoch int64, old Attempt, executorID i
 		if err != nil {
 			return fmt.Errorf("reassign slot %d of run %d: %w", old.Slot, old.RunID, err)
 		}
+		if oldStatus == AttemptLost { // a failure its job's circuit breaker counts
+			return s.countLost(ctx, tx, []int64{old.RunID})
+		}
 		return nil
 	})
 	return token, err

@@ -39,6 +39,7 @@ var copyTables = []struct {
 	{"job_alarm_route", []string{"job_id", "channel", "recipient"}},
 	{"job_audit", []string{"job_id"}},
 	{"job_backfill", []string{"id"}},
+	{"job_breaker", []string{"job_id"}},
 	{"job_run", []string{"id"}},
 	{"slot_attempt", []string{"id"}},
 	{"slot_stats", []string{"job_id", "slot"}},

@@ -105,6 +105,7 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 		kept[t] = true
 	}
 	moved := 0
+	var runs []int64
 	for _, a := range held {
 		if kept[a.Token] {
 			continue
@@ -116,8 +117,9 @@ func (s *Store) loseHeld(ctx context.Context, tx *sqlx.Tx, held []Attempt, keep 
 			return moved, fmt.Errorf("replace lost token %d: %w", a.Token, err)
 		}
 		moved++
+		runs = append(runs, a.RunID)
 	}
-	return moved, nil
+	return moved, s.countLost(ctx, tx, runs) // failures their jobs' circuit breakers count
 }
 
 // Reconcile compares what an executor process reports with what the

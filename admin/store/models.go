@@ -111,6 +111,7 @@ type Job struct {
 	RetryMax       int    `db:"retry_max"`
 	RetryBackoffMS int64  `db:"retry_backoff_ms"`
 	RecordsPolicy
+	JobBreaker
 	JobDeadlines
 	JobCalendar
 	JobWindow
@@ -261,6 +262,17 @@ type JobWaits struct {
 	// states them with its defaults; "" without waits.
 	WaitTimeout string `db:"wait_timeout"`
 	OnTimeout   string `db:"on_timeout"`
+}
+
+// JobBreaker is a job's retry budget and circuit breaker as it states them
+// (durations as written, "" for the default; docs/failures.md, "Retry
+// budgets and circuit breakers"): admin/jobrules reads them.
+type JobBreaker struct {
+	RetryBackoffMax    string `db:"retry_backoff_max"`
+	RetryBudgetPercent int    `db:"retry_budget_percent"`
+	RetryBudgetWindow  string `db:"retry_budget_window"`
+	BreakerThreshold   int    `db:"breaker_threshold"`
+	BreakerCooldown    string `db:"breaker_cooldown"`
 }
 
 // JobDeadlines are a job's deadlines as it states them

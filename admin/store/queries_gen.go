@@ -53,6 +53,7 @@ const (
 	qAlarmListOfGroup
 	qAlarmResolve
 	qAlarmResolveBehind
+	qAlarmResolveBreaker
 	qAlarmResolveExecutorsBack
 	qAlarmResolveRunsPlaced
 	qAlarmRouteDeleteJob
@@ -77,6 +78,7 @@ const (
 	qAttemptAck
 	qAttemptByID
 	qAttemptByIDForUpdate
+	qAttemptDenyRetry
 	qAttemptForStats
 	qAttemptInsert
 	qAttemptInsertMoved
@@ -104,6 +106,20 @@ const (
 	qAttemptsUnplaced
 	qAuditInsert
 	qAuditList
+	qBreakerClose
+	qBreakerCountFailures
+	qBreakerForgetClosed
+	qBreakerHeldRetry
+	qBreakerHeldRun
+	qBreakerHeldUnplaced
+	qBreakerJobsOfRuns
+	qBreakerOfJob
+	qBreakerOpen
+	qBreakerProbe
+	qBreakerProbeOutcome
+	qBreakerReleaseRuns
+	qBreakerResetFailures
+	qBreakers
 	qCalendarByID
 	qCalendarDelete
 	qCalendarIDByName
@@ -219,6 +235,7 @@ const (
 	qPlacedSlots
 	qQueueRuns
 	qQueueSlots
+	qRetryBudgetUse
 	qRunActiveForJob
 	qRunActiveJobs
 	qRunByID
@@ -407,6 +424,7 @@ var queryNames = [...]string{
 	"AlarmListOfGroup",
 	"AlarmResolve",
 	"AlarmResolveBehind",
+	"AlarmResolveBreaker",
 	"AlarmResolveExecutorsBack",
 	"AlarmResolveRunsPlaced",
 	"AlarmRouteDeleteJob",
@@ -431,6 +449,7 @@ var queryNames = [...]string{
 	"AttemptAck",
 	"AttemptByID",
 	"AttemptByIDForUpdate",
+	"AttemptDenyRetry",
 	"AttemptForStats",
 	"AttemptInsert",
 	"AttemptInsertMoved",
@@ -458,6 +477,20 @@ var queryNames = [...]string{
 	"AttemptsUnplaced",
 	"AuditInsert",
 	"AuditList",
+	"BreakerClose",
+	"BreakerCountFailures",
+	"BreakerForgetClosed",
+	"BreakerHeldRetry",
+	"BreakerHeldRun",
+	"BreakerHeldUnplaced",
+	"BreakerJobsOfRuns",
+	"BreakerOfJob",
+	"BreakerOpen",
+	"BreakerProbe",
+	"BreakerProbeOutcome",
+	"BreakerReleaseRuns",
+	"BreakerResetFailures",
+	"Breakers",
 	"CalendarByID",
 	"CalendarDelete",
 	"CalendarIDByName",
@@ -573,6 +606,7 @@ var queryNames = [...]string{
 	"PlacedSlots",
 	"QueueRuns",
 	"QueueSlots",
+	"RetryBudgetUse",
 	"RunActiveForJob",
 	"RunActiveJobs",
 	"RunByID",

@@ -24,6 +24,13 @@ type RetryCandidate struct {
 	// RetryAfterMS is the least delay before the retry that the failed
 	// attempt asked for (capped when recorded); NULL: none.
 	RetryAfterMS sql.NullInt64 `db:"retry_after_ms"`
+	JobID        int64         `db:"job_id"`
+	Error        string        `db:"error"` // the failed attempt's
+	// The job's retry budget and backoff cap as it states them
+	// (store.JobBreaker; admin/jobrules parses them).
+	RetryBackoffMax    string `db:"retry_backoff_max"`
+	RetryBudgetPercent int    `db:"retry_budget_percent"`
+	RetryBudgetWindow  string `db:"retry_budget_window"`
 }
 
 // RetryCandidates returns failed current attempts of running runs that their

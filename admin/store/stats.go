@@ -55,6 +55,8 @@ type AttemptInfo struct {
 	RetryMax   int             `db:"retry_max"`
 	JobName    string          `db:"job_name"`
 	App        string          `db:"app"` // of the run, for its alarms
+	// BreakerThreshold is the job's (0: no circuit breaker).
+	BreakerThreshold int `db:"breaker_threshold"`
 }
 
 // AttemptInfos reads, in one query without locks, what finishing the

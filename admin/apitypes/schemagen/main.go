@@ -256,6 +256,8 @@ func typeOf(e ast.Expr) string {
 			return `$ref: "#/components/schemas/Message"`
 		case "WorkflowWait": // hand-written in openapi.yaml, with the workflow schemas
 			return `$ref: "#/components/schemas/WorkflowWait"`
+		case "Breaker": // hand-written in openapi.yaml, with the breaker route
+			return `$ref: "#/components/schemas/Breaker"`
 		}
 	}
 	panic(fmt.Sprintf("schemagen: no OpenAPI type for %T %v", e, e))

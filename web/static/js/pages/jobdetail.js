@@ -104,6 +104,9 @@ export default function mount(root, ctx) {
       [t("field.priority"), h("span", { id: "job-priority" }, tOr("priority." + job.priority, job.priority))],
       [t("field.max_running_slots"), h("span", { id: "job-max-running-slots" }, job.max_running_slots ? fmtNum(job.max_running_slots) : t("job.noCap"))],
       [t("field.retry_max"), job.retry_max ? t("job.retries", { n: job.retry_max, backoff: fmtDur(job.retry_backoff_ms) }) : t("job.noRetry")],
+      [t("field.retry_budget_percent"), h("span", { id: "job-retry-budget" }, job.retry_budget_percent
+        ? t("job.retryBudget", { percent: job.retry_budget_percent, window: job.retry_budget_window }) : t("job.noBudget"))],
+      [t("job.breaker"), breakerView(job)],
       [t("field.dedup_scope"), h("span", { id: "job-dedup-scope" }, job.dedup_scope
         ? [h("code", {}, job.dedup_scope), " ", h("span", { class: "muted" }, t(job.dedup_scope === "run" || job.dedup_scope === "job" ? "scope." + job.dedup_scope : "scope.named"))]
         : handlerDecides())],
@@ -143,6 +146,30 @@ export default function mount(root, ctx) {
     toast(t("job.backfilled", { created: plan.created, dates: plan.dates.length }));
     page = 0;
     ctx.refreshNow();
+  }
+
+  // breakerView is the job's circuit breaker (docs/failures.md): off, closed
+  // (with failures counted), open (since, why, probe at) or probing, and the
+  // operator's Close breaker button while it is not closed.
+  function breakerView(j) {
+    if (!j.breaker_threshold) return h("span", { id: "job-breaker" }, t("job.noBreaker"));
+    const b = j.breaker || { state: "closed", failures: 0 };
+    const why = b.reason_code ? srvText(b.reason_code.code, b.reason_code.args, b.reason) : (b.reason || "");
+    const parts = [h("span", { class: "pill", id: "job-breaker-state" }, t("breaker." + b.state)), " ",
+      h("span", { class: "muted" }, t("job.breakerSettings", { threshold: j.breaker_threshold, cooldown: j.breaker_cooldown, failures: b.failures }))];
+    if (b.state !== "closed") {
+      parts.push(h("div", { id: "job-breaker-why" }, t("job.breakerOpened", { at: fmtDateTime(b.opened_at), why })));
+      if (b.state === "open" && b.probe_at) parts.push(h("div", { id: "job-breaker-probe" }, t("job.breakerProbeAt", { at: fmtDateTime(b.probe_at) })));
+      if (b.state === "probing") parts.push(h("div", { id: "job-breaker-probe" }, t("job.breakerProbing", { token: b.probe_token })));
+      if (ctx.can("operator")) parts.push(h("div", {}, button(t("job.closeBreaker"), { size: "sm", id: "job-breaker-close", onclick: async () => {
+        try {
+          await api("POST", `/jobs/${j.id}/breaker/close`);
+          toast(t("job.breakerClosed"));
+          ctx.refreshNow();
+        } catch (e) { toast(errText(e), "error"); }
+      } })));
+    }
+    return h("span", { id: "job-breaker" }, parts);
   }
 
   function completedText(j) {

@@ -8,7 +8,7 @@ import { h, pageHead, card, toast, debounce, icon, button, fill } from "../dom.j
 
 const drafts = new Map(); // "new" or job id → field values, kept across a language switch
 
-const NUMERIC = ["max_runs", "max_running_slots", "slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms", "record_max_attempts"];
+const NUMERIC = ["max_runs", "max_running_slots", "slots", "misfire_threshold_ms", "max_catch_up", "timeout_ms", "retry_max", "retry_backoff_ms", "record_max_attempts", "retry_budget_percent", "breaker_threshold"];
 const PRESETS = [
   ["*/30 * * * * *", "preset.30s"], ["* * * * *", "preset.minute"], ["H * * * *", "preset.hourlyH"],
   ["30 2 * * *", "preset.daily"], ["0 9 * * 1-5", "preset.weekdays"], ["@every 10m", "preset.every10m"],
@@ -222,6 +222,11 @@ export default function mount(root, ctx) {
       field("timeout_ms", t("field.timeout_ms"), input("timeout_ms", { type: "number", min: 0, placeholder: "0" }), t("help.timeout_ms"), { suffix: "ms" }),
       field("retry_max", t("field.retry_max"), input("retry_max", { type: "number", min: 0, max: 100, placeholder: "0" }), t("help.retry_max")),
       field("retry_backoff_ms", t("field.retry_backoff_ms"), input("retry_backoff_ms", { type: "number", min: 1, placeholder: "1000" }), null, { suffix: "ms" }),
+      field("retry_backoff_max", t("field.retry_backoff_max"), input("retry_backoff_max", { class: "mono", placeholder: "10m" }), t("help.retry_backoff_max")),
+      field("retry_budget_percent", t("field.retry_budget_percent"), input("retry_budget_percent", { type: "number", min: 0, max: 1000, placeholder: "0" }), t("help.retry_budget_percent"), { suffix: "%" }),
+      field("retry_budget_window", t("field.retry_budget_window"), input("retry_budget_window", { class: "mono", placeholder: "10m" }), t("help.retry_budget_window")),
+      field("breaker_threshold", t("field.breaker_threshold"), input("breaker_threshold", { type: "number", min: 0, max: 1000, placeholder: "0" }), t("help.breaker_threshold")),
+      field("breaker_cooldown", t("field.breaker_cooldown"), input("breaker_cooldown", { class: "mono", placeholder: "1m" }), t("help.breaker_cooldown")),
       field("start_deadline", t("field.start_deadline"), input("start_deadline", { class: "mono", placeholder: "15m" }), t("help.start_deadline")),
       field("finish_deadline", t("field.finish_deadline"), input("finish_deadline", { class: "mono", placeholder: "2h · 06:00" }), t("help.finish_deadline")),
       field("deadline_action", t("field.deadline_action"), input("deadline_action", { tag: "select", options: [["alarm", t("deadline.alarm")], ["cancel", t("deadline.cancel")]] }), t("help.deadline_action")),
@@ -407,7 +412,7 @@ export default function mount(root, ctx) {
       // The schedule is fine but another field is not: preview the schedule
       // with placeholders for the fields in error (H depends on app/name).
       const alt = { ...body };
-      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, max_running_slots: 0, priority: "normal", jitter_window: "" };
+      const placeholders = { app: "preview", name: "preview", handler: "preview", slots: 1, slot_params: "", params: "", misfire_threshold_ms: 0, max_catch_up: 0, timeout_ms: 0, retry_max: 0, retry_backoff_ms: 0, retry_backoff_max: "", retry_budget_percent: 0, retry_budget_window: "", breaker_threshold: 0, breaker_cooldown: "", child_job_ids: [], misfire_policy: "", overlap_policy: "", description: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: 0, start_deadline: "", finish_deadline: "", deadline_action: "", max_runs: 0, max_running_slots: 0, priority: "normal", jitter_window: "" };
       for (const k of Object.keys(fields)) if (k in placeholders) alt[k] = placeholders[k];
       if (fields.wait_for || fields.wait_timeout || fields.on_timeout) { delete alt.wait_for; delete alt.wait_timeout; delete alt.on_timeout; }
       try {
@@ -497,7 +502,7 @@ export default function mount(root, ctx) {
     } else {
       const d = !force && drafts.get(key);
       draftNote.hidden = !d;
-      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", max_running_slots: "", priority: "normal", jitter_window: "", child_job_ids: "", wait_for: "", wait_timeout: "", on_timeout: "fail" });
+      setValues(d || { time_zone: browserZone(), slots: 1, misfire_policy: "run_once", overlap_policy: "allow", enabled: true, app: "", name: "", description: "", handler: "", cron: "", params: "", slot_params: "", misfire_threshold_ms: "", max_catch_up: "", timeout_ms: "", retry_max: "", retry_backoff_ms: "", retry_backoff_max: "", retry_budget_percent: "", retry_budget_window: "", breaker_threshold: "", breaker_cooldown: "", dedup_scope: "", uncertain_policy: "", record_max_attempts: "", start_deadline: "", finish_deadline: "", deadline_action: "alarm", calendar_id: "0", calendar_rule: "", calendar_shift: "next", start_at: "", end_at: "", max_runs: "", max_running_slots: "", priority: "normal", jitter_window: "", child_job_ids: "", wait_for: "", wait_timeout: "", on_timeout: "fail" });
       if (d) for (const k of Object.keys(inputs)) if (d[k]) touched.add(k);
     }
     fillHandlers();
