@@ -300,6 +300,9 @@ func (m *Machine) DenyRetry(ctx context.Context, epoch, token int64, reason msg.
 		if denied, err = tx.DenyRetry(ctx, token, reason); err != nil || !denied {
 			return err
 		}
+		if err := writeDeadLetters(ctx, tx, []int64{token}); err != nil { // a slot the budget let die is dead
+			return err
+		}
 		runAlarms, err := m.settleRuns(ctx, tx, []int64{a.RunID})
 		if err != nil {
 			return err

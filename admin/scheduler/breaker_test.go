@@ -291,5 +291,7 @@ func TestRetryBudgetSpent(t *testing.T) {
 			}
 		}
 		require.Equal(t, 1, dead)
+		letters := count(t, st, `SELECT COUNT(*) FROM dead_letter WHERE token = ?`, atts[0].Token)
+		require.Equal(t, 1, letters, "the slot the budget let die is a dead letter")
 	})
 }
