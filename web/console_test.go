@@ -716,7 +716,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		for _, sel := range []string{"#live", "#utc-toggle", "#lang-select", "#user-menu", "#logout"} {
 			require.True(t, b.evalBool(inView+"("+strconv.Quote(sel)+")"), "%s in view at %d px", sel, width)
 		}
-		reachable := b.evalString(`["dashboard", "jobs", "workflows", "runs", "failures", "executors", "alarms", "calendars", "cluster", "audit", "users", "tokens"].filter(n =>
+		reachable := b.evalString(`["dashboard", "jobs", "workflows", "runs", "failures", "executors", "alarms", "dead", "calendars", "cluster", "audit", "users", "tokens"].filter(n =>
 			!document.querySelector('#nav a[data-nav="' + n + '"], #nav-more-list a[data-nav="' + n + '"], #user-menu a[data-nav="' + n + '"]')).join(",")`)
 		require.Empty(t, reachable, "pages with no menu entry at %d px", width)
 		b.screenshot(fmt.Sprintf("21-narrow-%d", width))

@@ -75,7 +75,7 @@ func TestConsoleLayoutInBrowser(t *testing.T) {
 	api.waitRun(failed, "partially_failed")
 	api.waitRun(done, "succeeded")
 	pages := []string{"dashboard", "jobs", fmt.Sprintf("jobs/%d", flaky), "jobs/new", fmt.Sprintf("jobs/%d/edit", nightly), "runs",
-		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "executors", "alarms", "workflows", fmt.Sprintf("workflows/%d", wf),
+		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "dead", "executors", "alarms", "workflows", fmt.Sprintf("workflows/%d", wf),
 		"workflows/new", fmt.Sprintf("workflows/%d/edit", wf), "calendars", fmt.Sprintf("calendars/%d", cal.ID), "cluster", "audit", "users", "tokens", "apps", "queue"}
 
 	b := newBrowser(t, chromium, artifactsDir(t))
@@ -250,7 +250,7 @@ var navProblemsJS = settled(`
 	const more = document.querySelector("#nav-more");
 	const moreOK = !more.hidden && inWindow(more.getBoundingClientRect());
 	const bad = [];
-	for (const n of ["dashboard", "jobs", "workflows", "runs", "failures", "executors", "alarms", "calendars", "cluster", "audit", "users"]) {
+	for (const n of ["dashboard", "jobs", "workflows", "runs", "failures", "dead", "executors", "alarms", "calendars", "cluster", "audit", "users"]) {
 		const a = document.querySelector('#nav a[data-nav="' + n + '"]');
 		if (a) {
 			const r = a.getBoundingClientRect();

@@ -41,7 +41,7 @@ func TestScreenshots(t *testing.T) {
 	b.do(chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#login-form")))
 	b.login("admin", password)
 	pages := []string{"dashboard", "jobs", fmt.Sprintf("jobs/%d", sleepy), "jobs/new", fmt.Sprintf("jobs/%d/edit", sleepy), "runs",
-		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "executors", "alarms", "calendars", "cluster", "audit", "users", "tokens"}
+		fmt.Sprintf("runs/%d", failed), fmt.Sprintf("runs/%d", done), "failures", "dead", "executors", "alarms", "calendars", "cluster", "audit", "users", "tokens"}
 	n := 0
 	for _, theme := range []string{"light", "dark"} {
 		b.do(chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem("sj_theme", %q)`, theme)))

@@ -11,6 +11,7 @@ import jobDetail from "./pages/jobdetail.js";
 import runs from "./pages/runs.js";
 import runDetail from "./pages/rundetail.js";
 import failures from "./pages/failures.js";
+import dead from "./pages/dead.js";
 import executors from "./pages/executors.js";
 import apps from "./pages/apps.js";
 import queue from "./pages/queue.js";
@@ -33,6 +34,7 @@ const routes = [
   { re: /^runs$/, page: runs, nav: "runs" },
   { re: /^runs\/(\d+)$/, page: runDetail, nav: "runs", keys: ["id"] },
   { re: /^failures$/, page: failures, nav: "failures" },
+  { re: /^dead$/, page: dead, nav: "dead" },
   { re: /^executors$/, page: executors, nav: "executors" },
   { re: /^apps$/, page: apps, nav: "apps" },
   { re: /^queue$/, page: queue, nav: "queue" },
@@ -50,7 +52,7 @@ const routes = [
 ];
 // Nav entries with the least role that sees them (the API checks anyway).
 // API tokens are personal, like the password: they live in the user menu.
-const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["apps"], ["queue"], ["alarms"], ["calendars"], ["cluster"],
+const navItems = [["dashboard"], ["jobs"], ["workflows"], ["runs"], ["failures"], ["executors"], ["apps"], ["queue"], ["alarms"], ["dead"], ["calendars"], ["cluster"],
   ["audit", "operator"], ["users", "admin"]];
 
 const $ = id => document.getElementById(id);

@@ -29,6 +29,18 @@ function dur(a, now) {
   return Math.max(0, (a.finished_at ? Date.parse(a.finished_at) : now) - Date.parse(a.started_at));
 }
 
+/**
+ * classPill shows how an attempt that did not succeed ended (its
+ * error_class, docs/failures.md): permanent in red (no retry), timeout and
+ * lost in amber, retryable and cancelled neutral; nothing for none.
+ */
+export function classPill(a) {
+  if (!a || !a.error_class) return "";
+  const kind = { permanent: "bad", timeout: "warn", lost: "warn" }[a.error_class];
+  return h("span", { class: ["pill", kind && "pill-" + kind, "error-class"], "data-class": a.error_class, title: t("errclass.tip." + a.error_class) },
+    t("errclass." + a.error_class));
+}
+
 export default function mount(root, ctx) {
   const id = Number(ctx.params.id);
   let data = null;
@@ -464,16 +476,6 @@ export default function mount(root, ctx) {
       h("td", { class: ["num", e.failed && "text-bad"] }, fmtNum(e.failed)), h("td", { class: "num" }, fmtNum(e.running)),
       h("td", { class: "num" }, fmtNum(e.processed)), h("td", { class: "num" }, fmtDur(e.busy))))
       : [h("tr", {}, h("td", { colspan: 7, class: "muted center" }, t("run.noAttempts")))]));
-  }
-
-  // classPill shows how an attempt that did not succeed ended (its
-  // error_class, docs/failures.md): permanent in red (no retry), timeout and
-  // lost in amber, retryable and cancelled neutral; nothing for none.
-  function classPill(a) {
-    if (!a || !a.error_class) return "";
-    const kind = { permanent: "bad", timeout: "warn", lost: "warn" }[a.error_class];
-    return h("span", { class: ["pill", kind && "pill-" + kind, "error-class"], "data-class": a.error_class, title: t("errclass.tip." + a.error_class) },
-      t("errclass." + a.error_class));
   }
 
   function renderFailures() {

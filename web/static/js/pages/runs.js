@@ -22,6 +22,28 @@ function runDuration(r) {
   return (r.finished_at ? Date.parse(r.finished_at) : Date.now()) - Date.parse(r.started_at);
 }
 
+/**
+ * jobPicker is a job filter: a select of the chosen job (filter.job_id)
+ * and the jobs whose name starts with what is typed in the search box next
+ * to it (a server search, 50 at most); options(jobs) fills the select,
+ * keeping the chosen job. The ids are prefix-job and prefix-job-find.
+ */
+export function jobPicker(prefix, filter) {
+  const sel = h("select", { id: prefix + "-job", "aria-label": t("col.job") }, h("option", { value: "" }, t("runs.allJobs")));
+  const find = h("input", { type: "search", id: prefix + "-job-find", class: "filter-input", placeholder: t("runs.findJob"), "aria-label": t("runs.findJob") });
+  const options = jobs => {
+    const keep = filter.job_id;
+    fill(sel, h("option", { value: "" }, t("runs.allJobs")), ...jobs.map(j => h("option", { value: String(j.id) }, `${j.app}/${j.name}`)));
+    if (keep && !jobs.some(j => String(j.id) === keep)) sel.append(h("option", { value: keep }, "#" + keep));
+    sel.value = keep;
+  };
+  find.addEventListener("input", debounce(async () => {
+    const page = await api("GET", "/jobs" + qs({ q: find.value.trim(), limit: 50 }));
+    options(page.jobs);
+  }, 250));
+  return { sel, find, options };
+}
+
 export default function mount(root, ctx) {
   const filter = { job_id: ctx.query.get("job_id") || "", app: ctx.query.get("app") || "", status: ctx.query.get("status") || "",
     trigger: ctx.query.get("trigger") || "", from: ctx.query.get("from") || "", to: ctx.query.get("to") || "" };
@@ -31,22 +53,7 @@ export default function mount(root, ctx) {
   let total = null;
   let appsLoaded = false;
 
-  // The job filter: the chosen job, and the jobs whose name starts with
-  // what is typed in the box next to it (a server search, 50 at most).
-  const jobSel = h("select", { id: "runs-job", "aria-label": t("col.job") }, h("option", { value: "" }, t("runs.allJobs")));
-  const jobFind = h("input", { type: "search", id: "runs-job-find", class: "filter-input", placeholder: t("runs.findJob"), "aria-label": t("runs.findJob") });
-  const jobOptions = jobs => {
-    const keep = filter.job_id;
-    fill(jobSel, h("option", { value: "" }, t("runs.allJobs")), ...jobs.map(j => h("option", { value: String(j.id) }, `${j.app}/${j.name}`)));
-    if (keep && !jobs.some(j => String(j.id) === keep)) jobSel.append(h("option", { value: keep }, "#" + keep));
-    jobSel.value = keep;
-  };
-  const findJobs = debounce(async () => {
-    const q = jobFind.value.trim();
-    const page = await api("GET", "/jobs" + qs({ q, limit: 50 }));
-    jobOptions(page.jobs);
-  }, 250);
-  jobFind.addEventListener("input", findJobs);
+  const { sel: jobSel, find: jobFind, options: jobOptions } = jobPicker("runs", filter);
   const appSel = h("select", { id: "runs-app", "aria-label": t("col.app") }, h("option", { value: "" }, t("jobs.allApps")));
   const trigSel = h("select", { id: "runs-trigger", "aria-label": t("col.trigger") }, TRIGGERS.map(k => h("option", { value: k }, k ? tOr("trigger." + k, k) : t("runs.allTriggers"))));
   trigSel.value = filter.trigger;
