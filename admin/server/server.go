@@ -380,6 +380,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := auditSSOSettings(ctx, st, cfg.Auth, directories, cfg.ID); err != nil {
+		return nil, fmt.Errorf("audit the sign-in settings: %w", err)
+	}
 	handler, err := api.New(api.Config{
 		SSO: directories, NoPasswordSignIn: cfg.Auth.NoPasswordSignIn, BreakGlassUser: cfg.Auth.BreakGlassUser,
 		Store: st, ExecutorSecret: cfg.ExecutorSecret, Nonces: nonces, Members: s.elect, Scheduler: s.sched, Workflows: s.flows, Canceller: router, AlarmChannels: alarmChannels, XXLJob: s.xxl,

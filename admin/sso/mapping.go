@@ -13,14 +13,14 @@ type Rule struct {
 	// Group is an OIDC groups-claim value (compared exactly) or an LDAP
 	// group DN (compared as a DN: case and the spaces around ',' and '='
 	// do not matter).
-	Group string `yaml:"group"`
+	Group string `yaml:"group" json:"group"`
 	// Source limits the rule to one directory: "oidc", "ldap" or empty
 	// for both.
-	Source string `yaml:"source"`
+	Source string `yaml:"source" json:"source,omitempty"`
 	// Role is admin, operator or viewer.
-	Role string `yaml:"role"`
+	Role string `yaml:"role" json:"role"`
 	// Apps limits the members to these apps; empty: every app.
-	Apps []string `yaml:"apps"`
+	Apps []string `yaml:"apps" json:"apps,omitempty"`
 }
 
 // Mapping is the list of rules of Config. A person gets the highest role
