@@ -48,7 +48,7 @@ export -f fuzz_target
 # Every "package target" pair: one go list for the whole module.
 targets=$(
   "$GO" list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do
-    grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' "$dir"/*_test.go 2>/dev/null | awk -v p="$pkg" '{print p, $2}'
+    { grep -hoE '^func (Fuzz[A-Za-z0-9_]+)' "$dir"/*_test.go 2>/dev/null || true; } | awk -v p="$pkg" '{print p, $2}'
   done
 )
 echo "fuzz: $(wc -l <<<"$targets") targets, $FUZZTIME each, $FUZZ_JOBS at a time"
