@@ -20,6 +20,7 @@ import (
 // checked group is acknowledged with one click; "select all matching the
 // filter" and Resolve resolve every open alarm in one request.
 func TestAlarmGroupsInBrowser(t *testing.T) {
+	t.Parallel() // beside TestConsoleInBrowser's wait for its first folded minute
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
 	wide := api.createJob(map[string]any{"app": "demo", "name": "wide", "handler": "demo.fail", "cron": "0 0 1 1 *", "slots": 64})

@@ -45,6 +45,10 @@ var passwordRE = regexp.MustCompile(`with password (\S+)`)
 // and whom the API refuses. Screenshots of every main page go to
 // SHARDJOB_ARTIFACTS (or the test's temporary directory).
 func TestConsoleInBrowser(t *testing.T) {
+	// Parallel: the long browser tests run two at a time, after the others
+	// (web tests that run one at a time spend most of TestConsoleInBrowser
+	// waiting for the dashboard's first folded minute).
+	t.Parallel()
 	chromium := testenv.Chromium(t)
 	// Utilization samples every second, so that the dashboard's chart has
 	// real points within the test.

@@ -15,6 +15,7 @@ import (
 // app's cap full (1 / 1), the waiting runs and the two waiting slots by
 // priority, and the runs' reason.
 func TestQueueInBrowser(t *testing.T) {
+	t.Parallel() // beside TestConsoleInBrowser's wait for its first folded minute
 	_, api, b := consoleSession(t)
 	defer b.checkConsole()
 	var app struct {

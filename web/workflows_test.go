@@ -21,6 +21,7 @@ import (
 // jobs is run from its page: every node is coloured by its state and links
 // to its job run.
 func TestWorkflowsInBrowser(t *testing.T) {
+	t.Parallel() // beside TestConsoleInBrowser's wait for its first folded minute
 	sa := startStandalone(t)
 	api := newAPIClient(t, sa.base, "admin", sa.password)
 	wfID := api.createWorkflow(map[string]any{

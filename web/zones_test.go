@@ -21,6 +21,7 @@ import (
 // zones; its firing a few seconds later in London is a run whose page and
 // list row say "Europe/London".
 func TestZonesInBrowser(t *testing.T) {
+	t.Parallel() // beside TestConsoleInBrowser's wait for its first folded minute
 	sa, api, b := consoleSession(t)
 	defer b.checkConsole()
 	base := sa.base

@@ -60,7 +60,11 @@ func (s *Store) UpdateCalendar(ctx context.Context, c Calendar) error {
 
 // Calendar returns one calendar with its days, or ErrNotFound.
 func (s *Store) Calendar(ctx context.Context, id int64) (Calendar, error) {
-	c, err := s.q.CalendarByID(ctx, s.db, id)
+	return s.calendar(ctx, s.db, id)
+}
+
+func (s *Store) calendar(ctx context.Context, db dbtx, id int64) (Calendar, error) {
+	c, err := s.q.CalendarByID(ctx, db, id)
 	if err != nil {
 		return c, notFound(err, fmt.Sprintf("calendar %d", id))
 	}
@@ -138,9 +142,5 @@ func (t *Tx) CalendarVersions(ctx context.Context, ids []int64) (map[int64]strin
 // Calendar reads one calendar with its days inside the transaction, or
 // ErrNotFound.
 func (t *Tx) Calendar(ctx context.Context, id int64) (Calendar, error) {
-	c, err := t.s.q.CalendarByID(ctx, t.tx, id)
-	if err != nil {
-		return c, notFound(err, fmt.Sprintf("calendar %d", id))
-	}
-	return c, nil
+	return t.s.calendar(ctx, t.tx, id)
 }
