@@ -71,7 +71,7 @@ func (s *Scheduler) CheckBreakers(ctx context.Context, epoch int64) error {
 func (s *Scheduler) checkBreaker(ctx context.Context, epoch int64, b store.BreakerState, now time.Time) (*heldBreaker, error) {
 	if b.BreakerThreshold <= 0 {
 		if b.State != store.BreakerClosed || b.Failures > 0 {
-			_, err := s.store.CloseBreaker(ctx, epoch, b.JobID, b.State, s.cfg.ID, msg.New(msg.AlarmResolvedBreakerClosed, "how", "breaker_threshold 0"))
+			_, err := s.store.CloseBreaker(ctx, epoch, b.JobID, b.State, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", "breaker_threshold 0"))
 			return nil, err
 		}
 		return nil, nil
@@ -139,7 +139,7 @@ func (s *Scheduler) checkProbe(ctx context.Context, epoch int64, b store.Breaker
 	case found && o.Status == store.AttemptSucceeded,
 		found && o.Status == store.AttemptFailed && o.ErrorClass == protocol.ClassPermanent:
 		how := msg.New(msg.BreakerClosedProbe, "token", b.ProbeToken.Int64)
-		if _, err := s.store.CloseBreaker(ctx, epoch, b.JobID, store.BreakerProbing, s.cfg.ID, msg.New(msg.AlarmResolvedBreakerClosed, "how", how)); err != nil {
+		if _, err := s.store.CloseBreaker(ctx, epoch, b.JobID, store.BreakerProbing, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", how)); err != nil {
 			return nil, err
 		}
 		s.log.Info("circuit breaker closed: its probe succeeded", "job_id", b.JobID, "job", b.JobName, "probe_token", b.ProbeToken.Int64)
