@@ -51,6 +51,16 @@ SELECT {{BreakerColumns}}, COALESCE(j.name, '') AS job_name, COALESCE(j.breaker_
 FROM job_breaker b LEFT JOIN job j ON j.id = b.job_id
 WHERE b.job_id = ?;
 
+-- name: BreakersOfJobs :many
+-- in: ids []int64
+-- out: BreakerState
+-- The breakers of a page of jobs (O(the page), by primary key): the job
+-- list's breaker column.
+SELECT {{BreakerColumns}}, COALESCE(j.name, '') AS job_name, COALESCE(j.breaker_threshold, 0) AS breaker_threshold,
+       COALESCE(j.breaker_cooldown, '') AS breaker_cooldown
+FROM job_breaker b LEFT JOIN job j ON j.id = b.job_id
+WHERE b.job_id IN (?);
+
 -- name: BreakerOpen :exec
 -- in: opened_at sql.NullInt64, reason msg.Msg, probe_at int64, epoch int64, job_id int64, state string
 -- Open (from closed) or open again (from probing, keeping when it first

@@ -43,6 +43,8 @@ type deadPage struct {
 // three, whose rows then say by whom, and the API shows a new attempt of
 // the same run for each slot (which succeeds: the run ends succeeded);
 // replaying them again is refused, the dialog naming each refused letter;
+// the two permanent failures replayed with params edited in the dialog
+// (a malformed JSON object refused there first) succeed, and their run;
 // a viewer sees the letters but no Replay button and no selection.
 func TestDeadLettersInBrowser(t *testing.T) {
 	sa := startStandalone(t)
@@ -177,10 +179,45 @@ func TestDeadLettersInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.CSS(`#dead-replay-dialog button[data-action="cancel"]`)))
 	b.waitJS(5*time.Second, `document.querySelector("#dead-replay-dialog") === null`, "dialog closed")
 
+	// Replay with edited params: the two permanent failures of "broken"
+	// ran with "permanent=0,1", shown in the dialog; a broken JSON object
+	// is refused in the dialog; "slots=99" (no slot fails) replaces them,
+	// the replays succeed and so does the run.
+	b.do(chromedp.Navigate(fmt.Sprintf("%s/#/dead?job_id=%d", sa.base, broken)))
+	b.waitJS(15*time.Second, rows+`.length === 2`, "broken's two letters")
+	b.do(chromedp.Click(chromedp.CSS("#dead-select-page")))
+	b.waitJS(5*time.Second, `document.querySelector("#dead-selection").textContent === "2 selected"`, "two selected")
+	b.do(chromedp.Click(chromedp.CSS("#dead-replay")), chromedp.WaitVisible(chromedp.CSS("#dead-params")))
+	require.Equal(t, "permanent=0,1", b.evalString(`document.querySelector("#dead-params").value`), "the params they ran with")
+	b.do(chromedp.SetValue(chromedp.CSS("#dead-params"), `{"slots": 99`), chromedp.Click(chromedp.CSS(`#dead-replay-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `!document.querySelector("#dead-replay-dialog .modal-error").hidden`, "the bad params in the dialog")
+	require.Contains(t, b.text("#dead-replay-dialog .modal-error"), "Params start like a JSON object but are not one")
+	b.do(chromedp.SetValue(chromedp.CSS("#dead-params"), "slots=99"))
+	b.screenshot("dead-4-params")
+	b.do(chromedp.Click(chromedp.CSS(`#dead-replay-dialog button[data-action="ok"]`)))
+	b.waitJS(15*time.Second, `[...document.querySelectorAll(".toast")].some(t => t.textContent.includes("2 dead letter(s) replayed")) && document.querySelector("#dead-replay-dialog") === null`,
+		"the edited replay's toast")
+	api.waitRun(other, "succeeded")
+	var otherDetail struct {
+		Attempts []struct {
+			Attempt int    `json:"attempt"`
+			Status  string `json:"status"`
+		} `json:"attempts"`
+	}
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/runs/%d", other), nil, &otherDetail)
+	replays := 0
+	for _, a := range otherDetail.Attempts {
+		if a.Attempt == 2 {
+			replays++
+			require.Equal(t, "succeeded", a.Status, "with permanent=0,1 it would have failed again")
+		}
+	}
+	require.Equal(t, 2, replays, "one new attempt per replayed slot: %+v", otherDetail.Attempts)
+
 	// Dark.
 	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem("sj_theme", "dark")`), chromedp.Navigate(sa.base+"/#/dead"), chromedp.Reload())
 	b.waitJS(15*time.Second, `document.documentElement.dataset.theme === "dark" && `+rows+`.length === 100`, "the page in dark")
-	b.screenshot("dead-4-dark")
+	b.screenshot("dead-5-dark")
 	b.do(chromedp.Evaluate[chromedp.Void](`localStorage.setItem("sj_theme", "light")`))
 
 	// A viewer: the letters, no Replay, no selection. (The login waits for
@@ -191,5 +228,5 @@ func TestDeadLettersInBrowser(t *testing.T) {
 	b.waitJS(15*time.Second, rows+`.length === 100 && document.querySelector("#dead-count").textContent === "100 shown of 106 dead letters"`, "the viewer sees the letters")
 	require.True(t, b.evalBool(`document.querySelector("#dead-replay") === null && document.querySelector("#dead-select-page") === null && document.querySelector(".dead-check") === null`),
 		"no Replay button nor selection for a viewer")
-	b.screenshot("dead-5-viewer")
+	b.screenshot("dead-6-viewer")
 }

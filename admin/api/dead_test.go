@@ -126,7 +126,10 @@ func TestDeadLettersAPI(t *testing.T) {
 			"an operator of billing cannot replay a letter of search (nor see it)")
 		require.Contains(t, refusal.Fields["ids[1]"], "does not exist")
 		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/dead/replay", ops, map[string]any{"ids": []int64{}}, nil))
-		require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/dead/replay", ops, map[string]any{"ids": bigIDs[:1], "params": "x"}, nil))
+		for _, bad := range []any{42, []int{1}, true} {
+			require.Equal(t, http.StatusBadRequest, e.call("POST", "/api/v1/dead/replay", ops, map[string]any{"ids": bigIDs[:1], "params": bad}, &refusal), "params %v", bad)
+			require.Contains(t, refusal.Fields["params"], "JSON string", "the refusal says what params may be")
+		}
 
 		// 1,000 letters of one run in one request, twice at once.
 		before := e.lastAuditID()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 )
@@ -66,12 +67,13 @@ func cutLine(s string, n int) string {
 	return s
 }
 
-// cmdReplay runs dead slots again: replay dead ID... [--force] [--params JSON].
+// cmdReplay runs dead slots again: replay dead ID... [--force] [--params
+// TEXT], TEXT the params text (as a job's) or a JSON object.
 func cmdReplay(ctx context.Context, args []string, env Env, c conn) error {
 	fs := newFlagSet("replay", env, &c)
 	o := outputFlag(fs)
 	force := fs.Bool("force", false, "replay letters that were replayed already")
-	params := fs.String("params", "", "a JSON object: the params the replayed slots run with instead of the job's")
+	params := fs.String("params", "", "the params the replayed slots run with instead of theirs: text as a job's params (records=10) or a JSON object")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -91,10 +93,10 @@ func cmdReplay(ctx context.Context, args []string, env Env, c conn) error {
 		req.IDs = append(req.IDs, id)
 	}
 	if *params != "" {
-		if !json.Valid([]byte(*params)) {
-			return usagef("replay dead: --params is not JSON: give an object such as '{\"day\":\"2026-01-02\"}'")
+		req.Params, err = replayParams(*params)
+		if err != nil {
+			return err
 		}
-		req.Params = json.RawMessage(*params)
 	}
 	cl, err := c.client(env)
 	if err != nil {
@@ -117,4 +119,21 @@ func cmdReplay(ctx context.Context, args []string, env Env, c conn) error {
 		}
 	}
 	return nil
+}
+
+// replayParams is --params as the API takes it: a JSON object when the
+// text starts with "{" (which must then be one), else the text as a JSON
+// string.
+func replayParams(text string) (json.RawMessage, error) {
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		if !json.Valid([]byte(text)) {
+			return nil, usagef("replay dead: --params starts like a JSON object but is not one: give an object such as '{\"day\":\"2026-01-02\"}' or text such as records=10")
+		}
+		return json.RawMessage(text), nil
+	}
+	b, err := json.Marshal(text)
+	if err != nil {
+		return nil, fmt.Errorf("replay dead: --params: %w", err)
+	}
+	return b, nil
 }

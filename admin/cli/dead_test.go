@@ -68,6 +68,42 @@ func TestGetAndReplayDead(t *testing.T) {
 	require.Contains(t, errs, "replayed already")
 	code, _, _ = a.ctl("replay", "dead", "x")
 	require.Equal(t, 2, code)
+
+	// --params: text as a job's params, or a JSON object when it starts
+	// with "{" (which must then be one). The replay of slot 0 fails again
+	// (a new letter); replayed with --params, failing once more, its
+	// letter carries them.
+	failAgain := func(tok int64) {
+		t.Helper()
+		_, err := a.st.PlaceAttempts(ctx, 1, time.Hour, []store.Placement{{Token: tok, ExecutorID: ex.ID}})
+		require.NoError(t, err)
+		_, err = runstate.New(a.st).FinishAttempts(ctx, []store.SlotOutcome{{ExecutorID: ex.ID, SlotResult: protocol.SlotResult{Token: tok,
+			Status: store.AttemptFailed, ErrorClass: protocol.ClassPermanent, Error: "still closed", FinishedAt: 20}}})
+		require.NoError(t, err)
+	}
+	newest := func() apitypes.DeadLetter {
+		t.Helper()
+		code, out, errs := a.ctl("get", "dead", "-o", "json")
+		require.Zero(t, code, errs)
+		var dead []apitypes.DeadLetter
+		require.NoError(t, json.Unmarshal([]byte(out), &dead))
+		return dead[0]
+	}
+	code, out, errs = a.ctl("get", "dead", "-o", "json")
+	require.Zero(t, code, errs)
+	require.NoError(t, json.Unmarshal([]byte(out), &dead))
+	failAgain(*dead[0].ReplayToken)
+	letter := newest()
+	code, _, errs = a.ctl("replay", "dead", "--params", `{"day": `, strconv.FormatInt(letter.ID, 10))
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "starts like a JSON object but is not one")
+	code, out, errs = a.ctl("replay", "dead", "--params", "day=2026-01-02", "-o", "json", strconv.FormatInt(letter.ID, 10))
+	require.Zero(t, code, errs)
+	var again []apitypes.DeadLetter // -o json: the letters as marked
+	require.NoError(t, json.Unmarshal([]byte(out), &again))
+	require.Len(t, again, 1)
+	failAgain(*again[0].ReplayToken)
+	require.Equal(t, "day=2026-01-02", newest().Params, "the replay ran with --params")
 	code, out, _ = a.ctl("get", "dead")
 	require.Zero(t, code)
 	require.Contains(t, out, "ops ")

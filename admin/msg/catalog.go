@@ -974,7 +974,7 @@ var deadCatalog = map[Code]string{
 	DeadSlotActive:    "dead letter {id}: slot {slot} of run {run} runs again already (token {token}): wait until it ends",
 	DeadSlotSucceeded: "dead letter {id}: slot {slot} of run {run} has succeeded since (token {token}): nothing to replay",
 	DeadIDsRange:      "give 1 to {max} dead letter ids, got {count}",
-	DeadParamsObject:  "must be a JSON object (the params the replays run with instead of the job's), got {value}",
+	DeadParamsObject:  "must be the params text as a JSON string (e.g. \"records=10\") or a JSON object: the params the replays run with instead of the run's; got {value}",
 }
 
 func init() {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
+	"github.com/shardjob/shardjob/admin/jobdef"
 	"github.com/shardjob/shardjob/admin/msg"
 	"github.com/shardjob/shardjob/admin/runstate"
 	"github.com/shardjob/shardjob/admin/store"
@@ -189,26 +190,40 @@ func (s *Service) deadReach(ctx context.Context, a Actor, letters []store.DeadLe
 	return out, nil
 }
 
-// replayParams checks the params of a replay: absent or null, or a JSON
-// object (compacted).
+// replayParams checks the params of a replay: absent or null; a JSON
+// string, the params text as a job's params are written (e.g.
+// "records=10"); or a JSON object (compacted) — either at most
+// jobdef.MaxParamsBytes.
 func replayParams(raw json.RawMessage) (sql.NullString, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || string(t) == "null" {
 		return sql.NullString{}, nil
 	}
-	var obj map[string]json.RawMessage
-	if t[0] != '{' || json.Unmarshal(t, &obj) != nil {
-		v := string(t)
+	refuse := func(v string) error {
 		if len(v) > 40 {
 			v = v[:40] + "…"
 		}
-		return sql.NullString{}, refuseField(ErrInvalid, "params", msg.New(msg.DeadParamsObject, "value", v))
+		return refuseField(ErrInvalid, "params", msg.New(msg.DeadParamsObject, "value", v))
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, t); err != nil {
-		return sql.NullString{}, refuseField(ErrInvalid, "params", msg.New(msg.DeadParamsObject, "value", err.Error()))
+	var text string
+	switch t[0] {
+	case '"':
+		if err := json.Unmarshal(t, &text); err != nil {
+			return sql.NullString{}, refuse(string(t))
+		}
+	case '{':
+		var b bytes.Buffer
+		if err := json.Compact(&b, t); err != nil {
+			return sql.NullString{}, refuse(err.Error())
+		}
+		text = b.String()
+	default:
+		return sql.NullString{}, refuse(string(t))
 	}
-	return sql.NullString{String: b.String(), Valid: true}, nil
+	if len(text) > jobdef.MaxParamsBytes {
+		return sql.NullString{}, refuseField(ErrInvalid, "params", msg.New(msg.ValueMaxBytes, "max", jobdef.MaxParamsBytes))
+	}
+	return sql.NullString{String: text, Valid: true}, nil
 }
 
 // replayRefused is the refusal of a replay: each letter refused named in

@@ -20,8 +20,22 @@ func (s *Service) Jobs(ctx context.Context, a Actor, q store.JobQuery, count boo
 		return apitypes.JobList{}, nil, err
 	}
 	out := apitypes.JobList{Jobs: make([]apitypes.Job, 0, len(page.Jobs)), Partial: page.Partial, Scanned: page.Scanned}
+	var withBreaker []int64
 	for _, j := range page.Jobs {
-		out.Jobs = append(out.Jobs, jobdef.View(j))
+		if j.BreakerThreshold > 0 {
+			withBreaker = append(withBreaker, j.ID)
+		}
+	}
+	breakers, err := s.st.BreakersOfJobs(ctx, withBreaker)
+	if err != nil {
+		return apitypes.JobList{}, nil, err
+	}
+	for _, j := range page.Jobs {
+		v := jobdef.View(j)
+		if b, ok := breakers[j.ID]; ok {
+			v.Breaker = jobdef.BreakerView(b)
+		}
+		out.Jobs = append(out.Jobs, v)
 	}
 	if count {
 		n, exact, counted, err := s.st.CountJobs(ctx, q, store.DefaultListCountCap)

@@ -140,6 +140,23 @@ func (s *Store) Breaker(ctx context.Context, jobID int64) (BreakerState, bool, e
 	return b, true, nil
 }
 
+// BreakersOfJobs returns the breakers with a state among jobs ids (a page
+// of the job list), by job id; one statement of O(len(ids)).
+func (s *Store) BreakersOfJobs(ctx context.Context, ids []int64) (map[int64]BreakerState, error) {
+	out := map[int64]BreakerState{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.q.BreakersOfJobs(ctx, s.db, ids)
+	if err != nil {
+		return nil, fmt.Errorf("breakers of %d jobs: %w", len(ids), err)
+	}
+	for _, b := range rows {
+		out[b.JobID] = b
+	}
+	return out, nil
+}
+
 // OpenBreaker opens b (closed, or probing after a failed probe: from is
 // the state read) at atMS until probeAtMS, fenced by the leader's epoch,
 // and raises alarm (when opening from closed; nil: none) in the same

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/shardjob/shardjob/admin/msg"
+	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
 // Dead letters (docs/failures.md, "Dead letters"): the slots that failed
@@ -160,7 +162,7 @@ func (s *Store) DeadLetters(ctx context.Context, f DeadFilter) ([]DeadLetter, er
 		f.Limit = 100
 	}
 	before, to := f.bounds()
-	out, err := s.q.DeadLetterList(ctx, s.db, deadLetterListParams{
+	out, err := s.deadListQueries(f).DeadLetterList(ctx, s.db, deadLetterListParams{
 		ID: before, AllApps: f.Apps == nil, Apps: orNone(f.Apps), App: f.App, JobID: f.JobID, Handler: f.Handler, Class: f.Class,
 		From: f.FromMS, To: to, Limit: f.Limit,
 	})
@@ -168,6 +170,37 @@ func (s *Store) DeadLetters(ctx context.Context, f DeadFilter) ([]DeadLetter, er
 		return nil, fmt.Errorf("list dead letters: %w", err)
 	}
 	return out, nil
+}
+
+// deadListQueries are the queries with DeadLetterList reading, on MariaDB
+// and MySQL, the index of f's most selective filter (job, handler, app,
+// class: each index is that column, then id). Left to itself MariaDB reads
+// such an index by the filter's value alone ("ref"), from the newest
+// letter down, and drops the keyset's id < ? to a condition on each row:
+// page N of a filtered list then reads every letter of the pages before
+// (TestScaleQueriesExamineOnlyTheirWork: 7,100 rows for the 100 of a
+// second page). Forced, it reads the range (value, id < ?) and stops at
+// the page's end.
+func (s *Store) deadListQueries(f DeadFilter) queries {
+	if s.dialect != sqlfiles.MySQL {
+		return s.q
+	}
+	var index string
+	switch {
+	case f.JobID > 0:
+		index = "idx_dead_job"
+	case f.Handler != "":
+		index = "idx_dead_handler"
+	case f.App != "":
+		index = "idx_dead_app"
+	case f.Class != "":
+		index = "idx_dead_class"
+	default:
+		return s.q
+	}
+	q := append(queries(nil), s.q...)
+	q[qDeadLetterList] = strings.Replace(q[qDeadLetterList], "FROM dead_letter d", "FROM dead_letter d FORCE INDEX ("+index+")", 1)
+	return q
 }
 
 // CountDeadLetters counts the letters f selects (its keyset aside) up to

@@ -120,6 +120,7 @@ const (
 	qBreakerReleaseRuns
 	qBreakerResetFailures
 	qBreakers
+	qBreakersOfJobs
 	qCalendarByID
 	qCalendarDelete
 	qCalendarIDByName
@@ -491,6 +492,7 @@ var queryNames = [...]string{
 	"BreakerReleaseRuns",
 	"BreakerResetFailures",
 	"Breakers",
+	"BreakersOfJobs",
 	"CalendarByID",
 	"CalendarDelete",
 	"CalendarIDByName",

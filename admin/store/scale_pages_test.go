@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,6 +39,12 @@ func listCases(s *store.Store) []scaleCase {
 		return func(ctx context.Context) (int, error) {
 			n, _, err := s.CountRuns(ctx, f, store.DefaultListCountCap)
 			return int(n), err
+		}
+	}
+	dead := func(f store.DeadFilter) func(ctx context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) {
+			d, err := s.DeadLetters(ctx, f)
+			return len(d), err
 		}
 	}
 	// The fixture's app3 holds jobs 375,001-500,000 (job-0375001 ...), 5 % paused.
@@ -78,6 +85,35 @@ func listCases(s *store.Store) []scaleCase {
 			runs(store.RunFilter{App: "app3", Limit: 50})},
 		{"RunCountCapped (status)", "GET /runs?status=failed: count up to 10,000", "2n + 100", linear(2, 100),
 			runCount(store.RunFilter{Status: store.RunFailed})},
+		{"BreakersOfJobs (a page)", "GET /jobs: the breakers of a page of 50 jobs (n: the page)", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) {
+				ids := make([]int64, 50)
+				for i := range ids {
+					ids[i] = int64(9_990 + i) // job 10,000 has a breaker
+				}
+				b, err := s.BreakersOfJobs(ctx, ids)
+				if len(b) != 1 {
+					return 0, fmt.Errorf("the page has %d breakers, want 1", len(b))
+				}
+				return len(ids), err
+			}},
+		{"DeadLetterList (first page)", "GET /dead: the console's first page", "2n + 100", linear(2, 100),
+			dead(store.DeadFilter{Limit: 100})},
+		{"DeadLetterList (class)", "GET /dead?class=permanent", "2n + 100", linear(2, 100),
+			dead(store.DeadFilter{Class: "permanent", Limit: 100})},
+		{"DeadLetterList (app)", "GET /dead?app=app4", "2n + 100", linear(2, 100),
+			dead(store.DeadFilter{App: "app4", Limit: 100})},
+		{"DeadLetterList (job)", "GET /dead?job_id=", "2n + 100", linear(2, 100),
+			dead(store.DeadFilter{JobID: 500_000, Limit: 100})},
+		{"DeadLetterList (class, page 2)", "GET /dead?class=retryable&cursor=", "2n + 100", linear(2, 100),
+			dead(store.DeadFilter{Class: "retryable", BeforeID: 40_000, Limit: 100})},
+		{"DeadLetterList (app, class, page 2)", "GET /dead?app=app4&class=retryable&cursor= (n: the app's letters read, 3 per retryable one)", "3n + 100", linear(3, 100),
+			dead(store.DeadFilter{App: "app4", Class: "retryable", BeforeID: 40_000, Limit: 100})},
+		{"DeadLetterCount (class)", "GET /dead?class=retryable: count up to 10,000", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) {
+				n, _, err := s.CountDeadLetters(ctx, store.DeadFilter{Class: "retryable"}, store.DefaultListCountCap)
+				return int(n), err
+			}},
 	}
 }
 

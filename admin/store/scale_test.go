@@ -105,6 +105,21 @@ SELECT id, CASE WHEN enabled = 0 OR paused = 1 THEN NULL WHEN id % 1000 = 999 TH
                 ELSE {now} + 1000 + (id * 7919) % 3600000 END
 FROM job`
 
+// fillScaleDead gives every failed run's slot a dead letter (50,500
+// letters, one in three permanent, the others retryable), in the order of
+// the runs.
+const fillScaleDead = `INSERT INTO dead_letter (app, job_id, job_name, handler, run_id, scheduled_at, slot, token, attempt, params,
+                         slot_param, error, error_msg, error_class, died_at)
+SELECT r.app, r.job_id, CONCAT('job-', LPAD(r.job_id, 7, '0')), 'noop', r.id, r.scheduled_at, 0, a.id, 1, '', '',
+       'failed', '', IF(r.id % 3 = 0, 'permanent', 'retryable'), r.finished_at
+FROM job_run r JOIN slot_attempt a ON a.run_id = r.id WHERE r.status = 'failed' ORDER BY r.id`
+
+// fillScaleBreakers gives one job in 10,000 a circuit breaker (100 jobs),
+// open since a minute, probing in a minute.
+const fillScaleBreakers = `INSERT INTO job_breaker (job_id, app, state, failures, last_error, opened_at, reason, probe_at, epoch)
+SELECT seq * 10000, CONCAT('app', (seq * 10000 - 1) * {apps} DIV {jobs}), 'open', 0, 'down', {now} - 60000, '', {now} + 60000, 1
+FROM seq_1_to_100`
+
 // scaleCase is one query a replica runs per tick, round, pass or page:
 // run calls it as its caller does and returns how many rows it returned or
 // had to decide on (n); bound is the most rows it may examine for that n.
@@ -134,12 +149,14 @@ func newScaleFixture(t *testing.T) *scaleFixture {
 	require.NoError(t, err)
 	f := &scaleFixture{s: s, now: dbNow.UnixMilli()}
 	start := time.Now()
-	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory, fillScaleExecutor, fillScaleAttempts, fillScaleAudit} {
+	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory, fillScaleExecutor, fillScaleAttempts, fillScaleAudit,
+		fillScaleDead, fillScaleBreakers} {
 		f.exec(t, fill)
 	}
+	f.exec(t, `UPDATE job SET breaker_threshold = 3 WHERE id IN (SELECT job_id FROM job_breaker)`)
 	// The jobs written above, counted per app as migration 0033 counts them.
 	f.exec(t, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
-	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit")
+	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit, dead_letter, job_breaker")
 	t.Logf("filled %d jobs, %d runs and their attempts in %s", scaleJobs, scaleRuns, time.Since(start).Round(time.Millisecond))
 	// Reading the counters reads rows too: measure that once and take it off.
 	base := f.reads(t)
@@ -325,7 +342,7 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 			func(ctx context.Context) (int, error) {
 				return count(s.WorkflowCronRunCounts(ctx, now-180_000, now-120_000))
 			}},
-		{"AttemptsToRetry", "scheduler: retry round, 1,000 a page", "3n + 4r + 100, r = 50 running runs", linear(3, 300),
+		{"AttemptsToRetry", "scheduler: retry round, 1,000 a page", "3n + 4r + b + 100, r = 50 running runs, b = 100 open breakers", linear(3, 400),
 			func(ctx context.Context) (int, error) { c, err := s.RetryCandidates(ctx, 1000); return len(c), err }},
 		{"AttemptsUnplaced", "scheduler: placement round, 1,000 a page", "4n + 100", linear(4, 100),
 			func(ctx context.Context) (int, error) { u, err := s.UnplacedAttempts(ctx, 0, 1000); return len(u), err }},
@@ -383,6 +400,22 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 				lag, err := s.AuditBehind(ctx, store.AuditJobs, now-150_000, 100_000)
 				return lag.Behind + 1, err
 			}},
+		{"Breakers", "scheduler: breaker round, every tick (n: the jobs with a breaker state)", "2n + 100", linear(2, 100),
+			func(ctx context.Context) (int, error) { b, err := s.Breakers(ctx); return len(b), err }},
+		{"BreakerHeldRetry (a job with a week of runs)", "scheduler: a due probe, per open breaker", "100", constant(100),
+			func(ctx context.Context) (int, error) { _, _, err := s.HeldRetry(ctx, 9); return 1, err }},
+		{"BreakerHeldUnplaced (a running job)", "scheduler: a due probe, per open breaker", "100", constant(100),
+			func(ctx context.Context) (int, error) { _, err := s.HeldUnplaced(ctx, scaleRunningJob); return 1, err }},
+		{"BreakerHeldRun (a pending job)", "scheduler: a due probe, per open breaker", "100", constant(100),
+			func(ctx context.Context) (int, error) {
+				_, _, err := s.HeldRun(ctx, scaleRuns-10, now+60_000)
+				return 1, err
+			}},
+		{"RetryBudgetUse (a week of runs)", "scheduler: a retry of a job with a retry budget (n: the job's attempts in the window and a day before)", "3n + 100", linear(3, 100),
+			func(ctx context.Context) (int, error) {
+				u, err := s.RetryBudgetUse(ctx, 9, 0, now-10*86_400_000)
+				return u.Firsts + u.Retries, err
+			}},
 		{"WorkflowAuditDue", "watchdog: gap audit of workflows, 500 a batch", "3n + 100", linear(3, 100),
 			func(ctx context.Context) (int, error) {
 				d, err := s.WorkflowAuditsDue(ctx, now-30_000, 500)
@@ -435,6 +468,7 @@ var scaleQueries = []string{
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
 	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
 	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
+	"Breakers", "BreakerHeldRetry", "BreakerHeldUnplaced", "BreakerHeldRun", "RetryBudgetUse",
 }
 
 // TestPeriodicQueriesSearchOnSQLite: on SQLite (standalone mode) no
@@ -448,7 +482,9 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	s := storetest.Open(t, sqlfiles.SQLite)
 	queries, err := store.Queries(sqlfiles.SQLite)
 	require.NoError(t, err)
-	small := map[string]bool{"executor": true, "e": true, "app": true, "app_job_count": true, "d": true, "behind": true}
+	// b is job_breaker: only the jobs whose breaker has a state (open,
+	// probing, or failures counted since the last success).
+	small := map[string]bool{"executor": true, "e": true, "app": true, "app_job_count": true, "d": true, "behind": true, "b": true}
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)

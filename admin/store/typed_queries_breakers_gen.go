@@ -233,6 +233,19 @@ func (q queries) Breakers(ctx context.Context, db dbtx) ([]BreakerState, error) 
 	return out, nil
 }
 
+// BreakersOfJobs runs query BreakersOfJobs of queries_breakers.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) BreakersOfJobs(ctx context.Context, db dbtx, ids []int64) ([]BreakerState, error) {
+	text, args, err := sqlx.In(q[qBreakersOfJobs], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []BreakerState{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // retryBudgetUseParams are the parameters of RetryBudgetUse.
 type retryBudgetUseParams struct {
 	DispatchedAt int64 // dispatched_at

@@ -155,16 +155,28 @@ export default function mount(root, ctx) {
     if (!ids.length) return;
     const already = ids.filter(id => letters.get(id) && letters.get(id).replayed_at).length;
     const force = h("input", { type: "checkbox", id: "dead-force" });
-    const body = h("div", {},
+    // The params the slots ran with, when they share them: edited, every
+    // selected slot runs with the new ones instead.
+    const shared = new Set(ids.map(id => (letters.get(id) || {}).params));
+    const common = shared.size === 1 && [...shared][0] !== undefined ? [...shared][0] : "";
+    const paramsBox = h("textarea", { id: "dead-params", name: "params", rows: 3, class: "mono", spellcheck: "false",
+      placeholder: shared.size > 1 ? t("dead.paramsMixed") : "", "aria-describedby": "dead-params-help" });
+    paramsBox.value = common;
+    const body = h("div", { class: "form-stack" },
       h("p", {}, t("dead.confirm", { n: fmtNum(ids.length) })),
       h("p", { class: "muted" }, t("dead.confirmNote")),
       already ? h("p", { class: "text-warn", id: "dead-already" }, t("dead.already", { n: fmtNum(already) })) : null,
+      h("label", { class: "field" }, h("span", { class: "field-label" }, t("dead.params")), paramsBox,
+        h("span", { class: "field-help", id: "dead-params-help" }, t("dead.paramsHelp"))),
       h("label", { class: "check" }, force, h("span", {}, t("dead.force"))));
     let answer = null;
     const ok = await confirmDialog({ title: t("dead.replayTitle", { n: fmtNum(ids.length) }), message: body, confirmLabel: t("dead.replay"), id: "dead-replay-dialog",
       onConfirm: async () => {
+        const req = { ids, force: force.checked };
+        const edited = paramsBox.value.trim();
+        if (edited !== "" && edited !== common.trim()) req.params = replayParams(edited);
         try {
-          answer = await api("POST", "/dead/replay", { ids, force: force.checked });
+          answer = await api("POST", "/dead/replay", req);
           refused = new Set();
         } catch (e) {
           throw refusal(e, ids);
@@ -176,6 +188,21 @@ export default function mount(root, ctx) {
     render();
     toast(t("dead.replayedToast", { n: fmtNum(answer.replayed.length) }));
     ctx.refreshNow();
+  }
+
+  /**
+   * replayParams is the params of a replay as the API takes them: a JSON
+   * object when the text is one, else the text itself (as a job's params
+   * are written). Text that starts like an object but is not one is an
+   * error the dialog shows.
+   */
+  function replayParams(text) {
+    if (!text.startsWith("{")) return text;
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      throw new Error(t("dead.paramsBadJSON", { err: e.message }));
+    }
   }
 
   /** refusal is the error a refused replay shows: its text, then each refused letter. */

@@ -155,7 +155,7 @@ export default function mount(root, ctx) {
     if (!j.breaker_threshold) return h("span", { id: "job-breaker" }, t("job.noBreaker"));
     const b = j.breaker || { state: "closed", failures: 0 };
     const why = b.reason_code ? srvText(b.reason_code.code, b.reason_code.args, b.reason) : (b.reason || "");
-    const parts = [h("span", { class: "pill", id: "job-breaker-state" }, t("breaker." + b.state)), " ",
+    const parts = [h("span", { class: ["pill", { open: "pill-bad", probing: "pill-warn" }[b.state]], id: "job-breaker-state" }, t("breaker." + b.state)), " ",
       h("span", { class: "muted" }, t("job.breakerSettings", { threshold: j.breaker_threshold, cooldown: j.breaker_cooldown, failures: b.failures }))];
     if (b.state !== "closed") {
       parts.push(h("div", { id: "job-breaker-why" }, t("job.breakerOpened", { at: fmtDateTime(b.opened_at), why })));

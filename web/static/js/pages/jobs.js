@@ -4,7 +4,7 @@
 // A substring search examines a bounded number of jobs per request and
 // says how far it got ("searched N jobs so far").
 import { api, qs } from "../api.js";
-import { t, fmtDateTime, errText } from "../i18n.js";
+import { t, fmtDateTime, errText, srvText } from "../i18n.js";
 import { h, pageHead, syncTable, badge, relTime, emptyState, pill, icon, fill, button, debounce } from "../dom.js";
 import { actionButtons, jobState, STATE_PILL } from "./jobactions.js";
 
@@ -114,6 +114,20 @@ export default function mount(root, ctx) {
     render();
   }
 
+  // A job whose circuit breaker is open or probing says so under its
+  // state (its runs and retries are held; docs/failures.md), the reason on
+  // hover; the job's page has the details and the Close button.
+  function breakerSig(j) {
+    return j.breaker && j.breaker.state !== "closed" ? j.breaker.state + (j.breaker.reason || "") : "";
+  }
+  function breakerPill(j) {
+    const b = j.breaker;
+    if (!b || b.state === "closed") return null;
+    const why = b.reason_code ? srvText(b.reason_code.code, b.reason_code.args, b.reason) : (b.reason || "");
+    return h("div", { class: "sub-line" }, h("span", { class: ["pill", b.state === "open" ? "pill-bad" : "pill-warn", "job-breaker-pill"], "data-state": b.state,
+      title: t("jobs.breakerTip", { at: b.opened_at ? fmtDateTime(b.opened_at) : "—", why }) }, t("jobs.breaker." + b.state)));
+  }
+
   function render() {
     const shown = jobs;
     count.textContent = countText();
@@ -126,7 +140,7 @@ export default function mount(root, ctx) {
       { class: "mono", sig: j => j.handler, cell: j => j.handler },
       { sig: j => j.cron + (j.time_zones || [j.time_zone]).join(), cell: j => h("div", { class: "sched" }, h("code", {}, j.cron), h("span", { class: "zone" }, (j.time_zones || [j.time_zone]).join(" · "))) },
       { class: "num", sig: j => j.slots, cell: j => String(j.slots) },
-      { sig: j => jobState(j), cell: j => pill(t("jobs.state." + jobState(j)), STATE_PILL[jobState(j)]) },
+      { sig: j => jobState(j) + breakerSig(j), cell: j => [pill(t("jobs.state." + jobState(j)), STATE_PILL[jobState(j)]), breakerPill(j)] },
       { sig: j => { const r = lastRun.get(j.id); return r ? r.id + r.status + errText(r) : ""; }, cell: j => {
         const r = lastRun.get(j.id);
         if (!r) return h("span", { class: "muted" }, "—");
