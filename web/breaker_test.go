@@ -80,13 +80,26 @@ func TestBreakerInBrowser(t *testing.T) {
 	api.waitRun(held, "succeeded")
 	require.Nil(t, breaker(), "closed with no failure counted: no breaker row")
 
+	// The job's alarms of the hour are one group, newest first: the
+	// breaker_closed (info, by admin) after the breaker_open it resolved.
 	var alarms struct {
 		Groups []apitypes.AlarmGroupView `json:"groups"`
 	}
 	api.call(http.MethodGet, fmt.Sprintf("/api/v1/alarms?kind=breaker_open&job_id=%d", job), nil, &alarms)
 	require.Len(t, alarms.Groups, 1)
-	require.NotNil(t, alarms.Groups[0].Latest.ResolvedAt, "the breaker_open alarm is resolved")
-	require.Equal(t, "admin", alarms.Groups[0].Latest.ResolvedBy)
+	var members apitypes.AlarmGroupAlarms
+	api.call(http.MethodGet, fmt.Sprintf("/api/v1/alarm-groups/%d/alarms", alarms.Groups[0].ID), nil, &members)
+	kinds := map[string]apitypes.AlarmView{}
+	for _, a := range members.Alarms {
+		if _, seen := kinds[a.Kind]; !seen {
+			kinds[a.Kind] = a
+		}
+	}
+	opened, closed := kinds["breaker_open"], kinds["breaker_closed"]
+	require.NotNil(t, opened.ResolvedAt, "the breaker_open alarm is resolved")
+	require.Equal(t, "admin", opened.ResolvedBy)
+	require.Equal(t, "info", closed.Severity, "a breaker_closed alarm: %+v", members.Alarms)
+	require.Contains(t, closed.Message, "circuit breaker closed: closed by admin")
 
 	// Open again (the next failure): a viewer sees it, without Close.
 	api.waitRun(api.trigger(job), "failed")

@@ -101,6 +101,7 @@ const (
 	AlarmSlotDeadBudget        Code = "alarm.slot_dead_budget"
 	AlarmBreakerOpen           Code = "alarm.breaker_open"
 	AlarmResolvedBreakerClosed Code = "alarm.resolved_breaker_closed"
+	AlarmBreakerClosed         Code = "alarm.breaker_closed"
 	BreakerClosedProbe         Code = "breaker.closed_probe"
 	BreakerClosedBy            Code = "breaker.closed_by"
 	BreakerDuration            Code = "breaker.duration"
@@ -538,6 +539,7 @@ var Catalog = map[Code]string{
 	AlarmSlotDeadBudget:        "job {job} run {run}: slot {slot} failed and is not retried: {reason}",
 	AlarmBreakerOpen:           "job {job}: circuit breaker open: {reason}; its new runs and retries wait, one probe at {probe_at}",
 	AlarmResolvedBreakerClosed: "the circuit breaker closed: {how}",
+	AlarmBreakerClosed:         "job {job}: circuit breaker closed: {how}; its held runs and retries go",
 	BreakerClosedProbe:         "the probe (token {token}) succeeded",
 	BreakerClosedBy:            "closed by {user}",
 	BreakerDuration:            "{value} is not a duration from {min} to {max} such as \"{example}\"",

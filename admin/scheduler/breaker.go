@@ -71,7 +71,8 @@ func (s *Scheduler) CheckBreakers(ctx context.Context, epoch int64) error {
 func (s *Scheduler) checkBreaker(ctx context.Context, epoch int64, b store.BreakerState, now time.Time) (*heldBreaker, error) {
 	if b.BreakerThreshold <= 0 {
 		if b.State != store.BreakerClosed || b.Failures > 0 {
-			_, err := s.store.CloseBreaker(ctx, epoch, b.JobID, b.State, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", "breaker_threshold 0"))
+			how := "breaker_threshold 0"
+			_, err := s.store.CloseBreaker(ctx, epoch, b.JobID, b.State, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", how), s.closedAlarm(b, how))
 			return nil, err
 		}
 		return nil, nil
@@ -129,6 +130,22 @@ func (s *Scheduler) openBreaker(ctx context.Context, epoch int64, b store.Breake
 	return h, nil
 }
 
+// closedAlarm is the breaker_closed alarm of breaker b closing because of
+// how (a string or a msg.Msg); nil when b was closed already (it had only
+// counted failures: it never opened).
+func (s *Scheduler) closedAlarm(b store.BreakerState, how any) *store.Alarm {
+	if b.State == store.BreakerClosed {
+		return nil
+	}
+	now := s.cfg.Clock.Now()
+	return &store.Alarm{
+		Kind: store.AlarmBreakerClosed, Severity: "info", RaisedBy: s.cfg.ID, App: b.App,
+		JobID:    sql.NullInt64{Int64: b.JobID, Valid: true},
+		DedupKey: fmt.Sprintf("breaker_closed:%d:%d", b.JobID, now.UnixMilli()),
+		Msg:      msg.New(msg.AlarmBreakerClosed, "job", b.JobName, "how", how),
+	}
+}
+
 // checkProbe ends probing breaker b by its probe's outcome, if it has one.
 func (s *Scheduler) checkProbe(ctx context.Context, epoch int64, b store.BreakerState, now time.Time) (*heldBreaker, error) {
 	o, found, err := s.store.ProbeOutcome(ctx, b.ProbeToken.Int64)
@@ -139,7 +156,7 @@ func (s *Scheduler) checkProbe(ctx context.Context, epoch int64, b store.Breaker
 	case found && o.Status == store.AttemptSucceeded,
 		found && o.Status == store.AttemptFailed && o.ErrorClass == protocol.ClassPermanent:
 		how := msg.New(msg.BreakerClosedProbe, "token", b.ProbeToken.Int64)
-		if _, err := s.store.CloseBreaker(ctx, epoch, b.JobID, store.BreakerProbing, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", how)); err != nil {
+		if _, err := s.store.CloseBreaker(ctx, epoch, b.JobID, store.BreakerProbing, store.ResolvedByAdmin, msg.New(msg.AlarmResolvedBreakerClosed, "how", how), s.closedAlarm(b, how)); err != nil {
 			return nil, err
 		}
 		s.log.Info("circuit breaker closed: its probe succeeded", "job_id", b.JobID, "job", b.JobName, "probe_token", b.ProbeToken.Int64)

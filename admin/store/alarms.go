@@ -29,6 +29,7 @@ const (
 	AlarmRunWaitTimeout      = "run_wait_timeout"      // a run of a job with waits waited for other runs of its business date until its timeout
 	AlarmWatchdogBehind      = "watchdog_behind"       // the watchdog's gap audit is further behind than its BehindLag
 	AlarmBreakerOpen         = "breaker_open"          // a job's circuit breaker opened after consecutive failures (resolved when it closes)
+	AlarmBreakerClosed       = "breaker_closed"        // a job's circuit breaker closed: its probe succeeded, an operator closed it, or the job lost its breaker (info)
 )
 
 // Alarm is an event that needs an operator's attention.

@@ -210,9 +210,10 @@ func (s *Store) SetProbe(ctx context.Context, epoch, jobID, token int64) (bool, 
 // CloseBreaker closes the breaker of job jobID: from state from (the
 // leader, after a succeeded probe, fenced by epoch), or from any state
 // (from "": an operator, epoch 0: no fence). The job's held pending runs
-// start at the next round and its breaker_open alarm is resolved with
-// resolved (by resolvedBy). false when there was nothing to close.
-func (s *Store) CloseBreaker(ctx context.Context, epoch, jobID int64, from string, resolvedBy string, resolved msg.Msg) (bool, error) {
+// start at the next round, its breaker_open alarm is resolved with
+// resolved (by resolvedBy) and alarm (breaker_closed; nil: none) is raised.
+// false when there was nothing to close.
+func (s *Store) CloseBreaker(ctx context.Context, epoch, jobID int64, from string, resolvedBy string, resolved msg.Msg, alarm *Alarm) (bool, error) {
 	ok := false
 	err := s.Tx(ctx, func(tx *Tx) error {
 		ok = false
@@ -229,8 +230,13 @@ func (s *Store) CloseBreaker(ctx context.Context, epoch, jobID int64, from strin
 		if _, err := s.q.BreakerReleaseRuns(ctx, tx.tx, jobID); err != nil {
 			return err
 		}
-		_, err = s.q.AlarmResolveBreaker(ctx, tx.tx, alarmResolveBreakerParams{ResolvedBy: resolvedBy, ResolvedMsg: resolved, JobID: jobID})
-		return err
+		if _, err := s.q.AlarmResolveBreaker(ctx, tx.tx, alarmResolveBreakerParams{ResolvedBy: resolvedBy, ResolvedMsg: resolved, JobID: jobID}); err != nil {
+			return err
+		}
+		if alarm != nil {
+			return tx.RaiseAlarms(ctx, *alarm)
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("close the breaker of job %d: %w", jobID, err)

@@ -145,10 +145,12 @@ func TestBreakerState(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, run.ID, hr.ID)
-		ok, err = s.CloseBreaker(ctx, 2, jobID, store.BreakerOpen, "me", msg.New(msg.AlarmResolvedBreakerClosed, "how", "x"))
+		closedAlarm := &store.Alarm{Kind: store.AlarmBreakerClosed, Severity: "info", RaisedBy: "alice", App: "app",
+			JobID: sql.NullInt64{Int64: jobID, Valid: true}, DedupKey: "breaker_closed:test", Msg: msg.New(msg.AlarmBreakerClosed, "job", "bank", "how", "x")}
+		ok, err = s.CloseBreaker(ctx, 2, jobID, store.BreakerOpen, "me", msg.New(msg.AlarmResolvedBreakerClosed, "how", "x"), closedAlarm)
 		require.NoError(t, err)
 		require.False(t, ok, "guarded: it is probing")
-		ok, err = s.CloseBreaker(ctx, 0, jobID, "", "alice", msg.New(msg.AlarmResolvedBreakerClosed, "how", msg.New(msg.BreakerClosedBy, "user", "alice")))
+		ok, err = s.CloseBreaker(ctx, 0, jobID, "", "alice", msg.New(msg.AlarmResolvedBreakerClosed, "how", msg.New(msg.BreakerClosedBy, "user", "alice")), closedAlarm)
 		require.NoError(t, err)
 		require.True(t, ok, "by hand, from any state")
 		_, ok = breaker()
@@ -159,15 +161,21 @@ func TestBreakerState(t *testing.T) {
 		require.Equal(t, run.ID, page[0].ID)
 		alarms, err := s.Alarms(ctx, 0, 100)
 		require.NoError(t, err)
-		resolved := 0
+		resolved, closedInfo := 0, 0
 		for _, a := range alarms {
-			if a.Kind == store.AlarmBreakerOpen {
+			switch a.Kind {
+			case store.AlarmBreakerOpen:
 				require.True(t, a.ResolvedAt.Valid)
 				require.Equal(t, "alice", a.ResolvedBy)
 				resolved++
+			case store.AlarmBreakerClosed:
+				require.Equal(t, "info", a.Severity)
+				require.True(t, a.ResolvedAt.Valid, "an info alarm is resolved when raised")
+				closedInfo++
 			}
 		}
 		require.Equal(t, 1, resolved)
+		require.Equal(t, 1, closedInfo, "breaker_closed raised once: only by the close that closed it")
 
 		// The retry budget: first attempts and retries over the window.
 		use, err := s.RetryBudgetUse(ctx, jobID, 0, 0)

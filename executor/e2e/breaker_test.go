@@ -69,18 +69,32 @@ func breakerOf(c *cluster, id int64) (*apitypes.Breaker, error) {
 	return j.Breaker, nil
 }
 
-// breakerAlarm is the newest breaker_open alarm of job id, nil for none.
-func breakerAlarm(c *cluster, id int64) (*apitypes.AlarmView, error) {
-	var out struct {
+// breakerAlarm is the newest alarm of kind (breaker_open, breaker_closed)
+// of job id, nil for none. (A job's alarms of an hour share a group: the
+// group's latest may be of another kind.)
+func breakerAlarm(c *cluster, id int64, kind ...string) (*apitypes.AlarmView, error) {
+	k := "breaker_open"
+	if len(kind) > 0 {
+		k = kind[0]
+	}
+	var groups struct {
 		Groups []apitypes.AlarmGroupView `json:"groups"`
 	}
-	if _, err := c.API.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/alarms?kind=breaker_open&job_id=%d", id), nil, &out); err != nil {
+	if _, err := c.API.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/alarms?kind=%s&job_id=%d", k, id), nil, &groups); err != nil {
 		return nil, err
 	}
-	if len(out.Groups) == 0 {
-		return nil, nil
+	for _, g := range groups.Groups {
+		var members apitypes.AlarmGroupAlarms
+		if _, err := c.API.Call(context.Background(), http.MethodGet, fmt.Sprintf("/api/v1/alarm-groups/%d/alarms", g.ID), nil, &members); err != nil {
+			return nil, err
+		}
+		for _, a := range members.Alarms { // newest first
+			if a.Kind == k {
+				return &a, nil
+			}
+		}
 	}
-	return &out.Groups[0].Latest, nil
+	return nil, nil
 }
 
 // TestBreakerHoldsADownTargetAcrossAFailover (issue 37), with real
@@ -199,6 +213,11 @@ func TestBreakerHoldsADownTargetAcrossAFailover(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "shardjob", alarm.ResolvedBy)
 	require.Contains(t, alarm.ResolvedReason, "closed")
+	closedAlarm, err := breakerAlarm(c, job, "breaker_closed")
+	require.NoError(t, err)
+	require.NotNil(t, closedAlarm, "a breaker_closed alarm")
+	require.Equal(t, "info", closedAlarm.Severity)
+	require.Contains(t, closedAlarm.Message, "circuit breaker closed: the probe")
 
 	r, _ := c.waitRunEnded(held.ID)
 	require.Equal(t, "succeeded", r.Status, "the run held by the breaker: %s", r.Error)
