@@ -21,6 +21,16 @@ SELECT folded_until FROM run_stat_cursor WHERE id = 1;
 -- in: folded_until int64, from_folded_until int64
 UPDATE run_stat_cursor SET folded_until = ? WHERE id = 1 AND folded_until = ?;
 
+-- The first instants at or after ? that a run started and that a run
+-- finished (the first entry of idx_run_started and of idx_run_finished
+-- from there: two index reads); NULL when none has since. A folder far
+-- behind skips the quiet minutes before them in one step.
+-- name: RunStatNextActivity :one
+-- in: from_ms int64, from_ms int64
+-- out: started sql.NullInt64, finished sql.NullInt64
+SELECT (SELECT started_at FROM job_run WHERE started_at >= ? ORDER BY started_at LIMIT 1) AS started,
+       (SELECT finished_at FROM job_run WHERE finished_at >= ? ORDER BY finished_at LIMIT 1) AS finished;
+
 -- The runs started in [from, to), per app (idx_run_started).
 -- name: RunStatStarted :many
 -- in: from_ms int64, to_ms int64

@@ -28,8 +28,11 @@
 //
 // On its first start (no cursor) the rollup begins Config.Backfill before
 // now, so that the dashboard has history at once; an admin that was not
-// leading for a while catches up minute by minute, straight on. Minutes
-// older than Config.Keep are deleted.
+// leading for a while catches up straight on. A folder behind by more than
+// a minute skips the quiet minutes (no run started or finished in them:
+// they would fold into no row) up to the next run start or end in one
+// conditional move of the cursor, two index reads, instead of a
+// transaction per empty minute. Minutes older than Config.Keep are deleted.
 package runstats
 
 import (
@@ -176,6 +179,22 @@ func (a *Aggregator) FoldDue(ctx context.Context) (next time.Time, err error) {
 		if due.After(a.cfg.Clock.Now()) {
 			return due, nil
 		}
+		// Behind by more than a minute (a first start's backfill, a term
+		// after a while without a leader): the quiet minutes before the next
+		// run start or end are skipped in one step, not folded one by one
+		// into nothing (1,440 transactions of four statements each for the
+		// backfill of a new installation).
+		if until := a.cfg.Clock.Now().Add(-a.cfg.Delay).Truncate(minute).UnixMilli(); until-cursor >= 2*store.MinuteMS {
+			to, moved, err := a.st.SkipQuietRunStats(ctx, cursor, until)
+			if err != nil {
+				return now, err
+			}
+			if moved {
+				a.prune(ctx, cursor, to)
+				cursor = to
+				continue
+			}
+		}
 		folded, err := a.st.FoldRunStats(ctx, cursor)
 		if err != nil {
 			return now, err
@@ -189,14 +208,22 @@ func (a *Aggregator) FoldDue(ctx context.Context) (next time.Time, err error) {
 		if a.cfg.OnFold != nil {
 			a.cfg.OnFold(cursor)
 		}
+		a.prune(ctx, cursor, cursor+store.MinuteMS)
 		cursor += store.MinuteMS
-		if cursor%time.Hour.Milliseconds() == 0 {
-			if n, err := a.st.PruneRunStats(ctx, cursor-a.cfg.Keep.Milliseconds()); err != nil {
-				a.cfg.Logger.Warn("run stats: prune failed; next hour again", "err", err)
-			} else if n > 0 {
-				a.cfg.Logger.Debug("run stats: pruned", "rows", n)
-			}
-		}
 	}
 	return now, ctx.Err()
+}
+
+// prune deletes the minutes older than Keep when the cursor, moving from
+// from to to, crossed the start of an hour (once an hour).
+func (a *Aggregator) prune(ctx context.Context, from, to int64) {
+	hour := time.Hour.Milliseconds()
+	if to/hour == from/hour {
+		return
+	}
+	if n, err := a.st.PruneRunStats(ctx, to-a.cfg.Keep.Milliseconds()); err != nil {
+		a.cfg.Logger.Warn("run stats: prune failed; next hour again", "err", err)
+	} else if n > 0 {
+		a.cfg.Logger.Debug("run stats: pruned", "rows", n)
+	}
 }

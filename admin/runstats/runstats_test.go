@@ -94,8 +94,10 @@ func minutes(from, to time.Duration) []int64 {
 }
 
 // TestFoldsEachMinuteOnce: two aggregators folding at once fold every
-// closed minute exactly once between them (none twice, none left out); a
-// new aggregator (a restart, another leader) goes on from the cursor; a run
+// closed minute with a run start or end exactly once between them (none
+// twice, none left out) and skip the quiet minute 2; a new
+// aggregator (a restart, another leader) goes on from the cursor, skipping
+// to the minute a run ended in; a run
 // fired in the first minute that ends twelve minutes later, after that
 // minute was folded, is counted in the minute it ended; the sums equal a
 // direct count of the runs.
@@ -135,7 +137,8 @@ func TestFoldsEachMinuteOnce(t *testing.T) {
 		}
 		wg.Wait()
 		slices.Sort(folded)
-		require.Equal(t, minutes(0, 9*time.Minute), folded, "minutes 0-8 folded once each (9 closes at 10:10, due 15 s later)")
+		want := slices.DeleteFunc(minutes(0, 9*time.Minute), func(m int64) bool { return m == at(2*time.Minute) })
+		require.Equal(t, want, folded, "minutes 0-8 folded once each but the quiet 2, skipped (8 is folded: the folder is not behind by more than a minute there; 9 closes at 10:10, due 15 s later)")
 		until, ok, err := st.RunStatsFoldedUntil(ctx)
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -148,7 +151,10 @@ func TestFoldsEachMinuteOnce(t *testing.T) {
 		folded = nil
 		_, err = aggregator(t, st, clk, &mu, &folded).FoldDue(ctx)
 		require.NoError(t, err)
-		require.Equal(t, minutes(9*time.Minute, 13*time.Minute), folded)
+		require.Equal(t, []int64{at(12 * time.Minute)}, folded, "9-11 quiet, skipped; 12 folded")
+		until, _, err = st.RunStatsFoldedUntil(ctx)
+		require.NoError(t, err)
+		require.Equal(t, at(13*time.Minute), until)
 
 		stats, err := st.RunStats(ctx, store.RunStatFilter{FromMS: at(0), ToMS: at(13 * time.Minute)})
 		require.NoError(t, err)
@@ -205,6 +211,43 @@ func TestFoldsEachMinuteOnce(t *testing.T) {
 		none, err := st.RunStats(ctx, store.RunStatFilter{FromMS: at(0), ToMS: at(13 * time.Minute), Apps: []string{}})
 		require.NoError(t, err)
 		require.Empty(t, none)
+	})
+}
+
+// TestFirstStartSkipsTheQuietDay: a new installation's first fold starts a
+// day back (the default backfill) with one run an hour ago: the 1,440
+// closed minutes cost one fold (the run's minute) and two skips, not 1,440
+// transactions; the run is counted, and a minute that closes afterwards is
+// folded as usual.
+func TestFirstStartSkipsTheQuietDay(t *testing.T) {
+	t.Parallel()
+	storetest.EachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now := base.Add(24 * time.Hour)
+		insert(t, st, 1, run{app: "a", status: store.RunSucceeded, scheduled: at(23 * time.Hour), started: ptr(at(23*time.Hour + time.Second)),
+			finished: ptr(at(23*time.Hour + 2*time.Second)), firstSlotStartedAt: ptr(at(23*time.Hour + time.Second))})
+		clk := clock.NewManual(now.Add(20 * time.Second))
+		var folded []int64
+		a, err := runstats.New(runstats.Config{Clock: clk, Logger: quiet, OnFold: func(m int64) { folded = append(folded, m) }}, st)
+		require.NoError(t, err)
+		_, err = a.FoldDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int64{at(23 * time.Hour)}, folded, "only the run's minute is folded")
+		until, _, err := st.RunStatsFoldedUntil(ctx)
+		require.NoError(t, err)
+		require.Equal(t, now.UnixMilli(), until, "every closed minute is behind the cursor")
+		stats, err := st.RunStats(ctx, store.RunStatFilter{FromMS: base.UnixMilli(), ToMS: now.UnixMilli()})
+		require.NoError(t, err)
+		require.Len(t, stats, 1)
+		require.EqualValues(t, 1, stats[0].Started)
+		require.EqualValues(t, 1, stats[0].Succeeded)
+
+		insert(t, st, 2, run{app: "a", status: store.RunFailed, scheduled: now.UnixMilli(), started: ptr(now.UnixMilli() + 1000), finished: ptr(now.UnixMilli() + 2000)})
+		clk.Set(now.Add(time.Minute + 20*time.Second))
+		folded = nil
+		_, err = a.FoldDue(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []int64{now.UnixMilli()}, folded, "the next closed minute, folded as usual")
 	})
 }
 
@@ -267,6 +310,9 @@ func TestPercentilesFromBuckets(t *testing.T) {
 func TestRunDuringATerm(t *testing.T) {
 	t.Parallel()
 	st := storetest.Open(t, "sqlite")
+	for i, d := range []time.Duration{10 * time.Second, 70 * time.Second} { // a run in each of minutes 0 and 1
+		insert(t, st, int64(i+1), run{app: "a", status: store.RunSucceeded, scheduled: at(d), started: ptr(at(d)), finished: ptr(at(d + time.Second))})
+	}
 	clk := clock.NewManual(base.Add(3 * time.Minute))
 	got := make(chan int64, 16)
 	a, err := runstats.New(runstats.Config{Clock: clk, Backfill: 3 * time.Minute, Logger: quiet, OnFold: func(m int64) { got <- m }}, st)

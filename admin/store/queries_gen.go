@@ -272,6 +272,7 @@ const (
 	qRunStatCursorInit
 	qRunStatFinished
 	qRunStatInsert
+	qRunStatNextActivity
 	qRunStatPrune
 	qRunStatRange
 	qRunStatRangeOfApps
@@ -644,6 +645,7 @@ var queryNames = [...]string{
 	"RunStatCursorInit",
 	"RunStatFinished",
 	"RunStatInsert",
+	"RunStatNextActivity",
 	"RunStatPrune",
 	"RunStatRange",
 	"RunStatRangeOfApps",

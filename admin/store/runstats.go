@@ -150,6 +150,37 @@ func (s *Store) InitRunStats(ctx context.Context, fromMS int64) (int64, error) {
 	return until, err
 }
 
+// SkipQuietRunStats moves the rollup's cursor from fromMS (where the folder
+// found it) over the minutes before untilMS (a minute boundary, the end of
+// the last closed minute) in which no run started or finished: to the
+// minute of the first such instant at or after fromMS, or to untilMS when
+// there is none. Those minutes would fold into no row. It returns where
+// the cursor is and false when it did not move it (activity in fromMS's
+// minute, or another admin moved the cursor first).
+func (s *Store) SkipQuietRunStats(ctx context.Context, fromMS, untilMS int64) (int64, bool, error) {
+	next, err := s.q.RunStatNextActivity(ctx, s.db, fromMS)
+	if err != nil {
+		return fromMS, false, fmt.Errorf("run stats: the next activity after %d: %w", fromMS, err)
+	}
+	to := untilMS
+	for _, at := range []sql.NullInt64{next.Started, next.Finished} {
+		if at.Valid {
+			to = min(to, at.Int64-at.Int64%MinuteMS)
+		}
+	}
+	if to <= fromMS {
+		return fromMS, false, nil
+	}
+	var n int64
+	if err := retry(ctx, func() error {
+		n, err = s.q.RunStatCursorAdvance(ctx, s.db, runStatCursorAdvanceParams{FoldedUntil: to, FromFoldedUntil: fromMS})
+		return err
+	}); err != nil {
+		return fromMS, false, fmt.Errorf("run stats: skip to %d: %w", to, err)
+	}
+	return to, n > 0, nil
+}
+
 // finishedRun is a row of RunStatFinished.
 type finishedRun struct {
 	App            string        `db:"app"`

@@ -4,6 +4,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -83,6 +84,19 @@ func (q queries) RunStatInsert(ctx context.Context, db dbtx, p runStatInsertPara
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// runStatNextActivityRow is a row of RunStatNextActivity.
+type runStatNextActivityRow struct {
+	Started  sql.NullInt64 // started
+	Finished sql.NullInt64 // finished
+}
+
+// RunStatNextActivity runs query RunStatNextActivity of queries_runstats.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) RunStatNextActivity(ctx context.Context, db dbtx, fromMS int64) (runStatNextActivityRow, error) {
+	var r runStatNextActivityRow
+	err := db.QueryRowxContext(ctx, q[qRunStatNextActivity], fromMS, fromMS).Scan(&r.Started, &r.Finished)
+	return r, err
 }
 
 // RunStatPrune runs query RunStatPrune of queries_runstats.sql on db (a pool or a transaction) and returns the number of rows it affected.
