@@ -8,9 +8,11 @@ WHERE status IN ('pending', 'running')
 GROUP BY status;
 
 -- name: SlotsActive
-SELECT status, COUNT(*) FROM slot_attempt
+-- An assigned attempt with started_at runs (store.SlotState).
+SELECT CASE WHEN status = 'assigned' AND started_at IS NOT NULL THEN 'running' ELSE status END AS state, COUNT(*)
+FROM slot_attempt
 WHERE status IN ('assigned', 'running') AND current = 1
-GROUP BY status;
+GROUP BY state;
 
 -- name: ExecutorsByState
 SELECT state, COUNT(*) FROM executor GROUP BY state;

@@ -86,6 +86,7 @@ const (
 	qAttemptInsertWaiting
 	qAttemptPlace
 	qAttemptStarted
+	qAttemptStartedRunning
 	qAttemptSupersede
 	qAttemptSupersedeFailed
 	qAttemptsAcceptedBy
@@ -459,6 +460,7 @@ var queryNames = [...]string{
 	"AttemptInsertWaiting",
 	"AttemptPlace",
 	"AttemptStarted",
+	"AttemptStartedRunning",
 	"AttemptSupersede",
 	"AttemptSupersedeFailed",
 	"AttemptsAcceptedBy",
