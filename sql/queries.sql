@@ -471,20 +471,8 @@ WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND 
 
 -- name: AttemptStarted :exec
 -- in: accept_seq int64, executor_id int64, ids []int64
--- An SDK executor started the tokens: started_at says so, and the status
--- stays 'assigned' (an attempt assigned with started_at is running:
--- store.SlotState). No column of a secondary index changes, so the row is
--- updated in place: a short slot goes from assigned to its outcome with
--- one index rewrite, not two (issue 36; docs/performance.md).
 UPDATE slot_attempt {{force_primary}} SET acked = 1, accept_seq = COALESCE(accept_seq, NULLIF(?, 0)),
-       started_at = COALESCE(started_at, {{now_ms}})
-WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
-
--- name: AttemptStartedRunning :exec
--- in: executor_id int64, ids []int64
--- An XXL-JOB executor took the tokens: status 'running', which the XXL-JOB
--- bridge's callbacks and overdue checks go by (queries_xxljob.sql).
-UPDATE slot_attempt {{force_primary}} SET acked = 1, status = 'running', started_at = COALESCE(started_at, {{now_ms}})
+       status = 'running', started_at = COALESCE(started_at, {{now_ms}})
 WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND id IN (?);
 
 -- name: AttemptsAcceptedBy :many
@@ -953,7 +941,7 @@ WHERE a.id IN (?);
 -- name: ExecutorLoad :many
 -- out: ExecutorLoad
 SELECT a.executor_id, COUNT(*) AS active,
-       COALESCE(SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 AND a.started_at IS NULL THEN 1 ELSE 0 END), 0) AS queued
+       COALESCE(SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END), 0) AS queued
 FROM slot_attempt a
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
 GROUP BY a.executor_id;
@@ -965,7 +953,7 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
        COALESCE(j.handler, '') AS handler
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
-WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1 AND a.started_at IS NULL
+WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: UserList :many

@@ -8,11 +8,9 @@ WHERE status IN ('pending', 'running')
 GROUP BY status;
 
 -- name: SlotsActive
--- An assigned attempt with started_at runs (store.SlotState).
-SELECT CASE WHEN status = 'assigned' AND started_at IS NOT NULL THEN 'running' ELSE status END AS state, COUNT(*)
-FROM slot_attempt
+SELECT status, COUNT(*) FROM slot_attempt
 WHERE status IN ('assigned', 'running') AND current = 1
-GROUP BY state;
+GROUP BY status;
 
 -- name: ExecutorsByState
 SELECT state, COUNT(*) FROM executor GROUP BY state;

@@ -99,8 +99,7 @@ func (s *Store) AckAttempts(ctx context.Context, executorID int64, tokens []int6
 
 // RecordAccepted records what an executor process reports it accepted in
 // its batch acceptSeq or earlier (0: it does not number its batches):
-// queued tokens as acknowledged, started ones with their started_at (an
-// assigned attempt with started_at runs: SlotState). The first
+// queued tokens as acknowledged, started ones as running. The first
 // acknowledgement of a token fixes its accept_seq for Reconcile.
 func (s *Store) RecordAccepted(ctx context.Context, executorID int64, queued, started []int64, acceptSeq int64) error {
 	ack := func(ids []int64) error {
@@ -131,15 +130,9 @@ func updateTokens(ctx context.Context, query query, tokens []int64, update func(
 	return nil
 }
 
-// MarkStarted records that an XXL-JOB executor runs tokens: status
-// running, which the XXL-JOB bridge goes by (SDK executors' starts are
-// RecordAccepted's: started_at only).
+// MarkStarted records that the executor runs tokens (not only queued).
 func (s *Store) MarkStarted(ctx context.Context, executorID int64, tokens []int64) error {
-	start := func(ids []int64) error {
-		_, err := s.q.AttemptStartedRunning(ctx, s.db, attemptStartedRunningParams{ExecutorID: executorID, IDs: ids})
-		return err
-	}
-	return updateTokens(ctx, qAttemptStartedRunning, tokens, start)
+	return s.RecordAccepted(ctx, executorID, nil, tokens, 0)
 }
 
 // ExecutorLoad is the work placed on an executor: active current attempts,

@@ -66,8 +66,6 @@ func SlotState(a Attempt) string {
 		return a.Status
 	case !a.ExecutorID.Valid:
 		return SlotPending
-	case a.StartedAt.Valid:
-		return AttemptRunning // an SDK executor's start (AttemptStarted)
 	case a.Acked:
 		return SlotQueued
 	}

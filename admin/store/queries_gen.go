@@ -86,7 +86,6 @@ const (
 	qAttemptInsertWaiting
 	qAttemptPlace
 	qAttemptStarted
-	qAttemptStartedRunning
 	qAttemptSupersede
 	qAttemptSupersedeFailed
 	qAttemptsAcceptedBy
@@ -460,7 +459,6 @@ var queryNames = [...]string{
 	"AttemptInsertWaiting",
 	"AttemptPlace",
 	"AttemptStarted",
-	"AttemptStartedRunning",
 	"AttemptSupersede",
 	"AttemptSupersedeFailed",
 	"AttemptsAcceptedBy",

@@ -14,9 +14,8 @@ import (
 )
 
 // TestSlotState: an attempt stored as assigned reads as pending (no
-// executor), assigned (sent, not acknowledged), queued (acknowledged,
-// waiting for capacity) or running (an SDK executor started it: started_at,
-// the status unchanged); every other status reads as itself.
+// executor), assigned (sent, not acknowledged) or queued (acknowledged,
+// waiting for capacity); every other status reads as itself.
 func TestSlotState(t *testing.T) {
 	t.Parallel()
 	on := sql.NullInt64{Int64: 7, Valid: true}
@@ -27,7 +26,6 @@ func TestSlotState(t *testing.T) {
 		{store.Attempt{Status: store.AttemptAssigned}, store.SlotPending},
 		{store.Attempt{Status: store.AttemptAssigned, ExecutorID: on}, store.AttemptAssigned},
 		{store.Attempt{Status: store.AttemptAssigned, ExecutorID: on, Acked: true}, store.SlotQueued},
-		{store.Attempt{Status: store.AttemptAssigned, ExecutorID: on, Acked: true, StartedAt: sql.NullInt64{Int64: 5, Valid: true}}, store.AttemptRunning},
 		{store.Attempt{Status: store.AttemptRunning, ExecutorID: on, Acked: true}, store.AttemptRunning},
 		{store.Attempt{Status: store.AttemptSucceeded, ExecutorID: on}, store.AttemptSucceeded},
 		{store.Attempt{Status: store.AttemptFailed}, store.AttemptFailed},
@@ -67,46 +65,5 @@ func TestResultBeforeStartKeepsTheExecutorsTimes(t *testing.T) {
 		require.True(t, got[0].StartedAt.Valid)
 		require.Equal(t, began, got[0].StartedAt.Int64)
 		require.Equal(t, ended, got[0].FinishedAt.Int64)
-	})
-}
-
-// TestSDKStartLeavesTheStatus (issue 36): an SDK executor's start sets
-// started_at and leaves the status assigned (no secondary index of
-// slot_attempt rewritten); such an attempt reads as running, counts as
-// active but not queued, and is never offered for stealing. An XXL-JOB
-// start (MarkStarted) still stores running, which the bridge goes by.
-func TestSDKStartLeavesTheStatus(t *testing.T) {
-	t.Parallel()
-	eachDialect(t, func(t *testing.T, s *store.Store) {
-		ctx := context.Background()
-		_, err := s.ClaimEpoch(ctx, 1, "me")
-		require.NoError(t, err)
-		ex := heartbeat(t, s, "sdk-start", 1, 3)
-		jobID, err := s.CreateJob(ctx, newJob("a", "sdk-start", 0))
-		require.NoError(t, err)
-		run, atts := startRunAt(t, s, 1, jobID, 1, ex.ID, ex.ID, ex.ID)
-		require.Len(t, atts, 3)
-		require.NoError(t, s.RecordAccepted(ctx, ex.ID, []int64{atts[1].Token}, []int64{atts[0].Token}, 1))
-		require.NoError(t, s.MarkStarted(ctx, ex.ID, []int64{atts[2].Token}))
-
-		got, err := s.Attempts(ctx, run.ID)
-		require.NoError(t, err)
-		bySlot := map[int]store.Attempt{}
-		for _, a := range got {
-			bySlot[a.Slot] = a
-		}
-		require.Equal(t, store.AttemptAssigned, bySlot[0].Status, "stored as assigned")
-		require.True(t, bySlot[0].StartedAt.Valid)
-		require.Equal(t, store.AttemptRunning, store.SlotState(bySlot[0]), "reads as running")
-		require.Equal(t, store.SlotQueued, store.SlotState(bySlot[1]))
-		require.Equal(t, store.AttemptRunning, bySlot[2].Status, "an XXL-JOB start stores running")
-
-		loads, err := s.Loads(ctx)
-		require.NoError(t, err)
-		require.Equal(t, store.ExecutorLoad{ExecutorID: ex.ID, Active: 3, Queued: 1}, loads[ex.ID])
-		queued, err := s.QueuedOn(ctx, ex.ID, 10)
-		require.NoError(t, err)
-		require.Len(t, queued, 1, "only the queued one may be stolen")
-		require.Equal(t, atts[1].Token, queued[0].Token)
 	})
 }

@@ -475,25 +475,6 @@ func (q queries) AttemptStarted(ctx context.Context, db dbtx, p attemptStartedPa
 	return res.RowsAffected()
 }
 
-// attemptStartedRunningParams are the parameters of AttemptStartedRunning.
-type attemptStartedRunningParams struct {
-	ExecutorID int64   // executor_id
-	IDs        []int64 // ids
-}
-
-// AttemptStartedRunning runs query AttemptStartedRunning of queries.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) AttemptStartedRunning(ctx context.Context, db dbtx, p attemptStartedRunningParams) (int64, error) {
-	text, args, err := sqlx.In(q[qAttemptStartedRunning], p.ExecutorID, p.IDs)
-	if err != nil {
-		return 0, err
-	}
-	res, err := db.ExecContext(ctx, text, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
 // attemptSupersedeParams are the parameters of AttemptSupersede.
 type attemptSupersedeParams struct {
 	Status     string // status
