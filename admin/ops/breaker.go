@@ -2,8 +2,6 @@ package ops
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
@@ -44,12 +42,7 @@ func (s *Service) CloseBreaker(ctx context.Context, a Actor, id int64) (apitypes
 	how := msg.New(msg.BreakerClosedBy, "user", a.User.Username)
 	var alarm *store.Alarm
 	if had && state != store.BreakerClosed {
-		alarm = &store.Alarm{
-			Kind: store.AlarmBreakerClosed, Severity: "info", RaisedBy: a.User.Username, App: j.App,
-			JobID:    sql.NullInt64{Int64: j.ID, Valid: true},
-			DedupKey: fmt.Sprintf("breaker_closed:%d:%d", j.ID, s.cfg.Clock.Now().UnixMilli()),
-			Msg:      msg.New(msg.AlarmBreakerClosed, "job", j.Name, "how", how),
-		}
+		alarm = store.BreakerClosedAlarm(j.ID, j.App, j.Name, a.User.Username, how, s.cfg.Clock.Now().UnixMilli())
 	}
 	closed, err := s.st.CloseBreaker(ctx, 0, j.ID, "", a.User.Username, msg.New(msg.AlarmResolvedBreakerClosed, "how", how), alarm)
 	if err != nil {

@@ -137,13 +137,7 @@ func (s *Scheduler) closedAlarm(b store.BreakerState, how any) *store.Alarm {
 	if b.State == store.BreakerClosed {
 		return nil
 	}
-	now := s.cfg.Clock.Now()
-	return &store.Alarm{
-		Kind: store.AlarmBreakerClosed, Severity: "info", RaisedBy: s.cfg.ID, App: b.App,
-		JobID:    sql.NullInt64{Int64: b.JobID, Valid: true},
-		DedupKey: fmt.Sprintf("breaker_closed:%d:%d", b.JobID, now.UnixMilli()),
-		Msg:      msg.New(msg.AlarmBreakerClosed, "job", b.JobName, "how", how),
-	}
+	return store.BreakerClosedAlarm(b.JobID, b.App, b.JobName, s.cfg.ID, how, s.cfg.Clock.Now().UnixMilli())
 }
 
 // checkProbe ends probing breaker b by its probe's outcome, if it has one.

@@ -207,6 +207,18 @@ func (s *Store) SetProbe(ctx context.Context, epoch, jobID, token int64) (bool, 
 	return ok, nil
 }
 
+// BreakerClosedAlarm is the breaker_closed alarm (info) of job jobID of
+// app, named job, closed at atMS by raisedBy because of how (a string or a
+// msg.Msg), for CloseBreaker.
+func BreakerClosedAlarm(jobID int64, app, job, raisedBy string, how any, atMS int64) *Alarm {
+	return &Alarm{
+		Kind: AlarmBreakerClosed, Severity: "info", RaisedBy: raisedBy, App: app,
+		JobID:    sql.NullInt64{Int64: jobID, Valid: true},
+		DedupKey: fmt.Sprintf("breaker_closed:%d:%d", jobID, atMS),
+		Msg:      msg.New(msg.AlarmBreakerClosed, "job", job, "how", how),
+	}
+}
+
 // CloseBreaker closes the breaker of job jobID: from state from (the
 // leader, after a succeeded probe, fenced by epoch), or from any state
 // (from "": an operator, epoch 0: no fence). The job's held pending runs
