@@ -17,6 +17,7 @@
 --   {{for_update}}             FOR UPDATE / FOR UPDATE / nothing
 --   {{lock_shared}}            LOCK IN SHARE MODE / FOR SHARE / nothing
 --   {{force_primary}}          FORCE INDEX (PRIMARY) / nothing / nothing: rows in primary-key order
+--   {{join_in_order}}          JOIN / JOIN / CROSS JOIN: the left table stays the outer one on SQLite
 --   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE / ON CONFLICT(k1, k2) DO UPDATE SET (both)
 --   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col (both)
 --                              (an upsert's assignments name the table's own columns with the
@@ -372,12 +373,14 @@ SELECT id FROM job_run WHERE job_id = ? AND scheduled_at = ?;
 -- The next instant a pending run becomes due: its scheduled time (a run
 -- created ahead of time), its start_after (a jittered run) or its
 -- held_until (a held run: waits not met, a backfill's turn), after ?
--- (idx_run_status, idx_run_start_after and idx_run_held_until).
-SELECT MIN(t) FROM (SELECT MIN(scheduled_at) AS t FROM job_run WHERE status = 'pending' AND scheduled_at > ?
+-- (idx_run_status; idx_run_start_after and idx_run_held_until, which do
+-- not hold the status since migration 0050: they are read in order up to
+-- the first pending run, past the few ended runs with a future value).
+SELECT MIN(t) FROM (SELECT (SELECT MIN(scheduled_at) FROM job_run WHERE status = 'pending' AND scheduled_at > ?) AS t
                     UNION ALL
-                    SELECT MIN(start_after) AS t FROM job_run WHERE status = 'pending' AND start_after > ?
+                    SELECT (SELECT start_after FROM job_run WHERE start_after > ? AND status = 'pending' ORDER BY start_after LIMIT 1) AS t
                     UNION ALL
-                    SELECT MIN(held_until) AS t FROM job_run WHERE status = 'pending' AND held_until > ?) d;
+                    SELECT (SELECT held_until FROM job_run WHERE held_until > ? AND status = 'pending' ORDER BY held_until LIMIT 1) AS t) d;
 
 -- name: RunRunningIDsOfJob :many
 -- in: job_id int64, limit int
@@ -442,7 +445,7 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
        r.record_max_attempts, r.workflow, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
-WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.acked = 0 AND a.status IN ('assigned', 'running')
 ORDER BY a.id LIMIT ?;
 
 -- name: AttemptByIDForUpdate :one
@@ -457,7 +460,7 @@ FROM slot_attempt a WHERE a.id = ? {{for_update}};
 -- in: executor_id int64, ids []int64
 -- out: id int64
 SELECT a.id FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.id IN (?);
 
 -- The heartbeat's updates of an executor's attempts go through the primary
 -- key ({{force_primary}}), as results do: rows locked in id order, never in
@@ -481,7 +484,7 @@ WHERE executor_id = ? AND current = 1 AND status IN ('assigned', 'running') AND 
 -- The current attempts an executor process acknowledged in its batch
 -- accept_seq or earlier (reconciliation against its heartbeat).
 SELECT a.id FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status IN ('assigned', 'running')
   AND a.acked = 1 AND a.accept_seq <= ?
 ORDER BY a.id;
 
@@ -492,7 +495,7 @@ ORDER BY a.id;
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status IN ('assigned', 'running')
   AND a.acked = 1 AND a.accept_seq <= ? AND a.id IN (?)
 ORDER BY a.id {{for_update}};
 
@@ -535,7 +538,7 @@ WHERE id = ? AND current = 1 AND status IN ('assigned', 'running');
 -- out: Attempt
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
-FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
+FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1
 WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND e.state IN ('lost', 'gone')
 ORDER BY a.id LIMIT ?;
 
@@ -585,7 +588,7 @@ FROM executor WHERE instance_id = ?;
 -- or never taken.
 SELECT a.id AS token, a.executor_id, COALESCE(e.instance_id, '') AS instance_id
 FROM slot_attempt a LEFT JOIN executor e ON e.id = a.executor_id
-WHERE a.status = 'assigned' AND a.current = 1 AND a.acked = 0 AND a.executor_id IS NOT NULL
+WHERE a.unacked = 1 AND a.status = 'assigned' AND a.current = 1 AND a.acked = 0 AND a.executor_id IS NOT NULL
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
@@ -603,7 +606,7 @@ UPDATE executor SET incarnation = ? WHERE id = ? AND incarnation = ?;
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a
-WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status IN ('assigned', 'running')
 ORDER BY a.id {{for_update}};
 
 -- name: ExecutorByID :one
@@ -874,11 +877,11 @@ VALUES (?, ?, ?, ?, ?, 'assigned', 1, {{now_ms}}, {{now_ms}} + ?) {{returning_id
 -- Attempts waiting for an executor after id ? (keyset), oldest first:
 -- retries, and slots held back by a concurrency cap; not those of a job
 -- whose circuit breaker is open or probing, but its probe. idx_attempt_executor
--- (executor_id, status, + id) gives the order directly.
+-- (executor_id NULL, live 1, + id) gives the order directly.
 SELECT a.id, a.run_id, a.slot, a.attempt, j.app, j.handler, r.job_id, COALESCE(j.max_running_slots, 0) AS job_max_running_slots,
        (SELECT p.executor_id FROM slot_attempt p WHERE p.run_id = a.run_id AND p.slot = a.slot AND p.attempt = a.attempt - 1) AS previous_executor
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.current = 1 AND a.status = 'assigned' AND a.executor_id IS NULL AND a.id > ?
+WHERE a.executor_id IS NULL AND a.live = 1 AND a.current = 1 AND a.status = 'assigned' AND a.id > ?
   AND NOT EXISTS (SELECT 1 FROM job_breaker b WHERE b.job_id = r.job_id AND b.state <> 'closed'
                   AND (b.probe_token IS NULL OR b.probe_token <> a.id))
 ORDER BY a.id LIMIT ?;
@@ -942,8 +945,8 @@ WHERE a.id IN (?);
 -- out: ExecutorLoad
 SELECT a.executor_id, COUNT(*) AS active,
        COALESCE(SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END), 0) AS queued
-FROM slot_attempt a
-WHERE a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
+FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1
+WHERE a.current = 1 AND a.status IN ('assigned', 'running')
 GROUP BY a.executor_id;
 
 -- name: AttemptsQueuedOn :many
@@ -953,7 +956,7 @@ SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures,
        COALESCE(j.handler, '') AS handler
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
-WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status = 'assigned' AND a.acked = 1
 ORDER BY a.id DESC LIMIT ?;
 
 -- name: UserList :many
@@ -1114,7 +1117,7 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
        r.record_max_attempts, r.workflow, a.executor_id, a.failures, COALESCE(r.priority, j.priority) AS priority
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
-WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned' AND a.id > ?
 ORDER BY a.id LIMIT ?;
 
 -- name: RunsSkipPendingScheduled :exec
@@ -1167,9 +1170,10 @@ SELECT COUNT(*) FROM job_run WHERE job_id = ? AND parent_run_id = ?;
 
 -- Utilization samples (admin/utilization, migration 0018): one row per app
 -- that has executors, recorded by the leader every sample interval in one
--- statement. It reads the executor table and the live attempts
--- (idx_attempt_status); busy and queued count the attempts of online
--- executors only, capacity their slots, as the dashboard's table does.
+-- statement. It reads the executor table and each executor's live
+-- attempts (idx_attempt_executor); busy and queued count the attempts of
+-- online executors only, capacity their slots, as the dashboard's table
+-- does.
 -- args: at (NULL: the database clock; tests pass a fixed instant)
 -- name: UtilizationSample :exec
 -- in: at sql.NullInt64
@@ -1182,8 +1186,8 @@ FROM executor e
 LEFT JOIN (SELECT a.executor_id,
                   SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 0 ELSE 1 END) AS busy,
                   SUM(CASE WHEN a.status = 'assigned' AND a.acked = 1 THEN 1 ELSE 0 END) AS queued
-           FROM slot_attempt a
-           WHERE a.status IN ('assigned', 'running') AND a.current = 1 AND a.executor_id IS NOT NULL
+           FROM executor x {{join_in_order}} slot_attempt a ON a.executor_id = x.id AND a.live = 1
+           WHERE a.status IN ('assigned', 'running') AND a.current = 1
            GROUP BY a.executor_id) l ON l.executor_id = e.id AND e.state = 'online'
 WHERE e.state <> 'gone'
 GROUP BY e.app;

@@ -37,19 +37,21 @@ FROM app WHERE max_running_slots IS NOT NULL OR max_starts_per_second IS NOT NUL
 
 -- name: PlacedSlots :one
 -- out: n int64
--- Every slot placed on an executor and not ended (idx_attempt_status):
+-- Every slot placed on an executor and not ended (from each executor,
+-- idx_attempt_executor (executor_id, live)):
 -- what the platform's shared capacity (--max-running-slots) limits.
-SELECT COUNT(*) FROM slot_attempt WHERE status IN ('assigned', 'running') AND current = 1 AND executor_id IS NOT NULL;
+SELECT COUNT(*) FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1
+WHERE a.status IN ('assigned', 'running') AND a.current = 1;
 
 -- name: AppsPlacedSlots :many
 -- in: apps []string
 -- out: app string, n int64
 -- The slots of apps (IN list) placed on their executors and not ended:
 -- assigned, queued or running. Each executor's range of
--- idx_attempt_executor (executor_id, status): O(those slots), whatever the
+-- idx_attempt_executor (executor_id, live): O(those slots), whatever the
 -- history. An executor runs its own app's slots only.
 SELECT e.app, COUNT(*) AS n
-FROM executor e JOIN slot_attempt a ON a.executor_id = e.id AND a.status IN ('assigned', 'running') AND a.current = 1
+FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1 AND a.status IN ('assigned', 'running') AND a.current = 1
 WHERE e.app IN (?)
 GROUP BY e.app;
 
@@ -58,16 +60,10 @@ GROUP BY e.app;
 -- out: job_id int64, n int64
 -- The slots of some jobs' (IN list) running runs placed on executors and
 -- not ended, by job (idx_run_job_status, then each run's attempts by
--- uk_slot_attempt). SQLite's CROSS JOIN keeps it from starting at every
--- active attempt of any job (PostgreSQL allows no ON after CROSS JOIN). A
--- job with none is left out.
+-- uk_slot_attempt; {{join_in_order}} keeps SQLite from starting at every
+-- active attempt of any job). A job with none is left out.
 SELECT r.job_id, COUNT(*) AS n
-FROM job_run r JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
-WHERE r.job_id IN (?) AND r.status = 'running'
-GROUP BY r.job_id;
--- name: JobsPlacedSlots.sqlite
-SELECT r.job_id, COUNT(*) AS n
-FROM job_run r CROSS JOIN slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
+FROM job_run r {{join_in_order}} slot_attempt a ON a.run_id = r.id AND a.current = 1 AND a.status IN ('assigned', 'running') AND a.executor_id IS NOT NULL
 WHERE r.job_id IN (?) AND r.status = 'running'
 GROUP BY r.job_id;
 
@@ -95,6 +91,6 @@ SELECT q.app, q.priority, COUNT(*) AS slots, MIN(q.dispatched) AS oldest
 FROM (SELECT COALESCE(NULLIF(r.app, ''), j.app, '') AS app, COALESCE(r.priority, j.priority, 1) AS priority,
              COALESCE(r.started_at, r.created_at) AS dispatched
       FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
-      WHERE a.executor_id IS NULL AND a.status = 'assigned' AND a.current = 1
+      WHERE a.executor_id IS NULL AND a.live = 1 AND a.status = 'assigned' AND a.current = 1
       ORDER BY a.id LIMIT ?) q
 GROUP BY q.app, q.priority;

@@ -52,7 +52,8 @@ WHERE r.job_id = ? AND r.trigger_kind = 'workflow' AND w.business_date >= ? AND 
 -- The runs of job backfills (IN list) that compete for their turn: the
 -- running ones, and the pending ones due at ? (a later date's run does not
 -- hold the others back), in id order, which is the backfill's order, with
--- the backfill's parallelism (idx_run_backfill).
+-- the backfill's parallelism (idx_run_backfill: backfill_status is the
+-- status of a backfill's run, migration 0050).
 SELECT r.backfill_id, r.id, r.status, b.parallel FROM job_run r JOIN job_backfill b ON b.id = r.backfill_id
-WHERE r.backfill_id IN (?) AND (r.status = 'running' OR (r.status = 'pending' AND r.scheduled_at <= ?))
+WHERE r.backfill_id IN (?) AND (r.backfill_status = 'running' OR (r.backfill_status = 'pending' AND r.scheduled_at <= ?))
 ORDER BY r.backfill_id, r.id;

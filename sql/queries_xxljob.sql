@@ -56,7 +56,7 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
        r.record_max_attempts, r.workflow, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
-WHERE a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
@@ -74,12 +74,12 @@ SELECT token, executor_id, run_id, slot, timeout_ms FROM (
   SELECT a.id AS token, a.executor_id, a.run_id, a.slot, j.timeout_ms,
          COALESCE(a.started_at, a.dispatched_at) AS accepted_at,
          (SELECT COUNT(*) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
-          WHERE b.executor_id = a.executor_id AND b.current = 1 AND b.status = 'running'
+          WHERE b.executor_id = a.executor_id AND b.live = 1 AND b.current = 1 AND b.status = 'running'
             AND rb.job_id = r.job_id AND b.slot = a.slot AND b.id <= a.id) AS queue_pos,
          (SELECT MAX(b.finished_at) FROM slot_attempt b JOIN job_run rb ON rb.id = b.run_id
           WHERE b.executor_id = a.executor_id AND rb.job_id = r.job_id AND b.slot = a.slot AND b.id < a.id
             AND b.finished_at >= COALESCE(a.started_at, a.dispatched_at)) AS freed_at
-  FROM slot_attempt a JOIN executor e ON e.id = a.executor_id
+  FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1
        JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
   WHERE e.protocol = 'xxljob' AND a.current = 1 AND a.status = 'running'
 ) x
@@ -121,7 +121,7 @@ WHERE id = ? AND executor_id = ? AND current = 1 AND acked = 0 AND status = 'ass
 -- that attempt may be sent; the others wait in the admin (xxljob.Router).
 SELECT j.handler, MIN(a.id) AS token
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.executor_id = ? AND a.current = 1 AND a.status IN ('assigned', 'running')
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status IN ('assigned', 'running')
 GROUP BY j.handler;
 
 -- name: XXLRunningSince :many
@@ -132,7 +132,7 @@ GROUP BY j.handler;
 -- has them.
 SELECT a.id AS token, a.run_id, a.slot, r.job_id, j.handler
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
-WHERE a.executor_id = ? AND a.current = 1 AND a.status = 'running'
+WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status = 'running'
   AND COALESCE(a.started_at, a.dispatched_at) < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 
@@ -143,7 +143,7 @@ ORDER BY a.id LIMIT ?;
 SELECT a.id, a.run_id, a.slot, a.attempt, a.executor_id, a.status, a.current, a.acked, a.dispatched_at,
        a.lease_until, a.started_at, a.finished_at, a.processed, a.skipped, a.failed, a.uncertain, a.error, a.failures
 FROM slot_attempt a
-WHERE a.id = ? AND a.executor_id = ? AND a.current = 1 AND a.status = 'running' {{for_update}};
+WHERE a.id = ? AND a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.status = 'running' {{for_update}};
 
 -- name: XXLAttemptLose :exec
 -- in: error string, error_msg msg.Msg, id int64

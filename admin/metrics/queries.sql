@@ -8,8 +8,15 @@ WHERE status IN ('pending', 'running')
 GROUP BY status;
 
 -- name: SlotsActive
-SELECT status, COUNT(*) FROM slot_attempt
-WHERE status IN ('assigned', 'running') AND current = 1
+-- The attempts that are not ended (live, migration 0051): each executor's
+-- (idx_attempt_executor, for the executors' ids), and the ones that wait
+-- for an executor (executor_id NULL).
+SELECT status, COUNT(*) FROM (
+  SELECT a.status FROM slot_attempt a
+  WHERE a.executor_id IN (SELECT id FROM executor) AND a.live = 1 AND a.status IN ('assigned', 'running') AND a.current = 1
+  UNION ALL
+  SELECT a.status FROM slot_attempt a
+  WHERE a.executor_id IS NULL AND a.live = 1 AND a.status IN ('assigned', 'running') AND a.current = 1) s
 GROUP BY status;
 
 -- name: ExecutorsByState

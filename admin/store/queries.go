@@ -28,6 +28,7 @@ var macros = map[string]map[string]string{
 		"{{for_update}}":             "FOR UPDATE",
 		"{{lock_shared}}":            "LOCK IN SHARE MODE",
 		"{{force_primary}}":          "FORCE INDEX (PRIMARY)",
+		"{{join_in_order}}":          "JOIN",
 		"{{returning_id}}":           "",
 	},
 	sqlfiles.Postgres: {
@@ -39,6 +40,7 @@ var macros = map[string]map[string]string{
 		"{{for_update}}":             "FOR UPDATE",
 		"{{lock_shared}}":            "FOR SHARE",
 		"{{force_primary}}":          "", // no index hints; rows lock in the order the plan reads them
+		"{{join_in_order}}":          "JOIN",
 		"{{returning_id}}":           returningID,
 	},
 	sqlfiles.SQLite: {
@@ -48,7 +50,9 @@ var macros = map[string]map[string]string{
 		"{{for_update}}":             "",
 		"{{lock_shared}}":            "",
 		"{{force_primary}}":          "", // one writer: no lock order
-		"{{returning_id}}":           "",
+		// SQLite's planner keeps the left table of a CROSS JOIN outer.
+		"{{join_in_order}}": "CROSS JOIN",
+		"{{returning_id}}":  "",
 	},
 }
 

@@ -20,8 +20,9 @@ import (
 // (FinishAttempt, as the results endpoint did) and batched (FinishAttempts
 // with the results of one request, 128 per request as executors send them);
 // and the herd case, 1024 one-slot runs whose results come in batches of 256
-// (each result settles its own run), again with the two run indexes
-// migration 0039 dropped (legacyRunIndexes). Reported: results/s.
+// (each result settles its own run), again with job_run's and
+// slot_attempt's indexes as they were before migrations 0050 and 0051
+// (legacyRunIndexes). Reported: results/s.
 func BenchmarkFinishResults(b *testing.B) {
 	modes := []struct {
 		name        string
@@ -31,13 +32,13 @@ func BenchmarkFinishResults(b *testing.B) {
 		{"one-tx-per-result", 1024, 0},
 		{"batched-128", 1024, 128},
 		{"1-slot-runs-batched-256", 1, 256},
-		{"1-slot-runs-batched-256-with-0039-dropped-indexes", 1, 256},
+		{"1-slot-runs-batched-256-with-the-indexes-before-0050-0051", 1, 256},
 	}
 	for _, mode := range modes {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx := context.Background()
 			st, exID, jobID := benchStore(b, 1024, mode.slotsPerRun)
-			if strings.HasSuffix(mode.name, "-with-0039-dropped-indexes") {
+			if strings.HasSuffix(mode.name, "-with-the-indexes-before-0050-0051") {
 				legacyRunIndexes(b, st)
 			}
 			on := make([]int64, mode.slotsPerRun) // every slot on the executor

@@ -120,6 +120,21 @@ const fillScaleBreakers = `INSERT INTO job_breaker (job_id, app, state, failures
 SELECT seq * 10000, CONCAT('app', (seq * 10000 - 1) * {apps} DIV {jobs}), 'open', 0, 'down', {now} - 60000, '', {now} + 60000, 1
 FROM seq_1_to_100`
 
+// fillScaleBackfill gives job 29 (hourly) a backfill (job_backfill 1, see
+// fillScaleBackfillRuns).
+const fillScaleBackfill = `INSERT INTO job_backfill (id, job_id, app, from_date, to_date, newest_first, parallel, only_missing, created_by, created_at)
+SELECT 1, id, app, '2025-10-01', '2026-11-30', 0, 2, 0, 'scale', {now} FROM job WHERE id = 29`
+
+// fillScaleBackfillRuns writes that backfill's 10,000 runs, 3 to 420 days
+// old: 9,990 succeeded, 2 running, 8 pending and due (waiting for their
+// turn; written after the attempts' fill, they have no attempts).
+const fillScaleBackfillRuns = `INSERT INTO job_run (job_id, scheduled_at, trigger_kind, status, params, slot_count, epoch, created_at,
+                     started_at, finished_at, app, backfill_id)
+SELECT 29, {now} - 259200000 - seq * 3600000, 'catch_up',
+       CASE WHEN seq > 9992 THEN 'pending' WHEN seq > 9990 THEN 'running' ELSE 'succeeded' END,
+       '', 1, 1, {now}, IF(seq > 9992, NULL, {now}), IF(seq > 9990, NULL, {now}), (SELECT app FROM job WHERE id = 29), 1
+FROM seq_1_to_10000`
+
 // scaleCase is one query a replica runs per tick, round, pass or page:
 // run calls it as its caller does and returns how many rows it returned or
 // had to decide on (n); bound is the most rows it may examine for that n.
@@ -150,13 +165,13 @@ func newScaleFixture(t *testing.T) *scaleFixture {
 	f := &scaleFixture{s: s, now: dbNow.UnixMilli()}
 	start := time.Now()
 	for _, fill := range []string{fillScaleJobs, fillScaleRuns, fillScaleHistory, fillScaleExecutor, fillScaleAttempts, fillScaleAudit,
-		fillScaleDead, fillScaleBreakers} {
+		fillScaleDead, fillScaleBreakers, fillScaleBackfill, fillScaleBackfillRuns} {
 		f.exec(t, fill)
 	}
 	f.exec(t, `UPDATE job SET breaker_threshold = 3 WHERE id IN (SELECT job_id FROM job_breaker)`)
 	// The jobs written above, counted per app as migration 0033 counts them.
 	f.exec(t, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
-	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit, dead_letter, job_breaker")
+	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit, dead_letter, job_breaker, job_backfill")
 	t.Logf("filled %d jobs, %d runs and their attempts in %s", scaleJobs, scaleRuns, time.Since(start).Round(time.Millisecond))
 	// Reading the counters reads rows too: measure that once and take it off.
 	base := f.reads(t)
@@ -384,6 +399,17 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 				j, err := s.JobsOfHandler(ctx, "dedup-archive", 0, 1000)
 				return len(j), err
 			}},
+		{"PlacedSlots", "scheduler: start and placement rounds, with a platform-wide slot cap", "2a + 100, a = 50 active attempts", constant(200),
+			func(ctx context.Context) (int, error) { n, err := s.PlacedSlots(ctx); return int(n), err }},
+		{"ExecutorLoad", "scheduler: placement round, the executors' busy and queued slots", "2a + 100, a = 50 active attempts", constant(200),
+			func(ctx context.Context) (int, error) { l, err := s.Loads(ctx); return len(l), err }},
+		{"AttemptsQueuedOn", "scheduler: stealing round, per executor with queued work", "2a + 100, a = the executor's 50 active attempts", constant(200),
+			func(ctx context.Context) (int, error) { _, err := s.QueuedOn(ctx, 1, 100); return 1, err }},
+		{"XXLAttemptsOverdue", "xxljob: overdue callbacks, every check (no XXL-JOB executor)", "100", constant(100),
+			func(ctx context.Context) (int, error) {
+				_, err := s.XXLOverdue(ctx, 60_000, 10_000, 100)
+				return 1, err
+			}},
 		{"UtilizationSample", "leader: every sample interval", "2a + 100, a = 50 active attempts", constant(200),
 			func(ctx context.Context) (int, error) { n, err := s.SampleUtilization(ctx, now); return int(n), err }},
 		{"JobAuditDue", "watchdog: gap audit, 500 a batch", "3n + 100", linear(3, 100),
@@ -404,6 +430,15 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 			func(ctx context.Context) (int, error) {
 				_, _, err := s.SkipQuietRunStats(ctx, now-30*86_400_000, now-29*86_400_000)
 				return 1, err
+			}},
+		{"JobBackfillTurns (a backfill of 10,000 runs)", "scheduler: start round, the backfills of the due runs (n: their running and due runs)", "3n + 100", linear(3, 100),
+			func(ctx context.Context) (int, error) {
+				turns, err := s.BackfillTurns(ctx, []int64{1}, now)
+				n := 0
+				for _, t := range turns {
+					n += t.Running + len(t.Pending)
+				}
+				return n, err
 			}},
 		{"Breakers", "scheduler: breaker round, every tick (n: the jobs with a breaker state)", "2n + 100", linear(2, 100),
 			func(ctx context.Context) (int, error) { b, err := s.Breakers(ctx); return len(b), err }},
@@ -471,6 +506,7 @@ var scaleQueries = []string{
 	"RunRunningIDsOfJob", "RunActiveForJob", "RunLastSucceeded", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
 	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged", "AppCaps", "AppsPlacedSlots", "JobsPlacedSlots",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",
+	"PlacedSlots", "ExecutorLoad", "AttemptsQueuedOn", "XXLAttemptsOverdue",
 	"JobAuditDue", "RunsOfRanges", "JobAuditLock", "JobAuditAdvance", "JobAuditOldest", "JobAuditBehindCount",
 	"WorkflowAuditDue", "WorkflowRunsOfRanges", "WorkflowAuditLock", "WorkflowAuditAdvance", "WorkflowAuditOldest", "WorkflowAuditBehindCount",
 	"Breakers", "BreakerHeldRetry", "BreakerHeldUnplaced", "BreakerHeldRun", "RetryBudgetUse", "RunStatNextActivity",
@@ -490,7 +526,8 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	// b is job_breaker: only the jobs whose breaker has a state (open,
 	// probing, or failures counted since the last success). CONSTANT is the
 	// one row of a SELECT without FROM (its subqueries are planned apart).
-	small := map[string]bool{"executor": true, "e": true, "app": true, "app_job_count": true, "d": true, "behind": true, "b": true, "CONSTANT": true}
+	// x is the executor table again (UtilizationSample's inner query).
+	small := map[string]bool{"executor": true, "e": true, "x": true, "app": true, "app_job_count": true, "d": true, "behind": true, "b": true, "CONSTANT": true}
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)
