@@ -20,8 +20,9 @@ export GO FUZZTIME
 # fuzz_target runs one target ("pkg target"), once more after the
 # coordinator's race, and prints its output; it fails as the target did.
 fuzz_target() {
-  local pkg=$1 target=$2 out rc
+  local pkg=$1 target=$2 out rc start
   out=$(mktemp)
+  start=$SECONDS
   run() {
     "$GO" test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" -parallel=1 "$pkg" >"$out" 2>&1
   }
@@ -38,7 +39,7 @@ fuzz_target() {
     rc=0
     run || rc=$?
   fi
-  echo "fuzz $pkg $target ($FUZZTIME): $([ "$rc" -eq 0 ] && echo ok || echo FAILED)"
+  echo "fuzz $pkg $target ($FUZZTIME): $([ "$rc" -eq 0 ] && echo ok || echo FAILED) in $((SECONDS - start)) s"
   cat "$out"
   rm -f "$out"
   return "$rc"
