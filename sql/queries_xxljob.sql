@@ -56,7 +56,7 @@ SELECT a.id AS token, a.run_id, a.slot, a.attempt, r.job_id, j.name AS job_name,
        r.record_max_attempts, r.workflow, a.executor_id, a.failures
 FROM slot_attempt a JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
 LEFT JOIN slot_replay_params o ON o.run_id = a.run_id AND o.slot = a.slot
-WHERE a.executor_id = ? AND a.live = 1 AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
+WHERE a.unacked = 1 AND a.executor_id = ? AND a.current = 1 AND a.acked = 0 AND a.status = 'assigned'
   AND a.dispatched_at < {{now_ms}} - ?
 ORDER BY a.id LIMIT ?;
 

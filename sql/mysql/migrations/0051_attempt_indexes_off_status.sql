@@ -11,9 +11,10 @@
 --   idx_attempt_executor (executor_id, live): an executor's attempts that
 --     are not ended (and, with executor_id NULL, the ones waiting for an
 --     executor); a start leaves it alone, an end rewrites it.
---   idx_attempt_unacked (unacked, id): the attempts that wait for their
---     executor's acknowledgement (the leader's re-push and stealing
---     rounds); the acknowledgement rewrites it, nothing after.
+--   idx_attempt_unacked (unacked, executor_id, id): the attempts that wait
+--     for their executor's acknowledgement, each executor's in token order
+--     (what a push or a heartbeat response carries, and the leader's
+--     dispatch timeout); the acknowledgement rewrites it, nothing after.
 -- An attempt's start and end now rewrite one entry each instead of two.
 -- The queries that read the global range of idx_attempt_status (placed
 -- slots, the executors' load, attempts of lost executors) read from the
@@ -23,7 +24,7 @@ ALTER TABLE slot_attempt
   ADD COLUMN live TINYINT AS (CASE WHEN current = 1 AND status IN ('assigned', 'running') THEN 1 END) STORED,
   ADD COLUMN unacked TINYINT AS (CASE WHEN current = 1 AND status = 'assigned' AND acked = 0 AND executor_id IS NOT NULL THEN 1 END) STORED,
   ADD INDEX idx_attempt_executor (executor_id, live),
-  ADD INDEX idx_attempt_unacked (unacked, id);
+  ADD INDEX idx_attempt_unacked (unacked, executor_id, id);
 
 -- migrate down
 ALTER TABLE slot_attempt

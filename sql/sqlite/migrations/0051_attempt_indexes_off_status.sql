@@ -7,7 +7,7 @@ DROP INDEX idx_attempt_status;
 ALTER TABLE slot_attempt ADD COLUMN live SMALLINT GENERATED ALWAYS AS (CASE WHEN current = 1 AND status IN ('assigned', 'running') THEN 1 END) VIRTUAL;
 ALTER TABLE slot_attempt ADD COLUMN unacked SMALLINT GENERATED ALWAYS AS (CASE WHEN current = 1 AND status = 'assigned' AND acked = 0 AND executor_id IS NOT NULL THEN 1 END) VIRTUAL;
 CREATE INDEX idx_attempt_executor ON slot_attempt (executor_id, live);
-CREATE INDEX idx_attempt_unacked ON slot_attempt (unacked, id);
+CREATE INDEX idx_attempt_unacked ON slot_attempt (unacked, executor_id, id);
 
 -- migrate down
 DROP INDEX idx_attempt_unacked;
