@@ -103,14 +103,21 @@ func (r *run) claimLoop(ctx context.Context, outcomes chan<- outcome, work chan<
 		if len(batch) > 0 {
 			var res claimResult
 			exact := false
-			err := inTx(ctx, r.p.cfg.DB, r.retried, func(tx *sql.Tx) error {
-				now, err := r.check(ctx, tx, "claim")
+			// The claim commits or not whatever the call's cancellation:
+			// cut short in its commit, it could commit unseen and leave its
+			// records pending (uncertain) though no handler got them. Once
+			// it has committed, a stopped call gives them back (below, and
+			// apply).
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalWriteTimeout)
+			err := inTx(cctx, r.p.cfg.DB, r.retried, func(tx *sql.Tx) error {
+				now, err := r.check(cctx, tx, "claim")
 				if err != nil {
 					return err
 				}
-				res, err = r.claim(ctx, tx, batch, now, statusPending, &exact)
+				res, err = r.claim(cctx, tx, batch, now, statusPending, &exact)
 				return err
 			})
+			cancel()
 			if err != nil {
 				r.fail(err)
 				return

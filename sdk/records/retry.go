@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -170,11 +171,25 @@ func inTx(ctx context.Context, db *sql.DB, onRetry func(error), f func(tx *sql.T
 func runTx(ctx context.Context, db *sql.DB, f func(tx *sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return stopped(ctx, err)
 	}
 	if err := f(tx); err != nil {
 		_ = tx.Rollback()
+		return stopped(ctx, err)
+	}
+	return stopped(ctx, tx.Commit())
+}
+
+// stopped gives the error of a transaction whose context ended the
+// context's cause first: database/sql rolls such a transaction back on its
+// own, and the statements and the commit after that fail with
+// sql.ErrTxDone, which does not say why.
+func stopped(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	return tx.Commit()
+	if cause := context.Cause(ctx); !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
 }
