@@ -108,7 +108,7 @@ func (r *run) claimLoop(ctx context.Context, outcomes chan<- outcome, work chan<
 			// records pending (uncertain) though no handler got them. Once
 			// it has committed, a stopped call gives them back (below, and
 			// apply).
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalWriteTimeout)
+			cctx, cancel := finalWriteContext(ctx)
 			err := inTx(cctx, r.p.cfg.DB, r.retried, func(tx *sql.Tx) error {
 				now, err := r.check(cctx, tx, "claim")
 				if err != nil {
@@ -243,7 +243,7 @@ func (r *run) flush(ctx, parent context.Context, outs []outcome) {
 	// written, with a deadline of their own: a cancellation arriving during
 	// this short transaction must not leave applied records pending
 	// (uncertain) when the attempt was merely stopped.
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(parent), finalWriteTimeout)
+	wctx, cancel := finalWriteContext(parent)
 	defer cancel()
 	var lost int64
 	err := inTx(wctx, r.p.cfg.DB, r.retried, func(tx *sql.Tx) error {

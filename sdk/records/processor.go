@@ -30,6 +30,12 @@ const (
 // but never started, releasing the lock.
 const finalWriteTimeout = 10 * time.Second
 
+// finalWriteContext is the context of such a write: ctx's values, not its
+// cancellation, and finalWriteTimeout.
+func finalWriteContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), finalWriteTimeout)
+}
+
 // maxListedKeys caps Result.UncertainKeys and Result.FailedKeys.
 const maxListedKeys = 1000
 
@@ -323,7 +329,7 @@ func (r *run) process(parent context.Context) (Result, error) {
 		}
 	}
 	if !r.stopWrites.Load() {
-		wctx, wcancel := context.WithTimeout(context.WithoutCancel(parent), finalWriteTimeout)
+		wctx, wcancel := finalWriteContext(parent)
 		if rerr := r.lock.Release(wctx); rerr != nil {
 			r.log.Warn("records: could not release the shard lock (it expires after its lease)", "err", rerr)
 		}
