@@ -17,7 +17,8 @@
 --   {{for_update}}             FOR UPDATE / FOR UPDATE / nothing
 --   {{lock_shared}}            LOCK IN SHARE MODE / FOR SHARE / nothing
 --   {{force_primary}}          FORCE INDEX (PRIMARY) / nothing / nothing: rows in primary-key order
---   {{join_in_order}}          JOIN / JOIN / CROSS JOIN: the left table stays the outer one on SQLite
+--   {{join_in_order}}          STRAIGHT_JOIN / JOIN / CROSS JOIN: the left table stays the outer one on
+--                              MySQL and SQLite, whatever their statistics say
 --   {{upsert(k1, k2)}}         ON DUPLICATE KEY UPDATE / ON CONFLICT(k1, k2) DO UPDATE SET (both)
 --   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col (both)
 --                              (an upsert's assignments name the table's own columns with the

@@ -70,6 +70,8 @@ ORDER BY a.id LIMIT ?;
 -- the same slot on the same executor last finished, whichever is later, and
 -- it may wait for the attempts still ahead of it: overdue after queue_pos ×
 -- the job's timeout (the default ? when the job has none) plus a grace ?.
+-- {{join_in_order}} throughout: from the XXL-JOB executors (none: nothing
+-- read), never from the jobs or runs, whatever the statistics say.
 SELECT token, executor_id, run_id, slot, timeout_ms FROM (
   SELECT a.id AS token, a.executor_id, a.run_id, a.slot, j.timeout_ms,
          COALESCE(a.started_at, a.dispatched_at) AS accepted_at,
@@ -80,7 +82,7 @@ SELECT token, executor_id, run_id, slot, timeout_ms FROM (
           WHERE b.executor_id = a.executor_id AND rb.job_id = r.job_id AND b.slot = a.slot AND b.id < a.id
             AND b.finished_at >= COALESCE(a.started_at, a.dispatched_at)) AS freed_at
   FROM executor e {{join_in_order}} slot_attempt a ON a.executor_id = e.id AND a.live = 1
-       JOIN job_run r ON r.id = a.run_id JOIN job j ON j.id = r.job_id
+       {{join_in_order}} job_run r ON r.id = a.run_id {{join_in_order}} job j ON j.id = r.job_id
   WHERE e.protocol = 'xxljob' AND a.current = 1 AND a.status = 'running'
 ) x
 WHERE CASE WHEN freed_at > accepted_at THEN freed_at ELSE accepted_at END
