@@ -365,6 +365,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.menu("cluster")
 	b.waitJS(15*time.Second, `document.querySelector("#leader-holder") && document.querySelector("#leader-holder").textContent === "standalone" &&
 		document.querySelectorAll("#members-table tbody tr").length === 1`, "cluster page")
+	// The one replica of standalone mode owns every scheduling partition:
+	// 256 cells of its colour, its count in the replicas table and the
+	// legend, each cell's owner and epoch in its title.
+	b.waitJS(15*time.Second, `(() => { const cells = [...document.querySelectorAll("#partition-map .pcell")];
+		const row = document.querySelector("#members-table tbody tr");
+		return cells.length === 256 && cells.every(c => c.classList.contains("c-app0") && /^partition \d+ · standalone · epoch \d+$/.test(c.title)) &&
+			row.lastElementChild.textContent === "256" && document.querySelector("#partition-legend").textContent === "standalone 256"; })()`,
+		"the partition map: 256 partitions owned by the standalone replica")
 	b.screenshot("13-cluster")
 	b.menu("alarms")
 	b.waitJS(15*time.Second, `document.querySelector("#alarms-table") !== null && !document.querySelector(".page").classList.contains("is-loading")`, "alarms page")

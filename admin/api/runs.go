@@ -97,6 +97,18 @@ func (s *Server) cluster(c *gin.Context) {
 			resp["members"] = members
 		}
 	}
+	parts, err := s.ops.Partitions(c.Request.Context())
+	if err != nil {
+		s.opsFailed(c, err)
+		return
+	}
+	owned := map[string]int{}
+	records := make([]gin.H, 0, len(parts))
+	for _, p := range parts {
+		owned[p.Holder]++
+		records = append(records, gin.H{"partition": p.Partition, "epoch": p.Epoch, "holder": p.Holder, "claimed_at": msTime(p.ClaimedMS)})
+	}
+	resp["partitions"] = gin.H{"owned": owned, "records": records}
 	c.JSON(http.StatusOK, resp)
 }
 

@@ -237,15 +237,12 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 	var epoch int64
 	var holder string
 	testenv.WaitFor(c.t, 60*time.Second, func() (bool, error) {
-		if err := c.sql.QueryRow("SELECT epoch, holder FROM leader WHERE id = 1").Scan(&epoch, &holder); err != nil {
+		var err error
+		if epoch, holder, err = c.leaderRow(); err != nil {
 			return false, err
 		}
-		a := c.admins[holder]
-		if a == nil || a.dead || a.Frozen() {
-			return false, fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
-		}
 		var runEpoch, created, now int64
-		err := c.sql.QueryRow(`SELECT epoch, created_at, `+c.db.nowMS()+`
+		err = c.sql.QueryRow(`SELECT epoch, created_at, `+c.db.nowMS()+`
 			FROM job_run ORDER BY id DESC LIMIT 1`).Scan(&runEpoch, &created, &now)
 		if err != nil {
 			return false, err
@@ -256,6 +253,20 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 		return true, nil
 	}, "no replica leads and fires")
 	return epoch, c.admins[holder]
+}
+
+// leaderRow reads the leader row; an error when it names no running
+// replica.
+func (c *cluster) leaderRow() (int64, string, error) {
+	var epoch int64
+	var holder string
+	if err := c.sql.QueryRow("SELECT epoch, holder FROM leader WHERE id = 1").Scan(&epoch, &holder); err != nil {
+		return 0, "", err
+	}
+	if a := c.admins[holder]; a == nil || a.dead || a.Frozen() {
+		return 0, "", fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
+	}
+	return epoch, holder, nil
 }
 
 // firstRunAbove returns the earliest run with id > afterID and an epoch

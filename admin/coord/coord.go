@@ -23,6 +23,35 @@ type Elector interface {
 	Members(ctx context.Context) ([]Member, error)
 }
 
+// Board is what the scheduling partitions need from the coordinator
+// (docs/architecture.md, "Partitions"): the live replicas, watched, and
+// one assignment that only the leader writes and every replica watches.
+// The assignment is opaque here (admin/ownership encodes it).
+type Board interface {
+	// WatchMembers returns the IDs of the live replicas, sorted, and a
+	// channel closed at the next change (or connection change, or when
+	// ctx ends).
+	WatchMembers(ctx context.Context) ([]string, <-chan struct{}, error)
+	// WatchAssignment returns the assignment published last and a channel
+	// closed at the next change of it or of Trusted (or when ctx ends).
+	WatchAssignment(ctx context.Context) (Published, <-chan struct{}, error)
+	// PublishAssignment replaces the assignment; it fails with
+	// ErrNotLeading unless this replica leads the term of epoch.
+	PublishAssignment(ctx context.Context, epoch int64, data []byte) error
+}
+
+// Published is the assignment as a replica sees it.
+type Published struct {
+	// Data is what the leader published last; nil before the first.
+	Data []byte
+	// Trusted is false while this replica may have lost its session: it
+	// must not act on any assignment then.
+	Trusted bool
+	// Stale is true when Data was read before the connection went down
+	// (the session may still live: Trusted says whether to act on it).
+	Stale bool
+}
+
 // Member is one admin replica.
 type Member struct {
 	ID      string    `json:"id"`
@@ -56,6 +85,9 @@ var (
 	// ErrNotConnected is returned by Members when the elector is not
 	// connected to ZooKeeper.
 	ErrNotConnected = errors.New("coord: not connected to zookeeper")
+	// ErrNotLeading is returned by PublishAssignment when the replica does
+	// not lead the term it names (any more).
+	ErrNotLeading = errors.New("coord: not the leader of this term")
 	// ErrResigned ends a term after Resign.
 	ErrResigned = errors.New("coord: leader resigned")
 	// errTermOver is the cause set when lead returned by itself.

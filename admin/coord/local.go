@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -20,7 +21,9 @@ type LocalGroup struct {
 	queue   []*Local // campaigning candidates, next leader first
 	leader  *Local   // holds the turn (term running, or BaseEpoch being read)
 	members []*Local // open electors, in join order
-	changed chan struct{}
+	// assignment is the partition assignment the leader published last.
+	assignment []byte
+	changed    chan struct{}
 }
 
 // NewLocalGroup returns an empty group.
@@ -93,7 +96,10 @@ type Local struct {
 	epoch      int64                   // of the running term
 }
 
-var _ Elector = (*Local)(nil)
+var (
+	_ Elector = (*Local)(nil)
+	_ Board   = (*Local)(nil)
+)
 
 // localCloseWait bounds how long Close waits for lead to return.
 const localCloseWait = 10 * time.Second
@@ -288,4 +294,58 @@ func (l *Local) Members(ctx context.Context) ([]Member, error) {
 	}
 	slices.SortStableFunc(out, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// WatchMembers implements Board: the IDs of the group's open electors.
+func (l *Local) WatchMembers(ctx context.Context) ([]string, <-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	g := l.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l.closed {
+		return nil, nil, ErrClosed
+	}
+	ids := make([]string, 0, len(g.members))
+	for _, m := range g.members {
+		ids = append(ids, m.cfg.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids), g.changed, nil
+}
+
+// WatchAssignment implements Board: the group's assignment; always
+// trusted while the elector is open (there is no session to lose).
+func (l *Local) WatchAssignment(ctx context.Context) (Published, <-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return Published{}, nil, err
+	}
+	g := l.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if l.closed {
+		return Published{}, nil, ErrClosed
+	}
+	return Published{Data: g.assignment, Trusted: true}, g.changed, nil
+}
+
+// PublishAssignment implements Board: only the leader of the running term
+// epoch replaces the group's assignment.
+func (l *Local) PublishAssignment(ctx context.Context, epoch int64, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := l.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case l.closed:
+		return ErrClosed
+	case g.leader != l || l.termCancel == nil || l.epoch != epoch:
+		return fmt.Errorf("%w: publish the partition assignment of term %d", ErrNotLeading, epoch)
+	}
+	g.assignment = slices.Clone(data)
+	g.broadcastLocked()
+	return nil
 }

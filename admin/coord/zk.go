@@ -155,7 +155,9 @@ type ZKElector struct {
 	electionPath string
 	membersPath  string
 	memberNode   string
-	since        time.Time
+	// partitionsPath holds the partition assignment the leader publishes.
+	partitionsPath string
+	since          time.Time
 
 	clockBase  time.Time    // monotonic origin of lastHeard
 	lastHeard  atomic.Int64 // ns since clockBase of the last byte read from a server
@@ -184,6 +186,7 @@ type ZKElector struct {
 	term        *zkTerm       // the running term, if leading
 	changed     chan struct{} // closed and replaced on every change of the above
 	leadDone    chan struct{} // non-nil while Lead runs; closed when it returned
+	assignment  []byte        // the partition assignment as last read
 }
 
 type zkTerm struct {
@@ -192,7 +195,10 @@ type zkTerm struct {
 	epoch  int64
 }
 
-var _ Elector = (*ZKElector)(nil)
+var (
+	_ Elector = (*ZKElector)(nil)
+	_ Board   = (*ZKElector)(nil)
+)
 
 // NewZK connects to ZooKeeper, waits for a session (at most
 // cfg.ConnectTimeout), creates the paths under cfg.Root and registers this
@@ -204,17 +210,18 @@ func NewZK(cfg ZKConfig) (*ZKElector, error) {
 	}
 	closeCtx, closeCancel := context.WithCancelCause(context.Background())
 	e := &ZKElector{
-		cfg:          cfg,
-		log:          cfg.Logger.With("component", "coord", "replica", cfg.ID),
-		acl:          zk.WorldACL(zk.PermAll),
-		electionPath: cfg.Root + "/election",
-		membersPath:  cfg.Root + "/members",
-		memberNode:   cfg.Root + "/members/" + cfg.ID,
-		since:        time.Now().UTC().Truncate(time.Millisecond),
-		clockBase:    time.Now(),
-		closeCtx:     closeCtx,
-		closeCancel:  closeCancel,
-		changed:      make(chan struct{}),
+		cfg:            cfg,
+		log:            cfg.Logger.With("component", "coord", "replica", cfg.ID),
+		acl:            zk.WorldACL(zk.PermAll),
+		electionPath:   cfg.Root + "/election",
+		membersPath:    cfg.Root + "/members",
+		memberNode:     cfg.Root + "/members/" + cfg.ID,
+		partitionsPath: cfg.Root + "/partitions",
+		since:          time.Now().UTC().Truncate(time.Millisecond),
+		clockBase:      time.Now(),
+		closeCtx:       closeCtx,
+		closeCancel:    closeCancel,
+		changed:        make(chan struct{}),
 	}
 
 	// The event callback may run before zk.Connect returns; holding mu
@@ -278,7 +285,7 @@ func (e *ZKElector) setup() error {
 			return &ConnectError{Servers: e.cfg.Servers, Timeout: e.cfg.ConnectTimeout, Last: last}
 		}
 		var err error
-		for _, p := range []string{e.electionPath, e.membersPath} {
+		for _, p := range []string{e.electionPath, e.membersPath, e.partitionsPath} {
 			if err = e.ensurePath(p); err != nil {
 				err = fmt.Errorf("coord: zookeeper %s: create %s: %w", servers, p, err)
 				break

@@ -216,6 +216,13 @@ func (s *Service) Leader(ctx context.Context) (store.LeaderRecord, error) {
 	return s.st.Leader(ctx)
 }
 
+// Partitions returns the fencing record of every scheduling partition ever
+// claimed: its epoch, its owner and when it was claimed
+// (docs/architecture.md, "Partitions").
+func (s *Service) Partitions(ctx context.Context) ([]store.PartitionRecord, error) {
+	return s.st.Partitions(ctx)
+}
+
 // AckAlarm acknowledges alarm id by a (see changeAlarm).
 func (s *Service) AckAlarm(ctx context.Context, a Actor, id int64) (store.Alarm, error) {
 	return s.changeAlarm(ctx, a, id, "alarm.ack", "acknowledged", s.st.AckAlarm)

@@ -21,6 +21,7 @@ import (
 	"github.com/shardjob/shardjob/admin/internal/clock"
 	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/metrics"
+	"github.com/shardjob/shardjob/admin/ownership"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/runstats"
 	"github.com/shardjob/shardjob/admin/scheduler"
@@ -227,6 +228,7 @@ type Server struct {
 	cfg   Config
 	st    *store.Store
 	elect coord.Elector
+	owner *ownership.Keeper // the scheduling partitions this replica owns (not used by the scheduler yet)
 	sched *scheduler.Scheduler
 	watch *watchdog.Watchdog
 	keep  *retention.Retainer
@@ -312,6 +314,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			},
 		})
 		s.elect, s.close = local, local.Close
+	}
+	board, _ := s.elect.(coord.Board) // both electors are boards
+	if s.owner, err = ownership.New(ownership.Config{ID: cfg.ID, Board: board, Store: st, Logger: log}); err != nil {
+		_ = s.close()
+		return nil, err
 	}
 	push, err := dispatch.New(cfg.ExecutorSecret, 5*time.Second)
 	if err != nil {
@@ -435,7 +442,7 @@ func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
 // (admin/internal/loops): nothing it started runs once Serve returns.
 func (s *Server) Serve(ctx context.Context) error {
 	web := loops.Start(ctx, loops.Func(s.serveHTTP))
-	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead)}
+	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead), loops.Func(s.owner.Run)}
 	if s.alarm != nil {
 		bg = append(bg, loops.Quiet(s.alarm.Run))
 	}
@@ -498,6 +505,11 @@ func (s *Server) term(ctx context.Context, epoch int64) {
 	duties := loops.Start(ctx,
 		loops.Quiet(s.keep.Run), loops.Quiet(s.util.Run), loops.Quiet(s.stats.Run),
 		loops.Quiet(func(ctx context.Context) { s.flows.Lead(ctx, epoch) }),
+		loops.Quiet(func(ctx context.Context) {
+			if err := s.owner.Rebalance(ctx, epoch); err != nil && ctx.Err() == nil {
+				s.log.Info("partition assignment: this term no longer publishes", "epoch", epoch, "err", err)
+			}
+		}),
 	)
 	defer func() { _ = duties.Stop() }()
 	defer s.mets.LeaderTerm(epoch)()

@@ -40,6 +40,7 @@ var copyTables = []struct {
 	{"job_audit", []string{"job_id"}},
 	{"job_backfill", []string{"id"}},
 	{"job_breaker", []string{"job_id"}},
+	{"scheduler_partition", []string{"id"}},
 	{"job_run", []string{"id"}},
 	{"slot_attempt", []string{"id"}},
 	{"slot_stats", []string{"job_id", "slot"}},

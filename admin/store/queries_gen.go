@@ -233,6 +233,11 @@ const (
 	qNodeRunsOfRun
 	qNonceClaim
 	qNoncePurge
+	qPartitionClaim
+	qPartitionCreate
+	qPartitionEpochShared
+	qPartitionGet
+	qPartitions
 	qPlacedSlots
 	qQueueRuns
 	qQueueSlots
@@ -606,6 +611,11 @@ var queryNames = [...]string{
 	"NodeRunsOfRun",
 	"NonceClaim",
 	"NoncePurge",
+	"PartitionClaim",
+	"PartitionCreate",
+	"PartitionEpochShared",
+	"PartitionGet",
+	"Partitions",
 	"PlacedSlots",
 	"QueueRuns",
 	"QueueSlots",

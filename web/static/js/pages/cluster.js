@@ -1,5 +1,6 @@
 // Cluster: the leader record (epoch, holder, since), the admin replicas
-// and a drawing of replicas and executor apps.
+// with the scheduling partitions each owns, a map of the partitions
+// (owner and epoch of each) and a drawing of replicas and executor apps.
 import { api } from "../api.js";
 import { t, fmtNum, fmtDur } from "../i18n.js";
 import { h, s, pageHead, card, kv, syncTable, absTime, relTime, emptyState, pill, fill } from "../dom.js";
@@ -9,13 +10,16 @@ export default function mount(root, ctx) {
   const topo = h("div", { class: "topo-box", id: "cluster-topology" });
   const tbody = h("tbody");
   const membersErr = h("div", { class: "callout callout-bad", hidden: true });
+  const pmap = h("div", { class: "pmap", id: "partition-map", role: "img" });
+  const plegend = h("div", { class: "pmap-legend", id: "partition-legend" });
   root.append(pageHead(t("cluster.title"), t("cluster.sub")),
     h("div", { class: "grid grid-detail" },
       card(t("cluster.leader"), leaderBox),
       card(t("cluster.topology"), topo)),
     card(t("cluster.replicas"), [membersErr, h("div", { class: "table-wrap" }, h("table", { class: "table", id: "members-table" },
-      h("thead", {}, h("tr", {}, h("th", {}, t("col.replica")), h("th", {}, t("col.address")), h("th", {}, t("col.role")), h("th", {}, t("col.joined")), h("th", { class: "num" }, t("col.epoch")))),
+      h("thead", {}, h("tr", {}, h("th", {}, t("col.replica")), h("th", {}, t("col.address")), h("th", {}, t("col.role")), h("th", {}, t("col.joined")), h("th", { class: "num" }, t("col.epoch")), h("th", { class: "num" }, t("col.partitions")))),
       tbody))], { flush: true }),
+    card(t("cluster.partitions"), [plegend, pmap, h("p", { class: "footnote" }, t("cluster.partitionsNote"))]),
     h("p", { class: "footnote" }, t("cluster.note")));
 
   function drawTopology(members, execs) {
@@ -51,10 +55,33 @@ export default function mount(root, ctx) {
     fill(topo, g);
   }
 
+  // drawPartitions: one cell per partition, coloured by its owner (the
+  // holder of its fencing record), with its number, owner and epoch in the
+  // cell's title; a legend of owners with their counts.
+  function drawPartitions(records, members) {
+    const holders = [...new Set([...members.map(m => m.id), ...records.map(r => r.holder)])].filter(Boolean).sort();
+    const colour = id => "c-app" + (holders.indexOf(id) % 8);
+    const counts = new Map();
+    for (const r of records) counts.set(r.holder, (counts.get(r.holder) || 0) + 1);
+    pmap.setAttribute("aria-label", t("cluster.partitionsAria", { n: fmtNum(records.length), owners: fmtNum(counts.size) }));
+    fill(pmap, ...records.map(r => h("span", {
+      class: ["pcell", counts.has(r.holder) && colour(r.holder)],
+      title: t("cluster.partitionCell", { p: r.partition, holder: r.holder || "—", epoch: String(r.epoch) }),
+    })));
+    if (!records.length) {
+      fill(plegend, emptyState(t("cluster.noPartitions")));
+      return;
+    }
+    fill(plegend, ...holders.filter(id => counts.has(id)).map(id =>
+      h("span", { class: "pmap-key" }, h("span", { class: ["swatch", colour(id)] }), id, " ", h("span", { class: "muted" }, fmtNum(counts.get(id))))));
+  }
+
   async function refresh() {
     const [c, ex] = await Promise.all([api("GET", "/cluster"), api("GET", "/executors")]);
     if (!ctx.isCurrent()) return;
     const members = c.members || [];
+    const parts = c.partitions || {};
+    const owned = parts.owned || {};
     fill(leaderBox, 
       h("div", { class: "leader-hero" }, h("span", { class: "leader-crown big" }, "★"),
         h("div", {}, h("div", { class: "leader-name", id: "leader-holder" }, c.leader.holder || "—"),
@@ -74,8 +101,10 @@ export default function mount(root, ctx) {
       { sig: m => m.leader, cell: m => m.leader ? pill("★ " + t("cluster.roleLeader"), "ok") : pill(t("cluster.roleFollower")) },
       { sig: m => m.since, cell: m => [absTime(m.since), h("div", { class: "sub-line" }, relTime(m.since))] },
       { class: "num mono", sig: m => m.epoch, cell: m => m.leader ? String(m.epoch) : "—" },
+      { class: "num", sig: m => owned[m.id] || 0, cell: m => fmtNum(owned[m.id] || 0) },
     ]);
-    if (!members.length) fill(tbody, h("tr", {}, h("td", { colspan: 5 }, emptyState(t("cluster.noMembers")))));
+    if (!members.length) fill(tbody, h("tr", {}, h("td", { colspan: 6 }, emptyState(t("cluster.noMembers")))));
+    drawPartitions(parts.records || [], members);
     drawTopology(members, ex.executors);
   }
 
