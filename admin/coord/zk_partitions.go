@@ -54,6 +54,13 @@ func (e *ZKElector) WatchAssignment(ctx context.Context) (Published, <-chan stru
 		return Published{Data: last, Trusted: trusted, Stale: true}, e.either(ctx, nil, changed), nil
 	}
 	data, _, watch, err := e.conn.GetW(e.partitionsPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		// Deleted by hand: create it again, empty (the leader publishes
+		// into it when it sees the empty assignment).
+		if err = e.ensurePath(e.partitionsPath); err == nil {
+			data, _, watch, err = e.conn.GetW(e.partitionsPath)
+		}
+	}
 	if err != nil {
 		return Published{}, nil, fmt.Errorf("coord: watch the partition assignment %s: %w", e.partitionsPath, err)
 	}
@@ -86,10 +93,22 @@ func (e *ZKElector) PublishAssignment(ctx context.Context, epoch int64, data []b
 	case !ready:
 		return fmt.Errorf("%w %s: publish the partition assignment", ErrNotConnected, strings.Join(e.cfg.Servers, ","))
 	}
-	_, err := e.conn.Multi(
-		&zk.CheckVersionRequest{Path: term.node, Version: -1},
-		&zk.SetDataRequest{Path: e.partitionsPath, Data: data, Version: -1},
-	)
+	publish := func() error {
+		_, err := e.conn.Multi(
+			&zk.CheckVersionRequest{Path: term.node, Version: -1},
+			&zk.SetDataRequest{Path: e.partitionsPath, Data: data, Version: -1},
+		)
+		return err
+	}
+	err := publish()
+	if errors.Is(err, zk.ErrNoNode) {
+		// Either node may be missing: the assignment's (deleted by hand) is
+		// created again, the election node's means another leader.
+		if cerr := e.ensurePath(e.partitionsPath); cerr != nil {
+			return fmt.Errorf("coord: publish the partition assignment: create %s: %w", e.partitionsPath, cerr)
+		}
+		err = publish()
+	}
 	if errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("%w: the election node %s is gone: %w", ErrNotLeading, term.node, err)
 	}

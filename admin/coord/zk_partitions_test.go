@@ -74,6 +74,18 @@ func TestZKBoard(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "second", string(data), "the stale leader wrote nothing")
 
+	// The assignment's node deleted by hand: the watch fires, the node
+	// comes back empty, and the leader publishes into it again.
+	_, changed, err = a.e.WatchAssignment(ctx)
+	require.NoError(t, err)
+	require.NoError(t, admin.Delete(root+"/partitions", -1))
+	awaitClosed(t, changed, 10*time.Second, "a hears that the assignment's node was deleted")
+	pub, _, err = a.e.WatchAssignment(ctx)
+	require.NoError(t, err)
+	require.Nil(t, pub.Data, "an empty assignment")
+	require.NoError(t, admin.Delete(root+"/partitions", -1))
+	require.NoError(t, b.e.PublishAssignment(ctx, tb.epoch, []byte("second")), "the leader publishes into a node it creates again")
+
 	// b's session is closed behind its back: its watch fires, and once it
 	// has a session again it reads the assignment anew.
 	pub, changed, err = b.e.WatchAssignment(ctx)

@@ -107,6 +107,7 @@ func TestScrapeRealAdmin(t *testing.T) {
 		`shardjob_runs{status="pending"}`:                      1,
 		`shardjob_queue_depth{app="nobody",priority="high"}`:   1,
 		`shardjob_slots{status="running"}`:                     0,
+		`shardjob_partitions_owned`:                            256, // one replica owns them all
 		`shardjob_http_request_duration_seconds_count{method="POST",route="` + protocol.PathHeartbeat + `",status_class="2xx"}`: 1,
 		`shardjob_http_request_duration_seconds_count{method="POST",route="` + protocol.PathResults + `",status_class="2xx"}`:   1,
 	}

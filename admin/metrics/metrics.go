@@ -41,6 +41,9 @@ type Config struct {
 	// Coordinator probes the ZooKeeper session: nil error when it is usable.
 	// Nil (standalone mode): shardjob_zookeeper_connected is not exported.
 	Coordinator func(ctx context.Context) error
+	// Partitions counts the scheduling partitions this replica owns now
+	// (admin/ownership). Nil: shardjob_partitions_owned is not exported.
+	Partitions func() int
 	// RefreshEvery is the longest the cluster gauges and the ZooKeeper probe
 	// are reused before a scrape refreshes them. Default 10s.
 	RefreshEvery time.Duration
@@ -193,6 +196,12 @@ func New(cfg Config) (*Metrics, error) {
 	}
 	if cfg.Scheduler != nil {
 		cs = append(cs, newSchedulerCollector(cfg.Scheduler))
+	}
+	if cfg.Partitions != nil {
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace, Name: "partitions_owned",
+			Help: "Scheduling partitions this replica owns: claimed in the database at the epoch the leader published (docs/architecture.md, Partitions).",
+		}, func() float64 { return float64(cfg.Partitions()) }))
 	}
 	if cfg.DB != nil {
 		cs = append(cs, NewDBPoolCollector("platform", cfg.DB.Stats))

@@ -343,6 +343,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.mets, err = metrics.New(metrics.Config{
 		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
 		DB:        st.SQLDB(), Coordinator: zkProbe, Logger: log, Clock: cfg.Clock,
+		Partitions: func() int { owned, _ := s.owner.Owned(); return len(owned) },
 	})
 	if err != nil {
 		return nil, err
