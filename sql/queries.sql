@@ -23,6 +23,8 @@
 --   {{excluded(col)}}          the value an upsert tried to insert: VALUES(col) / excluded.col (both)
 --                              (an upsert's assignments name the table's own columns with the
 --                              table's name: PostgreSQL finds a bare name ambiguous)
+--   {{force_index(idx)}}       FORCE INDEX (idx) / nothing / nothing: a long IN list (over 200
+--                              values) is costed from statistics that lag behind a herd
 --   {{returning_id}}           nothing / RETURNING id / nothing: ends an insert whose
 --                              LastInsertId the store reads (admin/store/postgres.go)
 -- Statements are written with "?" placeholders on every dialect; the
@@ -551,6 +553,9 @@ ORDER BY a.id LIMIT ?;
 -- counts as active: the leader retries it after a backoff. failures counts
 -- earlier failed attempts of the slot, so this one is failure number
 -- failures+1. A permanent failure (error_class) has no retry left.
+-- The attempts by uk_slot_attempt whatever the statistics say (a settle
+-- batch's list of 256 runs is costed from them: during a herd they called
+-- slot_attempt empty, and every batch read the whole table).
 SELECT
   a.run_id,
   COALESCE(SUM(CASE WHEN a.status = 'succeeded' THEN 1 ELSE 0 END), 0) AS succeeded,
@@ -560,7 +565,7 @@ SELECT
                       OR (a.status = 'failed' AND a.failures < COALESCE(j.retry_max, 0) AND a.error_class <> 'permanent' AND a.no_retry = 0) THEN 1 ELSE 0 END), 0) AS active,
   COALESCE(MAX(j.child_job_ids), '') AS child_job_ids,
   COALESCE(MAX(j.max_runs), 0) AS max_runs, MAX(r.trigger_kind) AS trigger_kind
-FROM slot_attempt a JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
+FROM slot_attempt a {{force_index(uk_slot_attempt)}} JOIN job_run r ON r.id = a.run_id LEFT JOIN job j ON j.id = r.job_id
 WHERE a.run_id IN (?) AND a.current = 1
 GROUP BY a.run_id;
 

@@ -739,25 +739,40 @@ func (k *herdKeep) register(name string, p **testenv.Process) {
 const herdProfileEnv = "SHARDJOB_HERD_PROFILE"
 
 // logStatements logs the 15 statement shapes that took the most server
-// time since the previous call, then clears the counts.
+// time since the previous call, and the 10 that read a table without an
+// index (a periodic query among them is O(the table), against issue 31's
+// rule), then clears the counts.
 func (env *herdEnv) logStatements(tb testing.TB) {
 	tb.Helper()
-	rows, err := env.db.Query(`SELECT COUNT_STAR, ROUND(SUM_TIMER_WAIT / 1e9), ROUND(SUM_ROWS_AFFECTED), LEFT(DIGEST_TEXT, 160)
-		FROM performance_schema.events_statements_summary_by_digest ORDER BY SUM_TIMER_WAIT DESC LIMIT 15`)
+	var b strings.Builder
+	env.digests(tb, &b, "statements by server time (count, ms, rows changed, rows examined, text)",
+		`COUNT_STAR, ROUND(SUM_TIMER_WAIT / 1e9), ROUND(SUM_ROWS_AFFECTED), ROUND(SUM_ROWS_EXAMINED)`,
+		`ORDER BY SUM_TIMER_WAIT DESC LIMIT 15`)
+	env.digests(tb, &b, "statements without an index (count, without index, rows examined, ms, text)",
+		`COUNT_STAR, SUM_NO_INDEX_USED, ROUND(SUM_ROWS_EXAMINED), ROUND(SUM_TIMER_WAIT / 1e9)`,
+		`WHERE SUM_NO_INDEX_USED > 0 ORDER BY SUM_ROWS_EXAMINED DESC LIMIT 10`)
+	fmt.Fprint(os.Stderr, b.String()) // whole: the log of a benchmark is cut after a few lines
+	_, err := env.db.Exec(`TRUNCATE TABLE performance_schema.events_statements_summary_by_digest`)
+	require.NoError(tb, err)
+}
+
+// digests writes to b, under title, one line per statement shape of the
+// performance schema: the four integer columns figures, then the start of
+// its text; rest filters and orders them.
+func (env *herdEnv) digests(tb testing.TB, b *strings.Builder, title, figures, rest string) {
+	tb.Helper()
+	rows, err := env.db.Query(`SELECT ` + figures + `, LEFT(DIGEST_TEXT, 160)
+		FROM performance_schema.events_statements_summary_by_digest ` + rest)
 	require.NoError(tb, err)
 	defer rows.Close()
-	var b strings.Builder
-	b.WriteString("statements by server time (count, ms, rows changed, text):\n")
+	b.WriteString(title + ":\n")
 	for rows.Next() {
-		var n, ms, affected int64
+		var f [4]int64
 		var text sql.NullString
-		require.NoError(tb, rows.Scan(&n, &ms, &affected, &text))
-		fmt.Fprintf(&b, "%9d %8d ms %9d  %s\n", n, ms, affected, text.String)
+		require.NoError(tb, rows.Scan(&f[0], &f[1], &f[2], &f[3], &text))
+		fmt.Fprintf(b, "%9d %9d %11d %11d  %s\n", f[0], f[1], f[2], f[3], text.String)
 	}
 	require.NoError(tb, rows.Err())
-	fmt.Fprint(os.Stderr, b.String()) // whole: the log of a benchmark is cut after a few lines
-	_, err = env.db.Exec(`TRUNCATE TABLE performance_schema.events_statements_summary_by_digest`)
-	require.NoError(tb, err)
 }
 
 // cpu returns the CPU time used so far by the admin, the executors (summed)
