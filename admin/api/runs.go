@@ -102,13 +102,36 @@ func (s *Server) cluster(c *gin.Context) {
 		s.opsFailed(c, err)
 		return
 	}
+	due, err := s.ops.PartitionsNextDue(c.Request.Context())
+	if err != nil {
+		s.opsFailed(c, err)
+		return
+	}
+	nextDue := make(map[int]int64, len(due))
+	for _, d := range due {
+		if d.NextDue.Valid {
+			nextDue[d.Partition] = d.NextDue.Int64
+		}
+	}
+	// A partition's firing lag: how long its earliest due job has been
+	// waiting to fire (0 while every job of it fires on time, ahead of its
+	// time with the pre-read window).
+	now := s.cfg.Clock.Now().UnixMilli()
 	owned := map[string]int{}
 	records := make([]gin.H, 0, len(parts))
+	var maxLag int64
 	for _, p := range parts {
 		owned[p.Holder]++
-		records = append(records, gin.H{"partition": p.Partition, "epoch": p.Epoch, "holder": p.Holder, "claimed_at": msTime(p.ClaimedMS)})
+		r := gin.H{"partition": p.Partition, "epoch": p.Epoch, "holder": p.Holder, "claimed_at": msTime(p.ClaimedMS), "lag_ms": int64(0)}
+		if next, ok := nextDue[p.Partition]; ok {
+			r["next_due_at"] = msTime(next)
+			lag := max(now-next, 0)
+			r["lag_ms"] = lag
+			maxLag = max(maxLag, lag)
+		}
+		records = append(records, r)
 	}
-	resp["partitions"] = gin.H{"owned": owned, "records": records}
+	resp["partitions"] = gin.H{"owned": owned, "records": records, "max_lag_ms": maxLag}
 	c.JSON(http.StatusOK, resp)
 }
 

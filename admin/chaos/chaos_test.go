@@ -88,6 +88,10 @@ type phase struct {
 	at        time.Time // the disruption instant
 	oldEpoch  int64
 	oldHolder string
+	// owned are the scheduling partitions the disrupted leader owned at
+	// the disruption, with their epochs: the failover is the first run a
+	// successor fires in one of them (successor).
+	owned     map[int]int64
 	newEpoch  int64 // epoch of the first run created under a larger epoch; 0 if leadership did not change
 	newHolder string
 	failover  time.Duration // at → first run created under a larger epoch
@@ -191,10 +195,10 @@ func haScheduling(t *testing.T, start func(testing.TB) platform, onPostgres bool
 		failovers[p.kind] = append(failovers[p.kind], p.failover.Round(time.Millisecond).String())
 	}
 	t.Logf("chaos summary: database=%s form=%s jobs=%d rounds=%d runs=%d (cron %d, catch_up %d, skipped %d) duplicate_keys=%d gap_jobs=%d "+
-		"epochless=%d stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=%v failover_sigstop=%v "+
+		"epochless=%d stale_writes=%d partition_runs=%d partition_stale_writes=%d epochs=%v max_firing_delay=%s failover_kill9=%v failover_sigstop=%v "+
 		"failover_sigstop_in_tx=%v wall=%s",
 		c.db.name(), cfg.form, cfg.jobs, cfg.rounds, res.runs, res.byTrigger["cron"], res.byTrigger["catch_up"], res.skipped,
-		res.duplicateKeys, res.gapJobs, res.epochless, res.staleWrites, res.epochs, res.maxDelay.Round(time.Millisecond),
+		res.duplicateKeys, res.gapJobs, res.epochless, res.staleWrites, res.partitionRuns, res.partitionStale, res.epochs, res.maxDelay.Round(time.Millisecond),
 		failovers[kindKill], failovers[kindStop], failovers[kindStopInTx], time.Since(began).Round(time.Second))
 }
 
@@ -206,6 +210,7 @@ func (c *cluster) killLeader(round int) *phase {
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
+	p.owned = c.ownedBy(a.id)
 	afterID, m := c.maxRunID(), c.mark()
 	p.at = time.Now()
 	require.NoError(c.t, a.Kill())
@@ -224,14 +229,30 @@ func (c *cluster) killLeader(round int) *phase {
 	return p
 }
 
-// successor fills the new-leader fields of p from the first run created
-// after afterID with an epoch above p.oldEpoch.
+// successor fills the new-owner fields of p from the first run created
+// after afterID by a successor: with partitions, the first run fired in
+// one of the disrupted admin's partitions under another epoch (the other
+// partitions' firing never stopped); else the first run with an epoch
+// above p.oldEpoch.
 func (c *cluster) successor(p *phase, afterID int64) (bool, error) {
-	created, epoch, ok, err := c.firstRunAbove(afterID, p.oldEpoch)
+	var created, epoch int64
+	var ok bool
+	var err error
+	if len(p.owned) > 0 {
+		created, epoch, ok, err = c.firstRunTakenOver(afterID, p.owned)
+	} else {
+		created, epoch, ok, err = c.firstRunAbove(afterID, p.oldEpoch)
+	}
 	if !ok {
 		return false, err
 	}
 	p.newEpoch, p.failover = epoch, time.Duration(created-p.at.UnixMilli())*time.Millisecond
+	if epoch >= partitionEpochs {
+		if err := c.sql.QueryRow("SELECT holder FROM scheduler_partition WHERE epoch = ? LIMIT 1", epoch).Scan(&p.newHolder); err != nil {
+			p.newHolder = "?"
+		}
+		return true, nil
+	}
 	if o, seen := c.leader.Epoch(epoch); seen {
 		p.newHolder = o.Holder
 	} else if err := c.sql.QueryRow("SELECT holder FROM leader WHERE id = 1 AND epoch = ?", epoch).Scan(&p.newHolder); err != nil {
@@ -254,6 +275,7 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
+	p.owned = c.ownedBy(a.id)
 	afterID, m := c.maxRunID(), c.mark()
 	if inTx {
 		thread, tries := c.freezeInTx(a)
@@ -298,6 +320,15 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 	p.notes = append(p.notes, fmt.Sprintf("epoch-fence refusals of epoch %d: %d", p.oldEpoch, len(fence)))
 
 	if p.newEpoch != 0 {
+		// The fence per partition: nothing fired under the stopped admin's
+		// epoch of a partition after a successor's claim of it was seen
+		// committed (check does this for every hand-over).
+		n, last, moved := c.staleInPartitions(p, afterID)
+		if n > 0 {
+			c.t.Errorf("DEFECT: stale owner %s created %d runs in its former partitions after their successors' claims; last at %s",
+				a.id, n, hms(last))
+		}
+		p.notes = append(p.notes, fmt.Sprintf("%d of its %d partitions moved; stale runs after their claims: %d", moved, len(p.owned), n))
 		// The fence: nothing of the old epoch after the successor's claim
 		// was seen committed (check does this for every leader change).
 		if o, ok := c.leader.Epoch(p.newEpoch); ok {
@@ -321,12 +352,13 @@ func (c *cluster) stopLeader(round int, cfg config, inTx bool) *phase {
 
 // freezeInTx stops replica a (the leader) inside a fenced transaction.
 // The test inserts, in a transaction of its own, the run the leader is
-// about to create (the next firing of one job). The leader's transaction
-// checks its epoch first, taking the shared lock on the leader row, then
-// its multi-row INSERT IGNORE waits for the test's row lock. Once the wait
-// shows in the process list, the leader gets SIGSTOP and the test rolls
-// back: the leader's insert completes on the server, and its transaction
-// stays open, the leader row locked, for as long as the process is stopped.
+// about to create (the next firing of one job of a partition it owns).
+// The leader's transaction checks its partitions' epochs first, taking
+// the shared locks on their rows, then its multi-row INSERT IGNORE waits
+// for the test's row lock. Once the wait shows in the process list, the
+// leader gets SIGSTOP and the test rolls back: the leader's insert
+// completes on the server, and its transaction stays open, the partitions'
+// rows locked, for as long as the process is stopped.
 // It returns the session id (MariaDB thread, PostgreSQL backend pid) of the frozen transaction and the number
 // of attempts.
 func (c *cluster) freezeInTx(a *admin) (int64, int) {
@@ -343,7 +375,8 @@ func (c *cluster) freezeInTx(a *admin) (int64, int) {
 	defer func() { _, _ = conn.ExecContext(ctx, reset) }()
 	for attempt := 1; attempt <= 10; attempt++ {
 		var jobID, next int64
-		err := conn.QueryRowContext(ctx, "SELECT id, next_fire_at FROM job WHERE app = ? ORDER BY next_fire_at, id LIMIT 1", jobApp).Scan(&jobID, &next)
+		err := conn.QueryRowContext(ctx, `SELECT j.id, j.next_fire_at FROM job j JOIN scheduler_partition sp ON sp.id = j.partition_id
+			WHERE j.app = ? AND sp.holder = ? ORDER BY j.next_fire_at, j.id LIMIT 1`, jobApp, a.id).Scan(&jobID, &next)
 		require.NoError(c.t, err)
 		tx, err := conn.BeginTx(ctx, nil)
 		require.NoError(c.t, err)
@@ -385,6 +418,7 @@ func (c *cluster) restartZooKeeper(round int, hard bool, down time.Duration) *ph
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
+	p.owned = c.ownedBy(a.id)
 	afterID, m := c.maxRunID(), c.mark()
 	p.at = time.Now()
 	if hard {
@@ -414,6 +448,7 @@ func (c *cluster) restartDatabase(round int, hard bool, down time.Duration) *pha
 	var a *admin
 	p.oldEpoch, a = c.waitActiveLeader()
 	p.oldHolder = a.id
+	p.owned = c.ownedBy(a.id)
 	afterID, m := c.maxRunID(), c.mark()
 	p.at = time.Now()
 	if hard {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/cli"
+	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -55,7 +56,8 @@ type cluster struct {
 	admins map[string]*admin
 	procs  []*admin // every process ever started, in order
 
-	leader *harness.LeaderWatch // the leader row, once monitor started
+	leader *harness.LeaderWatch    // the leader row, once monitor started
+	parts  *harness.PartitionWatch // the partitions' fencing records, once monitor started
 }
 
 func newCluster(t testing.TB) *cluster {
@@ -206,9 +208,15 @@ func (c *cluster) waitReady(timeout time.Duration) {
 }
 
 // monitor records every change of the leader row until stopMon.
-func (c *cluster) monitor() { c.leader = harness.WatchLeader(c.t, c.sql) }
+func (c *cluster) monitor() {
+	c.leader = harness.WatchLeader(c.t, c.sql)
+	c.parts = harness.WatchPartitions(c.t, c.sql)
+}
 
-func (c *cluster) stopMon() { c.leader.Stop() }
+func (c *cluster) stopMon() {
+	c.leader.Stop()
+	c.parts.Stop()
+}
 
 // dbNowMS reads the database clock, the clock of created_at.
 func (c *cluster) dbNowMS() (int64, error) {
@@ -229,9 +237,10 @@ func (c *cluster) maxRunID() int64 {
 	return id.Int64
 }
 
-// waitActiveLeader waits until the leader row names a running replica and
-// the newest run was created under its epoch less than 2.5s ago: that
-// replica leads and fires.
+// waitActiveLeader waits until the leader row names a running replica
+// that leads and fires: with partitions, the newest run it fired under the
+// epoch of one of its partitions is less than 2.5s old; without, the
+// newest run was created under its epoch less than 2.5s ago.
 func (c *cluster) waitActiveLeader() (int64, *admin) {
 	c.t.Helper()
 	var epoch int64
@@ -241,14 +250,33 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 		if epoch, holder, err = c.leaderRow(); err != nil {
 			return false, err
 		}
-		var runEpoch, created, now int64
-		err = c.sql.QueryRow(`SELECT epoch, created_at, `+c.db.nowMS()+`
-			FROM job_run ORDER BY id DESC LIMIT 1`).Scan(&runEpoch, &created, &now)
+		var runEpoch, created, now, newest int64
+		err = c.sql.QueryRow(`SELECT id, epoch, created_at, `+c.db.nowMS()+`
+			FROM job_run ORDER BY id DESC LIMIT 1`).Scan(&newest, &runEpoch, &created, &now)
 		if err != nil {
 			return false, err
 		}
-		if runEpoch != epoch || now-created > 2500 {
-			return false, fmt.Errorf("newest run: epoch %d, %dms old; leader row: epoch %d", runEpoch, now-created, epoch)
+		var owned int
+		if err := c.sql.QueryRow("SELECT COUNT(*) FROM scheduler_partition WHERE holder = ?", holder).Scan(&owned); err != nil {
+			return false, err
+		}
+		if owned == 0 {
+			if runEpoch != epoch || now-created > 2500 {
+				return false, fmt.Errorf("newest run: epoch %d, %dms old; leader row: epoch %d", runEpoch, now-created, epoch)
+			}
+			return true, nil
+		}
+		// The recent runs only (by id): the newest the leader fired in its
+		// partitions.
+		var fired sql.NullInt64
+		if err := c.sql.QueryRow(`SELECT MAX(r.created_at) FROM job_run r JOIN job j ON j.id = r.job_id
+			JOIN scheduler_partition sp ON sp.id = j.partition_id AND sp.epoch = r.epoch
+			WHERE r.id > ? AND sp.holder = ?`, newest-5000, holder).Scan(&fired); err != nil {
+			return false, err
+		}
+		if !fired.Valid || now-fired.Int64 > 2500 {
+			return false, fmt.Errorf("leader %s (epoch %d, %d partitions): newest run fired in its partitions %v (now %d)",
+				holder, epoch, owned, fired, now)
 		}
 		return true, nil
 	}, "no replica leads and fires")
@@ -267,6 +295,76 @@ func (c *cluster) leaderRow() (int64, string, error) {
 		return 0, "", fmt.Errorf("the leader row names %q (epoch %d), which is not running", holder, epoch)
 	}
 	return epoch, holder, nil
+}
+
+// ownedBy returns the partitions holder owns now, with their epochs,
+// waiting up to 30s for it to own some (a replica that just joined gets
+// its share within a session timeout).
+func (c *cluster) ownedBy(holder string) map[int]int64 {
+	c.t.Helper()
+	owned := map[int]int64{}
+	testenv.WaitFor(c.t, 30*time.Second, func() (bool, error) {
+		rows, err := c.sql.Query("SELECT id, epoch FROM scheduler_partition WHERE holder = ?", holder)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		clear(owned)
+		for rows.Next() {
+			var p int
+			var e int64
+			if err := rows.Scan(&p, &e); err != nil {
+				return false, err
+			}
+			owned[p] = e
+		}
+		return len(owned) > 0, rows.Err()
+	}, holder+" owns no partition")
+	return owned
+}
+
+// firstRunTakenOver returns the earliest run with id > afterID of a job
+// in one of the partitions of owned fired under another epoch than owned
+// gives that partition: the first firing of a successor there.
+func (c *cluster) firstRunTakenOver(afterID int64, owned map[int]int64) (createdAt, runEpoch int64, ok bool, err error) {
+	var cond []string
+	args := []any{afterID}
+	for p, e := range owned {
+		cond = append(cond, "(j.partition_id = ? AND r.epoch <> ?)")
+		args = append(args, p, e)
+	}
+	err = c.sql.QueryRow(`SELECT r.created_at, r.epoch FROM job_run r JOIN job j ON j.id = r.job_id
+		WHERE r.id > ? AND r.trigger_kind IN ('cron', 'catch_up') AND (`+strings.Join(cond, " OR ")+`)
+		ORDER BY r.created_at, r.id LIMIT 1`, args...).Scan(&createdAt, &runEpoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, false, nil
+	}
+	return createdAt, runEpoch, err == nil, err
+}
+
+// staleInPartitions counts the runs (id > afterID) that the disrupted
+// admin of p fired in one of its partitions under its epoch there after a
+// successor's claim of that partition was seen committed; moved is how
+// many of its partitions were seen claimed by another.
+func (c *cluster) staleInPartitions(p *phase, afterID int64) (n int, last int64, moved int) {
+	c.t.Helper()
+	seen := map[int]time.Time{}
+	for _, o := range c.parts.Observed() {
+		if old, ok := p.owned[o.Partition]; ok && o.Epoch > old && o.SeenAt.After(p.at) {
+			if _, dup := seen[o.Partition]; !dup {
+				seen[o.Partition] = o.SeenAt
+			}
+		}
+	}
+	for part, at := range seen {
+		var k int
+		var l int64
+		require.NoError(c.t, c.sql.QueryRow(`SELECT COUNT(*), COALESCE(MAX(r.created_at), 0) FROM job_run r JOIN job j ON j.id = r.job_id
+			WHERE r.id > ? AND j.partition_id = ? AND r.epoch = ? AND r.created_at > ?`, afterID, part, p.owned[part], at.UnixMilli()).Scan(&k, &l))
+		n += k
+		last = max(last, l)
+	}
+	return n, last, len(seen)
 }
 
 // firstRunAbove returns the earliest run with id > afterID and an epoch
@@ -373,6 +471,8 @@ func (c *cluster) createJobs(n int) int64 {
 		require.NoError(c.t, err)
 		require.NoError(c.t, execErr)
 	}
+	// Their partitions, as an admin would fill them within a second.
+	storetest.FillJobPartitions(c.t, c.sql, c.db.driver())
 	return first
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardjob/shardjob/admin/store"
+	"github.com/shardjob/shardjob/admin/store/storetest"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	harness "github.com/shardjob/shardjob/deploy/dev/testenv/cluster"
 	"github.com/shardjob/shardjob/sdk/protocol"
@@ -465,6 +466,9 @@ func (env *herdEnv) seed(tb testing.TB, prefix string, tc herdCase, due time.Tim
 		_, err := env.db.Exec(q.String(), args...)
 		require.NoError(tb, err, "seed jobs")
 	}
+	// Their partitions, as the admins would fill them: the herd measures
+	// the firing, not the fill.
+	storetest.FillJobPartitions(tb, env.db, env.dialect)
 	appCap := sql.NullInt64{Int64: int64(tc.appCap), Valid: tc.appCap > 0}
 	for i, app := range []string{herdApp, herdApp + "-other"} {
 		weight := sql.NullInt64{Int64: int64(3 - 2*i), Valid: tc.weights} // 3 and 1

@@ -160,6 +160,7 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	start := time.Now()
 	_, err := env.db.Exec(storetest.FillSQL(fillFleetJobs, vars))
 	require.NoError(tb, err, "fill the jobs")
+	storetest.FillJobPartitions(tb, env.db, env.dialect) // as the admins would
 	_, err = env.db.Exec(`REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
 	require.NoError(tb, err)
 	_, err = env.db.Exec(`ANALYZE TABLE job`)

@@ -223,6 +223,12 @@ func (s *Service) Partitions(ctx context.Context) ([]store.PartitionRecord, erro
 	return s.st.Partitions(ctx)
 }
 
+// PartitionsNextDue returns each claimed partition's earliest next firing
+// (its firing lag is how far that is in the past).
+func (s *Service) PartitionsNextDue(ctx context.Context) ([]store.PartitionNextDue, error) {
+	return s.st.PartitionsNextDue(ctx)
+}
+
 // AckAlarm acknowledges alarm id by a (see changeAlarm).
 func (s *Service) AckAlarm(ctx context.Context, a Actor, id int64) (store.Alarm, error) {
 	return s.changeAlarm(ctx, a, id, "alarm.ack", "acknowledged", s.st.AckAlarm)

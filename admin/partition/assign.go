@@ -14,13 +14,15 @@ const DefaultCount = 256
 // MaxCount bounds Count (validation): 4096.
 const MaxCount = 4096
 
-// The constants of the splitmix64 generator: its increment (the golden
-// ratio as a 64-bit fraction) and the two multipliers of its finaliser.
-const (
-	mixGamma = 0x9e3779b97f4a7c15
-	mixMul1  = 0xbf58476d1ce4e5b9
-	mixMul2  = 0x94d049bb133111eb
-)
+// fibMul is the multiplier of Of's multiplicative (Fibonacci) hash:
+// 2^32/φ² rounded to an odd integer. Consecutive multiples of it, taken
+// modulo 2^32, stay as far apart as any n points can (the three-distance
+// theorem), so consecutive job ids spread evenly over the partitions, and
+// it is below 2^31, so that the hash fits in the signed 64-bit arithmetic
+// of every SQL dialect (store computes the same function in SQL).
+const fibMul = 1640531527
+
+const mask32 = 1<<32 - 1
 
 // seqBits is the width of the sequence part of an epoch (see NextEpoch);
 // maxTerm is the largest term whose epochs still fit in an int64.
@@ -30,25 +32,23 @@ const (
 	maxTerm = 1<<(63-seqBits) - 1
 )
 
-// mix is the splitmix64 step: it adds the increment, then scrambles with
-// xor-shifts and odd multiplications so that every input bit affects every
-// output bit. Consecutive inputs come out unrelated.
-func mix(x uint64) uint64 {
-	x += mixGamma
-	x = (x ^ x>>30) * mixMul1
-	x = (x ^ x>>27) * mixMul2
-	return x ^ x>>31
-}
-
-// Of returns the partition of a job: a well-mixed 64-bit hash of the job id
-// modulo count, so that consecutive ids spread evenly over the partitions.
-// It panics when count is below 1: that is a programming error, since a
-// count comes from a validated configuration or Assignment.Count.
+// Of returns the partition of a job: the job id folded to 32 bits (its
+// low and high halves added), multiplied by fibMul modulo 2^32, scaled to
+// 0..count-1 by its high bits (h·count/2^32). Consecutive ids land about
+// count·0.38 partitions apart, so every partition gets its share of the
+// jobs created together. The same function is written in SQL (the store's
+// partition_hash macro) for the database to fill a job's partition_id;
+// they agree on every positive id. It panics when count is below 1: that
+// is a programming error, since a count comes from a validated
+// configuration or Assignment.Count.
 func Of(jobID int64, count int) int {
 	if count < 1 {
 		panic(fmt.Sprintf("partition.Of: count %d is below 1", count))
 	}
-	return int(mix(uint64(jobID)) % uint64(count))
+	u := uint64(jobID)
+	h := (u&mask32 + u>>32) & mask32
+	h = h * fibMul & mask32
+	return int(h * uint64(count) >> 32)
 }
 
 // NextEpoch composes the epoch for the seq-th assignment written during the

@@ -9,11 +9,13 @@
 // A partition is a fixed slice of the jobs: every job hashes into one of
 // Count logical partitions (DefaultCount, 256, unless configured; at most
 // MaxCount), and whoever owns a partition schedules its jobs. Of computes
-// the partition of a job: the splitmix64 finaliser of the job id, modulo
-// the count. Job ids are auto-increment integers; the finaliser makes
-// consecutive ids unrelated, so every partition gets its fair share of
-// them (ids 1 to 256,000 on 256 partitions: 925 to 1117 each, for a mean
-// of 1000) and jobs created together do not pile up on one replica. The count is fixed per installation:
+// the partition of a job: a multiplicative (Fibonacci) hash of the job
+// id, scaled to the count, simple enough to be computed in SQL as well
+// (the database fills job.partition_id with it). Job ids are
+// auto-increment integers; consecutive ids land far apart, so every
+// partition gets its fair share of them (ids 1 to 256,000 on 256
+// partitions: 999 to 1,001 each) and jobs created together do not pile up
+// on one replica. The count is fixed per installation:
 // changing it moves almost every job to another partition.
 //
 // # The assignment

@@ -64,7 +64,7 @@ func ExampleOf() {
 		fmt.Printf("job %d is in partition %d\n", jobID, partition.Of(jobID, partition.DefaultCount))
 	}
 	// Output:
-	// job 1 is in partition 193
-	// job 2 is in partition 206
-	// job 3 is in partition 237
+	// job 1 is in partition 97
+	// job 2 is in partition 195
+	// job 3 is in partition 37
 }

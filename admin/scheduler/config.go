@@ -107,6 +107,13 @@ type Config struct {
 	// Observer is told when runs start, for metrics (admin/metrics).
 	// Optional: nil observes nothing.
 	Observer Observer
+	// Partitions, when set, gives the scheduling partitions this replica
+	// owns (ownership.Keeper; docs/architecture.md, "Partitions"): every
+	// replica fires the due jobs of its own partitions (FireOwned), each
+	// transaction fenced by those partitions' epochs, and Lead no longer
+	// fires. Nil: Lead fires every job, fenced by the leader epoch (a
+	// scheduler without a coordinator: tests, tools).
+	Partitions Owner
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Clock is the one clock of the leader's duties: what is due, backoff,

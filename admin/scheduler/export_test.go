@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -20,3 +22,10 @@ var RoomFor = roomFor
 // CapHeld reports whether the last round held work back for a cap (then
 // SlotsEnded wakes the loop).
 func (s *Scheduler) CapHeld() bool { return s.capHeld.Load() }
+
+// FireOwnedOnce fires one round of the owned partitions' due jobs, as
+// FireOwned does in a loop.
+func (s *Scheduler) FireOwnedOnce(ctx context.Context) (more bool, err error) {
+	owned, _ := s.cfg.Partitions.Owned()
+	return s.fireAll(ctx, fireScope{parts: slices.Sorted(maps.Keys(owned)), owned: owned})
+}

@@ -8,19 +8,32 @@ import (
 
 	"github.com/shardjob/shardjob/admin/jobrules"
 	"github.com/shardjob/shardjob/admin/msg"
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/schedule"
 	"github.com/shardjob/shardjob/admin/store"
 )
+
+// fireScope is what a firing claims and how its writes are fenced: every
+// job under the leader epoch (parts nil), or the jobs of the partitions
+// parts (sorted), each under its epoch in owned.
+type fireScope struct {
+	epoch int64
+	parts []int
+	owned map[int]int64
+}
+
+// leaderScope is the scope of the leader loop when there are no partitions.
+func leaderScope(epoch int64) fireScope { return fireScope{epoch: epoch} }
 
 // fireAll fires batches until fewer than a full batch is due or the
 // TickBudget is spent; more is true when it stopped at the budget with a full batch
 // last. When the first batch is full there is a backlog, and FireWorkers
 // transactions drain it in parallel.
-func (s *Scheduler) fireAll(ctx context.Context, epoch int64) (more bool, err error) {
+func (s *Scheduler) fireAll(ctx context.Context, scope fireScope) (more bool, err error) {
 	start := s.cfg.Clock.Now()
 	deadline := start.Add(s.cfg.TickBudget)
-	window := s.preRead(ctx, start)
-	n, err := s.fireDue(ctx, epoch, window, true)
+	window := s.preRead(ctx, scope, start)
+	n, err := s.fireDue(ctx, scope, window, true)
 	if err != nil || n < s.cfg.BatchSize {
 		return false, err
 	}
@@ -39,7 +52,7 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) (more bool, err er
 	for range workers {
 		go func() {
 			for {
-				n, err := s.fireDue(ctx, epoch, window, false)
+				n, err := s.fireDue(ctx, scope, window, false)
 				mu.Lock()
 				fired += int64(n)
 				stop := err != nil || n < s.cfg.BatchSize
@@ -70,7 +83,7 @@ func (s *Scheduler) fireAll(ctx context.Context, epoch int64) (more bool, err er
 // TickBudget per tick), repeated until nothing due is left.
 func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error {
 	for {
-		more, err := s.fireAll(ctx, epoch)
+		more, err := s.fireAll(ctx, leaderScope(epoch))
 		if err != nil || !more {
 			return err
 		}
@@ -81,27 +94,24 @@ func (s *Scheduler) FireAll(ctx context.Context, epoch int64) error {
 // creates their runs, in one transaction fenced by epoch, after resuming
 // the jobs paused until now. It returns how many jobs it claimed.
 func (s *Scheduler) FireDue(ctx context.Context, epoch int64) (int, error) {
-	return s.fireDue(ctx, epoch, s.cfg.PreRead, true)
+	return s.fireDue(ctx, leaderScope(epoch), s.cfg.PreRead, true)
 }
 
 // fireDue fires one batch; with resume, it first resumes the jobs whose
 // pause_until has come (docs/schedules.md, "Pausing until an instant"):
 // their next_fire_at is the first firing after the pause began, so the
 // batch decides what the pause missed by the misfire policy.
-func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Duration, resume bool) (int, error) {
+//
+// In a partition scope the transaction first reads the epochs of the
+// scope's partitions with a shared lock (store.Tx.CheckPartitionEpochs),
+// claims only their jobs, and each run records the epoch of its job's
+// partition.
+func (s *Scheduler) fireDue(ctx context.Context, scope fireScope, window time.Duration, resume bool) (int, error) {
 	now := s.cfg.Clock.Now()
 	var claimed, fired, skipped, dup int64
 	err := s.store.Tx(ctx, func(tx *store.Tx) error {
 		claimed, fired, skipped, dup = 0, 0, 0, 0
-		if err := tx.CheckEpoch(ctx, epoch); err != nil {
-			return err
-		}
-		if resume {
-			if _, err := tx.ResumeDue(ctx, now.UnixMilli()); err != nil {
-				return err
-			}
-		}
-		jobs, err := tx.ClaimDue(ctx, now.Add(window).UnixMilli(), s.cfg.BatchSize)
+		jobs, err := s.claimDue(ctx, tx, scope, now, window, resume)
 		if err != nil || len(jobs) == 0 {
 			return err
 		}
@@ -153,6 +163,9 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 			if !why.IsZero() {
 				completed = append(completed, store.JobCompletion{ID: j.ID, Why: why})
 			}
+			for i := range jr {
+				jr[i].Epoch = scope.epochOf(j.ID, s.store.PartitionCount())
+			}
 			for _, r := range jr {
 				if r.Status == store.RunSkipped {
 					skipped++
@@ -162,7 +175,7 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 			}
 			runs = append(runs, jr...)
 		}
-		n, err := tx.InsertRuns(ctx, epoch, runs)
+		n, err := tx.InsertRuns(ctx, scope.epoch, runs)
 		if err != nil {
 			return err
 		}
@@ -180,6 +193,56 @@ func (s *Scheduler) fireDue(ctx context.Context, epoch int64, window time.Durati
 	}
 	s.count(func(st *Stats) { st.Fired += fired; st.Skipped += skipped; st.DuplicateFirings += dup })
 	return int(claimed), nil
+}
+
+// claimDue fences the transaction for scope, resumes (with resume) the
+// jobs of the scope paused until now, and claims a batch of its due jobs.
+func (s *Scheduler) claimDue(ctx context.Context, tx *store.Tx, scope fireScope, now time.Time, window time.Duration, resume bool) ([]store.Job, error) {
+	horizon := now.Add(window).UnixMilli()
+	if scope.parts == nil {
+		if err := tx.CheckEpoch(ctx, scope.epoch); err != nil {
+			return nil, err
+		}
+		if resume {
+			if _, err := tx.ResumeDue(ctx, now.UnixMilli()); err != nil {
+				return nil, err
+			}
+		}
+		return tx.ClaimDue(ctx, horizon, s.cfg.BatchSize)
+	}
+	if err := tx.CheckPartitionEpochs(ctx, scope.parts, scope.owned); err != nil {
+		return nil, err
+	}
+	if resume {
+		if _, err := tx.ResumeDueIn(ctx, scope.parts, now.UnixMilli()); err != nil {
+			return nil, err
+		}
+	}
+	jobs, err := tx.ClaimDueIn(ctx, scope.parts, horizon, s.cfg.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	// A job whose stored partition disagrees with the partition count
+	// (changed without the offline procedure of docs/operations.md) is
+	// left alone: its partition's owner is not known for sure.
+	kept := jobs[:0]
+	for _, j := range jobs {
+		if _, ok := scope.owned[partition.Of(j.ID, s.store.PartitionCount())]; ok {
+			kept = append(kept, j)
+			continue
+		}
+		s.log.Error("job's stored partition is not the one its id hashes to: not fired; the partition count changed without the offline procedure", "job_id", j.ID, "count", s.store.PartitionCount())
+	}
+	return kept, nil
+}
+
+// epochOf is the epoch a run of job id records: its partition's in a
+// partition scope, else the leader's.
+func (sc fireScope) epochOf(id int64, count int) int64 {
+	if sc.parts == nil {
+		return sc.epoch
+	}
+	return sc.owned[partition.Of(id, count)]
 }
 
 // planJob decides due job j (not on a calendar) with its schedule sc: the
@@ -297,7 +360,7 @@ func windowed(j store.Job, c store.RunCounts, runs []store.NewRun, next sql.Null
 // preRead returns the pre-read window: PreRead, widened up to MaxPreRead
 // when a herd is coming that would take longer than PreRead to fire at the
 // measured rate. It is recomputed at most once a second.
-func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
+func (s *Scheduler) preRead(ctx context.Context, scope fireScope, now time.Time) time.Duration {
 	if s.cfg.MaxPreRead <= s.cfg.PreRead || now.Sub(s.windowAt) < time.Second && now.After(s.windowAt) {
 		return s.window
 	}
@@ -305,7 +368,13 @@ func (s *Scheduler) preRead(ctx context.Context, now time.Time) time.Duration {
 	// need reaches MaxPreRead at this many jobs: counting further would
 	// change nothing.
 	enough := int(s.rate*s.cfg.MaxPreRead.Seconds()/1.5) + 1
-	n, err := s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
+	var n int
+	var err error
+	if scope.parts == nil {
+		n, err = s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
+	} else {
+		n, err = s.store.CountDueIn(ctx, scope.parts, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
+	}
 	if err != nil {
 		return s.window
 	}

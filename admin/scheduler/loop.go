@@ -80,9 +80,12 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 	// fire.go, then start.go: each stops at its budget when work is left,
 	// so that a tick neither fires without starting nor starts without
 	// firing.
-	fireMore, err := s.fireAll(ctx, epoch)
-	if err != nil {
-		return false, err
+	// With partitions, every replica fires its own (FireOwned).
+	var fireMore bool
+	if s.cfg.Partitions == nil {
+		if fireMore, err = s.fireAll(ctx, leaderScope(epoch)); err != nil {
+			return false, err
+		}
 	}
 	// retry.go, then place.go: the slots of started runs waiting for an
 	// executor (retries, slots a cap held back) are placed before new runs
@@ -140,10 +143,18 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 
 // nextWait is how long the loop may sleep: until the next job enters the
 // pre-read window, the next early-created run is due or a pause ends, at
-// most PollInterval.
+// most PollInterval. With partitions the first and the last are the fire
+// loops' (nextFireWait): a job due in another replica's partition must not
+// wake this one before that replica fired it.
 func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Clock.Now()
+	if s.cfg.Partitions != nil {
+		if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
+			wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
+		}
+		return max(wait, time.Millisecond)
+	}
 	if next, err := s.store.NextDue(ctx); err == nil && next.Valid {
 		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.window).Sub(now))
 	}

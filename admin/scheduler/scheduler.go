@@ -42,6 +42,8 @@ type Scheduler struct {
 	push  Pusher
 	log   *slog.Logger
 	wake  chan struct{}
+	// fireWake wakes FireOwned (Wake).
+	fireWake chan struct{}
 	// capHeld is true while the last round held work back for a
 	// concurrency cap: ending slots then wake the loop (SlotsEnded).
 	capHeld atomic.Bool
@@ -77,7 +79,8 @@ type Scheduler struct {
 	pushWG    sync.WaitGroup
 	stealing  bool // a work-stealing round is in flight
 
-	// Adaptive pre-read (leader loop goroutine only).
+	// Adaptive pre-read (the goroutine that fires only: Lead's, or
+	// FireOwned's when there are partitions).
 	window   time.Duration // current pre-read window
 	windowAt time.Time     // when window was computed
 	rate     float64       // measured firings/s while draining a backlog (EWMA)
@@ -103,7 +106,7 @@ func New(cfg Config, st *store.Store, push Pusher) (*Scheduler, error) {
 	if st == nil || push == nil {
 		return nil, errors.New("scheduler: store and pusher are required")
 	}
-	return &Scheduler{cfg: cfg, store: st, runs: runstate.New(st), push: push, log: cfg.Logger, wake: make(chan struct{}, 1),
+	return &Scheduler{cfg: cfg, store: st, runs: runstate.New(st), push: push, log: cfg.Logger, wake: make(chan struct{}, 1), fireWake: make(chan struct{}, 1),
 		scheds: lru.New[int64, cachedSchedule](cfg.ScheduleCache), cals: map[int64]cachedCalendar{}, calScheds: lru.New[int64, cachedCalSchedule](cfg.CalendarScheduleCache),
 		pushing: map[int64]*pushJob{}, releasing: map[int64]bool{}, pushSem: make(chan struct{}, cfg.PushConcurrency), window: cfg.PreRead, rate: 5000}, nil
 }
@@ -121,8 +124,18 @@ func (s *Scheduler) CacheStats() (schedules, calendarSchedules lru.Stats) {
 	return s.scheds.Stats(), s.calScheds.Stats()
 }
 
-// Wake makes the loop tick now (after a job was created or triggered).
+// Wake makes the loops tick now (after a job was created or triggered):
+// the leader's and the fire loop of the owned partitions.
 func (s *Scheduler) Wake() {
+	s.wakeLeader()
+	select {
+	case s.fireWake <- struct{}{}:
+	default:
+	}
+}
+
+// wakeLeader makes the leader loop tick now.
+func (s *Scheduler) wakeLeader() {
 	select {
 	case s.wake <- struct{}{}:
 	default:

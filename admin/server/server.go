@@ -228,7 +228,7 @@ type Server struct {
 	cfg   Config
 	st    *store.Store
 	elect coord.Elector
-	owner *ownership.Keeper // the scheduling partitions this replica owns (not used by the scheduler yet)
+	owner *ownership.Keeper // the scheduling partitions this replica owns: it fires their jobs
 	sched *scheduler.Scheduler
 	watch *watchdog.Watchdog
 	keep  *retention.Retainer
@@ -349,6 +349,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	cfg.Scheduler.Observer = s.mets
+	cfg.Scheduler.Partitions = s.owner // every replica fires its partitions' jobs
 	if s.sched, err = scheduler.New(cfg.Scheduler, st, router); err != nil {
 		return nil, err
 	}
@@ -443,7 +444,7 @@ func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
 // (admin/internal/loops): nothing it started runs once Serve returns.
 func (s *Server) Serve(ctx context.Context) error {
 	web := loops.Start(ctx, loops.Func(s.serveHTTP))
-	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead), loops.Func(s.owner.Run)}
+	bg := []loops.Loop{loops.Quiet(s.watch.Run), loops.Quiet(s.xxl.Run), loops.Func(s.lead), loops.Func(s.owner.Run), loops.Quiet(s.sched.FireOwned)}
 	if s.alarm != nil {
 		bg = append(bg, loops.Quiet(s.alarm.Run))
 	}

@@ -25,6 +25,9 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (int64, error) {
 		if id, err = s.q.JobInsert(ctx, tx.tx, j); err != nil {
 			return err
 		}
+		if err = s.fillPartition(ctx, tx.tx, id); err != nil {
+			return err
+		}
 		if _, err = s.q.AppJobCountAdd(ctx, tx.tx, id); err != nil {
 			return err
 		}

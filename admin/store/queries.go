@@ -33,6 +33,7 @@ var macros = map[string]map[string]string{
 		// and job tables (TestJoinInOrderHoldsWithStaleStatistics).
 		"{{join_in_order}}": "STRAIGHT_JOIN",
 		"{{returning_id}}":  "",
+		"{{idiv}}":          "DIV", // integer division (/ is exact division)
 	},
 	sqlfiles.Postgres: {
 		// statement_timestamp(): the start of the statement, as MySQL's NOW(3)
@@ -45,6 +46,7 @@ var macros = map[string]map[string]string{
 		"{{force_primary}}":          "", // no index hints; rows lock in the order the plan reads them
 		"{{join_in_order}}":          "JOIN",
 		"{{returning_id}}":           returningID,
+		"{{idiv}}":                   "/", // of integers: an integer
 	},
 	sqlfiles.SQLite: {
 		"{{now_ms}}":                 "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
@@ -56,6 +58,7 @@ var macros = map[string]map[string]string{
 		// SQLite's planner keeps the left table of a CROSS JOIN outer.
 		"{{join_in_order}}": "CROSS JOIN",
 		"{{returning_id}}":  "",
+		"{{idiv}}":          "/", // of integers: an integer
 	},
 }
 
@@ -73,17 +76,31 @@ var callMacros = map[string]map[string]func(arg string) string{
 		// herd: with a table "empty" by them, a scan of it looked cheaper
 		// than the range (TestInListsKeepTheirIndexWithStaleStatistics).
 		"force_index": func(index string) string { return "FORCE INDEX (" + index + ")" },
+		// partition_hash(column): the 32-bit hash of partition.Of.
+		"partition_hash": partitionHash("DIV"),
 	},
 	sqlfiles.Postgres: {
-		"upsert":      func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
-		"excluded":    func(col string) string { return "excluded." + col },
-		"force_index": func(string) string { return "" }, // no index hints
+		"upsert":         func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
+		"excluded":       func(col string) string { return "excluded." + col },
+		"force_index":    func(string) string { return "" }, // no index hints
+		"partition_hash": partitionHash("/"),
 	},
 	sqlfiles.SQLite: {
-		"upsert":      func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
-		"excluded":    func(col string) string { return "excluded." + col },
-		"force_index": func(string) string { return "" }, // no index hints
+		"upsert":         func(keys string) string { return "ON CONFLICT(" + keys + ") DO UPDATE SET" },
+		"excluded":       func(col string) string { return "excluded." + col },
+		"force_index":    func(string) string { return "" }, // no index hints
+		"partition_hash": partitionHash("/"),
 	},
+}
+
+// partitionHash writes the hash of partition.Of for an integer column with
+// the dialect's integer division: the column's low and high 32 bits added,
+// modulo 2^32, times 1640531527, modulo 2^32. Every intermediate value is
+// below 2^63 (for positive ids), so no dialect overflows.
+func partitionHash(idiv string) func(col string) string {
+	return func(col string) string {
+		return fmt.Sprintf("(((%[1]s %% 4294967296 + %[1]s %[2]s 4294967296) %% 4294967296) * 1640531527 %% 4294967296)", col, idiv)
+	}
 }
 
 var callMacro = regexp.MustCompile(`\{\{(\w+)\(([^)]*)\)\}\}`)

@@ -175,10 +175,12 @@ const (
 	qJobByID
 	qJobChildren
 	qJobClaimDue
+	qJobClaimDueIn
 	qJobComplete
 	qJobCompleteIfOpen
 	qJobCountCapped
 	qJobCountDue
+	qJobCountDueIn
 	qJobDelete
 	qJobExists
 	qJobForChildRun
@@ -189,7 +191,9 @@ const (
 	qJobListOfApps
 	qJobLockForBackfill
 	qJobNextDue
+	qJobNextDueIn
 	qJobNextPauseEnd
+	qJobNextPauseEndIn
 	qJobOfWorkflowNode
 	qJobPageByID
 	qJobPageByName
@@ -215,8 +219,12 @@ const (
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
 	qJobsOverdue
+	qJobsPartitionFill
+	qJobsPartitionFillAll
+	qJobsPartitionUnset
 	qJobsPlacedSlots
 	qJobsResumeDue
+	qJobsResumeDueIn
 	qJobsSetNextFire
 	qJobsSetNextFireByID
 	qLeaderClaim
@@ -236,8 +244,10 @@ const (
 	qPartitionClaim
 	qPartitionCreate
 	qPartitionEpochShared
+	qPartitionEpochsShared
 	qPartitionGet
 	qPartitions
+	qPartitionsNextDue
 	qPlacedSlots
 	qQueueRuns
 	qQueueSlots
@@ -553,10 +563,12 @@ var queryNames = [...]string{
 	"JobByID",
 	"JobChildren",
 	"JobClaimDue",
+	"JobClaimDueIn",
 	"JobComplete",
 	"JobCompleteIfOpen",
 	"JobCountCapped",
 	"JobCountDue",
+	"JobCountDueIn",
 	"JobDelete",
 	"JobExists",
 	"JobForChildRun",
@@ -567,7 +579,9 @@ var queryNames = [...]string{
 	"JobListOfApps",
 	"JobLockForBackfill",
 	"JobNextDue",
+	"JobNextDueIn",
 	"JobNextPauseEnd",
+	"JobNextPauseEndIn",
 	"JobOfWorkflowNode",
 	"JobPageByID",
 	"JobPageByName",
@@ -593,8 +607,12 @@ var queryNames = [...]string{
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
 	"JobsOverdue",
+	"JobsPartitionFill",
+	"JobsPartitionFillAll",
+	"JobsPartitionUnset",
 	"JobsPlacedSlots",
 	"JobsResumeDue",
+	"JobsResumeDueIn",
 	"JobsSetNextFire",
 	"JobsSetNextFireByID",
 	"LeaderClaim",
@@ -614,8 +632,10 @@ var queryNames = [...]string{
 	"PartitionClaim",
 	"PartitionCreate",
 	"PartitionEpochShared",
+	"PartitionEpochsShared",
 	"PartitionGet",
 	"Partitions",
+	"PartitionsNextDue",
 	"PlacedSlots",
 	"QueueRuns",
 	"QueueSlots",

@@ -25,6 +25,10 @@ type NewRun struct {
 	SlotCount   int
 	Reason      msg.Msg // why a run was skipped, for example
 	ParentRunID int64   // for child runs: the parent run (at most one child run per parent)
+	// Epoch, when not 0, is the epoch the run records instead of the one
+	// given to InsertRuns: that of its job's partition when the partition's
+	// owner fires it (docs/architecture.md, "Partitions").
+	Epoch int64
 
 	// The job's time zone and records policy when the run is created (see
 	// Job); jobrules.NewRun copies them.
@@ -61,7 +65,7 @@ func (r NewRun) parent() sql.NullInt64 {
 func (r NewRun) insertParams(epoch int64) runInsertParams {
 	return runInsertParams{
 		JobID: r.JobID, ScheduledAt: r.ScheduledAt, TriggerKind: r.TriggerKind, Status: r.Status, Params: r.Params, SlotCount: r.SlotCount,
-		Epoch: epoch, Error: truncate(r.Reason.String(), 2000), ErrorMsg: r.Reason, ParentRunID: r.parent(),
+		Epoch: cmp.Or(r.Epoch, epoch), Error: truncate(r.Reason.String(), 2000), ErrorMsg: r.Reason, ParentRunID: r.parent(),
 		TimeZone: cmp.Or(r.TimeZone, "UTC"), DedupScope: r.DedupScope, UncertainPolicy: r.UncertainPolicy, RecordMaxAttempts: r.RecordMaxAttempts,
 		App: r.App, StartDeadlineAt: r.Deadlines.StartDeadlineAt, FinishDeadlineAt: r.Deadlines.FinishDeadlineAt,
 		DeadlineAction: r.Deadlines.DeadlineAction, DeadlineCheckAt: r.Deadlines.DeadlineCheckAt,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/admin/store/storetest"
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -169,6 +170,13 @@ func newScaleFixture(t *testing.T) *scaleFixture {
 		f.exec(t, fill)
 	}
 	f.exec(t, `UPDATE job SET breaker_threshold = 3 WHERE id IN (SELECT job_id FROM job_breaker)`)
+	require.NoError(t, s.FillAllJobPartitions(ctx)) // as the admins fill them
+	claims := make([]store.PartitionClaim, partition.DefaultCount)
+	for p := range claims {
+		claims[p] = store.PartitionClaim{Partition: p, Epoch: 1}
+	}
+	_, err = s.ClaimPartitions(ctx, "admin-1", claims)
+	require.NoError(t, err)
 	// The jobs written above, counted per app as migration 0033 counts them.
 	f.exec(t, `REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
 	f.exec(t, "ANALYZE TABLE job, job_run, slot_attempt, executor, job_audit, dead_letter, job_breaker, job_backfill")
@@ -309,6 +317,27 @@ func scaleCases(now int64, s *store.Store) []scaleCase {
 				})
 				return n, err
 			}},
+		// A replica that owns half of the 256 partitions (every other one).
+		{"JobNextDueIn", "scheduler: wake-up of the fire loop, 128 partitions", "3 × 128 + 100", constant(3*128 + 100),
+			func(ctx context.Context) (int, error) { _, err := s.NextDueIn(ctx, halfPartitions); return 1, err }},
+		{"JobCountDueIn", "scheduler: pre-read count of 128 partitions, 30 s ahead, up to 100,000", "2n + 2 × 128 + 100", linear(2, 2*128+100),
+			func(ctx context.Context) (int, error) { return s.CountDueIn(ctx, halfPartitions, now+30_000, 100_000) }},
+		{"JobNextPauseEndIn", "scheduler: wake-up of the fire loop", "100", constant(100),
+			func(ctx context.Context) (int, error) { _, err := s.NextPauseEndIn(ctx, halfPartitions); return 1, err }},
+		{"JobClaimDueIn", "scheduler: claim of 128 partitions, 1,000 a batch", "2n + 2 × 128 + 100", linear(2, 2*128+100),
+			func(ctx context.Context) (int, error) {
+				var n int
+				err := s.Tx(ctx, func(tx *store.Tx) error {
+					jobs, err := tx.ClaimDueIn(ctx, halfPartitions, now+10_000, 1000)
+					n = len(jobs)
+					return err
+				})
+				return n, err
+			}},
+		{"PartitionsNextDue", "GET /api/v1/cluster: each partition's firing lag, 256 partitions", "3 × 256 + 100", constant(3*256 + 100),
+			func(ctx context.Context) (int, error) { rows, err := s.PartitionsNextDue(ctx); return len(rows), err }},
+		{"JobsPartitionUnset", "every replica's fire loop, once a second", "100", constant(100),
+			func(ctx context.Context) (int, error) { n, err := s.FillJobPartitions(ctx); return int(n) + 1, err }},
 		{"RunNextPending", "scheduler: wake-up", "100", constant(100),
 			func(ctx context.Context) (int, error) { _, err := s.NextPendingAfter(ctx, now); return 1, err }},
 		{"RunPendingPage", "scheduler: start round, 1,000 a page", "2n + 100", linear(2, 100),
@@ -499,10 +528,20 @@ func auditAdvance(ctx context.Context, s *store.Store, now int64) (int, error) {
 	return len(moved), err
 }
 
+// halfPartitions are the partitions a replica owns in the cases above:
+// every other one of 256.
+var halfPartitions = func() []int {
+	var ps []int
+	for p := 0; p < partition.DefaultCount; p += 2 {
+		ps = append(ps, p)
+	}
+	return ps
+}()
+
 // scaleQueries are the queries of the cases above by name, for the SQLite
 // plan check (TestPeriodicQueriesSearchOnSQLite).
 var scaleQueries = []string{
-	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "RunNextPending", "RunPendingPage",
+	"JobNextDue", "JobCountDue", "JobNextPauseEnd", "JobClaimDue", "JobNextDueIn", "JobCountDueIn", "JobNextPauseEndIn", "JobClaimDueIn", "JobsPartitionUnset", "PartitionsNextDue", "RunNextPending", "RunPendingPage",
 	"RunRunningIDsOfJob", "RunActiveForJob", "RunLastSucceeded", "RunsDeadlineDue", "JobsOverdue", "RunCountsInWindow", "WorkflowsOverdue", "WorkflowRunCountsInWindow",
 	"AttemptsToRetry", "AttemptsUnplaced", "AttemptsOfLostExecutors", "AttemptsUnacknowledged", "AppCaps", "AppsPlacedSlots", "JobsPlacedSlots",
 	"ExecutorsSilent", "AppJobCounts", "JobChildren", "JobsOfHandler", "UtilizationSample",

@@ -14,6 +14,7 @@ import (
 	"modernc.org/sqlite" // also registers the "sqlite" driver (pure Go)
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/shardjob/shardjob/admin/partition"
 	sqlfiles "github.com/shardjob/shardjob/sql"
 )
 
@@ -67,6 +68,12 @@ type Config struct {
 	// the workflow engine's), so that every alarm names a replica the same
 	// way. Default "admin".
 	Replica string
+	// PartitionCount is the installation's number of scheduling partitions
+	// (docs/architecture.md, "Partitions"): the store fills a job's
+	// partition_id with partition.Of(id, PartitionCount). Every admin of
+	// an installation must use the same. Default partition.DefaultCount
+	// (256).
+	PartitionCount int
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -83,6 +90,9 @@ func (c Config) WithDefaults() Config {
 	if c.IdleTxTimeout <= 0 {
 		c.IdleTxTimeout = 5 * time.Second
 	}
+	if c.PartitionCount == 0 {
+		c.PartitionCount = partition.DefaultCount
+	}
 	return c
 }
 
@@ -95,6 +105,9 @@ func (c Config) validate() error {
 	if c.DSN == "" {
 		return errors.New("store DSN is empty: set the database DSN (mysql, postgres) or file path (sqlite)")
 	}
+	if c.PartitionCount < 1 || c.PartitionCount > partition.MaxCount {
+		return fmt.Errorf("store partition count %d: must be 1-%d", c.PartitionCount, partition.MaxCount)
+	}
 	return nil
 }
 
@@ -104,6 +117,7 @@ type Store struct {
 	dialect string
 	q       queries
 	replica string // Config.Replica
+	parts   int    // Config.PartitionCount
 }
 
 // Open connects, checks the connection, and returns a Store. It does not
@@ -170,7 +184,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{db: db, dialect: cfg.Driver, q: q, replica: cfg.Replica}, nil
+	return &Store{db: db, dialect: cfg.Driver, q: q, replica: cfg.Replica, parts: cfg.PartitionCount}, nil
 }
 
 // withServerSettings reopens the pool with session settings that depend on

@@ -4,8 +4,134 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"github.com/jmoiron/sqlx"
 )
+
+// jobClaimDueInParams are the parameters of JobClaimDueIn.
+type jobClaimDueInParams struct {
+	Partitions []int // partitions
+	NextFireAt int64 // next_fire_at
+	Limit      int   // limit
+}
+
+// JobClaimDueIn runs query JobClaimDueIn of queries_partitions.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobClaimDueIn(ctx context.Context, db dbtx, p jobClaimDueInParams) ([]Job, error) {
+	text, args, err := sqlx.In(q[qJobClaimDueIn], p.Partitions, p.NextFireAt, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []Job{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jobCountDueInParams are the parameters of JobCountDueIn.
+type jobCountDueInParams struct {
+	Partitions []int // partitions
+	NextFireAt int64 // next_fire_at
+	Limit      int   // limit
+}
+
+// JobCountDueIn runs query JobCountDueIn of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobCountDueIn(ctx context.Context, db dbtx, p jobCountDueInParams) (int, error) {
+	var r int
+	text, args, err := sqlx.In(q[qJobCountDueIn], p.Partitions, p.NextFireAt, p.Limit)
+	if err != nil {
+		return r, err
+	}
+	err = db.QueryRowxContext(ctx, text, args...).Scan(&r)
+	return r, err
+}
+
+// JobNextDueIn runs query JobNextDueIn of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobNextDueIn(ctx context.Context, db dbtx, partitions []int) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	text, args, err := sqlx.In(q[qJobNextDueIn], partitions)
+	if err != nil {
+		return r, err
+	}
+	err = db.QueryRowxContext(ctx, text, args...).Scan(&r)
+	return r, err
+}
+
+// JobNextPauseEndIn runs query JobNextPauseEndIn of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobNextPauseEndIn(ctx context.Context, db dbtx, partitions []int) (sql.NullInt64, error) {
+	var r sql.NullInt64
+	text, args, err := sqlx.In(q[qJobNextPauseEndIn], partitions)
+	if err != nil {
+		return r, err
+	}
+	err = db.QueryRowxContext(ctx, text, args...).Scan(&r)
+	return r, err
+}
+
+// jobsPartitionFillParams are the parameters of JobsPartitionFill.
+type jobsPartitionFillParams struct {
+	Count int     // count
+	IDs   []int64 // ids
+}
+
+// JobsPartitionFill runs query JobsPartitionFill of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsPartitionFill(ctx context.Context, db dbtx, p jobsPartitionFillParams) (int64, error) {
+	text, args, err := sqlx.In(q[qJobsPartitionFill], p.Count, p.IDs)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// JobsPartitionFillAll runs query JobsPartitionFillAll of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsPartitionFillAll(ctx context.Context, db dbtx, count int) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobsPartitionFillAll], count)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// JobsPartitionUnset runs query JobsPartitionUnset of queries_partitions.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) JobsPartitionUnset(ctx context.Context, db dbtx, limit int) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, q[qJobsPartitionUnset], limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// jobsResumeDueInParams are the parameters of JobsResumeDueIn.
+type jobsResumeDueInParams struct {
+	PauseUntil int64 // pause_until
+	Partitions []int // partitions
+}
+
+// JobsResumeDueIn runs query JobsResumeDueIn of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsResumeDueIn(ctx context.Context, db dbtx, p jobsResumeDueInParams) (int64, error) {
+	text, args, err := sqlx.In(q[qJobsResumeDueIn], p.PauseUntil, p.Partitions)
+	if err != nil {
+		return 0, err
+	}
+	res, err := db.ExecContext(ctx, text, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
 
 // partitionClaimParams are the parameters of PartitionClaim.
 type partitionClaimParams struct {
@@ -39,6 +165,19 @@ func (q queries) PartitionEpochShared(ctx context.Context, db dbtx, id int) (int
 	return r, err
 }
 
+// PartitionEpochsShared runs query PartitionEpochsShared of queries_partitions.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) PartitionEpochsShared(ctx context.Context, db dbtx, ids []int) ([]PartitionEpoch, error) {
+	text, args, err := sqlx.In(q[qPartitionEpochsShared], ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []PartitionEpoch{}
+	if err := sqlx.SelectContext(ctx, db, &out, text, args...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PartitionGet runs query PartitionGet of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) PartitionGet(ctx context.Context, db dbtx, id int) (PartitionRecord, error) {
 	var r PartitionRecord
@@ -50,6 +189,15 @@ func (q queries) PartitionGet(ctx context.Context, db dbtx, id int) (PartitionRe
 func (q queries) Partitions(ctx context.Context, db dbtx) ([]PartitionRecord, error) {
 	out := []PartitionRecord{}
 	if err := sqlx.SelectContext(ctx, db, &out, q[qPartitions]); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PartitionsNextDue runs query PartitionsNextDue of queries_partitions.sql on db (a pool or a transaction) and returns its rows.
+func (q queries) PartitionsNextDue(ctx context.Context, db dbtx) ([]PartitionNextDue, error) {
+	out := []PartitionNextDue{}
+	if err := sqlx.SelectContext(ctx, db, &out, q[qPartitionsNextDue]); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -84,7 +84,11 @@ func (s *Store) syncInlineJobs(ctx context.Context, tx *sqlx.Tx, w Workflow) err
 		old, ok := byName[j.Name]
 		delete(byName, j.Name)
 		if !ok {
-			if _, err := s.q.JobInsert(ctx, tx, j); err != nil {
+			id, err := s.q.JobInsert(ctx, tx, j)
+			if err != nil {
+				return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
+			}
+			if err := s.fillPartition(ctx, tx, id); err != nil {
 				return fmt.Errorf("workflow %d: job of inline node %s: %w", w.ID, in.Node, err)
 			}
 			continue

@@ -5,11 +5,13 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/store"
 	"github.com/shardjob/shardjob/deploy/dev/testenv"
 	sqlfiles "github.com/shardjob/shardjob/sql"
@@ -139,4 +141,17 @@ func InsertID(t testing.TB, s *store.Store, q string, args ...any) int64 {
 	id, err := res.LastInsertId()
 	require.NoError(t, err)
 	return id
+}
+
+// FillJobPartitions gives every job of the database behind db that has
+// no partition its partition (partition.Of with the default count), in one
+// statement: for tests and benchmarks that load jobs in bulk with their own
+// SQL, so that the admins need not fill them before firing. dialect is the
+// store driver ("mysql", "postgres", "sqlite"); db takes "?" placeholders.
+func FillJobPartitions(tb testing.TB, db *sql.DB, dialect string) {
+	tb.Helper()
+	queries, err := store.Queries(dialect)
+	require.NoError(tb, err)
+	_, err = db.ExecContext(context.Background(), queries["JobsPartitionFillAll"], partition.DefaultCount)
+	require.NoError(tb, err, "fill the partition of the jobs loaded")
 }

@@ -30,34 +30,20 @@ type LeaderWatch struct {
 // skipped: the next tick retries.
 func WatchLeader(t testing.TB, db *sql.DB) *LeaderWatch {
 	w := &LeaderWatch{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			qctx, qcancel := context.WithTimeout(ctx, 2*time.Second)
-			var o LeaderObs
-			err := db.QueryRowContext(qctx, "SELECT epoch, holder, since_ms FROM leader WHERE id = 1").Scan(&o.Epoch, &o.Holder, &o.SinceMS)
-			qcancel()
-			if err == nil {
-				o.SeenAt = time.Now()
-				w.mu.Lock()
-				if n := len(w.obs); n == 0 || w.obs[n-1].Epoch != o.Epoch {
-					w.obs = append(w.obs, o)
-				}
-				w.mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+	w.stop = pollEvery(t, 50*time.Millisecond, func(ctx context.Context) {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		var o LeaderObs
+		if err := db.QueryRowContext(qctx, "SELECT epoch, holder, since_ms FROM leader WHERE id = 1").Scan(&o.Epoch, &o.Holder, &o.SinceMS); err != nil {
+			return
 		}
-	}()
-	w.stop = func() { cancel(); <-done }
-	t.Cleanup(w.stop)
+		o.SeenAt = time.Now()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if n := len(w.obs); n == 0 || w.obs[n-1].Epoch != o.Epoch {
+			w.obs = append(w.obs, o)
+		}
+	})
 	return w
 }
 

@@ -5,6 +5,10 @@ import { api } from "../api.js";
 import { t, fmtNum, fmtDur } from "../i18n.js";
 import { h, s, pageHead, card, kv, syncTable, absTime, relTime, emptyState, pill, fill } from "../dom.js";
 
+// LATE_MS is the firing lag from which a partition is shown late: its
+// earliest due job has waited this long to fire.
+const LATE_MS = 2000;
+
 export default function mount(root, ctx) {
   const leaderBox = h("div", { id: "cluster-leader" });
   const topo = h("div", { class: "topo-box", id: "cluster-topology" });
@@ -12,6 +16,7 @@ export default function mount(root, ctx) {
   const membersErr = h("div", { class: "callout callout-bad", hidden: true });
   const pmap = h("div", { class: "pmap", id: "partition-map", role: "img" });
   const plegend = h("div", { class: "pmap-legend", id: "partition-legend" });
+  const plag = h("p", { class: "muted", id: "partition-lag" });
   root.append(pageHead(t("cluster.title"), t("cluster.sub")),
     h("div", { class: "grid grid-detail" },
       card(t("cluster.leader"), leaderBox),
@@ -19,7 +24,7 @@ export default function mount(root, ctx) {
     card(t("cluster.replicas"), [membersErr, h("div", { class: "table-wrap" }, h("table", { class: "table", id: "members-table" },
       h("thead", {}, h("tr", {}, h("th", {}, t("col.replica")), h("th", {}, t("col.address")), h("th", {}, t("col.role")), h("th", {}, t("col.joined")), h("th", { class: "num" }, t("col.epoch")), h("th", { class: "num" }, t("col.partitions")))),
       tbody))], { flush: true }),
-    card(t("cluster.partitions"), [plegend, pmap, h("p", { class: "footnote" }, t("cluster.partitionsNote"))]),
+    card(t("cluster.partitions"), [plegend, plag, pmap, h("p", { class: "footnote" }, t("cluster.partitionsNote"))]),
     h("p", { class: "footnote" }, t("cluster.note")));
 
   function drawTopology(members, execs) {
@@ -56,18 +61,21 @@ export default function mount(root, ctx) {
   }
 
   // drawPartitions: one cell per partition, coloured by its owner (the
-  // holder of its fencing record), with its number, owner and epoch in the
-  // cell's title; a legend of owners with their counts.
-  function drawPartitions(records, members) {
+  // holder of its fencing record), with its number, owner, epoch and
+  // firing lag in the cell's title, outlined when its jobs fire late; a
+  // legend of owners with their counts and the largest lag.
+  function drawPartitions(records, members, maxLag) {
     const holders = [...new Set([...members.map(m => m.id), ...records.map(r => r.holder)])].filter(Boolean).sort();
     const colour = id => "c-app" + (holders.indexOf(id) % 8);
     const counts = new Map();
     for (const r of records) counts.set(r.holder, (counts.get(r.holder) || 0) + 1);
     pmap.setAttribute("aria-label", t("cluster.partitionsAria", { n: fmtNum(records.length), owners: fmtNum(counts.size) }));
     fill(pmap, ...records.map(r => h("span", {
-      class: ["pcell", counts.has(r.holder) && colour(r.holder)],
-      title: t("cluster.partitionCell", { p: r.partition, holder: r.holder || "—", epoch: String(r.epoch) }),
+      class: ["pcell", counts.has(r.holder) && colour(r.holder), r.lag_ms >= LATE_MS && "late"],
+      title: t("cluster.partitionCell", { p: r.partition, holder: r.holder || "—", epoch: String(r.epoch), lag: fmtDur(r.lag_ms || 0) }),
     })));
+    plag.textContent = records.length ? t("cluster.partitionLag", { lag: fmtDur(maxLag || 0) }) : "";
+    plag.className = (maxLag || 0) >= LATE_MS ? "callout callout-warn" : "muted";
     if (!records.length) {
       fill(plegend, emptyState(t("cluster.noPartitions")));
       return;
@@ -104,7 +112,7 @@ export default function mount(root, ctx) {
       { class: "num", sig: m => owned[m.id] || 0, cell: m => fmtNum(owned[m.id] || 0) },
     ]);
     if (!members.length) fill(tbody, h("tr", {}, h("td", { colspan: 6 }, emptyState(t("cluster.noMembers")))));
-    drawPartitions(parts.records || [], members);
+    drawPartitions(parts.records || [], members, parts.max_lag_ms);
     drawTopology(members, ex.executors);
   }
 
