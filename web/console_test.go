@@ -367,12 +367,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		document.querySelectorAll("#members-table tbody tr").length === 1`, "cluster page")
 	// The one replica of standalone mode owns every scheduling partition:
 	// 256 cells of its colour, its count in the replicas table and the
-	// legend, each cell's owner and epoch in its title.
+	// legend, each cell's owner, epoch and firing lag in its title; the
+	// largest lag above the map.
 	b.waitJS(15*time.Second, `(() => { const cells = [...document.querySelectorAll("#partition-map .pcell")];
 		const row = document.querySelector("#members-table tbody tr");
-		return cells.length === 256 && cells.every(c => c.classList.contains("c-app0") && /^partition \d+ · standalone · epoch \d+$/.test(c.title)) &&
-			row.lastElementChild.textContent === "256" && document.querySelector("#partition-legend").textContent === "standalone 256"; })()`,
-		"the partition map: 256 partitions owned by the standalone replica")
+		return cells.length === 256 && cells.every(c => c.classList.contains("c-app0") && /^partition \d+ · standalone · epoch \d+ · firing lag \S/.test(c.title)) &&
+			row.lastElementChild.textContent === "256" && document.querySelector("#partition-legend").textContent === "standalone 256" &&
+			document.querySelector("#partition-lag").textContent.startsWith("Largest firing lag of a partition: "); })()`,
+		"the partition map: 256 partitions owned by the standalone replica, with their firing lag")
 	b.screenshot("13-cluster")
 	b.menu("alarms")
 	b.waitJS(15*time.Second, `document.querySelector("#alarms-table") !== null && !document.querySelector(".page").classList.contains("is-loading")`, "alarms page")

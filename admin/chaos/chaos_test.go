@@ -103,6 +103,9 @@ type phase struct {
 
 func (p *phase) String() string {
 	s := fmt.Sprintf("%-22s leader %s (epoch %d)", p.name, p.oldHolder, p.oldEpoch)
+	if len(p.owned) > 0 {
+		s = fmt.Sprintf("%-22s %s (leader epoch %d, owner of %d partitions)", p.name, p.oldHolder, p.oldEpoch, len(p.owned))
+	}
 	if p.newEpoch != 0 {
 		s += fmt.Sprintf(" -> %s (epoch %d), failover %s", p.newHolder, p.newEpoch, p.failover.Round(time.Millisecond))
 	} else {
@@ -206,9 +209,15 @@ func haScheduling(t *testing.T, start func(testing.TB) platform, onPostgres bool
 // again.
 func (c *cluster) killLeader(round int) *phase {
 	c.t.Helper()
-	p := &phase{name: fmt.Sprintf("kill -9 leader #%d", round), kind: kindKill}
-	var a *admin
-	p.oldEpoch, a = c.waitActiveLeader()
+	epoch, a := c.waitActiveLeader()
+	return c.killReplica(fmt.Sprintf("kill -9 leader #%d", round), a, epoch)
+}
+
+// killReplica: kill -9 replica a (the leader of epoch, or another), measure
+// the failover of its partitions, start it again.
+func (c *cluster) killReplica(name string, a *admin, epoch int64) *phase {
+	c.t.Helper()
+	p := &phase{name: name, kind: kindKill, oldEpoch: epoch}
 	p.oldHolder = a.id
 	p.owned = c.ownedBy(a.id)
 	afterID, m := c.maxRunID(), c.mark()

@@ -238,9 +238,11 @@ func (c *cluster) maxRunID() int64 {
 }
 
 // waitActiveLeader waits until the leader row names a running replica
-// that leads and fires: with partitions, the newest run it fired under the
-// epoch of one of its partitions is less than 2.5s old; without, the
-// newest run was created under its epoch less than 2.5s ago.
+// and runs are fired: with partitions, the newest run fired under the
+// current epoch of its job's partition (by its current owner; the leader
+// itself when it owns the partition of a job, since jobs may be few) is
+// less than 2.5s old; without, the newest run was created under the
+// leader's epoch less than 2.5s ago.
 func (c *cluster) waitActiveLeader() (int64, *admin) {
 	c.t.Helper()
 	var epoch int64
@@ -266,17 +268,22 @@ func (c *cluster) waitActiveLeader() (int64, *admin) {
 			}
 			return true, nil
 		}
-		// The recent runs only (by id): the newest the leader fired in its
-		// partitions.
-		var fired sql.NullInt64
-		if err := c.sql.QueryRow(`SELECT MAX(r.created_at) FROM job_run r JOIN job j ON j.id = r.job_id
-			JOIN scheduler_partition sp ON sp.id = j.partition_id AND sp.epoch = r.epoch
-			WHERE r.id > ? AND sp.holder = ?`, newest-5000, holder).Scan(&fired); err != nil {
+		// The recent runs only (by id): the newest fired by its partition's
+		// current owner, and the newest the leader fired.
+		var fired, byLeader sql.NullInt64
+		if err := c.sql.QueryRow(`SELECT MAX(r.created_at), MAX(CASE WHEN sp.holder = ? THEN r.created_at END)
+			FROM job_run r JOIN job j ON j.id = r.job_id JOIN scheduler_partition sp ON sp.id = j.partition_id AND sp.epoch = r.epoch
+			WHERE r.id > ?`, holder, newest-5000).Scan(&fired, &byLeader); err != nil {
 			return false, err
 		}
-		if !fired.Valid || now-fired.Int64 > 2500 {
-			return false, fmt.Errorf("leader %s (epoch %d, %d partitions): newest run fired in its partitions %v (now %d)",
-				holder, epoch, owned, fired, now)
+		var leaderJobs int
+		if err := c.sql.QueryRow(`SELECT COUNT(*) FROM job j JOIN scheduler_partition sp ON sp.id = j.partition_id
+			WHERE sp.holder = ? AND j.enabled = 1 AND j.next_fire_at IS NOT NULL`, holder).Scan(&leaderJobs); err != nil {
+			return false, err
+		}
+		if !fired.Valid || now-fired.Int64 > 2500 || leaderJobs > 0 && (!byLeader.Valid || now-byLeader.Int64 > 2500) {
+			return false, fmt.Errorf("leader %s (epoch %d, %d partitions, %d jobs to fire): newest run fired by a current owner %v, by the leader %v (now %d)",
+				holder, epoch, owned, leaderJobs, fired, byLeader, now)
 		}
 		return true, nil
 	}, "no replica leads and fires")
@@ -321,6 +328,21 @@ func (c *cluster) ownedBy(holder string) map[int]int64 {
 		return len(owned) > 0, rows.Err()
 	}, holder+" owns no partition")
 	return owned
+}
+
+// ownerOf returns the running replica that owns the partition of job id.
+func (c *cluster) ownerOf(id int64) *admin {
+	c.t.Helper()
+	var holder string
+	testenv.WaitFor(c.t, 30*time.Second, func() (bool, error) {
+		err := c.sql.QueryRow(`SELECT sp.holder FROM job j JOIN scheduler_partition sp ON sp.id = j.partition_id WHERE j.id = ?`, id).Scan(&holder)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, nil
+		}
+		a := c.admins[holder]
+		return err == nil && a != nil && !a.dead && !a.Frozen(), err
+	}, fmt.Sprintf("a running replica owns the partition of job %d", id))
+	return c.admins[holder]
 }
 
 // firstRunTakenOver returns the earliest run with id > afterID of a job

@@ -27,5 +27,5 @@ func (s *Scheduler) CapHeld() bool { return s.capHeld.Load() }
 // FireOwned does in a loop.
 func (s *Scheduler) FireOwnedOnce(ctx context.Context) (more bool, err error) {
 	owned, _ := s.cfg.Partitions.Owned()
-	return s.fireAll(ctx, fireScope{parts: slices.Sorted(maps.Keys(owned)), owned: owned})
+	return s.fireAll(ctx, fireScope{parts: slices.Sorted(maps.Keys(owned)), owned: owned, all: len(owned) == s.store.PartitionCount()})
 }

@@ -15,12 +15,18 @@ import (
 
 // fireScope is what a firing claims and how its writes are fenced: every
 // job under the leader epoch (parts nil), or the jobs of the partitions
-// parts (sorted), each under its epoch in owned.
+// parts (sorted), each under its epoch in owned. all is true when parts
+// are every partition (one admin): the claims and wake-ups then read
+// idx_job_due as the leader's do, without a range per partition.
 type fireScope struct {
 	epoch int64
 	parts []int
 	owned map[int]int64
+	all   bool
 }
+
+// global reports whether the scope's jobs are all the jobs.
+func (sc fireScope) global() bool { return sc.parts == nil || sc.all }
 
 // leaderScope is the scope of the leader loop when there are no partitions.
 func leaderScope(epoch int64) fireScope { return fireScope{epoch: epoch} }
@@ -213,12 +219,23 @@ func (s *Scheduler) claimDue(ctx context.Context, tx *store.Tx, scope fireScope,
 	if err := tx.CheckPartitionEpochs(ctx, scope.parts, scope.owned); err != nil {
 		return nil, err
 	}
-	if resume {
-		if _, err := tx.ResumeDueIn(ctx, scope.parts, now.UnixMilli()); err != nil {
-			return nil, err
+	var jobs []store.Job
+	var err error
+	if scope.all {
+		if resume {
+			if _, err := tx.ResumeDue(ctx, now.UnixMilli()); err != nil {
+				return nil, err
+			}
 		}
+		jobs, err = tx.ClaimDue(ctx, horizon, s.cfg.BatchSize)
+	} else {
+		if resume {
+			if _, err := tx.ResumeDueIn(ctx, scope.parts, now.UnixMilli()); err != nil {
+				return nil, err
+			}
+		}
+		jobs, err = tx.ClaimDueIn(ctx, scope.parts, horizon, s.cfg.BatchSize)
 	}
-	jobs, err := tx.ClaimDueIn(ctx, scope.parts, horizon, s.cfg.BatchSize)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +387,7 @@ func (s *Scheduler) preRead(ctx context.Context, scope fireScope, now time.Time)
 	enough := int(s.rate*s.cfg.MaxPreRead.Seconds()/1.5) + 1
 	var n int
 	var err error
-	if scope.parts == nil {
+	if scope.global() {
 		n, err = s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
 	} else {
 		n, err = s.store.CountDueIn(ctx, scope.parts, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"maps"
 	"slices"
@@ -56,7 +57,7 @@ func (s *Scheduler) FireOwned(ctx context.Context) {
 				log.Info("jobs given their partition", "count", n)
 			}
 		}
-		scope := fireScope{parts: slices.Sorted(maps.Keys(owned)), owned: owned}
+		scope := fireScope{parts: slices.Sorted(maps.Keys(owned)), owned: owned, all: len(owned) == s.store.PartitionCount()}
 		before := s.Stats()
 		more, err := s.fireAll(ctx, scope)
 		if after := s.Stats(); after.Fired > before.Fired {
@@ -79,7 +80,7 @@ func (s *Scheduler) FireOwned(ctx context.Context) {
 		case more:
 			continue // a backlog: go straight on
 		default:
-			wait = s.nextFireWait(ctx, scope.parts)
+			wait = s.nextFireWait(ctx, scope)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -95,13 +96,22 @@ func (s *Scheduler) FireOwned(ctx context.Context) {
 // nextFireWait is how long the fire loop may sleep: until the next job of
 // its partitions enters the pre-read window or a pause of one ends, at
 // most PollInterval.
-func (s *Scheduler) nextFireWait(ctx context.Context, parts []int) time.Duration {
+func (s *Scheduler) nextFireWait(ctx context.Context, scope fireScope) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Clock.Now()
-	if next, err := s.store.NextDueIn(ctx, parts); err == nil && next.Valid {
+	var next, end sql.NullInt64
+	var nextErr, endErr error
+	if scope.all {
+		next, nextErr = s.store.NextDue(ctx)
+		end, endErr = s.store.NextPauseEnd(ctx)
+	} else {
+		next, nextErr = s.store.NextDueIn(ctx, scope.parts)
+		end, endErr = s.store.NextPauseEndIn(ctx, scope.parts)
+	}
+	if nextErr == nil && next.Valid {
 		wait = min(wait, time.UnixMilli(next.Int64).Add(-s.window).Sub(now))
 	}
-	if end, err := s.store.NextPauseEndIn(ctx, parts); err == nil && end.Valid {
+	if endErr == nil && end.Valid {
 		wait = min(wait, time.UnixMilli(end.Int64).Sub(now))
 	}
 	return max(wait, time.Millisecond)
