@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/shardjob/shardjob/admin/apitypes"
 	"github.com/shardjob/shardjob/admin/jobdef"
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
 	"github.com/shardjob/shardjob/admin/store"
@@ -115,6 +117,11 @@ func TestScrapeRealAdmin(t *testing.T) {
 		require.GreaterOrEqual(t, value(t, body, series), min, series)
 	}
 	require.Equal(t, 0.0, value(t, body, `shardjob_firings_total{outcome="duplicate"}`))
+	// The firing lag of every partition it owns: 256 series; the
+	// every-second job's partition fires on time.
+	require.Equal(t, 256, strings.Count(body, "\nshardjob_partition_firing_lag_seconds{"), "a lag per owned partition")
+	require.Less(t, value(t, body, fmt.Sprintf(`shardjob_partition_firing_lag_seconds{partition="%d"}`, partition.Of(jobID, partition.DefaultCount))), 5.0,
+		"the every-second job fires on time")
 	require.Equal(t, 0.0, value(t, body, `shardjob_metrics_refresh_errors_total`))
 	require.Less(t, value(t, body, `shardjob_fire_lag_seconds_sum{trigger="cron"}`)/value(t, body, `shardjob_fire_lag_seconds_count{trigger="cron"}`),
 		60.0, "mean fire lag is plausible (seconds, not milliseconds)")

@@ -44,6 +44,11 @@ type Config struct {
 	// Partitions counts the scheduling partitions this replica owns now
 	// (admin/ownership). Nil: shardjob_partitions_owned is not exported.
 	Partitions func() int
+	// PartitionLags returns the firing lag of each scheduling partition
+	// this replica owns (how long its earliest due job has waited to
+	// fire), read at every scrape within RefreshTimeout. Nil:
+	// shardjob_partition_firing_lag_seconds is not exported.
+	PartitionLags func(ctx context.Context) (map[int]time.Duration, error)
 	// RefreshEvery is the longest the cluster gauges and the ZooKeeper probe
 	// are reused before a scrape refreshes them. Default 10s.
 	RefreshEvery time.Duration
@@ -203,6 +208,9 @@ func New(cfg Config) (*Metrics, error) {
 			Help: "Scheduling partitions this replica owns: claimed in the database at the epoch the leader published (docs/architecture.md, Partitions).",
 		}, func() float64 { return float64(cfg.Partitions()) }))
 	}
+	if cfg.PartitionLags != nil {
+		cs = append(cs, newPartitionCollector(cfg))
+	}
 	if cfg.DB != nil {
 		cs = append(cs, NewDBPoolCollector("platform", cfg.DB.Stats))
 	}
@@ -307,9 +315,9 @@ func newSchedulerCollector(src StatsSource) *schedulerCollector {
 	}
 	return &schedulerCollector{
 		src:        src,
-		firings:    d("firings_total", "Firings handled by this replica as leader, by outcome: fired (run created), skipped (overlap or misfire policy), duplicate (dropped by the unique run key).", "outcome"),
+		firings:    d("firings_total", "Firings handled by this replica (of the scheduling partitions it owns; as leader without partitions), by outcome: fired (run created), skipped (overlap or misfire policy), duplicate (dropped by the unique run key).", "outcome"),
 		reassigned: d("slots_reassigned_total", "Slots this replica as leader moved off lost executors."),
-		fence:      d("epoch_fence_aborts_total", "Scheduling transactions of this replica refused by the leader epoch fence (another replica leads)."),
+		fence:      d("epoch_fence_aborts_total", "Scheduling transactions of this replica refused by an epoch fence: the leader's (another replica leads) or a partition's (it was handed over)."),
 		retried:    d("slot_retries_total", "Failed slots this replica as leader gave another attempt."),
 		stolen:     d("slots_stolen_total", "Queued slots this replica as leader moved to an idle executor (work stealing)."),
 	}

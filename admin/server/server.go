@@ -344,6 +344,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Scheduler: metrics.StatsFunc(func() scheduler.Stats { return s.sched.Stats() }),
 		DB:        st.SQLDB(), Coordinator: zkProbe, Logger: log, Clock: cfg.Clock,
 		Partitions: func() int { owned, _ := s.owner.Owned(); return len(owned) },
+		PartitionLags: func(ctx context.Context) (map[int]time.Duration, error) {
+			return partitionLags(ctx, st, s.owner, cfg.Clock.Now())
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -435,6 +438,29 @@ func (s *Server) Scheduler() *scheduler.Scheduler { return s.sched }
 
 // XXLJob exposes XXL-JOB executor support (for its Stats).
 func (s *Server) XXLJob() *xxljob.Service { return s.xxl }
+
+// partitionLags is the firing lag of each partition owner owns: how far
+// in the past its earliest next firing is (store.PartitionsNextDue).
+func partitionLags(ctx context.Context, st *store.Store, owner *ownership.Keeper, now time.Time) (map[int]time.Duration, error) {
+	owned, _ := owner.Owned()
+	if len(owned) == 0 {
+		return nil, nil
+	}
+	due, err := st.PartitionsNextDue(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lags := make(map[int]time.Duration, len(owned))
+	for p := range owned {
+		lags[p] = 0
+	}
+	for _, d := range due {
+		if _, ok := owned[d.Partition]; ok && d.NextDue.Valid {
+			lags[d.Partition] = max(now.Sub(time.UnixMilli(d.NextDue.Int64)), 0)
+		}
+	}
+	return lags, nil
+}
 
 // Serve runs the HTTP server and the background loops of the replica —
 // the missed-fire watchdog, alarm delivery, the XXL-JOB prober and the
