@@ -91,13 +91,17 @@ SELECT COUNT(*) FROM (SELECT 1 FROM job {{force_index(idx_job_partition_due)}} W
 
 -- name: JobsResumeDueIn :exec
 -- in: pause_until int64, partitions []int
--- JobsResumeDue for some partitions (a range of idx_job_pause_until).
-UPDATE job {{force_index(idx_job_pause_until)}} SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version = version + 1 WHERE pause_until <= ? AND partition_id IN (?);
+-- JobsResumeDue for some partitions (a range of idx_job_pause_until: few
+-- jobs are paused until an instant; "+partition_id" keeps SQLite, which
+-- has no index hints, from reading every job of the partitions by
+-- idx_job_partition_due instead).
+UPDATE job {{force_index(idx_job_pause_until)}} SET paused = 0, pause_until = NULL, updated_at = {{now_ms}}, version = version + 1 WHERE pause_until <= ? AND +partition_id IN (?);
 
 -- name: JobNextPauseEndIn :one
 -- in: partitions []int
 -- out: pause_until sql.NullInt64
-SELECT MIN(pause_until) FROM job {{force_index(idx_job_pause_until)}} WHERE pause_until IS NOT NULL AND partition_id IN (?);
+-- A range of idx_job_pause_until, as JobsResumeDueIn.
+SELECT MIN(pause_until) FROM job {{force_index(idx_job_pause_until)}} WHERE pause_until IS NOT NULL AND +partition_id IN (?);
 
 -- name: PartitionEpochsShared :many
 -- in: ids []int

@@ -566,7 +566,8 @@ func TestPeriodicQueriesSearchOnSQLite(t *testing.T) {
 	// probing, or failures counted since the last success). CONSTANT is the
 	// one row of a SELECT without FROM (its subqueries are planned apart).
 	// x is the executor table again (UtilizationSample's inner query).
-	small := map[string]bool{"executor": true, "e": true, "x": true, "app": true, "app_job_count": true, "d": true, "behind": true, "b": true, "CONSTANT": true}
+	small := map[string]bool{"executor": true, "e": true, "x": true, "app": true, "app_job_count": true, "d": true, "behind": true, "b": true, "CONSTANT": true,
+		"sp": true} // sp: scheduler_partition, one row per partition
 	for _, name := range scaleQueries {
 		q, ok := queries[name]
 		require.True(t, ok, name)
