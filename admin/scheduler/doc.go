@@ -2,6 +2,12 @@
 // starts them on live executors, retries failed slots, rebalances queued
 // work and moves slots off executors that stopped heartbeating.
 //
+// With Config.Partitions (an admin server always sets it), every replica
+// also runs FireOwned (fire_owned.go): it fires the due jobs of the
+// scheduling partitions it owns, each transaction fenced by those
+// partitions' epochs (store.Tx.CheckPartitionEpochs), and Lead's step 1
+// below is skipped; Lead starts the runs whoever fired them.
+//
 // Lead (loop.go) runs for one leadership term (one epoch). Every
 // transaction it writes starts with store.Tx.CheckEpoch, so once another admin
 // has claimed a larger epoch this one cannot create or change a run,
