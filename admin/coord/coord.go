@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -28,10 +29,10 @@ type Elector interface {
 // one assignment that only the leader writes and every replica watches.
 // The assignment is opaque here (admin/ownership encodes it).
 type Board interface {
-	// WatchMembers returns the IDs of the live replicas, sorted, and a
-	// channel closed at the next change (or connection change, or when
-	// ctx ends).
-	WatchMembers(ctx context.Context) ([]string, <-chan struct{}, error)
+	// WatchMembers returns the live replicas, sorted by ID, each with the
+	// features it registered, and a channel closed at the next change (or
+	// connection change, or when ctx ends).
+	WatchMembers(ctx context.Context) ([]Replica, <-chan struct{}, error)
 	// WatchAssignment returns the assignment published last and a channel
 	// closed at the next change of it or of Trusted (or when ctx ends).
 	WatchAssignment(ctx context.Context) (Published, <-chan struct{}, error)
@@ -59,6 +60,31 @@ type Member struct {
 	Leader  bool      `json:"leader"`
 	Since   time.Time `json:"since"` // when the replica joined
 	Epoch   int64     `json:"epoch"` // the leader's epoch; 0 unless Leader
+	// Features are what the replica said it can do when it registered
+	// (ZKConfig.Features); empty for a version that registers none.
+	Features []string `json:"features,omitempty"`
+}
+
+// Replica is one live member as Board.WatchMembers reports it.
+type Replica struct {
+	ID string
+	// Features are the replica's registered features (ZKConfig.Features,
+	// LocalConfig.Features). A replica of an older version registers none:
+	// the leader uses them to give work only to replicas that do it
+	// (admin/ownership).
+	Features []string
+}
+
+// Has reports whether the replica registered feature f.
+func (r Replica) Has(f string) bool { return slices.Contains(r.Features, f) }
+
+// ReplicaIDs returns the IDs of rs, in order.
+func ReplicaIDs(rs []Replica) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // Sentinel errors. Term cancellation causes (context.Cause of the termCtx

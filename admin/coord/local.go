@@ -51,6 +51,9 @@ type LocalConfig struct {
 	ID string
 	// Address is shown by Members. Informational.
 	Address string
+	// Features are reported by Members and WatchMembers (see
+	// ZKConfig.Features). Default none.
+	Features []string
 	// BaseEpoch returns the last epoch used before this process started
 	// (the admin passes the epoch stored in the leader table), so that a
 	// restart continues above it. It is called each time this elector
@@ -286,7 +289,7 @@ func (l *Local) Members(ctx context.Context) ([]Member, error) {
 	defer g.mu.Unlock()
 	out := make([]Member, 0, len(g.members))
 	for _, m := range g.members {
-		mem := Member{ID: m.cfg.ID, Address: m.cfg.Address, Since: m.since}
+		mem := Member{ID: m.cfg.ID, Address: m.cfg.Address, Since: m.since, Features: slices.Clone(m.cfg.Features)}
 		if g.leader == m && m.termCancel != nil {
 			mem.Leader, mem.Epoch = true, m.epoch
 		}
@@ -296,8 +299,8 @@ func (l *Local) Members(ctx context.Context) ([]Member, error) {
 	return out, nil
 }
 
-// WatchMembers implements Board: the IDs of the group's open electors.
-func (l *Local) WatchMembers(ctx context.Context) ([]string, <-chan struct{}, error) {
+// WatchMembers implements Board: the group's open electors.
+func (l *Local) WatchMembers(ctx context.Context) ([]Replica, <-chan struct{}, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -307,12 +310,13 @@ func (l *Local) WatchMembers(ctx context.Context) ([]string, <-chan struct{}, er
 	if l.closed {
 		return nil, nil, ErrClosed
 	}
-	ids := make([]string, 0, len(g.members))
+	out := make([]Replica, 0, len(g.members))
 	for _, m := range g.members {
-		ids = append(ids, m.cfg.ID)
+		out = append(out, Replica{ID: m.cfg.ID, Features: slices.Clone(m.cfg.Features)})
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids), g.changed, nil
+	slices.SortFunc(out, func(a, b Replica) int { return strings.Compare(a.ID, b.ID) })
+	out = slices.CompactFunc(out, func(a, b Replica) bool { return a.ID == b.ID })
+	return out, g.changed, nil
 }
 
 // WatchAssignment implements Board: the group's assignment; always

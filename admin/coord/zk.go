@@ -32,6 +32,11 @@ type ZKConfig struct {
 	// Address is the URL other replicas and operators reach this replica
 	// at. Informational: it is shown by Members.
 	Address string
+	// Features are stored in this replica's member node for the leader to
+	// read (Board.WatchMembers): what this version can do, so that during
+	// a rolling upgrade work goes only to replicas that do it. Default
+	// none.
+	Features []string
 	// SessionTimeout is the ZooKeeper session timeout asked for. The
 	// server may negotiate another one within its minSessionTimeout and
 	// maxSessionTimeout (2 and 20 ticks by default). Default 6s.

@@ -15,9 +15,10 @@ import (
 
 // memberData is stored in Root/members/<ID>.
 type memberData struct {
-	ID      string    `json:"id"`
-	Address string    `json:"address,omitempty"`
-	Since   time.Time `json:"since"`
+	ID       string    `json:"id"`
+	Address  string    `json:"address,omitempty"`
+	Since    time.Time `json:"since"`
+	Features []string  `json:"features,omitempty"`
 }
 
 // membersWait bounds how long Members waits for a connection.
@@ -30,7 +31,7 @@ var errMemberTaken = errors.New("coord: member node held by another session")
 
 // register creates this replica's member node in the current session.
 func (e *ZKElector) register() error {
-	data, _ := json.Marshal(memberData{ID: e.cfg.ID, Address: e.cfg.Address, Since: e.since})
+	data, _ := json.Marshal(memberData{ID: e.cfg.ID, Address: e.cfg.Address, Since: e.since, Features: e.cfg.Features})
 	_, err := e.conn.Create(e.memberNode, data, zk.FlagEphemeral, e.acl)
 	if !errors.Is(err, zk.ErrNodeExists) {
 		return err
@@ -172,7 +173,7 @@ func (e *ZKElector) Members(ctx context.Context) ([]Member, error) {
 		if err := json.Unmarshal(data, &md); err != nil || md.ID == "" {
 			md = memberData{ID: name} // not written by this package; still alive
 		}
-		members = append(members, Member{ID: md.ID, Address: md.Address, Since: md.Since})
+		members = append(members, Member{ID: md.ID, Address: md.Address, Since: md.Since, Features: md.Features})
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,10 +15,12 @@ import (
 // connection before they answer from what they last read.
 const watchWait = membersWait
 
-// WatchMembers implements Board: the IDs of the replicas with a member
-// node, sorted, and a channel closed when they change, when the connection
-// state changes, or when ctx ends.
-func (e *ZKElector) WatchMembers(ctx context.Context) ([]string, <-chan struct{}, error) {
+// WatchMembers implements Board: the replicas with a member node, sorted
+// by ID, each with the features in its node, and a channel closed when
+// they change, when the connection state changes, or when ctx ends. A
+// member node's data is written when it is created and never changed, so
+// the watch on the children is enough.
+func (e *ZKElector) WatchMembers(ctx context.Context) ([]Replica, <-chan struct{}, error) {
 	changed, err := e.readyForWatch(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -27,7 +30,23 @@ func (e *ZKElector) WatchMembers(ctx context.Context) ([]string, <-chan struct{}
 		return nil, nil, fmt.Errorf("coord: watch the members under %s: %w", e.membersPath, err)
 	}
 	slices.Sort(names)
-	return names, e.either(ctx, watch, changed), nil
+	out := make([]Replica, 0, len(names))
+	for _, name := range names {
+		data, _, err := e.conn.Get(e.membersPath + "/" + name)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // left meanwhile: the watch fires
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("coord: read member %s: %w", name, err)
+		}
+		r := Replica{ID: name}
+		var md memberData
+		if json.Unmarshal(data, &md) == nil {
+			r.Features = md.Features
+		}
+		out = append(out, r)
+	}
+	return out, e.either(ctx, watch, changed), nil
 }
 
 // WatchAssignment implements Board: the assignment the leader published

@@ -39,12 +39,25 @@ func TestZKBoard(t *testing.T) {
 	spy := &sessionSpy{}
 	cfgB := zkConfig(t, server, root, "b")
 	cfgB.hooks.dial = spy.dial
+	cfgB.Features = []string{"fire-by-partition", "x"}
 	b := startReplica(t, cfgB, rec)
 
+	var rs []Replica
 	testenv.WaitFor(t, 20*time.Second, func() (bool, error) {
-		ids, _, err := b.e.WatchMembers(ctx)
+		var err error
+		rs, _, err = b.e.WatchMembers(ctx)
+		ids := ReplicaIDs(rs)
 		return err == nil && fmt.Sprint(ids) == "[a b]", fmt.Errorf("members %v, %v", ids, err)
 	}, "both replicas are members")
+	// a registered no features (as a version before features would), b two.
+	require.Equal(t, []Replica{{ID: "a"}, {ID: "b", Features: []string{"fire-by-partition", "x"}}}, rs)
+	require.False(t, rs[0].Has("fire-by-partition"))
+	require.True(t, rs[1].Has("fire-by-partition"))
+	ms, err := a.e.Members(ctx)
+	require.NoError(t, err)
+	require.Len(t, ms, 2)
+	require.Empty(t, ms[0].Features)
+	require.Equal(t, []string{"fire-by-partition", "x"}, ms[1].Features, "Members shows the features too")
 
 	pub, changed, err := b.e.WatchAssignment(ctx)
 	require.NoError(t, err)
@@ -111,7 +124,7 @@ func TestLocalBoard(t *testing.T) {
 	g := NewLocalGroup()
 	ctx := context.Background()
 	rec := newRecorder()
-	a := NewLocal(LocalConfig{Group: g, ID: "a"})
+	a := NewLocal(LocalConfig{Group: g, ID: "a", Features: []string{"f"}})
 	b := NewLocal(LocalConfig{Group: g, ID: "b"})
 	runLocal := func(l *Local) {
 		lctx, cancel := context.WithCancel(ctx)
@@ -126,9 +139,9 @@ func TestLocalBoard(t *testing.T) {
 	if ta.id == "b" {
 		leader, other = b, a
 	}
-	ids, _, err := other.WatchMembers(ctx)
+	rs, _, err := other.WatchMembers(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []string{"a", "b"}, ids)
+	require.Equal(t, []Replica{{ID: "a", Features: []string{"f"}}, {ID: "b"}}, rs)
 	pub, changed, err := other.WatchAssignment(ctx)
 	require.NoError(t, err)
 	require.Nil(t, pub.Data)
@@ -140,7 +153,7 @@ func TestLocalBoard(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one", string(pub.Data))
 	require.NoError(t, other.Close())
-	ids, _, err = leader.WatchMembers(ctx)
+	rs, _, err = leader.WatchMembers(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []string{ta.id}, ids)
+	require.Equal(t, []string{ta.id}, ReplicaIDs(rs))
 }

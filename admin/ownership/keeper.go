@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,13 @@ type Config struct {
 	Board coord.Board
 	// Store claims the partitions' epochs. Required.
 	Store Claimer
+	// Require is the feature (coord.Replica.Features) a replica must have
+	// registered to be given partitions; "" gives them to every member.
+	// The admin requires FeatureFireByPartition, so that during a rolling
+	// upgrade an admin of an older version, which registers no features
+	// and does not fire by partition, gets none: the upgraded admins fire
+	// every partition.
+	Require string
 	// RetryDelay is the wait after a failed coordinator or database call.
 	// Default 1s.
 	RetryDelay time.Duration
@@ -55,11 +63,19 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// FeatureFireByPartition is the feature an admin registers with the
+// coordinator when it fires the due jobs of the partitions it owns
+// (admin/scheduler FireOwned, schema 53 on).
+const FeatureFireByPartition = "fire-by-partition"
+
 // Published is the assignment as the leader writes it to the coordinator.
 type Published struct {
 	// Leader and Term say who computed it, in which leader term.
 	Leader string `json:"leader"`
 	Term   int64  `json:"term"`
+	// LeftOut are the live replicas given no partitions because they did
+	// not register Config.Require (older versions), sorted.
+	LeftOut []string `json:"left_out,omitempty"`
 	partition.Assignment
 }
 
@@ -141,13 +157,22 @@ func (k *Keeper) setOwned(owned map[int]int64) {
 // n) for the term's n-th computation.
 func (k *Keeper) Rebalance(ctx context.Context, term int64) error {
 	var seq int64
+	var left string // the members left out, last logged
 	for {
-		members, membersChanged, err := k.cfg.Board.WatchMembers(ctx)
+		replicas, membersChanged, err := k.cfg.Board.WatchMembers(ctx)
 		if err != nil {
 			if !k.retry(ctx, "watch the members", err) {
 				return nil
 			}
 			continue
+		}
+		members, out := k.eligible(replicas)
+		if s := fmt.Sprint(out); s != left {
+			left = s
+			if len(out) > 0 {
+				k.log.Warn("ownership: admins that did not register the feature "+k.cfg.Require+
+					" get no partitions: they run an older version; upgrade them", "admins", out, "given", members)
+			}
 		}
 		pub, assignmentChanged, err := k.cfg.Board.WatchAssignment(ctx)
 		if err != nil {
@@ -169,8 +194,8 @@ func (k *Keeper) Rebalance(ctx context.Context, term int64) error {
 		if err != nil {
 			return fmt.Errorf("ownership: rebalance in term %d: %w", term, err)
 		}
-		if moved > 0 || pub.Data == nil {
-			data, err := json.Marshal(Published{Leader: k.cfg.ID, Term: term, Assignment: next})
+		if moved > 0 || pub.Data == nil || !slices.Equal(prev.LeftOut, out) {
+			data, err := json.Marshal(Published{Leader: k.cfg.ID, Term: term, LeftOut: out, Assignment: next})
 			if err != nil {
 				return fmt.Errorf("ownership: encode the assignment: %w", err)
 			}
@@ -194,6 +219,19 @@ func (k *Keeper) Rebalance(ctx context.Context, term int64) error {
 			return nil
 		}
 	}
+}
+
+// eligible splits the replicas into the IDs that may own partitions and
+// the IDs left out for lack of the required feature.
+func (k *Keeper) eligible(rs []coord.Replica) (in, out []string) {
+	for _, r := range rs {
+		if k.cfg.Require == "" || r.Has(k.cfg.Require) {
+			in = append(in, r.ID)
+		} else {
+			out = append(out, r.ID)
+		}
+	}
+	return in, out
 }
 
 // Run keeps this replica's owned partitions in step with the published

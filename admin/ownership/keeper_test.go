@@ -48,8 +48,15 @@ type replica struct {
 // the term, as the admin does) and Run on a keeper of count partitions.
 func startReplica(t *testing.T, log *slog.Logger, id string, e elector, st *store.Store, count int) *replica {
 	t.Helper()
+	return startRequiring(t, log, id, e, st, count, "")
+}
+
+// startRequiring is startReplica with a keeper that gives partitions only
+// to replicas with the feature require (Config.Require).
+func startRequiring(t *testing.T, log *slog.Logger, id string, e elector, st *store.Store, count int, feature string) *replica {
+	t.Helper()
 	k, err := ownership.New(ownership.Config{ID: id, Count: count, Board: e, Store: st, RetryDelay: 100 * time.Millisecond,
-		Logger: log})
+		Logger: log, Require: feature})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &replica{id: id, e: e, k: k, cancel: cancel}
@@ -305,6 +312,55 @@ func TestPartitionsMoveOnlyWhatTheyMust(t *testing.T) {
 		}
 		require.Equal(t, owner, rec.Holder, "the database records the owner of partition %d", rec.Partition)
 	}
+}
+
+// TestOlderAdminsGetNoPartitions: during a rolling upgrade, an admin of
+// an older version registers no features and does not fire by partition;
+// an upgraded leader gives it no partitions (the upgraded admins share
+// them all), and when the upgraded leader leaves, the next upgraded admin
+// takes everything the leader had, still none for the older one.
+func TestOlderAdminsGetNoPartitions(t *testing.T) {
+	t.Parallel()
+	server := testenv.ZooKeeper(t)
+	st := storetest.Open(t, sqlfiles.MySQL)
+	root := "/shardjob-test/" + t.Name()
+	const count = 64
+	log := testLogger(t)
+	newZK := func(id string, features ...string) elector {
+		e, err := coord.NewZK(coord.ZKConfig{Servers: []string{server}, Root: root, ID: id, SessionTimeout: 10 * time.Second,
+			ConnectTimeout: 20 * time.Second, Logger: log, Features: features})
+		require.NoError(t, err)
+		return e
+	}
+	const feature = ownership.FeatureFireByPartition
+	n1 := startRequiring(t, log, "new1", newZK("new1", feature), st, count, feature)
+	require.Equal(t, n1, leaderOf(t, []*replica{n1}))
+	n2 := startRequiring(t, log, "new2", newZK("new2", feature), st, count, feature)
+	awaitBalanced(t, []*replica{n1, n2}, count)
+	// The older admin: no features, and (being older) no requirement of
+	// its own; it follows the published assignment like any replica.
+	old := startReplica(t, log, "old", newZK("old"), st, count)
+	testenv.WaitFor(t, 30*time.Second, func() (bool, error) {
+		pub, _, err := n1.e.WatchAssignment(context.Background())
+		if err != nil {
+			return false, err
+		}
+		p, err := ownership.Decode(pub.Data)
+		return err == nil && fmt.Sprint(p.LeftOut) == "[old]", fmt.Errorf("published %+v, %v", p.LeftOut, err)
+	}, "the leader publishes that it left the older admin out")
+	two := awaitBalanced(t, []*replica{n1, n2}, count)
+	owned, _ := old.k.Owned()
+	require.Empty(t, owned, "an admin without the feature owns nothing")
+
+	// The upgraded leader leaves; new2 campaigned before the older admin,
+	// so it leads next and takes new1's partitions; new2 keeps its own.
+	n1.stop()
+	require.Equal(t, n2, leaderOf(t, []*replica{n2, old}))
+	all := awaitBalanced(t, []*replica{n2}, count)
+	requireKept(t, "new2", two["new2"], all["new2"])
+	requireFenced(t, st, two["new1"])
+	owned, _ = old.k.Owned()
+	require.Empty(t, owned, "still none for the older admin")
 }
 
 // TestOneReplicaOwnsEverything: standalone mode (the in-process

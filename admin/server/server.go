@@ -300,6 +300,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		zk, err := coord.NewZK(coord.ZKConfig{
 			Servers: cfg.ZKServers, Root: cfg.ZKRoot, ID: cfg.ID, Address: cfg.AdvertiseURL,
 			SessionTimeout: cfg.ZKSessionTimeout, Logger: log,
+			Features: []string{ownership.FeatureFireByPartition},
 		})
 		if err != nil {
 			return nil, &SettingError{Setting: "zk", Err: err}
@@ -307,7 +308,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.elect, s.close = zk, zk.Close
 	} else {
 		local := coord.NewLocal(coord.LocalConfig{
-			ID: cfg.ID, Address: cfg.AdvertiseURL,
+			ID: cfg.ID, Address: cfg.AdvertiseURL, Features: []string{ownership.FeatureFireByPartition},
 			BaseEpoch: func() (int64, error) {
 				rec, err := st.Leader(context.Background())
 				return rec.Epoch, err
@@ -316,7 +317,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.elect, s.close = local, local.Close
 	}
 	board, _ := s.elect.(coord.Board) // both electors are boards
-	if s.owner, err = ownership.New(ownership.Config{ID: cfg.ID, Board: board, Store: st, Logger: log}); err != nil {
+	if s.owner, err = ownership.New(ownership.Config{ID: cfg.ID, Board: board, Store: st, Logger: log,
+		Require: ownership.FeatureFireByPartition}); err != nil {
 		_ = s.close()
 		return nil, err
 	}

@@ -9,6 +9,11 @@ import { h, s, pageHead, card, kv, syncTable, absTime, relTime, emptyState, pill
 // earliest due job has waited this long to fire.
 const LATE_MS = 2000;
 
+// FIRES_BY_PARTITION is the feature an admin registers when it fires its
+// partitions' jobs (ownership.FeatureFireByPartition); an admin of an
+// older version registers none and the leader gives it no partitions.
+const FIRES_BY_PARTITION = "fire-by-partition";
+
 export default function mount(root, ctx) {
   const leaderBox = h("div", { id: "cluster-leader" });
   const topo = h("div", { class: "topo-box", id: "cluster-topology" });
@@ -84,6 +89,9 @@ export default function mount(root, ctx) {
       h("span", { class: "pmap-key" }, h("span", { class: ["swatch", colour(id)] }), id, " ", h("span", { class: "muted" }, fmtNum(counts.get(id))))));
   }
 
+  // older: the replica did not register FIRES_BY_PARTITION.
+  const older = m => !(m.features || []).includes(FIRES_BY_PARTITION);
+
   async function refresh() {
     const [c, ex] = await Promise.all([api("GET", "/cluster"), api("GET", "/executors")]);
     if (!ctx.isCurrent()) return;
@@ -109,7 +117,9 @@ export default function mount(root, ctx) {
       { sig: m => m.leader, cell: m => m.leader ? pill("★ " + t("cluster.roleLeader"), "ok") : pill(t("cluster.roleFollower")) },
       { sig: m => m.since, cell: m => [absTime(m.since), h("div", { class: "sub-line" }, relTime(m.since))] },
       { class: "num mono", sig: m => m.epoch, cell: m => m.leader ? String(m.epoch) : "—" },
-      { class: "num", sig: m => owned[m.id] || 0, cell: m => fmtNum(owned[m.id] || 0) },
+      { class: "num", sig: m => `${owned[m.id] || 0}/${older(m)}`, cell: m => older(m)
+        ? [fmtNum(owned[m.id] || 0), h("div", { class: "sub-line" }, h("span", { class: "older-version text-warn", title: t("cluster.olderVersionWhy") }, t("cluster.olderVersion")))]
+        : fmtNum(owned[m.id] || 0) },
     ]);
     if (!members.length) fill(tbody, h("tr", {}, h("td", { colspan: 6 }, emptyState(t("cluster.noMembers")))));
     drawPartitions(parts.records || [], members, parts.max_lag_ms);
