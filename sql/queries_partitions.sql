@@ -119,3 +119,36 @@ SELECT sp.id, (SELECT j.next_fire_at FROM job j
                WHERE j.partition_id = sp.id AND j.enabled = 1 AND j.paused = 0 AND j.next_fire_at IS NOT NULL
                ORDER BY j.next_fire_at LIMIT 1) AS next_due
 FROM scheduler_partition sp ORDER BY sp.id;
+
+-- Settings every admin of an installation shares (installation_setting,
+-- migration 0054): the partition count.
+
+-- name: SettingRecord :exec
+-- in: name string, value int64
+-- Records a setting unless one is recorded already.
+{{insert_ignore}} INTO installation_setting (name, value, set_ms) VALUES (?, ?, {{now_ms}});
+
+-- name: SettingGet :one
+-- in: name string
+-- out: value int64
+SELECT value FROM installation_setting WHERE name = ?;
+
+-- name: SettingSet :exec
+-- in: value int64, name string
+UPDATE installation_setting SET value = ?, set_ms = {{now_ms}} WHERE name = ?;
+
+-- name: JobIDMax :one
+-- out: id int64
+SELECT COALESCE(MAX(id), 0) FROM job;
+
+-- name: JobsPartitionClear :exec
+-- in: after int64, upto int64
+-- Forgets the partition of the jobs of one id range (by the primary key),
+-- for a change of the partition count.
+UPDATE job SET partition_id = NULL WHERE id > ? AND id <= ? AND partition_id IS NOT NULL;
+
+-- name: PartitionsForget :exec
+-- Every partition's fencing record, for a change of the partition count
+-- (epochs stay above every earlier one without them: they are built from
+-- the leader's term).
+DELETE FROM scheduler_partition;

@@ -286,6 +286,16 @@ func (k *Keeper) follow(ctx context.Context, pub coord.Published) bool {
 		k.setOwned(map[int]int64{})
 		return true
 	}
+	if a.Count() != 0 && a.Count() != k.cfg.Count {
+		// Published for another partition count (by a leader started
+		// before a repartition, or misconfigured: the database refuses an
+		// admin whose count is not the installation's). None of it is
+		// ours to claim.
+		k.log.Warn("ownership: the published assignment is for another partition count; owning nothing until the leader publishes one for ours",
+			"published", a.Count(), "ours", k.cfg.Count, "leader", a.Leader)
+		k.setOwned(map[int]int64{})
+		return true
+	}
 	want := map[int]int64{}
 	for _, o := range a.Owned(k.cfg.ID) {
 		want[o.Partition] = o.Epoch

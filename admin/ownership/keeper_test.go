@@ -2,6 +2,7 @@ package ownership_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -376,4 +377,36 @@ func TestOneReplicaOwnsEverything(t *testing.T) {
 	after, _ := r.k.Owned()
 	require.Empty(t, after, "a stopped keeper owns nothing")
 	require.Empty(t, slices.Collect(maps.Keys(after)))
+}
+
+// TestAssignmentOfAnotherCountIsNotClaimed: a replica ignores an
+// assignment published for another partition count (a leader started
+// before a repartition): it claims none of it, and claims an assignment
+// for its own count.
+func TestAssignmentOfAnotherCountIsNotClaimed(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t, sqlfiles.SQLite)
+	k, err := ownership.New(ownership.Config{ID: "b", Count: 32, Board: coord.NewLocal(coord.LocalConfig{ID: "b"}), Store: st,
+		Logger: testLogger(t)})
+	require.NoError(t, err)
+	publish := func(count int) coord.Published {
+		a := partition.Assignment{Owners: make([]string, count), Epochs: make([]int64, count)}
+		for p := range count {
+			a.Owners[p], a.Epochs[p] = "b", partition.NextEpoch(7, 1)
+		}
+		data, err := json.Marshal(ownership.Published{Leader: "a", Term: 7, Assignment: a})
+		require.NoError(t, err)
+		return coord.Published{Data: data, Trusted: true}
+	}
+	ctx := context.Background()
+	require.True(t, k.Follow(ctx, publish(16)))
+	owned, _ := k.Owned()
+	require.Empty(t, owned, "an assignment of 16 partitions is not for a keeper of 32")
+	records, err := st.Partitions(ctx)
+	require.NoError(t, err)
+	require.Empty(t, records, "nothing claimed in the database")
+
+	require.True(t, k.Follow(ctx, publish(32)))
+	owned, _ = k.Owned()
+	require.Len(t, owned, 32)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/shardjob/shardjob/admin/internal/loops"
 	"github.com/shardjob/shardjob/admin/metrics"
 	"github.com/shardjob/shardjob/admin/ownership"
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/runstats"
 	"github.com/shardjob/shardjob/admin/scheduler"
@@ -65,6 +66,13 @@ type Config struct {
 	ZKRoot string
 	// ZKSessionTimeout (--zk-session-timeout). Default 6s.
 	ZKSessionTimeout time.Duration
+	// SchedulingPartitions is the installation's number of scheduling
+	// partitions (--scheduling-partitions), 1 to partition.MaxCount. Every
+	// admin of an installation must use the same: the first one records
+	// it in the database, and an admin started with another count refuses
+	// to start (store.PartitionCountError). Default partition.DefaultCount
+	// (256).
+	SchedulingPartitions int
 
 	// Storage.
 
@@ -179,6 +187,9 @@ func (c Config) WithDefaults() Config {
 	if c.ZKSessionTimeout <= 0 {
 		c.ZKSessionTimeout = 6 * time.Second
 	}
+	if c.SchedulingPartitions == 0 {
+		c.SchedulingPartitions = partition.DefaultCount
+	}
 	c.Timing = c.Timing.WithDefaults()
 	c.HTTP = c.HTTP.WithDefaults()
 	if c.Out == nil {
@@ -217,6 +228,10 @@ func (c Config) validate() error {
 	if c.DBDSN == "" {
 		return settingErr("db-dsn", "empty: give the MySQL DSN (user:pass@tcp(host:3306)/shardjob), the PostgreSQL URL (postgres://user:pass@host:5432/shardjob) or the SQLite file")
 	}
+	if c.SchedulingPartitions < 1 || c.SchedulingPartitions > partition.MaxCount {
+		return settingErr("scheduling-partitions", "%d: must be 1-%d (default %d); every admin of an installation uses the same",
+			c.SchedulingPartitions, partition.MaxCount, partition.DefaultCount)
+	}
 	if err := protocol.ValidateSecret(c.ExecutorSecret); err != nil {
 		return settingErr("executor-secret", "%w; generate one with 'openssl rand -hex 32'", err)
 	}
@@ -254,7 +269,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	log := cfg.Logger.With("admin", cfg.ID)
 	cfg = cfg.share(log)
-	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN, Replica: cfg.ID})
+	st, err := store.Open(ctx, store.Config{Driver: cfg.DBDriver, DSN: cfg.DBDSN, Replica: cfg.ID, PartitionCount: cfg.SchedulingPartitions})
 	if err != nil {
 		return nil, &SettingError{Setting: "db-dsn", Err: err}
 	}
@@ -269,6 +284,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if n > 0 {
 		log.Info("database migrated", "applied", n)
+	}
+	if err := st.AgreePartitionCount(ctx); err != nil {
+		return nil, &SettingError{Setting: "scheduling-partitions", Err: err}
 	}
 	pw, err := auth.Bootstrap(ctx, st)
 	if err != nil {
@@ -317,7 +335,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.elect, s.close = local, local.Close
 	}
 	board, _ := s.elect.(coord.Board) // both electors are boards
-	if s.owner, err = ownership.New(ownership.Config{ID: cfg.ID, Board: board, Store: st, Logger: log,
+	if s.owner, err = ownership.New(ownership.Config{ID: cfg.ID, Count: cfg.SchedulingPartitions, Board: board, Store: st, Logger: log,
 		Require: ownership.FeatureFireByPartition}); err != nil {
 		_ = s.close()
 		return nil, err

@@ -41,6 +41,7 @@ var copyTables = []struct {
 	{"job_backfill", []string{"id"}},
 	{"job_breaker", []string{"job_id"}},
 	{"scheduler_partition", []string{"id"}},
+	{"installation_setting", []string{"name"}},
 	{"job_run", []string{"id"}},
 	{"slot_attempt", []string{"id"}},
 	{"slot_stats", []string{"job_id", "slot"}},

@@ -164,6 +164,11 @@ const fillPartitionBatch = 2000
 // only. Each batch reads only the unfilled entries of
 // idx_job_partition_due.
 func (s *Store) FillJobPartitions(ctx context.Context) (int64, error) {
+	return s.fillJobPartitions(ctx, s.parts)
+}
+
+// fillJobPartitions is FillJobPartitions for count partitions.
+func (s *Store) fillJobPartitions(ctx context.Context, count int) (int64, error) {
 	var filled int64
 	for {
 		ids, err := s.q.JobsPartitionUnset(ctx, s.db, fillPartitionBatch)
@@ -173,7 +178,7 @@ func (s *Store) FillJobPartitions(ctx context.Context) (int64, error) {
 		if len(ids) == 0 {
 			return filled, nil
 		}
-		if _, err := s.q.JobsPartitionFill(ctx, s.db, jobsPartitionFillParams{Count: s.parts, IDs: ids}); err != nil {
+		if _, err := s.q.JobsPartitionFill(ctx, s.db, jobsPartitionFillParams{Count: count, IDs: ids}); err != nil {
 			return filled, fmt.Errorf("fill the partition of %d jobs: %w", len(ids), err)
 		}
 		filled += int64(len(ids))

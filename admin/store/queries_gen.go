@@ -184,6 +184,7 @@ const (
 	qJobDelete
 	qJobExists
 	qJobForChildRun
+	qJobIDMax
 	qJobIdentitiesByID
 	qJobIdentitiesByName
 	qJobInsert
@@ -219,6 +220,7 @@ const (
 	qJobsOfWorkflow
 	qJobsOfWorkflowDelete
 	qJobsOverdue
+	qJobsPartitionClear
 	qJobsPartitionFill
 	qJobsPartitionFillAll
 	qJobsPartitionUnset
@@ -247,6 +249,7 @@ const (
 	qPartitionEpochsShared
 	qPartitionGet
 	qPartitions
+	qPartitionsForget
 	qPartitionsNextDue
 	qPlacedSlots
 	qQueueRuns
@@ -321,6 +324,9 @@ const (
 	qSessionGet
 	qSessionInsert
 	qSessionPurge
+	qSettingGet
+	qSettingRecord
+	qSettingSet
 	qSlotReplayParamsUpsert
 	qSlotStatsOfJob
 	qSlotStatsOfJobs
@@ -572,6 +578,7 @@ var queryNames = [...]string{
 	"JobDelete",
 	"JobExists",
 	"JobForChildRun",
+	"JobIDMax",
 	"JobIdentitiesByID",
 	"JobIdentitiesByName",
 	"JobInsert",
@@ -607,6 +614,7 @@ var queryNames = [...]string{
 	"JobsOfWorkflow",
 	"JobsOfWorkflowDelete",
 	"JobsOverdue",
+	"JobsPartitionClear",
 	"JobsPartitionFill",
 	"JobsPartitionFillAll",
 	"JobsPartitionUnset",
@@ -635,6 +643,7 @@ var queryNames = [...]string{
 	"PartitionEpochsShared",
 	"PartitionGet",
 	"Partitions",
+	"PartitionsForget",
 	"PartitionsNextDue",
 	"PlacedSlots",
 	"QueueRuns",
@@ -709,6 +718,9 @@ var queryNames = [...]string{
 	"SessionGet",
 	"SessionInsert",
 	"SessionPurge",
+	"SettingGet",
+	"SettingRecord",
+	"SettingSet",
 	"SlotReplayParamsUpsert",
 	"SlotStatsOfJob",
 	"SlotStatsOfJobs",

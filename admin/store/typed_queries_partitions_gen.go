@@ -46,6 +46,13 @@ func (q queries) JobCountDueIn(ctx context.Context, db dbtx, p jobCountDueInPara
 	return r, err
 }
 
+// JobIDMax runs query JobIDMax of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) JobIDMax(ctx context.Context, db dbtx) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qJobIDMax]).Scan(&r)
+	return r, err
+}
+
 // JobNextDueIn runs query JobNextDueIn of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
 func (q queries) JobNextDueIn(ctx context.Context, db dbtx, partitions []int) (sql.NullInt64, error) {
 	var r sql.NullInt64
@@ -66,6 +73,21 @@ func (q queries) JobNextPauseEndIn(ctx context.Context, db dbtx, partitions []in
 	}
 	err = db.QueryRowxContext(ctx, text, args...).Scan(&r)
 	return r, err
+}
+
+// jobsPartitionClearParams are the parameters of JobsPartitionClear.
+type jobsPartitionClearParams struct {
+	After int64 // after
+	Upto  int64 // upto
+}
+
+// JobsPartitionClear runs query JobsPartitionClear of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) JobsPartitionClear(ctx context.Context, db dbtx, p jobsPartitionClearParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qJobsPartitionClear], p.After, p.Upto)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // jobsPartitionFillParams are the parameters of JobsPartitionFill.
@@ -194,6 +216,15 @@ func (q queries) Partitions(ctx context.Context, db dbtx) ([]PartitionRecord, er
 	return out, nil
 }
 
+// PartitionsForget runs query PartitionsForget of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) PartitionsForget(ctx context.Context, db dbtx) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qPartitionsForget])
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // PartitionsNextDue runs query PartitionsNextDue of queries_partitions.sql on db (a pool or a transaction) and returns its rows.
 func (q queries) PartitionsNextDue(ctx context.Context, db dbtx) ([]PartitionNextDue, error) {
 	out := []PartitionNextDue{}
@@ -201,4 +232,41 @@ func (q queries) PartitionsNextDue(ctx context.Context, db dbtx) ([]PartitionNex
 		return nil, err
 	}
 	return out, nil
+}
+
+// SettingGet runs query SettingGet of queries_partitions.sql on db (a pool or a transaction) and returns its row (sql.ErrNoRows when there is none).
+func (q queries) SettingGet(ctx context.Context, db dbtx, name string) (int64, error) {
+	var r int64
+	err := db.QueryRowxContext(ctx, q[qSettingGet], name).Scan(&r)
+	return r, err
+}
+
+// settingRecordParams are the parameters of SettingRecord.
+type settingRecordParams struct {
+	Name  string // name
+	Value int64  // value
+}
+
+// SettingRecord runs query SettingRecord of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SettingRecord(ctx context.Context, db dbtx, p settingRecordParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSettingRecord], p.Name, p.Value)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// settingSetParams are the parameters of SettingSet.
+type settingSetParams struct {
+	Value int64  // value
+	Name  string // name
+}
+
+// SettingSet runs query SettingSet of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SettingSet(ctx context.Context, db dbtx, p settingSetParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSettingSet], p.Value, p.Name)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

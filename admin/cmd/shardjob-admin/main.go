@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/shardjob/shardjob/admin/partition"
 	"github.com/shardjob/shardjob/admin/retention"
 	"github.com/shardjob/shardjob/admin/scheduler"
 	"github.com/shardjob/shardjob/admin/server"
@@ -52,6 +53,7 @@ commands:
   serve        production admin against MySQL/MariaDB or PostgreSQL, and ZooKeeper
   migrate      apply the database migrations and exit
   copy         copy an installation into a new database (MySQL, PostgreSQL or SQLite)
+  repartition  change the number of scheduling partitions (every admin stopped)
   version      print the version
 
 run 'shardjob-admin <command> -h' for the flags of a command.
@@ -74,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdMigrate(ctx, args[1:], stdout, stderr)
 	case "copy":
 		err = cmdCopy(ctx, args[1:], stdout, stderr)
+	case "repartition":
+		err = cmdRepartition(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "shardjob-admin", Version)
 	case "-h", "--help", "help":
@@ -249,6 +253,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	zk := f.Str("zk", "", "ZooKeeper servers, comma separated, e.g. 10.0.0.1:2181,10.0.0.2:2181 (empty: in-process coordinator, single replica only)")
 	zkRoot := f.Str("zk-root", "/shardjob", "ZooKeeper path of this cluster")
 	zkSession := f.Dur("zk-session-timeout", 6*time.Second, "ZooKeeper session timeout")
+	partitions := f.Num("scheduling-partitions", partition.DefaultCount, "number of scheduling partitions the admins share out (1 to 4096); the same on every admin: the first records it, and changing it takes 'shardjob-admin repartition' with every admin stopped")
 	f.Group("Storage")
 	driver := f.Str("db-driver", "mysql", "mysql, postgres or sqlite")
 	dsn := f.Str("db-dsn", "", "database DSN, e.g. shardjob:pw@tcp(127.0.0.1:3306)/shardjob (mysql) or postgres://shardjob:pw@127.0.0.1:5432/shardjob (postgres)")
@@ -340,7 +345,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := server.New(ctx, server.Config{
 		ID: *id, HTTPAddr: *addr, AdvertiseURL: *adv, DBDriver: *driver, DBDSN: *dsn,
-		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession,
+		ZKServers: servers, ZKRoot: *zkRoot, ZKSessionTimeout: *zkSession, SchedulingPartitions: *partitions,
 		ExecutorSecret: *secret, Timing: protocol.Timing{Heartbeat: *hb}, AlarmChannelsFile: *alarmFile, Out: stdout, Logger: log,
 		Scheduler: scheduler.Config{
 			StartBatch: *startBatch, ScheduleCache: *scheduleCache, UnplaceableTimeout: *unplaceable, PriorityAging: priorityAging, MaxRunningSlots: int64(*platformSlots), HoldRecheck: *holdRecheck, DispatchTimeout: *dispatchTimeout, ForgetLostAfter: forget,
