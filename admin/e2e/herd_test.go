@@ -99,7 +99,8 @@ type herdCase struct {
 // herdEnv is a running admin and its executors.
 type herdEnv struct {
 	db        *sql.DB
-	admin     *testenv.Process
+	admin     *testenv.Process   // the first admin, which leads
+	admins    []*testenv.Process // every admin, the first one first
 	executors []*testenv.Process
 	mysqldPID int // the private MariaDB's process, 0 on the shared test server
 	// postgresPID is the PostgreSQL server's postmaster, whose CPU time
@@ -321,6 +322,14 @@ func privateHerdDB(tb testing.TB) (string, int) {
 // lists them online with demo.noop. Everything is stopped when tb ends.
 func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 	tb.Helper()
+	return startHerdEnvN(tb, dsn, extraArgs, 1)
+}
+
+// startHerdEnvN is startHerdEnv with admins admin processes on one
+// ZooKeeper: the first leads; the executors know them all; it returns once
+// the scheduling partitions are shared out evenly between them.
+func startHerdEnvN(tb testing.TB, dsn string, extraArgs []string, admins int) *herdEnv {
+	tb.Helper()
 	zk := testenv.ZooKeeper(tb)
 	root := testenv.ZKChroot(tb)
 	adminBin := testenv.BuildBinary(tb, harness.AdminPkg)
@@ -347,15 +356,26 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 		}
 		i += n
 	}
-	port := strconv.Itoa(testenv.FreePort(tb))
-	args = append(args, "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port)
-	env.url = "http://127.0.0.1:" + port
-	keep.register("admin", &env.admin)
-	env.admin = testenv.StartProcess(tb, adminBin, args, []string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
-	_, err := env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
+	var urls []string
+	startAdmin := func(name string) *testenv.Process {
+		port := strconv.Itoa(testenv.FreePort(tb))
+		urls = append(urls, "http://127.0.0.1:"+port)
+		var p *testenv.Process
+		keep.register(name, &p)
+		p = testenv.StartProcess(tb, adminBin, append(slices.Clone(args), "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port),
+			[]string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
+		_, err := p.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
+		require.NoError(tb, err)
+		env.admins = append(env.admins, p)
+		return p
+	}
+	env.admin = startAdmin("admin")
+	env.url = urls[0]
+	_, err := env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "msg=leading")
 	require.NoError(tb, err)
-	_, err = env.admin.WaitForLine(herdCtx(tb, 90*time.Second), "msg=leading")
-	require.NoError(tb, err)
+	for i := 2; i <= admins; i++ {
+		startAdmin(fmt.Sprintf("admin%d", i))
+	}
 
 	if env.dialect == "postgres" {
 		// The store's pool takes the harness's "?" placeholders.
@@ -376,7 +396,7 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 		name := fmt.Sprintf("%s-ex%d", herdApp, i+1)
 		keep.register(name, &env.executors[i])
 		env.executors[i] = testenv.StartProcess(tb, execBin, []string{
-			"--app", herdApp, "--admins", "http://127.0.0.1:" + port, "--instance-id", name,
+			"--app", herdApp, "--admins", strings.Join(urls, ","), "--instance-id", name,
 			"--capacity", strconv.Itoa(herdCapacity), "--max-pending-results", strconv.Itoa(herdMaxPending),
 			"--drain-timeout", "2s",
 		}, []string{"SHARDJOB_SECRET=" + secret})
@@ -390,7 +410,46 @@ func startHerdEnv(tb testing.TB, dsn string, extraArgs []string) *herdEnv {
 		err := env.db.QueryRow(`SELECT COUNT(*) FROM executor WHERE app = ? AND state = 'online' AND handlers LIKE '%demo.noop%'`, herdApp).Scan(&n)
 		return n == herdExecutors, err
 	}, "the executors did not come online with demo.noop")
+	if admins > 1 {
+		env.awaitPartitionsShared(tb, admins)
+	}
 	return env
+}
+
+// awaitPartitionsShared waits until admins admins each hold ⌊P/admins⌋ or
+// ⌈P/admins⌉ of the P scheduling partitions, as recorded in the database.
+func (env *herdEnv) awaitPartitionsShared(tb testing.TB, admins int) {
+	tb.Helper()
+	testenv.WaitFor(tb, 90*time.Second, func() (bool, error) {
+		rows, err := env.db.Query(`SELECT holder, COUNT(*) FROM scheduler_partition GROUP BY holder`)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		held := map[string]int{}
+		total := 0
+		for rows.Next() {
+			var h string
+			var n int
+			if err := rows.Scan(&h, &n); err != nil {
+				return false, err
+			}
+			held[h] = n
+			total += n
+		}
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+		if len(held) != admins || total == 0 {
+			return false, fmt.Errorf("partitions held %v", held)
+		}
+		for _, n := range held {
+			if n < total/admins || n > (total+admins-1)/admins {
+				return false, fmt.Errorf("partitions held %v", held)
+			}
+		}
+		return true, nil
+	}, "the scheduling partitions are shared out between the admins")
 }
 
 // run seeds one herd of tc, waits until it settled (timing tb, when it is a
@@ -784,7 +843,9 @@ func (env *herdEnv) digests(tb testing.TB, b *strings.Builder, title, figures, r
 func (env *herdEnv) cpu(tb testing.TB) [3]time.Duration {
 	tb.Helper()
 	var out [3]time.Duration
-	out[0] = cpuTime(tb, env.admin.PID())
+	for _, a := range env.admins {
+		out[0] += cpuTime(tb, a.PID())
+	}
 	for _, e := range env.executors {
 		out[1] += cpuTime(tb, e.PID())
 	}

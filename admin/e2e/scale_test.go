@@ -42,6 +42,10 @@ import (
 const (
 	scaleJobsEnv     = "BENCH_SCALE_JOBS"
 	scaleDurationEnv = "BENCH_SCALE_DURATION"
+	// scaleAdminsEnv lists the numbers of admin processes to run the
+	// window with, one after the other, each on a database of its own:
+	// "1,2,3" unless set (issue 38: firing split by partition).
+	scaleAdminsEnv = "BENCH_SCALE_ADMINS"
 	// scaleAPICalls, scaleAPIWorkers: the burst of API list calls made
 	// during the window (GET /api/v1/jobs and /api/v1/runs of the app,
 	// pages of 100, alternately), by that many clients at once.
@@ -62,6 +66,8 @@ FROM seq_1_to_{jobs}`
 
 // scaleResult is what one window measured, from the database.
 type scaleResult struct {
+	admins   int
+	adminCPU []time.Duration // each admin's CPU over the window, the leader first
 	jobs     int
 	window   time.Duration
 	due      int // firings due in the window: runs scheduled in it, plus jobs whose next firing in it was not yet made a run
@@ -80,7 +86,7 @@ type scaleResult struct {
 	apiTook  time.Duration
 	apiP99   time.Duration // lag p99 of the firings due in the 60 s after the burst
 	apiRuns  int
-	adminRSS int64
+	adminRSS int64         // the largest admin's peak
 	mysqldS  time.Duration // mysqld CPU over the window
 	cores    int
 	loadavg  string
@@ -106,17 +112,29 @@ func BenchmarkScaleE2E(b *testing.B) {
 		window = d
 	}
 	require.GreaterOrEqual(b, window, 2*time.Minute, "%s: at least 2m (the herd is due 1 minute in, the API burst a minute before the end)", scaleDurationEnv)
-	dsn, mysqld := privateHerdDB(b)
-	env := startHerdEnv(b, dsn, nil)
-	env.mysqldPID = mysqld
-	b.ResetTimer()
-	b.StopTimer()
-	for range b.N {
-		r := env.runScale(b, jobs, window, true)
-		fmt.Fprint(os.Stderr, r.table())
-		b.ReportMetric(float64(r.lagP99.Milliseconds()), "lag-p99-ms")
-		b.ReportMetric(float64(r.backlog), "backlog")
-		b.ReportMetric(float64(r.adminRSS)/(1<<20), "admin-maxrss-MiB")
+	counts := "1,2,3"
+	if v := os.Getenv(scaleAdminsEnv); v != "" {
+		counts = v
+	}
+	for _, c := range strings.Split(counts, ",") {
+		admins, err := strconv.Atoi(strings.TrimSpace(c))
+		require.NoError(b, err, scaleAdminsEnv)
+		require.Positive(b, admins, scaleAdminsEnv)
+		b.Run(fmt.Sprintf("admins-%d", admins), func(b *testing.B) {
+			dsn, mysqld := privateHerdDB(b)
+			env := startHerdEnvN(b, dsn, nil, admins)
+			env.mysqldPID = mysqld
+			b.ResetTimer()
+			b.StopTimer()
+			for range b.N {
+				r := env.runScale(b, jobs, window, true)
+				fmt.Fprint(os.Stderr, r.table())
+				b.ReportMetric(float64(r.lagP99.Milliseconds()), "lag-p99-ms")
+				b.ReportMetric(float64(r.backlog), "backlog")
+				b.ReportMetric(float64(r.started)/window.Seconds(), "started/s")
+				b.ReportMetric(float64(r.adminRSS)/(1<<20), "admin-maxrss-MiB")
+			}
+		})
 	}
 }
 
@@ -126,10 +144,13 @@ func BenchmarkScaleE2E(b *testing.B) {
 // ran twice (one run per job and scheduled time, one current attempt per
 // slot). No figure is asserted.
 func TestScaleSmall(t *testing.T) {
-	env := startHerdEnv(t, testenv.MySQL(t), nil)
+	// Two admins: each fires the jobs of its half of the partitions.
+	env := startHerdEnvN(t, testenv.MySQL(t), nil, 2)
 	r := env.runScale(t, 2000, 20*time.Second, false)
-	t.Logf("scale-small: %d due, %d started, %d settled, %d skipped; lag p50 %s p99 %s max %s; herd %d jobs, all started after %s",
-		r.due, r.started, r.settled, r.skipped, r.lagP50, r.lagP99, r.lagMax, r.herdJobs, r.herdAll)
+	t.Logf("scale-small, 2 admins: %d due, %d started, %d settled, %d skipped; lag p50 %s p99 %s max %s; herd %d jobs, all started after %s; admin CPU %v",
+		r.due, r.started, r.settled, r.skipped, r.lagP50, r.lagP99, r.lagMax, r.herdJobs, r.herdAll, r.adminCPU)
+	fired := env.firedByAdmin(t)
+	require.Len(t, fired, 2, "runs fired by each admin's partitions (by epoch): %v", fired)
 	require.Zero(t, r.doubled, "firings run twice")
 	require.Zero(t, r.skipped, "firings skipped")
 	require.Equal(t, r.due, r.started, "every due firing started")
@@ -177,6 +198,7 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	// processes), then for the window, with the API burst in it.
 	sleepUntil(time.Until(t0))
 	cpu0 := env.cpu(tb)
+	admin0 := env.adminCPUs(tb)
 	var r scaleResult
 	end := t0.Add(window)
 	if withAPI {
@@ -192,6 +214,7 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	}
 	env.checkAlive(tb)
 	cpu1 := env.cpu(tb)
+	admin1 := env.adminCPUs(tb)
 	if env.mysqldPID > 0 && os.Getenv(herdProfileEnv) != "" {
 		env.logStatements(tb) // where the database's time went in the window (and the fill)
 	}
@@ -209,7 +232,11 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	m := env.measureScale(tb, t0, end, herd, measured)
 	m.jobs, m.window = jobs, window
 	m.apiCalls, m.apiTook, m.apiP99, m.apiRuns = r.apiCalls, r.apiTook, r.apiP99, r.apiRuns
-	m.adminRSS = peakRSS(tb, env.admin.PID())
+	m.admins = len(env.admins)
+	for i, a := range env.admins {
+		m.adminRSS = max(m.adminRSS, peakRSS(tb, a.PID()))
+		m.adminCPU = append(m.adminCPU, admin1[i]-admin0[i])
+	}
 	m.mysqldS = cpu1[2] - cpu0[2]
 	m.cores = runtime.NumCPU()
 	if raw, err := os.ReadFile("/proc/loadavg"); err == nil {
@@ -353,13 +380,44 @@ func (env *herdEnv) apiBurst(tb testing.TB) (int, time.Duration) {
 	return ok, time.Since(start)
 }
 
-// checkAlive fails tb when the admin or an executor exited.
+// adminCPUs is each admin's CPU time so far, the leader first.
+func (env *herdEnv) adminCPUs(tb testing.TB) []time.Duration {
+	tb.Helper()
+	out := make([]time.Duration, len(env.admins))
+	for i, a := range env.admins {
+		out[i] = cpuTime(tb, a.PID())
+	}
+	return out
+}
+
+// firedByAdmin counts the runs of the herd's app by the admin whose
+// partition epoch fired them (job_run.epoch: a partition epoch, ≥ 2^32, is
+// recorded in scheduler_partition with its holder while it stays current).
+func (env *herdEnv) firedByAdmin(tb testing.TB) map[string]int {
+	tb.Helper()
+	rows, err := env.db.Query(`SELECT p.holder, COUNT(*) FROM job_run r JOIN job j ON j.id = r.job_id
+		JOIN scheduler_partition p ON p.id = j.partition_id AND p.epoch = r.epoch
+		WHERE r.app = ? GROUP BY p.holder`, herdApp)
+	require.NoError(tb, err)
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var h string
+		var n int
+		require.NoError(tb, rows.Scan(&h, &n))
+		out[h] = n
+	}
+	require.NoError(tb, rows.Err())
+	return out
+}
+
+// checkAlive fails tb when an admin or an executor exited.
 func (env *herdEnv) checkAlive(tb testing.TB) {
 	tb.Helper()
-	for i, p := range append([]*testenv.Process{env.admin}, env.executors...) {
+	for i, p := range append(slices.Clone(env.admins), env.executors...) {
 		select {
 		case <-p.Done():
-			tb.Fatalf("process %d of the scale run (0: admin, 1..: executors) exited (exit code %d)", i, p.ExitCode())
+			tb.Fatalf("process %d of the scale run (the %d admins first, then the executors) exited (exit code %d)", i, len(env.admins), p.ExitCode())
 		default:
 		}
 	}
@@ -369,7 +427,7 @@ func (env *herdEnv) checkAlive(tb testing.TB) {
 func (r scaleResult) table() string {
 	var b strings.Builder
 	perS := func(n int) string { return fmt.Sprintf("%.0f/s", float64(n)/r.window.Seconds()) }
-	fmt.Fprintf(&b, "\n| bench-scale: %d jobs, window %s | |\n|---|---|\n", r.jobs, r.window)
+	fmt.Fprintf(&b, "\n| bench-scale: %d jobs, window %s, %d admin(s) | |\n|---|---|\n", r.jobs, r.window, r.admins)
 	fmt.Fprintf(&b, "| start lag p50 / p95 / p99 / max | %s / %s / %s / %s |\n", r.lagP50, r.lagP95, r.lagP99, r.lagMax)
 	fmt.Fprintf(&b, "| firings due / started / settled (skipped) | %d / %d / %d (%d): %s / %s / %s |\n",
 		r.due, r.started, r.settled, r.skipped, perS(r.due), perS(r.started), perS(r.settled))
@@ -381,7 +439,12 @@ func (r scaleResult) table() string {
 	fmt.Fprintf(&b, "| top-of-minute herd (%d jobs due on one minute) | %s |\n", r.herdJobs, herd)
 	fmt.Fprintf(&b, "| after API load (%d list calls in %s, %d at once): lag p99 of the %d runs due in the next 60 s | %s |\n",
 		r.apiCalls, r.apiTook.Round(time.Millisecond), scaleAPIWorkers, r.apiRuns, r.apiP99)
-	fmt.Fprintf(&b, "| admin RSS max (VmHWM) | %d MiB |\n", r.adminRSS>>20)
+	cpus := make([]string, len(r.adminCPU))
+	for i, c := range r.adminCPU {
+		cpus[i] = c.Round(100 * time.Millisecond).String()
+	}
+	fmt.Fprintf(&b, "| admin CPU over the window (the leader first) | %s |\n", strings.Join(cpus, " / "))
+	fmt.Fprintf(&b, "| admin RSS max (VmHWM, the largest admin) | %d MiB |\n", r.adminRSS>>20)
 	perRun := "—"
 	if r.settled > 0 && r.mysqldS > 0 {
 		perRun = fmt.Sprintf("%.2f ms (%s over the window)", float64(r.mysqldS.Microseconds())/1000/float64(r.settled), r.mysqldS)
