@@ -14,6 +14,16 @@ type Config struct {
 	ID string
 	// PollInterval is the longest the loop sleeps between ticks. Default 200ms.
 	PollInterval time.Duration
+	// HintTimeout bounds the reads that only tune the fire loop — the
+	// wake-up (the next due job, the next pause end) and the pre-read
+	// count — which lock nothing and read a snapshot. On InnoDB such a read
+	// must check every index entry of an uncommitted (or later committed)
+	// transaction against its snapshot; during a bulk load of a million
+	// jobs one took minutes and kept its partitions from firing. A read
+	// abandoned at HintTimeout is answered by the defaults (sleep
+	// PollInterval, the pre-read window unchanged); the claim, a locking
+	// read of the latest versions, is not affected. Default 2s.
+	HintTimeout time.Duration
 	// BatchSize is how many due jobs one transaction claims. Default 1000.
 	BatchSize int
 	// PreRead creates the runs of firings due within this window ahead of
@@ -133,6 +143,9 @@ const (
 func (c Config) WithDefaults() Config {
 	if c.PollInterval <= 0 {
 		c.PollInterval = 200 * time.Millisecond
+	}
+	if c.HintTimeout <= 0 {
+		c.HintTimeout = 2 * time.Second
 	}
 	if c.PriorityAging == 0 {
 		c.PriorityAging = protocol.DefaultPriorityAging

@@ -387,6 +387,8 @@ func (s *Scheduler) preRead(ctx context.Context, scope fireScope, now time.Time)
 	enough := int(s.rate*s.cfg.MaxPreRead.Seconds()/1.5) + 1
 	var n int
 	var err error
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.HintTimeout)
+	defer cancel()
 	if scope.global() {
 		n, err = s.store.CountDue(ctx, now.Add(s.cfg.MaxPreRead).UnixMilli(), enough)
 	} else {

@@ -99,6 +99,8 @@ func (s *Scheduler) FireOwned(ctx context.Context) {
 func (s *Scheduler) nextFireWait(ctx context.Context, scope fireScope) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.HintTimeout)
+	defer cancel()
 	var next, end sql.NullInt64
 	var nextErr, endErr error
 	if scope.all {

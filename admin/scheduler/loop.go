@@ -149,6 +149,8 @@ func (s *Scheduler) tick(ctx context.Context, epoch int64, lastRecover *time.Tim
 func (s *Scheduler) nextWait(ctx context.Context) time.Duration {
 	wait := s.cfg.PollInterval
 	now := s.cfg.Clock.Now()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.HintTimeout)
+	defer cancel()
 	if s.cfg.Partitions != nil {
 		if next, err := s.store.NextPendingAfter(ctx, now.UnixMilli()); err == nil && next.Valid {
 			wait = min(wait, time.UnixMilli(next.Int64).Sub(now))
