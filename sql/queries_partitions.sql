@@ -76,8 +76,10 @@ LIMIT ? {{for_update_skip_locked}};
 -- out: next_fire_at sql.NullInt64
 -- The earliest next firing among some partitions: the first entry of each
 -- partition's range of idx_job_partition_due (one index dive per
--- partition), the smallest of them.
-SELECT MIN((SELECT j.next_fire_at FROM job j
+-- partition), the smallest of them. The index is forced: during a bulk
+-- load (planned while the job table was nearly empty) MariaDB chose
+-- another plan and read over a million rows per call.
+SELECT MIN((SELECT j.next_fire_at FROM job j {{force_index(idx_job_partition_due)}}
             WHERE j.partition_id = sp.id AND j.enabled = 1 AND j.paused = 0 AND j.next_fire_at IS NOT NULL
             ORDER BY j.next_fire_at LIMIT 1))
 FROM scheduler_partition sp WHERE sp.id IN (?);

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -19,6 +20,21 @@ import (
 // queries holds the text of each named query for one dialect, macros
 // replaced, indexed by the generated constants of queries_gen.go.
 type queries []string
+
+// hintQueries are the reads that only tune the scheduler's loops (when to
+// wake, how wide the pre-read window): a time limit may abort them
+// (Config.HintTimeLimit).
+var hintQueries = []query{qJobNextDue, qJobNextDueIn, qJobCountDue, qJobCountDueIn, qJobNextPauseEnd, qJobNextPauseEndIn}
+
+// withTimeLimit returns a copy of q in which MariaDB aborts the queries
+// named by which after d (SET STATEMENT max_statement_time … FOR).
+func (q queries) withTimeLimit(which []query, d time.Duration) queries {
+	out := slices.Clone(q)
+	for _, w := range which {
+		out[w] = fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", d.Seconds(), q[w])
+	}
+	return out
+}
 
 var macros = map[string]map[string]string{
 	sqlfiles.MySQL: {

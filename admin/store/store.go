@@ -62,6 +62,15 @@ type Config struct {
 	// idle_in_transaction_session_timeout. Default 5s; MySQL 8 has no such
 	// setting (see docs/operations.md).
 	IdleTxTimeout time.Duration
+	// HintTimeLimit makes MariaDB abort the scheduler's hint reads — the
+	// next due job, the next pause end, the pre-read count, by partition
+	// or not — that run longer (max_statement_time): the scheduler stops
+	// waiting for them (scheduler.Config.HintTimeout) but the server would
+	// finish them, and during a bulk load each one read a million entries
+	// for minutes. Default 2s; negative: no limit. MySQL 8 and the other
+	// dialects have no per-statement limit here (PostgreSQL cancels a
+	// statement whose context ends).
+	HintTimeLimit time.Duration
 	// Replica is the ID of the admin replica that uses the store (its
 	// --id, "standalone" in standalone mode): the raised_by of the alarms
 	// it raises without naming who raised them (the run state machine's,
@@ -89,6 +98,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.IdleTxTimeout <= 0 {
 		c.IdleTxTimeout = 5 * time.Second
+	}
+	if c.HintTimeLimit == 0 {
+		c.HintTimeLimit = 2 * time.Second
 	}
 	if c.PartitionCount == 0 {
 		c.PartitionCount = partition.DefaultCount
@@ -180,8 +192,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	if cfg.Driver == sqlfiles.MySQL {
-		if db, err = withServerSettings(ctx, db, dsn, cfg, q); err != nil {
+		var mariaDB bool
+		if db, mariaDB, err = withServerSettings(ctx, db, dsn, cfg, q); err != nil {
 			return nil, err
+		}
+		if mariaDB && cfg.HintTimeLimit > 0 {
+			q = q.withTimeLimit(hintQueries, cfg.HintTimeLimit)
 		}
 	}
 	return &Store{db: db, dialect: cfg.Driver, q: q, replica: cfg.Replica, parts: cfg.PartitionCount}, nil
@@ -194,18 +210,19 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // leader's inserts of new attempts and deadlock with results), and on
 // MariaDB idle_transaction_timeout (an unknown variable would fail every
 // connection on MySQL, whose isolation variable has another name).
-func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config, q queries) (*sqlx.DB, error) {
+func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config, q queries) (*sqlx.DB, bool, error) {
 	version, err := q.ServerVersion(ctx, db)
 	if err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("read server version: %w", err)
+		return nil, false, fmt.Errorf("read server version: %w", err)
 	}
 	mc, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		_ = db.Close()
-		return nil, err
+		return nil, false, err
 	}
-	if strings.Contains(strings.ToLower(version), "mariadb") {
+	mariaDB := strings.Contains(strings.ToLower(version), "mariadb")
+	if mariaDB {
 		mc.Params["tx_isolation"] = "'READ-COMMITTED'"
 		mc.Params["idle_transaction_timeout"] = strconv.Itoa(max(1, int(cfg.IdleTxTimeout.Seconds())))
 	} else {
@@ -214,16 +231,16 @@ func withServerSettings(ctx context.Context, db *sqlx.DB, dsn string, cfg Config
 	_ = db.Close()
 	db, err = sqlx.Open(sqlfiles.MySQL, mc.FormatDSN())
 	if err != nil {
-		return nil, fmt.Errorf("open mysql: %w", err)
+		return nil, false, fmt.Errorf("open mysql: %w", err)
 	}
 	db.SetMaxOpenConns(cfg.MaxOpenConns)
 	db.SetMaxIdleConns(cfg.MaxOpenConns)
 	db.SetConnMaxLifetime(30 * time.Minute)
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("connect to mysql database: %w", err)
+		return nil, false, fmt.Errorf("connect to mysql database: %w", err)
 	}
-	return db, nil
+	return db, mariaDB, nil
 }
 
 func sqliteDSN(path string) string {
