@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ var hintQueries = []query{qJobNextDue, qJobNextDueIn, qJobCountDue, qJobCountDue
 func (q queries) withTimeLimit(which []query, d time.Duration) queries {
 	out := slices.Clone(q)
 	for _, w := range which {
-		out[w] = fmt.Sprintf("SET STATEMENT max_statement_time=%g FOR %s", d.Seconds(), q[w])
+		out[w] = "SET STATEMENT max_statement_time=" + strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " FOR " + q[w]
 	}
 	return out
 }
