@@ -135,9 +135,11 @@ FROM scheduler_partition sp ORDER BY sp.id;
 -- out: value int64
 SELECT value FROM installation_setting WHERE name = ?;
 
--- name: SettingSet :exec
--- in: value int64, name string
-UPDATE installation_setting SET value = ?, set_ms = {{now_ms}} WHERE name = ?;
+-- name: SettingPut :exec
+-- in: name string, value int64
+-- Records a setting, replacing the value recorded before.
+INSERT INTO installation_setting (name, value, set_ms) VALUES (?, ?, {{now_ms}})
+{{upsert(name)}} value = {{excluded(value)}}, set_ms = {{excluded(set_ms)}};
 
 -- name: JobIDMax :one
 -- out: id int64

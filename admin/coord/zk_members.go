@@ -162,16 +162,12 @@ func (e *ZKElector) Members(ctx context.Context) ([]Member, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		data, _, err := e.conn.Get(e.membersPath + "/" + name)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // left meanwhile
-		}
+		md, ok, err := e.readMember(name)
 		if err != nil {
-			return nil, fmt.Errorf("coord: read member %s: %w", name, err)
+			return nil, err
 		}
-		var md memberData
-		if err := json.Unmarshal(data, &md); err != nil || md.ID == "" {
-			md = memberData{ID: name} // not written by this package; still alive
+		if !ok {
+			continue // left meanwhile
 		}
 		members = append(members, Member{ID: md.ID, Address: md.Address, Since: md.Since, Features: md.Features})
 	}
@@ -221,4 +217,22 @@ func (e *ZKElector) leader() (candidateData, int64, error) {
 		return cd, epochOf(cands[0].seq), nil
 	}
 	return candidateData{}, 0, fmt.Errorf("coord: the leadership under %s kept changing while reading it", e.electionPath)
+}
+
+// readMember reads the member node name (Root/members/<ID>): its data as
+// this package writes it, or the name alone for a node written by anything
+// else (still a live member, with no features). ok is false when the node
+// is gone (the member left meanwhile).
+func (e *ZKElector) readMember(name string) (md memberData, ok bool, err error) {
+	data, _, err := e.conn.Get(e.membersPath + "/" + name)
+	if errors.Is(err, zk.ErrNoNode) {
+		return memberData{}, false, nil
+	}
+	if err != nil {
+		return memberData{}, false, fmt.Errorf("coord: read member %s: %w", name, err)
+	}
+	if err := json.Unmarshal(data, &md); err != nil || md.ID == "" {
+		md = memberData{ID: name}
+	}
+	return md, true, nil
 }

@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -32,19 +31,14 @@ func (e *ZKElector) WatchMembers(ctx context.Context) ([]Replica, <-chan struct{
 	slices.Sort(names)
 	out := make([]Replica, 0, len(names))
 	for _, name := range names {
-		data, _, err := e.conn.Get(e.membersPath + "/" + name)
-		if errors.Is(err, zk.ErrNoNode) {
+		md, ok, err := e.readMember(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
 			continue // left meanwhile: the watch fires
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("coord: read member %s: %w", name, err)
-		}
-		r := Replica{ID: name}
-		var md memberData
-		if json.Unmarshal(data, &md) == nil {
-			r.Features = md.Features
-		}
-		out = append(out, r)
+		out = append(out, Replica{ID: name, Features: md.Features})
 	}
 	return out, e.either(ctx, watch, changed), nil
 }

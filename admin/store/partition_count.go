@@ -99,10 +99,7 @@ func (s *Store) Repartition(ctx context.Context, count int) (RepartitionResult, 
 		if _, err := s.q.PartitionsForget(ctx, tx.tx); err != nil {
 			return fmt.Errorf("forget the partitions' records: %w", err)
 		}
-		if _, err := s.q.SettingRecord(ctx, tx.tx, settingRecordParams{Name: settingPartitionCount, Value: int64(count)}); err != nil {
-			return fmt.Errorf("record the partition count: %w", err)
-		}
-		if _, err := s.q.SettingSet(ctx, tx.tx, settingSetParams{Value: int64(count), Name: settingPartitionCount}); err != nil {
+		if _, err := s.q.SettingPut(ctx, tx.tx, settingPutParams{Name: settingPartitionCount, Value: int64(count)}); err != nil {
 			return fmt.Errorf("record the partition count: %w", err)
 		}
 		return nil

@@ -241,6 +241,21 @@ func (q queries) SettingGet(ctx context.Context, db dbtx, name string) (int64, e
 	return r, err
 }
 
+// settingPutParams are the parameters of SettingPut.
+type settingPutParams struct {
+	Name  string // name
+	Value int64  // value
+}
+
+// SettingPut runs query SettingPut of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) SettingPut(ctx context.Context, db dbtx, p settingPutParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qSettingPut], p.Name, p.Value)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // settingRecordParams are the parameters of SettingRecord.
 type settingRecordParams struct {
 	Name  string // name
@@ -250,21 +265,6 @@ type settingRecordParams struct {
 // SettingRecord runs query SettingRecord of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) SettingRecord(ctx context.Context, db dbtx, p settingRecordParams) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qSettingRecord], p.Name, p.Value)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-// settingSetParams are the parameters of SettingSet.
-type settingSetParams struct {
-	Value int64  // value
-	Name  string // name
-}
-
-// SettingSet runs query SettingSet of queries_partitions.sql on db (a pool or a transaction) and returns the number of rows it affected.
-func (q queries) SettingSet(ctx context.Context, db dbtx, p settingSetParams) (int64, error) {
-	res, err := db.ExecContext(ctx, q[qSettingSet], p.Value, p.Name)
 	if err != nil {
 		return 0, err
 	}
