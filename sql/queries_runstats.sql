@@ -53,20 +53,25 @@ INSERT INTO run_stat_minute (minute, app, started, succeeded, failed, cancelled,
   lag_0, lag_1, lag_2, lag_3, lag_4, lag_5, lag_6, lag_7, lag_8, lag_9, lag_10, lag_11)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 
--- The minutes of [from, to), summed over every app, by minute: primary key
--- (minute, app) range, minutes × apps rows.
+-- The minute of every app together: the sum of its apps' rows.
+-- name: RunStatInsertAll :exec
+-- in: minute int64, started int64, succeeded int64, failed int64, cancelled int64, skipped int64, lag_0 int64, lag_1 int64, lag_2 int64, lag_3 int64, lag_4 int64, lag_5 int64, lag_6 int64, lag_7 int64, lag_8 int64, lag_9 int64, lag_10 int64, lag_11 int64
+INSERT INTO run_stat_minute_all (minute, started, succeeded, failed, cancelled, skipped,
+  lag_0, lag_1, lag_2, lag_3, lag_4, lag_5, lag_6, lag_7, lag_8, lag_9, lag_10, lag_11)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- The minutes of [from, to) of every app together (run_stat_minute_all,
+-- migration 0055): a primary-key range, the window's minutes, whatever the
+-- number of apps.
 -- args: from, to
 -- name: RunStatRange :many
 -- in: from_ms int64, to_ms int64
 -- out: runStatRow
-SELECT minute, SUM(started) AS started, SUM(succeeded) AS succeeded, SUM(failed) AS failed,
-       SUM(cancelled) AS cancelled, SUM(skipped) AS skipped,
-       SUM(lag_0) AS lag_0, SUM(lag_1) AS lag_1, SUM(lag_2) AS lag_2, SUM(lag_3) AS lag_3,
-       SUM(lag_4) AS lag_4, SUM(lag_5) AS lag_5, SUM(lag_6) AS lag_6, SUM(lag_7) AS lag_7,
-       SUM(lag_8) AS lag_8, SUM(lag_9) AS lag_9, SUM(lag_10) AS lag_10, SUM(lag_11) AS lag_11
-FROM run_stat_minute
+SELECT minute, started, succeeded, failed, cancelled, skipped,
+       lag_0, lag_1, lag_2, lag_3, lag_4, lag_5, lag_6, lag_7, lag_8, lag_9, lag_10, lag_11
+FROM run_stat_minute_all
 WHERE minute >= ? AND minute < ?
-GROUP BY minute ORDER BY minute;
+ORDER BY minute;
 
 -- The same over some apps (a user limited to apps, or one app):
 -- idx_run_stat_app (app, minute), minutes × those apps rows.
@@ -87,3 +92,8 @@ GROUP BY minute ORDER BY minute;
 -- name: RunStatPrune :exec
 -- in: minute int64
 DELETE FROM run_stat_minute WHERE minute < ?;
+
+-- The same of every app together.
+-- name: RunStatPruneAll :exec
+-- in: minute int64
+DELETE FROM run_stat_minute_all WHERE minute < ?;

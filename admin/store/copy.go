@@ -51,6 +51,7 @@ var copyTables = []struct {
 	{"run_log_state", []string{"run_id"}},
 	{"run_stat_cursor", []string{"id"}},
 	{"run_stat_minute", []string{"minute", "app"}},
+	{"run_stat_minute_all", []string{"minute"}},
 	{"utilization_sample", []string{"id"}},
 	{"alarm_event_group", []string{"id"}},
 	{"alarm_event", []string{"id"}},

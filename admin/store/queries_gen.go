@@ -290,8 +290,10 @@ const (
 	qRunStatCursorInit
 	qRunStatFinished
 	qRunStatInsert
+	qRunStatInsertAll
 	qRunStatNextActivity
 	qRunStatPrune
+	qRunStatPruneAll
 	qRunStatRange
 	qRunStatRangeOfApps
 	qRunStatStarted
@@ -325,8 +327,8 @@ const (
 	qSessionInsert
 	qSessionPurge
 	qSettingGet
+	qSettingPut
 	qSettingRecord
-	qSettingSet
 	qSlotReplayParamsUpsert
 	qSlotStatsOfJob
 	qSlotStatsOfJobs
@@ -684,8 +686,10 @@ var queryNames = [...]string{
 	"RunStatCursorInit",
 	"RunStatFinished",
 	"RunStatInsert",
+	"RunStatInsertAll",
 	"RunStatNextActivity",
 	"RunStatPrune",
+	"RunStatPruneAll",
 	"RunStatRange",
 	"RunStatRangeOfApps",
 	"RunStatStarted",
@@ -719,8 +723,8 @@ var queryNames = [...]string{
 	"SessionInsert",
 	"SessionPurge",
 	"SettingGet",
+	"SettingPut",
 	"SettingRecord",
-	"SettingSet",
 	"SlotReplayParamsUpsert",
 	"SlotStatsOfJob",
 	"SlotStatsOfJobs",

@@ -191,7 +191,8 @@ type finishedRun struct {
 }
 
 // FoldRunStats folds the minute starting at minuteMS into run_stat_minute
-// (one row per app that had a run started or finished in it) and moves the
+// (one row per app that had a run started or finished in it, and their sum
+// in run_stat_minute_all) and moves the
 // cursor past it, in one transaction. It folds only the minute the cursor
 // is at: folded is false, and nothing is written, when the cursor is
 // elsewhere (another admin folded it), so that each minute is folded
@@ -247,13 +248,24 @@ func (s *Store) FoldRunStats(ctx context.Context, minuteMS int64) (folded bool, 
 				st.Lag[LagBucket(max(0, r.FirstStartedAt.Int64-r.ScheduledAt))]++
 			}
 		}
+		var all RunStat
 		for _, st := range per {
+			all.Add(*st)
 			l := st.Lag
 			if _, err := s.q.RunStatInsert(ctx, tx, runStatInsertParams{
 				Minute: st.Minute, App: st.App, Started: st.Started, Succeeded: st.Succeeded, Failed: st.Failed, Cancelled: st.Cancelled, Skipped: st.Skipped,
 				Lag0: l[0], Lag1: l[1], Lag2: l[2], Lag3: l[3], Lag4: l[4], Lag5: l[5], Lag6: l[6], Lag7: l[7], Lag8: l[8], Lag9: l[9], Lag10: l[10], Lag11: l[11],
 			}); err != nil {
 				return fmt.Errorf("insert the minute of app %q: %w", st.App, err)
+			}
+		}
+		if len(per) > 0 {
+			l := all.Lag
+			if _, err := s.q.RunStatInsertAll(ctx, tx, runStatInsertAllParams{
+				Minute: minuteMS, Started: all.Started, Succeeded: all.Succeeded, Failed: all.Failed, Cancelled: all.Cancelled, Skipped: all.Skipped,
+				Lag0: l[0], Lag1: l[1], Lag2: l[2], Lag3: l[3], Lag4: l[4], Lag5: l[5], Lag6: l[6], Lag7: l[7], Lag8: l[8], Lag9: l[9], Lag10: l[10], Lag11: l[11],
+			}); err != nil {
+				return fmt.Errorf("insert the minute of every app: %w", err)
 			}
 		}
 		folded = true
@@ -274,7 +286,8 @@ type RunStatFilter struct {
 
 // RunStats returns the folded minutes of [FromMS, ToMS) summed over the
 // apps of f, oldest first; a minute without a run is absent. It reads
-// minutes × apps rows, whatever the number of runs.
+// minutes × f.Apps rows (every app: the minutes' rows of
+// run_stat_minute_all), whatever the number of runs.
 func (s *Store) RunStats(ctx context.Context, f RunStatFilter) ([]RunStat, error) {
 	if f.Apps != nil && len(f.Apps) == 0 {
 		return nil, nil
@@ -302,7 +315,10 @@ func (s *Store) PruneRunStats(ctx context.Context, beforeMS int64) (int64, error
 	var n int64
 	err := retry(ctx, func() error {
 		var err error
-		n, err = s.q.RunStatPrune(ctx, s.db, beforeMS)
+		if n, err = s.q.RunStatPrune(ctx, s.db, beforeMS); err != nil {
+			return err
+		}
+		_, err = s.q.RunStatPruneAll(ctx, s.db, beforeMS)
 		return err
 	})
 	if err != nil {

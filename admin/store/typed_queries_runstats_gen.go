@@ -86,6 +86,37 @@ func (q queries) RunStatInsert(ctx context.Context, db dbtx, p runStatInsertPara
 	return res.RowsAffected()
 }
 
+// runStatInsertAllParams are the parameters of RunStatInsertAll.
+type runStatInsertAllParams struct {
+	Minute    int64 // minute
+	Started   int64 // started
+	Succeeded int64 // succeeded
+	Failed    int64 // failed
+	Cancelled int64 // cancelled
+	Skipped   int64 // skipped
+	Lag0      int64 // lag_0
+	Lag1      int64 // lag_1
+	Lag2      int64 // lag_2
+	Lag3      int64 // lag_3
+	Lag4      int64 // lag_4
+	Lag5      int64 // lag_5
+	Lag6      int64 // lag_6
+	Lag7      int64 // lag_7
+	Lag8      int64 // lag_8
+	Lag9      int64 // lag_9
+	Lag10     int64 // lag_10
+	Lag11     int64 // lag_11
+}
+
+// RunStatInsertAll runs query RunStatInsertAll of queries_runstats.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunStatInsertAll(ctx context.Context, db dbtx, p runStatInsertAllParams) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunStatInsertAll], p.Minute, p.Started, p.Succeeded, p.Failed, p.Cancelled, p.Skipped, p.Lag0, p.Lag1, p.Lag2, p.Lag3, p.Lag4, p.Lag5, p.Lag6, p.Lag7, p.Lag8, p.Lag9, p.Lag10, p.Lag11)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // runStatNextActivityRow is a row of RunStatNextActivity.
 type runStatNextActivityRow struct {
 	Started  sql.NullInt64 // started
@@ -102,6 +133,15 @@ func (q queries) RunStatNextActivity(ctx context.Context, db dbtx, fromMS int64)
 // RunStatPrune runs query RunStatPrune of queries_runstats.sql on db (a pool or a transaction) and returns the number of rows it affected.
 func (q queries) RunStatPrune(ctx context.Context, db dbtx, minute int64) (int64, error) {
 	res, err := db.ExecContext(ctx, q[qRunStatPrune], minute)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// RunStatPruneAll runs query RunStatPruneAll of queries_runstats.sql on db (a pool or a transaction) and returns the number of rows it affected.
+func (q queries) RunStatPruneAll(ctx context.Context, db dbtx, minute int64) (int64, error) {
+	res, err := db.ExecContext(ctx, q[qRunStatPruneAll], minute)
 	if err != nil {
 		return 0, err
 	}
