@@ -46,9 +46,9 @@ const (
 	// window with, one after the other, each on a database of its own:
 	// "1,2,3" unless set (issue 38: firing split by partition).
 	scaleAdminsEnv = "BENCH_SCALE_ADMINS"
-	// scaleAPICalls, scaleAPIWorkers: the burst of API list calls made
-	// during the window (GET /api/v1/jobs and /api/v1/runs of the app,
-	// pages of 100, alternately), by that many clients at once.
+	// scaleAPICalls, scaleAPIWorkers: the burst of API calls made during
+	// the window (apiEndpoints on the fleet's app, round robin), by that
+	// many clients at once.
 	scaleAPICalls   = 400
 	scaleAPIWorkers = 8
 )
@@ -78,11 +78,12 @@ type scaleResult struct {
 	adminCPU []time.Duration // each admin's CPU over the window, the leader first
 	jobs     int
 	window   time.Duration
-	due      int // firings due in the window: runs scheduled in it, plus jobs whose next firing in it was not yet made a run
-	started  int // of them, runs whose slot started
-	settled  int // of them, runs terminal
-	skipped  int // of them, runs recorded as skipped
-	backlog  int // due but not started at the end
+	end      time.Time // the end of the window
+	due      int       // firings due in the window: runs scheduled in it, plus jobs whose next firing in it was not yet made a run
+	started  int       // of them, runs whose slot started
+	settled  int       // of them, runs terminal
+	skipped  int       // of them, runs recorded as skipped
+	backlog  int       // due but not started at the end
 	lagP50   time.Duration
 	lagP95   time.Duration
 	lagP99   time.Duration
@@ -94,12 +95,34 @@ type scaleResult struct {
 	apiTook  time.Duration
 	apiP99   time.Duration // lag p99 of the firings due in the 60 s after the burst
 	apiRuns  int
-	adminRSS int64         // the largest admin's peak
-	mysqldS  time.Duration // mysqld CPU over the window
-	cores    int
-	loadavg  string
-	doubled  int // runs beyond one per (job, scheduled time) or slots with more than one current attempt
+	// apiTimings are the burst's calls by endpoint (apiEndpoints), timed
+	// while the fleet fires.
+	apiTimings []apiTiming
+	adminRSS   int64         // the largest admin's peak
+	mysqldS    time.Duration // mysqld CPU over the window
+	cores      int
+	loadavg    string
+	doubled    int // runs beyond one per (job, scheduled time) or slots with more than one current attempt
+	// The missed-fire watchdog's gap audit at the end of the window:
+	// auditBehind is how far its oldest cursor is behind what may be
+	// audited (the end − the grace; 0 when caught up), auditLate how many
+	// jobs' cursors are more than scaleAuditTarget behind that;
+	// gapAlarms, overdueAlarms and behindAlarms the missed_fire (gap,
+	// overdue) and watchdog_behind alarms raised in the window.
+	auditBehind   time.Duration
+	auditLate     int
+	gapAlarms     int
+	overdueAlarms int
+	behindAlarms  int
 }
+
+// scaleAuditTarget is issue 31's: each due instant audited within 2
+// minutes of its time; scaleGrace is the admins' missed-fire grace (the
+// default), before which an instant is not audited.
+const (
+	scaleAuditTarget = 2 * time.Minute
+	scaleGrace       = 30 * time.Second
+)
 
 // BenchmarkScaleE2E loads BENCH_SCALE_JOBS jobs (default 1,000,000) into a
 // private MariaDB sized like a server (herdServer), fires them for
@@ -152,8 +175,9 @@ func BenchmarkScaleE2E(b *testing.B) {
 // ran twice (one run per job and scheduled time, one current attempt per
 // slot). No figure is asserted.
 func TestScaleSmall(t *testing.T) {
-	// Two admins: each fires the jobs of its half of the partitions.
-	env := startHerdEnvN(t, testenv.MySQL(t), nil, 2)
+	// Two admins: each fires the jobs of its half of the partitions. The
+	// gap audit checks an instant once it is 5 s old (the grace).
+	env := startHerdEnvN(t, testenv.MySQL(t), []string{"--missed-fire-grace", "5s"}, 2)
 	r := env.runScale(t, 2000, 20*time.Second, false)
 	t.Logf("scale-small, 2 admins: %d due, %d started, %d settled, %d skipped; lag p50 %s p99 %s max %s; herd %d jobs, all started after %s; admin CPU %v",
 		r.due, r.started, r.settled, r.skipped, r.lagP50, r.lagP99, r.lagMax, r.herdJobs, r.herdAll, r.adminCPU)
@@ -162,6 +186,15 @@ func TestScaleSmall(t *testing.T) {
 	require.Zero(t, r.doubled, "firings run twice")
 	require.Zero(t, r.skipped, "firings skipped")
 	require.Equal(t, r.due, r.started, "every due firing started")
+	// Every instant of the window audited, none found missing.
+	testenv.WaitFor(t, time.Minute, func() (bool, error) {
+		var oldest int64
+		err := env.db.QueryRow(`SELECT MIN(audit_next_at) FROM job_audit`).Scan(&oldest)
+		return oldest >= r.end.UnixMilli(), err
+	}, "the gap audit did not check every instant of the window within a minute after it")
+	var gaps int
+	require.NoError(t, env.db.QueryRow(`SELECT COUNT(*) FROM alarm_event WHERE kind = 'missed_fire' AND dedup_key LIKE 'missed_fire:gap:%'`).Scan(&gaps))
+	require.Zero(t, gaps, "the gap audit found firings missing")
 }
 
 // runScale fills jobs jobs, waits for T0 and for the window to pass (with
@@ -186,15 +219,22 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 		herd = t0
 	}
 	start := time.Now()
+	var filledUpTo int64 // the largest job id with an audit cursor
 	for from := 1; from <= jobs; from += scaleFillChunk {
 		vars := map[string]any{"app": herdApp, "from": from, "to": min(from+scaleFillChunk-1, jobs), "t0": t0.UnixMilli(), "herd": herd.UnixMilli()}
 		_, err := env.db.Exec(storetest.FillSQL(fillFleetJobs, vars))
 		require.NoError(tb, err, "fill the jobs")
 		storetest.FillJobPartitions(tb, env.db, env.dialect) // as the admins would
+		// The gap audit's cursors, as CreateJob writes them: each job is
+		// audited from its first firing (the seeded one, which its cron
+		// then follows).
+		_, err = env.db.Exec(`INSERT INTO job_audit (job_id, audit_next_at) SELECT id, next_fire_at FROM job WHERE id > ?`, filledUpTo)
+		require.NoError(tb, err, "fill the audit cursors")
+		require.NoError(tb, env.db.QueryRow(`SELECT MAX(id) FROM job`).Scan(&filledUpTo))
 	}
 	_, err := env.db.Exec(`REPLACE INTO app_job_count (app, jobs) SELECT app, COUNT(*) FROM job WHERE workflow_id IS NULL GROUP BY app`)
 	require.NoError(tb, err)
-	_, err = env.db.Exec(`ANALYZE TABLE job`)
+	_, err = env.db.Exec(`ANALYZE TABLE job, job_audit`)
 	require.NoError(tb, err)
 	filled := env.dbNow(tb)
 	tb.Logf("scale: filled %d jobs in %s; T0 %s (in %s), herd of %d at %s, window %s",
@@ -214,7 +254,7 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	if withAPI {
 		burst := end.Add(-75 * time.Second)
 		sleepUntil(time.Until(burst))
-		r.apiCalls, r.apiTook = env.apiBurst(tb)
+		r.apiCalls, r.apiTook, r.apiTimings = env.apiBurst(tb, jobs)
 		env.checkAlive(tb)
 		afterBurst := env.dbNow(tb)
 		sleepUntil(time.Until(end))
@@ -240,8 +280,8 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 		measured = end
 	}
 	m := env.measureScale(tb, t0, end, herd, measured)
-	m.jobs, m.window = jobs, window
-	m.apiCalls, m.apiTook, m.apiP99, m.apiRuns = r.apiCalls, r.apiTook, r.apiP99, r.apiRuns
+	m.jobs, m.window, m.end = jobs, window, end
+	m.apiCalls, m.apiTook, m.apiP99, m.apiRuns, m.apiTimings = r.apiCalls, r.apiTook, r.apiP99, r.apiRuns, r.apiTimings
 	m.admins = len(env.admins)
 	for i, a := range env.admins {
 		m.adminRSS = max(m.adminRSS, peakRSS(tb, a.PID()))
@@ -332,6 +372,21 @@ func (env *herdEnv) measureScale(tb testing.TB, t0, end, herd, at time.Time) sca
 	if r.herdJobs > 0 && r.herdDone == r.herdJobs {
 		r.herdAll = msDur(herdLast - herd.UnixMilli())
 	}
+	// The gap audit: its oldest cursor against what may be audited at at.
+	auditable := now - scaleGrace.Milliseconds()
+	var oldest sql.NullInt64
+	require.NoError(tb, env.db.QueryRow(`SELECT MIN(audit_next_at) FROM job_audit`).Scan(&oldest))
+	if oldest.Valid && oldest.Int64 < auditable {
+		r.auditBehind = msDur(auditable - oldest.Int64)
+	}
+	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*) FROM job_audit WHERE audit_next_at < ?`,
+		auditable-scaleAuditTarget.Milliseconds()).Scan(&r.auditLate))
+	require.NoError(tb, env.db.QueryRow(`SELECT
+			COALESCE(SUM(kind = 'missed_fire' AND dedup_key LIKE 'missed_fire:gap:%'), 0),
+			COALESCE(SUM(kind = 'missed_fire' AND dedup_key LIKE 'missed_fire:overdue:%'), 0),
+			COALESCE(SUM(kind = 'watchdog_behind'), 0)
+		FROM alarm_event WHERE at >= ?`, lo).Scan(&r.gapAlarms, &r.overdueAlarms, &r.behindAlarms))
+
 	// Doubled firings: more than one run per job and scheduled time.
 	var runs, distinct int
 	require.NoError(tb, env.db.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT job_id, scheduled_at) FROM job_run WHERE app = ? AND scheduled_at >= ? AND scheduled_at < ?`,
@@ -352,14 +407,19 @@ func (env *herdEnv) lagP99(tb testing.TB, from, to time.Time) (time.Duration, in
 	return msDur(percentile(lags, 0.99)), len(lags)
 }
 
-// apiBurst makes scaleAPICalls API list calls with scaleAPIWorkers clients
-// at once and returns how many succeeded and how long the burst took.
-func (env *herdEnv) apiBurst(tb testing.TB) (int, time.Duration) {
+// apiBurst makes scaleAPICalls API calls, round robin over apiEndpoints
+// (the issue's lists, on the fleet's app), with scaleAPIWorkers clients at
+// once, and returns how many succeeded, how long the burst took and what
+// each endpoint's calls took.
+func (env *herdEnv) apiBurst(tb testing.TB, jobs int) (int, time.Duration, []apiTiming) {
 	tb.Helper()
 	c := env.api(tb)
+	endpoints := apiEndpoints(jobs, []string{herdApp}, env.jobsWithRuns(tb))
 	start := time.Now()
 	var mu sync.Mutex
-	var ok int
+	ok := 0
+	took := make([][]int64, len(endpoints))
+	failed := make([]int, len(endpoints))
 	var wg sync.WaitGroup
 	calls := make(chan int)
 	for range scaleAPIWorkers {
@@ -367,18 +427,22 @@ func (env *herdEnv) apiBurst(tb testing.TB) (int, time.Duration) {
 		go func() {
 			defer wg.Done()
 			for i := range calls {
-				path := fmt.Sprintf("/api/v1/jobs?app=%s&limit=100&offset=%d", herdApp, (i%50)*100)
-				if i%2 == 1 {
-					path = fmt.Sprintf("/api/v1/runs?app=%s&limit=100", herdApp)
-				}
+				e := i % len(endpoints)
 				var out any
-				if err := c.Do(context.Background(), http.MethodGet, path, nil, &out); err == nil {
-					mu.Lock()
+				t0 := time.Now()
+				err := c.Do(context.Background(), http.MethodGet, endpoints[e].path(i/len(endpoints)), nil, &out)
+				d := time.Since(t0)
+				mu.Lock()
+				if err == nil {
 					ok++
-					mu.Unlock()
-				} else if i < scaleAPIWorkers {
-					tb.Logf("API burst: %v", err)
+					took[e] = append(took[e], d.Microseconds())
+				} else {
+					if failed[e] == 0 {
+						tb.Logf("API burst: %s: %v", endpoints[e].name, err)
+					}
+					failed[e]++
 				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -387,7 +451,12 @@ func (env *herdEnv) apiBurst(tb testing.TB) (int, time.Duration) {
 	}
 	close(calls)
 	wg.Wait()
-	return ok, time.Since(start)
+	elapsed := time.Since(start)
+	timings := make([]apiTiming, len(endpoints))
+	for e, us := range took {
+		timings[e] = newAPITiming(endpoints[e].name, us, failed[e], scaleAPIWorkers)
+	}
+	return ok, elapsed, timings
 }
 
 // adminCPUs is each admin's CPU time so far, the leader first.
@@ -453,6 +522,9 @@ func (r scaleResult) table() string {
 	for i, c := range r.adminCPU {
 		cpus[i] = c.Round(100 * time.Millisecond).String()
 	}
+	fmt.Fprintf(&b, "| missed-fire gap audit at the end: oldest cursor behind what may be audited (the end − %s); jobs more than %s behind | %s; %d |\n",
+		scaleGrace, scaleAuditTarget, r.auditBehind.Round(time.Second), r.auditLate)
+	fmt.Fprintf(&b, "| alarms raised in the window: missed_fire (gap / overdue), watchdog_behind | %d / %d, %d |\n", r.gapAlarms, r.overdueAlarms, r.behindAlarms)
 	fmt.Fprintf(&b, "| admin CPU over the window (the leader first) | %s |\n", strings.Join(cpus, " / "))
 	fmt.Fprintf(&b, "| admin RSS max (VmHWM, the largest admin) | %d MiB |\n", r.adminRSS>>20)
 	perRun := "—"
@@ -462,6 +534,10 @@ func (r scaleResult) table() string {
 	fmt.Fprintf(&b, "| mysqld CPU per settled run | %s |\n", perRun)
 	fmt.Fprintf(&b, "| machine | %d cores, load average %s at the end |\n", r.cores, r.loadavg)
 	fmt.Fprintf(&b, "| firings run twice | %d |\n\n", r.doubled)
+	if len(r.apiTimings) > 0 {
+		b.WriteString(apiTable(fmt.Sprintf("the API burst by endpoint, %d jobs firing, %d admin(s)", r.jobs, r.admins), r.apiTimings))
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 
