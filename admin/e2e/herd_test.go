@@ -107,8 +107,13 @@ type herdEnv struct {
 	// (with its children's) is the database's; 0 on MariaDB.
 	postgresPID int
 	dialect     string // "mysql" or "postgres"
-	url         string // the admin's base URL
-	iter        int    // herds run so far, to name the jobs of the next one
+	url         string // the base URL of the admin the API is called on (the first, until it is killed)
+	urls        []string
+	ids         []string // each admin's id (--id), as env.admins
+	// killed are the admins a run killed on purpose (scale_failover.go):
+	// what they had used when they died.
+	killed map[*testenv.Process]deadAdmin
+	iter   int // herds run so far, to name the jobs of the next one
 }
 
 // herdResult holds the figures of one herd, from the database. Durations
@@ -364,6 +369,7 @@ func startHerdEnvN(tb testing.TB, dsn string, extraArgs []string, admins int) *h
 		keep.register(name, &p)
 		p = testenv.StartProcess(tb, adminBin, append(slices.Clone(args), "--http-addr", "127.0.0.1:"+port, "--id", "herd-"+port),
 			[]string{"SHARDJOB_EXECUTOR_SECRET=" + secret})
+		env.ids = append(env.ids, "herd-"+port)
 		_, err := p.WaitForLine(herdCtx(tb, 90*time.Second), "serving at")
 		require.NoError(tb, err)
 		env.admins = append(env.admins, p)
@@ -376,6 +382,7 @@ func startHerdEnvN(tb testing.TB, dsn string, extraArgs []string, admins int) *h
 	for i := 2; i <= admins; i++ {
 		startAdmin(fmt.Sprintf("admin%d", i))
 	}
+	env.urls = urls
 
 	if env.dialect == "postgres" {
 		// The store's pool takes the harness's "?" placeholders.
@@ -844,7 +851,7 @@ func (env *herdEnv) cpu(tb testing.TB) [3]time.Duration {
 	tb.Helper()
 	var out [3]time.Duration
 	for _, a := range env.admins {
-		out[0] += cpuTime(tb, a.PID())
+		out[0] += env.adminCPU(tb, a)
 	}
 	for _, e := range env.executors {
 		out[1] += cpuTime(tb, e.PID())

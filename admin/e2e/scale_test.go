@@ -78,12 +78,13 @@ type scaleResult struct {
 	adminCPU []time.Duration // each admin's CPU over the window, the leader first
 	jobs     int
 	window   time.Duration
-	end      time.Time // the end of the window
-	due      int       // firings due in the window: runs scheduled in it, plus jobs whose next firing in it was not yet made a run
-	started  int       // of them, runs whose slot started
-	settled  int       // of them, runs terminal
-	skipped  int       // of them, runs recorded as skipped
-	backlog  int       // due but not started at the end
+	t0, end  time.Time       // the window
+	failover *failoverResult // the kill of the leader in the middle of the window (2 admins or more, benchmark only)
+	due      int             // firings due in the window: runs scheduled in it, plus jobs whose next firing in it was not yet made a run
+	started  int             // of them, runs whose slot started
+	settled  int             // of them, runs terminal
+	skipped  int             // of them, runs recorded as skipped
+	backlog  int             // due but not started at the end
 	lagP50   time.Duration
 	lagP95   time.Duration
 	lagP99   time.Duration
@@ -251,7 +252,14 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	admin0 := env.adminCPUs(tb)
 	var r scaleResult
 	end := t0.Add(window)
+	var failover *failoverResult
 	if withAPI {
+		if len(env.admins) > 1 {
+			// Between two minutes (every firing of the fleet is on one):
+			// the minute after the kill is in the window, before the burst.
+			sleepUntil(time.Until(t0.Add(window/2 + 15*time.Second)))
+			failover = env.killLeader(tb)
+		}
 		burst := end.Add(-75 * time.Second)
 		sleepUntil(time.Until(burst))
 		r.apiCalls, r.apiTook, r.apiTimings = env.apiBurst(tb, jobs)
@@ -283,8 +291,12 @@ func (env *herdEnv) runScale(tb testing.TB, jobs int, window time.Duration, with
 	m.jobs, m.window, m.end = jobs, window, end
 	m.apiCalls, m.apiTook, m.apiP99, m.apiRuns, m.apiTimings = r.apiCalls, r.apiTook, r.apiP99, r.apiRuns, r.apiTimings
 	m.admins = len(env.admins)
+	if failover != nil {
+		env.measureFailover(tb, failover, end)
+		m.failover, m.t0 = failover, t0
+	}
 	for i, a := range env.admins {
-		m.adminRSS = max(m.adminRSS, peakRSS(tb, a.PID()))
+		m.adminRSS = max(m.adminRSS, env.adminRSS(tb, a))
 		m.adminCPU = append(m.adminCPU, admin1[i]-admin0[i])
 	}
 	m.mysqldS = cpu1[2] - cpu0[2]
@@ -464,7 +476,7 @@ func (env *herdEnv) adminCPUs(tb testing.TB) []time.Duration {
 	tb.Helper()
 	out := make([]time.Duration, len(env.admins))
 	for i, a := range env.admins {
-		out[i] = cpuTime(tb, a.PID())
+		out[i] = env.adminCPU(tb, a)
 	}
 	return out
 }
@@ -494,6 +506,9 @@ func (env *herdEnv) firedByAdmin(tb testing.TB) map[string]int {
 func (env *herdEnv) checkAlive(tb testing.TB) {
 	tb.Helper()
 	for i, p := range append(slices.Clone(env.admins), env.executors...) {
+		if _, ok := env.killed[p]; ok {
+			continue
+		}
 		select {
 		case <-p.Done():
 			tb.Fatalf("process %d of the scale run (the %d admins first, then the executors) exited (exit code %d)", i, len(env.admins), p.ExitCode())
@@ -533,6 +548,9 @@ func (r scaleResult) table() string {
 	}
 	fmt.Fprintf(&b, "| mysqld CPU per settled run | %s |\n", perRun)
 	fmt.Fprintf(&b, "| machine | %d cores, load average %s at the end |\n", r.cores, r.loadavg)
+	if r.failover != nil {
+		b.WriteString(r.failover.rows(r.t0))
+	}
 	fmt.Fprintf(&b, "| firings run twice | %d |\n\n", r.doubled)
 	if len(r.apiTimings) > 0 {
 		b.WriteString(apiTable(fmt.Sprintf("the API burst by endpoint, %d jobs firing, %d admin(s)", r.jobs, r.admins), r.apiTimings))
